@@ -13,6 +13,7 @@ carries on with the other files.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import gc
 import hashlib
 import importlib
@@ -157,6 +158,9 @@ def _child_main(
     # Line buffering keeps stdout and stderr lines in the order they were printed.
     sys.stdout = _line_stream(1)
     sys.stderr = _line_stream(2)
+    # A segfault in a DAG file (a C extension) then leaves its Python
+    # traceback in the captured output, which the crash record shows.
+    faulthandler.enable(file=sys.stderr)
 
     if options.memory_limit_mb:
         limit = options.memory_limit_mb * 1024 * 1024
