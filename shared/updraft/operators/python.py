@@ -1,0 +1,56 @@
+"""PythonOperator and the operators built on it that may skip downstream work (branch, short-circuit)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, ClassVar
+
+from updraft.sdk.baseoperator import BaseOperator
+from updraft.sdk.exceptions import AirflowException
+
+
+class PythonOperator(BaseOperator):
+    template_fields: ClassVar[tuple[str, ...]] = ("templates_dict", "op_args", "op_kwargs")
+    template_fields_renderers: ClassVar[dict[str, str]] = {"templates_dict": "json", "op_args": "py",
+                                                           "op_kwargs": "py"}
+    ui_color: ClassVar[str] = "#ffefeb"
+
+    def __init__(
+        self,
+        *,
+        python_callable: Callable,
+        op_args: Collection[Any] | None = None,
+        op_kwargs: Mapping[str, Any] | None = None,
+        templates_dict: dict[str, Any] | None = None,
+        templates_exts: list[str] | None = None,
+        show_return_value_in_logs: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if not callable(python_callable):
+            raise AirflowException("`python_callable` param must be callable")
+        self.python_callable = python_callable
+        self.op_args = list(op_args or [])
+        self.op_kwargs = dict(op_kwargs or {})
+        self.templates_dict = templates_dict
+        if templates_exts:
+            self.template_ext = tuple(templates_exts)
+        self.show_return_value_in_logs = show_return_value_in_logs
+
+
+class BranchPythonOperator(PythonOperator):
+    """The callable returns the task_id(s) to follow; every other direct downstream task is skipped."""
+
+    _can_skip_downstream: ClassVar[bool] = True
+
+
+class ShortCircuitOperator(PythonOperator):
+    """A falsy result skips everything downstream (or only direct downstream tasks, honouring their rules)."""
+
+    _can_skip_downstream: ClassVar[bool] = True
+    ui_color: ClassVar[str] = "#e6f1f2"
+    extra_serialized_fields: ClassVar[tuple[str, ...]] = ("ignore_downstream_trigger_rules",)
+
+    def __init__(self, *, ignore_downstream_trigger_rules: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.ignore_downstream_trigger_rules = ignore_downstream_trigger_rules

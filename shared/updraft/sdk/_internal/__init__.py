@@ -1,0 +1,1 @@
+"""Private plumbing of the authoring surface: context stacks, registries, id helpers."""

@@ -1,0 +1,262 @@
+"""Turn every Airflow import Updraft cannot honour into an ImportError that names the feature.
+
+A DAG file that imports something Updraft lacks must fail to parse with a message saying what is missing and
+what to do instead; a half-working substitute would build a DAG that silently behaves differently. Two holes
+are covered:
+
+* modules: ``UnsupportedModuleFinder`` sits at the end of ``sys.meta_path`` and answers any ``airflow.*``
+  module the shim package does not contain, so it never shadows a real shim module or anything outside
+  ``airflow``;
+* names: shim modules route unknown attributes through ``module_getattr``, which raises for names Airflow
+  has there but Updraft does not (``from airflow.sdk import setup``) and gives a plain AttributeError
+  otherwise, so ``hasattr`` and ``from pkg import submodule`` keep working.
+
+This module is imported by ``import airflow`` and must stay stdlib-only and cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+from typing import Any
+
+_FARGATE = ('run the task in its own container on Fargate instead: set executor="fargate" '
+            '(and executor_config={"cpu": ..., "memory": ...}) on the task')
+_NO_METADATA_DB = ("Updraft has no metadata database that DAG files can query; read run state through the "
+                   "task context (get_current_context) or the REST API")
+_NO_PROVIDER = ("provider packages are not bundled with Updraft; call the service's client library "
+                "from a @task instead")
+_NO_HOOKS = "hooks are not available; read credentials with Connection.get(conn_id) and use the client library"
+_NOT_YET = "not implemented in Updraft yet"
+_AIRFLOW1 = "this Airflow 1 module path was removed; import from {} instead"
+
+# Module prefixes with a specific hint; the longest matching prefix wins. Anything else under ``airflow.``
+# that the shim lacks gets the generic "module not available" message.
+MODULE_HINTS: dict[str, str] = {
+    "airflow.operators.subdag": "SubDAGs were removed in Airflow 3; group the tasks with a TaskGroup",
+    "airflow.providers.cncf.kubernetes": f"Updraft has no Kubernetes cluster; {_FARGATE}",
+    "airflow.providers.docker": f"Updraft runs no Docker daemon; {_FARGATE}",
+    "airflow.providers.celery": 'Updraft has no Celery workers; choose executor="lambda" or "fargate" per task',
+    "airflow.executors": 'Updraft chooses per task between executor="lambda" and executor="fargate"',
+    "airflow.providers.amazon": ("AWS provider operators, hooks and sensors are not bundled; call boto3 from a "
+                                 "@task (tasks run with the environment's IAM role)"),
+    "airflow.providers": _NO_PROVIDER,
+    "airflow.providers.standard": f"this operator or sensor of the standard provider is {_NOT_YET}",
+    "airflow.providers.standard.operators.trigger_dagrun": f"TriggerDagRunOperator is {_NOT_YET}",
+    "airflow.operators.trigger_dagrun": f"TriggerDagRunOperator is {_NOT_YET}",
+    "airflow.providers.standard.sensors.external_task": f"ExternalTaskSensor is {_NOT_YET}",
+    "airflow.sensors.external_task": f"ExternalTaskSensor is {_NOT_YET}",
+    "airflow.providers.standard.operators.latest_only": f"LatestOnlyOperator is {_NOT_YET}",
+    "airflow.operators.latest_only": f"LatestOnlyOperator is {_NOT_YET}",
+    "airflow.providers.standard.operators.python_virtualenv": f"virtualenv tasks are not available; {_FARGATE}",
+    "airflow.hooks": _NO_HOOKS,
+    "airflow.sdk.bases.hook": _NO_HOOKS,
+    "airflow.sdk.bases.notifier": f"notifiers are {_NOT_YET}; call the service from an on_*_callback",
+    "airflow.notifications": f"notifiers are {_NOT_YET}; call the service from an on_*_callback",
+    "airflow.sdk.definitions.deadline": f"deadline alerts are {_NOT_YET}",
+    "airflow.sdk.io": "ObjectStoragePath is not available; use boto3 for S3",
+    "airflow.io": "ObjectStoragePath is not available; use boto3 for S3",
+    "airflow.triggers": "custom triggers are not supported; deferrable waits run on Step Functions",
+    "airflow.timetables.assets": f"asset-triggered schedules are {_NOT_YET}",
+    "airflow.timetables.datasets": f"dataset-triggered schedules are {_NOT_YET}",
+    "airflow.models.dagrun": _NO_METADATA_DB,
+    "airflow.models.taskinstance": _NO_METADATA_DB,
+    "airflow.models.dagbag": _NO_METADATA_DB,
+    "airflow.models.pool": _NO_METADATA_DB,
+    "airflow.models.xcom": _NO_METADATA_DB,
+    "airflow.models.serialized_dag": _NO_METADATA_DB,
+    "airflow.settings": _NO_METADATA_DB,
+    "airflow.utils.session": _NO_METADATA_DB,
+    "airflow.utils.db": _NO_METADATA_DB,
+    "airflow.utils.state": f"task and run states are {_NOT_YET} as an importable module",
+    "airflow.configuration": "Airflow's configuration is not available; use environment variables or Variables",
+    "airflow.macros": f"importing macros is {_NOT_YET}",
+    "airflow.listeners": "listeners are not supported",
+    "airflow.contrib": "Airflow 1 contrib modules were removed; most moved to provider packages",
+    "airflow.operators.python_operator": _AIRFLOW1.format("airflow.operators.python"),
+    "airflow.operators.bash_operator": _AIRFLOW1.format("airflow.operators.bash"),
+    "airflow.operators.dummy_operator": _AIRFLOW1.format("airflow.operators.empty"),
+    "airflow.sensors.base_sensor_operator": _AIRFLOW1.format("airflow.sensors.base"),
+    "airflow.sensors.time_delta_sensor": _AIRFLOW1.format("airflow.sensors.time_delta"),
+}
+
+_VIRTUALENV = f"virtualenv and external-Python tasks are not available; {_FARGATE}"
+_PYTHON_OPERATOR_NAMES = {
+    "PythonVirtualenvOperator": _VIRTUALENV,
+    "BranchPythonVirtualenvOperator": _VIRTUALENV,
+    "ExternalPythonOperator": _VIRTUALENV,
+    "BranchExternalPythonOperator": _VIRTUALENV,
+}
+_SETUP_TEARDOWN = (f"setup/teardown tasks are {_NOT_YET}; for clean-up use a task with "
+                   'trigger_rule="all_done"')
+_DECORATOR_NAMES = {"setup": _SETUP_TEARDOWN, "teardown": _SETUP_TEARDOWN}
+_MODELS_NAMES = {name: _NO_METADATA_DB for name in (
+    "DagRun", "TaskInstance", "DagBag", "DagModel", "DagTag", "DagWarning", "Pool", "XCom", "Log",
+    "Trigger", "TaskReschedule", "TaskFail", "SlaMiss", "ImportError", "DbCallbackRequest", "Deadline",
+    "clear_task_instances",
+)}
+_SDK_NAMES = {
+    **_DECORATOR_NAMES,
+    "BaseHook": _NO_HOOKS,
+    "BaseNotifier": MODULE_HINTS["airflow.notifications"],
+    "ObjectStoragePath": MODULE_HINTS["airflow.io"],
+    "DeadlineAlert": MODULE_HINTS["airflow.sdk.definitions.deadline"],
+    "DeadlineReference": MODULE_HINTS["airflow.sdk.definitions.deadline"],
+    "AsyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
+    "SyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
+    "AssetWatcher": f"event-driven asset watchers are {_NOT_YET}",
+    "asset": f"the @asset decorator is {_NOT_YET}; declare a DAG with outlets=[Asset(...)]",
+    "AssetAccessControl": f"asset access control is {_NOT_YET}",
+    "AssetOrTimeSchedule": MODULE_HINTS["airflow.timetables.assets"],
+    "PartitionedAssetTimetable": MODULE_HINTS["airflow.timetables.assets"],
+    "PartitionAtRuntime": MODULE_HINTS["airflow.timetables.assets"],
+    "CronPartitionTimetable": f"partitioned schedules are {_NOT_YET}",
+    "BaseOperatorLink": "operator extra links are not supported",
+    "BaseXCom": "custom XCom backends are not supported; XComs are stored by Updraft",
+    "BaseAsyncOperator": f"async operators are {_NOT_YET}",
+    "BaseBranchOperator": f"custom branch operators are {_NOT_YET}; use @task.branch or BranchPythonOperator",
+    "BranchMixIn": f"custom branch operators are {_NOT_YET}; use @task.branch or BranchPythonOperator",
+    "SkipMixin": f"custom skipping operators are {_NOT_YET}; use @task.short_circuit or ShortCircuitOperator",
+    "ResumableJobMixin": f"resumable jobs are {_NOT_YET}",
+    "TaskInstance": _NO_METADATA_DB,
+    "conf": MODULE_HINTS["airflow.configuration"],
+    "macros": MODULE_HINTS["airflow.macros"],
+    "lineage": "lineage is not supported",
+    "NEVER_EXPIRE": f"task state expiry is {_NOT_YET}",
+    "SecretCache": "the secrets cache is internal to Airflow",
+    **{name: f"task retry policies are {_NOT_YET}; use retries, retry_delay and retry_exponential_backoff"
+       for name in ("RetryPolicy", "ExceptionRetryPolicy", "RetryAction", "RetryDecision", "RetryRule")},
+    **{name: f"asset partitions are {_NOT_YET}" for name in (
+        "PartitionMapper", "RollupMapper", "AllowedKeyMapper", "ChainMapper", "FixedKeyMapper",
+        "IdentityMapper", "ProductMapper", "FanOutMapper", "StartOfDayMapper", "StartOfHourMapper",
+        "StartOfMonthMapper", "StartOfQuarterMapper", "StartOfWeekMapper", "StartOfYearMapper",
+        "MinimumCount", "WaitForAll", "Window", "DayWindow", "HourWindow", "MonthWindow", "QuarterWindow",
+        "SegmentWindow", "WeekWindow", "YearWindow",
+    )},
+}
+
+# Names Airflow defines in a module the shim does provide, but which Updraft does not support.
+NAME_HINTS: dict[str, dict[str, str]] = {
+    "airflow.sdk": _SDK_NAMES,
+    "airflow.decorators": _DECORATOR_NAMES,
+    "airflow.sdk.definitions.decorators": _DECORATOR_NAMES,
+    "airflow.sdk.definitions.asset": {k: _SDK_NAMES[k] for k in ("AssetWatcher", "AssetAccessControl")},
+    "airflow.models": {**_MODELS_NAMES, "BaseOperatorLink": _SDK_NAMES["BaseOperatorLink"]},
+    "airflow.operators.python": _PYTHON_OPERATOR_NAMES,
+    "airflow.providers.standard.operators.python": _PYTHON_OPERATOR_NAMES,
+    "airflow.utils.dates": {
+        "date_range": "removed in Airflow 3; compute dates with the DAG's timetable or pendulum",
+        "round_time": "removed in Airflow 3; compute dates with the DAG's timetable or pendulum",
+    },
+}
+
+GENERIC_MODULE_HINT = "module not available in Updraft"
+
+
+def module_hint(fullname: str) -> str:
+    """The most specific hint for a missing ``airflow.*`` module."""
+    parts = fullname.split(".")
+    for end in range(len(parts), 0, -1):
+        hint = MODULE_HINTS.get(".".join(parts[:end]))
+        if hint:
+            return hint
+    return GENERIC_MODULE_HINT
+
+
+def unsupported_module_error(fullname: str) -> ImportError:
+    from updraft.sdk.exceptions import UnsupportedFeatureError
+
+    err = UnsupportedFeatureError(fullname, module_hint(fullname))
+    err.name = fullname
+    return err
+
+
+def unsupported_name_error(module: str, name: str) -> ImportError | None:
+    """The error for ``from module import name`` when Airflow has ``name`` there and Updraft does not."""
+    hint = NAME_HINTS.get(module, {}).get(name)
+    if hint is None:
+        return None
+    from updraft.sdk.exceptions import UnsupportedFeatureError
+
+    err = UnsupportedFeatureError(f"{module}.{name}", hint)
+    err.name = module
+    return err
+
+
+def _requested_name(fullname: str) -> str:
+    """The full dotted name the import statement asked for, when ``fullname`` is only its first missing parent.
+
+    ``import airflow.providers.amazon.aws.operators.s3`` fails on ``airflow.providers.amazon``; naming the module
+    the author wrote makes the error match their line. The import machinery keeps the requested name in the
+    outermost ``_find_and_load`` frame; if that ever changes, the parent's name is still a correct answer.
+    """
+    best = fullname
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_find_and_load" and code.co_filename.startswith("<frozen importlib"):
+            name = frame.f_locals.get("name")
+            if isinstance(name, str) and name.startswith(fullname + ".") and len(name) > len(best):
+                best = name
+        frame = frame.f_back
+    return best
+
+
+class _UnsupportedLoader(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
+        raise unsupported_module_error(_requested_name(spec.name))
+
+    def exec_module(self, module: Any) -> None:  # pragma: no cover - create_module always raises
+        raise unsupported_module_error(module.__name__)
+
+
+class UnsupportedModuleFinder(importlib.abc.MetaPathFinder):
+    """Last on ``sys.meta_path``: only asked about modules no other finder could locate."""
+
+    _loader = _UnsupportedLoader()
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith("airflow.") or fullname in sys.modules:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self._loader)
+
+
+def install_finder() -> None:
+    """Append the finder once (idempotent, so reloading ``airflow`` does not stack copies)."""
+    if not any(isinstance(f, UnsupportedModuleFinder) for f in sys.meta_path):
+        sys.meta_path.append(UnsupportedModuleFinder())
+
+
+def module_getattr(module: str, namespace: dict[str, Any], lazy: dict[str, str] | None = None):
+    """Build a shim module's ``__getattr__``: lazy re-exports first, then unsupported names, then AttributeError.
+
+    ``lazy`` maps a public name to ``"package.module"`` (same attribute name) or ``"package.module:attr"``.
+    The value is cached in the module namespace so each name is resolved once, as Airflow's own lazy
+    ``airflow.sdk`` does.
+    """
+    targets = dict(lazy or {})
+
+    def __getattr__(name: str) -> Any:
+        target = targets.get(name)
+        if target is not None:
+            mod_name, _, attr = target.partition(":")
+            value = getattr(importlib.import_module(mod_name), attr or name)
+            namespace[name] = value
+            return value
+        err = unsupported_name_error(module, name)
+        if err is not None:
+            raise err
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+def module_dir(namespace: dict[str, Any], lazy: dict[str, str] | None = None):
+    """Build a shim module's ``__dir__`` so editors and ``dir()`` list the lazy names too."""
+
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(lazy or {}))
+
+    return __dir__

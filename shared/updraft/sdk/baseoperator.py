@@ -1,0 +1,433 @@
+"""BaseOperator: one task as a DAG author declares it, validated the way Airflow 3 validates it.
+
+``default_args`` are applied by a metaclass that wraps every subclass ``__init__`` (as Airflow's
+``BaseOperatorMeta`` does), so an argument missing from the call is filled from the DAG's, the enclosing
+TaskGroup's and the task's own ``default_args`` before any constructor runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import itertools
+import math
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from updraft.sdk import timezone
+from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
+from updraft.sdk._internal.ids import validate_key
+from updraft.sdk.compute import resolve_compute
+from updraft.sdk.exceptions import AirflowException
+from updraft.sdk.node import TaskNode
+from updraft.sdk.trigger_rule import TriggerRule, WeightRule
+
+if TYPE_CHECKING:
+    from updraft.sdk.dag import DAG
+    from updraft.sdk.mappedoperator import OperatorPartial
+    from updraft.sdk.taskgroup import TaskGroup
+    from updraft.sdk.xcom_arg import XComArg
+
+DEFAULT_OWNER = "airflow"
+DEFAULT_POOL_NAME = "default_pool"
+DEFAULT_POOL_SLOTS = 1
+DEFAULT_PRIORITY_WEIGHT = 1
+MINIMUM_PRIORITY_WEIGHT = -2147483648
+MAXIMUM_PRIORITY_WEIGHT = 2147483647
+DEFAULT_QUEUE = "default"
+DEFAULT_RETRIES = 0
+DEFAULT_RETRY_DELAY = timedelta(seconds=300)
+MAX_RETRY_DELAY = timedelta(hours=24)
+
+# Arguments Airflow 2 accepted and Airflow 3 removed: say so instead of a bare "invalid argument".
+_REMOVED_ARGS = {
+    "sla": "SLAs were removed in Airflow 3 (use deadline alerts)",
+    "task_concurrency": "renamed to max_active_tis_per_dag",
+    "provide_context": "the context is always passed to callables that accept it",
+}
+
+
+def _defaults_applied(func):
+    """Wrap an operator ``__init__`` so missing keyword arguments come from the merged ``default_args``."""
+    sig = inspect.signature(func)
+    params = {
+        name: p for name, p in sig.parameters.items()
+        if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    }
+    required = {name for name, p in params.items() if p.default is p.empty}
+
+    @functools.wraps(func)
+    def apply_defaults(self: BaseOperator, *args: Any, **kwargs: Any) -> None:
+        if args:
+            raise AirflowException("Use keyword arguments when initializing operators")
+        outermost = not hasattr(self, "_init_kwargs")
+        if outermost:
+            # A detached instance is a mapped task's prototype: validated, never placed in a DAG.
+            self._detached = kwargs.pop("_updraft_detached", False)
+            self._init_kwargs = dict(kwargs)
+        if self._detached:
+            dag, group = None, None
+        else:
+            dag = kwargs.get("dag") or DagContext.current()
+            group = kwargs.get("task_group") or TaskGroupContext.current(dag)
+        merged = merged_default_args(dag, group, kwargs.get("default_args"))
+        for name in params:
+            if name not in kwargs and name in merged:
+                kwargs[name] = merged[name]
+        if "params" in params and merged.get("params") is not None:
+            kwargs["params"] = {**merged["params"], **(kwargs.get("params") or {})}
+        missing = sorted(required - set(kwargs))
+        if missing:
+            task_id = kwargs.get("task_id", "?")
+            raise TypeError(f"missing keyword argument{'s' if len(missing) > 1 else ''} "
+                            f"{', '.join(repr(m) for m in missing)} for {type(self).__name__} "
+                            f"(task_id: {task_id})")
+        if outermost:
+            kwargs.setdefault("dag", dag)
+            kwargs.setdefault("task_group", group)
+        func(self, **kwargs)
+        if outermost:
+            self._finish_init()
+
+    apply_defaults.__updraft_wrapped__ = True  # type: ignore[attr-defined]
+    return apply_defaults
+
+
+def merged_default_args(dag: DAG | None, group: TaskGroup | None, own: dict | None) -> dict[str, Any]:
+    """DAG defaults, overridden by each enclosing group's, overridden by the task's own."""
+    merged: dict[str, Any] = dict(dag.default_args) if dag is not None else {}
+    chain_of_groups = []
+    while group is not None:
+        chain_of_groups.append(group)
+        group = group.parent_group
+    for g in reversed(chain_of_groups):
+        merged.update(g.default_args)
+    merged.update(own or {})
+    return merged
+
+
+class BaseOperatorMeta(type):
+    def __new__(mcls, name: str, bases: tuple, namespace: dict, **kwargs: Any):
+        init = namespace.get("__init__")
+        if init is not None and not getattr(init, "__updraft_wrapped__", False):
+            namespace["__init__"] = _defaults_applied(init)
+        return super().__new__(mcls, name, bases, namespace, **kwargs)
+
+
+def _as_timedelta(value: Any, name: str, task_id: str) -> timedelta | None:
+    if value is None or isinstance(value, timedelta):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return timedelta(seconds=value)
+    raise TypeError(f"'{name}' of task '{task_id}' must be a timedelta or a number of seconds, "
+                    f"not {type(value).__name__}")
+
+
+def parse_retries(retries: Any, task_id: str) -> int:
+    if retries is None:
+        return DEFAULT_RETRIES
+    if isinstance(retries, bool):
+        raise AirflowException(f"'retries' type must be int, not {type(retries).__name__}")
+    if isinstance(retries, int):
+        return retries
+    if isinstance(retries, str) and retries.isdigit():
+        return int(retries)
+    raise AirflowException(f"'retries' type must be int, not {type(retries).__name__} (task '{task_id}')")
+
+
+def validate_trigger_rule(rule: Any, task_id: str, dag_id: str | None) -> TriggerRule:
+    value = rule.value if isinstance(rule, TriggerRule) else rule
+    if not isinstance(value, str) or not TriggerRule.is_valid(value):
+        raise ValueError(f"The trigger_rule must be one of {sorted(TriggerRule.all_triggers())},"
+                         f"'{dag_id or ''}.{task_id}'; received '{value}'.")
+    return TriggerRule(value)
+
+
+def validate_weight_rule(rule: Any, task_id: str) -> WeightRule:
+    value = rule.value if isinstance(rule, WeightRule) else rule
+    if not isinstance(value, str) or not WeightRule.is_valid(value):
+        raise ValueError(f"The weight_rule must be one of {sorted(WeightRule.all_weight_rules())}, "
+                         f"'{task_id}'; received '{value}'. Custom PriorityWeightStrategy classes are not "
+                         "supported by Updraft.")
+    return WeightRule(value)
+
+
+def validate_priority_weight(weight: Any, task_id: str) -> int:
+    if isinstance(weight, bool) or not isinstance(weight, int):
+        raise TypeError(f"'priority_weight' for task '{task_id}' expects an int, "
+                        f"not {type(weight).__name__}")
+    if not MINIMUM_PRIORITY_WEIGHT <= weight <= MAXIMUM_PRIORITY_WEIGHT:
+        raise ValueError(f"'priority_weight' for task '{task_id}' must be between {MINIMUM_PRIORITY_WEIGHT} "
+                         f"and {MAXIMUM_PRIORITY_WEIGHT}, got {weight}")
+    return weight
+
+
+class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
+    """Abstract base for operators; subclasses add their own arguments and (later) ``execute``."""
+
+    template_fields: ClassVar[tuple[str, ...]] = ()
+    template_ext: ClassVar[tuple[str, ...]] = ()
+    template_fields_renderers: ClassVar[dict[str, str]] = {}
+    ui_color: ClassVar[str] = "#fff"
+    ui_fgcolor: ClassVar[str] = "#000"
+    # Instance attributes, beyond the common ones, that the scheduler or API must see in the serialized DAG.
+    extra_serialized_fields: ClassVar[tuple[str, ...]] = ()
+    # Operators that do nothing (EmptyOperator) finish in the scheduler without a worker, as in Airflow.
+    inherits_from_empty_operator: ClassVar[bool] = False
+    # Operators that may skip their downstream tasks (branching, short-circuit), as Airflow's SkipMixin marks.
+    _can_skip_downstream: ClassVar[bool] = False
+    _is_sensor: ClassVar[bool] = False
+    is_mapped: ClassVar[bool] = False
+    is_setup: bool = False
+    is_teardown: bool = False
+    _detached: bool = False
+
+    def __init__(
+        self,
+        *,
+        task_id: str,
+        owner: str = DEFAULT_OWNER,
+        email: str | Iterable[str] | None = None,
+        email_on_retry: bool = True,
+        email_on_failure: bool = True,
+        retries: int | None = DEFAULT_RETRIES,
+        retry_delay: timedelta | float = DEFAULT_RETRY_DELAY,
+        retry_exponential_backoff: bool | float = False,
+        max_retry_delay: timedelta | float | None = None,
+        start_date: datetime | None = None,
+        end_date: datetime | None = None,
+        depends_on_past: bool = False,
+        ignore_first_depends_on_past: bool = False,
+        wait_for_past_depends_before_skipping: bool = False,
+        wait_for_downstream: bool = False,
+        dag: DAG | None = None,
+        params: dict | None = None,
+        default_args: dict | None = None,
+        priority_weight: int = DEFAULT_PRIORITY_WEIGHT,
+        weight_rule: str | WeightRule = WeightRule.DOWNSTREAM,
+        queue: str = DEFAULT_QUEUE,
+        pool: str | None = None,
+        pool_slots: int = DEFAULT_POOL_SLOTS,
+        execution_timeout: timedelta | None = None,
+        on_execute_callback: Any = None,
+        on_failure_callback: Any = None,
+        on_success_callback: Any = None,
+        on_retry_callback: Any = None,
+        on_skipped_callback: Any = None,
+        pre_execute: Any = None,
+        post_execute: Any = None,
+        trigger_rule: str | TriggerRule = TriggerRule.ALL_SUCCESS,
+        resources: dict | None = None,
+        run_as_user: str | None = None,
+        map_index_template: str | None = None,
+        max_active_tis_per_dag: int | None = None,
+        max_active_tis_per_dagrun: int | None = None,
+        executor: str | None = None,
+        executor_config: dict | None = None,
+        do_xcom_push: bool = True,
+        multiple_outputs: bool = False,
+        inlets: Any = None,
+        outlets: Any = None,
+        task_group: TaskGroup | None = None,
+        doc: str | None = None,
+        doc_md: str | None = None,
+        doc_json: str | None = None,
+        doc_yaml: str | None = None,
+        doc_rst: str | None = None,
+        task_display_name: str | None = None,
+        logger_name: str | None = None,
+        allow_nested_operators: bool = True,
+        render_template_as_native_obj: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if kwargs:
+            hints = [f"{k} ({_REMOVED_ARGS[k]})" for k in kwargs if k in _REMOVED_ARGS]
+            raise AirflowException(
+                f"Invalid arguments were passed to {type(self).__name__} (task_id: {task_id}). "
+                f"Invalid arguments were:\n**kwargs: {kwargs}" + (f"\n{'; '.join(hints)}" if hints else "")
+            )
+        self._init_node()
+        self._dag = None
+        self.task_group = None
+        validate_key(task_id, kind="task_id")
+        self._raw_task_id = task_id
+        self.task_id = task_group.child_id(task_id) if task_group is not None else task_id
+        validate_key(self.task_id, kind="task_id")
+        dag_id = dag.dag_id if dag is not None else None
+
+        self.owner = owner
+        self.email = email
+        self.email_on_retry = email_on_retry
+        self.email_on_failure = email_on_failure
+        self.retries = parse_retries(retries, task_id)
+        self.retry_delay = _as_timedelta(retry_delay, "retry_delay", task_id)
+        self.retry_exponential_backoff = retry_exponential_backoff
+        self.max_retry_delay = _as_timedelta(max_retry_delay, "max_retry_delay", task_id)
+        self.start_date = timezone.to_aware(start_date) if start_date is not None else None
+        self.end_date = timezone.to_aware(end_date) if end_date is not None else None
+        self.depends_on_past = bool(depends_on_past or wait_for_downstream)
+        self.ignore_first_depends_on_past = ignore_first_depends_on_past
+        self.wait_for_past_depends_before_skipping = wait_for_past_depends_before_skipping
+        self.wait_for_downstream = wait_for_downstream
+        self.params = dict(params or {})
+        self.default_args = dict(default_args or {})
+        self.priority_weight = validate_priority_weight(priority_weight, task_id)
+        self.weight_rule = validate_weight_rule(weight_rule, task_id)
+        self.queue = queue
+        self.pool = DEFAULT_POOL_NAME if pool is None else pool
+        if not isinstance(pool_slots, int) or isinstance(pool_slots, bool) or pool_slots < 1:
+            raise ValueError(f"pool slots for {task_id}{f' in dag {dag_id}' if dag_id else ''} "
+                             f"cannot be less than 1")
+        self.pool_slots = pool_slots
+        if execution_timeout is not None and not isinstance(execution_timeout, timedelta):
+            raise ValueError(f"execution_timeout must be timedelta object but passed as type: "
+                             f"{type(execution_timeout)}")
+        self.execution_timeout = execution_timeout
+        self.on_execute_callback = on_execute_callback
+        self.on_failure_callback = on_failure_callback
+        self.on_success_callback = on_success_callback
+        self.on_retry_callback = on_retry_callback
+        self.on_skipped_callback = on_skipped_callback
+        self._pre_execute_hook = pre_execute
+        self._post_execute_hook = post_execute
+        self.trigger_rule = validate_trigger_rule(trigger_rule, task_id, dag_id)
+        self.resources = resources
+        self.run_as_user = run_as_user
+        self.map_index_template = map_index_template
+        self.max_active_tis_per_dag = max_active_tis_per_dag
+        self.max_active_tis_per_dagrun = max_active_tis_per_dagrun
+        self.executor = executor
+        self.executor_config = dict(executor_config or {})
+        self.compute = resolve_compute(executor, self.executor_config, execution_timeout, task_id=self.task_id)
+        self.do_xcom_push = do_xcom_push
+        self.multiple_outputs = multiple_outputs
+        self.inlets = list(inlets) if isinstance(inlets, (list, tuple)) else ([inlets] if inlets else [])
+        self.outlets = list(outlets) if isinstance(outlets, (list, tuple)) else ([outlets] if outlets else [])
+        self.doc = doc
+        self.doc_md = doc_md
+        self.doc_json = doc_json
+        self.doc_yaml = doc_yaml
+        self.doc_rst = doc_rst
+        self._task_display_name = task_display_name
+        self.logger_name = logger_name
+        self.allow_nested_operators = allow_nested_operators
+        self.render_template_as_native_obj = render_template_as_native_obj
+
+        if task_group is not None:
+            task_group.add(self)
+        if dag is not None:
+            self.dag = dag
+
+    def _finish_init(self) -> None:
+        """Runs once, after the outermost ``__init__``: template fields may now hold XComArgs."""
+        self._init_done = not self._detached
+        if not self._detached:
+            self._wire_xcom_args()
+
+    def _wire_xcom_args(self) -> None:
+        from updraft.sdk.xcom_arg import XComArg
+
+        for field in self.template_fields:
+            if hasattr(self, field):
+                XComArg.apply_upstream_relationship(self, getattr(self, field))
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        super().__setattr__(key, value)
+        if getattr(self, "_init_done", False) and key in self.template_fields:
+            from updraft.sdk.xcom_arg import XComArg
+
+            XComArg.apply_upstream_relationship(self, value)
+
+    @property
+    def task_display_name(self) -> str:
+        return self._task_display_name or self.label
+
+    @property
+    def label(self) -> str:
+        group = self.task_group
+        if group is not None and group.group_id and group.prefix_group_id:
+            return self.task_id[len(group.group_id) + 1:]
+        return self.task_id
+
+    @property
+    def task_type(self) -> str:
+        return type(self).__name__
+
+    @property
+    def operator_name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def output(self) -> XComArg:
+        """The task's ``return_value`` XCom, for wiring classic operators into TaskFlow code."""
+        from updraft.sdk.xcom_arg import PlainXComArg
+
+        return PlainXComArg(self)
+
+    @property
+    def python_callable_name(self) -> str | None:
+        fn = getattr(self, "python_callable", None)
+        return getattr(fn, "__qualname__", None) if fn is not None else None
+
+    @classmethod
+    def partial(cls, **kwargs: Any) -> OperatorPartial:
+        """Start a mapped task: the arguments shared by every mapped instance (``.partial(...).expand(...)``)."""
+        from updraft.sdk.mappedoperator import OperatorPartial
+
+        return OperatorPartial(cls, kwargs)
+
+    def as_setup(self) -> BaseOperator:
+        from updraft.sdk.exceptions import UnsupportedFeatureError
+
+        raise UnsupportedFeatureError("setup tasks (as_setup)", "setup/teardown tasks are not implemented yet")
+
+    def as_teardown(self, *args: Any, **kwargs: Any) -> BaseOperator:
+        from updraft.sdk.exceptions import UnsupportedFeatureError
+
+        raise UnsupportedFeatureError("teardown tasks (as_teardown)", "setup/teardown tasks are not implemented yet")
+
+    def execute(self, context: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement execute()")
+
+
+def chain(*tasks: Any) -> None:
+    """Airflow's ``chain``: consecutive arguments depend on each other; two lists must have the same length."""
+    from updraft.sdk.mixins import DependencyMixin
+
+    for up, down in itertools.pairwise(tasks):
+        if isinstance(up, DependencyMixin):
+            up.set_downstream(down)
+            continue
+        if isinstance(down, DependencyMixin):
+            down.set_upstream(up)
+            continue
+        if not isinstance(up, (list, tuple)) or not isinstance(down, (list, tuple)):
+            raise TypeError(f"Chain not supported between instances of {type(up).__name__} and "
+                            f"{type(down).__name__}")
+        if len(up) != len(down):
+            raise AirflowException(f"Chain not supported for different length Iterable. "
+                                   f"Got {len(up)} and {len(down)}.")
+        for u, d in zip(up, down, strict=True):
+            u.set_downstream(d)
+
+
+def chain_linear(*elements: Any) -> None:
+    """Every element of each argument depends on every element of the previous argument."""
+    from updraft.sdk.mixins import DependencyMixin
+
+    if len(elements) < 2:
+        raise ValueError("No dependencies were set. Did you forget to expand with `*`?")
+    prev = None
+    for current in elements:
+        current_list = [current] if isinstance(current, DependencyMixin) else list(current)
+        if prev is not None:
+            for up in prev:
+                up.set_downstream(current_list)
+        prev = current_list
+
+
+def cross_downstream(from_tasks: Any, to_tasks: Any) -> None:
+    """Every task of ``from_tasks`` is upstream of every task of ``to_tasks``."""
+    for task in from_tasks:
+        task.set_downstream(to_tasks)

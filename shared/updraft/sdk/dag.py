@@ -1,0 +1,392 @@
+"""The DAG: a set of tasks, their edges, a schedule, and the limits and defaults that apply to its runs.
+
+Validation mirrors Airflow 3 so that a file that parses here parses there and vice versa; the checks that need
+the whole graph (cycles, schedulable params) live in ``validate()``, which the parser calls per DAG.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from updraft.sdk import timezone
+from updraft.sdk._internal import dag_registry
+from updraft.sdk._internal.contexts import DagContext
+from updraft.sdk._internal.ids import validate_key
+from updraft.sdk.exceptions import (
+    AirflowDagCycleException,
+    AirflowException,
+    DuplicateTaskIdFound,
+    ParamValidationError,
+    TaskNotFound,
+)
+from updraft.sdk.param import ParamsDict
+from updraft.sdk.trigger_rule import WeightRule
+
+if TYPE_CHECKING:
+    from updraft.sdk.node import TaskNode
+    from updraft.sdk.taskgroup import TaskGroup
+    from updraft.timetables.base import Timetable
+
+DEFAULT_MAX_ACTIVE_TASKS = 16  # [core] max_active_tasks_per_dag
+DEFAULT_MAX_ACTIVE_RUNS = 16  # [core] max_active_runs_per_dag
+TAG_MAX_LEN = 100
+
+_REMOVED_DAG_ARGS = {
+    "schedule_interval": "removed in Airflow 3; use schedule=",
+    "timetable": "removed in Airflow 3; pass the timetable as schedule=",
+    "concurrency": "removed in Airflow 3; use max_active_tasks=",
+    "sla_miss_callback": "SLAs were removed in Airflow 3",
+    "default_view": "removed in Airflow 3",
+    "orientation": "removed in Airflow 3",
+    "full_filepath": "removed in Airflow 3",
+}
+
+_SDK_DIRS = tuple(
+    p for p in (
+        __file__.rsplit("/sdk/", 1)[0] + "/",  # shared/updraft/
+        __file__.rsplit("/updraft/", 1)[0] + "/airflow/",  # shared/airflow/
+    )
+)
+
+
+def _caller_file() -> str:
+    """The DAG file that is creating this DAG: the first frame outside Updraft's own packages."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_SDK_DIRS):
+        frame = frame.f_back
+    return frame.f_code.co_filename if frame is not None else "<unknown>"
+
+
+class DAG:
+    """A workflow, declared as in Airflow 3 (``with DAG(...)``, ``@dag`` or plain construction)."""
+
+    def __init__(
+        self,
+        dag_id: str,
+        description: str | None = None,
+        schedule: Any = None,
+        start_date: datetime | None = None,
+        end_date: datetime | None = None,
+        template_searchpath: str | Iterable[str] | None = None,
+        template_undefined: type | None = None,
+        user_defined_macros: dict | None = None,
+        user_defined_filters: dict | None = None,
+        default_args: dict | None = None,
+        max_active_tasks: int = DEFAULT_MAX_ACTIVE_TASKS,
+        max_active_runs: int = DEFAULT_MAX_ACTIVE_RUNS,
+        max_consecutive_failed_dag_runs: int = 0,
+        dagrun_timeout: timedelta | None = None,
+        catchup: bool = False,
+        on_success_callback: Callable | list[Callable] | None = None,
+        on_failure_callback: Callable | list[Callable] | None = None,
+        doc_md: str | None = None,
+        params: dict | None = None,
+        access_control: dict | None = None,
+        is_paused_upon_creation: bool | None = None,
+        jinja_environment_kwargs: dict | None = None,
+        render_template_as_native_obj: bool = False,
+        tags: Iterable[str] | None = None,
+        owner_links: dict[str, str] | None = None,
+        auto_register: bool = True,
+        fail_fast: bool = False,
+        dag_display_name: str | None = None,
+        disable_bundle_versioning: bool = False,
+        deadline: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if kwargs:
+            name = next(iter(kwargs))
+            hint = _REMOVED_DAG_ARGS.get(name)
+            raise TypeError(f"DAG.__init__() got an unexpected keyword argument '{name}'"
+                            + (f" ({hint})" if hint else ""))
+        if deadline is not None:
+            from updraft.sdk.exceptions import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError("DAG(deadline=...)", "deadline alerts are not implemented")
+        self.dag_id = validate_key(dag_id, kind="dag_id")
+        self.fileloc = _caller_file()
+        self.description = description
+        self.default_args = dict(default_args or {})
+        start_date = start_date if start_date is not None else self.default_args.get("start_date")
+        end_date = end_date if end_date is not None else self.default_args.get("end_date")
+        self.timezone = self._pick_timezone(start_date)
+        self.start_date = timezone.to_aware(start_date, self.timezone) if start_date is not None else None
+        self.end_date = timezone.to_aware(end_date, self.timezone) if end_date is not None else None
+        if "start_date" in self.default_args and self.default_args["start_date"] is not None:
+            self.default_args["start_date"] = timezone.to_aware(self.default_args["start_date"], self.timezone)
+        if "end_date" in self.default_args and self.default_args["end_date"] is not None:
+            self.default_args["end_date"] = timezone.to_aware(self.default_args["end_date"], self.timezone)
+        self.template_searchpath = (
+            [template_searchpath] if isinstance(template_searchpath, str) else list(template_searchpath or [])
+        )
+        self.template_undefined = template_undefined
+        self.user_defined_macros = user_defined_macros
+        self.user_defined_filters = user_defined_filters
+        for name, value in (("max_active_tasks", max_active_tasks), ("max_active_runs", max_active_runs),
+                            ("max_consecutive_failed_dag_runs", max_consecutive_failed_dag_runs)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"DAG '{dag_id}': {name} must be a non-negative int, got {value!r}")
+        self.max_active_tasks = max_active_tasks
+        self.max_active_runs = max_active_runs
+        self.max_consecutive_failed_dag_runs = max_consecutive_failed_dag_runs
+        if dagrun_timeout is not None and not isinstance(dagrun_timeout, timedelta):
+            raise TypeError("Dag dagrun_timeout must be timedelta or None")
+        self.dagrun_timeout = dagrun_timeout
+        self.catchup = bool(catchup)
+        self.on_success_callback = on_success_callback
+        self.on_failure_callback = on_failure_callback
+        self.doc_md = doc_md
+        self.params = ParamsDict(params)
+        if "params" in self.default_args:
+            self.params.update(self.default_args["params"])
+        self.access_control = access_control
+        self.is_paused_upon_creation = is_paused_upon_creation
+        self.jinja_environment_kwargs = jinja_environment_kwargs
+        self.render_template_as_native_obj = render_template_as_native_obj
+        self.tags = self._validate_tags(tags)
+        self.owner_links = self._validate_owner_links(owner_links or {})
+        self.auto_register = auto_register
+        self.fail_fast = fail_fast
+        self.dag_display_name = dag_display_name or dag_id
+        self.disable_bundle_versioning = disable_bundle_versioning
+        self.schedule = schedule
+        self.timetable = self._make_timetable(schedule)
+        self.edge_info: dict[str, dict[str, dict[str, str]]] = {}
+        self.task_dict: dict[str, TaskNode] = {}
+
+        from updraft.sdk.taskgroup import TaskGroup
+
+        self.task_group: TaskGroup = TaskGroup.create_root(self)
+
+    # -- construction helpers ---------------------------------------------------------------------------------
+    def _pick_timezone(self, start_date: datetime | None):
+        if isinstance(start_date, datetime) and not timezone.is_naive(start_date):
+            return timezone.to_aware(start_date).timezone
+        return timezone.TIMEZONE
+
+    def _make_timetable(self, schedule: Any) -> Timetable:
+        from updraft.timetables.schedule import create_timetable
+
+        return create_timetable(schedule, self.timezone)
+
+    @staticmethod
+    def _validate_tags(tags: Iterable[str] | None) -> set[str]:
+        if tags is None:
+            return set()
+        if isinstance(tags, str):
+            raise TypeError("DAG tags must be a collection of strings, not a single string")
+        out = set()
+        for tag in tags:
+            if not isinstance(tag, str):
+                raise TypeError(f"DAG tags must be strings, got {type(tag).__name__}: {tag!r}")
+            if len(tag) > TAG_MAX_LEN:
+                raise AirflowException(f"tag cannot be longer than {TAG_MAX_LEN} characters")
+            out.add(tag)
+        return out
+
+    @staticmethod
+    def _validate_owner_links(links: dict[str, str]) -> dict[str, str]:
+        from urllib.parse import urlsplit
+
+        bad = {}
+        for owner, link in links.items():
+            parts = urlsplit(link)
+            if parts.scheme == "mailto":
+                if not parts.path:
+                    bad[owner] = link
+            elif parts.scheme not in ("http", "https") or not parts.netloc:
+                bad[owner] = link
+        if bad:
+            raise AirflowException(f"Wrong link format was used for the owner. Use a valid link \n{bad}")
+        return dict(links)
+
+    # -- context manager and registration ---------------------------------------------------------------------
+    def __enter__(self) -> DAG:
+        DagContext.push(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        DagContext.pop()
+        if exc_type is None:
+            dag_registry.register(self)
+
+    # -- tasks ------------------------------------------------------------------------------------------------
+    def add_task(self, task: TaskNode) -> None:
+        existing = self.task_dict.get(task.task_id)
+        if existing is task:
+            return
+        if existing is not None:
+            raise DuplicateTaskIdFound(f"Task id '{task.task_id}' has already been added to the DAG")
+        if task.task_id in self.task_group.used_group_ids:
+            raise DuplicateTaskIdFound(f"Task id '{task.task_id}' has already been added to the DAG "
+                                       "as a task group id")
+        start = getattr(task, "start_date", None)
+        if self.start_date is not None and (start is None or start < self.start_date):
+            # A task never starts before its DAG (Airflow takes the later of the two).
+            task.start_date = self.start_date
+        end = getattr(task, "end_date", None)
+        if self.end_date is not None and (end is None or end > self.end_date):
+            task.end_date = self.end_date
+        self.task_dict[task.task_id] = task
+        if task._dag is None:
+            task._dag = self
+        if task.task_group is None:
+            self.task_group.add(task)
+
+    def add_tasks(self, tasks: Iterable[TaskNode]) -> None:
+        for task in tasks:
+            self.add_task(task)
+
+    @property
+    def tasks(self) -> list[TaskNode]:
+        return list(self.task_dict.values())
+
+    @property
+    def task_ids(self) -> list[str]:
+        return list(self.task_dict)
+
+    def get_task(self, task_id: str) -> TaskNode:
+        try:
+            return self.task_dict[task_id]
+        except KeyError:
+            raise TaskNotFound(f"Task {task_id} not found") from None
+
+    def has_task(self, task_id: str) -> bool:
+        return task_id in self.task_dict
+
+    @property
+    def roots(self) -> list[TaskNode]:
+        return [t for t in self.tasks if not t.upstream_task_ids]
+
+    @property
+    def leaves(self) -> list[TaskNode]:
+        return [t for t in self.tasks if not t.downstream_task_ids]
+
+    @property
+    def owner(self) -> str:
+        return ", ".join(sorted({getattr(t, "owner", "airflow") for t in self.tasks})) or "airflow"
+
+    @property
+    def folder(self) -> str:
+        import os
+
+        return os.path.dirname(self.fileloc)
+
+    # -- edges ------------------------------------------------------------------------------------------------
+    def set_edge_info(self, upstream_task_id: str, downstream_task_id: str, info: dict[str, str]) -> None:
+        self.edge_info.setdefault(upstream_task_id, {})[downstream_task_id] = dict(info)
+
+    def get_edge_info(self, upstream_task_id: str, downstream_task_id: str) -> dict[str, str]:
+        return self.edge_info.get(upstream_task_id, {}).get(downstream_task_id, {})
+
+    # -- graph checks -----------------------------------------------------------------------------------------
+    def topological_sort(self) -> list[TaskNode]:
+        """Tasks in dependency order, ties broken by task_id so the order is deterministic."""
+        indegree = {tid: len(t.upstream_task_ids) for tid, t in self.task_dict.items()}
+        ready = [tid for tid, n in indegree.items() if n == 0]
+        heapq.heapify(ready)
+        order: list[TaskNode] = []
+        while ready:
+            tid = heapq.heappop(ready)
+            order.append(self.task_dict[tid])
+            for down in self.task_dict[tid].downstream_task_ids:
+                indegree[down] -= 1
+                if indegree[down] == 0:
+                    heapq.heappush(ready, down)
+        if len(order) != len(self.task_dict):
+            self.check_cycle()
+        return order
+
+    def find_cycle(self) -> list[str] | None:
+        """One cycle as a path of task_ids (first == last), or None; iterative so deep chains do not recurse."""
+        white, grey, black = 0, 1, 2
+        color = dict.fromkeys(self.task_dict, white)
+        for start in sorted(self.task_dict):
+            if color[start] != white:
+                continue
+            path = [start]
+            stack = [iter(sorted(self.task_dict[start].downstream_task_ids))]
+            color[start] = grey
+            while stack:
+                nxt = next(stack[-1], None)
+                if nxt is None:
+                    color[path.pop()] = black
+                    stack.pop()
+                    continue
+                if color[nxt] == grey:
+                    return [*path[path.index(nxt):], nxt]
+                if color[nxt] == white:
+                    color[nxt] = grey
+                    path.append(nxt)
+                    stack.append(iter(sorted(self.task_dict[nxt].downstream_task_ids)))
+        return None
+
+    def check_cycle(self) -> None:
+        cycle = self.find_cycle()
+        if cycle:
+            raise AirflowDagCycleException(
+                f"Cycle detected in DAG: {self.dag_id}. Faulty task: {cycle[0]}. Cycle: {' >> '.join(cycle)}"
+            )
+
+    def validate(self) -> None:
+        """Whole-DAG checks Airflow runs when it bags a DAG; the parser turns failures into import errors."""
+        self.check_cycle()
+        self.timetable.validate()
+        if self.end_date is not None and self.start_date is not None and self.end_date < self.start_date:
+            raise AirflowException(f"DAG '{self.dag_id}': end_date ({self.end_date}) is before start_date "
+                                   f"({self.start_date})")
+        self.validate_schedule_and_params()
+        for task in self.tasks:
+            validate_task = getattr(task, "validate_for_dag", None)
+            if validate_task is not None:
+                validate_task()
+
+    def validate_schedule_and_params(self) -> None:
+        """A scheduled run has no one to type params in, so every param needs a valid default (Airflow)."""
+        if not self.timetable.can_be_scheduled:
+            return
+        try:
+            self.params.validate()
+        except ParamValidationError as err:
+            raise AirflowException(
+                "DAG is not allowed to define a Schedule, if there are any required params without default "
+                f"values or default values are not valid. ({err})"
+            ) from err
+
+    # -- priorities -------------------------------------------------------------------------------------------
+    def priority_weights(self) -> dict[str, int]:
+        """Each task's effective priority, as Airflow's ``priority_weight_total`` computes it."""
+        from updraft.sdk.baseoperator import MAXIMUM_PRIORITY_WEIGHT, MINIMUM_PRIORITY_WEIGHT
+
+        order = [t.task_id for t in self.topological_sort()]
+        down = _transitive(order[::-1], lambda tid: self.task_dict[tid].downstream_task_ids)
+        up = _transitive(order, lambda tid: self.task_dict[tid].upstream_task_ids)
+        weights = {}
+        for tid, task in self.task_dict.items():
+            own = task.priority_weight
+            if task.weight_rule == WeightRule.ABSOLUTE:
+                total = own
+            else:
+                relatives = down[tid] if task.weight_rule == WeightRule.DOWNSTREAM else up[tid]
+                total = own + sum(self.task_dict[r].priority_weight for r in relatives)
+            weights[tid] = max(MINIMUM_PRIORITY_WEIGHT, min(MAXIMUM_PRIORITY_WEIGHT, total))
+        return weights
+
+    def __repr__(self) -> str:
+        return f"<DAG: {self.dag_id}>"
+
+
+def _transitive(order: list[str], direct: Callable[[str], set[str]]) -> dict[str, frozenset[str]]:
+    """Relatives reachable through ``direct``, computed once per task in an order where relatives come first."""
+    out: dict[str, frozenset[str]] = {}
+    for tid in order:
+        acc: set[str] = set()
+        for rel in direct(tid):
+            acc.add(rel)
+            acc |= out[rel]
+        out[tid] = frozenset(acc)
+    return out

@@ -1,0 +1,89 @@
+"""``@task`` (with ``.branch``, ``.short_circuit``, ``.bash``, ``.sensor``), ``@dag`` and ``@task_group``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from updraft.sdk.decorators.dag import dag
+from updraft.sdk.decorators.task_group import task_group
+from updraft.sdk.decorators.taskflow import (
+    BashDecoratedOperator,
+    BranchPythonDecoratedOperator,
+    PythonDecoratedOperator,
+    SensorDecoratedOperator,
+    ShortCircuitDecoratedOperator,
+)
+from updraft.sdk.exceptions import UnsupportedFeatureError
+
+__all__ = ["dag", "setup", "task", "task_group", "teardown"]
+
+_UNSUPPORTED = {
+    "virtualenv": "run the task on Fargate (executor='fargate') with an image that has its dependencies",
+    "external_python": "run the task on Fargate (executor='fargate') with an image that has its dependencies",
+    "branch_virtualenv": "use @task.branch",
+    "branch_external_python": "use @task.branch",
+    "docker": "run the task on Fargate (executor='fargate')",
+    "kubernetes": "run the task on Fargate (executor='fargate')",
+    "kubernetes_cmd": "run the task on Fargate (executor='fargate')",
+    "pyspark": "not available",
+    "run_if": "not implemented yet",
+    "skip_if": "not implemented yet",
+}
+
+
+class TaskDecoratorCollection:
+    """``task`` itself and its variants, each returning a TaskFlow decorator."""
+
+    def __call__(self, python_callable: Callable | None = None, multiple_outputs: bool | None = None,
+                 **kwargs: Any) -> Any:
+        return self.python(python_callable, multiple_outputs, **kwargs)
+
+    @staticmethod
+    def python(python_callable: Callable | None = None, multiple_outputs: bool | None = None,
+               **kwargs: Any) -> Any:
+        from updraft.sdk.decorators.base import make_task_decorator
+
+        return make_task_decorator(PythonDecoratedOperator, python_callable, multiple_outputs, kwargs)
+
+    @staticmethod
+    def branch(python_callable: Callable | None = None, multiple_outputs: bool | None = None,
+               **kwargs: Any) -> Any:
+        from updraft.sdk.decorators.base import make_task_decorator
+
+        return make_task_decorator(BranchPythonDecoratedOperator, python_callable, multiple_outputs, kwargs)
+
+    @staticmethod
+    def short_circuit(python_callable: Callable | None = None, multiple_outputs: bool | None = None,
+                      **kwargs: Any) -> Any:
+        from updraft.sdk.decorators.base import make_task_decorator
+
+        return make_task_decorator(ShortCircuitDecoratedOperator, python_callable, multiple_outputs, kwargs)
+
+    @staticmethod
+    def bash(python_callable: Callable | None = None, **kwargs: Any) -> Any:
+        from updraft.sdk.decorators.base import make_task_decorator
+
+        return make_task_decorator(BashDecoratedOperator, python_callable, False, kwargs)
+
+    @staticmethod
+    def sensor(python_callable: Callable | None = None, **kwargs: Any) -> Any:
+        from updraft.sdk.decorators.base import make_task_decorator
+
+        return make_task_decorator(SensorDecoratedOperator(), python_callable, False, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _UNSUPPORTED:
+            raise UnsupportedFeatureError(f"@task.{name}", _UNSUPPORTED[name])
+        raise AttributeError(f"'task' has no attribute '{name}'")
+
+
+task = TaskDecoratorCollection()
+
+
+def setup(*args: Any, **kwargs: Any) -> Any:
+    raise UnsupportedFeatureError("@setup", "setup/teardown tasks are not implemented yet")
+
+
+def teardown(*args: Any, **kwargs: Any) -> Any:
+    raise UnsupportedFeatureError("@teardown", "setup/teardown tasks are not implemented yet")

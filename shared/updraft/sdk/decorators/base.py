@@ -1,0 +1,212 @@
+"""TaskFlow: ``@task``-decorated functions become operators whose call returns an XComArg.
+
+The decorated operator checks the call against the function's signature at parse time (as Airflow does), so a
+wrong argument is an import error, not a failure at run time.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
+from updraft.sdk.baseoperator import BaseOperator
+from updraft.sdk.context import KNOWN_CONTEXT_KEYS
+from updraft.sdk.exceptions import AirflowException
+from updraft.sdk.mappedoperator import DictOfListsExpandInput, ListOfDictsExpandInput, MappedOperator
+from updraft.sdk.xcom_arg import PlainXComArg, XComArg
+
+
+def get_unique_task_id(task_id: str, dag: Any, task_group: Any) -> str:
+    """``name``, then ``name__1``, ``name__2``... when a decorated function is called more than once."""
+    dag = dag or DagContext.current()
+    if dag is None:
+        return task_id
+    group = task_group or TaskGroupContext.current(dag)
+
+    def full(tid: str) -> str:
+        return group.child_id(tid) if group is not None else tid
+
+    if full(task_id) not in dag.task_dict:
+        return task_id
+    core = re.split(r"__\d+$", task_id)[0]
+    pattern = re.compile(re.escape(full(core)) + r"__(\d+)$")
+    used = [int(m.group(1)) for tid in dag.task_dict for m in [pattern.match(tid)] if m]
+    return f"{core}__{max(used, default=0) + 1}"
+
+
+def infer_multiple_outputs(function: Callable) -> bool:
+    """A function annotated to return a mapping pushes each key as its own XCom (Airflow's inference)."""
+    try:
+        return_type = typing.get_type_hints(function).get("return")
+    except Exception:  # unresolvable string annotations: fall back to the raw annotation
+        return_type = inspect.signature(function).return_annotation
+    if return_type in (None, inspect.Signature.empty):
+        return False
+    origin = typing.get_origin(return_type) or return_type
+    return isinstance(origin, type) and issubclass(origin, Mapping)
+
+
+def bindable_signature(function: Callable) -> inspect.Signature:
+    """The function's signature with context-key parameters defaulted, since the runtime supplies them."""
+    signature = inspect.signature(function)
+    faulty = [p.name for p in signature.parameters.values()
+              if p.name in KNOWN_CONTEXT_KEYS and p.default not in (None, inspect.Parameter.empty)]
+    if faulty:
+        raise ValueError(f"Context key parameter {faulty[0]} can't have a default other than None")
+    params = [p.replace(default=None) if p.name in KNOWN_CONTEXT_KEYS and p.kind not in
+              (p.VAR_POSITIONAL, p.VAR_KEYWORD) else p for p in signature.parameters.values()]
+    try:
+        return signature.replace(parameters=params)
+    except ValueError as err:
+        raise ValueError(
+            f"The function signature broke while assigning defaults to context key parameters.\n\n"
+            f"The decorator is replacing the signature\n> {function.__name__}{signature}\n\n"
+            f"Context key parameters must come after the function's own parameters. ({err})"
+        ) from None
+
+
+class DecoratedOperator(BaseOperator):
+    """Mixin-style base: stores the callable and its call arguments, validated against its signature."""
+
+    custom_operator_name: ClassVar[str] = "@task"
+    template_fields: ClassVar[tuple[str, ...]] = ("op_args", "op_kwargs")
+    # Python-based operators take the callable and its arguments themselves; others (bash) do not.
+    forwards_callable: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        python_callable: Callable,
+        task_id: str,
+        op_args: Any = None,
+        op_kwargs: Mapping[str, Any] | None = None,
+        kwargs_to_upstream: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if not kwargs.pop("_updraft_mapped_prototype", False):
+            task_id = get_unique_task_id(task_id, kwargs.get("dag"), kwargs.get("task_group"))
+            bindable_signature(python_callable).bind(*(op_args or ()), **(op_kwargs or {}))
+        call = {"python_callable": python_callable, "op_args": list(op_args or ()),
+                "op_kwargs": dict(op_kwargs or {})}
+        if self.forwards_callable:
+            super().__init__(task_id=task_id, **call, **(kwargs_to_upstream or {}), **kwargs)
+        else:
+            super().__init__(task_id=task_id, **(kwargs_to_upstream or {}), **kwargs)
+            for name, value in call.items():
+                setattr(self, name, value)
+
+
+class TaskDecorator:
+    """What ``@task`` returns: call it to add a task, or ``override``/``partial``/``expand`` it first."""
+
+    def __init__(self, function: Callable, operator_class: type[BaseOperator], *,
+                 multiple_outputs: bool | None = None, kwargs: dict[str, Any] | None = None) -> None:
+        if not callable(function):
+            raise TypeError(f"@task needs a callable, got {type(function).__name__}")
+        self.function = function
+        self.operator_class = operator_class
+        self.multiple_outputs = (infer_multiple_outputs(function) if multiple_outputs is None
+                                 else multiple_outputs)
+        self.kwargs = dict(kwargs or {})
+        self.kwargs.setdefault("task_id", function.__name__)
+        self.__wrapped__ = function
+        self.__name__ = getattr(function, "__name__", "task")
+        self.__doc__ = function.__doc__
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self.function)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> XComArg:
+        op = self.operator_class(python_callable=self.function, op_args=args, op_kwargs=kwargs,
+                                 multiple_outputs=self.multiple_outputs, **self.kwargs)
+        if self.function.__doc__ and not op.doc_md:
+            op.doc_md = inspect.cleandoc(self.function.__doc__)
+        return PlainXComArg(op)
+
+    def override(self, **kwargs: Any) -> TaskDecorator:
+        multiple_outputs = kwargs.pop("multiple_outputs", self.multiple_outputs)
+        return type(self)(self.function, self.operator_class, multiple_outputs=multiple_outputs,
+                          kwargs={**self.kwargs, **kwargs})
+
+    def partial(self, **kwargs: Any) -> TaskDecoratorPartial:
+        self._check_arg_names("partial", kwargs)
+        return TaskDecoratorPartial(self, kwargs)
+
+    def expand(self, **map_kwargs: Any) -> XComArg:
+        return self.partial().expand(**map_kwargs)
+
+    def expand_kwargs(self, kwargs: Any, *, strict: bool = True) -> XComArg:
+        return self.partial().expand_kwargs(kwargs, strict=strict)
+
+    def _check_arg_names(self, func: str, kwargs: Mapping[str, Any]) -> None:
+        params = inspect.signature(self.function).parameters
+        if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            return
+        unknown = sorted(set(kwargs) - set(params))
+        if unknown:
+            raise TypeError(f"{self.__name__}.{func}() got an unexpected keyword argument '{unknown[0]}'")
+
+
+class TaskDecoratorPartial:
+    """``my_task.partial(x=1)``: function arguments shared by every mapped instance."""
+
+    def __init__(self, decorator: TaskDecorator, kwargs: dict[str, Any]) -> None:
+        self.decorator = decorator
+        self.kwargs = kwargs
+
+    def expand(self, **map_kwargs: Any) -> XComArg:
+        if not map_kwargs:
+            raise TypeError("no arguments to expand against")
+        self.decorator._check_arg_names("expand", map_kwargs)
+        dup = sorted(set(map_kwargs) & set(self.kwargs))
+        if dup:
+            raise ValueError(f"'{dup[0]}' was given to both partial() and expand()")
+        for name, value in map_kwargs.items():
+            if not isinstance(value, (list, tuple, dict, XComArg)):
+                raise ValueError(f"Cannot map over '{name}': expected a list, a dict or an XComArg, "
+                                 f"got {type(value).__name__}")
+        # Every required argument must come from partial() or expand().
+        bindable_signature(self.decorator.function).bind(**self.kwargs, **dict.fromkeys(map_kwargs))
+        return self._build(DictOfListsExpandInput(dict(map_kwargs)))
+
+    def expand_kwargs(self, kwargs: Any, *, strict: bool = True) -> XComArg:
+        if not isinstance(kwargs, XComArg):
+            if not isinstance(kwargs, list) or not all(isinstance(k, (Mapping, XComArg)) for k in kwargs):
+                raise TypeError(f"expected XComArg or list[dict], not {type(kwargs).__name__}")
+            for item in kwargs:
+                if isinstance(item, Mapping):
+                    self.decorator._check_arg_names("expand_kwargs", item)
+        return self._build(ListOfDictsExpandInput(kwargs))
+
+    def _build(self, expand_input: Any) -> XComArg:
+        deco = self.decorator
+        op_kwargs = dict(deco.kwargs)
+        dag = op_kwargs.pop("dag", None) or DagContext.current()
+        group = op_kwargs.pop("task_group", None) or TaskGroupContext.current(dag)
+        op_kwargs["task_id"] = get_unique_task_id(op_kwargs["task_id"], dag, group)
+        partial_kwargs = {**op_kwargs, "python_callable": deco.function, "op_kwargs": dict(self.kwargs),
+                          "multiple_outputs": deco.multiple_outputs}
+        mapped = MappedOperator(deco.operator_class, partial_kwargs, expand_input, mapped_keys=[],
+                                dag=dag, task_group=group,
+                                prototype_kwargs={**partial_kwargs, "_updraft_mapped_prototype": True})
+        mapped.expand_target = "op_kwargs"
+        if deco.function.__doc__ and not mapped.doc_md:
+            mapped.doc_md = inspect.cleandoc(deco.function.__doc__)
+        return PlainXComArg(mapped)
+
+
+def make_task_decorator(operator_class: type[BaseOperator], python_callable: Callable | None,
+                        multiple_outputs: bool | None, kwargs: dict[str, Any]) -> Any:
+    """Support both ``@task`` and ``@task(...)``."""
+    if "python_callable" in kwargs:
+        raise AirflowException("python_callable cannot be passed to a @task decorator")
+
+    def wrap(function: Callable) -> TaskDecorator:
+        return TaskDecorator(function, operator_class, multiple_outputs=multiple_outputs, kwargs=kwargs)
+
+    return wrap(python_callable) if python_callable is not None else wrap

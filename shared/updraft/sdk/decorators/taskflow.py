@@ -1,0 +1,58 @@
+"""The operator classes behind each TaskFlow decorator."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from updraft.operators.bash import BashOperator
+from updraft.operators.python import BranchPythonOperator, PythonOperator, ShortCircuitOperator
+from updraft.sdk.decorators.base import DecoratedOperator
+
+
+class PythonDecoratedOperator(DecoratedOperator, PythonOperator):
+    custom_operator_name: ClassVar[str] = "@task"
+    template_fields: ClassVar[tuple[str, ...]] = PythonOperator.template_fields
+
+
+class BranchPythonDecoratedOperator(DecoratedOperator, BranchPythonOperator):
+    custom_operator_name: ClassVar[str] = "@task.branch"
+    template_fields: ClassVar[tuple[str, ...]] = PythonOperator.template_fields
+
+
+class ShortCircuitDecoratedOperator(DecoratedOperator, ShortCircuitOperator):
+    custom_operator_name: ClassVar[str] = "@task.short_circuit"
+    template_fields: ClassVar[tuple[str, ...]] = PythonOperator.template_fields
+
+
+class BashDecoratedOperator(DecoratedOperator, BashOperator):
+    """The function returns the command to run; it is called at run time, so the command is unknown here."""
+
+    custom_operator_name: ClassVar[str] = "@task.bash"
+    template_fields: ClassVar[tuple[str, ...]] = (*DecoratedOperator.template_fields,
+                                                  *BashOperator.template_fields)
+    forwards_callable: ClassVar[bool] = False
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.pop("multiple_outputs", None)
+        super().__init__(bash_command="", multiple_outputs=False, **kwargs)
+
+
+def SensorDecoratedOperator() -> type:
+    """``@task.sensor``: the function is the poke; its class is built on first use of the decorator."""
+    global _sensor_class
+    if _sensor_class is None:
+        from updraft.sensors.python import PythonSensor
+
+        class _SensorDecoratedOperator(DecoratedOperator, PythonSensor):
+            custom_operator_name: ClassVar[str] = "@task.sensor"
+            template_fields: ClassVar[tuple[str, ...]] = PythonSensor.template_fields
+
+            def __init__(self, **kwargs: Any) -> None:
+                kwargs.pop("multiple_outputs", None)
+                super().__init__(**kwargs)
+
+        _sensor_class = _SensorDecoratedOperator
+    return _sensor_class
+
+
+_sensor_class: type | None = None

@@ -1,0 +1,233 @@
+"""Dynamic task mapping declarations: ``Operator.partial(...).expand(...)`` and ``expand_kwargs``.
+
+A mapped task is one node in the DAG; the number of instances is only known at run time. At parse time the
+shared (partial) arguments are validated by building a detached prototype of the operator, so a mapped task has
+exactly the attributes (retries, pool, trigger_rule, ...) the same unmapped task would have.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
+from updraft.sdk.baseoperator import BaseOperator, merged_default_args
+from updraft.sdk.node import TaskNode
+from updraft.sdk.xcom_arg import XCOM_RETURN_KEY, PlainXComArg, XComArg
+
+if TYPE_CHECKING:
+    from updraft.sdk.dag import DAG
+    from updraft.sdk.taskgroup import TaskGroup
+
+# Arguments that identify or place the task: one value for all mapped instances.
+NON_MAPPABLE = frozenset({"task_id", "dag", "task_group", "default_args", "executor", "executor_config",
+                          "pool", "pool_slots", "priority_weight", "weight_rule", "trigger_rule", "queue",
+                          "max_active_tis_per_dag", "max_active_tis_per_dagrun"})
+
+
+@dataclass(frozen=True)
+class DictOfListsExpandInput:
+    """``expand(a=[...], b=xcom)``: the cross product of every argument's values."""
+
+    value: dict[str, Any]
+    kind = "dict-of-lists"
+
+
+@dataclass(frozen=True)
+class ListOfDictsExpandInput:
+    """``expand_kwargs([...] or xcom)``: one instance per dict of keyword arguments."""
+
+    value: Any
+    kind = "list-of-dicts"
+
+
+ExpandInput = DictOfListsExpandInput | ListOfDictsExpandInput
+
+
+def init_parameters(operator_class: type) -> set[str]:
+    """Every keyword any ``__init__`` in the class hierarchy accepts."""
+    names: set[str] = set()
+    for klass in operator_class.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        for name, param in inspect.signature(inspect.unwrap(init)).parameters.items():
+            if name != "self" and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                names.add(name)
+    return names
+
+
+def _check_mappable(name: str, value: Any) -> None:
+    if isinstance(value, XComArg):
+        if isinstance(value, PlainXComArg) and value.key != XCOM_RETURN_KEY:
+            raise ValueError(f"cannot map over XCom with custom key {value.key!r} from {value.operator}")
+        return
+    if not isinstance(value, (list, tuple, dict)):
+        raise ValueError(f"Cannot map over '{name}': expected a list, a dict or an XComArg, "
+                         f"got {type(value).__name__}")
+
+
+class OperatorPartial:
+    """The result of ``Operator.partial(...)``: arguments shared by all mapped instances."""
+
+    def __init__(self, operator_class: type[BaseOperator], kwargs: dict[str, Any]) -> None:
+        if "task_id" not in kwargs:
+            raise TypeError(f"{operator_class.__name__}.partial() missing required keyword argument 'task_id'")
+        accepted = init_parameters(operator_class)
+        unknown = sorted(set(kwargs) - accepted)
+        if unknown:
+            raise TypeError(f"{operator_class.__name__}.partial() got an unexpected keyword argument "
+                            f"'{unknown[0]}'")
+        self.operator_class = operator_class
+        self.kwargs = dict(kwargs)
+        self.dag = self.kwargs.pop("dag", None) or DagContext.current()
+        self.task_group = self.kwargs.pop("task_group", None) or TaskGroupContext.current(self.dag)
+        self._expanded = False
+
+    def _validate_expand_keys(self, keys: Sequence[str]) -> None:
+        name = self.operator_class.__name__
+        if not keys:
+            raise TypeError("no arguments to expand against")
+        accepted = init_parameters(self.operator_class)
+        for key in keys:
+            if key not in accepted:
+                raise TypeError(f"{name}.expand() got an unexpected keyword argument '{key}'")
+            if key in NON_MAPPABLE:
+                raise ValueError(f"cannot map over '{key}' of {name}: it must be the same for every instance")
+            if key in self.kwargs:
+                raise ValueError(f"'{key}' of {name} was given to both partial() and expand()")
+
+    def expand(self, **mapped_kwargs: Any) -> MappedOperator:
+        self._validate_expand_keys(list(mapped_kwargs))
+        for key, value in mapped_kwargs.items():
+            _check_mappable(key, value)
+        return self._build(DictOfListsExpandInput(dict(mapped_kwargs)), list(mapped_kwargs))
+
+    def expand_kwargs(self, kwargs: Any, *, strict: bool = True) -> MappedOperator:
+        if isinstance(kwargs, XComArg):
+            return self._build(ListOfDictsExpandInput(kwargs), [])
+        if not isinstance(kwargs, Sequence) or isinstance(kwargs, str):
+            raise TypeError(f"expected XComArg or list[dict], not {type(kwargs).__name__}")
+        keys: set[str] = set()
+        for item in kwargs:
+            if isinstance(item, XComArg):
+                continue
+            if not isinstance(item, Mapping):
+                raise TypeError(f"expected XComArg or list[dict], not list[{type(item).__name__}]")
+            keys.update(item)
+        if keys:
+            self._validate_expand_keys(sorted(keys))
+        return self._build(ListOfDictsExpandInput(list(kwargs)), sorted(keys))
+
+    def _build(self, expand_input: ExpandInput, mapped_keys: list[str]) -> MappedOperator:
+        if self._expanded:
+            raise RuntimeError("this partial() has already been expanded")
+        self._expanded = True
+        return MappedOperator(self.operator_class, self.kwargs, expand_input, mapped_keys=mapped_keys,
+                              dag=self.dag, task_group=self.task_group)
+
+
+class MappedOperator(TaskNode):
+    """One node standing for N task instances created at run time from ``expand_input``."""
+
+    is_mapped = True
+    # None: expand_input maps operator arguments; "op_kwargs": it maps a TaskFlow function's arguments.
+    expand_target: str | None = None
+
+    def __init__(self, operator_class: type[BaseOperator], partial_kwargs: dict[str, Any],
+                 expand_input: ExpandInput, *, mapped_keys: list[str], dag: DAG | None,
+                 task_group: TaskGroup | None, prototype_kwargs: dict[str, Any] | None = None) -> None:
+        self._init_node()
+        self._dag = None
+        self.task_group = None
+        self.operator_class = operator_class
+        self.partial_kwargs = dict(partial_kwargs)
+        self.expand_input = expand_input
+        self.mapped_keys = list(mapped_keys)
+
+        own_defaults = self.partial_kwargs.pop("default_args", None)
+        defaults = merged_default_args(dag, task_group, own_defaults)
+        # Detached: the prototype is never added to a DAG or group and never wires edges.
+        proto_kwargs = {**(prototype_kwargs or self.partial_kwargs),
+                        **dict.fromkeys(mapped_keys, None)}
+        proto_kwargs.pop("default_args", None)
+        self.prototype: BaseOperator = operator_class(**proto_kwargs, default_args=defaults,
+                                                      _updraft_detached=True)
+        for attr, value in vars(self.prototype).items():
+            if attr not in ("upstream_task_ids", "downstream_task_ids", "_dag", "task_group", "task_id",
+                            "_init_kwargs", "_init_done") and attr not in mapped_keys:
+                setattr(self, attr, value)
+
+        self.task_id = task_group.child_id(self.prototype.task_id) if task_group else self.prototype.task_id
+        if task_group is not None:
+            task_group.add(self)
+        if dag is not None:
+            self.dag = dag
+        for value in [*self.partial_kwargs.values(), expand_input.value]:
+            XComArg.apply_upstream_relationship(self, value)
+
+    # The operator's class-level metadata, so a mapped task reads like its operator everywhere.
+    @property
+    def task_type(self) -> str:
+        return self.operator_class.__name__
+
+    @property
+    def operator_name(self) -> str:
+        return self.operator_class.__name__
+
+    @property
+    def template_fields(self) -> tuple[str, ...]:
+        return self.operator_class.template_fields
+
+    @property
+    def template_ext(self) -> tuple[str, ...]:
+        return self.operator_class.template_ext
+
+    @property
+    def template_fields_renderers(self) -> dict[str, str]:
+        return self.operator_class.template_fields_renderers
+
+    @property
+    def ui_color(self) -> str:
+        return self.operator_class.ui_color
+
+    @property
+    def ui_fgcolor(self) -> str:
+        return self.operator_class.ui_fgcolor
+
+    @property
+    def extra_serialized_fields(self) -> tuple[str, ...]:
+        return self.operator_class.extra_serialized_fields
+
+    @property
+    def inherits_from_empty_operator(self) -> bool:
+        return self.operator_class.inherits_from_empty_operator
+
+    @property
+    def _can_skip_downstream(self) -> bool:
+        return self.operator_class._can_skip_downstream
+
+    @property
+    def _is_sensor(self) -> bool:
+        return self.operator_class._is_sensor
+
+    @property
+    def label(self) -> str:
+        return self.prototype.label if self.task_group is None else BaseOperator.label.fget(self)
+
+    @property
+    def task_display_name(self) -> str:
+        return self.prototype._task_display_name or self.label
+
+    @property
+    def python_callable_name(self) -> str | None:
+        return self.prototype.python_callable_name
+
+    @property
+    def output(self) -> PlainXComArg:
+        return PlainXComArg(self)
+
+    def expand_arg_names(self) -> list[str]:
+        return list(self.mapped_keys)

@@ -1,0 +1,105 @@
+"""A task in the graph: what BaseOperator and MappedOperator share (ids, DAG membership, edges)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from updraft.sdk.exceptions import AirflowException
+from updraft.sdk.mixins import DependencyMixin
+
+if TYPE_CHECKING:
+    from updraft.sdk.dag import DAG
+    from updraft.sdk.edges import EdgeModifier
+    from updraft.sdk.taskgroup import TaskGroup
+
+
+class TaskNode(DependencyMixin):
+    """Edges are kept as task_id sets on both ends, like Airflow, so a DAG is plain data once built."""
+
+    task_id: str
+    _dag: DAG | None
+    task_group: TaskGroup | None
+
+    def _init_node(self) -> None:
+        self.upstream_task_ids: set[str] = set()
+        self.downstream_task_ids: set[str] = set()
+
+    @property
+    def node_id(self) -> str:
+        return self.task_id
+
+    @property
+    def dag(self) -> DAG:
+        if self._dag is None:
+            raise RuntimeError(f"Operator {self} has not been assigned to a DAG yet")
+        return self._dag
+
+    @dag.setter
+    def dag(self, dag: DAG | None) -> None:
+        if dag is None or dag is self._dag:
+            return
+        if self._dag is not None:
+            raise ValueError(f"The DAG assigned to {self} can not be changed.")
+        self._dag = dag
+        dag.add_task(self)
+
+    def has_dag(self) -> bool:
+        return self._dag is not None
+
+    @property
+    def dag_id(self) -> str:
+        return self._dag.dag_id if self._dag is not None else f"adhoc_{getattr(self, 'owner', 'airflow')}"
+
+    @property
+    def roots(self) -> list[TaskNode]:
+        return [self]
+
+    @property
+    def leaves(self) -> list[TaskNode]:
+        return [self]
+
+    @property
+    def upstream_list(self) -> list[TaskNode]:
+        return [self.dag.get_task(t) for t in sorted(self.upstream_task_ids)]
+
+    @property
+    def downstream_list(self) -> list[TaskNode]:
+        return [self.dag.get_task(t) for t in sorted(self.downstream_task_ids)]
+
+    def get_direct_relative_ids(self, upstream: bool = False) -> set[str]:
+        return self.upstream_task_ids if upstream else self.downstream_task_ids
+
+    def set_upstream(self, other: Any, edge_modifier: EdgeModifier | None = None) -> None:
+        self._set_relatives(other, upstream=True, edge_modifier=edge_modifier)
+
+    def set_downstream(self, other: Any, edge_modifier: EdgeModifier | None = None) -> None:
+        self._set_relatives(other, upstream=False, edge_modifier=edge_modifier)
+
+    def _set_relatives(self, other: Any, *, upstream: bool, edge_modifier: EdgeModifier | None) -> None:
+        tasks: list[TaskNode] = []
+        for obj in self.flatten(other):
+            obj.update_relative(self, not upstream, edge_modifier=edge_modifier)
+            tasks.extend(obj.leaves if upstream else obj.roots)  # type: ignore[arg-type]
+
+        dags = {id(t._dag): t._dag for t in [self, *tasks] if t._dag is not None}
+        if len(dags) > 1:
+            names = sorted(d.dag_id for d in dags.values())
+            raise AirflowException(f"Tried to set relationships between tasks in more than one DAG: {names}")
+        if dags:
+            (dag,) = dags.values()
+            for task in [self, *tasks]:
+                if task._dag is None:
+                    task.dag = dag
+
+        for task in tasks:
+            if upstream:
+                up, down = task, self
+            else:
+                up, down = self, task
+            up.downstream_task_ids.add(down.task_id)
+            down.upstream_task_ids.add(up.task_id)
+            if edge_modifier is not None and self._dag is not None:
+                edge_modifier.add_edge_info(self._dag, up.task_id, down.task_id)
+
+    def __repr__(self) -> str:
+        return f"<Task({type(self).__name__}): {self.task_id}>"

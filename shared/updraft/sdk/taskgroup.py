@@ -1,0 +1,177 @@
+"""TaskGroup: a named group of tasks whose id prefixes its tasks' ids and that can be wired as one node."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
+from updraft.sdk._internal.ids import validate_group_key
+from updraft.sdk.exceptions import AirflowException, DuplicateTaskIdFound, TaskAlreadyInTaskGroup
+from updraft.sdk.mixins import DependencyMixin
+
+if TYPE_CHECKING:
+    from updraft.sdk.dag import DAG
+    from updraft.sdk.edges import EdgeModifier
+    from updraft.sdk.node import TaskNode
+
+
+class TaskGroup(DependencyMixin):
+    """``group >> task`` wires the group's leaves; ``task >> group`` wires its roots (as in Airflow)."""
+
+    def __init__(
+        self,
+        group_id: str | None,
+        prefix_group_id: bool = True,
+        parent_group: TaskGroup | None = None,
+        dag: DAG | None = None,
+        default_args: dict | None = None,
+        tooltip: str = "",
+        ui_color: str = "CornflowerBlue",
+        ui_fgcolor: str = "#000",
+        add_suffix_on_collision: bool = False,
+        group_display_name: str | None = None,
+    ) -> None:
+        self.prefix_group_id = prefix_group_id
+        self.default_args = dict(default_args or {})
+        self.tooltip = tooltip
+        self.ui_color = ui_color
+        self.ui_fgcolor = ui_fgcolor
+        self.children: dict[str, TaskNode | TaskGroup] = {}
+        self.upstream_group_ids: set[str] = set()
+        self.downstream_group_ids: set[str] = set()
+        self.upstream_task_ids: set[str] = set()
+        self.downstream_task_ids: set[str] = set()
+
+        if group_id is None:  # the root group of a DAG
+            if parent_group is not None:
+                raise AirflowException("Root TaskGroup cannot have parent_group")
+            self._group_id = None
+            self.parent_group = None
+            self.dag = dag
+            self.used_group_ids: set[str | None] = {None}
+            self.group_display_name = ""
+            return
+
+        if not isinstance(group_id, str):
+            raise TypeError(f"group_id must be a str, got {type(group_id).__name__}")
+        validate_group_key(group_id)
+        dag = dag or DagContext.current()
+        parent_group = parent_group or TaskGroupContext.current(dag)
+        if parent_group is None:
+            raise AirflowException("TaskGroup can only be used inside a dag (pass dag= or use it in a "
+                                   "`with DAG(...)` block)")
+        self.parent_group = parent_group
+        self.dag = parent_group.dag
+        self.used_group_ids = parent_group.used_group_ids
+        self._group_id = group_id
+        if self.group_id in self.used_group_ids:
+            if not add_suffix_on_collision:
+                raise DuplicateTaskIdFound(f"group_id '{self.group_id}' has already been added to the DAG")
+            base = group_id
+            suffixes = [int(m.group(1)) for g in self.used_group_ids if g
+                        for m in [re.fullmatch(re.escape(parent_group.child_id(base)) + r"__(\d+)", g)] if m]
+            self._group_id = f"{base}__{max(suffixes, default=0) + 1}"
+        self.used_group_ids.add(self.group_id)
+        if self.dag is not None and self.group_id in self.dag.task_dict:
+            raise DuplicateTaskIdFound(f"group_id '{self.group_id}' has already been added to the DAG as a task")
+        self.group_display_name = group_display_name or group_id
+        parent_group.add(self)
+
+    @classmethod
+    def create_root(cls, dag: DAG) -> TaskGroup:
+        return cls(group_id=None, dag=dag)
+
+    @property
+    def group_id(self) -> str | None:
+        """The full id: prefixed by the parent's id when the parent prefixes its children."""
+        if self._group_id and self.parent_group is not None and self.parent_group.prefix_group_id \
+                and self.parent_group._group_id:
+            return self.parent_group.child_id(self._group_id)
+        return self._group_id
+
+    @property
+    def node_id(self) -> str | None:
+        return self.group_id
+
+    @property
+    def is_root(self) -> bool:
+        return self._group_id is None
+
+    @property
+    def label(self) -> str | None:
+        return self.group_display_name
+
+    def child_id(self, label: str) -> str:
+        if self.prefix_group_id and self.group_id:
+            return f"{self.group_id}.{label}"
+        return label
+
+    def add(self, node: TaskNode | TaskGroup) -> None:
+        from updraft.sdk.node import TaskNode
+
+        key = node.node_id
+        if isinstance(node, TaskNode):
+            if node.task_group is not None and node.task_group is not self:
+                raise TaskAlreadyInTaskGroup(f"cannot add '{key}' to '{self.group_id}' (already in "
+                                             f"'{node.task_group.group_id}')")
+            node.task_group = self
+        if key in self.children and self.children[key] is not node:
+            kind = "Task" if isinstance(node, TaskNode) else "Task Group"
+            raise DuplicateTaskIdFound(f"{kind} id '{key}' has already been added to the DAG")
+        self.children[key] = node
+
+    # -- graph helpers ----------------------------------------------------------------------------------------
+    def iter_tasks(self):
+        for child in self.children.values():
+            if isinstance(child, TaskGroup):
+                yield from child.iter_tasks()
+            else:
+                yield child
+
+    def _task_ids(self) -> set[str]:
+        return {t.task_id for t in self.iter_tasks()}
+
+    @property
+    def roots(self) -> list[TaskNode]:
+        ids = self._task_ids()
+        return [t for t in self.iter_tasks() if not (t.upstream_task_ids & ids)]
+
+    @property
+    def leaves(self) -> list[TaskNode]:
+        ids = self._task_ids()
+        return [t for t in self.iter_tasks() if not (t.downstream_task_ids & ids)]
+
+    def _check_not_empty(self) -> None:
+        if not self.children:
+            raise AirflowException(f"TaskGroup '{self.group_id}' is empty: it cannot be wired with >> or <<")
+
+    def set_upstream(self, other: Any, edge_modifier: EdgeModifier | None = None) -> None:
+        self._check_not_empty()
+        for obj in self.flatten(other):
+            if isinstance(obj, TaskGroup):
+                self.upstream_group_ids.add(obj.group_id)
+            else:
+                self.upstream_task_ids.update(getattr(t, "task_id", "") for t in obj.leaves)
+        for root in self.roots:
+            root.set_upstream(other, edge_modifier)
+
+    def set_downstream(self, other: Any, edge_modifier: EdgeModifier | None = None) -> None:
+        self._check_not_empty()
+        for obj in self.flatten(other):
+            if isinstance(obj, TaskGroup):
+                self.downstream_group_ids.add(obj.group_id)
+            else:
+                self.downstream_task_ids.update(getattr(t, "task_id", "") for t in obj.roots)
+        for leaf in self.leaves:
+            leaf.set_downstream(other, edge_modifier)
+
+    def __enter__(self) -> TaskGroup:
+        TaskGroupContext.push(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        TaskGroupContext.pop()
+
+    def __repr__(self) -> str:
+        return f"<TaskGroup: {self.group_id}>"

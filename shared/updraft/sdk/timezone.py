@@ -1,0 +1,70 @@
+"""Aware datetimes everywhere: naive values from DAG files are read in the default timezone (UTC), as Airflow."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pendulum
+
+utc = pendulum.UTC
+TIMEZONE = utc
+
+
+def is_naive(value: dt.datetime) -> bool:
+    return value.tzinfo is None or value.tzinfo.utcoffset(value) is None
+
+
+def to_aware(value: dt.datetime | dt.date, tz: dt.tzinfo | None = None) -> pendulum.DateTime:
+    """A pendulum DateTime; naive input is taken to be in ``tz`` (default UTC), aware input keeps its zone."""
+    if not isinstance(value, dt.datetime):
+        if isinstance(value, dt.date):
+            value = dt.datetime(value.year, value.month, value.day)
+        else:
+            raise TypeError(f"expected a datetime, got {type(value).__name__}: {value!r}")
+    if is_naive(value):
+        zone = tz or TIMEZONE
+        return pendulum.instance(value.replace(tzinfo=None), tz=zone)
+    return pendulum.instance(value)
+
+
+def convert_to_utc(value: dt.datetime | None) -> pendulum.DateTime | None:
+    if value is None:
+        return None
+    return to_aware(value).in_timezone(utc)
+
+
+def make_aware(value: dt.datetime, timezone: dt.tzinfo | None = None) -> pendulum.DateTime:
+    if not is_naive(value):
+        raise ValueError(f"make_aware expects a naive datetime, got {value}")
+    return to_aware(value, timezone)
+
+
+def make_naive(value: dt.datetime, timezone: dt.tzinfo | None = None) -> dt.datetime:
+    if is_naive(value):
+        raise ValueError("make_naive() cannot be applied to a naive datetime")
+    return value.astimezone(timezone or utc).replace(tzinfo=None)
+
+
+def utcnow() -> pendulum.DateTime:
+    return pendulum.now(utc)
+
+
+def datetime(*args, **kwargs) -> pendulum.DateTime:
+    """``datetime(...)`` that defaults to the default timezone, like ``airflow.utils.timezone.datetime``."""
+    kwargs.setdefault("tzinfo", TIMEZONE)
+    return pendulum.instance(dt.datetime(*args, **kwargs))
+
+
+def parse(value: str, timezone: dt.tzinfo | None = None) -> pendulum.DateTime:
+    return to_aware(pendulum.parse(value, tz=timezone or TIMEZONE, strict=False))
+
+
+def timezone_name(tz: dt.tzinfo) -> str:
+    """A name that survives serialization (``Europe/Berlin``, ``UTC`` or a fixed ``+01:00`` offset)."""
+    name = getattr(tz, "name", None) or getattr(tz, "key", None)
+    if name:
+        return "UTC" if name in ("UTC", "Etc/UTC", "+00:00") else name
+    offset = tz.utcoffset(None)
+    if not offset:
+        return "UTC"
+    return pendulum.fixed_timezone(int(offset.total_seconds())).name

@@ -1,0 +1,145 @@
+"""XComArg: a reference to a task's future XCom value, used to pass data and to wire dependencies.
+
+Resolving the value happens at run time (the task runtime); here the reference carries the producing task, the
+key, and any ``map``/``zip``/``concat`` transformations so the DAG can be serialized and the scheduler can see which
+task a mapped task waits for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from updraft.sdk.mixins import DependencyMixin
+from updraft.sdk.param import NOTSET
+
+if TYPE_CHECKING:
+    from updraft.sdk.edges import EdgeModifier
+    from updraft.sdk.node import TaskNode
+
+XCOM_RETURN_KEY = "return_value"
+
+
+class XComArg(DependencyMixin):
+    """Base of the XCom reference types; ``task >> xcom_arg`` wires the producing task."""
+
+    @staticmethod
+    def iter_xcom_references(arg: Any) -> Iterator[tuple[TaskNode, str]]:
+        """Every (task, key) referenced anywhere inside ``arg`` (lists, dicts, nested XComArgs)."""
+        if isinstance(arg, XComArg):
+            yield from arg.iter_references()
+        elif isinstance(arg, (list, tuple, set, frozenset)):
+            for item in arg:
+                yield from XComArg.iter_xcom_references(item)
+        elif isinstance(arg, Mapping):
+            for item in arg.values():
+                yield from XComArg.iter_xcom_references(item)
+
+    @staticmethod
+    def apply_upstream_relationship(op: TaskNode, arg: Any) -> None:
+        for operator, _ in XComArg.iter_xcom_references(arg):
+            if operator is not op:
+                op.set_upstream(operator)
+
+    def iter_references(self) -> Iterator[tuple[TaskNode, str]]:
+        raise NotImplementedError
+
+    @property
+    def roots(self) -> list[TaskNode]:
+        return [op for op, _ in self.iter_references()]
+
+    @property
+    def leaves(self) -> list[TaskNode]:
+        return [op for op, _ in self.iter_references()]
+
+    def set_upstream(self, other: Any, edge_modifier: EdgeModifier | None = None) -> None:
+        for op, _ in self.iter_references():
+            op.set_upstream(other, edge_modifier)
+
+    def set_downstream(self, other: Any, edge_modifier: EdgeModifier | None = None) -> None:
+        for op, _ in self.iter_references():
+            op.set_downstream(other, edge_modifier)
+
+    def map(self, f: Callable[[Any], Any]) -> MapXComArg:
+        return MapXComArg(self, [f])
+
+    def zip(self, *others: XComArg, fillvalue: Any = NOTSET) -> ZipXComArg:
+        return ZipXComArg([self, *others], fillvalue=fillvalue)
+
+    def concat(self, *others: XComArg) -> ConcatXComArg:
+        return ConcatXComArg([self, *others])
+
+    def __iter__(self):
+        raise TypeError("'XComArg' object is not iterable")
+
+    def __bool__(self) -> bool:
+        # Like Airflow: `if task_output:` in a DAG file is a bug (the value does not exist at parse time).
+        raise TypeError("An XComArg has no truth value at parse time; it is resolved when the task runs")
+
+
+class PlainXComArg(XComArg):
+    """``task.output`` or a TaskFlow call's result; ``result["key"]`` selects another XCom key."""
+
+    def __init__(self, operator: TaskNode, key: str = XCOM_RETURN_KEY) -> None:
+        self.operator = operator
+        self.key = key
+
+    def iter_references(self) -> Iterator[tuple[TaskNode, str]]:
+        yield self.operator, self.key
+
+    def __getitem__(self, item: str) -> PlainXComArg:
+        if not isinstance(item, str):
+            raise ValueError(f"XComArg only supports str lookup, received {type(item).__name__}")
+        return PlainXComArg(self.operator, item)
+
+    def map(self, f: Callable[[Any], Any]) -> MapXComArg:
+        if self.key != XCOM_RETURN_KEY:
+            raise ValueError("XComArg.map() only works on `return_value`")
+        return super().map(f)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PlainXComArg) and other.operator is self.operator and other.key == self.key
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        if self.key == XCOM_RETURN_KEY:
+            return f"XComArg({self.operator!r})"
+        return f"XComArg({self.operator!r}, {self.key!r})"
+
+
+class MapXComArg(XComArg):
+    """``xcom_arg.map(f)``: the referenced sequence with ``f`` applied to each item at run time."""
+
+    def __init__(self, arg: XComArg, callables: Sequence[Callable[[Any], Any]]) -> None:
+        self.arg = arg
+        self.callables = list(callables)
+
+    def iter_references(self) -> Iterator[tuple[TaskNode, str]]:
+        yield from self.arg.iter_references()
+
+    def map(self, f: Callable[[Any], Any]) -> MapXComArg:
+        return MapXComArg(self.arg, [*self.callables, f])
+
+
+class ZipXComArg(XComArg):
+    def __init__(self, args: Sequence[XComArg], *, fillvalue: Any = NOTSET) -> None:
+        if not args:
+            raise ValueError("At least one input is required")
+        self.args = list(args)
+        self.fillvalue = fillvalue
+
+    def iter_references(self) -> Iterator[tuple[TaskNode, str]]:
+        for arg in self.args:
+            yield from arg.iter_references()
+
+
+class ConcatXComArg(XComArg):
+    def __init__(self, args: Sequence[XComArg]) -> None:
+        if not args:
+            raise ValueError("At least one input is required")
+        self.args = list(args)
+
+    def iter_references(self) -> Iterator[tuple[TaskNode, str]]:
+        for arg in self.args:
+            yield from arg.iter_references()
