@@ -1,0 +1,10 @@
+"""``airflow.timetables.simple``: ``None``, ``@once``, ``@continuous`` and asset-triggered schedules."""
+
+from updraft.timetables.simple import (
+    AssetTriggeredTimetable,
+    ContinuousTimetable,
+    NullTimetable,
+    OnceTimetable,
+)
+
+__all__ = ["AssetTriggeredTimetable", "ContinuousTimetable", "NullTimetable", "OnceTimetable"]

@@ -1,0 +1,193 @@
+"""The timetable protocol: the one interface the scheduler uses to decide when a DAG runs.
+
+Custom timetables written for Airflow subclass :class:`Timetable` from ``airflow.timetables.base`` (a shim
+onto this module), so names, signatures and defaults here are Airflow 3's, not ours to improve. The
+scheduler only ever sees timetables rebuilt from :meth:`Timetable.serialize` output, which is why
+``serialize``/``deserialize`` are part of the contract and not an implementation detail.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from pendulum import DateTime
+
+__all__ = [
+    "AirflowTimetableInvalid",
+    "DagRunInfo",
+    "DagRunType",
+    "DataInterval",
+    "TimeRestriction",
+    "Timetable",
+]
+
+
+class AirflowTimetableInvalid(ValueError):
+    """A timetable's definition cannot schedule anything (bad cron, non-positive delta, ...).
+
+    Raised by :meth:`Timetable.validate` so that the DAG fails at parse time with an import error
+    rather than at scheduling time. Subclasses ``ValueError`` so generic input validation catches it.
+    """
+
+
+class DagRunType(enum.StrEnum):
+    """Why a DAG run exists; its value is the run id prefix Airflow users grep for."""
+
+    BACKFILL_JOB = "backfill"
+    SCHEDULED = "scheduled"
+    MANUAL = "manual"
+    ASSET_TRIGGERED = "asset_triggered"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def generate_run_id(self, *, suffix: str) -> str:
+        return f"{self}__{suffix}"
+
+    @staticmethod
+    def from_run_id(run_id: str) -> DagRunType:
+        """Recover the type from a run id; ids without a known prefix were user-chosen, i.e. manual."""
+        for run_type in DagRunType:
+            if run_id and run_id.startswith(f"{run_type.value}__"):
+                return run_type
+        return DagRunType.MANUAL
+
+
+class DataInterval(NamedTuple):
+    """The span of data a run covers; both ends must be aware datetimes."""
+
+    start: DateTime
+    end: DateTime
+
+    @classmethod
+    def exact(cls, at: DateTime) -> DataInterval:
+        return cls(start=at, end=at)
+
+
+class TimeRestriction(NamedTuple):
+    """Bounds from the DAG's ``start_date``/``end_date``/``catchup``; ``earliest`` and ``latest`` are inclusive.
+
+    With ``catchup=False`` a timetable must not schedule runs for periods already in the past.
+    """
+
+    earliest: DateTime | None
+    latest: DateTime | None
+    catchup: bool
+
+
+class DagRunInfo(NamedTuple):
+    """What a timetable answers when asked for the next run: when it may start and what data it covers."""
+
+    run_after: DateTime
+    data_interval: DataInterval
+
+    @classmethod
+    def exact(cls, at: DateTime) -> DagRunInfo:
+        return cls(run_after=at, data_interval=DataInterval.exact(at))
+
+    @classmethod
+    def interval(cls, start: DateTime, end: DateTime) -> DagRunInfo:
+        """A run that starts as soon as its data interval closes (the pre-AIP-39 schedule shape)."""
+        return cls(run_after=end, data_interval=DataInterval(start, end))
+
+    @property
+    def logical_date(self) -> DateTime:
+        return self.data_interval.start
+
+
+def _run_type_value(run_type: Any) -> str:
+    # Callers pass our DagRunType, Airflow-shaped enums from other modules, or plain strings.
+    if isinstance(run_type, enum.Enum):
+        return str(run_type.value)
+    return str(run_type)
+
+
+class Timetable:
+    """Base class of every schedule.
+
+    Subclasses override :meth:`next_dagrun_info` and :meth:`infer_manual_data_interval`, and
+    :meth:`serialize`/:meth:`deserialize` when ``__init__`` takes arguments. Class attributes are the
+    defaults Airflow documents; instances may shadow them (e.g. ``self.description = ...``).
+    """
+
+    description: str = ""
+    """Human-readable schedule shown in the UI's info tooltip."""
+
+    periodic: bool = True
+    """False for schedules that do not repeat (``None``, ``@once``, asset-triggered)."""
+
+    can_be_scheduled: bool = True
+    """False only when the scheduler must never create runs on its own (``schedule=None``)."""
+
+    run_ordering: Sequence[str] = ("data_interval_end", "logical_date")
+    """DagRun fields the UI sorts this DAG's runs by."""
+
+    active_runs_limit: int | None = None
+    """Upper bound on ``max_active_runs`` this schedule can tolerate (1 for ``@continuous``)."""
+
+    asset_condition: dict[str, Any] | None = None
+    """The encoded asset condition that triggers the DAG, or None for time-based schedules."""
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> Timetable:
+        return cls()
+
+    def serialize(self) -> dict[str, Any]:
+        return {}
+
+    def validate(self) -> None:
+        """Raise :class:`AirflowTimetableInvalid` when the schedule cannot work; checked at parse time."""
+        return None
+
+    @property
+    def summary(self) -> str:
+        """Short label for the UI's Schedule column; defaults to the class name as in Airflow."""
+        return type(self).__name__
+
+    @property
+    def type_name(self) -> str:
+        """Filterable type label: the bare class name for built-ins, the import path for plugins."""
+        from updraft.timetables.registry import is_builtin_timetable
+
+        cls = type(self)
+        if is_builtin_timetable(cls):
+            return cls.__name__
+        return f"{cls.__module__}.{cls.__qualname__}"
+
+    def infer_manual_data_interval(self, *, run_after: DateTime) -> DataInterval:
+        raise NotImplementedError()
+
+    def next_dagrun_info(
+        self,
+        *,
+        last_automated_data_interval: DataInterval | None,
+        restriction: TimeRestriction,
+    ) -> DagRunInfo | None:
+        """Next run after *last_automated_data_interval* (None on a DAG's very first run), or None for none now.
+
+        None does not mean "never again": the scheduler asks again later.
+        """
+        raise NotImplementedError()
+
+    def generate_run_id(
+        self,
+        *,
+        run_type: Any,
+        run_after: DateTime | None = None,
+        data_interval: DataInterval | None = None,
+        **extra: Any,
+    ) -> str:
+        """``<run_type>__<run_after ISO 8601>``, Airflow 3's run id.
+
+        ``run_after`` may be omitted by Airflow 2-era custom timetables that still call
+        ``super().generate_run_id(logical_date=...)``; the logical date then stands in for it.
+        """
+        when = run_after if run_after is not None else extra.get("logical_date")
+        if when is None and data_interval is not None:
+            when = data_interval.start
+        if when is None:
+            raise TypeError("generate_run_id() needs run_after")
+        return f"{_run_type_value(run_type)}__{when.isoformat()}"
