@@ -142,6 +142,15 @@ class TaskGroup(DependencyMixin):
         ids = self._task_ids()
         return [t for t in self.iter_tasks() if not (t.downstream_task_ids & ids)]
 
+    def update_relative(self, other: DependencyMixin, upstream: bool = True,
+                        edge_modifier: EdgeModifier | None = None) -> None:
+        """Remember the group-level edge (for the UI's collapsed group view); task edges are set separately."""
+        if isinstance(other, TaskGroup):
+            (self.upstream_group_ids if upstream else self.downstream_group_ids).add(other.group_id)
+        else:
+            ids = {t.task_id for t in (other.leaves if upstream else other.roots)}  # type: ignore[attr-defined]
+            (self.upstream_task_ids if upstream else self.downstream_task_ids).update(ids)
+
     def _check_not_empty(self) -> None:
         if not self.children:
             raise AirflowException(f"TaskGroup '{self.group_id}' is empty: it cannot be wired with >> or <<")

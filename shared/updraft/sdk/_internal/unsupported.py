@@ -126,6 +126,9 @@ _SDK_NAMES = {
     "lineage": "lineage is not supported",
     "NEVER_EXPIRE": f"task state expiry is {_NOT_YET}",
     "SecretCache": "the secrets cache is internal to Airflow",
+    "literal": f"literal() template values are {_NOT_YET}",
+    "DagRunState": MODULE_HINTS["airflow.utils.state"],
+    "TaskInstanceState": MODULE_HINTS["airflow.utils.state"],
     **{name: f"task retry policies are {_NOT_YET}; use retries, retry_delay and retry_exponential_backoff"
        for name in ("RetryPolicy", "ExceptionRetryPolicy", "RetryAction", "RetryDecision", "RetryRule")},
     **{name: f"asset partitions are {_NOT_YET}" for name in (

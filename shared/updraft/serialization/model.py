@@ -1,0 +1,170 @@
+"""SerializedDAG and SerializedTask: the versioned JSON contract between the parser and everything else.
+
+The scheduler and API read these and never import DAG code. Each field carries its codec, so writing and
+reading are one table and cannot drift apart; ``from_dict(d).to_dict() == d`` for every valid document.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Any
+
+from updraft.serialization.codecs import DATETIME, DURATION, PARAMS, RAW, SORTED, TIMETABLE, VALUE, spec
+
+SCHEMA_VERSION = 1
+
+
+class SchemaVersionError(ValueError):
+    """A document written by a newer (or unknown) schema: refuse it instead of misreading it."""
+
+
+def _encode_fields(obj: Any, *, drop_none: bool) -> dict[str, Any]:
+    out = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if drop_none and value is None:
+            continue
+        out[f.name] = f.metadata["codec"].encode(value)
+    return out
+
+
+def _decode_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise SchemaVersionError(f"{cls.__name__}: unknown fields {unknown} for schema version {SCHEMA_VERSION}")
+    return {name: known[name].metadata["codec"].decode(value) for name, value in data.items()}
+
+
+@dataclasses.dataclass
+class SerializedTask:
+    """One task as the scheduler sees it: rules, limits, retries, placement, and mapping inputs."""
+
+    task_id: str = spec(RAW)
+    task_type: str = spec(RAW)
+    operator_module: str = spec(RAW)
+    custom_operator_name: str | None = spec(RAW)
+    label: str = spec(RAW)
+    task_display_name: str = spec(RAW)
+    task_group_id: str | None = spec(RAW)
+    upstream_task_ids: list[str] = spec(SORTED, factory=list)
+    downstream_task_ids: list[str] = spec(SORTED, factory=list)
+    trigger_rule: str = spec(RAW, "all_success")
+    weight_rule: str = spec(RAW, "downstream")
+    priority_weight: int = spec(RAW, 1)
+    effective_priority_weight: int = spec(RAW, 1)
+    pool: str = spec(RAW, "default_pool")
+    pool_slots: int = spec(RAW, 1)
+    queue: str = spec(RAW, "default")
+    retries: int = spec(RAW, 0)
+    retry_delay: dt.timedelta | None = spec(DURATION)
+    retry_exponential_backoff: bool | float = spec(RAW, False)
+    max_retry_delay: dt.timedelta | None = spec(DURATION)
+    execution_timeout: dt.timedelta | None = spec(DURATION)
+    depends_on_past: bool = spec(RAW, False)
+    ignore_first_depends_on_past: bool = spec(RAW, False)
+    wait_for_past_depends_before_skipping: bool = spec(RAW, False)
+    wait_for_downstream: bool = spec(RAW, False)
+    start_date: dt.datetime | None = spec(DATETIME)
+    end_date: dt.datetime | None = spec(DATETIME)
+    owner: str = spec(RAW, "airflow")
+    email: Any = spec(VALUE)
+    email_on_retry: bool = spec(RAW, True)
+    email_on_failure: bool = spec(RAW, True)
+    max_active_tis_per_dag: int | None = spec(RAW)
+    max_active_tis_per_dagrun: int | None = spec(RAW)
+    do_xcom_push: bool = spec(RAW, True)
+    multiple_outputs: bool = spec(RAW, False)
+    compute: dict[str, Any] = spec(RAW, factory=dict)
+    executor: str | None = spec(RAW)
+    executor_config: Any = spec(VALUE)
+    map_index_template: str | None = spec(RAW)
+    doc: str | None = spec(RAW)
+    doc_md: str | None = spec(RAW)
+    doc_json: str | None = spec(RAW)
+    doc_yaml: str | None = spec(RAW)
+    doc_rst: str | None = spec(RAW)
+    params: dict[str, Any] = spec(PARAMS, factory=dict)
+    template_fields: list[str] = spec(RAW, factory=list)
+    template_ext: list[str] = spec(RAW, factory=list)
+    template_fields_renderers: dict[str, str] = spec(RAW, factory=dict)
+    template_values: dict[str, Any] = spec(VALUE, factory=dict)
+    python_callable_name: str | None = spec(RAW)
+    is_mapped: bool = spec(RAW, False)
+    expand_input: dict[str, Any] | None = spec(VALUE)
+    partial_kwargs: dict[str, Any] | None = spec(VALUE)
+    is_empty: bool = spec(RAW, False)
+    can_skip_downstream: bool = spec(RAW, False)
+    is_sensor: bool = spec(RAW, False)
+    callbacks: list[str] = spec(RAW, factory=list)
+    ui_color: str = spec(RAW, "#fff")
+    ui_fgcolor: str = spec(RAW, "#000")
+    inlets: list[Any] = spec(VALUE, factory=list)
+    outlets: list[Any] = spec(VALUE, factory=list)
+    extra: dict[str, Any] = spec(VALUE, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _encode_fields(self, drop_none=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SerializedTask:
+        return cls(**_decode_fields(cls, data))
+
+
+@dataclasses.dataclass
+class SerializedDAG:
+    """A whole DAG: its schedule, limits, params, group tree and tasks, plus the file it came from."""
+
+    dag_id: str = spec(RAW)
+    relative_fileloc: str = spec(RAW)
+    file_hash: str = spec(RAW)
+    description: str | None = spec(RAW)
+    dag_display_name: str = spec(RAW)
+    timetable: Any = spec(TIMETABLE)
+    timetable_summary: str = spec(RAW)
+    timetable_description: str | None = spec(RAW)
+    timezone: str = spec(RAW, "UTC")
+    start_date: dt.datetime | None = spec(DATETIME)
+    end_date: dt.datetime | None = spec(DATETIME)
+    catchup: bool = spec(RAW, False)
+    max_active_runs: int = spec(RAW, 16)
+    max_active_tasks: int = spec(RAW, 16)
+    max_consecutive_failed_dag_runs: int = spec(RAW, 0)
+    dagrun_timeout: dt.timedelta | None = spec(DURATION)
+    tags: list[str] = spec(SORTED, factory=list)
+    owner: str = spec(RAW, "airflow")
+    owner_links: dict[str, str] = spec(RAW, factory=dict)
+    doc_md: str | None = spec(RAW)
+    params: dict[str, Any] = spec(PARAMS, factory=dict)
+    default_args: dict[str, Any] = spec(VALUE, factory=dict)
+    is_paused_upon_creation: bool | None = spec(RAW)
+    fail_fast: bool = spec(RAW, False)
+    render_template_as_native_obj: bool = spec(RAW, False)
+    template_searchpath: list[str] = spec(RAW, factory=list)
+    access_control: Any = spec(VALUE)
+    callbacks: list[str] = spec(RAW, factory=list)
+    edge_info: dict[str, dict[str, dict[str, str]]] = spec(RAW, factory=dict)
+    task_group: dict[str, Any] = spec(RAW, factory=dict)
+    tasks: list[SerializedTask] = dataclasses.field(default_factory=list, metadata={"codec": None})
+
+    @property
+    def task_dict(self) -> dict[str, SerializedTask]:
+        return {t.task_id: t for t in self.tasks}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The versioned document: ``{"__version": N, "dag": {...}}`` with tasks sorted by task_id."""
+        body = {f.name: f.metadata["codec"].encode(getattr(self, f.name))
+                for f in dataclasses.fields(self) if f.name != "tasks"}
+        body["tasks"] = [t.to_dict() for t in sorted(self.tasks, key=lambda t: t.task_id)]
+        return {"__version": SCHEMA_VERSION, "dag": body}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SerializedDAG:
+        version = data.get("__version")
+        if version != SCHEMA_VERSION:
+            raise SchemaVersionError(f"serialized DAG has schema version {version!r}; this Updraft reads "
+                                     f"version {SCHEMA_VERSION}")
+        body = dict(data["dag"])
+        tasks = [SerializedTask.from_dict(t) for t in body.pop("tasks", [])]
+        return cls(**_decode_fields(cls, body), tasks=tasks)
