@@ -86,7 +86,7 @@ def _sort_key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def encode_value(value: Any) -> Any:  # noqa: PLR0911 - one branch per JSON-less type reads best here
+def encode_value(value: Any) -> Any:
     from updraft.sdk.param import NOTSET, Param
 
     if value is None or isinstance(value, (bool, str)):
@@ -193,7 +193,7 @@ def decode_param(data: dict[str, Any]) -> Any:
                  schema=decode_value(data.get("schema") or {}))
 
 
-def decode_value(data: Any) -> Any:  # noqa: PLR0911 - mirrors encode_value
+def decode_value(data: Any) -> Any:
     import pendulum
 
     if isinstance(data, list):
