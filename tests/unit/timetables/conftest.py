@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import updraft.plugins
+from timetables_helpers import BENCH_COPY, PLUGINS_FOLDER
+from updraft.plugins import load_plugins_folder
+
+
+@pytest.fixture(scope="session")
+def bench() -> dict[str, Any]:
+    return json.loads(BENCH_COPY.read_text())
+
+
+@pytest.fixture(scope="session")
+def workday_module():
+    """The how-to's plugin file, loaded the way a plugins folder is."""
+    result = load_plugins_folder(PLUGINS_FOLDER)
+    assert result.import_errors == {}
+    import workday_timetables
+
+    return workday_timetables
+
+
+@pytest.fixture
+def isolated_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let a test register or break plugins without leaking into the process-wide registry."""
+    monkeypatch.setattr(updraft.plugins, "_plugins", dict(updraft.plugins._plugins))
+    monkeypatch.setattr(updraft.plugins, "_import_errors", dict(updraft.plugins._import_errors))

@@ -1,0 +1,34 @@
+"""Paths and small builders shared by the timetable tests (a uniquely named module, unlike conftest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pendulum
+
+HERE = Path(__file__).parent
+BENCH_NAME = "timetables_airflow_3.3.2.json"
+# The copy travels with the repository; the original sits in shared/ beside the repository.
+BENCH_COPY = HERE / "data" / BENCH_NAME
+BENCH_ORIGINAL = Path(__file__).parents[3] / ".." / "shared" / "notes" / "airflow-bench" / BENCH_NAME
+PLUGINS_FOLDER = HERE / "plugins"
+
+
+def utc(*args: int) -> pendulum.DateTime:
+    return pendulum.datetime(*args, tz="UTC")
+
+
+def berlin(*args: int) -> pendulum.DateTime:
+    return pendulum.datetime(*args, tz="Europe/Berlin")
+
+
+def iso(runs) -> list[tuple[str, str, str]]:
+    """(data_interval_start, data_interval_end, run_after) in UTC ISO form, for readable assertions."""
+    return [
+        (
+            r.data_interval.start.in_timezone("UTC").isoformat(),
+            r.data_interval.end.in_timezone("UTC").isoformat(),
+            r.run_after.in_timezone("UTC").isoformat(),
+        )
+        for r in runs
+    ]
