@@ -1,0 +1,13 @@
+"""``airflow.decorators`` (Airflow 2 path): ``@task``, ``@dag``, ``@task_group``."""
+
+from updraft.sdk._internal.unsupported import module_getattr
+from updraft.sdk.decorators import (
+    dag,
+    task,
+    task_group,
+)
+
+__all__ = ["dag", "task", "task_group"]
+
+# Names Airflow has here that Updraft does not support raise an ImportError naming them.
+__getattr__ = module_getattr(__name__, globals())

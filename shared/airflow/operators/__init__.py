@@ -1,0 +1,2 @@
+"""``airflow.operators`` (Airflow 2 paths of the standard operators)."""
+

@@ -1,0 +1,2 @@
+"""``airflow.providers``: only the standard provider is available; others raise a clear error."""
+

@@ -1,0 +1,2 @@
+"""``airflow.providers.standard``: Airflow 3's home of the core operators and sensors."""
+

@@ -1,0 +1,5 @@
+"""``airflow.providers.standard.operators.bash``."""
+
+from updraft.operators.bash import BashOperator
+
+__all__ = ["BashOperator"]

@@ -1,0 +1,5 @@
+"""``airflow.providers.standard.operators.empty``."""
+
+from updraft.operators.empty import EmptyOperator
+
+__all__ = ["EmptyOperator"]

@@ -1,0 +1,2 @@
+"""``airflow.providers.standard.sensors``."""
+

@@ -1,0 +1,5 @@
+"""``airflow.providers.standard.sensors.python``."""
+
+from updraft.sensors.python import PythonSensor
+
+__all__ = ["PythonSensor"]

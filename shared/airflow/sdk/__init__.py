@@ -1,0 +1,54 @@
+"""``airflow.sdk``: Airflow 3's authoring surface, one import for everything a DAG file needs.
+
+Like Airflow's own ``airflow.sdk``, names load on first use, so ``import airflow.sdk`` costs almost nothing and
+``from airflow.sdk import DAG`` loads only the DAG model. Names Airflow 3 has here but Updraft does not support
+(setup/teardown, hooks, notifiers, deadline alerts, ...) raise an ImportError that names them.
+"""
+
+from updraft.sdk._internal.unsupported import module_dir, module_getattr
+
+# The Task SDK release that ships with Airflow 3.3.2.
+__version__ = "1.3.2"
+
+_LAZY = {
+    "Asset": "updraft.sdk.assets",
+    "AssetAlias": "updraft.sdk.assets",
+    "AssetAll": "updraft.sdk.assets",
+    "AssetAny": "updraft.sdk.assets",
+    "Metadata": "updraft.sdk.assets",
+    "BaseOperator": "updraft.sdk.baseoperator",
+    "chain": "updraft.sdk.baseoperator",
+    "chain_linear": "updraft.sdk.baseoperator",
+    "cross_downstream": "updraft.sdk.baseoperator",
+    "BaseSensorOperator": "updraft.sensors.base",
+    "PokeReturnValue": "updraft.sensors.base",
+    "Connection": "updraft.sdk.connection",
+    "Variable": "updraft.sdk.variable",
+    "Context": "updraft.sdk.context",
+    "get_current_context": "updraft.sdk.context",
+    "get_parsing_context": "updraft.sdk.parsing_context",
+    "DAG": "updraft.sdk.dag",
+    "dag": "updraft.sdk.decorators",
+    "task": "updraft.sdk.decorators",
+    "task_group": "updraft.sdk.decorators",
+    "EdgeModifier": "updraft.sdk.edges",
+    "Label": "updraft.sdk.edges",
+    "Param": "updraft.sdk.param",
+    "ParamsDict": "updraft.sdk.param",
+    "TaskGroup": "updraft.sdk.taskgroup",
+    "XComArg": "updraft.sdk.xcom_arg",
+    "TriggerRule": "updraft.sdk.trigger_rule",
+    "WeightRule": "updraft.sdk.trigger_rule",
+    "CronDataIntervalTimetable": "updraft.timetables.interval",
+    "DeltaDataIntervalTimetable": "updraft.timetables.interval",
+    "CronTriggerTimetable": "updraft.timetables.trigger",
+    "DeltaTriggerTimetable": "updraft.timetables.trigger",
+    "MultipleCronTriggerTimetable": "updraft.timetables.trigger",
+    "EventsTimetable": "updraft.timetables.events",
+}
+
+__all__ = ["__version__"]
+__all__ += list(_LAZY)
+
+__getattr__ = module_getattr(__name__, globals(), _LAZY)
+__dir__ = module_dir(globals(), _LAZY)

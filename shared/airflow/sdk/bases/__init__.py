@@ -1,0 +1,2 @@
+"""``airflow.sdk.bases``: base classes for custom operators and sensors."""
+

@@ -1,0 +1,5 @@
+"""``airflow.sdk.definitions.asset.metadata``: extra data for emitted asset events."""
+
+from updraft.sdk.assets import Metadata
+
+__all__ = ["Metadata"]

@@ -1,0 +1,5 @@
+"""``airflow.sdk.definitions.connection``."""
+
+from updraft.sdk.connection import Connection
+
+__all__ = ["Connection"]

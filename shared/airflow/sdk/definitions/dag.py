@@ -1,0 +1,6 @@
+"""``airflow.sdk.definitions.dag``."""
+
+from updraft.sdk.dag import DAG
+from updraft.sdk.decorators import dag
+
+__all__ = ["DAG", "dag"]

@@ -1,0 +1,5 @@
+"""``airflow.sdk.definitions.decorators.task_group``."""
+
+from updraft.sdk.decorators import task_group
+
+__all__ = ["task_group"]

@@ -1,0 +1,5 @@
+"""``airflow.sdk.definitions.mappedoperator``."""
+
+from updraft.sdk.mappedoperator import MappedOperator
+
+__all__ = ["MappedOperator"]

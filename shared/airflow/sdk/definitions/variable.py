@@ -1,0 +1,5 @@
+"""``airflow.sdk.definitions.variable``."""
+
+from updraft.sdk.variable import Variable
+
+__all__ = ["Variable"]

@@ -1,0 +1,2 @@
+"""``airflow.utils``: the helper modules DAG files import."""
+

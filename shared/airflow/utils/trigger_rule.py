@@ -1,0 +1,5 @@
+"""``airflow.utils.trigger_rule``."""
+
+from updraft.sdk.trigger_rule import TriggerRule
+
+__all__ = ["TriggerRule"]
