@@ -110,6 +110,20 @@ def _resource_hint(exc: BaseException, options: ParseOptions) -> str | None:
     return None
 
 
+def _load_plugins(folder: str) -> None:
+    """Register the plugins folder's plugins in this (child) process.
+
+    Plugins are user code too, so they are loaded here and never in the
+    parent; a broken plugin is reported in the file's captured output, as
+    Airflow logs plugin errors rather than failing every DAG file.
+    """
+    from updraft.plugins import load_plugins_folder
+
+    result = load_plugins_folder(folder)
+    for path, error in result.import_errors.items():
+        print(f"Failed to import plugin {path}: {error}", file=sys.stderr)
+
+
 def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
     """Run ``job.path`` in this process and return what it produced.
 
@@ -138,6 +152,9 @@ def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
         # Appended, as Airflow does with the DAGs folder: installed packages win
         # over a same-named file in the folder.
         sys.path.append(folder)
+
+    if options.plugins_folder:
+        _load_plugins(options.plugins_folder)
 
     errors: list[ImportErrorRecord] = []
     dag_registry.reset()

@@ -35,7 +35,10 @@ class ParseOptions:
     ``memory_limit_mb`` caps each child's address space (RLIMIT_AS), ``None``
     or 0 for no cap; ``parallelism`` is how many children run at once
     (default: the CPUs this process may use); ``safe_mode`` is Airflow's
-    ``dag_discovery_safe_mode`` heuristic.
+    ``dag_discovery_safe_mode`` heuristic. ``plugins_folder`` is Airflow's
+    plugins folder: importable from DAG files, and its plugins are registered
+    in the child before the DAG file runs (as Airflow's processor loads
+    plugins first), so a custom timetable a plugin registers can serialize.
     """
 
     timeout_s: float = DEFAULT_TIMEOUT_S
@@ -44,6 +47,7 @@ class ParseOptions:
     safe_mode: bool = True
     max_output_mb: int = DEFAULT_MAX_OUTPUT_MB
     max_log_bytes: int = DEFAULT_MAX_LOG_BYTES
+    plugins_folder: str | None = None
 
     def __post_init__(self) -> None:
         if self.timeout_s <= 0:
