@@ -17,7 +17,6 @@ This module is imported by ``import airflow`` and must stay stdlib-only and chea
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 from typing import Any
@@ -207,7 +206,9 @@ def _requested_name(fullname: str) -> str:
     return best
 
 
-class _UnsupportedLoader(importlib.abc.Loader):
+class _UnsupportedLoader:
+    # Plain classes, not importlib.abc subclasses: importlib.abc pulls in importlib.resources (~8 ms).
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
         raise unsupported_module_error(_requested_name(spec.name))
 
@@ -215,7 +216,7 @@ class _UnsupportedLoader(importlib.abc.Loader):
         raise unsupported_module_error(module.__name__)
 
 
-class UnsupportedModuleFinder(importlib.abc.MetaPathFinder):
+class UnsupportedModuleFinder:
     """Last on ``sys.meta_path``: only asked about modules no other finder could locate."""
 
     _loader = _UnsupportedLoader()
