@@ -33,8 +33,8 @@ def next_dagruns(
     """Up to *n* runs following *last_automated_data_interval* (None: the DAG has never run).
 
     *now* pins the clock that ``catchup=False`` schedules consult, so a preview is repeatable; by default
-    the real clock is read. The list stops early when the timetable has no further run, or when it would
-    repeat the previous run (``@continuous`` only advances as real time passes).
+    the real clock is read. The list stops early when the timetable has no further run, or when the next
+    run would not start later than the previous one (``@continuous`` only advances as real time passes).
     """
     restriction = TimeRestriction(
         earliest=coerce_datetime(start_date) if start_date is not None else None,
@@ -47,7 +47,10 @@ def next_dagruns(
     with clock:
         while len(runs) < n:
             info = timetable.next_dagrun_info(last_automated_data_interval=last, restriction=restriction)
-            if info is None or (last is not None and info.data_interval == last):
+            if info is None:
+                break
+            if runs and info.run_after <= runs[-1].run_after:
+                # The scheduler would only create this once real time moves on (``@continuous``).
                 break
             runs.append(info)
             last = info.data_interval
