@@ -107,7 +107,7 @@ def _step_in_list(segment: str, interval_fmt: _Fmt, range_fmt: _Fmt, single: _Fm
     return text
 
 
-def _segment(  # noqa: PLR0911 -- one return per cron syntax form keeps it comparable to cron-descriptor
+def _segment(
     expression: str,
     all_description: str,
     single: _Fmt,

@@ -37,7 +37,7 @@ class InvalidSchedule(TypeError, ValueError):
     """
 
 
-def create_timetable(  # noqa: PLR0911 -- one return per schedule kind, in Airflow's order
+def create_timetable(
     schedule: Any,
     timezone: Any = None,
     *,
