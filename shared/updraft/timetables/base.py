@@ -12,6 +12,9 @@ import enum
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+# One class for the whole process, so `except airflow.exceptions.AirflowTimetableInvalid` catches ours.
+from updraft.sdk.exceptions import AirflowTimetableInvalid
+
 if TYPE_CHECKING:
     from pendulum import DateTime
 
@@ -23,14 +26,6 @@ __all__ = [
     "TimeRestriction",
     "Timetable",
 ]
-
-
-class AirflowTimetableInvalid(ValueError):
-    """A timetable's definition cannot schedule anything (bad cron, non-positive delta, ...).
-
-    Raised by :meth:`Timetable.validate` so that the DAG fails at parse time with an import error
-    rather than at scheduling time. Subclasses ``ValueError`` so generic input validation catches it.
-    """
 
 
 class DagRunType(enum.StrEnum):

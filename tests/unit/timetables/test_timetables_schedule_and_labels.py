@@ -252,5 +252,8 @@ class TestValidate:
         with pytest.raises(Exception, match="Nowhere/Special"):
             CronTriggerTimetable("@daily", timezone="Nowhere/Special")
 
-    def test_is_a_value_error(self):
-        assert issubclass(AirflowTimetableInvalid, ValueError)
+    def test_is_airflows_exception_class(self):
+        import airflow.exceptions
+
+        assert AirflowTimetableInvalid is airflow.exceptions.AirflowTimetableInvalid
+        assert issubclass(AirflowTimetableInvalid, airflow.exceptions.AirflowException)
