@@ -69,7 +69,7 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.settings": _NO_METADATA_DB,
     "airflow.utils.session": _NO_METADATA_DB,
     "airflow.utils.db": _NO_METADATA_DB,
-    "airflow.utils.state": f"task and run states are {_NOT_YET} as an importable module",
+    "airflow.utils.state": f"importing State, DagRunState and TaskInstanceState is {_NOT_YET}",
     "airflow.configuration": "Airflow's configuration is not available; use environment variables or Variables",
     "airflow.macros": f"importing macros is {_NOT_YET}",
     "airflow.listeners": "listeners are not supported",
@@ -222,7 +222,7 @@ class UnsupportedModuleFinder:
     _loader = _UnsupportedLoader()
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if not fullname.startswith("airflow.") or fullname in sys.modules:
+        if not fullname.startswith("airflow."):
             return None
         return importlib.machinery.ModuleSpec(fullname, self._loader)
 
