@@ -3,33 +3,42 @@
 One schedule family per module (``simple``, ``interval``, ``trigger``, ``events``); ``schedule`` maps a
 DAG's ``schedule=`` argument to a timetable, ``registry`` is the serialized-DAG JSON contract, and
 ``planning`` previews upcoming runs. ``airflow.timetables.*`` re-exports these for DAG files.
+
+Names resolve lazily so that ``import airflow.timetables.base`` in a DAG file does not pay for croniter and
+every schedule family.
 """
 
-from updraft.timetables._time import frozen_now, utcnow
-from updraft.timetables.base import (
-    AirflowTimetableInvalid,
-    DagRunInfo,
-    DagRunType,
-    DataInterval,
-    TimeRestriction,
-    Timetable,
-)
-from updraft.timetables.events import EventsTimetable
-from updraft.timetables.interval import CronDataIntervalTimetable, DeltaDataIntervalTimetable
-from updraft.timetables.planning import next_dagruns
-from updraft.timetables.registry import TimetableNotRegistered, decode_timetable, encode_timetable
-from updraft.timetables.schedule import InvalidSchedule, create_timetable
-from updraft.timetables.simple import (
-    AssetTriggeredTimetable,
-    ContinuousTimetable,
-    NullTimetable,
-    OnceTimetable,
-)
-from updraft.timetables.trigger import (
-    CronTriggerTimetable,
-    DeltaTriggerTimetable,
-    MultipleCronTriggerTimetable,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_LAZY = {
+    "frozen_now": "updraft.timetables._time",
+    "utcnow": "updraft.timetables._time",
+    "AirflowTimetableInvalid": "updraft.timetables.base",
+    "DagRunInfo": "updraft.timetables.base",
+    "DagRunType": "updraft.timetables.base",
+    "DataInterval": "updraft.timetables.base",
+    "TimeRestriction": "updraft.timetables.base",
+    "Timetable": "updraft.timetables.base",
+    "EventsTimetable": "updraft.timetables.events",
+    "CronDataIntervalTimetable": "updraft.timetables.interval",
+    "DeltaDataIntervalTimetable": "updraft.timetables.interval",
+    "next_dagruns": "updraft.timetables.planning",
+    "TimetableNotRegistered": "updraft.timetables.registry",
+    "decode_timetable": "updraft.timetables.registry",
+    "encode_timetable": "updraft.timetables.registry",
+    "InvalidSchedule": "updraft.timetables.schedule",
+    "create_timetable": "updraft.timetables.schedule",
+    "AssetTriggeredTimetable": "updraft.timetables.simple",
+    "ContinuousTimetable": "updraft.timetables.simple",
+    "NullTimetable": "updraft.timetables.simple",
+    "OnceTimetable": "updraft.timetables.simple",
+    "CronTriggerTimetable": "updraft.timetables.trigger",
+    "DeltaTriggerTimetable": "updraft.timetables.trigger",
+    "MultipleCronTriggerTimetable": "updraft.timetables.trigger",
+}
 
 __all__ = [
     "AirflowTimetableInvalid",
@@ -57,3 +66,43 @@ __all__ = [
     "next_dagruns",
     "utcnow",
 ]
+
+if TYPE_CHECKING:
+    from updraft.timetables._time import frozen_now, utcnow
+    from updraft.timetables.base import (
+        AirflowTimetableInvalid,
+        DagRunInfo,
+        DagRunType,
+        DataInterval,
+        TimeRestriction,
+        Timetable,
+    )
+    from updraft.timetables.events import EventsTimetable
+    from updraft.timetables.interval import CronDataIntervalTimetable, DeltaDataIntervalTimetable
+    from updraft.timetables.planning import next_dagruns
+    from updraft.timetables.registry import TimetableNotRegistered, decode_timetable, encode_timetable
+    from updraft.timetables.schedule import InvalidSchedule, create_timetable
+    from updraft.timetables.simple import (
+        AssetTriggeredTimetable,
+        ContinuousTimetable,
+        NullTimetable,
+        OnceTimetable,
+    )
+    from updraft.timetables.trigger import (
+        CronTriggerTimetable,
+        DeltaTriggerTimetable,
+        MultipleCronTriggerTimetable,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
