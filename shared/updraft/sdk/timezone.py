@@ -22,8 +22,9 @@ def to_aware(value: dt.datetime | dt.date, tz: dt.tzinfo | None = None) -> pendu
         else:
             raise TypeError(f"expected a datetime, got {type(value).__name__}: {value!r}")
     if is_naive(value):
-        zone = tz or TIMEZONE
-        return pendulum.instance(value.replace(tzinfo=None), tz=zone)
+        # Rebuilt from fields: pendulum.instance() leaves a naive pendulum DateTime naive.
+        return pendulum.datetime(value.year, value.month, value.day, value.hour, value.minute, value.second,
+                                 value.microsecond, tz=tz or TIMEZONE, fold=value.fold)
     return pendulum.instance(value)
 
 
