@@ -257,3 +257,65 @@ class TestValidate:
 
         assert AirflowTimetableInvalid is airflow.exceptions.AirflowTimetableInvalid
         assert issubclass(AirflowTimetableInvalid, airflow.exceptions.AirflowException)
+
+
+def _random_cron_expressions(count: int, seed: int = 7) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+
+    def field(lo: int, hi: int, names: tuple[str, ...] = ()) -> str:
+        def value() -> str:
+            return rng.choice(names) if names and rng.random() < 0.3 else str(rng.randint(lo, hi))
+
+        roll = rng.random()
+        a = rng.randint(lo, hi)
+        b = rng.randint(a, hi)
+        forms = [
+            (0.3, lambda: "*"),
+            (0.5, value),
+            (0.6, lambda: f"{a}-{b}"),
+            (0.7, lambda: f"*/{rng.randint(1, max(hi, 2))}"),
+            (0.8, lambda: ",".join(value() for _ in range(rng.randint(2, 4)))),
+            (0.87, lambda: f"{a}/{rng.randint(1, 5)}"),
+            (0.93, lambda: f"{a}-{b}/{rng.randint(1, 5)}"),
+            (1.01, lambda: f"{value()},{a}-{hi}/{rng.randint(2, 4)}"),
+        ]
+        return next(make() for limit, make in forms if roll < limit)
+
+    days = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
+    months = ("JAN", "FEB", "MAR", "OCT", "DEC")
+    return [
+        " ".join([field(0, 59), field(0, 23), field(1, 31), field(1, 12, months), field(0, 7, days)])
+        for _ in range(count)
+    ]
+
+
+def test_descriptions_agree_with_cron_descriptor_when_installed():
+    """Cross-check against the real package wherever it happens to be installed (it is not a dependency)."""
+    cron_descriptor = pytest.importorskip("cron_descriptor")
+
+    def reference(expression: str) -> str:
+        try:
+            return cron_descriptor.ExpressionDescriptor(
+                expression,
+                casing_type=cron_descriptor.CasingTypeEnum.Sentence,
+                use_24hour_time_format=True,
+                locale_code="en_US",
+            ).get_description()
+        except Exception:
+            return "<error>"
+
+    def ours(expression: str) -> str:
+        try:
+            return describe_cron(expression)
+        except ValueError:
+            return "<error>"
+
+    mismatches = [
+        (e, reference(e), ours(e))
+        for e in _random_cron_expressions(3000)
+        if e.split()[2] == "*" or e.split()[4] == "*"  # Airflow splits DOM+DOW pairs before describing
+        if reference(e) != ours(e)
+    ]
+    assert mismatches == []
