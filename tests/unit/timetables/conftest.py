@@ -19,9 +19,9 @@ def workday_module():
     """The how-to's plugin file, loaded the way a plugins folder is."""
     result = load_plugins_folder(PLUGINS_FOLDER)
     assert result.import_errors == {}
-    import workday_timetables
+    import workday
 
-    return workday_timetables
+    return workday
 
 
 @pytest.fixture

@@ -26,11 +26,11 @@ def test_shim_exposes_the_same_base_class():
 
 def test_workday_plugin_registers_its_timetables(workday_module):
     timetables = registered_timetables()
-    assert timetables["workday_timetables.AfterWorkdayTimetable"] is workday_module.AfterWorkdayTimetable
+    assert timetables["workday.AfterWorkdayTimetable"] is workday_module.AfterWorkdayTimetable
     assert (
-        timetables["workday_timetables.SometimeAfterWorkdayTimetable"] is workday_module.SometimeAfterWorkdayTimetable
+        timetables["workday.SometimeAfterWorkdayTimetable"] is workday_module.SometimeAfterWorkdayTimetable
     )
-    assert registered_plugins()["updraft_tests_workday_timetable_plugin"] is workday_module.WorkdayTimetablePlugin
+    assert registered_plugins()["workday_timetable_plugin"] is workday_module.WorkdayTimetablePlugin
 
 
 @pytest.mark.usefixtures("isolated_plugins")

@@ -192,13 +192,13 @@ class TestCustomTimetables:
     def test_registered_plugin_timetables_round_trip(self, workday_module):
         after = workday_module.AfterWorkdayTimetable()
         encoded = encode_timetable(after)
-        assert encoded == {"__type": "workday_timetables.AfterWorkdayTimetable", "__var": {}}
+        assert encoded == {"__type": "workday.AfterWorkdayTimetable", "__var": {}}
         assert type(decode_timetable(through_json(encoded))) is workday_module.AfterWorkdayTimetable
 
         sometime = workday_module.SometimeAfterWorkdayTimetable(pendulum.Time(8))
         encoded = encode_timetable(sometime)
         assert encoded == {
-            "__type": "workday_timetables.SometimeAfterWorkdayTimetable",
+            "__type": "workday.SometimeAfterWorkdayTimetable",
             "__var": {"schedule_at": "08:00:00"},
         }
         decoded = decode_timetable(through_json(encoded))
@@ -246,4 +246,4 @@ class TestCustomTimetables:
 
     def test_type_name(self, workday_module):
         assert CronTriggerTimetable("@daily", timezone="UTC").type_name == "CronTriggerTimetable"
-        assert workday_module.AfterWorkdayTimetable().type_name == "workday_timetables.AfterWorkdayTimetable"
+        assert workday_module.AfterWorkdayTimetable().type_name == "workday.AfterWorkdayTimetable"

@@ -11,7 +11,7 @@ BENCH_NAME = "timetables_airflow_3.3.2.json"
 # The copy travels with the repository; the original sits in shared/ beside the repository.
 BENCH_COPY = HERE / "data" / BENCH_NAME
 BENCH_ORIGINAL = Path(__file__).parents[3] / ".." / "shared" / "notes" / "airflow-bench" / BENCH_NAME
-PLUGINS_FOLDER = HERE / "plugins"
+PLUGINS_FOLDER = Path(__file__).resolve().parents[3] / "examples" / "plugins"
 
 
 def utc(*args: int) -> pendulum.DateTime:

@@ -1,4 +1,4 @@
-"""The custom timetables from Airflow's "Customizing DAG Scheduling with Timetables" how-to, as a plugin file.
+"""The custom timetables from Airflow's "Customizing DAG Scheduling with Timetables" how-to, as a plugin.
 
 Written the way a DAG author would for Airflow (imports from ``airflow.*`` only), so loading this file
 through ``updraft.plugins.load_plugins_folder`` proves such a plugin works unchanged. The method bodies
@@ -101,5 +101,5 @@ class SometimeAfterWorkdayTimetable(Timetable):
 
 
 class WorkdayTimetablePlugin(AirflowPlugin):
-    name = "updraft_tests_workday_timetable_plugin"
+    name = "workday_timetable_plugin"
     timetables = [AfterWorkdayTimetable, SometimeAfterWorkdayTimetable]
