@@ -4,7 +4,6 @@ from datetime import timedelta
 
 import pendulum
 from airflow.sdk import dag, task
-
 from shared_helpers import TABLES
 
 

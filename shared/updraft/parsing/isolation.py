@@ -101,6 +101,12 @@ def warm_up(modules: Sequence[str] = WARM_MODULES) -> list[str]:
             importlib.import_module(name)
         except Exception:
             missing.append(name)
+    try:
+        from updraft.parsing.loader import warm_up_dry_run
+
+        warm_up_dry_run()
+    except Exception:
+        missing.append("updraft.parsing.loader.warm_up_dry_run")
     _warmed = True
     return missing
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import os
 import re
 import sys
 import time
@@ -218,3 +219,68 @@ def _validate_and_serialize(
             record.message = f"Updraft could not serialize DAG {dag.dag_id}: {record.message}"
             errors.append(record)
     return out
+
+
+# A DAG file written by Updraft (not by a user) that touches the common paths:
+# operators, TaskFlow, groups, params, a cron timetable. Running it once in the
+# parent fills every lazy import and cache those paths have, so each child
+# inherits them instead of rebuilding them per file.
+_WARM_UP_SOURCE = """
+from datetime import datetime, timedelta
+from airflow.sdk import DAG, Param, TaskGroup, chain, dag, task
+from airflow.providers.standard.operators.bash import BashOperator
+from airflow.providers.standard.operators.empty import EmptyOperator
+from airflow.providers.standard.operators.python import PythonOperator
+
+with DAG(
+    dag_id="updraft_warm_up_classic",
+    schedule="0 3 * * *",
+    start_date=datetime(2024, 1, 1),
+    catchup=False,
+    tags=["warm"],
+    default_args={"retries": 1, "retry_delay": timedelta(minutes=1)},
+    params={"n": Param(1, type="integer")},
+):
+    with TaskGroup("group"):
+        first = EmptyOperator(task_id="first")
+        bash = BashOperator(task_id="bash", bash_command="echo {{ ds }}")
+    py = PythonOperator(task_id="py", python_callable=print)
+    chain(first, bash, py)
+
+
+@task
+def produce(k: int):
+    return k
+
+
+@dag(dag_id="updraft_warm_up_taskflow", schedule=None, start_date=datetime(2024, 1, 1))
+def warm():
+    chain(*[produce.override(task_id=f"t{k}")(k) for k in range(3)])
+
+
+warm()
+"""
+
+
+def warm_up_dry_run() -> None:
+    """Parse Updraft's own sample DAG file in this process (the warm parent).
+
+    Best effort: if the sample stops matching the SDK, parsing real files
+    still works, only each child pays for the first use of those paths.
+    """
+    import json
+    import tempfile
+
+    from updraft.sdk._internal import dag_registry
+
+    with tempfile.TemporaryDirectory(prefix="updraft-warm-") as folder:
+        path = os.path.join(folder, "updraft_warm_up.py")
+        with open(path, "w") as f:
+            f.write(_WARM_UP_SOURCE)
+        job = FileJob(path=path, relative_path="updraft_warm_up.py", dags_folder="")
+        try:
+            parsed = load_dag_file(job, ParseOptions())
+            json.dumps(parsed.to_dict())
+        finally:
+            sys.modules.pop(unique_module_name(path), None)
+            dag_registry.reset()

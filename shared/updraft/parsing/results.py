@@ -9,7 +9,7 @@ or unpickle objects created by it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -29,7 +29,13 @@ class ImportErrorRecord:
     dag_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "filename": self.filename,
+            "lineno": self.lineno,
+            "message": self.message,
+            "stacktrace": self.stacktrace,
+            "dag_id": self.dag_id,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ImportErrorRecord:
@@ -69,9 +75,18 @@ class ParsedFile:
         return [dag_id_of(d) for d in self.dags]
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["import_errors"] = [e.to_dict() for e in self.import_errors]
-        return data
+        # Built by hand: dataclasses.asdict deep-copies the serialized DAGs,
+        # which in a forked child costs more than parsing the file did.
+        return {
+            "relative_path": self.relative_path,
+            "file_hash": self.file_hash,
+            "dags": self.dags,
+            "import_errors": [e.to_dict() for e in self.import_errors],
+            "duration_s": self.duration_s,
+            "logs": self.logs,
+            "file_version": self.file_version,
+            "peak_rss_kb": self.peak_rss_kb,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ParsedFile:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from updraft.sdk.exceptions import AirflowException
 from updraft.sdk.mixins import DependencyMixin
 
 if TYPE_CHECKING:
@@ -84,12 +83,15 @@ class TaskNode(DependencyMixin):
         dags = {id(t._dag): t._dag for t in [self, *tasks] if t._dag is not None}
         if len(dags) > 1:
             names = sorted(d.dag_id for d in dags.values())
-            raise AirflowException(f"Tried to set relationships between tasks in more than one DAG: {names}")
-        if dags:
-            (dag,) = dags.values()
-            for task in [self, *tasks]:
-                if task._dag is None:
-                    task.dag = dag
+            raise RuntimeError(f"Tried to set relationships between tasks in more than one Dag: {names}")
+        if not dags:
+            # Airflow refuses too: an edge between two DAG-less tasks would silently vanish from every DAG.
+            raise ValueError("Tried to create relationships between tasks that don't have Dags yet. "
+                             f"Set the Dag for at least one task and try again: {[self, *tasks]}")
+        (dag,) = dags.values()
+        for task in [self, *tasks]:
+            if task._dag is None:
+                task.dag = dag
 
         for task in tasks:
             if upstream:

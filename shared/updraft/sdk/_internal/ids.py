@@ -7,6 +7,8 @@ import re
 KEY_REGEX = re.compile(r"^[\w.-]+$")
 GROUP_KEY_REGEX = re.compile(r"^[\w-]+$")
 ID_MAX_LEN = 250
+# Airflow caps group ids lower than task ids: a group id is a prefix of its tasks' ids.
+GROUP_ID_MAX_LEN = 200
 
 
 def validate_key(key: object, *, kind: str = "key", max_length: int = ID_MAX_LEN) -> str:
@@ -23,8 +25,10 @@ def validate_key(key: object, *, kind: str = "key", max_length: int = ID_MAX_LEN
 
 
 def validate_group_key(key: str) -> str:
-    if len(key) > ID_MAX_LEN:
-        raise ValueError(f"The key has to be less than {ID_MAX_LEN} characters")
+    if not isinstance(key, str):
+        raise TypeError(f"The key has to be a string and is {type(key)}:{key}")
+    if len(key) > GROUP_ID_MAX_LEN:
+        raise ValueError(f"The key has to be less than {GROUP_ID_MAX_LEN} characters, not {len(key)}")
     if not GROUP_KEY_REGEX.match(key):
         raise ValueError(f"The key '{key}' has to be made of alphanumeric characters, dashes and underscores "
                          "exclusively")
