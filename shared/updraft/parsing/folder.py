@@ -172,14 +172,15 @@ def parse_dags_folder(
 ) -> FolderParseResult:
     """Find, parse (isolated, in parallel) and cross-check every DAG file of ``folder``.
 
-    Pass a long-lived ``IsolatedParser`` as ``parser`` to reuse its warm state.
+    Without ``parser`` the process-wide warm parser for ``options`` is used.
     """
-    from updraft.parsing.isolation import IsolatedParser
+    from updraft.parsing.isolation import shared_parser
 
     started = time.perf_counter()
     options = options or (parser.options if parser is not None else ParseOptions())
+    # Started before listing so the fork server warms up while files are read.
+    parser = parser or shared_parser(options)
     jobs, skipped = list_dag_files(folder, safe_mode=options.safe_mode, ignore_syntax=ignore_syntax)
-    parser = parser or IsolatedParser(options)
     files = parser.parse(jobs)
     flag_duplicate_dag_ids(files)
     base = Path(folder).absolute()

@@ -229,6 +229,23 @@ class _Child:
     killed_for_timeout: bool = False
 
 
+@dataclass
+class _Finished:
+    """A reaped child, its result still undecoded (JSON-able, so a fork server can send it)."""
+
+    index: int
+    job: FileJob
+    killed_for_timeout: bool
+    status: int
+    peak_rss_kb: int
+    elapsed: float
+    logs: str
+    payload: bytes
+    # Set when the result was lost for a reason of the parser's own (the
+    # fork server died): explains the import error instead of an exit code.
+    note: str | None = None
+
+
 def _error_result(job: FileJob, record: ImportErrorRecord, duration_s: float = 0.0) -> ParsedFile:
     return ParsedFile(
         relative_path=job.relative_path,
@@ -261,9 +278,12 @@ def _signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def _crash_record(child: _Child, status: int, options: ParseOptions, logs: str) -> ImportErrorRecord:
-    rel = child.job.relative_path
-    if child.killed_for_timeout:
+def _crash_record(finished: _Finished, options: ParseOptions) -> ImportErrorRecord:
+    rel = finished.job.relative_path
+    status, logs = finished.status, finished.logs
+    if finished.note:
+        message = finished.note
+    elif finished.killed_for_timeout:
         message = (
             f"DagBag import timeout for {rel} after {options.timeout_s:g}s: the file did not finish "
             f"and was killed (raise the limit with --parse-timeout)"
@@ -292,89 +312,20 @@ def _crash_record(child: _Child, status: int, options: ParseOptions, logs: str) 
     return ImportErrorRecord(filename=rel, lineno=None, message=message, stacktrace=stack)
 
 
-class IsolatedParser:
-    """A warm parser: import once, fork per file.
+class Forker:
+    """Forks one child per job from *this* process and multiplexes them.
 
-    Keep one instance alive where files are parsed repeatedly (a warm Lambda
-    container, the benchmark's re-parse of one changed file) so only the first
-    call pays the warm-up.
+    Runs either in the caller's process (``fork_server=False``) or inside the
+    fork server, a separate lean process whose size never grows with results.
     """
 
-    def __init__(
-        self,
-        options: ParseOptions | None = None,
-        *,
-        target: ChildTarget | None = None,
-        warm: bool = True,
-    ) -> None:
-        self.options = options or ParseOptions()
-        self.target = target or _default_target
-        if warm and not _warmed:
-            warm_up()
+    def __init__(self, options: ParseOptions, target: ChildTarget) -> None:
+        self.options = options
+        self.target = target
+        self.selector = selectors.DefaultSelector()
+        self.running: dict[int, _Child] = {}
 
-    # -- public
-
-    def parse(self, jobs: Sequence[FileJob]) -> list[ParsedFile]:
-        """Parse every job; results come back in the order of ``jobs``."""
-        results: list[ParsedFile | None] = [None] * len(jobs)
-        for index, parsed in self.iter_parse(jobs):
-            results[index] = parsed
-        return [r for r in results if r is not None]
-
-    def parse_one(self, job: FileJob) -> ParsedFile:
-        return self.parse([job])[0]
-
-    def iter_parse(self, jobs: Sequence[FileJob]) -> Iterator[tuple[int, ParsedFile]]:
-        """Yield ``(index, result)`` as files finish, at most ``workers`` at a time."""
-        options = self.options
-        queue = deque(range(len(jobs)))
-        running: dict[int, _Child] = {}
-        selector = selectors.DefaultSelector()
-        # Objects alive now are never freed in a child: freezing them keeps the
-        # collector from touching (and so copying) the parent's pages after fork.
-        gc.freeze()
-        try:
-            while queue or running:
-                while queue and len(running) < options.workers:
-                    index = queue.popleft()
-                    child = self._spawn(index, jobs[index])
-                    running[child.result_fd] = child
-                    selector.register(child.result_fd, selectors.EVENT_READ, child)
-
-                now = time.monotonic()
-                wait = max(0.0, min(c.deadline for c in running.values()) - now)
-                for key, _events in selector.select(wait):
-                    child = key.data
-                    chunk = os.read(child.result_fd, 1 << 20)
-                    if chunk:
-                        child.buffer += chunk
-                        continue
-                    selector.unregister(child.result_fd)
-                    del running[child.result_fd]
-                    yield child.index, self._finish(child)
-
-                now = time.monotonic()
-                for child in [c for c in running.values() if now >= c.deadline]:
-                    child.killed_for_timeout = True
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(child.pid, signal.SIGKILL)
-                    selector.unregister(child.result_fd)
-                    del running[child.result_fd]
-                    yield child.index, self._finish(child)
-        finally:
-            for child in running.values():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(child.pid, signal.SIGKILL)
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(child.pid, 0)
-                os.close(child.result_fd)
-                os.close(child.out_fd)
-            selector.close()
-            gc.unfreeze()
-
-    # -- internals
-
-    def _spawn(self, index: int, job: FileJob) -> _Child:
+    def spawn(self, index: int, job: FileJob) -> None:
         read_fd, write_fd = os.pipe()
         out_fd = _new_capture()
         # Keeps the parent's own output ordered around the children's work.
@@ -396,28 +347,193 @@ class IsolatedParser:
                 os._exit(code)
         os.close(write_fd)
         deadline = started + self.options.timeout_s + _KILL_GRACE_S + 0.05 * self.options.timeout_s
-        return _Child(index, job, pid, read_fd, out_fd, started, deadline)
+        child = _Child(index, job, pid, read_fd, out_fd, started, deadline)
+        self.running[read_fd] = child
+        self.selector.register(read_fd, selectors.EVENT_READ, child)
 
-    def _finish(self, child: _Child) -> ParsedFile:
+    def next_deadline(self) -> float | None:
+        return min((c.deadline for c in self.running.values()), default=None)
+
+    def handle(self, key: selectors.SelectorKey) -> _Finished | None:
+        """Read from a ready child pipe; the finished result once it hits EOF."""
+        child = key.data
+        # A pipe never holds more than 64 KiB; a bigger buffer only costs an mmap.
+        chunk = os.read(child.result_fd, 65536)
+        if chunk:
+            child.buffer += chunk
+            return None
+        return self._reap(child)
+
+    def kill_overdue(self) -> list[_Finished]:
+        now = time.monotonic()
+        done = []
+        for child in [c for c in self.running.values() if now >= c.deadline]:
+            child.killed_for_timeout = True
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child.pid, signal.SIGKILL)
+            done.append(self._reap(child))
+        return done
+
+    def close(self) -> None:
+        for child in list(self.running.values()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(child.pid, 0)
+            os.close(child.result_fd)
+            os.close(child.out_fd)
+        self.running.clear()
+        self.selector.close()
+
+    def _reap(self, child: _Child) -> _Finished:
+        self.selector.unregister(child.result_fd)
+        del self.running[child.result_fd]
         _pid, status, usage = os.wait4(child.pid, 0)
         elapsed = time.monotonic() - child.started
         os.close(child.result_fd)
         logs = _read_output(child.out_fd, self.options.max_log_bytes)
         os.close(child.out_fd)
+        return _Finished(
+            child.index,
+            child.job,
+            child.killed_for_timeout,
+            status,
+            usage.ru_maxrss,
+            elapsed,
+            logs,
+            bytes(child.buffer),
+        )
 
-        parsed: ParsedFile | None = None
-        if not child.killed_for_timeout and os.WIFEXITED(status) and os.WEXITSTATUS(status) == _EXIT_OK:
-            try:
-                parsed = ParsedFile.from_dict(json.loads(child.buffer))
-            except (ValueError, KeyError, TypeError):
-                parsed = None
-        if parsed is None:
-            parsed = _error_result(child.job, _crash_record(child, status, self.options, logs), elapsed)
-        parsed.logs = logs
-        parsed.peak_rss_kb = usage.ru_maxrss
-        if not parsed.duration_s:
-            parsed.duration_s = elapsed
-        return parsed
+    def run(self, jobs: Sequence[FileJob]) -> Iterator[_Finished]:
+        """Run every job, ``workers`` at a time, yielding results as children finish."""
+        queue = deque(range(len(jobs)))
+        # Objects alive now are never freed in a child: freezing them keeps the
+        # collector from touching (and so copying) the parent's pages after fork.
+        gc.freeze()
+        try:
+            while queue or self.running:
+                while queue and len(self.running) < self.options.workers:
+                    index = queue.popleft()
+                    self.spawn(index, jobs[index])
+                deadline = self.next_deadline()
+                wait = max(0.0, deadline - time.monotonic()) if deadline is not None else None
+                for key, _events in self.selector.select(wait):
+                    finished = self.handle(key)
+                    if finished is not None:
+                        yield finished
+                yield from self.kill_overdue()
+        finally:
+            self.close()
+            gc.unfreeze()
+
+
+def decode_finished(finished: _Finished, options: ParseOptions) -> ParsedFile:
+    """Turn a reaped child into its ParsedFile, or into an import error if it crashed."""
+    parsed: ParsedFile | None = None
+    status = finished.status
+    if not finished.killed_for_timeout and os.WIFEXITED(status) and os.WEXITSTATUS(status) == _EXIT_OK:
+        try:
+            parsed = ParsedFile.from_dict(json.loads(finished.payload))
+        except (ValueError, KeyError, TypeError):
+            parsed = None
+    if parsed is None:
+        record = _crash_record(finished, options)
+        parsed = _error_result(finished.job, record, finished.elapsed)
+    parsed.logs = finished.logs
+    parsed.peak_rss_kb = finished.peak_rss_kb
+    if not parsed.duration_s:
+        parsed.duration_s = finished.elapsed
+    return parsed
+
+
+class IsolatedParser:
+    """A warm parser: import once, fork per file.
+
+    By default the forking happens in a fork server: a separate Python process
+    started once, which imports the SDK and never holds any result, so the
+    cost of each ``fork()`` (proportional to the forking process's memory on
+    this kind of VM) stays flat however many DAGs the caller accumulates. Keep
+    one instance alive where files are parsed repeatedly (a warm Lambda
+    container, the benchmark's re-parse of one changed file) so only the
+    first call pays the start-up. A custom ``target`` (tests) forks from this
+    process directly.
+    """
+
+    def __init__(
+        self,
+        options: ParseOptions | None = None,
+        *,
+        target: ChildTarget | None = None,
+        warm: bool = True,
+        fork_server: bool | None = None,
+    ) -> None:
+        self.options = options or ParseOptions()
+        self.target = target or _default_target
+        self.fork_server = (target is None) if fork_server is None else fork_server
+        if self.fork_server and target is not None:
+            raise ValueError("a custom target cannot run in the fork server")
+        self._client = None
+        if self.fork_server:
+            from updraft.parsing.forkserver import ForkServerClient
+
+            self._client = ForkServerClient(self.options)
+            if warm:
+                self._client.start()
+        elif warm and not _warmed:
+            warm_up()
+
+    def close(self) -> None:
+        """Stop the fork server (it also stops by itself when this process exits)."""
+        if self._client is not None:
+            self._client.close()
+
+    def __enter__(self) -> IsolatedParser:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def parse(self, jobs: Sequence[FileJob]) -> list[ParsedFile]:
+        """Parse every job; results come back in the order of ``jobs``.
+
+        Results stay as the children's raw JSON until every child is done:
+        decoded DAGs are several times larger than their JSON, and a bigger
+        forking process makes every later ``fork()`` slower.
+        """
+        raw: list[_Finished | None] = [None] * len(jobs)
+        for finished in self._iter_finished(jobs):
+            raw[finished.index] = finished
+        return [decode_finished(f, self.options) for f in raw if f is not None]
+
+    def parse_one(self, job: FileJob) -> ParsedFile:
+        return self.parse([job])[0]
+
+    def iter_parse(self, jobs: Sequence[FileJob]) -> Iterator[tuple[int, ParsedFile]]:
+        """Yield ``(index, result)`` as files finish, at most ``workers`` at a time."""
+        for finished in self._iter_finished(jobs):
+            yield finished.index, decode_finished(finished, self.options)
+
+    def _iter_finished(self, jobs: Sequence[FileJob]) -> Iterator[_Finished]:
+        if self._client is not None:
+            yield from self._client.run(jobs)
+        else:
+            yield from Forker(self.options, self.target).run(jobs)
+
+
+_shared: dict[ParseOptions, IsolatedParser] = {}
+
+
+def shared_parser(options: ParseOptions | None = None) -> IsolatedParser:
+    """One warm parser per set of options for this process's lifetime.
+
+    A warm Lambda container, a test session or a CLI command that parses
+    several times reuses the same fork server instead of starting another.
+    """
+    options = options or ParseOptions()
+    parser = _shared.get(options)
+    if parser is None:
+        parser = _shared[options] = IsolatedParser(options)
+    return parser
 
 
 def parse_files(

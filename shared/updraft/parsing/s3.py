@@ -123,19 +123,6 @@ def sync_prefix(s3_client: Any, bucket: str, prefix: str, workdir: str | Path) -
     return report
 
 
-_parsers: dict[ParseOptions, Any] = {}
-
-
-def _warm_parser(options: ParseOptions):
-    """One warm parser per set of options, kept for the container's lifetime."""
-    from updraft.parsing.isolation import IsolatedParser
-
-    parser = _parsers.get(options)
-    if parser is None:
-        parser = _parsers[options] = IsolatedParser(options)
-    return parser
-
-
 def parse_s3_dag_file(
     s3_client: Any,
     bucket: str,
@@ -193,4 +180,6 @@ def parse_s3_dag_file(
         )
 
     job = FileJob(path=str(local), relative_path=rel, dags_folder=str(root), file_version=version)
-    return _warm_parser(options).parse_one(job)
+    from updraft.parsing.isolation import shared_parser
+
+    return shared_parser(options).parse_one(job)

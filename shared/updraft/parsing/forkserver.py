@@ -1,0 +1,266 @@
+"""The fork server: a lean, warm process that forks one child per DAG file.
+
+Why a separate process: on the Firecracker VMs this runs on, ``fork()`` plus
+the copy-on-write faults that follow cost ~0.06 ms per MiB of the forking
+process. A caller that has imported boto3 (the Lambda handler) or that holds
+a thousand decoded DAGs (the CLI halfway through a folder) would make every
+fork slower; the fork server imports only what DAG files need, never keeps a
+result, and so forks at the same low cost for its whole life. It is started
+once per ``IsolatedParser`` with the current interpreter and exits when its
+stdin closes, so it cannot outlive its caller.
+
+Wire format (pipes, one server per client, one request stream at a time):
+client -> server: one JSON line per job ``{"r": run, "i": index, "path",
+"rel", "folder", "version"}``. server -> client: one JSON line of metadata
+``{"r", "i", "status", "timeout", "rss", "elapsed", "logs", "n"}`` followed by
+exactly ``n`` bytes of the child's result JSON (length-prefixed, so nothing a
+DAG file writes can break the framing).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import gc
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from updraft.parsing.isolation import _KILL_GRACE_S, Forker, _default_target, _Finished, warm_up
+from updraft.parsing.options import FileJob, ParseOptions
+
+# How long the client waits for *any* message before deciding the server is
+# wedged: beyond the per-file timeout and kill grace, the server always has
+# something to say.
+_WATCHDOG_EXTRA_S = 30.0
+
+
+def _job_line(run: int, index: int, job: FileJob) -> bytes:
+    data = {"r": run, "i": index, "path": job.path, "rel": job.relative_path, "folder": job.dags_folder}
+    if job.file_version is not None:
+        data["version"] = job.file_version
+    return json.dumps(data, separators=(",", ":")).encode() + b"\n"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+# --------------------------------------------------------------------------- server
+
+
+def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
+    """The server loop: read jobs, fork children, send results, until stdin closes."""
+    forker = Forker(options, _default_target)
+    forker.selector.register(in_fd, 1, "jobs")  # 1 == selectors.EVENT_READ
+    queue: deque[tuple[int, int, FileJob]] = deque()
+    # Children are numbered per server ("slots"); a client's indexes repeat across runs.
+    owners: dict[int, tuple[int, int]] = {}
+    pending = bytearray()
+    next_slot = 0
+
+    def send(finished: _Finished) -> None:
+        run, index = owners.pop(finished.index)
+        meta = {
+            "r": run,
+            "i": index,
+            "status": finished.status,
+            "timeout": finished.killed_for_timeout,
+            "rss": finished.peak_rss_kb,
+            "elapsed": finished.elapsed,
+            "logs": finished.logs,
+            "n": len(finished.payload),
+        }
+        _write_all(out_fd, json.dumps(meta, separators=(",", ":")).encode() + b"\n" + finished.payload)
+
+    try:
+        while True:
+            if queue and len(forker.running) < options.workers:
+                gc.freeze()  # see Forker.run: keep the collector off inherited pages
+            while queue and len(forker.running) < options.workers:
+                run, index, job = queue.popleft()
+                owners[next_slot] = (run, index)
+                forker.spawn(next_slot, job)
+                next_slot += 1
+            deadline = forker.next_deadline()
+            wait = max(0.0, deadline - time.monotonic()) if deadline is not None else None
+            for key, _events in forker.selector.select(wait):
+                if key.data != "jobs":
+                    finished = forker.handle(key)
+                    if finished is not None:
+                        send(finished)
+                    continue
+                chunk = os.read(in_fd, 65536)
+                if not chunk:
+                    return  # the client is gone: nobody wants the remaining results
+                pending.extend(chunk)
+                while (end := pending.find(b"\n")) >= 0:
+                    data = json.loads(pending[:end])
+                    del pending[: end + 1]
+                    job = FileJob(data["path"], data["rel"], data["folder"], data.get("version"))
+                    queue.append((data["r"], data["i"], job))
+            for finished in forker.kill_overdue():
+                send(finished)
+    finally:
+        forker.close()
+
+
+def main() -> None:
+    options = ParseOptions(**json.loads(sys.argv[1]))
+    # The protocol owns the real stdout; anything else that prints (a noisy
+    # import) goes to stderr instead of corrupting it.
+    out_fd = os.dup(1)
+    os.dup2(2, 1)
+    warm_up()
+    serve(options, 0, out_fd)
+
+
+# --------------------------------------------------------------------------- client
+
+_clients: list[ForkServerClient] = []
+
+
+@atexit.register
+def _close_all() -> None:
+    for client in list(_clients):
+        client.close()
+
+
+class ForkServerClient:
+    """The caller's side: starts the server lazily and streams jobs through it."""
+
+    def __init__(self, options: ParseOptions) -> None:
+        self.options = options
+        self.proc: subprocess.Popen | None = None
+        self._buffer = bytearray()
+        self._run = 0
+
+    def start(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            return
+        import updraft
+
+        env = dict(os.environ)
+        root = str(Path(updraft.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "updraft.parsing.forkserver", json.dumps(asdict(self.options))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            bufsize=0,
+        )
+        self._buffer = bytearray()
+        _clients.append(self)
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        with contextlib.suppress(ValueError):
+            _clients.remove(self)
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=self.options.timeout_s + _KILL_GRACE_S + 1)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        with contextlib.suppress(OSError):
+            proc.stdout.close()
+
+    def _read_message(self, timeout: float) -> tuple[dict, bytes] | None:
+        """The next reply, or None if the server died or went silent past ``timeout``."""
+        assert self.proc is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                meta = json.loads(self._buffer[:end])
+                total = end + 1 + meta["n"]
+                if len(self._buffer) >= total:
+                    payload = bytes(self._buffer[end + 1 : total])
+                    del self._buffer[:total]
+                    return meta, payload
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self._buffer.extend(chunk)
+
+    def run(self, jobs: Sequence[FileJob]) -> Iterator[_Finished]:
+        self.start()
+        assert self.proc is not None
+        self._run += 1
+        run = self._run
+        window = max(64, 8 * self.options.workers)
+        watchdog = self.options.timeout_s + _KILL_GRACE_S + _WATCHDOG_EXTRA_S
+        sent = 0
+        outstanding: set[int] = set()
+        in_fd = self.proc.stdin.fileno()
+        while sent < len(jobs) or outstanding:
+            lines = []
+            while sent < len(jobs) and len(outstanding) < window:
+                lines.append(_job_line(run, sent, jobs[sent]))
+                outstanding.add(sent)
+                sent += 1
+            if lines:
+                # A dead server shows up in the read below.
+                with contextlib.suppress(BrokenPipeError):
+                    _write_all(in_fd, b"".join(lines))
+            message = self._read_message(watchdog)
+            if message is None:
+                yield from self._server_lost(jobs, outstanding)
+                outstanding.clear()
+                self.start()
+                assert self.proc is not None
+                in_fd = self.proc.stdin.fileno()
+                continue
+            meta, payload = message
+            if meta["r"] != run or meta["i"] not in outstanding:
+                continue  # a late reply for an abandoned run
+            outstanding.discard(meta["i"])
+            yield _Finished(
+                meta["i"],
+                jobs[meta["i"]],
+                meta["timeout"],
+                meta["status"],
+                meta["rss"],
+                meta["elapsed"],
+                meta["logs"],
+                payload,
+            )
+
+    def _server_lost(self, jobs: Sequence[FileJob], outstanding: set[int]) -> Iterator[_Finished]:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                proc.kill()
+            proc.wait()
+            with contextlib.suppress(ValueError):
+                _clients.remove(self)
+        for index in sorted(outstanding):
+            note = (
+                "the parse server stopped while this file was being parsed (a DAG file may have killed it); "
+                "the file was not parsed"
+            )
+            yield _Finished(index, jobs[index], False, -1, 0, 0.0, "", b"", note)
+
+
+if __name__ == "__main__":
+    main()
