@@ -33,7 +33,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from updraft.parsing.isolation import _KILL_GRACE_S, Forker, _default_target, _Finished, warm_up
+from updraft.parsing.isolation import (
+    _KILL_GRACE_S,
+    Forker,
+    _default_target,
+    _Finished,
+    prepare_forking_process,
+    warm_up,
+)
 from updraft.parsing.options import FileJob, ParseOptions
 
 # How long the client waits for *any* message before deciding the server is
@@ -60,7 +67,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
     """The server loop: read jobs, fork children, send results, until stdin closes."""
-    forker = Forker(options, _default_target)
+    forker = Forker(options, _default_target, prepared=True)
     forker.selector.register(in_fd, 1, "jobs")  # 1 == selectors.EVENT_READ
     queue: deque[tuple[int, int, FileJob]] = deque()
     # Children are numbered per server ("slots"); a client's indexes repeat across runs.
@@ -120,6 +127,7 @@ def main() -> None:
     # import) goes to stderr instead of corrupting it.
     out_fd = os.dup(1)
     os.dup2(2, 1)
+    prepare_forking_process()
     warm_up()
     serve(options, 0, out_fd)
 

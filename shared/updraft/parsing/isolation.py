@@ -147,26 +147,56 @@ def _line_stream(fd: int) -> io.TextIOWrapper:
     return io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", line_buffering=True)
 
 
-def _child_main(
-    job: FileJob, options: ParseOptions, target: ChildTarget, result_fd: int, out_fd: int
-) -> None:
-    """Everything the child does. Never returns: the caller ``os._exit``s."""
+_current_job: FileJob | None = None
+_current_timeout: float = 0.0
+
+
+def _on_alarm(signum, frame):
+    job = _current_job
+    name = job.relative_path if job is not None else "the DAG file"
+    raise ParseTimeout(f"DagBag import timeout for {name} after {_current_timeout:g}s")
+
+
+def prepare_forking_process() -> None:
+    """Set, once in a process that only forks DAG-file children, what each child would set.
+
+    Every object a child creates or changes costs it copy-on-write page
+    faults, the dominant per-file cost here; so the fork server sets signal
+    dispositions, line-buffered streams on fd 1/2 and faulthandler up front,
+    and each child only points fd 1/2 at its own capture.
+    """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # Python ignores SIGXFSZ, which would turn "printed too much" into an
     # OSError the file could catch; dying from it gives one clear message.
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-    os.dup2(out_fd, 1)
-    os.dup2(out_fd, 2)
-    os.close(out_fd)
-    # Rebind the Python-level streams too: the parent's may not write to fd 1/2
-    # at all (a test runner's capture) and may hold the parent's buffered text.
+    signal.signal(signal.SIGALRM, _on_alarm)
     # Line buffering keeps stdout and stderr lines in the order they were printed.
     sys.stdout = _line_stream(1)
     sys.stderr = _line_stream(2)
     # A segfault in a DAG file (a C extension) then leaves its Python
     # traceback in the captured output, which the crash record shows.
     faulthandler.enable(file=sys.stderr)
+
+
+def _child_main(
+    job: FileJob,
+    options: ParseOptions,
+    target: ChildTarget,
+    result_fd: int,
+    out_fd: int,
+    prepared: bool = False,
+) -> None:
+    """Everything the child does. Never returns: the caller ``os._exit``s."""
+    global _current_job, _current_timeout
+    _current_job, _current_timeout = job, options.timeout_s
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    os.close(out_fd)
+    if not prepared:
+        # Forked from an arbitrary process (tests, custom targets): its streams
+        # may not write to fd 1/2 at all (a test runner's capture).
+        prepare_forking_process()
 
     if options.memory_limit_mb:
         limit = options.memory_limit_mb * 1024 * 1024
@@ -180,10 +210,6 @@ def _child_main(
         if hard == resource.RLIM_INFINITY or hard >= cap:
             resource.setrlimit(resource.RLIMIT_FSIZE, (cap, hard))
 
-    def on_alarm(signum, frame):
-        raise ParseTimeout(f"DagBag import timeout for {job.relative_path} after {options.timeout_s:g}s")
-
-    signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, options.timeout_s)
     try:
         result = target(job, options)
@@ -319,9 +345,10 @@ class Forker:
     fork server, a separate lean process whose size never grows with results.
     """
 
-    def __init__(self, options: ParseOptions, target: ChildTarget) -> None:
+    def __init__(self, options: ParseOptions, target: ChildTarget, *, prepared: bool = False) -> None:
         self.options = options
         self.target = target
+        self.prepared = prepared
         self.selector = selectors.DefaultSelector()
         self.running: dict[int, _Child] = {}
 
@@ -338,7 +365,7 @@ class Forker:
             code = _EXIT_INTERNAL
             try:
                 os.close(read_fd)
-                _child_main(job, self.options, self.target, write_fd, out_fd)
+                _child_main(job, self.options, self.target, write_fd, out_fd, self.prepared)
                 code = _EXIT_OK
             except BaseException:
                 with contextlib.suppress(BaseException):
