@@ -1,0 +1,77 @@
+"""What the CLI shows about a serialized DAG, read without importing any DAG file.
+
+The CLI parent only ever sees serialized DAGs (the children ran the files),
+exactly like the API and the scheduler will; this module is the small bridge
+from that JSON to Airflow's CLI fields.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+# Airflow's [core] dags_are_paused_at_creation default: a DAG that does not
+# set is_paused_upon_creation starts paused.
+PAUSED_AT_CREATION_DEFAULT = True
+
+
+def _dag_part(serialized: dict[str, Any]) -> dict[str, Any]:
+    inner = serialized.get("dag")
+    return inner if isinstance(inner, dict) else serialized
+
+
+def dag_summary(serialized: dict[str, Any], dags_folder: str) -> dict[str, Any]:
+    """The fields ``updraft dags list`` prints (Airflow's default columns, plus tags)."""
+    dag = _dag_part(serialized)
+    rel = dag.get("relative_fileloc") or ""
+    owners = dag.get("owner")
+    if owners is None:
+        owners = ", ".join(sorted({t.get("owner", "airflow") for t in dag.get("tasks", [])})) or "airflow"
+    paused = dag.get("is_paused_upon_creation")
+    return {
+        "dag_id": dag["dag_id"],
+        "fileloc": os.path.join(dags_folder, rel) if rel else dags_folder,
+        "owners": owners,
+        "is_paused": PAUSED_AT_CREATION_DEFAULT if paused is None else bool(paused),
+        "tags": sorted(dag.get("tags") or []),
+    }
+
+
+def next_runs(serialized: dict[str, Any], n: int, *, plugins_folder: str | None = None) -> list[str | None]:
+    """Logical dates (ISO 8601) of the DAG's next ``n`` runs; a trailing None when the schedule ends.
+
+    The runs are the ones the scheduler would create for a DAG that has never
+    run (start_date, end_date and catchup applied), as computed by
+    ``updraft.timetables.planning.next_dagruns``. The timetable is rebuilt
+    from its serialized form; a custom one must be registered by a plugin.
+    """
+    from updraft.serialization import deserialize_dag
+    from updraft.timetables.planning import next_dagruns
+    from updraft.timetables.registry import TimetableNotRegistered
+
+    if plugins_folder:
+        # Like Airflow's scheduler, the process that computes runs loads the
+        # plugins: a custom timetable can only be rebuilt by its plugin.
+        from updraft.plugins import load_plugins_folder
+
+        load_plugins_folder(plugins_folder)
+    try:
+        dag = deserialize_dag(serialized)
+    except TimetableNotRegistered as exc:
+        raise click.ClickException(
+            f"DAG {serialized['dag']['dag_id']!r} uses the custom timetable {exc}, which no plugin registers; "
+            "put its plugin in the plugins folder (--plugins-folder)"
+        ) from exc
+    infos = next_dagruns(
+        dag.timetable,
+        start_date=dag.start_date,
+        end_date=dag.end_date,
+        catchup=dag.catchup,
+        n=n,
+    )
+    out: list[str | None] = [info.logical_date.isoformat() for info in infos]
+    if len(out) < n:
+        out.append(None)
+    return out
