@@ -28,7 +28,11 @@ class EdgeModifier(DependencyMixin):
 
     def update_relative(self, other: DependencyMixin, upstream: bool = True,
                         edge_modifier: EdgeModifier | None = None) -> None:
-        (self._upstream if upstream else self._downstream).append(other)
+        """``a >> label`` after ``label >> b``: the label already knows ``b``, so ``a >> b`` gets the label now."""
+        if upstream:
+            self.set_upstream(other)
+        else:
+            self.set_downstream(other)
 
     def set_upstream(self, other: Any, edge_modifier: EdgeModifier | None = None) -> None:
         for obj in self.flatten(other):

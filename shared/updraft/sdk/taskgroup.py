@@ -53,14 +53,15 @@ class TaskGroup(DependencyMixin):
             self.group_display_name = ""
             return
 
-        if not isinstance(group_id, str):
-            raise TypeError(f"group_id must be a str, got {type(group_id).__name__}")
         validate_group_key(group_id)
         dag = dag or DagContext.current()
         parent_group = parent_group or TaskGroupContext.current(dag)
         if parent_group is None:
-            raise AirflowException("TaskGroup can only be used inside a dag (pass dag= or use it in a "
-                                   "`with DAG(...)` block)")
+            raise RuntimeError("TaskGroup can only be used inside a dag (pass dag= or use it in a "
+                               "`with DAG(...)` block)")
+        if parent_group.default_args:
+            # A nested group inherits its parent's defaults; its own win (Airflow merges at construction).
+            self.default_args = {**parent_group.default_args, **self.default_args}
         self.parent_group = parent_group
         self.dag = parent_group.dag
         self.used_group_ids = parent_group.used_group_ids
@@ -68,14 +69,15 @@ class TaskGroup(DependencyMixin):
         if self.group_id in self.used_group_ids:
             if not add_suffix_on_collision:
                 raise DuplicateTaskIdFound(f"group_id '{self.group_id}' has already been added to the DAG")
-            base = group_id
+            # "g" and "g__1" both continue the "g__N" series, as in Airflow.
+            base = re.split(r"__\d+$", group_id)[0]
             suffixes = [int(m.group(1)) for g in self.used_group_ids if g
                         for m in [re.fullmatch(re.escape(parent_group.child_id(base)) + r"__(\d+)", g)] if m]
             self._group_id = f"{base}__{max(suffixes, default=0) + 1}"
         self.used_group_ids.add(self.group_id)
         if self.dag is not None and self.group_id in self.dag.task_dict:
             raise DuplicateTaskIdFound(f"group_id '{self.group_id}' has already been added to the DAG as a task")
-        self.group_display_name = group_display_name or group_id
+        self.group_display_name = group_display_name or ""
         parent_group.add(self)
 
     @classmethod
@@ -100,7 +102,7 @@ class TaskGroup(DependencyMixin):
 
     @property
     def label(self) -> str | None:
-        return self.group_display_name
+        return self.group_display_name or self._group_id
 
     def child_id(self, label: str) -> str:
         if self.prefix_group_id and self.group_id:
@@ -151,28 +153,42 @@ class TaskGroup(DependencyMixin):
             ids = {t.task_id for t in (other.leaves if upstream else other.roots)}  # type: ignore[attr-defined]
             (self.upstream_task_ids if upstream else self.downstream_task_ids).update(ids)
 
-    def _check_not_empty(self) -> None:
-        if not self.children:
-            raise AirflowException(f"TaskGroup '{self.group_id}' is empty: it cannot be wired with >> or <<")
+    def _leaves_for_downstream(self) -> list[TaskNode]:
+        """What ``group >> x`` wires: the leaves, or for an empty group whatever was wired into it (Airflow).
+
+        So ``a >> empty_group >> b`` still gives ``a >> b``, and an empty group wired on one side only is a
+        no-op rather than an error, as Airflow parses it. Airflow's walk continues into the DAG's root group,
+        wiring every leaf of the DAG (often the downstream task itself, a self-loop); ours stops below it.
+        """
+        group: TaskGroup | None = self
+        while group is not None and not group.is_root:
+            leaves = group.leaves
+            if leaves:
+                return leaves
+            if group.upstream_task_ids and group.dag is not None:
+                return [group.dag.get_task(tid) for tid in sorted(group.upstream_task_ids)]
+            group = group.parent_group
+        return []
 
     def set_upstream(self, other: Any, edge_modifier: EdgeModifier | None = None) -> None:
-        self._check_not_empty()
         for obj in self.flatten(other):
             if isinstance(obj, TaskGroup):
                 self.upstream_group_ids.add(obj.group_id)
+                obj.downstream_group_ids.add(self.group_id)
             else:
                 self.upstream_task_ids.update(getattr(t, "task_id", "") for t in obj.leaves)
         for root in self.roots:
             root.set_upstream(other, edge_modifier)
 
     def set_downstream(self, other: Any, edge_modifier: EdgeModifier | None = None) -> None:
-        self._check_not_empty()
+        leaves = self._leaves_for_downstream()
         for obj in self.flatten(other):
             if isinstance(obj, TaskGroup):
                 self.downstream_group_ids.add(obj.group_id)
+                obj.upstream_group_ids.add(self.group_id)
             else:
                 self.downstream_task_ids.update(getattr(t, "task_id", "") for t in obj.roots)
-        for leaf in self.leaves:
+        for leaf in leaves:
             leaf.set_downstream(other, edge_modifier)
 
     def __enter__(self) -> TaskGroup:
