@@ -7,11 +7,13 @@ TaskGroup's and the task's own ``default_args`` before any constructor runs.
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import itertools
 import math
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -21,6 +23,7 @@ from updraft.sdk._internal.ids import validate_key
 from updraft.sdk.compute import resolve_compute
 from updraft.sdk.exceptions import AirflowException
 from updraft.sdk.node import TaskNode
+from updraft.sdk.param import ParamsDict
 from updraft.sdk.trigger_rule import TriggerRule, WeightRule
 
 if TYPE_CHECKING:
@@ -42,10 +45,60 @@ MAX_RETRY_DELAY = timedelta(hours=24)
 
 # Arguments Airflow 2 accepted and Airflow 3 removed: say so instead of a bare "invalid argument".
 _REMOVED_ARGS = {
-    "sla": "SLAs were removed in Airflow 3 (use deadline alerts)",
     "task_concurrency": "renamed to max_active_tis_per_dag",
     "provide_context": "the context is always passed to callables that accept it",
 }
+
+# Airflow 3 checks these types after construction (``BASEOPERATOR_ARGS_EXPECTED_TYPES``); None is always allowed.
+_EXPECTED_TYPES: dict[str, Any] = {
+    "task_id": str,
+    "email": (str, Sequence),
+    "email_on_retry": bool,
+    "email_on_failure": bool,
+    "retries": int,
+    "retry_exponential_backoff": (int, float),
+    "depends_on_past": bool,
+    "ignore_first_depends_on_past": bool,
+    "wait_for_past_depends_before_skipping": bool,
+    "wait_for_downstream": bool,
+    "priority_weight": int,
+    "queue": str,
+    "pool": str,
+    "pool_slots": int,
+    "trigger_rule": str,
+    "run_as_user": str,
+    "map_index_template": str,
+    "max_active_tis_per_dag": int,
+    "max_active_tis_per_dagrun": int,
+    "executor": str,
+    "do_xcom_push": bool,
+    "multiple_outputs": bool,
+    "doc": str,
+    "doc_md": str,
+    "doc_json": str,
+    "doc_yaml": str,
+    "doc_rst": str,
+    "task_display_name": str,
+    "logger_name": str,
+    "allow_nested_operators": bool,
+    "start_date": datetime,
+    "end_date": datetime,
+}
+
+
+class InvalidOperatorArguments(AirflowException, TypeError):
+    """Unknown keyword arguments to an operator: a TypeError in Airflow 3, an AirflowException in Airflow 2.
+
+    Being both lets DAG-file tests written for either version catch it.
+    """
+
+
+def _check_instance_types(node: Any, expected: dict[str, Any]) -> None:
+    for name, types in expected.items():
+        value = getattr(node, name, None)
+        if value is not None and not isinstance(value, types):
+            raise TypeError(f"{name!r} for task {node.task_id!r} expects {types}, got {type(value)} with value "
+                            f"{value!r}")
 
 
 def _defaults_applied(func):
@@ -60,7 +113,7 @@ def _defaults_applied(func):
     @functools.wraps(func)
     def apply_defaults(self: BaseOperator, *args: Any, **kwargs: Any) -> None:
         if args:
-            raise AirflowException("Use keyword arguments when initializing operators")
+            raise TypeError("Use keyword arguments when initializing operators")
         outermost = not hasattr(self, "_init_kwargs")
         if outermost:
             # A detached instance is a mapped task's prototype: validated, never placed in a DAG.
@@ -72,11 +125,15 @@ def _defaults_applied(func):
             dag = kwargs.get("dag") or DagContext.current()
             group = kwargs.get("task_group") or TaskGroupContext.current(dag)
         merged = merged_default_args(dag, group, kwargs.get("default_args"))
+        if outermost:
+            if not self._detached:
+                kwargs["params"] = merged_params(dag, kwargs.get("params"), kwargs.get("default_args"))
+            hook = getattr(self, "_hook_apply_defaults", None)
+            if hook is not None:
+                kwargs = hook(kwargs, merged)
         for name in params:
-            if name not in kwargs and name in merged:
+            if name not in kwargs and name in merged and name != "params":
                 kwargs[name] = merged[name]
-        if "params" in params and merged.get("params") is not None:
-            kwargs["params"] = {**merged["params"], **(kwargs.get("params") or {})}
         missing = sorted(required - set(kwargs))
         if missing:
             task_id = kwargs.get("task_id", "?")
@@ -103,8 +160,22 @@ def merged_default_args(dag: DAG | None, group: TaskGroup | None, own: dict | No
         group = group.parent_group
     for g in reversed(chain_of_groups):
         merged.update(g.default_args)
+    if own is not None and not isinstance(own, Mapping):
+        raise TypeError(f"default_args must be a mapping, got {type(own)}")
     merged.update(own or {})
     return merged
+
+
+def merged_params(dag: DAG | None, task_params: Any, own_default_args: Any) -> ParamsDict:
+    """A task's params as Airflow builds them: the DAG's, then the task's own, then its ``default_args["params"]``."""
+    params = copy.deepcopy(dag.params) if dag is not None else ParamsDict()
+    if task_params:
+        if not isinstance(task_params, Mapping):
+            raise TypeError(f"params must be a mapping, got {type(task_params)}")
+        params.update(ParamsDict(task_params))
+    if isinstance(own_default_args, Mapping) and own_default_args.get("params"):
+        params.update(ParamsDict(own_default_args["params"]))
+    return params
 
 
 class BaseOperatorMeta(type):
@@ -125,23 +196,30 @@ def _as_timedelta(value: Any, name: str, task_id: str) -> timedelta | None:
 
 
 def parse_retries(retries: Any, task_id: str) -> int:
+    """Airflow's conversion: ``None`` is 0, anything ``int()`` accepts ("3", 2.0) is converted."""
     if retries is None:
         return DEFAULT_RETRIES
-    if isinstance(retries, bool):
-        raise AirflowException(f"'retries' type must be int, not {type(retries).__name__}")
-    if isinstance(retries, int):
+    if type(retries) is int:
         return retries
-    if isinstance(retries, str) and retries.isdigit():
+    try:
         return int(retries)
-    raise AirflowException(f"'retries' type must be int, not {type(retries).__name__} (task '{task_id}')")
+    except (TypeError, ValueError):
+        raise TypeError(f"'retries' type must be int, not {type(retries).__name__} (task '{task_id}')") from None
 
 
 def validate_trigger_rule(rule: Any, task_id: str, dag_id: str | None) -> TriggerRule:
     value = rule.value if isinstance(rule, TriggerRule) else rule
     if not isinstance(value, str) or not TriggerRule.is_valid(value):
-        raise ValueError(f"The trigger_rule must be one of {sorted(TriggerRule.all_triggers())},"
-                         f"'{dag_id or ''}.{task_id}'; received '{value}'.")
+        hint = _REMOVED_TRIGGER_RULES.get(value) if isinstance(value, str) else None
+        raise ValueError(f"The trigger_rule must be one of {[r.value for r in TriggerRule]},"
+                         f"'{dag_id or ''}.{task_id}'; received '{value}'." + (f" ({hint})" if hint else ""))
     return TriggerRule(value)
+
+
+_REMOVED_TRIGGER_RULES = {
+    "dummy": "renamed to 'always' in Airflow 2.2 and removed in Airflow 3",
+    "none_failed_or_skipped": "renamed to 'none_failed_min_one_success' in Airflow 2.2 and removed in Airflow 3",
+}
 
 
 def validate_weight_rule(rule: Any, task_id: str) -> WeightRule:
@@ -154,13 +232,29 @@ def validate_weight_rule(rule: Any, task_id: str) -> WeightRule:
 
 
 def validate_priority_weight(weight: Any, task_id: str) -> int:
-    if isinstance(weight, bool) or not isinstance(weight, int):
-        raise TypeError(f"'priority_weight' for task '{task_id}' expects an int, "
-                        f"not {type(weight).__name__}")
-    if not MINIMUM_PRIORITY_WEIGHT <= weight <= MAXIMUM_PRIORITY_WEIGHT:
-        raise ValueError(f"'priority_weight' for task '{task_id}' must be between {MINIMUM_PRIORITY_WEIGHT} "
-                         f"and {MAXIMUM_PRIORITY_WEIGHT}, got {weight}")
-    return weight
+    """An int, clamped (not refused) to the 32-bit range, as Airflow's ``db_safe_priority`` does."""
+    if not isinstance(weight, int):
+        raise TypeError(f"'priority_weight' for task '{task_id}' expects {int}, got {type(weight)} with value "
+                        f"{weight!r}")
+    return max(MINIMUM_PRIORITY_WEIGHT, min(MAXIMUM_PRIORITY_WEIGHT, int(weight)))
+
+
+class _PartialDescriptor:
+    """``Operator.partial(...)`` starts a mapped task; ``task.partial(...)`` on an instance is a mistake (Airflow)."""
+
+    def __get__(self, obj: Any, cls: type | None = None) -> Any:
+        if obj is not None:
+            def partial(**kwargs: Any) -> Any:
+                raise TypeError("partial can only be called on Operator classes, not Tasks themselves")
+
+            return partial
+
+        def partial_for_class(**kwargs: Any) -> OperatorPartial:
+            from updraft.sdk.mappedoperator import OperatorPartial
+
+            return OperatorPartial(cls, kwargs)
+
+        return partial_for_class
 
 
 class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
@@ -209,6 +303,7 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
         queue: str = DEFAULT_QUEUE,
         pool: str | None = None,
         pool_slots: int = DEFAULT_POOL_SLOTS,
+        sla: timedelta | None = None,
         execution_timeout: timedelta | None = None,
         on_execute_callback: Any = None,
         on_failure_callback: Any = None,
@@ -243,10 +338,14 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
     ) -> None:
         if kwargs:
             hints = [f"{k} ({_REMOVED_ARGS[k]})" for k in kwargs if k in _REMOVED_ARGS]
-            raise AirflowException(
+            raise InvalidOperatorArguments(
                 f"Invalid arguments were passed to {type(self).__name__} (task_id: {task_id}). "
                 f"Invalid arguments were:\n**kwargs: {kwargs}" + (f"\n{'; '.join(hints)}" if hints else "")
             )
+        if sla is not None:
+            # Airflow 3 still accepts the argument and ignores it with this warning; so do we.
+            warnings.warn("The SLA feature is removed in Airflow 3.0, replaced with Deadline Alerts in >=3.1",
+                          stacklevel=3)
         self._init_node()
         self._dag = None
         self.task_group = None
@@ -264,19 +363,22 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
         self.retry_delay = _as_timedelta(retry_delay, "retry_delay", task_id)
         self.retry_exponential_backoff = retry_exponential_backoff
         self.max_retry_delay = _as_timedelta(max_retry_delay, "max_retry_delay", task_id)
-        self.start_date = timezone.to_aware(start_date) if start_date is not None else None
-        self.end_date = timezone.to_aware(end_date) if end_date is not None else None
-        self.depends_on_past = bool(depends_on_past or wait_for_downstream)
+        self.start_date = timezone.convert_to_utc(start_date)
+        self.end_date = timezone.convert_to_utc(end_date)
+        self.depends_on_past = True if wait_for_downstream else depends_on_past
         self.ignore_first_depends_on_past = ignore_first_depends_on_past
         self.wait_for_past_depends_before_skipping = wait_for_past_depends_before_skipping
         self.wait_for_downstream = wait_for_downstream
-        self.params = dict(params or {})
+        self.params = params if isinstance(params, ParamsDict) else ParamsDict(params)
         self.default_args = dict(default_args or {})
         self.priority_weight = validate_priority_weight(priority_weight, task_id)
         self.weight_rule = validate_weight_rule(weight_rule, task_id)
         self.queue = queue
         self.pool = DEFAULT_POOL_NAME if pool is None else pool
-        if not isinstance(pool_slots, int) or isinstance(pool_slots, bool) or pool_slots < 1:
+        if not isinstance(pool_slots, int):
+            raise TypeError(f"'pool_slots' for task {task_id!r} expects {int}, got {type(pool_slots)} with value "
+                            f"{pool_slots!r}")
+        if pool_slots < 1:
             raise ValueError(f"pool slots for {task_id}{f' in dag {dag_id}' if dag_id else ''} "
                              f"cannot be less than 1")
         self.pool_slots = pool_slots
@@ -314,6 +416,7 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
         self.allow_nested_operators = allow_nested_operators
         self.render_template_as_native_obj = render_template_as_native_obj
 
+        _check_instance_types(self, _EXPECTED_TYPES)
         if task_group is not None:
             task_group.add(self)
         if dag is not None:
@@ -341,10 +444,13 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
 
     @property
     def task_display_name(self) -> str:
-        return self._task_display_name or self.label
+        return self._task_display_name or self.task_id
 
     @property
     def label(self) -> str:
+        """What the graph shows: the display name if one was given, else the id without its group prefix."""
+        if self._task_display_name and self._task_display_name != self.task_id:
+            return self._task_display_name
         group = self.task_group
         if group is not None and group.group_id and group.prefix_group_id:
             return self.task_id[len(group.group_id) + 1:]
@@ -370,12 +476,7 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
         fn = getattr(self, "python_callable", None)
         return getattr(fn, "__qualname__", None) if fn is not None else None
 
-    @classmethod
-    def partial(cls, **kwargs: Any) -> OperatorPartial:
-        """Start a mapped task: the arguments shared by every mapped instance (``.partial(...).expand(...)``)."""
-        from updraft.sdk.mappedoperator import OperatorPartial
-
-        return OperatorPartial(cls, kwargs)
+    partial: Any = _PartialDescriptor()
 
     def as_setup(self) -> BaseOperator:
         from updraft.sdk.exceptions import UnsupportedFeatureError
@@ -406,25 +507,31 @@ def chain(*tasks: Any) -> None:
             raise TypeError(f"Chain not supported between instances of {type(up).__name__} and "
                             f"{type(down).__name__}")
         if len(up) != len(down):
-            raise AirflowException(f"Chain not supported for different length Iterable. "
-                                   f"Got {len(up)} and {len(down)}.")
+            raise ValueError(f"Chain not supported for different length Iterable. Got {len(up)} and {len(down)}.")
         for u, d in zip(up, down, strict=True):
             u.set_downstream(d)
 
 
 def chain_linear(*elements: Any) -> None:
     """Every element of each argument depends on every element of the previous argument."""
+    from updraft.sdk.edges import EdgeModifier
     from updraft.sdk.mixins import DependencyMixin
 
-    if len(elements) < 2:
-        raise ValueError("No dependencies were set. Did you forget to expand with `*`?")
+    if not elements:
+        raise ValueError("No tasks provided; nothing to do.")
     prev = None
+    deps_set = False
     for current in elements:
+        if isinstance(current, EdgeModifier):
+            raise ValueError("Labels are not supported by chain_linear")
         current_list = [current] if isinstance(current, DependencyMixin) else list(current)
         if prev is not None:
             for up in prev:
                 up.set_downstream(current_list)
+                deps_set = True
         prev = current_list
+    if not deps_set:
+        raise ValueError("No dependencies were set. Did you forget to expand with `*`?")
 
 
 def cross_downstream(from_tasks: Any, to_tasks: Any) -> None:

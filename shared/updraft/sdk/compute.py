@@ -71,8 +71,9 @@ def resolve_compute(executor: str | None, executor_config: dict | None, executio
                              f"({LAMBDA_TASK_BUDGET}); use executor='fargate'")
     if kind == LAMBDA:
         return Compute(LAMBDA)
-    cpu = int(config.get("cpu", DEFAULT_FARGATE_CPU))
-    memory = int(config.get("memory", max(DEFAULT_FARGATE_MEMORY, _FARGATE_SIZES.get(cpu, (0,))[0])))
+    cpu = _size(config.get("cpu", DEFAULT_FARGATE_CPU), "cpu", task_id)
+    memory = _size(config.get("memory", max(DEFAULT_FARGATE_MEMORY, _FARGATE_SIZES.get(cpu, (0,))[0])), "memory",
+                   task_id)
     if cpu not in _FARGATE_SIZES:
         raise ValueError(f"Task '{task_id}': Fargate cpu must be one of {sorted(_FARGATE_SIZES)}, got {cpu}")
     low, high, step = _FARGATE_SIZES[cpu]
@@ -81,3 +82,16 @@ def resolve_compute(executor: str | None, executor_config: dict | None, executio
         raise ValueError(f"Task '{task_id}': Fargate memory {memory} MiB is not valid with cpu {cpu} "
                          f"(allowed: {low}-{high} MiB" + (f" in steps of {step})" if step else ")"))
     return Compute(FARGATE, cpu, memory)
+
+
+def _size(value: Any, name: str, task_id: str) -> int:
+    """Whole CPU units or MiB; ``"1024"`` is accepted, ``"1 vCPU"`` or ``True`` are not."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"Task '{task_id}': Fargate {name} must be a whole number, got {value!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"Task '{task_id}': Fargate {name} must be a whole number, got {value!r}") from None
+    if not number.is_integer():
+        raise ValueError(f"Task '{task_id}': Fargate {name} must be a whole number, got {value!r}")
+    return int(number)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import sys
+import warnings
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ from updraft.sdk.exceptions import (
     TaskNotFound,
 )
 from updraft.sdk.param import ParamsDict
-from updraft.sdk.trigger_rule import WeightRule
+from updraft.sdk.trigger_rule import TriggerRule, WeightRule
 
 if TYPE_CHECKING:
     from updraft.sdk.node import TaskNode
@@ -39,7 +40,6 @@ _REMOVED_DAG_ARGS = {
     "schedule_interval": "removed in Airflow 3; use schedule=",
     "timetable": "removed in Airflow 3; pass the timetable as schedule=",
     "concurrency": "removed in Airflow 3; use max_active_tasks=",
-    "sla_miss_callback": "SLAs were removed in Airflow 3",
     "default_view": "removed in Airflow 3",
     "orientation": "removed in Airflow 3",
     "full_filepath": "removed in Airflow 3",
@@ -51,6 +51,13 @@ _SDK_DIRS = tuple(
         __file__.rsplit("/updraft/", 1)[0] + "/airflow/",  # shared/airflow/
     )
 )
+
+
+class FailFastDagInvalidTriggerRule(AirflowException):
+    """A ``fail_fast`` DAG has a task whose trigger rule would run after a failure (Airflow's exception)."""
+
+    def __str__(self) -> str:
+        return "A 'fail_fast' dag can only have all_success trigger rule"
 
 
 def _caller_file() -> str:
@@ -96,6 +103,7 @@ class DAG:
         dag_display_name: str | None = None,
         disable_bundle_versioning: bool = False,
         deadline: Any = None,
+        sla_miss_callback: Any = None,
         **kwargs: Any,
     ) -> None:
         if kwargs:
@@ -107,32 +115,54 @@ class DAG:
             from updraft.sdk.exceptions import UnsupportedFeatureError
 
             raise UnsupportedFeatureError("DAG(deadline=...)", "deadline alerts are not implemented")
+        if sla_miss_callback is not None:
+            # Airflow 3 accepts and ignores it with this warning; refusing would break files Airflow 3 parses.
+            warnings.warn("The SLA feature is removed in Airflow 3.0, and replaced with a Deadline Alerts in >=3.1",
+                          stacklevel=2)
         self.dag_id = validate_key(dag_id, kind="dag_id")
         self.fileloc = _caller_file()
+        if description is not None and not isinstance(description, str):
+            raise TypeError(f"'description' must be <class 'str'> (got {description!r} that is a "
+                            f"{type(description)}).")
         self.description = description
+        if default_args is not None and not isinstance(default_args, dict):
+            raise TypeError(f"'default_args' must be <class 'dict'> (got {default_args!r} that is a "
+                            f"{type(default_args)}).")
         self.default_args = dict(default_args or {})
-        start_date = start_date if start_date is not None else self.default_args.get("start_date")
-        end_date = end_date if end_date is not None else self.default_args.get("end_date")
+        # Airflow: strings in default_args are parsed; naive datetimes are UTC (not the DAG's timezone);
+        # every date is stored in UTC while the DAG keeps its start date's timezone for schedules.
+        for key in ("start_date", "end_date"):
+            if isinstance(self.default_args.get(key), str):
+                self.default_args[key] = timezone.parse(self.default_args[key])
+        if start_date is None:
+            start_date = self.default_args.get("start_date") or None
+        if end_date is None:
+            # Airflow leaves DAG.end_date unset here but ends every task there, and its scheduler stops at the
+            # latest task end_date: the same bound, kept on the DAG so the scheduler reads one field.
+            end_date = self.default_args.get("end_date") or None
         self.timezone = self._pick_timezone(start_date)
-        self.start_date = timezone.to_aware(start_date, self.timezone) if start_date is not None else None
-        self.end_date = timezone.to_aware(end_date, self.timezone) if end_date is not None else None
-        if "start_date" in self.default_args and self.default_args["start_date"] is not None:
-            self.default_args["start_date"] = timezone.to_aware(self.default_args["start_date"], self.timezone)
-        if "end_date" in self.default_args and self.default_args["end_date"] is not None:
-            self.default_args["end_date"] = timezone.to_aware(self.default_args["end_date"], self.timezone)
+        self.start_date = timezone.convert_to_utc(start_date)
+        self.end_date = timezone.convert_to_utc(end_date)
+        for key in ("start_date", "end_date"):
+            if self.default_args.get(key):
+                self.default_args[key] = timezone.convert_to_utc(self.default_args[key])
         self.template_searchpath = (
             [template_searchpath] if isinstance(template_searchpath, str) else list(template_searchpath or [])
         )
         self.template_undefined = template_undefined
         self.user_defined_macros = user_defined_macros
         self.user_defined_filters = user_defined_filters
-        for name, value in (("max_active_tasks", max_active_tasks), ("max_active_runs", max_active_runs),
-                            ("max_consecutive_failed_dag_runs", max_consecutive_failed_dag_runs)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"DAG '{dag_id}': {name} must be a non-negative int, got {value!r}")
-        self.max_active_tasks = max_active_tasks
-        self.max_active_runs = max_active_runs
-        self.max_consecutive_failed_dag_runs = max_consecutive_failed_dag_runs
+        limits = {"max_active_tasks": (max_active_tasks, DEFAULT_MAX_ACTIVE_TASKS),
+                  "max_active_runs": (max_active_runs, DEFAULT_MAX_ACTIVE_RUNS),
+                  "max_consecutive_failed_dag_runs": (max_consecutive_failed_dag_runs, 0)}
+        for name, (given, default) in limits.items():
+            value = default if given is None else given  # Airflow: None means "the configured default"
+            if not isinstance(value, int):
+                raise TypeError(f"'{name}' must be <class 'int'> (got {value!r} that is a {type(value)}).")
+            if value < 0:
+                # Stricter than Airflow, which accepts a negative limit and then never runs anything.
+                raise ValueError(f"DAG '{dag_id}': {name} must not be negative, got {value!r}")
+            setattr(self, name, value)
         if dagrun_timeout is not None and not isinstance(dagrun_timeout, timedelta):
             raise TypeError("Dag dagrun_timeout must be timedelta or None")
         self.dagrun_timeout = dagrun_timeout
@@ -140,9 +170,11 @@ class DAG:
         self.on_success_callback = on_success_callback
         self.on_failure_callback = on_failure_callback
         self.doc_md = doc_md
-        self.params = ParamsDict(params)
+        # Airflow merges default_args["params"] over params (plain update, no validation) and drops the key.
+        raw_params = dict(params.params() if isinstance(params, ParamsDict) else (params or {}))
         if "params" in self.default_args:
-            self.params.update(self.default_args["params"])
+            raw_params.update(self.default_args.pop("params") or {})
+        self.params = ParamsDict(raw_params)
         self.access_control = access_control
         self.is_paused_upon_creation = is_paused_upon_creation
         self.jinja_environment_kwargs = jinja_environment_kwargs
@@ -157,6 +189,13 @@ class DAG:
         self.timetable = self._make_timetable(schedule)
         self.edge_info: dict[str, dict[str, dict[str, str]]] = {}
         self.task_dict: dict[str, TaskNode] = {}
+        self.validate_schedule_and_params()
+        if self.catchup and self.timetable.can_be_scheduled and self.start_date is None:
+            raise ValueError("start_date is required when catchup=True")
+        limit = getattr(self.timetable, "active_runs_limit", None)
+        if limit is not None and limit < self.max_active_runs:
+            raise ValueError(f"Invalid max_active_runs: {type(self.timetable).__name__} requires "
+                             f"max_active_runs <= {limit}")
 
         from updraft.sdk.taskgroup import TaskGroup
 
@@ -184,7 +223,7 @@ class DAG:
             if not isinstance(tag, str):
                 raise TypeError(f"DAG tags must be strings, got {type(tag).__name__}: {tag!r}")
             if len(tag) > TAG_MAX_LEN:
-                raise AirflowException(f"tag cannot be longer than {TAG_MAX_LEN} characters")
+                raise ValueError(f"tag cannot be longer than {TAG_MAX_LEN} characters")
             out.add(tag)
         return out
 
@@ -201,7 +240,8 @@ class DAG:
             elif parts.scheme not in ("http", "https") or not parts.netloc:
                 bad[owner] = link
         if bad:
-            raise AirflowException(f"Wrong link format was used for the owner. Use a valid link \n{bad}")
+            raise ValueError(f"Wrong link format was used for the owner. Use a valid link \n"
+                             f"Bad formatted links are: {bad}")
         return dict(links)
 
     # -- context manager and registration ---------------------------------------------------------------------
@@ -231,6 +271,8 @@ class DAG:
         end = getattr(task, "end_date", None)
         if self.end_date is not None and (end is None or end > self.end_date):
             task.end_date = self.end_date
+        if self.fail_fast and task.trigger_rule not in (TriggerRule.ALL_SUCCESS, TriggerRule.ALL_DONE_SETUP_SUCCESS):
+            raise FailFastDagInvalidTriggerRule()
         self.task_dict[task.task_id] = task
         if task._dag is None:
             task._dag = self
@@ -328,8 +370,9 @@ class DAG:
     def check_cycle(self) -> None:
         cycle = self.find_cycle()
         if cycle:
+            shown = cycle if len(cycle) <= 21 else [*cycle[:10], f"... {len(cycle) - 20} more ...", *cycle[-10:]]
             raise AirflowDagCycleException(
-                f"Cycle detected in DAG: {self.dag_id}. Faulty task: {cycle[0]}. Cycle: {' >> '.join(cycle)}"
+                f"Cycle detected in DAG: {self.dag_id}. Faulty task: {cycle[0]}. Cycle: {' >> '.join(shown)}"
             )
 
     def validate(self) -> None:
@@ -346,33 +389,46 @@ class DAG:
                 validate_task()
 
     def validate_schedule_and_params(self) -> None:
-        """A scheduled run has no one to type params in, so every param needs a valid default (Airflow)."""
+        """A scheduled run has no one to type params in, so every param needs a valid default (Airflow).
+
+        Checked at construction, as Airflow does, and again in ``validate()`` because ``@dag`` function
+        arguments and later assignments add params after the constructor ran.
+        """
         if not self.timetable.can_be_scheduled:
             return
         try:
             self.params.validate()
         except ParamValidationError as err:
-            raise AirflowException(
-                "DAG is not allowed to define a Schedule, if there are any required params without default "
-                f"values or default values are not valid. ({err})"
+            raise ValueError(
+                f"Dag {self.dag_id!r} is not allowed to define a Schedule, as there are required params without "
+                f"default values, or the default values are not valid. ({err})"
             ) from err
 
     # -- priorities -------------------------------------------------------------------------------------------
     def priority_weights(self) -> dict[str, int]:
-        """Each task's effective priority, as Airflow's ``priority_weight_total`` computes it."""
+        """Each task's effective priority, as Airflow's ``priority_weight_total`` computes it.
+
+        Its own weight plus the weights of every task reachable downstream (or upstream), each counted once,
+        clamped to 32 bits. Reachability is a bitset per task built in topological order, so a deep chain
+        costs big-int ORs instead of the quadratic set unions a naive walk needs.
+        """
         from updraft.sdk.baseoperator import MAXIMUM_PRIORITY_WEIGHT, MINIMUM_PRIORITY_WEIGHT
 
         order = [t.task_id for t in self.topological_sort()]
-        down = _transitive(order[::-1], lambda tid: self.task_dict[tid].downstream_task_ids)
-        up = _transitive(order, lambda tid: self.task_dict[tid].upstream_task_ids)
+        index = {tid: i for i, tid in enumerate(order)}
+        rules = {tid: task.weight_rule for tid, task in self.task_dict.items()}
+        weight_sum = _masked_sum([self.task_dict[tid].priority_weight for tid in order])
+        reach: dict[WeightRule, dict[str, int]] = {}
+        if WeightRule.DOWNSTREAM in rules.values():
+            reach[WeightRule.DOWNSTREAM] = _reach(order[::-1], index,
+                                                  lambda tid: self.task_dict[tid].downstream_task_ids)
+        if WeightRule.UPSTREAM in rules.values():
+            reach[WeightRule.UPSTREAM] = _reach(order, index, lambda tid: self.task_dict[tid].upstream_task_ids)
         weights = {}
         for tid, task in self.task_dict.items():
-            own = task.priority_weight
-            if task.weight_rule == WeightRule.ABSOLUTE:
-                total = own
-            else:
-                relatives = down[tid] if task.weight_rule == WeightRule.DOWNSTREAM else up[tid]
-                total = own + sum(self.task_dict[r].priority_weight for r in relatives)
+            total = task.priority_weight
+            if rules[tid] != WeightRule.ABSOLUTE:
+                total += weight_sum(reach[rules[tid]][tid])
             weights[tid] = max(MINIMUM_PRIORITY_WEIGHT, min(MAXIMUM_PRIORITY_WEIGHT, total))
         return weights
 
@@ -380,13 +436,28 @@ class DAG:
         return f"<DAG: {self.dag_id}>"
 
 
-def _transitive(order: list[str], direct: Callable[[str], set[str]]) -> dict[str, frozenset[str]]:
-    """Relatives reachable through ``direct``, computed once per task in an order where relatives come first."""
-    out: dict[str, frozenset[str]] = {}
+def _reach(order: list[str], index: dict[str, int], direct: Callable[[str], set[str]]) -> dict[str, int]:
+    """Per task, the bitset (bit i = ``order[i]``) of tasks reachable through ``direct``; relatives come first."""
+    out: dict[str, int] = {}
     for tid in order:
-        acc: set[str] = set()
+        mask = 0
         for rel in direct(tid):
-            acc.add(rel)
-            acc |= out[rel]
-        out[tid] = frozenset(acc)
+            mask |= out[rel] | (1 << index[rel])
+        out[tid] = mask
     return out
+
+
+def _masked_sum(weights: list[int]) -> Callable[[int], int]:
+    """Sum of ``weights[i]`` over the set bits of a mask; by popcount per distinct weight when there are few."""
+    by_weight: dict[int, int] = {}
+    for i, weight in enumerate(weights):
+        by_weight[weight] = by_weight.get(weight, 0) | (1 << i)
+    if len(by_weight) <= 32:
+        groups = list(by_weight.items())
+        return lambda mask: sum(weight * (mask & members).bit_count() for weight, members in groups)
+
+    def bit_by_bit(mask: int) -> int:
+        bits = bin(mask)[:1:-1]  # least significant first
+        return sum(weights[i] for i, bit in enumerate(bits) if bit == "1")
+
+    return bit_by_bit
