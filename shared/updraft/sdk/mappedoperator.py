@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
-from updraft.sdk.baseoperator import BaseOperator, merged_default_args
+from updraft.sdk.baseoperator import BaseOperator, merged_default_args, merged_params
 from updraft.sdk.node import TaskNode
 from updraft.sdk.xcom_arg import XCOM_RETURN_KEY, PlainXComArg, XComArg
 
@@ -21,10 +21,22 @@ if TYPE_CHECKING:
     from updraft.sdk.dag import DAG
     from updraft.sdk.taskgroup import TaskGroup
 
-# Arguments that identify or place the task: one value for all mapped instances.
-NON_MAPPABLE = frozenset({"task_id", "dag", "task_group", "default_args", "executor", "executor_config",
-                          "pool", "pool_slots", "priority_weight", "weight_rule", "trigger_rule", "queue",
-                          "max_active_tis_per_dag", "max_active_tis_per_dagrun"})
+# Airflow fills these into every ``partial()`` from its operator defaults, so ``expand()`` refuses them as
+# "already specified": one value for all mapped instances.
+_AIRFLOW_PARTIAL_DEFAULTS = frozenset({
+    "allow_nested_operators", "depends_on_past", "email_on_failure", "email_on_retry", "execution_timeout",
+    "executor_config", "ignore_first_depends_on_past", "inlets", "map_index_template", "max_retry_delay",
+    "on_execute_callback", "on_failure_callback", "on_retry_callback", "on_skipped_callback",
+    "on_success_callback", "outlets", "owner", "pool_slots", "priority_weight", "queue", "retries", "retry_delay",
+    "retry_exponential_backoff", "trigger_rule", "wait_for_past_depends_before_skipping", "wait_for_downstream",
+    "weight_rule",
+})
+# Beyond Airflow's list: what identifies the task, and what the scheduler must know before the mapped
+# instances exist (their pool, placement and concurrency limits, their dates).
+NON_MAPPABLE = _AIRFLOW_PARTIAL_DEFAULTS | frozenset({
+    "task_id", "dag", "task_group", "default_args", "params", "executor", "pool", "max_active_tis_per_dag",
+    "max_active_tis_per_dagrun", "start_date", "end_date",
+})
 
 
 @dataclass(frozen=True)
@@ -59,14 +71,47 @@ def init_parameters(operator_class: type) -> set[str]:
     return names
 
 
-def _check_mappable(name: str, value: Any) -> None:
+def required_init_parameters(operator_class: type) -> set[str]:
+    """Keywords some ``__init__`` in the class hierarchy requires (no default)."""
+    names: set[str] = set()
+    for klass in operator_class.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        for name, param in inspect.signature(inspect.unwrap(init)).parameters.items():
+            if name != "self" and param.default is param.empty and param.kind not in (
+                    param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                names.add(name)
+    return names
+
+
+def is_mappable(value: Any) -> bool:
+    """An XComArg, or an ordered collection that is not a string (Airflow's ``is_mappable``)."""
     if isinstance(value, XComArg):
-        if isinstance(value, PlainXComArg) and value.key != XCOM_RETURN_KEY:
-            raise ValueError(f"cannot map over XCom with custom key {value.key!r} from {value.operator}")
-        return
-    if not isinstance(value, (list, tuple, dict)):
-        raise ValueError(f"Cannot map over '{name}': expected a list, a dict or an XComArg, "
-                         f"got {type(value).__name__}")
+        return True
+    return isinstance(value, (Sequence, dict)) and not isinstance(value, (str, bytes, bytearray))
+
+
+def ensure_xcomarg_return_value(arg: Any) -> None:
+    """Only a task's ``return_value`` can be mapped over, however deep the reference sits."""
+    if isinstance(arg, XComArg):
+        for operator, key in arg.iter_references():
+            if key != XCOM_RETURN_KEY:
+                raise ValueError(f"cannot map over XCom with custom key {key!r} from {operator}")
+    elif isinstance(arg, Mapping):
+        for value in arg.values():
+            ensure_xcomarg_return_value(value)
+    elif isinstance(arg, (list, tuple, set, frozenset)):
+        for value in arg:
+            ensure_xcomarg_return_value(value)
+
+
+def prevent_duplicates(given: Any, mapped: Any, *, fail_reason: str) -> None:
+    duplicated = sorted(set(given) & set(mapped))
+    if len(duplicated) == 1:
+        raise TypeError(f"{fail_reason} argument: {duplicated[0]}")
+    if duplicated:
+        raise TypeError(f"{fail_reason} arguments: {', '.join(duplicated)}")
 
 
 class OperatorPartial:
@@ -86,27 +131,30 @@ class OperatorPartial:
         self.task_group = self.kwargs.pop("task_group", None) or TaskGroupContext.current(self.dag)
         self._expanded = False
 
-    def _validate_expand_keys(self, keys: Sequence[str]) -> None:
+    def _validate_expand_keys(self, func: str, keys: Sequence[str]) -> None:
         name = self.operator_class.__name__
-        if not keys:
-            raise TypeError("no arguments to expand against")
         accepted = init_parameters(self.operator_class)
-        for key in keys:
-            if key not in accepted:
-                raise TypeError(f"{name}.expand() got an unexpected keyword argument '{key}'")
-            if key in NON_MAPPABLE:
-                raise ValueError(f"cannot map over '{key}' of {name}: it must be the same for every instance")
-            if key in self.kwargs:
-                raise ValueError(f"'{key}' of {name} was given to both partial() and expand()")
+        unknown = [key for key in keys if key not in accepted]
+        if len(unknown) == 1:
+            raise TypeError(f"{name}.{func}() got an unexpected keyword argument {unknown[0]!r}")
+        if unknown:
+            raise TypeError(f"{name}.{func}() got unexpected keyword arguments {', '.join(map(repr, unknown))}")
+        prevent_duplicates(self.kwargs.keys() | NON_MAPPABLE, keys, fail_reason="unmappable or already specified")
 
     def expand(self, **mapped_kwargs: Any) -> MappedOperator:
-        self._validate_expand_keys(list(mapped_kwargs))
+        if not mapped_kwargs:
+            raise TypeError("no arguments to expand against")
+        self._validate_expand_keys("expand", list(mapped_kwargs))
         for key, value in mapped_kwargs.items():
-            _check_mappable(key, value)
+            if not is_mappable(value):
+                raise ValueError(f"{self.operator_class.__name__}.expand() got an unexpected type "
+                                 f"{type(value).__name__!r} for keyword argument {key}")
+        ensure_xcomarg_return_value(mapped_kwargs)
         return self._build(DictOfListsExpandInput(dict(mapped_kwargs)), list(mapped_kwargs))
 
     def expand_kwargs(self, kwargs: Any, *, strict: bool = True) -> MappedOperator:
         if isinstance(kwargs, XComArg):
+            ensure_xcomarg_return_value(kwargs)
             return self._build(ListOfDictsExpandInput(kwargs), [])
         if not isinstance(kwargs, Sequence) or isinstance(kwargs, str):
             raise TypeError(f"expected XComArg or list[dict], not {type(kwargs).__name__}")
@@ -118,7 +166,8 @@ class OperatorPartial:
                 raise TypeError(f"expected XComArg or list[dict], not list[{type(item).__name__}]")
             keys.update(item)
         if keys:
-            self._validate_expand_keys(sorted(keys))
+            self._validate_expand_keys("expand_kwargs", sorted(keys))
+        ensure_xcomarg_return_value(kwargs)
         return self._build(ListOfDictsExpandInput(list(kwargs)), sorted(keys))
 
     def _build(self, expand_input: ExpandInput, mapped_keys: list[str]) -> MappedOperator:
@@ -149,9 +198,14 @@ class MappedOperator(TaskNode):
 
         own_defaults = self.partial_kwargs.pop("default_args", None)
         defaults = merged_default_args(dag, task_group, own_defaults)
-        # Detached: the prototype is never added to a DAG or group and never wires edges.
+        # Detached: the prototype is never added to a DAG or group and never wires edges. Mapped arguments
+        # are unknown until run time; with expand_kwargs(XComArg) even their names are, so any required
+        # argument partial() left out may come from it.
+        unknown_keys = set(mapped_keys)
+        if isinstance(expand_input, ListOfDictsExpandInput) and prototype_kwargs is None:
+            unknown_keys |= required_init_parameters(operator_class) - set(self.partial_kwargs) - {"task_id"}
         proto_kwargs = {**(prototype_kwargs or self.partial_kwargs),
-                        **dict.fromkeys(mapped_keys, None)}
+                        **dict.fromkeys(unknown_keys - set(defaults), None)}
         proto_kwargs.pop("default_args", None)
         self.prototype: BaseOperator = operator_class(**proto_kwargs, default_args=defaults,
                                                       _updraft_detached=True)
@@ -160,6 +214,7 @@ class MappedOperator(TaskNode):
                             "_init_kwargs", "_init_done") and attr not in mapped_keys:
                 setattr(self, attr, value)
 
+        self.params = merged_params(dag, self.partial_kwargs.get("params"), own_defaults)
         self.task_id = task_group.child_id(self.prototype.task_id) if task_group else self.prototype.task_id
         if task_group is not None:
             task_group.add(self)

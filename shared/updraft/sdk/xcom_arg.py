@@ -21,7 +21,15 @@ XCOM_RETURN_KEY = "return_value"
 
 
 class XComArg(DependencyMixin):
-    """Base of the XCom reference types; ``task >> xcom_arg`` wires the producing task."""
+    """Base of the XCom reference types; ``task >> xcom_arg`` wires the producing task.
+
+    ``XComArg(task)`` (and ``XComArg(task, key)``) build a plain reference, as in Airflow.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> XComArg:
+        if cls is XComArg:
+            return PlainXComArg(*args, **kwargs)
+        return super().__new__(cls)
 
     @staticmethod
     def iter_xcom_references(arg: Any) -> Iterator[tuple[TaskNode, str]]:
@@ -72,10 +80,6 @@ class XComArg(DependencyMixin):
     def __iter__(self):
         raise TypeError("'XComArg' object is not iterable")
 
-    def __bool__(self) -> bool:
-        # Like Airflow: `if task_output:` in a DAG file is a bug (the value does not exist at parse time).
-        raise TypeError("An XComArg has no truth value at parse time; it is resolved when the task runs")
-
 
 class PlainXComArg(XComArg):
     """``task.output`` or a TaskFlow call's result; ``result["key"]`` selects another XCom key."""
@@ -94,8 +98,23 @@ class PlainXComArg(XComArg):
 
     def map(self, f: Callable[[Any], Any]) -> MapXComArg:
         if self.key != XCOM_RETURN_KEY:
-            raise ValueError("XComArg.map() only works on `return_value`")
+            raise ValueError("cannot map against non-return XCom")
         return super().map(f)
+
+    def zip(self, *others: XComArg, fillvalue: Any = NOTSET) -> ZipXComArg:
+        if self.key != XCOM_RETURN_KEY:
+            raise ValueError("cannot map against non-return XCom")
+        return super().zip(*others, fillvalue=fillvalue)
+
+    def concat(self, *others: XComArg) -> ConcatXComArg:
+        if self.key != XCOM_RETURN_KEY:
+            raise ValueError("cannot concatenate non-return XCom")
+        return super().concat(*others)
+
+    def __str__(self) -> str:
+        """The Jinja that pulls this XCom, for Airflow-2 style ``f"{task.output}"`` in templated strings."""
+        pulled = f"task_ids='{self.operator.task_id}', dag_id='{self.operator.dag_id}', key='{self.key}'"
+        return f"{{{{ task_instance.xcom_pull({pulled}) }}}}"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PlainXComArg) and other.operator is self.operator and other.key == self.key
@@ -112,6 +131,9 @@ class MapXComArg(XComArg):
     """``xcom_arg.map(f)``: the referenced sequence with ``f`` applied to each item at run time."""
 
     def __init__(self, arg: XComArg, callables: Sequence[Callable[[Any], Any]]) -> None:
+        for c in callables:
+            if getattr(c, "_airflow_is_task_decorator", False):
+                raise ValueError("map() argument must be a plain function, not a @task operator")
         self.arg = arg
         self.callables = list(callables)
 
@@ -143,3 +165,7 @@ class ConcatXComArg(XComArg):
     def iter_references(self) -> Iterator[tuple[TaskNode, str]]:
         for arg in self.args:
             yield from arg.iter_references()
+
+    def concat(self, *others: XComArg) -> ConcatXComArg:
+        # a.concat(b).concat(c) is one concatenation, as in Airflow (and serializes the same way).
+        return ConcatXComArg([*self.args, *others])

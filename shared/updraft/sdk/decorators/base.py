@@ -9,14 +9,22 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
 from updraft.sdk.baseoperator import BaseOperator
 from updraft.sdk.context import KNOWN_CONTEXT_KEYS
 from updraft.sdk.exceptions import AirflowException
-from updraft.sdk.mappedoperator import DictOfListsExpandInput, ListOfDictsExpandInput, MappedOperator
+from updraft.sdk.mappedoperator import (
+    DictOfListsExpandInput,
+    ListOfDictsExpandInput,
+    MappedOperator,
+    ensure_xcomarg_return_value,
+    is_mappable,
+    prevent_duplicates,
+)
+from updraft.sdk.trigger_rule import TriggerRule
 from updraft.sdk.xcom_arg import PlainXComArg, XComArg
 
 
@@ -100,13 +108,30 @@ class DecoratedOperator(BaseOperator):
                 setattr(self, name, value)
 
 
+    def _hook_apply_defaults(self, kwargs: dict[str, Any], default_args: Mapping[str, Any]) -> dict[str, Any]:
+        """``default_args`` also feed the function's own parameters by name (Airflow's hook of the same name)."""
+        function = kwargs.get("python_callable")
+        if function is None or not default_args:
+            return kwargs
+        op_kwargs = dict(kwargs.get("op_kwargs") or {})
+        for name in inspect.signature(function).parameters:
+            if name not in op_kwargs and name in default_args:
+                op_kwargs[name] = default_args[name]
+        kwargs["op_kwargs"] = op_kwargs
+        return kwargs
+
+
 class TaskDecorator:
     """What ``@task`` returns: call it to add a task, or ``override``/``partial``/``expand`` it first."""
+
+    _airflow_is_task_decorator = True
 
     def __init__(self, function: Callable, operator_class: type[BaseOperator], *,
                  multiple_outputs: bool | None = None, kwargs: dict[str, Any] | None = None) -> None:
         if not callable(function):
             raise TypeError(f"@task needs a callable, got {type(function).__name__}")
+        if "self" in inspect.signature(function).parameters:
+            raise TypeError("@task does not support methods")
         self.function = function
         self.operator_class = operator_class
         self.multiple_outputs = (infer_multiple_outputs(function) if multiple_outputs is None
@@ -124,8 +149,7 @@ class TaskDecorator:
     def __call__(self, *args: Any, **kwargs: Any) -> XComArg:
         op = self.operator_class(python_callable=self.function, op_args=args, op_kwargs=kwargs,
                                  multiple_outputs=self.multiple_outputs, **self.kwargs)
-        if self.function.__doc__ and not op.doc_md:
-            op.doc_md = inspect.cleandoc(self.function.__doc__)
+        _docstring_as_doc_md(op, self.function)
         return PlainXComArg(op)
 
     def override(self, **kwargs: Any) -> TaskDecorator:
@@ -144,12 +168,20 @@ class TaskDecorator:
         return self.partial().expand_kwargs(kwargs, strict=strict)
 
     def _check_arg_names(self, func: str, kwargs: Mapping[str, Any]) -> None:
+        context_keys = sorted(KNOWN_CONTEXT_KEYS.intersection(kwargs))
+        if len(context_keys) == 1:
+            raise ValueError(f"cannot call {func}() on task context variable {context_keys[0]!r}")
+        if context_keys:
+            raise ValueError(f"cannot call {func}() on task context variables {', '.join(map(repr, context_keys))}")
         params = inspect.signature(self.function).parameters
         if any(p.kind == p.VAR_KEYWORD for p in params.values()):
             return
-        unknown = sorted(set(kwargs) - set(params))
+        unknown = [name for name in kwargs if name not in params]
+        if len(unknown) == 1:
+            raise TypeError(f"{self.__name__}.{func}() got an unexpected keyword argument {unknown[0]!r}")
         if unknown:
-            raise TypeError(f"{self.__name__}.{func}() got an unexpected keyword argument '{unknown[0]}'")
+            raise TypeError(f"{self.__name__}.{func}() got unexpected keyword arguments "
+                            f"{', '.join(map(repr, unknown))}")
 
 
 class TaskDecoratorPartial:
@@ -160,27 +192,36 @@ class TaskDecoratorPartial:
         self.kwargs = kwargs
 
     def expand(self, **map_kwargs: Any) -> XComArg:
+        deco = self.decorator
+        if deco.kwargs.get("trigger_rule") == TriggerRule.ALWAYS and any(
+                isinstance(v, XComArg) for v in map_kwargs.values()):
+            raise ValueError("Task-generated mapping within a task using 'expand' is not allowed with trigger "
+                             "rule 'always'.")
         if not map_kwargs:
             raise TypeError("no arguments to expand against")
-        self.decorator._check_arg_names("expand", map_kwargs)
-        dup = sorted(set(map_kwargs) & set(self.kwargs))
-        if dup:
-            raise ValueError(f"'{dup[0]}' was given to both partial() and expand()")
+        deco._check_arg_names("expand", map_kwargs)
         for name, value in map_kwargs.items():
-            if not isinstance(value, (list, tuple, dict, XComArg)):
-                raise ValueError(f"Cannot map over '{name}': expected a list, a dict or an XComArg, "
-                                 f"got {type(value).__name__}")
-        # Every required argument must come from partial() or expand().
-        bindable_signature(self.decorator.function).bind(**self.kwargs, **dict.fromkeys(map_kwargs))
+            if not is_mappable(value):
+                raise ValueError(f"expand() got an unexpected type {type(value).__name__!r} for keyword argument "
+                                 f"{name!r}")
+        # Stricter than Airflow, which lets the mapped value silently win at run time.
+        prevent_duplicates(self.kwargs, map_kwargs, fail_reason="mapping already partial")
+        ensure_xcomarg_return_value(map_kwargs)
+        # Every required argument must come from partial(), expand() or default_args (checked here, where
+        # Airflow only finds out when each mapped instance runs).
+        defaults = _callable_defaults(deco)
+        bindable_signature(deco.function).bind(**{**defaults, **self.kwargs, **dict.fromkeys(map_kwargs)})
         return self._build(DictOfListsExpandInput(dict(map_kwargs)))
 
     def expand_kwargs(self, kwargs: Any, *, strict: bool = True) -> XComArg:
         if not isinstance(kwargs, XComArg):
-            if not isinstance(kwargs, list) or not all(isinstance(k, (Mapping, XComArg)) for k in kwargs):
+            if not isinstance(kwargs, Sequence) or isinstance(kwargs, str) or not all(
+                    isinstance(k, (Mapping, XComArg)) for k in kwargs):
                 raise TypeError(f"expected XComArg or list[dict], not {type(kwargs).__name__}")
             for item in kwargs:
                 if isinstance(item, Mapping):
                     self.decorator._check_arg_names("expand_kwargs", item)
+        ensure_xcomarg_return_value(kwargs)
         return self._build(ListOfDictsExpandInput(kwargs))
 
     def _build(self, expand_input: Any) -> XComArg:
@@ -195,9 +236,25 @@ class TaskDecoratorPartial:
                                 dag=dag, task_group=group,
                                 prototype_kwargs={**partial_kwargs, "_updraft_mapped_prototype": True})
         mapped.expand_target = "op_kwargs"
-        if deco.function.__doc__ and not mapped.doc_md:
-            mapped.doc_md = inspect.cleandoc(deco.function.__doc__)
+        _docstring_as_doc_md(mapped, deco.function)
         return PlainXComArg(mapped)
+
+
+def _docstring_as_doc_md(task: Any, function: Callable) -> None:
+    """The function's docstring documents the task unless a doc* argument already does (Airflow: verbatim)."""
+    docs = (task.doc, task.doc_json, task.doc_md, task.doc_rst, task.doc_yaml)
+    if function.__doc__ and not any(docs):
+        task.doc_md = function.__doc__
+
+
+def _callable_defaults(deco: TaskDecorator) -> dict[str, Any]:
+    """The merged ``default_args`` entries named like the function's parameters."""
+    from updraft.sdk.baseoperator import merged_default_args
+
+    dag = deco.kwargs.get("dag") or DagContext.current()
+    group = deco.kwargs.get("task_group") or TaskGroupContext.current(dag)
+    merged = merged_default_args(dag, group, deco.kwargs.get("default_args"))
+    return {name: merged[name] for name in inspect.signature(deco.function).parameters if name in merged}
 
 
 def make_task_decorator(operator_class: type[BaseOperator], python_callable: Callable | None,

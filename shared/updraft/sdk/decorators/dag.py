@@ -44,9 +44,9 @@ class _DagFactory:
 
     def __call__(self, *args: Any, **kwargs: Any) -> DAG:
         kwargs_dag = dict(self.kwargs)
-        kwargs_dag.setdefault("doc_md", inspect.cleandoc(self.function.__doc__) if self.function.__doc__
-                              else None)
         with DAG(self.dag_id, **kwargs_dag) as the_dag:
+            if self.function.__doc__ and not the_dag.doc_md:
+                the_dag.doc_md = self.function.__doc__  # verbatim, as Airflow does
             the_dag.fileloc = self.function.__code__.co_filename
             bound = inspect.signature(self.function).bind(*args, **kwargs)
             bound.apply_defaults()
