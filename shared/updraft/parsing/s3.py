@@ -79,6 +79,19 @@ def _write_atomically(path: Path, body: bytes) -> None:
         raise
 
 
+def _drop_bytecode(path: Path) -> None:
+    """Remove cached bytecode of a replaced module.
+
+    CPython validates a .pyc by the source's size and whole-second mtime: a
+    sibling replaced within the same second by one of the same size would
+    otherwise be imported from stale bytecode.
+    """
+    cache = path.parent / "__pycache__"
+    if cache.is_dir():
+        for pyc in cache.glob(f"{path.stem}.*.pyc"):
+            pyc.unlink(missing_ok=True)
+
+
 def sync_prefix(s3_client: Any, bucket: str, prefix: str, workdir: str | Path) -> SyncReport:
     """Mirror ``s3://bucket/prefix`` into ``workdir``, downloading only changed objects."""
     root = Path(workdir)
@@ -100,6 +113,7 @@ def sync_prefix(s3_client: Any, bucket: str, prefix: str, workdir: str | Path) -
             continue
         response = s3_client.get_object(Bucket=bucket, Key=prefix + rel)
         _write_atomically(local, response["Body"].read())
+        _drop_bytecode(local)
         listed[rel] = response.get("ETag", etag)
         report.downloaded.append(rel)
 
@@ -111,6 +125,7 @@ def sync_prefix(s3_client: Any, bucket: str, prefix: str, workdir: str | Path) -
                 continue
             if rel not in listed:
                 local.unlink(missing_ok=True)
+                _drop_bytecode(local)
                 report.deleted.append(rel)
         for name in dirnames:
             sub = Path(dirpath) / name
