@@ -233,9 +233,13 @@ class ForkServerClient:
                     _write_all(in_fd, b"".join(lines))
             message = self._read_message(watchdog)
             if message is None:
-                yield from self._server_lost(jobs, outstanding)
+                # Which file took the server down is unknown: rerun the
+                # unanswered ones one at a time, so only the culprit fails.
+                lost = sorted(outstanding)
                 outstanding.clear()
-                self.start()
+                self._stop()
+                for index in lost:
+                    yield self._run_alone(run, index, jobs[index], watchdog)
                 assert self.proc is not None
                 in_fd = self.proc.stdin.fileno()
                 continue
@@ -254,20 +258,37 @@ class ForkServerClient:
                 payload,
             )
 
-    def _server_lost(self, jobs: Sequence[FileJob], outstanding: set[int]) -> Iterator[_Finished]:
+    def _run_alone(self, run: int, index: int, job: FileJob, watchdog: float) -> _Finished:
+        self.start()
+        assert self.proc is not None
+        with contextlib.suppress(BrokenPipeError):
+            _write_all(self.proc.stdin.fileno(), _job_line(run, index, job))
+        while (message := self._read_message(watchdog)) is not None:
+            meta, payload = message
+            if meta["r"] == run and meta["i"] == index:
+                return _Finished(
+                    index, job, meta["timeout"], meta["status"], meta["rss"], meta["elapsed"], meta["logs"], payload
+                )
+        self._stop()
+        self.start()
+        note = (
+            "the parse server stopped while this file was being parsed (the file may have killed it); "
+            "the file was not parsed"
+        )
+        return _Finished(index, job, False, -1, 0, 0.0, "", b"", note)
+
+    def _stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is not None:
+        if proc is None:
+            return
+        with contextlib.suppress(OSError):
+            proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
             with contextlib.suppress(OSError):
-                proc.kill()
-            proc.wait()
-            with contextlib.suppress(ValueError):
-                _clients.remove(self)
-        for index in sorted(outstanding):
-            note = (
-                "the parse server stopped while this file was being parsed (a DAG file may have killed it); "
-                "the file was not parsed"
-            )
-            yield _Finished(index, jobs[index], False, -1, 0, 0.0, "", b"", note)
+                stream.close()
+        with contextlib.suppress(ValueError):
+            _clients.remove(self)
 
 
 if __name__ == "__main__":
