@@ -51,6 +51,8 @@ class XComMapRef:
 
 @dataclass(frozen=True)
 class XComZipRef:
+    """``a.zip(b, ...)``; ``fillvalue`` is NOTSET for a plain zip (shortest input wins)."""
+
     args: tuple[Any, ...]
     fillvalue: Any = None
 
@@ -76,10 +78,18 @@ class DagParamRef:
 
 
 def _qualname(obj: Any) -> str:
+    """A stable name for code: never a repr with a memory address, or the same file would hash differently."""
+    import functools
+
+    if isinstance(obj, functools.partial):
+        return f"functools.partial({_qualname(obj.func)})"
     module = getattr(obj, "__module__", None) or "?"
     if module.startswith("unusual_prefix_"):
         module = "<dag file>"
-    return f"{module}.{getattr(obj, '__qualname__', getattr(obj, '__name__', repr(obj)))}"
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if not isinstance(name, str):  # a callable instance: name its class
+        name = type(obj).__qualname__
+    return f"{module}.{name}"
 
 
 def _sort_key(value: Any) -> str:
@@ -142,8 +152,9 @@ def _encode_sdk_object(value: Any) -> Any:
         return {TYPE: "xcom_map", VAR: {"arg": encode_value(value.arg),
                                          "callables": [_qualname(f) for f in value.callables]}}
     if isinstance(value, ZipXComArg):
-        fill = None if value.fillvalue is _notset() else encode_value(value.fillvalue)
-        return {TYPE: "xcom_zip", VAR: {"args": [encode_value(a) for a in value.args], "fillvalue": fill}}
+        # NOTSET (plain zip) and None (zip_longest filling with None) must stay distinct.
+        return {TYPE: "xcom_zip", VAR: {"args": [encode_value(a) for a in value.args],
+                                         "fillvalue": encode_value(value.fillvalue)}}
     if isinstance(value, ConcatXComArg):
         return {TYPE: "xcom_concat", VAR: {"args": [encode_value(a) for a in value.args]}}
     if isinstance(value, DagParam):
@@ -214,7 +225,9 @@ def decode_value(data: Any) -> Any:
     if kind == "float":
         return float(var)
     if kind == "datetime":
-        return pendulum.parse(var)
+        # A naive datetime stays naive: pendulum.parse would make it UTC and change the document.
+        value = dt.datetime.fromisoformat(var)
+        return value if value.tzinfo is None else pendulum.parse(var)
     if kind == "date":
         return dt.date.fromisoformat(var)
     if kind == "timedelta":
