@@ -24,7 +24,7 @@ from updraft.sdk.exceptions import (
     ParamValidationError,
     TaskNotFound,
 )
-from updraft.sdk.param import ParamsDict
+from updraft.sdk.param import NOTSET, ParamsDict
 from updraft.sdk.trigger_rule import TriggerRule, WeightRule
 
 if TYPE_CHECKING:
@@ -299,6 +299,31 @@ class DAG:
 
     def has_task(self, task_id: str) -> bool:
         return task_id in self.task_dict
+
+    @property
+    def task_group_dict(self) -> dict[str, TaskGroup]:
+        return {k: v for k, v in self.task_group.get_task_group_dict().items() if k is not None}
+
+    def has_task_group(self, task_group_id: str) -> bool:
+        return task_group_id in self.task_group_dict
+
+    def set_dependency(self, upstream_task_id: str, downstream_task_id: str) -> None:
+        self.get_task(upstream_task_id).set_downstream(self.get_task(downstream_task_id))
+
+    def param(self, name: str, default: Any = NOTSET) -> Any:
+        """A reference to a DAG param for use as an operator argument, resolved when the task runs."""
+        from updraft.sdk.decorators.dag import DagParam
+
+        return DagParam(self, name, default)
+
+    @property
+    def task(self) -> Any:
+        """``@the_dag.task``: a TaskFlow decorator that puts its tasks in this DAG."""
+        import functools
+
+        from updraft.sdk.decorators import task
+
+        return functools.partial(task, dag=self)
 
     @property
     def roots(self) -> list[TaskNode]:

@@ -68,6 +68,26 @@ class TaskNode(DependencyMixin):
     def get_direct_relative_ids(self, upstream: bool = False) -> set[str]:
         return self.upstream_task_ids if upstream else self.downstream_task_ids
 
+    def get_direct_relatives(self, upstream: bool = False) -> list[TaskNode]:
+        return self.upstream_list if upstream else self.downstream_list
+
+    def get_flat_relative_ids(self, *, upstream: bool = False) -> set[str]:
+        """Every task reachable upstream or downstream; a loop, not recursion, so long chains are fine."""
+        if self._dag is None:
+            return set()
+        seen: set[str] = set()
+        frontier = set(self.get_direct_relative_ids(upstream))
+        while frontier:
+            seen |= frontier
+            frontier = {r for tid in frontier
+                        for r in self._dag.task_dict[tid].get_direct_relative_ids(upstream)} - seen
+        return seen
+
+    def get_flat_relatives(self, upstream: bool = False) -> list[TaskNode]:
+        if self._dag is None:
+            return []
+        return [self._dag.task_dict[tid] for tid in sorted(self.get_flat_relative_ids(upstream=upstream))]
+
     def set_upstream(self, other: Any, edge_modifier: EdgeModifier | None = None) -> None:
         self._set_relatives(other, upstream=True, edge_modifier=edge_modifier)
 

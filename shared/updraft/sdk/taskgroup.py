@@ -123,6 +123,29 @@ class TaskGroup(DependencyMixin):
             raise DuplicateTaskIdFound(f"{kind} id '{key}' has already been added to the DAG")
         self.children[key] = node
 
+    # -- lookups Airflow offers DAG files ----------------------------------------------------------------------
+    def get_child_by_label(self, label: str) -> TaskNode | TaskGroup:
+        return self.children[self.child_id(label)]
+
+    def __getitem__(self, label: str) -> TaskNode | TaskGroup:
+        try:
+            return self.get_child_by_label(label)
+        except KeyError:
+            raise KeyError(f"Task {label!r} not found") from None
+
+    def __iter__(self):
+        return self.iter_tasks()
+
+    def has_task(self, task: TaskNode) -> bool:
+        return any(t is task for t in self.iter_tasks())
+
+    def get_task_group_dict(self) -> dict[str | None, TaskGroup]:
+        groups: dict[str | None, TaskGroup] = {self.group_id: self}
+        for child in self.children.values():
+            if isinstance(child, TaskGroup):
+                groups.update(child.get_task_group_dict())
+        return groups
+
     # -- graph helpers ----------------------------------------------------------------------------------------
     def iter_tasks(self):
         for child in self.children.values():

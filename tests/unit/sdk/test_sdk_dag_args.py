@@ -239,3 +239,34 @@ class TestMetadata:
             warnings.simplefilter("error")
             with DAG("quiet", schedule="@daily", start_date=pendulum.datetime(2024, 1, 1)):
                 EmptyOperator(task_id="t")
+
+
+class TestDagFileHelpers:
+    """DAG methods that DAG files call (not only the scheduler)."""
+
+    def test_set_dependency_param_and_bound_task_decorator(self):
+        the_dag = DAG("h", params={"who": "me"})
+        EmptyOperator(task_id="a", dag=the_dag)
+        EmptyOperator(task_id="b", dag=the_dag)
+        the_dag.set_dependency("a", "b")
+        assert the_dag.get_task("b").upstream_task_ids == {"a"}
+
+        ref = the_dag.param("subject", "Hi")
+        assert ref.name == "subject" and the_dag.params["subject"] == "Hi"
+        assert the_dag.param("who").name == "who" and the_dag.params["who"] == "me"
+
+        @the_dag.task
+        def bound():
+            return 1
+
+        assert bound().operator.dag is the_dag
+
+    def test_relatives(self):
+        with DAG("h") as the_dag:
+            a, b, c = (EmptyOperator(task_id=i) for i in "abc")
+            a >> b >> c
+        assert a.get_flat_relative_ids(upstream=False) == {"b", "c"}
+        assert [t.task_id for t in c.get_flat_relatives(upstream=True)] == ["a", "b"]
+        assert [t.task_id for t in b.get_direct_relatives(upstream=True)] == ["a"]
+        assert [t.task_id for t in the_dag.roots] == ["a"]
+        assert [t.task_id for t in the_dag.leaves] == ["c"]

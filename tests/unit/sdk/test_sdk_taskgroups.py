@@ -199,3 +199,18 @@ class TestTaskGroupDecorator:
                 f()
             f()
         assert dag.task_ids == ["f", "grp.f", "grp.f__1", "f__1"]
+
+
+class TestLookups:
+    def test_getitem_iteration_and_group_dict(self):
+        with DAG("g") as dag, TaskGroup("outer") as outer:
+            a = EmptyOperator(task_id="a")
+            with TaskGroup("inner") as inner:
+                b = EmptyOperator(task_id="b")
+        assert outer["a"] is a and outer["inner"] is inner and inner["b"] is b
+        with pytest.raises(KeyError):
+            outer["missing"]
+        assert list(outer) == [a, b]
+        assert outer.has_task(b) and not inner.has_task(a)
+        assert set(dag.task_group_dict) == {"outer", "outer.inner"}
+        assert dag.has_task_group("outer.inner")
