@@ -73,6 +73,8 @@ class Param:
         import jsonschema
         from jsonschema import FormatChecker
 
+        if value is not NOTSET:
+            self._check_json(value)
         final = self.value if value is NOTSET else value
         if isinstance(final, _NotSet):
             if suppress_exception:
@@ -114,19 +116,24 @@ class ParamsDict(MutableMapping[str, Any]):
             self.__dict[key] = value if isinstance(value, Param) else Param(value)
 
     def __setitem__(self, key: str, value: Any) -> None:
+        """A plain value for an existing param is checked against its schema first (and kept only if valid)."""
         if isinstance(value, Param):
             self.__dict[key] = value
             return
         if key in self.__dict:
             param = self.__dict[key]
-            if not self.suppress_exception:
-                param.resolve(value)
-            param.value = value
+            try:
+                resolved = param.resolve(value, suppress_exception=self.suppress_exception)
+            except ParamValidationError as err:
+                raise ParamValidationError(f"Invalid input for param {key}: {err}") from None
+            if resolved is not None or value is None:
+                param.value = value
         else:
             self.__dict[key] = Param(value)
 
     def __getitem__(self, key: str) -> Any:
-        return self.__dict[key].value
+        """The value, validated (Airflow resolves on read, so an invalid default raises here too)."""
+        return self.__dict[key].resolve(suppress_exception=self.suppress_exception)
 
     def get_param(self, key: str) -> Param:
         return self.__dict[key]
@@ -160,7 +167,8 @@ class ParamsDict(MutableMapping[str, Any]):
             self[key] = value
 
     def dump(self) -> dict[str, Any]:
-        return {k: v.value for k, v in self.__dict.items()}
+        """Every value, or None where a value is missing or invalid (never raises, like Airflow's)."""
+        return {k: v.resolve(suppress_exception=True) for k, v in self.__dict.items()}
 
     def validate(self) -> dict[str, Any]:
         """Resolve every param; the error names the param that failed."""

@@ -192,6 +192,22 @@ class TestParams:
         with pytest.raises(Exception, match="'x' is not of type 'integer'"):
             dag.params["n"] = "x"
 
+    def test_reading_validates_and_dump_never_raises(self):
+        dag = DAG("p", params={"bad": Param(5, type="string"), "missing": Param(type="integer"), "ok": 1})
+        with pytest.raises(Exception, match="5 is not of type 'string'"):
+            dag.params["bad"]
+        with pytest.raises(Exception, match="No value passed and Param has no default value"):
+            dag.params["missing"]
+        assert dag.params.dump() == {"bad": None, "missing": None, "ok": 1}
+
+    def test_invalid_assignment_names_the_param_and_keeps_the_old_value(self):
+        dag = DAG("p", params={"n": Param(1, type="integer")})
+        with pytest.raises(Exception, match="Invalid input for param n"):
+            dag.params["n"] = "x"
+        assert dag.params["n"] == 1
+        dag.params["n"] = 2
+        assert dag.params["n"] == 2
+
     def test_plain_values_become_params_and_must_be_json(self):
         dag = DAG("p", params={"a": 1, "b": [1, 2]})
         assert dag.params["a"] == 1

@@ -31,7 +31,9 @@ class _TaskGroupFactory:
         return _TaskGroupFactory(self.function, kwargs.pop("group_id", self.group_id), {**self.kwargs, **kwargs})
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        options = {"tooltip": (self.function.__doc__ or "").strip(), **self.kwargs}
+        options = {**self.kwargs}
+        if self.function.__doc__ and not options.get("tooltip"):
+            options["tooltip"] = self.function.__doc__  # verbatim, as Airflow does
         options.setdefault("add_suffix_on_collision", True)
         with TaskGroup(self.group_id, **options) as group:
             result = self.function(*args, **kwargs)
