@@ -85,6 +85,7 @@ _KILL_GRACE_S = 0.5
 
 
 _warmed = False
+_WARM_UP_RUNS = 10
 
 
 def warm_up(modules: Sequence[str] = WARM_MODULES) -> list[str]:
@@ -104,7 +105,11 @@ def warm_up(modules: Sequence[str] = WARM_MODULES) -> list[str]:
     try:
         from updraft.parsing.loader import warm_up_dry_run
 
-        warm_up_dry_run()
+        # Several runs, not one: Python 3.11 specialises bytecode only after a
+        # function has run a few times, and a child that specialises it writes
+        # to (so copies) the code object's pages.
+        for _ in range(_WARM_UP_RUNS):
+            warm_up_dry_run()
     except Exception:
         missing.append("updraft.parsing.loader.warm_up_dry_run")
     _warmed = True
