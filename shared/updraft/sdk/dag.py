@@ -21,6 +21,7 @@ from updraft.sdk.exceptions import (
     AirflowDagCycleException,
     AirflowException,
     DuplicateTaskIdFound,
+    FailFastDagInvalidTriggerRule,
     ParamValidationError,
     TaskNotFound,
 )
@@ -51,13 +52,6 @@ _SDK_DIRS = tuple(
         __file__.rsplit("/updraft/", 1)[0] + "/airflow/",  # shared/airflow/
     )
 )
-
-
-class FailFastDagInvalidTriggerRule(AirflowException):
-    """A ``fail_fast`` DAG has a task whose trigger rule would run after a failure (Airflow's exception)."""
-
-    def __str__(self) -> str:
-        return "A 'fail_fast' dag can only have all_success trigger rule"
 
 
 def _caller_file() -> str:

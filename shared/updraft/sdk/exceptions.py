@@ -78,6 +78,13 @@ class AirflowDagInconsistent(AirflowException):
     """The DAG's definition contradicts itself (for example a mapped task with an invalid expansion)."""
 
 
+class FailFastDagInvalidTriggerRule(AirflowException):
+    """A ``fail_fast`` DAG has a task whose trigger rule would run after a failure."""
+
+    def __str__(self) -> str:
+        return "A 'fail_fast' dag can only have all_success trigger rule"
+
+
 class AirflowClusterPolicyViolation(AirflowException):
     pass
 
