@@ -1,4 +1,4 @@
 """``airflow.sdk.exceptions``: the same exception classes as ``airflow.exceptions``."""
 
 from airflow.exceptions import *  # noqa: F403
-from airflow.exceptions import __all__  # noqa: F401
+from airflow.exceptions import __all__
