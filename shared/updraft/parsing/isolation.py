@@ -335,6 +335,11 @@ def _crash_record(finished: _Finished, options: ParseOptions) -> ImportErrorReco
             )
         else:
             message = f"DAG file process for {rel} died from {_signal_name(sig)}"
+    elif os.WEXITSTATUS(status) == _EXIT_INTERNAL:
+        message = (
+            f"the parser failed inside the process for {rel} before it could report a result; "
+            f"this usually means the file exhausted the parse memory limit of {options.memory_limit_mb} MiB"
+        )
     else:
         code = os.WEXITSTATUS(status)
         message = f"DAG file process for {rel} exited with code {code} before reporting a result"
