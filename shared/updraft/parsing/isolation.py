@@ -533,14 +533,16 @@ class IsolatedParser:
     def parse(self, jobs: Sequence[FileJob]) -> list[ParsedFile]:
         """Parse every job; results come back in the order of ``jobs``.
 
-        Results stay as the children's raw JSON until every child is done:
-        decoded DAGs are several times larger than their JSON, and a bigger
-        forking process makes every later ``fork()`` slower.
+        With a fork server, results are decoded as they arrive (overlapping
+        the children's work). Forking from this process, they stay raw JSON
+        until every child is done: decoded DAGs are several times larger than
+        their JSON, and a bigger forking process makes every ``fork()`` slower.
         """
-        raw: list[_Finished | None] = [None] * len(jobs)
+        eager = self._client is not None
+        out: list[ParsedFile | _Finished | None] = [None] * len(jobs)
         for finished in self._iter_finished(jobs):
-            raw[finished.index] = finished
-        return [decode_finished(f, self.options) for f in raw if f is not None]
+            out[finished.index] = decode_finished(finished, self.options) if eager else finished
+        return [r if isinstance(r, ParsedFile) else decode_finished(r, self.options) for r in out if r is not None]
 
     def parse_one(self, job: FileJob) -> ParsedFile:
         return self.parse([job])[0]
