@@ -229,8 +229,10 @@ def _child_main(
             stream.flush()
 
     try:
-        payload = json.dumps(result.to_dict(), separators=(",", ":"), allow_nan=False).encode()
-    except (TypeError, ValueError) as exc:
+        payload = json.dumps(
+            result.to_dict(), separators=(",", ":"), allow_nan=False, check_circular=False
+        ).encode()
+    except (TypeError, ValueError, RecursionError) as exc:
         record = ImportErrorRecord(
             filename=job.relative_path,
             lineno=None,
