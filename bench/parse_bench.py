@@ -103,27 +103,29 @@ def run_case(folder: Path, repeat: int, parallelism: int | None) -> dict:
         "parallelism": parser.options.workers,
         "warm_up_s": warm_up_s,
         "parse_wall_s": statistics.median(walls),
+        "parse_wall_min_s": min(walls),
         "parse_wall_all_s": walls,
         "child_work_s_total": statistics.median(child_work),
         "parent_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "max_child_rss_mb": max_child_kb / 1024,
         "reparse_one_wall_ms": statistics.median(reparse_wall) * 1000,
         "reparse_one_own_ms": statistics.median(reparse_own) * 1000,
-        "reparse_one_overhead_ms": statistics.median(
-            w - o for w, o in zip(reparse_wall, reparse_own, strict=True)
-        )
+        "reparse_one_overhead_ms": statistics.median(w - o for w, o in zip(reparse_wall, reparse_own, strict=True))
         * 1000,
         "in_process_first_import_ms": in_process_s * 1000,
     }
 
 
-def cli_wall(folder: Path) -> float:
+def cli_wall(folder: Path, runs: int = 2) -> float:
+    """Best of ``runs`` cold CLI invocations (the machine may be shared)."""
+    return min(_cli_wall_once(folder) for _ in range(runs))
+
+
+def _cli_wall_once(folder: Path) -> float:
     exe = Path(sys.executable).with_name("updraft")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "from updraft.cli import main; main()"]
     t = time.perf_counter()
-    subprocess.run(
-        [*cmd, "dags", "list", "--dags-folder", str(folder), "-o", "json"], check=True, capture_output=True
-    )
+    subprocess.run([*cmd, "dags", "list", "--dags-folder", str(folder), "-o", "json"], check=True, capture_output=True)
     return time.perf_counter() - t
 
 
@@ -160,14 +162,17 @@ def table(cases: dict) -> str:
     )
     row(
         "**Updraft parse, forked child per file** (parallelism {})".format(cases[keys[0]]["parallelism"]),
-        lambda k: f"**{fmt_s(cases[k]['parse_wall_s'])}** ({per_file_ms(cases[k], 'parse_wall_s')})",
+        lambda k: (
+            f"**{fmt_s(cases[k]['parse_wall_s'])}** ({per_file_ms(cases[k], 'parse_wall_s')}; "
+            f"best {fmt_s(cases[k]['parse_wall_min_s'])})"
+        ),
     )
     row(
         "  of which work inside children (sum, run+validate+serialize)",
         lambda k: f"{fmt_s(cases[k]['child_work_s_total'])} ({per_file_ms(cases[k], 'child_work_s_total')})",
     )
     row("Updraft parent warm-up (imports, once per process)", lambda k: fmt_s(cases[k]["warm_up_s"]))
-    row("Updraft `updraft dags list -o json` CLI wall (cold)", lambda k: fmt_s(cases[k]["cli_wall_s"]))
+    row("Updraft `updraft dags list -o json` CLI wall (cold, best of 2)", lambda k: fmt_s(cases[k]["cli_wall_s"]))
     row(
         "Updraft peak RSS parent / largest child",
         lambda k: f"{cases[k]['parent_peak_rss_mb']:.0f} / {cases[k]['max_child_rss_mb']:.0f} MB",
