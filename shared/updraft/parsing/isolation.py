@@ -1,13 +1,15 @@
-"""Run each DAG file in its own forked child of a warm parent.
+"""Run each DAG file in its own forked child of a warm process.
 
 Why this shape: Airflow's dag-processor pays ~50-70 ms per file because every
-file gets a fresh interpreter that imports Airflow again. Here the parent
-imports the SDK, pendulum and the serializer once (it never imports user
-code), then ``fork()``s one child per file. The child starts with everything
-already imported, runs only the user's file, writes its result as JSON to a
-pipe and leaves with ``os._exit``. A crash, a runaway loop or a memory hog
-takes down only its own child; the parent turns that into an import error and
-carries on with the other files.
+file gets a fresh interpreter that imports Airflow again. Here a warm process
+(normally the fork server, see ``forkserver``) imports the SDK, pendulum and
+the serializer once (it never imports user code), then ``fork()``s one child
+per file. The child starts with everything already imported, runs only the
+user's file under a timeout (SIGALRM, then SIGKILL from the parent) and a
+memory limit (RLIMIT_AS), with its stdout/stderr captured, writes its result
+as JSON to a pipe and leaves with ``os._exit``. A crash, a runaway loop or a
+memory hog takes down only its own child; the parent turns that into an
+import error and carries on with the other files.
 """
 
 from __future__ import annotations
@@ -583,5 +585,7 @@ def parse_files(
     *,
     target: ChildTarget | None = None,
 ) -> list[ParsedFile]:
-    """One-shot convenience over :class:`IsolatedParser`."""
+    """One-shot convenience: the shared warm parser, or a direct one for a custom target."""
+    if target is None:
+        return shared_parser(options).parse(jobs)
     return IsolatedParser(options, target=target).parse(jobs)
