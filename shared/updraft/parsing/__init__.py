@@ -3,7 +3,8 @@
 Public entry points:
 
 - :func:`parse_dags_folder` - a whole folder (CLI, local runs, benchmark);
-- :class:`IsolatedParser` - a warm parser to keep alive across calls;
+- :class:`IsolatedParser` / :func:`shared_parser` - a warm parser (and its
+  fork server) to keep alive across calls;
 - :func:`parse_s3_dag_file` - one S3 key, for the parser Lambda;
 - :class:`ParsedFile` / :class:`ImportErrorRecord` - the JSON-able results.
 
@@ -20,7 +21,7 @@ from updraft.parsing.results import ImportErrorRecord, ParsedFile, dag_id_of
 
 if TYPE_CHECKING:
     from updraft.parsing.folder import FolderParseResult, parse_dags_folder
-    from updraft.parsing.isolation import IsolatedParser
+    from updraft.parsing.isolation import IsolatedParser, shared_parser
     from updraft.parsing.s3 import parse_s3_dag_file
 
 __all__ = [
@@ -33,12 +34,14 @@ __all__ = [
     "dag_id_of",
     "parse_dags_folder",
     "parse_s3_dag_file",
+    "shared_parser",
 ]
 
 _LAZY = {
     "FolderParseResult": "updraft.parsing.folder",
     "parse_dags_folder": "updraft.parsing.folder",
     "IsolatedParser": "updraft.parsing.isolation",
+    "shared_parser": "updraft.parsing.isolation",
     "parse_s3_dag_file": "updraft.parsing.s3",
 }
 
