@@ -1,6 +1,7 @@
 """Dynamic task mapping: one task instance per file, then a reduction over all of their results."""
 
 import pendulum
+
 from airflow.sdk import DAG, task
 
 with DAG(

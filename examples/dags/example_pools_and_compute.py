@@ -3,8 +3,9 @@
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import dag, task
 from shared_helpers import TABLES
+
+from airflow.sdk import dag, task
 
 
 @dag(

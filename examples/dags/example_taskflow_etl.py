@@ -3,6 +3,7 @@
 import json
 
 import pendulum
+
 from airflow.sdk import dag, task
 
 

@@ -1,9 +1,10 @@
 """A DAG on a custom timetable registered by a plugin (see examples/plugins/workday.py)."""
 
 import pendulum
+from workday import AfterWorkdayTimetable
+
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
-from workday import AfterWorkdayTimetable
 
 with DAG(
     dag_id="example_workday_timetable",

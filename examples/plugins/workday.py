@@ -11,9 +11,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from pendulum import UTC, Date, DateTime, Time
+
 from airflow.plugins_manager import AirflowPlugin
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction, Timetable
-from pendulum import UTC, Date, DateTime, Time
 
 
 class AfterWorkdayTimetable(Timetable):

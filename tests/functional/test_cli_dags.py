@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from updraft.cli.app import cli
 
 REPO = Path(__file__).resolve().parents[2]

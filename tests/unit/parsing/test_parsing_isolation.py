@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from updraft.parsing.errors import record_from_exception
 from updraft.parsing.isolation import IsolatedParser
 from updraft.parsing.options import FileJob, ParseOptions

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from updraft.parsing.folder import (
     find_python_files,
     flag_duplicate_dag_ids,

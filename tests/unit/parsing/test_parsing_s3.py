@@ -7,6 +7,7 @@ import os
 import boto3
 import pytest
 from moto import mock_aws
+
 from updraft.parsing.options import ParseOptions
 from updraft.parsing.s3 import DagFileNotFound, parse_s3_dag_file, sync_prefix
 

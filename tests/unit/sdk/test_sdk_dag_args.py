@@ -7,6 +7,7 @@ import warnings
 
 import pendulum
 import pytest
+
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, Param
 from updraft.sdk.exceptions import DuplicateTaskIdFound

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, Label, TaskGroup, XComArg, chain, chain_linear, cross_downstream, task
 

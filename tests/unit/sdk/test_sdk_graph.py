@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, chain
 from updraft.sdk.exceptions import AirflowDagCycleException

@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any, ClassVar
 
 import pytest
+
 from airflow.providers.standard.operators.bash import BashOperator
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.providers.standard.operators.python import PythonOperator

@@ -6,6 +6,7 @@ import datetime as dt
 from typing import TypedDict
 
 import pytest
+
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, Param, TaskGroup, dag, task
 from updraft.sdk._internal import dag_registry

@@ -6,6 +6,7 @@ import json
 import os
 
 import pytest
+
 from airflow.datasets import Dataset, DatasetAll, DatasetAny
 from airflow.sdk import Asset, AssetAlias, AssetAll, AssetAny, Metadata
 from updraft.sdk.assets import AssetNameRef, AssetUriRef, Model

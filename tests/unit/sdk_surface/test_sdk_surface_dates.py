@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 import pendulum
 import pytest
+
 from airflow.utils import timezone
 from airflow.utils.dates import cron_presets, days_ago, infer_time_unit, scale_time_units
 from updraft.sdk.parsing_context import get_parsing_context

@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+
 from updraft.sdk.exceptions import UnsupportedFeatureError
 
 # module -> names a DAG file imports from it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from airflow.models import Connection as ModelsConnection
 from airflow.models import Variable as ModelsVariable
 from airflow.sdk import Connection, Variable

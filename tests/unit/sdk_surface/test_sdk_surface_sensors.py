@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
+
 from airflow.providers.standard.sensors.date_time import DateTimeSensor, DateTimeSensorAsync
 from airflow.providers.standard.sensors.python import PythonSensor
 from airflow.providers.standard.sensors.time_delta import TimeDeltaSensor, TimeDeltaSensorAsync, WaitSensor

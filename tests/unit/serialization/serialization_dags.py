@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
+
 from airflow.providers.standard.operators.bash import BashOperator
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.providers.standard.operators.python import BranchPythonOperator, PythonOperator

@@ -13,10 +13,11 @@ from typing import Any
 
 import pendulum
 import pytest
+from serialization_dags import build_everything_dag, load_workday_timetable
+
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.providers.standard.operators.python import PythonOperator
 from airflow.sdk import DAG, task
-from serialization_dags import build_everything_dag, load_workday_timetable
 from updraft.serialization import (
     SCHEMA_VERSION,
     SchemaVersionError,

@@ -4,8 +4,9 @@ import json
 from typing import Any
 
 import pytest
-import updraft.plugins
 from timetables_helpers import BENCH_COPY, PLUGINS_FOLDER
+
+import updraft.plugins
 from updraft.plugins import load_plugins_folder
 
 

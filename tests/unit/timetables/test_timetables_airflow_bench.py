@@ -9,6 +9,7 @@ from typing import Any
 import pendulum
 import pytest
 from timetables_helpers import BENCH_COPY, BENCH_ORIGINAL, utc
+
 from updraft.timetables import (
     CronDataIntervalTimetable,
     CronTriggerTimetable,

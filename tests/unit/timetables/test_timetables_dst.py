@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from timetables_helpers import berlin, iso, utc
+
 from updraft.timetables import (
     CronDataIntervalTimetable,
     CronTriggerTimetable,

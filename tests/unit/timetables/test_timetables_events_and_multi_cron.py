@@ -4,6 +4,7 @@ import datetime
 
 import pytest
 from timetables_helpers import iso, utc
+
 from updraft.timetables import (
     DataInterval,
     EventsTimetable,

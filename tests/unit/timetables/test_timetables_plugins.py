@@ -5,8 +5,9 @@ from __future__ import annotations
 import sys
 import textwrap
 
-import airflow.plugins_manager
 import pytest
+
+import airflow.plugins_manager
 import updraft.plugins
 from updraft.plugins import (
     AirflowPlugin,

@@ -8,6 +8,7 @@ import pendulum
 import pytest
 from dateutil.relativedelta import relativedelta
 from timetables_helpers import utc
+
 from updraft.timetables import (
     AirflowTimetableInvalid,
     AssetTriggeredTimetable,

@@ -7,6 +7,7 @@ import datetime
 import pytest
 from dateutil.relativedelta import relativedelta
 from timetables_helpers import iso, utc
+
 from updraft.timetables import (
     ContinuousTimetable,
     CronDataIntervalTimetable,

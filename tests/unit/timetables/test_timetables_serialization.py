@@ -9,6 +9,7 @@ import pendulum
 import pytest
 from dateutil.relativedelta import FR, relativedelta
 from timetables_helpers import utc
+
 from updraft.timetables import (
     AssetTriggeredTimetable,
     ContinuousTimetable,
