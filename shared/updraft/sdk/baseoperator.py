@@ -436,8 +436,9 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
                 XComArg.apply_upstream_relationship(self, getattr(self, field))
 
     def __setattr__(self, key: str, value: Any) -> None:
-        super().__setattr__(key, value)
-        if getattr(self, "_init_done", False) and key in self.template_fields:
+        # Hot at parse time (every attribute of every task): test the cheap tuple membership first.
+        object.__setattr__(self, key, value)
+        if key in self.template_fields and self.__dict__.get("_init_done", False):
             from updraft.sdk.xcom_arg import XComArg
 
             XComArg.apply_upstream_relationship(self, value)

@@ -24,7 +24,7 @@ class TriggerRule(StrEnum):
 
     @classmethod
     def is_valid(cls, trigger_rule: str) -> bool:
-        return trigger_rule in cls.all_triggers()
+        return trigger_rule in cls._value2member_map_
 
     @classmethod
     def all_triggers(cls) -> set[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 from typing import Any
 
 from updraft.serialization.codecs import DATETIME, DURATION, PARAMS, RAW, SORTED, TIMETABLE, VALUE, spec
@@ -19,22 +20,28 @@ class SchemaVersionError(ValueError):
     """A document written by a newer (or unknown) schema: refuse it instead of misreading it."""
 
 
+@functools.cache
+def _codecs(cls: type) -> dict[str, Any]:
+    """Field name -> codec, computed once per class (``dataclasses.fields`` is slow on the parse hot path)."""
+    return {f.name: f.metadata["codec"] for f in dataclasses.fields(cls) if f.metadata.get("codec")}
+
+
 def _encode_fields(obj: Any, *, drop_none: bool) -> dict[str, Any]:
     out = {}
-    for f in dataclasses.fields(obj):
-        value = getattr(obj, f.name)
+    for name, codec in _codecs(type(obj)).items():
+        value = getattr(obj, name)
         if drop_none and value is None:
             continue
-        out[f.name] = f.metadata["codec"].encode(value)
+        out[name] = value if codec is RAW else codec.encode(value)
     return out
 
 
 def _decode_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    known = {f.name: f for f in dataclasses.fields(cls)}
+    known = _codecs(cls)
     unknown = sorted(set(data) - set(known))
     if unknown:
         raise SchemaVersionError(f"{cls.__name__}: unknown fields {unknown} for schema version {SCHEMA_VERSION}")
-    return {name: known[name].metadata["codec"].decode(value) for name, value in data.items()}
+    return {name: known[name].decode(value) for name, value in data.items()}
 
 
 @dataclasses.dataclass
@@ -154,8 +161,7 @@ class SerializedDAG:
 
     def to_dict(self) -> dict[str, Any]:
         """The versioned document: ``{"__version": N, "dag": {...}}`` with tasks sorted by task_id."""
-        body = {f.name: f.metadata["codec"].encode(getattr(self, f.name))
-                for f in dataclasses.fields(self) if f.name != "tasks"}
+        body = _encode_fields(self, drop_none=False)
         body["tasks"] = [t.to_dict() for t in sorted(self.tasks, key=lambda t: t.task_id)]
         return {"__version": SCHEMA_VERSION, "dag": body}
 

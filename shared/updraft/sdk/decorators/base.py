@@ -6,6 +6,7 @@ wrong argument is an import error, not a failure at run time.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import typing
@@ -46,21 +47,28 @@ def get_unique_task_id(task_id: str, dag: Any, task_group: Any) -> str:
     return f"{core}__{max(used, default=0) + 1}"
 
 
+@functools.lru_cache(maxsize=1024)
+def _signature(function: Callable) -> inspect.Signature:
+    """A decorated function is inspected once per call site otherwise (ten tasks, ten inspections)."""
+    return inspect.signature(function)
+
+
 def infer_multiple_outputs(function: Callable) -> bool:
     """A function annotated to return a mapping pushes each key as its own XCom (Airflow's inference)."""
     try:
         return_type = typing.get_type_hints(function).get("return")
     except Exception:  # unresolvable string annotations: fall back to the raw annotation
-        return_type = inspect.signature(function).return_annotation
+        return_type = _signature(function).return_annotation
     if return_type in (None, inspect.Signature.empty):
         return False
     origin = typing.get_origin(return_type) or return_type
     return isinstance(origin, type) and issubclass(origin, Mapping)
 
 
+@functools.lru_cache(maxsize=1024)
 def bindable_signature(function: Callable) -> inspect.Signature:
     """The function's signature with context-key parameters defaulted, since the runtime supplies them."""
-    signature = inspect.signature(function)
+    signature = _signature(function)
     faulty = [p.name for p in signature.parameters.values()
               if p.name in KNOWN_CONTEXT_KEYS and p.default not in (None, inspect.Parameter.empty)]
     if faulty:
@@ -114,7 +122,7 @@ class DecoratedOperator(BaseOperator):
         if function is None or not default_args:
             return kwargs
         op_kwargs = dict(kwargs.get("op_kwargs") or {})
-        for name in inspect.signature(function).parameters:
+        for name in _signature(function).parameters:
             if name not in op_kwargs and name in default_args:
                 op_kwargs[name] = default_args[name]
         kwargs["op_kwargs"] = op_kwargs
@@ -130,7 +138,7 @@ class TaskDecorator:
                  multiple_outputs: bool | None = None, kwargs: dict[str, Any] | None = None) -> None:
         if not callable(function):
             raise TypeError(f"@task needs a callable, got {type(function).__name__}")
-        if "self" in inspect.signature(function).parameters:
+        if "self" in _signature(function).parameters:
             raise TypeError("@task does not support methods")
         self.function = function
         self.operator_class = operator_class
@@ -144,7 +152,7 @@ class TaskDecorator:
 
     @property
     def __signature__(self) -> inspect.Signature:
-        return inspect.signature(self.function)
+        return _signature(self.function)
 
     def __call__(self, *args: Any, **kwargs: Any) -> XComArg:
         op = self.operator_class(python_callable=self.function, op_args=args, op_kwargs=kwargs,
@@ -173,7 +181,7 @@ class TaskDecorator:
             raise ValueError(f"cannot call {func}() on task context variable {context_keys[0]!r}")
         if context_keys:
             raise ValueError(f"cannot call {func}() on task context variables {', '.join(map(repr, context_keys))}")
-        params = inspect.signature(self.function).parameters
+        params = _signature(self.function).parameters
         if any(p.kind == p.VAR_KEYWORD for p in params.values()):
             return
         unknown = [name for name in kwargs if name not in params]
@@ -254,7 +262,7 @@ def _callable_defaults(deco: TaskDecorator) -> dict[str, Any]:
     dag = deco.kwargs.get("dag") or DagContext.current()
     group = deco.kwargs.get("task_group") or TaskGroupContext.current(dag)
     merged = merged_default_args(dag, group, deco.kwargs.get("default_args"))
-    return {name: merged[name] for name in inspect.signature(deco.function).parameters if name in merged}
+    return {name: merged[name] for name in _signature(deco.function).parameters if name in merged}
 
 
 def make_task_decorator(operator_class: type[BaseOperator], python_callable: Callable | None,
