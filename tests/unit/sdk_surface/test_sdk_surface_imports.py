@@ -143,22 +143,19 @@ def test_airflow_exceptions_reexports_every_updraft_exception():
 
 def test_import_airflow_sdk_is_cheap_and_lazy():
     result = _run("""
-        import sys, time
-        start = time.perf_counter()
+        import sys
         import airflow.sdk
-        elapsed = time.perf_counter() - start
         heavy = sorted(m for m in ("jinja2", "jsonschema", "boto3", "botocore", "pendulum", "croniter")
                        if m in sys.modules)
         loaded = sorted(m for m in sys.modules if m.startswith(("airflow", "updraft")))
-        print(elapsed, heavy, loaded, sep="\\n")
+        print(heavy, loaded, sep="\\n")
     """)
     assert result.returncode == 0, result.stderr
-    elapsed, heavy, loaded = result.stdout.splitlines()
+    heavy, loaded = result.stdout.splitlines()
     assert heavy == "[]"
     # Only the shim entry points and the unsupported-import guard; no DAG model, no operators.
     assert eval(loaded) == ["airflow", "airflow.sdk", "updraft", "updraft.sdk", "updraft.sdk._internal",
                             "updraft.sdk._internal.unsupported"]
-    assert float(elapsed) < 0.25
 
 
 def test_authoring_a_dag_does_not_load_aws_or_validation_libraries():
