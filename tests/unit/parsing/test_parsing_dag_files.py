@@ -132,7 +132,8 @@ def test_broken_syntax_slow_and_hungry_files_do_not_stop_the_others(tmp_path):
     write(tmp_path, "a_broken.py", 'raise RuntimeError("cannot reach the config service")\n')
     write(tmp_path, "b_syntax.py", "with DAG(dag_id='s', schedule=None\n    x = 1\n")
     write(tmp_path, "c_slow.py", "while True:\n    pass\n")
-    write(tmp_path, "d_hog.py", "big = [bytearray(100 * 1024 * 1024) for _ in range(10)]\n")
+    # One allocation past the limit fails at once, so the check does not depend on machine load.
+    write(tmp_path, "d_hog.py", "big = bytearray(1024 * 1024 * 1024)\n")
     write(tmp_path, "e_good.py", 'with DAG(dag_id="good", schedule=None, start_date=START):\n    EmptyOperator(task_id="a")\n')
     files = by_file(parse_folder(tmp_path))
 
