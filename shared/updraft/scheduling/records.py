@@ -1,0 +1,79 @@
+"""What the store keeps about runs and task instances, as plain dataclasses shared by storage and decisions.
+
+The pure scheduling code reads and returns these; the store turns them into DynamoDB items. Keeping them free of
+storage types is what lets the decisions be tested without AWS and run unchanged in Lambda and locally.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Any, NamedTuple
+
+from updraft.scheduling.states import DagRunState, TaskInstanceState
+
+UNMAPPED = -1
+
+
+class TIKey(NamedTuple):
+    dag_id: str
+    run_id: str
+    task_id: str
+    map_index: int = UNMAPPED
+
+    def holder(self, try_number: int) -> str:
+        """The id a claimed try holds limit slots under: distinct per try so a retry never reuses a leak."""
+        return f"{self.dag_id}|{self.run_id}|{self.task_id}|{self.map_index}|{try_number}"
+
+    @property
+    def label(self) -> str:
+        return self.task_id if self.map_index == UNMAPPED else f"{self.task_id}[{self.map_index}]"
+
+
+@dataclasses.dataclass
+class TaskInstance:
+    """One try-able unit: a task in a run (one per map index for a mapped task)."""
+
+    dag_id: str
+    run_id: str
+    task_id: str
+    map_index: int = UNMAPPED
+    state: TaskInstanceState | None = None  # None: never touched (Airflow's "no status")
+    try_number: int = 0  # tries that started or were claimed, as Airflow 3 counts them
+    try_id: str | None = None  # fencing token of the current try; every worker write must match it
+    pool: str = "default_pool"
+    pool_slots: int = 1
+    priority_weight: int = 1
+    executor: str = "lambda"
+    queued_at: dt.datetime | None = None
+    start_date: dt.datetime | None = None
+    end_date: dt.datetime | None = None
+    next_retry_at: dt.datetime | None = None
+    lease_expires_at: dt.datetime | None = None  # a running try's worker must heartbeat before this
+    held_limits: list[str] = dataclasses.field(default_factory=list)  # limit ids whose slots this try holds
+    hostname: str | None = None
+    # Length of the return_value XCom when the try succeeded: what a downstream mapped task expands over.
+    xcom_length: int | None = None
+    note: str | None = None  # why the scheduler set the state (timeouts, zombies, upstream failures)
+
+    @property
+    def key(self) -> TIKey:
+        return TIKey(self.dag_id, self.run_id, self.task_id, self.map_index)
+
+
+@dataclasses.dataclass
+class DagRun:
+    dag_id: str
+    run_id: str
+    run_type: str
+    dag_hash: str  # the serialized DAG version the run is pinned to
+    state: DagRunState = DagRunState.QUEUED
+    logical_date: dt.datetime | None = None
+    data_interval_start: dt.datetime | None = None
+    data_interval_end: dt.datetime | None = None
+    run_after: dt.datetime | None = None
+    conf: dict[str, Any] = dataclasses.field(default_factory=dict)
+    queued_at: dt.datetime | None = None
+    start_date: dt.datetime | None = None
+    end_date: dt.datetime | None = None
+    note: str | None = None

@@ -1,0 +1,16 @@
+"""Domain errors the store raises at its edge (DynamoDB's exceptions never leak past it)."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    pass
+
+
+class PoolNotFound(StoreError):
+    pass
+
+
+class DefaultPoolCannotBeDeleted(StoreError):
+    def __init__(self) -> None:
+        super().__init__("default_pool cannot be deleted")
