@@ -155,8 +155,9 @@ class SerializedDAG:
     task_group: dict[str, Any] = spec(RAW, factory=dict)
     tasks: list[SerializedTask] = dataclasses.field(default_factory=list, metadata={"codec": None})
 
-    @property
+    @functools.cached_property
     def task_dict(self) -> dict[str, SerializedTask]:
+        """Built once: the scheduler looks tasks up by id for every instance it evaluates or claims."""
         return {t.task_id: t for t in self.tasks}
 
     def to_dict(self) -> dict[str, Any]:

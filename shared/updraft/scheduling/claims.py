@@ -1,0 +1,139 @@
+"""The claim protocol: how a scheduled task instance becomes a dispatched try without row locks.
+
+Every limit the try counts against (pool slots, the DAG's max_active_tasks, the task's max_active_tis_per_dag,
+global parallelism) is one store item; taking a slot is a single-item conditional write that names the holder,
+so it is idempotent and never over-admits. Only when every limit is taken does the instance move
+``scheduled -> queued`` (conditional on its state), and only the scheduler that wins that write dispatches. Any
+failure releases what was taken; a crash between the writes leaves a holder whose task instance does not hold it,
+which ``reconcile_limits`` returns after a grace period.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from updraft.executors.base import Dispatch
+from updraft.scheduling.records import TaskInstance, TIKey
+from updraft.scheduling.states import SLOT_HOLDING_STATES, TaskInstanceState
+from updraft.store.api import (
+    DEFAULT_POOL,
+    DEFAULT_POOL_SLOTS,
+    PARALLELISM_LIMIT,
+    Store,
+    dag_tasks_limit,
+    pool_limit,
+    task_limit,
+)
+
+# A holder younger than this may belong to a claim still in progress; only older ones are reconciled.
+CLAIM_GRACE = dt.timedelta(seconds=60)
+
+
+@dataclass(frozen=True)
+class LimitNeed:
+    limit_id: str
+    slots: int
+    limit: int
+
+
+@dataclass
+class ClaimResult:
+    dispatch: Dispatch | None = None
+    reason: str | None = None  # why not claimed: a full limit, a missing pool, or a lost race
+
+    @property
+    def claimed(self) -> bool:
+        return self.dispatch is not None
+
+
+def limits_for(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int, pool_slots_total: int) -> list[LimitNeed]:
+    """The limits one try counts against, in a fixed order (pool first: it is the one most often full)."""
+    needs = [
+        LimitNeed(pool_limit(ti.pool), ti.pool_slots, pool_slots_total),
+        LimitNeed(dag_tasks_limit(ti.dag_id), 1, dag.max_active_tasks),
+    ]
+    per_task = getattr(task, "max_active_tis_per_dag", None)
+    if per_task:
+        needs.append(LimitNeed(task_limit(ti.dag_id, ti.task_id), 1, per_task))
+    needs.append(LimitNeed(PARALLELISM_LIMIT, 1, parallelism))
+    return needs
+
+
+def claim(store: Store, ti: TaskInstance, task: Any, dag: Any, *, now: dt.datetime, parallelism: int,
+          pool_sizes: dict[str, int | None]) -> ClaimResult:
+    """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice."""
+    size = pool_sizes.get(ti.pool)
+    if size is None:
+        if ti.pool != DEFAULT_POOL:
+            return ClaimResult(reason=f"pool '{ti.pool}' does not exist")
+        size = DEFAULT_POOL_SLOTS
+    if ti.pool_slots > size:
+        return ClaimResult(reason=f"task needs {ti.pool_slots} slots but pool '{ti.pool}' has {size}")
+    try_number = ti.try_number + 1
+    holder = ti.key.holder(try_number)
+    taken: list[str] = []
+    for need in limits_for(ti, task, dag, parallelism=parallelism, pool_slots_total=size):
+        if not store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now):
+            _release(store, taken, holder)
+            return ClaimResult(reason=f"no free slot in {need.limit_id}")
+        taken.append(need.limit_id)
+    try_id = uuid.uuid4().hex
+    won = store.transition_ti(
+        ti.key, expected=[TaskInstanceState.SCHEDULED], state=TaskInstanceState.QUEUED,
+        fields={"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": taken,
+                "start_date": None, "end_date": None, "lease_expires_at": None, "note": None},
+    )
+    if not won:
+        _release(store, taken, holder)
+        return ClaimResult(reason="claimed by another scheduler")
+    compute = dict(getattr(task, "compute", None) or {})
+    return ClaimResult(Dispatch(ti.key, try_number, try_id, executor=compute.get("executor") or ti.executor,
+                                compute=compute))
+
+
+def _release(store: Store, limit_ids: list[str], holder: str) -> None:
+    for limit_id in reversed(limit_ids):
+        store.release_slots(limit_id, holder)
+
+
+def release_try_limits(store: Store, ti: TaskInstance) -> None:
+    """Give back the slots a try held (after it left queued/running). Safe to repeat."""
+    _release(store, list(ti.held_limits), ti.key.holder(ti.try_number))
+
+
+def parse_holder(holder: str) -> tuple[TIKey, int] | None:
+    parts = holder.split("|")
+    if len(parts) != 5:
+        return None
+    dag_id, run_id, task_id, map_index, try_number = parts
+    return TIKey(dag_id, run_id, task_id, int(map_index)), int(try_number)
+
+
+def reconcile_limits(store: Store, limit_ids: list[str], *, now: dt.datetime, grace: dt.timedelta = CLAIM_GRACE) -> int:
+    """Release holders whose task instance does not hold them (a crash mid-claim or mid-release).
+
+    A holder is legitimate while its try is queued or running and lists the limit; anything else older than
+    ``grace`` is a leak. Returns how many slots holders were released.
+    """
+    released = 0
+    for limit_id in limit_ids:
+        state = store.get_limit(limit_id)
+        if state is None:
+            continue
+        for holder, _slots in list(state.holders.items()):
+            taken_at = state.taken_at.get(holder)
+            if taken_at is not None and now - taken_at < grace:
+                continue
+            parsed = parse_holder(holder)
+            if parsed is None:
+                continue
+            key, try_number = parsed
+            ti = store.get_ti(key)
+            legit = (ti is not None and ti.state in SLOT_HOLDING_STATES and ti.try_number == try_number
+                     and limit_id in ti.held_limits)
+            if not legit and store.release_slots(limit_id, holder):
+                released += 1
+    return released

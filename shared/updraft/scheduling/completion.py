@@ -1,0 +1,64 @@
+"""What a worker reports about its try, applied with fencing, then the mini scheduler for the run.
+
+Every write is conditional on the try's ``try_id``: a duplicate report, a late report from a try that was already
+failed as a zombie, or a report for an older try after a retry all lose cleanly and change nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from updraft.scheduling.claims import release_try_limits
+from updraft.scheduling.records import TIKey
+from updraft.scheduling.states import TaskInstanceState
+from updraft.store.api import Store
+
+DEFAULT_LEASE = dt.timedelta(minutes=5)
+
+
+@dataclass
+class TryResult:
+    """A finished try as the worker saw it."""
+
+    state: TaskInstanceState  # success, failed, skipped (failed may become up_for_retry here)
+    force_fail: bool = False  # AirflowFailException / sensor timeout: no retry
+    xcom_length: int | None = None  # len(return_value) for mapping downstream, when it has one
+    skip_task_ids: list[str] = field(default_factory=list)  # branch / short-circuit decisions
+    note: str | None = None
+
+
+def start_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime, hostname: str | None = None,
+              lease: dt.timedelta = DEFAULT_LEASE) -> bool:
+    """queued -> running for exactly this try; False means do not run (duplicate or superseded dispatch)."""
+    return store.transition_ti(key, expected=[TaskInstanceState.QUEUED], state=TaskInstanceState.RUNNING,
+                               expected_try_id=try_id,
+                               fields={"start_date": now, "lease_expires_at": now + lease, "hostname": hostname})
+
+
+def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now: dt.datetime,
+               dag: object) -> bool:
+    """Record the try's outcome (retry or fail as the task's retries decide), free its slots, apply skips."""
+    from updraft.scheduling.retries import failure_outcome
+
+    ti = store.get_ti(key)
+    if ti is None or ti.try_id != try_id or ti.state != TaskInstanceState.RUNNING:
+        return False
+    task = dag.task_dict[key.task_id]  # type: ignore[attr-defined]
+    fields: dict[str, object] = {"end_date": now, "lease_expires_at": None, "note": result.note}
+    state = result.state
+    if state == TaskInstanceState.FAILED:
+        state, extra = failure_outcome(task, ti, now, force_fail=result.force_fail)
+        fields.update(extra)
+    if result.xcom_length is not None:
+        fields["xcom_length"] = result.xcom_length
+    if not store.transition_ti(key, expected=[TaskInstanceState.RUNNING], state=state, expected_try_id=try_id,
+                               fields=fields):
+        return False
+    release_try_limits(store, ti)
+    for task_id in result.skip_task_ids:
+        # Skipped before it ever ran; if it already has a state, the branch decision came too late for it.
+        store.transition_ti(TIKey(key.dag_id, key.run_id, task_id), expected=[None],
+                            state=TaskInstanceState.SKIPPED, fields={"start_date": now, "end_date": now,
+                                                                     "note": f"skipped by {key.task_id}"})
+    return True

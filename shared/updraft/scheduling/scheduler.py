@@ -1,0 +1,198 @@
+"""The scheduler: Airflow's scheduling loop as one stateless pass that any number of invocations may run at once.
+
+A pass (the EventBridge tick) creates due runs, starts queued runs within max_active_runs, evaluates every active
+run and claims what is runnable, highest priority first. ``schedule_run`` is the same work for one run, called the
+moment one of its tasks finishes (Airflow's mini scheduler), so a downstream task starts without waiting for a tick.
+The decisions come from the pure functions in this package; every write is a conditional write in the store, so a
+pass that loses a race, crashes halfway, or sees an event twice leaves nothing inconsistent for the next one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from updraft.executors.base import Dispatch, Executor
+from updraft.scheduling.claims import claim, release_try_limits
+from updraft.scheduling.records import DagRun, TaskInstance
+from updraft.scheduling.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
+from updraft.store.api import Store, dag_runs_limit
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass
+class SchedulerConfig:
+    """Airflow's scheduler settings with its defaults."""
+
+    parallelism: int = 32
+    max_dagruns_to_create_per_loop: int = 10
+    max_dagruns_per_loop_to_schedule: int = 20
+
+
+@dataclass
+class PassReport:
+    runs_created: list[str] = field(default_factory=list)
+    runs_started: list[str] = field(default_factory=list)
+    runs_finished: dict[str, str] = field(default_factory=dict)
+    dispatched: list[Dispatch] = field(default_factory=list)
+    not_claimed: dict[str, str] = field(default_factory=dict)  # ti label -> why
+
+
+class Scheduler:
+    def __init__(self, store: Store, executor: Executor, config: SchedulerConfig | None = None,
+                 clock: Callable[[], dt.datetime] = utcnow) -> None:
+        self.store = store
+        self.executor = executor
+        self.config = config or SchedulerConfig()
+        self.clock = clock
+        self._dags: dict[tuple[str, str], Any] = {}
+
+    # -- entry points -----------------------------------------------------------------------------------------
+    def run_pass(self) -> PassReport:
+        """One tick: create due runs, then schedule every active run."""
+        report = PassReport()
+        self.create_due_runs(report)
+        runs = sorted(self.store.active_runs(), key=lambda r: (r.logical_date or r.queued_at or _EPOCH))
+        self._schedule_runs(runs[: self.config.max_dagruns_per_loop_to_schedule], report)
+        return report
+
+    def schedule_run(self, dag_id: str, run_id: str) -> PassReport:
+        """The mini scheduler: evaluate and claim for one run right after one of its tasks changed state."""
+        report = PassReport()
+        run = self.store.get_run(dag_id, run_id)
+        if run is not None:
+            self._schedule_runs([run], report)
+        return report
+
+    # -- run creation -----------------------------------------------------------------------------------------
+    def create_due_runs(self, report: PassReport) -> None:
+        from updraft.scheduling.run_creation import next_runs, run_id_for
+
+        now = self.clock()
+        budget = self.config.max_dagruns_to_create_per_loop
+        for meta in self.store.due_dags(now):
+            if budget <= 0:
+                break
+            dag = self.dag(meta.dag_id, meta.dag_hash)
+            active = self._active_run_count(meta.dag_id, dag.max_active_runs)
+            for info in next_runs(dag, meta, now=now, active_runs=active, max_to_create=budget):
+                run = DagRun(dag_id=meta.dag_id, run_id=run_id_for(dag, info), run_type="scheduled",
+                             dag_hash=meta.dag_hash, logical_date=info.logical_date,
+                             data_interval_start=info.data_interval.start,
+                             data_interval_end=info.data_interval.end, run_after=info.run_after, queued_at=now)
+                if self.store.create_run(run):
+                    report.runs_created.append(run.run_id)
+                    budget -= 1
+                # Created by us or by a racing scheduler: either way the DAG's next run moves past this one.
+                self.store.advance_next_dagrun(meta.dag_id, expected_logical_date=meta.next_dagrun_logical_date,
+                                               next_info=info, last_automated=info.data_interval)
+                meta = self.store.get_dag_meta(meta.dag_id) or meta
+
+    def _active_run_count(self, dag_id: str, max_active_runs: int) -> int:
+        state = self.store.get_limit(dag_runs_limit(dag_id))
+        return 0 if state is None else len(state.holders)
+
+    # -- evaluation and claims --------------------------------------------------------------------------------
+    def _schedule_runs(self, runs: list[DagRun], report: PassReport) -> None:
+        now = self.clock()
+        candidates: list[tuple[TaskInstance, DagRun]] = []
+        for run in runs:
+            if run.state == DagRunState.QUEUED and not self._start_run(run, now, report):
+                continue
+            if run.state != DagRunState.RUNNING:
+                continue
+            candidates.extend((ti, run) for ti in self._evaluate(run, now, report))
+        self._claim(candidates, now, report)
+
+    def _start_run(self, run: DagRun, now: dt.datetime, report: PassReport) -> bool:
+        """queued -> running, within max_active_runs (the run holds a slot of its DAG's run limit)."""
+        dag = self.dag(run.dag_id, run.dag_hash)
+        if not self.store.take_slots(dag_runs_limit(run.dag_id), run.run_id, 1, limit=dag.max_active_runs,
+                                     now=now):
+            return False
+        if self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.QUEUED],
+                                    state=DagRunState.RUNNING, now=now):
+            report.runs_started.append(run.run_id)
+        fresh = self.store.get_run(run.dag_id, run.run_id)
+        if fresh is None or fresh.state != DagRunState.RUNNING:
+            if fresh is None or fresh.state in (DagRunState.SUCCESS, DagRunState.FAILED):
+                self.store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
+            return False
+        run.state, run.start_date = fresh.state, fresh.start_date
+        return True
+
+    def _evaluate(self, run: DagRun, now: dt.datetime, report: PassReport) -> list[TaskInstance]:
+        """Apply what the run's state implies; return its scheduled instances (the claim candidates)."""
+        from updraft.scheduling.evaluation import evaluate_run
+
+        dag = self.dag(run.dag_id, run.dag_hash)
+        tis = self.store.get_run_tis(run.dag_id, run.run_id)
+        previous_tis, has_previous = self._previous(dag, run)
+        evaluation = evaluate_run(dag, run, tis, now=now, previous_tis=previous_tis, has_previous_run=has_previous)
+        by_key = {ti.key: ti for ti in tis}
+        for change in evaluation.changes:
+            applied = self.store.transition_ti(change.key, expected=[change.expected], state=change.state,
+                                               expected_try_id=change.expected_try_id, fields=change.fields)
+            before = by_key.get(change.key)
+            if applied and before is not None and before.state in SLOT_HOLDING_STATES:
+                release_try_limits(self.store, before)
+        if evaluation.changes:
+            tis = self.store.get_run_tis(run.dag_id, run.run_id)
+        if evaluation.run_state is not None:
+            self._finish_run(run, evaluation.run_state, evaluation.run_note, now, report)
+            return []
+        return [ti for ti in tis if ti.state == TaskInstanceState.SCHEDULED]
+
+    def _previous(self, dag: Any, run: DagRun) -> tuple[list[TaskInstance] | None, bool]:
+        if run.logical_date is None or not any(t.depends_on_past for t in dag.tasks):
+            return None, False
+        previous = self.store.previous_run(run.dag_id, run.logical_date)
+        if previous is None:
+            return None, False
+        return self.store.get_run_tis(previous.dag_id, previous.run_id), True
+
+    def _finish_run(self, run: DagRun, state: DagRunState, note: str | None, now: dt.datetime,
+                    report: PassReport) -> None:
+        if self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.RUNNING], state=state, now=now,
+                                    note=note):
+            report.runs_finished[run.run_id] = state.value
+        # Released whether we or a racing scheduler finished it: release is idempotent.
+        self.store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
+
+    def _claim(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport) -> None:
+        from updraft.scheduling.ordering import claim_order
+
+        if not candidates:
+            return
+        runs = {(run.dag_id, run.run_id): run for _, run in candidates}
+        ordered = claim_order([ti for ti, _ in candidates], list(runs.values()))
+        pool_sizes: dict[str, int | None] = {}
+        for ti in ordered:
+            if ti.pool not in pool_sizes:
+                pool = self.store.get_pool(ti.pool)
+                pool_sizes[ti.pool] = pool.slots if pool is not None else None
+            run = runs[(ti.dag_id, ti.run_id)]
+            dag = self.dag(run.dag_id, run.dag_hash)
+            result = claim(self.store, ti, dag.task_dict[ti.task_id], dag, now=now,
+                           parallelism=self.config.parallelism, pool_sizes=pool_sizes)
+            if result.dispatch is not None:
+                report.dispatched.append(result.dispatch)
+                self.executor.dispatch([result.dispatch])
+            else:
+                report.not_claimed[ti.key.label] = result.reason or ""
+
+    # -- DAG versions ----------------------------------------------------------------------------------------
+    def dag(self, dag_id: str, dag_hash: str) -> Any:
+        """The serialized DAG version, cached: versions never change once written."""
+        key = (dag_id, dag_hash)
+        if key not in self._dags:
+            self._dags[key] = self.store.get_serialized_dag(dag_id, dag_hash)
+        return self._dags[key]
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
