@@ -75,11 +75,15 @@ class Scheduler:
 
         now = self.clock()
         budget = self.config.max_dagruns_to_create_per_loop
-        for meta in self.store.due_dags(now):
+        for due in self.store.due_dags(now):
             if budget <= 0:
                 break
+            meta = self.store.get_dag_meta(due.dag_id)  # the index is a hint; decide on the strong read
+            if meta is None or meta.is_paused or not meta.is_active:
+                continue
             dag = self.dag(meta.dag_id, meta.dag_hash)
             active = self._active_run_count(meta.dag_id, dag.max_active_runs)
+            expected = meta.next_dagrun_logical_date
             for info in next_runs(dag, meta, now=now, active_runs=active, max_to_create=budget):
                 run = DagRun(dag_id=meta.dag_id, run_id=run_id_for(dag, info), run_type="scheduled",
                              dag_hash=meta.dag_hash, logical_date=info.logical_date,
@@ -89,9 +93,10 @@ class Scheduler:
                     report.runs_created.append(run.run_id)
                     budget -= 1
                 # Created by us or by a racing scheduler: either way the DAG's next run moves past this one.
-                self.store.advance_next_dagrun(meta.dag_id, expected_logical_date=meta.next_dagrun_logical_date,
-                                               next_info=info, last_automated=info.data_interval)
-                meta = self.store.get_dag_meta(meta.dag_id) or meta
+                if not self.store.advance_next_dagrun(meta.dag_id, expected_logical_date=expected,
+                                                      next_info=info, last_automated=info.data_interval):
+                    break  # another scheduler advanced it first: it owns the rest of this DAG's creation
+                expected = info.logical_date
 
     def _active_run_count(self, dag_id: str, max_active_runs: int) -> int:
         state = self.store.get_limit(dag_runs_limit(dag_id))
