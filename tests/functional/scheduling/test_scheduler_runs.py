@@ -1,0 +1,123 @@
+"""Whole runs through the scheduler, the claim protocol and fenced completions, on moto's DynamoDB."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from moto import mock_aws
+
+from airflow.sdk import DAG, task
+from airflow.providers.standard.operators.empty import EmptyOperator
+from tests.functional.scheduling.harness import START, Clock, Workers, key, make_store, scheduler_for, store_dags
+from updraft.scheduling.completion import TryResult
+from updraft.scheduling.states import DagRunState, TaskInstanceState
+from updraft.scheduling.triggering import trigger_dag
+
+S = TaskInstanceState
+
+
+@pytest.fixture
+def env():
+    with mock_aws():
+        store = make_store()
+        clock = Clock()
+        scheduler, executor = scheduler_for(store, clock)
+        yield store, clock, scheduler, executor
+
+
+def _chain_dag(dag_id="chain", n=3, **task_kwargs):
+    with DAG(dag_id, schedule=None, start_date=START) as dag:
+
+        @task(**task_kwargs)
+        def step():
+            return None
+
+        prev = None
+        for i in range(n):
+            cur = step.override(task_id=f"t{i}")()
+            if prev is not None:
+                prev >> cur
+            prev = cur
+    return dag
+
+
+def test_a_chain_runs_to_success_and_each_hop_is_dispatched_by_the_mini_scheduler(env):
+    store, clock, scheduler, executor = env
+    store_dags(store, _chain_dag(), now=clock())
+    run = trigger_dag(store, "chain", now=clock())
+    scheduler.run_pass()
+    [first] = executor.take()
+    assert first.key == key("chain", run.run_id, "t0") and first.try_number == 1
+
+    workers = Workers(store, scheduler, executor, clock)
+    workers.run_one(first)
+    # No tick in between: finishing t0 dispatched t1 at once.
+    [second] = executor.dispatched
+    assert second.key.task_id == "t1"
+
+    finished = workers.run_to_end("chain", run.run_id)
+    assert finished.state == DagRunState.SUCCESS
+    assert workers.states("chain", run.run_id) == {"t0": "success", "t1": "success", "t2": "success"}
+    assert all(ti.try_number == 1 for ti in store.get_run_tis("chain", run.run_id))
+
+
+def test_a_failed_try_waits_for_its_retry_delay_then_runs_again(env):
+    store, clock, scheduler, executor = env
+    store_dags(store, _chain_dag(n=1, retries=1, retry_delay=dt.timedelta(seconds=60)), now=clock())
+    run = trigger_dag(store, "chain", now=clock())
+    tries = []
+
+    def outcome(item):
+        tries.append(item.try_number)
+        return TryResult(S.FAILED if item.try_number == 1 else S.SUCCESS)
+
+    workers = Workers(store, scheduler, executor, clock, outcome=outcome)
+    scheduler.run_pass()
+    workers.drain()
+    assert workers.states("chain", run.run_id) == {"t0": "up_for_retry"}
+    clock.advance(seconds=30)
+    scheduler.run_pass()
+    assert executor.dispatched == []  # still inside retry_delay
+    clock.advance(seconds=31)
+    assert workers.run_to_end("chain", run.run_id).state == DagRunState.SUCCESS
+    assert tries == [1, 2]
+
+
+def test_a_failure_propagates_upstream_failed_and_all_done_still_runs(env):
+    store, clock, scheduler, executor = env
+    with DAG("fails", schedule=None, start_date=START) as dag:
+
+        @task
+        def work():
+            return None
+
+        a = EmptyOperator(task_id="a")
+        b = work.override(task_id="b")()
+        c = work.override(task_id="c", trigger_rule="all_done")()
+        d = work.override(task_id="d")()
+        e = EmptyOperator(task_id="e")
+        a >> b >> [c, d]
+        d >> e
+    store_dags(store, dag, now=clock())
+    run = trigger_dag(store, "fails", now=clock())
+    workers = Workers(store, scheduler, executor, clock,
+                      outcome=lambda item: TryResult(S.FAILED if item.key.task_id == "b" else S.SUCCESS))
+    scheduler.run_pass()
+    assert workers.run_to_end("fails", run.run_id).state == DagRunState.FAILED
+    assert workers.states("fails", run.run_id) == {
+        "a": "success", "b": "failed", "c": "success", "d": "upstream_failed", "e": "upstream_failed"}
+    tis = {ti.task_id: ti for ti in store.get_run_tis("fails", run.run_id)}
+    # Airflow's scheduler finishes EmptyOperators itself and counts that as their try.
+    assert tis["a"].try_number == 1 and tis["a"].start_date is not None
+    assert tis["d"].try_number == 0 and tis["c"].try_number == 1
+
+
+def test_pool_that_does_not_exist_is_not_claimed(env):
+    store, clock, scheduler, executor = env
+    store_dags(store, _chain_dag(n=1, pool="missing"), now=clock())
+    run = trigger_dag(store, "chain", now=clock())
+    report = scheduler.run_pass()
+    assert executor.dispatched == []
+    assert "does not exist" in report.not_claimed["t0"]
+    assert Workers(store, scheduler, executor, clock).states("chain", run.run_id) == {"t0": "scheduled"}
