@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from updraft.executors.base import Dispatch, Executor
-from updraft.scheduling.claims import claim, release_try_limits
+from updraft.scheduling.claims import CLAIM_GRACE, claim, reconcile_limits, release_try_limits
 from updraft.scheduling.records import DagRun, TaskInstance
-from updraft.scheduling.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
-from updraft.store.api import Store, dag_runs_limit
+from updraft.scheduling.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
+from updraft.store.api import PARALLELISM_LIMIT, Store, dag_runs_limit, dag_tasks_limit, pool_limit, task_limit
 
 
 def utcnow() -> dt.datetime:
@@ -59,7 +59,29 @@ class Scheduler:
         self.create_due_runs(report)
         runs = sorted(self.store.active_runs(), key=lambda r: (r.logical_date or r.queued_at or _EPOCH))
         self._schedule_runs(runs[: self.config.max_dagruns_per_loop_to_schedule], report)
+        self.reconcile(runs)
         return report
+
+    def reconcile(self, runs: list[DagRun]) -> None:
+        """Return slots a crashed invocation left taken: the safety net the tick provides, not a hot path."""
+        now = self.clock()
+        limit_ids = [pool_limit(p.name) for p in self.store.list_pools()] + [PARALLELISM_LIMIT]
+        for dag_id in sorted({r.dag_id for r in runs}):
+            limit_ids.append(dag_tasks_limit(dag_id))
+            self._reconcile_run_slots(dag_id, now)
+        for run in runs:
+            dag = self.dag(run.dag_id, run.dag_hash)
+            limit_ids += [task_limit(run.dag_id, t.task_id) for t in dag.tasks if t.max_active_tis_per_dag]
+        reconcile_limits(self.store, sorted(set(limit_ids)), now=now)
+
+    def _reconcile_run_slots(self, dag_id: str, now: dt.datetime) -> None:
+        state = self.store.get_limit(dag_runs_limit(dag_id))
+        for run_id, taken_at in (state.taken_at if state else {}).items():
+            if now - taken_at < CLAIM_GRACE:
+                continue
+            run = self.store.get_run(dag_id, run_id)
+            if run is None or run.state in FINISHED_RUN_STATES:
+                self.store.release_slots(dag_runs_limit(dag_id), run_id)
 
     def schedule_run(self, dag_id: str, run_id: str) -> PassReport:
         """The mini scheduler: evaluate and claim for one run right after one of its tasks changed state."""
@@ -117,9 +139,12 @@ class Scheduler:
     def _start_run(self, run: DagRun, now: dt.datetime, report: PassReport) -> bool:
         """queued -> running, within max_active_runs (the run holds a slot of its DAG's run limit)."""
         dag = self.dag(run.dag_id, run.dag_hash)
-        if not self.store.take_slots(dag_runs_limit(run.dag_id), run.run_id, 1, limit=dag.max_active_runs,
-                                     now=now):
-            return False
+        limit_id = dag_runs_limit(run.dag_id)
+        if not self.store.take_slots(limit_id, run.run_id, 1, limit=dag.max_active_runs, now=now):
+            held = self.store.get_limit(limit_id)
+            if held is None or run.run_id not in held.holders:
+                return False  # max_active_runs reached; it starts when a run finishes
+            # Already holding: an earlier invocation took the slot and died before starting the run.
         if self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.QUEUED],
                                     state=DagRunState.RUNNING, now=now):
             report.runs_started.append(run.run_id)
