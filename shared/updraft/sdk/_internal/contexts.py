@@ -2,39 +2,47 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 if TYPE_CHECKING:
     from updraft.sdk.dag import DAG
     from updraft.sdk.taskgroup import TaskGroup
 
+T = TypeVar("T")
 
-class DagContext:
-    _stack: list[DAG] = []
+
+class _ContextStack(Generic[T]):
+    """Open ``with`` blocks of one kind, innermost last.
+
+    Class-level, so that operator constructors anywhere in the DAG file see the blocks that enclose them;
+    each subclass gets a stack of its own, so DAG and group blocks nest independently.
+    """
+
+    _stack: ClassVar[list[Any]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._stack = []
 
     @classmethod
-    def push(cls, dag: DAG) -> None:
-        cls._stack.append(dag)
+    def push(cls, item: T) -> None:
+        cls._stack.append(item)
 
     @classmethod
-    def pop(cls) -> DAG | None:
+    def pop(cls) -> T | None:
         return cls._stack.pop() if cls._stack else None
 
     @classmethod
-    def current(cls) -> DAG | None:
+    def current(cls) -> T | None:
         return cls._stack[-1] if cls._stack else None
 
 
-class TaskGroupContext:
-    _stack: list[TaskGroup] = []
+class DagContext(_ContextStack["DAG"]):
+    """Open ``with DAG(...)`` blocks: a task created without ``dag=`` joins the innermost."""
 
-    @classmethod
-    def push(cls, group: TaskGroup) -> None:
-        cls._stack.append(group)
 
-    @classmethod
-    def pop(cls) -> TaskGroup | None:
-        return cls._stack.pop() if cls._stack else None
+class TaskGroupContext(_ContextStack["TaskGroup"]):
+    """Open ``with TaskGroup(...)`` blocks; a group only claims tasks of its own DAG."""
 
     @classmethod
     def current(cls, dag: DAG | None = None) -> TaskGroup | None:
