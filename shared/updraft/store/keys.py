@@ -1,0 +1,105 @@
+"""Item keys and index keys: the only place that knows how ids become ``pk``/``sk`` strings.
+
+Airflow ids cannot contain ``#`` (dag_id and task_id are ``[A-Za-z0-9_.-]``, run_id adds ``~:+``), so ``#``
+separates key parts unambiguously. Shards come from a stable hash (CRC-32, not Python's salted ``hash``) so
+every process puts the same item in the same shard.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import zlib
+
+from updraft.store.models import ts
+
+META = "META"
+
+
+def shard(value: str, shards: int) -> int:
+    return zlib.crc32(value.encode()) % shards
+
+
+def dag_pk(dag_id: str) -> str:
+    return f"DAG#{dag_id}"
+
+
+def version_sk(dag_hash: str) -> str:
+    return f"VERSION#{dag_hash}"
+
+
+def run_sk(run_id: str) -> str:
+    return f"RUN#{run_id}"
+
+
+def run_pk(dag_id: str, run_id: str) -> str:
+    """A run's own partition: its task instances and XComs, one strongly consistent query away."""
+    return f"RUN#{dag_id}#{run_id}"
+
+
+def ti_sk(task_id: str, map_index: int) -> str:
+    # map_index + 1 zero-padded: the unmapped instance (-1) first, then map indexes in numeric order.
+    return f"TI#{task_id}#{map_index + 1:07d}"
+
+
+TI_PREFIX = "TI#"
+XCOM_PREFIX = "XCOM#"
+
+
+def xcom_sk(task_id: str, map_index: int, key: str) -> str:
+    return f"XCOM#{task_id}#{map_index + 1:07d}#{key}"
+
+
+def xcom_task_prefix(task_id: str, map_index: int | None) -> str:
+    if map_index is None:
+        return f"XCOM#{task_id}#"
+    return f"XCOM#{task_id}#{map_index + 1:07d}#"
+
+
+def limit_pk(limit_id: str) -> str:
+    return f"LIMIT#{limit_id}"
+
+
+LIMIT_SK = "LIMIT"
+
+
+def file_pk(relative_path: str) -> str:
+    return f"FILE#{relative_path}"
+
+
+def run_date_sk(sort_date: dt.datetime, run_id: str) -> str:
+    """LSI sort key: the run's logical date (or run_after when it has none), then run_id for uniqueness."""
+    return f"{ts(sort_date)}#{run_id}"
+
+
+def dags_list_pk(dag_id: str, shards: int) -> str:
+    return f"DAGS#{shard(dag_id, shards)}"
+
+
+POOLS_LIST_PK = "POOLS"  # pools are few and their list entry never changes: one partition is enough
+
+
+def import_errors_list_pk(relative_path: str, shards: int) -> str:
+    return f"IMPORT_ERRORS#{shard(relative_path, shards)}"
+
+
+def due_pk(dag_id: str, shards: int) -> str:
+    return f"DUE#{shard(dag_id, shards)}"
+
+
+def active_pk(dag_id: str, run_id: str, shards: int) -> str:
+    # Sharded by run, not by DAG: one DAG with many active runs spreads over every shard.
+    return f"ACTIVE#{shard(f'{dag_id}#{run_id}', shards)}"
+
+
+def active_sk(sort_date: dt.datetime, dag_id: str, run_id: str) -> str:
+    return f"{ts(sort_date)}#{dag_id}#{run_id}"
+
+
+def encode_holder(holder: str) -> str:
+    """A holder as one DynamoDB map key: pynamodb splits document paths on ``.`` only when given a string,
+    but brackets still read as list indexes, so ``[``, ``]`` (and ``%``, to stay reversible) are escaped."""
+    return holder.replace("%", "%25").replace("[", "%5B").replace("]", "%5D")
+
+
+def decode_holder(key: str) -> str:
+    return key.replace("%5B", "[").replace("%5D", "]").replace("%25", "%")

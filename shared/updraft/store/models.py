@@ -1,0 +1,272 @@
+"""pynamodb models of the store's items, built per :class:`StoreConfig` by :func:`build_models`.
+
+pynamodb fixes a model's table, region and endpoint on its ``Meta`` class, so module-level models would pin
+one table for the whole process. The factory builds (and caches) one set of classes per config instead: a
+Lambda, a local-mode process talking to a moto server and a test talking to in-process moto each get models
+bound to their own table, and nothing connects to AWS at import time.
+
+Every item type shares the table's ``pk``/``sk``; which attributes an item carries (and so which sparse
+index it appears in) is decided in :mod:`updraft.store.dynamo`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import pendulum
+from pynamodb.attributes import (
+    Attribute,
+    BinaryAttribute,
+    BooleanAttribute,
+    JSONAttribute,
+    ListAttribute,
+    MapAttribute,
+    NumberAttribute,
+    UnicodeAttribute,
+)
+from pynamodb.constants import STRING
+from pynamodb.indexes import (
+    AllProjection,
+    GlobalSecondaryIndex,
+    KeysOnlyProjection,
+    LocalSecondaryIndex,
+)
+from pynamodb.models import Model
+
+from updraft.store.config import StoreConfig
+from updraft.store.tables import ACTIVE_RUNS_INDEX, DUE_DAGS_INDEX, LIST_INDEX, RUNS_BY_DATE_INDEX
+
+_FORMAT = "%Y-%m-%dT%H:%M:%S.%f+0000"
+
+
+def ts(value: dt.datetime) -> str:
+    """The stored form of an instant: UTC, fixed width, so string order is time order (index sort keys).
+
+    Naive datetimes are taken as UTC, as Airflow does for values it stores.
+    """
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC).strftime(_FORMAT)
+
+
+def parse_ts(text: str) -> pendulum.DateTime:
+    parsed = dt.datetime.strptime(text, _FORMAT).replace(tzinfo=dt.UTC)
+    return pendulum.instance(parsed, tz=pendulum.UTC)
+
+
+class DateTimeAttribute(Attribute[dt.datetime]):
+    """An aware instant stored as :func:`ts` text; read back as a pendulum UTC DateTime.
+
+    pendulum because timetables (which take these values back as ``last_automated_data_interval``) do
+    calendar arithmetic that plain datetimes do not support.
+    """
+
+    attr_type = STRING
+
+    def serialize(self, value: dt.datetime) -> str:
+        return ts(value)
+
+    def deserialize(self, value: str) -> dt.datetime:
+        return parse_ts(value)
+
+
+def _meta(config: StoreConfig) -> type:
+    # A fresh class per model: pynamodb writes defaults onto Meta, so models must not share one.
+    return type("Meta", (), {
+        "table_name": config.table_name,
+        "region": config.region,
+        "host": config.host,
+        "billing_mode": "PAY_PER_REQUEST",
+    })
+
+
+class ListIndex(GlobalSecondaryIndex):
+    class Meta:
+        index_name = LIST_INDEX
+        projection = KeysOnlyProjection()
+
+    list_pk = UnicodeAttribute(hash_key=True)
+    list_sk = UnicodeAttribute(range_key=True)
+
+
+class DueDagsIndex(GlobalSecondaryIndex):
+    class Meta:
+        index_name = DUE_DAGS_INDEX
+        projection = AllProjection()
+
+    due_pk = UnicodeAttribute(hash_key=True)
+    due_sk = UnicodeAttribute(range_key=True)
+
+
+class ActiveRunsIndex(GlobalSecondaryIndex):
+    class Meta:
+        index_name = ACTIVE_RUNS_INDEX
+        projection = AllProjection()
+
+    active_pk = UnicodeAttribute(hash_key=True)
+    active_sk = UnicodeAttribute(range_key=True)
+
+
+class RunsByDateIndex(LocalSecondaryIndex):
+    class Meta:
+        index_name = RUNS_BY_DATE_INDEX
+        projection = AllProjection()
+
+    pk = UnicodeAttribute(hash_key=True)
+    run_date_sk = UnicodeAttribute(range_key=True)
+
+
+@dataclass(frozen=True)
+class Models:
+    dag_meta: Any
+    dag_version: Any
+    run: Any
+    task_instance: Any
+    limit: Any
+    file: Any
+    xcom: Any
+
+
+@functools.cache
+def build_models(config: StoreConfig) -> Models:
+    """The model classes bound to ``config``'s table (cached: pynamodb keeps a connection per class)."""
+
+    class DagMetaItem(Model):
+        Meta = _meta(config)
+        pk = UnicodeAttribute(hash_key=True)
+        sk = UnicodeAttribute(range_key=True)
+        dag_id = UnicodeAttribute()
+        relative_fileloc = UnicodeAttribute()
+        dag_hash = UnicodeAttribute()
+        file_version = UnicodeAttribute(null=True)
+        is_paused = BooleanAttribute(default=True)
+        is_active = BooleanAttribute(default=True)
+        max_active_runs = NumberAttribute(default=16)
+        max_active_tasks = NumberAttribute(default=16)
+        timetable_summary = UnicodeAttribute(null=True)
+        tags = ListAttribute(of=UnicodeAttribute, default=list)
+        owners = UnicodeAttribute(default="airflow")
+        next_dagrun_logical_date = DateTimeAttribute(null=True)
+        next_dagrun_data_interval_start = DateTimeAttribute(null=True)
+        next_dagrun_data_interval_end = DateTimeAttribute(null=True)
+        next_dagrun_run_after = DateTimeAttribute(null=True)
+        last_automated_data_interval_start = DateTimeAttribute(null=True)
+        last_automated_data_interval_end = DateTimeAttribute(null=True)
+        # Hash of what the first next run depends on (timetable, start/end dates, catchup).
+        schedule_key = UnicodeAttribute(null=True)
+        catchup = BooleanAttribute(default=False)
+        updated_at = DateTimeAttribute(null=True)
+        list_pk = UnicodeAttribute(null=True)
+        list_sk = UnicodeAttribute(null=True)
+        due_pk = UnicodeAttribute(null=True)
+        due_sk = UnicodeAttribute(null=True)
+        list_index = ListIndex()
+        due_index = DueDagsIndex()
+
+    class DagVersionItem(Model):
+        Meta = _meta(config)
+        pk = UnicodeAttribute(hash_key=True)
+        sk = UnicodeAttribute(range_key=True)
+        dag_id = UnicodeAttribute()
+        dag_hash = UnicodeAttribute()
+        data = BinaryAttribute(null=True, legacy_encoding=False)  # gzip of canonical JSON
+        s3_key = UnicodeAttribute(null=True)  # set instead of data above large_item_bytes
+        size = NumberAttribute(default=0)  # uncompressed bytes
+        created_at = DateTimeAttribute(null=True)
+
+    class RunItem(Model):
+        Meta = _meta(config)
+        pk = UnicodeAttribute(hash_key=True)
+        sk = UnicodeAttribute(range_key=True)
+        dag_id = UnicodeAttribute()
+        run_id = UnicodeAttribute()
+        run_type = UnicodeAttribute()
+        dag_hash = UnicodeAttribute()
+        state = UnicodeAttribute()
+        logical_date = DateTimeAttribute(null=True)
+        data_interval_start = DateTimeAttribute(null=True)
+        data_interval_end = DateTimeAttribute(null=True)
+        run_after = DateTimeAttribute(null=True)
+        conf = JSONAttribute(null=True)
+        queued_at = DateTimeAttribute(null=True)
+        start_date = DateTimeAttribute(null=True)
+        end_date = DateTimeAttribute(null=True)
+        note = UnicodeAttribute(null=True)
+        run_date_sk = UnicodeAttribute(null=True)
+        active_pk = UnicodeAttribute(null=True)
+        active_sk = UnicodeAttribute(null=True)
+        by_date = RunsByDateIndex()
+        active_index = ActiveRunsIndex()
+
+    class TaskInstanceItem(Model):
+        Meta = _meta(config)
+        pk = UnicodeAttribute(hash_key=True)
+        sk = UnicodeAttribute(range_key=True)
+        dag_id = UnicodeAttribute()
+        run_id = UnicodeAttribute()
+        task_id = UnicodeAttribute()
+        map_index = NumberAttribute(default=-1)
+        state = UnicodeAttribute(null=True)
+        try_number = NumberAttribute(default=0)
+        try_id = UnicodeAttribute(null=True)
+        pool = UnicodeAttribute(default="default_pool")
+        pool_slots = NumberAttribute(default=1)
+        priority_weight = NumberAttribute(default=1)
+        executor = UnicodeAttribute(default="lambda")
+        queued_at = DateTimeAttribute(null=True)
+        start_date = DateTimeAttribute(null=True)
+        end_date = DateTimeAttribute(null=True)
+        next_retry_at = DateTimeAttribute(null=True)
+        lease_expires_at = DateTimeAttribute(null=True)
+        held_limits = ListAttribute(of=UnicodeAttribute, null=True)
+        hostname = UnicodeAttribute(null=True)
+        xcom_length = NumberAttribute(null=True)
+        note = UnicodeAttribute(null=True)
+
+    class LimitItem(Model):
+        Meta = _meta(config)
+        pk = UnicodeAttribute(hash_key=True)
+        sk = UnicodeAttribute(range_key=True)
+        limit_id = UnicodeAttribute()
+        limit = NumberAttribute()
+        available = NumberAttribute()
+        # encoded holder -> {"slots": n, "at": ts}; encoded so any holder string is one document-path segment
+        holders = MapAttribute(default=dict)
+        pool_name = UnicodeAttribute(null=True)  # set on pool items only
+        description = UnicodeAttribute(null=True)
+        list_pk = UnicodeAttribute(null=True)
+        list_sk = UnicodeAttribute(null=True)
+        list_index = ListIndex()
+
+    class FileItem(Model):
+        Meta = _meta(config)
+        pk = UnicodeAttribute(hash_key=True)
+        sk = UnicodeAttribute(range_key=True)
+        relative_path = UnicodeAttribute()
+        file_hash = UnicodeAttribute(null=True)
+        file_version = UnicodeAttribute(null=True)
+        dag_ids = ListAttribute(of=UnicodeAttribute, default=list)  # the DAGs this file owns
+        import_errors = JSONAttribute(null=True)
+        parsed_at = DateTimeAttribute(null=True)
+        list_pk = UnicodeAttribute(null=True)
+        list_sk = UnicodeAttribute(null=True)
+        list_index = ListIndex()
+
+    class XComItem(Model):
+        Meta = _meta(config)
+        pk = UnicodeAttribute(hash_key=True)
+        sk = UnicodeAttribute(range_key=True)
+        dag_id = UnicodeAttribute()
+        run_id = UnicodeAttribute()
+        task_id = UnicodeAttribute()
+        map_index = NumberAttribute(default=-1)
+        key = UnicodeAttribute()
+        data = BinaryAttribute(null=True, legacy_encoding=False)  # gzip of the JSON value
+        s3_key = UnicodeAttribute(null=True)
+        created_at = DateTimeAttribute(null=True)
+
+    return Models(dag_meta=DagMetaItem, dag_version=DagVersionItem, run=RunItem,
+                  task_instance=TaskInstanceItem, limit=LimitItem, file=FileItem, xcom=XComItem)

@@ -1,0 +1,131 @@
+"""The table's shape as plain data, and ``create_table`` built from it.
+
+Tests, local mode and the CDK construct must create exactly the same table, so the key schema and the
+indexes are written down once here (strings and tuples only: the CDK app imports this without pynamodb or
+boto3) and every consumer derives its definition from :data:`TABLE`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from updraft.store.config import StoreConfig
+
+STRING = "S"
+
+
+@dataclass(frozen=True)
+class KeyAttr:
+    name: str
+    type: str = STRING
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    name: str
+    partition_key: KeyAttr
+    sort_key: KeyAttr
+    projection: str  # "ALL" | "KEYS_ONLY"
+    purpose: str = ""
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    partition_key: KeyAttr
+    sort_key: KeyAttr
+    global_indexes: tuple[IndexSpec, ...] = ()
+    local_indexes: tuple[IndexSpec, ...] = ()
+    billing_mode: str = "PAY_PER_REQUEST"
+
+    def key_attributes(self) -> list[KeyAttr]:
+        """Every attribute that is a key of the table or of an index (DynamoDB's AttributeDefinitions)."""
+        seen: dict[str, KeyAttr] = {}
+        for attr in (self.partition_key, self.sort_key):
+            seen[attr.name] = attr
+        for index in (*self.global_indexes, *self.local_indexes):
+            seen.setdefault(index.partition_key.name, index.partition_key)
+            seen.setdefault(index.sort_key.name, index.sort_key)
+        return list(seen.values())
+
+
+# Index names are part of the contract with infra/: renaming one on a live table means a new index build.
+LIST_INDEX = "list_index"
+ACTIVE_RUNS_INDEX = "active_runs"
+DUE_DAGS_INDEX = "due_dags"
+RUNS_BY_DATE_INDEX = "runs_by_date"
+
+TABLE = TableSpec(
+    partition_key=KeyAttr("pk"),
+    sort_key=KeyAttr("sk"),
+    global_indexes=(
+        IndexSpec(
+            LIST_INDEX, KeyAttr("list_pk"), KeyAttr("list_sk"), "KEYS_ONLY",
+            "Listings for the API (DAG metas, pools, files with import errors). Keys only, so the frequent "
+            "writes to those items (next-run advances, slot takes) never write to this index.",
+        ),
+        IndexSpec(
+            ACTIVE_RUNS_INDEX, KeyAttr("active_pk"), KeyAttr("active_sk"), "ALL",
+            "Sparse and sharded: only queued/running runs carry the keys, spread over index_shards.",
+        ),
+        IndexSpec(
+            DUE_DAGS_INDEX, KeyAttr("due_pk"), KeyAttr("due_sk"), "ALL",
+            "Sparse and sharded: only active, unpaused DAGs with a next run carry the keys; sort = run_after.",
+        ),
+    ),
+    local_indexes=(
+        IndexSpec(
+            RUNS_BY_DATE_INDEX, KeyAttr("pk"), KeyAttr("run_date_sk"), "ALL",
+            "A DAG's runs by logical date, strongly consistent (list_runs, previous_run).",
+        ),
+    ),
+)
+
+
+def create_table_kwargs(table_name: str, spec: TableSpec = TABLE) -> dict[str, Any]:
+    """DynamoDB CreateTable arguments for ``spec`` (PAY_PER_REQUEST, so no throughput anywhere)."""
+
+    def keys(pk: KeyAttr, sk: KeyAttr) -> list[dict[str, str]]:
+        return [{"AttributeName": pk.name, "KeyType": "HASH"}, {"AttributeName": sk.name, "KeyType": "RANGE"}]
+
+    def index(ix: IndexSpec) -> dict[str, Any]:
+        return {"IndexName": ix.name, "KeySchema": keys(ix.partition_key, ix.sort_key),
+                "Projection": {"ProjectionType": ix.projection}}
+
+    kwargs: dict[str, Any] = {
+        "TableName": table_name,
+        "KeySchema": keys(spec.partition_key, spec.sort_key),
+        "AttributeDefinitions": [{"AttributeName": a.name, "AttributeType": a.type} for a in spec.key_attributes()],
+        "BillingMode": spec.billing_mode,
+    }
+    if spec.global_indexes:
+        kwargs["GlobalSecondaryIndexes"] = [index(ix) for ix in spec.global_indexes]
+    if spec.local_indexes:
+        kwargs["LocalSecondaryIndexes"] = [index(ix) for ix in spec.local_indexes]
+    return kwargs
+
+
+def create_table(config: StoreConfig, *, client: Any = None, wait: bool = True) -> bool:
+    """Create the table if it does not exist; True if this call created it.
+
+    Idempotent so that local mode and tests can call it on every start. An existing table is not altered:
+    changing indexes on a deployed table is the CDK stack's job.
+    """
+    if client is None:
+        import boto3
+
+        client = boto3.client("dynamodb", region_name=config.region, endpoint_url=config.host)
+    try:
+        client.create_table(**create_table_kwargs(config.table_name))
+        created = True
+    except client.exceptions.ResourceInUseException:
+        created = False
+    if wait:
+        for _ in range(600):
+            status = client.describe_table(TableName=config.table_name)["Table"]["TableStatus"]
+            if status == "ACTIVE":
+                break
+            time.sleep(0.1)
+    return created
