@@ -8,7 +8,7 @@ exactly the attributes (retries, pool, trigger_rule, ...) the same unmapped task
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -58,31 +58,25 @@ class ListOfDictsExpandInput:
 ExpandInput = DictOfListsExpandInput | ListOfDictsExpandInput
 
 
-def init_parameters(operator_class: type) -> set[str]:
-    """Every keyword any ``__init__`` in the class hierarchy accepts."""
-    names: set[str] = set()
+def _init_keywords(operator_class: type) -> Iterator[inspect.Parameter]:
+    """The named parameters of every ``__init__`` in the class hierarchy (a subclass may pass the rest on)."""
     for klass in operator_class.__mro__:
         init = klass.__dict__.get("__init__")
         if init is None:
             continue
         for name, param in inspect.signature(inspect.unwrap(init)).parameters.items():
             if name != "self" and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                names.add(name)
-    return names
+                yield param
+
+
+def init_parameters(operator_class: type) -> set[str]:
+    """Every keyword any ``__init__`` in the class hierarchy accepts."""
+    return {param.name for param in _init_keywords(operator_class)}
 
 
 def required_init_parameters(operator_class: type) -> set[str]:
     """Keywords some ``__init__`` in the class hierarchy requires (no default)."""
-    names: set[str] = set()
-    for klass in operator_class.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        for name, param in inspect.signature(inspect.unwrap(init)).parameters.items():
-            if name != "self" and param.default is param.empty and param.kind not in (
-                    param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                names.add(name)
-    return names
+    return {param.name for param in _init_keywords(operator_class) if param.default is param.empty}
 
 
 def is_mappable(value: Any) -> bool:
@@ -178,6 +172,11 @@ class OperatorPartial:
                               dag=self.dag, task_group=self.task_group)
 
 
+def _operator_class_attribute(name: str) -> Any:
+    """A read-only property answering from the mapped operator's class, which holds Airflow's per-class metadata."""
+    return property(lambda self: getattr(self.operator_class, name))
+
+
 class MappedOperator(TaskNode):
     """One node standing for N task instances created at run time from ``expand_input``."""
 
@@ -224,49 +223,17 @@ class MappedOperator(TaskNode):
             XComArg.apply_upstream_relationship(self, value)
 
     # The operator's class-level metadata, so a mapped task reads like its operator everywhere.
-    @property
-    def task_type(self) -> str:
-        return self.operator_class.__name__
-
-    @property
-    def operator_name(self) -> str:
-        return self.operator_class.__name__
-
-    @property
-    def template_fields(self) -> tuple[str, ...]:
-        return self.operator_class.template_fields
-
-    @property
-    def template_ext(self) -> tuple[str, ...]:
-        return self.operator_class.template_ext
-
-    @property
-    def template_fields_renderers(self) -> dict[str, str]:
-        return self.operator_class.template_fields_renderers
-
-    @property
-    def ui_color(self) -> str:
-        return self.operator_class.ui_color
-
-    @property
-    def ui_fgcolor(self) -> str:
-        return self.operator_class.ui_fgcolor
-
-    @property
-    def extra_serialized_fields(self) -> tuple[str, ...]:
-        return self.operator_class.extra_serialized_fields
-
-    @property
-    def inherits_from_empty_operator(self) -> bool:
-        return self.operator_class.inherits_from_empty_operator
-
-    @property
-    def _can_skip_downstream(self) -> bool:
-        return self.operator_class._can_skip_downstream
-
-    @property
-    def _is_sensor(self) -> bool:
-        return self.operator_class._is_sensor
+    task_type = _operator_class_attribute("__name__")
+    operator_name = _operator_class_attribute("__name__")
+    template_fields = _operator_class_attribute("template_fields")
+    template_ext = _operator_class_attribute("template_ext")
+    template_fields_renderers = _operator_class_attribute("template_fields_renderers")
+    ui_color = _operator_class_attribute("ui_color")
+    ui_fgcolor = _operator_class_attribute("ui_fgcolor")
+    extra_serialized_fields = _operator_class_attribute("extra_serialized_fields")
+    inherits_from_empty_operator = _operator_class_attribute("inherits_from_empty_operator")
+    _can_skip_downstream = _operator_class_attribute("_can_skip_downstream")
+    _is_sensor = _operator_class_attribute("_is_sensor")
 
     @property
     def label(self) -> str:
