@@ -1,0 +1,51 @@
+"""The scheduler's safety nets for tries whose worker went quiet: zombies, execution timeouts, stuck queues.
+
+- Zombie: a running try whose worker lease expired (the worker stopped heart-beating: Lambda killed, Fargate task
+  gone). Airflow fails it the way a failed try fails, so it retries if it has retries left.
+- Execution timeout: the worker enforces ``execution_timeout`` itself; if a try is still running
+  ``EXECUTION_TIMEOUT_GRACE`` after its deadline, the worker cannot be trusted to, and the scheduler fails it.
+- Queued timeout: a try claimed but never started within ``QUEUED_TIMEOUT`` (Airflow's
+  ``[scheduler] task_queued_timeout``, 600 s) goes back to ``scheduled`` to be claimed again, as Airflow's
+  ``_reschedule_stuck_task`` does. The claim had counted it as a try; since it never ran, ``try_number`` is given
+  back so the retry budget is not spent on a delivery problem (a stale worker is still fenced by ``try_id``).
+Every change is fenced by the try's ``try_id``, so a worker that reports after all loses cleanly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from updraft.scheduling.changes import TIChange
+from updraft.scheduling.records import TaskInstance
+from updraft.scheduling.retries import failure_outcome
+from updraft.scheduling.states import TaskInstanceState
+
+EXECUTION_TIMEOUT_GRACE = dt.timedelta(seconds=60)
+QUEUED_TIMEOUT = dt.timedelta(seconds=600)
+ZOMBIE_NOTE = "zombie: worker lease expired"
+
+
+def backstop_change(task: Any, ti: TaskInstance, now: dt.datetime, *,
+                    logical_date: dt.datetime | None) -> TIChange | None:
+    if ti.state == TaskInstanceState.RUNNING:
+        if ti.lease_expires_at is not None and ti.lease_expires_at < now:
+            return _fail(task, ti, now, logical_date, f"{ZOMBIE_NOTE} at {ti.lease_expires_at.isoformat()}")
+        timeout = task.execution_timeout
+        started = ti.start_date
+        if timeout is not None and started is not None and started + timeout + EXECUTION_TIMEOUT_GRACE < now:
+            return _fail(task, ti, now, logical_date,
+                         f"execution_timeout: still running {timeout} after it started (worker did not stop it)")
+    elif ti.state == TaskInstanceState.QUEUED and ti.queued_at is not None and ti.queued_at + QUEUED_TIMEOUT < now:
+        return TIChange(ti.key, ti.state, TaskInstanceState.SCHEDULED, {
+            "try_number": max(ti.try_number - 1, 0), "try_id": None, "queued_at": None, "held_limits": [],
+            "hostname": None,
+            "note": f"queued for more than {int(QUEUED_TIMEOUT.total_seconds())} s without starting; "
+                    f"scheduled again"}, expected_try_id=ti.try_id)
+    return None
+
+
+def _fail(task: Any, ti: TaskInstance, now: dt.datetime, logical_date: dt.datetime | None, note: str) -> TIChange:
+    state, fields = failure_outcome(task, ti, now, logical_date=logical_date)
+    fields.update(note=note, lease_expires_at=None, held_limits=[])
+    return TIChange(ti.key, ti.state, state, fields, expected_try_id=ti.try_id)

@@ -1,0 +1,23 @@
+"""Dependency rules, one module each, every one answering with a ``DepStatus`` (Airflow's ``ti_deps``)."""
+
+from updraft.scheduling.deps.base import DepStatus, failing, passing
+from updraft.scheduling.deps.dagrun_running import dagrun_running_status
+from updraft.scheduling.deps.prev_dagrun import PreviousRun, depends_on_past, prev_dagrun_status
+from updraft.scheduling.deps.retry_period import not_in_retry_period_status, ready_to_reschedule_status
+from updraft.scheduling.deps.trigger_rule import TriggerRule, TriggerRuleResult, UpstreamCounts, evaluate_trigger_rule
+
+__all__ = [
+    "DepStatus",
+    "PreviousRun",
+    "TriggerRule",
+    "TriggerRuleResult",
+    "UpstreamCounts",
+    "dagrun_running_status",
+    "depends_on_past",
+    "evaluate_trigger_rule",
+    "failing",
+    "not_in_retry_period_status",
+    "passing",
+    "prev_dagrun_status",
+    "ready_to_reschedule_status",
+]

@@ -1,0 +1,230 @@
+"""Evaluate one run: every decision a state change implies, computed from what is stored, without AWS.
+
+``evaluate_run`` is Airflow's ``_schedule_dag_run`` + ``DagRun.update_state`` + ``schedule_tis`` for one run, plus
+the checks Airflow's scheduler loop makes on running tries (zombies, stuck queues), in this order:
+
+1. a run that is not running decides nothing (its instances are reported blocked by "Dagrun Running");
+2. ``dagrun_timeout``: past ``start_date + dagrun_timeout`` the run fails and every unfinished instance is skipped;
+3. backstops for tries whose worker went quiet (``backstops``);
+4. ``fail_fast``: once a task has failed, every other unfinished instance stops (running: failed, else skipped)
+   and the run fails;
+5. every schedulable instance, in topological order: its dependencies (retry period, previous run, trigger
+   rule) either schedule it, finish it in the scheduler (an ``EmptyOperator``), expand it (a mapped task whose
+   values are known), mark it ``skipped``/``upstream_failed`` (it can never run), or leave it waiting with the
+   reasons in ``blocked``. Decisions update the view as they are made, so a failure marks a whole branch and an
+   ``EmptyOperator`` lets its downstream be scheduled in the same evaluation instead of one level per pass;
+6. the run's final state (``run_state``).
+The result is a list of conditional writes; applying them is the store's and the scheduler's business.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from updraft.scheduling.backstops import backstop_change
+from updraft.scheduling.changes import RunEvaluation, TIChange
+from updraft.scheduling.deps import (
+    DepStatus,
+    PreviousRun,
+    dagrun_running_status,
+    evaluate_trigger_rule,
+    failing,
+    not_in_retry_period_status,
+    prev_dagrun_status,
+    ready_to_reschedule_status,
+)
+from updraft.scheduling.deps.trigger_rule import NAME as TRIGGER_RULE
+from updraft.scheduling.mapping import complete_partial_expansions, map_length
+from updraft.scheduling.records import UNMAPPED, DagRun, TaskInstance, TIKey
+from updraft.scheduling.run_state import run_outcome
+from updraft.scheduling.run_view import SCHEDULABLE, UNFINISHED, RunView
+from updraft.scheduling.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
+
+__all__ = ["RunEvaluation", "TIChange", "evaluate_run"]
+
+TI = TaskInstanceState
+# Airflow finishes these EmptyOperators itself; with a callback, inlets or outlets they need a worker.
+_WORKER_CALLBACKS = frozenset({"on_execute_callback", "on_success_callback"})
+
+
+def evaluate_run(dag: Any, run: DagRun, tis: list[TaskInstance], *, now: dt.datetime,
+                 previous_tis: list[TaskInstance] | None = None, has_previous_run: bool = False,
+                 previous_run: DagRun | None = None) -> RunEvaluation:
+    """Decide what ``run`` needs now. ``previous_tis`` are the previous run's instances (for depends_on_past);
+    None with ``has_previous_run=False`` means the DAG has no previous run. ``previous_run`` (optional) gives its
+    logical date, which Airflow uses to let a task run when the previous run predates the task's start date."""
+    previous = None
+    if previous_tis is not None or has_previous_run or previous_run is not None:
+        previous = PreviousRun(list(previous_tis or ()), previous_run.logical_date if previous_run else None)
+    return _Evaluation(dag, run, tis, now, previous).evaluate()
+
+
+class _Evaluation:
+    def __init__(self, dag: Any, run: DagRun, tis: list[TaskInstance], now: dt.datetime,
+                 previous: PreviousRun | None) -> None:
+        self.dag = dag
+        self.run = run
+        self.now = now
+        self.previous = previous
+        self.view = RunView(dag, run, tis)
+        self.result = RunEvaluation()
+
+    # -- the steps ---------------------------------------------------------------------------------------------
+    def evaluate(self) -> RunEvaluation:
+        running = dagrun_running_status(self.run, self.now)
+        if self.run.state != DagRunState.RUNNING:
+            self._block_all(running)
+            return self.result
+        complete_partial_expansions(self.view)
+        if self._timed_out():
+            return self.result
+        self._backstops()
+        if self._fail_fast():
+            return self.result
+        if not running.passed:  # logical date in the future: Airflow leaves the run alone
+            self._block_all(running)
+            return self.result
+        for task_id in self.view.order:
+            if task_id in self.view.in_run:
+                for key in self.view.instances(task_id):
+                    if self.view.state(key) in SCHEDULABLE:
+                        self._decide(self.view.tasks[task_id], key)
+        self.result.run_state, self.result.run_note = run_outcome(self.view, self._can_run)
+        return self.result
+
+    def _block_all(self, status: DepStatus) -> None:
+        for key in self.view.all_instances():
+            if self.view.state(key) in SCHEDULABLE:
+                self.result.blocked[key] = [status]
+
+    def _timed_out(self) -> bool:
+        """Airflow's dagrun_timeout: the run fails and every unfinished instance is skipped."""
+        timeout = self.dag.dagrun_timeout
+        start = self.run.start_date
+        if timeout is None or start is None or not start < self.now - timeout:
+            return False
+        note = f"dagrun_timeout: the run did not finish within {timeout}"
+        for key in self.view.all_instances():
+            if self.view.state(key) in UNFINISHED:
+                self._finish(key, TI.SKIPPED, note)
+        self.result.run_state = DagRunState.FAILED
+        self.result.run_note = f"timed_out: the run did not finish within {timeout}"
+        return True
+
+    def _backstops(self) -> None:
+        for key in self.view.all_instances():
+            ti = self.view.ti(key)
+            if ti is not None:
+                change = backstop_change(self.view.tasks[key.task_id], ti, self.now,
+                                         logical_date=self.run.logical_date)
+                if change is not None:
+                    self._record(change)
+
+    def _fail_fast(self) -> bool:
+        """Airflow's ``_stop_remaining_tasks``: when a task of a fail_fast DAG fails, nothing else goes on."""
+        if not self.dag.fail_fast:
+            return False
+        failed = sorted({k.task_id for k in self.view.all_instances() if self.view.state(k) == TI.FAILED})
+        if not failed:
+            return False
+        note = f"fail_fast: stopped because {', '.join(failed)} failed"
+        for key in self.view.all_instances():
+            state = self.view.state(key)
+            if key.task_id in failed or state in (TI.SUCCESS, TI.FAILED, TI.SKIPPED):
+                continue
+            self._finish(key, TI.FAILED if state == TI.RUNNING else TI.SKIPPED, note)
+        self.result.run_state = DagRunState.FAILED
+        self.result.run_note = note
+        return True
+
+    # -- one instance ------------------------------------------------------------------------------------------
+    def _decide(self, task: Any, key: TIKey) -> None:
+        statuses, final_state, why = self._deps(task, key)
+        if final_state is not None:
+            self._finish(key, final_state, why)
+            return
+        blocking = [s for s in statuses if not s.passed]
+        if blocking:
+            self.result.blocked[key] = blocking
+            return
+        if task.is_mapped and key.map_index == UNMAPPED and self.view.ti(key) is None:
+            self._expand(task, key)
+            return
+        state = self.view.state(key)
+        if state == TI.SCHEDULED:
+            return  # already a claim candidate
+        if _finishes_in_scheduler(task):
+            ti = self.view.ti(key)
+            fields = {**self._task_fields(task), "start_date": self.now, "end_date": self.now,
+                      "try_number": (ti.try_number if ti else 0) + 1}
+            self._change(key, TI.SUCCESS, fields)
+        else:
+            self._change(key, TI.SCHEDULED, self._task_fields(task))
+
+    def _deps(self, task: Any, key: TIKey, *, ignore_in_retry_period: bool = False
+              ) -> tuple[list[DepStatus], TaskInstanceState | None, str]:
+        ti = self.view.ti(key)
+        state = self.view.state(key)
+        wait_until = ti.next_retry_at if ti is not None else None
+        past = prev_dagrun_status(task, catchup=bool(self.dag.catchup), previous=self.previous)
+        rule = evaluate_trigger_rule(task.trigger_rule, self.view.upstream_counts(task), map_index=key.map_index)
+        statuses = [
+            not_in_retry_period_status(state, wait_until, self.now, ignore=ignore_in_retry_period),
+            ready_to_reschedule_status(state, wait_until, self.now, ignore=ignore_in_retry_period),
+            past,
+            rule.status,
+        ]
+        final_state = rule.new_state
+        if final_state == TI.SKIPPED and task.wait_for_past_depends_before_skipping and not past.passed:
+            final_state = None
+            statuses.append(failing(TRIGGER_RULE, "Task should be skipped but the past depends are not met"))
+        return statuses, final_state, f"{final_state}: {rule.status.reason}" if final_state else ""
+
+    def _expand(self, task: Any, key: TIKey) -> None:
+        """Airflow's ``TaskMap.expand_mapped_task``, run when the unexpanded instance's dependencies pass."""
+        n = map_length(task, self.view)
+        if n is None:
+            self._finish(key, TI.UPSTREAM_FAILED, "upstream_failed: the values to map over are not available")
+        elif n == 0:
+            self._finish(key, TI.SKIPPED, "skipped: mapped over an empty value")
+        else:
+            self.view.set_indexes(task.task_id, range(n))
+            for index_key in self.view.instances(task.task_id):
+                self._decide(task, index_key)
+
+    def _can_run(self, key: TIKey) -> bool:
+        """For the deadlock check: are the instance's dependencies met, retry waits aside?"""
+        statuses, _, _ = self._deps(self.view.tasks[key.task_id], key, ignore_in_retry_period=True)
+        return all(s.passed for s in statuses)
+
+    # -- recording decisions -----------------------------------------------------------------------------------
+    def _task_fields(self, task: Any) -> dict[str, Any]:
+        compute = task.compute or {}
+        return {"pool": task.pool, "pool_slots": task.pool_slots, "priority_weight": task.effective_priority_weight,
+                "executor": compute.get("executor") or task.executor or "lambda"}
+
+    def _finish(self, key: TIKey, state: TaskInstanceState, note: str) -> None:
+        """End an instance without a worker (skipped, upstream_failed, or failed by the scheduler), fenced when a
+        try holds it so its worker cannot report over the decision."""
+        ti = self.view.ti(key)
+        fields: dict[str, Any] = {} if ti is not None else self._task_fields(self.view.tasks[key.task_id])
+        fields.update(start_date=(ti.start_date if ti and ti.start_date else self.now), end_date=self.now,
+                      note=note)
+        if self.view.state(key) in SLOT_HOLDING_STATES | {TI.DEFERRED}:
+            fields.update(lease_expires_at=None, held_limits=[])
+        # Fenced on the current try: a worker (or a racing decision) that ended the try first wins.
+        self._change(key, state, fields, expected_try_id=ti.try_id if ti is not None else None)
+
+    def _change(self, key: TIKey, state: TaskInstanceState, fields: dict[str, Any], *,
+                expected_try_id: str | None = None) -> None:
+        self._record(TIChange(key, self.view.state(key), state, fields, expected_try_id))
+
+    def _record(self, change: TIChange) -> None:
+        self.result.changes.append(change)
+        self.view.set_state(change.key, change.state)
+
+
+def _finishes_in_scheduler(task: Any) -> bool:
+    return bool(task.is_empty and not _WORKER_CALLBACKS.intersection(task.callbacks)
+                and not task.inlets and not task.outlets)

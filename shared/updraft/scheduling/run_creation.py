@@ -1,0 +1,93 @@
+"""Which scheduled runs are due, what they are called, and the data interval of a manual run.
+
+The scheduler asks the DAG's timetable for the run after the last automated one, with the DAG's
+``TimeRestriction`` (start date, end date, catchup), exactly as Airflow's ``DAG.next_dagrun_info`` does; a run is
+due once its ``run_after`` has passed. Airflow creates no scheduled run while the DAG's active (queued or
+running) runs reach ``max_active_runs``, and at most ``max_dagruns_to_create_per_loop`` per loop; with
+``catchup=True`` the timetable hands out every missed interval in turn, with ``catchup=False`` only the latest.
+
+A scheduled run's id is ``generate_run_id(run_type=scheduled, run_after=<logical date>)``, which is what
+Airflow 3's scheduler passes (``scheduled__<logical date ISO>`` for the built-in timetables): derived from the
+logical date only, so two schedulers creating the same run compute the same id and the second create fails.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from updraft.timetables._time import coerce_datetime, frozen_now
+from updraft.timetables.base import DagRunInfo, DagRunType, DataInterval, TimeRestriction
+
+MAX_DAGRUNS_TO_CREATE_PER_LOOP = 10
+
+
+def time_restriction(dag: Any) -> TimeRestriction:
+    """Airflow's ``DAG._time_restriction``: the earliest start date among the DAG's and its tasks', and the
+    latest end date when every task has one."""
+    start_dates = [t.start_date for t in dag.tasks if t.start_date]
+    if dag.start_date is not None:
+        start_dates.append(dag.start_date)
+    earliest = coerce_datetime(min(start_dates)) if start_dates else None
+    latest = dag.end_date
+    end_dates = [t.end_date for t in dag.tasks if t.end_date]
+    if dag.tasks and len(end_dates) == len(dag.tasks):
+        if dag.end_date is not None:
+            end_dates.append(dag.end_date)
+        latest = max(end_dates)
+    return TimeRestriction(earliest, coerce_datetime(latest) if latest is not None else None, bool(dag.catchup))
+
+
+def last_automated_interval(source: Any) -> DataInterval | None:
+    """The last scheduled run's data interval, from a ``DataInterval``, a ``DagMeta`` row, or None (never ran)."""
+    if source is None or isinstance(source, DataInterval):
+        return source
+    start = getattr(source, "last_automated_data_interval_start", None)
+    end = getattr(source, "last_automated_data_interval_end", None)
+    if start is None or end is None:
+        return None
+    return DataInterval(coerce_datetime(start), coerce_datetime(end))
+
+
+def next_run_info(dag: Any, last_automated: Any, *, now: dt.datetime) -> DagRunInfo | None:
+    """The run after ``last_automated`` (a DataInterval, a DagMeta or None), due or not; None when there is none."""
+    timetable = dag.timetable
+    if timetable is None or not timetable.can_be_scheduled:
+        return None
+    with frozen_now(now):
+        return timetable.next_dagrun_info(last_automated_data_interval=last_automated_interval(last_automated),
+                                          restriction=time_restriction(dag))
+
+
+def next_runs(dag: Any, last_automated: Any = None, *, now: dt.datetime, active_runs: int,
+              max_to_create: int = MAX_DAGRUNS_TO_CREATE_PER_LOOP) -> list[DagRunInfo]:
+    """The scheduled runs to create now, oldest first: due (``run_after <= now``), within the room
+    ``max_active_runs - active_runs`` leaves, and at most ``max_to_create``."""
+    limit = dag.max_active_runs
+    if dag.timetable is not None and dag.timetable.active_runs_limit is not None:
+        limit = min(limit, dag.timetable.active_runs_limit)
+    room = min(limit - active_runs, max_to_create)
+    runs: list[DagRunInfo] = []
+    last = last_automated_interval(last_automated)
+    while len(runs) < room:
+        info = next_run_info(dag, last, now=now)
+        if info is None or info.run_after > now:
+            break
+        if runs and info.run_after <= runs[-1].run_after and info.logical_date <= runs[-1].logical_date:
+            break  # the timetable does not move forward (``@continuous`` within one instant)
+        runs.append(info)
+        last = info.data_interval
+    return runs
+
+
+def run_id_for(dag: Any, info: DagRunInfo) -> str:
+    return dag.timetable.generate_run_id(run_type=DagRunType.SCHEDULED,
+                                         run_after=coerce_datetime(info.logical_date),
+                                         data_interval=info.data_interval)
+
+
+def manual_run_info(dag: Any, run_after: dt.datetime, logical_date: dt.datetime | None = None) -> DagRunInfo:
+    """A manual run's data interval: ``infer_manual_data_interval`` at its logical date (else at ``run_after``)."""
+    when = coerce_datetime(logical_date if logical_date is not None else run_after)
+    interval = dag.timetable.infer_manual_data_interval(run_after=when)
+    return DagRunInfo(run_after=coerce_datetime(run_after), data_interval=interval)

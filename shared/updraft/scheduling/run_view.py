@@ -1,0 +1,128 @@
+"""One run's task instances as the decisions see them: every task's instances, including those with no item yet.
+
+The store keeps no item for a task nobody has touched ("no status" in Airflow), and a mapped task has no
+instances until it expands; the view fills both in as *virtual* instances in state None so that the rules can
+count them the way Airflow counts its rows: an unmapped task is one instance, a mapped task not yet expanded is
+its one ``map_index=-1`` instance, an expanded one is its ``0..n-1`` instances. Decisions made during one
+evaluation update the view's states, which is how a failure propagates through a whole branch in one pass.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import heapq
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from updraft.scheduling.deps.trigger_rule import UpstreamCounts
+from updraft.scheduling.records import UNMAPPED, DagRun, TaskInstance, TIKey
+from updraft.scheduling.states import DagRunType, TaskInstanceState
+
+TI = TaskInstanceState
+# Airflow's State.unfinished (None is "no status") and the states the scheduler may move forward.
+UNFINISHED = frozenset({None, TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
+                        TI.DEFERRED, TI.RESTARTING})
+SCHEDULABLE = frozenset({None, TI.SCHEDULED, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE})
+SUCCESS_STATES = frozenset({TI.SUCCESS, TI.SKIPPED})
+FAILED_STATES = frozenset({TI.FAILED, TI.UPSTREAM_FAILED})
+
+
+def topological_order(tasks: Iterable[Any]) -> list[str]:
+    """Task ids, upstream before downstream; ties broken by task id so every scheduler decides in one order."""
+    by_id = {t.task_id: t for t in tasks}
+    pending = {tid: sum(1 for u in t.upstream_task_ids if u in by_id) for tid, t in by_id.items()}
+    ready = [tid for tid, n in pending.items() if n == 0]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        tid = heapq.heappop(ready)
+        order.append(tid)
+        for down in by_id[tid].downstream_task_ids:
+            if down in pending:
+                pending[down] -= 1
+                if pending[down] == 0:
+                    heapq.heappush(ready, down)
+    if len(order) != len(by_id):  # a cycle cannot come out of the parser; never loop on bad input
+        order += sorted(set(by_id) - set(order))
+    return order
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+
+
+def task_in_run(task: Any, run: DagRun) -> bool:
+    """Airflow's ``verify_integrity`` filter: a task outside its own start/end dates has no instance in the run."""
+    if run.run_type == DagRunType.BACKFILL or run.logical_date is None:
+        return True
+    logical = _aware(run.logical_date)
+    if task.start_date is not None and _aware(task.start_date) > logical:
+        return False
+    return not (task.end_date is not None and logical > _aware(task.end_date))
+
+
+class RunView:
+    def __init__(self, dag: Any, run: DagRun, tis: Sequence[TaskInstance]) -> None:
+        self.dag = dag
+        self.run = run
+        self.tasks: dict[str, Any] = dag.task_dict
+        self.order = topological_order(self.tasks.values())
+        # Items for tasks this DAG version does not have are not ours to decide (runs are pinned to a version).
+        self._tis = {ti.key: ti for ti in tis if ti.task_id in self.tasks}
+        self._states: dict[TIKey, TaskInstanceState | None] = {k: ti.state for k, ti in self._tis.items()}
+        self.in_run = {tid for tid, task in self.tasks.items() if task_in_run(task, run)}
+        self._indexes: dict[str, list[int]] = {tid: self._initial_indexes(tid) for tid in self.in_run}
+
+    def _initial_indexes(self, task_id: str) -> list[int]:
+        if not self.tasks[task_id].is_mapped:
+            return [UNMAPPED]
+        expanded = sorted(k.map_index for k in self._tis if k.task_id == task_id and k.map_index >= 0)
+        return expanded or [UNMAPPED]
+
+    # -- instances ---------------------------------------------------------------------------------------------
+    def key(self, task_id: str, map_index: int = UNMAPPED) -> TIKey:
+        return TIKey(self.run.dag_id, self.run.run_id, task_id, map_index)
+
+    def instances(self, task_id: str) -> list[TIKey]:
+        """The task's instances in this run (none for a task outside its start/end dates)."""
+        return [self.key(task_id, i) for i in self._indexes.get(task_id, ())]
+
+    def all_instances(self) -> list[TIKey]:
+        return [k for tid in self.order for k in self.instances(tid)]
+
+    def is_expanded(self, task_id: str) -> bool:
+        return any(i >= 0 for i in self._indexes.get(task_id, ()))
+
+    def set_indexes(self, task_id: str, indexes: Iterable[int]) -> None:
+        self._indexes[task_id] = sorted(set(indexes))
+
+    def ti(self, key: TIKey) -> TaskInstance | None:
+        """The stored item, or None for a virtual instance."""
+        return self._tis.get(key)
+
+    def state(self, key: TIKey) -> TaskInstanceState | None:
+        return self._states.get(key)
+
+    def set_state(self, key: TIKey, state: TaskInstanceState) -> None:
+        self._states[key] = state
+
+    # -- what the rules read -----------------------------------------------------------------------------------
+    def upstream_counts(self, task: Any) -> UpstreamCounts | None:
+        """Finished upstream instances by state, and how many upstream instances there are (Airflow's rows)."""
+        upstream_ids = list(task.upstream_task_ids)
+        if not upstream_ids:
+            return None
+        tally = {TI.SUCCESS: 0, TI.SKIPPED: 0, TI.FAILED: 0, TI.UPSTREAM_FAILED: 0, TI.REMOVED: 0}
+        rows = 0
+        for upstream_id in upstream_ids:
+            for key in self.instances(upstream_id):
+                rows += 1
+                state = self._states.get(key)
+                if state in tally:
+                    tally[state] += 1
+        # Airflow counts rows only when an upstream is mapped; otherwise each upstream task counts once.
+        any_mapped = any(self.tasks[u].is_mapped for u in upstream_ids if u in self.tasks)
+        upstream = rows if any_mapped else len(upstream_ids)
+        return UpstreamCounts(upstream=upstream, success=tally[TI.SUCCESS], skipped=tally[TI.SKIPPED],
+                              failed=tally[TI.FAILED], upstream_failed=tally[TI.UPSTREAM_FAILED],
+                              removed=tally[TI.REMOVED])
