@@ -26,7 +26,7 @@ from updraft.timetables._time import (
     make_aware,
     make_naive,
 )
-from updraft.timetables.base import AirflowTimetableInvalid
+from updraft.timetables.base import AirflowTimetableInvalid, SerializedEquality
 
 if TYPE_CHECKING:
     from pendulum import DateTime, FixedTimezone, Timezone
@@ -59,7 +59,7 @@ def _description_for(expression: str) -> str:
         return ""
 
 
-class CronMixin:
+class CronMixin(SerializedEquality):
     """Holds a cron expression and the timezone it is read in."""
 
     description: str = ""
@@ -76,11 +76,6 @@ class CronMixin:
     @property
     def timezone(self) -> Timezone | FixedTimezone:
         return self._timezone
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self.serialize() == other.serialize()  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
         return hash((type(self), self._expression, encode_timezone(self._timezone)))

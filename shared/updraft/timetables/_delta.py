@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from dateutil.relativedelta import relativedelta, weekday
 
 from updraft.timetables._time import convert_to_utc
-from updraft.timetables.base import AirflowTimetableInvalid
+from updraft.timetables.base import AirflowTimetableInvalid, SerializedEquality
 
 if TYPE_CHECKING:
     from pendulum import DateTime
@@ -52,7 +52,7 @@ def decode_interval(value: float | dict[str, Any]) -> Delta:
     return datetime.timedelta(seconds=value)
 
 
-class DeltaMixin:
+class DeltaMixin(SerializedEquality):
     """Holds the delta between runs."""
 
     def __init__(self, delta: Delta) -> None:
@@ -63,11 +63,6 @@ class DeltaMixin:
     @property
     def delta(self) -> Delta:
         return self._delta
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self.serialize() == other.serialize()  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
         return hash((type(self), repr(encode_interval(self._delta))))

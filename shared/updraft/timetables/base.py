@@ -100,6 +100,23 @@ def _run_type_value(run_type: Any) -> str:
     return str(run_type)
 
 
+class SerializedEquality:
+    """Equality for built-in timetables: the same class with the same serialized form.
+
+    The scheduler only ever holds timetables rebuilt from :meth:`Timetable.serialize`, so two instances that
+    serialize alike schedule alike. Kept out of :class:`Timetable` itself because Airflow's base class has
+    no ``__eq__``, and adding one would make custom subclasses unhashable.
+    """
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.serialize() == other.serialize()  # type: ignore[attr-defined]
+
+    # Each subclass hashes the few fields that identify it, cheaper than hashing its serialized form.
+    __hash__ = None  # type: ignore[assignment]
+
+
 class Timetable:
     """Base class of every schedule.
 

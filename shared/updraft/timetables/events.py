@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pendulum
 
 from updraft.timetables._time import coerce_datetime, utcnow
-from updraft.timetables.base import DagRunInfo, DataInterval, Timetable
+from updraft.timetables.base import DagRunInfo, DataInterval, SerializedEquality, Timetable
 
 if TYPE_CHECKING:
     from pendulum import DateTime
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["EventsTimetable"]
 
 
-class EventsTimetable(Timetable):
+class EventsTimetable(SerializedEquality, Timetable):
     """Run once at each listed instant; each run's data interval is that exact instant.
 
     :param event_dates: the instants; loaded whole, so keep the list finite and reasonably small.
@@ -62,11 +62,6 @@ class EventsTimetable(Timetable):
 
     def __repr__(self) -> str:
         return self.summary
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self.serialize() == other.serialize()
 
     def __hash__(self) -> int:
         return hash((type(self), tuple(self.event_dates), self.restrict_to_events))

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from updraft.timetables._time import utcnow
-from updraft.timetables.base import DagRunInfo, DataInterval, Timetable
+from updraft.timetables.base import DagRunInfo, DataInterval, SerializedEquality, Timetable
 
 if TYPE_CHECKING:
     from pendulum import DateTime
@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-class _TrivialTimetable(Timetable):
+class _TrivialTimetable(SerializedEquality, Timetable):
     """Argument-less schedules: all instances are equal, manual runs cover just their trigger instant."""
 
     periodic = False
@@ -33,11 +33,6 @@ class _TrivialTimetable(Timetable):
     @classmethod
     def deserialize(cls, data: dict[str, Any]) -> Timetable:
         return cls()
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return True
 
     def __hash__(self) -> int:
         return hash(type(self))
@@ -217,11 +212,6 @@ class AssetTriggeredTimetable(_TrivialTimetable):
             self.asset_condition = {"__type": _ASSET_ALL, "objects": [encode_asset_condition(x) for x in members]}
         else:
             self.asset_condition = encode_asset_condition(assets)
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self.asset_condition == other.asset_condition
 
     def __hash__(self) -> int:
         return hash((type(self), repr(self.asset_condition)))

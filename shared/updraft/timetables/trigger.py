@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from updraft.timetables._cron import CronMixin
 from updraft.timetables._delta import Delta, DeltaMixin, decode_interval, encode_interval
 from updraft.timetables._time import coerce_datetime, decode_timezone, encode_timezone, utcnow
-from updraft.timetables.base import DagRunInfo, DataInterval, Timetable
+from updraft.timetables.base import DagRunInfo, DataInterval, SerializedEquality, Timetable
 
 if TYPE_CHECKING:
     from pendulum import DateTime
@@ -198,7 +198,7 @@ def _sort_key_no_catchup(info: DagRunInfo | None, *, now: float) -> float:
     return ts
 
 
-class MultipleCronTriggerTimetable(Timetable):
+class MultipleCronTriggerTimetable(SerializedEquality, Timetable):
     """Fire whenever any of several cron expressions fires; simultaneous fire times create one run."""
 
     def __init__(
@@ -219,11 +219,6 @@ class MultipleCronTriggerTimetable(Timetable):
     @property
     def timetables(self) -> list[CronTriggerTimetable]:
         return self._timetables
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self.serialize() == other.serialize()
 
     def __hash__(self) -> int:
         return hash((type(self), tuple(t.expression for t in self._timetables)))
