@@ -203,3 +203,24 @@ class Timetable:
         if when is None:
             raise TypeError("generate_run_id() needs run_after")
         return f"{_run_type_value(run_type)}__{when.isoformat()}"
+
+
+class GridTimetable(Timetable):
+    """A schedule whose runs sit on a grid of instants: cron fire times or fixed deltas.
+
+    ``CronMixin`` or ``DeltaMixin``, listed before this class in the bases, supplies the grid arithmetic.
+    Data-interval and trigger schedules walk the same grid with different run semantics, so the four
+    operations they rely on are declared once here. Updraft-internal: not part of Airflow's API.
+    """
+
+    def _align_to_next(self, current: DateTime) -> DateTime:
+        raise NotImplementedError()
+
+    def _align_to_prev(self, current: DateTime) -> DateTime:
+        raise NotImplementedError()
+
+    def _get_next(self, current: DateTime) -> DateTime:
+        raise NotImplementedError()
+
+    def _get_prev(self, current: DateTime) -> DateTime:
+        raise NotImplementedError()

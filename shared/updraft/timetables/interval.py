@@ -14,7 +14,7 @@ import pendulum
 from updraft.timetables._cron import CronMixin
 from updraft.timetables._delta import Delta, DeltaMixin, decode_interval, encode_interval
 from updraft.timetables._time import decode_timezone, utcnow
-from updraft.timetables.base import DagRunInfo, DataInterval, Timetable
+from updraft.timetables.base import DagRunInfo, DataInterval, GridTimetable, Timetable
 
 if TYPE_CHECKING:
     from dateutil.relativedelta import relativedelta
@@ -25,23 +25,11 @@ if TYPE_CHECKING:
 __all__ = ["CronDataIntervalTimetable", "DeltaDataIntervalTimetable"]
 
 
-class _DataIntervalTimetable(Timetable):
+class _DataIntervalTimetable(GridTimetable):
     """Scheduling shared by cron and delta data intervals; subclasses supply the period arithmetic."""
 
     def _skip_to_latest(self, earliest: DateTime | None) -> DateTime:
         """Earliest data-interval start allowed when ``catchup=False`` (the latest complete period)."""
-        raise NotImplementedError()
-
-    def _align_to_next(self, current: DateTime) -> DateTime:
-        raise NotImplementedError()
-
-    def _align_to_prev(self, current: DateTime) -> DateTime:
-        raise NotImplementedError()
-
-    def _get_next(self, current: DateTime) -> DateTime:
-        raise NotImplementedError()
-
-    def _get_prev(self, current: DateTime) -> DateTime:
         raise NotImplementedError()
 
     def next_dagrun_info(

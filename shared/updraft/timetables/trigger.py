@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from updraft.timetables._cron import CronMixin
 from updraft.timetables._delta import Delta, DeltaMixin, decode_interval, encode_interval
 from updraft.timetables._time import coerce_datetime, decode_timezone, encode_timezone, utcnow
-from updraft.timetables.base import DagRunInfo, DataInterval, SerializedEquality, Timetable
+from updraft.timetables.base import DagRunInfo, DataInterval, GridTimetable, SerializedEquality, Timetable
 
 if TYPE_CHECKING:
     from pendulum import DateTime
@@ -39,7 +39,7 @@ def decode_run_immediately(value: bool | float | None) -> bool | datetime.timede
     return datetime.timedelta(seconds=value)
 
 
-class _TriggerTimetable(Timetable):
+class _TriggerTimetable(GridTimetable):
     _interval: Delta
 
     def infer_manual_data_interval(self, *, run_after: DateTime) -> DataInterval:
@@ -47,18 +47,6 @@ class _TriggerTimetable(Timetable):
 
     def _calc_first_run(self) -> DateTime:
         """First fire time for a DAG with no start date (``run_immediately`` decides past vs next)."""
-        raise NotImplementedError()
-
-    def _align_to_next(self, current: DateTime) -> DateTime:
-        raise NotImplementedError()
-
-    def _align_to_prev(self, current: DateTime) -> DateTime:
-        raise NotImplementedError()
-
-    def _get_next(self, current: DateTime) -> DateTime:
-        raise NotImplementedError()
-
-    def _get_prev(self, current: DateTime) -> DateTime:
         raise NotImplementedError()
 
     def next_dagrun_info(
