@@ -25,7 +25,8 @@ __all__ = [
 
 
 class _TrivialTimetable(SerializedEquality, Timetable):
-    """Argument-less schedules: all instances are equal, manual runs cover just their trigger instant."""
+    """Schedules without period arithmetic: no runs from the clock unless a subclass overrides
+    :meth:`next_dagrun_info`, and a manual run covers just its trigger instant."""
 
     periodic = False
     run_ordering: Sequence[str] = ("logical_date",)
@@ -46,6 +47,15 @@ class _TrivialTimetable(SerializedEquality, Timetable):
     def infer_manual_data_interval(self, *, run_after: DateTime) -> DataInterval:
         return DataInterval.exact(run_after)
 
+    def next_dagrun_info(
+        self,
+        *,
+        last_automated_data_interval: DataInterval | None,
+        restriction: TimeRestriction,
+    ) -> DagRunInfo | None:
+        # ``None`` and asset schedules only run when something outside (a trigger, an asset event) asks.
+        return None
+
 
 class NullTimetable(_TrivialTimetable):
     """``schedule=None``: runs only when triggered from outside."""
@@ -56,14 +66,6 @@ class NullTimetable(_TrivialTimetable):
     @property
     def summary(self) -> str:
         return "None"
-
-    def next_dagrun_info(
-        self,
-        *,
-        last_automated_data_interval: DataInterval | None,
-        restriction: TimeRestriction,
-    ) -> DagRunInfo | None:
-        return None
 
 
 class OnceTimetable(_TrivialTimetable):
@@ -229,11 +231,3 @@ class AssetTriggeredTimetable(_TrivialTimetable):
     @property
     def summary(self) -> str:
         return "Asset"
-
-    def next_dagrun_info(
-        self,
-        *,
-        last_automated_data_interval: DataInterval | None,
-        restriction: TimeRestriction,
-    ) -> DagRunInfo | None:
-        return None
