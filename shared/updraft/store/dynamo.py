@@ -380,9 +380,10 @@ class DynamoStore:
         return sorted(out, key=lambda e: (e["filename"], e.get("dag_id") or "", e["message"]))
 
     def set_paused(self, dag_id: str, paused: bool, *, now: dt.datetime | None = None) -> bool:
-        """Pause or unpause. Unpausing a ``catchup=False`` DAG recomputes its next run from the clock, as
-        Airflow's periodic re-parse would have: otherwise a DAG paused for a month would first run for the
-        interval it was paused in."""
+        """Pause or unpause. Given ``now``, unpausing a ``catchup=False`` DAG recomputes its next run from that
+        clock, as Airflow's periodic re-parse would have kept it current: otherwise a DAG paused for a month
+        would first run for the interval it was paused in. Without ``now`` the stored next run is kept (callers
+        with their own clock, such as tests, stay in control of time)."""
         M = self.models.dag_meta
         for _ in range(_RETRIES):
             meta = self._meta_item(dag_id)
@@ -392,14 +393,14 @@ class DynamoStore:
                 return True
             values: dict[str, Any] = {"is_paused": paused}
             run_after = meta.next_dagrun_run_after
-            if not paused and not meta.catchup and meta.schedule_key is not None:
+            if not paused and now is not None and not meta.catchup and meta.schedule_key is not None:
                 sdag = self.get_serialized_dag(dag_id, meta.dag_hash)
                 if sdag is not None:
                     last = None
                     if meta.last_automated_data_interval_start is not None:
                         last = DataInterval(meta.last_automated_data_interval_start,
                                             meta.last_automated_data_interval_end)
-                    info = next_run_info(sdag, last_automated=last, now=now or dt.datetime.now(dt.UTC))
+                    info = next_run_info(sdag, last_automated=last, now=now)
                     values.update(self._next_values(info))
                     run_after = info.run_after if info else None
             values.update(self._due_values(dag_id, active=bool(meta.is_active), paused=paused,

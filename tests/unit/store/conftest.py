@@ -11,6 +11,12 @@ from updraft.store.tables import create_table
 BUCKET = "updraft-store-test"
 
 
+@pytest.fixture(scope="session")
+def boto_session() -> boto3.session.Session:
+    # One session for the run: each new one re-reads botocore's endpoint and service JSON (~0.2 s a client).
+    return boto3.session.Session(region_name="us-east-1")
+
+
 @pytest.fixture
 def config() -> StoreConfig:
     return StoreConfig(table_name="updraft-test", region="us-east-1", s3_bucket=BUCKET)
@@ -24,13 +30,13 @@ def aws(monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture
-def s3(aws):
-    client = boto3.client("s3", region_name="us-east-1")
+def s3(aws, boto_session):
+    client = boto_session.client("s3")
     client.create_bucket(Bucket=BUCKET)
     return client
 
 
 @pytest.fixture
-def store(aws, s3, config: StoreConfig) -> DynamoStore:
-    create_table(config)
+def store(aws, s3, config: StoreConfig, boto_session) -> DynamoStore:
+    create_table(config, client=boto_session.client("dynamodb"))
     return DynamoStore(config, s3_client=s3)
