@@ -1,0 +1,37 @@
+"""Claim order: priority_weight desc, then the run's logical date, then map_index (Airflow's query order)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from helpers import START, make_run, make_ti
+
+from updraft.scheduling.ordering import claim_order
+from updraft.scheduling.states import TaskInstanceState as S
+
+
+def test_priority_then_logical_date_then_map_index():
+    old = make_run(run_id="old", logical_date=START)
+    new = make_run(run_id="new", logical_date=START + dt.timedelta(days=1))
+    undated = make_run(run_id="undated", logical_date=None)
+    tis = [
+        make_ti(new, "low", S.SCHEDULED, priority_weight=1),
+        make_ti(new, "high", S.SCHEDULED, priority_weight=5),
+        make_ti(undated, "high", S.SCHEDULED, priority_weight=5),
+        make_ti(old, "high", S.SCHEDULED, priority_weight=5),
+        make_ti(old, "m", S.SCHEDULED, 2, priority_weight=3),
+        make_ti(old, "m", S.SCHEDULED, 0, priority_weight=3),
+        make_ti(new, "m", S.SCHEDULED, 1, priority_weight=3),
+    ]
+    ordered = claim_order(tis, [old, new, undated])
+    assert [(t.run_id, t.task_id, t.map_index) for t in ordered] == [
+        ("old", "high", -1), ("new", "high", -1), ("undated", "high", -1),
+        ("old", "m", 0), ("old", "m", 2), ("new", "m", 1),
+        ("new", "low", -1),
+    ]
+
+
+def test_order_is_deterministic_for_equal_keys():
+    run = make_run()
+    tis = [make_ti(run, t, S.SCHEDULED) for t in "cab"]
+    assert [t.task_id for t in claim_order(tis, [run])] == ["a", "b", "c"]
