@@ -21,6 +21,7 @@ cron_presets: dict[str, str] = {
     "@quarterly": "0 0 1 */3 *",
     "@yearly": "0 0 1 1 *",
 }
+"""Presets Airflow expands itself; others (``@annually``, ``@midnight``) go to croniter unchanged."""
 
 TimeUnit = Literal["days", "hours", "minutes", "seconds"]
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from croniter import CroniterError, croniter
 
+# The table DAG files know as ``airflow.utils.dates.cron_presets``, as Airflow 2's _cron.py imported it.
+from updraft.sdk.dates import cron_presets
 from updraft.timetables._cron_description import describe_cron
 from updraft.timetables._time import (
     coerce_datetime,
@@ -32,16 +34,6 @@ if TYPE_CHECKING:
     from pendulum import DateTime, FixedTimezone, Timezone
 
 __all__ = ["CronMixin", "cron_presets"]
-
-cron_presets: dict[str, str] = {
-    "@hourly": "0 * * * *",
-    "@daily": "0 0 * * *",
-    "@weekly": "0 0 * * 0",
-    "@monthly": "0 0 1 * *",
-    "@quarterly": "0 0 1 */3 *",
-    "@yearly": "0 0 1 1 *",
-}
-"""Presets Airflow expands itself; others (``@annually``, ``@midnight``) go to croniter unchanged."""
 
 
 def _covers_every_hour(cron: croniter) -> bool:
