@@ -104,11 +104,14 @@ class Store(Protocol):
 
     def get_dag_meta(self, dag_id: str) -> DagMeta | None: ...
 
-    def list_dags(self) -> list[DagMeta]: ...
+    def list_dags(self, *, include_inactive: bool = False) -> list[DagMeta]:
+        """Active DAGs by dag_id (Airflow's default listing); inactive ones too when asked."""
 
     def list_import_errors(self) -> list[dict[str, Any]]: ...
 
-    def set_paused(self, dag_id: str, paused: bool) -> bool: ...
+    def set_paused(self, dag_id: str, paused: bool, *, now: dt.datetime | None = None) -> bool:
+        """False if the DAG does not exist. With ``now``, unpausing a catchup=False DAG moves its next run
+        up to that clock (as Airflow's periodic re-parse keeps it current); without, the next run is kept."""
 
     def get_serialized_dag(self, dag_id: str, dag_hash: str) -> Any:
         """The SerializedDAG of that version (versions are immutable, so callers may cache)."""
@@ -176,3 +179,16 @@ class Store(Protocol):
 
     def delete_pool(self, name: str) -> bool:
         """Delete a pool; default_pool cannot be deleted (raises)."""
+
+    # -- XComs -----------------------------------------------------------------------------------------------
+    def put_xcom(self, key: TIKey, xcom_key: str, value: Any, *, now: dt.datetime) -> None:
+        """Set (overwrite) one XCom of a task instance; ``value`` must be JSON-able (large ones go to S3)."""
+
+    def get_xcom(self, key: TIKey, xcom_key: str, default: Any = None) -> Any: ...
+
+    def list_xcoms(self, dag_id: str, run_id: str, task_id: str,
+                   map_index: int | None = None) -> dict[tuple[int, str], Any]:
+        """(map_index, key) -> value for one task (all its map indexes unless one is given)."""
+
+    def clear_xcoms(self, key: TIKey) -> int:
+        """Delete a task instance's XComs before a new try runs, as Airflow does; returns how many."""

@@ -223,7 +223,7 @@ class DynamoStore:
         for dag_id in sorted(set(previous.dag_ids or []) - set(owned) if previous else ()):
             if self._deactivate(dag_id, path):
                 outcome.deactivated.append(dag_id)
-        self._put_file(parsed, owned, errors, now)
+        self._put_file(parsed, owned, errors, now, previous)
         outcome.import_errors = errors
         return outcome
 
@@ -325,7 +325,7 @@ class DynamoStore:
         return _conditional(lambda: row.update(actions, (M.relative_fileloc == path) & (M.is_active == True)))  # noqa: E712
 
     def _put_file(self, parsed: ParsedFile, owned: list[str], errors: list[dict[str, Any]],
-                  now: dt.datetime) -> None:
+                  now: dt.datetime, previous: Any) -> None:
         F = self.models.file
         stored = []
         for original in errors[:_MAX_IMPORT_ERRORS]:
@@ -339,6 +339,10 @@ class DynamoStore:
         if stored:  # sparse: only files with import errors are listed
             item.list_pk = keys.import_errors_list_pk(parsed.relative_path, self.config.index_shards)
             item.list_sk = parsed.relative_path
+        if previous is not None and all(
+                getattr(previous, name) == getattr(item, name)
+                for name in ("file_hash", "file_version", "dag_ids", "import_errors")):
+            return  # a redelivered event: nothing changed, so nothing is written (parsed_at keeps the first time)
         item.save()
 
     def remove_dag_file(self, relative_path: str) -> list[str]:

@@ -1,0 +1,95 @@
+"""The metadata store: one DynamoDB table behind the ``Store`` contract (:mod:`updraft.store.api`).
+
+Modules: ``api`` (the contract), ``errors``, ``config`` (:class:`StoreConfig`), ``tables`` (the table as plain
+data, shared with the CDK stack, and ``create_table``), ``models`` (pynamodb models built per config),
+``keys`` (every key string), ``next_run`` (a DAG's next run, as the scheduler computes it), ``dynamo``
+(:class:`DynamoStore`). Importing this package imports none of them: handlers load only what they use.
+
+Rules the design keeps, because they are what makes it correct on real DynamoDB:
+
+- Every decision is a strongly consistent read or a single-item conditional write. Indexes (eventually
+  consistent) only *find* candidates; callers re-read or write conditionally before acting on one.
+- No scans. Listings go through a keys-only index; work is found through sparse, sharded indexes.
+- No hot partition per DAG: task instances partition by run, the work indexes shard by CRC-32 over
+  ``index_shards`` (every reader queries every shard).
+- Every attribute name in an expression is a ``#placeholder`` (pynamodb writes them; ``test_store_requests``
+  checks every expression the store sends), so reserved words (state, limit, name, key, data...) are safe.
+- Instants are stored as fixed-width UTC strings, so string order is time order in sort keys.
+
+Items (``pk`` / ``sk``)::
+
+    DAG row         DAG#<dag_id>            META                     owner file, dag_hash, paused/active, next run
+    DAG version     DAG#<dag_id>            VERSION#<dag_hash>       gzip canonical JSON, or an S3 key above
+                                                                     large_item_bytes; immutable (runs pin it)
+    run             DAG#<dag_id>            RUN#<run_id>             state, dates, conf, pinned dag_hash
+    task instance   RUN#<dag_id>#<run_id>   TI#<task_id>#<map_index+1, 7 digits>
+    XCom            RUN#<dag_id>#<run_id>   XCOM#<task_id>#<map_index+1>#<key>   gzip JSON inline, or S3
+    limit / pool    LIMIT#<limit_id>        LIMIT                    limit, available, holders{holder: {slots, at}};
+                                                                     a pool is the limit ``pool:<name>``
+    file            FILE#<relative_path>    META                     DAGs it owns, hash/version, import errors
+
+Indexes::
+
+    list_index    GSI  list_pk = DAGS#<shard> | POOLS | IMPORT_ERRORS#<shard>, list_sk = id     KEYS_ONLY
+                       every DAG row and pool; files only while they have import errors (sparse). Keys only,
+                       so next-run advances and slot takes never write to it.
+    due_dags      GSI  due_pk = DUE#<crc32(dag_id) % N>, due_sk = next run_after                 ALL
+                       sparse: only active, unpaused DAGs with a next run.
+    active_runs   GSI  active_pk = ACTIVE#<crc32(dag_id#run_id) % N>, active_sk = date#dag#run  ALL
+                       sparse: only queued/running runs; finishing a run REMOVEs the keys.
+    runs_by_date  LSI  pk, run_date_sk = logical_date (else run_after)#run_id                   ALL
+                       strongly consistent date order of one DAG's runs.
+
+Access patterns (N = index_shards, n = items involved; SC = strongly consistent, EC = eventually consistent;
+"cond" = a conditional write whose failure is returned as False)::
+
+    operation            key / index used                                            consistency  requests
+    -------------------  ----------------------------------------------------------  -----------  -----------------
+    save_parsed_file     Get FILE; per DAG: Get META, Put VERSION (new hash only,     SC + cond    new DAG: 5;
+                         + S3 put if large), Put META (new, attribute_not_exists) or               same event again:
+                         Update META (cond on owner, hash, active, paused, next run);              1 + n reads, no
+                         Update META of each dropped DAG (cond owner = this file);                 writes; a duplicate
+                         Put FILE (skipped when nothing changed)                                   + Get owner FILE
+    remove_dag_file      Get FILE, Update META per DAG (cond owner), Delete FILE      SC + cond    2 + n
+    get_dag_meta         Get DAG#/META                                                SC           1
+    list_dags            Query list_index DAGS#0..N-1, BatchGet META                   EC find, SC  N + n/100
+    list_import_errors   Query list_index IMPORT_ERRORS#0..N-1, BatchGet FILE          EC find, SC  N + n/100
+    set_paused           Get META, Update META (cond paused/active/next run)          SC + cond    2 (3 when it
+                                                                                                   recomputes)
+    get_serialized_dag   Get DAG#/VERSION# (+ S3 get if large); cached per process    SC           1, cached 0
+    due_dags             Query due_dags DUE#i, due_sk <= now, each shard              EC find      N
+    advance_next_dagrun  Update META cond next_dagrun_logical_date = expected          cond         1 (2-3 if the
+                         AND active AND unpaused (re-read only when that fails)                    DAG is paused)
+    create_run           Put RUN cond attribute_not_exists(pk)                        cond         1
+    get_run              Get DAG#/RUN#                                                SC           1
+    list_runs            Query runs_by_date, descending, Limit                        SC           1 per page
+    previous_run         Query runs_by_date run_date_sk < date, descending, filter    SC           1
+                         logical_date exists, Limit 1
+    active_runs          Query active_runs ACTIVE#i, each shard                       EC find      N
+    set_run_state        Update RUN cond state IN expected (REMOVE active keys when   cond         1
+                         finishing, if_not_exists them when re-queued)
+    get_run_tis          Query RUN#dag#run, sk begins_with TI#                        SC           1 per MB
+    get_ti               Get                                                          SC           1
+    transition_ti        expected {None}: Put cond attribute_not_exists(pk);          cond         1
+                         else Update cond state IN (...) [OR attribute_not_exists]
+                         [AND try_id = :t]
+    heartbeat            Update lease cond try_id = :t AND state IN (queued, running) cond         1
+    take_slots           Update SET available = available - :n, holders.#h = :v       cond         1 (first use in
+                         cond (available >= :n OR limit < 0) AND                                   a process: + 1
+                         attribute_not_exists(holders.#h)                                          Put to create it)
+    release_slots        Update SET available = available + holders.#h.slots          cond         1
+                         REMOVE holders.#h cond attribute_exists(holders.#h)
+    get_limit, get_pool  Get LIMIT#<id>                                               SC           1
+    resize_limit,        Get LIMIT, Update SET limit, available += delta cond         SC + cond    2
+      set_pool           limit = old (or Put cond attribute_not_exists when new)
+    list_pools           Query list_index POOLS, BatchGet LIMIT                       EC find, SC  2
+    delete_pool          Delete cond attribute_exists (default_pool: refused)         cond         1
+    put_xcom, get_xcom   Put / Get RUN#dag#run / XCOM#... (+ S3 if large)             SC           1
+    list_xcoms           Query sk begins_with XCOM#<task>#                            SC           1
+    clear_xcoms          Query + Delete each                                          SC           1 + n
+
+Limits and capacity: each limit is one item, so one pool, one DAG's max_active_tasks or the global parallelism
+limit sustains about 1,000 writes/s (a take and a release per try: ~500 task starts/s); shard the limit item
+when an environment needs more. The LSI caps each ``DAG#<dag_id>`` item collection at 10 GB: versions above
+large_item_bytes go to S3, so that is millions of runs per DAG.
+"""

@@ -1,0 +1,156 @@
+"""What the store sends to DynamoDB: the request counts its docstring promises, placeholders for every name,
+and a table whose definition comes from the one shared spec."""
+
+from __future__ import annotations
+
+import re
+
+import pendulum
+import pytest
+from botocore.client import BaseClient
+from store_helpers import dag_doc, parsed_file
+
+import updraft.store
+from updraft.scheduling.records import DagRun, TIKey
+from updraft.scheduling.states import DagRunState, TaskInstanceState
+from updraft.store.config import StoreConfig
+from updraft.store.models import build_models
+from updraft.store.tables import TABLE, create_table, create_table_kwargs
+from updraft.timetables.base import DagRunInfo, DataInterval
+
+NOW = pendulum.datetime(2024, 1, 3, tz="UTC")
+T0 = pendulum.datetime(2024, 1, 1, tz="UTC")
+S = TaskInstanceState
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict]]:
+    """Every DynamoDB request the store makes, as (operation, params)."""
+    recorded: list[tuple[str, dict]] = []
+    original = BaseClient._make_api_call
+
+    def record(self, operation, params):
+        if self.meta.service_model.service_name == "dynamodb":
+            recorded.append((operation, params))
+        return original(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", record)
+    return recorded
+
+
+def count(calls, action) -> list[str]:
+    calls.clear()
+    action()
+    return [op for op, _ in calls]
+
+
+def test_hot_paths_cost_what_the_access_pattern_table_says(store, calls):
+    key = TIKey("d", "r1", "t", -1)
+    run = DagRun("d", "r1", "scheduled", "h", logical_date=T0, run_after=T0)
+    shards = store.config.index_shards
+    assert count(calls, lambda: store.create_run(run)) == ["PutItem"]
+    assert count(calls, lambda: store.get_run("d", "r1")) == ["GetItem"]
+    assert count(calls, lambda: store.set_run_state("d", "r1", expected=[DagRunState.QUEUED],
+                                                    state=DagRunState.RUNNING, now=NOW)) == ["UpdateItem"]
+    assert count(calls, store.active_runs) == ["Query"] * shards
+    assert count(calls, lambda: store.transition_ti(key, expected=[None], state=S.SCHEDULED)) == ["PutItem"]
+    assert count(calls, lambda: store.transition_ti(key, expected=[S.SCHEDULED], state=S.QUEUED,
+                                                    fields={"try_id": "x"})) == ["UpdateItem"]
+    assert count(calls, lambda: store.heartbeat(key, try_id="x", lease_expires_at=NOW)) == ["UpdateItem"]
+    assert count(calls, lambda: store.get_run_tis("d", "r1")) == ["Query"]
+    assert count(calls, lambda: store.get_ti(key)) == ["GetItem"]
+    assert count(calls, lambda: store.previous_run("d", NOW)) == ["Query"]
+    # A limit costs one extra conditional put the first time a process uses it, then one write per call.
+    assert count(calls, lambda: store.take_slots("x", "h1", 1, limit=2, now=NOW)) == ["PutItem", "UpdateItem"]
+    assert count(calls, lambda: store.take_slots("x", "h2", 1, limit=2, now=NOW)) == ["UpdateItem"]
+    assert count(calls, lambda: store.take_slots("x", "h3", 1, limit=2, now=NOW)) == ["UpdateItem"]  # full
+    assert count(calls, lambda: store.release_slots("x", "h1")) == ["UpdateItem"]
+    assert count(calls, lambda: store.get_limit("x")) == ["GetItem"]
+
+
+def test_parse_costs(store, calls):
+    doc = dag_doc("d", schedule="@daily", is_paused_upon_creation=False)
+    parsed = parsed_file("a.py", doc)
+    # New DAG: file read, meta read, version put, meta put, file put.
+    assert count(calls, lambda: store.save_parsed_file(parsed, now=NOW)) == [
+        "GetItem", "GetItem", "PutItem", "PutItem", "PutItem"]
+    # The same event again: two reads, no writes.
+    assert count(calls, lambda: store.save_parsed_file(parsed, now=NOW)) == ["GetItem", "GetItem"]
+    meta = store.get_dag_meta("d")
+    assert count(calls, lambda: store.get_serialized_dag("d", meta.dag_hash)) == ["GetItem"]
+    assert count(calls, lambda: store.get_serialized_dag("d", meta.dag_hash)) == []
+    assert count(calls, lambda: store.due_dags(NOW)) == ["Query"] * store.config.index_shards
+    info = DagRunInfo.exact(meta.next_dagrun_logical_date.add(days=1))
+    assert count(calls, lambda: store.advance_next_dagrun(
+        "d", expected_logical_date=meta.next_dagrun_logical_date, next_info=info,
+        last_automated=DataInterval.exact(meta.next_dagrun_logical_date))) == ["UpdateItem"]
+
+
+_EXPRESSION_KEYS = ("UpdateExpression", "ConditionExpression", "KeyConditionExpression", "FilterExpression",
+                    "ProjectionExpression")
+_ALLOWED_WORDS = {"SET", "REMOVE", "ADD", "DELETE", "AND", "OR", "NOT", "IN", "BETWEEN", "attribute_exists",
+                  "attribute_not_exists", "attribute_type", "begins_with", "contains", "size", "if_not_exists",
+                  "list_append"}
+
+
+def test_every_attribute_name_in_every_expression_is_a_placeholder(store, calls):
+    """DynamoDB has hundreds of reserved words (state, limit, name, owner, status, key, data, size...): the
+    store never spells an attribute name inside an expression."""
+    key = TIKey("d", "r", "state", -1)
+    store.save_parsed_file(parsed_file("a.py", dag_doc("d", schedule="@daily")), now=NOW)
+    store.set_paused("d", False, now=NOW)
+    store.due_dags(NOW)
+    store.list_dags()
+    store.create_run(DagRun("d", "r", "manual", "h", logical_date=T0))
+    store.set_run_state("d", "r", expected=[DagRunState.QUEUED], state=DagRunState.SUCCESS, now=NOW, note="n")
+    store.list_runs("d")
+    store.previous_run("d", NOW)
+    store.transition_ti(key, expected=[None, S.SCHEDULED], state=S.QUEUED, fields={"try_id": "t", "note": None})
+    store.transition_ti(key, expected=[S.QUEUED], state=S.RUNNING, expected_try_id="t")
+    store.heartbeat(key, try_id="t", lease_expires_at=NOW)
+    store.get_run_tis("d", "r")
+    store.set_pool("name", 2, "size")
+    store.take_slots("pool:name", "key.data[0]", 1, limit=2, now=NOW)
+    store.release_slots("pool:name", "key.data[0]")
+    store.resize_limit("pool:name", 3)
+    store.list_pools()
+    store.put_xcom(key, "key", 1, now=NOW)
+    store.list_xcoms("d", "r", "state")
+    store.remove_dag_file("a.py")
+    store.delete_pool("name")
+    expressions = [params[k] for _, params in calls for k in _EXPRESSION_KEYS if k in params]
+    assert len(expressions) > 25
+    for expression in expressions:
+        words = set(re.findall(r"(?<![#:\w])[A-Za-z_]\w*", expression))
+        assert words <= _ALLOWED_WORDS, expression
+
+
+def test_create_table_is_idempotent_and_matches_the_spec(aws, boto_session):
+    config = StoreConfig(table_name="spec-check", region="us-east-1")
+    client = boto_session.client("dynamodb")
+    assert create_table(config, client=client) is True
+    assert create_table(config, client=client) is False
+    table = client.describe_table(TableName="spec-check")["Table"]
+    expected = create_table_kwargs("spec-check")
+    assert table["KeySchema"] == expected["KeySchema"]
+    assert {g["IndexName"]: (g["KeySchema"], g["Projection"]) for g in table["GlobalSecondaryIndexes"]} == {
+        g["IndexName"]: (g["KeySchema"], g["Projection"]) for g in expected["GlobalSecondaryIndexes"]}
+    assert [i["IndexName"] for i in table["LocalSecondaryIndexes"]] == ["runs_by_date"]
+
+
+def test_models_use_the_specs_index_names_and_keys():
+    models = build_models(StoreConfig(table_name="x", region="us-east-1"))
+    declared = {}
+    for model in (models.dag_meta, models.run, models.limit, models.file):
+        for name, index in model._indexes.items():
+            declared[name] = sorted(a.attr_name for a in index.Meta.attributes.values())
+    spec = {ix.name: sorted([ix.partition_key.name, ix.sort_key.name])
+            for ix in (*TABLE.global_indexes, *TABLE.local_indexes)}
+    assert declared == spec
+
+
+def test_access_patterns_are_written_down():
+    doc = updraft.store.__doc__
+    for operation in ("save_parsed_file", "due_dags", "active_runs", "take_slots", "release_slots", "transition_ti",
+                      "previous_run", "list_import_errors", "get_serialized_dag"):
+        assert operation in doc
