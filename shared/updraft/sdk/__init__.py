@@ -5,8 +5,7 @@ Names load lazily so that importing the package costs only what a DAG file actua
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from updraft.sdk._internal.unsupported import module_dir, module_getattr
 
 _LAZY = {
     "DAG": "updraft.sdk.dag",
@@ -34,11 +33,5 @@ _LAZY = {
 
 __all__ = list(_LAZY)
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'updraft.sdk' has no attribute '{name}'")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = module_getattr(__name__, globals(), _LAZY)
+__dir__ = module_dir(globals(), _LAZY)

@@ -10,8 +10,9 @@ every schedule family.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from updraft.sdk._internal.unsupported import module_dir, module_getattr
 
 _LAZY = {
     "frozen_now": "updraft.timetables._time",
@@ -94,15 +95,5 @@ if TYPE_CHECKING:
         MultipleCronTriggerTimetable,
     )
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__ = module_getattr(__name__, globals(), _LAZY)
+__dir__ = module_dir(globals(), _LAZY)
