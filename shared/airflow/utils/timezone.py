@@ -1,14 +1,4 @@
-"""``airflow.utils.timezone``: aware-datetime helpers (UTC default timezone)."""
+"""``airflow.utils.timezone`` (Airflow 2 path): the same helpers as ``airflow.sdk.timezone``."""
 
-from updraft.sdk.timezone import (
-    convert_to_utc,
-    datetime,
-    is_naive,
-    make_aware,
-    make_naive,
-    parse,
-    utc,
-    utcnow,
-)
-
-__all__ = ["convert_to_utc", "datetime", "is_naive", "make_aware", "make_naive", "parse", "utc", "utcnow"]
+from airflow.sdk.timezone import *  # noqa: F403
+from airflow.sdk.timezone import __all__
