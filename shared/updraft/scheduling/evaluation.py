@@ -148,7 +148,7 @@ class _Evaluation:
         if blocking:
             self.result.blocked[key] = blocking
             return
-        if task.is_mapped and key.map_index == UNMAPPED and self.view.ti(key) is None:
+        if task.is_mapped and key.map_index == UNMAPPED and self.view.state(key) is None:
             self._expand(task, key)
             return
         state = self.view.state(key)
@@ -222,7 +222,7 @@ class _Evaluation:
 
     def _record(self, change: TIChange) -> None:
         self.result.changes.append(change)
-        self.view.set_state(change.key, change.state)
+        self.view.apply(change.key, change.state, change.fields)
 
 
 def _finishes_in_scheduler(task: Any) -> bool:

@@ -9,6 +9,7 @@ evaluation update the view's states, which is how a failure propagates through a
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import heapq
 from collections.abc import Iterable, Sequence
@@ -25,6 +26,9 @@ UNFINISHED = frozenset({None, TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.UP_FOR_RET
 SCHEDULABLE = frozenset({None, TI.SCHEDULED, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE})
 SUCCESS_STATES = frozenset({TI.SUCCESS, TI.SKIPPED})
 FAILED_STATES = frozenset({TI.FAILED, TI.UPSTREAM_FAILED})
+
+
+_TI_FIELDS = frozenset(f.name for f in dataclasses.fields(TaskInstance)) - {"dag_id", "run_id", "task_id", "map_index"}
 
 
 def topological_order(tasks: Iterable[Any]) -> list[str]:
@@ -97,14 +101,19 @@ class RunView:
         self._indexes[task_id] = sorted(set(indexes))
 
     def ti(self, key: TIKey) -> TaskInstance | None:
-        """The stored item, or None for a virtual instance."""
+        """The item as stored plus this pass's decisions, or None for an untouched virtual instance."""
         return self._tis.get(key)
 
     def state(self, key: TIKey) -> TaskInstanceState | None:
         return self._states.get(key)
 
-    def set_state(self, key: TIKey, state: TaskInstanceState) -> None:
+    def apply(self, key: TIKey, state: TaskInstanceState, fields: dict[str, Any]) -> None:
+        """Record a decision as if it were already stored, so later decisions in the same pass see it."""
         self._states[key] = state
+        base = self._tis.get(key) or TaskInstance(dag_id=key.dag_id, run_id=key.run_id, task_id=key.task_id,
+                                                  map_index=key.map_index)
+        known = {k: v for k, v in fields.items() if k in _TI_FIELDS}
+        self._tis[key] = dataclasses.replace(base, state=state, **known)
 
     # -- what the rules read -----------------------------------------------------------------------------------
     def upstream_counts(self, task: Any) -> UpstreamCounts | None:

@@ -74,6 +74,7 @@ def test_a_zombie_is_failed_or_retried_with_a_note():
     assert (zombie.state, zombie.expected_try_id) == (S.UP_FOR_RETRY, "t1")
     assert zombie.fields["note"].startswith("zombie: worker lease expired")
     assert zombie.fields["lease_expires_at"] is None and zombie.fields["end_date"] == NOW
+    assert len(evaluation.changes) == 2  # a's retry waits for its retry_delay in the same evaluation (c runs)
 
     last_try = FakeRunStore(make_run())
     last_try.add("a", S.RUNNING, try_number=2, try_id="t2", start_date=NOW - MIN, lease_expires_at=NOW - MIN)
