@@ -1,7 +1,13 @@
-"""Parser Lambda: an S3 notification names DAG files; each is parsed in an isolated child process."""
+"""Parser Lambda: an S3 notification names DAG files; each is parsed in an isolated child process and stored.
+
+Configuration comes from the environment the stack sets: ``UPDRAFT_TABLE`` (the store's table),
+``AWS_REGION`` (set by Lambda), optional ``UPDRAFT_BUCKET`` (where serialized DAGs too large for an item go)
+and optional ``UPDRAFT_DYNAMODB_ENDPOINT`` (local mode's embedded DynamoDB).
+"""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -10,6 +16,7 @@ from updraft.parsing.s3_events import handle_dag_file_events
 
 logger = Logger(service="updraft-parser")
 _s3_client = None
+_store_instance = None
 
 
 def _s3() -> Any:
@@ -22,8 +29,26 @@ def _s3() -> Any:
     return _s3_client
 
 
+def _store() -> Any:
+    """Created on first use and kept by the warm container (pynamodb keeps its connection per model)."""
+    global _store_instance
+    if _store_instance is None:
+        from updraft.store.config import StoreConfig
+        from updraft.store.dynamo import DynamoStore
+
+        table = os.environ.get("UPDRAFT_TABLE")
+        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+        if not table or not region:
+            raise RuntimeError("the parser needs UPDRAFT_TABLE and AWS_REGION in its environment")
+        config = StoreConfig(table_name=table, region=region, host=os.environ.get("UPDRAFT_DYNAMODB_ENDPOINT"),
+                             s3_bucket=os.environ.get("UPDRAFT_BUCKET"))
+        _store_instance = DynamoStore(config, s3_client=_s3())
+    return _store_instance
+
+
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    result = handle_dag_file_events(event, s3_client=_s3())
-    logger.info("parsed DAG files", extra={"parsed": list(result["parsed"]), "removed": result["removed"]})
+    result = handle_dag_file_events(event, s3_client=_s3(), store=_store())
+    logger.info("parsed DAG files", extra={"parsed": list(result["parsed"]), "removed": result["removed"],
+                                           "deactivated": result.get("deactivated")})
     return result

@@ -10,10 +10,15 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from updraft.store.config import StoreConfig
+from updraft.store.dynamo import DynamoStore
+from updraft.store.tables import create_table
+
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events" / "parser"
 BUCKET = "updraft-dev-data"
 KEY = "dags/example etl(v2).py"
+TABLE = "updraft-parser-test"
 
 DAG_FILE = b'''
 from datetime import datetime
@@ -34,17 +39,28 @@ def _context() -> SimpleNamespace:
 @pytest.fixture
 def handler_module(tmp_path, monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("UPDRAFT_TABLE", TABLE)
+    monkeypatch.setenv("UPDRAFT_BUCKET", BUCKET)
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     with mock_aws():
         s3 = boto3.client("s3", region_name="us-east-1")
         s3.create_bucket(Bucket=BUCKET)
         s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
         s3.put_object(Bucket=BUCKET, Key="dags/helpers.py", Body=b"TASK_IDS = ['first']\n")
+        create_table(StoreConfig(table_name=TABLE, region="us-east-1"))
         from functions.parser import handler
 
         monkeypatch.setattr(handler, "_s3_client", s3)
+        monkeypatch.setattr(handler, "_store_instance", None)  # built lazily from the environment above
         monkeypatch.setattr("updraft.parsing.s3.default_workdir", lambda: str(tmp_path / "dags"))
         yield handler, s3
+
+
+def _reader() -> DynamoStore:
+    """A second store on the same table: what the scheduler or the API would see."""
+    return DynamoStore(StoreConfig(table_name=TABLE, region="us-east-1", s3_bucket=BUCKET),
+                       s3_client=boto3.client("s3", region_name="us-east-1"))
 
 
 def test_created_event_parses_the_named_file_with_its_siblings(handler_module):
@@ -59,8 +75,23 @@ def test_created_event_parses_the_named_file_with_its_siblings(handler_module):
     assert entry["import_errors"] == []
     assert entry["relative_path"] == "example etl(v2).py"
     assert entry["file_version"] == version
-    # At-least-once delivery: the same event again gives the same answer.
-    assert handler.handler(event, _context()) == result
+    assert entry["store"] == {"stored": ["from_s3"], "unchanged": [], "duplicates": [], "deactivated": []}
+
+    store = _reader()
+    meta = store.get_dag_meta("from_s3")
+    assert meta.relative_fileloc == "example etl(v2).py" and meta.file_version == version
+    assert meta.is_paused and meta.is_active
+    dag = store.get_serialized_dag("from_s3", meta.dag_hash)
+    assert [t.task_id for t in dag.tasks] == ["first"]
+    assert store.list_import_errors() == []
+
+    # At-least-once delivery: the same event again parses the same and stores nothing new.
+    again = handler.handler(event, _context())
+    assert again["parsed"][KEY]["store"] == {"stored": [], "unchanged": ["from_s3"], "duplicates": [],
+                                             "deactivated": []}
+    assert {k: v for k, v in again["parsed"][KEY].items() if k != "store"} == {
+        k: v for k, v in entry.items() if k != "store"}
+    assert store.get_dag_meta("from_s3") == meta
 
 
 def test_broken_file_becomes_an_import_error_not_a_failure(handler_module):
@@ -70,19 +101,52 @@ def test_broken_file_becomes_an_import_error_not_a_failure(handler_module):
     (error,) = result["parsed"][KEY]["import_errors"]
     assert "RuntimeError: boom" in error["stacktrace"]
     assert error["lineno"] == 2
+    (stored,) = _reader().list_import_errors()
+    assert stored["filename"] == "example etl(v2).py" and stored["lineno"] == 2
+    assert "RuntimeError: boom" in stored["stacktrace"]
+
+
+def test_a_dag_id_already_defined_by_another_file_is_an_import_error(handler_module):
+    handler, s3 = handler_module
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
+    handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), _context())
+    s3.put_object(Bucket=BUCKET, Key="dags/copy.py", Body=DAG_FILE)
+    event = json.loads((EVENTS / "s3_object_created.json").read_text())
+    event["Records"][0]["s3"]["object"]["key"] = "dags/copy.py"
+
+    entry = handler.handler(event, _context())["parsed"]["dags/copy.py"]
+
+    assert entry["store"]["duplicates"] == ["from_s3"]
+    message = ("AirflowDagDuplicatedIdException: Ignoring DAG from_s3 from copy.py - also found in "
+               "example etl(v2).py")
+    assert [e["message"] for e in entry["import_errors"]] == [message]
+    assert [e["message"] for e in _reader().list_import_errors()] == [message]
+    assert _reader().get_dag_meta("from_s3").relative_fileloc == "example etl(v2).py"
 
 
 def test_removed_event_reports_the_key(handler_module):
     handler, _ = handler_module
     result = handler.handler(json.loads((EVENTS / "s3_object_removed.json").read_text()), _context())
-    assert result == {"parsed": {}, "removed": [KEY]}
+    assert result == {"parsed": {}, "removed": [KEY], "deactivated": {KEY: []}}
+
+
+def test_removed_event_deactivates_the_files_dags(handler_module):
+    handler, s3 = handler_module
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
+    handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), _context())
+    s3.delete_object(Bucket=BUCKET, Key=KEY)
+    removed = json.loads((EVENTS / "s3_object_removed.json").read_text())
+
+    assert handler.handler(removed, _context())["deactivated"] == {KEY: ["from_s3"]}
+    assert _reader().get_dag_meta("from_s3").is_active is False
+    assert handler.handler(removed, _context())["deactivated"] == {KEY: []}  # redelivered
 
 
 def test_events_outside_the_dags_prefix_are_ignored(handler_module):
     handler, _ = handler_module
     event = json.loads((EVENTS / "s3_object_created.json").read_text())
     event["Records"][0]["s3"]["object"]["key"] = "logs/run.log"
-    assert handler.handler(event, _context()) == {"parsed": {}, "removed": []}
+    assert handler.handler(event, _context()) == {"parsed": {}, "removed": [], "deactivated": {}}
 
 
 def test_malformed_event_is_a_clear_error(handler_module):

@@ -58,6 +58,13 @@ def _relative(key: str, prefix: str) -> str | None:
     return "/".join(parts)
 
 
+def relative_key(key: str, prefix: str = DEFAULT_PREFIX) -> str | None:
+    """The DAG file path (relative to the DAGs folder) an S3 key stands for, or None if it is not one."""
+    if prefix and not prefix.endswith("/"):
+        prefix += "/"
+    return _relative(key, prefix)
+
+
 def _load_manifest(root: Path) -> dict[str, str]:
     try:
         data = json.loads((root / MANIFEST_NAME).read_text())

@@ -7,12 +7,13 @@ look is treated as a change, not a deletion. Handling the same event twice gives
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus
 
 from updraft.parsing.options import ParseOptions
-from updraft.parsing.s3 import DEFAULT_PREFIX, DagFileNotFound, parse_s3_dag_file
+from updraft.parsing.s3 import DEFAULT_PREFIX, DagFileNotFound, parse_s3_dag_file, relative_key
 
 
 @dataclass(frozen=True)
@@ -51,14 +52,19 @@ def dag_file_events(event: dict[str, Any], *, prefix: str = DEFAULT_PREFIX) -> l
 
 
 def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str = DEFAULT_PREFIX,
-                           workdir: str | None = None, options: ParseOptions | None = None) -> dict[str, Any]:
+                           workdir: str | None = None, options: ParseOptions | None = None,
+                           store: Any = None, now: dt.datetime | None = None) -> dict[str, Any]:
     """Parse every changed DAG file the event names (each once) and report removed ones.
 
-    The result lists, per key, the DAGs found and the import errors; the store that keeps them is the
-    scheduler issue's, so for now callers log or return it.
+    The result lists, per key, the DAGs found and the import errors. With a ``store`` (the parser Lambda
+    passes one) each parsed file is saved and each removed file's DAGs are deactivated; the import errors
+    reported are then the store's, which include DAG ids refused because another file already defines them.
+    Saving is idempotent, so a redelivered event changes nothing (its DAGs come back as ``unchanged``).
     """
+    now = now or dt.datetime.now(dt.UTC)
     parsed: dict[str, Any] = {}
     removed: list[str] = []
+    deactivated: dict[str, list[str]] = {}
     for item in dag_file_events(event, prefix=prefix):
         if item.key in parsed or item.key in removed:
             continue
@@ -67,12 +73,24 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
                                        options=options)
         except DagFileNotFound:
             removed.append(item.key)
+            relative = relative_key(item.key, prefix)
+            if store is not None and relative is not None:
+                deactivated[item.key] = store.remove_dag_file(relative)
             continue
-        parsed[item.key] = {
+        entry: dict[str, Any] = {
             "relative_path": result.relative_path,
             "file_version": result.file_version,
             "file_hash": result.file_hash,
             "dag_ids": result.dag_ids,
             "import_errors": [e.to_dict() for e in result.import_errors],
         }
-    return {"parsed": parsed, "removed": removed}
+        if store is not None:
+            outcome = store.save_parsed_file(result, now=now)
+            entry["import_errors"] = outcome.import_errors
+            entry["store"] = {"stored": outcome.stored, "unchanged": outcome.unchanged,
+                              "duplicates": outcome.duplicates, "deactivated": outcome.deactivated}
+        parsed[item.key] = entry
+    out: dict[str, Any] = {"parsed": parsed, "removed": removed}
+    if store is not None:
+        out["deactivated"] = deactivated
+    return out
