@@ -35,6 +35,7 @@ from updraft.scheduling.deps import (
     ready_to_reschedule_status,
 )
 from updraft.scheduling.deps.trigger_rule import NAME as TRIGGER_RULE
+from updraft.scheduling.deps.trigger_rule import UpstreamCounts
 from updraft.scheduling.mapping import complete_partial_expansions, map_length
 from updraft.scheduling.records import UNMAPPED, DagRun, TaskInstance, TIKey
 from updraft.scheduling.run_state import run_outcome
@@ -69,6 +70,9 @@ class _Evaluation:
         self.previous = previous
         self.view = RunView(dag, run, tis)
         self.result = RunEvaluation()
+        # Upstream counts per task, dropped when an upstream instance changes: every instance of a mapped task
+        # shares its task's upstream counts, so a wide expansion is counted once, not once per instance.
+        self._counts: dict[str, UpstreamCounts | None] = {}
 
     # -- the steps ---------------------------------------------------------------------------------------------
     def evaluate(self) -> RunEvaluation:
@@ -168,7 +172,9 @@ class _Evaluation:
         state = self.view.state(key)
         wait_until = ti.next_retry_at if ti is not None else None
         past = prev_dagrun_status(task, catchup=bool(self.dag.catchup), previous=self.previous)
-        rule = evaluate_trigger_rule(task.trigger_rule, self.view.upstream_counts(task), map_index=key.map_index)
+        if task.task_id not in self._counts:
+            self._counts[task.task_id] = self.view.upstream_counts(task)
+        rule = evaluate_trigger_rule(task.trigger_rule, self._counts[task.task_id], map_index=key.map_index)
         statuses = [
             not_in_retry_period_status(state, wait_until, self.now, ignore=ignore_in_retry_period),
             ready_to_reschedule_status(state, wait_until, self.now, ignore=ignore_in_retry_period),
@@ -223,6 +229,8 @@ class _Evaluation:
     def _record(self, change: TIChange) -> None:
         self.result.changes.append(change)
         self.view.apply(change.key, change.state, change.fields)
+        for downstream_id in self.view.tasks[change.key.task_id].downstream_task_ids:
+            self._counts.pop(downstream_id, None)
 
 
 def _finishes_in_scheduler(task: Any) -> bool:
