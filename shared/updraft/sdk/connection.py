@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
+from updraft.sdk._internal.backends import BackendChain
 from updraft.sdk.exceptions import AirflowException, AirflowNotFoundException
 
 __all__ = ["ENV_PREFIX", "Connection", "register_backend", "reset_backends"]
@@ -110,13 +110,7 @@ class Connection:
     @classmethod
     def get(cls, conn_id: str) -> Connection:
         """The connection from the first backend that knows ``conn_id``; Airflow's error when none does."""
-        for getter in _getters:
-            try:
-                found = getter(conn_id)
-            except Exception:
-                log.debug("Unable to retrieve connection from secrets backend (%s). Checking subsequent "
-                          "secrets backend.", getattr(getter, "__qualname__", type(getter).__name__))
-                continue
+        for found in _backends.answers(conn_id):
             if isinstance(found, Connection):
                 return found
             if found:
@@ -268,18 +262,14 @@ class Connection:
         return json.dumps(conn)
 
 
-def _from_environment(conn_id: str) -> str | None:
-    return os.environ.get(ENV_PREFIX + conn_id.upper())
-
-
-_getters: list[ConnectionGetter] = [_from_environment]
+_backends: BackendChain[Connection | str] = BackendChain(ENV_PREFIX, kind="connection", log_failure=log.debug)
 
 
 def register_backend(getter: ConnectionGetter) -> None:
     """Add a backend after the environment (and any registered earlier)."""
-    _getters.append(getter)
+    _backends.register(getter)
 
 
 def reset_backends() -> None:
     """Back to environment variables only."""
-    _getters[:] = [_from_environment]
+    _backends.reset()

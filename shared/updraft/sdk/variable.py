@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Callable
 from typing import Any
 
+from updraft.sdk._internal.backends import BackendChain
 from updraft.sdk.param import NOTSET
 
 __all__ = ["ENV_PREFIX", "Variable", "register_backend", "reset_backends"]
@@ -26,11 +26,7 @@ VariableGetter = Callable[[str], "str | None"]
 VariableSetter = Callable[[str, str, "str | None"], None]
 
 
-def _from_environment(key: str) -> str | None:
-    return os.environ.get(ENV_PREFIX + key.upper())
-
-
-_getters: list[VariableGetter] = [_from_environment]
+_backends: BackendChain[str] = BackendChain(ENV_PREFIX, kind="variable", log_failure=log.exception)
 _setter: VariableSetter | None = None
 
 
@@ -40,7 +36,7 @@ def register_backend(getter: VariableGetter, *, setter: VariableSetter | None = 
     ``setter(key, value, description)`` makes ``Variable.set`` write there; the last one registered wins.
     """
     global _setter
-    _getters.append(getter)
+    _backends.register(getter)
     if setter is not None:
         _setter = setter
 
@@ -48,22 +44,8 @@ def register_backend(getter: VariableGetter, *, setter: VariableSetter | None = 
 def reset_backends() -> None:
     """Back to environment variables only (tests, and processes that switch environments)."""
     global _setter
-    _getters[:] = [_from_environment]
+    _backends.reset()
     _setter = None
-
-
-def _lookup(key: str) -> str | None:
-    for getter in _getters:
-        try:
-            value = getter(key)
-        except Exception:
-            # Airflow logs a failing backend and asks the next one, so one broken store does not hide the rest.
-            log.exception("Unable to retrieve variable from secrets backend (%s). Checking subsequent secrets "
-                          "backend.", getattr(getter, "__qualname__", type(getter).__name__))
-            continue
-        if value is not None:
-            return value
-    return None
 
 
 class Variable:
@@ -91,7 +73,7 @@ class Variable:
         """The variable's value; ``default`` (Airflow 3) or ``default_var`` (Airflow 2) when it is absent."""
         if default is NOTSET:
             default = default_var
-        value = _lookup(key)
+        value = next(_backends.answers(key), None)
         if value is None:
             if default is not NOTSET:
                 return default
