@@ -41,6 +41,11 @@ def _plugins_folder_option(func):
     )(func)
 
 
+def _folder_options(func):
+    """What every ``dags`` command parses: the DAGs folder, and the plugins whose timetables it may use."""
+    return _dags_folder_option(_plugins_folder_option(func))
+
+
 def resolve_plugins_folder(dags_folder: str, plugins_folder: str | None) -> str | None:
     """The explicit folder, else ``<parent of the DAGs folder>/plugins`` when it exists.
 
@@ -105,8 +110,7 @@ def dags():
 
 
 @dags.command("list")
-@_dags_folder_option
-@_plugins_folder_option
+@_folder_options
 @_output_option
 @click.pass_context
 def list_dags(ctx, dags_folder, plugins_folder, output):
@@ -122,8 +126,7 @@ def list_dags(ctx, dags_folder, plugins_folder, output):
 
 
 @dags.command("list-import-errors")
-@_dags_folder_option
-@_plugins_folder_option
+@_folder_options
 @_output_option
 @click.pass_context
 def list_import_errors(ctx, dags_folder, plugins_folder, output):
@@ -150,8 +153,7 @@ def list_import_errors(ctx, dags_folder, plugins_folder, output):
     show_default=True,
     help="The number of next logical dates to show.",
 )
-@_dags_folder_option
-@_plugins_folder_option
+@_folder_options
 @click.pass_context
 def next_execution(ctx, dag_id, num_executions, dags_folder, plugins_folder):
     """Print the logical dates of the DAG's next runs, one a line (Airflow's format)."""
