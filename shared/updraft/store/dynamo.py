@@ -37,7 +37,7 @@ from updraft.store.api import (
     pool_limit,
 )
 from updraft.store.config import StoreConfig
-from updraft.store.errors import DefaultPoolCannotBeDeleted, StoreError
+from updraft.store.errors import DefaultPoolCannotBeDeleted, StoreError, ValueTooLarge
 from updraft.store.models import build_models, parse_ts, ts
 from updraft.store.next_run import next_run_info, schedule_key
 from updraft.timetables.base import DataInterval
@@ -51,10 +51,6 @@ _TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)}
 _TI_IDENTITY = {"dag_id", "run_id", "task_id", "map_index", "state"}
 _MAX_STACKTRACE = 16_000
 _MAX_IMPORT_ERRORS = 100
-
-
-class DagVersionTooLarge(StoreError):
-    """A serialized DAG (or XCom) exceeds the inline size and no S3 bucket/client was configured."""
 
 
 def _condition_failed(exc: Exception) -> bool:
@@ -95,7 +91,7 @@ class DynamoStore:
 
     def _put_blob(self, key: str, body: bytes) -> str:
         if self._s3 is None or not self.config.s3_bucket:
-            raise DagVersionTooLarge(
+            raise ValueTooLarge(
                 f"{key}: {len(body)} compressed bytes exceed large_item_bytes={self.config.large_item_bytes} "
                 "and the store has no S3 bucket/client for large values")
         full = self.config.s3_prefix + key
@@ -339,6 +335,8 @@ class DynamoStore:
         if stored:  # sparse: only files with import errors are listed
             item.list_pk = keys.import_errors_list_pk(parsed.relative_path, self.config.index_shards)
             item.list_sk = parsed.relative_path
+        if previous is None and not owned and not stored:
+            return  # a sibling module with no DAGs and no errors: nothing to remember about it
         if previous is not None and all(
                 getattr(previous, name) == getattr(item, name)
                 for name in ("file_hash", "file_version", "dag_ids", "import_errors")):

@@ -14,3 +14,7 @@ class PoolNotFound(StoreError):
 class DefaultPoolCannotBeDeleted(StoreError):
     def __init__(self) -> None:
         super().__init__("default_pool cannot be deleted")
+
+
+class ValueTooLarge(StoreError):
+    """A serialized DAG or XCom is larger than an item may hold and the store has no S3 bucket/client."""

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import threading
+
 import boto3
 import pytest
 from moto import mock_aws
+from moto.core import botocore_stubber
 
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
@@ -40,3 +43,18 @@ def s3(aws, boto_session):
 def store(aws, s3, config: StoreConfig, boto_session) -> DynamoStore:
     create_table(config, client=boto_session.client("dynamodb"))
     return DynamoStore(config, s3_client=s3)
+
+
+@pytest.fixture
+def serialized_moto(monkeypatch: pytest.MonkeyPatch):
+    """One request into moto at a time (aws-offline.md 2a): moto's check-then-write is not atomic across
+    threads, real DynamoDB's is. The store's own code still runs fully concurrently."""
+    lock = threading.RLock()
+    original = botocore_stubber.BotocoreStubber.__call__
+
+    def locked(self, *args, **kwargs):
+        with lock:
+            return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(botocore_stubber.BotocoreStubber, "__call__", locked)
+

@@ -10,7 +10,8 @@ from store_helpers import T0, dag_doc, parsed_file
 
 from updraft.serialization import dag_hash
 from updraft.store.api import dag_tasks_limit
-from updraft.store.dynamo import DagVersionTooLarge, DynamoStore
+from updraft.store.dynamo import DynamoStore
+from updraft.store.errors import ValueTooLarge
 from updraft.timetables.base import DagRunInfo, DataInterval
 
 NOW = pendulum.datetime(2024, 1, 3, 12, tz="UTC")
@@ -144,7 +145,7 @@ def test_large_serialized_dag_goes_to_s3_and_reads_back(store, s3, config):
 
 def test_large_dag_without_a_bucket_is_a_clear_error(store, config):
     tiny = DynamoStore(config.__class__(**{**config.__dict__, "large_item_bytes": 10}))
-    with pytest.raises(DagVersionTooLarge, match="no S3 bucket"):
+    with pytest.raises(ValueTooLarge, match="no S3 bucket"):
         tiny.save_parsed_file(parsed_file("a.py", dag_doc("d")), now=NOW)
 
 
@@ -248,3 +249,10 @@ def test_unknown_custom_timetable_stores_the_dag_and_reports_why_it_cannot_be_sc
 def test_dict_form_of_a_parsed_file_is_accepted(store):
     store.save_parsed_file(parsed_file("a.py", dag_doc("d")).to_dict(), now=NOW)
     assert store.get_dag_meta("d") is not None
+
+
+def test_a_module_without_dags_or_errors_leaves_no_trace(store):
+    outcome = store.save_parsed_file(parsed_file("helpers.py"), now=NOW)
+    assert outcome.stored == [] and outcome.import_errors == []
+    assert store._file_item("helpers.py") is None
+    assert store.remove_dag_file("helpers.py") == []

@@ -7,7 +7,6 @@ import threading
 
 import pendulum
 import pytest
-from moto.core import botocore_stubber
 
 from updraft.store.api import DEFAULT_POOL, pool_limit
 from updraft.store.errors import DefaultPoolCannotBeDeleted
@@ -109,20 +108,6 @@ def test_unlimited_pool(store):
 def test_invalid_pool_size(store):
     with pytest.raises(ValueError):
         store.set_pool("bad", -2)
-
-
-@pytest.fixture
-def serialized_moto(monkeypatch: pytest.MonkeyPatch):
-    """One request into moto at a time (aws-offline.md 2a): moto's check-then-write is not atomic across
-    threads, real DynamoDB's is. The store's own code still runs fully concurrently."""
-    lock = threading.RLock()
-    original = botocore_stubber.BotocoreStubber.__call__
-
-    def locked(self, *args, **kwargs):
-        with lock:
-            return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(botocore_stubber.BotocoreStubber, "__call__", locked)
 
 
 def test_eight_threads_never_over_admit_a_three_slot_limit(store, serialized_moto):
