@@ -132,38 +132,40 @@ def encode_value(value: Any) -> Any:
     if isinstance(value, (CallableRef, OpaqueValue, XComRef, XComMapRef, XComZipRef, XComConcatRef,
                           DagParamRef, TaggedValue)):
         return _encode_ref(value)
-    encoded = _encode_sdk_object(value)
-    if encoded is not None:
-        return encoded
+    ref = _sdk_object_ref(value)
+    if ref is not None:
+        return _encode_ref(ref)
     if callable(value):
-        return {TYPE: "callable", VAR: _qualname(value)}
-    return {TYPE: "repr", VAR: {"type": type(value).__name__, "repr": _ADDRESS.sub("", repr(value))}}
+        return _encode_ref(CallableRef(_qualname(value)))
+    return _encode_ref(OpaqueValue(type(value).__name__, _ADDRESS.sub("", repr(value))))
 
 
-def _encode_sdk_object(value: Any) -> Any:
-    """SDK objects that may appear inside task arguments: XComArgs, DagParams, tasks, assets."""
+def _sdk_object_ref(value: Any) -> Any:
+    """The marker a live SDK object (XComArg, DagParam, task, asset) decodes to, or None for anything else.
+
+    Encoding goes through the marker so that each tag's JSON shape is written once, in ``_encode_ref``,
+    and a live object and its decoded marker cannot encode differently.
+    """
     from updraft.sdk.decorators.dag import DagParam
     from updraft.sdk.node import TaskNode
     from updraft.sdk.xcom_arg import ConcatXComArg, MapXComArg, PlainXComArg, ZipXComArg
 
     if isinstance(value, PlainXComArg):
-        return {TYPE: "xcomref", VAR: {"task_id": value.operator.task_id, "key": value.key}}
+        return XComRef(value.operator.task_id, value.key)
     if isinstance(value, MapXComArg):
-        return {TYPE: "xcom_map", VAR: {"arg": encode_value(value.arg),
-                                         "callables": [_qualname(f) for f in value.callables]}}
+        return XComMapRef(value.arg, tuple(_qualname(f) for f in value.callables))
     if isinstance(value, ZipXComArg):
         # NOTSET (plain zip) and None (zip_longest filling with None) must stay distinct.
-        return {TYPE: "xcom_zip", VAR: {"args": [encode_value(a) for a in value.args],
-                                         "fillvalue": encode_value(value.fillvalue)}}
+        return XComZipRef(tuple(value.args), value.fillvalue)
     if isinstance(value, ConcatXComArg):
-        return {TYPE: "xcom_concat", VAR: {"args": [encode_value(a) for a in value.args]}}
+        return XComConcatRef(tuple(value.args))
     if isinstance(value, DagParam):
-        return {TYPE: "dagparam", VAR: {"name": value.name}}
+        return DagParamRef(value.name)
     if isinstance(value, TaskNode):
-        return {TYPE: "task", VAR: value.task_id}
+        return TaggedValue("task", value.task_id)
     as_expression = getattr(value, "as_expression", None)
     if callable(as_expression) and not isinstance(value, type):
-        return {TYPE: "asset", VAR: encode_value(as_expression())}
+        return TaggedValue("asset", encode_value(as_expression()))
     return None
 
 
