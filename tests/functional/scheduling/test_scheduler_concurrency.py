@@ -12,9 +12,6 @@ import threading
 import pytest
 from moto import mock_aws
 
-pytest.importorskip("updraft.store.dynamo")  # TEMPORARY: until the store lands (same session)
-pytest.importorskip("updraft.scheduling.evaluation")  # TEMPORARY
-
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Clock, make_store, store_dags
 from updraft.executors.base import Dispatch

@@ -7,9 +7,6 @@ import datetime as dt
 import pytest
 from moto import mock_aws
 
-pytest.importorskip("updraft.store.dynamo")  # TEMPORARY: until the store lands (same session)
-pytest.importorskip("updraft.scheduling.evaluation")  # TEMPORARY
-
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Clock, Workers, key, make_store, scheduler_for, store_dags
