@@ -93,7 +93,7 @@ class Scheduler:
 
     # -- run creation -----------------------------------------------------------------------------------------
     def create_due_runs(self, report: PassReport) -> None:
-        from updraft.scheduling.run_creation import next_runs, run_id_for
+        from updraft.scheduling.run_creation import next_run_info, next_runs, run_id_for
 
         now = self.clock()
         budget = self.config.max_dagruns_to_create_per_loop
@@ -115,10 +115,11 @@ class Scheduler:
                     report.runs_created.append(run.run_id)
                     budget -= 1
                 # Created by us or by a racing scheduler: either way the DAG's next run moves past this one.
+                following = next_run_info(dag, info.data_interval, now=now)
                 if not self.store.advance_next_dagrun(meta.dag_id, expected_logical_date=expected,
-                                                      next_info=info, last_automated=info.data_interval):
+                                                      next_info=following, last_automated=info.data_interval):
                     break  # another scheduler advanced it first: it owns the rest of this DAG's creation
-                expected = info.logical_date
+                expected = following.logical_date if following is not None else None
 
     def _active_run_count(self, dag_id: str, max_active_runs: int) -> int:
         state = self.store.get_limit(dag_runs_limit(dag_id))

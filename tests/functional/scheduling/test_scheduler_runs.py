@@ -121,3 +121,46 @@ def test_pool_that_does_not_exist_is_not_claimed(env):
     assert executor.dispatched == []
     assert "does not exist" in report.not_claimed["t0"]
     assert Workers(store, scheduler, executor, clock).states("chain", run.run_id) == {"t0": "scheduled"}
+
+
+def _daily(dag_id="daily", **kwargs):
+    with DAG(dag_id, schedule="@daily", start_date=START, catchup=True, **kwargs) as dag:
+        EmptyOperator(task_id="noop")
+    return dag
+
+
+def test_catchup_creates_each_due_run_once_within_max_active_runs(env):
+    store, clock, scheduler, executor = env
+    clock.now = START + dt.timedelta(days=3, hours=1)  # runs due at day 0, 1, 2 and 3
+    store_dags(store, _daily(max_active_runs=2), now=clock())
+    report = scheduler.run_pass()
+    assert len(report.runs_created) == 2  # max_active_runs: no more scheduled runs while 2 are active
+    workers = Workers(store, scheduler, executor, clock)
+    for _ in range(6):
+        scheduler.run_pass()
+        workers.drain()
+    runs = store.list_runs("daily")
+    assert sorted(r.logical_date.day for r in runs) == [1, 2, 3, 4]
+    assert {r.state for r in runs} == {DagRunState.SUCCESS}
+    assert sorted(r.run_id for r in runs)[0] == "scheduled__2024-01-01T00:00:00+00:00"
+    meta = store.get_dag_meta("daily")
+    assert meta.next_dagrun_logical_date == START + dt.timedelta(days=4)  # not due yet
+
+
+def test_racing_schedulers_create_every_scheduled_run_exactly_once(serialized_moto):
+    import threading
+
+    with mock_aws():
+        store = make_store()
+        clock = Clock(START + dt.timedelta(days=5, hours=1))
+        store_dags(store, _daily(max_active_runs=16), now=clock())
+        reports = []
+        schedulers = [scheduler_for(store, clock)[0] for _ in range(8)]
+        threads = [threading.Thread(target=lambda s=s: reports.append(s.run_pass())) for s in schedulers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        created = [run_id for r in reports for run_id in r.runs_created]
+        runs = store.list_runs("daily")
+        assert len(runs) == 6 and sorted(created) == sorted(r.run_id for r in runs)
