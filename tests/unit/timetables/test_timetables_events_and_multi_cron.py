@@ -3,29 +3,15 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from timetables_helpers import iso, utc
+from timetables_helpers import iso, plan, utc
 
 from updraft.timetables import (
     DataInterval,
     EventsTimetable,
     MultipleCronTriggerTimetable,
-    next_dagruns,
 )
 
 EVENTS = [utc(2021, 3, 1), utc(2021, 1, 15, 12), utc(2021, 2, 1)]
-START = utc(2021, 1, 1)
-
-
-def plan(timetable, *, start=START, end=None, catchup=True, n=10, now=None, last=None):
-    return next_dagruns(
-        timetable,
-        start_date=start,
-        end_date=end,
-        catchup=catchup,
-        n=n,
-        now=now,
-        last_automated_data_interval=last,
-    )
 
 
 class TestEventsTimetable:

@@ -6,7 +6,7 @@ import datetime
 
 import pytest
 from dateutil.relativedelta import relativedelta
-from timetables_helpers import iso, utc
+from timetables_helpers import START, iso, plan, utc
 
 from updraft.timetables import (
     ContinuousTimetable,
@@ -23,22 +23,11 @@ from updraft.timetables import (
     utcnow,
 )
 
-START = utc(2021, 1, 1)
 NOW = utc(2024, 5, 15, 10, 30)  # a Wednesday
 
 
-def runs(timetable, *, start=START, end=None, catchup=True, n=3, now=NOW, last=None):
-    return iso(
-        next_dagruns(
-            timetable,
-            start_date=start,
-            end_date=end,
-            catchup=catchup,
-            last_automated_data_interval=last,
-            n=n,
-            now=now,
-        )
-    )
+def runs(timetable, *, n=3, now=NOW, **kwargs):
+    return iso(plan(timetable, n=n, now=now, **kwargs))
 
 
 class TestCatchupFalse:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pendulum
 
+from updraft.timetables import next_dagruns
+
 HERE = Path(__file__).parent
 BENCH_NAME = "timetables_airflow_3.3.2.json"
 # The copy travels with the repository; the original sits in shared/ beside the repository.
@@ -20,6 +22,22 @@ def utc(*args: int) -> pendulum.DateTime:
 
 def berlin(*args: int) -> pendulum.DateTime:
     return pendulum.datetime(*args, tz="Europe/Berlin")
+
+
+START = utc(2021, 1, 1)
+
+
+def plan(timetable, *, start=START, end=None, catchup=True, n=10, now=None, last=None):
+    """``next_dagruns`` with the test defaults: from START, catching up, with the real clock unless ``now``."""
+    return next_dagruns(
+        timetable,
+        start_date=start,
+        end_date=end,
+        catchup=catchup,
+        n=n,
+        now=now,
+        last_automated_data_interval=last,
+    )
 
 
 def iso(runs) -> list[tuple[str, str, str]]:
