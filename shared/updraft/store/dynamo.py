@@ -49,6 +49,8 @@ _ACTIVE_RUN_STATES = frozenset({DagRunState.QUEUED, DagRunState.RUNNING})
 _RETRIES = 8
 _TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)}
 _TI_IDENTITY = {"dag_id", "run_id", "task_id", "map_index", "state"}
+# Longer than a parser Lambda can live (15 minutes): a save in progress is never mistaken for a stale one.
+_STALE_OWNER_AFTER = dt.timedelta(minutes=20)
 _MAX_STACKTRACE = 16_000
 _MAX_IMPORT_ERRORS = 100
 
@@ -196,6 +198,8 @@ class DynamoStore:
     def save_parsed_file(self, parsed: Any, *, now: dt.datetime) -> ParseOutcome:
         if isinstance(parsed, dict):
             parsed = ParsedFile.from_dict(parsed)
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=dt.UTC)
         path = parsed.relative_path
         outcome = ParseOutcome()
         errors: list[dict[str, Any]] = [e.to_dict() for e in parsed.import_errors]
@@ -254,9 +258,12 @@ class DynamoStore:
         version_written = False
         for _ in range(_RETRIES):
             meta = self._meta_item(dag_id)
-            if (meta is not None and meta.relative_fileloc != path and meta.is_active
-                    and self._owner_still_defines(meta.relative_fileloc, dag_id)):
-                return "duplicate", meta.relative_fileloc
+            if meta is not None and meta.relative_fileloc != path and meta.is_active:
+                # The owner's file record is written after its DAG rows, so a fresh row is trusted as is:
+                # only a row older than any parse could take is checked against its file for staleness.
+                fresh = meta.updated_at is not None and now - meta.updated_at < _STALE_OWNER_AFTER
+                if fresh or self._owner_still_defines(meta.relative_fileloc, dag_id):
+                    return "duplicate", meta.relative_fileloc
             if (meta is not None and meta.relative_fileloc == path and meta.is_active and meta.dag_hash == digest
                     and meta.schedule_key == skey):
                 return "unchanged", sdag_error

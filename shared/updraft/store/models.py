@@ -11,6 +11,7 @@ index it appears in) is decided in :mod:`updraft.store.dynamo`.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from pynamodb.indexes import (
 from pynamodb.models import Model
 
 from updraft.store.config import StoreConfig
-from updraft.store.tables import ACTIVE_RUNS_INDEX, DUE_DAGS_INDEX, LIST_INDEX, RUNS_BY_DATE_INDEX
+from updraft.store.tables import ACTIVE_RUNS_INDEX, DUE_DAGS_INDEX, LIST_INDEX, RUNS_BY_DATE_INDEX, TABLE
 
 _FORMAT = "%Y-%m-%dT%H:%M:%S.%f+0000"
 
@@ -268,5 +269,40 @@ def build_models(config: StoreConfig) -> Models:
         s3_key = UnicodeAttribute(null=True)
         created_at = DateTimeAttribute(null=True)
 
-    return Models(dag_meta=DagMetaItem, dag_version=DagVersionItem, run=RunItem,
-                  task_instance=TaskInstanceItem, limit=LimitItem, file=FileItem, xcom=XComItem)
+    models = Models(dag_meta=DagMetaItem, dag_version=DagVersionItem, run=RunItem,
+                    task_instance=TaskInstanceItem, limit=LimitItem, file=FileItem, xcom=XComItem)
+    _share_connection(config, models)
+    return models
+
+
+def _share_connection(config: StoreConfig, models: Models) -> None:
+    """Give every model one pynamodb connection, so a process creates one botocore client per table.
+
+    Left alone, pynamodb builds a connection per model class, each with its own botocore session that
+    re-reads the endpoint and service JSON: seven of them on a Lambda cold start, and again in every thread.
+    The connection is still lazy (nothing is created until the first request). Its table description comes
+    from the shared spec, so it knows every index any model queries.
+    """
+    from pynamodb.connection import TableConnection
+    from pynamodb.connection.base import MetaTable
+
+    def key_schema(index: Any) -> list[dict[str, str]]:
+        return [{"AttributeName": index.partition_key.name, "KeyType": "HASH"},
+                {"AttributeName": index.sort_key.name, "KeyType": "RANGE"}]
+
+    meta_table = MetaTable({
+        "TableName": config.table_name,
+        "KeySchema": key_schema(TABLE),
+        "AttributeDefinitions": [{"AttributeName": a.name, "AttributeType": a.type} for a in TABLE.key_attributes()],
+        "GlobalSecondaryIndexes": [{"IndexName": ix.name, "KeySchema": key_schema(ix)} for ix in TABLE.global_indexes],
+        "LocalSecondaryIndexes": [{"IndexName": ix.name, "KeySchema": key_schema(ix)} for ix in TABLE.local_indexes],
+    })
+    meta = models.dag_meta.Meta
+    connection = TableConnection(config.table_name, region=config.region, host=config.host,
+                                 connect_timeout_seconds=meta.connect_timeout_seconds,
+                                 read_timeout_seconds=meta.read_timeout_seconds,
+                                 max_retry_attempts=meta.max_retry_attempts,
+                                 max_pool_connections=meta.max_pool_connections,
+                                 extra_headers=meta.extra_headers, meta_table=meta_table)
+    for model in dataclasses.astuple(models):
+        model._connection = connection

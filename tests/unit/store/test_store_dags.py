@@ -109,9 +109,13 @@ def test_dag_dropped_from_its_file_is_deactivated_and_can_move_to_another_file(s
 def test_stale_owner_that_no_longer_defines_the_dag_does_not_block_it(store):
     # a.py's row says it owns "z" but a.py's file record does not list it (a lost removal event).
     store.save_parsed_file(parsed_file("a.py", dag_doc("z")), now=NOW)
-    store.models.file(f"FILE#{'a.py'}", "META").delete()
-    outcome = store.save_parsed_file(parsed_file("b.py", dag_doc("z", path="b.py")), now=NOW)
+    store.models.file("FILE#a.py", "META").delete()
+    # While a.py's save could still be in progress (its file record is written last), the row is trusted.
+    soon = store.save_parsed_file(parsed_file("b.py", dag_doc("z", path="b.py")), now=NOW.add(minutes=5))
+    assert soon.duplicates == ["z"]
+    outcome = store.save_parsed_file(parsed_file("b.py", dag_doc("z", path="b.py")), now=NOW.add(hours=1))
     assert outcome.stored == ["z"] and store.get_dag_meta("z").relative_fileloc == "b.py"
+    assert store.list_import_errors() == []
 
 
 def test_removed_file_deactivates_its_dags_and_drops_its_import_errors(store):
