@@ -110,7 +110,7 @@ def test_invalid_pool_size(store):
         store.set_pool("bad", -2)
 
 
-def test_eight_threads_never_over_admit_a_three_slot_limit(store, serialized_moto):
+def test_eight_threads_never_over_admit_a_three_slot_limit_while_it_is_resized(store, serialized_moto):
     limit_id, size, threads, rounds = "pool:tight", 3, 8, 12
     store.set_pool("tight", size)
     occupancy_lock = threading.Lock()
@@ -118,7 +118,6 @@ def test_eight_threads_never_over_admit_a_three_slot_limit(store, serialized_mot
     max_seen = [0]
     wins: collections.Counter[str] = collections.Counter()
     errors: list[BaseException] = []
-    start = threading.Barrier(threads)
 
     def worker(n: int) -> None:
         try:
@@ -134,8 +133,11 @@ def test_eight_threads_never_over_admit_a_three_slot_limit(store, serialized_mot
                     max_seen[0] = max(max_seen[0], len(holding))
                 # A retried take of a held holder (a duplicate delivery) never counts it twice.
                 assert not store.take_slots(limit_id, holder, 1, limit=size, now=NOW)
+                # The item is the authority: never more holders than the largest size it had, and its
+                # accounting always adds up, even while a resize moves the limit under the takers.
                 state = store.get_limit(limit_id)
-                assert len(state.holders) <= size and state.available >= 0
+                assert len(state.holders) <= size
+                assert state.available == state.limit - sum(state.holders.values())
                 with occupancy_lock:
                     holding.discard(holder)
                 assert store.release_slots(limit_id, holder)
@@ -143,7 +145,16 @@ def test_eight_threads_never_over_admit_a_three_slot_limit(store, serialized_mot
         except BaseException as exc:
             errors.append(exc)
 
+    def resizer() -> None:
+        try:
+            for new_size in (2, 3, 1, 3, 2, 3):
+                assert store.resize_limit(limit_id, new_size)
+        except BaseException as exc:
+            errors.append(exc)
+
+    start = threading.Barrier(threads + 1)
     pool = [threading.Thread(target=worker, args=(n,)) for n in range(threads)]
+    pool.append(threading.Thread(target=lambda: (start.wait(), resizer())))
     for t in pool:
         t.start()
     for t in pool:
