@@ -2,9 +2,10 @@
 
 Every rule is one conditional write, so its correctness follows from DynamoDB's single-item atomicity and
 holds with any number of concurrent callers. A condition that fails is an expected outcome (someone else got
-there first) and comes back as ``False``; pynamodb's ``PutError``/``UpdateError``/``DeleteError`` never leave
-this module. Index reads only *find* candidates; anything a caller decides on is re-read strongly or guarded
-by a condition. The access patterns and their costs are listed in :mod:`updraft.store`.
+there first) and comes back as ``False``, never as pynamodb's ``PutError``/``UpdateError``/``DeleteError``;
+only real failures (throttling past the retries, a missing table) still raise. Index reads only *find*
+candidates; anything a caller decides on is re-read strongly or guarded by a condition. The access patterns
+and their costs are listed in :mod:`updraft.store`.
 """
 
 from __future__ import annotations
