@@ -19,10 +19,12 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from pynamodb.constants import NONE
 from pynamodb.exceptions import DeleteError, PutError, UpdateError
 
 from updraft.parsing.results import ImportErrorRecord, ParsedFile, dag_id_of
 from updraft.scheduling.records import DagRun, TaskInstance, TIKey
+from updraft.scheduling.run_creation import next_run_info
 from updraft.scheduling.states import FINISHED_RUN_STATES, DagRunState, TaskInstanceState
 from updraft.serialization import canonical_json, dag_hash, deserialize_dag
 from updraft.store import keys
@@ -40,7 +42,7 @@ from updraft.store.api import (
 from updraft.store.config import StoreConfig
 from updraft.store.errors import DefaultPoolCannotBeDeleted, StoreError, ValueTooLarge
 from updraft.store.models import build_models, parse_ts, ts
-from updraft.store.next_run import next_run_info, schedule_key
+from updraft.store.next_run import schedule_key
 from updraft.timetables.base import DataInterval
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
@@ -69,6 +71,17 @@ def _conditional(write: Any) -> bool:
             return False
         raise
     return True
+
+
+def _update(row: Any, actions: list[Any], condition: Any) -> None:
+    """A conditional update that returns nothing.
+
+    ``Model.update`` asks for ALL_NEW so it can refresh the object; on a limit item that returns the whole holders
+    map with every claim (quadratic bytes as a pool fills) and on every write it is traffic we never read.
+    """
+    hash_key, range_key = row._get_hash_range_key_serialized_values()
+    row._get_connection().update_item(hash_key, range_key=range_key, actions=actions, condition=condition,
+                                      return_values=NONE)
 
 
 def _gzip(data: bytes) -> bytes:
@@ -280,7 +293,7 @@ class DynamoStore:
                     last = DataInterval(meta.last_automated_data_interval_start,
                                         meta.last_automated_data_interval_end)
                 try:
-                    info = next_run_info(sdag, last_automated=last, now=now)
+                    info = next_run_info(sdag, last, now=now)
                 except Exception as exc:
                     error = f"{type(exc).__name__}: {exc}"
             row_values = dict(values)
@@ -410,7 +423,7 @@ class DynamoStore:
                     if meta.last_automated_data_interval_start is not None:
                         last = DataInterval(meta.last_automated_data_interval_start,
                                             meta.last_automated_data_interval_end)
-                    info = next_run_info(sdag, last_automated=last, now=now)
+                    info = next_run_info(sdag, last, now=now)
                     values.update(self._next_values(info))
                     run_after = info.run_after if info else None
             values.update(self._due_values(dag_id, active=bool(meta.is_active), paused=paused,
@@ -551,7 +564,7 @@ class DynamoStore:
         if note is not None:
             actions.append(R.note.set(note))
         row = R(keys.dag_pk(dag_id), keys.run_sk(run_id))
-        return _conditional(lambda: row.update(actions, R.pk.exists() & R.state.is_in(*expected)))
+        return _conditional(lambda: _update(row, actions, R.pk.exists() & R.state.is_in(*expected)))
 
     # ======================================================================================= task instances
     def _ti_from_item(self, item: Any) -> TaskInstance:
@@ -617,14 +630,14 @@ class DynamoStore:
         if expected_try_id is not None:
             condition &= T.try_id == expected_try_id
         row = T(pk, sk)
-        return _conditional(lambda: row.update(actions, condition))
+        return _conditional(lambda: _update(row, actions, condition))
 
     def heartbeat(self, key: TIKey, *, try_id: str, lease_expires_at: dt.datetime) -> bool:
         T = self.models.task_instance
         row = T(keys.run_pk(key.dag_id, key.run_id), keys.ti_sk(key.task_id, key.map_index))
         condition = (T.try_id == try_id) & T.state.is_in(str(TaskInstanceState.QUEUED),
                                                          str(TaskInstanceState.RUNNING))
-        return _conditional(lambda: row.update([T.lease_expires_at.set(lease_expires_at)], condition))
+        return _conditional(lambda: _update(row, [T.lease_expires_at.set(lease_expires_at)], condition))
 
     # ======================================================================================= limits, pools
     def _limit_item(self, limit_id: str) -> Any:
@@ -674,7 +687,7 @@ class DynamoStore:
         actions = [L.available.set(L.available - slots), L.holders[h].set({"slots": slots, "at": ts(now)})]
         # A negative limit is unlimited (Airflow's pool slots = -1); ``available`` still counts what is held.
         condition = ((L.available >= slots) | (L.limit < 0)) & L.holders[h].does_not_exist()
-        return _conditional(lambda: row.update(actions, condition))
+        return _conditional(lambda: _update(row, actions, condition))
 
     def release_slots(self, limit_id: str, holder: str) -> bool:
         L = self.models.limit
@@ -682,7 +695,7 @@ class DynamoStore:
         row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
         # One write: the holder's own entry says how many slots go back.
         actions = [L.available.set(L.available + L.holders[h]["slots"]), L.holders[h].remove()]
-        return _conditional(lambda: row.update(actions, L.holders[h].exists()))
+        return _conditional(lambda: _update(row, actions, L.holders[h].exists()))
 
     @staticmethod
     def _holders(item: Any) -> dict[str, dict[str, Any]]:
