@@ -43,6 +43,7 @@ class LimitNeed:
 class ClaimResult:
     dispatch: Dispatch | None = None
     reason: str | None = None  # why not claimed: a full limit, a missing pool, or a lost race
+    full: LimitNeed | None = None  # the limit that had no room, so a pass can stop asking it
 
     @property
     def claimed(self) -> bool:
@@ -62,23 +63,28 @@ def limits_for(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int, pool_
     return needs
 
 
-def claim(store: Store, ti: TaskInstance, task: Any, dag: Any, *, now: dt.datetime, parallelism: int,
-          pool_sizes: dict[str, int | None]) -> ClaimResult:
-    """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice."""
+def claim_needs(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int,
+                pool_sizes: dict[str, int | None]) -> list[LimitNeed] | str:
+    """The limits a claim must take, or why it cannot be claimed at all (no such pool, pool too small)."""
     size = pool_sizes.get(ti.pool)
     if size is None:
         if ti.pool != DEFAULT_POOL:
-            return ClaimResult(reason=f"pool '{ti.pool}' does not exist")
+            return f"pool '{ti.pool}' does not exist"
         size = DEFAULT_POOL_SLOTS
-    if ti.pool_slots > size:
-        return ClaimResult(reason=f"task needs {ti.pool_slots} slots but pool '{ti.pool}' has {size}")
+    if 0 <= size < ti.pool_slots:
+        return f"task needs {ti.pool_slots} slots but pool '{ti.pool}' has {size}"
+    return limits_for(ti, task, dag, parallelism=parallelism, pool_slots_total=size)
+
+
+def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, now: dt.datetime) -> ClaimResult:
+    """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice."""
     try_number = ti.try_number + 1
     holder = ti.key.holder(try_number)
     taken: list[str] = []
-    for need in limits_for(ti, task, dag, parallelism=parallelism, pool_slots_total=size):
+    for need in needs:
         if not store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now):
             _release(store, taken, holder)
-            return ClaimResult(reason=f"no free slot in {need.limit_id}")
+            return ClaimResult(reason=f"no free slot in {need.limit_id}", full=need)
         taken.append(need.limit_id)
     try_id = uuid.uuid4().hex
     won = store.transition_ti(

@@ -10,12 +10,13 @@ pass that loses a race, crashes halfway, or sees an event twice leaves nothing i
 from __future__ import annotations
 
 import datetime as dt
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from updraft.executors.base import Dispatch, Executor
-from updraft.scheduling.claims import CLAIM_GRACE, claim, reconcile_limits, release_try_limits
+from updraft.scheduling.claims import CLAIM_GRACE, claim, claim_needs, reconcile_limits, release_try_limits
 from updraft.scheduling.records import DagRun, TaskInstance
 from updraft.scheduling.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
 from updraft.store.api import PARALLELISM_LIMIT, Store, dag_runs_limit, dag_tasks_limit, pool_limit, task_limit
@@ -201,21 +202,33 @@ class Scheduler:
         if not candidates:
             return
         runs = {(run.dag_id, run.run_id): run for _, run in candidates}
-        ordered = claim_order([ti for ti, _ in candidates], list(runs.values()))
+        ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs)
         pool_sizes: dict[str, int | None] = {}
+        # Limits found full in this pass, with the fewest slots that did not fit: asking again is a wasted write.
+        full: dict[str, int] = {}
         for ti in ordered:
             if ti.pool not in pool_sizes:
                 pool = self.store.get_pool(ti.pool)
                 pool_sizes[ti.pool] = pool.slots if pool is not None else None
             run = runs[(ti.dag_id, ti.run_id)]
             dag = self.dag(run.dag_id, run.dag_hash)
-            result = claim(self.store, ti, dag.task_dict[ti.task_id], dag, now=now,
-                           parallelism=self.config.parallelism, pool_sizes=pool_sizes)
+            needs = claim_needs(ti, dag.task_dict[ti.task_id], dag, parallelism=self.config.parallelism,
+                                pool_sizes=pool_sizes)
+            if isinstance(needs, str):
+                report.not_claimed[ti.key.label] = needs
+                continue
+            blocked = next((n for n in needs if n.slots >= full.get(n.limit_id, n.slots + 1)), None)
+            if blocked is not None:
+                report.not_claimed[ti.key.label] = f"no free slot in {blocked.limit_id}"
+                continue
+            result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now)
             if result.dispatch is not None:
                 report.dispatched.append(result.dispatch)
                 self.executor.dispatch([result.dispatch])
-            else:
-                report.not_claimed[ti.key.label] = result.reason or ""
+                continue
+            report.not_claimed[ti.key.label] = result.reason or ""
+            if result.full is not None:
+                full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots), result.full.slots)
 
     # -- DAG versions ----------------------------------------------------------------------------------------
     def dag(self, dag_id: str, dag_hash: str) -> Any:
@@ -227,3 +240,25 @@ class Scheduler:
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def spread_ties(ordered: list[TaskInstance], runs: dict[tuple[str, str], DagRun]) -> list[TaskInstance]:
+    """Shuffle instances that tie on priority, run date and map index, keeping the order between ties.
+
+    Concurrent schedulers read the same runs; with one deterministic order they would all race for the same
+    first instances and lose most claims. Shuffling only among equals keeps Airflow's priority order intact.
+    """
+    out: list[TaskInstance] = []
+    group: list[TaskInstance] = []
+    tie = None
+    for ti in ordered:
+        key = (ti.priority_weight, runs[(ti.dag_id, ti.run_id)].logical_date, ti.map_index)
+        if key != tie and group:
+            random.shuffle(group)
+            out.extend(group)
+            group = []
+        tie = key
+        group.append(ti)
+    random.shuffle(group)
+    out.extend(group)
+    return out
