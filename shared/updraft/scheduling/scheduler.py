@@ -33,6 +33,8 @@ class SchedulerConfig:
     parallelism: int = 32
     max_dagruns_to_create_per_loop: int = 10
     max_dagruns_per_loop_to_schedule: int = 20
+    # Leaked slots are rare (a crash mid-claim); looking for them on every tick would cost more than they do.
+    reconcile_interval: dt.timedelta = dt.timedelta(seconds=30)
 
 
 @dataclass
@@ -52,6 +54,7 @@ class Scheduler:
         self.config = config or SchedulerConfig()
         self.clock = clock
         self._dags: dict[tuple[str, str], Any] = {}
+        self._last_reconcile: dt.datetime | None = None
 
     # -- entry points -----------------------------------------------------------------------------------------
     def run_pass(self) -> PassReport:
@@ -60,7 +63,9 @@ class Scheduler:
         self.create_due_runs(report)
         runs = sorted(self.store.active_runs(), key=lambda r: (r.logical_date or r.queued_at or _EPOCH))
         self._schedule_runs(runs[: self.config.max_dagruns_per_loop_to_schedule], report)
-        self.reconcile(runs)
+        if self._last_reconcile is None or self.clock() - self._last_reconcile >= self.config.reconcile_interval:
+            self.reconcile(runs)
+            self._last_reconcile = self.clock()
         return report
 
     def reconcile(self, runs: list[DagRun]) -> None:
