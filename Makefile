@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: local test lint bench-parse clean
+.PHONY: local test bench-parse bench-scheduler clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -21,6 +21,9 @@ test: $(STAMP)
 
 bench-parse: $(STAMP)
 	$(PY) bench/parse_bench.py
+
+bench-scheduler: $(STAMP)
+	$(PY) bench/scheduler_bench.py
 
 clean:
 	rm -rf $(VENV)
