@@ -90,6 +90,14 @@ _warmed = False
 _WARM_UP_RUNS = 10
 
 
+def _mapped_bytes() -> int:
+    """This process's current address-space size (VmSize), 0 where /proc is not available."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
+
 def warm_up(modules: Sequence[str] = WARM_MODULES) -> list[str]:
     """Import what DAG files commonly need, once, in the parent.
 
@@ -206,7 +214,9 @@ def _child_main(
         prepare_forking_process()
 
     if options.memory_limit_mb:
-        limit = options.memory_limit_mb * 1024 * 1024
+        # On top of what the forking process already maps: the limit is what the DAG file itself may use, so it
+        # holds the same whether the child comes from the lean fork server or from a large host process.
+        limit = _mapped_bytes() + options.memory_limit_mb * 1024 * 1024
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)

@@ -32,7 +32,7 @@ class ParseOptions:
     """Limits for running DAG files.
 
     ``timeout_s`` matches Airflow's ``dagbag_import_timeout`` (30 s);
-    ``memory_limit_mb`` caps each child's address space (RLIMIT_AS), ``None``
+    ``memory_limit_mb`` caps what each child may map beyond the parser's own address space (RLIMIT_AS), ``None``
     or 0 for no cap; ``parallelism`` is how many children run at once
     (default: the CPUs this process may use); ``safe_mode`` is Airflow's
     ``dag_discovery_safe_mode`` heuristic. ``plugins_folder`` is Airflow's
