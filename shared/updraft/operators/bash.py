@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
 from collections.abc import Callable, Container
 from typing import Any, ClassVar
 
@@ -40,3 +47,82 @@ class BashOperator(BaseOperator):
             self.skip_on_exit_code = sorted(skip_on_exit_code)  # type: ignore[arg-type]
         self.cwd = cwd
         self.output_processor = output_processor
+
+    def execute(self, context: Any) -> Any:
+        """``bash -c`` the rendered command; its output goes to the task log, its last line is the XCom."""
+        from updraft.sdk.exceptions import AirflowException, AirflowSkipException
+
+        if self.cwd is not None:
+            if not os.path.exists(self.cwd):
+                raise AirflowException(f"Can not find the cwd: {self.cwd}")
+            if not os.path.isdir(self.cwd):
+                raise AirflowException(f"The cwd {self.cwd} must be a directory")
+        exit_code, output = run_bash(self.bash_command, env=self.get_env(context), cwd=self.cwd,
+                                     encoding=self.output_encoding, log=self.log)
+        if exit_code in self.skip_on_exit_code:
+            raise AirflowSkipException(f"Bash command returned exit code {exit_code}. Skipping.")
+        if exit_code != 0:
+            raise AirflowException(f"Bash command failed. The command returned a non-zero exit code {exit_code}.")
+        return self.output_processor(output)
+
+    def get_env(self, context: Any) -> dict[str, str]:
+        """Airflow's: the operator's env (or the worker's), plus AIRFLOW_CTX_* variables naming the try."""
+        env = self.env
+        if env is None:
+            env = os.environ.copy()
+        elif self.append_env:
+            env = {**os.environ, **env}
+        else:
+            env = dict(env)
+        env.update(context_env_vars(context))
+        return env
+
+
+def context_env_vars(context: Any) -> dict[str, str]:
+    """``AIRFLOW_CTX_DAG_ID`` and friends (Airflow's ``context_to_airflow_vars(in_env_var_format=True)``)."""
+    ti = context.get("ti")
+    run = context.get("dag_run")
+    values = {
+        "AIRFLOW_CTX_DAG_OWNER": getattr(context.get("task"), "owner", None),
+        "AIRFLOW_CTX_DAG_ID": getattr(ti, "dag_id", None),
+        "AIRFLOW_CTX_TASK_ID": getattr(ti, "task_id", None),
+        "AIRFLOW_CTX_LOGICAL_DATE": run.logical_date.isoformat() if getattr(run, "logical_date", None) else None,
+        "AIRFLOW_CTX_TRY_NUMBER": str(ti.try_number) if ti is not None else None,
+        "AIRFLOW_CTX_DAG_RUN_ID": getattr(ti, "run_id", None),
+    }
+    return {k: v for k, v in values.items() if v}
+
+
+def run_bash(command: str, *, env: dict[str, str], cwd: str | None, encoding: str,
+             log: logging.Logger) -> tuple[int, str]:
+    """Airflow's SubprocessHook: stderr merged into stdout, each line logged, in a temp dir unless ``cwd``.
+
+    The process gets its own session so a timeout or failure kills the whole process group, not just bash.
+    """
+    bash = shutil.which("bash") or "bash"
+    with contextlib.ExitStack() as stack:
+        workdir = cwd or stack.enter_context(tempfile.TemporaryDirectory(prefix="airflowtmp"))
+        proc = subprocess.Popen([bash, "-c", command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, cwd=workdir, env=env, start_new_session=True)
+        last = ""
+        try:
+            log.info("Running command: %s", [bash, "-c", command])
+            log.info("Output:")
+            assert proc.stdout is not None
+            for raw in iter(proc.stdout.readline, b""):
+                last = raw.decode(encoding, errors="backslashreplace").rstrip()
+                log.info("%s", last)
+            proc.wait()
+        finally:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=5)
+                if proc.poll() is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+            if proc.stdout is not None:
+                proc.stdout.close()
+        log.info("Command exited with return code %s", proc.returncode)
+        return proc.returncode, last

@@ -37,11 +37,33 @@ class PythonOperator(BaseOperator):
             self.template_ext = tuple(templates_exts)
         self.show_return_value_in_logs = show_return_value_in_logs
 
+    def execute(self, context: Any) -> Any:
+        """Airflow's: op_kwargs and templates_dict join the context, the callable gets what it declares."""
+        from updraft.runtime.context import determine_kwargs
+
+        context.update(self.op_kwargs, templates_dict=self.templates_dict)
+        self.op_kwargs = determine_kwargs(self.python_callable, self.op_args, context)
+        return_value = self.execute_callable()
+        if self.show_return_value_in_logs:
+            self.log.info("Done. Returned value was: %s", return_value)
+        else:
+            self.log.info("Done. Returned value not shown")
+        return return_value
+
+    def execute_callable(self) -> Any:
+        return self.python_callable(*self.op_args, **self.op_kwargs)
+
 
 class BranchPythonOperator(PythonOperator):
     """The callable returns the task_id(s) to follow; every other direct downstream task is skipped."""
 
     _can_skip_downstream: ClassVar[bool] = True
+
+    def execute(self, context: Any) -> Any:
+        branches = super().execute(context)
+        self.log.info("Branch into %s", branches)
+        context["ti"].skip_all_except(branches)
+        return sorted(branches) if isinstance(branches, (set, frozenset)) else branches
 
 
 class ShortCircuitOperator(PythonOperator):
@@ -54,3 +76,13 @@ class ShortCircuitOperator(PythonOperator):
     def __init__(self, *, ignore_downstream_trigger_rules: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.ignore_downstream_trigger_rules = ignore_downstream_trigger_rules
+
+    def execute(self, context: Any) -> Any:
+        condition = super().execute(context)
+        self.log.info("Condition result is %s", condition)
+        if condition:
+            self.log.info("Proceeding with downstream tasks...")
+            return condition
+        self.log.info("Skipping downstream tasks")
+        context["ti"].skip_downstream(ignore_downstream_trigger_rules=self.ignore_downstream_trigger_rules)
+        return condition

@@ -11,6 +11,7 @@ import copy
 import functools
 import inspect
 import itertools
+import logging
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -446,6 +447,12 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
     @property
     def task_display_name(self) -> str:
         return self._task_display_name or self.task_id
+
+    @property
+    def log(self) -> logging.Logger:
+        """``self.log`` as operators use it (Airflow's LoggingMixin); the task runtime captures its records."""
+        cls = type(self)
+        return logging.getLogger(f"airflow.task.operators.{cls.__module__}.{cls.__name__}")
 
     @property
     def label(self) -> str:

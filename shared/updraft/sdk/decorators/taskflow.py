@@ -36,6 +36,19 @@ class BashDecoratedOperator(DecoratedOperator, BashOperator):
         kwargs.pop("multiple_outputs", None)
         super().__init__(bash_command="", multiple_outputs=False, **kwargs)
 
+    def execute(self, context: Any) -> Any:
+        """Call the function for the command, render it like a template field, then run it as BashOperator."""
+        from updraft.runtime.context import determine_kwargs
+        from updraft.runtime.templates import render_value
+
+        context.update(self.op_kwargs)
+        kwargs = determine_kwargs(self.python_callable, self.op_args, context)
+        command = self.python_callable(*self.op_args, **kwargs)
+        if not isinstance(command, str) or not command.strip():
+            raise TypeError("The returned value from the TaskFlow callable must be a non-empty string.")
+        self.bash_command = render_value(self, command, context)
+        return super().execute(context)
+
 
 def SensorDecoratedOperator() -> type:
     """``@task.sensor``: the function is the poke; its class is built on first use of the decorator."""

@@ -1,0 +1,198 @@
+"""The context of one try, as Airflow 3's ``RuntimeTaskInstance.get_template_context`` builds it.
+
+``build_context`` gives the keys Airflow gives: those of the task (``ti``, ``task``, ``dag``, ``params``, ``macros``,
+``var``, ``conn``, ...) always, and those of the run's logical date (``ds``, ``ts``, ``data_interval_*``,
+``prev_data_interval_*_success``) only when the run has one, as in Airflow 3. The run itself is the stored
+``DagRun`` record, which has the attributes Airflow's ``dag_run`` has (``conf``, ``run_id``, ``run_type``,
+``logical_date``, ``data_interval_start``...).
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from updraft.runtime.macros import macros
+from updraft.runtime.xcom import XComClient
+from updraft.scheduling.records import UNMAPPED, DagRun
+from updraft.sdk.context import Context
+from updraft.sdk.param import NOTSET, ParamsDict
+from updraft.sdk.xcom_arg import XCOM_RETURN_KEY
+
+
+class RuntimeTaskInstance:
+    """``ti`` / ``task_instance``: the identity of the try, XCom access and the downstream skips it decided."""
+
+    def __init__(self, *, task: Any, dag_id: str, run_id: str, map_index: int, try_number: int, max_tries: int,
+                 xcom_client: XComClient, serialized_dag: Any = None, hostname: str | None = None,
+                 start_date: Any = None) -> None:
+        self.task = task
+        self.task_id = task.task_id
+        self.dag_id = dag_id
+        self.run_id = run_id
+        self.map_index = map_index
+        self.try_number = try_number
+        self.max_tries = max_tries
+        self.xcom_client = xcom_client
+        self.serialized_dag = serialized_dag
+        self.hostname = hostname
+        self.start_date = start_date
+        self.state = "running"
+        self.rendered_map_index: str | None = None
+        self.skip_task_ids: set[str] = set()
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.dag_id, self.run_id, self.task_id, self.map_index)
+
+    def xcom_push(self, key: str, value: Any) -> None:
+        self.xcom_client.push(key, value)
+
+    def xcom_pull(self, task_ids: str | Sequence[str] | None = None, dag_id: str | None = None,
+                  key: str = XCOM_RETURN_KEY, include_prior_dates: bool = False, *, map_indexes: Any = NOTSET,
+                  default: Any = None, run_id: str | None = None) -> Any:
+        return self.xcom_client.pull(task_ids, dag_id, key, include_prior_dates, map_indexes=map_indexes,
+                                     default=default, run_id=run_id)
+
+    # -- skips decided by branching and short-circuit operators (Airflow 3 sends SkipDownstreamTasks) --------
+    def skip_all_except(self, followed: str | Sequence[str] | None) -> None:
+        """A branch result: every direct downstream task not followed (nor reached from a followed one) skips."""
+        from updraft.scheduling.skips import branch_skips
+
+        self.skip_task_ids |= branch_skips(self.serialized_dag, self.task_id, followed)
+
+    def skip_downstream(self, *, ignore_downstream_trigger_rules: bool) -> None:
+        """A falsy short-circuit: all downstream tasks skip, or only direct ones (then trigger rules decide)."""
+        from updraft.scheduling.skips import short_circuit_skips
+
+        self.skip_task_ids |= short_circuit_skips(
+            self.serialized_dag, self.task_id, ignore_downstream_trigger_rules=ignore_downstream_trigger_rules)
+
+    def __repr__(self) -> str:
+        index = "" if self.map_index == UNMAPPED else f" map_index={self.map_index}"
+        return f"<RuntimeTaskInstance {self.dag_id}.{self.task_id} {self.run_id}{index} try={self.try_number}>"
+
+
+class VariableAccessor:
+    """``{{ var.value.key }}`` / ``{{ var.json.key }}`` and ``var.value.get(key, default)``."""
+
+    def __init__(self, *, deserialize_json: bool) -> None:
+        self._json = deserialize_json
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("__"):
+            raise AttributeError(key)
+        from updraft.sdk.variable import Variable
+
+        return Variable.get(key, deserialize_json=self._json)
+
+    def get(self, key: str, default: Any = NOTSET) -> Any:
+        from updraft.sdk.variable import Variable
+
+        return Variable.get(key, default, deserialize_json=self._json)
+
+
+class ConnectionAccessor:
+    """``{{ conn.my_conn.host }}`` and ``conn.get(conn_id, default)``."""
+
+    def __getattr__(self, conn_id: str) -> Any:
+        if conn_id.startswith("__"):
+            raise AttributeError(conn_id)
+        from updraft.sdk.connection import Connection
+
+        return Connection.get(conn_id)
+
+    def get(self, conn_id: str, default_conn: Any = None) -> Any:
+        from updraft.sdk.connection import Connection
+        from updraft.sdk.exceptions import AirflowNotFoundException
+
+        try:
+            return Connection.get(conn_id)
+        except AirflowNotFoundException:
+            return default_conn
+
+
+def process_params(dag: Any, task: Any, conf: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Airflow's ``process_params``: DAG params, the task's on top, the run's conf on top, then validated."""
+    params = ParamsDict()
+    params.update(getattr(dag, "params", None) or {})
+    params.update(getattr(task, "params", None) or {})
+    if conf:
+        params.update(conf)  # [core] dag_run_conf_overrides_params defaults to True
+    return params.validate()
+
+
+def previous_successful_run(store: Any, run: DagRun) -> DagRun | None:
+    """The latest successful run of the DAG with an earlier logical date (Airflow's previous dagrun success)."""
+    if run.logical_date is None:
+        return None
+    earlier = [r for r in store.list_runs(run.dag_id)
+               if r.logical_date is not None and r.logical_date < run.logical_date and r.state == "success"]
+    return max(earlier, key=lambda r: r.logical_date, default=None)
+
+
+def build_context(*, ti: RuntimeTaskInstance, task: Any, dag: Any, run: DagRun, store: Any,
+                  expanded_ti_count: int | None = None) -> Context:
+    context = Context({
+        "dag": dag,
+        "task": task,
+        "ti": ti,
+        "task_instance": ti,
+        "run_id": run.run_id,
+        "dag_run": run,
+        "params": process_params(dag, task, run.conf),
+        "macros": macros(),
+        "var": {"json": VariableAccessor(deserialize_json=True), "value": VariableAccessor(deserialize_json=False)},
+        "conn": ConnectionAccessor(),
+        "inlets": list(getattr(task, "inlets", []) or []),
+        "outlets": list(getattr(task, "outlets", []) or []),
+        "inlet_events": {},
+        "outlet_events": {},
+        "triggering_asset_events": {},
+        "map_index_template": getattr(task, "map_index_template", None),
+        "expanded_ti_count": expanded_ti_count,
+        "task_instance_key_str": f"{dag.dag_id}__{task.task_id}__{run.run_id}",
+        "task_reschedule_count": 0,
+        "try_number": ti.try_number,
+    })
+    # Computed now (one query) rather than lazily as in Airflow: values handed to user code and to Jinja must be
+    # the real datetimes, and a proxy object would leak into XComs and f-strings.
+    prev = previous_successful_run(store, run)
+    context["prev_start_date_success"] = getattr(prev, "start_date", None)
+    context["prev_end_date_success"] = getattr(prev, "end_date", None)
+    logical_date = run.logical_date
+    if logical_date is not None:
+        ds = logical_date.strftime("%Y-%m-%d")
+        ds_nodash = ds.replace("-", "")
+        ts = logical_date.isoformat()
+        context.update({
+            "logical_date": logical_date,
+            "ds": ds,
+            "ds_nodash": ds_nodash,
+            "task_instance_key_str": f"{dag.dag_id}__{task.task_id}__{ds_nodash}",
+            "ts": ts,
+            "ts_nodash": logical_date.strftime("%Y%m%dT%H%M%S"),
+            "ts_nodash_with_tz": ts.replace("-", "").replace(":", ""),
+            "data_interval_start": run.data_interval_start,
+            "data_interval_end": run.data_interval_end,
+            "prev_data_interval_start_success": getattr(prev, "data_interval_start", None),
+            "prev_data_interval_end_success": getattr(prev, "data_interval_end", None),
+        })
+    return context
+
+
+def determine_kwargs(function: Callable, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Airflow's ``KeywordParameters.determine(...).unpacking()``: what a callable receives from the context.
+
+    Only the names the function declares, or everything when it takes ``**kwargs``; a positional argument whose
+    parameter is named like a context key is an error, as in Airflow.
+    """
+    signature = inspect.signature(function)
+    for name in itertools.islice(signature.parameters, len(args)):
+        if name in kwargs:
+            raise ValueError(f"The key {name!r} in args is a part of kwargs and therefore reserved.")
+    if any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values()):
+        return dict(kwargs)
+    return {name: kwargs[name] for name in signature.parameters if name in kwargs}

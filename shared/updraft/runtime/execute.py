@@ -1,0 +1,168 @@
+"""Run one try of a task and say how it ended (a ``TryResult``), as Airflow's task runner does.
+
+Outcomes: the task returns -> success (its result pushed as XCom); ``AirflowSkipException`` -> skipped;
+``AirflowFailException`` or ``AirflowSensorTimeout`` -> failed with ``force_fail`` (no retry); anything else,
+including a failure to load the DAG or render templates, -> failed, and ``finish_try`` decides between
+up_for_retry and failed from the task's retries; ``execution_timeout`` -> failed with a message saying so.
+
+Timeouts: in the main thread (a Lambda or Fargate worker) a SIGALRM timer interrupts the task, even inside a
+blocking system call. In any other thread (local mode runs tries in threads) a watchdog raises
+``AirflowTaskTimeout`` asynchronously in the task's thread; that exception is delivered when the thread next runs
+Python code, so a task blocked inside C code times out only when the call returns. BashOperator kills its process
+group when the exception reaches it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import datetime as dt
+import signal
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from updraft.runtime.context import RuntimeTaskInstance, build_context
+from updraft.runtime.loader import find_task
+from updraft.runtime.logs import LogSink, capture
+from updraft.runtime.xcom import XComClient, push_result
+from updraft.scheduling.completion import TryResult
+from updraft.scheduling.states import TaskInstanceState
+from updraft.sdk.context import set_current_context
+from updraft.sdk.exceptions import (
+    AirflowFailException,
+    AirflowSensorTimeout,
+    AirflowSkipException,
+    AirflowTaskTimeout,
+)
+
+
+@contextlib.contextmanager
+def execution_timeout(timeout: dt.timedelta | None, task_id: str) -> Iterator[None]:
+    """Raise ``AirflowTaskTimeout`` in this thread once ``timeout`` has passed (see the module notes)."""
+    if not timeout or timeout.total_seconds() <= 0:
+        yield
+        return
+    seconds = timeout.total_seconds()
+    message = f"Task {task_id!r} timed out after {seconds:g} seconds (execution_timeout={timeout})"
+    if threading.current_thread() is threading.main_thread():
+        def on_alarm(signum: int, frame: Any) -> None:
+            raise AirflowTaskTimeout(message)
+
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        return
+    thread_id = threading.get_ident()
+    done = threading.Event()
+    lock = threading.Lock()
+    fired: list[bool] = []
+
+    def watchdog() -> None:
+        if done.wait(seconds):
+            return
+        with lock:  # never fire once the task's block has ended
+            if not done.is_set():
+                fired.append(True)
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(_Timeout))
+
+    watcher = threading.Thread(target=watchdog, name=f"timeout-{task_id}", daemon=True)
+    watcher.start()
+    try:
+        yield
+    except _Timeout:
+        raise AirflowTaskTimeout(message) from None
+    finally:
+        with lock:
+            done.set()
+            if fired:  # fired but not delivered yet (the block ended first): withdraw it
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), None)
+        watcher.join()
+
+
+class _Timeout(AirflowTaskTimeout):
+    """Raised asynchronously by the watchdog (must be constructible without arguments)."""
+
+
+def _maps_downstream(serialized_dag: Any, task_id: str) -> bool:
+    """Whether a downstream mapped task expands over this task's return value (then it must be a list/dict)."""
+    from updraft.serialization.encoding import XComRef
+
+    for other in serialized_dag.task_dict.values():
+        if task_id not in other.upstream_task_ids or not getattr(other, "expand_input", None):
+            continue
+        stack = [other.expand_input.get("value")]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, XComRef) and value.task_id == task_id:
+                return True
+            if isinstance(value, dict):
+                stack.extend(value.values())
+            elif isinstance(value, (list, tuple)):
+                stack.extend(value)
+            elif hasattr(value, "args"):
+                stack.extend(value.args)
+            elif hasattr(value, "arg"):
+                stack.append(value.arg)
+    return False
+
+
+def run_try(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.datetime],
+            log_sink: LogSink | None = None, hostname: str | None = None) -> TryResult:
+    """Load, build, render and execute one try; never raises for anything the task does."""
+    key = dispatch.key
+    with capture(log_sink, key, dispatch.try_number) as buffer:
+        try:
+            return _run(dispatch, store=store, loader=loader, now_fn=now_fn, hostname=hostname)
+        except AirflowSkipException as exc:
+            _log(buffer, f"Skipping task: {exc}")
+            return TryResult(TaskInstanceState.SKIPPED, note=str(exc) or None)
+        except (AirflowFailException, AirflowSensorTimeout) as exc:
+            _log(buffer, traceback.format_exc())
+            return TryResult(TaskInstanceState.FAILED, force_fail=True, note=f"{type(exc).__name__}: {exc}")
+        except AirflowTaskTimeout as exc:
+            _log(buffer, traceback.format_exc())
+            return TryResult(TaskInstanceState.FAILED, note=str(exc))
+        except Exception as exc:
+            _log(buffer, traceback.format_exc())
+            return TryResult(TaskInstanceState.FAILED, note=f"{type(exc).__name__}: {exc}"[:1000])
+
+
+def _log(buffer: Any, text: str) -> None:
+    buffer.write(text if text.endswith("\n") else text + "\n")
+
+
+def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.datetime],
+         hostname: str | None) -> TryResult:
+    from updraft.runtime.mapping import expand_lengths, unmap
+    from updraft.runtime.templates import render_task
+
+    key = dispatch.key
+    run = store.get_run(key.dag_id, key.run_id)
+    if run is None:
+        raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
+    serialized = store.get_serialized_dag(run.dag_id, run.dag_hash)
+    dag = loader.load_dag(key.dag_id, serialized.relative_fileloc, serialized.file_hash)
+    task = find_task(dag, key.task_id)
+    client = XComClient(store, key, now_fn)
+    store.clear_xcoms(key)  # a new try starts without the XComs of the previous one, as in Airflow
+    ti = RuntimeTaskInstance(task=task, dag_id=key.dag_id, run_id=key.run_id, map_index=key.map_index,
+                             try_number=dispatch.try_number, max_tries=dispatch.try_number + task.retries,
+                             xcom_client=client, serialized_dag=serialized, hostname=hostname, start_date=now_fn())
+    context = build_context(ti=ti, task=task, dag=dag, run=run, store=store)
+    skip: set[int] = set()
+    if getattr(task, "is_mapped", False):
+        context["expanded_ti_count"] = expand_lengths(task, context)
+        task, skip = unmap(task, key.map_index, context)
+        ti.task = task
+        context["task"] = task
+    render_task(task, dag, context, skip=skip)
+    with set_current_context(context), execution_timeout(task.execution_timeout, task.task_id):
+        result = task.execute(context)
+    xcom_length = push_result(task, result, client, maps_downstream=_maps_downstream(serialized, key.task_id))
+    return TryResult(TaskInstanceState.SUCCESS, xcom_length=xcom_length, skip_task_ids=sorted(ti.skip_task_ids))

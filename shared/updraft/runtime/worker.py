@@ -1,0 +1,75 @@
+"""What a worker does with one dispatch: fence, run, report, then schedule the run's next tasks at once.
+
+The worker Lambda, the Fargate entrypoint and local mode all call ``handle_dispatch``. A duplicate or stale
+dispatch (at-least-once delivery, a retry that superseded it) loses ``start_try`` and runs nothing. While the task
+runs, a heartbeat extends the try's lease so the scheduler does not take a long task for a zombie; a lost
+heartbeat (someone ended the try) is logged and the result is then refused by ``finish_try``'s fencing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from updraft.runtime.execute import run_try
+from updraft.runtime.logs import LogSink
+from updraft.scheduling.completion import DEFAULT_LEASE, TryResult, finish_try, start_try
+
+log = logging.getLogger(__name__)
+
+
+def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, now_fn: Callable[[], dt.datetime],
+                    log_sink: LogSink | None = None, hostname: str | None = None,
+                    lease: dt.timedelta = DEFAULT_LEASE) -> TryResult | None:
+    """Run ``dispatch`` once; None when it was not this worker's to run (duplicate or superseded)."""
+    hostname = hostname or socket.gethostname()
+    key = dispatch.key
+    if not start_try(store, key, dispatch.try_id, now=now_fn(), hostname=hostname, lease=lease):
+        log.info("dispatch %s try %s is not runnable (duplicate or superseded)", key.label, dispatch.try_number)
+        return None
+    with _Heartbeat(store, dispatch, now_fn, lease):
+        result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink, hostname=hostname)
+    run = store.get_run(key.dag_id, key.run_id)
+    dag = scheduler.dag(run.dag_id, run.dag_hash)
+    if not finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag):
+        log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
+    scheduler.schedule_run(key.dag_id, key.run_id)
+    return result
+
+
+class _Heartbeat:
+    """Extends the lease every third of it until the try ends."""
+
+    def __init__(self, store: Any, dispatch: Any, now_fn: Callable[[], dt.datetime], lease: dt.timedelta) -> None:
+        self.store = store
+        self.dispatch = dispatch
+        self.now_fn = now_fn
+        self.lease = lease
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name=f"heartbeat-{dispatch.key.label}", daemon=True)
+
+    def _beat(self) -> None:
+        interval = max(self.lease.total_seconds() / 3, 1.0)
+        while not self.stop.wait(interval):
+            try:
+                alive = self.store.heartbeat(self.dispatch.key, try_id=self.dispatch.try_id,
+                                             lease_expires_at=self.now_fn() + self.lease)
+            except Exception:  # a store hiccup: try again next beat, the lease still has two thirds left
+                log.exception("heartbeat of %s failed", self.dispatch.key.label)
+                continue
+            if not alive:
+                log.warning("try %s of %s was ended elsewhere; its result will be refused",
+                            self.dispatch.try_number, self.dispatch.key.label)
+                return
+
+    def __enter__(self) -> _Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()

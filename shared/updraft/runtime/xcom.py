@@ -1,0 +1,221 @@
+"""XComs at run time: push and pull over the store, XComArg resolution, and the lazy sequence of a mapped task.
+
+Values are JSON (the store keeps JSON, large ones in S3): a value that is not JSON-serializable fails the task
+with a message naming the task and key, instead of a serializer traceback. ``None`` return values are not pushed
+(Airflow pushes only a result that is not None), which is also how a mapped upstream's instances that returned
+nothing drop out of the lazy sequence a reducing task receives.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from updraft.scheduling.records import UNMAPPED, TIKey
+from updraft.sdk.exceptions import AirflowException, UnmappableXComTypePushed, XComNotFound
+from updraft.sdk.param import NOTSET
+from updraft.sdk.xcom_arg import XCOM_RETURN_KEY, ConcatXComArg, MapXComArg, PlainXComArg, XComArg, ZipXComArg
+
+
+class XComSerializationError(AirflowException, TypeError):
+    """A pushed value the store cannot keep (not JSON); the try fails with this message."""
+
+
+def check_json(value: Any, *, task_id: str, key: str) -> None:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise XComSerializationError(
+            f"XCom {key!r} of task {task_id!r} is not JSON-serializable ({type(value).__name__}): {exc}. "
+            "Return or push JSON values (str, int, float, bool, None, lists and dicts of them).") from None
+
+
+class XComClient:
+    """One task instance's view of the run's XComs (``ti.xcom_push`` / ``ti.xcom_pull`` delegate here)."""
+
+    def __init__(self, store: Any, key: TIKey, now_fn: Callable[[], dt.datetime]) -> None:
+        self.store = store
+        self.key = key
+        self.now_fn = now_fn
+
+    def push(self, key: str, value: Any) -> None:
+        check_json(value, task_id=self.key.task_id, key=key)
+        self.store.put_xcom(self.key, key, value, now=self.now_fn())
+
+    def values_by_index(self, task_id: str, key: str = XCOM_RETURN_KEY, *, dag_id: str | None = None,
+                        run_id: str | None = None) -> list[tuple[int, Any]]:
+        """(map_index, value) of every instance of ``task_id`` that pushed ``key``, in map_index order."""
+        found = self.store.list_xcoms(dag_id or self.key.dag_id, run_id or self.key.run_id, task_id)
+        return sorted((index, value) for (index, k), value in found.items() if k == key)
+
+    def get_one(self, task_id: str, key: str, map_index: int | None, *, dag_id: str | None = None,
+                run_id: str | None = None, default: Any = None) -> Any:
+        ti_key = TIKey(dag_id or self.key.dag_id, run_id or self.key.run_id, task_id,
+                       UNMAPPED if map_index is None else map_index)
+        return self.store.get_xcom(ti_key, key, default)
+
+    def pull(self, task_ids: str | Sequence[str] | None = None, dag_id: str | None = None,
+             key: str = XCOM_RETURN_KEY, include_prior_dates: bool = False, *, map_indexes: Any = NOTSET,
+             default: Any = None, run_id: str | None = None) -> Any:
+        """Airflow 3's ``RuntimeTaskInstance.xcom_pull``.
+
+        Without ``map_indexes``: every map index of each task (one value for a single task that has one);
+        with them: exactly those. One difference: where Airflow returns None for an XCom that does not exist,
+        ``default`` is returned (Airflow ignores ``default`` in that branch). ``include_prior_dates`` is not
+        supported yet (only the current run is read).
+        """
+        single_task = isinstance(task_ids, (str, type(None)))
+        single_index = isinstance(map_indexes, (int, type(None)))
+        ids = [self.key.task_id] if task_ids is None else [task_ids] if isinstance(task_ids, str) else list(task_ids)
+        if map_indexes is NOTSET:
+            pulled: list[Any] = []
+            for task_id in ids:
+                values = [v for _, v in self.values_by_index(task_id, key, dag_id=dag_id, run_id=run_id)]
+                pulled.extend(values if values else [default])
+            if single_task and len(pulled) == 1:
+                return pulled[0]
+            return pulled
+        indexes = [map_indexes] if single_index else list(map_indexes)
+        pulled = [self.get_one(t, key, m, dag_id=dag_id, run_id=run_id, default=default)
+                  for t in ids for m in indexes]
+        pulled = [default if v is None else v for v in pulled]
+        return pulled[0] if single_task and single_index else pulled
+
+
+class LazyXComSequence(Sequence):
+    """All results of a mapped task, in map_index order, fetched on first use (Airflow's LazyXComSequence)."""
+
+    def __init__(self, client: XComClient, task_id: str, key: str = XCOM_RETURN_KEY) -> None:
+        self._client = client
+        self._task_id = task_id
+        self._key = key
+        self._values: list[Any] | None = None
+
+    def _all(self) -> list[Any]:
+        if self._values is None:
+            self._values = [v for _, v in self._client.values_by_index(self._task_id, self._key)]
+        return self._values
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._all())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyXComSequence([{len(self)} items])"
+
+
+class _MapResult(Sequence):
+    """``xcom_arg.map(f)`` resolved: items transformed on access, so a mapped instance pays for its own only."""
+
+    def __init__(self, value: Sequence | Mapping, callables: list[Callable[[Any], Any]]) -> None:
+        self.value = list(value.items()) if isinstance(value, Mapping) else value
+        self.callables = callables
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        item = self.value[index]
+        for f in self.callables:
+            item = f(item)
+        return item
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+
+def resolve_xcom_arg(arg: XComArg, context: Mapping[str, Any]) -> Any:
+    """The value an XComArg stands for in this try (Airflow's ``XComArg.resolve``)."""
+    client: XComClient = context["ti"].xcom_client
+    if isinstance(arg, PlainXComArg):
+        task = arg.operator
+        if getattr(task, "is_mapped", False):
+            return LazyXComSequence(client, task.task_id, arg.key)
+        value = client.get_one(task.task_id, arg.key, UNMAPPED, default=NOTSET)
+        if value is not NOTSET:
+            return value
+        if arg.key == XCOM_RETURN_KEY or getattr(task, "multiple_outputs", False):
+            return None
+        raise XComNotFound(f"XComArg result from {task.task_id} at {client.key.dag_id} with key={arg.key!r} "
+                           "is not found!")
+    if isinstance(arg, MapXComArg):
+        value = resolve_xcom_arg(arg.arg, context)
+        if not isinstance(value, (Sequence, Mapping)) or isinstance(value, str):
+            raise ValueError(f"XCom map expects sequence or dict, not {type(value).__name__}")
+        return _MapResult(value, arg.callables)
+    if isinstance(arg, ZipXComArg):
+        values = [_as_sequence(resolve_xcom_arg(a, context)) for a in arg.args]
+        if arg.fillvalue is NOTSET:
+            return list(zip(*values, strict=False))
+        from itertools import zip_longest
+
+        return list(zip_longest(*values, fillvalue=arg.fillvalue))
+    if isinstance(arg, ConcatXComArg):
+        out: list[Any] = []
+        for a in arg.args:
+            out.extend(_as_sequence(resolve_xcom_arg(a, context)))
+        return out
+    raise TypeError(f"cannot resolve {type(arg).__name__}")
+
+
+def _as_sequence(value: Any) -> Sequence:
+    if isinstance(value, Mapping):
+        return list(value.items())
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return value
+    raise ValueError(f"XCom zip/concat expects sequences or dicts, not {type(value).__name__}")
+
+
+def resolve_args(value: Any, context: Mapping[str, Any]) -> Any:
+    """``value`` with every XComArg inside (lists, tuples, dicts, sets) replaced by its value."""
+    if isinstance(value, XComArg):
+        return resolve_xcom_arg(value, context)
+    if isinstance(value, list):
+        return [resolve_args(v, context) for v in value]
+    if isinstance(value, tuple):
+        return tuple(resolve_args(v, context) for v in value)
+    if isinstance(value, dict):
+        return {k: resolve_args(v, context) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return type(value)(resolve_args(v, context) for v in value)
+    return value
+
+
+def push_result(task: Any, value: Any, client: XComClient, *, maps_downstream: bool) -> int | None:
+    """Push a task's return value as Airflow does; returns ``xcom_length`` for the scheduler's mapping.
+
+    ``multiple_outputs`` also pushes each key of the returned dict. A value a downstream task maps over must be
+    a list or dict (Airflow's ``UnmappableXComTypePushed``).
+    """
+    if not getattr(task, "do_xcom_push", True) or value is None:
+        return None
+    if getattr(task, "multiple_outputs", False):
+        if not isinstance(value, Mapping):
+            raise TypeError(f"Returned output was type {type(value)} expected dictionary for multiple_outputs")
+        for k in value:
+            if not isinstance(k, str):
+                raise TypeError(f"Returned dictionary keys must be strings when using multiple_outputs, found "
+                                f"{k} ({type(k)}) instead")
+        for k, v in value.items():
+            client.push(k, v)
+    if isinstance(value, tuple):
+        value = list(value)
+    client.push(XCOM_RETURN_KEY, value)
+    if isinstance(value, (list, dict)):
+        return len(value)
+    if maps_downstream:
+        raise UnmappableXComTypePushed(f"unmappable return type {type(value).__qualname__!r}")
+    return None
