@@ -19,24 +19,24 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def _ds(value: dt.datetime) -> str:
-    return value.strftime("%Y-%m-%d")
+def _ds(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.strftime("%Y-%m-%d")
 
 
-def _ds_nodash(value: dt.datetime) -> str:
-    return value.strftime("%Y%m%d")
+def _ds_nodash(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.strftime("%Y%m%d")
 
 
-def _ts(value: dt.datetime) -> str:
-    return value.isoformat()
+def _ts(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
 
 
-def _ts_nodash(value: dt.datetime) -> str:
-    return value.strftime("%Y%m%dT%H%M%S")
+def _ts_nodash(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.strftime("%Y%m%dT%H%M%S")
 
 
-def _ts_nodash_with_tz(value: dt.datetime) -> str:
-    return value.isoformat().replace("-", "").replace(":", "")
+def _ts_nodash_with_tz(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.isoformat().replace("-", "").replace(":", "")
 
 
 FILTERS = {"ds": _ds, "ds_nodash": _ds_nodash, "ts": _ts, "ts_nodash": _ts_nodash,

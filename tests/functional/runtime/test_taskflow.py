@@ -42,3 +42,45 @@ def test_taskflow_values_flow_through_xcom(env):
     assert env.xcom("flow", run.run_id, "split", "y") == 3
     assert env.xcom("flow", run.run_id, "split") == {"x": 1, "y": 3}
     assert env.xcom("flow", run.run_id, "total") == 5
+
+
+def test_classic_operators_and_output_and_context_kwargs(env):
+    env.add("classic", """
+    def make(**context):
+        return [context["ti"].task_id, context["run_id"] == context["dag_run"].run_id]
+
+    def use(value, ti, params):
+        assert get_current_context()["ti"] is ti
+        return {"got": value, "n": params["n"], "pulled": ti.xcom_pull(task_ids="make")}
+
+    with DAG("classic", schedule=None, start_date=START, params={"n": 3}):
+        make_t = PythonOperator(task_id="make", python_callable=make)
+        PythonOperator(task_id="use", python_callable=use, op_args=[make_t.output])
+        EmptyOperator(task_id="nothing")
+    """)
+    run = env.run("classic")
+    assert env.states("classic", run.run_id) == {"make": "success", "use": "success", "nothing": "success"}
+    assert env.xcom("classic", run.run_id, "use") == {"got": ["make", True], "n": 3, "pulled": ["make", True]}
+
+
+def test_do_xcom_push_false_and_none_push_nothing(env):
+    env.add("nopush", """
+    with DAG("nopush", schedule=None, start_date=START):
+        PythonOperator(task_id="quiet", python_callable=lambda: 5, do_xcom_push=False)
+        PythonOperator(task_id="none", python_callable=lambda: None)
+    """)
+    run = env.run("nopush")
+    assert run.state == "success"
+    assert env.store.list_xcoms("nopush", run.run_id, "quiet") == {}
+    assert env.store.list_xcoms("nopush", run.run_id, "none") == {}
+
+
+def test_a_value_that_is_not_json_fails_the_task_clearly(env):
+    env.add("badxcom", """
+    with DAG("badxcom", schedule=None, start_date=START):
+        PythonOperator(task_id="obj", python_callable=lambda: object())
+    """)
+    run = env.run("badxcom")
+    ti = env.ti("badxcom", run.run_id, "obj")
+    assert ti.state == "failed"
+    assert "not JSON-serializable" in ti.note
