@@ -15,6 +15,7 @@ group when the exception reaches it.
 from __future__ import annotations
 
 import contextlib
+import copy
 import ctypes
 import datetime as dt
 import signal
@@ -137,6 +138,27 @@ def _log(buffer: Any, text: str) -> None:
     buffer.write(text if text.endswith("\n") else text + "\n")
 
 
+def fresh_task(task: Any, dag: Any) -> Any:
+    """A per-try copy of ``task``: rendering and ``execute`` change the operator, and the DAG is cached.
+
+    Airflow gets a fresh operator per try from a fresh process; a warm worker reuses the imported DAG, so each try
+    works on a shallow copy whose template fields are deep-copied (the DAG and its tasks are shared, not copied:
+    XComArgs in those fields keep pointing at the real tasks). A field that cannot be copied is shared.
+    """
+    memo: dict[int, Any] = {id(dag): dag}
+    for other in dag.task_dict.values():
+        memo[id(other)] = other
+    copied = copy.copy(task)
+    for name in task.template_fields:
+        if hasattr(task, name):
+            try:
+                value = copy.deepcopy(getattr(task, name), dict(memo))
+            except Exception:
+                value = getattr(task, name)
+            object.__setattr__(copied, name, value)
+    return copied
+
+
 def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.datetime],
          hostname: str | None) -> TryResult:
     from updraft.runtime.mapping import expand_lengths, unmap
@@ -158,9 +180,11 @@ def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.date
     skip: set[int] = set()
     if getattr(task, "is_mapped", False):
         context["expanded_ti_count"] = expand_lengths(task, context)
-        task, skip = unmap(task, key.map_index, context)
-        ti.task = task
-        context["task"] = task
+        task, skip = unmap(task, key.map_index, context)  # a new operator already
+    else:
+        task = fresh_task(task, dag)
+    ti.task = task
+    context["task"] = task
     render_task(task, dag, context, skip=skip)
     with set_current_context(context), execution_timeout(task.execution_timeout, task.task_id):
         result = task.execute(context)

@@ -1,0 +1,71 @@
+"""How a try ends: skip, fail fast, retry then fail, execution_timeout; logs captured per try."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from moto import mock_aws
+
+from tests.functional.runtime.rt_harness import RuntimeEnv
+
+
+@pytest.fixture
+def env(tmp_path):
+    with mock_aws():
+        yield RuntimeEnv(tmp_path)
+
+
+def test_skip_fail_fast_and_retries(env):
+    env.add("outcomes", """
+    import logging
+
+    def skip():
+        raise AirflowSkipException("not today")
+
+    def fail_fast():
+        raise AirflowFailException("no point retrying")
+
+    def flaky(ti):
+        print(f"stdout of try {ti.try_number}")
+        logging.getLogger("user").warning("logged on try %s", ti.try_number)
+        raise ValueError(f"boom {ti.try_number}")
+
+    with DAG("outcomes", schedule=None, start_date=START,
+             default_args={"retries": 1, "retry_delay": datetime.timedelta(seconds=10)}):
+        PythonOperator(task_id="skip", python_callable=skip)
+        PythonOperator(task_id="fail_fast", python_callable=fail_fast)
+        PythonOperator(task_id="flaky", python_callable=flaky)
+    """)
+    run = env.run("outcomes", tick=dt.timedelta(seconds=11))
+    assert run.state == "failed"
+    assert env.states("outcomes", run.run_id) == {"skip": "skipped", "fail_fast": "failed", "flaky": "failed"}
+    assert env.ti("outcomes", run.run_id, "fail_fast").try_number == 1
+    flaky = env.ti("outcomes", run.run_id, "flaky")
+    assert flaky.try_number == 2 and "boom 2" in flaky.note
+    first, second = env.log("outcomes", run.run_id, "flaky", 1), env.log("outcomes", run.run_id, "flaky", 2)
+    assert "stdout of try 1" in first and "logged on try 1" in first and "ValueError: boom 1" in first
+    assert "stdout of try 2" in second and "try 1" not in second
+
+
+def test_execution_timeout_fails_the_try_with_a_clear_message(env):
+    env.add("slow", """
+    import time
+
+    def sleepy():
+        for _ in range(100):
+            time.sleep(0.05)
+
+    with DAG("slow", schedule=None, start_date=START):
+        PythonOperator(task_id="sleepy", python_callable=sleepy,
+                       execution_timeout=datetime.timedelta(seconds=0.3))
+        BashOperator(task_id="bash_sleepy", bash_command="sleep 0.2; sleep 0.2; sleep 0.2; sleep 5",
+                     execution_timeout=datetime.timedelta(seconds=0.3))
+    """)
+    started = dt.datetime.now()
+    run = env.run("slow")
+    assert (dt.datetime.now() - started).total_seconds() < 5
+    for task_id in ("sleepy", "bash_sleepy"):
+        ti = env.ti("slow", run.run_id, task_id)
+        assert ti.state == "failed"
+        assert "timed out after 0.3 seconds" in ti.note
