@@ -26,6 +26,7 @@ from updraft.store.api import (
     dag_tasks_limit,
     pool_limit,
     task_limit,
+    task_run_limit,
 )
 
 # A holder younger than this may belong to a claim still in progress; only older ones are reconciled.
@@ -59,6 +60,9 @@ def limits_for(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int, pool_
     per_task = getattr(task, "max_active_tis_per_dag", None)
     if per_task:
         needs.append(LimitNeed(task_limit(ti.dag_id, ti.task_id), 1, per_task))
+    per_run = getattr(task, "max_active_tis_per_dagrun", None)
+    if per_run:
+        needs.append(LimitNeed(task_run_limit(ti.dag_id, ti.run_id, ti.task_id), 1, per_run))
     needs.append(LimitNeed(PARALLELISM_LIMIT, 1, parallelism))
     return needs
 

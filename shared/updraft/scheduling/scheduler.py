@@ -19,7 +19,15 @@ from updraft.executors.base import Dispatch, Executor
 from updraft.scheduling.claims import CLAIM_GRACE, claim, claim_needs, reconcile_limits, release_try_limits
 from updraft.scheduling.records import DagRun, TaskInstance
 from updraft.scheduling.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
-from updraft.store.api import PARALLELISM_LIMIT, Store, dag_runs_limit, dag_tasks_limit, pool_limit, task_limit
+from updraft.store.api import (
+    PARALLELISM_LIMIT,
+    Store,
+    dag_runs_limit,
+    dag_tasks_limit,
+    pool_limit,
+    task_limit,
+    task_run_limit,
+)
 
 
 def utcnow() -> dt.datetime:
@@ -78,6 +86,8 @@ class Scheduler:
         for run in runs:
             dag = self.dag(run.dag_id, run.dag_hash)
             limit_ids += [task_limit(run.dag_id, t.task_id) for t in dag.tasks if t.max_active_tis_per_dag]
+            limit_ids += [task_run_limit(run.dag_id, run.run_id, t.task_id) for t in dag.tasks
+                          if t.max_active_tis_per_dagrun]
         reconcile_limits(self.store, sorted(set(limit_ids)), now=now)
 
     def _reconcile_run_slots(self, dag_id: str, now: dt.datetime) -> None:

@@ -38,6 +38,11 @@ def task_limit(dag_id: str, task_id: str) -> str:
     return f"task:{dag_id}:{task_id}"
 
 
+def task_run_limit(dag_id: str, run_id: str, task_id: str) -> str:
+    """max_active_tis_per_dagrun: queued + running instances of one (mapped) task within one run."""
+    return f"task_run:{dag_id}:{run_id}:{task_id}"
+
+
 PARALLELISM_LIMIT = "parallelism"
 
 

@@ -164,3 +164,23 @@ def test_racing_schedulers_create_every_scheduled_run_exactly_once(serialized_mo
         created = [run_id for r in reports for run_id in r.runs_created]
         runs = store.list_runs("daily")
         assert len(runs) == 6 and sorted(created) == sorted(r.run_id for r in runs)
+
+
+def test_max_active_tis_per_dagrun_caps_a_mapped_task_within_one_run(env):
+    store, clock, scheduler, executor = env
+    with DAG("mapped", schedule=None, start_date=START) as dag:
+
+        @task(max_active_tis_per_dagrun=2)
+        def work(x):
+            return x
+
+        work.expand(x=[1, 2, 3, 4, 5])
+    store_dags(store, dag, now=clock())
+    run = trigger_dag(store, "mapped", now=clock())
+    scheduler.run_pass()
+    first = executor.take()
+    assert len(first) == 2 and len({d.key.map_index for d in first}) == 2  # 5 expanded, 2 may be active
+    workers = Workers(store, scheduler, executor, clock)
+    executor.dispatched.extend(first)
+    assert workers.run_to_end("mapped", run.run_id).state == DagRunState.SUCCESS
+    assert len(store.get_run_tis("mapped", run.run_id)) == 5
