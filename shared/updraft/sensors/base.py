@@ -109,6 +109,56 @@ class BaseSensorOperator(BaseOperator):
     def reschedule(self) -> bool:
         return self.mode == "reschedule"
 
+    def poke(self, context: Any) -> bool | PokeReturnValue:
+        raise NotImplementedError(f"{type(self).__name__} must implement poke()")
+
+    def execute(self, context: Any) -> Any:
+        """Poke until done or ``timeout`` (Airflow's poke mode), in the worker.
+
+        Reschedule mode and deferral are scheduler features that are not wired yet; such sensors wait here, in
+        poke mode, which gives the same outcome while holding the worker. A timeout is ``AirflowSensorTimeout``
+        (failed, no retry) unless ``soft_fail`` / ``never_fail`` turn it into a skip, as in Airflow.
+        """
+        import time
+
+        from updraft.sdk.exceptions import (
+            AirflowFailException,
+            AirflowSensorTimeout,
+            AirflowSkipException,
+            AirflowTaskTimeout,
+        )
+
+        started = time.monotonic()
+        while True:
+            try:
+                result = self.poke(context)
+            except (AirflowSensorTimeout, AirflowTaskTimeout, AirflowFailException) as exc:
+                if self.soft_fail:
+                    raise AirflowSkipException("Skipping due to soft_fail is set to True.") from exc
+                if self.never_fail:
+                    raise AirflowSkipException("Skipping due to never_fail is set to True.") from exc
+                raise
+            except AirflowSkipException:
+                raise
+            except Exception as exc:
+                if self.never_fail:
+                    raise AirflowSkipException("Skipping due to never_fail is set to True.") from exc
+                if not self.silent_fail:
+                    raise
+                self.log.error("Sensor poke failed (silent_fail): %s", exc)
+                result = False
+            if result:
+                self.log.info("Success criteria met. Exiting.")
+                return result.xcom_value if isinstance(result, PokeReturnValue) else None
+            duration = time.monotonic() - started
+            if duration > self.timeout:
+                message = (f"Sensor has timed out; run duration of {duration} seconds exceeds the specified "
+                           f"timeout of {self.timeout}.")
+                if self.soft_fail or self.never_fail:
+                    raise AirflowSkipException(message)
+                raise AirflowSensorTimeout(message)
+            time.sleep(min(self.poke_interval, max(self.timeout - duration, 0) + 0.001))
+
 
 def poke_mode_only(cls: type) -> type:
     """Class decorator for sensors that are only safe in poke mode: any other ``mode`` is rejected."""

@@ -31,6 +31,14 @@ class DateTimeSensor(BaseSensorOperator):
         super().__init__(**kwargs)
         self.target_time = _target_time(target_time)
 
+    def poke(self, context: Any) -> bool:
+        from updraft.sdk import timezone
+
+        target = self.target_time
+        target = timezone.parse(target) if isinstance(target, str) else timezone.convert_to_utc(target)
+        self.log.info("Checking if the time (%s) has come", target)
+        return timezone.utcnow() > target
+
 
 class DateTimeSensorAsync(DateTimeSensor):
     """The deferrable DateTimeSensor: the wait runs as a Step Functions timer, never holding a worker."""

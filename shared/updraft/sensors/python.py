@@ -31,3 +31,13 @@ class PythonSensor(BaseSensorOperator):
         self.op_args = op_args or []
         self.op_kwargs = op_kwargs or {}
         self.templates_dict = templates_dict
+
+    def poke(self, context: Any) -> Any:
+        from updraft.runtime.context import determine_kwargs
+        from updraft.sensors.base import PokeReturnValue
+
+        context.update(self.op_kwargs, templates_dict=self.templates_dict)
+        kwargs = determine_kwargs(self.python_callable, self.op_args, context)
+        self.log.info("Poking callable: %s", getattr(self.python_callable, "__name__", self.python_callable))
+        value = self.python_callable(*self.op_args, **kwargs)
+        return value if isinstance(value, PokeReturnValue) else PokeReturnValue(bool(value))

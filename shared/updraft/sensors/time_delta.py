@@ -42,6 +42,14 @@ class TimeDeltaSensor(BaseSensorOperator):
         self.deferrable = deferrable
         self.end_from_trigger = end_from_trigger
 
+    def poke(self, context: Any) -> bool:
+        from updraft.sdk import timezone
+
+        base = context.get("data_interval_end") or context["dag_run"].run_after
+        target = timezone.convert_to_utc(base + self.delta)
+        self.log.info("Checking if the delta has elapsed; target time is %s", target)
+        return timezone.utcnow() > target
+
 
 class TimeDeltaSensorAsync(TimeDeltaSensor):
     """Deprecated in Airflow 3 in favour of ``TimeDeltaSensor(deferrable=True)``; kept so old files parse."""
@@ -70,3 +78,9 @@ class WaitSensor(BaseSensorOperator):
         if isinstance(time_to_wait, int) and not isinstance(time_to_wait, bool):
             time_to_wait = timedelta(minutes=time_to_wait)
         self.time_to_wait = _require_timedelta(time_to_wait, "time_to_wait", type(self).__name__)
+
+    def execute(self, context: Any) -> None:
+        """Not deferred (that is the scheduler's job): the worker sleeps ``time_to_wait``."""
+        import time
+
+        time.sleep(self.time_to_wait.total_seconds())

@@ -88,3 +88,37 @@ def test_short_circuit_skips_all_downstream_or_only_direct_ones(env):
         "no": "success", "n1": "skipped", "n2": "skipped",
         "keep": "success", "k1": "skipped", "k2": "success",
         "yes": "success", "y1": "success"}
+
+
+def test_sensors_poke_until_done_time_out_or_soft_fail(env):
+    env.add("sensors", """
+    from airflow.providers.standard.sensors.python import PythonSensor
+    from airflow.providers.standard.sensors.date_time import DateTimeSensor
+    from airflow.sdk.bases.sensor import PokeReturnValue
+
+    calls = []
+
+    def third_time_lucky():
+        calls.append(1)
+        return len(calls) >= 3
+
+    with DAG("sensors", schedule=None, start_date=START):
+        PythonSensor(task_id="lucky", python_callable=third_time_lucky, poke_interval=0.01)
+        PythonSensor(task_id="never", python_callable=lambda: False, poke_interval=0.01, timeout=0.05,
+                     retries=3)
+        PythonSensor(task_id="soft", python_callable=lambda: False, poke_interval=0.01, timeout=0.05,
+                     soft_fail=True)
+        DateTimeSensor(task_id="past", target_time="{{ data_interval_start }}", poke_interval=0.01)
+
+        @task.sensor(poke_interval=0.01)
+        def with_value():
+            return PokeReturnValue(is_done=True, xcom_value={"found": 1})
+
+        with_value()
+    """)
+    run = env.run("sensors")
+    assert env.states("sensors", run.run_id) == {"lucky": "success", "never": "failed", "soft": "skipped",
+                                                 "past": "success", "with_value": "success"}
+    never = env.ti("sensors", run.run_id, "never")
+    assert never.try_number == 1 and "Sensor has timed out" in never.note
+    assert env.xcom("sensors", run.run_id, "with_value") == {"found": 1}
