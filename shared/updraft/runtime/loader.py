@@ -21,8 +21,11 @@ from updraft.sdk.exceptions import DagNotFound, TaskNotFound
 class LocalDagLoader:
     """DAG files from a local folder (local mode, ``updraft dags test``, Fargate images with baked DAGs)."""
 
-    def __init__(self, dags_folder: str | os.PathLike[str]) -> None:
+    def __init__(self, dags_folder: str | os.PathLike[str],
+                 plugins_folder: str | os.PathLike[str] | None = None) -> None:
         self.dags_folder = str(dags_folder)
+        self.plugins_folder = str(plugins_folder) if plugins_folder else None
+        self._plugins_loaded = False
         self._cache: dict[tuple[str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()
 
@@ -57,6 +60,12 @@ class LocalDagLoader:
 
         if self.dags_folder not in sys.path:
             sys.path.append(self.dags_folder)
+        if self.plugins_folder and not self._plugins_loaded:
+            # Plugins (timetables, macros, helper modules) are importable by DAG files, as at parse time.
+            from updraft.plugins import load_plugins_folder
+
+            load_plugins_folder(self.plugins_folder)
+            self._plugins_loaded = True
         dag_registry.reset()
         try:
             module = _exec_module(unique_module_name(path), path, source)

@@ -27,14 +27,14 @@ START = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 class RuntimeEnv:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, plugins_folder: Path | None = None) -> None:
         self.dags_folder = root / "dags"
         self.dags_folder.mkdir()
         self.logs = LocalLogSink(root / "logs")
         self.store = make_store()
         self.clock = Clock()
         self.scheduler, self.executor = scheduler_for(self.store, self.clock)
-        self.loader = LocalDagLoader(self.dags_folder)
+        self.loader = LocalDagLoader(self.dags_folder, plugins_folder)
 
     def add(self, dag_id: str, body: str, *, extra_files: dict[str, str] | None = None) -> None:
         """Write ``<dag_id>.py`` (HEADER + body) and store its DAGs as the parser would."""
@@ -45,6 +45,27 @@ class RuntimeEnv:
         (self.dags_folder / f"{dag_id}.py").write_text(HEADER + textwrap.dedent(body))
         dags = self.loader.load_file(f"{dag_id}.py")
         store_dags(self.store, dags[dag_id], now=self.clock())
+
+    def add_folder(self, folder: Path) -> list[str]:
+        """Copy a DAGs folder in and store every DAG of every file (as the parser would); returns the dag_ids."""
+        import shutil
+
+        from updraft.parsing.results import ParsedFile
+        from updraft.serialization import serialize_dag
+
+        shutil.copytree(folder, self.dags_folder, dirs_exist_ok=True)
+        dag_ids = []
+        for path in sorted(self.dags_folder.glob("*.py")):
+            dags = self.loader.load_file(path.name)
+            docs = [serialize_dag(d, relative_fileloc=path.name, file_hash="h") for d in dags.values()]
+            if not docs:
+                continue
+            self.store.save_parsed_file(ParsedFile(relative_path=path.name, file_hash="h", dags=docs),
+                                        now=self.clock())
+            for dag_id in dags:
+                self.store.set_paused(dag_id, False)
+                dag_ids.append(dag_id)
+        return dag_ids
 
     def trigger(self, dag_id: str, **kwargs):
         return trigger_dag(self.store, dag_id, now=self.clock(), **kwargs)
