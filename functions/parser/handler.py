@@ -1,13 +1,13 @@
 """Parser Lambda: an S3 notification names DAG files; each is parsed in an isolated child process and stored.
 
-Configuration comes from the environment the stack sets: ``UPDRAFT_TABLE`` (the store's table),
-``AWS_REGION`` (set by Lambda), optional ``UPDRAFT_BUCKET`` (where serialized DAGs too large for an item go)
-and optional ``UPDRAFT_DYNAMODB_ENDPOINT`` (local mode's embedded DynamoDB).
+Configuration comes from the environment the stack sets, read by ``updraft.config.UpdraftConfig``:
+``UPDRAFT_TABLE`` (the store's table), ``AWS_REGION`` (set by Lambda), optional ``UPDRAFT_BUCKET`` (where
+serialized DAGs too large for an item go) and optional ``UPDRAFT_DYNAMODB_ENDPOINT`` (local mode's embedded
+DynamoDB).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -33,16 +33,10 @@ def _store() -> Any:
     """Created on first use and kept by the warm container (pynamodb keeps its connection per model)."""
     global _store_instance
     if _store_instance is None:
-        from updraft.store.config import StoreConfig
+        from updraft.config import UpdraftConfig
         from updraft.store.dynamo import DynamoStore
 
-        table = os.environ.get("UPDRAFT_TABLE")
-        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-        if not table or not region:
-            raise RuntimeError("the parser needs UPDRAFT_TABLE and AWS_REGION in its environment")
-        config = StoreConfig(table_name=table, region=region, host=os.environ.get("UPDRAFT_DYNAMODB_ENDPOINT"),
-                             s3_bucket=os.environ.get("UPDRAFT_BUCKET"))
-        _store_instance = DynamoStore(config, s3_client=_s3())
+        _store_instance = DynamoStore(UpdraftConfig.from_env().store_config(), s3_client=_s3())
     return _store_instance
 
 

@@ -1,0 +1,148 @@
+"""One environment's names and settings, read from environment variables in exactly one place.
+
+Every Lambda handler, the Fargate worker, local mode and the CDK stack agree on these names: the stack writes
+them with :meth:`UpdraftConfig.to_env`, handlers read them with :meth:`UpdraftConfig.from_env`. Nothing here
+imports boto3 or pynamodb, so reading the configuration costs a cold start nothing.
+
+Variables (all optional except where noted):
+
+==============================  ===================================================================
+``UPDRAFT_TABLE``               the store's DynamoDB table (required by every handler that uses the store)
+``AWS_REGION``                  set by Lambda; ``AWS_DEFAULT_REGION`` is the fallback (required)
+``UPDRAFT_BUCKET``              DAG files under ``UPDRAFT_DAGS_PREFIX``, large items, logs
+``UPDRAFT_DAGS_PREFIX``         default ``dags/``
+``UPDRAFT_DYNAMODB_ENDPOINT``   local mode's embedded DynamoDB; unset on AWS
+``UPDRAFT_WORKER_FUNCTION``     the worker Lambda the scheduler invokes for ``executor="lambda"`` tasks
+``UPDRAFT_ECS_CLUSTER``         Fargate tasks: cluster, task definition, container name, subnets and
+``UPDRAFT_ECS_TASK_DEFINITION`` security groups (comma-separated), and whether to assign a public IP
+``UPDRAFT_ECS_CONTAINER``       (``ENABLED``/``DISABLED``; a public subnet without NAT needs ``ENABLED``)
+``UPDRAFT_ECS_SUBNETS``
+``UPDRAFT_ECS_SECURITY_GROUPS``
+``UPDRAFT_ECS_PUBLIC_IP``
+``UPDRAFT_TICK_SECONDS``        how often the scheduler ticks (EventBridge rate on AWS, the local loop)
+``UPDRAFT_PARALLELISM``         Airflow's ``[core] parallelism`` and the two per-loop scheduler limits
+``UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP``
+``UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE``
+``UPDRAFT_METRICS_NAMESPACE``   CloudWatch namespace of the handlers' metrics, default ``Updraft``
+==============================  ===================================================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from updraft.scheduling.scheduler import SchedulerConfig
+    from updraft.store.config import StoreConfig
+
+
+class ConfigError(RuntimeError):
+    """A required setting is missing or unreadable; the message names the variable."""
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+    if value < 1:
+        raise ConfigError(f"{name} must be at least 1, got {value}")
+    return value
+
+
+def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in env.get(name, "").split(",") if part.strip())
+
+
+@dataclass(frozen=True)
+class UpdraftConfig:
+    table: str | None = None
+    region: str | None = None
+    bucket: str | None = None
+    dags_prefix: str = "dags/"
+    dynamodb_endpoint: str | None = None
+    worker_function: str | None = None
+    ecs_cluster: str | None = None
+    ecs_task_definition: str | None = None
+    ecs_container: str = "worker"
+    ecs_subnets: tuple[str, ...] = ()
+    ecs_security_groups: tuple[str, ...] = ()
+    ecs_public_ip: bool = False
+    tick_seconds: int = 60
+    parallelism: int = 32
+    max_dagruns_to_create_per_loop: int = 10
+    max_dagruns_per_loop_to_schedule: int = 20
+    metrics_namespace: str = "Updraft"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
+        env = os.environ if env is None else env
+        prefix = env.get("UPDRAFT_DAGS_PREFIX") or "dags/"
+        return cls(
+            table=env.get("UPDRAFT_TABLE") or None,
+            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
+            bucket=env.get("UPDRAFT_BUCKET") or None,
+            dags_prefix=prefix if prefix.endswith("/") else prefix + "/",
+            dynamodb_endpoint=env.get("UPDRAFT_DYNAMODB_ENDPOINT") or None,
+            worker_function=env.get("UPDRAFT_WORKER_FUNCTION") or None,
+            ecs_cluster=env.get("UPDRAFT_ECS_CLUSTER") or None,
+            ecs_task_definition=env.get("UPDRAFT_ECS_TASK_DEFINITION") or None,
+            ecs_container=env.get("UPDRAFT_ECS_CONTAINER") or "worker",
+            ecs_subnets=_list(env, "UPDRAFT_ECS_SUBNETS"),
+            ecs_security_groups=_list(env, "UPDRAFT_ECS_SECURITY_GROUPS"),
+            ecs_public_ip=(env.get("UPDRAFT_ECS_PUBLIC_IP") or "").upper() == "ENABLED",
+            tick_seconds=_int(env, "UPDRAFT_TICK_SECONDS", 60),
+            parallelism=_int(env, "UPDRAFT_PARALLELISM", 32),
+            max_dagruns_to_create_per_loop=_int(env, "UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP", 10),
+            max_dagruns_per_loop_to_schedule=_int(env, "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE", 20),
+            metrics_namespace=env.get("UPDRAFT_METRICS_NAMESPACE") or "Updraft",
+        )
+
+    def to_env(self) -> dict[str, str]:
+        """The variables that give back this configuration (for the CDK stack, local mode, Fargate tasks)."""
+        out = {
+            "UPDRAFT_TABLE": self.table, "AWS_REGION": self.region, "UPDRAFT_BUCKET": self.bucket,
+            "UPDRAFT_DAGS_PREFIX": self.dags_prefix, "UPDRAFT_DYNAMODB_ENDPOINT": self.dynamodb_endpoint,
+            "UPDRAFT_WORKER_FUNCTION": self.worker_function, "UPDRAFT_ECS_CLUSTER": self.ecs_cluster,
+            "UPDRAFT_ECS_TASK_DEFINITION": self.ecs_task_definition, "UPDRAFT_ECS_CONTAINER": self.ecs_container,
+            "UPDRAFT_ECS_SUBNETS": ",".join(self.ecs_subnets) or None,
+            "UPDRAFT_ECS_SECURITY_GROUPS": ",".join(self.ecs_security_groups) or None,
+            "UPDRAFT_ECS_PUBLIC_IP": "ENABLED" if self.ecs_public_ip else None,
+            "UPDRAFT_TICK_SECONDS": str(self.tick_seconds), "UPDRAFT_PARALLELISM": str(self.parallelism),
+            "UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP": str(self.max_dagruns_to_create_per_loop),
+            "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE": str(self.max_dagruns_per_loop_to_schedule),
+            "UPDRAFT_METRICS_NAMESPACE": self.metrics_namespace,
+        }
+        return {name: value for name, value in out.items() if value is not None}
+
+    # -- what the pieces need -------------------------------------------------------------------------------
+    def store_config(self) -> StoreConfig:
+        """The store's settings; raises ConfigError naming what is missing (a handler cannot guess a table)."""
+        from updraft.store.config import StoreConfig
+
+        missing = [name for name, value in (("UPDRAFT_TABLE", self.table), ("AWS_REGION", self.region)) if not value]
+        if missing:
+            raise ConfigError(f"the store needs {' and '.join(missing)} in the environment")
+        return StoreConfig(table_name=self.table, region=self.region,  # type: ignore[arg-type]
+                           host=self.dynamodb_endpoint, s3_bucket=self.bucket)
+
+    def scheduler_config(self) -> SchedulerConfig:
+        from updraft.scheduling.scheduler import SchedulerConfig
+
+        return SchedulerConfig(parallelism=self.parallelism,
+                               max_dagruns_to_create_per_loop=self.max_dagruns_to_create_per_loop,
+                               max_dagruns_per_loop_to_schedule=self.max_dagruns_per_loop_to_schedule)
+
+    @property
+    def fargate_configured(self) -> bool:
+        return bool(self.ecs_cluster and self.ecs_task_definition and self.ecs_subnets)
+
+    def client_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for boto3 clients (region only: endpoints are per service and set by the caller)."""
+        return {"region_name": self.region} if self.region else {}

@@ -1,0 +1,45 @@
+"""UpdraftConfig: the one place environment variables become settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from updraft.config import ConfigError, UpdraftConfig
+
+
+def test_defaults_from_an_empty_environment():
+    config = UpdraftConfig.from_env({})
+    assert config.table is None and config.region is None
+    assert config.dags_prefix == "dags/" and config.tick_seconds == 60 and config.parallelism == 32
+    assert not config.fargate_configured
+
+
+def test_round_trip_through_the_environment():
+    env = {"UPDRAFT_TABLE": "t", "AWS_REGION": "eu-west-1", "UPDRAFT_BUCKET": "b", "UPDRAFT_DAGS_PREFIX": "code",
+           "UPDRAFT_DYNAMODB_ENDPOINT": "http://127.0.0.1:5000", "UPDRAFT_WORKER_FUNCTION": "worker",
+           "UPDRAFT_ECS_CLUSTER": "c", "UPDRAFT_ECS_TASK_DEFINITION": "td:3", "UPDRAFT_ECS_SUBNETS": "s-1, s-2",
+           "UPDRAFT_ECS_SECURITY_GROUPS": "sg-1", "UPDRAFT_ECS_PUBLIC_IP": "enabled", "UPDRAFT_TICK_SECONDS": "5",
+           "UPDRAFT_PARALLELISM": "8"}
+    config = UpdraftConfig.from_env(env)
+    assert config.dags_prefix == "code/"
+    assert config.ecs_subnets == ("s-1", "s-2") and config.ecs_public_ip and config.fargate_configured
+    assert UpdraftConfig.from_env(config.to_env()) == config
+    store = config.store_config()
+    assert (store.table_name, store.region, store.host, store.s3_bucket) == (
+        "t", "eu-west-1", "http://127.0.0.1:5000", "b")
+    assert config.scheduler_config().parallelism == 8
+
+
+def test_region_falls_back_to_the_default_region():
+    assert UpdraftConfig.from_env({"AWS_DEFAULT_REGION": "us-west-2"}).region == "us-west-2"
+
+
+def test_missing_table_names_the_variable():
+    with pytest.raises(ConfigError, match="UPDRAFT_TABLE"):
+        UpdraftConfig.from_env({"AWS_REGION": "us-east-1"}).store_config()
+
+
+@pytest.mark.parametrize("value", ["soon", "0"])
+def test_bad_numbers_name_the_variable(value):
+    with pytest.raises(ConfigError, match="UPDRAFT_TICK_SECONDS"):
+        UpdraftConfig.from_env({"UPDRAFT_TICK_SECONDS": value})
