@@ -24,6 +24,27 @@ class Dispatch:
                 "map_index": self.key.map_index, "try_number": self.try_number, "try_id": self.try_id,
                 "executor": self.executor, "compute": dict(self.compute)}
 
+    @classmethod
+    def from_payload(cls, payload: Any) -> Dispatch:
+        """The inverse of ``to_payload``; ValueError naming the bad field for anything else (workers refuse it)."""
+        if not isinstance(payload, dict):
+            raise ValueError(f"a dispatch payload is a JSON object, got {type(payload).__name__}")
+        for name in ("dag_id", "run_id", "task_id", "try_id"):
+            if not isinstance(payload.get(name), str) or not payload[name]:
+                raise ValueError(f"dispatch payload field {name!r} must be a non-empty string")
+        for name in ("map_index", "try_number"):
+            value = payload.get(name, -1 if name == "map_index" else None)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"dispatch payload field {name!r} must be an integer")
+        compute = payload.get("compute") or {}
+        if not isinstance(compute, dict):
+            raise ValueError("dispatch payload field 'compute' must be an object")
+        executor = payload.get("executor") or "lambda"
+        if not isinstance(executor, str):
+            raise ValueError("dispatch payload field 'executor' must be a string")
+        key = TIKey(payload["dag_id"], payload["run_id"], payload["task_id"], payload.get("map_index", -1))
+        return cls(key, payload["try_number"], payload["try_id"], executor=executor, compute=dict(compute))
+
 
 class Executor(Protocol):
     def dispatch(self, items: list[Dispatch]) -> None:

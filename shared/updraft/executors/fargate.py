@@ -1,0 +1,105 @@
+"""Runs tries as Fargate tasks: one ``run_task`` per dispatch, sized by the task's ``executor_config``.
+
+The container runs the worker entrypoint (``python -m functions.worker.handler`` by default) with the dispatch as
+JSON in ``UPDRAFT_DISPATCH``: identity and fencing token only, never code. ``clientToken`` is the try's
+``try_id``, so ECS starts one task even if the same dispatch is sent twice; the worker's fence covers the rest.
+``securityGroups`` is always passed (moto needs it, and an explicit list is what a reviewer wants to see) and
+the task is tagged with its try so the console and Cost Explorer can find it.
+
+A refused ``run_task`` is logged and the try stays queued for the scheduler's queued timeout, as in
+``LambdaExecutor``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from updraft.executors.base import Dispatch
+
+log = logging.getLogger(__name__)
+
+DISPATCH_ENV = "UPDRAFT_DISPATCH"
+DEFAULT_COMMAND = ("python", "-m", "functions.worker.handler")
+# ECS tag values: letters, digits, spaces and _ . : / = + - @, at most 256 characters.
+_TAG_UNSAFE = re.compile(r"[^\w .:/=+\-@]")
+
+
+def _tag(value: object) -> str:
+    return _TAG_UNSAFE.sub("_", str(value))[:256]
+
+
+class FargateExecutor:
+    def __init__(self, ecs_client: Any, cluster: str, task_definition: str, subnets: Sequence[str],
+                 security_groups: Sequence[str], container_name: str, *, assign_public_ip: bool = False,
+                 command: Sequence[str] = DEFAULT_COMMAND, environment: dict[str, str] | None = None) -> None:
+        self.ecs_client = ecs_client
+        self.cluster = cluster
+        self.task_definition = task_definition
+        self.subnets = list(subnets)
+        self.security_groups = list(security_groups)
+        self.container_name = container_name
+        self.assign_public_ip = assign_public_ip
+        self.command = list(command)
+        self.environment = dict(environment or {})
+        self._lock = threading.Lock()
+        self.failed: list[Dispatch] = []
+        self.task_arns: dict[str, str] = {}  # try_id -> task ARN
+
+    def run_task_request(self, item: Dispatch) -> dict[str, Any]:
+        """The ``run_task`` arguments for one dispatch (separate so tests and the docs can show it)."""
+        env = {**self.environment, DISPATCH_ENV: json.dumps(item.to_payload(), separators=(",", ":"))}
+        container: dict[str, Any] = {"name": self.container_name, "command": self.command,
+                                     "environment": [{"name": k, "value": v} for k, v in sorted(env.items())]}
+        overrides: dict[str, Any] = {"containerOverrides": [container]}
+        cpu, memory = item.compute.get("cpu"), item.compute.get("memory")
+        if cpu:
+            overrides["cpu"] = str(cpu)
+            container["cpu"] = int(cpu)
+        if memory:
+            overrides["memory"] = str(memory)
+            container["memory"] = int(memory)
+        key = item.key
+        tags = {"updraft:dag_id": key.dag_id, "updraft:run_id": key.run_id, "updraft:task_id": key.task_id,
+                "updraft:map_index": key.map_index, "updraft:try_number": item.try_number}
+        return {
+            "cluster": self.cluster,
+            "taskDefinition": self.task_definition,
+            "launchType": "FARGATE",
+            "count": 1,
+            "clientToken": item.try_id[:64],
+            "startedBy": "updraft",
+            "networkConfiguration": {"awsvpcConfiguration": {
+                "subnets": self.subnets,
+                "securityGroups": self.security_groups,
+                "assignPublicIp": "ENABLED" if self.assign_public_ip else "DISABLED",
+            }},
+            "overrides": overrides,
+            "tags": [{"key": k, "value": _tag(v)} for k, v in tags.items()],
+            "propagateTags": "TASK_DEFINITION",
+        }
+
+    def dispatch(self, items: list[Dispatch]) -> None:
+        for item in items:
+            try:
+                response = self.ecs_client.run_task(**self.run_task_request(item))
+            except Exception:
+                log.exception("run_task for %s try %s failed; the queued timeout will retry it",
+                              item.key.label, item.try_number)
+                self._fail(item)
+                continue
+            tasks, failures = response.get("tasks") or [], response.get("failures") or []
+            if failures or not tasks:
+                log.error("run_task for %s try %s was refused: %s", item.key.label, item.try_number, failures)
+                self._fail(item)
+                continue
+            with self._lock:
+                self.task_arns[item.try_id] = tasks[0]["taskArn"]
+
+    def _fail(self, item: Dispatch) -> None:
+        with self._lock:
+            self.failed.append(item)
