@@ -15,29 +15,13 @@ the state wins, as in Airflow where the instance is no longer schedulable once i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from updraft.scheduling.deps.base import DepStatus, failing, passing
 from updraft.scheduling.states import TaskInstanceState
+from updraft.sdk.trigger_rule import TriggerRule
 
 NAME = "Trigger Rule"
 TI = TaskInstanceState
-
-
-class TriggerRule(StrEnum):
-    ALL_SUCCESS = "all_success"
-    ALL_FAILED = "all_failed"
-    ALL_DONE = "all_done"
-    ALL_DONE_MIN_ONE_SUCCESS = "all_done_min_one_success"
-    ALL_DONE_SETUP_SUCCESS = "all_done_setup_success"
-    ONE_SUCCESS = "one_success"
-    ONE_FAILED = "one_failed"
-    ONE_DONE = "one_done"
-    NONE_FAILED = "none_failed"
-    NONE_SKIPPED = "none_skipped"
-    ALWAYS = "always"
-    NONE_FAILED_MIN_ONE_SUCCESS = "none_failed_min_one_success"
-    ALL_SKIPPED = "all_skipped"
 
 
 @dataclass(frozen=True)
