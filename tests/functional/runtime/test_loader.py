@@ -1,0 +1,43 @@
+"""The worker's DAG loader: S3-mirrored files, per-content caching, missing DAGs and tasks."""
+
+from __future__ import annotations
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from updraft.runtime.loader import LocalDagLoader, S3DagLoader, find_task
+from updraft.sdk.exceptions import DagNotFound, TaskNotFound
+
+SOURCE = """
+import datetime
+from airflow.sdk import DAG
+from airflow.providers.standard.operators.empty import EmptyOperator
+with DAG("{dag_id}", schedule=None, start_date=datetime.datetime(2024, 1, 1)):
+    EmptyOperator(task_id="{task_id}")
+"""
+
+
+def test_s3_loader_mirrors_the_bucket_and_reimports_a_changed_file(tmp_path):
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="dag-bucket")
+        s3.put_object(Bucket="dag-bucket", Key="dags/sub/one.py", Body=SOURCE.format(dag_id="one", task_id="a").encode())
+        loader = S3DagLoader(s3, "dag-bucket", "dags/", tmp_path / "work")
+        dag = loader.load_dag("one", "sub/one.py")
+        assert find_task(dag, "a").task_id == "a"
+        assert loader.load_dag("one", "sub/one.py") is dag  # same content: cached
+        s3.put_object(Bucket="dag-bucket", Key="dags/sub/one.py", Body=SOURCE.format(dag_id="one", task_id="b").encode())
+        changed = loader.load_dag("one", "sub/one.py")
+        assert changed is not dag and set(changed.task_dict) == {"b"}
+        with pytest.raises(TaskNotFound):
+            find_task(changed, "a")
+
+
+def test_local_loader_errors_name_the_dag_and_file(tmp_path):
+    (tmp_path / "f.py").write_text(SOURCE.format(dag_id="f", task_id="a"))
+    loader = LocalDagLoader(tmp_path)
+    with pytest.raises(DagNotFound, match=r"'other' not found in 'f\.py'"):
+        loader.load_dag("other", "f.py")
+    with pytest.raises(DagNotFound, match="cannot be read"):
+        loader.load_dag("f", "missing.py")
