@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime as dt
 
 import pytest
@@ -69,12 +70,7 @@ def _pool_dag():
 
 
 def _count_writes_of_a_clean_run() -> int:
-    with mock_aws():
-        store = make_store()
-        clock = Clock()
-        store.set_pool("p1", 1)
-        store_dags(store, _pool_dag(), now=clock())
-        run = trigger_dag(store, "crashy", now=clock())
+    with _crashy() as (store, clock, run):
         counting = CrashingStore(store, crash_at=0)
         scheduler, executor = scheduler_for(counting, clock)
         scheduler.run_pass()
@@ -85,18 +81,24 @@ def _count_writes_of_a_clean_run() -> int:
 WRITES_IN_A_RUN = 40
 
 
+@contextlib.contextmanager
+def _crashy():
+    """A fresh table with the DAG stored and one run triggered."""
+    with mock_aws():
+        store = make_store()
+        clock = Clock()
+        store.set_pool("p1", 1)
+        store_dags(store, _pool_dag(), now=clock())
+        yield store, clock, trigger_dag(store, "crashy", now=clock())
+
+
 def test_the_crash_sweep_covers_every_write_of_a_run():
     assert _count_writes_of_a_clean_run() <= WRITES_IN_A_RUN
 
 
 @pytest.mark.parametrize("crash_at", range(1, WRITES_IN_A_RUN + 1))
 def test_a_crash_before_any_write_is_recovered_by_the_next_scheduler(crash_at):
-    with mock_aws():
-        store = make_store()
-        clock = Clock()
-        store.set_pool("p1", 1)
-        store_dags(store, _pool_dag(), now=clock())
-        run = trigger_dag(store, "crashy", now=clock())
+    with _crashy() as (store, clock, run):
         crashing = CrashingStore(store, crash_at)
         doomed, doomed_executor = scheduler_for(crashing, clock)
         workers = Workers(crashing, doomed, doomed_executor, clock)
@@ -120,12 +122,7 @@ def test_a_crash_before_any_write_is_recovered_by_the_next_scheduler(crash_at):
 
 
 def test_the_same_completion_twice_changes_nothing_more():
-    with mock_aws():
-        store = make_store()
-        clock = Clock()
-        store.set_pool("p1", 1)
-        store_dags(store, _pool_dag(), now=clock())
-        run = trigger_dag(store, "crashy", now=clock())
+    with _crashy() as (store, clock, run):
         scheduler, executor = scheduler_for(store, clock)
         scheduler.run_pass()
         [item] = executor.take()
@@ -142,12 +139,7 @@ def test_the_same_completion_twice_changes_nothing_more():
 
 
 def test_a_late_report_from_a_superseded_try_is_fenced_off():
-    with mock_aws():
-        store = make_store()
-        clock = Clock()
-        store.set_pool("p1", 1)
-        store_dags(store, _pool_dag(), now=clock())
-        run = trigger_dag(store, "crashy", now=clock())
+    with _crashy() as (store, clock, run):
         scheduler, executor = scheduler_for(store, clock)
         scheduler.run_pass()
         [first] = executor.take()
