@@ -18,6 +18,7 @@ import contextlib
 import copy
 import ctypes
 import datetime as dt
+import logging
 import signal
 import threading
 import traceback
@@ -115,23 +116,60 @@ def _maps_downstream(serialized_dag: Any, task_id: str) -> bool:
 
 def run_try(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.datetime],
             log_sink: LogSink | None = None, hostname: str | None = None) -> TryResult:
-    """Load, build, render and execute one try; never raises for anything the task does."""
+    """Load, build, render and execute one try; never raises for anything the task does.
+
+    The task's callbacks run as Airflow runs them, in the try and logged with it: ``on_execute_callback``
+    before ``execute``, then ``on_success_callback``, ``on_skipped_callback``, or with ``context["exception"]``
+    set ``on_retry_callback`` (the try will be retried) or ``on_failure_callback``. A failing callback is
+    logged and changes nothing.
+    """
     key = dispatch.key
+    state: dict[str, Any] = {}
     with capture(log_sink, key, dispatch.try_number) as buffer:
         try:
-            return _run(dispatch, store=store, loader=loader, now_fn=now_fn, hostname=hostname)
+            result = _run(dispatch, store=store, loader=loader, now_fn=now_fn, hostname=hostname, state=state)
+            _callbacks(state, "on_success_callback")
+            return result
         except AirflowSkipException as exc:
             _log(buffer, f"Skipping task: {exc}")
+            _callbacks(state, "on_skipped_callback")
             return TryResult(TaskInstanceState.SKIPPED, note=str(exc) or None)
         except (AirflowFailException, AirflowSensorTimeout) as exc:
             _log(buffer, traceback.format_exc())
+            _failure_callbacks(state, exc, dispatch.try_number, force_fail=True)
             return TryResult(TaskInstanceState.FAILED, force_fail=True, note=f"{type(exc).__name__}: {exc}")
         except AirflowTaskTimeout as exc:
             _log(buffer, traceback.format_exc())
+            _failure_callbacks(state, exc, dispatch.try_number, force_fail=False)
             return TryResult(TaskInstanceState.FAILED, note=str(exc))
         except Exception as exc:
             _log(buffer, traceback.format_exc())
+            _failure_callbacks(state, exc, dispatch.try_number, force_fail=False)
             return TryResult(TaskInstanceState.FAILED, note=f"{type(exc).__name__}: {exc}"[:1000])
+
+
+def _callbacks(state: dict[str, Any], name: str) -> None:
+    task, context = state.get("task"), state.get("context")
+    if task is None or context is None:
+        return  # the try failed before there was a task to call back
+    callbacks = getattr(task, name, None)
+    if not callbacks:
+        return
+    for callback in callbacks if isinstance(callbacks, (list, tuple)) else [callbacks]:
+        try:
+            callback(context)
+        except Exception:
+            logging.getLogger("airflow.task").exception("Error in %s of task %s", name, task.task_id)
+
+
+def _failure_callbacks(state: dict[str, Any], exc: BaseException, try_number: int, *, force_fail: bool) -> None:
+    task, context = state.get("task"), state.get("context")
+    if task is None or context is None:
+        return
+    context["exception"] = exc
+    retries = getattr(task, "retries", 0) or 0
+    will_retry = not force_fail and bool(retries) and try_number <= retries
+    _callbacks(state, "on_retry_callback" if will_retry else "on_failure_callback")
 
 
 def _log(buffer: Any, text: str) -> None:
@@ -160,7 +198,7 @@ def fresh_task(task: Any, dag: Any) -> Any:
 
 
 def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.datetime],
-         hostname: str | None) -> TryResult:
+         hostname: str | None, state: dict[str, Any]) -> TryResult:
     from updraft.runtime.mapping import expand_lengths, unmap
     from updraft.runtime.templates import render_task
 
@@ -185,8 +223,15 @@ def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.date
         task = fresh_task(task, dag)
     ti.task = task
     context["task"] = task
+    state.update(task=task, context=context)
     render_task(task, dag, context, skip=skip)
-    with set_current_context(context), execution_timeout(task.execution_timeout, task.task_id):
-        result = task.execute(context)
+    with set_current_context(context):
+        _callbacks(state, "on_execute_callback")
+        with execution_timeout(task.execution_timeout, task.task_id):
+            if getattr(task, "_pre_execute_hook", None):
+                task._pre_execute_hook(context)
+            result = task.execute(context)
+            if getattr(task, "_post_execute_hook", None):
+                task._post_execute_hook(context, result)
     xcom_length = push_result(task, result, client, maps_downstream=_maps_downstream(serialized, key.task_id))
     return TryResult(TaskInstanceState.SUCCESS, xcom_length=xcom_length, skip_task_ids=sorted(ti.skip_task_ids))

@@ -69,3 +69,37 @@ def test_execution_timeout_fails_the_try_with_a_clear_message(env):
         ti = env.ti("slow", run.run_id, task_id)
         assert ti.state == "failed"
         assert "timed out after 0.3 seconds" in ti.note
+
+
+def test_callbacks_run_in_the_try_as_airflow_calls_them(env):
+    env.add("callbacks", """
+    import os
+    OUT = os.path.join(os.path.dirname(__file__), "calls.txt")
+
+    def note(name):
+        def callback(context):
+            exc = context.get("exception")
+            with open(OUT, "a") as f:
+                f.write(f"{context['ti'].task_id}:{name}:{context['ti'].try_number}:{type(exc).__name__ if exc else ''}\\n")
+        return callback
+
+    def boom():
+        raise ValueError("x")
+
+    def skip():
+        raise AirflowSkipException()
+
+    cbs = {"on_execute_callback": note("execute"), "on_success_callback": [note("success")],
+           "on_failure_callback": note("failure"), "on_retry_callback": note("retry"),
+           "on_skipped_callback": note("skipped")}
+    with DAG("callbacks", schedule=None, start_date=START):
+        PythonOperator(task_id="ok", python_callable=lambda: 1, **cbs)
+        PythonOperator(task_id="bad", python_callable=boom, retries=1, retry_delay=0, **cbs)
+        PythonOperator(task_id="skip", python_callable=skip, **cbs)
+    """)
+    run = env.run("callbacks", tick=dt.timedelta(seconds=1))
+    assert env.states("callbacks", run.run_id) == {"ok": "success", "bad": "failed", "skip": "skipped"}
+    calls = sorted((env.dags_folder / "calls.txt").read_text().split())
+    assert calls == sorted([
+        "ok:execute:1:", "ok:success:1:", "skip:execute:1:", "skip:skipped:1:",
+        "bad:execute:1:", "bad:retry:1:ValueError", "bad:execute:2:", "bad:failure:2:ValueError"])
