@@ -1,0 +1,58 @@
+"""Scheduler Lambda: an EventBridge tick runs a full scheduling pass; a task-finished event schedules one run.
+
+The accepted event shapes are documented in ``updraft.handler_events``. Both are idempotent: every decision is a
+conditional write in the store, so a redelivered tick or a duplicate task-finished event finds the runs already
+created and the tries already claimed, and dispatches nothing again. A malformed event raises ``MalformedEvent``
+(a ValueError naming what was expected): it is a deployment mistake, and a failed invocation is where it shows.
+
+Settings come from the environment through ``updraft.config.UpdraftConfig``. Clients, the store and the
+scheduler (with its cache of DAG versions) are built on first use and kept by the warm container. No Tracer: it
+imports the X-Ray SDK (~300 ms of cold start) for spans this handler does not need.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+from updraft.config import UpdraftConfig
+from updraft.handler_events import Tick, scheduler_event
+from updraft.services import Services
+
+logger = Logger(service="updraft-scheduler")
+metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-scheduler")
+_services: Services | None = None
+
+
+def services() -> Services:
+    """Built on first use: a module-level one would read the environment before tests or local mode set it."""
+    global _services
+    if _services is None:
+        _services = Services()
+    return _services
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    decoded = scheduler_event(event)
+    scheduler = services().scheduler
+    if isinstance(decoded, Tick):
+        report = scheduler.run_pass()
+        kind = "tick"
+    else:
+        report = scheduler.schedule_run(decoded.dag_id, decoded.run_id)
+        kind = "task_finished"
+    metrics.add_metric(name="RunsCreated", unit=MetricUnit.Count, value=len(report.runs_created))
+    metrics.add_metric(name="TriesDispatched", unit=MetricUnit.Count, value=len(report.dispatched))
+    metrics.add_metric(name="RunsFinished", unit=MetricUnit.Count, value=len(report.runs_finished))
+    result = {"kind": kind, "runs_created": report.runs_created, "runs_started": report.runs_started,
+              "runs_finished": report.runs_finished,
+              "dispatched": [d.to_payload() for d in report.dispatched],
+              "not_claimed": report.not_claimed}
+    logger.info("scheduling done", extra={"kind": kind, "runs_created": len(report.runs_created),
+                                          "dispatched": len(report.dispatched),
+                                          "runs_finished": report.runs_finished})
+    return result

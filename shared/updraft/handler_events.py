@@ -1,0 +1,90 @@
+"""The events the scheduler and worker Lambdas accept, decoded in one place so handlers stay thin.
+
+Scheduler (``functions/scheduler``), two shapes:
+
+- **tick**: the EventBridge Scheduled Event a ``rate(...)`` rule sends (``"detail-type": "Scheduled Event"``,
+  ``"source": "aws.events"``; EventBridge Scheduler's ``aws.scheduler`` is accepted too) -> a full pass.
+- **task finished**: an EventBridge-shaped envelope, the same whether it comes through an event bus or as a
+  direct asynchronous invoke (so a rule can be added later without changing the handler)::
+
+      {"detail-type": "updraft.task_finished", "source": "updraft.worker",
+       "detail": {"dag_id": "...", "run_id": "...", "task_id": "...", "map_index": -1,
+                  "try_number": 1, "state": "success"}}
+
+  Only ``dag_id`` and ``run_id`` are required: the event only says *which run* to look at again (Airflow's mini
+  scheduler); the store holds the truth, so a duplicate or late event changes nothing.
+
+Worker (``functions/worker``): exactly ``Dispatch.to_payload()`` (the Lambda executor's async invoke).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from updraft.executors.base import Dispatch
+
+TICK_DETAIL_TYPE = "Scheduled Event"
+TICK_SOURCES = ("aws.events", "aws.scheduler")
+TASK_FINISHED = "updraft.task_finished"
+WORKER_SOURCE = "updraft.worker"
+
+
+class MalformedEvent(ValueError):
+    """The event is not one the handler accepts; the message says what was expected."""
+
+
+@dataclass(frozen=True)
+class Tick:
+    time: str | None = None  # when EventBridge fired it (informative: the scheduler uses its own clock)
+
+
+@dataclass(frozen=True)
+class TaskFinished:
+    dag_id: str
+    run_id: str
+    task_id: str | None = None
+    map_index: int = -1
+    try_number: int | None = None
+    state: str | None = None
+
+
+def scheduler_event(event: Any) -> Tick | TaskFinished:
+    if not isinstance(event, dict):
+        raise MalformedEvent(f"the scheduler expects a JSON object event, got {type(event).__name__}")
+    kind = event.get("detail-type")
+    if kind == TICK_DETAIL_TYPE and event.get("source") in TICK_SOURCES:
+        return Tick(time=event.get("time"))
+    if kind == TASK_FINISHED:
+        detail = event.get("detail")
+        if not isinstance(detail, dict):
+            raise MalformedEvent(f"a {TASK_FINISHED} event needs a 'detail' object")
+        for name in ("dag_id", "run_id"):
+            if not isinstance(detail.get(name), str) or not detail[name]:
+                raise MalformedEvent(f"a {TASK_FINISHED} event needs detail.{name} (a non-empty string)")
+        map_index = detail.get("map_index", -1)
+        if not isinstance(map_index, int) or isinstance(map_index, bool):
+            raise MalformedEvent(f"detail.map_index of a {TASK_FINISHED} event must be an integer")
+        return TaskFinished(dag_id=detail["dag_id"], run_id=detail["run_id"], task_id=detail.get("task_id"),
+                            map_index=map_index, try_number=detail.get("try_number"), state=detail.get("state"))
+    raise MalformedEvent(f"the scheduler accepts an EventBridge 'Scheduled Event' (tick) or a {TASK_FINISHED!r} "
+                         f"event; got detail-type {kind!r} from source {event.get('source')!r}")
+
+
+def task_finished_event(dispatch: Dispatch, state: str | None, *,
+                        now: dt.datetime | None = None) -> dict[str, Any]:
+    """The task-finished envelope for ``dispatch`` (what a direct invoke of the scheduler sends)."""
+    key = dispatch.key
+    return {"version": "0", "detail-type": TASK_FINISHED, "source": WORKER_SOURCE,
+            "time": (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "detail": {"dag_id": key.dag_id, "run_id": key.run_id, "task_id": key.task_id,
+                       "map_index": key.map_index, "try_number": dispatch.try_number, "state": state}}
+
+
+def worker_dispatch(event: Any) -> Dispatch:
+    """The dispatch an async worker invoke carries; MalformedEvent naming the problem otherwise."""
+    try:
+        return Dispatch.from_payload(event)
+    except ValueError as exc:
+        raise MalformedEvent(f"not a worker dispatch: {exc}") from None

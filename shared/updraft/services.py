@@ -1,0 +1,104 @@
+"""What a Lambda handler needs (clients, store, executor, scheduler, DAG loader, log sink), built on first use.
+
+Handlers keep one ``Services`` per container. Each piece is created the first time it is asked for and then
+reused by warm invocations, so a cold start pays only for what its event needs (boto3 alone is ~130 ms, each
+client ~60 ms more: ``notes/aws-offline.md`` section 3), and the scheduler's cache of DAG versions survives
+between ticks. Tests and local mode replace any piece by assigning it before first use (``services.executor =
+RecordingExecutor()``); boto3 clients honour ``AWS_ENDPOINT_URL`` so local mode can point them all at its
+embedded AWS.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from typing import Any
+
+from updraft.config import ConfigError, UpdraftConfig
+
+LOGS_PREFIX = "logs/"
+
+
+class Services:
+    def __init__(self, config: UpdraftConfig | None = None) -> None:
+        self.config = config or UpdraftConfig.from_env()
+        self._clients: dict[str, Any] = {}
+
+    def client(self, service: str) -> Any:
+        if service not in self._clients:
+            import boto3
+
+            self._clients[service] = boto3.client(service, **self.config.client_kwargs())
+        return self._clients[service]
+
+    @functools.cached_property
+    def store(self) -> Any:
+        from updraft.store.dynamo import DynamoStore
+
+        store_config = self.config.store_config()
+        return DynamoStore(store_config, s3_client=self.client("s3") if store_config.s3_bucket else None)
+
+    @functools.cached_property
+    def executor(self) -> Any:
+        """Lambda for ``executor="lambda"`` tasks, Fargate when a cluster is configured, routed per dispatch."""
+        from updraft.executors.lambda_ import LambdaExecutor
+        from updraft.executors.routing import RoutingExecutor
+
+        if not self.config.worker_function:
+            raise ConfigError("the scheduler needs UPDRAFT_WORKER_FUNCTION (the worker Lambda) in the environment")
+        executors: dict[str, Any] = {"lambda": LambdaExecutor(self.client("lambda"), self.config.worker_function)}
+        if self.config.fargate_configured:
+            from updraft.executors.fargate import FargateExecutor
+
+            executors["fargate"] = FargateExecutor(
+                self.client("ecs"), self.config.ecs_cluster, self.config.ecs_task_definition,  # type: ignore[arg-type]
+                self.config.ecs_subnets, self.config.ecs_security_groups, self.config.ecs_container,
+                assign_public_ip=self.config.ecs_public_ip, environment=self.config.to_env())
+        return RoutingExecutor(executors)
+
+    @functools.cached_property
+    def scheduler(self) -> Any:
+        from updraft.scheduling.scheduler import Scheduler
+
+        return Scheduler(self.store, self.executor, self.config.scheduler_config())
+
+    @functools.cached_property
+    def loader(self) -> Any:
+        """DAG files mirrored from the bucket's DAGs prefix into /tmp (kept by a warm container)."""
+        from updraft.runtime.loader import S3DagLoader
+
+        if not self.config.bucket:
+            raise ConfigError("the worker needs UPDRAFT_BUCKET (where the DAG files are) in the environment")
+        workdir = os.path.join(tempfile.gettempdir(), "updraft-worker-dags")
+        return S3DagLoader(self.client("s3"), self.config.bucket, self.config.dags_prefix, workdir)
+
+    @functools.cached_property
+    def log_sink(self) -> Any:
+        """Task logs in the bucket under ``logs/`` (None without a bucket: the try still runs)."""
+        if not self.config.bucket:
+            return None
+        return S3LogSink(self.client("s3"), self.config.bucket)
+
+
+class S3LogSink:
+    """``s3://bucket/logs/<dag_id>/<run_id>/<task_id>/<map_index>/<try>.log``: the local sink's layout in S3."""
+
+    def __init__(self, s3_client: Any, bucket: str, prefix: str = LOGS_PREFIX) -> None:
+        self.s3_client = s3_client
+        self.bucket = bucket
+        self.prefix = prefix
+
+    def key(self, key: Any, try_number: int) -> str:
+        return f"{self.prefix}{key.dag_id}/{key.run_id}/{key.task_id}/{key.map_index}/{try_number}.log"
+
+    def write(self, key: Any, try_number: int, text: str) -> None:
+        self.s3_client.put_object(Bucket=self.bucket, Key=self.key(key, try_number), Body=text.encode("utf-8"),
+                                  ContentType="text/plain; charset=utf-8")
+
+    def read(self, key: Any, try_number: int) -> str | None:
+        try:
+            body = self.s3_client.get_object(Bucket=self.bucket, Key=self.key(key, try_number))["Body"].read()
+        except self.s3_client.exceptions.NoSuchKey:
+            return None
+        return body.decode("utf-8")

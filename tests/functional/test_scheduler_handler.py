@@ -1,0 +1,164 @@
+"""The scheduler Lambda handler, invoked with the sample events against moto (DynamoDB, Lambda)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from tests.functional.scheduling.harness import store_dags
+from updraft.handler_events import MalformedEvent
+from updraft.scheduling.completion import TryResult, finish_try, start_try
+from updraft.scheduling.records import TIKey
+from updraft.scheduling.states import TaskInstanceState
+from updraft.scheduling.triggering import trigger_dag
+from updraft.store.config import StoreConfig
+from updraft.store.dynamo import DynamoStore
+from updraft.store.tables import create_table
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS = ROOT / "events" / "scheduler"
+TABLE = "updraft-scheduler-test"
+WORKER = "updraft-worker"
+REGION = "us-east-1"
+
+
+def _context() -> SimpleNamespace:
+    return SimpleNamespace(function_name="scheduler", memory_limit_in_mb=512, aws_request_id="req-1",
+                           invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:scheduler")
+
+
+def _event(name: str) -> dict:
+    return json.loads((EVENTS / name).read_text())
+
+
+def _worker_zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("handler.py", "def handler(event, context):\n    return event\n")
+    return buffer.getvalue()
+
+
+class SpyLambda:
+    """Forwards to moto (which only echoes without Docker) and keeps what the executor sent."""
+
+    def __init__(self, client):
+        self.client = client
+        self.payloads = []
+
+    def invoke(self, **kwargs):
+        assert kwargs["FunctionName"] == WORKER and kwargs["InvocationType"] == "Event"
+        self.payloads.append(json.loads(kwargs["Payload"]))
+        return self.client.invoke(**kwargs)
+
+
+def _dags():
+    from airflow.providers.standard.operators.bash import BashOperator
+    from airflow.sdk import DAG
+
+    start = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+    with DAG("handler_daily", schedule="@daily", start_date=start, catchup=False) as daily:
+        BashOperator(task_id="only", bash_command="echo only")
+    with DAG("handler_chain", schedule=None, start_date=start) as chain:
+        BashOperator(task_id="first", bash_command="echo 1") >> BashOperator(task_id="second", bash_command="echo 2")
+    return daily, chain
+
+
+@pytest.fixture
+def env(monkeypatch):
+    for name, value in {"AWS_REGION": REGION, "UPDRAFT_TABLE": TABLE, "UPDRAFT_WORKER_FUNCTION": WORKER}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("UPDRAFT_BUCKET", raising=False)
+    with mock_aws(config={"lambda": {"use_docker": False}}):
+        config = StoreConfig(table_name=TABLE, region=REGION)
+        create_table(config)
+        iam = boto3.client("iam", region_name=REGION)
+        role = iam.create_role(RoleName="worker", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        lam = boto3.client("lambda", region_name=REGION)
+        lam.create_function(FunctionName=WORKER, Runtime="python3.12", Role=role, Handler="handler.handler",
+                            Code={"ZipFile": _worker_zip()})
+        store = DynamoStore(config)
+        store_dags(store, *_dags(), now=dt.datetime.now(dt.UTC))
+        from functions.scheduler import handler
+
+        monkeypatch.setattr(handler, "_services", None)  # built from the environment above on first use
+        spy = SpyLambda(lam)
+        handler.services()._clients["lambda"] = spy
+        yield SimpleNamespace(handler=handler, store=store, invokes=spy.payloads)
+
+
+def test_tick_creates_due_runs_and_dispatches_their_first_tasks(env, capsys):
+    result = env.handler.handler(_event("eventbridge_tick.json"), _context())
+
+    assert result["kind"] == "tick"
+    (run_id,) = result["runs_created"]
+    assert run_id.startswith("scheduled__")
+    (dispatched,) = result["dispatched"]
+    ti = env.store.get_ti(TIKey("handler_daily", run_id, "only"))
+    assert ti.state == TaskInstanceState.QUEUED
+    assert dispatched["try_id"] == ti.try_id
+    assert env.invokes == [dispatched]  # the worker Lambda got exactly the dispatch
+    emf = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    assert emf and emf[-1]["RunsCreated"] == [1.0] and emf[-1]["TriesDispatched"] == [1.0]
+    assert emf[-1]["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "Updraft"
+
+    # A redelivered tick (EventBridge delivers at least once) creates and dispatches nothing more.
+    again = env.handler.handler(_event("eventbridge_tick.json"), _context())
+    assert again["runs_created"] == [] and again["dispatched"] == []
+    assert env.store.get_ti(TIKey("handler_daily", run_id, "only")).try_id == ti.try_id
+    assert len(env.invokes) == 1
+
+
+def test_task_finished_schedules_the_runs_next_task_once(env):
+    event = _event("task_finished.json")
+    run_id = event["detail"]["run_id"]
+    trigger_dag(env.store, "handler_chain", now=dt.datetime.now(dt.UTC), run_id=run_id)
+
+    # The run is queued: the mini scheduler starts it and dispatches its first task.
+    first = env.handler.handler(event, _context())
+    assert first["kind"] == "task_finished" and first["runs_started"] == [run_id]
+    assert [d["task_id"] for d in first["dispatched"]] == ["first"]
+
+    # Play the worker for "first"; then the event it would send starts "second" at once.
+    key = TIKey("handler_chain", run_id, "first")
+    try_id = first["dispatched"][0]["try_id"]
+    now = dt.datetime.now(dt.UTC)
+    assert start_try(env.store, key, try_id, now=now)
+    dag = env.handler.services().scheduler.dag("handler_chain", env.store.get_run("handler_chain", run_id).dag_hash)
+    assert finish_try(env.store, key, try_id, TryResult(TaskInstanceState.SUCCESS), now=now, dag=dag)
+    second = env.handler.handler(event, _context())
+    assert [d["task_id"] for d in second["dispatched"]] == ["second"]
+
+    # The same event again: the store already has "second" queued, so nothing changes.
+    before = env.store.get_run_tis("handler_chain", run_id)
+    assert env.handler.handler(event, _context())["dispatched"] == []
+    assert env.store.get_run_tis("handler_chain", run_id) == before
+    assert [p["task_id"] for p in env.invokes] == ["first", "second"]
+
+
+def test_task_finished_for_an_unknown_run_does_nothing(env):
+    event = _event("task_finished.json")
+    event["detail"]["run_id"] = "manual__gone"
+    result = env.handler.handler(event, _context())
+    assert result["dispatched"] == [] and result["runs_started"] == []
+
+
+@pytest.mark.filterwarnings("ignore:No application metrics to publish")
+@pytest.mark.parametrize(("event", "message"), [
+    ({"Records": []}, "accepts an EventBridge 'Scheduled Event'"),
+    ({"detail-type": "Scheduled Event", "source": "someone.else"}, "from source 'someone.else'"),
+    ({"detail-type": "updraft.task_finished", "detail": {"dag_id": "handler_chain"}}, "detail.run_id"),
+    ({"detail-type": "updraft.task_finished", "detail": "handler_chain"}, "'detail' object"),
+    ([], "JSON object"),
+])
+def test_malformed_event_is_a_clear_error(env, event, message):
+    with pytest.raises(MalformedEvent, match=message):
+        env.handler.handler(event, _context())
+    assert env.invokes == []
