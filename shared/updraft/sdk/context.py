@@ -7,6 +7,7 @@ one around each execution with ``set_current_context``.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,23 +25,33 @@ class Context(dict):
     """The mapping a running task receives (Airflow's ``Context`` TypedDict, as a plain dict at run time)."""
 
 
-_CURRENT: list[Context] = []
+# Per thread: local mode runs several tries at once in threads of one process, each with its own context.
+_local = threading.local()
+
+
+def _stack() -> list[Context]:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
 
 
 def get_current_context() -> Context:
-    if not _CURRENT:
+    stack = _stack()
+    if not stack:
         raise RuntimeError("Current context was requested but no context was found! "
                            "Are you running within an Airflow task?")
-    return _CURRENT[-1]
+    return stack[-1]
 
 
 @contextlib.contextmanager
 def set_current_context(context: Context) -> Iterator[Context]:
-    _CURRENT.append(context)
+    stack = _stack()
+    stack.append(context)
     try:
         yield context
     finally:
-        _CURRENT.pop()
+        stack.pop()
 
 
 def context_merge(context: Context, *args: Any, **kwargs: Any) -> None:
