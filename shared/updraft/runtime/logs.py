@@ -51,6 +51,29 @@ class LocalLogSink:
         return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
+class S3LogSink:
+    """``s3://bucket/<prefix><dag_id>/<run_id>/<task_id>/<map_index>/<try>.log``: one object per try."""
+
+    def __init__(self, s3_client: Any, bucket: str, prefix: str = "logs/") -> None:
+        self.s3_client = s3_client
+        self.bucket = bucket
+        self.prefix = prefix
+
+    def object_key(self, key: TIKey, try_number: int) -> str:
+        return f"{self.prefix}{key.dag_id}/{key.run_id}/{key.task_id}/{key.map_index}/{try_number}.log"
+
+    def write(self, key: TIKey, try_number: int, text: str) -> None:
+        self.s3_client.put_object(Bucket=self.bucket, Key=self.object_key(key, try_number),
+                                  Body=text.encode("utf-8"), ContentType="text/plain; charset=utf-8")
+
+    def read(self, key: TIKey, try_number: int) -> str | None:
+        try:
+            response = self.s3_client.get_object(Bucket=self.bucket, Key=self.object_key(key, try_number))
+        except self.s3_client.exceptions.NoSuchKey:
+            return None
+        return response["Body"].read().decode("utf-8")
+
+
 class _Buffer:
     def __init__(self) -> None:
         self.parts: list[str] = []

@@ -41,3 +41,18 @@ def test_local_loader_errors_name_the_dag_and_file(tmp_path):
         loader.load_dag("other", "f.py")
     with pytest.raises(DagNotFound, match="cannot be read"):
         loader.load_dag("f", "missing.py")
+
+
+def test_s3_log_sink_writes_and_reads_one_object_per_try():
+    from updraft.runtime.logs import S3LogSink
+    from updraft.scheduling.records import TIKey
+
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="log-bucket")
+        sink = S3LogSink(s3, "log-bucket")
+        key = TIKey("d", "manual__x", "t", 2)
+        sink.write(key, 1, "hello\n")
+        assert sink.read(key, 1) == "hello\n"
+        assert sink.read(key, 2) is None
+        assert sink.object_key(key, 1) == "logs/d/manual__x/t/2/1.log"
