@@ -124,13 +124,25 @@ def process_params(dag: Any, task: Any, conf: Mapping[str, Any] | None) -> dict[
     return params.validate()
 
 
-def previous_successful_run(store: Any, run: DagRun) -> DagRun | None:
-    """The latest successful run of the DAG with an earlier logical date (Airflow's previous dagrun success)."""
+def previous_successful_run(store: Any, run: DagRun, *, page: int = 50) -> DagRun | None:
+    """The latest successful run of the DAG with an earlier logical date (Airflow's previous dagrun success).
+
+    Runs come newest first; the recent ones usually answer, so only the first ``page`` are read unless none of
+    them does (then all are).
+    """
     if run.logical_date is None:
         return None
-    earlier = [r for r in store.list_runs(run.dag_id)
-               if r.logical_date is not None and r.logical_date < run.logical_date and r.state == "success"]
-    return max(earlier, key=lambda r: r.logical_date, default=None)
+
+    def best(runs: list[DagRun]) -> DagRun | None:
+        earlier = [r for r in runs
+                   if r.logical_date is not None and r.logical_date < run.logical_date and r.state == "success"]
+        return max(earlier, key=lambda r: r.logical_date, default=None)
+
+    recent = store.list_runs(run.dag_id, limit=page)
+    found = best(recent)
+    if found is not None or len(recent) < page:
+        return found
+    return best(store.list_runs(run.dag_id))
 
 
 def build_context(*, ti: RuntimeTaskInstance, task: Any, dag: Any, run: DagRun, store: Any,

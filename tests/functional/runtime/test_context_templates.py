@@ -114,3 +114,19 @@ def test_native_rendering_and_strict_undefined(env):
     assert env.xcom("native", run.run_id, "native") == ["list", [1, 2]]
     ti = env.ti("native", run.run_id, "undefined")
     assert ti.state == "failed" and "nope" in ti.note
+
+
+def test_prev_data_interval_success_comes_from_the_latest_earlier_successful_run(env):
+    env.add("ctx", CONTEXT_DAG)
+    dag_hash = env.store.get_dag_meta("ctx").dag_hash
+    days = [dt.datetime(2024, 1, d, tzinfo=dt.UTC) for d in (3, 4, 5)]
+    for day, state in zip(days, [DagRunState.SUCCESS, DagRunState.FAILED, DagRunState.QUEUED], strict=True):
+        env.store.create_run(DagRun(dag_id="ctx", run_id=f"scheduled__{day.isoformat()}", run_type="scheduled",
+                                    dag_hash=dag_hash, state=state, logical_date=day, data_interval_start=day,
+                                    data_interval_end=day + dt.timedelta(days=1), run_after=day,
+                                    queued_at=env.clock()))
+    current = f"scheduled__{days[2].isoformat()}"
+    for _ in range(5):
+        env.scheduler.run_pass()
+        env.drain()
+    assert env.xcom("ctx", current, "show")["prev"] == "2024-01-03T00:00:00+00:00"
