@@ -1,0 +1,100 @@
+"""Worker Lambda: runs one claimed try. The event is the Lambda executor's async invoke, ``Dispatch.to_payload()``.
+
+The try is fenced by its ``try_id`` (``updraft.runtime.worker.handle_dispatch``): a duplicate or superseded
+dispatch runs nothing and reports ``not_runnable``, so Lambda's at-least-once async delivery is harmless. After the
+try, the same call schedules the run's next tasks (the mini scheduler), dispatching them through the scheduler's
+executors, so a downstream task starts without waiting for a tick.
+
+Why a malformed payload *returns* ``{"status": "rejected"}`` instead of raising: Lambda retries a failed async
+invocation twice and then hands it to the on-failure destination, and a payload that cannot be decoded will
+never decode, so raising would only triple the error and the bill. It is logged at ERROR with the payload and
+counted (``DispatchesRejected``), which is where an alarm belongs. Failures *after* decoding (the store throttled,
+S3 unreachable) do raise: Lambda's retry can then succeed, and it is safe: a retry that finds its try already
+running loses the fence and returns, and the scheduler's lease check takes over that try.
+
+Also the Fargate task's entrypoint: ``python -m functions.worker.handler`` reads the dispatch from
+``UPDRAFT_DISPATCH`` (what ``FargateExecutor`` sets) and exits non-zero only for a rejected payload.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+from updraft.config import UpdraftConfig
+from updraft.handler_events import MalformedEvent, worker_dispatch
+from updraft.services import Services
+
+logger = Logger(service="updraft-worker")
+metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-worker")
+_services: Services | None = None
+
+
+def services() -> Services:
+    """Built on first use: a module-level one would read the environment before tests or local mode set it."""
+    global _services
+    if _services is None:
+        _services = Services()
+    return _services
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def run(event: Any) -> dict[str, Any]:
+    """Decode, run, report; shared by the Lambda handler and the Fargate entrypoint."""
+    try:
+        dispatch = worker_dispatch(event)
+    except MalformedEvent as exc:
+        logger.error("rejected a malformed dispatch", extra={"error": str(exc), "payload": repr(event)[:2000]})
+        metrics.add_metric(name="DispatchesRejected", unit=MetricUnit.Count, value=1)
+        return {"status": "rejected", "error": str(exc)}
+    from updraft.runtime.worker import handle_dispatch
+
+    svc = services()
+    key = dispatch.key
+    logger.append_keys(dag_id=key.dag_id, run_id=key.run_id, task_id=key.task_id, map_index=key.map_index,
+                       try_number=dispatch.try_number)
+    try:
+        result = handle_dispatch(dispatch, store=svc.store, loader=svc.loader, scheduler=svc.scheduler,
+                                 now_fn=_now, log_sink=svc.log_sink)
+    finally:
+        logger.remove_keys(["dag_id", "run_id", "task_id", "map_index", "try_number"])
+    if result is None:
+        logger.info("dispatch not runnable (duplicate or superseded)")
+        metrics.add_metric(name="TriesNotRunnable", unit=MetricUnit.Count, value=1)
+        return {"status": "not_runnable", "task": key.label, "try_number": dispatch.try_number}
+    state = getattr(result.state, "value", result.state)
+    logger.info("try finished", extra={"state": state, "task": key.label})
+    metrics.add_metric(name="TriesRun", unit=MetricUnit.Count, value=1)
+    return {"status": "ran", "task": key.label, "try_number": dispatch.try_number, "state": state}
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context
+def handler(event: Any, context: Any) -> dict[str, Any]:
+    return run(event)
+
+
+def main() -> int:
+    """Fargate entrypoint: the dispatch comes in ``UPDRAFT_DISPATCH``."""
+    raw = os.environ.get("UPDRAFT_DISPATCH", "")
+    try:
+        event: Any = json.loads(raw)
+    except ValueError:
+        event = raw
+    result = run(event)
+    metrics.flush_metrics()
+    print(json.dumps(result))
+    return 2 if result["status"] == "rejected" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
