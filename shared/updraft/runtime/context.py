@@ -42,6 +42,13 @@ class RuntimeTaskInstance:
         self.state = "running"
         self.rendered_map_index: str | None = None
         self.skip_task_ids: set[str] = set()
+        self.context: Context | None = None
+
+    def get_template_context(self) -> Context:
+        """The try's context (set once built), for code that asks the task instance for it."""
+        if self.context is None:
+            raise RuntimeError("the context of this try is not built yet")
+        return self.context
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -169,6 +176,7 @@ def build_context(*, ti: RuntimeTaskInstance, task: Any, dag: Any, run: DagRun, 
         "task_reschedule_count": 0,
         "try_number": ti.try_number,
     })
+    ti.context = context
     # Computed now (one query) rather than lazily as in Airflow: values handed to user code and to Jinja must be
     # the real datetimes, and a proxy object would leak into XComs and f-strings.
     prev = previous_successful_run(store, run)
