@@ -230,7 +230,7 @@ def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.date
     client = XComClient(store, key, now_fn)
     store.clear_xcoms(key)  # a new try starts without the XComs of the previous one, as in Airflow
     ti = RuntimeTaskInstance(task=task, dag_id=key.dag_id, run_id=key.run_id, map_index=key.map_index,
-                             try_number=dispatch.try_number, max_tries=dispatch.try_number + task.retries,
+                             try_number=dispatch.try_number, max_tries=task.retries,
                              xcom_client=client, serialized_dag=serialized, hostname=hostname, start_date=now_fn())
     context = build_context(ti=ti, task=task, dag=dag, run=run, store=store)
     skip: set[int] = set()
