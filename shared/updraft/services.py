@@ -76,29 +76,8 @@ class Services:
     @functools.cached_property
     def log_sink(self) -> Any:
         """Task logs in the bucket under ``logs/`` (None without a bucket: the try still runs)."""
+        from updraft.runtime.logs import S3LogSink
+
         if not self.config.bucket:
             return None
-        return S3LogSink(self.client("s3"), self.config.bucket)
-
-
-class S3LogSink:
-    """``s3://bucket/logs/<dag_id>/<run_id>/<task_id>/<map_index>/<try>.log``: the local sink's layout in S3."""
-
-    def __init__(self, s3_client: Any, bucket: str, prefix: str = LOGS_PREFIX) -> None:
-        self.s3_client = s3_client
-        self.bucket = bucket
-        self.prefix = prefix
-
-    def key(self, key: Any, try_number: int) -> str:
-        return f"{self.prefix}{key.dag_id}/{key.run_id}/{key.task_id}/{key.map_index}/{try_number}.log"
-
-    def write(self, key: Any, try_number: int, text: str) -> None:
-        self.s3_client.put_object(Bucket=self.bucket, Key=self.key(key, try_number), Body=text.encode("utf-8"),
-                                  ContentType="text/plain; charset=utf-8")
-
-    def read(self, key: Any, try_number: int) -> str | None:
-        try:
-            body = self.s3_client.get_object(Bucket=self.bucket, Key=self.key(key, try_number))["Body"].read()
-        except self.s3_client.exceptions.NoSuchKey:
-            return None
-        return body.decode("utf-8")
+        return S3LogSink(self.client("s3"), self.config.bucket, LOGS_PREFIX)

@@ -59,16 +59,16 @@ class S3LogSink:
         self.bucket = bucket
         self.prefix = prefix
 
-    def object_key(self, key: TIKey, try_number: int) -> str:
+    def key(self, key: TIKey, try_number: int) -> str:
         return f"{self.prefix}{key.dag_id}/{key.run_id}/{key.task_id}/{key.map_index}/{try_number}.log"
 
     def write(self, key: TIKey, try_number: int, text: str) -> None:
-        self.s3_client.put_object(Bucket=self.bucket, Key=self.object_key(key, try_number),
+        self.s3_client.put_object(Bucket=self.bucket, Key=self.key(key, try_number),
                                   Body=text.encode("utf-8"), ContentType="text/plain; charset=utf-8")
 
     def read(self, key: TIKey, try_number: int) -> str | None:
         try:
-            response = self.s3_client.get_object(Bucket=self.bucket, Key=self.object_key(key, try_number))
+            response = self.s3_client.get_object(Bucket=self.bucket, Key=self.key(key, try_number))
         except self.s3_client.exceptions.NoSuchKey:
             return None
         return response["Body"].read().decode("utf-8")

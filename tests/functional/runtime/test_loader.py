@@ -55,4 +55,4 @@ def test_s3_log_sink_writes_and_reads_one_object_per_try():
         sink.write(key, 1, "hello\n")
         assert sink.read(key, 1) == "hello\n"
         assert sink.read(key, 2) is None
-        assert sink.object_key(key, 1) == "logs/d/manual__x/t/2/1.log"
+        assert sink.key(key, 1) == "logs/d/manual__x/t/2/1.log"
