@@ -109,7 +109,7 @@ def run_bash(command: str, *, env: dict[str, str], cwd: str | None, encoding: st
             log.info("Running command: %s", [bash, "-c", command])
             log.info("Output:")
             assert proc.stdout is not None
-            for raw in iter(proc.stdout.readline, b""):
+            for raw in _lines(proc.stdout):
                 last = raw.decode(encoding, errors="backslashreplace").rstrip()
                 log.info("%s", last)
             proc.wait()
@@ -126,3 +126,28 @@ def run_bash(command: str, *, env: dict[str, str], cwd: str | None, encoding: st
                 proc.stdout.close()
         log.info("Command exited with return code %s", proc.returncode)
         return proc.returncode, last
+
+
+def _lines(stream: Any) -> Any:
+    """The output's lines, waiting at most 0.1 s at a time.
+
+    Never blocking long in one system call keeps the thread running Python code, so a timeout raised into a
+    worker thread (local mode) reaches the loop promptly instead of after the command's next line.
+    """
+    import selectors
+
+    pending = b""
+    fd = stream.fileno()
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            if not selector.select(timeout=0.1):
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            yield from complete
+    if pending:
+        yield pending

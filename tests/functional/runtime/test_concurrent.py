@@ -68,3 +68,23 @@ def test_a_fan_out_runs_in_threads_with_separate_contexts_logs_and_timeouts(env)
         log = env.log("fan", run.run_id, "work", map_index=i)
         assert f"work {i} got {i}" in log and log.count("got") == 1
     assert "timed out after 0.2 seconds" in env.ti("fan", run.run_id, "too_slow").note
+
+
+def test_a_bash_command_in_a_worker_thread_times_out_promptly(env):
+    import time
+
+    env.add("slow_bash", """
+    with DAG("slow_bash", schedule=None, start_date=START):
+        BashOperator(task_id="quiet", bash_command="sleep 20", execution_timeout=datetime.timedelta(seconds=0.3))
+        BashOperator(task_id="script", bash_command="script.sh", params={"word": "from-file"})
+    """, extra_files={"script.sh": "echo {{ params.word }}\n"})
+    run = env.trigger("slow_bash")
+    env.scheduler.run_pass()
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda item: handle_dispatch(
+            item, store=env.store, loader=env.loader, scheduler=env.scheduler, now_fn=env.clock,
+            log_sink=env.logs), env.executor.take()))
+    assert time.monotonic() - started < 5
+    assert "timed out" in env.ti("slow_bash", run.run_id, "quiet").note
+    assert env.xcom("slow_bash", run.run_id, "script") == "from-file"
