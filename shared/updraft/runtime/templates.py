@@ -114,6 +114,8 @@ class Renderer:
             return self.env.from_string(value).render(**self.context)
         if isinstance(value, XComArg):
             return resolve_xcom_arg(value, self.context)
+        if type(value).__name__ == "DagParam":
+            return resolve_dag_param(value, self.context)
         if isinstance(value, tuple):
             if type(value) is not tuple:  # a namedtuple keeps its type
                 return type(value)(*(self.render(v, ext) for v in value))
@@ -143,3 +145,19 @@ def render_value(task: Any, value: Any, context: Mapping[str, Any]) -> Any:
     dag = task.dag
     native = is_native(task, dag)
     return Renderer(template_env(dag, native=native), context, native=native).render(value, task.template_ext)
+
+
+def resolve_dag_param(param: Any, context: Mapping[str, Any]) -> Any:
+    """A ``@dag`` function argument: the run's value (conf over params, as the context's params hold them)."""
+    from updraft.sdk.exceptions import AirflowException
+    from updraft.sdk.param import NOTSET
+
+    conf = getattr(context.get("dag_run"), "conf", None) or {}
+    if param.name in conf:
+        return conf[param.name]
+    params = context.get("params") or {}
+    if param.name in params:
+        return params[param.name]
+    if param.default is not NOTSET:
+        return param.default
+    raise AirflowException(f"No value could be resolved for parameter {param.name}")

@@ -84,3 +84,22 @@ def test_a_value_that_is_not_json_fails_the_task_clearly(env):
     ti = env.ti("badxcom", run.run_id, "obj")
     assert ti.state == "failed"
     assert "not JSON-serializable" in ti.note
+
+
+def test_dag_function_arguments_resolve_from_params_and_conf(env):
+    env.add("dagparam", """
+    @dag(schedule=None, start_date=START)
+    def dagparam(word="default", n=2):
+        @task
+        def use(w, k):
+            return f"{w}-{k}"
+
+        use(word, n)
+
+    dagparam()
+    """)
+    run = env.run("dagparam")
+    assert env.xcom("dagparam", run.run_id, "use") == "default-2"
+    env.clock.advance(seconds=1)
+    run = env.run("dagparam", conf={"word": "conf"})
+    assert env.xcom("dagparam", run.run_id, "use") == "conf-2"
