@@ -251,5 +251,6 @@ def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.date
             result = task.execute(context)
             if getattr(task, "_post_execute_hook", None):
                 task._post_execute_hook(context, result)
-    xcom_length = push_result(task, result, client, maps_downstream=_maps_downstream(serialized, key.task_id))
+    xcom_length = push_result(task, result, client, maps_downstream=_maps_downstream(serialized, key.task_id),
+                              is_mapped=key.map_index >= 0)
     return TryResult(TaskInstanceState.SUCCESS, xcom_length=xcom_length, skip_task_ids=sorted(ti.skip_task_ids))

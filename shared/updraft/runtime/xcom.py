@@ -194,13 +194,27 @@ def resolve_args(value: Any, context: Mapping[str, Any]) -> Any:
     return value
 
 
-def push_result(task: Any, value: Any, client: XComClient, *, maps_downstream: bool) -> int | None:
-    """Push a task's return value as Airflow does; returns ``xcom_length`` for the scheduler's mapping.
+class XComForMappingNotPushed(AirflowException):
+    """A task whose return value a downstream task maps over returned nothing (Airflow's exception)."""
 
-    ``multiple_outputs`` also pushes each key of the returned dict. A value a downstream task maps over must be
-    a list or dict (Airflow's ``UnmappableXComTypePushed``).
+    def __str__(self) -> str:
+        return "did not push XCom for task mapping"
+
+
+def push_result(task: Any, value: Any, client: XComClient, *, maps_downstream: bool,
+                is_mapped: bool = False) -> int | None:
+    """Push a task's return value as Airflow 3 does; returns ``xcom_length`` for the scheduler's mapping.
+
+    Nothing is pushed for None or ``do_xcom_push=False``, which fails an unmapped task a downstream task maps
+    over (``XComForMappingNotPushed``); such a task must return a list or dict (``UnmappableXComTypePushed``).
+    ``multiple_outputs`` also pushes each key of the returned dict.
     """
-    if not getattr(task, "do_xcom_push", True) or value is None:
+    if not getattr(task, "do_xcom_push", True):
+        value = None
+    must_map = maps_downstream and not is_mapped
+    if value is None:
+        if must_map:
+            raise XComForMappingNotPushed()
         return None
     if getattr(task, "multiple_outputs", False):
         if not isinstance(value, Mapping):
@@ -216,6 +230,6 @@ def push_result(task: Any, value: Any, client: XComClient, *, maps_downstream: b
     client.push(XCOM_RETURN_KEY, value)
     if isinstance(value, (list, dict)):
         return len(value)
-    if maps_downstream:
+    if must_map:
         raise UnmappableXComTypePushed(f"unmappable return type {type(value).__qualname__!r}")
     return None

@@ -92,7 +92,12 @@ def test_push_result_multiple_outputs_lengths_and_unmappable_values():
         push_result(T(), [1], client(store), maps_downstream=False)
     T.multiple_outputs = False
     assert push_result(T(), (1, 2, 3), client(store), maps_downstream=True) == 3
-    assert push_result(T(), None, client(store), maps_downstream=True) is None
+    from updraft.runtime.xcom import XComForMappingNotPushed
+
+    with pytest.raises(XComForMappingNotPushed):
+        push_result(T(), None, client(store), maps_downstream=True)
+    assert push_result(T(), None, client(store), maps_downstream=True, is_mapped=True) is None
+    assert push_result(T(), 5, client(store), maps_downstream=True, is_mapped=True) is None
     from updraft.sdk.exceptions import UnmappableXComTypePushed
 
     with pytest.raises(UnmappableXComTypePushed):
