@@ -39,6 +39,7 @@ def services() -> Services:
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     decoded = scheduler_event(event)
     scheduler = services().scheduler
+    failures_before = getattr(scheduler.executor, "failures", 0)
     if isinstance(decoded, Tick):
         report = scheduler.run_pass()
         kind = "tick"
@@ -48,6 +49,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     metrics.add_metric(name="RunsCreated", unit=MetricUnit.Count, value=len(report.runs_created))
     metrics.add_metric(name="TriesDispatched", unit=MetricUnit.Count, value=len(report.dispatched))
     metrics.add_metric(name="RunsFinished", unit=MetricUnit.Count, value=len(report.runs_finished))
+    # Claimed but not handed to Lambda/ECS: they wait for the queued timeout, so an alarm belongs on this.
+    metrics.add_metric(name="DispatchesFailed", unit=MetricUnit.Count,
+                       value=getattr(scheduler.executor, "failures", 0) - failures_before)
     result = {"kind": kind, "runs_created": report.runs_created, "runs_started": report.runs_started,
               "runs_finished": report.runs_finished,
               "dispatched": [d.to_payload() for d in report.dispatched],

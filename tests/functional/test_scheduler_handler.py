@@ -68,7 +68,10 @@ def _dags():
         BashOperator(task_id="only", bash_command="echo only")
     with DAG("handler_chain", schedule=None, start_date=start) as chain:
         BashOperator(task_id="first", bash_command="echo 1") >> BashOperator(task_id="second", bash_command="echo 2")
-    return daily, chain
+    with DAG("handler_heavy", schedule=None, start_date=start) as heavy:
+        BashOperator(task_id="train", bash_command="echo train", executor="fargate",
+                     executor_config={"cpu": 1024, "memory": 4096})
+    return daily, chain, heavy
 
 
 @pytest.fixture
@@ -162,3 +165,49 @@ def test_malformed_event_is_a_clear_error(env, event, message):
     with pytest.raises(MalformedEvent, match=message):
         env.handler.handler(event, _context())
     assert env.invokes == []
+
+
+def _finished(dag_id: str, run_id: str) -> dict:
+    event = _event("task_finished.json")
+    event["detail"].update(dag_id=dag_id, run_id=run_id, task_id="train")
+    return event
+
+
+def test_fargate_task_without_a_cluster_stays_queued_and_is_counted(env, capsys):
+    run = trigger_dag(env.store, "handler_heavy", now=dt.datetime.now(dt.UTC))
+    result = env.handler.handler(_finished("handler_heavy", run.run_id), _context())
+    (dispatched,) = result["dispatched"]
+    assert dispatched["executor"] == "fargate" and dispatched["compute"]["memory"] == 4096
+    assert env.invokes == []  # never sent to the Lambda worker instead
+    assert env.store.get_ti(TIKey("handler_heavy", run.run_id, "train")).state == TaskInstanceState.QUEUED
+    emf = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    assert emf[-1]["DispatchesFailed"] == [1.0]
+
+
+def test_fargate_task_runs_on_the_configured_cluster(env, monkeypatch):
+    ec2 = boto3.client("ec2", region_name=REGION)
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    ec2.modify_vpc_attribute(VpcId=vpc, EnableDnsHostnames={"Value": True})  # moto needs it for the task's ENI
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24")["Subnet"]["SubnetId"]
+    group = ec2.create_security_group(GroupName="worker", Description="worker", VpcId=vpc)["GroupId"]
+    ecs = boto3.client("ecs", region_name=REGION)
+    ecs.create_cluster(clusterName="updraft")
+    ecs.register_task_definition(family="updraft-worker", requiresCompatibilities=["FARGATE"], networkMode="awsvpc",
+                                 cpu="512", memory="1024", containerDefinitions=[
+                                     {"name": "worker", "image": "updraft-worker", "cpu": 512, "memory": 1024}])
+    for name, value in {"UPDRAFT_ECS_CLUSTER": "updraft", "UPDRAFT_ECS_TASK_DEFINITION": "updraft-worker",
+                        "UPDRAFT_ECS_SUBNETS": subnet, "UPDRAFT_ECS_SECURITY_GROUPS": group}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(env.handler, "_services", None)
+    run = trigger_dag(env.store, "handler_heavy", now=dt.datetime.now(dt.UTC))
+
+    event = _finished("handler_heavy", run.run_id)
+    (dispatched,) = env.handler.handler(event, _context())["dispatched"]
+    assert env.handler.handler(event, _context())["dispatched"] == []  # redelivered: no second task
+
+    (arn,) = ecs.list_tasks(cluster="updraft")["taskArns"]
+    (task,) = ecs.describe_tasks(cluster="updraft", tasks=[arn])["tasks"]
+    (override,) = task["overrides"]["containerOverrides"]
+    env_vars = {e["name"]: e["value"] for e in override["environment"]}
+    assert json.loads(env_vars["UPDRAFT_DISPATCH"]) == dispatched
+    assert env_vars["UPDRAFT_TABLE"] == TABLE and env_vars["UPDRAFT_WORKER_FUNCTION"] == WORKER

@@ -12,6 +12,7 @@ A refused ``run_task`` is logged and the try stays queued for the scheduler's qu
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import re
@@ -47,8 +48,10 @@ class FargateExecutor:
         self.command = list(command)
         self.environment = dict(environment or {})
         self._lock = threading.Lock()
-        self.failed: list[Dispatch] = []
-        self.task_arns: dict[str, str] = {}  # try_id -> task ARN
+        # Bounded like LambdaExecutor's: a warm container must not grow with every task it ever started.
+        self.failures = 0
+        self.failed: collections.deque[Dispatch] = collections.deque(maxlen=100)
+        self.task_arns: collections.OrderedDict[str, str] = collections.OrderedDict()  # recent try_id -> ARN
 
     def run_task_request(self, item: Dispatch) -> dict[str, Any]:
         """The ``run_task`` arguments for one dispatch (separate so tests and the docs can show it)."""
@@ -99,7 +102,10 @@ class FargateExecutor:
                 continue
             with self._lock:
                 self.task_arns[item.try_id] = tasks[0]["taskArn"]
+                while len(self.task_arns) > 1000:
+                    self.task_arns.popitem(last=False)
 
     def _fail(self, item: Dispatch) -> None:
         with self._lock:
+            self.failures += 1
             self.failed.append(item)

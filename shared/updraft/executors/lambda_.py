@@ -10,6 +10,7 @@ A failed invoke (throttled, function missing) is logged and the try stays queued
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import threading
@@ -25,7 +26,10 @@ class LambdaExecutor:
         self.lambda_client = lambda_client
         self.function_name = function_name
         self._lock = threading.Lock()
-        self.failed: list[Dispatch] = []  # dispatches whose invoke was refused, for metrics and tests
+        # Refused invokes: a running count for metrics and the latest few for logs and tests (bounded, since a
+        # warm scheduler container lives for hours).
+        self.failures = 0
+        self.failed: collections.deque[Dispatch] = collections.deque(maxlen=100)
 
     def dispatch(self, items: list[Dispatch]) -> None:
         for item in items:
@@ -45,4 +49,5 @@ class LambdaExecutor:
 
     def _fail(self, item: Dispatch) -> None:
         with self._lock:
+            self.failures += 1
             self.failed.append(item)

@@ -7,6 +7,7 @@ for every other DAG, and the queued timeout gives the try back once the environm
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import Mapping
 
@@ -18,7 +19,8 @@ log = logging.getLogger(__name__)
 class RoutingExecutor:
     def __init__(self, executors: Mapping[str, Executor]) -> None:
         self.executors = dict(executors)
-        self.undeliverable: list[Dispatch] = []
+        self.undeliverable_count = 0
+        self.undeliverable: collections.deque[Dispatch] = collections.deque(maxlen=100)
 
     def dispatch(self, items: list[Dispatch]) -> None:
         groups: dict[str, list[Dispatch]] = {}
@@ -30,5 +32,11 @@ class RoutingExecutor:
                 log.error("no %r executor in this environment (have %s); %s stay queued", name,
                           sorted(self.executors), [f"{i.key.label} try {i.try_number}" for i in group])
                 self.undeliverable.extend(group)
+                self.undeliverable_count += len(group)
                 continue
             executor.dispatch(group)
+
+    @property
+    def failures(self) -> int:
+        """Dispatches not handed over so far: undeliverable here plus refused by the executors."""
+        return self.undeliverable_count + sum(getattr(e, "failures", 0) for e in self.executors.values())

@@ -86,7 +86,7 @@ def test_lambda_executor_invokes_asynchronously_with_the_payload_only(worker_fun
     (call,) = spy.calls
     assert call["FunctionName"] == "updraft-worker" and call["InvocationType"] == "Event"
     assert json.loads(call["Payload"]) == LAMBDA_DISPATCH.to_payload()
-    assert executor.failed == []
+    assert list(executor.failed) == [] and executor.failures == 0
 
 
 class ThrottledLambda:
@@ -99,7 +99,7 @@ class ThrottledLambda:
 def test_lambda_executor_logs_a_refused_invoke_and_keeps_going(caplog):
     executor = LambdaExecutor(ThrottledLambda(), "updraft-worker")
     executor.dispatch([LAMBDA_DISPATCH, FARGATE_DISPATCH])
-    assert executor.failed == [LAMBDA_DISPATCH, FARGATE_DISPATCH]
+    assert list(executor.failed) == [LAMBDA_DISPATCH, FARGATE_DISPATCH] and executor.failures == 2
     assert "queued timeout will retry it" in caplog.text
 
 
@@ -121,7 +121,7 @@ def _fargate(cluster, **kwargs) -> FargateExecutor:
 def test_fargate_executor_runs_a_task_sized_and_tagged_for_the_try(cluster):
     executor = _fargate(cluster, environment={"UPDRAFT_TABLE": "t"})
     executor.dispatch([FARGATE_DISPATCH])
-    assert executor.failed == []
+    assert list(executor.failed) == [] and executor.failures == 0
     arn = executor.task_arns[FARGATE_DISPATCH.try_id]
     (task,) = cluster[0].describe_tasks(cluster="updraft", tasks=[arn], include=["TAGS"])["tasks"]
     assert task["launchType"] == "FARGATE"
@@ -154,7 +154,7 @@ def test_fargate_executor_logs_a_refused_run_task(cluster, caplog):
     ecs, subnet, _ = cluster
     executor = FargateExecutor(ecs, "no-such-cluster", "updraft-worker", [subnet], [], "worker")
     executor.dispatch([FARGATE_DISPATCH])
-    assert executor.failed == [FARGATE_DISPATCH]
+    assert list(executor.failed) == [FARGATE_DISPATCH] and executor.failures == 1
 
 
 def test_routing_sends_each_dispatch_to_its_tasks_executor(caplog):
@@ -166,5 +166,5 @@ def test_routing_sends_each_dispatch_to_its_tasks_executor(caplog):
     lambda_only = RoutingExecutor({"lambda": lam})
     lambda_only.dispatch([FARGATE_DISPATCH, LAMBDA_DISPATCH])
     assert lam.take() == [LAMBDA_DISPATCH]
-    assert lambda_only.undeliverable == [FARGATE_DISPATCH]
+    assert list(lambda_only.undeliverable) == [FARGATE_DISPATCH] and lambda_only.failures == 1
     assert "no 'fargate' executor" in caplog.text
