@@ -136,8 +136,9 @@ def _install() -> None:
         handler = _RoutingHandler(level=logging.DEBUG)
         handler.setFormatter(logging.Formatter("[%(asctime)s] {%(filename)s:%(lineno)d} %(levelname)s - %(message)s"))
         logging.getLogger().addHandler(handler)
-        for name in ("airflow.task", "airflow"):
-            logger = logging.getLogger(name)
+        # INFO and above from any logger reach the try's log, as in an Airflow task process (whose root logger
+        # is at INFO); the routing handler ignores records from threads without a try.
+        for logger in (logging.getLogger(), logging.getLogger("airflow")):
             if logger.level == logging.NOTSET or logger.level > logging.INFO:
                 logger.setLevel(logging.INFO)
         _installed = True
