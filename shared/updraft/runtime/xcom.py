@@ -62,26 +62,51 @@ class XComClient:
         """Airflow 3's ``RuntimeTaskInstance.xcom_pull``.
 
         Without ``map_indexes``: every map index of each task (one value for a single task that has one);
-        with them: exactly those. One difference: where Airflow returns None for an XCom that does not exist,
-        ``default`` is returned (Airflow ignores ``default`` in that branch). ``include_prior_dates`` is not
-        supported yet (only the current run is read).
+        with them: exactly those. ``include_prior_dates``: a value missing in this run comes from the latest
+        earlier run (by logical date) that has it. One difference: where Airflow returns None for an XCom that
+        does not exist, ``default`` is returned (Airflow ignores ``default`` in that branch).
         """
         single_task = isinstance(task_ids, (str, type(None)))
         single_index = isinstance(map_indexes, (int, type(None)))
         ids = [self.key.task_id] if task_ids is None else [task_ids] if isinstance(task_ids, str) else list(task_ids)
+        dag_id = dag_id or self.key.dag_id
+        run_ids = self._run_ids(dag_id, run_id or self.key.run_id, include_prior_dates)
         if map_indexes is NOTSET:
             pulled: list[Any] = []
             for task_id in ids:
-                values = [v for _, v in self.values_by_index(task_id, key, dag_id=dag_id, run_id=run_id)]
+                values: list[Any] = []
+                for rid in run_ids:
+                    values = [v for _, v in self.values_by_index(task_id, key, dag_id=dag_id, run_id=rid)]
+                    if values:
+                        break
                 pulled.extend(values if values else [default])
             if single_task and len(pulled) == 1:
                 return pulled[0]
             return pulled
         indexes = [map_indexes] if single_index else list(map_indexes)
-        pulled = [self.get_one(t, key, m, dag_id=dag_id, run_id=run_id, default=default)
-                  for t in ids for m in indexes]
-        pulled = [default if v is None else v for v in pulled]
+        pulled = []
+        for task_id in ids:
+            for index in indexes:
+                value = None
+                for rid in run_ids:
+                    value = self.get_one(task_id, key, index, dag_id=dag_id, run_id=rid)
+                    if value is not None:
+                        break
+                pulled.append(default if value is None else value)
         return pulled[0] if single_task and single_index else pulled
+
+    def _run_ids(self, dag_id: str, run_id: str, include_prior_dates: bool) -> list[str]:
+        """This run, then (with ``include_prior_dates``) earlier ones, latest logical date first."""
+        if not include_prior_dates:
+            return [run_id]
+        current = self.store.get_run(dag_id, run_id)
+        if current is None or current.logical_date is None:
+            return [run_id]
+        earlier = sorted((r for r in self.store.list_runs(dag_id)
+                          if r.run_id != run_id and r.logical_date is not None
+                          and r.logical_date <= current.logical_date),
+                         key=lambda r: r.logical_date, reverse=True)
+        return [run_id, *(r.run_id for r in earlier)]
 
 
 class LazyXComSequence(Sequence):

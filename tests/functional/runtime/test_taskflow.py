@@ -103,3 +103,25 @@ def test_dag_function_arguments_resolve_from_params_and_conf(env):
     env.clock.advance(seconds=1)
     run = env.run("dagparam", conf={"word": "conf"})
     assert env.xcom("dagparam", run.run_id, "use") == "conf-2"
+
+
+def test_xcom_pull_include_prior_dates_reads_the_latest_earlier_run(env):
+    env.add("prior", """
+    @dag(schedule=None, start_date=START)
+    def prior():
+        @task
+        def counter(ti=None, dag_run=None):
+            previous = ti.xcom_pull(task_ids="counter", key="count", include_prior_dates=True, default=0)
+            ti.xcom_push("count", previous + 1)
+            return previous
+
+        counter()
+
+    prior()
+    """)
+    first = env.run("prior")
+    env.clock.advance(hours=1)
+    second = env.run("prior")
+    assert env.xcom("prior", first.run_id, "counter", "count") == 1
+    assert env.xcom("prior", second.run_id, "counter", "count") == 2
+    assert env.xcom("prior", second.run_id, "counter") == 1
