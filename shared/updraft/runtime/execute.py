@@ -37,6 +37,7 @@ from updraft.sdk.exceptions import (
     AirflowSensorTimeout,
     AirflowSkipException,
     AirflowTaskTimeout,
+    TaskDeferred,
 )
 
 
@@ -142,7 +143,15 @@ def run_try(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.d
             _log(buffer, traceback.format_exc())
             _failure_callbacks(state, exc, dispatch.try_number, force_fail=False)
             return TryResult(TaskInstanceState.FAILED, note=str(exc))
-        except Exception as exc:
+        except TaskDeferred as exc:
+            # Deferral runs on Step Functions once the scheduler side exists; until then the try fails clearly
+            # instead of escaping and leaving the try running until its lease expires.
+            message = (f"Task deferred to trigger {type(exc.trigger).__name__}; deferral is not supported by this "
+                       "worker yet")
+            _log(buffer, message)
+            _failure_callbacks(state, RuntimeError(message), dispatch.try_number, force_fail=True)
+            return TryResult(TaskInstanceState.FAILED, force_fail=True, note=message)
+        except (Exception, SystemExit) as exc:  # sys.exit() in task code is a failure, as in Airflow
             _log(buffer, traceback.format_exc())
             _failure_callbacks(state, exc, dispatch.try_number, force_fail=False)
             return TryResult(TaskInstanceState.FAILED, note=f"{type(exc).__name__}: {exc}"[:1000])

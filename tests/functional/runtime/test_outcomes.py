@@ -103,3 +103,25 @@ def test_callbacks_run_in_the_try_as_airflow_calls_them(env):
     assert calls == sorted([
         "ok:execute:1:", "ok:success:1:", "skip:execute:1:", "skip:skipped:1:",
         "bad:execute:1:", "bad:retry:1:ValueError", "bad:execute:2:", "bad:failure:2:ValueError"])
+
+
+def test_sys_exit_fails_and_a_deferral_fails_clearly_instead_of_escaping(env):
+    env.add("escapes", """
+    import sys
+    from airflow.exceptions import TaskDeferred
+
+    def leave():
+        sys.exit(3)
+
+    def defer():
+        raise TaskDeferred(trigger=object(), method_name="resume")
+
+    with DAG("escapes", schedule=None, start_date=START):
+        PythonOperator(task_id="exit", python_callable=leave)
+        PythonOperator(task_id="defer", python_callable=defer, retries=2)
+    """)
+    run = env.run("escapes")
+    assert env.states("escapes", run.run_id) == {"exit": "failed", "defer": "failed"}
+    assert "SystemExit" in env.ti("escapes", run.run_id, "exit").note
+    deferred = env.ti("escapes", run.run_id, "defer")
+    assert deferred.try_number == 1 and "deferral is not supported" in deferred.note
