@@ -232,3 +232,23 @@ def test_log_capture_is_per_thread(tmp_path):
     assert "hello from a" in a and "warned by a" in a and "from b" not in a
     assert "hello from b" in b and "by a" not in b
     assert sink.path(TIKey("d", "r", "a", 3), 2).as_posix().endswith("d/r/a/3/2.log")
+
+
+def test_the_heartbeat_extends_the_lease_while_the_try_runs_and_stops_after():
+    from updraft.executors.base import Dispatch
+    from updraft.runtime.worker import _Heartbeat
+
+    beats: list[dt.datetime] = []
+
+    class Store:
+        def heartbeat(self, key, *, try_id, lease_expires_at):
+            beats.append(lease_expires_at)
+            return True
+
+    dispatch = Dispatch(key=KEY, try_number=1, try_id="t")
+    with _Heartbeat(Store(), dispatch, lambda: START, dt.timedelta(seconds=3)):
+        time.sleep(2.3)
+    count = len(beats)
+    time.sleep(1.2)
+    assert count == 2 and len(beats) == count
+    assert beats[0] == START + dt.timedelta(seconds=3)
