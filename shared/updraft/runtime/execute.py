@@ -260,6 +260,14 @@ def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.date
             result = task.execute(context)
             if getattr(task, "_post_execute_hook", None):
                 task._post_execute_hook(context, result)
+    template = context.get("map_index_template")
+    if template:
+        from updraft.runtime.templates import is_native, template_env
+
+        # Airflow renders the map index name after execute, so values the task added to the context count.
+        ti.rendered_map_index = str(template_env(dag, native=is_native(task, dag)).from_string(template)
+                                    .render(**context))
+        logging.getLogger("airflow.task").info("Map index rendered as %s", ti.rendered_map_index)
     xcom_length = push_result(task, result, client, maps_downstream=_maps_downstream(serialized, key.task_id),
                               is_mapped=key.map_index >= 0)
     return TryResult(TaskInstanceState.SUCCESS, xcom_length=xcom_length, skip_task_ids=sorted(ti.skip_task_ids))

@@ -51,7 +51,7 @@ def test_cross_product_varies_the_last_argument_fastest(env):
     env.add("cross", """
     @dag(schedule=None, start_date=START)
     def cross():
-        @task
+        @task(map_index_template="{{ x }}{{ y }}")
         def pair(x, y, ti=None):
             return [ti.map_index, x, y]
 
@@ -62,6 +62,7 @@ def test_cross_product_varies_the_last_argument_fastest(env):
     run = env.run("cross")
     assert _values(env, "cross", run.run_id, "pair") == [
         [0, 1, "a"], [1, 1, "b"], [2, 1, "c"], [3, 2, "a"], [4, 2, "b"], [5, 2, "c"]]
+    assert "Map index rendered as 2b" in env.log("cross", run.run_id, "pair", map_index=4)
 
 
 def test_classic_operator_partial_expand_and_expand_kwargs(env):
