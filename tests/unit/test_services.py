@@ -1,0 +1,53 @@
+"""Services: what a handler builds on first use, from one UpdraftConfig."""
+
+from __future__ import annotations
+
+import pytest
+from moto import mock_aws
+
+from updraft.config import ConfigError, UpdraftConfig
+from updraft.executors.fargate import FargateExecutor
+from updraft.executors.lambda_ import LambdaExecutor
+from updraft.runtime.logs import S3LogSink
+from updraft.services import Services
+
+BASE = {"UPDRAFT_TABLE": "t", "AWS_REGION": "us-east-1", "UPDRAFT_WORKER_FUNCTION": "worker"}
+
+
+def _services(**env: str) -> Services:
+    return Services(UpdraftConfig.from_env({**BASE, **env}))
+
+
+def test_nothing_is_built_until_asked():
+    services = _services()
+    assert services._clients == {}
+    assert "store" not in vars(services) and "scheduler" not in vars(services)
+
+
+@mock_aws
+def test_lambda_only_without_a_cluster():
+    services = _services()
+    assert set(services.executor.executors) == {"lambda"}
+    assert services.scheduler.executor is services.executor
+    assert services.scheduler.store is services.store
+    assert services.client("lambda") is services.client("lambda")  # one client per service, reused
+
+
+@mock_aws
+def test_fargate_when_a_cluster_is_configured():
+    services = _services(UPDRAFT_ECS_CLUSTER="c", UPDRAFT_ECS_TASK_DEFINITION="td", UPDRAFT_ECS_SUBNETS="s-1",
+                         UPDRAFT_BUCKET="b")
+    lam, fargate = services.executor.executors["lambda"], services.executor.executors["fargate"]
+    assert isinstance(lam, LambdaExecutor) and lam.function_name == "worker"
+    assert isinstance(fargate, FargateExecutor) and fargate.security_groups == []
+    # The Fargate worker gets the same configuration, so its mini scheduler can dispatch too.
+    assert UpdraftConfig.from_env(fargate.environment) == services.config
+    assert isinstance(services.log_sink, S3LogSink) and services.log_sink.bucket == "b"
+
+
+def test_missing_settings_name_the_variable():
+    with pytest.raises(ConfigError, match="UPDRAFT_WORKER_FUNCTION"):
+        _ = Services(UpdraftConfig.from_env({"UPDRAFT_TABLE": "t", "AWS_REGION": "us-east-1"})).executor
+    with pytest.raises(ConfigError, match="UPDRAFT_BUCKET"):
+        _ = _services().loader
+    assert _services().log_sink is None  # no bucket: tries still run, without stored logs
