@@ -79,11 +79,21 @@ def importtime(name: str, top: int = 10) -> list[tuple[str, float]]:
     """The handler's slowest direct imports, by cumulative time from ``-X importtime``."""
     result = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import functions.{name}.handler"],
                             cwd=ROOT, env=_env(), capture_output=True, text=True, check=True)
+    # Lines come in post-order (children first, indented two spaces per level): keep the depth-2 lines that
+    # precede the handler's own depth-1 line, and drop those that belonged to interpreter start-up (``site``).
     cumulative: dict[str, float] = {}
+    pending: dict[str, float] = {}
     for line in result.stderr.splitlines():
         match = re.match(r"import time:\s+\d+ \|\s+(\d+) \|( *)(\S+)", line)
-        if match and len(match.group(2)) == 3:  # the handler is at depth 1, its own imports at depth 2
-            cumulative[match.group(3)] = cumulative.get(match.group(3), 0) + int(match.group(1)) / 1000
+        if not match:
+            continue
+        depth, module, ms = len(match.group(2)), match.group(3), int(match.group(1)) / 1000
+        if depth == 3:
+            pending[module] = pending.get(module, 0) + ms
+        elif depth == 1:
+            if module == f"functions.{name}.handler":
+                cumulative.update(pending)
+            pending = {}
     return sorted(cumulative.items(), key=lambda kv: -kv[1])[:top]
 
 
