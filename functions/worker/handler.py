@@ -62,11 +62,15 @@ def run(event: Any) -> dict[str, Any]:
     key = dispatch.key
     logger.append_keys(dag_id=key.dag_id, run_id=key.run_id, task_id=key.task_id, map_index=key.map_index,
                        try_number=dispatch.try_number)
+    failures_before = getattr(svc.scheduler.executor, "failures", 0)
     try:
         result = handle_dispatch(dispatch, store=svc.store, loader=svc.loader, scheduler=svc.scheduler,
                                  now_fn=_now, log_sink=svc.log_sink)
     finally:
         logger.remove_keys(["dag_id", "run_id", "task_id", "map_index", "try_number"])
+        # Downstream tries the mini scheduler claimed but could not hand over (they wait for the queued timeout).
+        metrics.add_metric(name="DispatchesFailed", unit=MetricUnit.Count,
+                           value=getattr(svc.scheduler.executor, "failures", 0) - failures_before)
     if result is None:
         logger.info("dispatch not runnable (duplicate or superseded)")
         metrics.add_metric(name="TriesNotRunnable", unit=MetricUnit.Count, value=1)
