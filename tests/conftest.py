@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import threading
 
 import pytest
 
@@ -14,26 +13,10 @@ for _name, _value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "
     os.environ[_name] = _value
 
 
-_moto_lock = threading.RLock()
-
-
 @pytest.fixture(scope="session")
 def serialized_moto():
-    """Let one request into in-process moto at a time.
+    """One request at a time into in-process moto, as local mode runs it (see updraft.local.embedded_aws)."""
+    from updraft.local.embedded_aws import serialized_moto as serialize
 
-    moto's single-item check-then-write is not atomic across threads (the GIL can switch between them), so a
-    concurrency test without this would report races real DynamoDB does not have (notes: aws-offline.md 2a).
-    """
-    from moto.core import botocore_stubber
-
-    original = botocore_stubber.BotocoreStubber.__call__
-
-    def locked(self, *args, **kwargs):
-        with _moto_lock:
-            return original(self, *args, **kwargs)
-
-    botocore_stubber.BotocoreStubber.__call__ = locked
-    try:
+    with serialize():
         yield
-    finally:
-        botocore_stubber.BotocoreStubber.__call__ = original

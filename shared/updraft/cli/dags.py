@@ -178,3 +178,71 @@ def next_execution(ctx, dag_id, num_executions, dags_folder, plugins_folder):
             break
         click.echo(info)
     sys.stdout.flush()
+
+
+@dags.command("test")
+@click.argument("dag_id")
+@click.argument("logical_date", required=False)
+@click.option("--conf", "-c", default=None, help="JSON conf for the run (validated against the DAG's params).")
+@click.option("--workers", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Tasks run at once (the embedded worker pool).")
+@click.option("--log-folder", type=click.Path(file_okay=False), default=None,
+              help="Where task logs go [default: a temporary folder].")
+@_output_option
+@_folder_options
+@click.pass_context
+def test(ctx, dag_id, logical_date, conf, workers, log_folder, output, dags_folder, plugins_folder):
+    """Run one DAG run to the end on the embedded AWS (like `airflow dags test`).
+
+    Exit code 0 when the run succeeded, 1 when it failed, 2 on a usage or import error.
+    """
+    import json
+
+    from updraft.local.dag_test import DagTestError, run_dag_test
+
+    try:
+        conf_dict = json.loads(conf) if conf else None
+    except json.JSONDecodeError as err:
+        raise click.UsageError(f"--conf is not valid JSON: {err}") from None
+    if conf_dict is not None and not isinstance(conf_dict, dict):
+        raise click.UsageError("--conf must be a JSON object")
+    when = _parse_logical_date(logical_date)
+    config = ctx.find_root().obj
+    options = config.parse_options(plugins_folder=resolve_plugins_folder(dags_folder, plugins_folder))
+    human = output != "json"
+
+    def on_change(label: str, state: str, try_number: int) -> None:
+        if human:
+            click.echo(f"{_clock()}  {label:<40} {state}" + (f" (try {try_number})" if try_number else ""))
+
+    try:
+        result = run_dag_test(dag_id, dags_folder=dags_folder, parse_options=options, logical_date=when,
+                              conf=conf_dict, workers=workers, log_folder=log_folder, on_change=on_change)
+    except DagTestError as err:
+        click.echo(f"Error: {err}", err=True)
+        ctx.exit(2)
+    if human:
+        rows = [{"task": label, **row} for label, row in result.tasks.items()]
+        click.echo(render(rows, output if output != "table" else "table"))
+        click.echo(f"DAG run {result.run_id}: {result.run_state} in {result.wall_s:.2f} s")
+    else:
+        click.echo(json.dumps(result.to_dict()))
+    ctx.exit(0 if result.run_state == "success" else 1)
+
+
+def _parse_logical_date(value: str | None):
+    if value is None:
+        return None
+    import pendulum
+
+    try:
+        parsed = pendulum.parse(value, tz="UTC")
+    except (ValueError, pendulum.parsing.exceptions.ParserError) as err:
+        raise click.UsageError(f"LOGICAL_DATE {value!r} is not a date: {err}") from None
+    return parsed
+
+
+def _clock() -> str:
+    import datetime as dt
+
+    return dt.datetime.now().strftime("%H:%M:%S")

@@ -9,8 +9,10 @@ pass that loses a race, crashes halfway, or sees an event twice leaves nothing i
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import random
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +65,9 @@ class Scheduler:
         self.clock = clock
         self._dags: dict[tuple[str, str], Any] = {}
         self._last_reconcile: dt.datetime | None = None
+        self._lock = threading.Lock()
+        self._in_progress: set[tuple[str, str]] = set()
+        self._dirty: set[tuple[str, str]] = set()
 
     # -- entry points -----------------------------------------------------------------------------------------
     def run_pass(self) -> PassReport:
@@ -100,12 +105,34 @@ class Scheduler:
                 self.store.release_slots(dag_runs_limit(dag_id), run_id)
 
     def schedule_run(self, dag_id: str, run_id: str) -> PassReport:
-        """The mini scheduler: evaluate and claim for one run right after one of its tasks changed state."""
+        """The mini scheduler: evaluate and claim for one run right after one of its tasks changed state.
+
+        Calls for a run already being scheduled in this process (worker threads finishing together) coalesce:
+        they mark the run dirty and return, and the call in progress evaluates once more before it returns, so
+        no state change goes unseen and a burst of completions costs a few evaluations, not one each.
+        """
+        key = (dag_id, run_id)
+        with self._lock:
+            if key in self._in_progress:
+                self._dirty.add(key)
+                return PassReport()
+            self._in_progress.add(key)
         report = PassReport()
-        run = self.store.get_run(dag_id, run_id)
-        if run is not None:
-            self._schedule_runs([run], report)
-        return report
+        try:
+            while True:
+                run = self.store.get_run(dag_id, run_id)
+                if run is not None:
+                    self._schedule_runs([run], report)
+                with self._lock:
+                    if key not in self._dirty:
+                        self._in_progress.discard(key)  # under the lock: no dirty mark can slip in between
+                        return report
+                    self._dirty.discard(key)
+        except BaseException:
+            with self._lock:
+                self._in_progress.discard(key)
+                self._dirty.discard(key)
+            raise
 
     # -- run creation -----------------------------------------------------------------------------------------
     def create_due_runs(self, report: PassReport) -> None:
@@ -182,18 +209,28 @@ class Scheduler:
         previous_tis, has_previous = self._previous(dag, run)
         evaluation = evaluate_run(dag, run, tis, now=now, previous_tis=previous_tis, has_previous_run=has_previous)
         by_key = {ti.key: ti for ti in tis}
+        all_applied = True
         for change in evaluation.changes:
             applied = self.store.transition_ti(change.key, expected=[change.expected], state=change.state,
                                                expected_try_id=change.expected_try_id, fields=change.fields)
             before = by_key.get(change.key)
-            if applied and before is not None and before.state in SLOT_HOLDING_STATES:
+            if not applied:
+                all_applied = False
+                continue
+            if before is not None and before.state in SLOT_HOLDING_STATES:
                 release_try_limits(self.store, before)
-        if evaluation.changes:
+            # Our write won, so we know the item now: no need to read the whole run again.
+            by_key[change.key] = (dataclasses.replace(before, state=change.state, **change.fields)
+                                  if before is not None else
+                                  TaskInstance(*change.key, state=change.state, **change.fields))
+        if not all_applied:
+            # Someone else changed the run meanwhile: its state is theirs to finish; claim from a fresh read.
             tis = self.store.get_run_tis(run.dag_id, run.run_id)
+            return [ti for ti in tis if ti.state == TaskInstanceState.SCHEDULED]
         if evaluation.run_state is not None:
             self._finish_run(run, evaluation.run_state, evaluation.run_note, now, report)
             return []
-        return [ti for ti in tis if ti.state == TaskInstanceState.SCHEDULED]
+        return [ti for ti in by_key.values() if ti.state == TaskInstanceState.SCHEDULED]
 
     def _previous(self, dag: Any, run: DagRun) -> tuple[list[TaskInstance] | None, bool]:
         if run.logical_date is None or not any(t.depends_on_past for t in dag.tasks):

@@ -1,0 +1,160 @@
+"""``updraft dags test``: one DAG run to the end on the embedded AWS, through the real parser, scheduler and
+task runtime, like ``airflow dags test``.
+
+The DAG file is parsed in isolation exactly as the parser Lambda does it and stored; a manual run is triggered
+and the scheduler drives it, dispatching tries to a thread pool that runs the same ``handle_dispatch`` the worker
+Lambda runs (so tasks may run concurrently). Pools the DAG names that do not exist are created large enough,
+because, like Airflow's ``dags test``, a local test should not wait for a pool it cannot have.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import datetime as dt
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from updraft.parsing.results import ImportErrorRecord
+
+TICK_S = 1.0
+
+
+class DagTestError(Exception):
+    """A usage or import problem: the DAG cannot be tested (exit code 2)."""
+
+
+@dataclass
+class DagTestResult:
+    dag_id: str
+    run_id: str
+    run_state: str
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dag_id": self.dag_id, "run_id": self.run_id, "run_state": self.run_state, "tasks": self.tasks}
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _import_error_text(errors: list[ImportErrorRecord]) -> str:
+    return "\n".join(f"{e.filename}:{e.lineno or '?'}: {e.message}" for e in errors)
+
+
+def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, logical_date: dt.datetime | None = None,
+                 conf: dict[str, Any] | None = None, workers: int = 4, log_folder: str | None = None,
+                 timeout_s: float = 3600.0, on_change: Callable[[str, str, int], None] | None = None) -> DagTestResult:
+    """Run one DAG run to its end; ``on_change(label, state, try_number)`` sees every task state change."""
+    from updraft.local.embedded_aws import embedded_aws
+    from updraft.parsing import ParseOptions, parse_dags_folder
+
+    parse_options = parse_options or ParseOptions()
+    plugins_folder = parse_options.plugins_folder
+    parsed = parse_dags_folder(dags_folder, parse_options)
+    owner = next((f for f in parsed.files if dag_id in f.dag_ids), None)
+    if owner is None:
+        errors = [e for f in parsed.files for e in f.import_errors]
+        detail = f"\n{_import_error_text(errors)}" if errors else ""
+        raise DagTestError(f"DAG '{dag_id}' not found in {dags_folder}{detail}")
+    own_errors = [e for e in owner.import_errors if e.dag_id in (None, dag_id)]
+    if own_errors:
+        raise DagTestError(f"DAG '{dag_id}' failed to import:\n{_import_error_text(own_errors)}")
+    with embedded_aws():
+        return _run(owner, dag_id, dags_folder=parsed.dags_folder, logical_date=logical_date, conf=conf,
+                    plugins_folder=plugins_folder, workers=workers, log_folder=log_folder, timeout_s=timeout_s,
+                    on_change=on_change)
+
+
+def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime | None, conf: dict | None,
+         plugins_folder: str | None, workers: int, log_folder: str | None, timeout_s: float,
+         on_change: Callable[[str, str, int], None] | None) -> DagTestResult:
+    from updraft.runtime.loader import LocalDagLoader
+    from updraft.runtime.logs import LocalLogSink
+    from updraft.runtime.worker import handle_dispatch
+    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig, utcnow
+    from updraft.scheduling.states import FINISHED_RUN_STATES
+    from updraft.scheduling.triggering import trigger_dag
+    from updraft.store.config import StoreConfig
+    from updraft.store.dynamo import DynamoStore
+    from updraft.store.tables import create_table
+
+    config = StoreConfig(table_name="updraft-dags-test", region="us-east-1")
+    create_table(config)
+    store = DynamoStore(config)
+    now = utcnow()
+    store.save_parsed_file(owner, now=now)
+    dag = store.get_serialized_dag(dag_id, store.get_dag_meta(dag_id).dag_hash)
+    for pool in sorted({t.pool for t in dag.tasks} - {"default_pool"}):
+        if store.get_pool(pool) is None:
+            store.set_pool(pool, 128, "created by `updraft dags test`")
+    loader = LocalDagLoader(dags_folder, plugins_folder)
+    sink = LocalLogSink(log_folder or tempfile.mkdtemp(prefix="updraft-dags-test-logs-"))
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="updraft-worker")
+    errors: list[BaseException] = []
+
+    class ThreadExecutor:
+        def dispatch(self, items: list[Any]) -> None:
+            for item in items:
+                pool.submit(work, item)
+
+    scheduler = Scheduler(store, ThreadExecutor(), SchedulerConfig(), clock=utcnow)
+
+    def work(item: Any) -> None:
+        try:
+            handle_dispatch(item, store=store, loader=loader, scheduler=scheduler, now_fn=utcnow, log_sink=sink)
+        except BaseException as exc:  # surfaced by the main loop: a worker bug must not hang the test
+            errors.append(exc)
+
+    started = time.perf_counter()
+    run = trigger_dag(store, dag_id, now=utcnow(), conf=conf, logical_date=logical_date)
+    seen: dict[str, tuple[str, int]] = {}
+    try:
+        while True:
+            scheduler.run_pass()
+            _report_changes(store, run, seen, on_change)
+            current = store.get_run(dag_id, run.run_id)
+            if current.state in FINISHED_RUN_STATES or errors:
+                break
+            if time.perf_counter() - started > timeout_s:
+                raise DagTestError(f"DAG run did not finish within {timeout_s:.0f} s")
+            threading.Event().wait(TICK_S)
+    finally:
+        pool.shutdown(wait=True)
+    if errors:
+        raise errors[0]
+    _report_changes(store, run, seen, on_change)
+    return DagTestResult(dag_id, run.run_id, current.state.value, _task_table(store, dag, run),
+                         wall_s=time.perf_counter() - started)
+
+
+def _report_changes(store: Any, run: Any, seen: dict[str, tuple[str, int]],
+                    on_change: Callable[[str, str, int], None] | None) -> None:
+    for ti in sorted(store.get_run_tis(run.dag_id, run.run_id), key=lambda t: (t.task_id, t.map_index)):
+        if ti.state is None:
+            continue
+        now = (ti.state.value, ti.try_number)
+        if seen.get(ti.key.label) != now:
+            seen[ti.key.label] = now
+            if on_change is not None:
+                on_change(ti.key.label, ti.state.value, ti.try_number)
+
+
+def _task_table(store: Any, dag: Any, run: Any) -> dict[str, dict[str, Any]]:
+    """Every task of the DAG, as Airflow lists them: never-touched tasks appear with state None and try 0."""
+    tis = {ti.key.label: ti for ti in store.get_run_tis(run.dag_id, run.run_id)}
+    table: dict[str, dict[str, Any]] = {}
+    for task in sorted(dag.tasks, key=lambda t: t.task_id):
+        labels = sorted((k for k, ti in tis.items() if ti.task_id == task.task_id), key=lambda k: tis[k].map_index)
+        for label in labels or [task.task_id]:
+            ti = tis.get(label)
+            table[label] = {"state": ti.state.value if ti and ti.state else None,
+                            "try_number": ti.try_number if ti else 0,
+                            "start_date": _iso(ti.start_date if ti else None),
+                            "end_date": _iso(ti.end_date if ti else None)}
+    return table

@@ -1,0 +1,55 @@
+"""An embedded AWS for local runs: moto in-process, one request at a time.
+
+moto's single-item check-then-write is not atomic across threads (the GIL can switch between them), so without
+serializing requests, concurrent schedulers and workers would see races real DynamoDB does not have
+(../shared/notes/aws-offline.md, 2a). Serializing costs nothing here: moto gains no parallelism on 2 cores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+
+_lock = threading.RLock()
+_depth = 0
+
+
+@contextlib.contextmanager
+def serialized_moto() -> Iterator[None]:
+    """Let one request into in-process moto at a time (re-entrant; nested uses share one patch)."""
+    global _depth
+    from moto.core import botocore_stubber
+
+    with _lock:
+        if _depth == 0:
+            original = botocore_stubber.BotocoreStubber.__call__
+
+            def locked(self, *args, **kwargs):
+                with _lock:
+                    return original(self, *args, **kwargs)
+
+            locked.__updraft_original__ = original  # type: ignore[attr-defined]
+            botocore_stubber.BotocoreStubber.__call__ = locked
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                stub = botocore_stubber.BotocoreStubber.__call__
+                botocore_stubber.BotocoreStubber.__call__ = stub.__updraft_original__
+
+
+@contextlib.contextmanager
+def embedded_aws(region: str = "us-east-1") -> Iterator[None]:
+    """Fake credentials, moto's in-process AWS and serialized requests, for the duration of the block."""
+    from moto import mock_aws
+
+    for name, value in {"AWS_ACCESS_KEY_ID": "updraft-local", "AWS_SECRET_ACCESS_KEY": "updraft-local",
+                        "AWS_DEFAULT_REGION": region}.items():
+        os.environ.setdefault(name, value)
+    with mock_aws(), serialized_moto():
+        yield
