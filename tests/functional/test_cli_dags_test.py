@@ -1,0 +1,112 @@
+"""`updraft dags test`: one run to the end on the embedded AWS, Airflow's exit codes and JSON shape."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from click.testing import CliRunner
+
+from updraft.cli.app import cli
+
+HEADER = """\
+import datetime
+from airflow.sdk import DAG, task
+from airflow.exceptions import AirflowFailException
+START = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+"""
+
+
+def _run(folder, *args):
+    result = CliRunner().invoke(cli, ["dags", "test", *args, "--dags-folder", str(folder)], catch_exceptions=False)
+    return result
+
+
+def _write(folder, name, body):
+    (folder / name).write_text(HEADER + textwrap.dedent(body))
+
+
+def test_json_output_and_success_exit_code(tmp_path):
+    _write(tmp_path, "ok.py", """
+        with DAG("ok", schedule=None, start_date=START):
+            @task
+            def make():
+                return [1, 2, 3]
+
+            @task
+            def double(x):
+                return 2 * x
+
+            @task.branch
+            def pick():
+                return "kept"
+
+            @task
+            def kept():
+                return None
+
+            @task
+            def dropped():
+                return None
+
+            double.expand(x=make())
+            pick() >> [kept(), dropped()]
+    """)
+    result = _run(tmp_path, "ok", "2024-01-02", "-o", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["dag_id"] == "ok" and doc["run_state"] == "success"
+    tasks = doc["tasks"]
+    assert {k: (v["state"], v["try_number"]) for k, v in tasks.items()} == {
+        "double[0]": ("success", 1), "double[1]": ("success", 1), "double[2]": ("success", 1),
+        "dropped": ("skipped", 0), "kept": ("success", 1), "make": ("success", 1), "pick": ("success", 1)}
+    assert tasks["make"]["start_date"] and tasks["make"]["end_date"]
+
+
+def test_failed_run_exits_1_and_reports_upstream_failed_with_no_try(tmp_path):
+    _write(tmp_path, "bad.py", """
+        with DAG("bad", schedule=None, start_date=START):
+            @task(retries=3)
+            def boom():
+                raise AirflowFailException("no retry for this")
+
+            @task
+            def after():
+                return None
+
+            boom() >> after()
+    """)
+    result = _run(tmp_path, "bad", "-o", "json")
+    assert result.exit_code == 1
+    doc = json.loads(result.output)
+    assert doc["run_state"] == "failed"
+    assert (doc["tasks"]["boom"]["state"], doc["tasks"]["boom"]["try_number"]) == ("failed", 1)
+    assert (doc["tasks"]["after"]["state"], doc["tasks"]["after"]["try_number"]) == ("upstream_failed", 0)
+
+
+def test_import_error_exits_2_with_the_error_on_stderr(tmp_path):
+    (tmp_path / "broken.py").write_text("from airflow.sdk import DAG\nraise RuntimeError('cannot load')\n")
+    result = CliRunner().invoke(cli, ["dags", "test", "broken", "--dags-folder", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "not found" in result.output and "RuntimeError: cannot load" in result.output
+
+
+def test_human_output_has_a_line_per_change_and_a_summary(tmp_path):
+    _write(tmp_path, "hi.py", """
+        with DAG("hi", schedule=None, start_date=START):
+            @task
+            def hello():
+                print("hello")
+
+            hello()
+    """)
+    result = _run(tmp_path, "hi")
+    assert result.exit_code == 0
+    assert "hello" in result.output and "success (try 1)" in result.output
+    assert "DAG run manual__" in result.output and ": success in" in result.output
+
+
+def test_bad_conf_is_a_usage_error(tmp_path):
+    _write(tmp_path, "hi.py", 'with DAG("hi", schedule=None, start_date=START):\n    pass\n')
+    result = CliRunner().invoke(cli, ["dags", "test", "hi", "--conf", "{not json", "--dags-folder", str(tmp_path)])
+    assert result.exit_code == 2 and "--conf is not valid JSON" in result.output
