@@ -83,6 +83,7 @@ def _setup(width: int):
 
     store = make_store(f"bench-{time.monotonic_ns()}")
     clock = Clock()
+    store.set_pool("default_pool", width * 2)  # limits must not bind: this measures the claim path itself
     store_dags(store, _dag(width), now=clock())
     run = trigger_dag(store, "bench_fanout", now=clock())
     return store, clock, run
@@ -100,7 +101,9 @@ def claim_phase(width: int, schedulers: int, counter: RequestCounter) -> dict:
 
     def loop() -> None:
         scheduler = Scheduler(store, executor, config, clock=clock)
-        while not done.is_set():
+        for _ in range(1000):  # bounded: a bug must not hang the benchmark
+            if done.is_set():
+                return
             scheduler.run_pass()
             if len(executor.dispatched) >= width:
                 done.set()
