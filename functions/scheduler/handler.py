@@ -19,19 +19,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from updraft.config import UpdraftConfig
 from updraft.handler_events import Tick, scheduler_event
-from updraft.services import Services
+from updraft.services import shared_services as services
 
 logger = Logger(service="updraft-scheduler")
 metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-scheduler")
-_services: Services | None = None
-
-
-def services() -> Services:
-    """Built on first use: a module-level one would read the environment before tests or local mode set it."""
-    global _services
-    if _services is None:
-        _services = Services()
-    return _services
 
 
 @metrics.log_metrics

@@ -29,19 +29,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from updraft.config import UpdraftConfig
 from updraft.handler_events import MalformedEvent, worker_dispatch
-from updraft.services import Services
+from updraft.services import shared_services as services
 
 logger = Logger(service="updraft-worker")
 metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-worker")
-_services: Services | None = None
-
-
-def services() -> Services:
-    """Built on first use: a module-level one would read the environment before tests or local mode set it."""
-    global _services
-    if _services is None:
-        _services = Services()
-    return _services
 
 
 def _now() -> dt.datetime:

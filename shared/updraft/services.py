@@ -81,3 +81,15 @@ class Services:
         if not self.config.bucket:
             return None
         return S3LogSink(self.client("s3"), self.config.bucket, LOGS_PREFIX)
+
+
+_shared: Services | None = None
+
+
+def shared_services() -> Services:
+    """The process's Services, built on first use: built at import it would read the environment before tests
+    or local mode set it, and a warm Lambda container keeps it (and its clients) between invocations."""
+    global _shared
+    if _shared is None:
+        _shared = Services()
+    return _shared

@@ -91,7 +91,7 @@ def env(monkeypatch):
         store_dags(store, *_dags(), now=dt.datetime.now(dt.UTC))
         from functions.scheduler import handler
 
-        monkeypatch.setattr(handler, "_services", None)  # built from the environment above on first use
+        monkeypatch.setattr("updraft.services._shared", None)  # built from the environment above on first use
         spy = SpyLambda(lam)
         handler.services()._clients["lambda"] = spy
         yield SimpleNamespace(handler=handler, store=store, invokes=spy.payloads)
@@ -198,7 +198,7 @@ def test_fargate_task_runs_on_the_configured_cluster(env, monkeypatch):
     for name, value in {"UPDRAFT_ECS_CLUSTER": "updraft", "UPDRAFT_ECS_TASK_DEFINITION": "updraft-worker",
                         "UPDRAFT_ECS_SUBNETS": subnet, "UPDRAFT_ECS_SECURITY_GROUPS": group}.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr(env.handler, "_services", None)
+    monkeypatch.setattr("updraft.services._shared", None)
     run = trigger_dag(env.store, "handler_heavy", now=dt.datetime.now(dt.UTC))
 
     event = _finished("handler_heavy", run.run_id)

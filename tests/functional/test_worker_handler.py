@@ -97,7 +97,7 @@ def env(tmp_path, monkeypatch):
 
         from functions.worker import handler
 
-        monkeypatch.setattr(handler, "_services", None)  # built from the environment above on first use
+        monkeypatch.setattr("updraft.services._shared", None)  # built from the environment above on first use
         spy = SpyLambda(lam)
         handler.services()._clients["lambda"] = spy
         yield SimpleNamespace(handler=handler, store=store, s3=s3, dispatch=dispatch, invokes=spy.payloads)
