@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import boto3
 import pytest
 from moto import mock_aws
 
+from tests.functional.lambda_helpers import lambda_context
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
 from updraft.store.tables import create_table
@@ -30,10 +30,6 @@ with DAG("from_s3", schedule=None, start_date=datetime(2024, 1, 1)):
     EmptyOperator(task_id=TASK_IDS[0])
 '''
 
-
-def _context() -> SimpleNamespace:
-    return SimpleNamespace(function_name="parser", memory_limit_in_mb=512, aws_request_id="req-1",
-                           invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:parser")
 
 
 @pytest.fixture
@@ -68,7 +64,7 @@ def test_created_event_parses_the_named_file_with_its_siblings(handler_module):
     version = s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)["VersionId"]
     event = json.loads((EVENTS / "s3_object_created.json").read_text())
 
-    result = handler.handler(event, _context())
+    result = handler.handler(event, lambda_context("parser"))
 
     entry = result["parsed"][KEY]
     assert entry["dag_ids"] == ["from_s3"]
@@ -86,7 +82,7 @@ def test_created_event_parses_the_named_file_with_its_siblings(handler_module):
     assert store.list_import_errors() == []
 
     # At-least-once delivery: the same event again parses the same and stores nothing new.
-    again = handler.handler(event, _context())
+    again = handler.handler(event, lambda_context("parser"))
     assert again["parsed"][KEY]["store"] == {"stored": [], "unchanged": ["from_s3"], "duplicates": [],
                                              "deactivated": []}
     assert {k: v for k, v in again["parsed"][KEY].items() if k != "store"} == {
@@ -97,7 +93,7 @@ def test_created_event_parses_the_named_file_with_its_siblings(handler_module):
 def test_broken_file_becomes_an_import_error_not_a_failure(handler_module):
     handler, s3 = handler_module
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=b"from airflow.sdk import DAG\nraise RuntimeError('boom')\n")
-    result = handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), _context())
+    result = handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), lambda_context("parser"))
     (error,) = result["parsed"][KEY]["import_errors"]
     assert "RuntimeError: boom" in error["stacktrace"]
     assert error["lineno"] == 2
@@ -109,12 +105,12 @@ def test_broken_file_becomes_an_import_error_not_a_failure(handler_module):
 def test_a_dag_id_already_defined_by_another_file_is_an_import_error(handler_module):
     handler, s3 = handler_module
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
-    handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), _context())
+    handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), lambda_context("parser"))
     s3.put_object(Bucket=BUCKET, Key="dags/copy.py", Body=DAG_FILE)
     event = json.loads((EVENTS / "s3_object_created.json").read_text())
     event["Records"][0]["s3"]["object"]["key"] = "dags/copy.py"
 
-    entry = handler.handler(event, _context())["parsed"]["dags/copy.py"]
+    entry = handler.handler(event, lambda_context("parser"))["parsed"]["dags/copy.py"]
 
     assert entry["store"]["duplicates"] == ["from_s3"]
     message = ("AirflowDagDuplicatedIdException: Ignoring DAG from_s3 from copy.py - also found in "
@@ -126,30 +122,30 @@ def test_a_dag_id_already_defined_by_another_file_is_an_import_error(handler_mod
 
 def test_removed_event_reports_the_key(handler_module):
     handler, _ = handler_module
-    result = handler.handler(json.loads((EVENTS / "s3_object_removed.json").read_text()), _context())
+    result = handler.handler(json.loads((EVENTS / "s3_object_removed.json").read_text()), lambda_context("parser"))
     assert result == {"parsed": {}, "removed": [KEY], "deactivated": {KEY: []}}
 
 
 def test_removed_event_deactivates_the_files_dags(handler_module):
     handler, s3 = handler_module
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
-    handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), _context())
+    handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), lambda_context("parser"))
     s3.delete_object(Bucket=BUCKET, Key=KEY)
     removed = json.loads((EVENTS / "s3_object_removed.json").read_text())
 
-    assert handler.handler(removed, _context())["deactivated"] == {KEY: ["from_s3"]}
+    assert handler.handler(removed, lambda_context("parser"))["deactivated"] == {KEY: ["from_s3"]}
     assert _reader().get_dag_meta("from_s3").is_active is False
-    assert handler.handler(removed, _context())["deactivated"] == {KEY: []}  # redelivered
+    assert handler.handler(removed, lambda_context("parser"))["deactivated"] == {KEY: []}  # redelivered
 
 
 def test_events_outside_the_dags_prefix_are_ignored(handler_module):
     handler, _ = handler_module
     event = json.loads((EVENTS / "s3_object_created.json").read_text())
     event["Records"][0]["s3"]["object"]["key"] = "logs/run.log"
-    assert handler.handler(event, _context()) == {"parsed": {}, "removed": [], "deactivated": {}}
+    assert handler.handler(event, lambda_context("parser")) == {"parsed": {}, "removed": [], "deactivated": {}}
 
 
 def test_malformed_event_is_a_clear_error(handler_module):
     handler, _ = handler_module
     with pytest.raises(ValueError, match="no 'Records' list"):
-        handler.handler({"detail-type": "Scheduled Event"}, _context())
+        handler.handler({"detail-type": "Scheduled Event"}, lambda_context("parser"))

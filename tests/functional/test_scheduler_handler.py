@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
-import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,6 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from tests.functional.lambda_helpers import SpyLambda, echo_function_zip, lambda_context
 from tests.functional.scheduling.harness import store_dags
 from updraft.handler_events import MalformedEvent
 from updraft.scheduling.completion import TryResult, finish_try, start_try
@@ -30,33 +29,12 @@ WORKER = "updraft-worker"
 REGION = "us-east-1"
 
 
-def _context() -> SimpleNamespace:
-    return SimpleNamespace(function_name="scheduler", memory_limit_in_mb=512, aws_request_id="req-1",
-                           invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:scheduler")
-
 
 def _event(name: str) -> dict:
     return json.loads((EVENTS / name).read_text())
 
 
-def _worker_zip() -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("handler.py", "def handler(event, context):\n    return event\n")
-    return buffer.getvalue()
 
-
-class SpyLambda:
-    """Forwards to moto (which only echoes without Docker) and keeps what the executor sent."""
-
-    def __init__(self, client):
-        self.client = client
-        self.payloads = []
-
-    def invoke(self, **kwargs):
-        assert kwargs["FunctionName"] == WORKER and kwargs["InvocationType"] == "Event"
-        self.payloads.append(json.loads(kwargs["Payload"]))
-        return self.client.invoke(**kwargs)
 
 
 def _dags():
@@ -86,19 +64,19 @@ def env(monkeypatch):
         role = iam.create_role(RoleName="worker", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         lam = boto3.client("lambda", region_name=REGION)
         lam.create_function(FunctionName=WORKER, Runtime="python3.12", Role=role, Handler="handler.handler",
-                            Code={"ZipFile": _worker_zip()})
+                            Code={"ZipFile": echo_function_zip()})
         store = DynamoStore(config)
         store_dags(store, *_dags(), now=dt.datetime.now(dt.UTC))
         from functions.scheduler import handler
 
         monkeypatch.setattr("updraft.services._shared", None)  # built from the environment above on first use
-        spy = SpyLambda(lam)
+        spy = SpyLambda(lam, WORKER)
         handler.services()._clients["lambda"] = spy
         yield SimpleNamespace(handler=handler, store=store, invokes=spy.payloads)
 
 
 def test_tick_creates_due_runs_and_dispatches_their_first_tasks(env, capsys):
-    result = env.handler.handler(_event("eventbridge_tick.json"), _context())
+    result = env.handler.handler(_event("eventbridge_tick.json"), lambda_context("scheduler"))
 
     assert result["kind"] == "tick"
     (run_id,) = result["runs_created"]
@@ -113,7 +91,7 @@ def test_tick_creates_due_runs_and_dispatches_their_first_tasks(env, capsys):
     assert emf[-1]["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "Updraft"
 
     # A redelivered tick (EventBridge delivers at least once) creates and dispatches nothing more.
-    again = env.handler.handler(_event("eventbridge_tick.json"), _context())
+    again = env.handler.handler(_event("eventbridge_tick.json"), lambda_context("scheduler"))
     assert again["runs_created"] == [] and again["dispatched"] == []
     assert env.store.get_ti(TIKey("handler_daily", run_id, "only")).try_id == ti.try_id
     assert len(env.invokes) == 1
@@ -125,7 +103,7 @@ def test_task_finished_schedules_the_runs_next_task_once(env):
     trigger_dag(env.store, "handler_chain", now=dt.datetime.now(dt.UTC), run_id=run_id)
 
     # The run is queued: the mini scheduler starts it and dispatches its first task.
-    first = env.handler.handler(event, _context())
+    first = env.handler.handler(event, lambda_context("scheduler"))
     assert first["kind"] == "task_finished" and first["runs_started"] == [run_id]
     assert [d["task_id"] for d in first["dispatched"]] == ["first"]
 
@@ -136,12 +114,12 @@ def test_task_finished_schedules_the_runs_next_task_once(env):
     assert start_try(env.store, key, try_id, now=now)
     dag = env.handler.services().scheduler.dag("handler_chain", env.store.get_run("handler_chain", run_id).dag_hash)
     assert finish_try(env.store, key, try_id, TryResult(TaskInstanceState.SUCCESS), now=now, dag=dag)
-    second = env.handler.handler(event, _context())
+    second = env.handler.handler(event, lambda_context("scheduler"))
     assert [d["task_id"] for d in second["dispatched"]] == ["second"]
 
     # The same event again: the store already has "second" queued, so nothing changes.
     before = env.store.get_run_tis("handler_chain", run_id)
-    assert env.handler.handler(event, _context())["dispatched"] == []
+    assert env.handler.handler(event, lambda_context("scheduler"))["dispatched"] == []
     assert env.store.get_run_tis("handler_chain", run_id) == before
     assert [p["task_id"] for p in env.invokes] == ["first", "second"]
 
@@ -149,7 +127,7 @@ def test_task_finished_schedules_the_runs_next_task_once(env):
 def test_task_finished_for_an_unknown_run_does_nothing(env):
     event = _event("task_finished.json")
     event["detail"]["run_id"] = "manual__gone"
-    result = env.handler.handler(event, _context())
+    result = env.handler.handler(event, lambda_context("scheduler"))
     assert result["dispatched"] == [] and result["runs_started"] == []
 
 
@@ -163,7 +141,7 @@ def test_task_finished_for_an_unknown_run_does_nothing(env):
 ])
 def test_malformed_event_is_a_clear_error(env, event, message):
     with pytest.raises(MalformedEvent, match=message):
-        env.handler.handler(event, _context())
+        env.handler.handler(event, lambda_context("scheduler"))
     assert env.invokes == []
 
 
@@ -175,7 +153,7 @@ def _finished(dag_id: str, run_id: str) -> dict:
 
 def test_fargate_task_without_a_cluster_stays_queued_and_is_counted(env, capsys):
     run = trigger_dag(env.store, "handler_heavy", now=dt.datetime.now(dt.UTC))
-    result = env.handler.handler(_finished("handler_heavy", run.run_id), _context())
+    result = env.handler.handler(_finished("handler_heavy", run.run_id), lambda_context("scheduler"))
     (dispatched,) = result["dispatched"]
     assert dispatched["executor"] == "fargate" and dispatched["compute"]["memory"] == 4096
     assert env.invokes == []  # never sent to the Lambda worker instead
@@ -202,8 +180,8 @@ def test_fargate_task_runs_on_the_configured_cluster(env, monkeypatch):
     run = trigger_dag(env.store, "handler_heavy", now=dt.datetime.now(dt.UTC))
 
     event = _finished("handler_heavy", run.run_id)
-    (dispatched,) = env.handler.handler(event, _context())["dispatched"]
-    assert env.handler.handler(event, _context())["dispatched"] == []  # redelivered: no second task
+    (dispatched,) = env.handler.handler(event, lambda_context("scheduler"))["dispatched"]
+    assert env.handler.handler(event, lambda_context("scheduler"))["dispatched"] == []  # redelivered: no second task
 
     (arn,) = ecs.list_tasks(cluster="updraft")["taskArns"]
     (task,) = ecs.describe_tasks(cluster="updraft", tasks=[arn])["tasks"]

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
 import tempfile
-import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -14,6 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from tests.functional.lambda_helpers import SpyLambda, echo_function_zip, lambda_context
 from tests.functional.scheduling.harness import store_dags
 from updraft.executors.recording import RecordingExecutor
 from updraft.runtime.loader import LocalDagLoader
@@ -43,26 +42,8 @@ with DAG("handler_chain", schedule=None, start_date=datetime.datetime(2024, 1, 1
 '''
 
 
-def _context() -> SimpleNamespace:
-    return SimpleNamespace(function_name="worker", memory_limit_in_mb=1024, aws_request_id="req-1",
-                           invoked_function_arn=f"arn:aws:lambda:us-east-1:123456789012:function:{WORKER}")
 
 
-def _worker_zip() -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("handler.py", "def handler(event, context):\n    return event\n")
-    return buffer.getvalue()
-
-
-class SpyLambda:
-    def __init__(self, client):
-        self.client = client
-        self.payloads = []
-
-    def invoke(self, **kwargs):
-        self.payloads.append(json.loads(kwargs["Payload"]))
-        return self.client.invoke(**kwargs)
 
 
 @pytest.fixture
@@ -81,7 +62,7 @@ def env(tmp_path, monkeypatch):
             RoleName="worker", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         lam = boto3.client("lambda", region_name=REGION)
         lam.create_function(FunctionName=WORKER, Runtime="python3.12", Role=role, Handler="handler.handler",
-                            Code={"ZipFile": _worker_zip()})
+                            Code={"ZipFile": echo_function_zip()})
 
         # What the parser would have stored for the file, and a triggered run whose first task is claimed.
         store = DynamoStore(config, s3_client=s3)
@@ -107,7 +88,7 @@ def test_dispatch_runs_the_try_logs_it_and_starts_the_next_task(env):
     event = {**SAMPLE, "try_id": env.dispatch.try_id}  # the sample, with the fencing token of the real claim
     assert event == env.dispatch.to_payload()
 
-    result = env.handler.handler(event, _context())
+    result = env.handler.handler(event, lambda_context(WORKER))
 
     assert result == {"status": "ran", "task": "first", "try_number": 1, "state": "success"}
     key = TIKey("handler_chain", SAMPLE["run_id"], "first")
@@ -121,21 +102,21 @@ def test_dispatch_runs_the_try_logs_it_and_starts_the_next_task(env):
 
     # Lambda delivered the same event again: the fence refuses it and nothing changes.
     before = env.store.get_run_tis("handler_chain", SAMPLE["run_id"])
-    again = env.handler.handler(event, _context())
+    again = env.handler.handler(event, lambda_context(WORKER))
     assert again == {"status": "not_runnable", "task": "first", "try_number": 1}
     assert env.store.get_run_tis("handler_chain", SAMPLE["run_id"]) == before
     assert len(env.invokes) == 1
 
 
 def test_a_superseded_try_is_not_run(env):
-    result = env.handler.handler(SAMPLE, _context())  # the sample's own try_id is not the claimed one
+    result = env.handler.handler(SAMPLE, lambda_context(WORKER))  # the sample's own try_id is not the claimed one
     assert result["status"] == "not_runnable"
     assert env.store.get_ti(TIKey("handler_chain", SAMPLE["run_id"], "first")).state == TaskInstanceState.QUEUED
 
 
 @pytest.mark.parametrize("event", [{}, {"Records": []}, {**SAMPLE, "try_number": "one"}, "first", None])
 def test_malformed_payload_is_rejected_without_raising(env, event, caplog):
-    result = env.handler.handler(event, _context())
+    result = env.handler.handler(event, lambda_context(WORKER))
     assert result["status"] == "rejected" and result["error"].startswith("not a worker dispatch")
     assert "rejected a malformed dispatch" in caplog.text
     assert env.store.get_ti(TIKey("handler_chain", SAMPLE["run_id"], "first")).state == TaskInstanceState.QUEUED
