@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 local: $(STAMP)
 	$(VENV)/bin/updraft dags list --dags-folder examples/dags
 	$(VENV)/bin/updraft dags list-import-errors --dags-folder examples/dags
+	$(VENV)/bin/updraft dags test example_taskflow_etl --dags-folder examples/dags
+	$(VENV)/bin/updraft dags test example_dynamic_mapping --dags-folder examples/dags
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

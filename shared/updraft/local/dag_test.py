@@ -135,7 +135,12 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
 
 def _report_changes(store: Any, run: Any, seen: dict[str, tuple[str, int]],
                     on_change: Callable[[str, str, int], None] | None) -> None:
-    for ti in sorted(store.get_run_tis(run.dag_id, run.run_id), key=lambda t: (t.task_id, t.map_index)):
+    def when(ti: Any) -> tuple:
+        # Changes seen in one poll are printed in the order they happened.
+        moment = ti.end_date or ti.start_date or ti.queued_at
+        return (moment is None, moment or dt.datetime.min.replace(tzinfo=dt.UTC), ti.task_id, ti.map_index)
+
+    for ti in sorted(store.get_run_tis(run.dag_id, run.run_id), key=when):
         if ti.state is None:
             continue
         now = (ti.state.value, ti.try_number)
