@@ -52,13 +52,16 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
         fields.update(extra)
     if result.xcom_length is not None:
         fields["xcom_length"] = result.xcom_length
-    if not store.transition_ti(key, expected=[TaskInstanceState.RUNNING], state=state, expected_try_id=try_id,
-                               fields=fields):
-        return False
-    release_try_limits(store, ti)
+    # Skips first, while the branching task is still running, as Airflow 3's SkipDownstreamTasks is sent before
+    # SucceedTask: once the branch is success a concurrent scheduler pass may already have scheduled the tasks it
+    # meant to skip, and a skip then comes too late for them.
     for task_id in result.skip_task_ids:
         # Skipped before it ever ran; if it already has a state, the branch decision came too late for it.
         store.transition_ti(TIKey(key.dag_id, key.run_id, task_id), expected=[None],
                             state=TaskInstanceState.SKIPPED, fields={"start_date": now, "end_date": now,
                                                                      "note": f"skipped by {key.task_id}"})
+    if not store.transition_ti(key, expected=[TaskInstanceState.RUNNING], state=state, expected_try_id=try_id,
+                               fields=fields):
+        return False
+    release_try_limits(store, ti)
     return True
