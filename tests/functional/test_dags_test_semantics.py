@@ -136,6 +136,8 @@ def test_mapping():
         "after_empty_all_success": SKIP, "after_empty_all_done": OK, "after_empty_none_failed": OK,
         "after_empty_none_failed_min_one_success": SKIP, "after_empty_one_success": SKIP,
         "after_empty_all_skipped": OK,
+        # mapped over a failed / skipped upstream: the unexpanded instance (no map index) never runs
+        "broken": FAIL, "over_failed": UF, "skipped_source": ("skipped", 1), "over_skipped": SKIP,
     })
     assert state == "failed"  # after_picky_all_success is an upstream_failed leaf
 
@@ -153,7 +155,10 @@ def test_retries():
 
 
 # -- XComs and templates ---------------------------------------------------------------------------------------
-XCOM_TABLE = {"push": OK, "pull": OK, "templated": OK, "params_and_conf": OK, "bash": OK, "check_bash": OK}
+XCOM_TABLE = {"push": OK, "pull": OK, "templated": OK, "params_and_conf": OK, "bash": OK, "check_bash": OK,
+              "bash_pull": OK,  # fails (exit 1) unless xcom_pull / macros.ds_add / ds_nodash render as expected
+              "bash_skip": ("skipped", 1),  # exit 99 -> AirflowSkipException, after the try started
+              "bash_decorated": OK, "split": OK, "check_parts": OK}
 
 
 def test_xcom_and_templates():

@@ -73,3 +73,15 @@ with DAG("mapping", schedule=None, start_date=datetime.datetime(2024, 1, 1, tzin
                  "all_skipped"):
         empty_lit >> double.override(task_id=f"after_empty_{rule}", trigger_rule=rule)(1)
     empty_xcom >> double.override(task_id="after_empty_xcom")(1)
+
+    # Mapped over the XCom of a task that failed / skipped: the unexpanded instance is upstream_failed / skipped.
+    @task
+    def broken():
+        raise AirflowFailException("no list")
+
+    @task
+    def skipped_source():
+        raise AirflowSkipException("no list")
+
+    double.override(task_id="over_failed").expand(x=broken())
+    double.override(task_id="over_skipped").expand(x=skipped_source())

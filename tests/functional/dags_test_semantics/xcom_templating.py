@@ -29,7 +29,8 @@ for dag_id in ("xcom_templating", "xcom_templating_conf"):
             _expect(ti.xcom_pull(task_ids="push"), "pushed")
             _expect(ti.xcom_pull(task_ids="push", key="extra"), {"k": 1})
 
-        push() >> pull()
+        pushed = push()
+        pushed >> pull()
 
         def _templated(ds, x, ds_arg, expected):
             _expect((ds_arg, x), (ds, expected))
@@ -52,3 +53,27 @@ for dag_id in ("xcom_templating", "xcom_templating_conf"):
             _expect(value, "2024-03-05")
 
         check_bash(bash.output)
+
+        # Templates may pull XComs and use macros; a non-zero exit fails the task, 99 skips it (it ran: try 1).
+        pulled = BashOperator(
+            task_id="bash_pull",
+            bash_command="test '{{ ti.xcom_pull(task_ids=\"push\") }}' = pushed"
+                         " && test '{{ macros.ds_add(ds, 1) }}' = 2024-03-06 && test '{{ ds_nodash }}' = 20240305")
+        pushed >> pulled
+        BashOperator(task_id="bash_skip", bash_command="exit 99")
+
+        @task.bash
+        def bash_decorated(word):
+            return f"echo {word}"
+
+        @task(multiple_outputs=True)
+        def split():
+            return {"a": 1, "b": "two"}
+
+        parts = split()
+
+        @task
+        def check_parts(a, b, decorated):
+            _expect((a, b, decorated), (1, "two", "hello"))
+
+        check_parts(parts["a"], parts["b"], bash_decorated("hello"))
