@@ -99,6 +99,8 @@ def test_branching():
         "to_group": OK, "tg.root": OK, "tg.leaf": OK, "other": SKIP,
         # None skips every direct downstream task (skip_all_except(None) -> empty set); all_done still runs
         "none_branch": OK, "n1": SKIP, "n2": SKIP, "n_done": OK,
+        # inside a group, "path_a" resolves to "inner.path_a" (BranchMixIn._resolve_branch_id, relative ids)
+        "inner.choose": OK, "inner.path_a": OK, "inner.path_b": SKIP,
     })
     assert state == "success"  # skipped leaves do not fail a run
 
@@ -124,6 +126,7 @@ def test_mapping():
     _check(table, {
         "lit[0]": OK, "lit[1]": OK, "check_lit": OK,
         "numbers": OK, "over_xcom[0]": OK, "over_xcom[1]": OK, "over_xcom[2]": OK, "check_over_xcom": OK,
+        "again[0]": OK, "again[1]": OK, "again[2]": OK, "check_again": OK,
         # cross product: the last argument varies fastest
         "pair[0]": OK, "pair[1]": OK, "pair[2]": OK, "pair[3]": OK, "check_cross": OK,
         "kwargs_list": OK, "by_kwargs[0]": OK, "by_kwargs[1]": OK, "check_by_kwargs": OK,
@@ -152,6 +155,15 @@ def test_retries():
         "mapped_flaky[0]": OK, "mapped_flaky[1]": ("success", 2),  # each map index retries on its own
     })
     assert state == "failed"
+
+
+# -- run state ------------------------------------------------------------------------------------------------
+def test_run_state_comes_from_the_leaves():
+    # DagRun.update_state looks at the leaves only: a failed inner task with an all_done leaf that succeeds
+    # gives a successful run.
+    state, table = _run("run_state")
+    _check(table, {"bad": FAIL, "cleanup": OK})
+    assert state == "success"
 
 
 # -- XComs and templates ---------------------------------------------------------------------------------------

@@ -61,3 +61,11 @@ with DAG("branching", schedule=None, start_date=datetime.datetime(2024, 1, 1, tz
     n2 = EmptyOperator(task_id="n2")
     n_done = work.override(task_id="n_done", trigger_rule="all_done")()
     none_branch() >> [n1, n2] >> n_done
+
+    # 5. A branch inside a group may name a sibling relative to the group ("path_a" for "inner.path_a").
+    with TaskGroup("inner"):
+        @task.branch
+        def choose():
+            return "path_a"
+
+        choose() >> [work.override(task_id="path_a")(), work.override(task_id="path_b")()]

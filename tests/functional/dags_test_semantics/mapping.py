@@ -25,6 +25,9 @@ with DAG("mapping", schedule=None, start_date=datetime.datetime(2024, 1, 1, tzin
 
     over_xcom = double.override(task_id="over_xcom").expand(x=numbers())
     check.override(task_id="check_over_xcom")(over_xcom, [2, 4, 6])
+    # mapping over a mapped task's results expands over the gathered list
+    again = double.override(task_id="again").expand(x=over_xcom)
+    check.override(task_id="check_again")(again, [4, 8, 12])
 
     @task
     def pair(x, y):
