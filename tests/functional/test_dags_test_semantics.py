@@ -139,6 +139,8 @@ def test_mapping():
         "after_empty_all_success": SKIP, "after_empty_all_done": OK, "after_empty_none_failed": OK,
         "after_empty_none_failed_min_one_success": SKIP, "after_empty_one_success": SKIP,
         "after_empty_all_skipped": OK,
+        # reducers get the XComs that exist: [] after the empty expansion, [1] after skippy (checked in the task)
+        "reduce_empty": OK, "reduce_skippy": OK,
         # mapped over a failed / skipped upstream: the unexpanded instance (no map index) never runs
         "broken": FAIL, "over_failed": UF, "skipped_source": ("skipped", 1), "over_skipped": SKIP,
     })

@@ -77,6 +77,11 @@ with DAG("mapping", schedule=None, start_date=datetime.datetime(2024, 1, 1, tzin
         empty_lit >> double.override(task_id=f"after_empty_{rule}", trigger_rule=rule)(1)
     empty_xcom >> double.override(task_id="after_empty_xcom")(1)
 
+    # Reducing what did run: the lazy sequence holds the XComs that exist (Airflow 3 PlainXComArg.resolve gives a
+    # LazyXComSequence for a mapped upstream), so none for an empty expansion and none for a skipped index.
+    check.override(task_id="reduce_empty", trigger_rule="all_done")(empty_lit, [])
+    check.override(task_id="reduce_skippy", trigger_rule="none_failed")(skipped_one, [1])
+
     # Mapped over the XCom of a task that failed / skipped: the unexpanded instance is upstream_failed / skipped.
     @task
     def broken():
