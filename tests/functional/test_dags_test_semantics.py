@@ -155,6 +155,8 @@ def test_retries():
         "always_fails": ("failed", 3), "after_exhausted": UF,  # retries=2: three tries
         "fail_fast": FAIL,  # AirflowFailException: no retry despite retries=3
         "mapped_flaky[0]": OK, "mapped_flaky[1]": ("success", 2),  # each map index retries on its own
+        "too_slow": ("failed", 2),  # execution_timeout (AirflowTaskTimeout) is retried like any failure
+        "skips": ("skipped", 1),  # AirflowSkipException: skipped on the first try despite retries
     })
     assert state == "failed"
 

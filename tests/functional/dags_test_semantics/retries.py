@@ -44,3 +44,25 @@ with DAG("retries", schedule=None, start_date=datetime.datetime(2024, 1, 1, tzin
         return x
 
     mapped_flaky.expand(x=[1, 2])
+
+    # execution_timeout is an ordinary failure: retried, then failed on the last try.
+    @task(retries=1, execution_timeout=datetime.timedelta(seconds=1))
+    def too_slow():
+        import time
+
+        # Short sleeps: in `dags test` tasks run in threads, where the timeout is delivered between Python
+        # bytecodes, so one long C-level sleep would only be interrupted when it returns (Airflow's SIGALRM
+        # interrupts it at once). The outcome is the same either way.
+        while True:
+            time.sleep(0.1)
+
+    too_slow()
+
+    # AirflowSkipException ends the task as skipped on its first try, retries or not.
+    @task(retries=2)
+    def skips():
+        from airflow.exceptions import AirflowSkipException
+
+        raise AirflowSkipException("nothing to do")
+
+    skips()
