@@ -1,8 +1,10 @@
 """``updraft dags ...``: Airflow's ``airflow dags`` commands over a local DAGs folder.
 
-Until the store exists these commands parse the folder themselves (like
+These commands work on a local DAGs folder: they parse it themselves (like
 ``airflow dags list --local``), with the same isolation the parser Lambda
-uses, so what the CLI shows is what the cloud will see.
+uses, so what the CLI shows is what the cloud will see; ``dags test`` then
+runs a DAG on the embedded AWS. Talking to a running system comes with local
+mode and the API.
 """
 
 from __future__ import annotations
