@@ -1,0 +1,1 @@
+"""The CDK app that deploys Updraft (see infra/README.md)."""

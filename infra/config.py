@@ -1,0 +1,86 @@
+"""Per-environment settings of the CDK app, in one place (``cdk synth -c env=dev|staging|prod``).
+
+Plain dataclasses with no CDK import, so tests and tools can read them without loading jsii.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# The placeholder account and region the app synthesizes for when none is given: cdk.json carries their AZ context
+# so that nothing ever looks them up (see shared/notes/aws-offline.md, section 1.2).
+PLACEHOLDER_ACCOUNT = "123456789012"
+PLACEHOLDER_REGION = "us-east-1"
+
+# What the Lambda bundle installs next to the code (boto3 comes with the runtime). python-dateutil stays <3
+# because the bundle shadows the runtime's botocore dependency.
+LAMBDA_REQUIREMENTS = (
+    "aws-lambda-powertools>=3.0",
+    "pendulum>=3.0",
+    "croniter>=3.0",
+    "cron-descriptor>=1.4",
+    "pynamodb>=6.0",
+    "jsonschema>=4.0",
+    "jinja2>=3.1",
+    "python-dateutil>=2.8,<3",
+)
+
+
+@dataclass(frozen=True)
+class FunctionSettings:
+    memory_mib: int
+    timeout_seconds: int
+    reserved_concurrency: int | None = None  # None: the account's unreserved pool
+
+
+@dataclass(frozen=True)
+class FargateSettings:
+    cpu: int = 512
+    memory_mib: int = 1024
+
+
+@dataclass(frozen=True)
+class EnvironmentSettings:
+    name: str
+    tick_minutes: int
+    parser: FunctionSettings
+    scheduler: FunctionSettings
+    worker: FunctionSettings
+    worker_retry_attempts: int  # async invokes: 0..2 (Lambda's bound)
+    worker_max_event_age_seconds: int  # 60..21600
+    fargate: FargateSettings
+    log_retention_days: int  # one of CloudWatch's allowed values
+    retain_data: bool  # RemovalPolicy.RETAIN for the table and the bucket
+    parallelism: int = 32
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+ENVIRONMENTS: dict[str, EnvironmentSettings] = {
+    "dev": EnvironmentSettings(
+        name="dev", tick_minutes=1,
+        parser=FunctionSettings(512, 120), scheduler=FunctionSettings(512, 60, None),
+        worker=FunctionSettings(1024, 900), worker_retry_attempts=0, worker_max_event_age_seconds=3600,
+        fargate=FargateSettings(512, 1024), log_retention_days=7, retain_data=False, parallelism=8,
+    ),
+    "staging": EnvironmentSettings(
+        name="staging", tick_minutes=1,
+        parser=FunctionSettings(1024, 300), scheduler=FunctionSettings(1024, 60, 1),
+        worker=FunctionSettings(2048, 900, 50), worker_retry_attempts=1, worker_max_event_age_seconds=3600,
+        fargate=FargateSettings(1024, 2048), log_retention_days=30, retain_data=True, parallelism=32,
+    ),
+    "prod": EnvironmentSettings(
+        name="prod", tick_minutes=1,
+        parser=FunctionSettings(1024, 300), scheduler=FunctionSettings(1769, 60, 1),
+        worker=FunctionSettings(2048, 900, 200), worker_retry_attempts=2, worker_max_event_age_seconds=21600,
+        fargate=FargateSettings(2048, 4096), log_retention_days=365, retain_data=True, parallelism=128,
+    ),
+}
+
+
+def settings_for(env: str | None) -> EnvironmentSettings:
+    """The settings of ``env`` (default ``dev``); a clear error for an unknown name."""
+    name = env or "dev"
+    try:
+        return ENVIRONMENTS[name]
+    except KeyError:
+        raise ValueError(f"unknown environment {name!r}: expected one of {', '.join(ENVIRONMENTS)}") from None
