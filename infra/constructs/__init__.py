@@ -1,0 +1,8 @@
+"""Updraft's reusable constructs. Import them as ``infra.constructs`` (the repository root on sys.path): the
+directory name matches the ``constructs`` library, so ``infra/`` itself must never be on sys.path."""
+
+from infra.constructs.compute import UpdraftFunctions
+from infra.constructs.data import UpdraftData
+from infra.constructs.environment import UpdraftEnvironment
+
+__all__ = ["UpdraftData", "UpdraftEnvironment", "UpdraftFunctions"]

@@ -1,0 +1,57 @@
+"""The state: the DynamoDB table (built from ``updraft.store.tables.TABLE``) and the bucket."""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as ddb
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from updraft.store.tables import TABLE, IndexSpec, KeyAttr, TableSpec
+
+_TYPES = {"S": ddb.AttributeType.STRING, "N": ddb.AttributeType.NUMBER, "B": ddb.AttributeType.BINARY}
+_PROJECTIONS = {"ALL": ddb.ProjectionType.ALL, "KEYS_ONLY": ddb.ProjectionType.KEYS_ONLY}
+
+
+def _attr(key: KeyAttr) -> ddb.Attribute:
+    return ddb.Attribute(name=key.name, type=_TYPES[key.type])
+
+
+class UpdraftData(Construct):
+    """The table with point-in-time recovery and every index the store queries, and the versioned, private,
+    TLS-only bucket that holds DAG files (``dags/``), large store items (``store/``) and task logs (``logs/``)."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, retain: bool, spec: TableSpec = TABLE) -> None:
+        super().__init__(scope, construct_id)
+        removal = RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY
+        self.table = ddb.Table(
+            self, "Table",
+            partition_key=_attr(spec.partition_key), sort_key=_attr(spec.sort_key),
+            billing_mode=ddb.BillingMode.PAY_PER_REQUEST if spec.billing_mode == "PAY_PER_REQUEST"
+            else ddb.BillingMode.PROVISIONED,
+            point_in_time_recovery_specification=ddb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True),
+            encryption=ddb.TableEncryption.AWS_MANAGED,
+            removal_policy=removal,
+        )
+        for index in spec.global_indexes:
+            self.table.add_global_secondary_index(**self._index(index))
+        for index in spec.local_indexes:
+            kwargs = self._index(index)
+            kwargs.pop("partition_key")  # an LSI shares the table's partition key
+            self.table.add_local_secondary_index(**kwargs)
+
+        self.bucket = s3.Bucket(
+            self, "Bucket",
+            versioned=True,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            removal_policy=removal,
+        )
+
+    @staticmethod
+    def _index(index: IndexSpec) -> dict:
+        return {"index_name": index.name, "partition_key": _attr(index.partition_key),
+                "sort_key": _attr(index.sort_key), "projection_type": _PROJECTIONS[index.projection]}
