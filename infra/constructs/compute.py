@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -54,6 +55,14 @@ class UpdraftFunctions(Construct):
         self.dead_letter_queue = sqs.Queue(
             self, "WorkerDLQ", retention_period=Duration.days(14), enforce_ssl=True,
             encryption=sqs.QueueEncryption.SQS_MANAGED)
+        # Any message here is a task instance whose dispatch was lost: alarm on the first one.
+        self.dead_letter_alarm = cloudwatch.Alarm(
+            self, "WorkerDLQNotEmpty",
+            metric=self.dead_letter_queue.metric_approximate_number_of_messages_visible(period=Duration.minutes(5)),
+            threshold=1, evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description="Updraft worker invocations failed after their retries (see the DLQ's messages)")
         self.worker = self._function("worker", settings.worker, base.to_env(),
                                      retry_attempts=settings.worker_retry_attempts,
                                      max_event_age=Duration.seconds(settings.worker_max_event_age_seconds),

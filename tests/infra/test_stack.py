@@ -119,6 +119,11 @@ def test_worker_async_invokes_have_a_dlq_and_bounded_retries(template: Template,
         "DestinationConfig": {"OnFailure": {"Destination": {"Fn::GetAtt": [dlq, "Arn"]}}},
     })
     assert 0 <= SETTINGS.worker_retry_attempts <= 2
+    template.has_resource_properties("AWS::CloudWatch::Alarm", {
+        "MetricName": "ApproximateNumberOfMessagesVisible", "Namespace": "AWS/SQS",
+        "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq, "QueueName"]}}],
+        "Threshold": 1, "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+    })
 
 
 def test_log_groups_have_retention(template: Template) -> None:
