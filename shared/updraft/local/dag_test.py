@@ -89,6 +89,7 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     store = DynamoStore(config)
     now = utcnow()
     store.save_parsed_file(owner, now=now)
+    store.set_paused(dag_id, False)  # like `airflow dags test`, a test runs a DAG whatever its pause state
     dag = store.get_serialized_dag(dag_id, store.get_dag_meta(dag_id).dag_hash)
     for pool in sorted({t.pool for t in dag.tasks} - {"default_pool"}):
         if store.get_pool(pool) is None:

@@ -172,7 +172,14 @@ class Scheduler:
     def _schedule_runs(self, runs: list[DagRun], report: PassReport) -> None:
         now = self.clock()
         candidates: list[tuple[TaskInstance, DagRun]] = []
+        paused: dict[str, bool] = {}
         for run in runs:
+            if run.dag_id not in paused:
+                meta = self.store.get_dag_meta(run.dag_id)
+                paused[run.dag_id] = meta is not None and meta.is_paused
+            if paused[run.dag_id]:
+                # As Airflow: a paused DAG's runs are not examined; running tries finish, nothing new starts.
+                continue
             if run.state == DagRunState.QUEUED and not self._start_run(run, now, report):
                 continue
             if run.state != DagRunState.RUNNING:

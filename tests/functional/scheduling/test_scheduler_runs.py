@@ -184,3 +184,19 @@ def test_max_active_tis_per_dagrun_caps_a_mapped_task_within_one_run(env):
     executor.dispatched.extend(first)
     assert workers.run_to_end("mapped", run.run_id).state == DagRunState.SUCCESS
     assert len(store.get_run_tis("mapped", run.run_id)) == 5
+
+
+def test_a_paused_dag_starts_nothing_new_until_unpaused(env):
+    store, clock, scheduler, executor = env
+    store_dags(store, _chain_dag(n=2), now=clock())
+    run = trigger_dag(store, "chain", now=clock())
+    scheduler.run_pass()
+    [first] = executor.take()
+    store.set_paused("chain", True)
+    workers = Workers(store, scheduler, executor, clock)
+    workers.run_one(first)  # the running try finishes...
+    scheduler.run_pass()
+    assert executor.dispatched == []  # ...but nothing new starts while the DAG is paused
+    assert workers.states("chain", run.run_id) == {"t0": "success"}
+    store.set_paused("chain", False)
+    assert workers.run_to_end("chain", run.run_id).state == DagRunState.SUCCESS
