@@ -357,9 +357,28 @@ def _crash_record(finished: _Finished, options: ParseOptions) -> ImportErrorReco
     else:
         code = os.WEXITSTATUS(status)
         message = f"DAG file process for {rel} exited with code {code} before reporting a result"
-    tail = logs[-4000:].strip()
+    tail = _output_excerpt(logs).strip()
     stack = message + (f"\n\nOutput before it stopped:\n{tail}\n" if tail else "\n")
     return ImportErrorRecord(filename=rel, lineno=None, message=message, stacktrace=stack)
+
+
+def _output_excerpt(logs: str, limit: int = 4000) -> str:
+    """Cut a dead child's output to ``limit`` characters, keeping what explains the death.
+
+    faulthandler prints the crashing frame first and then every caller, so under a deep
+    stack (pytest, a framework) a plain tail would keep the outermost frames and drop
+    the user's line; keep the start of the dump and a little output before it instead.
+    """
+    if len(logs) <= limit:
+        return logs
+    dump_at = logs.rfind("Fatal Python error")
+    if dump_at < 0:
+        return "[...]\n" + logs[-limit:]
+    before = logs[:dump_at][-limit // 4 :]
+    dump = logs[dump_at : dump_at + limit - len(before)]
+    cut_before = "[...]\n" if dump_at > len(before) else ""
+    cut_after = "\n[...]" if dump_at + len(dump) < len(logs) else ""
+    return f"{cut_before}{before}{dump}{cut_after}"
 
 
 class Forker:

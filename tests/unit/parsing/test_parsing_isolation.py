@@ -128,6 +128,23 @@ def test_crashes_are_reported_not_raised(tmp_path):
     assert results[3].import_errors[0].message == "SystemExit: 2"
 
 
+def test_a_crash_under_a_deep_stack_keeps_the_crashing_line(tmp_path):
+    """faulthandler prints innermost first: a long dump must not lose the user's frame."""
+    body = (
+        "import ctypes\n"
+        "print('noise ' * 2000)\n"
+        "def dive(n):\n"
+        "    return dive(n - 1) if n else ctypes.string_at(0)\n"
+        "dive(300)\n"
+    )
+    [result] = parse([write(tmp_path, "deep.py", body)])
+    [err] = result.import_errors
+    assert "SIGSEGV" in err.message
+    assert 'deep.py", line 4 in dive' in err.stacktrace
+    assert "Fatal Python error" in err.stacktrace and "noise" in err.stacktrace
+    assert len(err.stacktrace) < 4400
+
+
 def test_runaway_output_is_capped(tmp_path):
     job = write(tmp_path, "spam.py", "while True:\n    print('x' * 1000)\n")
     [result] = parse([job], max_output_mb=1, max_log_bytes=1000)
