@@ -11,7 +11,8 @@ Variables (all optional except where noted):
 ``AWS_REGION``                  set by Lambda; ``AWS_DEFAULT_REGION`` is the fallback (required)
 ``UPDRAFT_BUCKET``              DAG files under ``UPDRAFT_DAGS_PREFIX``, large items, logs
 ``UPDRAFT_DAGS_PREFIX``         default ``dags/``
-``UPDRAFT_DYNAMODB_ENDPOINT``   local mode's embedded DynamoDB; unset on AWS
+``AWS_ENDPOINT_URL``            boto3's own variable: local mode's embedded AWS for every client; unset on AWS
+``UPDRAFT_DYNAMODB_ENDPOINT``   the store's DynamoDB endpoint when it differs (defaults to ``AWS_ENDPOINT_URL``)
 ``UPDRAFT_WORKER_FUNCTION``     the worker Lambda the scheduler invokes for ``executor="lambda"`` tasks
 ``UPDRAFT_ECS_CLUSTER``         Fargate tasks: cluster, task definition, container name, subnets and
 ``UPDRAFT_ECS_TASK_DEFINITION`` security groups (comma-separated), and whether to assign a public IP
@@ -67,6 +68,7 @@ class UpdraftConfig:
     bucket: str | None = None
     dags_prefix: str = "dags/"
     dynamodb_endpoint: str | None = None
+    endpoint_url: str | None = None
     worker_function: str | None = None
     ecs_cluster: str | None = None
     ecs_task_definition: str | None = None
@@ -89,7 +91,8 @@ class UpdraftConfig:
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
             bucket=env.get("UPDRAFT_BUCKET") or None,
             dags_prefix=prefix if prefix.endswith("/") else prefix + "/",
-            dynamodb_endpoint=env.get("UPDRAFT_DYNAMODB_ENDPOINT") or None,
+            dynamodb_endpoint=env.get("UPDRAFT_DYNAMODB_ENDPOINT") or env.get("AWS_ENDPOINT_URL") or None,
+            endpoint_url=env.get("AWS_ENDPOINT_URL") or None,
             worker_function=env.get("UPDRAFT_WORKER_FUNCTION") or None,
             ecs_cluster=env.get("UPDRAFT_ECS_CLUSTER") or None,
             ecs_task_definition=env.get("UPDRAFT_ECS_TASK_DEFINITION") or None,
@@ -109,6 +112,7 @@ class UpdraftConfig:
         out = {
             "UPDRAFT_TABLE": self.table, "AWS_REGION": self.region, "UPDRAFT_BUCKET": self.bucket,
             "UPDRAFT_DAGS_PREFIX": self.dags_prefix, "UPDRAFT_DYNAMODB_ENDPOINT": self.dynamodb_endpoint,
+            "AWS_ENDPOINT_URL": self.endpoint_url,
             "UPDRAFT_WORKER_FUNCTION": self.worker_function, "UPDRAFT_ECS_CLUSTER": self.ecs_cluster,
             "UPDRAFT_ECS_TASK_DEFINITION": self.ecs_task_definition, "UPDRAFT_ECS_CONTAINER": self.ecs_container,
             "UPDRAFT_ECS_SUBNETS": ",".join(self.ecs_subnets) or None,
@@ -144,5 +148,8 @@ class UpdraftConfig:
         return bool(self.ecs_cluster and self.ecs_task_definition and self.ecs_subnets)
 
     def client_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for boto3 clients (region only: endpoints are per service and set by the caller)."""
-        return {"region_name": self.region} if self.region else {}
+        """Keyword arguments for boto3 clients: the region, and the embedded AWS's endpoint in local mode."""
+        kwargs: dict[str, Any] = {"region_name": self.region} if self.region else {}
+        if self.endpoint_url:
+            kwargs["endpoint_url"] = self.endpoint_url
+        return kwargs

@@ -1,0 +1,63 @@
+"""Create, on the embedded AWS, the resources the CDK stack defines, under the names it gives them.
+
+Idempotent: local mode calls it on every start, over a fresh server or one restored from ``--state-dir``.
+Lambda functions, the tick rule and the ECS cluster are not created: moto cannot run Lambda code, fire schedule
+rules or run Fargate tasks without Docker, so local mode plays those parts itself (``updraft.local.system``).
+S3 -> Lambda notifications are dropped by moto too; the bucket notifies a queue instead, which local mode
+drains into the parser handler, so the parser sees exactly the S3 events it gets on AWS.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+from updraft.config import UpdraftConfig
+from updraft.resources import DAGS_PREFIX, ResourceNames
+
+
+@dataclass(frozen=True)
+class LocalResources:
+    names: ResourceNames
+    endpoint_url: str
+    dag_events_queue_url: str
+
+    def config(self, **overrides: Any) -> UpdraftConfig:
+        """The configuration every local handler and process runs with."""
+        values: dict[str, Any] = {
+            "table": self.names.table, "region": self.names.region, "bucket": self.names.bucket,
+            "dags_prefix": DAGS_PREFIX, "dynamodb_endpoint": self.endpoint_url, "endpoint_url": self.endpoint_url,
+            "worker_function": self.names.worker_function, "ecs_cluster": self.names.ecs_cluster,
+            "ecs_task_definition": self.names.ecs_task_family, "ecs_container": self.names.ecs_container,
+        }
+        values.update(overrides)
+        return UpdraftConfig(**values)
+
+
+def provision(names: ResourceNames, endpoint_url: str, *, session: Any = None) -> LocalResources:
+    import boto3
+
+    from updraft.store.config import StoreConfig
+    from updraft.store.tables import create_table
+
+    session = session or boto3.session.Session()
+    kwargs = {"region_name": names.region, "endpoint_url": endpoint_url}
+    create_table(StoreConfig(table_name=names.table, region=names.region, host=endpoint_url),
+                 client=session.client("dynamodb", **kwargs))
+    s3 = session.client("s3", **kwargs)
+    bucket_kwargs: dict[str, Any] = {"Bucket": names.bucket}
+    if names.region != "us-east-1":
+        bucket_kwargs["CreateBucketConfiguration"] = {"LocationConstraint": names.region}
+    with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
+        s3.create_bucket(**bucket_kwargs)
+    s3.put_bucket_versioning(Bucket=names.bucket, VersioningConfiguration={"Status": "Enabled"})
+    sqs = session.client("sqs", **kwargs)
+    queue_url = sqs.create_queue(QueueName=names.dag_events_queue)["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    rules = {"Key": {"FilterRules": [{"Name": "prefix", "Value": DAGS_PREFIX}, {"Name": "suffix", "Value": ".py"}]}}
+    s3.put_bucket_notification_configuration(Bucket=names.bucket, NotificationConfiguration={
+        "QueueConfigurations": [{"Id": "dag-files", "QueueArn": queue_arn, "Filter": rules,
+                                 "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]}],
+    })
+    return LocalResources(names=names, endpoint_url=endpoint_url, dag_events_queue_url=queue_url)

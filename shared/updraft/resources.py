@@ -1,0 +1,89 @@
+"""The physical names of one environment's AWS resources, decided in one place.
+
+The CDK stack names what it deploys with these, and local mode creates the same resources under the same
+names on its embedded AWS, so a handler, a log line or a CLI command reads the same in both worlds. No CDK,
+boto3 or pynamodb import: the CDK app, the handlers and the CLI all load this for nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DAGS_PREFIX = "dags/"
+LOGS_PREFIX = "logs/"
+LOCAL_ENVIRONMENT = "local"
+# moto accepts any 12 digits; this is the account its server reports for every request.
+LOCAL_ACCOUNT = "123456789012"
+
+_ENV_NAME = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
+
+
+@dataclass(frozen=True)
+class ResourceNames:
+    environment: str
+    account: str = LOCAL_ACCOUNT
+    region: str = "us-east-1"
+
+    def __post_init__(self) -> None:
+        if not _ENV_NAME.match(self.environment):
+            raise ValueError(f"environment name {self.environment!r} must be 1-20 of a-z, 0-9 and '-', "
+                             f"starting with a letter (it becomes part of bucket and function names)")
+
+    @property
+    def prefix(self) -> str:
+        return f"updraft-{self.environment}"
+
+    @property
+    def table(self) -> str:
+        return f"{self.prefix}-state"
+
+    @property
+    def bucket(self) -> str:
+        """Bucket names are global across accounts, so the account and region make this one unique."""
+        return f"{self.prefix}-{self.account}-{self.region}"
+
+    @property
+    def parser_function(self) -> str:
+        return f"{self.prefix}-parser"
+
+    @property
+    def scheduler_function(self) -> str:
+        return f"{self.prefix}-scheduler"
+
+    @property
+    def worker_function(self) -> str:
+        return f"{self.prefix}-worker"
+
+    @property
+    def api_function(self) -> str:
+        return f"{self.prefix}-api"
+
+    @property
+    def worker_dlq(self) -> str:
+        return f"{self.prefix}-worker-dlq"
+
+    @property
+    def dag_events_queue(self) -> str:
+        """Local mode only: moto drops S3 -> Lambda notifications, so the bucket notifies this queue instead."""
+        return f"{self.prefix}-dag-events"
+
+    @property
+    def ecs_cluster(self) -> str:
+        return f"{self.prefix}-cluster"
+
+    @property
+    def ecs_task_family(self) -> str:
+        return f"{self.prefix}-worker"
+
+    @property
+    def ecs_container(self) -> str:
+        return "worker"
+
+    @property
+    def deferral_state_machine(self) -> str:
+        return f"{self.prefix}-deferrals"
+
+    @property
+    def tick_rule(self) -> str:
+        return f"{self.prefix}-tick"
