@@ -14,6 +14,8 @@ Variables (all optional except where noted):
 ``AWS_ENDPOINT_URL``            boto3's own variable: local mode's embedded AWS for every client; unset on AWS
 ``UPDRAFT_DYNAMODB_ENDPOINT``   the store's DynamoDB endpoint when it differs (defaults to ``AWS_ENDPOINT_URL``)
 ``UPDRAFT_WORKER_FUNCTION``     the worker Lambda the scheduler invokes for ``executor="lambda"`` tasks
+``UPDRAFT_SCHEDULER_FUNCTION``  the scheduler Lambda, invoked asynchronously to look at a new run at once
+``UPDRAFT_LOCAL_COMPUTE``       local mode only: the socket where its Lambda invokes and ECS RunTasks go
 ``UPDRAFT_ECS_CLUSTER``         Fargate tasks: cluster, task definition, container name, subnets and
 ``UPDRAFT_ECS_TASK_DEFINITION`` security groups (comma-separated), and whether to assign a public IP
 ``UPDRAFT_ECS_CONTAINER``       (``ENABLED``/``DISABLED``; a public subnet without NAT needs ``ENABLED``)
@@ -70,6 +72,8 @@ class UpdraftConfig:
     dynamodb_endpoint: str | None = None
     endpoint_url: str | None = None
     worker_function: str | None = None
+    scheduler_function: str | None = None
+    local_compute: str | None = None
     ecs_cluster: str | None = None
     ecs_task_definition: str | None = None
     ecs_container: str = "worker"
@@ -94,6 +98,8 @@ class UpdraftConfig:
             dynamodb_endpoint=env.get("UPDRAFT_DYNAMODB_ENDPOINT") or env.get("AWS_ENDPOINT_URL") or None,
             endpoint_url=env.get("AWS_ENDPOINT_URL") or None,
             worker_function=env.get("UPDRAFT_WORKER_FUNCTION") or None,
+            scheduler_function=env.get("UPDRAFT_SCHEDULER_FUNCTION") or None,
+            local_compute=env.get("UPDRAFT_LOCAL_COMPUTE") or None,
             ecs_cluster=env.get("UPDRAFT_ECS_CLUSTER") or None,
             ecs_task_definition=env.get("UPDRAFT_ECS_TASK_DEFINITION") or None,
             ecs_container=env.get("UPDRAFT_ECS_CONTAINER") or "worker",
@@ -113,7 +119,9 @@ class UpdraftConfig:
             "UPDRAFT_TABLE": self.table, "AWS_REGION": self.region, "UPDRAFT_BUCKET": self.bucket,
             "UPDRAFT_DAGS_PREFIX": self.dags_prefix, "UPDRAFT_DYNAMODB_ENDPOINT": self.dynamodb_endpoint,
             "AWS_ENDPOINT_URL": self.endpoint_url,
-            "UPDRAFT_WORKER_FUNCTION": self.worker_function, "UPDRAFT_ECS_CLUSTER": self.ecs_cluster,
+            "UPDRAFT_WORKER_FUNCTION": self.worker_function,
+            "UPDRAFT_SCHEDULER_FUNCTION": self.scheduler_function, "UPDRAFT_LOCAL_COMPUTE": self.local_compute,
+            "UPDRAFT_ECS_CLUSTER": self.ecs_cluster,
             "UPDRAFT_ECS_TASK_DEFINITION": self.ecs_task_definition, "UPDRAFT_ECS_CONTAINER": self.ecs_container,
             "UPDRAFT_ECS_SUBNETS": ",".join(self.ecs_subnets) or None,
             "UPDRAFT_ECS_SECURITY_GROUPS": ",".join(self.ecs_security_groups) or None,

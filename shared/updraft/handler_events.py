@@ -76,10 +76,16 @@ def task_finished_event(dispatch: Dispatch, state: str | None, *,
                         now: dt.datetime | None = None) -> dict[str, Any]:
     """The task-finished envelope for ``dispatch`` (what a direct invoke of the scheduler sends)."""
     key = dispatch.key
-    return {"version": "0", "detail-type": TASK_FINISHED, "source": WORKER_SOURCE,
+    return run_changed_event(key.dag_id, key.run_id, now=now, task_id=key.task_id, map_index=key.map_index,
+                             try_number=dispatch.try_number, state=state)
+
+
+def run_changed_event(dag_id: str, run_id: str, *, now: dt.datetime | None = None, source: str = WORKER_SOURCE,
+                      **detail: Any) -> dict[str, Any]:
+    """The envelope that makes the scheduler look at one run again (a task finished, a run was triggered)."""
+    return {"version": "0", "detail-type": TASK_FINISHED, "source": source,
             "time": (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "detail": {"dag_id": key.dag_id, "run_id": key.run_id, "task_id": key.task_id,
-                       "map_index": key.map_index, "try_number": dispatch.try_number, "state": state}}
+            "detail": {"dag_id": dag_id, "run_id": run_id, **detail}}
 
 
 def worker_dispatch(event: Any) -> Dispatch:

@@ -26,11 +26,33 @@ class Services:
         self._clients: dict[str, Any] = {}
 
     def client(self, service: str) -> Any:
+        """A boto3 client; in local mode, Lambda and ECS are local mode's own (moto cannot run code)."""
         if service not in self._clients:
-            import boto3
+            if self.config.local_compute and service in ("lambda", "ecs"):
+                from updraft.local.compute import local_client
 
-            self._clients[service] = boto3.client(service, **self.config.client_kwargs())
+                self._clients[service] = local_client(service, self.config.local_compute)
+            else:
+                import boto3
+
+                self._clients[service] = boto3.client(service, **self.config.client_kwargs())
         return self._clients[service]
+
+    def nudge_scheduler(self, dag_id: str, run_id: str) -> bool:
+        """Ask the scheduler to look at one run now (a new manual run) instead of at its next tick.
+
+        An asynchronous invoke with the task-finished envelope, which means "look at this run again"; without
+        a scheduler function configured the tick still finds the run, so this is only ever a speed-up.
+        """
+        if not self.config.scheduler_function:
+            return False
+        import json
+
+        from updraft.handler_events import run_changed_event
+
+        self.client("lambda").invoke(FunctionName=self.config.scheduler_function, InvocationType="Event",
+                                     Payload=json.dumps(run_changed_event(dag_id, run_id)).encode())
+        return True
 
     @functools.cached_property
     def store(self) -> Any:

@@ -1,0 +1,75 @@
+"""Local mode's Lambda and ECS: the two AWS calls that start code, answered by local mode itself.
+
+moto records a Lambda invoke or an ECS RunTask but runs nothing without Docker (``notes/aws-offline.md``,
+sections 2c and 2e). So in local mode ``Services.client("lambda")`` and ``client("ecs")`` are the small clients
+below: they speak boto3's request and response shapes, so ``LambdaExecutor``, ``FargateExecutor`` and the
+scheduler nudge run unchanged, and send each call over a Unix socket to the local system, which runs the
+handler in its worker pool or starts the Fargate entrypoint as a process (``updraft.local.system``).
+
+The wire format is one JSON document per message (never pickle), on a socket in a private directory.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from multiprocessing.connection import Client
+from typing import Any
+
+LAMBDA_INVOKE = "lambda.invoke"
+ECS_RUN_TASK = "ecs.run_task"
+
+
+class LocalComputeError(RuntimeError):
+    """The local system refused or could not be reached (it stopped, or the call is one it does not play)."""
+
+
+def call(address: str, message: dict[str, Any]) -> dict[str, Any]:
+    try:
+        with Client(address, family="AF_UNIX") as conn:
+            conn.send_bytes(json.dumps(message, separators=(",", ":")).encode())
+            reply = json.loads(conn.recv_bytes())
+    except (OSError, EOFError) as exc:
+        raise LocalComputeError(f"the local Updraft at {address} did not answer ({exc}); is it running?") from exc
+    if "error" in reply:
+        raise LocalComputeError(reply["error"])
+    return reply
+
+
+class LocalLambdaClient:
+    """``invoke`` with ``InvocationType="Event"``: what the executors and the nudge use, and all Lambda gives
+    the caller of an async invoke (a 202 once the event is queued)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    def invoke(self, *, FunctionName: str, InvocationType: str = "RequestResponse",
+               Payload: bytes | str = b"{}", **_: Any) -> dict[str, Any]:
+        if InvocationType != "Event":
+            raise LocalComputeError(f"local mode plays asynchronous invokes only, not {InvocationType!r}")
+        payload = json.loads(Payload or b"{}")
+        call(self.address, {"op": LAMBDA_INVOKE, "function": FunctionName, "payload": payload})
+        return {"StatusCode": 202}
+
+
+class LocalEcsClient:
+    """``run_task`` as ECS answers it; the request is passed whole, so the local system reads the same
+    container overrides (the dispatch in ``UPDRAFT_DISPATCH``, cpu, memory) a Fargate task would get."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    def run_task(self, **request: Any) -> dict[str, Any]:
+        return call(self.address, {"op": ECS_RUN_TASK, "request": request,
+                                   "task_id": f"{os.getpid()}-{next(self._ids)}"})
+
+
+def local_client(service: str, address: str) -> Any:
+    if service == "lambda":
+        return LocalLambdaClient(address)
+    if service == "ecs":
+        return LocalEcsClient(address)
+    raise ValueError(f"local mode plays Lambda and ECS, not {service!r}")
