@@ -8,6 +8,10 @@
   ``[scheduler] task_queued_timeout``, 600 s) goes back to ``scheduled`` to be claimed again, as Airflow's
   ``_reschedule_stuck_task`` does. The claim had counted it as a try; since it never ran, ``try_number`` is given
   back so the retry budget is not spent on a delivery problem (a stale worker is still fenced by ``try_id``).
+- Orphaned: a queued try whose lease its executor expired on purpose (local mode stopping with the try still
+  waiting for a worker) goes back to ``scheduled`` at once, the same way, like Airflow's
+  ``adopt_or_reset_orphaned_tasks`` resetting the queued tasks of an executor that went away. A queued try
+  otherwise never carries a lease, so nothing else takes this path.
 Every change is fenced by the try's ``try_id``, so a worker that reports after all loses cleanly.
 """
 
@@ -36,13 +40,20 @@ def backstop_change(task: Any, ti: TaskInstance, now: dt.datetime, *,
         if timeout is not None and started is not None and started + timeout + EXECUTION_TIMEOUT_GRACE < now:
             return _fail(task, ti, now, logical_date,
                          f"execution_timeout: still running {timeout} after it started (worker did not stop it)")
-    elif ti.state == TaskInstanceState.QUEUED and ti.queued_at is not None and ti.queued_at + QUEUED_TIMEOUT < now:
-        return TIChange(ti.key, ti.state, TaskInstanceState.SCHEDULED, {
-            "try_number": max(ti.try_number - 1, 0), "try_id": None, "queued_at": None, "held_limits": [],
-            "hostname": None,
-            "note": f"queued for more than {int(QUEUED_TIMEOUT.total_seconds())} s without starting; "
-                    f"scheduled again"}, expected_try_id=ti.try_id)
+    elif ti.state == TaskInstanceState.QUEUED:
+        if ti.lease_expires_at is not None and ti.lease_expires_at < now:
+            return _requeue(ti, "its executor stopped before the try started; scheduled again")
+        if ti.queued_at is not None and ti.queued_at + QUEUED_TIMEOUT < now:
+            return _requeue(ti, f"queued for more than {int(QUEUED_TIMEOUT.total_seconds())} s without starting; "
+                                f"scheduled again")
     return None
+
+
+def _requeue(ti: TaskInstance, note: str) -> TIChange:
+    """Back to scheduled with the try number given back: the try never ran, so it must not spend a retry."""
+    return TIChange(ti.key, ti.state, TaskInstanceState.SCHEDULED, {
+        "try_number": max(ti.try_number - 1, 0), "try_id": None, "queued_at": None, "held_limits": [],
+        "hostname": None, "lease_expires_at": None, "note": note}, expected_try_id=ti.try_id)
 
 
 def _fail(task: Any, ti: TaskInstance, now: dt.datetime, logical_date: dt.datetime | None, note: str) -> TIChange:

@@ -102,6 +102,16 @@ def test_a_try_stuck_in_queued_goes_back_to_scheduled_and_gives_its_try_number_b
     assert change.key in evaluation.scheduled
 
 
+def test_a_queued_try_orphaned_by_its_executor_goes_back_to_scheduled_at_once():
+    store = FakeRunStore(make_run())
+    store.add("a", S.QUEUED, try_number=2, try_id="t2", queued_at=NOW - MIN, lease_expires_at=NOW - MIN,
+              held_limits=["pool:default_pool"])
+    [change] = [c for c in store.evaluate(_dag()).changes if c.key.task_id == "a"]
+    assert (change.expected, change.state, change.expected_try_id) == (S.QUEUED, S.SCHEDULED, "t2")
+    assert change.fields["try_number"] == 1 and change.fields["lease_expires_at"] is None
+    assert "executor stopped" in change.fields["note"]
+
+
 def test_fail_fast_stops_everything_else_and_fails_the_run():
     with DAG("d", schedule=None, start_date=START, fail_fast=True) as dag:
         @task
