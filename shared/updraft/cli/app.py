@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -23,6 +24,7 @@ class CliConfig:
     parse_memory_limit: int = DEFAULT_MEMORY_LIMIT_MB
     parse_processes: int | None = None
     verbose: bool = False
+    services: Any = None  # the running system's Services, connected on first use (updraft.cli.system)
 
     def parse_options(self, plugins_folder: str | None = None):
         from updraft.parsing.options import ParseOptions
@@ -85,8 +87,12 @@ def cli(ctx, parse_timeout, parse_memory_limit, parse_processes, verbose):
 
 def _register_commands() -> None:
     from updraft.cli.dags import dags
+    from updraft.cli.pools import pools
+    from updraft.cli.runs import runs
+    from updraft.cli.tasks import tasks
 
-    cli.add_command(dags)
+    for group in (dags, runs, tasks, pools):
+        cli.add_command(group)
 
 
 _register_commands()

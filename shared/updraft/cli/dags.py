@@ -1,10 +1,10 @@
-"""``updraft dags ...``: Airflow's ``airflow dags`` commands over a local DAGs folder.
+"""``updraft dags ...``: Airflow's ``airflow dags`` commands.
 
-These commands work on a local DAGs folder: they parse it themselves (like
-``airflow dags list --local``), with the same isolation the parser Lambda
-uses, so what the CLI shows is what the cloud will see; ``dags test`` then
-runs a DAG on the embedded AWS. Talking to a running system comes with local
-mode and the API.
+``list``, ``list-import-errors`` and ``next-execution`` answer from the running system's store, or, given a
+DAGs folder (``--dags-folder`` or ``UPDRAFT_DAGS_FOLDER``), parse that folder themselves (like ``airflow dags
+list --local``) with the same isolation the parser Lambda uses, so what the CLI shows is what the cloud will
+see. ``dags test`` always parses a folder and runs the DAG on its own embedded AWS. ``trigger``, ``pause``,
+``unpause``, ``upload`` and ``list-runs`` act on the running system (``updraft.cli.dag_commands``).
 """
 
 from __future__ import annotations
@@ -15,19 +15,25 @@ from typing import Any
 
 import click
 
-from updraft.cli.output import OUTPUT_FORMATS, render
+from updraft.cli.options import conf_option, output_option, parse_conf, parse_date
+from updraft.cli.output import render
+
+_LOCAL_HELP = ("Folder (or single file) of DAG files to parse here instead of asking the running system "
+               "[env: UPDRAFT_DAGS_FOLDER].")
 
 
-def _dags_folder_option(func):
+def _dags_folder_option(func, *, required: bool = True):
     return click.option(
         "--dags-folder",
         "-S",
         "--subdir",
         "dags_folder",
-        required=True,
+        required=required,
+        default=None,
         envvar="UPDRAFT_DAGS_FOLDER",
         type=click.Path(exists=True, file_okay=True, dir_okay=True),
-        help="Folder (or single file) of DAG files to parse [env: UPDRAFT_DAGS_FOLDER].",
+        help=_LOCAL_HELP if not required else "Folder (or single file) of DAG files to parse "
+        "[env: UPDRAFT_DAGS_FOLDER].",
     )(func)
 
 
@@ -44,8 +50,13 @@ def _plugins_folder_option(func):
 
 
 def _folder_options(func):
-    """What every ``dags`` command parses: the DAGs folder, and the plugins whose timetables it may use."""
+    """What a command that always parses takes: the DAGs folder, and the plugins its timetables may use."""
     return _dags_folder_option(_plugins_folder_option(func))
+
+
+def _optional_folder_options(func):
+    """A folder given (flag or env) means parse it here; none means ask the running system."""
+    return _dags_folder_option(_plugins_folder_option(func), required=False)
 
 
 def resolve_plugins_folder(dags_folder: str, plugins_folder: str | None) -> str | None:
@@ -61,17 +72,6 @@ def resolve_plugins_folder(dags_folder: str, plugins_folder: str | None) -> str 
         base = os.path.dirname(base)
     sibling = os.path.join(os.path.dirname(base), "plugins")
     return sibling if os.path.isdir(sibling) else None
-
-
-def _output_option(func):
-    return click.option(
-        "--output",
-        "-o",
-        type=click.Choice(OUTPUT_FORMATS),
-        default="table",
-        show_default=True,
-        help="Output format.",
-    )(func)
 
 
 def _parse(ctx: click.Context, dags_folder: str, plugins_folder: str | None):
@@ -112,11 +112,15 @@ def dags():
 
 
 @dags.command("list")
-@_folder_options
-@_output_option
+@_optional_folder_options
+@output_option
 @click.pass_context
 def list_dags(ctx, dags_folder, plugins_folder, output):
-    """List the DAGs the folder defines (as Airflow 3 finds them)."""
+    """List the DAGs (the running system's, or those a local folder defines, as Airflow 3 finds them)."""
+    if dags_folder is None:
+        from updraft.cli.dags_system import list_dags as from_system
+
+        return from_system(ctx, output)
     result = _parse(ctx, dags_folder, plugins_folder)
     rows = [_dag_row(d, result.dags_folder) for d in result.dags]
     if result.import_errors:
@@ -128,21 +132,29 @@ def list_dags(ctx, dags_folder, plugins_folder, output):
 
 
 @dags.command("list-import-errors")
-@_folder_options
-@_output_option
+@_optional_folder_options
+@output_option
 @click.pass_context
 def list_import_errors(ctx, dags_folder, plugins_folder, output):
     """List the DAG files that failed to load, with the error. Exits 1 if there are any."""
-    result = _parse(ctx, dags_folder, plugins_folder)
-    rows: list[dict[str, Any]] = []
-    for err in result.import_errors:
-        row: dict[str, Any] = {"filepath": err.filename, "error": err.stacktrace or err.message}
-        if output == "json":
-            row.update(lineno=err.lineno, dag_id=err.dag_id, message=err.message)
-        rows.append(row)
+    if dags_folder is None:
+        from updraft.cli.system import system
+
+        errors = system(ctx).store.list_import_errors()
+    else:
+        errors = [err.to_dict() for err in _parse(ctx, dags_folder, plugins_folder).import_errors]
+    rows = [import_error_row(err, output) for err in errors]
     click.echo(render(rows, output))
     if rows:
         ctx.exit(1)
+
+
+def import_error_row(err: dict[str, Any], output: str) -> dict[str, Any]:
+    """Airflow's columns (filepath, error); JSON adds the line, DAG and one-line message for scripts."""
+    row: dict[str, Any] = {"filepath": err["filename"], "error": err.get("stacktrace") or err["message"]}
+    if output == "json":
+        row.update(lineno=err.get("lineno"), dag_id=err.get("dag_id"), message=err["message"])
+    return row
 
 
 @dags.command("next-execution")
@@ -155,12 +167,17 @@ def list_import_errors(ctx, dags_folder, plugins_folder, output):
     show_default=True,
     help="The number of next logical dates to show.",
 )
-@_folder_options
+@_optional_folder_options
 @click.pass_context
 def next_execution(ctx, dag_id, num_executions, dags_folder, plugins_folder):
     """Print the logical dates of the DAG's next runs, one a line (Airflow's format)."""
     from updraft.cli.dag_info import next_runs
 
+    if dags_folder is None:
+        from updraft.cli.dags_system import next_execution as from_system
+
+        print_next_runs(from_system(ctx, dag_id, num_executions))
+        return
     result = _parse(ctx, dags_folder, plugins_folder)
     serialized = result.dag(dag_id)
     if serialized is None:
@@ -168,7 +185,11 @@ def next_execution(ctx, dag_id, num_executions, dags_folder, plugins_folder):
         detail = f": {failed[0].message}" if failed else ""
         raise click.ClickException(f"DAG {dag_id!r} was not found in {dags_folder}{detail}")
     plugins = resolve_plugins_folder(dags_folder, plugins_folder)
-    infos = next_runs(serialized, num_executions, plugins_folder=plugins)
+    print_next_runs(next_runs(serialized, num_executions, plugins_folder=plugins))
+
+
+def print_next_runs(infos: list[str | None]) -> None:
+    """One logical date a line; Airflow's warning and ``None`` when the schedule ends."""
     for info in infos:
         if info is None:
             click.echo(
@@ -185,12 +206,12 @@ def next_execution(ctx, dag_id, num_executions, dags_folder, plugins_folder):
 @dags.command("test")
 @click.argument("dag_id")
 @click.argument("logical_date", required=False)
-@click.option("--conf", "-c", default=None, help="JSON conf for the run (validated against the DAG's params).")
+@conf_option
 @click.option("--workers", type=click.IntRange(min=1), default=4, show_default=True,
               help="Tasks run at once (the embedded worker pool).")
 @click.option("--log-folder", type=click.Path(file_okay=False), default=None,
               help="Where task logs go [default: a temporary folder].")
-@_output_option
+@output_option
 @_folder_options
 @click.pass_context
 def test(ctx, dag_id, logical_date, conf, workers, log_folder, output, dags_folder, plugins_folder):
@@ -200,22 +221,18 @@ def test(ctx, dag_id, logical_date, conf, workers, log_folder, output, dags_fold
     """
     import json
 
+    from updraft.cli.progress import change_line
     from updraft.local.dag_test import DagTestError, run_dag_test
 
-    try:
-        conf_dict = json.loads(conf) if conf else None
-    except json.JSONDecodeError as err:
-        raise click.UsageError(f"--conf is not valid JSON: {err}") from None
-    if conf_dict is not None and not isinstance(conf_dict, dict):
-        raise click.UsageError("--conf must be a JSON object")
-    when = _parse_logical_date(logical_date)
+    conf_dict = parse_conf(conf)
+    when = parse_date(logical_date)
     config = ctx.find_root().obj
     options = config.parse_options(plugins_folder=resolve_plugins_folder(dags_folder, plugins_folder))
     human = output != "json"
 
     def on_change(label: str, state: str, try_number: int) -> None:
         if human:
-            click.echo(f"{_clock()}  {label:<40} {state}" + (f" (try {try_number})" if try_number else ""))
+            click.echo(change_line(label, state, try_number))
 
     try:
         result = run_dag_test(dag_id, dags_folder=dags_folder, parse_options=options, logical_date=when,
@@ -232,19 +249,14 @@ def test(ctx, dag_id, logical_date, conf, workers, log_folder, output, dags_fold
     ctx.exit(0 if result.run_state == "success" else 1)
 
 
-def _parse_logical_date(value: str | None):
-    if value is None:
-        return None
-    import pendulum
+def _add_system_commands() -> None:
+    """Commands that act on the running system live in their own modules; they join this group here."""
+    from updraft.cli.dag_commands import pause, trigger, unpause, upload
+    from updraft.cli.runs import list_runs
 
-    try:
-        parsed = pendulum.parse(value, tz="UTC")
-    except (ValueError, pendulum.parsing.exceptions.ParserError) as err:
-        raise click.UsageError(f"LOGICAL_DATE {value!r} is not a date: {err}") from None
-    return parsed
+    for command in (trigger, pause, unpause, upload):
+        dags.add_command(command)
+    dags.add_command(list_runs, "list-runs")  # Airflow's spelling of `updraft runs list`
 
 
-def _clock() -> str:
-    import datetime as dt
-
-    return dt.datetime.now().strftime("%H:%M:%S")
+_add_system_commands()

@@ -1,0 +1,47 @@
+"""The one seam between commands and the system they manage.
+
+Every command that reads or changes a running system asks :func:`system` for its ``Services`` (store, S3
+client, log sink, scheduler nudge) and never connects itself. Today that is the local system started by
+``updraft local`` (found through ``$UPDRAFT_HOME/local.json``); a deployed environment reached through its API
+will plug in here without touching the commands.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import click
+
+
+def system(ctx: click.Context) -> Any:
+    """The running system's Services, connected once per invocation; a one-line error when none runs."""
+    config = ctx.find_root().obj
+    if getattr(config, "services", None) is None:
+        from updraft.local.endpoint import NotRunning, connect
+
+        try:
+            config.services = connect()
+        except NotRunning as err:
+            raise click.ClickException(str(err)) from None
+    return config.services
+
+
+def now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def require_dag(store: Any, dag_id: str) -> Any:
+    """The DAG's meta row, or Airflow's one-line "not found" error."""
+    meta = store.get_dag_meta(dag_id)
+    if meta is None:
+        raise click.ClickException(f"Dag with dag_id: '{dag_id}' not found")
+    return meta
+
+
+def require_run(store: Any, dag_id: str, run_id: str) -> Any:
+    require_dag(store, dag_id)
+    run = store.get_run(dag_id, run_id)
+    if run is None:
+        raise click.ClickException(f"DagRun with dag_id: '{dag_id}' and run_id: '{run_id}' not found")
+    return run
