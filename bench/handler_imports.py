@@ -31,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results" / "handler_imports.json"
-HANDLERS = ("parser", "scheduler", "worker")
+HANDLERS = ("parser", "scheduler", "worker", "api")
 TARGET_MS = 300.0
 
 ENV = {"AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "bench",
@@ -45,6 +45,7 @@ READY = {
                   "import updraft.scheduling.run_creation, updraft.scheduling.evaluation, "
                   "updraft.scheduling.ordering"),
     "worker": "s = h.services(); s.scheduler; s.loader; s.log_sink\nimport updraft.runtime.worker",
+    "api": "h.services().store",
 }
 
 CHILD = """

@@ -3,7 +3,7 @@
 Two moments: the module import (Lambda's init phase), and "ready", after the first invocation has built what it
 needs. The import must not pull boto3, pynamodb or anything heavy (clients are lazy); nothing may pull the X-Ray
 SDK (no Tracer); the scheduler never imports Jinja, the user-facing Airflow SDK, the task runtime or a DAG
-loader, because scheduling decisions come from serialized DAGs only.
+loader, because scheduling decisions come from serialized DAGs only; nor does the API, for the same reason.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def _loaded(modules: set[str], names: set[str]) -> set[str]:
     return {n for n in names if n in modules or any(m.startswith(n + ".") for m in modules)}
 
 
-@pytest.fixture(scope="module", params=["parser", "scheduler", "worker"])
+@pytest.fixture(scope="module", params=["parser", "scheduler", "worker", "api"])
 def handler_modules(request):
     return request.param, _modules(request.param)
 
@@ -67,3 +67,5 @@ def test_first_invocation_builds_only_what_it_needs(handler_modules):
         assert "updraft.scheduling.scheduler" in modules["ready"]
     if name == "worker":
         assert "updraft.runtime.worker" in modules["ready"]
+    if name == "api":  # the API reads serialized DAGs and the store only, like the scheduler
+        assert _loaded(modules["ready"], NOT_IN_SCHEDULER) == set()
