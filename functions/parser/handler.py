@@ -4,17 +4,24 @@ Configuration comes from the environment the stack sets, read by ``updraft.confi
 ``UPDRAFT_TABLE`` (the store's table), ``AWS_REGION`` (set by Lambda), optional ``UPDRAFT_BUCKET`` (where
 serialized DAGs too large for an item go) and optional ``UPDRAFT_DYNAMODB_ENDPOINT`` (local mode's embedded
 DynamoDB).
+
+Metrics (CloudWatch EMF, namespace ``UPDRAFT_METRICS_NAMESPACE``, dimension ``service=updraft-parser``), per
+invocation: ``DagFilesParsed`` (files parsed) and ``ImportErrors`` (of those, files with at least one import
+error). The stack alarms on ``ImportErrors``: a broken upload is otherwise visible only in the UI.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
 
+from updraft.config import UpdraftConfig
 from updraft.parsing.s3_events import handle_dag_file_events
 
 logger = Logger(service="updraft-parser")
+metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-parser")
 _s3_client = None
 _store_instance = None
 
@@ -33,16 +40,20 @@ def _store() -> Any:
     """Created on first use and kept by the warm container (pynamodb keeps its connection per model)."""
     global _store_instance
     if _store_instance is None:
-        from updraft.config import UpdraftConfig
         from updraft.store.dynamo import DynamoStore
 
         _store_instance = DynamoStore(UpdraftConfig.from_env().store_config(), s3_client=_s3())
     return _store_instance
 
 
+@metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     result = handle_dag_file_events(event, s3_client=_s3(), store=_store())
+    parsed = result["parsed"].values()
+    metrics.add_metric(name="DagFilesParsed", unit=MetricUnit.Count, value=len(parsed))
+    metrics.add_metric(name="ImportErrors", unit=MetricUnit.Count,
+                       value=sum(1 for entry in parsed if entry["import_errors"]))
     logger.info("parsed DAG files", extra={"parsed": list(result["parsed"]), "removed": result["removed"],
                                            "deactivated": result.get("deactivated")})
     return result

@@ -53,18 +53,28 @@ def handler_module(tmp_path, monkeypatch):
         yield handler, s3
 
 
+def _metrics(capsys) -> dict:
+    """The parser's one EMF document for the invocation(s) since the last read (printed on flush)."""
+    (emf,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    (directive,) = emf["_aws"]["CloudWatchMetrics"]
+    assert directive["Namespace"] == "Updraft" and directive["Dimensions"] == [["service"]]
+    assert emf["service"] == "updraft-parser"  # the dimension the stack's ImportErrors alarm watches
+    return {m["Name"]: emf[m["Name"]] for m in directive["Metrics"]}
+
+
 def _reader() -> DynamoStore:
     """A second store on the same table: what the scheduler or the API would see."""
     return DynamoStore(StoreConfig(table_name=TABLE, region="us-east-1", s3_bucket=BUCKET),
                        s3_client=boto3.client("s3", region_name="us-east-1"))
 
 
-def test_created_event_parses_the_named_file_with_its_siblings(handler_module):
+def test_created_event_parses_the_named_file_with_its_siblings(handler_module, capsys):
     handler, s3 = handler_module
     version = s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)["VersionId"]
     event = json.loads((EVENTS / "s3_object_created.json").read_text())
 
     result = handler.handler(event, lambda_context("parser"))
+    assert _metrics(capsys) == {"DagFilesParsed": [1.0], "ImportErrors": [0.0]}
 
     entry = result["parsed"][KEY]
     assert entry["dag_ids"] == ["from_s3"]
@@ -90,10 +100,11 @@ def test_created_event_parses_the_named_file_with_its_siblings(handler_module):
     assert store.get_dag_meta("from_s3") == meta
 
 
-def test_broken_file_becomes_an_import_error_not_a_failure(handler_module):
+def test_broken_file_becomes_an_import_error_not_a_failure(handler_module, capsys):
     handler, s3 = handler_module
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=b"from airflow.sdk import DAG\nraise RuntimeError('boom')\n")
     result = handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), lambda_context("parser"))
+    assert _metrics(capsys) == {"DagFilesParsed": [1.0], "ImportErrors": [1.0]}
     (error,) = result["parsed"][KEY]["import_errors"]
     assert "RuntimeError: boom" in error["stacktrace"]
     assert error["lineno"] == 2
@@ -102,15 +113,17 @@ def test_broken_file_becomes_an_import_error_not_a_failure(handler_module):
     assert "RuntimeError: boom" in stored["stacktrace"]
 
 
-def test_a_dag_id_already_defined_by_another_file_is_an_import_error(handler_module):
+def test_a_dag_id_already_defined_by_another_file_is_an_import_error(handler_module, capsys):
     handler, s3 = handler_module
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
     handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), lambda_context("parser"))
+    assert _metrics(capsys) == {"DagFilesParsed": [1.0], "ImportErrors": [0.0]}
     s3.put_object(Bucket=BUCKET, Key="dags/copy.py", Body=DAG_FILE)
     event = json.loads((EVENTS / "s3_object_created.json").read_text())
     event["Records"][0]["s3"]["object"]["key"] = "dags/copy.py"
 
     entry = handler.handler(event, lambda_context("parser"))["parsed"]["dags/copy.py"]
+    assert _metrics(capsys) == {"DagFilesParsed": [1.0], "ImportErrors": [1.0]}
 
     assert entry["store"]["duplicates"] == ["from_s3"]
     message = ("AirflowDagDuplicatedIdException: Ignoring DAG from_s3 from copy.py - also found in "
@@ -120,10 +133,11 @@ def test_a_dag_id_already_defined_by_another_file_is_an_import_error(handler_mod
     assert _reader().get_dag_meta("from_s3").relative_fileloc == "example etl(v2).py"
 
 
-def test_removed_event_reports_the_key(handler_module):
+def test_removed_event_reports_the_key(handler_module, capsys):
     handler, _ = handler_module
     result = handler.handler(json.loads((EVENTS / "s3_object_removed.json").read_text()), lambda_context("parser"))
     assert result == {"parsed": {}, "removed": [KEY], "deactivated": {KEY: []}}
+    assert _metrics(capsys) == {"DagFilesParsed": [0.0], "ImportErrors": [0.0]}
 
 
 def test_removed_event_deactivates_the_files_dags(handler_module):
@@ -145,6 +159,7 @@ def test_events_outside_the_dags_prefix_are_ignored(handler_module):
     assert handler.handler(event, lambda_context("parser")) == {"parsed": {}, "removed": [], "deactivated": {}}
 
 
+@pytest.mark.filterwarnings("ignore:No application metrics to publish")  # it fails before counting anything
 def test_malformed_event_is_a_clear_error(handler_module):
     handler, _ = handler_module
     with pytest.raises(ValueError, match="no 'Records' list"):
