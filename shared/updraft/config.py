@@ -22,6 +22,7 @@ Variables (all optional except where noted):
 ``UPDRAFT_ECS_SUBNETS``
 ``UPDRAFT_ECS_SECURITY_GROUPS``
 ``UPDRAFT_ECS_PUBLIC_IP``
+``UPDRAFT_PLUGINS_FOLDER``      Airflow plugins (custom timetables) the parser, scheduler and workers load
 ``UPDRAFT_TICK_SECONDS``        how often the scheduler ticks (EventBridge rate on AWS, the local loop)
 ``UPDRAFT_PARALLELISM``         Airflow's ``[core] parallelism`` and the two per-loop scheduler limits
 ``UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP``
@@ -80,6 +81,7 @@ class UpdraftConfig:
     ecs_subnets: tuple[str, ...] = ()
     ecs_security_groups: tuple[str, ...] = ()
     ecs_public_ip: bool = False
+    plugins_folder: str | None = None
     tick_seconds: int = 60
     parallelism: int = 32
     max_dagruns_to_create_per_loop: int = 10
@@ -106,6 +108,7 @@ class UpdraftConfig:
             ecs_subnets=_list(env, "UPDRAFT_ECS_SUBNETS"),
             ecs_security_groups=_list(env, "UPDRAFT_ECS_SECURITY_GROUPS"),
             ecs_public_ip=(env.get("UPDRAFT_ECS_PUBLIC_IP") or "").upper() == "ENABLED",
+            plugins_folder=env.get("UPDRAFT_PLUGINS_FOLDER") or None,
             tick_seconds=_int(env, "UPDRAFT_TICK_SECONDS", 60),
             parallelism=_int(env, "UPDRAFT_PARALLELISM", 32),
             max_dagruns_to_create_per_loop=_int(env, "UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP", 10),
@@ -126,6 +129,7 @@ class UpdraftConfig:
             "UPDRAFT_ECS_SUBNETS": ",".join(self.ecs_subnets) or None,
             "UPDRAFT_ECS_SECURITY_GROUPS": ",".join(self.ecs_security_groups) or None,
             "UPDRAFT_ECS_PUBLIC_IP": "ENABLED" if self.ecs_public_ip else None,
+            "UPDRAFT_PLUGINS_FOLDER": self.plugins_folder,
             "UPDRAFT_TICK_SECONDS": str(self.tick_seconds), "UPDRAFT_PARALLELISM": str(self.parallelism),
             "UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP": str(self.max_dagruns_to_create_per_loop),
             "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE": str(self.max_dagruns_per_loop_to_schedule),

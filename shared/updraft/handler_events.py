@@ -72,6 +72,15 @@ def scheduler_event(event: Any) -> Tick | TaskFinished:
                          f"event; got detail-type {kind!r} from source {event.get('source')!r}")
 
 
+def tick_event(rule_arn: str, *, now: dt.datetime | None = None) -> dict[str, Any]:
+    """The Scheduled Event a ``rate(...)`` rule sends (local mode's tick loop sends the same)."""
+    import uuid
+
+    return {"version": "0", "id": str(uuid.uuid4()), "detail-type": TICK_DETAIL_TYPE, "source": TICK_SOURCES[0],
+            "account": rule_arn.split(":")[4], "time": (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "region": rule_arn.split(":")[3], "resources": [rule_arn], "detail": {}}
+
+
 def task_finished_event(dispatch: Dispatch, state: str | None, *,
                         now: dt.datetime | None = None) -> dict[str, Any]:
     """The task-finished envelope for ``dispatch`` (what a direct invoke of the scheduler sends)."""

@@ -79,10 +79,18 @@ class Services:
                 assign_public_ip=self.config.ecs_public_ip, environment=self.config.to_env())
         return RoutingExecutor(executors)
 
+    def load_plugins(self) -> None:
+        """Register the plugins' timetables: a serialized DAG naming one decodes only where it is loaded."""
+        if self.config.plugins_folder:
+            from updraft.plugins import load_plugins_folder
+
+            load_plugins_folder(self.config.plugins_folder)
+
     @functools.cached_property
     def scheduler(self) -> Any:
         from updraft.scheduling.scheduler import Scheduler
 
+        self.load_plugins()
         return Scheduler(self.store, self.executor, self.config.scheduler_config())
 
     @functools.cached_property
@@ -93,7 +101,8 @@ class Services:
         if not self.config.bucket:
             raise ConfigError("the worker needs UPDRAFT_BUCKET (where the DAG files are) in the environment")
         workdir = os.path.join(tempfile.gettempdir(), "updraft-worker-dags")
-        return S3DagLoader(self.client("s3"), self.config.bucket, self.config.dags_prefix, workdir)
+        return S3DagLoader(self.client("s3"), self.config.bucket, self.config.dags_prefix, workdir,
+                           plugins_folder=self.config.plugins_folder)
 
     @functools.cached_property
     def log_sink(self) -> Any:
@@ -106,6 +115,12 @@ class Services:
 
 
 _shared: Services | None = None
+
+
+def reset_shared_services() -> None:
+    """Forget the process's Services: local mode changes the environment it was built from when it starts."""
+    global _shared
+    _shared = None
 
 
 def shared_services() -> Services:

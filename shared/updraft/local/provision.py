@@ -35,7 +35,9 @@ class LocalResources:
         return UpdraftConfig(**values)
 
 
-def provision(names: ResourceNames, endpoint_url: str, *, session: Any = None) -> LocalResources:
+def provision(names: ResourceNames, endpoint_url: str, *, session: Any = None, notify: bool = True) -> LocalResources:
+    """Create what is missing; with ``notify=False`` the bucket does not notify yet (call
+    :func:`notify_dag_events` once restored objects are in, so restoring does not re-parse every file)."""
     import boto3
 
     from updraft.store.config import StoreConfig
@@ -52,12 +54,24 @@ def provision(names: ResourceNames, endpoint_url: str, *, session: Any = None) -
     with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
         s3.create_bucket(**bucket_kwargs)
     s3.put_bucket_versioning(Bucket=names.bucket, VersioningConfiguration={"Status": "Enabled"})
+    queue_url = session.client("sqs", **kwargs).create_queue(QueueName=names.dag_events_queue)["QueueUrl"]
+    resources = LocalResources(names=names, endpoint_url=endpoint_url, dag_events_queue_url=queue_url)
+    if notify:
+        notify_dag_events(resources, session=session)
+    return resources
+
+
+def notify_dag_events(resources: LocalResources, *, session: Any = None) -> None:
+    """``dags/*.py`` created or removed -> the DAG events queue (the stack sends the same to the parser)."""
+    import boto3
+
+    session = session or boto3.session.Session()
+    kwargs = {"region_name": resources.names.region, "endpoint_url": resources.endpoint_url}
     sqs = session.client("sqs", **kwargs)
-    queue_url = sqs.create_queue(QueueName=names.dag_events_queue)["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=resources.dag_events_queue_url,
+                                         AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     rules = {"Key": {"FilterRules": [{"Name": "prefix", "Value": DAGS_PREFIX}, {"Name": "suffix", "Value": ".py"}]}}
-    s3.put_bucket_notification_configuration(Bucket=names.bucket, NotificationConfiguration={
-        "QueueConfigurations": [{"Id": "dag-files", "QueueArn": queue_arn, "Filter": rules,
-                                 "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]}],
-    })
-    return LocalResources(names=names, endpoint_url=endpoint_url, dag_events_queue_url=queue_url)
+    session.client("s3", **kwargs).put_bucket_notification_configuration(
+        Bucket=resources.names.bucket, NotificationConfiguration={
+            "QueueConfigurations": [{"Id": "dag-files", "QueueArn": queue_arn, "Filter": rules,
+                                     "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]}]})

@@ -84,8 +84,9 @@ class S3DagLoader(LocalDagLoader):
     by the caller (a mismatch is logged: the bucket moved on since the run started).
     """
 
-    def __init__(self, s3_client: Any, bucket: str, prefix: str, workdir: str | os.PathLike[str]) -> None:
-        super().__init__(workdir)
+    def __init__(self, s3_client: Any, bucket: str, prefix: str, workdir: str | os.PathLike[str], *,
+                 plugins_folder: str | os.PathLike[str] | None = None) -> None:
+        super().__init__(workdir, plugins_folder=plugins_folder)
         self.s3_client = s3_client
         self.bucket = bucket
         self.prefix = prefix

@@ -1,0 +1,59 @@
+"""``updraft local``: start the whole system on this machine, in the foreground, until Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+
+import click
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM (``kill``, a container stop) stops as cleanly as Ctrl-C."""
+    raise KeyboardInterrupt
+
+
+@click.command("local")
+@click.option("--dags-folder", "-S", "dags_folder", envvar="UPDRAFT_DAGS_FOLDER", default="dags", show_default=True,
+              type=click.Path(exists=True, file_okay=False, dir_okay=True),
+              help="DAGs folder to sync to the embedded bucket [env: UPDRAFT_DAGS_FOLDER].")
+@click.option("--plugins-folder", envvar="UPDRAFT_PLUGINS_FOLDER", default=None,
+              type=click.Path(exists=True, file_okay=False, dir_okay=True),
+              help="Airflow plugins folder [default: a 'plugins' folder beside the DAGs folder, if any].")
+@click.option("--state-dir", envvar="UPDRAFT_STATE_DIR", default=None, type=click.Path(file_okay=False),
+              help="Keep the table and the bucket here across restarts [default: nothing is kept].")
+@click.option("--tick-seconds", envvar="UPDRAFT_TICK_SECONDS", default=5.0, show_default=True,
+              type=click.FloatRange(min=0.1), help="How often the scheduler ticks (EventBridge's rate on AWS).")
+@click.option("--workers", envvar="UPDRAFT_LOCAL_WORKERS", default=4, show_default=True, type=click.IntRange(min=1),
+              help="Worker processes: how many Lambda tasks run at once.")
+@click.option("--parallelism", envvar="UPDRAFT_PARALLELISM", default=32, show_default=True,
+              type=click.IntRange(min=1), help="Airflow's [core] parallelism: tries running at once in total.")
+@click.option("--port", envvar="UPDRAFT_LOCAL_PORT", default=0, type=click.IntRange(min=0, max=65535),
+              help="Port of the embedded AWS [default: any free port; printed at start].")
+@click.option("--grace-period", default=5.0, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds a stop waits for running tries before releasing them to be retried.")
+@click.pass_context
+def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, state_dir: str | None,
+          tick_seconds: float, workers: int, parallelism: int, port: int, grace_period: float) -> None:
+    """Run Updraft on this machine: embedded AWS, parser, scheduler and workers, as deployed.
+
+    Edits to the DAGs folder are picked up within a second. Stop with Ctrl-C: running tries get
+    --grace-period seconds, then are released to be retried (or failed) as Airflow would.
+    """
+    from updraft.cli.dags import resolve_plugins_folder
+    from updraft.local.system import LocalOptions, LocalSystem
+
+    options = LocalOptions(dags_folder=dags_folder, plugins_folder=resolve_plugins_folder(dags_folder, plugins_folder),
+                           state_dir=state_dir, tick_seconds=tick_seconds, workers=workers, parallelism=parallelism,
+                           port=port, grace_seconds=grace_period, verbose=ctx.find_root().obj.verbose)
+    system = LocalSystem(options, say=click.echo)
+    signal.signal(signal.SIGTERM, _interrupt)
+    system.start()
+    try:
+        system.serve_forever()
+    except KeyboardInterrupt:
+        click.echo("\nstopping (Ctrl-C again is ignored while tries are released and the state is saved)...")
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        report = system.stop()
+        left = f"; {len(report.orphans)} unfinished tries released for the next start" if report.orphans else ""
+        click.echo(f"stopped{left}")

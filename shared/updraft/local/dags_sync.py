@@ -1,0 +1,91 @@
+"""The DAGs folder mirrored to the bucket's DAGs prefix, as a deployment pipeline would upload it.
+
+Each pass uploads what changed (content, not timestamps: an editor's save of the same bytes uploads nothing)
+and deletes what was removed; the bucket's notifications then make the parser look at exactly those files.
+Non-Python files go too (SQL and shell templates, ``.airflowignore``): the workers read them next to the DAG.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SKIPPED_DIRS = {"__pycache__", ".git", ".venv", "node_modules"}
+
+
+@dataclass
+class SyncReport:
+    uploaded: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.uploaded or self.removed)
+
+
+def _md5(path: Path) -> str:
+    digest = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class DagsFolderSync:
+    def __init__(self, s3: Any, bucket: str, prefix: str, folder: str | os.PathLike[str]) -> None:
+        self.s3 = s3
+        self.bucket = bucket
+        self.prefix = prefix
+        self.folder = Path(folder).resolve()
+        self._remote: dict[str, str] | None = None  # relative path -> ETag (an MD5 for single-part uploads)
+        self._stat: dict[str, tuple[int, int, str]] = {}  # relative path -> (mtime_ns, size, md5)
+
+    def _local_files(self) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for dirpath, dirnames, filenames in os.walk(self.folder):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not d.startswith("."))
+            for name in filenames:
+                if name.endswith((".pyc", "~")) or name.startswith(".#"):
+                    continue
+                path = Path(dirpath, name)
+                relative = path.relative_to(self.folder).as_posix()
+                try:
+                    stat = path.stat()
+                except FileNotFoundError:  # removed while we walked
+                    continue
+                cached = self._stat.get(relative)
+                if cached and cached[:2] == (stat.st_mtime_ns, stat.st_size):
+                    found[relative] = cached[2]
+                    continue
+                digest = _md5(path)
+                self._stat[relative] = (stat.st_mtime_ns, stat.st_size, digest)
+                found[relative] = digest
+        return found
+
+    def _list_remote(self) -> dict[str, str]:
+        remote: dict[str, str] = {}
+        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix):
+            for obj in page.get("Contents", []):
+                remote[obj["Key"][len(self.prefix):]] = obj["ETag"].strip('"')
+        return remote
+
+    def sync_once(self) -> SyncReport:
+        if self._remote is None:
+            self._remote = self._list_remote()
+        report = SyncReport()
+        local = self._local_files()
+        for relative, digest in sorted(local.items()):
+            if self._remote.get(relative) == digest:
+                continue
+            self.s3.put_object(Bucket=self.bucket, Key=self.prefix + relative,
+                               Body=(self.folder / relative).read_bytes())
+            self._remote[relative] = digest
+            report.uploaded.append(relative)
+        for relative in sorted(set(self._remote) - set(local)):
+            self.s3.delete_object(Bucket=self.bucket, Key=self.prefix + relative)
+            del self._remote[relative]
+            self._stat.pop(relative, None)
+            report.removed.append(relative)
+        return report

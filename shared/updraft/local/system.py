@@ -1,0 +1,411 @@
+"""``updraft local``: the whole system on one machine, event-driven as on AWS.
+
+What runs where:
+
+- the embedded AWS (``moto_server``) in a thread of this process, holding the resources the stack defines;
+- the DAGs folder mirrored to the bucket (``dags_sync``); the bucket notifies a queue and this process hands each
+  S3 event to the **parser handler**, as the S3 notification does on AWS;
+- the **scheduler handler** on a tick, and on every asynchronous invoke (a triggered run's nudge);
+- the **worker handler** in a pool of processes (the worker Lambda's concurrency); every task completion runs
+  the mini scheduler in the worker, which invokes the next tries through the same local "Lambda";
+- Fargate tasks as processes of their own, started by ECS RunTask calls (``workers.FargateRunner``).
+
+Lambda invokes and RunTasks reach this process over a socket (``compute``/``compute_server``), so the
+executors and handlers are the ones deployed, unchanged. On stop, tries that did not finish are released as
+orphans (``orphans``) for the scheduler to retry or fail as Airflow would, and ``--state-dir`` keeps the table
+and the bucket for the next start (``snapshot``).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import datetime as dt
+import importlib
+import json
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from updraft.resources import DAGS_PREFIX, ResourceNames
+
+log = logging.getLogger(__name__)
+
+LOCAL_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "updraft-local", "AWS_SECRET_ACCESS_KEY": "updraft-local"}
+
+
+@dataclass
+class LocalOptions:
+    dags_folder: str
+    plugins_folder: str | None = None
+    state_dir: str | None = None
+    tick_seconds: float = 5.0
+    workers: int = 4
+    port: int = 0
+    environment: str = "local"
+    parallelism: int = 32
+    sync_seconds: float = 1.0
+    snapshot_seconds: float = 15.0
+    grace_seconds: float = 5.0
+    verbose: bool = False
+    write_endpoint: bool = True
+
+
+@dataclass
+class StopReport:
+    orphans: dict[str, str] = field(default_factory=dict)  # task label -> state it was released from
+    snapshot: dict[str, int] | None = None
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class LocalSystem:
+    def __init__(self, options: LocalOptions, say: Callable[[str], None] | None = None) -> None:
+        self.options = options
+        self._say = say or (lambda line: print(line, flush=True))
+        self._stop = threading.Event()
+        self._stopping = False
+        self._threads: list[threading.Thread] = []
+        self._inflight: dict[str, tuple[dict[str, Any], Any]] = {}  # try_id -> (payload, future or task)
+        self._inflight_lock = threading.Lock()
+        self._snapshot_lock = threading.Lock()
+        self._run_states: dict[tuple[str, str], str] = {}
+        self.orphans: dict[str, str] = {}  # task label -> the state its try was released from
+        self._saved_env: dict[str, str] | None = None
+        self.server: Any = None
+        self.names = ResourceNames(options.environment)
+
+    # == start ==================================================================================================
+    def start(self) -> LocalSystem:
+        from updraft.local.compute import ECS_RUN_TASK, LAMBDA_INVOKE
+        from updraft.local.compute_server import ComputeServer
+        from updraft.local.moto_server import EmbeddedAwsServer
+        from updraft.local.provision import notify_dag_events, provision
+        from updraft.local.snapshot import StateDir
+        from updraft.local.workers import FargateRunner, WorkerPool, handlers_root
+
+        opts = self.options
+        if not Path(opts.dags_folder).is_dir():
+            raise FileNotFoundError(f"DAGs folder {opts.dags_folder} does not exist")
+        self._saved_env = dict(os.environ)
+        os.environ.update(LOCAL_CREDENTIALS)
+        self.server = EmbeddedAwsServer(port=opts.port).start()
+        self.resources = provision(self.names, self.server.url, notify=False)
+        self.state = StateDir(opts.state_dir) if opts.state_dir else None
+        if self.state is not None and self.state.exists():
+            restored = self.state.restore(self._client("dynamodb"), self._client("s3"), self.names.table,
+                                          self.names.bucket)
+            self.say(f"restored {restored['items']} items and {restored['objects']} objects from {self.state.path}")
+        notify_dag_events(self.resources)
+
+        self.compute = ComputeServer({LAMBDA_INVOKE: self._on_invoke, ECS_RUN_TASK: self._on_run_task})
+        self.config = self.resources.config(
+            scheduler_function=self.names.scheduler_function, local_compute=self.compute.address,
+            ecs_subnets=("subnet-local",), ecs_security_groups=("sg-local",),
+            tick_seconds=max(1, round(opts.tick_seconds)), parallelism=opts.parallelism,
+            plugins_folder=str(Path(opts.plugins_folder).resolve()) if opts.plugins_folder else None)
+        quiet = {} if opts.verbose else {"POWERTOOLS_LOG_LEVEL": "WARNING"}
+        self.env = {**self.config.to_env(), **LOCAL_CREDENTIALS, "AWS_DEFAULT_REGION": self.names.region,
+                    "POWERTOOLS_METRICS_DISABLED": "true", **quiet}
+        os.environ.update(self.env)
+        root = handlers_root()
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        from updraft.services import reset_shared_services, shared_services
+
+        reset_shared_services()
+        self.services = shared_services()
+        self._scheduler_handler = importlib.import_module("functions.scheduler.handler")
+        self._parser_handler = importlib.import_module("functions.parser.handler")
+        self._forget_handler_clients()
+
+        self.pool = WorkerPool(opts.workers, self.env, self.names.worker_function)
+        self.pool.warm()
+        self.fargate = FargateRunner(self.env)
+        self._scheduler_calls = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="scheduler")
+
+        from updraft.local.dags_sync import DagsFolderSync
+
+        self.sync = DagsFolderSync(self._client("s3"), self.names.bucket, DAGS_PREFIX, opts.dags_folder)
+        self._sync_once()
+        self._loop("dags-sync", opts.sync_seconds, self._sync_once)
+        self._loop("dag-events", 0.2, self._pump_dag_events)
+        self._loop("tick", opts.tick_seconds, self._tick)
+        self._loop("runs", 0.5, self._watch_runs)
+        if self.state is not None:
+            self._loop("snapshot", opts.snapshot_seconds, self.snapshot)
+        self.endpoint_path = self._write_endpoint() if opts.write_endpoint else None
+        self._banner()
+        return self
+
+    def _client(self, service: str) -> Any:
+        import boto3
+
+        return boto3.client(service, region_name=self.names.region, endpoint_url=self.server.url)
+
+    def _write_endpoint(self) -> Path:
+        from updraft.local.endpoint import LocalEndpoint
+
+        return LocalEndpoint(endpoint_url=self.server.url, env=self.config.to_env(), pid=os.getpid(),
+                             dags_folder=str(Path(self.options.dags_folder).resolve()),
+                             state_dir=str(self.state.path) if self.state else None).write()
+
+    def _banner(self) -> None:
+        opts = self.options
+        lines = [
+            f"Updraft local is running (environment '{self.names.environment}')",
+            f"  embedded AWS   {self.server.url}  (table {self.names.table}, bucket {self.names.bucket})",
+            f"  DAGs folder    {Path(opts.dags_folder).resolve()}  (synced every {opts.sync_seconds:g} s)",
+            f"  plugins        {self.config.plugins_folder or '(none)'}",
+            f"  state dir      {self.state.path if self.state else '(none: state is lost on stop; use --state-dir)'}",
+            f"  workers        {opts.workers} worker processes; Fargate tasks run as processes",
+            f"  scheduler      tick every {opts.tick_seconds:g} s, and on every task completion",
+        ]
+        if self.endpoint_path:
+            lines.append(f"  CLI endpoint   {self.endpoint_path}  (updraft dags list, dags trigger ..., runs list ...)")
+        lines.append("Press Ctrl-C to stop.")
+        for line in lines:
+            self._say(line)
+
+    def say(self, line: str) -> None:
+        self._say(f"{dt.datetime.now().strftime('%H:%M:%S')} {line}")
+
+    def _loop(self, name: str, every: float, step: Callable[[], Any]) -> None:
+        def run() -> None:
+            while not self._stop.wait(every):
+                try:
+                    step()
+                except Exception:
+                    log.exception("local mode: %s failed; trying again in %g s", name, every)
+
+        thread = threading.Thread(target=run, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    # == the pieces AWS would run ================================================================================
+    def _sync_once(self) -> None:
+        report = self.sync.sync_once()
+        for relative in report.uploaded:
+            self.say(f"uploaded {DAGS_PREFIX}{relative}")
+        for relative in report.removed:
+            self.say(f"removed {DAGS_PREFIX}{relative}")
+
+    def _pump_dag_events(self) -> None:
+        """The bucket's notifications -> the parser handler, one S3 event at a time (Lambda's SQS poller)."""
+        from updraft.local.workers import LocalLambdaContext
+
+        sqs = self.services.client("sqs")
+        url = self.resources.dag_events_queue_url
+        while not self._stop.is_set():
+            messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages")
+            if not messages:
+                return
+            for message in messages:
+                body = json.loads(message["Body"])
+                if "Records" in body:  # not the s3:TestEvent S3 sends when the notification is set up
+                    result = self._parser_handler.handler(body, LocalLambdaContext(self.names.parser_function))
+                    self._report_parse(result)
+                sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+
+    def _report_parse(self, result: dict[str, Any]) -> None:
+        for key, entry in result.get("parsed", {}).items():
+            errors = entry.get("import_errors") or []
+            dags = ", ".join(entry.get("dag_ids") or []) or "no DAGs"
+            self.say(f"parsed {key}: {dags}" + (f"; {len(errors)} import error(s)" if errors else ""))
+            for error in errors:
+                message = str(error.get("message") if isinstance(error, dict) else error).splitlines()[0]
+                self.say(f"  import error: {message}")
+        for key in result.get("removed", []):
+            self.say(f"{key} removed: its DAGs are deactivated")
+
+    def _tick(self) -> None:
+        from updraft.handler_events import tick_event
+
+        rule = f"arn:aws:events:{self.names.region}:{self.names.account}:rule/{self.names.tick_rule}"
+        self._call_scheduler(tick_event(rule))
+
+    def _call_scheduler(self, event: dict[str, Any]) -> None:
+        from updraft.local.workers import LocalLambdaContext
+
+        self._scheduler_handler.handler(event, LocalLambdaContext(self.names.scheduler_function))
+
+    def _on_invoke(self, message: dict[str, Any]) -> dict[str, Any]:
+        function, payload = message.get("function"), message.get("payload")
+        if function == self.names.scheduler_function:
+            if not self._stopping:
+                self._scheduler_calls.submit(self._logged, self._call_scheduler, payload)
+            return {"StatusCode": 202}
+        if function != self.names.worker_function:
+            return {"error": f"ResourceNotFoundException: Function not found: {function}"}
+        if self._stopping:
+            self._orphaned(payload)  # claimed while stopping: released now, not lost
+            return {"error": "local mode is stopping"}
+        future = self.pool.submit(payload)
+        self._track(payload, future)
+        future.add_done_callback(lambda done: self._worker_done(payload, done))
+        return {"StatusCode": 202}
+
+    def _on_run_task(self, message: dict[str, Any]) -> dict[str, Any]:
+        if self._stopping:
+            return {"tasks": [], "failures": [{"reason": "local mode is stopping"}]}
+        response = self.fargate.run_task(message["request"], message.get("task_id", "task"), self._fargate_done)
+        task = self.fargate.running.get(response["tasks"][0]["taskArn"])
+        if task is not None:
+            self._track(task.payload, task)
+        return response
+
+    @staticmethod
+    def _logged(call: Callable[..., Any], *args: Any) -> None:
+        try:
+            call(*args)
+        except Exception:
+            log.exception("local mode: scheduler invoke failed")
+
+    def _track(self, payload: dict[str, Any], handle: Any) -> None:
+        if isinstance(payload, dict) and payload.get("try_id"):
+            with self._inflight_lock:
+                self._inflight[payload["try_id"]] = (payload, handle)
+
+    def _untrack(self, payload: Any) -> None:
+        if isinstance(payload, dict):
+            with self._inflight_lock:
+                self._inflight.pop(payload.get("try_id"), None)
+
+    def _worker_done(self, payload: dict[str, Any], future: concurrent.futures.Future) -> None:
+        self._untrack(payload)
+        try:
+            result = future.result()
+        except BaseException as exc:  # the process died or local mode cancelled it: the try is an orphan
+            self._orphaned(payload, reason=type(exc).__name__)
+            return
+        self._report_try(payload, result)
+
+    def _fargate_done(self, task: Any, result: dict[str, Any] | None) -> None:
+        self._untrack(task.payload)
+        if result is None or task.process.returncode not in (0, None):
+            self._orphaned(task.payload, reason=f"Fargate process exited with {task.process.returncode}")
+            return
+        self._report_try(task.payload, result, where=" on Fargate")
+
+    def _report_try(self, payload: dict[str, Any], result: dict[str, Any], where: str = "") -> None:
+        label = f"{payload.get('dag_id')}.{result.get('task', payload.get('task_id'))}"
+        if result.get("status") == "ran":
+            self.say(f"task {label} try {result.get('try_number')} -> {result.get('state')}{where} "
+                     f"({payload.get('run_id')})")
+        elif result.get("status") == "rejected":
+            self.say(f"task {label}: dispatch rejected ({result.get('error')})")
+
+    def _orphaned(self, payload: dict[str, Any], *, reason: str = "local mode stopped") -> str | None:
+        from updraft.local.orphans import release_orphan
+
+        try:
+            state = release_orphan(self.services.store, payload, now=_now())
+        except Exception:
+            log.exception("local mode: could not release try %s", payload)
+            return None
+        if state is not None:
+            label = f"{payload.get('dag_id')}.{payload.get('task_id')}"
+            self.orphans[label] = state
+            self.say(f"task {label} try {payload.get('try_number')} lost while {state} ({reason}): "
+                     f"released for the scheduler to {'retry or fail' if state == 'running' else 'schedule again'}")
+            if not self._stopping:
+                self._scheduler_calls.submit(self._logged, self._call_scheduler, self._run_event(payload))
+        return state
+
+    @staticmethod
+    def _run_event(payload: dict[str, Any]) -> dict[str, Any]:
+        from updraft.handler_events import run_changed_event
+
+        return run_changed_event(payload["dag_id"], payload["run_id"], source="updraft.local")
+
+    def _watch_runs(self) -> None:
+        """One line per run event: queued, running, and how it finished."""
+        store = self.services.store
+        active = {(run.dag_id, run.run_id): run for run in store.active_runs()}
+        for key, run in active.items():
+            state = str(run.state.value)
+            if self._run_states.get(key) != state:
+                self._run_states[key] = state
+                self.say(f"run {run.dag_id} {run.run_id} {state}")
+        for key in [k for k in self._run_states if k not in active]:
+            del self._run_states[key]
+            run = store.get_run(*key)
+            if run is not None:
+                took = ""
+                if run.end_date and run.start_date:
+                    took = f" in {(run.end_date - run.start_date).total_seconds():.1f} s"
+                self.say(f"run {run.dag_id} {run.run_id} {run.state.value}{took}")
+
+    # == stop ===================================================================================================
+    def snapshot(self) -> dict[str, int] | None:
+        if self.state is None:
+            return None
+        with self._snapshot_lock:
+            return self.state.save(self._client("dynamodb"), self._client("s3"), self.names.table, self.names.bucket)
+
+    def serve_forever(self) -> None:
+        """Block until :meth:`stop` is called from another thread (the CLI catches Ctrl-C and calls it)."""
+        while not self._stop.wait(0.5):
+            pass
+
+    def stop(self) -> StopReport:
+        """Stop without losing anything: wait a little for running tries, release the rest, save the state."""
+        self._stopping = True
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=30)
+        with self._inflight_lock:
+            futures = [h for _, h in self._inflight.values() if isinstance(h, concurrent.futures.Future)]
+        if futures or self.fargate.running:
+            self.say(f"waiting up to {self.options.grace_seconds:g} s for "
+                     f"{len(futures) + len(self.fargate.running)} running tries")
+            concurrent.futures.wait(futures, timeout=self.options.grace_seconds)
+        self.pool.stop(kill=True)  # done callbacks release what did not finish
+        for task in self.fargate.stop(kill=True, timeout=0):
+            task.process.wait()
+        self._scheduler_calls.shutdown(wait=True, cancel_futures=True)
+        with self._inflight_lock:
+            leftovers = [payload for payload, _ in self._inflight.values()]
+            self._inflight.clear()
+        for payload in leftovers:
+            self._orphaned(payload)
+        self.compute.close()
+        report = StopReport(orphans=dict(self.orphans))
+        if self.state is not None:
+            report.snapshot = self.snapshot()
+            self.say(f"state saved to {self.state.path} ({report.snapshot['items']} items, "
+                     f"{report.snapshot['objects']} objects)")
+        self._remove_endpoint()
+        self.server.stop()
+        self._restore_env()
+        return report
+
+    def _remove_endpoint(self) -> None:
+        if self.endpoint_path is None:
+            return
+        with contextlib.suppress(FileNotFoundError, ValueError):
+            if json.loads(self.endpoint_path.read_text()).get("pid") == os.getpid():
+                self.endpoint_path.unlink()
+
+    def _restore_env(self) -> None:
+        from updraft.services import reset_shared_services
+
+        if self._saved_env is not None:
+            os.environ.clear()
+            os.environ.update(self._saved_env)
+        reset_shared_services()
+        self._forget_handler_clients()
+
+    def _forget_handler_clients(self) -> None:
+        """The parser handler keeps its clients in module globals, built from the environment of their time."""
+        for cached in ("_s3_client", "_store_instance"):
+            if hasattr(self._parser_handler, cached):
+                setattr(self._parser_handler, cached, None)
+
