@@ -133,16 +133,21 @@ def outcome_failing(*task_ids: str) -> Callable:
 START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 
 
-def chain_dag(dag_id: str = "chain", n: int = 3, **task_kwargs):
-    """t0 >> t1 >> ... on a daily catchup schedule (so its next runs are known dates)."""
-    from airflow.providers.standard.operators.empty import EmptyOperator
-    from airflow.sdk import DAG
+def chain_dag(dag_id: str = "chain", n: int = 3, schedule: str | None = "@daily", **task_kwargs):
+    """t0 >> t1 >> ... of TaskFlow tasks (dispatched to workers, unlike EmptyOperator, which the scheduler
+    finishes itself); by default on a daily catchup schedule, so its next runs are known dates."""
+    from airflow.sdk import DAG, task
 
-    with DAG(dag_id, schedule="@daily", start_date=START, catchup=True, tags=["cli", "demo"],
+    with DAG(dag_id, schedule=schedule, start_date=START, catchup=True, tags=["cli", "demo"],
              default_args={"owner": "data-eng", **task_kwargs}) as dag:
+
+        @task
+        def step():
+            return None
+
         prev = None
         for i in range(n):
-            cur = EmptyOperator(task_id=f"t{i}")
+            cur = step.override(task_id=f"t{i}")()
             if prev is not None:
                 prev >> cur
             prev = cur
