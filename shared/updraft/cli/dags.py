@@ -19,7 +19,7 @@ from updraft.cli.options import conf_option, output_option, parse_conf, parse_da
 from updraft.cli.output import render
 
 _LOCAL_HELP = ("Folder (or single file) of DAG files to parse here instead of asking the running system "
-               "[env: UPDRAFT_DAGS_FOLDER].")
+               "[env: UPDRAFT_DAGS_FOLDER, used only when no system runs].")
 
 
 def _dags_folder_option(func, *, required: bool = True):
@@ -57,6 +57,24 @@ def _folder_options(func):
 def _optional_folder_options(func):
     """A folder given (flag or env) means parse it here; none means ask the running system."""
     return _dags_folder_option(_plugins_folder_option(func), required=False)
+
+
+def _from_system(ctx: click.Context, dags_folder: str | None) -> bool:
+    """Whether to answer from the running system rather than by parsing ``dags_folder`` here.
+
+    ``--dags-folder`` on the command line always means parse. ``UPDRAFT_DAGS_FOLDER`` alone is the folder
+    ``updraft local`` syncs, so while a system runs its view (live pause state, what the parser stored) wins;
+    with none running the variable still lets these commands work offline.
+    """
+    from click.core import ParameterSource
+
+    if dags_folder is None:
+        return True
+    if ctx.get_parameter_source("dags_folder") is ParameterSource.ENVIRONMENT:
+        from updraft.cli.system import running
+
+        return running(ctx)
+    return False
 
 
 def resolve_plugins_folder(dags_folder: str, plugins_folder: str | None) -> str | None:
@@ -117,7 +135,7 @@ def dags():
 @click.pass_context
 def list_dags(ctx, dags_folder, plugins_folder, output):
     """List the DAGs (the running system's, or those a local folder defines, as Airflow 3 finds them)."""
-    if dags_folder is None:
+    if _from_system(ctx, dags_folder):
         from updraft.cli.dags_system import list_dags as from_system
 
         return from_system(ctx, output)
@@ -137,7 +155,7 @@ def list_dags(ctx, dags_folder, plugins_folder, output):
 @click.pass_context
 def list_import_errors(ctx, dags_folder, plugins_folder, output):
     """List the DAG files that failed to load, with the error. Exits 1 if there are any."""
-    if dags_folder is None:
+    if _from_system(ctx, dags_folder):
         from updraft.cli.system import system
 
         errors = system(ctx).store.list_import_errors()
@@ -173,7 +191,7 @@ def next_execution(ctx, dag_id, num_executions, dags_folder, plugins_folder):
     """Print the logical dates of the DAG's next runs, one a line (Airflow's format)."""
     from updraft.cli.dag_info import next_runs
 
-    if dags_folder is None:
+    if _from_system(ctx, dags_folder):
         from updraft.cli.dags_system import next_execution as from_system
 
         print_next_runs(from_system(ctx, dag_id, num_executions))

@@ -27,6 +27,15 @@ def system(ctx: click.Context) -> Any:
     return config.services
 
 
+def running(ctx: click.Context) -> bool:
+    """Whether a system answers (commands that can also work offline ask before choosing)."""
+    try:
+        system(ctx)
+    except click.ClickException:
+        return False
+    return True
+
+
 def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 

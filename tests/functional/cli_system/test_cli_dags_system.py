@@ -141,3 +141,27 @@ def _now():
     import datetime as dt
 
     return dt.datetime.now(dt.UTC)
+
+
+def _one_dag_folder(tmp_path, dag_id: str):
+    folder = tmp_path / "dags"
+    folder.mkdir()
+    (folder / f"{dag_id}.py").write_text(
+        f"from datetime import datetime\nfrom airflow.sdk import DAG\n"
+        f"with DAG('{dag_id}', schedule=None, start_date=datetime(2024, 1, 1)):\n    pass\n")
+    return folder
+
+
+def test_the_env_folder_gives_way_to_a_running_system(local_system, tmp_path, monkeypatch):
+    """UPDRAFT_DAGS_FOLDER is what `updraft local` syncs: while the system runs, its view is the answer."""
+    monkeypatch.setenv("UPDRAFT_DAGS_FOLDER", str(_one_dag_folder(tmp_path, "local_only")))
+    local_system.add_dags(chain_dag("in_system"))
+    result = invoke("dags", "list", "-o", "json")
+    assert [d["dag_id"] for d in json.loads(result.stdout)] == ["in_system"]
+
+
+def test_the_env_folder_is_parsed_when_no_system_runs(no_system, tmp_path, monkeypatch):
+    monkeypatch.setenv("UPDRAFT_DAGS_FOLDER", str(_one_dag_folder(tmp_path, "local_only")))
+    result = invoke("dags", "list", "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert [d["dag_id"] for d in json.loads(result.stdout)] == ["local_only"]
