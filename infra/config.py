@@ -24,6 +24,8 @@ LAMBDA_REQUIREMENTS = (
     "jinja2>=3.1",
     "python-dateutil>=2.8,<3",
 )
+# The Fargate worker image has no runtime-provided boto3, so it installs it next to the same requirements.
+WORKER_IMAGE_REQUIREMENTS = ("boto3>=1.34", *LAMBDA_REQUIREMENTS)
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class EnvironmentSettings:
     parser: FunctionSettings
     scheduler: FunctionSettings
     worker: FunctionSettings
+    api: FunctionSettings  # behind API Gateway, whose integration timeout is 29 s
     worker_retry_attempts: int  # async invokes: 0..2 (Lambda's bound)
     worker_max_event_age_seconds: int  # 60..21600
     fargate: FargateSettings
@@ -59,19 +62,22 @@ ENVIRONMENTS: dict[str, EnvironmentSettings] = {
     "dev": EnvironmentSettings(
         name="dev", tick_minutes=1,
         parser=FunctionSettings(512, 120), scheduler=FunctionSettings(512, 60, None),
-        worker=FunctionSettings(1024, 900), worker_retry_attempts=0, worker_max_event_age_seconds=3600,
+        worker=FunctionSettings(1024, 900), api=FunctionSettings(512, 29),
+        worker_retry_attempts=0, worker_max_event_age_seconds=3600,
         fargate=FargateSettings(512, 1024), log_retention_days=7, retain_data=False, parallelism=8,
     ),
     "staging": EnvironmentSettings(
         name="staging", tick_minutes=1,
         parser=FunctionSettings(1024, 300), scheduler=FunctionSettings(1024, 60, 1),
-        worker=FunctionSettings(2048, 900, 50), worker_retry_attempts=1, worker_max_event_age_seconds=3600,
+        worker=FunctionSettings(2048, 900, 50), api=FunctionSettings(1024, 29),
+        worker_retry_attempts=1, worker_max_event_age_seconds=3600,
         fargate=FargateSettings(1024, 2048), log_retention_days=30, retain_data=True, parallelism=32,
     ),
     "prod": EnvironmentSettings(
         name="prod", tick_minutes=1,
         parser=FunctionSettings(1024, 300), scheduler=FunctionSettings(1769, 60, 1),
-        worker=FunctionSettings(2048, 900, 200), worker_retry_attempts=2, worker_max_event_age_seconds=21600,
+        worker=FunctionSettings(2048, 900, 200), api=FunctionSettings(1024, 29),
+        worker_retry_attempts=2, worker_max_event_age_seconds=21600,
         fargate=FargateSettings(2048, 4096), log_retention_days=365, retain_data=True, parallelism=128,
     ),
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import Stack, Tags
+from aws_cdk import Fn, Stack, Tags
 from constructs import Construct
 
 from infra.config import EnvironmentSettings
@@ -17,3 +17,10 @@ class UpdraftStack(Stack):
         Tags.of(self).add("updraft:environment", settings.name)
         for key, value in settings.tags.items():
             Tags.of(self).add(key, value)
+
+    @property
+    def availability_zones(self) -> list[str]:
+        """Two AZs chosen by CloudFormation at deploy (``Fn::GetAZs``) instead of CDK's synth-time lookup, which
+        needs credentials for the target account (or its AZs committed as context): ``cdk synth`` then works
+        offline for any account and region, and the template names no AZ (cfn-lint W3010)."""
+        return [Fn.select(index, Fn.get_azs()) for index in range(2)]

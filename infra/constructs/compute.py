@@ -1,8 +1,10 @@
-"""The parser, scheduler and worker Lambdas, their triggers, and least-privilege policies."""
+"""The parser, scheduler, worker and API Lambdas, their triggers, alarms, and least-privilege roles."""
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
+from dataclasses import replace
+
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -16,46 +18,107 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.config import EnvironmentSettings, FunctionSettings
+from infra.constructs import access
 from infra.constructs.bundling import RUNTIME, lambda_code
 from infra.constructs.data import UpdraftData
+from infra.constructs.fargate import FargateWorkers
 from updraft.config import UpdraftConfig
+from updraft.resources import DAGS_PREFIX, ResourceNames
 
-DAGS_PREFIX = "dags/"
-STORE_PREFIX = "store/"  # updraft.store.config.StoreConfig.s3_prefix: large items
-LOGS_PREFIX = "logs/"  # updraft.services.LOGS_PREFIX
-
-_RETENTION = {
+RETENTION = {
     1: logs.RetentionDays.ONE_DAY, 3: logs.RetentionDays.THREE_DAYS, 7: logs.RetentionDays.ONE_WEEK,
     14: logs.RetentionDays.TWO_WEEKS, 30: logs.RetentionDays.ONE_MONTH, 90: logs.RetentionDays.THREE_MONTHS,
     180: logs.RetentionDays.SIX_MONTHS, 365: logs.RetentionDays.ONE_YEAR, 731: logs.RetentionDays.TWO_YEARS,
 }
 
 
-class UpdraftFunctions(Construct):
-    """Parser (S3 ``dags/*.py`` notifications), scheduler (an EventBridge tick) and worker (async invokes from
-    the scheduler, failures to a dead-letter queue). Each role gets its own explicit statements:
+def service_name(function: str) -> str:
+    """Powertools' ``service``: the handlers' Logger/Metrics use it, and it is the dimension of their metrics."""
+    return f"updraft-{function}"
 
-    - all three: read/write the table and its indexes, and the bucket's ``store/`` prefix;
-    - parser and worker: read and list ``dags/`` (the scheduler never sees DAG code);
-    - worker: write ``logs/``; scheduler: invoke the worker.
+
+class UpdraftFunctions(Construct):
+    """Parser (S3 ``dags/*.py`` notifications), scheduler (an EventBridge tick), worker (async invokes from the
+    scheduler and from other workers, failures to a dead-letter queue) and API (behind API Gateway).
+
+    Each function has its own role, with no managed policy: writing to its own log group plus the statements of
+    :mod:`infra.constructs.access`:
+
+    - parser: the table, ``store/``, read ``dags/``;
+    - scheduler: the table, ``store/``, invoke the worker, run the Fargate worker task (never ``dags/``);
+    - worker: what the parser has, plus ``logs/``, invoking itself and the Fargate task (its mini scheduler);
+    - api: ``GetItem`` on the table (the health route; the API's own issue adds what its routes read).
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, data: UpdraftData, settings: EnvironmentSettings,
-                 bundle_dependencies: bool = True) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, data: UpdraftData, fargate: FargateWorkers,
+                 names: ResourceNames, settings: EnvironmentSettings, bundle_dependencies: bool = True) -> None:
         super().__init__(scope, construct_id)
         self.settings = settings
-        removal = RemovalPolicy.RETAIN if settings.retain_data else RemovalPolicy.DESTROY
-        self._retention = _RETENTION[settings.log_retention_days]
-        self._removal = removal
+        self._retention = RETENTION[settings.log_retention_days]
+        self._removal = RemovalPolicy.RETAIN if settings.retain_data else RemovalPolicy.DESTROY
         self._code = lambda_code(dependencies=bundle_dependencies)
         table, bucket = data.table, data.bucket
+        self.metrics_namespace = f"Updraft/{names.environment}"  # environments sharing an account stay apart
         base = UpdraftConfig(table=table.table_name, bucket=bucket.bucket_name, dags_prefix=DAGS_PREFIX,
-                             tick_seconds=settings.tick_minutes * 60, parallelism=settings.parallelism)
+                             tick_seconds=settings.tick_minutes * 60, parallelism=settings.parallelism,
+                             metrics_namespace=self.metrics_namespace)
+        # What dispatches tries (scheduler, worker's mini scheduler, Fargate task): both executors. The task
+        # definition is named by its family so RunTask takes the latest revision a deploy registered.
+        dispatching = replace(
+            base, worker_function=names.worker_function, ecs_cluster=fargate.cluster.cluster_name,
+            ecs_task_definition=names.ecs_task_family, ecs_container=names.ecs_container,
+            ecs_subnets=tuple(fargate.subnet_ids), ecs_security_groups=tuple(fargate.security_group_ids),
+            ecs_public_ip=True)
 
         self.dead_letter_queue = sqs.Queue(
-            self, "WorkerDLQ", retention_period=Duration.days(14), enforce_ssl=True,
+            self, "WorkerDLQ", queue_name=names.worker_dlq, retention_period=Duration.days(14), enforce_ssl=True,
             encryption=sqs.QueueEncryption.SQS_MANAGED)
-        # Any message here is a task instance whose dispatch was lost: alarm on the first one.
+        self.worker = self._function("worker", names.worker_function, settings.worker, dispatching.to_env(),
+                                     retry_attempts=settings.worker_retry_attempts,
+                                     max_event_age=Duration.seconds(settings.worker_max_event_age_seconds),
+                                     on_failure=destinations.SqsDestination(self.dead_letter_queue))
+        self.scheduler = self._function("scheduler", names.scheduler_function, settings.scheduler,
+                                        dispatching.to_env(), retry_attempts=0)
+        self.scheduler.node.add_dependency(self.worker)  # the first tick must find the worker to invoke
+        self.parser = self._function("parser", names.parser_function, settings.parser, base.to_env())
+        self.api = self._function("api", names.api_function, settings.api,
+                                  replace(base, bucket=None).to_env())
+
+        # Triggers.
+        for event in (s3.EventType.OBJECT_CREATED, s3.EventType.OBJECT_REMOVED):
+            bucket.add_event_notification(event, s3n.LambdaDestination(self.parser),
+                                          s3.NotificationKeyFilter(prefix=DAGS_PREFIX, suffix=".py"))
+        self.tick = events.Rule(self, "Tick", rule_name=names.tick_rule,
+                                schedule=events.Schedule.rate(Duration.minutes(settings.tick_minutes)),
+                                targets=[targets.LambdaFunction(self.scheduler, retry_attempts=0)])
+
+        # Least privilege.
+        grants: dict[lambda_.Function, list[iam.PolicyStatement]] = {
+            self.parser: [access.table_read_write(table), access.store_objects(bucket),
+                          *access.read_dag_files(bucket)],
+            self.scheduler: [access.table_read_write(table), access.store_objects(bucket),
+                             access.invoke_worker(self, names.worker_function), *fargate.run_task_statements()],
+            self.worker: [*access.worker_data_access(table, bucket),
+                          access.invoke_worker(self, names.worker_function), *fargate.run_task_statements()],
+            self.api: [iam.PolicyStatement(sid="TableGetItem", actions=["dynamodb:GetItem"],
+                                           resources=[table.table_arn])],
+        }
+        for fn, statements in grants.items():
+            for statement in statements:
+                fn.add_to_role_policy(statement)
+
+        # The Fargate task is a worker too: same environment, same data access, same dispatching.
+        # (Lambda sets AWS_REGION itself and refuses it in a function's environment; a container needs it.)
+        for name, value in replace(dispatching, region=Stack.of(self).region).to_env().items():
+            fargate.container.add_environment(name, value)
+        for statement in (*access.worker_data_access(table, bucket),
+                          access.invoke_worker(self, names.worker_function), *fargate.run_task_statements()):
+            fargate.task_definition.add_to_task_role_policy(statement)
+
+        self._alarms(names)
+
+    def _alarms(self, names: ResourceNames) -> None:
+        # Any message in the DLQ is a task instance whose dispatch was lost: alarm on the first one.
         self.dead_letter_alarm = cloudwatch.Alarm(
             self, "WorkerDLQNotEmpty",
             metric=self.dead_letter_queue.metric_approximate_number_of_messages_visible(period=Duration.minutes(5)),
@@ -63,55 +126,33 @@ class UpdraftFunctions(Construct):
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             alarm_description="Updraft worker invocations failed after their retries (see the DLQ's messages)")
-        self.worker = self._function("worker", settings.worker, base.to_env(),
-                                     retry_attempts=settings.worker_retry_attempts,
-                                     max_event_age=Duration.seconds(settings.worker_max_event_age_seconds),
-                                     on_failure=destinations.SqsDestination(self.dead_letter_queue))
-        scheduler_env = UpdraftConfig(**{**base.__dict__, "worker_function": self.worker.function_name}).to_env()
-        self.scheduler = self._function("scheduler", settings.scheduler, scheduler_env, retry_attempts=0)
-        self.parser = self._function("parser", settings.parser, base.to_env())
+        # The parser's ImportErrors metric (files of one event that failed to import); no data is no error.
+        self.import_errors_alarm = cloudwatch.Alarm(
+            self, "DagImportErrors",
+            metric=cloudwatch.Metric(namespace=self.metrics_namespace, metric_name="ImportErrors",
+                                     dimensions_map={"service": service_name("parser")},
+                                     statistic=cloudwatch.Stats.SUM, period=Duration.minutes(5)),
+            threshold=1, evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"A DAG file uploaded to {names.environment} failed to import "
+                              "(updraft dags list-import-errors shows which)")
 
-        # Triggers.
-        bucket.add_event_notification(s3.EventType.OBJECT_CREATED, s3n.LambdaDestination(self.parser),
-                                      s3.NotificationKeyFilter(prefix=DAGS_PREFIX, suffix=".py"))
-        bucket.add_event_notification(s3.EventType.OBJECT_REMOVED, s3n.LambdaDestination(self.parser),
-                                      s3.NotificationKeyFilter(prefix=DAGS_PREFIX, suffix=".py"))
-        self.tick = events.Rule(self, "Tick", schedule=events.Schedule.rate(Duration.minutes(settings.tick_minutes)),
-                                targets=[targets.LambdaFunction(self.scheduler, retry_attempts=0)])
-
-        # Least privilege.
-        for fn in (self.parser, self.scheduler, self.worker):
-            fn.add_to_role_policy(iam.PolicyStatement(
-                sid="TableReadWrite",
-                actions=["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem",
-                         "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem",
-                         "dynamodb:ConditionCheckItem"],
-                resources=[table.table_arn, f"{table.table_arn}/index/*"]))
-            fn.add_to_role_policy(iam.PolicyStatement(
-                sid="StoreObjects", actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
-                resources=[bucket.arn_for_objects(f"{STORE_PREFIX}*")]))
-        for fn in (self.parser, self.worker):
-            fn.add_to_role_policy(iam.PolicyStatement(
-                sid="ReadDagFiles", actions=["s3:GetObject"], resources=[bucket.arn_for_objects(f"{DAGS_PREFIX}*")]))
-            fn.add_to_role_policy(iam.PolicyStatement(
-                sid="ListDagFiles", actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{DAGS_PREFIX}*"]}}))
-        self.worker.add_to_role_policy(iam.PolicyStatement(
-            sid="WriteTaskLogs", actions=["s3:GetObject", "s3:PutObject"],
-            resources=[bucket.arn_for_objects(f"{LOGS_PREFIX}*")]))
-        self.worker.grant_invoke(self.scheduler)
-
-    def _function(self, name: str, fs: FunctionSettings, environment: dict[str, str], **kwargs: object
-                  ) -> lambda_.Function:
+    def _function(self, name: str, function_name: str, fs: FunctionSettings, environment: dict[str, str],
+                  **kwargs: object) -> lambda_.Function:
         title = name.capitalize()
         log_group = logs.LogGroup(self, f"{title}Logs", retention=self._retention, removal_policy=self._removal)
+        # Its own role without AWSLambdaBasicExecutionRole (logs:* on every log group): only its log group.
+        role = iam.Role(self, f"{title}Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+                        description=f"Updraft {name} function")
+        log_group.grant_write(role)
         return lambda_.Function(
-            self, title,
+            self, title, function_name=function_name, role=role,
             runtime=RUNTIME, architecture=lambda_.Architecture.X86_64,
             code=self._code, handler=f"functions.{name}.handler.handler",
             memory_size=fs.memory_mib, timeout=Duration.seconds(fs.timeout_seconds),
             reserved_concurrent_executions=fs.reserved_concurrency,
-            environment={**environment, "POWERTOOLS_SERVICE_NAME": f"updraft-{name}"},
+            environment={**environment, "POWERTOOLS_SERVICE_NAME": service_name(name)},
             log_group=log_group,
             **kwargs,
         )

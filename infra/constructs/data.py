@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy
+from aws_cdk import RemovalPolicy, Token
 from aws_cdk import aws_dynamodb as ddb
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from updraft.resources import ResourceNames
 from updraft.store.tables import TABLE, IndexSpec, KeyAttr, TableSpec
 
 _TYPES = {"S": ddb.AttributeType.STRING, "N": ddb.AttributeType.NUMBER, "B": ddb.AttributeType.BINARY}
@@ -19,13 +20,21 @@ def _attr(key: KeyAttr) -> ddb.Attribute:
 
 class UpdraftData(Construct):
     """The table with point-in-time recovery and every index the store queries, and the versioned, private,
-    TLS-only bucket that holds DAG files (``dags/``), large store items (``store/``) and task logs (``logs/``)."""
+    TLS-only bucket that holds DAG files (``dags/``), large store items (``store/``) and task logs (``logs/``).
 
-    def __init__(self, scope: Construct, construct_id: str, *, retain: bool, spec: TableSpec = TABLE) -> None:
+    The table is named ``names.table``, as in local mode. The bucket is named ``names.bucket`` (which holds the
+    account and region, bucket names being global) only when the stack's account and region are concrete: in an
+    environment-agnostic stack they are deploy-time tokens, the name could not be checked at synth, and a
+    CDK-generated name is the safe choice (handlers read it from ``UPDRAFT_BUCKET`` either way).
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, retain: bool, names: ResourceNames,
+                 spec: TableSpec = TABLE) -> None:
         super().__init__(scope, construct_id)
         removal = RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY
         self.table = ddb.Table(
             self, "Table",
+            table_name=names.table,
             partition_key=_attr(spec.partition_key), sort_key=_attr(spec.sort_key),
             billing_mode=ddb.BillingMode.PAY_PER_REQUEST if spec.billing_mode == "PAY_PER_REQUEST"
             else ddb.BillingMode.PROVISIONED,
@@ -41,8 +50,10 @@ class UpdraftData(Construct):
             kwargs.pop("partition_key")  # an LSI shares the table's partition key
             self.table.add_local_secondary_index(**kwargs)
 
+        concrete = not (Token.is_unresolved(names.account) or Token.is_unresolved(names.region))
         self.bucket = s3.Bucket(
             self, "Bucket",
+            bucket_name=names.bucket if concrete else None,
             versioned=True,
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             enforce_ssl=True,

@@ -1,54 +1,53 @@
-"""The synthesized template of the dev stack: one synth for the whole module (each costs ~5-7 s)."""
+"""The synthesized dev stack's resources (the session's one synth, tests/infra/conftest.py)."""
 
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
+from aws_cdk.assertions import Match
 
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-cdk = pytest.importorskip("aws_cdk", reason="the infra extra is not installed (pip install -e '.[infra]')")
-
-from aws_cdk.assertions import Match, Template  # noqa: E402
-
-from infra.config import ENVIRONMENTS, settings_for  # noqa: E402
-from infra.stack import UpdraftStack  # noqa: E402
-from updraft.store.tables import TABLE  # noqa: E402
+from infra.config import ENVIRONMENTS, WORKER_IMAGE_REQUIREMENTS, settings_for
+from infra.constructs.compute import RETENTION
+from infra.constructs.fargate import DOCKERFILE
+from tests.infra.cfn import function_id, of_type, render
+from updraft.config import UpdraftConfig
+from updraft.executors.fargate import DEFAULT_COMMAND
+from updraft.resources import ResourceNames
+from updraft.store.tables import TABLE
 
 SETTINGS = settings_for("dev")
-
-
-@pytest.fixture(scope="module")
-def template() -> Template:
-    app = cdk.App()
-    stack = UpdraftStack(app, "Updraft-test", settings=SETTINGS, bundle_dependencies=False,
-                         env=cdk.Environment(account="123456789012", region="us-east-1"))
-    return Template.from_stack(stack)
-
-
-@pytest.fixture(scope="module")
-def resources(template: Template) -> dict:
-    return template.to_json()["Resources"]
-
-
-def _logical_id(resources: dict, type_: str, handler: str) -> str:
-    (found,) = [k for k, v in resources.items()
-                if v["Type"] == type_ and v["Properties"].get("Handler") == handler]
-    return found
+NAMES = ResourceNames("dev", "123456789012", "us-east-1")
+FUNCTIONS = ("parser", "scheduler", "worker", "api")
 
 
 def _keys(pk: str, sk: str) -> list[dict]:
     return [{"AttributeName": pk, "KeyType": "HASH"}, {"AttributeName": sk, "KeyType": "RANGE"}]
 
 
-def test_table_matches_the_store_spec(template: Template) -> None:
+def _function(synth, name: str) -> dict:
+    return synth.resources[function_id(synth.resources, name)]["Properties"]
+
+
+def _env(synth, name: str) -> dict[str, str]:
+    return render(_function(synth, name)["Environment"]["Variables"])
+
+
+def _only(synth, type_: str) -> tuple[str, dict]:
+    ((logical_id, resource),) = of_type(synth.resources, type_).items()
+    return logical_id, resource["Properties"]
+
+
+# -- data --------------------------------------------------------------------------------------------------
+
+def test_table_matches_the_store_spec(synth) -> None:
     gsis = [{"IndexName": ix.name, "KeySchema": _keys(ix.partition_key.name, ix.sort_key.name),
              "Projection": {"ProjectionType": ix.projection}} for ix in TABLE.global_indexes]
     lsis = [{"IndexName": ix.name, "KeySchema": _keys(ix.partition_key.name, ix.sort_key.name),
              "Projection": {"ProjectionType": ix.projection}} for ix in TABLE.local_indexes]
-    template.resource_count_is("AWS::DynamoDB::Table", 1)
-    template.has_resource_properties("AWS::DynamoDB::Table", {
+    synth.template.resource_count_is("AWS::DynamoDB::Table", 1)
+    synth.template.has_resource_properties("AWS::DynamoDB::Table", {
+        "TableName": NAMES.table,
         "KeySchema": _keys(TABLE.partition_key.name, TABLE.sort_key.name),
         "AttributeDefinitions": Match.array_equals(
             [{"AttributeName": a.name, "AttributeType": a.type} for a in TABLE.key_attributes()]),
@@ -59,27 +58,39 @@ def test_table_matches_the_store_spec(template: Template) -> None:
     })
 
 
-def test_dev_data_is_destroyed_with_the_stack(template: Template) -> None:
-    template.has_resource("AWS::DynamoDB::Table", {"DeletionPolicy": "Delete"})
+def test_dev_data_is_destroyed_with_the_stack(synth) -> None:
+    synth.template.has_resource("AWS::DynamoDB::Table", {"DeletionPolicy": "Delete"})
+    synth.template.has_resource("AWS::S3::Bucket", {"DeletionPolicy": "Delete"})
     assert ENVIRONMENTS["prod"].retain_data and ENVIRONMENTS["staging"].retain_data
 
 
-def test_bucket_is_versioned_private_and_tls_only(template: Template) -> None:
-    template.has_resource_properties("AWS::S3::Bucket", {
+def test_bucket_is_named_versioned_private_and_tls_only(synth) -> None:
+    synth.template.has_resource_properties("AWS::S3::Bucket", {
+        "BucketName": NAMES.bucket,  # a concrete account and region: local mode's name
         "VersioningConfiguration": {"Status": "Enabled"},
         "PublicAccessBlockConfiguration": {"BlockPublicAcls": True, "BlockPublicPolicy": True,
                                            "IgnorePublicAcls": True, "RestrictPublicBuckets": True},
     })
-    template.has_resource_properties("AWS::S3::BucketPolicy", {"PolicyDocument": {"Statement": Match.array_with([
+    synth.template.has_resource_properties("AWS::S3::BucketPolicy", {"PolicyDocument": {"Statement": Match.array_with([
         Match.object_like({"Effect": "Deny", "Action": "s3:*", "Principal": {"AWS": "*"},
                            "Condition": {"Bool": {"aws:SecureTransport": "false"}}}),
     ])}})
 
 
-def test_dag_file_notifications_go_to_the_parser(template: Template, resources: dict) -> None:
-    parser = _logical_id(resources, "AWS::Lambda::Function", "functions.parser.handler.handler")
+# -- functions and triggers --------------------------------------------------------------------------------
+
+def test_functions_are_named_as_in_local_mode(synth) -> None:
+    names = {name: _function(synth, name)["FunctionName"] for name in FUNCTIONS}
+    assert names == {"parser": NAMES.parser_function, "scheduler": NAMES.scheduler_function,
+                     "worker": NAMES.worker_function, "api": NAMES.api_function}
+    synth.template.has_resource_properties("AWS::Events::Rule", {"Name": NAMES.tick_rule})
+    synth.template.has_resource_properties("AWS::SQS::Queue", {"QueueName": NAMES.worker_dlq})
+
+
+def test_dag_file_notifications_go_to_the_parser(synth) -> None:
+    parser = function_id(synth.resources, "parser")
     rules = [{"Name": "suffix", "Value": ".py"}, {"Name": "prefix", "Value": "dags/"}]
-    template.has_resource_properties("Custom::S3BucketNotifications", {"NotificationConfiguration": {
+    synth.template.has_resource_properties("Custom::S3BucketNotifications", {"NotificationConfiguration": {
         "LambdaFunctionConfigurations": Match.array_equals([
             {"Events": [event], "Filter": {"Key": {"FilterRules": rules}},
              "LambdaFunctionArn": {"Fn::GetAtt": [parser, "Arn"]}}
@@ -87,122 +98,201 @@ def test_dag_file_notifications_go_to_the_parser(template: Template, resources: 
         ])}})
 
 
-def test_tick_rule_targets_the_scheduler(template: Template, resources: dict) -> None:
-    scheduler = _logical_id(resources, "AWS::Lambda::Function", "functions.scheduler.handler.handler")
-    template.has_resource_properties("AWS::Events::Rule", {
+def test_tick_rule_targets_the_scheduler(synth) -> None:
+    scheduler = function_id(synth.resources, "scheduler")
+    synth.template.has_resource_properties("AWS::Events::Rule", {
         "ScheduleExpression": f"rate({SETTINGS.tick_minutes} minute{'s' if SETTINGS.tick_minutes > 1 else ''})",
         "State": "ENABLED",
         "Targets": [Match.object_like({"Arn": {"Fn::GetAtt": [scheduler, "Arn"]}})],
     })
 
 
-def test_functions_runtime_handlers_and_environment(template: Template, resources: dict) -> None:
-    functions = {v["Properties"]["Handler"]: v["Properties"] for v in resources.values()
-                 if v["Type"] == "AWS::Lambda::Function"
-                 and v["Properties"].get("Handler", "").startswith("functions.")}
-    assert set(functions) == {f"functions.{n}.handler.handler" for n in ("parser", "scheduler", "worker")}
-    for props in functions.values():
-        assert props["Runtime"] == "python3.11"
-        env = props["Environment"]["Variables"]
-        assert {"UPDRAFT_TABLE", "UPDRAFT_BUCKET", "UPDRAFT_DAGS_PREFIX", "UPDRAFT_TICK_SECONDS"} <= set(env)
+def test_functions_runtime_handlers_and_settings(synth) -> None:
+    for name in FUNCTIONS:
+        props = _function(synth, name)
+        fs = getattr(SETTINGS, name)
+        assert (props["Runtime"], props["MemorySize"], props["Timeout"]) == ("python3.11", fs.memory_mib,
+                                                                            fs.timeout_seconds)
+        env = _env(synth, name)
+        assert env["UPDRAFT_TABLE"] == f"<{_only(synth, 'AWS::DynamoDB::Table')[0]}>"
+        assert env["UPDRAFT_METRICS_NAMESPACE"] == "Updraft/dev"
+        assert env["POWERTOOLS_SERVICE_NAME"] == f"updraft-{name}"
         assert "AWS_REGION" not in env  # reserved: Lambda sets it
-    assert "UPDRAFT_WORKER_FUNCTION" in functions["functions.scheduler.handler.handler"]["Environment"]["Variables"]
+    assert _function(synth, "api")["Timeout"] <= 29  # API Gateway's integration timeout
 
 
-def test_worker_async_invokes_have_a_dlq_and_bounded_retries(template: Template, resources: dict) -> None:
-    worker = _logical_id(resources, "AWS::Lambda::Function", "functions.worker.handler.handler")
-    (dlq,) = [k for k, v in resources.items() if v["Type"] == "AWS::SQS::Queue"]
-    template.has_resource_properties("AWS::Lambda::EventInvokeConfig", {
+def _config(env: dict[str, str]) -> UpdraftConfig:
+    return UpdraftConfig.from_env({**env, "AWS_REGION": "us-east-1"})
+
+
+def test_dispatchers_have_both_executors_and_the_others_none(synth) -> None:
+    subnets = sorted(k for k, v in of_type(synth.resources, "AWS::EC2::Subnet").items())
+    (security_group,) = of_type(synth.resources, "AWS::EC2::SecurityGroup")
+    cluster, _ = _only(synth, "AWS::ECS::Cluster")
+    for name in ("scheduler", "worker"):  # the worker's mini scheduler dispatches too
+        config = _config(_env(synth, name))
+        assert config.worker_function == NAMES.worker_function
+        assert config.fargate_configured
+        assert (config.ecs_cluster, config.ecs_task_definition, config.ecs_container) == (
+            f"<{cluster}>", NAMES.ecs_task_family, NAMES.ecs_container)
+        assert sorted(config.ecs_subnets) == [f"<{s}>" for s in subnets]
+        assert config.ecs_security_groups == (f"<{security_group}.GroupId>",)
+        assert config.ecs_public_ip  # public subnets without NAT
+    for name in ("parser", "api"):
+        config = _config(_env(synth, name))
+        assert config.worker_function is None and not config.fargate_configured
+    assert _config(_env(synth, "api")).bucket is None  # the API reads the table only
+
+
+def test_worker_async_invokes_have_a_dlq_and_bounded_retries(synth) -> None:
+    worker = function_id(synth.resources, "worker")
+    dlq, _ = _only(synth, "AWS::SQS::Queue")
+    synth.template.has_resource_properties("AWS::Lambda::EventInvokeConfig", {
         "FunctionName": {"Ref": worker},
         "MaximumRetryAttempts": SETTINGS.worker_retry_attempts,
         "MaximumEventAgeInSeconds": SETTINGS.worker_max_event_age_seconds,
         "DestinationConfig": {"OnFailure": {"Destination": {"Fn::GetAtt": [dlq, "Arn"]}}},
     })
     assert 0 <= SETTINGS.worker_retry_attempts <= 2
-    template.has_resource_properties("AWS::CloudWatch::Alarm", {
+    synth.template.has_resource_properties("AWS::CloudWatch::Alarm", {
         "MetricName": "ApproximateNumberOfMessagesVisible", "Namespace": "AWS/SQS",
         "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [dlq, "QueueName"]}}],
         "Threshold": 1, "ComparisonOperator": "GreaterThanOrEqualToThreshold",
     })
 
 
-def test_log_groups_have_retention(template: Template) -> None:
-    template.resource_properties_count_is("AWS::Logs::LogGroup",
-                                          {"RetentionInDays": SETTINGS.log_retention_days}, 3)
+def test_import_errors_alarm_watches_the_parsers_metric(synth) -> None:
+    parser = _env(synth, "parser")
+    synth.template.has_resource_properties("AWS::CloudWatch::Alarm", {
+        "MetricName": "ImportErrors", "Namespace": parser["UPDRAFT_METRICS_NAMESPACE"],
+        "Dimensions": [{"Name": "service", "Value": parser["POWERTOOLS_SERVICE_NAME"]}],
+        "Statistic": "Sum", "Threshold": 1, "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "TreatMissingData": "notBreaching",
+    })
 
 
-# -- least privilege -----------------------------------------------------------------------------------------
-
-# Statements allowed to name "*" because AWS has no resource-level permission for their actions. None so far:
-# X-Ray (xray:PutTraceSegments) or CloudWatch PutMetricData would go here, each with its reason.
-WILDCARD_ALLOWED: set[tuple[str, ...]] = set()
-
-
-def _statements(resources: dict, handler: str) -> list[dict]:
-    fn = resources[_logical_id(resources, "AWS::Lambda::Function", handler)]
-    role = fn["Properties"]["Role"]["Fn::GetAtt"][0]
-    out = []
-    for v in resources.values():
-        if v["Type"] == "AWS::IAM::Policy" and {"Ref": role} in v["Properties"]["Roles"]:
-            out.extend(v["Properties"]["PolicyDocument"]["Statement"])
-    # Inline policies on the role itself count too.
-    for policy in resources[role]["Properties"].get("Policies", []):
-        out.extend(policy["PolicyDocument"]["Statement"])
-    return out
+def test_every_function_and_the_state_machine_log_with_retention(synth) -> None:
+    groups = of_type(synth.resources, "AWS::Logs::LogGroup")
+    assert all(g["Properties"]["RetentionInDays"] == SETTINGS.log_retention_days for g in groups.values())
+    used = {_function(synth, name)["LoggingConfig"]["LogGroup"]["Ref"] for name in FUNCTIONS}
+    _, machine = _only(synth, "AWS::StepFunctions::StateMachine")
+    used.add(machine["LoggingConfiguration"]["Destinations"][0]["CloudWatchLogsLogGroup"]["LogGroupArn"]
+             ["Fn::GetAtt"][0])
+    _, task = _only(synth, "AWS::ECS::TaskDefinition")
+    used.add(task["ContainerDefinitions"][0]["LogConfiguration"]["Options"]["awslogs-group"]["Ref"])
+    assert used == set(groups)  # six groups, each used once: no function writes to an unmanaged group
 
 
-def _as_list(value: object) -> list:
-    return value if isinstance(value, list) else [value]
+# -- Fargate -----------------------------------------------------------------------------------------------
+
+def test_vpc_is_public_subnets_without_nat(synth) -> None:
+    synth.template.resource_count_is("AWS::EC2::NatGateway", 0)
+    subnets = of_type(synth.resources, "AWS::EC2::Subnet")
+    assert len(subnets) == 2 and all(s["Properties"]["MapPublicIpOnLaunch"] for s in subnets.values())
+    assert {render(e["Properties"]["ServiceName"]).rsplit(".", 1)[-1]
+            for e in of_type(synth.resources, "AWS::EC2::VPCEndpoint").values()} == {"s3", "dynamodb"}
+    _, group = _only(synth, "AWS::EC2::SecurityGroup")
+    assert "SecurityGroupIngress" not in group
+    synth.template.resource_count_is("AWS::EC2::SecurityGroupIngress", 0)
+    assert [(e["CidrIp"], e["IpProtocol"]) for e in group["SecurityGroupEgress"]] == [("0.0.0.0/0", "-1")]
 
 
-@pytest.mark.parametrize("name", ["parser", "scheduler", "worker"])
-def test_every_statement_names_specific_resources(resources: dict, name: str) -> None:
-    statements = _statements(resources, f"functions.{name}.handler.handler")
-    assert statements
-    for statement in statements:
-        assert statement["Effect"] == "Allow"
-        actions = tuple(sorted(_as_list(statement["Action"])))
-        assert not any(a == "*" or a.endswith(":*") for a in actions), statement
-        for resource in _as_list(statement["Resource"]):
-            if resource == "*":
-                assert actions in WILDCARD_ALLOWED, f"{name}: {statement}"
-            else:
-                # Every resource is an attribute of (or a path under) a resource of this stack.
-                assert "Fn::GetAtt" in json.dumps(resource) or "Ref" in json.dumps(resource), statement
-    # Managed policies: only the basic execution role (CloudWatch Logs).
-    fn = resources[_logical_id(resources, "AWS::Lambda::Function", f"functions.{name}.handler.handler")]
-    role = resources[fn["Properties"]["Role"]["Fn::GetAtt"][0]]
-    managed = json.dumps(role["Properties"].get("ManagedPolicyArns", []))
-    assert "AWSLambdaBasicExecutionRole" in managed and managed.count("arn:") == 1
+def test_task_definition_is_the_worker_on_fargate(synth) -> None:
+    fargate = SETTINGS.fargate
+    synth.template.has_resource_properties("AWS::ECS::Cluster", {"ClusterName": NAMES.ecs_cluster})
+    _, task = _only(synth, "AWS::ECS::TaskDefinition")
+    assert task["Family"] == NAMES.ecs_task_family
+    assert task["RequiresCompatibilities"] == ["FARGATE"] and task["NetworkMode"] == "awsvpc"
+    assert (task["Cpu"], task["Memory"]) == (str(fargate.cpu), str(fargate.memory_mib))
+    (container,) = task["ContainerDefinitions"]
+    assert container["Name"] == NAMES.ecs_container
+    # Container-level cpu/memory: moto's RunTask fails without them (shared/notes/aws-offline.md 2e).
+    assert (container["Cpu"], container["Memory"]) == (fargate.cpu, fargate.memory_mib)
+    assert "cdk-hnb659fds-container-assets" in container["Image"]["Fn::Sub"]
+    env = {e["Name"]: render(e["Value"]) for e in container["Environment"]}
+    # The same settings as the worker Lambda, plus the region Lambda would have set.
+    expected = {k: v for k, v in _env(synth, "worker").items() if k != "POWERTOOLS_SERVICE_NAME"}
+    assert env == {**expected, "AWS_REGION": "us-east-1"}
 
 
-def _s3_object_prefixes(statements: list[dict], action: str) -> set[str]:
-    out = set()
-    for statement in statements:
-        if action in _as_list(statement["Action"]):
-            for resource in _as_list(statement["Resource"]):
-                text = json.dumps(resource)
-                if "Bucket" in text and "/" in text:
-                    out.add(resource["Fn::Join"][1][-1].lstrip("/"))
-    return out
+def test_worker_image_is_a_staged_directory_asset_built_only_at_deploy(synth) -> None:
+    (image,) = synth.assets["dockerImages"].values()
+    source = image["source"]
+    assert source["dockerFile"] == DOCKERFILE and source["platform"] == "linux/amd64"
+    assert source["dockerBuildArgs"] == {"REQUIREMENTS": " ".join(WORKER_IMAGE_REQUIREMENTS)}
+    staged = synth.outdir / source["directory"]
+    files = {str(p.relative_to(staged)) for p in staged.rglob("*") if p.is_file()}
+    assert {DOCKERFILE, "functions/worker/handler.py", "shared/updraft/executors/fargate.py",
+            "shared/airflow/__init__.py"} <= files
+    # The context is what the image copies, nothing else: no venv, node_modules, tests, cdk.out, .git.
+    assert {f.split("/")[0] for f in files} == {"functions", "shared", "infra"}
+    assert {f.split("/")[1] for f in files if f.startswith("shared/")} == {"updraft", "airflow"}
+    assert {f for f in files if f.startswith("infra/")} == {DOCKERFILE}
+    assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
+    # The container runs what FargateExecutor asks for.
+    cmd = [line for line in (staged / DOCKERFILE).read_text().splitlines() if line.startswith("CMD ")]
+    assert cmd == [f"CMD {json.dumps(list(DEFAULT_COMMAND))}"]
 
 
-def test_only_parser_and_worker_read_dag_code(resources: dict) -> None:
-    readers = {name for name in ("parser", "scheduler", "worker")
-               if "dags/*" in _s3_object_prefixes(_statements(resources, f"functions.{name}.handler.handler"),
-                                                  "s3:GetObject")}
-    assert readers == {"parser", "worker"}
-    scheduler = _statements(resources, "functions.scheduler.handler.handler")
-    assert _s3_object_prefixes(scheduler, "s3:GetObject") == {"store/*"}
-    assert not any("s3:ListBucket" in _as_list(s["Action"]) for s in scheduler)
+# -- deferrals and API -------------------------------------------------------------------------------------
+
+def test_deferral_state_machine_waits_then_resumes_the_worker(synth) -> None:
+    _, machine = _only(synth, "AWS::StepFunctions::StateMachine")
+    assert machine["StateMachineName"] == NAMES.deferral_state_machine
+    assert machine["StateMachineType"] == "STANDARD"
+    definition = json.loads(render(machine["DefinitionString"]))
+    wait = definition["States"][definition["StartAt"]]
+    assert wait["Type"] == "Wait" and wait["TimestampPath"] == "$.resume_at"
+    resume = definition["States"][wait["Next"]]
+    assert resume["Resource"] == "arn:aws:states:::lambda:invoke" and resume["End"]
+    assert resume["Parameters"] == {"FunctionName": f"<{function_id(synth.resources, 'worker')}.Arn>",
+                                    "Payload.$": "$.dispatch", "InvocationType": "Event"}
+    assert machine["LoggingConfiguration"]["Level"] == "ERROR"
+
+
+def test_api_is_iam_authorized_and_proxies_to_the_api_function(synth) -> None:
+    synth.template.has_resource_properties("AWS::ApiGateway::RestApi", {"Name": f"{NAMES.prefix}-api"})
+    methods = of_type(synth.resources, "AWS::ApiGateway::Method").values()
+    api = function_id(synth.resources, "api")
+    assert len(methods) == 2  # / and /{proxy+}
+    for method in methods:
+        props = method["Properties"]
+        assert props["AuthorizationType"] == "AWS_IAM"
+        assert props["Integration"]["Type"] == "AWS_PROXY"
+        assert f"<{api}.Arn>" in render(props["Integration"]["Uri"])
+    synth.template.resource_count_is("AWS::ApiGateway::Account", 0)  # account-wide: not this stack's to own
+    synth.template.has_resource_properties("AWS::ApiGateway::Stage", {"StageName": "dev"})
+
+
+def test_resource_inventory(synth) -> None:
+    """What one environment is (infra/README.md lists it): a change here is a change to document."""
+    counts: dict[str, int] = {}
+    for resource in synth.resources.values():
+        counts[resource["Type"]] = counts.get(resource["Type"], 0) + 1
+    assert {t: counts.get(t, 0) for t in (
+        "AWS::Lambda::Function", "AWS::IAM::Role", "AWS::Logs::LogGroup", "AWS::CloudWatch::Alarm",
+        "AWS::ECS::Cluster", "AWS::ECS::TaskDefinition", "AWS::StepFunctions::StateMachine",
+        "AWS::ApiGateway::RestApi", "AWS::EC2::NatGateway")} == {
+        "AWS::Lambda::Function": 5,  # ours + CDK's bucket-notifications handler
+        "AWS::IAM::Role": 8,  # 4 functions, task, task execution, state machine, notifications handler
+        "AWS::Logs::LogGroup": 6, "AWS::CloudWatch::Alarm": 2, "AWS::ECS::Cluster": 1,
+        "AWS::ECS::TaskDefinition": 1, "AWS::StepFunctions::StateMachine": 1, "AWS::ApiGateway::RestApi": 1,
+        "AWS::EC2::NatGateway": 0}
 
 
 def test_every_environment_has_valid_settings() -> None:
-    from infra.constructs.compute import _RETENTION
-
     for settings in ENVIRONMENTS.values():
-        assert settings.log_retention_days in _RETENTION
+        assert settings.log_retention_days in RETENTION
         assert 60 <= settings.worker_max_event_age_seconds <= 21600
-        assert settings.worker.timeout_seconds <= 900
+        assert settings.worker.timeout_seconds <= 900 and settings.api.timeout_seconds <= 29
+        ResourceNames(settings.name)  # a valid name in bucket and function names
     with pytest.raises(ValueError, match="unknown environment"):
         settings_for("qa")
+
+
+def test_synth_looks_nothing_up(synth) -> None:
+    """No context provider is missing (the CLI would call AWS for it): the AZs are CloudFormation's to pick."""
+    manifest = json.loads((synth.outdir / "manifest.json").read_text())
+    assert "missing" not in manifest
+    zones = [s["Properties"]["AvailabilityZone"] for s in of_type(synth.resources, "AWS::EC2::Subnet").values()]
+    assert zones == [{"Fn::Select": [i, {"Fn::GetAZs": ""}]} for i in range(2)]

@@ -1,0 +1,66 @@
+"""The IAM statements Updraft's roles are assembled from, kept in one place so that each role's policy reads as a
+short list of named grants (infra/README.md has the table per function).
+
+Every statement names this environment's own resources: the table and its indexes, one prefix of the bucket,
+the worker function by its physical name. Nothing here is granted on ``*``.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import ArnFormat, Stack
+from aws_cdk import aws_dynamodb as ddb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from updraft.resources import DAGS_PREFIX, LOGS_PREFIX
+
+STORE_PREFIX = "store/"  # updraft.store.config.StoreConfig.s3_prefix: large items
+
+TABLE_READ_WRITE = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem",
+                    "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem",
+                    "dynamodb:ConditionCheckItem")
+
+
+def table_read_write(table: ddb.ITable) -> iam.PolicyStatement:
+    return iam.PolicyStatement(sid="TableReadWrite", actions=list(TABLE_READ_WRITE),
+                               resources=[table.table_arn, f"{table.table_arn}/index/*"])
+
+
+def store_objects(bucket: s3.IBucket) -> iam.PolicyStatement:
+    """The store's large items (serialized DAG versions, XComs) under ``store/``."""
+    return iam.PolicyStatement(sid="StoreObjects", actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+                               resources=[bucket.arn_for_objects(f"{STORE_PREFIX}*")])
+
+
+def read_dag_files(bucket: s3.IBucket) -> list[iam.PolicyStatement]:
+    """DAG code: only the parser and the workers (Lambda and Fargate) may read it."""
+    return [
+        iam.PolicyStatement(sid="ReadDagFiles", actions=["s3:GetObject"],
+                            resources=[bucket.arn_for_objects(f"{DAGS_PREFIX}*")]),
+        iam.PolicyStatement(sid="ListDagFiles", actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
+                            conditions={"StringLike": {"s3:prefix": [f"{DAGS_PREFIX}*"]}}),
+    ]
+
+
+def write_task_logs(bucket: s3.IBucket) -> iam.PolicyStatement:
+    return iam.PolicyStatement(sid="WriteTaskLogs", actions=["s3:GetObject", "s3:PutObject"],
+                               resources=[bucket.arn_for_objects(f"{LOGS_PREFIX}*")])
+
+
+def worker_data_access(table: ddb.ITable, bucket: s3.IBucket) -> list[iam.PolicyStatement]:
+    """What running a try needs, whether it runs in the worker Lambda or in a Fargate task."""
+    return [table_read_write(table), store_objects(bucket), *read_dag_files(bucket), write_task_logs(bucket)]
+
+
+def function_arn(scope: Construct, function_name: str) -> str:
+    """A function's ARN from its physical name, without a reference to the function resource: the worker's own
+    role (and the Fargate task's) may then invoke the worker without a dependency cycle."""
+    return Stack.of(scope).format_arn(service="lambda", resource="function", resource_name=function_name,
+                                      arn_format=ArnFormat.COLON_RESOURCE_NAME)
+
+
+def invoke_worker(scope: Construct, worker_function: str) -> iam.PolicyStatement:
+    """The Lambda executor's async invoke (the scheduler's, and the mini scheduler's inside every worker)."""
+    return iam.PolicyStatement(sid="InvokeWorker", actions=["lambda:InvokeFunction"],
+                               resources=[function_arn(scope, worker_function)])

@@ -1,0 +1,105 @@
+"""The Fargate side of the workers: a VPC without NAT, an ECS cluster, and the worker task definition whose image
+is built from ``infra/worker_image/Dockerfile``.
+
+Docker is needed only when ``cdk deploy`` publishes the image: at synth the asset is a copy of the files the
+image needs (staged into ``cdk.out``), so synth and the tests run on machines without a Docker engine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import ArnFormat, IgnoreMode, RemovalPolicy, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_ecs as ecs
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra.config import WORKER_IMAGE_REQUIREMENTS, FargateSettings
+from updraft.resources import ResourceNames
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = "infra/worker_image/Dockerfile"
+# The build context is the repository root, filtered like a .dockerignore: everything out, then only what the
+# image copies back in. Without it the asset would stage .venv, node_modules and cdk.out itself.
+IMAGE_CONTEXT = (
+    "*",
+    "!functions", "!shared", "!infra", "infra/*", "!infra/worker_image",
+    "shared/*", "!shared/updraft", "!shared/airflow",
+    "**/__pycache__", "**/*.pyc",
+)
+
+
+class FargateWorkers(Construct):
+    """Where ``executor="fargate"`` tasks run: public subnets in two AZs and no NAT gateway (idle cost zero), so
+    tasks get a public IP to reach ECR and the AWS APIs; S3 and DynamoDB go through free gateway endpoints. The
+    security group allows egress only. The container's environment and its task role's statements are the
+    worker Lambda's (``UpdraftFunctions`` adds them): a Fargate task is a worker, mini scheduler included.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, names: ResourceNames, settings: FargateSettings,
+                 retention: logs.RetentionDays,
+                 removal: RemovalPolicy) -> None:
+        super().__init__(scope, construct_id)
+        self.names = names
+        self.vpc = ec2.Vpc(
+            self, "Vpc", max_azs=2, nat_gateways=0,
+            subnet_configuration=[ec2.SubnetConfiguration(name="public", subnet_type=ec2.SubnetType.PUBLIC,
+                                                          cidr_mask=24)],
+            gateway_endpoints={"S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3),
+                               "DynamoDB": ec2.GatewayVpcEndpointOptions(
+                                   service=ec2.GatewayVpcEndpointAwsService.DYNAMODB)},
+        )
+        self.security_group = ec2.SecurityGroup(
+            self, "TaskSecurityGroup", vpc=self.vpc, allow_all_outbound=True,
+            description=f"Updraft {names.environment} Fargate workers: egress only")
+        self.cluster = ecs.Cluster(self, "Cluster", vpc=self.vpc, cluster_name=names.ecs_cluster)
+
+        self.task_definition = ecs.FargateTaskDefinition(
+            self, "WorkerTask", family=names.ecs_task_family, cpu=settings.cpu, memory_limit_mib=settings.memory_mib,
+            runtime_platform=ecs.RuntimePlatform(cpu_architecture=ecs.CpuArchitecture.X86_64,
+                                                 operating_system_family=ecs.OperatingSystemFamily.LINUX))
+        self.log_group = logs.LogGroup(self, "WorkerTaskLogs", retention=retention, removal_policy=removal)
+        image = ecs.ContainerImage.from_asset(
+            str(ROOT), file=DOCKERFILE, exclude=list(IMAGE_CONTEXT), ignore_mode=IgnoreMode.DOCKER,
+            platform=ecr_assets.Platform.LINUX_AMD64,
+            build_args={"REQUIREMENTS": " ".join(WORKER_IMAGE_REQUIREMENTS)})
+        # Container-level cpu/memory equal to the task's: valid on Fargate, and moto's RunTask needs them.
+        self.container = self.task_definition.add_container(
+            names.ecs_container, container_name=names.ecs_container, image=image,
+            cpu=settings.cpu, memory_limit_mib=settings.memory_mib,
+            logging=ecs.LogDrivers.aws_logs(stream_prefix="worker", log_group=self.log_group))
+
+    @property
+    def subnet_ids(self) -> list[str]:
+        return [subnet.subnet_id for subnet in self.vpc.public_subnets]
+
+    @property
+    def security_group_ids(self) -> list[str]:
+        return [self.security_group.security_group_id]
+
+    def task_definition_family_arn(self) -> str:
+        """Every revision of the worker family: RunTask names the family, so each deploy's new revision is used."""
+        return Stack.of(self).format_arn(service="ecs", resource="task-definition",
+                                         resource_name=f"{self.names.ecs_task_family}:*",
+                                         arn_format=ArnFormat.SLASH_RESOURCE_NAME)
+
+    def run_task_statements(self) -> list[iam.PolicyStatement]:
+        """What the Fargate executor needs: RunTask on the worker family in this cluster only, tagging the tasks
+        it starts (RunTask with tags), and passing exactly the task's two roles to ECS."""
+        tasks_in_cluster = Stack.of(self).format_arn(service="ecs", resource="task",
+                                                     resource_name=f"{self.names.ecs_cluster}/*",
+                                                     arn_format=ArnFormat.SLASH_RESOURCE_NAME)
+        return [
+            iam.PolicyStatement(sid="RunWorkerTask", actions=["ecs:RunTask"],
+                                resources=[self.task_definition_family_arn()],
+                                conditions={"ArnEquals": {"ecs:cluster": self.cluster.cluster_arn}}),
+            iam.PolicyStatement(sid="TagWorkerTask", actions=["ecs:TagResource"], resources=[tasks_in_cluster],
+                                conditions={"StringEquals": {"ecs:CreateAction": "RunTask"}}),
+            iam.PolicyStatement(sid="PassWorkerTaskRoles", actions=["iam:PassRole"],
+                                resources=[self.task_definition.task_role.role_arn,
+                                           self.task_definition.obtain_execution_role().role_arn],
+                                conditions={"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}}),
+        ]

@@ -1,0 +1,154 @@
+"""Least privilege in the synthesized dev stack: every role's actions, and every statement's resources.
+
+Uses the session's one synth (tests/infra/conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from infra.constructs.access import TABLE_READ_WRITE
+from tests.infra.cfn import as_list, function_id, function_role, of_type, render, role_statements
+
+# Actions AWS authorizes only on "*" (no resource-level permissions), each with the role that needs it and why.
+WILDCARD_ALLOWED = {
+    # Task execution role: the ECR login token is account-wide; the image pull itself is scoped to the repository.
+    "ecr:GetAuthorizationToken",
+    # State machine role: CloudWatch Logs' vended log delivery for Step Functions supports only "*".
+    "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
+    "logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+}
+# Roles CDK creates for its own custom resources, with their managed policy (AWSLambdaBasicExecutionRole).
+CDK_OWNED_ROLE = re.compile(r"^BucketNotificationsHandler[0-9a-f]{32}Role")
+# Physical names outside the template that a statement may name: this environment's (literal names, used to
+# avoid dependency cycles) and the CDK bootstrap's container asset repository.
+NAMED = re.compile(r"[:/](updraft-dev-|cdk-hnb659fds-container-assets-123456789012-us-east-1$)")
+
+LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
+TABLE = set(TABLE_READ_WRITE)
+STORE = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
+DAGS = {"s3:GetObject", "s3:ListBucket"}
+DISPATCH = {"lambda:InvokeFunction", "ecs:RunTask", "ecs:TagResource", "iam:PassRole"}
+EXPECTED_FUNCTION_ACTIONS = {
+    "parser": LOGS | TABLE | STORE | DAGS,
+    "scheduler": LOGS | TABLE | STORE | DISPATCH,
+    "worker": LOGS | TABLE | STORE | DAGS | DISPATCH | {"sqs:SendMessage", "sqs:GetQueueAttributes",
+                                                      "sqs:GetQueueUrl"},  # its on-failure destination
+    "api": LOGS | {"dynamodb:GetItem"},
+}
+
+
+def _task_definition(resources: dict) -> dict:
+    (task,) = of_type(resources, "AWS::ECS::TaskDefinition").values()
+    return task["Properties"]
+
+
+def _actions(statements: list[dict]) -> set[str]:
+    return {a for s in statements for a in as_list(s["Action"])}
+
+
+def _all_roles(resources: dict) -> dict[str, list[dict]]:
+    return {role: role_statements(resources, role) for role in of_type(resources, "AWS::IAM::Role")}
+
+
+def _specific(resource: str, logical_ids: set[str]) -> bool:
+    """Names one resource of this stack (or a path under it): wildcards only as a trailing suffix."""
+    head = resource.rstrip("*")
+    if not head or "*" in head:
+        return False
+    ref = re.match(r"^<([A-Za-z0-9]+)[.>]", head)
+    if ref:
+        return ref.group(1) in logical_ids
+    arn = head.split(":", 5)
+    return len(arn) == 6 and arn[3:5] == ["us-east-1", "123456789012"] and bool(NAMED.search(arn[5]))
+
+
+def test_every_statement_names_specific_resources(synth) -> None:
+    logical_ids = set(synth.resources)
+    checked = 0
+    for role, statements in _all_roles(synth.resources).items():
+        for statement in statements:
+            assert statement["Effect"] == "Allow", (role, statement)
+            actions = as_list(statement["Action"])
+            assert not any(a == "*" or a.endswith(":*") for a in actions), (role, statement)
+            for resource in as_list(render(statement["Resource"])):
+                if resource == "*":
+                    assert set(actions) <= WILDCARD_ALLOWED, (role, statement)
+                else:
+                    assert _specific(resource, logical_ids), (role, resource)
+                checked += 1
+    assert checked > 40
+
+
+def test_roles_have_no_managed_policies(synth) -> None:
+    """AWSLambdaBasicExecutionRole would grant logs:* on every log group: each role writes its own group only."""
+    for role_id, role in of_type(synth.resources, "AWS::IAM::Role").items():
+        if not CDK_OWNED_ROLE.match(role_id):
+            assert "ManagedPolicyArns" not in role["Properties"], role_id
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_FUNCTION_ACTIONS))
+def test_each_function_role_has_exactly_its_actions(synth, name: str) -> None:
+    role = function_role(synth.resources, name)
+    assert _actions(role_statements(synth.resources, role)) == EXPECTED_FUNCTION_ACTIONS[name]
+    principal = synth.resources[role]["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]
+    assert principal == {"Service": "lambda.amazonaws.com"}
+
+
+def test_fargate_roles(synth) -> None:
+    task = _task_definition(synth.resources)
+    task_role, execution_role = task["TaskRoleArn"]["Fn::GetAtt"][0], task["ExecutionRoleArn"]["Fn::GetAtt"][0]
+    # The task is a worker: the worker Lambda's data access and dispatching, minus its Lambda-only grants.
+    assert _actions(role_statements(synth.resources, task_role)) == TABLE | STORE | DAGS | DISPATCH
+    assert _actions(role_statements(synth.resources, execution_role)) == LOGS | {
+        "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage",
+        "ecr:GetAuthorizationToken"}
+
+
+def test_only_the_parser_and_workers_read_dag_code(synth) -> None:
+    task_role = _task_definition(synth.resources)["TaskRoleArn"]["Fn::GetAtt"][0]
+    readers = set()
+    for role, statements in _all_roles(synth.resources).items():
+        for statement in statements:
+            resources = as_list(render(statement["Resource"]))
+            if "s3:GetObject" in as_list(statement["Action"]) and any(r.endswith("/dags/*") for r in resources):
+                readers.add(role)
+            if "s3:ListBucket" in as_list(statement["Action"]):
+                assert statement["Condition"] == {"StringLike": {"s3:prefix": ["dags/*"]}}
+                readers.add(role)
+    assert readers == {function_role(synth.resources, "parser"), function_role(synth.resources, "worker"),
+                       task_role}
+
+
+def test_dispatching_is_scoped_to_the_worker_and_its_task(synth) -> None:
+    task = _task_definition(synth.resources)
+    (cluster,) = of_type(synth.resources, "AWS::ECS::Cluster")
+    dispatchers = [function_role(synth.resources, "scheduler"), function_role(synth.resources, "worker"),
+                   task["TaskRoleArn"]["Fn::GetAtt"][0]]
+    for role in dispatchers:
+        by_action = {a: s for s in role_statements(synth.resources, role) for a in as_list(s["Action"])}
+        assert render(by_action["lambda:InvokeFunction"]["Resource"]) == (
+            "arn:aws:lambda:us-east-1:123456789012:function:updraft-dev-worker")
+        run = by_action["ecs:RunTask"]
+        assert render(run["Resource"]) == "arn:aws:ecs:us-east-1:123456789012:task-definition/updraft-dev-worker:*"
+        assert run["Condition"] == {"ArnEquals": {"ecs:cluster": {"Fn::GetAtt": [cluster, "Arn"]}}}
+        tag = by_action["ecs:TagResource"]
+        assert tag["Condition"] == {"StringEquals": {"ecs:CreateAction": "RunTask"}}
+        passed = by_action["iam:PassRole"]
+        assert sorted(json.dumps(r) for r in passed["Resource"]) == sorted(
+            json.dumps(task[k]) for k in ("TaskRoleArn", "ExecutionRoleArn"))
+        assert passed["Condition"] == {"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}}
+
+
+def test_nothing_may_start_deferrals_yet_and_the_machine_only_resumes_the_worker(synth) -> None:
+    roles = _all_roles(synth.resources)
+    assert not any(a.startswith("states:") for statements in roles.values() for a in _actions(statements))
+    (machine,) = of_type(synth.resources, "AWS::StepFunctions::StateMachine").values()
+    statements = roles[machine["Properties"]["RoleArn"]["Fn::GetAtt"][0]]
+    (invoke,) = [s for s in statements if s["Action"] == "lambda:InvokeFunction"]
+    worker = function_id(synth.resources, "worker")
+    assert sorted(render(invoke["Resource"])) == [f"<{worker}.Arn>", f"<{worker}.Arn>:*"]
+    assert _actions(statements) - {"lambda:InvokeFunction"} <= WILDCARD_ALLOWED
