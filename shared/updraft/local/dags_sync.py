@@ -7,11 +7,14 @@ Non-Python files go too (SQL and shell templates, ``.airflowignore``): the worke
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote_plus
 
 SKIPPED_DIRS = {"__pycache__", ".git", ".venv", "node_modules"}
 
@@ -33,8 +36,25 @@ def _md5(path: Path) -> str:
     return digest.hexdigest()
 
 
+def object_removed_event(bucket: str, key: str, version_id: str | None, region: str) -> dict[str, Any]:
+    """The S3 notification a delete in a versioned bucket sends (``ObjectRemoved:DeleteMarkerCreated``)."""
+    return {"Records": [{
+        "eventVersion": "2.1", "eventSource": "aws:s3", "awsRegion": region,
+        "eventTime": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+        "eventName": "ObjectRemoved:DeleteMarkerCreated",
+        "s3": {"s3SchemaVersion": "1.0", "configurationId": "dag-files",
+               "bucket": {"name": bucket, "arn": f"arn:aws:s3:::{bucket}"},
+               "object": {"key": quote_plus(key, safe="/"), "versionId": version_id}},
+    }]}
+
+
 class DagsFolderSync:
-    def __init__(self, s3: Any, bucket: str, prefix: str, folder: str | os.PathLike[str]) -> None:
+    """``on_removed(key, version_id)`` is told of every delete: moto sends no notification for the delete
+    marker a versioned bucket creates (S3 does), so local mode sends it in its place."""
+
+    def __init__(self, s3: Any, bucket: str, prefix: str, folder: str | os.PathLike[str],
+                 on_removed: Callable[[str, str | None], None] | None = None) -> None:
+        self.on_removed = on_removed
         self.s3 = s3
         self.bucket = bucket
         self.prefix = prefix
@@ -84,7 +104,9 @@ class DagsFolderSync:
             self._remote[relative] = digest
             report.uploaded.append(relative)
         for relative in sorted(set(self._remote) - set(local)):
-            self.s3.delete_object(Bucket=self.bucket, Key=self.prefix + relative)
+            response = self.s3.delete_object(Bucket=self.bucket, Key=self.prefix + relative)
+            if self.on_removed is not None:
+                self.on_removed(self.prefix + relative, response.get("VersionId"))
             del self._remote[relative]
             self._stat.pop(relative, None)
             report.removed.append(relative)

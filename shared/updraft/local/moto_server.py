@@ -46,6 +46,12 @@ class EmbeddedAwsServer:
         self._thread.start()
         return self
 
+    def reset(self) -> None:
+        """Empty every service: moto keeps its state in module globals, shared by every server in a process."""
+        import urllib.request
+
+        urllib.request.urlopen(urllib.request.Request(f"{self.url}/moto-api/reset", method="POST"), timeout=10).close()
+
     def stop(self) -> None:
         if self._server is not None:
             self._server.shutdown()

@@ -8,6 +8,7 @@ it, then renamed), so a crash mid-write leaves the previous one intact.
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 from pathlib import Path
@@ -16,6 +17,34 @@ from typing import Any
 TABLE_FILE = "table.jsonl"
 OBJECTS_DIR = "objects"
 MANIFEST = "objects.json"
+
+
+def _binary(value: Any, convert: Any) -> Any:
+    """Apply ``convert`` to every binary in a DynamoDB-JSON value (``B``, ``BS``, nested in ``L`` and ``M``)."""
+    if isinstance(value, dict):
+        out = {}
+        for kind, inner in value.items():
+            if kind == "B":
+                out[kind] = convert(inner)
+            elif kind == "BS":
+                out[kind] = [convert(v) for v in inner]
+            elif kind == "L":
+                out[kind] = [_binary(v, convert) for v in inner]
+            elif kind == "M":
+                out[kind] = {k: _binary(v, convert) for k, v in inner.items()}
+            else:
+                out[kind] = inner
+        return out
+    return value
+
+
+def encode_item(item: dict[str, Any]) -> str:
+    return json.dumps({name: _binary(value, lambda b: base64.b64encode(b).decode()) for name, value in item.items()},
+                      separators=(",", ":"))
+
+
+def decode_item(line: str) -> dict[str, Any]:
+    return {name: _binary(value, base64.b64decode) for name, value in json.loads(line).items()}
 
 
 class StateDir:
@@ -36,7 +65,7 @@ class StateDir:
         with (staging / TABLE_FILE).open("w") as out:
             for page in dynamodb.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
                 for item in page.get("Items", []):
-                    out.write(json.dumps(item, separators=(",", ":")) + "\n")
+                    out.write(encode_item(item) + "\n")
                     items += 1
         previous = self._manifest(self.current)
         manifest: dict[str, str] = {}
@@ -72,7 +101,7 @@ class StateDir:
     # -- restore -------------------------------------------------------------------------------------------------
     def restore(self, dynamodb: Any, s3: Any, table: str, bucket: str) -> dict[str, int]:
         """Write the snapshot into a fresh table and bucket (before the bucket notifies anyone)."""
-        items = [json.loads(line) for line in (self.current / TABLE_FILE).read_text().splitlines() if line]
+        items = [decode_item(line) for line in (self.current / TABLE_FILE).read_text().splitlines() if line]
         for start in range(0, len(items), 25):
             pending: dict[str, Any] = {table: [{"PutRequest": {"Item": item}} for item in items[start:start + 25]]}
             while pending:

@@ -97,6 +97,7 @@ class LocalSystem:
         self._saved_env = dict(os.environ)
         os.environ.update(LOCAL_CREDENTIALS)
         self.server = EmbeddedAwsServer(port=opts.port).start()
+        self.server.reset()  # moto's backends are process-wide: a second start in one process starts empty
         self.resources = provision(self.names, self.server.url, notify=False)
         self.state = StateDir(opts.state_dir) if opts.state_dir else None
         if self.state is not None and self.state.exists():
@@ -133,7 +134,8 @@ class LocalSystem:
 
         from updraft.local.dags_sync import DagsFolderSync
 
-        self.sync = DagsFolderSync(self._client("s3"), self.names.bucket, DAGS_PREFIX, opts.dags_folder)
+        self.sync = DagsFolderSync(self._client("s3"), self.names.bucket, DAGS_PREFIX, opts.dags_folder,
+                                   on_removed=self._notify_removed)
         self._sync_once()
         self._loop("dags-sync", opts.sync_seconds, self._sync_once)
         self._loop("dag-events", 0.2, self._pump_dag_events)
@@ -197,9 +199,18 @@ class LocalSystem:
         for relative in report.removed:
             self.say(f"removed {DAGS_PREFIX}{relative}")
 
+    def _notify_removed(self, key: str, version_id: str | None) -> None:
+        if not key.endswith(".py"):  # the bucket's notification filter
+            return
+        from updraft.local.dags_sync import object_removed_event
+
+        event = object_removed_event(self.names.bucket, key, version_id, self.names.region)
+        self.services.client("sqs").send_message(QueueUrl=self.resources.dag_events_queue_url,
+                                                 MessageBody=json.dumps(event))
+
     def _pump_dag_events(self) -> None:
         """The bucket's notifications -> the parser handler, one S3 event at a time (Lambda's SQS poller)."""
-        from updraft.local.workers import LocalLambdaContext
+        from updraft.local.workers import LocalLambdaContext, discard_metrics
 
         sqs = self.services.client("sqs")
         url = self.resources.dag_events_queue_url
@@ -210,7 +221,10 @@ class LocalSystem:
             for message in messages:
                 body = json.loads(message["Body"])
                 if "Records" in body:  # not the s3:TestEvent S3 sends when the notification is set up
-                    result = self._parser_handler.handler(body, LocalLambdaContext(self.names.parser_function))
+                    try:
+                        result = self._parser_handler.handler(body, LocalLambdaContext(self.names.parser_function))
+                    finally:
+                        discard_metrics(self._parser_handler)
                     self._report_parse(result)
                 sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
 
@@ -232,9 +246,12 @@ class LocalSystem:
         self._call_scheduler(tick_event(rule))
 
     def _call_scheduler(self, event: dict[str, Any]) -> None:
-        from updraft.local.workers import LocalLambdaContext
+        from updraft.local.workers import LocalLambdaContext, discard_metrics
 
-        self._scheduler_handler.handler(event, LocalLambdaContext(self.names.scheduler_function))
+        try:
+            self._scheduler_handler.handler(event, LocalLambdaContext(self.names.scheduler_function))
+        finally:
+            discard_metrics(self._scheduler_handler)
 
     def _on_invoke(self, message: dict[str, Any]) -> dict[str, Any]:
         function, payload = message.get("function"), message.get("payload")
@@ -283,7 +300,8 @@ class LocalSystem:
         try:
             result = future.result()
         except BaseException as exc:  # the process died or local mode cancelled it: the try is an orphan
-            self._orphaned(payload, reason=type(exc).__name__)
+            reason = "local mode stopped" if self._stopping else f"its worker process died: {type(exc).__name__}"
+            self._orphaned(payload, reason=reason)
             return
         self._report_try(payload, result)
 

@@ -63,8 +63,19 @@ def _init_worker(env: dict[str, str], root: str) -> None:
     _handler = importlib.import_module(WORKER_MODULE)
 
 
+def discard_metrics(handler_module: Any) -> None:
+    """Drop what a handler recorded: local mode has no CloudWatch, and with POWERTOOLS_METRICS_DISABLED
+    Powertools keeps every value and still prints them all once 100 pile up (it never clears disabled metrics)."""
+    metrics = getattr(handler_module, "metrics", None)
+    if metrics is not None:
+        metrics.clear_metrics()
+
+
 def _invoke(function_name: str, payload: Any) -> dict[str, Any]:
-    return _handler.handler(payload, LocalLambdaContext(function_name))
+    try:
+        return _handler.handler(payload, LocalLambdaContext(function_name))
+    finally:
+        discard_metrics(_handler)
 
 
 def _ready() -> int:

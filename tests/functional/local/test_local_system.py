@@ -1,0 +1,187 @@
+"""``updraft local`` end to end: files synced and parsed, runs triggered and scheduled, Lambda and Fargate tasks,
+lost tries released as Airflow would, state kept across a restart."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from conftest import eventually, now, write_dag
+
+from updraft.local.endpoint import LocalEndpoint, NotRunning
+from updraft.scheduling.triggering import trigger_dag
+
+CHAIN = """
+    from datetime import datetime
+    from airflow.sdk import dag, task
+
+    @task
+    def double(x):
+        return x * 2
+
+    @task(executor="fargate")
+    def on_fargate(x):
+        return x + 1
+
+    @dag(dag_id="{dag_id}", schedule=None, start_date=datetime(2024, 1, 1), catchup=False)
+    def pipeline():
+        on_fargate(double(double(1)))
+
+    pipeline()
+"""
+
+SLOW = """
+    import time
+    from datetime import datetime, timedelta
+    from airflow.sdk import dag, task
+
+    @task(retries={retries}, retry_delay=timedelta(seconds=0))
+    def slow():
+        time.sleep(60)
+
+    @dag(dag_id="slow", schedule=None, start_date=datetime(2024, 1, 1), catchup=False)
+    def pipeline():
+        slow()
+
+    pipeline()
+"""
+
+
+def _trigger(system, dag_id: str, **kwargs):
+    store = system.services.store
+    store.set_paused(dag_id, False)  # a run of a paused DAG waits for the unpause, as in Airflow
+    run = trigger_dag(store, dag_id, now=now(), **kwargs)
+    assert system.services.nudge_scheduler(dag_id, run.run_id)
+    return run
+
+
+def _finished(system, dag_id: str, run_id: str):
+    run = system.services.store.get_run(dag_id, run_id)
+    return run if run is not None and run.state.value in ("success", "failed") else None
+
+
+def _states(system, dag_id: str, run_id: str) -> dict[str, tuple[str | None, int]]:
+    return {ti.key.task_id: (ti.state and ti.state.value, ti.try_number)
+            for ti in system.services.store.get_run_tis(dag_id, run_id)}
+
+
+def test_dag_files_are_synced_parsed_changed_and_removed(tmp_path: Path, start_system) -> None:
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    write_dag(dags, "first.py", CHAIN.format(dag_id="first"))
+    system = start_system(dags)
+    store = system.services.store
+    eventually(lambda: store.get_dag_meta("first"))
+
+    write_dag(dags, "second.py", CHAIN.format(dag_id="second"))
+    eventually(lambda: store.get_dag_meta("second"))
+    (dags / "second.py").write_text("from airflow.sdk import DAG\nimport nonexistent_module_xyz\n")
+    errors = eventually(lambda: [e for e in store.list_import_errors() if "second.py" in json.dumps(e)])
+    assert "nonexistent_module_xyz" in json.dumps(errors)
+    (dags / "first.py").unlink()
+    eventually(lambda: not store.get_dag_meta("first").is_active)
+    assert system.sync.sync_once().uploaded == []  # nothing changed since: nothing is uploaded again
+
+
+def test_a_triggered_run_runs_lambda_and_fargate_tasks_to_success(tmp_path: Path, start_system,
+                                                                  updraft_home: Path) -> None:
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    write_dag(dags, "chain.py", CHAIN.format(dag_id="chain"))
+    system = start_system(dags)
+    assert LocalEndpoint.read().endpoint_url == system.server.url  # the CLI finds it
+    eventually(lambda: system.services.store.get_dag_meta("chain"))
+    run = _trigger(system, "chain")
+    finished = eventually(lambda: _finished(system, "chain", run.run_id), timeout=60)
+    assert finished.state.value == "success"
+    states = _states(system, "chain", run.run_id)
+    assert states == {"double": ("success", 1), "double__1": ("success", 1), "on_fargate": ("success", 1)}
+    store = system.services.store
+    from updraft.scheduling.records import TIKey
+
+    assert store.get_xcom(TIKey("chain", run.run_id, "on_fargate", -1), "return_value") == 5
+    log = system.services.log_sink.read(TIKey("chain", run.run_id, "double", -1), 1)
+    assert log is not None
+    system.stop()
+    try:
+        LocalEndpoint.read()
+    except NotRunning:
+        pass
+    else:
+        raise AssertionError("the endpoint file outlived the system")
+
+
+def test_a_scheduled_dag_gets_its_runs_from_the_tick(tmp_path: Path, start_system) -> None:
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    write_dag(dags, "hourly.py", """
+        from datetime import datetime, timedelta
+        from airflow.sdk import DAG
+        from airflow.providers.standard.operators.empty import EmptyOperator
+
+        with DAG("hourly", schedule=timedelta(hours=1), start_date=datetime(2024, 1, 1), catchup=False):
+            EmptyOperator(task_id="noop")
+    """)
+    system = start_system(dags)
+    store = system.services.store
+    eventually(lambda: store.get_dag_meta("hourly"))
+    assert store.list_runs("hourly") == []  # new DAGs start paused, as in Airflow
+    store.set_paused("hourly", False)
+    [run] = eventually(lambda: [r for r in store.list_runs("hourly") if r.state.value == "success"], timeout=30)
+    assert run.run_type == "scheduled"
+
+
+def test_a_task_that_kills_its_worker_is_retried_and_the_pool_recovers(tmp_path: Path, start_system) -> None:
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    write_dag(dags, "crash.py", """
+        import os
+        from datetime import datetime, timedelta
+        from airflow.sdk import dag, task
+
+        @task(retries=1, retry_delay=timedelta(seconds=0))
+        def crash(ti=None):
+            if ti.try_number == 1:
+                os._exit(9)
+            return "second try"
+
+        @dag(dag_id="crash", schedule=None, start_date=datetime(2024, 1, 1), catchup=False)
+        def pipeline():
+            crash()
+
+        pipeline()
+    """)
+    system = start_system(dags)
+    eventually(lambda: system.services.store.get_dag_meta("crash"))
+    run = _trigger(system, "crash")
+    finished = eventually(lambda: _finished(system, "crash", run.run_id), timeout=60)
+    assert finished.state.value == "success"
+    assert _states(system, "crash", run.run_id) == {"crash": ("success", 2)}
+    assert system.orphans == {"crash.crash": "running"}
+
+
+def test_state_survives_a_stop_and_a_running_try_is_retried_after_restart(tmp_path: Path, start_system) -> None:
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    state_dir = tmp_path / "state"
+    write_dag(dags, "slow.py", SLOW.format(retries=1))
+    system = start_system(dags, state_dir=str(state_dir))
+    store = system.services.store
+    eventually(lambda: store.get_dag_meta("slow"))
+    store.set_paused("slow", False)
+    run = _trigger(system, "slow")
+    eventually(lambda: _states(system, "slow", run.run_id).get("slow", (None,))[0] == "running", timeout=30)
+    report = system.stop()
+    assert report.orphans == {"slow.slow": "running"}
+    assert report.snapshot and report.snapshot["items"] > 0
+
+    write_dag(dags, "slow.py", SLOW.format(retries=1).replace("time.sleep(60)", "return 'done'"))
+    system = start_system(dags, state_dir=str(state_dir))
+    store = system.services.store
+    assert store.get_run("slow", run.run_id) is not None  # the run came back with the table
+    finished = eventually(lambda: _finished(system, "slow", run.run_id), timeout=60)
+    # The lost try was a zombie: with a retry left, try 2 ran (the fixed file) and succeeded.
+    assert finished.state.value == "success"
+    assert _states(system, "slow", run.run_id) == {"slow": ("success", 2)}
+    assert os.path.isdir(state_dir / "snapshot")
