@@ -87,12 +87,13 @@ def cli(ctx, parse_timeout, parse_memory_limit, parse_processes, verbose):
 
 def _register_commands() -> None:
     from updraft.cli.dags import dags
+    from updraft.cli.local import local
     from updraft.cli.pools import pools
     from updraft.cli.runs import runs
     from updraft.cli.tasks import tasks
 
-    for group in (dags, runs, tasks, pools):
-        cli.add_command(group)
+    for command in (dags, runs, tasks, pools, local):
+        cli.add_command(command)
 
 
 _register_commands()

@@ -42,7 +42,7 @@ def trigger(ctx, dag_id, conf, run_id, logical_date, wait, poll_interval, output
 
     conf_dict = parse_conf(conf)
     when = parse_date(logical_date, "--logical-date")
-    services = system(ctx)
+    services = system(ctx, dags=True)
     store = services.store
     try:
         run = trigger_dag(store, dag_id, now=now(), conf=conf_dict, logical_date=when, run_id=run_id)
@@ -85,7 +85,7 @@ def _follow(ctx: click.Context, store: Any, run: Any, *, human: bool, output: st
 
 
 def _set_paused(ctx: click.Context, dag_id: str, paused: bool, output: str) -> None:
-    store = system(ctx).store
+    store = system(ctx, dags=not paused).store  # unpausing may recompute the next run from the timetable
     if not store.set_paused(dag_id, paused, now=None if paused else now()):
         raise click.ClickException(f"Dag with dag_id: '{dag_id}' not found")
     click.echo(render([{"dag_id": dag_id, "is_paused": paused}], output))

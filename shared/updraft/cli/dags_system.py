@@ -37,7 +37,7 @@ def next_execution(ctx: click.Context, dag_id: str, n: int) -> list[str | None]:
     from updraft.timetables.base import DataInterval
     from updraft.timetables.planning import next_dagruns
 
-    store = system(ctx).store
+    store = system(ctx, dags=True).store
     meta = require_dag(store, dag_id)
     if meta.is_paused:
         click.echo("[INFO] Please be reminded this DAG is PAUSED now.", err=True)

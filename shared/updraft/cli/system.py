@@ -14,8 +14,12 @@ from typing import Any
 import click
 
 
-def system(ctx: click.Context) -> Any:
-    """The running system's Services, connected once per invocation; a one-line error when none runs."""
+def system(ctx: click.Context, *, dags: bool = False) -> Any:
+    """The running system's Services, connected once per invocation; a one-line error when none runs.
+
+    ``dags=True`` for commands that read serialized DAGs (their timetables, params, tasks): the system's
+    plugins are loaded first, because a custom timetable decodes only where its plugin is registered.
+    """
     config = ctx.find_root().obj
     if getattr(config, "services", None) is None:
         from updraft.local.endpoint import NotRunning, connect
@@ -24,6 +28,8 @@ def system(ctx: click.Context) -> Any:
             config.services = connect()
         except NotRunning as err:
             raise click.ClickException(str(err)) from None
+    if dags:
+        config.services.load_plugins()
     return config.services
 
 

@@ -24,7 +24,9 @@ def state_rows(store: Any, run: Any) -> list[dict[str, Any]]:
         if task.task_id not in touched:
             rows[(task.task_id, -1)] = {"task_id": task.task_id, "map_index": -1, "state": None, "try_number": 0,
                                         "start_date": None, "end_date": None}
-    return [rows[k] for k in sorted(rows)]
+    # In the order they ran (what a reader follows), the ones not started yet last.
+    return sorted(rows.values(), key=lambda r: (r["start_date"] is None, r["start_date"] or "", r["task_id"],
+                                                 r["map_index"]))
 
 
 @click.group()
@@ -39,7 +41,7 @@ def tasks():
 @click.pass_context
 def states(ctx, dag_id, run_id, output):
     """The state of every task instance of a run (Airflow's `tasks states-for-dag-run`)."""
-    store = system(ctx).store
+    store = system(ctx, dags=True).store
     run = require_run(store, dag_id, run_id)
     click.echo(render(state_rows(store, run), output))
 
@@ -57,7 +59,7 @@ def logs(ctx, dag_id, run_id, task_id, try_number, map_index):
     """Print the log of one try of a task instance."""
     from updraft.scheduling.records import TIKey
 
-    services = system(ctx)
+    services = system(ctx, dags=True)
     store = services.store
     require_run(store, dag_id, run_id)
     key = TIKey(dag_id, run_id, task_id, map_index)
@@ -68,7 +70,8 @@ def logs(ctx, dag_id, run_id, task_id, try_number, map_index):
     if tries == 0:
         raise click.ClickException(f"{key.label} of run {run_id} has not started a try yet")
     if tries > ti.try_number:
-        raise click.ClickException(f"{key.label} of run {run_id} has {ti.try_number} tries; there is no try {tries}")
+        had = f"{ti.try_number} {'try' if ti.try_number == 1 else 'tries'}"
+        raise click.ClickException(f"{key.label} of run {run_id} has {had}; there is no try {tries}")
     text = services.log_sink.read(key, tries) if services.log_sink is not None else None
     if text is None:
         still = " (it may still be running)" if ti.state and ti.state.value in ("queued", "running") else ""
