@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from updraft.cli.options import conf_option, iso, output_option, parse_conf, parse_date
+from updraft.cli.options import BadValue, conf_option, iso, output_option, parse_conf, parse_date
 from updraft.cli.output import render
 from updraft.cli.system import now, system
 
@@ -136,7 +136,7 @@ def upload(ctx, files, dest):
         raise click.ClickException("the system has no bucket configured (UPDRAFT_BUCKET)")
     prefix = config.dags_prefix + (dest.strip("/") + "/" if dest.strip("/") else "")
     if ".." in prefix.split("/"):
-        raise click.UsageError("--dest must stay inside the DAGs folder")
+        raise BadValue("--dest must stay inside the DAGs folder")
     s3 = services.client("s3")
     for path, name in _files(files):
         key = prefix + name

@@ -28,16 +28,23 @@ def conf_option(func: Any) -> Any:
                         help="JSON object for the run's conf (validated against the DAG's params).")(func)
 
 
+class BadValue(click.ClickException):
+    """A malformed option value: exit 2 like a usage error, but only the one line that says what is wrong
+    (click's usage block would push it off a narrow terminal)."""
+
+    exit_code = 2
+
+
 def parse_conf(conf: str | None) -> dict[str, Any] | None:
-    """``--conf`` as a dict; a usage error (one line, exit 2) when it is not a JSON object."""
+    """``--conf`` as a dict; one line and exit 2 when it is not a JSON object."""
     if not conf:
         return None
     try:
         value = json.loads(conf)
     except json.JSONDecodeError as err:
-        raise click.UsageError(f"--conf is not valid JSON: {err}") from None
+        raise BadValue(f"--conf is not valid JSON: {err}") from None
     if not isinstance(value, dict):
-        raise click.UsageError("--conf must be a JSON object")
+        raise BadValue("--conf must be a JSON object")
     return value
 
 
@@ -50,9 +57,9 @@ def parse_date(value: str | None, what: str = "LOGICAL_DATE") -> dt.datetime | N
     try:
         parsed = pendulum.parse(value, tz="UTC")
     except (ValueError, pendulum.parsing.exceptions.ParserError) as err:
-        raise click.UsageError(f"{what} {value!r} is not a date: {err}") from None
+        raise BadValue(f"{what} {value!r} is not a date: {err}") from None
     if not isinstance(parsed, dt.datetime):
-        raise click.UsageError(f"{what} {value!r} is not a date and time")
+        raise BadValue(f"{what} {value!r} is not a date and time")
     return parsed
 
 

@@ -57,7 +57,7 @@ def test_trigger_of_a_paused_dag_warns(local_system):
 def test_bad_conf_is_a_usage_error(local_system, conf, message):
     local_system.add_dags(params_dag())
     result = invoke("dags", "trigger", "with_params", "--conf", conf)
-    assert result.exit_code == 2 and message in result.stderr
+    assert result.exit_code == 2 and result.stderr.startswith(message) and len(result.stderr.splitlines()) == 1
     assert local_system.store.list_runs("with_params") == []
 
 
@@ -81,7 +81,7 @@ def test_a_second_run_with_the_same_id_is_refused(local_system):
 def test_bad_logical_date(local_system):
     local_system.add_dags(params_dag())
     result = invoke("dags", "trigger", "with_params", "--logical-date", "someday")
-    assert result.exit_code == 2 and "--logical-date 'someday' is not a date" in result.stderr
+    assert result.exit_code == 2 and result.stderr.startswith("Error: --logical-date 'someday' is not a date")
 
 
 def test_wait_follows_the_run_to_success(local_system):
