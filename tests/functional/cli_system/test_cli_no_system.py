@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -54,3 +55,17 @@ def _dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", ""])
     child.wait()
     return child.pid
+
+
+def test_a_system_that_does_not_answer_is_one_line_and_verbose_shows_the_traceback(no_system):
+    from updraft.config import UpdraftConfig
+
+    dead = "http://127.0.0.1:9"
+    config = UpdraftConfig(table="t", region="us-east-1", bucket="b", endpoint_url=dead, dynamodb_endpoint=dead)
+    LocalEndpoint(endpoint_url=dead, env=config.to_env(), pid=os.getpid()).write(endpoint_file(no_system))
+    result = invoke("pools", "list")
+    assert result.exit_code == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith("Error: ") and "Could not connect" in line and "--verbose" in line
+    verbose = invoke("--verbose", "pools", "list")
+    assert verbose.exit_code == 1 and "Traceback (most recent call last)" in verbose.stderr
