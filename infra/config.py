@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 PLACEHOLDER_ACCOUNT = "123456789012"
 PLACEHOLDER_REGION = "us-east-1"
 
-# What the Lambda bundle installs next to the code (boto3 comes with the runtime). python-dateutil stays <3
-# because the bundle shadows the runtime's botocore dependency.
+# What the Lambda bundle and the Fargate worker image install next to the code. boto3 is included although the
+# Lambda runtime has one: pynamodb pulls botocore into the bundle, which would otherwise shadow the runtime's
+# botocore under a boto3 of another release. python-dateutil stays <3 for botocore.
 LAMBDA_REQUIREMENTS = (
+    "boto3>=1.34",
     "aws-lambda-powertools>=3.0",
     "pendulum>=3.0",
     "croniter>=3.0",
@@ -24,8 +26,6 @@ LAMBDA_REQUIREMENTS = (
     "jinja2>=3.1",
     "python-dateutil>=2.8,<3",
 )
-# The Fargate worker image has no runtime-provided boto3, so it installs it next to the same requirements.
-WORKER_IMAGE_REQUIREMENTS = ("boto3>=1.34", *LAMBDA_REQUIREMENTS)
 
 
 @dataclass(frozen=True)

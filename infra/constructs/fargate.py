@@ -17,7 +17,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infra.config import WORKER_IMAGE_REQUIREMENTS, FargateSettings
+from infra.config import LAMBDA_REQUIREMENTS, FargateSettings
 from updraft.resources import ResourceNames
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +65,7 @@ class FargateWorkers(Construct):
         image = ecs.ContainerImage.from_asset(
             str(ROOT), file=DOCKERFILE, exclude=list(IMAGE_CONTEXT), ignore_mode=IgnoreMode.DOCKER,
             platform=ecr_assets.Platform.LINUX_AMD64,
-            build_args={"REQUIREMENTS": " ".join(WORKER_IMAGE_REQUIREMENTS)})
+            build_args={"REQUIREMENTS": " ".join(LAMBDA_REQUIREMENTS)})
         # Container-level cpu/memory equal to the task's: valid on Fargate, and moto's RunTask needs them.
         self.container = self.task_definition.add_container(
             names.ecs_container, container_name=names.ecs_container, image=image,

@@ -7,7 +7,7 @@ import json
 import pytest
 from aws_cdk.assertions import Match
 
-from infra.config import ENVIRONMENTS, WORKER_IMAGE_REQUIREMENTS, settings_for
+from infra.config import ENVIRONMENTS, LAMBDA_REQUIREMENTS, settings_for
 from infra.constructs.compute import RETENTION
 from infra.constructs.fargate import DOCKERFILE
 from tests.infra.cfn import function_id, of_type, render
@@ -219,7 +219,7 @@ def test_worker_image_is_a_staged_directory_asset_built_only_at_deploy(synth) ->
     (image,) = synth.assets["dockerImages"].values()
     source = image["source"]
     assert source["dockerFile"] == DOCKERFILE and source["platform"] == "linux/amd64"
-    assert source["dockerBuildArgs"] == {"REQUIREMENTS": " ".join(WORKER_IMAGE_REQUIREMENTS)}
+    assert source["dockerBuildArgs"] == {"REQUIREMENTS": " ".join(LAMBDA_REQUIREMENTS)}
     staged = synth.outdir / source["directory"]
     files = {str(p.relative_to(staged)) for p in staged.rglob("*") if p.is_file()}
     assert {DOCKERFILE, "functions/worker/handler.py", "shared/updraft/executors/fargate.py",
@@ -296,3 +296,35 @@ def test_synth_looks_nothing_up(synth) -> None:
     assert "missing" not in manifest
     zones = [s["Properties"]["AvailabilityZone"] for s in of_type(synth.resources, "AWS::EC2::Subnet").values()]
     assert zones == [{"Fn::Select": [i, {"Fn::GetAZs": ""}]} for i in range(2)]
+
+
+def test_lambda_bundle_is_compiled_for_the_runtime(synth) -> None:
+    from infra.constructs.bundling import RUNTIME_PYTHON
+
+    code = _function(synth, "worker")["Code"]
+    assert all(_function(synth, name)["Code"] == code for name in FUNCTIONS)  # one asset for all
+    (asset,) = [a for a in synth.assets["files"].values() if a["source"]["packaging"] == "zip"
+                and a["source"]["path"].startswith("asset.")]
+    staged = synth.outdir / asset["source"]["path"]
+    pyc = f"handler.cpython-{RUNTIME_PYTHON.replace('.', '')}.pyc"
+    handler = staged / "functions" / "worker" / "__pycache__" / pyc
+    assert int.from_bytes(handler.read_bytes()[4:8], "little") == 0b01  # hash-based, never checked (PEP 552)
+    assert {p.name for p in staged.iterdir()} >= {"functions", "updraft", "airflow"}
+    assert not list(staged.rglob("tests"))
+
+
+def test_lambda_asset_hash_follows_the_sources_not_the_bundle(tmp_path, monkeypatch) -> None:
+    """pip's output differs between runs; the hash must not, or every deploy re-uploads and updates everything."""
+    from infra.constructs import bundling
+
+    assert bundling.source_hash(dependencies=True) == bundling.source_hash(dependencies=True)
+    assert bundling.source_hash(dependencies=True) != bundling.source_hash(dependencies=False)
+    (tmp_path / "functions" / "x").mkdir(parents=True)
+    (tmp_path / "functions" / "x" / "handler.py").write_text("A = 1\n")
+    (tmp_path / "functions" / "x" / "__pycache__").mkdir()
+    monkeypatch.setattr(bundling, "SOURCES", {tmp_path / "functions": "functions"})
+    before = bundling.source_hash(dependencies=False)
+    (tmp_path / "functions" / "x" / "__pycache__" / "handler.cpython-311.pyc").write_bytes(b"ignored")
+    assert bundling.source_hash(dependencies=False) == before
+    (tmp_path / "functions" / "x" / "handler.py").write_text("A = 2\n")
+    assert bundling.source_hash(dependencies=False) != before
