@@ -7,21 +7,23 @@ from typing import Any
 PSEUDO = {"AWS::Partition": "aws", "AWS::URLSuffix": "amazonaws.com"}
 
 
-def render(value: Any) -> Any:
+def render(value: Any, deployed: dict[str, str] | None = None) -> Any:
     """A template value as the text it becomes at deploy time, with this stack's resources as ``<LogicalId>``
-    (``<LogicalId.Attr>`` for Fn::GetAtt); lists and dicts without intrinsics are rendered element-wise."""
+    (``<LogicalId.Attr>`` for Fn::GetAtt) unless ``deployed`` gives their physical value under the same key
+    (``LogicalId`` or ``LogicalId.Attr``); lists and dicts without intrinsics are rendered element-wise."""
+    deployed = deployed or {}
     if isinstance(value, dict) and len(value) == 1:
         (key, arg), = value.items()
         if key == "Ref":
-            return PSEUDO.get(arg, f"<{arg}>")
+            return PSEUDO.get(arg) or deployed.get(arg, f"<{arg}>")
         if key == "Fn::GetAtt":
-            return f"<{arg[0]}.{arg[1]}>"
+            return deployed.get(f"{arg[0]}.{arg[1]}", f"<{arg[0]}.{arg[1]}>")
         if key == "Fn::Join":
-            return arg[0].join(str(render(part)) for part in arg[1])
+            return arg[0].join(str(render(part, deployed)) for part in arg[1])
     if isinstance(value, list):
-        return [render(v) for v in value]
+        return [render(v, deployed) for v in value]
     if isinstance(value, dict):
-        return {k: render(v) for k, v in value.items()}
+        return {k: render(v, deployed) for k, v in value.items()}
     return value
 
 
