@@ -93,13 +93,15 @@ class UpdraftFunctions(Construct):
                                 targets=[targets.LambdaFunction(self.scheduler, retry_attempts=0)])
 
         # Least privilege.
+        def dispatch() -> list[iam.PolicyStatement]:
+            """Both executors: the scheduler's, and the mini scheduler's in every worker (Lambda or Fargate)."""
+            return [access.invoke_worker(self, names.worker_function), *fargate.run_task_statements()]
+
         grants: dict[lambda_.Function, list[iam.PolicyStatement]] = {
             self.parser: [access.table_read_write(table), access.store_objects(bucket),
                           *access.read_dag_files(bucket)],
-            self.scheduler: [access.table_read_write(table), access.store_objects(bucket),
-                             access.invoke_worker(self, names.worker_function), *fargate.run_task_statements()],
-            self.worker: [*access.worker_data_access(table, bucket),
-                          access.invoke_worker(self, names.worker_function), *fargate.run_task_statements()],
+            self.scheduler: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],
+            self.worker: [*access.worker_data_access(table, bucket), *dispatch()],
             self.api: [iam.PolicyStatement(sid="TableGetItem", actions=["dynamodb:GetItem"],
                                            resources=[table.table_arn])],
         }
@@ -111,8 +113,7 @@ class UpdraftFunctions(Construct):
         # (Lambda sets AWS_REGION itself and refuses it in a function's environment; a container needs it.)
         for name, value in replace(dispatching, region=Stack.of(self).region).to_env().items():
             fargate.container.add_environment(name, value)
-        for statement in (*access.worker_data_access(table, bucket),
-                          access.invoke_worker(self, names.worker_function), *fargate.run_task_statements()):
+        for statement in (*access.worker_data_access(table, bucket), *dispatch()):
             fargate.task_definition.add_to_task_role_policy(statement)
 
         self._alarms(names)
