@@ -40,8 +40,7 @@ class FargateWorkers(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, names: ResourceNames, settings: FargateSettings,
-                 retention: logs.RetentionDays,
-                 removal: RemovalPolicy) -> None:
+                 retention: logs.RetentionDays, removal: RemovalPolicy) -> None:
         super().__init__(scope, construct_id)
         self.names = names
         self.vpc = ec2.Vpc(
