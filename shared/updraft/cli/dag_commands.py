@@ -6,7 +6,6 @@ they go through :func:`updraft.cli.system.system`, the one seam to the system.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -141,4 +140,4 @@ def upload(ctx, files, dest):
     for path, name in _files(files):
         key = prefix + name
         s3.put_object(Bucket=config.bucket, Key=key, Body=path.read_bytes())
-        click.echo(f"Uploaded {os.path.relpath(path)} -> s3://{config.bucket}/{key}")
+        click.echo(f"Uploaded {path} -> s3://{config.bucket}/{key}")
