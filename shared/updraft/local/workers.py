@@ -8,8 +8,11 @@ mode decides how running tries stop, not the signal.
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
+import contextlib
 import json
+import logging
 import multiprocessing
 import os
 import signal
@@ -19,6 +22,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +57,8 @@ _handler: Any = None
 
 
 def _init_worker(env: dict[str, str], root: str) -> None:
+    """What a Lambda container's init phase does: import the handler, then build the clients and the store a
+    first invocation would (a warm container has them), so no try pays for them."""
     global _handler
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.update(env)
@@ -61,6 +67,14 @@ def _init_worker(env: dict[str, str], root: str) -> None:
     import importlib
 
     _handler = importlib.import_module(WORKER_MODULE)
+    from updraft.services import shared_services
+
+    services = shared_services()
+    try:
+        services.scheduler, services.loader, services.log_sink  # noqa: B018 (built for their side effects)
+        services.store.get_dag_meta("__warm_up__")  # opens the store's connection
+    except Exception:  # the first try will build what is missing, and say why if it cannot
+        logging.getLogger(__name__).warning("worker warm-up failed", exc_info=True)
 
 
 def discard_metrics(handler_module: Any) -> None:
@@ -78,49 +92,169 @@ def _invoke(function_name: str, payload: Any) -> dict[str, Any]:
         discard_metrics(_handler)
 
 
-def _ready() -> int:
-    return os.getpid()
+def _worker_main(conn: Connection, env: dict[str, str], root: str, function_name: str) -> None:
+    """One worker process: invoke after invoke, one at a time, like one Lambda execution environment."""
+    _init_worker(env, root)
+    conn.send_bytes(b'"ready"')
+    while True:
+        try:
+            payload = json.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return
+        if payload is None:
+            return
+        try:
+            reply: dict[str, Any] = {"ok": _invoke(function_name, payload)}
+        except BaseException as exc:  # the handler raised: Lambda reports a failed invocation, so do we
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        conn.send_bytes(json.dumps(reply, default=str).encode())
+
+
+class WorkerDied(RuntimeError):
+    """The process running a try exited (a task called os._exit, crashed the interpreter, or was killed)."""
+
+
+@dataclass(eq=False)
+class _Worker:
+    process: Any
+    conn: Connection
+    future: concurrent.futures.Future | None = None
 
 
 class WorkerPool:
-    """The worker Lambda's concurrency: ``size`` warm processes, forked from a clean fork server."""
+    """The worker Lambda's concurrency: ``size`` warm processes, forked from a clean fork server.
+
+    The most recently freed process takes the next invoke (a stack, not a queue): a chain of tasks then runs in
+    the same warm process, with its DAG already imported, as a busy Lambda function reuses its warmest
+    environment. A process that dies fails only the invoke it was running, and a new one takes its place.
+    """
 
     def __init__(self, size: int, env: dict[str, str], function_name: str) -> None:
         self.size = size
         self.function_name = function_name
         self._env = env
         self._root = handlers_root()
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload([WORKER_MODULE])
         self._lock = threading.Lock()
-        self._pool = self._new_pool()
+        self._idle: list[_Worker] = []
+        self._busy: dict[Connection, _Worker] = {}
+        self._pending: collections.deque[tuple[Any, concurrent.futures.Future]] = collections.deque()
+        self._closing = False
+        self._wake_r, self._wake_w = multiprocessing.Pipe(duplex=False)
+        self._reader = threading.Thread(target=self._read_replies, name="worker-replies", daemon=True)
+        self._reader.start()
 
-    def _new_pool(self) -> concurrent.futures.ProcessPoolExecutor:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([WORKER_MODULE])
-        return concurrent.futures.ProcessPoolExecutor(self.size, mp_context=context, initializer=_init_worker,
-                                                      initargs=(self._env, self._root))
+    def _spawn(self) -> _Worker:
+        parent, child = self._context.Pipe()
+        process = self._context.Process(target=_worker_main, name="updraft-worker", daemon=True,
+                                        args=(child, self._env, self._root, self.function_name))
+        process.start()
+        child.close()
+        if not parent.poll(120):
+            process.kill()
+            raise RuntimeError("a worker process did not start within 120 s")
+        parent.recv_bytes()  # "ready": imported and warmed up
+        return _Worker(process, parent)
 
     def warm(self) -> None:
-        """Start every process now, so the first tasks do not pay for interpreter start-up."""
-        futures = [self._pool.submit(_ready) for _ in range(self.size * 2)]
-        concurrent.futures.wait(futures)
+        """Start every process now (in parallel), so no try pays for interpreter start-up."""
+        with concurrent.futures.ThreadPoolExecutor(self.size) as starter:
+            workers = list(starter.map(lambda _: self._spawn(), range(self.size)))
+        with self._lock:
+            self._idle.extend(workers)
+        self._drain_pending()
 
     def submit(self, payload: Any) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
         with self._lock:
-            try:
-                return self._pool.submit(_invoke, self.function_name, payload)
-            except concurrent.futures.process.BrokenProcessPool:
-                # A task killed its process (os._exit, a segfault): the pool is unusable, so start a new one.
-                # The tries it was running are reported lost by their futures and handled as orphans.
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = self._new_pool()
-                return self._pool.submit(_invoke, self.function_name, payload)
+            self._pending.append((payload, future))
+        self._drain_pending()
+        return future
+
+    def _drain_pending(self) -> None:
+        with self._lock:
+            while self._pending and self._idle and not self._closing:
+                payload, future = self._pending.popleft()
+                if not future.set_running_or_notify_cancel():
+                    continue
+                worker = self._idle.pop()
+                worker.future = future
+                try:
+                    worker.conn.send_bytes(json.dumps(payload).encode())
+                except OSError:
+                    future.set_exception(WorkerDied("the worker process was gone before the invoke reached it"))
+                    threading.Thread(target=self._replace, daemon=True).start()
+                    continue
+                self._busy[worker.conn] = worker
+        self._wake_w.send_bytes(b"")
+
+    def _read_replies(self) -> None:
+        while not self._closing:
+            with self._lock:
+                conns = list(self._busy)
+            for conn in wait([self._wake_r, *conns], timeout=1.0):
+                if conn is self._wake_r:
+                    self._wake_r.recv_bytes()
+                    continue
+                self._reply(conn)  # type: ignore[arg-type]
+
+    def _reply(self, conn: Connection) -> None:
+        with self._lock:
+            worker = self._busy.pop(conn, None)
+        if worker is None or worker.future is None:
+            return
+        future, worker.future = worker.future, None
+        try:
+            reply = json.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            worker.process.join(1)
+            future.set_exception(WorkerDied(f"worker process exited with code {worker.process.exitcode}"))
+            conn.close()
+            if not self._closing:
+                threading.Thread(target=self._replace, daemon=True).start()
+            return
+        if "error" in reply:
+            future.set_exception(RuntimeError(reply["error"]))
+        else:
+            future.set_result(reply["ok"])
+        with self._lock:
+            self._idle.append(worker)
+        self._drain_pending()
+
+    def _replace(self) -> None:
+        try:
+            worker = self._spawn()
+        except Exception:
+            logging.getLogger(__name__).exception("could not start a worker process to replace a dead one")
+            return
+        with self._lock:
+            if self._closing:
+                worker.process.kill()
+                return
+            self._idle.append(worker)
+        self._drain_pending()
 
     def stop(self, *, kill: bool) -> None:
+        """Stop every process (killing those still running a try when ``kill``); unstarted invokes are cancelled."""
         with self._lock:
-            if kill:
-                for process in list(getattr(self._pool, "_processes", {}).values()):
-                    process.kill()
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._closing = True
+            pending, self._pending = list(self._pending), collections.deque()
+            workers = self._idle + list(self._busy.values())
+        for _, future in pending:
+            future.cancel()
+        for worker in workers:
+            if kill or worker.future is not None:
+                worker.process.kill()
+            else:
+                with contextlib.suppress(OSError):
+                    worker.conn.send_bytes(b"null")
+        self._wake_w.send_bytes(b"")
+        self._reader.join(timeout=5)
+        for worker in workers:
+            worker.process.join(5)
+            if worker.future is not None and not worker.future.done():
+                worker.future.set_exception(WorkerDied("local mode stopped the worker process"))
 
 
 @dataclass

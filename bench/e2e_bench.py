@@ -1,0 +1,221 @@
+"""End-to-end benchmark: the Airflow benchmark DAGs run by the local system (``updraft local``), beside Airflow.
+
+usage: python bench/e2e_bench.py [--repeat 3] [--workers 32] [--dags bench_chain20,bench_fanout200,bench_pools]
+
+Each repetition starts a fresh local system (embedded AWS in server mode, parser, scheduler, a pool of worker
+processes) on a folder holding the benchmark DAGs of ``shared/notes/airflow-bench``, waits for the parser to
+store them, creates the pool ``bench_p2`` (2 slots), then for each DAG: unpause, trigger (a manual run and the
+scheduler nudge, as ``updraft dags trigger`` does), and wait for the run to finish. Figures come from the
+store, as Airflow's came from its metadata DB: queued_at -> the run's end, hops (end of task N -> start of
+task N+1), the pool's peak slots in use from the task intervals, and the start order against priority.
+Prints a markdown table with the medians of the repetitions and the machine's load, and writes
+bench/results/e2e.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import itertools
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH_DAGS = ROOT.parent / "shared" / "notes" / "airflow-bench"
+DAGS = ("bench_chain20", "bench_fanout200", "bench_pools")
+POOL, POOL_SLOTS = "bench_p2", 2
+
+AIRFLOW = {  # shared/notes/airflow-baseline.md, LocalExecutor, queued_at -> end
+    "bench_chain20": "22.2 s, median hop 0.96 s",
+    "bench_fanout200": "28.6 s (32 concurrent, Postgres)",
+    "bench_pools": "11.7-13.6 s, limit held",
+}
+TARGET = {
+    "bench_chain20": "<= 1.5 s, median hop <= 50 ms",
+    "bench_fanout200": "<= 5 s",
+    "bench_pools": "<= 6.5 s, limit held, order by priority",
+}
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _wait(predicate: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise TimeoutError(f"{what} did not happen within {timeout} s")
+
+
+def peak_slots(tis: list[Any]) -> int:
+    """The most pool slots in use at any instant, from the tries' start and end times."""
+    events = []
+    for ti in tis:
+        if ti.start_date and ti.end_date:
+            events += [(ti.start_date, 1, ti.pool_slots), (ti.end_date, 0, -ti.pool_slots)]
+    in_use = peak = 0
+    for _, _, delta in sorted(events):  # ends sort before starts at the same instant
+        in_use += delta
+        peak = max(peak, in_use)
+    return peak
+
+
+def priority_inversions(tis: list[Any], slots: int) -> list[str]:
+    """Starts that overtook a higher-priority task which would have fitted in the slots free at that moment
+    (a 2-slot task waiting while one slot is free may be overtaken: Airflow does the same)."""
+    started = sorted((ti for ti in tis if ti.start_date), key=lambda ti: ti.start_date)
+    found = []
+    for ti in started:
+        at = ti.start_date
+        running = sum(o.pool_slots for o in started if o is not ti and o.start_date <= at < (o.end_date or at))
+        free = slots - running
+        for other in started:
+            if (other.start_date > ti.start_date and other.priority_weight > ti.priority_weight
+                    and other.pool_slots <= free):
+                found.append(f"{ti.key.task_id} before {other.key.task_id}")
+    return found
+
+
+def measure(store: Any, dag_id: str, run: Any) -> dict[str, Any]:
+    tis = store.get_run_tis(dag_id, run.run_id)
+    total = (run.end_date - run.queued_at).total_seconds()
+    out: dict[str, Any] = {"state": run.state.value, "total_s": round(total, 3), "tasks": len(tis)}
+    first_start = min(ti.start_date for ti in tis if ti.start_date)
+    out["queued_to_first_start_s"] = round((first_start - run.queued_at).total_seconds(), 3)
+    if dag_id == "bench_chain20":
+        ordered = sorted(tis, key=lambda ti: ti.key.task_id)
+        hops = [(b.start_date - a.end_date).total_seconds() for a, b in itertools.pairwise(ordered)]
+        out["median_hop_ms"] = round(statistics.median(hops) * 1000, 1)
+        out["max_hop_ms"] = round(max(hops) * 1000, 1)
+    if dag_id == "bench_fanout200":
+        mids = [ti for ti in tis if ti.key.task_id.startswith("m")]
+        out["peak_concurrency"] = peak_slots([_one_slot(ti) for ti in mids])
+    if dag_id == "bench_pools":
+        out["peak_slots"] = peak_slots(tis)
+        out["start_order"] = [ti.key.task_id for ti in sorted(tis, key=lambda ti: ti.start_date)]
+        out["priority_inversions"] = priority_inversions(tis, POOL_SLOTS)
+    return out
+
+
+def _one_slot(ti: Any) -> Any:
+    from dataclasses import replace
+
+    return replace(ti, pool_slots=1)
+
+
+def one_repetition(workers: int, dags: list[str], tick: float) -> dict[str, Any]:
+    from updraft.local.system import LocalOptions, LocalSystem
+    from updraft.scheduling.triggering import trigger_dag
+
+    folder = Path(tempfile.mkdtemp(prefix="updraft-e2e-"))
+    for dag_id in dags:
+        shutil.copy(BENCH_DAGS / f"{dag_id}.py", folder / f"{dag_id}.py")
+    system = LocalSystem(LocalOptions(dags_folder=str(folder), workers=workers, tick_seconds=tick,
+                                      write_endpoint=False), say=lambda line: None)
+    started = time.monotonic()
+    system.start()
+    results: dict[str, Any] = {"startup_s": round(time.monotonic() - started, 2)}
+    try:
+        store = system.services.store
+        _wait(lambda: all(store.get_dag_meta(d) for d in dags), 60, "parsing the benchmark DAGs")
+        store.set_pool(POOL, POOL_SLOTS, "bench_pools")
+        for dag_id in dags:
+            store.set_paused(dag_id, False)
+            time.sleep(0.2)  # let the unpause settle so no tick races the trigger
+            run = trigger_dag(store, dag_id, now=_now())
+            system.services.nudge_scheduler(dag_id, run.run_id)
+            finished = _wait(lambda r=run, d=dag_id: _finished(store, d, r.run_id), 300, f"{dag_id} finishing")
+            results[dag_id] = measure(store, dag_id, finished)
+    finally:
+        system.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    return results
+
+
+def _finished(store: Any, dag_id: str, run_id: str) -> Any:
+    run = store.get_run(dag_id, run_id)
+    return run if run is not None and run.state.value in ("success", "failed") else None
+
+
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 3)
+
+
+def summarize(reps: list[dict[str, Any]], dags: list[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for dag_id in dags:
+        runs = [rep[dag_id] for rep in reps]
+        row: dict[str, Any] = {"total_s": _median([r["total_s"] for r in runs]),
+                               "states": [r["state"] for r in runs]}
+        if dag_id == "bench_chain20":
+            row["median_hop_ms"] = _median([r["median_hop_ms"] for r in runs])
+        if dag_id == "bench_fanout200":
+            row["peak_concurrency"] = max(r["peak_concurrency"] for r in runs)
+        if dag_id == "bench_pools":
+            row["peak_slots"] = max(r["peak_slots"] for r in runs)
+            row["priority_inversions"] = sum(len(r["priority_inversions"]) for r in runs)
+            row["start_orders"] = [" ".join(t.split("_")[0] for t in r["start_order"]) for r in runs]
+        out[dag_id] = row
+    return out
+
+
+def render(summary: dict[str, dict[str, Any]], meta: dict[str, Any]) -> str:
+    lines = [f"Updraft local mode, {meta['workers']} worker processes, median of {meta['repeat']} runs; "
+             f"load average {meta['load_before']} before, {meta['load_after']} after; {meta['cpus']} CPUs", "",
+             "| DAG | Airflow 3.3.2 (LocalExecutor) | Updraft target | Updraft local (median) |",
+             "|---|---|---|---|"]
+    for dag_id, row in summary.items():
+        figure = f"{row['total_s']:.2f} s"
+        if "median_hop_ms" in row:
+            figure += f", median hop {row['median_hop_ms']:.0f} ms"
+        if "peak_concurrency" in row:
+            figure += f", {row['peak_concurrency']} concurrent at peak"
+        if "peak_slots" in row:
+            figure += (f", peak slots {row['peak_slots']}/{POOL_SLOTS}, "
+                       f"{row['priority_inversions']} priority inversions")
+        if any(state != "success" for state in row["states"]):
+            figure += f" (states: {', '.join(row['states'])})"
+        lines.append(f"| {dag_id} | {AIRFLOW[dag_id]} | {TARGET[dag_id]} | {figure} |")
+    for dag_id, row in summary.items():
+        for order in row.get("start_orders", []):
+            lines.append(f"\n{dag_id} start order: {order}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=32)
+    parser.add_argument("--tick", type=float, default=5.0)
+    parser.add_argument("--dags", default=",".join(DAGS))
+    args = parser.parse_args()
+    dags = [d for d in args.dags.split(",") if d]
+    load_before = round(os.getloadavg()[0], 2)
+    reps = []
+    for index in range(args.repeat):
+        reps.append(one_repetition(args.workers, dags, args.tick))
+        print(f"run {index + 1}/{args.repeat}: " + json.dumps({d: reps[-1][d]["total_s"] for d in dags}), flush=True)
+    meta = {"workers": args.workers, "repeat": args.repeat, "load_before": load_before,
+            "load_after": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(), "tick_s": args.tick}
+    summary = summarize(reps, dags)
+    print(render(summary, meta))
+    out = ROOT / "bench" / "results" / "e2e.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": meta, "summary": summary, "runs": reps}, indent=2, default=str))
+    print(f"\nraw results: {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
