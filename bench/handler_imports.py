@@ -40,7 +40,7 @@ ENV = {"AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS
 
 # What the first invocation of each handler builds before it does its work.
 READY = {
-    "parser": "h._s3(); h._store()",
+    "parser": "s = h.services(); s.client(\"s3\"); s.store; s.parse_options",
     "scheduler": ("s = h.services(); s.scheduler\n"
                   "import updraft.scheduling.run_creation, updraft.scheduling.evaluation, "
                   "updraft.scheduling.ordering"),

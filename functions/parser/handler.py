@@ -3,7 +3,8 @@
 Configuration comes from the environment the stack sets, read by ``updraft.config.UpdraftConfig``:
 ``UPDRAFT_TABLE`` (the store's table), ``AWS_REGION`` (set by Lambda), optional ``UPDRAFT_BUCKET`` (where
 serialized DAGs too large for an item go) and optional ``UPDRAFT_DYNAMODB_ENDPOINT`` (local mode's embedded
-DynamoDB).
+DynamoDB), optional ``UPDRAFT_PLUGINS_FOLDER`` (plugins whose timetables DAG files use). Clients and the store
+are built on first use and kept by the warm container (``updraft.services``).
 
 Metrics (CloudWatch EMF, namespace ``UPDRAFT_METRICS_NAMESPACE``, dimension ``service=updraft-parser``), per
 invocation: ``DagFilesParsed`` (files parsed) and ``ImportErrors`` (of those, files with at least one import
@@ -19,37 +20,17 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from updraft.config import UpdraftConfig
 from updraft.parsing.s3_events import handle_dag_file_events
+from updraft.services import shared_services as services
 
 logger = Logger(service="updraft-parser")
 metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-parser")
-_s3_client = None
-_store_instance = None
-
-
-def _s3() -> Any:
-    """Created on first use so a cold start that never reaches S3 does not pay for boto3."""
-    global _s3_client
-    if _s3_client is None:
-        import boto3
-
-        _s3_client = boto3.client("s3")
-    return _s3_client
-
-
-def _store() -> Any:
-    """Created on first use and kept by the warm container (pynamodb keeps its connection per model)."""
-    global _store_instance
-    if _store_instance is None:
-        from updraft.store.dynamo import DynamoStore
-
-        _store_instance = DynamoStore(UpdraftConfig.from_env().store_config(), s3_client=_s3())
-    return _store_instance
 
 
 @metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    result = handle_dag_file_events(event, s3_client=_s3(), store=_store())
+    svc = services()
+    result = handle_dag_file_events(event, s3_client=svc.client("s3"), store=svc.store, options=svc.parse_options)
     parsed = result["parsed"].values()
     metrics.add_metric(name="DagFilesParsed", unit=MetricUnit.Count, value=len(parsed))
     metrics.add_metric(name="ImportErrors", unit=MetricUnit.Count,

@@ -79,6 +79,13 @@ class Services:
                 assign_public_ip=self.config.ecs_public_ip, environment=self.config.to_env())
         return RoutingExecutor(executors)
 
+    @functools.cached_property
+    def parse_options(self) -> Any:
+        """How the parser runs a DAG file: the defaults (timeout, memory limit) plus the plugins folder."""
+        from updraft.parsing.options import ParseOptions
+
+        return ParseOptions(plugins_folder=self.config.plugins_folder)
+
     def load_plugins(self) -> None:
         """Register the plugins' timetables: a serialized DAG naming one decodes only where it is loaded."""
         if self.config.plugins_folder:

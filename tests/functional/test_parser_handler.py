@@ -47,8 +47,7 @@ def handler_module(tmp_path, monkeypatch):
         create_table(StoreConfig(table_name=TABLE, region="us-east-1"))
         from functions.parser import handler
 
-        monkeypatch.setattr(handler, "_s3_client", s3)
-        monkeypatch.setattr(handler, "_store_instance", None)  # built lazily from the environment above
+        monkeypatch.setattr("updraft.services._shared", None)  # built lazily from the environment above
         monkeypatch.setattr("updraft.parsing.s3.default_workdir", lambda: str(tmp_path / "dags"))
         yield handler, s3
 

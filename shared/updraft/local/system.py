@@ -54,6 +54,7 @@ class LocalOptions:
     grace_seconds: float = 5.0
     verbose: bool = False
     write_endpoint: bool = True
+    unpause_new_dags: bool = False  # Airflow's dags_are_paused_at_creation = False
 
 
 @dataclass
@@ -105,6 +106,7 @@ class LocalSystem:
                                           self.names.bucket)
             self.say(f"restored {restored['items']} items and {restored['objects']} objects from {self.state.path}")
         notify_dag_events(self.resources)
+        self._seen_dags: set[str] = set()
 
         self.compute = ComputeServer({LAMBDA_INVOKE: self._on_invoke, ECS_RUN_TASK: self._on_run_task})
         self.config = self.resources.config(
@@ -123,9 +125,9 @@ class LocalSystem:
 
         reset_shared_services()
         self.services = shared_services()
+        self._seen_dags = {meta.dag_id for meta in self.services.store.list_dags(include_inactive=True)}
         self._scheduler_handler = importlib.import_module("functions.scheduler.handler")
         self._parser_handler = importlib.import_module("functions.parser.handler")
-        self._forget_handler_clients()
 
         self.pool = WorkerPool(opts.workers, self.env, self.names.worker_function)
         self.pool.warm()
@@ -230,6 +232,8 @@ class LocalSystem:
 
     def _report_parse(self, result: dict[str, Any]) -> None:
         for key, entry in result.get("parsed", {}).items():
+            if self.options.unpause_new_dags:
+                self._unpause_new(entry.get("dag_ids") or [])
             errors = entry.get("import_errors") or []
             dags = ", ".join(entry.get("dag_ids") or []) or "no DAGs"
             self.say(f"parsed {key}: {dags}" + (f"; {len(errors)} import error(s)" if errors else ""))
@@ -238,6 +242,14 @@ class LocalSystem:
                 self.say(f"  import error: {message}")
         for key in result.get("removed", []):
             self.say(f"{key} removed: its DAGs are deactivated")
+
+    def _unpause_new(self, dag_ids: list[str]) -> None:
+        """Unpause a DAG the first time this system sees it; one the user paused since stays paused."""
+        for dag_id in dag_ids:
+            if dag_id not in self._seen_dags:
+                self._seen_dags.add(dag_id)
+                if self.services.store.set_paused(dag_id, False, now=_now()):
+                    self.say(f"unpaused {dag_id} (--unpause)")
 
     def _tick(self) -> None:
         from updraft.handler_events import tick_event
@@ -419,11 +431,4 @@ class LocalSystem:
             os.environ.clear()
             os.environ.update(self._saved_env)
         reset_shared_services()
-        self._forget_handler_clients()
-
-    def _forget_handler_clients(self) -> None:
-        """The parser handler keeps its clients in module globals, built from the environment of their time."""
-        for cached in ("_s3_client", "_store_instance"):
-            if hasattr(self._parser_handler, cached):
-                setattr(self._parser_handler, cached, None)
 

@@ -10,10 +10,13 @@ which ``reconcile_limits`` returns after a grace period.
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
+import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from updraft.executors.base import Dispatch
 from updraft.scheduling.records import TaskInstance, TIKey
@@ -31,6 +34,29 @@ from updraft.store.api import (
 
 # A holder younger than this may belong to a claim still in progress; only older ones are reconciled.
 CLAIM_GRACE = dt.timedelta(seconds=60)
+
+
+T = TypeVar("T")
+_writers: concurrent.futures.ThreadPoolExecutor | None = None
+_writers_lock = threading.Lock()
+
+
+def concurrently(calls: list[Callable[[], T]]) -> list[T]:
+    """Run independent single-item writes at once and return their results in order.
+
+    Each limit is its own item and each write its own condition, so their order never mattered; sending them
+    together makes a claim or a release cost one round trip instead of one per limit, which is most of the
+    time between one task's end and the next one's start. The first exception is raised after all finished.
+    """
+    global _writers
+    if len(calls) <= 1:
+        return [call() for call in calls]
+    with _writers_lock:
+        if _writers is None:
+            _writers = concurrent.futures.ThreadPoolExecutor(8, thread_name_prefix="updraft-writes")
+    futures = [_writers.submit(call) for call in calls]
+    concurrent.futures.wait(futures)
+    return [future.result() for future in futures]
 
 
 @dataclass(frozen=True)
@@ -84,12 +110,20 @@ def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, 
     """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice."""
     try_number = ti.try_number + 1
     holder = ti.key.holder(try_number)
-    taken: list[str] = []
-    for need in needs:
-        if not store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now):
-            _release(store, taken, holder)
-            return ClaimResult(reason=f"no free slot in {need.limit_id}", full=need)
-        taken.append(need.limit_id)
+
+    def take(need: LimitNeed) -> bool:
+        return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now)
+
+    # The first limit (the pool: the one most often full) alone, so a full pool costs one write; then the rest.
+    first, rest = needs[0], needs[1:]
+    if not take(first):
+        return ClaimResult(reason=f"no free slot in {first.limit_id}", full=first)
+    results = concurrently([lambda need=need: take(need) for need in rest])
+    taken = [first.limit_id] + [need.limit_id for need, ok in zip(rest, results, strict=True) if ok]
+    refused = [need for need, ok in zip(rest, results, strict=True) if not ok]
+    if refused:
+        _release(store, taken, holder)
+        return ClaimResult(reason=f"no free slot in {refused[0].limit_id}", full=refused[0])
     try_id = uuid.uuid4().hex
     won = store.transition_ti(
         ti.key, expected=[TaskInstanceState.SCHEDULED], state=TaskInstanceState.QUEUED,
@@ -105,8 +139,7 @@ def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, 
 
 
 def _release(store: Store, limit_ids: list[str], holder: str) -> None:
-    for limit_id in reversed(limit_ids):
-        store.release_slots(limit_id, holder)
+    concurrently([lambda limit_id=limit_id: store.release_slots(limit_id, holder) for limit_id in limit_ids])
 
 
 def release_try_limits(store: Store, ti: TaskInstance) -> None:

@@ -91,7 +91,7 @@ def test_a_triggered_run_runs_lambda_and_fargate_tasks_to_success(tmp_path: Path
     write_dag(dags, "chain.py", CHAIN.format(dag_id="chain"))
     system = start_system(dags)
     assert LocalEndpoint.read().endpoint_url == system.server.url  # the CLI finds it
-    eventually(lambda: system.services.store.get_dag_meta("chain"))
+    assert eventually(lambda: system.services.store.get_dag_meta("chain")).is_paused  # as Airflow creates DAGs
     run = _trigger(system, "chain")
     finished = eventually(lambda: _finished(system, "chain", run.run_id), timeout=60)
     assert finished.state.value == "success"
@@ -112,7 +112,7 @@ def test_a_triggered_run_runs_lambda_and_fargate_tasks_to_success(tmp_path: Path
         raise AssertionError("the endpoint file outlived the system")
 
 
-def test_a_scheduled_dag_gets_its_runs_from_the_tick(tmp_path: Path, start_system) -> None:
+def test_a_new_dag_unpaused_at_first_sight_gets_its_runs_from_the_tick(tmp_path: Path, start_system) -> None:
     dags = tmp_path / "dags"
     dags.mkdir()
     write_dag(dags, "hourly.py", """
@@ -123,11 +123,8 @@ def test_a_scheduled_dag_gets_its_runs_from_the_tick(tmp_path: Path, start_syste
         with DAG("hourly", schedule=timedelta(hours=1), start_date=datetime(2024, 1, 1), catchup=False):
             EmptyOperator(task_id="noop")
     """)
-    system = start_system(dags)
+    system = start_system(dags, unpause_new_dags=True)  # `updraft local --unpause`
     store = system.services.store
-    eventually(lambda: store.get_dag_meta("hourly"))
-    assert store.list_runs("hourly") == []  # new DAGs start paused, as in Airflow
-    store.set_paused("hourly", False)
     [run] = eventually(lambda: [r for r in store.list_runs("hourly") if r.state.value == "success"], timeout=30)
     assert run.run_type == "scheduled"
 
