@@ -7,6 +7,7 @@ the whole graph (cycles, schedulable params) live in ``validate()``, which the p
 from __future__ import annotations
 
 import heapq
+import os
 import sys
 import warnings
 from collections.abc import Callable, Iterable
@@ -35,6 +36,16 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_ACTIVE_TASKS = 16  # [core] max_active_tasks_per_dag
 DEFAULT_MAX_ACTIVE_RUNS = 16  # [core] max_active_runs_per_dag
+
+
+def _configured(section_key: str, default: int) -> int:
+    """Airflow's own configuration variable (``AIRFLOW__CORE__...``) when set: these defaults are fixed at
+    parse time, as in Airflow, so the parser's environment decides them and a DAG file never has to."""
+    raw = os.environ.get(f"AIRFLOW__CORE__{section_key.upper()}")
+    try:
+        return int(raw) if raw else default
+    except ValueError:
+        raise ValueError(f"AIRFLOW__CORE__{section_key.upper()} must be an integer, got {raw!r}") from None
 TAG_MAX_LEN = 100
 
 _REMOVED_DAG_ARGS = {
@@ -77,8 +88,8 @@ class DAG:
         user_defined_macros: dict | None = None,
         user_defined_filters: dict | None = None,
         default_args: dict | None = None,
-        max_active_tasks: int = DEFAULT_MAX_ACTIVE_TASKS,
-        max_active_runs: int = DEFAULT_MAX_ACTIVE_RUNS,
+        max_active_tasks: int | None = None,
+        max_active_runs: int | None = None,
         max_consecutive_failed_dag_runs: int = 0,
         dagrun_timeout: timedelta | None = None,
         catchup: bool = False,
@@ -146,8 +157,9 @@ class DAG:
         self.template_undefined = template_undefined
         self.user_defined_macros = user_defined_macros
         self.user_defined_filters = user_defined_filters
-        limits = {"max_active_tasks": (max_active_tasks, DEFAULT_MAX_ACTIVE_TASKS),
-                  "max_active_runs": (max_active_runs, DEFAULT_MAX_ACTIVE_RUNS),
+        limits = {"max_active_tasks": (max_active_tasks, _configured("max_active_tasks_per_dag",
+                                                                     DEFAULT_MAX_ACTIVE_TASKS)),
+                  "max_active_runs": (max_active_runs, _configured("max_active_runs_per_dag", DEFAULT_MAX_ACTIVE_RUNS)),
                   "max_consecutive_failed_dag_runs": (max_consecutive_failed_dag_runs, 0)}
         for name, (given, default) in limits.items():
             value = default if given is None else given  # Airflow: None means "the configured default"

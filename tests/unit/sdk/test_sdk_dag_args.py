@@ -97,6 +97,15 @@ class TestLimits:
     def test_none_means_the_default(self):
         assert DAG("d", max_active_runs=None, max_active_tasks=None).max_active_runs == 16
 
+    def test_the_defaults_come_from_airflows_configuration_variables(self, monkeypatch):
+        monkeypatch.setenv("AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG", "32")
+        monkeypatch.setenv("AIRFLOW__CORE__MAX_ACTIVE_RUNS_PER_DAG", "2")
+        assert (DAG("d").max_active_tasks, DAG("d").max_active_runs) == (32, 2)
+        assert DAG("d", max_active_tasks=4).max_active_tasks == 4  # the DAG's own value still wins
+        monkeypatch.setenv("AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG", "lots")
+        with pytest.raises(ValueError, match="AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG must be an integer"):
+            DAG("d")
+
     @pytest.mark.parametrize("name", ["max_active_tasks", "max_active_runs", "max_consecutive_failed_dag_runs"])
     def test_limits_must_be_ints(self, name):
         with pytest.raises(TypeError, match=f"'{name}' must be <class 'int'>"):
