@@ -31,11 +31,16 @@ def run_row(run: Any) -> dict[str, Any]:
 @click.option("--logical-date", "-l", default=None, help="The run's logical date [default: now].")
 @click.option("--wait", is_flag=True,
               help="Follow the run's task states until it finishes; exit 0 when it succeeded, 1 when it failed.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="With --wait: stop waiting after this many seconds, exit 3 (the run goes on).")
 @click.option("--poll-interval", type=click.FloatRange(min=0.01), default=0.5, hidden=True)
 @output_option
 @click.pass_context
-def trigger(ctx, dag_id, conf, run_id, logical_date, wait, poll_interval, output):
-    """Trigger a manual run of DAG_ID (conf is validated against the DAG's params)."""
+def trigger(ctx, dag_id, conf, run_id, logical_date, wait, timeout, poll_interval, output):
+    """Trigger a manual run of DAG_ID (conf is validated against the DAG's params).
+
+    With --wait, exit 0 when the run succeeded, 1 when it failed, 3 when --timeout ran out first.
+    """
     from updraft.scheduling.triggering import trigger_dag
     from updraft.sdk.exceptions import AirflowException
 
@@ -56,20 +61,25 @@ def trigger(ctx, dag_id, conf, run_id, logical_date, wait, poll_interval, output
         click.echo(render([run_row(run)], output))
     if not wait:
         return
-    _follow(ctx, store, run, human=human, output=output, poll_interval=poll_interval)
+    _follow(ctx, store, run, human=human, output=output, poll_interval=poll_interval, timeout=timeout)
 
 
-def _follow(ctx: click.Context, store: Any, run: Any, *, human: bool, output: str, poll_interval: float) -> None:
+def _follow(ctx: click.Context, store: Any, run: Any, *, human: bool, output: str, poll_interval: float,
+            timeout: float | None) -> None:
     import sys
     import time
 
-    from updraft.cli.progress import wait_for_run
+    from updraft.cli.progress import WaitTimeout, wait_for_run
 
     started = time.monotonic()
     # JSON keeps stdout for the result; the progress then goes to stderr.
     stream = sys.stdout if human else sys.stderr
     try:
-        final = wait_for_run(store, run.dag_id, run.run_id, stream=stream, poll_interval=poll_interval)
+        final = wait_for_run(store, run.dag_id, run.run_id, stream=stream, poll_interval=poll_interval,
+                             timeout=timeout)
+    except WaitTimeout as err:
+        click.echo(f"Error: stopped waiting: {err}", err=True)
+        ctx.exit(3)
     except KeyboardInterrupt:
         click.echo(f"\nStopped waiting; the run goes on (`updraft tasks states {run.dag_id} {run.run_id}`).",
                    err=True)

@@ -23,9 +23,16 @@ def change_line(label: str, state: str, try_number: int) -> str:
     return f"{clock()}  {label:<40} {state}" + (f" (try {try_number})" if try_number else "")
 
 
+class WaitTimeout(TimeoutError):
+    """The run was still going when the caller stopped waiting (the run itself goes on)."""
+
+
 def wait_for_run(store: Any, dag_id: str, run_id: str, *, stream: TextIO | None = None, tty: bool | None = None,
-                 poll_interval: float = 0.5) -> Any:
-    """Report task state changes until the run succeeds or fails; returns the finished DagRun."""
+                 poll_interval: float = 0.5, timeout: float | None = None) -> Any:
+    """Report task state changes until the run succeeds or fails; returns the finished DagRun.
+
+    Raises WaitTimeout after ``timeout`` seconds (None: wait as long as it takes).
+    """
     stream = stream or sys.stdout
     tty = stream.isatty() if tty is None else tty
     started = time.monotonic()
@@ -49,6 +56,10 @@ def wait_for_run(store: Any, dag_id: str, run_id: str, *, stream: TextIO | None 
             if tty:
                 stream.write("\n")
             return run
+        if timeout is not None and time.monotonic() - started > timeout:
+            if tty:
+                stream.write("\n")
+            raise WaitTimeout(f"run {run_id} of {dag_id} is still {run.state.value} after {timeout:g} s")
         time.sleep(poll_interval)
 
 

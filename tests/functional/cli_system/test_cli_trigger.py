@@ -87,7 +87,7 @@ def test_bad_logical_date(local_system):
 def test_wait_follows_the_run_to_success(local_system):
     local_system.add_dags(chain_dag("chain", n=3, schedule=None))
     with BackgroundScheduler(local_system.services.config, outcome_failing()):
-        result = invoke("dags", "trigger", "chain", "--wait", "--poll-interval", "0.02")
+        result = invoke("dags", "trigger", "chain", "--wait", "--timeout", "60", "--poll-interval", "0.02")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[-1].startswith("DAG run manual__") and ": success in " in lines[-1]
@@ -103,7 +103,7 @@ def test_wait_follows_the_run_to_success(local_system):
 def test_wait_exits_1_when_the_run_fails(local_system):
     local_system.add_dags(chain_dag("chain", n=3, schedule=None))
     with BackgroundScheduler(local_system.services.config, outcome_failing("t1")):
-        result = invoke("dags", "trigger", "chain", "--wait", "--poll-interval", "0.02")
+        result = invoke("dags", "trigger", "chain", "--wait", "--timeout", "60", "--poll-interval", "0.02")
     assert result.exit_code == 1, result.output
     assert ": failed in " in result.stdout.splitlines()[-1]
     assert any(line.split()[1:3] == ["t1", "failed"] for line in result.stdout.splitlines() if line[:2].isdigit())
@@ -114,7 +114,7 @@ def test_wait_exits_1_when_the_run_fails(local_system):
 def test_wait_with_json_keeps_stdout_for_the_finished_run(local_system):
     local_system.add_dags(chain_dag("chain", n=2, schedule=None))
     with BackgroundScheduler(local_system.services.config, outcome_failing()):
-        result = invoke("dags", "trigger", "chain", "--wait", "--poll-interval", "0.02", "-o", "json")
+        result = invoke("dags", "trigger", "chain", "--wait", "--timeout", "60", "--poll-interval", "0.02", "-o", "json")
     assert result.exit_code == 0, result.output
     [row] = json.loads(result.stdout)
     assert set(row) == RUN_KEYS and row["state"] == "success" and row["end_date"] is not None
@@ -126,7 +126,8 @@ def test_on_a_terminal_one_summary_line_is_redrawn(local_system):
     run_id = json.loads(invoke("dags", "trigger", "chain", "-o", "json").stdout)[0]["dag_run_id"]
     out = io.StringIO()
     with BackgroundScheduler(local_system.services.config, outcome_failing("t0")):
-        final = wait_for_run(local_system.store, "chain", run_id, stream=out, tty=True, poll_interval=0.02)
+        final = wait_for_run(local_system.store, "chain", run_id, stream=out, tty=True, poll_interval=0.02,
+                             timeout=60)
     assert final.state == DagRunState.FAILED
     text = out.getvalue()
     assert text.count("\r\033[K") >= 2 and text.endswith("\n")
@@ -135,3 +136,13 @@ def test_on_a_terminal_one_summary_line_is_redrawn(local_system):
     kept = [part for part in text.split("\r\033[K") if part.endswith("\n") and " t0 " in part]
     assert kept and "failed" in kept[0]
     assert "upstream_failed 1" in text
+
+
+def test_wait_gives_up_after_the_timeout_and_the_run_goes_on(local_system):
+    local_system.add_dags(chain_dag("chain", n=1, schedule=None))  # nothing schedules it: it stays queued
+    result = invoke("dags", "trigger", "chain", "--wait", "--timeout", "0.2", "--poll-interval", "0.02")
+    assert result.exit_code == 3
+    [line] = result.stderr.splitlines()
+    assert line.startswith("Error: stopped waiting: run manual__") and line.endswith("is still queued after 0.2 s")
+    [run] = local_system.store.list_runs("chain")
+    assert run.state == DagRunState.QUEUED
