@@ -52,7 +52,11 @@ def trigger(ctx, dag_id, conf, run_id, logical_date, wait, timeout, poll_interva
         run = trigger_dag(store, dag_id, now=now(), conf=conf_dict, logical_date=when, run_id=run_id)
     except AirflowException as err:  # DagNotFound, ParamValidationError, DagRunAlreadyExists
         raise click.ClickException(str(err)) from None
-    services.nudge_scheduler(dag_id, run.run_id)
+    try:
+        services.nudge_scheduler(dag_id, run.run_id)
+    except Exception as err:  # only a speed-up: the run exists, and failing now would invite a duplicate trigger
+        click.echo(f"[WARN] could not nudge the scheduler ({type(err).__name__}: {err}); "
+                   "the run starts at its next tick", err=True)
     meta = store.get_dag_meta(dag_id)
     if meta is not None and meta.is_paused:
         click.echo(f"[WARN] DAG {dag_id} is paused: the run waits until `updraft dags unpause {dag_id}`.", err=True)

@@ -146,3 +146,27 @@ def test_wait_gives_up_after_the_timeout_and_the_run_goes_on(local_system):
     assert line.startswith("Error: stopped waiting: run manual__") and line.endswith("is still queued after 0.2 s")
     [run] = local_system.store.list_runs("chain")
     assert run.state == DagRunState.QUEUED
+
+
+def test_a_failed_nudge_only_warns_the_run_exists(local_system, monkeypatch):
+    from updraft.services import Services
+
+    def broken(self, dag_id, run_id):
+        raise ConnectionError("scheduler unreachable")
+
+    monkeypatch.setattr(Services, "nudge_scheduler", broken)
+    local_system.add_dags(params_dag())
+    result = invoke("dags", "trigger", "with_params", "-r", "r1")
+    assert result.exit_code == 0
+    assert "could not nudge the scheduler (ConnectionError: scheduler unreachable)" in result.stderr
+    assert local_system.store.get_run("with_params", "r1") is not None
+
+
+def test_trigger_nudges_the_scheduler_for_the_new_run(local_system, monkeypatch):
+    from updraft.services import Services
+
+    nudged = []
+    monkeypatch.setattr(Services, "nudge_scheduler", lambda self, dag_id, run_id: nudged.append((dag_id, run_id)))
+    local_system.add_dags(params_dag())
+    assert invoke("dags", "trigger", "with_params", "-r", "r1").exit_code == 0
+    assert nudged == [("with_params", "r1")]
