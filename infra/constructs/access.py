@@ -64,3 +64,9 @@ def invoke_worker(scope: Construct, worker_function: str) -> iam.PolicyStatement
     """The Lambda executor's async invoke (the scheduler's, and the mini scheduler's inside every worker)."""
     return iam.PolicyStatement(sid="InvokeWorker", actions=["lambda:InvokeFunction"],
                                resources=[function_arn(scope, worker_function)])
+
+
+def invoke_scheduler(scope: Construct, scheduler_function: str) -> iam.PolicyStatement:
+    """A worker hands a run with a fan-in to the scheduler (an async invoke) instead of reading it itself."""
+    return iam.PolicyStatement(sid="InvokeScheduler", actions=["lambda:InvokeFunction"],
+                               resources=[function_arn(scope, scheduler_function)])

@@ -65,7 +65,8 @@ class UpdraftFunctions(Construct):
         # What dispatches tries (scheduler, worker's mini scheduler, Fargate task): both executors. The task
         # definition is named by its family so RunTask takes the latest revision a deploy registered.
         dispatching = replace(
-            base, worker_function=names.worker_function, ecs_cluster=fargate.cluster.cluster_name,
+            base, worker_function=names.worker_function, scheduler_function=names.scheduler_function,
+            ecs_cluster=fargate.cluster.cluster_name,
             ecs_task_definition=names.ecs_task_family, ecs_container=names.ecs_container,
             ecs_subnets=tuple(fargate.subnet_ids), ecs_security_groups=tuple(fargate.security_group_ids),
             ecs_public_ip=True)
@@ -101,7 +102,8 @@ class UpdraftFunctions(Construct):
             self.parser: [access.table_read_write(table), access.store_objects(bucket),
                           *access.read_dag_files(bucket)],
             self.scheduler: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],
-            self.worker: [*access.worker_data_access(table, bucket), *dispatch()],
+            self.worker: [*access.worker_data_access(table, bucket), *dispatch(),
+                          access.invoke_scheduler(self, names.scheduler_function)],
             self.api: [iam.PolicyStatement(sid="TableGetItem", actions=["dynamodb:GetItem"],
                                            resources=[table.table_arn])],
         }
@@ -113,7 +115,8 @@ class UpdraftFunctions(Construct):
         # (Lambda sets AWS_REGION itself and refuses it in a function's environment; a container needs it.)
         for name, value in replace(dispatching, region=Stack.of(self).region).to_env().items():
             fargate.container.add_environment(name, value)
-        for statement in (*access.worker_data_access(table, bucket), *dispatch()):
+        for statement in (*access.worker_data_access(table, bucket), *dispatch(),
+                          access.invoke_scheduler(self, names.scheduler_function)):
             fargate.task_definition.add_to_task_role_policy(statement)
 
         self._alarms(names)

@@ -128,10 +128,11 @@ def test_dispatching_is_scoped_to_the_worker_and_its_task(synth) -> None:
     (cluster,) = of_type(synth.resources, "AWS::ECS::Cluster")
     dispatchers = [function_role(synth.resources, "scheduler"), function_role(synth.resources, "worker"),
                    task["TaskRoleArn"]["Fn::GetAtt"][0]]
+    invokes = {}
     for role in dispatchers:
         by_action = {a: s for s in role_statements(synth.resources, role) for a in as_list(s["Action"])}
-        assert render(by_action["lambda:InvokeFunction"]["Resource"]) == (
-            "arn:aws:lambda:us-east-1:123456789012:function:updraft-dev-worker")
+        invokes[role] = sorted(render(s["Resource"]) for s in role_statements(synth.resources, role)
+                               if "lambda:InvokeFunction" in as_list(s["Action"]))
         run = by_action["ecs:RunTask"]
         assert render(run["Resource"]) == "arn:aws:ecs:us-east-1:123456789012:task-definition/updraft-dev-worker:*"
         assert run["Condition"] == {"ArnEquals": {"ecs:cluster": {"Fn::GetAtt": [cluster, "Arn"]}}}
@@ -141,6 +142,12 @@ def test_dispatching_is_scoped_to_the_worker_and_its_task(synth) -> None:
         assert sorted(json.dumps(r) for r in passed["Resource"]) == sorted(
             json.dumps(task[k]) for k in ("TaskRoleArn", "ExecutionRoleArn"))
         assert passed["Condition"] == {"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}}
+    # Every dispatcher invokes the worker; the workers (Lambda and Fargate) also hand fan-ins to the scheduler.
+    worker_arn = "arn:aws:lambda:us-east-1:123456789012:function:updraft-dev-worker"
+    scheduler_arn = "arn:aws:lambda:us-east-1:123456789012:function:updraft-dev-scheduler"
+    scheduler_role, *worker_roles = dispatchers
+    assert invokes[scheduler_role] == [worker_arn]
+    assert all(invokes[role] == [scheduler_arn, worker_arn] for role in worker_roles)
 
 
 def test_nothing_may_start_deferrals_yet_and_the_machine_only_resumes_the_worker(synth) -> None:

@@ -48,6 +48,10 @@ def embedded_aws(region: str = "us-east-1") -> Iterator[None]:
     """Fake credentials, moto's in-process AWS and serialized requests, for the duration of the block."""
     from moto import mock_aws
 
+    from updraft.local import moto_speedups
+
+    moto_speedups.apply()
+
     for name, value in {"AWS_ACCESS_KEY_ID": "updraft-local", "AWS_SECRET_ACCESS_KEY": "updraft-local",
                         "AWS_DEFAULT_REGION": region}.items():
         os.environ.setdefault(name, value)

@@ -32,6 +32,9 @@ class EmbeddedAwsServer:
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
         from werkzeug.serving import make_server
 
+        from updraft.local import moto_speedups
+
+        moto_speedups.apply()
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
         inner = DomainDispatcherApplication(create_backend_app)
         lock = threading.Lock()

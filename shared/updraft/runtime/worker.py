@@ -24,8 +24,16 @@ log = logging.getLogger(__name__)
 
 def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, now_fn: Callable[[], dt.datetime],
                     log_sink: LogSink | None = None, hostname: str | None = None,
-                    lease: dt.timedelta = DEFAULT_LEASE) -> TryResult | None:
-    """Run ``dispatch`` once; None when it was not this worker's to run (duplicate or superseded)."""
+                    lease: dt.timedelta = DEFAULT_LEASE,
+                    hand_off: Callable[[str, str], bool] | None = None) -> TryResult | None:
+    """Run ``dispatch`` once; None when it was not this worker's to run (duplicate or superseded).
+
+    Afterwards the run is scheduled again at once, here (the mini scheduler) when a downstream task waits on
+    this one alone, since then the next task starts without another hop; otherwise ``hand_off(dag_id, run_id)``
+    asks the scheduler function to look at the run (it returns False when there is none, and the mini
+    scheduler runs here after all). A fan-in's upstreams finishing together then cost the scheduler a few
+    coalesced evaluations of the run instead of one full read of the run per upstream, in every worker.
+    """
     hostname = hostname or socket.gethostname()
     key = dispatch.key
     if not start_try(store, key, dispatch.try_id, now=now_fn(), hostname=hostname, lease=lease):
@@ -37,8 +45,16 @@ def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, n
     dag = scheduler.dag(run.dag_id, run.dag_hash)
     if not finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag):
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
+    if hand_off is not None and not has_sole_successor(dag, key.task_id) and hand_off(key.dag_id, key.run_id):
+        return result
     scheduler.schedule_run(key.dag_id, key.run_id)
     return result
+
+
+def has_sole_successor(dag: Any, task_id: str) -> bool:
+    """Whether some downstream task has ``task_id`` as its only upstream (a chain, a fan-out, a mapped task)."""
+    task = dag.task_dict[task_id]
+    return any(set(dag.task_dict[down].upstream_task_ids) == {task_id} for down in task.downstream_task_ids)
 
 
 class _Heartbeat:

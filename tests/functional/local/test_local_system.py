@@ -20,13 +20,18 @@ CHAIN = """
     def double(x):
         return x * 2
 
+    @task
+    def add(x, y):
+        return x + y
+
     @task(executor="fargate")
     def on_fargate(x):
         return x + 1
 
     @dag(dag_id="{dag_id}", schedule=None, start_date=datetime(2024, 1, 1), catchup=False)
     def pipeline():
-        on_fargate(double(double(1)))
+        # A chain (the worker schedules the next task itself) and a fan-in (handed to the scheduler).
+        on_fargate(add(double(1), double(double(1))))
 
     pipeline()
 """
@@ -96,11 +101,12 @@ def test_a_triggered_run_runs_lambda_and_fargate_tasks_to_success(tmp_path: Path
     finished = eventually(lambda: _finished(system, "chain", run.run_id), timeout=60)
     assert finished.state.value == "success"
     states = _states(system, "chain", run.run_id)
-    assert states == {"double": ("success", 1), "double__1": ("success", 1), "on_fargate": ("success", 1)}
+    assert states == {"double": ("success", 1), "double__1": ("success", 1), "double__2": ("success", 1),
+                      "add": ("success", 1), "on_fargate": ("success", 1)}
     store = system.services.store
     from updraft.scheduling.records import TIKey
 
-    assert store.get_xcom(TIKey("chain", run.run_id, "on_fargate", -1), "return_value") == 5
+    assert store.get_xcom(TIKey("chain", run.run_id, "on_fargate", -1), "return_value") == 7
     log = system.services.log_sink.read(TIKey("chain", run.run_id, "double", -1), 1)
     assert log is not None
     system.stop()

@@ -1,0 +1,59 @@
+"""One speed-up for moto's DynamoDB, applied wherever Updraft embeds moto (local mode, ``dags test``).
+
+moto 5.2 serializes every response by walking botocore's output shapes, member by member, and DynamoDB's
+``AttributeValue`` is the worst case: each attribute of each item is a structure of ten members, so a Query
+returning a run's 200 task instances costs ~100 ms of moto's time (measured), and moto serves one request at a
+time. The items moto holds are already in DynamoDB's wire format (``{"S": ...}``, ``{"L": [...]}``), so they
+are written as they are, with binary values base64-encoded as the JSON protocol requires; everything else still
+goes through moto's serializer. ``tests/unit/local/test_moto_speedups.py`` checks the responses are identical.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+from typing import Any
+
+_lock = threading.Lock()
+_applied = False
+
+
+def _b64(value: Any) -> Any:
+    return base64.b64encode(value).decode() if isinstance(value, bytes | bytearray) else value
+
+
+def wire_value(value: dict[str, Any]) -> dict[str, Any]:
+    """A DynamoDB attribute value as the JSON protocol writes it."""
+    out: dict[str, Any] = {}
+    for kind, inner in value.items():
+        if kind == "B":
+            out[kind] = _b64(inner)
+        elif kind == "BS":
+            out[kind] = [_b64(v) for v in inner]
+        elif kind == "L":
+            out[kind] = [wire_value(v) for v in inner]
+        elif kind == "M":
+            out[kind] = {k: wire_value(v) for k, v in inner.items()}
+        else:
+            out[kind] = inner
+    return out
+
+
+def apply() -> None:
+    """Patch moto's JSON serializer once per process (idempotent)."""
+    global _applied
+    with _lock:
+        if _applied:
+            return
+        from moto.core.serialize import BaseJSONSerializer
+
+        original = BaseJSONSerializer._serialize_type_structure
+
+        def serialize_structure(self: Any, serialized: Any, value: Any, shape: Any, key: str) -> None:
+            if key and shape.name == "AttributeValue" and isinstance(value, dict):
+                serialized[key] = wire_value(value)
+                return
+            original(self, serialized, value, shape, key)
+
+        BaseJSONSerializer._serialize_type_structure = serialize_structure  # type: ignore[method-assign]
+        _applied = True

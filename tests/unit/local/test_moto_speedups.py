@@ -1,0 +1,60 @@
+"""The DynamoDB fast path gives byte-for-byte the responses moto's own serializer gives."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    os.environ.update(AWS_ACCESS_KEY_ID="x", AWS_SECRET_ACCESS_KEY="x", AWS_DEFAULT_REGION="us-east-1")
+    if sys.argv[1] == "fast":
+        from updraft.local import moto_speedups
+        moto_speedups.apply()
+    import boto3
+    from moto import mock_aws
+
+    ITEM = {"pk": {"S": "a"}, "sk": {"S": "1"}, "n": {"N": "1.5"}, "b": {"B": bytes(range(40))},
+            "bs": {"BS": [b"x", b"\\x00y"]}, "ss": {"SS": ["p", "q"]}, "ns": {"NS": ["1", "2"]},
+            "flag": {"BOOL": False}, "none": {"NULL": True},
+            "l": {"L": [{"N": "1"}, {"M": {"x": {"B": b"z"}, "y": {"L": []}}}, {"S": ""}]},
+            "m": {"M": {"deep": {"M": {"deeper": {"SS": ["s"]}}}}}}
+    with mock_aws():
+        c = boto3.client("dynamodb")
+        c.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
+                       KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                                  {"AttributeName": "sk", "KeyType": "RANGE"}],
+                       AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                             {"AttributeName": "sk", "AttributeType": "S"}])
+        c.put_item(TableName="t", Item=ITEM)
+        c.put_item(TableName="t", Item={**ITEM, "sk": {"S": "2"}})
+        out = {
+            "get": c.get_item(TableName="t", Key={"pk": {"S": "a"}, "sk": {"S": "1"}})["Item"],
+            "query": c.query(TableName="t", KeyConditionExpression="pk = :p",
+                             ExpressionAttributeValues={":p": {"S": "a"}})["Items"],
+            "update": c.update_item(TableName="t", Key={"pk": {"S": "a"}, "sk": {"S": "1"}},
+                                    UpdateExpression="SET n = n + :one", ReturnValues="ALL_NEW",
+                                    ExpressionAttributeValues={":one": {"N": "1"}})["Attributes"],
+            "failed": None,
+        }
+        try:
+            c.put_item(TableName="t", Item=ITEM, ConditionExpression="attribute_not_exists(pk)",
+                       ReturnValuesOnConditionCheckFailure="ALL_OLD")
+        except c.exceptions.ConditionalCheckFailedException as exc:
+            out["failed"] = exc.response.get("Item")
+    print(json.dumps(out, default=repr, sort_keys=True))
+""")
+
+
+def _run(mode: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_fast_path_responses_equal_motos_own():
+    slow, fast = _run("slow"), _run("fast")
+    assert fast == slow
+    assert fast["get"]["b"]["B"] == repr(bytes(range(40)))  # binary came back as bytes, not as base64 text
+    assert fast["failed"] is not None and fast["update"]["n"] == {"N": "2.5"}
