@@ -1,10 +1,7 @@
-"""A running local system for the module, on a DAGs folder the tests write into."""
+"""A running local system per test, on a DAGs folder the test writes into."""
 
 from __future__ import annotations
 
-import datetime as dt
-import textwrap
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,28 +9,6 @@ from typing import Any
 import pytest
 
 from updraft.local.system import LocalOptions, LocalSystem
-
-
-def write_dag(folder: Path, name: str, body: str) -> Path:
-    path = folder / name
-    path.write_text(textwrap.dedent(body))
-    return path
-
-
-def eventually(predicate: Callable[[], Any], *, timeout: float = 30.0, every: float = 0.1) -> Any:
-    """Poll until ``predicate()`` is truthy (the system is asynchronous by design) or fail with its last value."""
-    deadline = time.monotonic() + timeout
-    value = predicate()
-    while not value:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true after {timeout} s: last value {value!r}")
-        time.sleep(every)
-        value = predicate()
-    return value
-
-
-def now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 @pytest.fixture

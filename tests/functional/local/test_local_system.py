@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from conftest import eventually, now, write_dag
+from local_helpers import eventually, now, write_dag
 
 from updraft.local.endpoint import LocalEndpoint, NotRunning
 from updraft.scheduling.triggering import trigger_dag
