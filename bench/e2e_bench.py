@@ -54,7 +54,7 @@ def _wait(predicate: Any, timeout: float, what: str) -> Any:
         value = predicate()
         if value:
             return value
-        time.sleep(0.02)
+        time.sleep(0.1)  # a poll is a request to the one-at-a-time embedded AWS: not too often
     raise TimeoutError(f"{what} did not happen within {timeout} s")
 
 

@@ -237,7 +237,8 @@ def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.date
     dag = loader.load_dag(key.dag_id, serialized.relative_fileloc, serialized.file_hash)
     task = find_task(dag, key.task_id)
     client = XComClient(store, key, now_fn)
-    store.clear_xcoms(key)  # a new try starts without the XComs of the previous one, as in Airflow
+    if dispatch.try_number > 1:  # a new try starts without the XComs of the previous one, as in Airflow
+        store.clear_xcoms(key)
     ti = RuntimeTaskInstance(task=task, dag_id=key.dag_id, run_id=key.run_id, map_index=key.map_index,
                              try_number=dispatch.try_number, max_tries=task.retries,
                              xcom_client=client, serialized_dag=serialized, hostname=hostname, start_date=now_fn())

@@ -12,10 +12,13 @@ import hashlib
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from updraft.sdk.exceptions import DagNotFound, TaskNotFound
+
+SYNC_REUSE_S = 10.0
 
 
 class LocalDagLoader:
@@ -85,17 +88,32 @@ class S3DagLoader(LocalDagLoader):
     """
 
     def __init__(self, s3_client: Any, bucket: str, prefix: str, workdir: str | os.PathLike[str], *,
-                 plugins_folder: str | os.PathLike[str] | None = None) -> None:
+                 plugins_folder: str | os.PathLike[str] | None = None, reuse_s: float = SYNC_REUSE_S) -> None:
         super().__init__(workdir, plugins_folder=plugins_folder)
         self.s3_client = s3_client
         self.bucket = bucket
         self.prefix = prefix
+        self.reuse_s = reuse_s
+        self._synced_at: float | None = None
 
     def load_dag(self, dag_id: str, relative_fileloc: str, file_hash: str | None = None) -> Any:
         from updraft.parsing.s3 import sync_prefix
 
-        sync_prefix(self.s3_client, self.bucket, self.prefix, self.dags_folder)
+        if not self._current(relative_fileloc, file_hash):
+            sync_prefix(self.s3_client, self.bucket, self.prefix, self.dags_folder)
+            self._synced_at = time.monotonic()
         return super().load_dag(dag_id, relative_fileloc, file_hash)
+
+    def _current(self, relative_fileloc: str, file_hash: str | None) -> bool:
+        """The copy here is the version the run is pinned to, mirrored moments ago: a warm worker running task
+        after task of one run then lists the bucket once per ``reuse_s``, not once per task (the files the DAG
+        file imports are at most that old)."""
+        if file_hash is None or self._synced_at is None or time.monotonic() - self._synced_at > self.reuse_s:
+            return False
+        try:
+            return hashlib.sha256(Path(self.path_for(relative_fileloc)).read_bytes()).hexdigest() == file_hash
+        except OSError:
+            return False
 
 
 def find_task(dag: Any, task_id: str) -> Any:

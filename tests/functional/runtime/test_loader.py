@@ -34,6 +34,31 @@ def test_s3_loader_mirrors_the_bucket_and_reimports_a_changed_file(tmp_path):
             find_task(changed, "a")
 
 
+def test_s3_loader_lists_the_bucket_again_only_when_the_pinned_version_is_not_here_or_the_mirror_is_old(tmp_path):
+    import hashlib
+
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="dag-bucket")
+        first = SOURCE.format(dag_id="one", task_id="a").encode()
+        s3.put_object(Bucket="dag-bucket", Key="dags/one.py", Body=first)
+        loader = S3DagLoader(s3, "dag-bucket", "dags/", tmp_path / "work", reuse_s=60)
+        listed = []
+        original = s3.list_objects_v2
+        s3.list_objects_v2 = lambda **kw: listed.append(kw) or original(**kw)
+        pinned = hashlib.sha256(first).hexdigest()
+        loader.load_dag("one", "one.py", pinned)
+        loader.load_dag("one", "one.py", pinned)
+        assert len(listed) == 1  # the pinned version is here and was mirrored moments ago
+        second = SOURCE.format(dag_id="one", task_id="b").encode()
+        s3.put_object(Bucket="dag-bucket", Key="dags/one.py", Body=second)
+        dag = loader.load_dag("one", "one.py", hashlib.sha256(second).hexdigest())
+        assert len(listed) == 2 and set(dag.task_dict) == {"b"}  # a run pinned to a newer version syncs at once
+        loader.reuse_s = 0
+        loader.load_dag("one", "one.py", hashlib.sha256(second).hexdigest())
+        assert len(listed) == 3  # an old mirror is refreshed whatever the pin
+
+
 def test_local_loader_errors_name_the_dag_and_file(tmp_path):
     (tmp_path / "f.py").write_text(SOURCE.format(dag_id="f", task_id="a"))
     loader = LocalDagLoader(tmp_path)
