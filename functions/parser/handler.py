@@ -30,6 +30,7 @@ metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service=
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     svc = services()
+    svc.load_plugins()
     result = handle_dag_file_events(event, s3_client=svc.client("s3"), store=svc.store, options=svc.parse_options)
     parsed = result["parsed"].values()
     metrics.add_metric(name="DagFilesParsed", unit=MetricUnit.Count, value=len(parsed))

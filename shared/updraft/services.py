@@ -24,6 +24,7 @@ class Services:
     def __init__(self, config: UpdraftConfig | None = None) -> None:
         self.config = config or UpdraftConfig.from_env()
         self._clients: dict[str, Any] = {}
+        self._plugins_loaded = False
 
     def client(self, service: str) -> Any:
         """A boto3 client; in local mode, Lambda and ECS are local mode's own (moto cannot run code)."""
@@ -87,11 +88,13 @@ class Services:
         return ParseOptions(plugins_folder=self.config.plugins_folder)
 
     def load_plugins(self) -> None:
-        """Register the plugins' timetables: a serialized DAG naming one decodes only where it is loaded."""
-        if self.config.plugins_folder:
+        """Register the plugins' timetables (once): a serialized DAG naming one decodes only where it is loaded,
+        which is the scheduler, the worker, and the parser storing a DAG (it computes the next run)."""
+        if self.config.plugins_folder and not self._plugins_loaded:
             from updraft.plugins import load_plugins_folder
 
             load_plugins_folder(self.config.plugins_folder)
+            self._plugins_loaded = True
 
     @functools.cached_property
     def scheduler(self) -> Any:

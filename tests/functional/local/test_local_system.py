@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 from local_helpers import eventually, now, write_dag
 
 from updraft.local.endpoint import LocalEndpoint, NotRunning
 from updraft.scheduling.triggering import trigger_dag
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 CHAIN = """
     from datetime import datetime
@@ -75,15 +78,19 @@ def test_dag_files_are_synced_parsed_changed_and_removed(tmp_path: Path, start_s
     dags = tmp_path / "dags"
     dags.mkdir()
     write_dag(dags, "first.py", CHAIN.format(dag_id="first"))
-    system = start_system(dags)
+    shutil.copy(EXAMPLES / "dags" / "example_workday_timetable.py", dags)  # a timetable from a plugin
+    system = start_system(dags, plugins_folder=str(EXAMPLES / "plugins"))
     store = system.services.store
     eventually(lambda: store.get_dag_meta("first"))
+    workday = eventually(lambda: store.get_dag_meta("example_workday_timetable"))
+    assert workday.next_dagrun_logical_date is not None  # the parser's process decoded the plugin's timetable too
 
     write_dag(dags, "second.py", CHAIN.format(dag_id="second"))
     eventually(lambda: store.get_dag_meta("second"))
     (dags / "second.py").write_text("from airflow.sdk import DAG\nimport nonexistent_module_xyz\n")
     errors = eventually(lambda: [e for e in store.list_import_errors() if "second.py" in json.dumps(e)])
     assert "nonexistent_module_xyz" in json.dumps(errors)
+    assert not [e for e in store.list_import_errors() if "workday" in json.dumps(e)]
     (dags / "first.py").unlink()
     eventually(lambda: not store.get_dag_meta("first").is_active)
     assert system.sync.sync_once().uploaded == []  # nothing changed since: nothing is uploaded again
