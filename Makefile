@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: local test bench-parse bench-scheduler clean
+.PHONY: local test bench-parse bench-scheduler bench-e2e clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -11,11 +11,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev,infra]'
 	touch $(STAMP)
 
+# The whole system in the foreground (Ctrl-C stops it); state survives restarts in .updraft/state.
 local: $(STAMP)
-	$(VENV)/bin/updraft dags list --dags-folder examples/dags
-	$(VENV)/bin/updraft dags list-import-errors --dags-folder examples/dags
-	$(VENV)/bin/updraft dags test example_taskflow_etl --dags-folder examples/dags
-	$(VENV)/bin/updraft dags test example_dynamic_mapping --dags-folder examples/dags
+	$(VENV)/bin/updraft local --dags-folder examples/dags --unpause --state-dir .updraft/state
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -26,6 +24,9 @@ bench-parse: $(STAMP)
 
 bench-scheduler: $(STAMP)
 	$(PY) bench/scheduler_bench.py
+
+bench-e2e: $(STAMP)
+	$(PY) bench/e2e_bench.py
 
 clean:
 	rm -rf $(VENV)
