@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import threading
+import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -131,14 +134,37 @@ def process_params(dag: Any, task: Any, conf: Mapping[str, Any] | None) -> dict[
     return params.validate()
 
 
+PREVIOUS_RUN_REUSE_S = 10.0
+# Per store (a test or a local system may hold several), then per (dag_id, logical date).
+_previous: weakref.WeakKeyDictionary[Any, dict[tuple[str, Any], tuple[float, DagRun | None]]] = (
+    weakref.WeakKeyDictionary())
+_previous_lock = threading.Lock()
+
+
 def previous_successful_run(store: Any, run: DagRun, *, page: int = 50) -> DagRun | None:
     """The latest successful run of the DAG with an earlier logical date (Airflow's previous dagrun success).
 
     Runs come newest first; the recent ones usually answer, so only the first ``page`` are read unless none of
-    them does (then all are).
+    them does (then all are). A warm worker running task after task of one run asks once per
+    ``PREVIOUS_RUN_REUSE_S``: an earlier run that succeeds in between shows a few seconds later.
     """
     if run.logical_date is None:
         return None
+    key = (run.dag_id, run.logical_date)
+    with _previous_lock:
+        cached = _previous.get(store, {}).get(key)
+    if cached is not None and time.monotonic() - cached[0] < PREVIOUS_RUN_REUSE_S:
+        return cached[1]
+    found = _previous_successful_run(store, run, page=page)
+    with _previous_lock:
+        known = _previous.setdefault(store, {})
+        if len(known) > 256:
+            known.clear()
+        known[key] = (time.monotonic(), found)
+    return found
+
+
+def _previous_successful_run(store: Any, run: DagRun, *, page: int) -> DagRun | None:
 
     def best(runs: list[DagRun]) -> DagRun | None:
         earlier = [r for r in runs

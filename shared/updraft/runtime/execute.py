@@ -30,6 +30,7 @@ from updraft.runtime.loader import find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.xcom import XComClient, push_result
 from updraft.scheduling.completion import TryResult
+from updraft.scheduling.records import DagRun
 from updraft.scheduling.states import TaskInstanceState
 from updraft.sdk.context import set_current_context
 from updraft.sdk.exceptions import (
@@ -116,7 +117,7 @@ def _maps_downstream(serialized_dag: Any, task_id: str) -> bool:
 
 
 def run_try(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.datetime],
-            log_sink: LogSink | None = None, hostname: str | None = None) -> TryResult:
+            log_sink: LogSink | None = None, hostname: str | None = None, run: DagRun | None = None) -> TryResult:
     """Load, build, render and execute one try; never raises for anything the task does.
 
     The task's callbacks run as Airflow runs them, in the try and logged with it: ``on_execute_callback``
@@ -128,7 +129,8 @@ def run_try(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.d
     state: dict[str, Any] = {}
     with capture(log_sink, key, dispatch.try_number) as buffer:
         try:
-            result = _run(dispatch, store=store, loader=loader, now_fn=now_fn, hostname=hostname, state=state)
+            result = _run(dispatch, store=store, loader=loader, now_fn=now_fn, hostname=hostname, state=state,
+                          run=run)
             _callbacks(state, "on_success_callback")
             return result
         except AirflowSkipException as exc:
@@ -225,12 +227,12 @@ def fresh_task(task: Any, dag: Any) -> Any:
 
 
 def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.datetime],
-         hostname: str | None, state: dict[str, Any]) -> TryResult:
+         hostname: str | None, state: dict[str, Any], run: DagRun | None) -> TryResult:
     from updraft.runtime.mapping import expand_lengths, unmap
     from updraft.runtime.templates import render_task
 
     key = dispatch.key
-    run = store.get_run(key.dag_id, key.run_id)
+    run = run or store.get_run(key.dag_id, key.run_id)
     if run is None:
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
     serialized = _serialized_dag(store, run.dag_id, run.dag_hash)

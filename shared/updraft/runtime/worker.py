@@ -39,9 +39,10 @@ def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, n
     if not start_try(store, key, dispatch.try_id, now=now_fn(), hostname=hostname, lease=lease):
         log.info("dispatch %s try %s is not runnable (duplicate or superseded)", key.label, dispatch.try_number)
         return None
+    run = store.get_run(key.dag_id, key.run_id)  # read once: the try runs it, its version decides the outcome
     with _Heartbeat(store, dispatch, now_fn, lease):
-        result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink, hostname=hostname)
-    run = store.get_run(key.dag_id, key.run_id)
+        result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink, hostname=hostname,
+                         run=run)
     dag = scheduler.dag(run.dag_id, run.dag_hash)
     if not finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag):
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
