@@ -17,6 +17,7 @@ from typing import Any
 
 from updraft.runtime.execute import run_try
 from updraft.runtime.logs import LogSink
+from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.completion import DEFAULT_LEASE, TryResult, finish_try, start_try
 
 log = logging.getLogger(__name__)
@@ -44,12 +45,28 @@ def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, n
         result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink, hostname=hostname,
                          run=run)
     dag = scheduler.dag(run.dag_id, run.dag_hash)
-    if not finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag):
+    finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, release=False)
+    if not finished:
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
-    if hand_off is not None and not has_sole_successor(dag, key.task_id) and hand_off(key.dag_id, key.run_id):
+    if not has_sole_successor(dag, key.task_id):
+        _release(store, finished)
+        if hand_off is not None and hand_off(key.dag_id, key.run_id):
+            return result
+        scheduler.schedule_run(key.dag_id, key.run_id)
         return result
-    scheduler.schedule_run(key.dag_id, key.run_id)
+    # The next task first, its slots still held by this try; then the slots, and once more if a limit this
+    # try held was what kept a task waiting.
+    report = scheduler.schedule_run(key.dag_id, key.run_id)
+    _release(store, finished)
+    held = set(finished.held_limits) if finished else set()
+    if report.coalesced or report.full_limits & held:
+        scheduler.schedule_run(key.dag_id, key.run_id)
     return result
+
+
+def _release(store: Any, finished: Any) -> None:
+    if finished:
+        release_try_limits(store, finished)
 
 
 def has_sole_successor(dag: Any, task_id: str) -> bool:

@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from updraft.scheduling.claims import release_try_limits
-from updraft.scheduling.records import TIKey
+from updraft.scheduling.records import TaskInstance, TIKey
 from updraft.scheduling.states import TaskInstanceState
 from updraft.store.api import Store
 
@@ -37,13 +37,19 @@ def start_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime, hostna
 
 
 def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now: dt.datetime,
-               dag: object) -> bool:
-    """Record the try's outcome (retry or fail as the task's retries decide), free its slots, apply skips."""
+               dag: object, release: bool = True) -> TaskInstance | None:
+    """Record the try's outcome (retry or fail as the task's retries decide), free its slots, apply skips.
+
+    Returns the instance as it was while running (falsy: the try was ended elsewhere). With ``release=False``
+    the caller frees the slots itself (``release_try_limits`` with that instance) when it suits it: a worker
+    schedules the next task first, so that hop does not wait for the releases (holding a slot a little longer
+    never admits too much).
+    """
     from updraft.scheduling.retries import failure_outcome
 
     ti = store.get_ti(key)
     if ti is None or ti.try_id != try_id or ti.state != TaskInstanceState.RUNNING:
-        return False
+        return None
     task = dag.task_dict[key.task_id]  # type: ignore[attr-defined]
     fields: dict[str, object] = {"end_date": now, "lease_expires_at": None, "note": result.note}
     state = result.state
@@ -62,6 +68,7 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
                                                                      "note": f"skipped by {key.task_id}"})
     if not store.transition_ti(key, expected=[TaskInstanceState.RUNNING], state=state, expected_try_id=try_id,
                                fields=fields):
-        return False
-    release_try_limits(store, ti)
-    return True
+        return None
+    if release:
+        release_try_limits(store, ti)
+    return ti

@@ -64,6 +64,8 @@ class PassReport:
     runs_finished: dict[str, str] = field(default_factory=dict)
     dispatched: list[Dispatch] = field(default_factory=list)
     not_claimed: dict[str, str] = field(default_factory=dict)  # ti label -> why
+    full_limits: set[str] = field(default_factory=set)  # limits that had no room for a scheduled try
+    coalesced: bool = False  # another call in this process was scheduling the run and will look again
 
 
 class Scheduler:
@@ -126,7 +128,7 @@ class Scheduler:
         with self._lock:
             if key in self._in_progress:
                 self._dirty.add(key)
-                return PassReport()
+                return PassReport(coalesced=True)
             self._in_progress.add(key)
         report = PassReport()
         try:
@@ -299,6 +301,7 @@ class Scheduler:
             blocked = next((n for n in needs if n.slots >= full.get(n.limit_id, n.slots + 1)), None)
             if blocked is not None:
                 report.not_claimed[ti.key.label] = f"no free slot in {blocked.limit_id}"
+                report.full_limits.add(blocked.limit_id)
                 continue
             result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now)
             if result.dispatch is not None:
@@ -308,6 +311,7 @@ class Scheduler:
             report.not_claimed[ti.key.label] = result.reason or ""
             if result.full is not None:
                 full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots), result.full.slots)
+                report.full_limits.add(result.full.limit_id)
 
     def _pool_size(self, name: str) -> int | None:
         """A pool's size, remembered for POOL_SIZE_TTL: it only screens out tries that can never fit (the limit
