@@ -19,6 +19,7 @@ from updraft.runtime.execute import run_try
 from updraft.runtime.logs import LogSink
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.completion import DEFAULT_LEASE, TryResult, finish_try, start_try
+from updraft.store.api import DEFAULT_POOL, pool_limit
 
 log = logging.getLogger(__name__)
 
@@ -48,20 +49,27 @@ def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, n
     finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, release=False)
     if not finished:
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
-    if not has_sole_successor(dag, key.task_id):
+    if not has_sole_successor(dag, key.task_id) or _holds_a_named_pool(finished):
         _release(store, finished)
         if hand_off is not None and hand_off(key.dag_id, key.run_id):
             return result
         scheduler.schedule_run(key.dag_id, key.run_id)
         return result
-    # The next task first, its slots still held by this try; then the slots, and once more if a limit this
-    # try held was what kept a task waiting.
+    # The next task first, its slots (of the default pool and the DAG-wide limits) still held by this try; then
+    # the slots, and once more if a limit this try held was what kept a task waiting.
     report = scheduler.schedule_run(key.dag_id, key.run_id)
     _release(store, finished)
     held = set(finished.held_limits) if finished else set()
     if report.coalesced or report.full_limits & held:
         scheduler.schedule_run(key.dag_id, key.run_id)
     return result
+
+
+def _holds_a_named_pool(finished: Any) -> bool:
+    """A named pool is small and often full: its slot goes back first, so the claim sees the pool as it is and
+    takes the highest-priority task that fits (a 2-slot task must see both slots free)."""
+    return bool(finished) and any(limit.startswith("pool:") and limit != pool_limit(DEFAULT_POOL)
+                                  for limit in finished.held_limits)
 
 
 def _release(store: Any, finished: Any) -> None:
