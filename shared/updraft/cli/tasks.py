@@ -90,3 +90,6 @@ def _no_instance(store: Any, key: Any) -> str:
     if indexes and key.map_index not in indexes:
         return f"{key.task_id} is mapped: choose --map-index from {indexes[0]}..{indexes[-1]}"
     return f"{key.label} of run {key.run_id} has not started a try yet"
+
+
+tasks.add_command(states, "states-for-dag-run")  # Airflow's spelling

@@ -58,8 +58,9 @@ def test_runs_list_of_a_dag_without_runs(local_system):
     assert result.exit_code == 0 and result.stdout.strip() == "No data found"
 
 
-def test_task_states_of_a_finished_and_a_fresh_run(two_runs):
-    done = json.loads(invoke("tasks", "states", "chain", "first", "-o", "json").stdout)
+@pytest.mark.parametrize("command", ["states", "states-for-dag-run"])
+def test_task_states_of_a_finished_and_a_fresh_run(two_runs, command):
+    done = json.loads(invoke("tasks", command, "chain", "first", "-o", "json").stdout)
     assert [list(r) for r in done] == [STATE_COLUMNS] * 3
     assert [(r["task_id"], r["map_index"], r["state"], r["try_number"]) for r in done] == [
         ("t0", -1, "success", 1), ("t1", -1, "success", 1), ("t2", -1, "success", 1)]
