@@ -17,29 +17,15 @@ import base64
 import threading
 from typing import Any
 
+from updraft.local.snapshot import map_binary
+
 _lock = threading.Lock()
 _applied = False
 
 
-def _b64(value: Any) -> Any:
-    return base64.b64encode(value).decode() if isinstance(value, bytes | bytearray) else value
-
-
 def wire_value(value: dict[str, Any]) -> dict[str, Any]:
-    """A DynamoDB attribute value as the JSON protocol writes it."""
-    out: dict[str, Any] = {}
-    for kind, inner in value.items():
-        if kind == "B":
-            out[kind] = _b64(inner)
-        elif kind == "BS":
-            out[kind] = [_b64(v) for v in inner]
-        elif kind == "L":
-            out[kind] = [wire_value(v) for v in inner]
-        elif kind == "M":
-            out[kind] = {k: wire_value(v) for k, v in inner.items()}
-        else:
-            out[kind] = inner
-    return out
+    """A DynamoDB attribute value as the JSON protocol writes it (binaries base64-encoded)."""
+    return map_binary(value, lambda b: base64.b64encode(b).decode() if isinstance(b, bytes | bytearray) else b)
 
 
 def apply() -> None:

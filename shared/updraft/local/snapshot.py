@@ -19,7 +19,7 @@ OBJECTS_DIR = "objects"
 MANIFEST = "objects.json"
 
 
-def _binary(value: Any, convert: Any) -> Any:
+def map_binary(value: Any, convert: Any) -> Any:
     """Apply ``convert`` to every binary in a DynamoDB-JSON value (``B``, ``BS``, nested in ``L`` and ``M``)."""
     if isinstance(value, dict):
         out = {}
@@ -29,9 +29,9 @@ def _binary(value: Any, convert: Any) -> Any:
             elif kind == "BS":
                 out[kind] = [convert(v) for v in inner]
             elif kind == "L":
-                out[kind] = [_binary(v, convert) for v in inner]
+                out[kind] = [map_binary(v, convert) for v in inner]
             elif kind == "M":
-                out[kind] = {k: _binary(v, convert) for k, v in inner.items()}
+                out[kind] = {k: map_binary(v, convert) for k, v in inner.items()}
             else:
                 out[kind] = inner
         return out
@@ -39,12 +39,12 @@ def _binary(value: Any, convert: Any) -> Any:
 
 
 def encode_item(item: dict[str, Any]) -> str:
-    return json.dumps({name: _binary(value, lambda b: base64.b64encode(b).decode()) for name, value in item.items()},
+    return json.dumps({name: map_binary(value, lambda b: base64.b64encode(b).decode()) for name, value in item.items()},
                       separators=(",", ":"))
 
 
 def decode_item(line: str) -> dict[str, Any]:
-    return {name: _binary(value, base64.b64decode) for name, value in json.loads(line).items()}
+    return {name: map_binary(value, base64.b64decode) for name, value in json.loads(line).items()}
 
 
 class StateDir:
