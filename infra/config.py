@@ -68,14 +68,14 @@ ENVIRONMENTS: dict[str, EnvironmentSettings] = {
     ),
     "staging": EnvironmentSettings(
         name="staging", tick_minutes=1,
-        parser=FunctionSettings(1024, 300), scheduler=FunctionSettings(1024, 60, 1),
+        parser=FunctionSettings(1024, 300), scheduler=FunctionSettings(1024, 60, None),
         worker=FunctionSettings(2048, 900, 50), api=FunctionSettings(1024, 29),
         worker_retry_attempts=1, worker_max_event_age_seconds=3600,
         fargate=FargateSettings(1024, 2048), log_retention_days=30, retain_data=True, parallelism=32,
     ),
     "prod": EnvironmentSettings(
         name="prod", tick_minutes=1,
-        parser=FunctionSettings(1024, 300), scheduler=FunctionSettings(1769, 60, 1),
+        parser=FunctionSettings(1024, 300), scheduler=FunctionSettings(1769, 60, None),
         worker=FunctionSettings(2048, 900, 200), api=FunctionSettings(1024, 29),
         worker_retry_attempts=2, worker_max_event_age_seconds=21600,
         fargate=FargateSettings(2048, 4096), log_retention_days=365, retain_data=True, parallelism=128,
