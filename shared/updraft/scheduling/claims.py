@@ -114,12 +114,16 @@ def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, 
     def take(need: LimitNeed) -> bool:
         return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now)
 
-    # The first limit (the pool: the one most often full) alone, so a full pool costs one write; then the rest.
-    first, rest = needs[0], needs[1:]
-    if not take(first):
-        return ClaimResult(reason=f"no free slot in {first.limit_id}", full=first)
+    # A named pool (small, the limit most often full) alone first, so a full pool costs one write; the default
+    # pool (128 slots) with the rest, at once: one round trip for the whole claim.
+    first: list[LimitNeed] = []
+    if needs[0].limit_id != pool_limit(DEFAULT_POOL):
+        first = needs[:1]
+        if not take(first[0]):
+            return ClaimResult(reason=f"no free slot in {first[0].limit_id}", full=first[0])
+    rest = needs[len(first):]
     results = concurrently([lambda need=need: take(need) for need in rest])
-    taken = [first.limit_id] + [need.limit_id for need, ok in zip(rest, results, strict=True) if ok]
+    taken = [need.limit_id for need in first] + [need.limit_id for need, ok in zip(rest, results, strict=True) if ok]
     refused = [need for need, ok in zip(rest, results, strict=True) if not ok]
     if refused:
         _release(store, taken, holder)
