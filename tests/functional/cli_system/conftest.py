@@ -3,65 +3,32 @@
 One server per test module (starting one takes ~0.2 s, but there is no reason to pay it per test); every test
 gets its own environment on it (its own table and bucket, via a fresh ResourceNames) and its own
 ``UPDRAFT_HOME``, so tests never see each other's DAGs, runs or pools. No handler runs: tests put into the
-store what the parser, scheduler and workers would, and the CLI must read it back.
+store what the parser, scheduler and workers would, and the CLI must read it back (helpers: cli_helpers.py).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 import os
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from tests.functional.scheduling.harness import Workers, store_dags
-from updraft.cli.app import cli
-from updraft.executors.recording import RecordingExecutor
+from tests.functional.cli_system.cli_helpers import LocalSystem
 from updraft.local.endpoint import LocalEndpoint, endpoint_file
 from updraft.local.moto_server import EmbeddedAwsServer
-from updraft.local.provision import LocalResources, provision
+from updraft.local.provision import provision
 from updraft.resources import ResourceNames
-from updraft.scheduling.completion import TryResult
-from updraft.scheduling.scheduler import Scheduler
-from updraft.scheduling.states import FINISHED_RUN_STATES
 from updraft.services import Services
 
 _environments = itertools.count(1)
-
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-def invoke(*args: str) -> Result:
-    """The CLI as a user runs it; unexpected exceptions propagate so a test never mistakes a crash for an error."""
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 @pytest.fixture(scope="module")
 def aws_server() -> Iterator[EmbeddedAwsServer]:
     with EmbeddedAwsServer() as server:
         yield server
-
-
-@dataclass
-class LocalSystem:
-    services: Services
-    resources: LocalResources
-    home: Path
-
-    @property
-    def store(self):
-        return self.services.store
-
-    def add_dags(self, *dags, unpause: bool = True) -> None:
-        """What the parser does for one file per DAG."""
-        store_dags(self.store, *dags, now=utcnow(), unpause=unpause)
 
 
 @pytest.fixture
@@ -80,108 +47,3 @@ def no_system(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("UPDRAFT_HOME", str(tmp_path / "empty-home"))
     monkeypatch.delenv("UPDRAFT_DAGS_FOLDER", raising=False)
     return tmp_path / "empty-home"
-
-
-class BackgroundScheduler:
-    """Plays the scheduler and worker Lambdas in a thread: picks up queued runs and runs their tasks, with an
-    outcome per try chosen by the test, so ``trigger --wait`` watches real state changes."""
-
-    def __init__(self, config, outcome: Callable, poll: float = 0.05) -> None:
-        services = Services(config)  # its own clients: the CLI's run on the test's thread
-        self.store = services.store
-        self.executor = RecordingExecutor()
-        self.scheduler = Scheduler(self.store, self.executor, clock=utcnow)
-        self.workers = Workers(self.store, self.scheduler, self.executor, utcnow, outcome=outcome)
-        self.poll = poll
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="test-scheduler", daemon=True)
-        self.error: BaseException | None = None
-
-    def _loop(self) -> None:
-        try:
-            while not self._stop.is_set():
-                self.scheduler.run_pass()
-                self.workers.drain()
-                self._stop.wait(self.poll)
-        except BaseException as exc:  # surfaced by stop(): a dead scheduler must fail the test, not hang it
-            self.error = exc
-
-    def __enter__(self) -> BackgroundScheduler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-        if self.error is not None:
-            raise self.error
-
-    def finished(self, dag_id: str) -> bool:
-        return all(run.state in FINISHED_RUN_STATES for run in self.store.list_runs(dag_id))
-
-
-def outcome_failing(*task_ids: str) -> Callable:
-    from updraft.scheduling.states import TaskInstanceState
-
-    def outcome(item) -> TryResult:
-        failed = item.key.task_id in task_ids
-        return TryResult(TaskInstanceState.FAILED if failed else TaskInstanceState.SUCCESS, force_fail=failed)
-
-    return outcome
-
-
-START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
-
-
-def chain_dag(dag_id: str = "chain", n: int = 3, schedule: str | None = "@daily", **task_kwargs):
-    """t0 >> t1 >> ... of TaskFlow tasks (dispatched to workers, unlike EmptyOperator, which the scheduler
-    finishes itself); by default on a daily catchup schedule, so its next runs are known dates."""
-    from airflow.sdk import DAG, task
-
-    with DAG(dag_id, schedule=schedule, start_date=START, catchup=True, tags=["cli", "demo"],
-             default_args={"owner": "data-eng", **task_kwargs}) as dag:
-
-        @task
-        def step():
-            return None
-
-        prev = None
-        for i in range(n):
-            cur = step.override(task_id=f"t{i}")()
-            if prev is not None:
-                prev >> cur
-            prev = cur
-    return dag
-
-
-def params_dag(dag_id: str = "with_params"):
-    """An unscheduled DAG whose conf must carry an integer ``n`` (a trigger with a string fails validation)."""
-    from airflow.providers.standard.operators.empty import EmptyOperator
-    from airflow.sdk import DAG, Param
-
-    with DAG(dag_id, schedule=None, start_date=START, params={"n": Param(1, type="integer")}) as dag:
-        EmptyOperator(task_id="only")
-    return dag
-
-
-def mapped_dag(dag_id: str = "mapped"):
-    from airflow.sdk import DAG, task
-
-    with DAG(dag_id, schedule=None, start_date=START) as dag:
-
-        @task
-        def each(x):
-            return x
-
-        each.expand(x=[1, 2, 3])
-    return dag
-
-
-def run_to_end(system: LocalSystem, dag_id: str, run_id: str, outcome: Callable | None = None):
-    """Synchronously what the scheduler and workers do with a queued run; returns the finished run."""
-    from tests.functional.scheduling.harness import succeed
-
-    executor = RecordingExecutor()
-    scheduler = Scheduler(system.store, executor, clock=utcnow)
-    workers = Workers(system.store, scheduler, executor, utcnow, outcome=outcome or succeed)
-    return workers.run_to_end(dag_id, run_id, max_ticks=20)

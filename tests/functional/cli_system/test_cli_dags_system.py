@@ -7,7 +7,7 @@ from urllib.parse import unquote_plus
 
 import pytest
 
-from tests.functional.cli_system.conftest import chain_dag, invoke, params_dag
+from tests.functional.cli_system.cli_helpers import chain_dag, invoke, params_dag
 from updraft.parsing.results import ImportErrorRecord, ParsedFile
 
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.functional.cli_system.conftest import invoke
+from tests.functional.cli_system.cli_helpers import invoke
 from updraft.local.endpoint import LocalEndpoint, endpoint_file
 
 COMMANDS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.functional.cli_system.conftest import invoke
+from tests.functional.cli_system.cli_helpers import invoke
 
 
 def test_default_pool_is_always_listed(local_system):

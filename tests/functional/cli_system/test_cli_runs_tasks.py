@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.functional.cli_system.conftest import chain_dag, invoke, mapped_dag, run_to_end, utcnow
+from tests.functional.cli_system.cli_helpers import chain_dag, invoke, mapped_dag, run_to_end, utcnow
 from updraft.scheduling.completion import TryResult
 from updraft.scheduling.records import TIKey
 from updraft.scheduling.states import TaskInstanceState

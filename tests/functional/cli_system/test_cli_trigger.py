@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.functional.cli_system.conftest import (
+from tests.functional.cli_system.cli_helpers import (
     BackgroundScheduler,
     chain_dag,
     invoke,
