@@ -106,8 +106,16 @@ def claim_needs(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int,
     return limits_for(ti, task, dag, parallelism=parallelism, pool_slots_total=size)
 
 
-def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, now: dt.datetime) -> ClaimResult:
-    """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice."""
+CLAIMED_ELSEWHERE = "claimed by another scheduler"
+
+
+def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, now: dt.datetime,
+          create_fields: dict[str, Any] | None = None) -> ClaimResult:
+    """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice.
+
+    With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
+    the claim creates it as queued, on the condition that nobody created it meanwhile.
+    """
     try_number = ti.try_number + 1
     holder = ti.key.holder(try_number)
 
@@ -129,14 +137,15 @@ def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, 
         _release(store, taken, holder)
         return ClaimResult(reason=f"no free slot in {refused[0].limit_id}", full=refused[0])
     try_id = uuid.uuid4().hex
-    won = store.transition_ti(
-        ti.key, expected=[TaskInstanceState.SCHEDULED], state=TaskInstanceState.QUEUED,
-        fields={"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": taken,
-                "start_date": None, "end_date": None, "lease_expires_at": None, "note": None},
-    )
+    fields = {"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": taken,
+              "start_date": None, "end_date": None, "lease_expires_at": None, "note": None}
+    if create_fields is not None:
+        fields = {**create_fields, **fields}
+    expected = None if create_fields is not None else TaskInstanceState.SCHEDULED
+    won = store.transition_ti(ti.key, expected=[expected], state=TaskInstanceState.QUEUED, fields=fields)
     if not won:
         _release(store, taken, holder)
-        return ClaimResult(reason="claimed by another scheduler")
+        return ClaimResult(reason=CLAIMED_ELSEWHERE)
     compute = dict(getattr(task, "compute", None) or {})
     return ClaimResult(Dispatch(ti.key, try_number, try_id, executor=compute.get("executor") or ti.executor,
                                 compute=compute))

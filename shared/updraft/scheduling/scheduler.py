@@ -19,15 +19,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from updraft.executors.base import Dispatch, Executor
+from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claims import (
     CLAIM_GRACE,
+    CLAIMED_ELSEWHERE,
     claim,
     claim_needs,
     concurrently,
     reconcile_limits,
     release_try_limits,
 )
-from updraft.scheduling.records import DagRun, TaskInstance
+from updraft.scheduling.records import DagRun, TaskInstance, TIKey
 from updraft.scheduling.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
 from updraft.store.api import (
     PARALLELISM_LIMIT,
@@ -191,6 +193,7 @@ class Scheduler:
         """``metas`` and ``tis`` are reads the caller already made (by dag_id and run_id), read no earlier."""
         now = self.clock()
         candidates: list[tuple[TaskInstance, DagRun]] = []
+        creations: dict[TIKey, TIChange] = {}  # new instances to create by their claim (or as scheduled)
         paused: dict[str, bool] = {}
         metas = dict(metas or {})
         tis = tis or {}
@@ -205,8 +208,8 @@ class Scheduler:
                 continue
             if run.state != DagRunState.RUNNING:
                 continue
-            candidates.extend((ti, run) for ti in self._evaluate(run, now, report, tis.get(run.run_id)))
-        self._claim(candidates, now, report)
+            candidates.extend((ti, run) for ti in self._evaluate(run, now, report, tis.get(run.run_id), creations))
+        self._claim(candidates, now, report, creations)
 
     def _start_run(self, run: DagRun, now: dt.datetime, report: PassReport) -> bool:
         """queued -> running, within max_active_runs (the run holds a slot of its DAG's run limit)."""
@@ -228,9 +231,14 @@ class Scheduler:
         run.state, run.start_date = fresh.state, fresh.start_date
         return True
 
-    def _evaluate(self, run: DagRun, now: dt.datetime, report: PassReport,
-                  tis: list[TaskInstance] | None = None) -> list[TaskInstance]:
-        """Apply what the run's state implies; return its scheduled instances (the claim candidates)."""
+    def _evaluate(self, run: DagRun, now: dt.datetime, report: PassReport, tis: list[TaskInstance] | None = None,
+                  creations: dict[TIKey, TIChange] | None = None) -> list[TaskInstance]:
+        """Apply what the run's state implies; return its scheduled instances (the claim candidates).
+
+        An instance that does not exist yet and is now scheduled is not written here when ``creations`` is
+        given: its claim creates it as queued in one conditional write (or, unclaimed, it is created scheduled),
+        which saves a write per task on the path from one task's end to the next one's start.
+        """
         from updraft.scheduling.evaluation import evaluate_run
 
         dag = self.dag(run.dag_id, run.dag_hash)
@@ -241,9 +249,13 @@ class Scheduler:
         by_key = {ti.key: ti for ti in tis}
         all_applied = True
         for change in evaluation.changes:
+            before = by_key.get(change.key)
+            if creations is not None and change.expected is None and change.state == TaskInstanceState.SCHEDULED:
+                creations[change.key] = change
+                by_key[change.key] = TaskInstance(*change.key, state=change.state, **change.fields)
+                continue
             applied = self.store.transition_ti(change.key, expected=[change.expected], state=change.state,
                                                expected_try_id=change.expected_try_id, fields=change.fields)
-            before = by_key.get(change.key)
             if not applied:
                 all_applied = False
                 continue
@@ -255,6 +267,8 @@ class Scheduler:
                                   TaskInstance(*change.key, state=change.state, **change.fields))
         if not all_applied:
             # Someone else changed the run meanwhile: its state is theirs to finish; claim from a fresh read.
+            self._create_scheduled([change for key, change in list((creations or {}).items())
+                                    if key.dag_id == run.dag_id and key.run_id == run.run_id], creations)
             tis = self.store.get_run_tis(run.dag_id, run.run_id)
             return [ti for ti in tis if ti.state == TaskInstanceState.SCHEDULED]
         if evaluation.run_state is not None:
@@ -278,7 +292,25 @@ class Scheduler:
         # Released whether we or a racing scheduler finished it: release is idempotent.
         self.store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
 
-    def _claim(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport) -> None:
+    def _create_scheduled(self, changes: list[TIChange], creations: dict[TIKey, TIChange] | None) -> None:
+        """Write, as scheduled, new instances no claim created (the next pass finds them, as without merging)."""
+        for change in changes:
+            if creations is not None:
+                creations.pop(change.key, None)
+            self.store.transition_ti(change.key, expected=[None], state=change.state, fields=change.fields)
+
+    def _claim(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
+               creations: dict[TIKey, TIChange] | None = None) -> None:
+
+        creations = creations if creations is not None else {}
+        try:
+            self._claim_ordered(candidates, now, report, creations)
+        finally:
+            # Whatever was not claimed (a full limit, no such pool, an error midway) is still scheduled.
+            self._create_scheduled(list(creations.values()), creations)
+
+    def _claim_ordered(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
+                       creations: dict[TIKey, TIChange]) -> None:
         from updraft.scheduling.ordering import claim_order
 
         if not candidates:
@@ -303,7 +335,11 @@ class Scheduler:
                 report.not_claimed[ti.key.label] = f"no free slot in {blocked.limit_id}"
                 report.full_limits.add(blocked.limit_id)
                 continue
-            result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now)
+            creation = creations.get(ti.key)
+            result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
+                           create_fields=creation.fields if creation is not None else None)
+            if creation is not None and (result.dispatch is not None or result.reason == CLAIMED_ELSEWHERE):
+                del creations[ti.key]  # it exists now: ours, queued, or another scheduler's
             if result.dispatch is not None:
                 report.dispatched.append(result.dispatch)
                 self.executor.dispatch([result.dispatch])

@@ -62,6 +62,31 @@ def test_a_chain_runs_to_success_and_each_hop_is_dispatched_by_the_mini_schedule
     assert all(ti.try_number == 1 for ti in store.get_run_tis("chain", run.run_id))
 
 
+def test_a_new_instance_is_created_by_its_claim_in_one_write_or_as_scheduled_when_it_cannot_be_claimed(env):
+    store, clock, scheduler, executor = env
+    with DAG("pair", schedule=None, start_date=START) as dag:
+        task(lambda: None, task_id="blocked", pool="nowhere")()  # no such pool: it cannot be claimed
+        task(lambda: None, task_id="free")()
+    store_dags(store, dag, now=clock())
+    run = trigger_dag(store, "pair", now=clock())
+    writes: list[tuple[str, object, object]] = []
+    original = store.transition_ti
+
+    def spy(key, *, expected, state, **kwargs):
+        writes.append((key.task_id, list(expected), state))
+        return original(key, expected=expected, state=state, **kwargs)
+
+    store.transition_ti = spy
+    report = scheduler.run_pass()
+    [claimed] = executor.take()
+    assert claimed.key.task_id == "free" and [d.key for d in report.dispatched] == [claimed.key]
+    assert [w for w in writes if w[0] == "free"] == [("free", [None], S.QUEUED)]
+    assert [w for w in writes if w[0] == "blocked"] == [("blocked", [None], S.SCHEDULED)]
+    states = {ti.key.task_id: ti.state for ti in store.get_run_tis("pair", run.run_id)}
+    assert states == {"free": S.QUEUED, "blocked": S.SCHEDULED}
+    assert any("pool 'nowhere' does not exist" in why for why in report.not_claimed.values())
+
+
 def test_a_failed_try_waits_for_its_retry_delay_then_runs_again(env):
     store, clock, scheduler, executor = env
     store_dags(store, _chain_dag(n=1, retries=1, retry_delay=dt.timedelta(seconds=60)), now=clock())
