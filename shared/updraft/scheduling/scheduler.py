@@ -194,6 +194,7 @@ class Scheduler:
         now = self.clock()
         candidates: list[tuple[TaskInstance, DagRun]] = []
         creations: dict[TIKey, TIChange] = {}  # new instances to create by their claim (or as scheduled)
+        active: dict[tuple[str, str], int] = {}  # queued or running instances per run, as evaluated
         paused: dict[str, bool] = {}
         metas = dict(metas or {})
         tis = tis or {}
@@ -208,8 +209,9 @@ class Scheduler:
                 continue
             if run.state != DagRunState.RUNNING:
                 continue
-            candidates.extend((ti, run) for ti in self._evaluate(run, now, report, tis.get(run.run_id), creations))
-        self._claim(candidates, now, report, creations)
+            candidates.extend((ti, run) for ti in self._evaluate(run, now, report, tis.get(run.run_id), creations,
+                                                                 active))
+        self._claim(candidates, now, report, creations, active)
 
     def _start_run(self, run: DagRun, now: dt.datetime, report: PassReport) -> bool:
         """queued -> running, within max_active_runs (the run holds a slot of its DAG's run limit)."""
@@ -232,7 +234,8 @@ class Scheduler:
         return True
 
     def _evaluate(self, run: DagRun, now: dt.datetime, report: PassReport, tis: list[TaskInstance] | None = None,
-                  creations: dict[TIKey, TIChange] | None = None) -> list[TaskInstance]:
+                  creations: dict[TIKey, TIChange] | None = None,
+                  active: dict[tuple[str, str], int] | None = None) -> list[TaskInstance]:
         """Apply what the run's state implies; return its scheduled instances (the claim candidates).
 
         An instance that does not exist yet and is now scheduled is not written here when ``creations`` is
@@ -271,6 +274,8 @@ class Scheduler:
                                     if key.dag_id == run.dag_id and key.run_id == run.run_id], creations)
             tis = self.store.get_run_tis(run.dag_id, run.run_id)
             return [ti for ti in tis if ti.state == TaskInstanceState.SCHEDULED]
+        if active is not None:
+            active[(run.dag_id, run.run_id)] = sum(ti.state in SLOT_HOLDING_STATES for ti in by_key.values())
         if evaluation.run_state is not None:
             self._finish_run(run, evaluation.run_state, evaluation.run_note, now, report)
             return []
@@ -300,17 +305,17 @@ class Scheduler:
             self.store.transition_ti(change.key, expected=[None], state=change.state, fields=change.fields)
 
     def _claim(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
-               creations: dict[TIKey, TIChange] | None = None) -> None:
-
+               creations: dict[TIKey, TIChange] | None = None,
+               active: dict[tuple[str, str], int] | None = None) -> None:
         creations = creations if creations is not None else {}
         try:
-            self._claim_ordered(candidates, now, report, creations)
+            self._claim_ordered(candidates, now, report, creations, active if active is not None else {})
         finally:
             # Whatever was not claimed (a full limit, no such pool, an error midway) is still scheduled.
             self._create_scheduled(list(creations.values()), creations)
 
     def _claim_ordered(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
-                       creations: dict[TIKey, TIChange]) -> None:
+                       creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int]) -> None:
         from updraft.scheduling.ordering import claim_order
 
         if not candidates:
@@ -331,6 +336,10 @@ class Scheduler:
                 report.not_claimed[ti.key.label] = needs
                 continue
             blocked = next((n for n in needs if n.slots >= full.get(n.limit_id, n.slots + 1)), None)
+            if blocked is None and active.get((ti.dag_id, ti.run_id), 0) >= dag.max_active_tasks:
+                # This run alone holds the DAG's max_active_tasks (as evaluated): the limit is surely full, and
+                # asking it costs writes to take and give back (many, when a fan-out's tasks finish together).
+                blocked = next(n for n in needs if n.limit_id == dag_tasks_limit(ti.dag_id))
             if blocked is not None:
                 report.not_claimed[ti.key.label] = f"no free slot in {blocked.limit_id}"
                 report.full_limits.add(blocked.limit_id)
@@ -341,6 +350,7 @@ class Scheduler:
             if creation is not None and (result.dispatch is not None or result.reason == CLAIMED_ELSEWHERE):
                 del creations[ti.key]  # it exists now: ours, queued, or another scheduler's
             if result.dispatch is not None:
+                active[(ti.dag_id, ti.run_id)] = active.get((ti.dag_id, ti.run_id), 0) + 1
                 report.dispatched.append(result.dispatch)
                 self.executor.dispatch([result.dispatch])
                 continue

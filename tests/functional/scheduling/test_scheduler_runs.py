@@ -225,3 +225,20 @@ def test_a_paused_dag_starts_nothing_new_until_unpaused(env):
     assert workers.states("chain", run.run_id) == {"t0": "success"}
     store.set_paused("chain", False)
     assert workers.run_to_end("chain", run.run_id).state == DagRunState.SUCCESS
+
+
+def test_a_run_holding_its_dags_max_active_tasks_asks_no_limit_again(env):
+    store, clock, scheduler, executor = env
+    with DAG("wide", schedule=None, start_date=START, max_active_tasks=2) as dag:
+        for i in range(4):
+            task(lambda: None, task_id=f"t{i}")()
+    store_dags(store, dag, now=clock())
+    run = trigger_dag(store, "wide", now=clock())
+    scheduler.run_pass()
+    assert len(executor.take()) == 2
+    takes = []
+    original = store.take_slots
+    store.take_slots = lambda *a, **kw: takes.append(a[0]) or original(*a, **kw)
+    report = scheduler.schedule_run("wide", run.run_id)
+    assert takes == [] and report.dispatched == []
+    assert "dag_tasks:wide" in " ".join(report.full_limits)
