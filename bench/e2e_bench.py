@@ -72,17 +72,19 @@ def peak_slots(tis: list[Any]) -> int:
 
 
 def priority_inversions(tis: list[Any], slots: int) -> list[str]:
-    """Starts that overtook a higher-priority task which would have fitted in the slots free at that moment
-    (a 2-slot task waiting while one slot is free may be overtaken: Airflow does the same)."""
-    started = sorted((ti for ti in tis if ti.start_date), key=lambda ti: ti.start_date)
+    """Claims that overtook a higher-priority task which would have fitted in the slots free at that moment.
+
+    Judged at claim time (``queued_at``: a slot is held from the claim to the end), not at start time: a
+    2-slot task waiting while only one slot is free may be overtaken by a 1-slot task, as in Airflow.
+    """
+    claimed = sorted((ti for ti in tis if ti.queued_at), key=lambda ti: ti.queued_at)
     found = []
-    for ti in started:
-        at = ti.start_date
-        running = sum(o.pool_slots for o in started if o is not ti and o.start_date <= at < (o.end_date or at))
-        free = slots - running
-        for other in started:
-            if (other.start_date > ti.start_date and other.priority_weight > ti.priority_weight
-                    and other.pool_slots <= free):
+    for ti in claimed:
+        at = ti.queued_at
+        held = sum(o.pool_slots for o in claimed if o is not ti and o.queued_at <= at < (o.end_date or at))
+        free = slots - held
+        for other in claimed:
+            if other.queued_at > at and other.priority_weight > ti.priority_weight and other.pool_slots <= free:
                 found.append(f"{ti.key.task_id} before {other.key.task_id}")
     return found
 
@@ -103,7 +105,8 @@ def measure(store: Any, dag_id: str, run: Any) -> dict[str, Any]:
         out["peak_concurrency"] = peak_slots([_one_slot(ti) for ti in mids])
     if dag_id == "bench_pools":
         out["peak_slots"] = peak_slots(tis)
-        out["start_order"] = [ti.key.task_id for ti in sorted(tis, key=lambda ti: ti.start_date)]
+        # Claims of one pass share a queued_at and go in priority order.
+        out["start_order"] = [ti.key.task_id for ti in sorted(tis, key=lambda ti: (ti.queued_at, -ti.priority_weight))]
         out["priority_inversions"] = priority_inversions(tis, POOL_SLOTS)
     return out
 
@@ -167,7 +170,7 @@ def summarize(reps: list[dict[str, Any]], dags: list[str]) -> dict[str, dict[str
         if dag_id == "bench_pools":
             row["peak_slots"] = max(r["peak_slots"] for r in runs)
             row["priority_inversions"] = sum(len(r["priority_inversions"]) for r in runs)
-            row["start_orders"] = [" ".join(t.split("_")[0] for t in r["start_order"]) for r in runs]
+            row["claim_orders"] = [" ".join(t.split("_")[0] for t in r["start_order"]) for r in runs]
         out[dag_id] = row
     return out
 
@@ -190,8 +193,8 @@ def render(summary: dict[str, dict[str, Any]], meta: dict[str, Any]) -> str:
             figure += f" (states: {', '.join(row['states'])})"
         lines.append(f"| {dag_id} | {AIRFLOW[dag_id]} | {TARGET[dag_id]} | {figure} |")
     for dag_id, row in summary.items():
-        for order in row.get("start_orders", []):
-            lines.append(f"\n{dag_id} start order: {order}")
+        for order in row.get("claim_orders", []):
+            lines.append(f"\n{dag_id} claim order: {order}")
     return "\n".join(lines)
 
 
