@@ -29,6 +29,8 @@ def _interrupt(signum: int, frame: object) -> None:
               type=click.IntRange(min=1), help="Airflow's [core] parallelism: tries running at once in total.")
 @click.option("--port", envvar="UPDRAFT_LOCAL_PORT", default=0, type=click.IntRange(min=0, max=65535),
               help="Port of the embedded AWS [default: any free port; printed at start].")
+@click.option("--api-port", envvar="UPDRAFT_LOCAL_API_PORT", default=0, type=click.IntRange(min=0, max=65535),
+              help="Port of the REST API (API Gateway's part) [default: any free port; printed at start].")
 @click.option("--grace-period", default=5.0, show_default=True, type=click.FloatRange(min=0),
               help="Seconds a stop waits for running tries before releasing them to be retried.")
 @click.option("--unpause", is_flag=True, envvar="UPDRAFT_UNPAUSE_NEW_DAGS",
@@ -36,7 +38,8 @@ def _interrupt(signum: int, frame: object) -> None:
                    "so scheduled DAGs start running on their schedules.")
 @click.pass_context
 def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, state_dir: str | None,
-          tick_seconds: float, workers: int, parallelism: int, port: int, grace_period: float, unpause: bool) -> None:
+          tick_seconds: float, workers: int, parallelism: int, port: int, api_port: int, grace_period: float,
+          unpause: bool) -> None:
     """Run Updraft on this machine: embedded AWS, parser, scheduler and workers, as deployed.
 
     Edits to the DAGs folder are picked up within a second. Stop with Ctrl-C: running tries get
@@ -47,8 +50,8 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
 
     options = LocalOptions(dags_folder=dags_folder, plugins_folder=resolve_plugins_folder(dags_folder, plugins_folder),
                            state_dir=state_dir, tick_seconds=tick_seconds, workers=workers, parallelism=parallelism,
-                           port=port, grace_seconds=grace_period, verbose=ctx.find_root().obj.verbose,
-                           unpause_new_dags=unpause)
+                           port=port, api_port=api_port, grace_seconds=grace_period,
+                           verbose=ctx.find_root().obj.verbose, unpause_new_dags=unpause)
     system = LocalSystem(options, say=click.echo)
     signal.signal(signal.SIGTERM, _interrupt)
     system.start()

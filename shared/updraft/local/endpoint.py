@@ -37,6 +37,7 @@ class LocalEndpoint:
     dags_folder: str | None = None
     state_dir: str | None = None
     log_folder: str | None = None
+    api_url: str | None = None  # the REST API local mode serves (API Gateway's part)
 
     def config(self) -> UpdraftConfig:
         return UpdraftConfig.from_env(self.env)

@@ -47,6 +47,7 @@ class LocalOptions:
     tick_seconds: float = 5.0
     workers: int = 4
     port: int = 0
+    api_port: int = 0
     environment: str = "local"
     parallelism: int = 32
     sync_seconds: float = 1.0
@@ -128,6 +129,7 @@ class LocalSystem:
         self._seen_dags = {meta.dag_id for meta in self.services.store.list_dags(include_inactive=True)}
         self._scheduler_handler = importlib.import_module("functions.scheduler.handler")
         self._parser_handler = importlib.import_module("functions.parser.handler")
+        self._api_handler = importlib.import_module("functions.api.handler")
 
         self.pool = WorkerPool(opts.workers, self.env, self.names.worker_function)
         self.pool.warm()
@@ -145,6 +147,9 @@ class LocalSystem:
         self._loop("runs", 0.5, self._watch_runs)
         if self.state is not None:
             self._loop("snapshot", opts.snapshot_seconds, self.snapshot)
+        from updraft.local.api_gateway import LocalApiGateway
+
+        self.api = LocalApiGateway(self._call_api, port=opts.api_port)
         self.endpoint_path = self._write_endpoint() if opts.write_endpoint else None
         self._banner()
         return self
@@ -159,12 +164,13 @@ class LocalSystem:
 
         return LocalEndpoint(endpoint_url=self.server.url, env=self.config.to_env(), pid=os.getpid(),
                              dags_folder=str(Path(self.options.dags_folder).resolve()),
-                             state_dir=str(self.state.path) if self.state else None).write()
+                             state_dir=str(self.state.path) if self.state else None, api_url=self.api.url).write()
 
     def _banner(self) -> None:
         opts = self.options
         lines = [
             f"Updraft local is running (environment '{self.names.environment}')",
+            f"  REST API       {self.api.url}  (e.g. {self.api.url}/api/v2/monitor/health)",
             f"  embedded AWS   {self.server.url}  (table {self.names.table}, bucket {self.names.bucket})",
             f"  DAGs folder    {Path(opts.dags_folder).resolve()}  (synced every {opts.sync_seconds:g} s)",
             f"  plugins        {self.config.plugins_folder or '(none)'}",
@@ -250,6 +256,11 @@ class LocalSystem:
                 self._seen_dags.add(dag_id)
                 if self.services.store.set_paused(dag_id, False, now=_now()):
                     self.say(f"unpaused {dag_id} (--unpause)")
+
+    def _call_api(self, event: dict[str, Any]) -> dict[str, Any]:
+        from updraft.local.workers import LocalLambdaContext
+
+        return self._api_handler.handler(event, LocalLambdaContext(self.names.api_function))
 
     def _tick(self) -> None:
         from updraft.handler_events import tick_event
@@ -407,6 +418,7 @@ class LocalSystem:
         for payload in leftovers:
             self._orphaned(payload)
         self.compute.close()
+        self.api.close()
         report = StopReport(orphans=dict(self.orphans))
         if self.state is not None:
             report.snapshot = self.snapshot()

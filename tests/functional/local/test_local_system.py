@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from local_helpers import eventually, now, write_dag
@@ -103,6 +105,15 @@ def test_a_triggered_run_runs_lambda_and_fargate_tasks_to_success(tmp_path: Path
     write_dag(dags, "chain.py", CHAIN.format(dag_id="chain"))
     system = start_system(dags)
     assert LocalEndpoint.read().endpoint_url == system.server.url  # the CLI finds it
+    with urllib.request.urlopen(f"{LocalEndpoint.read().api_url}/api/v2/monitor/health", timeout=30) as response:
+        health = json.loads(response.read())
+    assert response.status == 200 and health["metadatabase"] == {"status": "healthy"}  # the api handler answers
+    try:
+        urllib.request.urlopen(f"{system.api.url}/api/v2/nothing-here", timeout=30)
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 404
+    else:
+        raise AssertionError("an unknown route answered")
     assert eventually(lambda: system.services.store.get_dag_meta("chain")).is_paused  # as Airflow creates DAGs
     run = _trigger(system, "chain")
     finished = eventually(lambda: _finished(system, "chain", run.run_id), timeout=60)
