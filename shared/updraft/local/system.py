@@ -144,7 +144,7 @@ class LocalSystem:
         self._loop("dags-sync", opts.sync_seconds, self._sync_once)
         self._loop("dag-events", 0.2, self._pump_dag_events)
         self._loop("tick", opts.tick_seconds, self._tick)
-        self._loop("runs", 0.5, self._watch_runs)
+        self._loop("runs", 1.0, self._watch_runs)
         if self.state is not None:
             self._loop("snapshot", opts.snapshot_seconds, self.snapshot)
         from updraft.local.api_gateway import LocalApiGateway
