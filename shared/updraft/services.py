@@ -16,8 +16,7 @@ import tempfile
 from typing import Any
 
 from updraft.config import ConfigError, UpdraftConfig
-
-LOGS_PREFIX = "logs/"
+from updraft.resources import LOGS_PREFIX
 
 
 class Services:

@@ -36,7 +36,6 @@ class LocalEndpoint:
     pid: int
     dags_folder: str | None = None
     state_dir: str | None = None
-    log_folder: str | None = None
     api_url: str | None = None  # the REST API local mode serves (API Gateway's part)
 
     def config(self) -> UpdraftConfig:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from updraft.resources import DAGS_PREFIX, ResourceNames
+from updraft.resources import DAGS_PREFIX, LOCAL_ENVIRONMENT, ResourceNames
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class LocalOptions:
     workers: int = 4
     port: int = 0
     api_port: int = 0
-    environment: str = "local"
+    environment: str = LOCAL_ENVIRONMENT
     parallelism: int = 32
     sync_seconds: float = 1.0
     snapshot_seconds: float = 15.0
@@ -80,6 +80,7 @@ class LocalSystem:
         self._snapshot_lock = threading.Lock()
         self._run_states: dict[tuple[str, str], str] = {}
         self.orphans: dict[str, str] = {}  # task label -> the state its try was released from
+        self._watch_lock = threading.Lock()
         self._saved_env: dict[str, str] | None = None
         self.server: Any = None
         self.names = ResourceNames(options.environment)
@@ -144,7 +145,7 @@ class LocalSystem:
         self._loop("dags-sync", opts.sync_seconds, self._sync_once)
         self._loop("dag-events", 0.2, self._pump_dag_events)
         self._loop("tick", opts.tick_seconds, self._tick)
-        self._loop("runs", 1.0, self._watch_runs)
+        self._loop("runs", 0.5, self._watch_runs)
         if self.state is not None:
             self._loop("snapshot", opts.snapshot_seconds, self.snapshot)
         from updraft.local.api_gateway import LocalApiGateway
@@ -336,6 +337,11 @@ class LocalSystem:
         self._report_try(task.payload, result, where=" on Fargate")
 
     def _report_try(self, payload: dict[str, Any], result: dict[str, Any], where: str = "") -> None:
+        run_key = (str(payload.get("dag_id")), str(payload.get("run_id")))
+        with self._watch_lock:
+            if run_key not in self._run_states:  # a run faster than the watcher's poll still gets its lines
+                self._run_states[run_key] = "running"
+                self.say(f"run {run_key[0]} {run_key[1]} running")
         label = f"{payload.get('dag_id')}.{result.get('task', payload.get('task_id'))}"
         if result.get("status") == "ran":
             self.say(f"task {label} try {result.get('try_number')} -> {result.get('state')}{where} "
@@ -370,14 +376,19 @@ class LocalSystem:
         """One line per run event: queued, running, and how it finished."""
         store = self.services.store
         active = {(run.dag_id, run.run_id): run for run in store.active_runs()}
-        for key, run in active.items():
-            state = str(run.state.value)
-            if self._run_states.get(key) != state:
-                self._run_states[key] = state
-                self.say(f"run {run.dag_id} {run.run_id} {state}")
-        for key in [k for k in self._run_states if k not in active]:
-            del self._run_states[key]
+        with self._watch_lock:
+            for key, run in active.items():
+                state = str(run.state.value)
+                if self._run_states.get(key) != state:
+                    self._run_states[key] = state
+                    self.say(f"run {run.dag_id} {run.run_id} {state}")
+            gone = [k for k in self._run_states if k not in active]
+        for key in gone:
             run = store.get_run(*key)
+            if run is not None and run.state.value not in ("success", "failed"):
+                continue  # started after the query above: the next poll sees it
+            with self._watch_lock:
+                self._run_states.pop(key, None)
             if run is not None:
                 took = ""
                 if run.end_date and run.start_date:
@@ -409,7 +420,7 @@ class LocalSystem:
                      f"{len(futures) + len(self.fargate.running)} running tries")
             concurrent.futures.wait(futures, timeout=self.options.grace_seconds)
         self.pool.stop(kill=True)  # done callbacks release what did not finish
-        for task in self.fargate.stop(kill=True, timeout=0):
+        for task in self.fargate.stop():
             task.process.wait()
         self._scheduler_calls.shutdown(wait=True, cancel_futures=True)
         with self._inflight_lock:

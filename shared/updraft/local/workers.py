@@ -312,16 +312,11 @@ class FargateRunner:
             self.running.pop(task.task_arn, None)
         task.on_exit(task, result)
 
-    def stop(self, *, kill: bool, timeout: float = 0.0) -> list[FargateTask]:
-        """Stop the tasks still running; returns them (their tries are orphans)."""
+    def stop(self) -> list[FargateTask]:
+        """Kill the tasks still running (local mode gave them their grace period); returns them: their tries
+        are orphans."""
         with self._lock:
             tasks = list(self.running.values())
         for task in tasks:
-            if kill:
-                task.process.kill()
-            else:
-                try:
-                    task.process.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    task.process.kill()
+            task.process.kill()
         return tasks
