@@ -302,7 +302,9 @@ class Scheduler:
         for change in changes:
             if creations is not None:
                 creations.pop(change.key, None)
-            self.store.transition_ti(change.key, expected=[None], state=change.state, fields=change.fields)
+        # Independent conditional puts (a fan-out's hundreds of new instances): sent together.
+        concurrently([lambda change=change: self.store.transition_ti(change.key, expected=[None], state=change.state,
+                                                                     fields=change.fields) for change in changes])
 
     def _claim(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                creations: dict[TIKey, TIChange] | None = None,
