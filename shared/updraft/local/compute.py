@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import time
 from multiprocessing.connection import Client
 from typing import Any
 
@@ -25,13 +26,22 @@ class LocalComputeError(RuntimeError):
     """The local system refused or could not be reached (it stopped, or the call is one it does not play)."""
 
 
-def call(address: str, message: dict[str, Any]) -> dict[str, Any]:
-    try:
-        with Client(address, family="AF_UNIX") as conn:
-            conn.send_bytes(json.dumps(message, separators=(",", ":")).encode())
-            reply = json.loads(conn.recv_bytes())
-    except (OSError, EOFError) as exc:
-        raise LocalComputeError(f"the local Updraft at {address} did not answer ({exc}); is it running?") from exc
+def call(address: str, message: dict[str, Any], *, attempts: int = 20) -> dict[str, Any]:
+    """One request and its reply. A refused connection (the backlog full for a moment) is tried again, as the
+    AWS SDK retries a throttled invoke; a missing socket means local mode is gone."""
+    payload = json.dumps(message, separators=(",", ":")).encode()
+    for attempt in range(attempts):
+        try:
+            with Client(address, family="AF_UNIX") as conn:
+                conn.send_bytes(payload)
+                reply = json.loads(conn.recv_bytes())
+            break
+        except (ConnectionRefusedError, BlockingIOError) as exc:
+            if attempt == attempts - 1:
+                raise LocalComputeError(f"the local Updraft at {address} refused {attempts} times ({exc})") from exc
+            time.sleep(0.01 * (attempt + 1))
+        except (OSError, EOFError) as exc:
+            raise LocalComputeError(f"the local Updraft at {address} did not answer ({exc}); is it running?") from exc
     if "error" in reply:
         raise LocalComputeError(reply["error"])
     return reply

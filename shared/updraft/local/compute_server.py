@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import os
+import socket
 import tempfile
 import threading
 from collections.abc import Callable
@@ -24,7 +25,8 @@ class ComputeServer:
         self.routes = routes
         self._dir = tempfile.mkdtemp(prefix="updraft-compute-")  # 0700: only this user can connect
         self.address = os.path.join(self._dir, "compute.sock")
-        self._listener = Listener(self.address, family="AF_UNIX")
+        # Listener's default backlog is 1: with dozens of workers invoking at once, the rest would be refused.
+        self._listener = Listener(self.address, family="AF_UNIX", backlog=socket.SOMAXCONN)
         self._closing = False
         self._thread = threading.Thread(target=self._serve, name="local-compute", daemon=True)
         self._thread.start()
