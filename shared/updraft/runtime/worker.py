@@ -38,7 +38,8 @@ def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, n
     """
     hostname = hostname or socket.gethostname()
     key = dispatch.key
-    if not start_try(store, key, dispatch.try_id, now=now_fn(), hostname=hostname, lease=lease):
+    started = start_try(store, key, dispatch.try_id, now=now_fn(), hostname=hostname, lease=lease)
+    if not started:
         log.info("dispatch %s try %s is not runnable (duplicate or superseded)", key.label, dispatch.try_number)
         return None
     run = store.get_run(key.dag_id, key.run_id)  # read once: the try runs it, its version decides the outcome
@@ -46,7 +47,8 @@ def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, n
         result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink, hostname=hostname,
                          run=run)
     dag = scheduler.dag(run.dag_id, run.dag_hash)
-    finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, release=False)
+    finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, release=False,
+                          started=started)
     if not finished:
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
     if not has_sole_successor(dag, key.task_id) or _holds_a_named_pool(finished):

@@ -29,15 +29,15 @@ class TryResult:
 
 
 def start_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime, hostname: str | None = None,
-              lease: dt.timedelta = DEFAULT_LEASE) -> bool:
-    """queued -> running for exactly this try; False means do not run (duplicate or superseded dispatch)."""
-    return store.transition_ti(key, expected=[TaskInstanceState.QUEUED], state=TaskInstanceState.RUNNING,
-                               expected_try_id=try_id,
-                               fields={"start_date": now, "lease_expires_at": now + lease, "hostname": hostname})
+              lease: dt.timedelta = DEFAULT_LEASE) -> TaskInstance | None:
+    """queued -> running for exactly this try; None means do not run (duplicate or superseded dispatch).
+    The instance returned is the try as started, which ``finish_try`` can take instead of reading it again."""
+    return store.start_ti(key, try_id=try_id,
+                          fields={"start_date": now, "lease_expires_at": now + lease, "hostname": hostname})
 
 
 def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now: dt.datetime,
-               dag: object, release: bool = True) -> TaskInstance | None:
+               dag: object, release: bool = True, started: TaskInstance | None = None) -> TaskInstance | None:
     """Record the try's outcome (retry or fail as the task's retries decide), free its slots, apply skips.
 
     Returns the instance as it was while running (falsy: the try was ended elsewhere). With ``release=False``
@@ -47,7 +47,9 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     """
     from updraft.scheduling.retries import failure_outcome
 
-    ti = store.get_ti(key)
+    # ``started`` (what start_try returned) saves a read; whether the try is still running is then decided by
+    # the fenced write below, as it is when the read was made.
+    ti = started if started is not None and started.try_id == try_id else store.get_ti(key)
     if ti is None or ti.try_id != try_id or ti.state != TaskInstanceState.RUNNING:
         return None
     task = dag.task_dict[key.task_id]  # type: ignore[attr-defined]

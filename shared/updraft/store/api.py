@@ -160,6 +160,10 @@ class Store(Protocol):
         exist yet, so this creates it) and, when given, its try_id matches (fencing a stale worker).
         ``fields`` are other TaskInstance attributes to set in the same write."""
 
+    def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
+        """``queued -> running`` for exactly this try, returning the instance as written (None: not this
+        worker's to run): the worker keeps it, so recording the outcome needs no read."""
+
     def heartbeat(self, key: TIKey, *, try_id: str, lease_expires_at: dt.datetime) -> bool:
         """Extend a running try's lease; False if the try was ended by someone else (zombie fencing)."""
 

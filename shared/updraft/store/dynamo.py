@@ -632,6 +632,22 @@ class DynamoStore:
         row = T(pk, sk)
         return _conditional(lambda: _update(row, actions, condition))
 
+    def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
+        T = self.models.task_instance
+        row = T(keys.run_pk(key.dag_id, key.run_id), keys.ti_sk(key.task_id, key.map_index))
+        actions = [T.state.set(str(TaskInstanceState.RUNNING))]
+        for name, value in fields.items():
+            attr = getattr(T, name)
+            actions.append(attr.remove() if value is None else attr.set(value))
+        condition = (T.state == str(TaskInstanceState.QUEUED)) & (T.try_id == try_id)
+        try:
+            row.update(actions=actions, condition=condition)  # ALL_NEW: the row is the item as written
+        except UpdateError as exc:
+            if _condition_failed(exc):
+                return None
+            raise
+        return self._ti_from_item(row)
+
     def heartbeat(self, key: TIKey, *, try_id: str, lease_expires_at: dt.datetime) -> bool:
         T = self.models.task_instance
         row = T(keys.run_pk(key.dag_id, key.run_id), keys.ti_sk(key.task_id, key.map_index))

@@ -23,8 +23,8 @@ from updraft.scheduling.states import DagRunState, TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
 from updraft.store.api import pool_limit
 
-WRITES = {"create_run", "set_run_state", "transition_ti", "take_slots", "release_slots", "advance_next_dagrun",
-          "heartbeat", "resize_limit"}
+WRITES = {"create_run", "set_run_state", "transition_ti", "start_ti", "take_slots", "release_slots",
+          "advance_next_dagrun", "heartbeat", "resize_limit"}
 
 
 class SimulatedCrash(BaseException):

@@ -185,3 +185,15 @@ def test_xcoms_inline_and_in_s3(store, s3, config):
     assert store.list_xcoms("d", "r", "t", map_index=1) == {(1, "big"): big}
     assert store.clear_xcoms(key) == 1
     assert store.get_xcom(key, "return_value") is None
+
+
+def test_start_ti_starts_exactly_the_queued_try_and_returns_it_as_written(store):
+    store.transition_ti(KEY, expected=[None], state=S.QUEUED,
+                        fields={"try_number": 1, "try_id": "t1", "held_limits": ["pool:default_pool"]})
+    started = store.start_ti(KEY, try_id="t1", fields={"start_date": T0, "lease_expires_at": T0, "hostname": None})
+    assert started is not None and started.state == S.RUNNING and started.try_id == "t1"
+    assert started.start_date == T0 and started.held_limits == ["pool:default_pool"] and started.try_number == 1
+    assert store.get_ti(KEY) == started
+    assert store.start_ti(KEY, try_id="t1", fields={"start_date": T0}) is None  # already running: a duplicate
+    store.transition_ti(KEY, expected=[S.RUNNING], state=S.QUEUED, fields={"try_id": "t2"})
+    assert store.start_ti(KEY, try_id="t1", fields={"start_date": T0}) is None  # superseded by another try
