@@ -73,6 +73,8 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     transition_ti        expected {None}: Put cond attribute_not_exists(pk);          cond         1
                          else Update cond state IN (...) [OR attribute_not_exists]
                          [AND try_id = :t]
+    start_ti             Update state = running cond state = queued AND try_id = :t,  cond         1
+                         ReturnValues ALL_NEW (the worker keeps the try as started)
     heartbeat            Update lease cond try_id = :t AND state IN (queued, running) cond         1
     take_slots           Update SET available = available - :n, holders.#h = :v       cond         1 (first use in
                          cond (available >= :n OR limit < 0) AND                                   a process: + 1
