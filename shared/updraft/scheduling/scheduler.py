@@ -68,6 +68,7 @@ class PassReport:
     not_claimed: dict[str, str] = field(default_factory=dict)  # ti label -> why
     full_limits: set[str] = field(default_factory=set)  # limits that had no room for a scheduled try
     coalesced: bool = False  # another call in this process was scheduling the run and will look again
+    stale_runs: set[tuple[str, str]] = field(default_factory=set)  # changed by someone else mid-pass
 
 
 class Scheduler:
@@ -143,6 +144,9 @@ class Scheduler:
                 if run is not None:
                     self._schedule_runs([run], report, metas={dag_id: meta}, tis={run_id: tis})
                 with self._lock:
+                    if key in report.stale_runs:
+                        report.stale_runs.discard(key)
+                        continue  # read it again: someone else changed it while this pass worked from a read
                     if key not in self._dirty:
                         self._in_progress.discard(key)  # under the lock: no dirty mark can slip in between
                         return report
@@ -328,6 +332,8 @@ class Scheduler:
         # Limits found full in this pass, with the fewest slots that did not fit: asking again is a wasted write.
         full: dict[str, int] = {}
         for ti in ordered:
+            if (ti.dag_id, ti.run_id) in report.stale_runs:
+                continue
             if ti.pool not in pool_sizes:
                 pool_sizes[ti.pool] = self._pool_size(ti.pool)
             run = runs[(ti.dag_id, ti.run_id)]
@@ -351,6 +357,13 @@ class Scheduler:
                            create_fields=creation.fields if creation is not None else None)
             if creation is not None and (result.dispatch is not None or result.reason == CLAIMED_ELSEWHERE):
                 del creations[ti.key]  # it exists now: ours, queued, or another scheduler's
+            if creation is not None and result.reason == CLAIMED_ELSEWHERE:
+                # What this pass read of the run is stale (another scheduler created its instances meanwhile):
+                # more claims and creations from it would be writes lost in advance. The run is read again.
+                report.stale_runs.add((ti.dag_id, ti.run_id))
+                for key in [k for k in creations if (k.dag_id, k.run_id) == (ti.dag_id, ti.run_id)]:
+                    del creations[key]
+                continue
             if result.dispatch is not None:
                 active[(ti.dag_id, ti.run_id)] = active.get((ti.dag_id, ti.run_id), 0) + 1
                 report.dispatched.append(result.dispatch)

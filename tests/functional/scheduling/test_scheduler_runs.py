@@ -242,3 +242,31 @@ def test_a_run_holding_its_dags_max_active_tasks_asks_no_limit_again(env):
     report = scheduler.schedule_run("wide", run.run_id)
     assert takes == [] and report.dispatched == []
     assert "dag_tasks:wide" in " ".join(report.full_limits)
+
+
+def test_a_pass_whose_read_went_stale_stops_writing_from_it_and_reads_the_run_again(env):
+    store, clock, scheduler, _ = env
+    with DAG("trio", schedule=None, start_date=START) as dag:
+        for name in ("a", "b", "c"):
+            task(lambda: None, task_id=name)()
+    store_dags(store, dag, now=clock())
+    run = trigger_dag(store, "trio", now=clock())
+    original = store.transition_ti
+    creations: list[str] = []
+    raced = []
+
+    def racing(key, *, expected, state, **kwargs):
+        if list(expected) == [None]:
+            creations.append(key.task_id)
+            if not raced:  # another scheduler creates this instance between our read and our claim
+                raced.append(key.task_id)
+                original(key, expected=[None], state=S.SCHEDULED, fields=kwargs.get("fields"))
+        return original(key, expected=expected, state=state, **kwargs)
+
+    store.transition_ti = racing
+    report = scheduler.schedule_run("trio", run.run_id)
+    # The lost creation made the pass stop there (no doomed writes for the others), then a fresh read claimed all.
+    assert sorted(d.key.task_id for d in report.dispatched) == ["a", "b", "c"]
+    assert creations.count(raced[0]) == 1 and len(creations) == 3
+    assert {ti.key.task_id: ti.state for ti in store.get_run_tis("trio", run.run_id)} == {
+        "a": S.QUEUED, "b": S.QUEUED, "c": S.QUEUED}
