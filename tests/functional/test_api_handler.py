@@ -76,6 +76,12 @@ def test_health_without_a_table_reports_the_metadatabase_unhealthy(api):
     assert body["metadatabase"] == {"status": "unhealthy"}
 
 
+def test_every_request_is_counted_for_the_api_alarm(api, capsys):
+    _get(api)
+    (emf,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    assert emf["service"] == "updraft-api" and emf["ApiRequests"] == [1.0] and emf["Api5xx"] == [0.0]
+
+
 def test_unknown_route_is_404(api):
     status, body = _get(api, "/api/v2/nothing-here")
     assert status == 404

@@ -259,9 +259,12 @@ class LocalSystem:
                     self.say(f"unpaused {dag_id} (--unpause)")
 
     def _call_api(self, event: dict[str, Any]) -> dict[str, Any]:
-        from updraft.local.workers import LocalLambdaContext
+        from updraft.local.workers import LocalLambdaContext, discard_metrics
 
-        return self._api_handler.handler(event, LocalLambdaContext(self.names.api_function))
+        try:
+            return self._api_handler.handler(event, LocalLambdaContext(self.names.api_function))
+        finally:
+            discard_metrics(self._api_handler)
 
     def _tick(self) -> None:
         from updraft.handler_events import tick_event
