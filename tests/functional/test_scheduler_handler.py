@@ -11,6 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from tests.functional.ecs_helpers import fargate_cluster
 from tests.functional.lambda_helpers import SpyLambda, echo_function_zip, lambda_context
 from tests.functional.scheduling.harness import store_dags
 from updraft.handler_events import MalformedEvent
@@ -163,16 +164,7 @@ def test_fargate_task_without_a_cluster_stays_queued_and_is_counted(env, capsys)
 
 
 def test_fargate_task_runs_on_the_configured_cluster(env, monkeypatch):
-    ec2 = boto3.client("ec2", region_name=REGION)
-    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
-    ec2.modify_vpc_attribute(VpcId=vpc, EnableDnsHostnames={"Value": True})  # moto needs it for the task's ENI
-    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24")["Subnet"]["SubnetId"]
-    group = ec2.create_security_group(GroupName="worker", Description="worker", VpcId=vpc)["GroupId"]
-    ecs = boto3.client("ecs", region_name=REGION)
-    ecs.create_cluster(clusterName="updraft")
-    ecs.register_task_definition(family="updraft-worker", requiresCompatibilities=["FARGATE"], networkMode="awsvpc",
-                                 cpu="512", memory="1024", containerDefinitions=[
-                                     {"name": "worker", "image": "updraft-worker", "cpu": 512, "memory": 1024}])
+    ecs, subnet, group = fargate_cluster(REGION)
     for name, value in {"UPDRAFT_ECS_CLUSTER": "updraft", "UPDRAFT_ECS_TASK_DEFINITION": "updraft-worker",
                         "UPDRAFT_ECS_SUBNETS": subnet, "UPDRAFT_ECS_SECURITY_GROUPS": group}.items():
         monkeypatch.setenv(name, value)

@@ -81,6 +81,7 @@ class LocalSystem:
         self._run_states: dict[tuple[str, str], str] = {}
         self.orphans: dict[str, str] = {}  # task label -> the state its try was released from
         self._watch_lock = threading.Lock()
+        self._clients: dict[str, Any] = {}
         self._saved_env: dict[str, str] | None = None
         self.server: Any = None
         self.names = ResourceNames(options.environment)
@@ -108,7 +109,6 @@ class LocalSystem:
                                           self.names.bucket)
             self.say(f"restored {restored['items']} items and {restored['objects']} objects from {self.state.path}")
         notify_dag_events(self.resources)
-        self._seen_dags: set[str] = set()
 
         self.compute = ComputeServer({LAMBDA_INVOKE: self._on_invoke, ECS_RUN_TASK: self._on_run_task})
         self.config = self.resources.config(
@@ -127,7 +127,7 @@ class LocalSystem:
 
         reset_shared_services()
         self.services = shared_services()
-        self._seen_dags = {meta.dag_id for meta in self.services.store.list_dags(include_inactive=True)}
+        self._seen_dags: set[str] = {meta.dag_id for meta in self.services.store.list_dags(include_inactive=True)}
         self._scheduler_handler = importlib.import_module("functions.scheduler.handler")
         self._parser_handler = importlib.import_module("functions.parser.handler")
         self._api_handler = importlib.import_module("functions.api.handler")
@@ -156,9 +156,14 @@ class LocalSystem:
         return self
 
     def _client(self, service: str) -> Any:
-        import boto3
+        """The embedded AWS's client for ``service``, made once (a client costs ~60 ms; snapshots come every
+        few seconds). Needed before the handlers' ``Services`` exist, to restore the state."""
+        if service not in self._clients:
+            import boto3
 
-        return boto3.client(service, region_name=self.names.region, endpoint_url=self.server.url)
+            self._clients[service] = boto3.client(service, region_name=self.names.region,
+                                                  endpoint_url=self.server.url)
+        return self._clients[service]
 
     def _write_endpoint(self) -> Path:
         from updraft.local.endpoint import LocalEndpoint

@@ -70,7 +70,7 @@ def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, n
 def _holds_a_named_pool(finished: Any) -> bool:
     """A named pool is small and often full: its slot goes back first, so the claim sees the pool as it is and
     takes the highest-priority task that fits (a 2-slot task must see both slots free)."""
-    return bool(finished) and any(limit.startswith("pool:") and limit != pool_limit(DEFAULT_POOL)
+    return bool(finished) and any(limit.startswith(pool_limit("")) and limit != pool_limit(DEFAULT_POOL)
                                   for limit in finished.held_limits)
 
 

@@ -11,6 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from tests.functional.ecs_helpers import fargate_cluster
 from updraft.executors.base import Dispatch
 from updraft.executors.fargate import DISPATCH_ENV, FargateExecutor
 from updraft.executors.lambda_ import LambdaExecutor
@@ -50,21 +51,7 @@ def worker_function(aws):
 
 @pytest.fixture
 def cluster(aws):
-    ec2 = boto3.client("ec2", region_name=REGION)
-    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
-    # moto's ECS reads the ENI's private DNS name, which it only sets in a VPC with DNS hostnames (a third
-    # workaround beside the notes' two; Fargate VPCs have them on anyway).
-    ec2.modify_vpc_attribute(VpcId=vpc, EnableDnsHostnames={"Value": True})
-    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24")["Subnet"]["SubnetId"]
-    group = ec2.create_security_group(GroupName="worker", Description="worker", VpcId=vpc)["GroupId"]
-    ecs = boto3.client("ecs", region_name=REGION)
-    ecs.create_cluster(clusterName="updraft")
-    # moto needs container-level cpu and memory (notes 2e, bug 1); real Fargate only needs the task's.
-    ecs.register_task_definition(family="updraft-worker", requiresCompatibilities=["FARGATE"], networkMode="awsvpc",
-                                 cpu="512", memory="1024", containerDefinitions=[
-                                     {"name": "worker", "image": "updraft-worker:latest", "cpu": 512,
-                                      "memory": 1024}])
-    return ecs, subnet, group
+    return fargate_cluster(REGION)
 
 
 class SpyLambda:
