@@ -44,6 +44,12 @@ from updraft.store.api import (
 POOL_SIZE_TTL_S = 10.0
 
 
+def _take_creations(creations: dict[TIKey, TIChange], run: tuple[str, str] | None = None) -> list[TIChange]:
+    """Remove and return the pending creations (of one run, when given)."""
+    keys = [k for k in creations if run is None or (k.dag_id, k.run_id) == run]
+    return [creations.pop(k) for k in keys]
+
+
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -274,8 +280,8 @@ class Scheduler:
                                   TaskInstance(*change.key, state=change.state, **change.fields))
         if not all_applied:
             # Someone else changed the run meanwhile: its state is theirs to finish; claim from a fresh read.
-            self._create_scheduled([change for key, change in list((creations or {}).items())
-                                    if key.dag_id == run.dag_id and key.run_id == run.run_id], creations)
+            if creations is not None:
+                self._create_scheduled(_take_creations(creations, (run.dag_id, run.run_id)))
             tis = self.store.get_run_tis(run.dag_id, run.run_id)
             return [ti for ti in tis if ti.state == TaskInstanceState.SCHEDULED]
         if active is not None:
@@ -301,12 +307,9 @@ class Scheduler:
         # Released whether we or a racing scheduler finished it: release is idempotent.
         self.store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
 
-    def _create_scheduled(self, changes: list[TIChange], creations: dict[TIKey, TIChange] | None) -> None:
-        """Write, as scheduled, new instances no claim created (the next pass finds them, as without merging)."""
-        for change in changes:
-            if creations is not None:
-                creations.pop(change.key, None)
-        # Independent conditional puts (a fan-out's hundreds of new instances): sent together.
+    def _create_scheduled(self, changes: list[TIChange]) -> None:
+        """Write, as scheduled, new instances no claim created (the next pass finds them, as without merging).
+        Independent conditional puts (a fan-out's hundreds of new instances): sent together."""
         concurrently([lambda change=change: self.store.transition_ti(change.key, expected=[None], state=change.state,
                                                                      fields=change.fields) for change in changes])
 
@@ -318,7 +321,7 @@ class Scheduler:
             self._claim_ordered(candidates, now, report, creations, active if active is not None else {})
         finally:
             # Whatever was not claimed (a full limit, no such pool, an error midway) is still scheduled.
-            self._create_scheduled(list(creations.values()), creations)
+            self._create_scheduled(_take_creations(creations))
 
     def _claim_ordered(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                        creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int]) -> None:
@@ -355,15 +358,14 @@ class Scheduler:
             creation = creations.get(ti.key)
             result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
                            create_fields=creation.fields if creation is not None else None)
-            if creation is not None and (result.dispatch is not None or result.reason == CLAIMED_ELSEWHERE):
-                del creations[ti.key]  # it exists now: ours, queued, or another scheduler's
             if creation is not None and result.reason == CLAIMED_ELSEWHERE:
                 # What this pass read of the run is stale (another scheduler created its instances meanwhile):
                 # more claims and creations from it would be writes lost in advance. The run is read again.
                 report.stale_runs.add((ti.dag_id, ti.run_id))
-                for key in [k for k in creations if (k.dag_id, k.run_id) == (ti.dag_id, ti.run_id)]:
-                    del creations[key]
+                _take_creations(creations, (ti.dag_id, ti.run_id))
                 continue
+            if creation is not None and result.dispatch is not None:
+                del creations[ti.key]  # created, queued, by this claim
             if result.dispatch is not None:
                 active[(ti.dag_id, ti.run_id)] = active.get((ti.dag_id, ti.run_id), 0) + 1
                 report.dispatched.append(result.dispatch)
