@@ -427,7 +427,7 @@ class LocalSystem:
             self.say(f"waiting up to {self.options.grace_seconds:g} s for "
                      f"{len(futures) + len(self.fargate.running)} running tries")
             concurrent.futures.wait(futures, timeout=self.options.grace_seconds)
-        self.pool.stop(kill=True)  # done callbacks release what did not finish
+        self.pool.stop()  # done callbacks release what did not finish
         for task in self.fargate.stop():
             task.process.wait()
         self._scheduler_calls.shutdown(wait=True, cancel_futures=True)

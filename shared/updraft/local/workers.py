@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
-import contextlib
 import json
 import logging
 import multiprocessing
@@ -173,6 +172,7 @@ class WorkerPool:
         return future
 
     def _drain_pending(self) -> None:
+        dispatched = False
         with self._lock:
             while self._pending and self._idle and not self._closing:
                 payload, future = self._pending.popleft()
@@ -187,7 +187,9 @@ class WorkerPool:
                     threading.Thread(target=self._replace, daemon=True).start()
                     continue
                 self._busy[worker.conn] = worker
-        self._wake_w.send_bytes(b"")
+                dispatched = True
+        if dispatched:  # the reader must add the new busy connection to what it waits on
+            self._wake_w.send_bytes(b"")
 
     def _read_replies(self) -> None:
         while not self._closing:
@@ -235,8 +237,9 @@ class WorkerPool:
             self._idle.append(worker)
         self._drain_pending()
 
-    def stop(self, *, kill: bool) -> None:
-        """Stop every process (killing those still running a try when ``kill``); unstarted invokes are cancelled."""
+    def stop(self) -> None:
+        """Kill every process (local mode gave running tries their grace period); unstarted invokes are cancelled
+        and the running ones fail with WorkerDied, so their tries are released as orphans."""
         with self._lock:
             self._closing = True
             pending, self._pending = list(self._pending), collections.deque()
@@ -244,11 +247,7 @@ class WorkerPool:
         for _, future in pending:
             future.cancel()
         for worker in workers:
-            if kill or worker.future is not None:
-                worker.process.kill()
-            else:
-                with contextlib.suppress(OSError):
-                    worker.conn.send_bytes(b"null")
+            worker.process.kill()
         self._wake_w.send_bytes(b"")
         self._reader.join(timeout=5)
         for worker in workers:
