@@ -110,3 +110,39 @@ def test_bad_conf_is_a_usage_error(tmp_path):
     _write(tmp_path, "hi.py", 'with DAG("hi", schedule=None, start_date=START):\n    pass\n')
     result = CliRunner().invoke(cli, ["dags", "test", "hi", "--conf", "{not json", "--dags-folder", str(tmp_path)])
     assert result.exit_code == 2 and "--conf is not valid JSON" in result.output
+
+
+def test_a_custom_timetable_from_the_plugins_folder_runs(tmp_path):
+    # The test's own process reads the stored (serialized) DAG back, so it must have loaded the plugins too, as
+    # Airflow's `dags test` does: else a DAG on a plugin's timetable cannot be tested at all.
+    dags, plugins = tmp_path / "dags", tmp_path / "plugins"
+    dags.mkdir()
+    plugins.mkdir()
+    (plugins / "never_tt.py").write_text(textwrap.dedent("""
+        from airflow.plugins_manager import AirflowPlugin
+        from airflow.timetables.base import DataInterval, Timetable
+
+        class NeverButManual(Timetable):
+            def infer_manual_data_interval(self, run_after):
+                return DataInterval.exact(run_after)
+
+            def next_dagrun_info(self, *, last_automated_data_interval, restriction):
+                return None
+
+        class NeverPlugin(AirflowPlugin):
+            name = "never_plugin"
+            timetables = [NeverButManual]
+    """))
+    _write(dags, "tt.py", """
+        from never_tt import NeverButManual
+        with DAG("tt", schedule=NeverButManual(), start_date=START):
+            @task
+            def one():
+                return 1
+
+            one()
+    """)
+    result = _run(dags, "tt", "2024-01-02", "-o", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["run_state"] == "success" and doc["tasks"]["one"]["state"] == "success"

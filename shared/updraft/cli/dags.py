@@ -245,8 +245,15 @@ def test(ctx, dag_id, logical_date, conf, workers, log_folder, output, dags_fold
     conf_dict = parse_conf(conf)
     when = parse_date(logical_date)
     config = ctx.find_root().obj
-    options = config.parse_options(plugins_folder=resolve_plugins_folder(dags_folder, plugins_folder))
+    plugins = resolve_plugins_folder(dags_folder, plugins_folder)
+    options = config.parse_options(plugins_folder=plugins)
     human = output != "json"
+    if plugins:
+        # This process plays the scheduler (it reads the stored DAG back): a plugin's timetable must be
+        # registered here too, as Airflow's `dags test` loads the plugins before it runs anything.
+        from updraft.plugins import load_plugins_folder
+
+        load_plugins_folder(plugins)
 
     def on_change(label: str, state: str, try_number: int) -> None:
         if human:
