@@ -58,7 +58,7 @@ def test_a_one_slot_pool_goes_to_the_highest_effective_priority_first(env):
 
 
 def test_a_try_needing_more_slots_than_free_waits_and_a_smaller_one_is_not_blocked_by_it(env):
-    store, clock, scheduler, executor = env
+    store, clock, scheduler, _ = env
     store.set_pool("three", 3)
     with DAG("slots", schedule=None, start_date=START) as dag:
 
