@@ -65,6 +65,18 @@ _SDK_DIRS = tuple(
 )
 
 
+def _convert_doc_md(doc_md: str | None) -> str | None:
+    """Airflow 3's converter: a ``doc_md`` ending in ``.md`` is a path whose contents become the doc (the path
+    itself stays when no such file exists)."""
+    if doc_md is None or not doc_md.endswith(".md"):
+        return doc_md
+    try:
+        with open(doc_md) as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return doc_md
+
+
 def _caller_file() -> str:
     """The DAG file that is creating this DAG: the first frame outside Updraft's own packages."""
     frame = sys._getframe(1)
@@ -75,6 +87,15 @@ def _caller_file() -> str:
 
 class DAG:
     """A workflow, declared as in Airflow 3 (``with DAG(...)``, ``@dag`` or plain construction)."""
+
+    @property
+    def doc_md(self) -> str | None:
+        return self._doc_md
+
+    @doc_md.setter
+    def doc_md(self, value: str | None) -> None:
+        # Converted on assignment too (``dag.doc_md = "README.md"``), as Airflow's attrs converter is.
+        self._doc_md = _convert_doc_md(value)
 
     def __init__(
         self,

@@ -237,6 +237,17 @@ class TestMetadata:
         assert dag.doc_md == "# Title"
         assert dag.description == "desc"
 
+    def test_doc_md_naming_a_markdown_file_reads_it_as_airflow_does(self, tmp_path):
+        readme = tmp_path / "README.md"
+        readme.write_text("# From the file\n")
+        assert DAG("m", doc_md=str(readme)).doc_md == "# From the file\n"
+        dag = DAG("m")
+        dag.doc_md = str(readme)  # converted on assignment too
+        assert dag.doc_md == "# From the file\n"
+        missing = str(tmp_path / "missing.md")
+        assert DAG("m", doc_md=missing).doc_md == missing
+        assert DAG("m", doc_md="plain text").doc_md == "plain text"
+
     def test_tag_length_limit(self):
         DAG("m", tags=["x" * 100])
         with pytest.raises(ValueError, match="tag cannot be longer than 100 characters"):
