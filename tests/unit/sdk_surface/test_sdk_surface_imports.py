@@ -71,6 +71,7 @@ IMPORT_PATHS: dict[str, list[str]] = {
     "airflow.utils.timezone": ["utc", "utcnow", "datetime", "make_aware", "make_naive", "convert_to_utc", "parse"],
     "airflow.utils.context": ["Context", "get_current_context"],
     "airflow.utils.dag_parsing_context": ["get_parsing_context"],
+    "airflow.utils.types": ["DagRunType", "NOTSET", "ArgNotSet"],
     "airflow.exceptions": [
         "AirflowException", "AirflowSkipException", "AirflowFailException", "AirflowSensorTimeout",
         "AirflowTaskTimeout", "AirflowRescheduleException", "TaskDeferred", "ParamValidationError",

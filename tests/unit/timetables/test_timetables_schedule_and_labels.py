@@ -206,6 +206,26 @@ class TestGenerateRunId:
         run_id = NullTimetable().generate_run_id(run_type=DagRunType.MANUAL, run_after=at, data_interval=None)
         assert run_id == "manual__2021-01-04T10:00:00.123456+01:00"
 
+    def test_custom_override_as_the_howto_writes_it(self):
+        # The how-to's generate_run_id compares run_type with DagRunType, imported from Airflow's path.
+        from airflow.timetables.base import Timetable
+        from airflow.utils.types import DagRunType as AirflowDagRunType
+
+        class HumanFriendly(Timetable):
+            def generate_run_id(self, *, run_type, run_after, data_interval, **extra):
+                if run_type == AirflowDagRunType.SCHEDULED and data_interval:
+                    return data_interval.end.format("YYYY-MM-DD dddd")
+                return super().generate_run_id(run_type=run_type, run_after=run_after,
+                                               data_interval=data_interval, **extra)
+
+        interval = DataInterval(utc(2021, 1, 3), utc(2021, 1, 4))
+        timetable = HumanFriendly()
+        assert AirflowDagRunType is DagRunType
+        assert timetable.generate_run_id(run_type=DagRunType.SCHEDULED, run_after=interval.end,
+                                         data_interval=interval) == "2021-01-04 Monday"
+        assert timetable.generate_run_id(run_type=DagRunType.MANUAL, run_after=interval.end,
+                                         data_interval=interval) == "manual__2021-01-04T00:00:00+00:00"
+
     def test_run_type_from_run_id(self):
         assert DagRunType.from_run_id("scheduled__2021-01-04T00:00:00+00:00") is DagRunType.SCHEDULED
         assert DagRunType.from_run_id("my own id") is DagRunType.MANUAL
