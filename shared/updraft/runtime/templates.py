@@ -87,6 +87,22 @@ class Renderer:
         self.context = context
         self.skip = skip or set()
         self._seen: set[int] = set()
+        # What makes a string a template for this environment (the DAG may choose its own delimiters).
+        self._markers = tuple(m for m in (env.variable_start_string, env.block_start_string,
+                                          env.comment_start_string, env.line_statement_prefix,
+                                          env.line_comment_prefix) if m)
+        self._keeps_newline = bool(env.keep_trailing_newline)
+
+    def _is_plain(self, value: str) -> bool:
+        """Whether rendering ``value`` would give it back unchanged (then Jinja is skipped: it is costly).
+
+        Never in a NativeEnvironment ("1" becomes 1); never with a delimiter or a line prefix of the
+        environment in it; never when Jinja's newline rules would change it (one trailing newline dropped,
+        ``\r`` normalised), as Airflow renders every string.
+        """
+        if self.native or "\r" in value or (value.endswith("\n") and not self._keeps_newline):
+            return False
+        return not any(marker in value for marker in self._markers)
 
     def render_fields(self, obj: Any, fields: Any = None) -> None:
         """Render ``obj``'s template fields in place (Airflow's ``render_template_fields``)."""
@@ -109,8 +125,8 @@ class Renderer:
         if isinstance(value, str):
             if ext and value.endswith(ext):
                 return self.env.get_template(value).render(**self.context)
-            if not self.native and "{" not in value and "%" not in value:
-                return value  # nothing to render (a NativeEnvironment still would: "1" becomes 1)
+            if self._is_plain(value):
+                return value
             return self.env.from_string(value).render(**self.context)
         if isinstance(value, XComArg):
             return resolve_xcom_arg(value, self.context)

@@ -252,3 +252,19 @@ def test_the_heartbeat_extends_the_lease_while_the_try_runs_and_stops_after():
     time.sleep(1.2)
     assert count == 2 and len(beats) == count
     assert beats[0] == START + dt.timedelta(seconds=3)
+
+
+def test_strings_render_with_the_dags_own_delimiters_and_jinjas_newline_rules():
+    # A string that holds no Airflow-default delimiter still renders when the DAG chose others, and Jinja's
+    # newline handling (one trailing newline dropped, \r\n normalised) applies as Airflow renders every string.
+    with DAG("t", schedule=None, start_date=START,
+             jinja_environment_kwargs={"variable_start_string": "[[", "variable_end_string": "]]"}) as dag:
+        pass
+    custom = Renderer(template_env(dag, native=False), {"ds": "2024-02-02"})
+    assert custom.render("day [[ ds ]]") == "day 2024-02-02"
+    with DAG("u", schedule=None, start_date=START) as plain_dag:
+        pass
+    plain = Renderer(template_env(plain_dag, native=False), {})
+    assert plain.render("echo hi\n") == "echo hi"
+    assert plain.render("a\r\nb") == "a\nb"
+    assert plain.render("50% off {x}") == "50% off {x}"
