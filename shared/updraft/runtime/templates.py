@@ -14,6 +14,7 @@ jinja2 is imported on first use: tasks without templates never pay for it.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -43,11 +44,32 @@ FILTERS = {"ds": _ds, "ds_nodash": _ds_nodash, "ts": _ts, "ts_nodash": _ts_nodas
            "ts_nodash_with_tz": _ts_nodash_with_tz}
 
 
-def template_env(dag: Any, *, native: bool) -> Any:
-    """The DAG's Jinja environment (sandboxed, as Airflow's; native when asked)."""
-    import jinja2
-    import jinja2.nativetypes
+def _is_safe_attribute(self: Any, obj: Any, attr: str, value: Any) -> bool:
+    """Airflow's: "_" attributes are allowed, only internal ("__") ones are blocked."""
     import jinja2.sandbox
+
+    return not jinja2.sandbox.is_internal_attribute(obj, attr)
+
+
+@functools.cache
+def _sandboxed_env_class() -> type:
+    import jinja2.sandbox
+
+    return type("SandboxedEnvironment", (jinja2.sandbox.SandboxedEnvironment,),
+                {"is_safe_attribute": _is_safe_attribute})
+
+
+@functools.cache
+def _native_env_class() -> type:
+    """Airflow's NativeEnvironment is not sandboxed (only its plain-string environment is)."""
+    import jinja2.nativetypes
+
+    return jinja2.nativetypes.NativeEnvironment
+
+
+def template_env(dag: Any, *, native: bool) -> Any:
+    """The DAG's Jinja environment, as Airflow's: sandboxed (but "_" attributes allowed), or native when asked."""
+    import jinja2
 
     searchpath = [getattr(dag, "folder", None) or os.getcwd(), *list(getattr(dag, "template_searchpath", []) or [])]
     kwargs: dict[str, Any] = {
@@ -57,15 +79,7 @@ def template_env(dag: Any, *, native: bool) -> Any:
         "cache_size": 0,
     }
     kwargs.update(getattr(dag, "jinja_environment_kwargs", None) or {})
-    if native:
-        class NativeSandbox(jinja2.sandbox.SandboxedEnvironment, jinja2.nativetypes.NativeEnvironment):
-            code_generator_class = jinja2.nativetypes.NativeCodeGenerator
-            concat = staticmethod(jinja2.nativetypes.native_concat)  # type: ignore[assignment]
-            template_class = jinja2.nativetypes.NativeTemplate
-
-        env = NativeSandbox(**kwargs)
-    else:
-        env = jinja2.sandbox.SandboxedEnvironment(**kwargs)
+    env = (_native_env_class() if native else _sandboxed_env_class())(**kwargs)
     env.filters.update(FILTERS)
     env.filters.update(getattr(dag, "user_defined_filters", None) or {})
     env.globals.update(getattr(dag, "user_defined_macros", None) or {})

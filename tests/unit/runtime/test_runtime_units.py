@@ -268,3 +268,21 @@ def test_strings_render_with_the_dags_own_delimiters_and_jinjas_newline_rules():
     assert plain.render("echo hi\n") == "echo hi"
     assert plain.render("a\r\nb") == "a\nb"
     assert plain.render("50% off {x}") == "50% off {x}"
+
+
+class _WithPrivate:
+    _x = 1
+
+
+def test_environments_are_airflows_private_attributes_allowed_and_native_not_sandboxed():
+    import jinja2.sandbox
+
+    with DAG("t", schedule=None, start_date=START) as dag:
+        pass
+    sandboxed = Renderer(template_env(dag, native=False), {"o": _WithPrivate()})
+    assert sandboxed.render("{{ o._x }}") == "1"  # Airflow allows "_" attributes, blocks only "__" ones
+    with pytest.raises(jinja2.exceptions.SecurityError):
+        sandboxed.render("{{ o.__class__ }}")
+    native = Renderer(template_env(dag, native=True), {"o": _WithPrivate()}, native=True)
+    assert native.render("{{ o.__class__.__name__ }}") == "_WithPrivate"  # Airflow's native env has no sandbox
+    assert not isinstance(native.env, jinja2.sandbox.SandboxedEnvironment)
