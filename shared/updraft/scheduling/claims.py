@@ -1,6 +1,6 @@
 """The claim protocol: how a scheduled task instance becomes a dispatched try without row locks.
 
-Every limit the try counts against (pool slots, the DAG's max_active_tasks, the task's max_active_tis_per_dag,
+Every limit the try counts against (pool slots, its run's max_active_tasks, the task's max_active_tis_per_dag,
 global parallelism) is one store item; taking a slot is a single-item conditional write that names the holder,
 so it is idempotent and never over-admits. Only when every limit is taken does the instance move
 ``scheduled -> queued`` (conditional on its state), and only the scheduler that wins that write dispatches. Any
@@ -26,8 +26,8 @@ from updraft.store.api import (
     DEFAULT_POOL_SLOTS,
     PARALLELISM_LIMIT,
     Store,
-    dag_tasks_limit,
     pool_limit,
+    run_tasks_limit,
     task_limit,
     task_run_limit,
 )
@@ -81,7 +81,7 @@ def limits_for(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int, pool_
     """The limits one try counts against, in a fixed order (pool first: it is the one most often full)."""
     needs = [
         LimitNeed(pool_limit(ti.pool), ti.pool_slots, pool_slots_total),
-        LimitNeed(dag_tasks_limit(ti.dag_id), 1, dag.max_active_tasks),
+        LimitNeed(run_tasks_limit(ti.dag_id, ti.run_id), 1, dag.max_active_tasks),
     ]
     per_task = getattr(task, "max_active_tis_per_dag", None)
     if per_task:

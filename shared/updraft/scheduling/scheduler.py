@@ -35,8 +35,8 @@ from updraft.store.api import (
     PARALLELISM_LIMIT,
     Store,
     dag_runs_limit,
-    dag_tasks_limit,
     pool_limit,
+    run_tasks_limit,
     task_limit,
     task_run_limit,
 )
@@ -108,10 +108,10 @@ class Scheduler:
         now = self.clock()
         limit_ids = [pool_limit(p.name) for p in self.store.list_pools()] + [PARALLELISM_LIMIT]
         for dag_id in sorted({r.dag_id for r in runs}):
-            limit_ids.append(dag_tasks_limit(dag_id))
             self._reconcile_run_slots(dag_id, now)
         for run in runs:
             dag = self.dag(run.dag_id, run.dag_hash)
+            limit_ids.append(run_tasks_limit(run.dag_id, run.run_id))
             limit_ids += [task_limit(run.dag_id, t.task_id) for t in dag.tasks if t.max_active_tis_per_dag]
             limit_ids += [task_run_limit(run.dag_id, run.run_id, t.task_id) for t in dag.tasks
                           if t.max_active_tis_per_dagrun]
@@ -348,9 +348,9 @@ class Scheduler:
                 continue
             blocked = next((n for n in needs if n.slots >= full.get(n.limit_id, n.slots + 1)), None)
             if blocked is None and active.get((ti.dag_id, ti.run_id), 0) >= dag.max_active_tasks:
-                # This run alone holds the DAG's max_active_tasks (as evaluated): the limit is surely full, and
-                # asking it costs writes to take and give back (many, when a fan-out's tasks finish together).
-                blocked = next(n for n in needs if n.limit_id == dag_tasks_limit(ti.dag_id))
+                # The run holds its max_active_tasks already (as evaluated): the limit is surely full, and asking
+                # it costs writes to take and give back (many, when a fan-out's tasks finish together).
+                blocked = next(n for n in needs if n.limit_id == run_tasks_limit(ti.dag_id, ti.run_id))
             if blocked is not None:
                 report.not_claimed[ti.key.label] = f"no free slot in {blocked.limit_id}"
                 report.full_limits.add(blocked.limit_id)

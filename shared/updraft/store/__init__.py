@@ -90,7 +90,7 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     list_xcoms           Query sk begins_with XCOM#<task>#                            SC           1
     clear_xcoms          Query + Delete each                                          SC           1 + n
 
-Limits and capacity: each limit is one item, so one pool, one DAG's max_active_tasks or the global parallelism
+Limits and capacity: each limit is one item, so one pool, one run's max_active_tasks or the global parallelism
 limit sustains about 1,000 writes/s (a take and a release per try: ~500 task starts/s); shard the limit item
 when an environment needs more. The LSI caps each ``DAG#<dag_id>`` item collection at 10 GB: versions above
 large_item_bytes go to S3, so that is millions of runs per DAG.

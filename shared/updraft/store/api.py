@@ -23,9 +23,9 @@ def pool_limit(pool: str) -> str:
     return f"pool:{pool}"
 
 
-def dag_tasks_limit(dag_id: str) -> str:
-    """max_active_tasks: queued + running task instances of one DAG across its runs."""
-    return f"dag_tasks:{dag_id}"
+def run_tasks_limit(dag_id: str, run_id: str) -> str:
+    """max_active_tasks: queued + running task instances of one DAG run (Airflow 3 counts it per run, not per DAG)."""
+    return f"run_tasks:{dag_id}:{run_id}"
 
 
 def dag_runs_limit(dag_id: str) -> str:

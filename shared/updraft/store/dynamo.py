@@ -36,8 +36,8 @@ from updraft.store.api import (
     ParseOutcome,
     Pool,
     dag_runs_limit,
-    dag_tasks_limit,
     pool_limit,
+    run_tasks_limit,
 )
 from updraft.store.config import StoreConfig
 from updraft.store.errors import DefaultPoolCannotBeDeleted, StoreError, ValueTooLarge
@@ -328,11 +328,15 @@ class DynamoStore:
         raise StoreError(f"DAG {dag_id}: its row kept changing under {_RETRIES} attempts to store it")
 
     def _resize_dag_limits(self, dag_id: str, meta: Any, body: dict[str, Any]) -> None:
-        """The DAG's own limit items follow its max_active_tasks/max_active_runs (only if already in use)."""
-        for limit_id, old, new in ((dag_tasks_limit(dag_id), meta.max_active_tasks, body.get("max_active_tasks")),
-                                   (dag_runs_limit(dag_id), meta.max_active_runs, body.get("max_active_runs"))):
-            if new is not None and int(new) != int(old):
-                self._resize(limit_id, int(new), create=False)
+        """The DAG's limit items in use follow a changed max_active_runs, and its active runs' items a changed
+        max_active_tasks: Airflow applies the DAG's current values to runs already going."""
+        new_runs, new_tasks = body.get("max_active_runs"), body.get("max_active_tasks")
+        if new_runs is not None and int(new_runs) != int(meta.max_active_runs):
+            self._resize(dag_runs_limit(dag_id), int(new_runs), create=False)
+        if new_tasks is not None and int(new_tasks) != int(meta.max_active_tasks):
+            for run in self.active_runs():
+                if run.dag_id == dag_id:
+                    self._resize(run_tasks_limit(dag_id, run.run_id), int(new_tasks), create=False)
 
     def _deactivate(self, dag_id: str, path: str) -> bool:
         """Mark a DAG inactive, only while ``path`` still owns it (another file may have taken it over)."""

@@ -19,7 +19,7 @@ from updraft.scheduling.completion import TryResult, finish_try, start_try
 from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
 from updraft.scheduling.states import DagRunState, TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
-from updraft.store.api import PARALLELISM_LIMIT, dag_tasks_limit, pool_limit
+from updraft.store.api import PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 
 SCHEDULERS = 8
 WORKERS = 4
@@ -55,7 +55,7 @@ class Occupancy:
 
     def change(self, item: Dispatch, pool: str, slots: int, sign: int) -> None:
         with self.lock:
-            for limit, n in ((pool_limit(pool), slots), (dag_tasks_limit(item.key.dag_id), 1),
+            for limit, n in ((pool_limit(pool), slots), (run_tasks_limit(item.key.dag_id, item.key.run_id), 1),
                              (PARALLELISM_LIMIT, 1)):
                 self.now[limit] += sign * n
                 self.peak[limit] = max(self.peak[limit], self.now[limit])
@@ -121,7 +121,7 @@ def test_eight_schedulers_never_double_dispatch_or_exceed_a_limit(serialized_mot
                 errors.append(exc)
 
         held_peak: collections.Counter = collections.Counter()
-        limit_ids = [pool_limit(p) for p in POOLS] + [dag_tasks_limit(d.dag_id) for d in dags] + [PARALLELISM_LIMIT]
+        limit_ids = [pool_limit(p) for p in POOLS] + [run_tasks_limit(r.dag_id, r.run_id) for r in runs] + [PARALLELISM_LIMIT]
 
         def monitor_loop() -> None:
             """Samples the limit items themselves: slots held by claimed tries, whatever the workers are doing."""
@@ -156,13 +156,14 @@ def test_eight_schedulers_never_double_dispatch_or_exceed_a_limit(serialized_mot
         # No limit exceeded at any moment.
         for name, slots in POOLS.items():
             assert occupancy.peak[pool_limit(name)] <= slots
-        for dag in dags:
-            assert occupancy.peak[dag_tasks_limit(dag.dag_id)] <= dag.max_active_tasks
+        max_active_tasks = {dag.dag_id: dag.max_active_tasks for dag in dags}
+        for r in runs:
+            assert occupancy.peak[run_tasks_limit(r.dag_id, r.run_id)] <= max_active_tasks[r.dag_id]
         assert occupancy.peak[PARALLELISM_LIMIT] <= PARALLELISM
         for name, slots in POOLS.items():
             assert held_peak[pool_limit(name)] <= slots
-        for dag in dags:
-            assert held_peak[dag_tasks_limit(dag.dag_id)] <= dag.max_active_tasks
+        for r in runs:
+            assert held_peak[run_tasks_limit(r.dag_id, r.run_id)] <= max_active_tasks[r.dag_id]
         assert held_peak[PARALLELISM_LIMIT] <= PARALLELISM
         # The limits were actually contended (otherwise the test proves nothing).
         assert occupancy.peak[pool_limit("p3")] >= 2

@@ -241,7 +241,21 @@ def test_a_run_holding_its_dags_max_active_tasks_asks_no_limit_again(env):
     store.take_slots = lambda *a, **kw: takes.append(a[0]) or original(*a, **kw)
     report = scheduler.schedule_run("wide", run.run_id)
     assert takes == [] and report.dispatched == []
-    assert "dag_tasks:wide" in " ".join(report.full_limits)
+    assert f"run_tasks:wide:{run.run_id}" in report.full_limits
+
+
+def test_max_active_tasks_counts_per_run_as_in_airflow_3(env):
+    """Airflow 3 (#42953) limits the active tasks of each run, not of the whole DAG."""
+    store, clock, scheduler, executor = env
+    with DAG("wide", schedule=None, start_date=START, max_active_tasks=2) as dag:
+        for i in range(4):
+            task(lambda: None, task_id=f"t{i}")()
+    store_dags(store, dag, now=clock())
+    first, second = (trigger_dag(store, "wide", now=clock(), run_id=run_id) for run_id in ("r1", "r2"))
+    scheduler.run_pass()
+    dispatched = executor.take()
+    per_run = {run.run_id: sum(d.key.run_id == run.run_id for d in dispatched) for run in (first, second)}
+    assert per_run == {"r1": 2, "r2": 2}
 
 
 def test_a_pass_whose_read_went_stale_stops_writing_from_it_and_reads_the_run_again(env):

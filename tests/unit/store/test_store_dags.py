@@ -8,8 +8,10 @@ import pendulum
 import pytest
 from store_helpers import T0, dag_doc, parsed_file
 
+from updraft.scheduling.records import DagRun
+from updraft.scheduling.states import DagRunState
 from updraft.serialization import dag_hash
-from updraft.store.api import dag_tasks_limit
+from updraft.store.api import run_tasks_limit
 from updraft.store.dynamo import DynamoStore
 from updraft.store.errors import ValueTooLarge
 from updraft.timetables.base import DagRunInfo, DataInterval
@@ -232,12 +234,16 @@ def test_deactivated_dag_leaves_the_due_index(store):
     assert [m.dag_id for m in store.due_dags(NOW)] == ["d"]
 
 
-def test_max_active_tasks_change_resizes_the_dags_limit_in_use(store):
+def test_max_active_tasks_change_resizes_the_limits_of_the_dags_active_runs(store):
     store.save_parsed_file(parsed_file("a.py", dag_doc("d", max_active_tasks=4)), now=NOW)
-    assert store.take_slots(dag_tasks_limit("d"), "h1", 1, limit=4, now=NOW)
+    store.create_run(DagRun("d", "going", "manual", "h", state=DagRunState.RUNNING, logical_date=T0))
+    store.create_run(DagRun("d", "over", "manual", "h", state=DagRunState.SUCCESS, logical_date=T0))
+    for run_id in ("going", "over"):
+        assert store.take_slots(run_tasks_limit("d", run_id), "h1", 1, limit=4, now=NOW)
     store.save_parsed_file(parsed_file("a.py", dag_doc("d", max_active_tasks=2)), now=NOW)
-    state = store.get_limit(dag_tasks_limit("d"))
-    assert (state.limit, state.available, state.holders) == (2, 1, {"h1": 1})
+    going, over = store.get_limit(run_tasks_limit("d", "going")), store.get_limit(run_tasks_limit("d", "over"))
+    assert (going.limit, going.available, going.holders) == (2, 1, {"h1": 1})
+    assert (over.limit, over.available) == (4, 3)  # a finished run's item is left as it was
 
 
 def test_unknown_custom_timetable_stores_the_dag_and_reports_why_it_cannot_be_scheduled(store):

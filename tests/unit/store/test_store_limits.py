@@ -17,11 +17,11 @@ ODD = "dag.x|scheduled__2024-01-01T00:00:00+00:00|group.task[0]|-1|1 %5B"
 
 
 def test_take_creates_the_limit_on_first_use_and_never_counts_a_holder_twice(store):
-    assert store.take_slots("dag_tasks:d", "a", 2, limit=3, now=NOW)
-    assert not store.take_slots("dag_tasks:d", "a", 1, limit=3, now=NOW)  # same holder again
-    assert not store.take_slots("dag_tasks:d", "b", 2, limit=3, now=NOW)  # only 1 left
-    assert store.take_slots("dag_tasks:d", "b", 1, limit=99, now=NOW)  # the stored limit counts, not this one
-    state = store.get_limit("dag_tasks:d")
+    assert store.take_slots("run_tasks:d:r", "a", 2, limit=3, now=NOW)
+    assert not store.take_slots("run_tasks:d:r", "a", 1, limit=3, now=NOW)  # same holder again
+    assert not store.take_slots("run_tasks:d:r", "b", 2, limit=3, now=NOW)  # only 1 left
+    assert store.take_slots("run_tasks:d:r", "b", 1, limit=99, now=NOW)  # the stored limit counts, not this one
+    state = store.get_limit("run_tasks:d:r")
     assert (state.limit, state.available, state.holders) == (3, 0, {"a": 2, "b": 1})
     assert state.taken_at["a"] == NOW
 
