@@ -198,6 +198,7 @@ def _validate_and_serialize(
             dag.fileloc = job.path
         try:
             dag.validate()
+            dag.resolve_template_files()
         except Exception as exc:
             message = format_exception_message(exc)
             errors.append(

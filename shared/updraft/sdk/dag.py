@@ -85,6 +85,21 @@ def _caller_file() -> str:
     return frame.f_code.co_filename if frame is not None else "<unknown>"
 
 
+class _TemplateFileReader:
+    """Reads template files the way the DAG's Jinja ``FileSystemLoader`` finds them (jinja2 loaded on first use)."""
+
+    def __init__(self, searchpath: list[str]) -> None:
+        import jinja2
+
+        self._env = jinja2.Environment(loader=jinja2.FileSystemLoader(searchpath))
+
+    def read(self, name: str) -> str | None:
+        try:
+            return self._env.loader.get_source(self._env, name)[0]
+        except Exception:
+            return None
+
+
 class DAG:
     """A workflow, declared as in Airflow 3 (``with DAG(...)``, ``@dag`` or plain construction)."""
 
@@ -369,6 +384,31 @@ class DAG:
         import os
 
         return os.path.dirname(self.fileloc)
+
+    def resolve_template_files(self) -> None:
+        """Airflow's parse-time step: a template field naming a file with one of its task's ``template_ext``
+        (``bash_command="run.sh"``) holds that file's contents, found in the DAG file's folder then
+        ``template_searchpath``; a file that cannot be read leaves the name (Airflow logs it and goes on).
+        Mapped tasks are left alone, as their fields are only known per map index."""
+        loader = None
+        for task in self.tasks:
+            exts = tuple(getattr(task, "template_ext", None) or ())
+            if not exts or task.is_mapped:
+                continue
+            for field in task.template_fields:
+                content = getattr(task, field, None)
+                if isinstance(content, str) and content.endswith(exts):
+                    loader = loader or _TemplateFileReader([self.folder, *self.template_searchpath])
+                    text = loader.read(content)
+                    if text is not None:
+                        setattr(task, field, text)
+                elif isinstance(content, list):
+                    for i, item in enumerate(content):
+                        if isinstance(item, str) and item.endswith(exts):
+                            loader = loader or _TemplateFileReader([self.folder, *self.template_searchpath])
+                            text = loader.read(item)
+                            if text is not None:
+                                content[i] = text
 
     # -- edges ------------------------------------------------------------------------------------------------
     def set_edge_info(self, upstream_task_id: str, downstream_task_id: str, info: dict[str, str]) -> None:

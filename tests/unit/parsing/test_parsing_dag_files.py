@@ -239,3 +239,40 @@ def test_invalid_dag_argument_is_an_import_error_naming_the_line(tmp_path):
     assert parsed.dags == []
     [err] = parsed.import_errors
     assert "bad id with spaces" in err.message and err.lineno == 7
+
+
+def test_template_files_are_read_at_parse_time_as_airflow_does(tmp_path):
+    (tmp_path / "run.sh").write_text("echo {{ ds }}\n")
+    (tmp_path / "sql").mkdir()
+    (tmp_path / "sql" / "a.sql").write_text("select 1")
+    write(
+        tmp_path,
+        "templated.py",
+        """\
+        from airflow.sdk import BaseOperator
+        from airflow.providers.standard.operators.bash import BashOperator
+
+        class Sql(BaseOperator):
+            template_fields = ("sql",)
+            template_ext = (".sql",)
+
+            def __init__(self, sql, **kwargs):
+                super().__init__(**kwargs)
+                self.sql = sql
+
+        with DAG("templated", schedule=None, template_searchpath=[__file__.rsplit("/", 1)[0] + "/sql"]):
+            BashOperator(task_id="from_file", bash_command="run.sh")
+            BashOperator(task_id="missing", bash_command="missing.sh")
+            BashOperator(task_id="inline", bash_command="echo hi")
+            Sql(task_id="listed", sql=["a.sql", "select 2"])
+            Sql.partial(task_id="mapped").expand(sql=["a.sql"])
+        """,
+    )
+    [parsed] = parse_folder(tmp_path).files
+    assert parsed.import_errors == []
+    values = {t["task_id"]: t["template_values"] for t in parsed.dags[0]["dag"]["tasks"]}
+    assert values["from_file"]["bash_command"] == "echo {{ ds }}\n"
+    assert values["missing"]["bash_command"] == "missing.sh"
+    assert values["inline"]["bash_command"] == "echo hi"
+    assert values["listed"]["sql"] == ["select 1", "select 2"]
+    assert values["mapped"] == {}
