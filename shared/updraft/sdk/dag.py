@@ -46,6 +46,21 @@ def _configured(section_key: str, default: int) -> int:
         return int(raw) if raw else default
     except ValueError:
         raise ValueError(f"AIRFLOW__CORE__{section_key.upper()} must be an integer, got {raw!r}") from None
+
+
+def _configured_bool(section: str, key: str, default: bool = False) -> bool:
+    """A boolean Airflow option from its ``AIRFLOW__SECTION__KEY`` variable, read as Airflow's config does."""
+    name = f"AIRFLOW__{section.upper()}__{key.upper()}"
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("t", "true", "1"):
+        return True
+    if raw in ("f", "false", "0"):
+        return False
+    raise ValueError(f'{name} must be a boolean ("True" or "False"), got {raw!r}')
+
+
 TAG_MAX_LEN = 100
 
 _REMOVED_DAG_ARGS = {
@@ -126,9 +141,9 @@ class DAG:
         default_args: dict | None = None,
         max_active_tasks: int | None = None,
         max_active_runs: int | None = None,
-        max_consecutive_failed_dag_runs: int = 0,
+        max_consecutive_failed_dag_runs: int | None = None,
         dagrun_timeout: timedelta | None = None,
-        catchup: bool = False,
+        catchup: bool | None = None,
         on_success_callback: Callable | list[Callable] | None = None,
         on_failure_callback: Callable | list[Callable] | None = None,
         doc_md: str | None = None,
@@ -196,7 +211,8 @@ class DAG:
         limits = {"max_active_tasks": (max_active_tasks, _configured("max_active_tasks_per_dag",
                                                                      DEFAULT_MAX_ACTIVE_TASKS)),
                   "max_active_runs": (max_active_runs, _configured("max_active_runs_per_dag", DEFAULT_MAX_ACTIVE_RUNS)),
-                  "max_consecutive_failed_dag_runs": (max_consecutive_failed_dag_runs, 0)}
+                  "max_consecutive_failed_dag_runs": (max_consecutive_failed_dag_runs,
+                                                      _configured("max_consecutive_failed_dag_runs_per_dag", 0))}
         for name, (given, default) in limits.items():
             value = default if given is None else given  # Airflow: None means "the configured default"
             if not isinstance(value, int):
@@ -208,7 +224,7 @@ class DAG:
         if dagrun_timeout is not None and not isinstance(dagrun_timeout, timedelta):
             raise TypeError("Dag dagrun_timeout must be timedelta or None")
         self.dagrun_timeout = dagrun_timeout
-        self.catchup = bool(catchup)
+        self.catchup = _configured_bool("scheduler", "catchup_by_default") if catchup is None else bool(catchup)
         self.on_success_callback = on_success_callback
         self.on_failure_callback = on_failure_callback
         self.doc_md = doc_md

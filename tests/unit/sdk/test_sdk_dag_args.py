@@ -106,6 +106,18 @@ class TestLimits:
         with pytest.raises(ValueError, match="AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG must be an integer"):
             DAG("d")
 
+    def test_catchup_and_failed_runs_defaults_come_from_airflows_configuration_variables(self, monkeypatch):
+        monkeypatch.setenv("AIRFLOW__SCHEDULER__CATCHUP_BY_DEFAULT", "True")
+        monkeypatch.setenv("AIRFLOW__CORE__MAX_CONSECUTIVE_FAILED_DAG_RUNS_PER_DAG", "3")
+        dag = DAG("d", schedule="@daily", start_date=pendulum.datetime(2024, 1, 1))
+        assert (dag.catchup, dag.max_consecutive_failed_dag_runs) == (True, 3)
+        assert DAG("d", catchup=False, max_consecutive_failed_dag_runs=0).catchup is False
+        with pytest.raises(ValueError, match="start_date is required when catchup=True"):
+            DAG("d", schedule="@daily")  # as in Airflow: the configured catchup needs a start date
+        monkeypatch.setenv("AIRFLOW__SCHEDULER__CATCHUP_BY_DEFAULT", "maybe")
+        with pytest.raises(ValueError, match="AIRFLOW__SCHEDULER__CATCHUP_BY_DEFAULT must be a boolean"):
+            DAG("d")
+
     @pytest.mark.parametrize("name", ["max_active_tasks", "max_active_runs", "max_consecutive_failed_dag_runs"])
     def test_limits_must_be_ints(self, name):
         with pytest.raises(TypeError, match=f"'{name}' must be <class 'int'>"):
