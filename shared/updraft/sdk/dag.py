@@ -185,11 +185,14 @@ class DAG:
             raise TypeError(f"'default_args' must be <class 'dict'> (got {default_args!r} that is a "
                             f"{type(default_args)}).")
         self.default_args = dict(default_args or {})
-        # Airflow: strings in default_args are parsed; naive datetimes are UTC (not the DAG's timezone);
+        # Airflow: the DAG's timezone is its start date's (a string one parsed as UTC unless it names an
+        # offset); strings in default_args are then parsed in that timezone, while naive datetimes are UTC;
         # every date is stored in UTC while the DAG keeps its start date's timezone for schedules.
+        zone_source = start_date if start_date is not None else self.default_args.get("start_date")
+        zone = self._pick_timezone(timezone.parse(zone_source) if isinstance(zone_source, str) else zone_source)
         for key in ("start_date", "end_date"):
             if isinstance(self.default_args.get(key), str):
-                self.default_args[key] = timezone.parse(self.default_args[key])
+                self.default_args[key] = timezone.parse(self.default_args[key], timezone=zone)
         if start_date is None:
             start_date = self.default_args.get("start_date") or None
         if end_date is None:

@@ -163,6 +163,15 @@ class TestDates:
                   default_args={"end_date": dt.datetime(2030, 1, 1)})
         assert dag.end_date == pendulum.datetime(2030, 1, 1, tz="UTC")
 
+    def test_default_args_date_strings_are_read_in_the_dags_timezone(self):
+        dag = DAG("d", start_date=pendulum.datetime(2024, 1, 1, tz=BERLIN),
+                  default_args={"end_date": "2030-01-01", "start_date": "2024-01-01"})
+        assert dag.end_date == pendulum.datetime(2030, 1, 1, tz=BERLIN)
+        assert dag.default_args["start_date"] == pendulum.datetime(2024, 1, 1, tz=BERLIN)
+        assert dag.default_args["start_date"].utcoffset() == dt.timedelta(0)
+        offset = DAG("d", default_args={"start_date": "2024-01-01T00:00:00+02:00", "end_date": "2024-02-01"})
+        assert offset.end_date == pendulum.datetime(2024, 1, 31, 22, tz="UTC")
+
     def test_task_start_date_is_the_later_of_task_and_dag(self):
         with DAG("d", start_date=pendulum.datetime(2024, 1, 10), end_date=pendulum.datetime(2024, 12, 1)):
             early = EmptyOperator(task_id="early", start_date=pendulum.datetime(2024, 1, 1))
