@@ -90,6 +90,7 @@ class Scheduler:
         self._lock = threading.Lock()
         self._in_progress: set[tuple[str, str]] = set()
         self._dirty: set[tuple[str, str]] = set()
+        self._rotation = 0  # where the next tick's share of the active runs starts
 
     # -- entry points -----------------------------------------------------------------------------------------
     def run_pass(self) -> PassReport:
@@ -97,11 +98,26 @@ class Scheduler:
         report = PassReport()
         self.create_due_runs(report)
         runs = sorted(self.store.active_runs(), key=lambda r: (r.logical_date or r.queued_at or _EPOCH))
-        self._schedule_runs(runs[: self.config.max_dagruns_per_loop_to_schedule], report)
+        self._schedule_runs(self._runs_to_examine(runs), report)
         if self._last_reconcile is None or self.clock() - self._last_reconcile >= self.config.reconcile_interval:
             self.reconcile(runs)
             self._last_reconcile = self.clock()
         return report
+
+    def _runs_to_examine(self, runs: list[DagRun]) -> list[DagRun]:
+        """At most max_dagruns_per_loop_to_schedule runs, taking turns.
+
+        Airflow examines the runs least recently decided on first (``last_scheduling_decision``), so old
+        long-running runs cannot starve newer ones of their start, retries, timeouts and zombie checks. A
+        scheduler here keeps no such column; it rotates instead, so every active run is examined within
+        ``ceil(n / cap)`` ticks of one invocation environment.
+        """
+        cap = self.config.max_dagruns_per_loop_to_schedule
+        if len(runs) <= cap:
+            return runs
+        start = self._rotation % len(runs)
+        self._rotation = start + cap
+        return (runs[start:] + runs[:start])[:cap]
 
     def reconcile(self, runs: list[DagRun]) -> None:
         """Return slots a crashed invocation left taken: the safety net the tick provides, not a hot path."""
@@ -169,6 +185,7 @@ class Scheduler:
 
         now = self.clock()
         budget = self.config.max_dagruns_to_create_per_loop
+        active_by_dag: dict[str, set[str]] | None = None
         for due in self.store.due_dags(now):
             if budget <= 0:
                 break
@@ -176,7 +193,9 @@ class Scheduler:
             if meta is None or meta.is_paused or not meta.is_active:
                 continue
             dag = self.dag(meta.dag_id, meta.dag_hash)
-            active = self._active_run_count(meta.dag_id, dag.max_active_runs)
+            if active_by_dag is None:
+                active_by_dag = self._active_runs_by_dag()
+            active = self._active_run_count(meta.dag_id, active_by_dag.get(meta.dag_id, set()))
             expected = meta.next_dagrun_logical_date
             for info in next_runs(dag, meta, now=now, active_runs=active, max_to_create=budget):
                 run = DagRun(dag_id=meta.dag_id, run_id=run_id_for(dag, info), run_type="scheduled",
@@ -193,9 +212,21 @@ class Scheduler:
                     break  # another scheduler advanced it first: it owns the rest of this DAG's creation
                 expected = following.logical_date if following is not None else None
 
-    def _active_run_count(self, dag_id: str, max_active_runs: int) -> int:
+    def _active_runs_by_dag(self) -> dict[str, set[str]]:
+        by_dag: dict[str, set[str]] = {}
+        for run in self.store.active_runs():
+            by_dag.setdefault(run.dag_id, set()).add(run.run_id)
+        return by_dag
+
+    def _active_run_count(self, dag_id: str, indexed: set[str]) -> int:
+        """Queued and running runs, which Airflow counts against max_active_runs before creating another.
+
+        Running runs come from the run limit's holders (a strong read); queued ones from the active-runs index,
+        which may miss a run another scheduler created within the last moment (the index is eventually
+        consistent): at worst one run too many is created, never one too few.
+        """
         state = self.store.get_limit(dag_runs_limit(dag_id))
-        return 0 if state is None else len(state.holders)
+        return len(indexed | set(state.holders if state else ()))
 
     # -- evaluation and claims --------------------------------------------------------------------------------
     def _schedule_runs(self, runs: list[DagRun], report: PassReport, *, metas: dict[str, Any] | None = None,

@@ -172,6 +172,34 @@ def test_catchup_creates_each_due_run_once_within_max_active_runs(env):
     assert meta.next_dagrun_logical_date == START + dt.timedelta(days=4)  # not due yet
 
 
+def test_a_queued_run_counts_against_max_active_runs_before_another_is_created(env):
+    """Airflow counts queued and running runs (``active_runs_of_dags(only_running=False)``) before creating."""
+    from updraft.scheduling.scheduler import PassReport
+
+    store, clock, scheduler, _ = env
+    clock.now = START + dt.timedelta(days=3, hours=1)
+    store_dags(store, _daily(max_active_runs=1), now=clock())
+    queued = trigger_dag(store, "daily", now=clock())  # queued, not started yet
+    report = PassReport()
+    scheduler.create_due_runs(report)
+    assert report.runs_created == []
+    assert [r.run_id for r in store.list_runs("daily")] == [queued.run_id]
+
+
+def test_ticks_take_turns_over_more_active_runs_than_one_loop_examines(env):
+    """Old runs still going must not keep newer ones from starting (Airflow orders by last decision)."""
+    store, clock, scheduler, executor = env
+    with DAG("busy", schedule=None, start_date=START, max_active_runs=30) as dag:
+        task(lambda: None, task_id="work")()
+    store_dags(store, dag, now=clock())
+    runs = [trigger_dag(store, "busy", now=clock(), run_id=f"r{i:02d}") for i in range(25)]
+    first = scheduler.run_pass()
+    assert len(first.runs_started) == scheduler.config.max_dagruns_per_loop_to_schedule == 20
+    second = scheduler.run_pass()
+    assert set(first.runs_started) | set(second.runs_started) == {r.run_id for r in runs}
+    assert len(executor.take()) == 25
+
+
 def test_racing_schedulers_create_every_scheduled_run_exactly_once(serialized_moto):
     import threading
 
