@@ -241,7 +241,7 @@ class MappedOperator(TaskNode):
 
     @property
     def task_display_name(self) -> str:
-        return self.prototype._task_display_name or self.label
+        return self.prototype._task_display_name or self.task_id  # Airflow: the full id, as for BaseOperator
 
     @property
     def python_callable_name(self) -> str | None:

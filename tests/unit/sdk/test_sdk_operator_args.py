@@ -246,3 +246,10 @@ class TestTemplateFields:
         assert task.doc_md == "# doc"
         assert (task.task_display_name, task.label) == ("Nice name", "Nice name")
         assert (plain.task_display_name, plain.label) == ("g.plain", "plain")
+
+    def test_mapped_display_name_is_the_full_task_id_as_in_airflow(self):
+        with DAG("d"), TaskGroup("g"):
+            mapped = EmptyOperator.partial(task_id="m").expand(doc=["a", "b"])
+            named = EmptyOperator.partial(task_id="n", task_display_name="Nice").expand(doc=["a"])
+        assert (mapped.task_display_name, mapped.label) == ("g.m", "m")
+        assert named.task_display_name == "Nice"
