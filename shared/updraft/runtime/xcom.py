@@ -1,7 +1,10 @@
 """XComs at run time: push and pull over the store, XComArg resolution, and the lazy sequence of a mapped task.
 
-Values are JSON (the store keeps JSON, large ones in S3): a value that is not JSON-serializable fails the task
-with a message naming the task and key, instead of a serializer traceback. ``None`` return values are not pushed
+Values are JSON (the store keeps JSON, large ones in S3), plus what Airflow's XCom serde gives back as it was
+and DAGs commonly return: datetimes (pendulum's too), dates, times and timedeltas, stored tagged the way serde tags
+them (``{"__classname__": ..., "__version__": ..., "__data__": ...}``) and rebuilt when pulled. Any other value
+that is not JSON-serializable fails the task with a message naming the task and key, instead of a serializer
+traceback. ``None`` return values are not pushed
 (Airflow pushes only a result that is not None), which is also how a mapped upstream's instances that returned
 nothing drop out of the lazy sequence a reducing task receives.
 """
@@ -23,6 +26,76 @@ class XComSerializationError(AirflowException, TypeError):
     """A pushed value the store cannot keep (not JSON); the try fails with this message."""
 
 
+_CLASSNAME, _VERSION, _DATA = "__classname__", "__version__", "__data__"
+_TAGGED = frozenset((_CLASSNAME, _VERSION, _DATA))
+_PENDULUM_DATETIME = "pendulum.datetime.DateTime"
+
+
+def _encode_one(value: Any) -> Any:
+    """A datetime-like value as its tagged JSON form; anything else unchanged."""
+    if isinstance(value, dt.datetime):
+        data: dict[str, Any] = {"iso": value.isoformat()}
+        name = getattr(getattr(value, "timezone", None), "name", None)  # pendulum keeps its zone's name
+        if type(value).__module__.startswith("pendulum") and name:
+            data["tz"] = name
+            return {_CLASSNAME: _PENDULUM_DATETIME, _VERSION: 1, _DATA: data}
+        return {_CLASSNAME: "datetime.datetime", _VERSION: 1, _DATA: data}
+    if isinstance(value, dt.date):
+        return {_CLASSNAME: "datetime.date", _VERSION: 1, _DATA: value.isoformat()}
+    if isinstance(value, dt.time):
+        return {_CLASSNAME: "datetime.time", _VERSION: 1, _DATA: value.isoformat()}
+    if isinstance(value, dt.timedelta):
+        return {_CLASSNAME: "datetime.timedelta", _VERSION: 1,
+                _DATA: [value.days, value.seconds, value.microseconds]}
+    return value
+
+
+def encode_value(value: Any) -> Any:
+    """``value`` in the form the store keeps: datetime-likes tagged, inside lists, tuples and dict values too."""
+    if isinstance(value, dict):
+        return {k: encode_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encode_value(v) for v in value]
+    return _encode_one(value)
+
+
+def _decode_one(value: dict) -> Any:
+    name, data = value[_CLASSNAME], value[_DATA]
+    if name == "datetime.datetime" and isinstance(data, dict):
+        return dt.datetime.fromisoformat(data["iso"])
+    if name == _PENDULUM_DATETIME and isinstance(data, dict):
+        import pendulum
+
+        return pendulum.instance(dt.datetime.fromisoformat(data["iso"])).in_timezone(data["tz"])
+    if name == "datetime.date" and isinstance(data, str):
+        return dt.date.fromisoformat(data)
+    if name == "datetime.time" and isinstance(data, str):
+        return dt.time.fromisoformat(data)
+    if name == "datetime.timedelta" and isinstance(data, list):
+        return dt.timedelta(days=data[0], seconds=data[1], microseconds=data[2])
+    return value  # a user's dict that only looks tagged
+
+
+def decode_value(value: Any) -> Any:
+    """The value a pushed one stands for (the inverse of ``encode_value``)."""
+    if isinstance(value, dict):
+        if value.keys() == _TAGGED:
+            return _decode_one(value)
+        return {k: decode_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode_value(v) for v in value]
+    return value
+
+
+def _may_be_tagged(value: Any) -> bool:
+    """Whether decoding could change ``value`` (a cheap walk that stops at the first dict)."""
+    if isinstance(value, dict):
+        return True
+    if isinstance(value, list):
+        return any(isinstance(v, (dict, list)) and _may_be_tagged(v) for v in value)
+    return False
+
+
 def check_json(value: Any, *, task_id: str, key: str) -> None:
     try:
         json.dumps(value, allow_nan=False)
@@ -30,6 +103,13 @@ def check_json(value: Any, *, task_id: str, key: str) -> None:
         raise XComSerializationError(
             f"XCom {key!r} of task {task_id!r} is not JSON-serializable ({type(value).__name__}): {exc}. "
             "Return or push JSON values (str, int, float, bool, None, lists and dicts of them).") from None
+
+
+_MISSING = object()
+
+
+def _decoded(value: Any) -> Any:
+    return decode_value(value) if _may_be_tagged(value) else value
 
 
 class XComClient:
@@ -41,20 +121,26 @@ class XComClient:
         self.now_fn = now_fn
 
     def push(self, key: str, value: Any) -> None:
-        check_json(value, task_id=self.key.task_id, key=key)
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            value = encode_value(value)  # datetimes and friends, tagged; anything else still fails below
+            check_json(value, task_id=self.key.task_id, key=key)
         self.store.put_xcom(self.key, key, value, now=self.now_fn())
 
     def values_by_index(self, task_id: str, key: str = XCOM_RETURN_KEY, *, dag_id: str | None = None,
                         run_id: str | None = None) -> list[tuple[int, Any]]:
         """(map_index, value) of every instance of ``task_id`` that pushed ``key``, in map_index order."""
         found = self.store.list_xcoms(dag_id or self.key.dag_id, run_id or self.key.run_id, task_id)
-        return sorted((index, value) for (index, k), value in found.items() if k == key)
+        return sorted(((index, _decoded(value)) for (index, k), value in found.items() if k == key),
+                      key=lambda pair: pair[0])
 
     def get_one(self, task_id: str, key: str, map_index: int | None, *, dag_id: str | None = None,
                 run_id: str | None = None, default: Any = None) -> Any:
         ti_key = TIKey(dag_id or self.key.dag_id, run_id or self.key.run_id, task_id,
                        UNMAPPED if map_index is None else map_index)
-        return self.store.get_xcom(ti_key, key, default)
+        found = self.store.get_xcom(ti_key, key, _MISSING)
+        return default if found is _MISSING else _decoded(found)
 
     def pull(self, task_ids: str | Sequence[str] | None = None, dag_id: str | None = None,
              key: str = XCOM_RETURN_KEY, include_prior_dates: bool = False, *, map_indexes: Any = NOTSET,

@@ -286,3 +286,49 @@ def test_environments_are_airflows_private_attributes_allowed_and_native_not_san
     native = Renderer(template_env(dag, native=True), {"o": _WithPrivate()}, native=True)
     assert native.render("{{ o.__class__.__name__ }}") == "_WithPrivate"  # Airflow's native env has no sandbox
     assert not isinstance(native.env, jinja2.sandbox.SandboxedEnvironment)
+
+
+class JsonStore(MemoryStore):
+    """Keeps what the real store keeps: the JSON text of each value."""
+
+    def put_xcom(self, key, xcom_key, value, *, now):
+        import json
+
+        super().put_xcom(key, xcom_key, json.dumps(value, allow_nan=False), now=now)
+
+    def get_xcom(self, key, xcom_key, default=None):
+        import json
+
+        found = super().get_xcom(key, xcom_key, None)
+        return default if found is None else json.loads(found)
+
+    def list_xcoms(self, dag_id, run_id, task_id, map_index=None):
+        import json
+
+        return {k: json.loads(v) for k, v in super().list_xcoms(dag_id, run_id, task_id, map_index).items()}
+
+
+class FakeTask:
+    do_xcom_push = True
+    multiple_outputs = False
+
+
+def test_datetimes_dates_times_and_timedeltas_go_through_xcoms_as_in_airflow():
+    # Airflow 3's XCom serde gives a task back the datetime another one returned; JSON alone cannot.
+    import pendulum
+
+    store = JsonStore()
+    c = client(store)
+    value = {"when": dt.datetime(2024, 3, 5, 6, 7, 8, 9, tzinfo=dt.UTC), "naive": dt.datetime(2024, 1, 2),
+             "day": dt.date(2024, 3, 5), "at": dt.time(6, 7), "gap": dt.timedelta(hours=1, microseconds=5),
+             "berlin": pendulum.datetime(2024, 3, 5, tz="Europe/Berlin"), "plain": [1, "x", None]}
+    push_result(FakeTask(), value, c, maps_downstream=False)
+    back = c.pull(task_ids="me")
+    assert back == value
+    assert isinstance(back["berlin"], pendulum.DateTime) and back["berlin"].timezone_name == "Europe/Berlin"
+    c.push("many", [dt.date(2024, 1, d) for d in (1, 2)])
+    assert c.pull(task_ids="me", key="many") == [dt.date(2024, 1, 1), dt.date(2024, 1, 2)]
+    assert list(LazyXComSequence(c, "me", "many")) == [[dt.date(2024, 1, 1), dt.date(2024, 1, 2)]]
+    # JSON values are stored as they are, and a user's dict that merely looks tagged stays a dict
+    c.push("tagged", {"__classname__": "x", "__version__": 1, "__data__": 2})
+    assert c.pull(task_ids="me", key="tagged") == {"__classname__": "x", "__version__": 1, "__data__": 2}
