@@ -253,3 +253,29 @@ class TestTemplateFields:
             named = EmptyOperator.partial(task_id="n", task_display_name="Nice").expand(doc=["a"])
         assert (mapped.task_display_name, mapped.label) == ("g.m", "m")
         assert named.task_display_name == "Nice"
+
+
+def test_operator_defaults_come_from_airflows_configuration_variables():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from airflow.sdk import DAG, task\n"
+        "from airflow.providers.standard.operators.empty import EmptyOperator\n"
+        "with DAG('d'):\n"
+        "    t = EmptyOperator(task_id='t')\n"
+        "    mine = EmptyOperator(task_id='mine', retries=0, owner='me')\n"
+        "    m = EmptyOperator.partial(task_id='m').expand(doc=['a'])\n"
+        "print(t.retries, t.retry_delay.total_seconds(), t.owner, t.queue, mine.retries, mine.owner, m.retries)\n"
+    )
+    env = {**os.environ, "AIRFLOW__CORE__DEFAULT_TASK_RETRIES": "2", "AIRFLOW__CORE__DEFAULT_TASK_RETRY_DELAY": "30",
+           "AIRFLOW__OPERATORS__DEFAULT_OWNER": "data-eng", "AIRFLOW__OPERATORS__DEFAULT_QUEUE": "q"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["2", "30.0", "data-eng", "q", "0", "me", "2"]
+    env["AIRFLOW__CORE__DEFAULT_TASK_RETRIES"] = "many"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
+                            check=False)
+    assert "AIRFLOW__CORE__DEFAULT_TASK_RETRIES must be an integer, got 'many'" in result.stderr
