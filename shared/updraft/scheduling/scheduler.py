@@ -325,7 +325,8 @@ class Scheduler:
     def _previous(self, dag: Any, run: DagRun) -> tuple[list[TaskInstance] | None, bool]:
         if run.logical_date is None or not any(t.depends_on_past for t in dag.tasks):
             return None, False
-        previous = self.store.previous_run(run.dag_id, run.logical_date)
+        # As Airflow's PrevDagrunDep: with catchup, the previous scheduled run; without, the previous run of any type.
+        previous = self.store.previous_run(run.dag_id, run.logical_date, scheduled_only=bool(dag.catchup))
         if previous is None:
             return None, False
         return self.store.get_run_tis(previous.dag_id, previous.run_id), True

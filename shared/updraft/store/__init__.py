@@ -64,7 +64,8 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     get_run              Get DAG#/RUN#                                                SC           1
     list_runs            Query runs_by_date, descending, Limit                        SC           1 per page
     previous_run         Query runs_by_date run_date_sk < date, descending, filter    SC           1
-                         logical_date exists, Limit 1
+                         logical_date exists (and not manual, for catchup DAGs),
+                         Limit 1
     active_runs          Query active_runs ACTIVE#i, each shard                       EC find      N
     set_run_state        Update RUN cond state IN expected (REMOVE active keys when   cond         1
                          finishing, if_not_exists them when re-queued)

@@ -137,8 +137,9 @@ class Store(Protocol):
     def list_runs(self, dag_id: str, *, limit: int | None = None) -> list[DagRun]:
         """Newest logical date first."""
 
-    def previous_run(self, dag_id: str, logical_date: dt.datetime) -> DagRun | None:
-        """The run with the greatest logical date before ``logical_date`` (for depends_on_past)."""
+    def previous_run(self, dag_id: str, logical_date: dt.datetime, *, scheduled_only: bool = False) -> DagRun | None:
+        """The run with the greatest logical date before ``logical_date`` (for depends_on_past); with
+        ``scheduled_only``, manual runs are passed over (Airflow's ``get_previous_scheduled_dagrun``)."""
 
     def active_runs(self) -> list[DagRun]:
         """Queued and running runs, found through a sparse, sharded index: candidates to check."""

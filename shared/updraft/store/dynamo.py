@@ -531,10 +531,13 @@ class DynamoStore:
         items = R.by_date.query(keys.dag_pk(dag_id), scan_index_forward=False, consistent_read=True, limit=limit)
         return [self._run_from_item(i) for i in items]
 
-    def previous_run(self, dag_id: str, logical_date: dt.datetime) -> DagRun | None:
+    def previous_run(self, dag_id: str, logical_date: dt.datetime, *, scheduled_only: bool = False) -> DagRun | None:
         R = self.models.run
+        condition = R.logical_date.exists()
+        if scheduled_only:
+            condition &= R.run_type != "manual"
         items = R.by_date.query(keys.dag_pk(dag_id), R.run_date_sk < ts(logical_date), scan_index_forward=False,
-                                consistent_read=True, filter_condition=R.logical_date.exists(), limit=1)
+                                consistent_read=True, filter_condition=condition, limit=1)
         return next((self._run_from_item(i) for i in items), None)
 
     def active_runs(self) -> list[DagRun]:

@@ -48,6 +48,16 @@ def test_list_runs_newest_logical_date_first_and_previous_run(store):
     assert store.previous_run("d", T0) is None
 
 
+def test_previous_scheduled_run_skips_manual_runs(store):
+    """With catchup, Airflow's depends_on_past looks at the previous scheduled run (get_previous_scheduled_dagrun)."""
+    store.create_run(run(day=1))
+    store.create_run(DagRun(dag_id="d", run_id="manual__noon", run_type="manual", dag_hash="h1",
+                            logical_date=T0.add(hours=12)))
+    assert store.previous_run("d", T0.add(days=1)).run_id == "manual__noon"
+    assert store.previous_run("d", T0.add(days=1), scheduled_only=True).logical_date == T0
+    assert store.previous_run("d", T0.add(hours=12), scheduled_only=True).logical_date == T0
+
+
 def test_active_runs_index_tracks_queued_and_running_only(store):
     a, b, c = run(day=1), run(day=2), run(dag_id="e", day=1)
     for r in (a, b, c):
