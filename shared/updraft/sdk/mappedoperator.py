@@ -234,6 +234,7 @@ class MappedOperator(TaskNode):
     inherits_from_empty_operator = _operator_class_attribute("inherits_from_empty_operator")
     _can_skip_downstream = _operator_class_attribute("_can_skip_downstream")
     _is_sensor = _operator_class_attribute("_is_sensor")
+    custom_operator_name = _operator_class_attribute("custom_operator_name")  # "@task" for a mapped @task
 
     @property
     def label(self) -> str:

@@ -134,6 +134,17 @@ class TestTaskFlow:
         assert mapped.task_id == "add"
         assert dag.get_task("add").upstream_task_ids == {"numbers"}
 
+    def test_mapped_task_keeps_the_decorator_as_its_operator_name(self):
+        from updraft.serialization import serialize_dag
+
+        with DAG("t") as dag:
+            add.expand(x=[1])
+            EmptyOperator.partial(task_id="e").expand(doc=["a"])
+        assert dag.get_task("add").custom_operator_name == "@task"
+        tasks = {t["task_id"]: t for t in serialize_dag(dag, relative_fileloc="f.py", file_hash="h")["dag"]["tasks"]}
+        assert tasks["add"]["custom_operator_name"] == "@task"
+        assert "custom_operator_name" not in tasks["e"]
+
     def test_partial_then_expand_and_unique_ids(self):
         with DAG("t") as dag:
             add.partial(y=1).expand(x=[1, 2])
