@@ -47,6 +47,8 @@ class BashOperator(BaseOperator):
             self.skip_on_exit_code = sorted(skip_on_exit_code)  # type: ignore[arg-type]
         self.cwd = cwd
         self.output_processor = output_processor
+        # Decided on the command as written: once rendered, a template file's name is its content.
+        self._is_inline_cmd = isinstance(bash_command, str) and not bash_command.endswith(tuple(self.template_ext))
 
     def execute(self, context: Any) -> Any:
         """``bash -c`` the rendered command; its output goes to the task log, its last line is the XCom."""
@@ -58,7 +60,8 @@ class BashOperator(BaseOperator):
             if not os.path.isdir(self.cwd):
                 raise AirflowException(f"The cwd {self.cwd} must be a directory")
         exit_code, output = run_bash(self.bash_command, env=self.get_env(context), cwd=self.cwd,
-                                     encoding=self.output_encoding, log=self.log)
+                                     encoding=self.output_encoding, log=self.log,
+                                     as_script=not getattr(self, "_is_inline_cmd", True))
         if exit_code in self.skip_on_exit_code:
             raise AirflowSkipException(f"Bash command returned exit code {exit_code}. Skipping.")
         if exit_code != 0:
@@ -94,19 +97,27 @@ def context_env_vars(context: Any) -> dict[str, str]:
 
 
 def run_bash(command: str, *, env: dict[str, str], cwd: str | None, encoding: str,
-             log: logging.Logger) -> tuple[int, str]:
+             log: logging.Logger, as_script: bool = False) -> tuple[int, str]:
     """Airflow's SubprocessHook: stderr merged into stdout, each line logged, in a temp dir unless ``cwd``.
 
+    ``as_script`` (a rendered ``.sh``/``.bash`` template file): the command is written to a temporary script in
+    that directory and run as ``bash <script>``, as Airflow does, rather than passed with ``bash -c``.
     The process gets its own session so a timeout or failure kills the whole process group, not just bash.
     """
     bash = shutil.which("bash") or "bash"
     with contextlib.ExitStack() as stack:
         workdir = cwd or stack.enter_context(tempfile.TemporaryDirectory(prefix="airflowtmp"))
-        proc = subprocess.Popen([bash, "-c", command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        argv = [bash, "-c", command]
+        if as_script:
+            script = stack.enter_context(tempfile.NamedTemporaryFile(mode="w", dir=workdir, suffix=".sh"))
+            script.write(command)
+            script.flush()
+            argv = [bash, os.path.basename(script.name)]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, cwd=workdir, env=env, start_new_session=True)
         last = ""
         try:
-            log.info("Running command: %s", [bash, "-c", command])
+            log.info("Running command: %s", argv if as_script else [bash, "-c", command])
             log.info("Output:")
             assert proc.stdout is not None
             for raw in _lines(proc.stdout):

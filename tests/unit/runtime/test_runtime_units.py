@@ -332,3 +332,16 @@ def test_datetimes_dates_times_and_timedeltas_go_through_xcoms_as_in_airflow():
     # JSON values are stored as they are, and a user's dict that merely looks tagged stays a dict
     c.push("tagged", {"__classname__": "x", "__version__": 1, "__data__": 2})
     assert c.pull(task_ids="me", key="tagged") == {"__classname__": "x", "__version__": 1, "__data__": 2}
+
+
+def test_a_bash_template_file_runs_as_a_script_file_as_in_airflow(tmp_path):
+    # Airflow writes a rendered .sh/.bash template to a temporary script and runs `bash <script>`: $0 names it,
+    # and a script longer than one argument may be (128 KiB on Linux) still runs, where `bash -c` could not.
+    op = BashOperator(task_id="script", bash_command="long.sh")
+    op.bash_command = "# " + "x" * 200_000 + "\necho \"$0\"\n"  # what rendering the template file gives
+    assert op.execute({}).endswith(".sh")
+    inline = BashOperator(task_id="inline", bash_command="echo \"$0\"")
+    assert not inline.execute({}).endswith(".sh")  # `bash -c`: $0 is bash itself
+    in_cwd = BashOperator(task_id="in_cwd", bash_command="x.bash", cwd=str(tmp_path))
+    in_cwd.bash_command = "pwd"
+    assert in_cwd.execute({}) == str(tmp_path) and list(tmp_path.iterdir()) == []  # the script is cleaned up
