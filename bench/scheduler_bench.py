@@ -11,6 +11,8 @@ Two phases per concurrency level, on a fresh table each time:
   instance is claimed; claims/s = tasks / wall time. Limits are set so they do not bind (parallelism = tasks).
 - full run: the same DAG run to the end with workers (start + finish + the mini scheduler after every task),
   counting every DynamoDB request, split by who made it (scheduler pass, claims, worker reports).
+And per level, over-claims where limits bind: N schedulers race over two runs sharing an 8-slot pool, one of
+them capped at max_active_tasks 5; any try claimed beyond either limit counts (and the pool must fill).
 Prints a markdown table and writes bench/results/scheduler.json.
 """
 
@@ -121,6 +123,50 @@ def claim_phase(width: int, schedulers: int, counter: RequestCounter) -> dict:
             "claimed": len(per_try), "requests": sum(requests.values())}
 
 
+BIND_POOL, BIND_SLOTS, BIND_RUN_TASKS = "bench_bind", 8, 5
+
+
+def overclaim_phase(schedulers: int) -> dict:
+    """Binding limits under racing schedulers: two runs share an 8-slot pool, one run capped at 5 active tasks.
+
+    N scheduler threads run passes until claims stop; an over-claim is a try claimed beyond a limit (the pool's
+    8 slots, or 5 for the capped run). The pool must also fill: the limits bind, they do not starve.
+    """
+    from airflow.sdk import DAG, task
+    from tests.functional.scheduling.harness import Clock, make_store, store_dags
+    from updraft.executors.recording import RecordingExecutor
+    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+    from updraft.scheduling.triggering import trigger_dag
+
+    store, clock = make_store(f"bench-bind-{time.monotonic_ns()}"), Clock()
+    store.set_pool(BIND_POOL, BIND_SLOTS)
+    dags = []
+    for dag_id, max_active_tasks in (("bind_capped", BIND_RUN_TASKS), ("bind_open", 64)):
+        with DAG(dag_id, schedule=None, start_date=dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
+                 max_active_tasks=max_active_tasks) as dag:
+            for i in range(24):
+                task(lambda: None, task_id=f"t{i:02d}", pool=BIND_POOL)()
+        dags.append(dag)
+    store_dags(store, *dags, now=clock())
+    for dag in dags:
+        trigger_dag(store, dag.dag_id, now=clock())
+    executor = RecordingExecutor()
+
+    def loop() -> None:
+        scheduler = Scheduler(store, executor, SchedulerConfig(), clock=clock)
+        for _ in range(5):
+            scheduler.run_pass()
+
+    threads = [threading.Thread(target=loop) for _ in range(schedulers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    claimed = collections.Counter(d.key.dag_id for d in executor.dispatched)
+    over = max(0, sum(claimed.values()) - BIND_SLOTS) + max(0, claimed["bind_capped"] - BIND_RUN_TASKS)
+    return {"over_claims": over, "pool_filled": sum(claimed.values()) == BIND_SLOTS}
+
+
 def full_run(width: int, counter: RequestCounter) -> dict:
     from tests.functional.scheduling.harness import Workers, scheduler_for
 
@@ -156,17 +202,22 @@ def main() -> None:
                 "double_dispatches": max(s["double_dispatches"] for s in samples),
                 "requests_per_claim": statistics.median(s["requests"] / args.tasks for s in samples),
             }
+            bound = [overclaim_phase(level) for _ in range(args.repeat)]
+            results["levels"][level]["over_claims"] = max(b["over_claims"] for b in bound)
+            results["levels"][level]["binding_limits_filled"] = all(b["pool_filled"] for b in bound)
             print(f"{level} schedulers: {results['levels'][level]}", file=sys.stderr)
         results["full_run"] = full_run(args.tasks, counter)
 
     load = os.getloadavg()
     print(f"\nScheduler benchmark: {args.tasks} independent tasks, moto in-process (serialized), "
           f"median of {args.repeat}; load average {load[0]:.2f}\n")
-    print("| schedulers | claims/s | wall to claim all | double dispatches | DynamoDB requests per claimed task |")
-    print("|---|---|---|---|---|")
+    print("| schedulers | claims/s | wall to claim all | double dispatches | over-claims (8-slot pool, run capped "
+          "at 5) | DynamoDB requests per claimed task |")
+    print("|---|---|---|---|---|---|")
     for level, row in results["levels"].items():
+        filled = "" if row["binding_limits_filled"] else " (pool not filled!)"
         print(f"| {level} | {row['claims_per_s']:.0f} | {row['wall_s']:.2f} s | {row['double_dispatches']} | "
-              f"{row['requests_per_claim']:.2f} |")
+              f"{row['over_claims']}{filled} | {row['requests_per_claim']:.2f} |")
     full = results["full_run"]
     print(f"\nFull run (claims + worker start/finish + mini scheduler): {full['per_task']:.2f} requests per task "
           f"({full['requests_total']} total); scheduler pass alone: {full['first_pass_per_task']:.2f} per task.")
