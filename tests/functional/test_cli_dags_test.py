@@ -146,3 +146,19 @@ def test_a_custom_timetable_from_the_plugins_folder_runs(tmp_path):
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert doc["run_state"] == "success" and doc["tasks"]["one"]["state"] == "success"
+
+
+def test_conf_the_params_reject_is_a_usage_error(tmp_path):
+    _write(tmp_path, "pd.py", """
+        from airflow.sdk import Param
+        with DAG("pd", schedule=None, start_date=START, params={"n": Param(1, type="integer")}):
+            @task
+            def t():
+                return None
+
+            t()
+    """)
+    result = CliRunner().invoke(cli, ["dags", "test", "pd", "--conf", '{"n": "x"}', "-o", "json",
+                                      "--dags-folder", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert "Invalid input for param n" in result.output

@@ -241,6 +241,7 @@ def test(ctx, dag_id, logical_date, conf, workers, log_folder, output, dags_fold
 
     from updraft.cli.progress import change_line
     from updraft.local.dag_test import DagTestError, run_dag_test
+    from updraft.sdk.exceptions import ParamValidationError
 
     conf_dict = parse_conf(conf)
     when = parse_date(logical_date)
@@ -262,7 +263,7 @@ def test(ctx, dag_id, logical_date, conf, workers, log_folder, output, dags_fold
     try:
         result = run_dag_test(dag_id, dags_folder=dags_folder, parse_options=options, logical_date=when,
                               conf=conf_dict, workers=workers, log_folder=log_folder, on_change=on_change)
-    except DagTestError as err:
+    except (DagTestError, ParamValidationError) as err:  # a --conf the DAG's params reject is a usage error
         click.echo(f"Error: {err}", err=True)
         ctx.exit(2)
     if human:
