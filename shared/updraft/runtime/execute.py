@@ -256,13 +256,19 @@ def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.date
     state.update(task=task, context=context)
     render_task(task, dag, context, skip=skip)
     with set_current_context(context):
+        # Airflow's _execute_task order: pre_execute (hook, then an operator's own method), on_execute_callback,
+        # execute (the only part under execution_timeout), post_execute (hook, then method).
+        if getattr(task, "_pre_execute_hook", None):
+            task._pre_execute_hook(context)
+        if callable(getattr(task, "pre_execute", None)):
+            task.pre_execute(context)
         _callbacks(state, "on_execute_callback")
         with execution_timeout(task.execution_timeout, task.task_id):
-            if getattr(task, "_pre_execute_hook", None):
-                task._pre_execute_hook(context)
             result = task.execute(context)
-            if getattr(task, "_post_execute_hook", None):
-                task._post_execute_hook(context, result)
+        if getattr(task, "_post_execute_hook", None):
+            task._post_execute_hook(context, result)
+        if callable(getattr(task, "post_execute", None)):
+            task.post_execute(context, result)
     template = context.get("map_index_template")
     if template:
         from updraft.runtime.templates import is_native, template_env

@@ -125,3 +125,38 @@ def test_sys_exit_fails_and_a_deferral_fails_clearly_instead_of_escaping(env):
     assert "SystemExit" in env.ti("escapes", run.run_id, "exit").note
     deferred = env.ti("escapes", run.run_id, "defer")
     assert deferred.try_number == 1 and "deferral is not supported" in deferred.note
+
+
+def test_pre_and_post_execute_run_around_execute_in_airflows_order(env):
+    # Airflow's _execute_task: the pre_execute hook and method, on_execute_callback, execute (only it under
+    # execution_timeout), then the post_execute hook and method with the result.
+    env.add("hooks", """
+    import os
+    from airflow.sdk import BaseOperator
+    OUT = os.path.join(os.path.dirname(__file__), "hooks.txt")
+
+    def note(text):
+        with open(OUT, "a") as f:
+            f.write(text + "\\n")
+
+    class Hooked(BaseOperator):
+        def pre_execute(self, context):
+            note(f"pre_execute:{context['ti'].task_id}")
+
+        def execute(self, context):
+            note("execute")
+            return 7
+
+        def post_execute(self, context, result=None):
+            note(f"post_execute:{result}")
+
+    with DAG("hooks", schedule=None, start_date=START):
+        Hooked(task_id="h", on_execute_callback=lambda context: note("on_execute_callback"),
+               pre_execute=lambda context: note("pre_execute_hook"),
+               post_execute=lambda context, result: note(f"post_execute_hook:{result}"))
+    """)
+    run = env.run("hooks")
+    assert env.states("hooks", run.run_id) == {"h": "success"}
+    assert (env.dags_folder / "hooks.txt").read_text().split() == [
+        "pre_execute_hook", "pre_execute:h", "on_execute_callback", "execute", "post_execute_hook:7",
+        "post_execute:7"]
