@@ -162,3 +162,20 @@ def test_conf_the_params_reject_is_a_usage_error(tmp_path):
                                       "--dags-folder", str(tmp_path)])
     assert result.exit_code == 2, result.output
     assert "Invalid input for param n" in result.output
+
+
+def test_only_the_tested_run_runs_even_for_a_catchup_dag_with_a_backlog(tmp_path):
+    from updraft.local.dag_test import run_dag_test
+
+    _write(tmp_path, "backlog.py", """
+        with DAG("backlog", schedule="@daily", start_date=START, catchup=True, max_active_runs=1):
+            @task
+            def work():
+                return None
+
+            work()
+    """)
+    # Before: the backlog's scheduled runs ran beside it, and with max_active_runs=1 the test waited behind them.
+    result = run_dag_test("backlog", dags_folder=str(tmp_path), timeout_s=60)
+    assert result.run_state == "success" and result.run_id.startswith("manual__")
+    assert result.tasks == {"work": {**result.tasks["work"], "state": "success", "try_number": 1}}

@@ -98,13 +98,16 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     sink = LocalLogSink(log_folder or tempfile.mkdtemp(prefix="updraft-dags-test-logs-"))
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="updraft-worker")
     errors: list[BaseException] = []
+    closing = threading.Event()
 
     class ThreadExecutor:
         def dispatch(self, items: list[Any]) -> None:
-            for item in items:
+            for item in items if not closing.is_set() else ():  # the run is over: nothing more is wanted
                 pool.submit(work, item)
 
-    scheduler = Scheduler(store, ThreadExecutor(), SchedulerConfig(), clock=utcnow)
+    # Like `airflow dags test`, only the one run: the scheduler creates no scheduled runs (a catchup DAG would
+    # otherwise run its backlog beside the test, or wait behind it with max_active_runs).
+    scheduler = Scheduler(store, ThreadExecutor(), SchedulerConfig(max_dagruns_to_create_per_loop=0), clock=utcnow)
 
     def work(item: Any) -> None:
         try:
@@ -126,6 +129,7 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                 raise DagTestError(f"DAG run did not finish within {timeout_s:.0f} s")
             threading.Event().wait(TICK_S)
     finally:
+        closing.set()
         pool.shutdown(wait=True)
     if errors:
         raise errors[0]
