@@ -106,6 +106,25 @@ def test_human_output_has_a_line_per_change_and_a_summary(tmp_path):
     assert "DAG run manual__" in result.output and ": success in" in result.output
 
 
+def test_every_state_change_gets_its_line_however_quick(tmp_path):
+    _write(tmp_path, "flaky.py", """
+        with DAG("flaky", schedule=None, start_date=START,
+                 default_args={"retries": 1, "retry_delay": datetime.timedelta(seconds=0)}):
+            @task
+            def flaky(ti=None):
+                if ti.try_number == 1:
+                    raise ValueError("the first try fails")
+
+            flaky()
+    """)
+    result = _run(tmp_path, "flaky")
+    assert result.exit_code == 0, result.output
+    changes = [line.split(None, 2)[2].strip() for line in result.output.splitlines() if " flaky " in f"{line} "
+               and "(try " in line]
+    assert changes == ["queued (try 1)", "running (try 1)", "up_for_retry (try 1)", "scheduled (try 1)",
+                       "queued (try 2)", "running (try 2)", "success (try 2)"]
+
+
 def test_bad_conf_is_a_usage_error(tmp_path):
     _write(tmp_path, "hi.py", 'with DAG("hi", schedule=None, start_date=START):\n    pass\n')
     result = CliRunner().invoke(cli, ["dags", "test", "hi", "--conf", "{not json", "--dags-folder", str(tmp_path)])

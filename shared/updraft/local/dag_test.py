@@ -86,7 +86,7 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
 
     config = StoreConfig(table_name="updraft-dags-test", region="us-east-1")
     create_table(config)
-    store = DynamoStore(config)
+    store = DynamoStore(config) if on_change is None else _ObservedStore(DynamoStore(config), on_change)
     now = utcnow()
     store.save_parsed_file(owner, now=now)
     store.set_paused(dag_id, False)  # like `airflow dags test`, a test runs a DAG whatever its pause state
@@ -117,11 +117,9 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
 
     started = time.perf_counter()
     run = trigger_dag(store, dag_id, now=utcnow(), conf=conf, logical_date=logical_date)
-    seen: dict[str, tuple[str, int]] = {}
     try:
         while True:
             scheduler.run_pass()
-            _report_changes(store, run, seen, on_change)
             current = store.get_run(dag_id, run.run_id)
             if current.state in FINISHED_RUN_STATES or errors:
                 break
@@ -133,26 +131,40 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
         pool.shutdown(wait=True)
     if errors:
         raise errors[0]
-    _report_changes(store, run, seen, on_change)
     return DagTestResult(dag_id, run.run_id, current.state.value, _task_table(store, dag, run),
                          wall_s=time.perf_counter() - started)
 
 
-def _report_changes(store: Any, run: Any, seen: dict[str, tuple[str, int]],
-                    on_change: Callable[[str, str, int], None] | None) -> None:
-    def when(ti: Any) -> tuple:
-        # Changes seen in one poll are printed in the order they happened.
-        moment = ti.end_date or ti.start_date or ti.queued_at
-        return (moment is None, moment or dt.datetime.min.replace(tzinfo=dt.UTC), ti.task_id, ti.map_index)
+class _ObservedStore:
+    """The store, telling ``on_change`` of every task state written, as it is written: a line per change,
+    however quickly the next one follows (a poll would miss a retry's ``up_for_retry``)."""
 
-    for ti in sorted(store.get_run_tis(run.dag_id, run.run_id), key=when):
-        if ti.state is None:
-            continue
-        now = (ti.state.value, ti.try_number)
-        if seen.get(ti.key.label) != now:
-            seen[ti.key.label] = now
-            if on_change is not None:
-                on_change(ti.key.label, ti.state.value, ti.try_number)
+    def __init__(self, store: Any, on_change: Callable[[str, str, int], None]) -> None:
+        self._store, self._on_change = store, on_change
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def transition_ti(self, key: Any, **kwargs: Any) -> bool:
+        applied = self._store.transition_ti(key, **kwargs)
+        if applied:
+            try_number = (kwargs.get("fields") or {}).get("try_number")
+            if try_number is None:  # unchanged by this write (only a claim sets it)
+                written = self._store.get_ti(key)
+                try_number = written.try_number if written is not None else 0
+            self._tell(key.label, kwargs["state"].value, try_number)
+        return applied
+
+    def start_ti(self, key: Any, **kwargs: Any) -> Any:
+        started = self._store.start_ti(key, **kwargs)
+        if started is not None:
+            self._tell(key.label, started.state.value, started.try_number)
+        return started
+
+    def _tell(self, label: str, state: str, try_number: int) -> None:
+        with self._lock:  # whole lines, from the scheduler and every worker thread
+            self._on_change(label, state, try_number)
 
 
 def _task_table(store: Any, dag: Any, run: Any) -> dict[str, dict[str, Any]]:
