@@ -70,6 +70,8 @@ class BashOperator(BaseOperator):
 
     def get_env(self, context: Any) -> dict[str, str]:
         """Airflow's: the operator's env (or the worker's), plus AIRFLOW_CTX_* variables naming the try."""
+        from updraft.runtime.context import context_env_vars  # the runtime's, not imported when a DAG file is
+
         env = self.env
         if env is None:
             env = os.environ.copy()
@@ -79,21 +81,6 @@ class BashOperator(BaseOperator):
             env = dict(env)
         env.update(context_env_vars(context))
         return env
-
-
-def context_env_vars(context: Any) -> dict[str, str]:
-    """``AIRFLOW_CTX_DAG_ID`` and friends (Airflow's ``context_to_airflow_vars(in_env_var_format=True)``)."""
-    ti = context.get("ti")
-    run = context.get("dag_run")
-    values = {
-        "AIRFLOW_CTX_DAG_OWNER": getattr(context.get("task"), "owner", None),
-        "AIRFLOW_CTX_DAG_ID": getattr(ti, "dag_id", None),
-        "AIRFLOW_CTX_TASK_ID": getattr(ti, "task_id", None),
-        "AIRFLOW_CTX_LOGICAL_DATE": run.logical_date.isoformat() if getattr(run, "logical_date", None) else None,
-        "AIRFLOW_CTX_TRY_NUMBER": str(ti.try_number) if ti is not None else None,
-        "AIRFLOW_CTX_DAG_RUN_ID": getattr(ti, "run_id", None),
-    }
-    return {k: v for k, v in values.items() if v}
 
 
 def run_bash(command: str, *, env: dict[str, str], cwd: str | None, encoding: str,

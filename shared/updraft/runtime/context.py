@@ -178,6 +178,21 @@ def _previous_successful_run(store: Any, run: DagRun, *, page: int) -> DagRun | 
     return best(store.list_runs(run.dag_id))
 
 
+def context_env_vars(context: Any) -> dict[str, str]:
+    """``AIRFLOW_CTX_DAG_ID`` and friends (Airflow's ``context_to_airflow_vars(in_env_var_format=True)``)."""
+    ti = context.get("ti")
+    run = context.get("dag_run")
+    values = {
+        "AIRFLOW_CTX_DAG_OWNER": getattr(context.get("task"), "owner", None),
+        "AIRFLOW_CTX_DAG_ID": getattr(ti, "dag_id", None),
+        "AIRFLOW_CTX_TASK_ID": getattr(ti, "task_id", None),
+        "AIRFLOW_CTX_LOGICAL_DATE": run.logical_date.isoformat() if getattr(run, "logical_date", None) else None,
+        "AIRFLOW_CTX_TRY_NUMBER": str(ti.try_number) if ti is not None else None,
+        "AIRFLOW_CTX_DAG_RUN_ID": getattr(ti, "run_id", None),
+    }
+    return {k: v for k, v in values.items() if v}
+
+
 def build_context(*, ti: RuntimeTaskInstance, task: Any, dag: Any, run: DagRun, store: Any,
                   expanded_ti_count: int | None = None) -> Context:
     context = Context({

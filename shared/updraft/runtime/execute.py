@@ -19,13 +19,14 @@ import copy
 import ctypes
 import datetime as dt
 import logging
+import os
 import signal
 import threading
 import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from updraft.runtime.context import RuntimeTaskInstance, build_context
+from updraft.runtime.context import RuntimeTaskInstance, build_context, context_env_vars
 from updraft.runtime.loader import find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.xcom import XComClient, push_result
@@ -255,6 +256,8 @@ def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.date
     context["task"] = task
     state.update(task=task, context=context)
     render_task(task, dag, context, skip=skip)
+    # As Airflow's _execute_task: the try's AIRFLOW_CTX_* variables are in the environment of the task's code.
+    os.environ.update(context_env_vars(context))
     with set_current_context(context):
         # Airflow's _execute_task order: pre_execute (hook, then an operator's own method), on_execute_callback,
         # execute (the only part under execution_timeout), post_execute (hook, then method).

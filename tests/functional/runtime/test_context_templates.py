@@ -130,3 +130,28 @@ def test_prev_data_interval_success_comes_from_the_latest_earlier_successful_run
         env.scheduler.run_pass()
         env.drain()
     assert env.xcom("ctx", current, "show")["prev"] == "2024-01-03T00:00:00+00:00"
+
+
+def test_the_tasks_code_sees_its_airflow_ctx_variables_in_the_environment(env, monkeypatch):
+    import os
+
+    for name in ("AIRFLOW_CTX_DAG_ID", "AIRFLOW_CTX_TASK_ID", "AIRFLOW_CTX_TRY_NUMBER", "AIRFLOW_CTX_DAG_RUN_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(os, "environ", os.environ.copy())  # the task's exports stay in this test
+    env.add("envy", """
+    @dag(schedule=None, start_date=START)
+    def envy():
+        @task
+        def look():
+            import os
+            return {k: os.environ.get(k) for k in ("AIRFLOW_CTX_DAG_ID", "AIRFLOW_CTX_TASK_ID",
+                                                   "AIRFLOW_CTX_TRY_NUMBER", "AIRFLOW_CTX_DAG_RUN_ID")}
+
+        look()
+
+    envy()
+    """)
+    run = env.run("envy")
+    assert env.xcom("envy", run.run_id, "look") == {
+        "AIRFLOW_CTX_DAG_ID": "envy", "AIRFLOW_CTX_TASK_ID": "look", "AIRFLOW_CTX_TRY_NUMBER": "1",
+        "AIRFLOW_CTX_DAG_RUN_ID": run.run_id}
