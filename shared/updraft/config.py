@@ -28,6 +28,8 @@ Variables (all optional except where noted):
 ``UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP``
 ``UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE``
 ``UPDRAFT_METRICS_NAMESPACE``   CloudWatch namespace of the handlers' metrics, default ``Updraft``
+``UPDRAFT_TASK_LOG_GROUP``      the CloudWatch Logs group of task logs (a stream per try); unset: the bucket's
+                                ``logs/`` (local mode and ``dags test`` keep files or S3)
 ==============================  ===================================================================
 """
 
@@ -87,6 +89,7 @@ class UpdraftConfig:
     max_dagruns_to_create_per_loop: int = 10
     max_dagruns_per_loop_to_schedule: int = 20
     metrics_namespace: str = "Updraft"
+    task_log_group: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -114,6 +117,7 @@ class UpdraftConfig:
             max_dagruns_to_create_per_loop=_int(env, "UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP", 10),
             max_dagruns_per_loop_to_schedule=_int(env, "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE", 20),
             metrics_namespace=env.get("UPDRAFT_METRICS_NAMESPACE") or "Updraft",
+            task_log_group=env.get("UPDRAFT_TASK_LOG_GROUP") or None,
         )
 
     def to_env(self) -> dict[str, str]:
@@ -134,6 +138,7 @@ class UpdraftConfig:
             "UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP": str(self.max_dagruns_to_create_per_loop),
             "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE": str(self.max_dagruns_per_loop_to_schedule),
             "UPDRAFT_METRICS_NAMESPACE": self.metrics_namespace,
+            "UPDRAFT_TASK_LOG_GROUP": self.task_log_group,
         }
         return {name: value for name, value in out.items() if value is not None}
 

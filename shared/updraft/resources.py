@@ -87,3 +87,8 @@ class ResourceNames:
     @property
     def tick_rule(self) -> str:
         return f"{self.prefix}-tick"
+
+    @property
+    def task_log_group(self) -> str:
+        """CloudWatch Logs group of task logs on AWS (a stream per try); local mode keeps them in files or S3."""
+        return f"{self.prefix}-task-logs"

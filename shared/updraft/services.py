@@ -115,9 +115,12 @@ class Services:
 
     @functools.cached_property
     def log_sink(self) -> Any:
-        """Task logs in the bucket under ``logs/`` (None without a bucket: the try still runs)."""
-        from updraft.runtime.logs import S3LogSink
+        """Task logs in CloudWatch Logs when a task log group is configured (on AWS), else in the bucket under
+        ``logs/`` (None without either: the try still runs)."""
+        from updraft.runtime.logs import CloudWatchLogSink, S3LogSink
 
+        if self.config.task_log_group:
+            return CloudWatchLogSink(self.client("logs"), self.config.task_log_group)
         if not self.config.bucket:
             return None
         return S3LogSink(self.client("s3"), self.config.bucket, LOGS_PREFIX)

@@ -12,6 +12,7 @@ def test_defaults_from_an_empty_environment():
     assert config.table is None and config.region is None
     assert config.dags_prefix == "dags/" and config.tick_seconds == 60 and config.parallelism == 32
     assert not config.fargate_configured
+    assert config.task_log_group is None  # task logs in the bucket unless a log group is configured
 
 
 def test_round_trip_through_the_environment():
@@ -19,9 +20,9 @@ def test_round_trip_through_the_environment():
            "UPDRAFT_DYNAMODB_ENDPOINT": "http://127.0.0.1:5000", "UPDRAFT_WORKER_FUNCTION": "worker",
            "UPDRAFT_ECS_CLUSTER": "c", "UPDRAFT_ECS_TASK_DEFINITION": "td:3", "UPDRAFT_ECS_SUBNETS": "s-1, s-2",
            "UPDRAFT_ECS_SECURITY_GROUPS": "sg-1", "UPDRAFT_ECS_PUBLIC_IP": "enabled", "UPDRAFT_TICK_SECONDS": "5",
-           "UPDRAFT_PARALLELISM": "8"}
+           "UPDRAFT_PARALLELISM": "8", "UPDRAFT_TASK_LOG_GROUP": "updraft-dev-task-logs"}
     config = UpdraftConfig.from_env(env)
-    assert config.dags_prefix == "code/"
+    assert config.dags_prefix == "code/" and config.task_log_group == "updraft-dev-task-logs"
     assert config.ecs_subnets == ("s-1", "s-2") and config.ecs_public_ip and config.fargate_configured
     assert UpdraftConfig.from_env(config.to_env()) == config
     store = config.store_config()

@@ -8,7 +8,8 @@ from moto import mock_aws
 from updraft.config import ConfigError, UpdraftConfig
 from updraft.executors.fargate import FargateExecutor
 from updraft.executors.lambda_ import LambdaExecutor
-from updraft.runtime.logs import S3LogSink
+from updraft.runtime.logs import CloudWatchLogSink, S3LogSink
+from updraft.scheduling.records import TIKey
 from updraft.services import Services
 
 BASE = {"UPDRAFT_TABLE": "t", "AWS_REGION": "us-east-1", "UPDRAFT_WORKER_FUNCTION": "worker"}
@@ -51,3 +52,18 @@ def test_missing_settings_name_the_variable():
     with pytest.raises(ConfigError, match="UPDRAFT_BUCKET"):
         _ = _services().loader
     assert _services().log_sink is None  # no bucket: tries still run, without stored logs
+
+
+@mock_aws
+def test_task_logs_go_to_cloudwatch_when_a_task_log_group_is_set():
+    services = _services(UPDRAFT_BUCKET="b", UPDRAFT_TASK_LOG_GROUP="updraft-dev-task-logs")
+    sink = services.log_sink
+    assert isinstance(sink, CloudWatchLogSink) and sink.log_group == "updraft-dev-task-logs"
+    assert sink.logs_client is services.client("logs")  # the Services' own client (its region, its endpoint)
+    assert services.log_sink is sink
+    # Written where the sink says, readable back through the same Services.
+    services.client("logs").create_log_group(logGroupName="updraft-dev-task-logs")
+    key = TIKey("d", "manual__2024-01-01T00:00:00+00:00", "t")
+    sink.write(key, 1, "hello\n")
+    assert services.log_sink.read(key, 1) == "hello\n"
+    assert _services(UPDRAFT_BUCKET="b").log_sink.__class__ is S3LogSink  # unset: the bucket, as before

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import io
 import logging
 import os
+import re
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import quote
 
 from updraft.scheduling.records import TIKey
 
@@ -72,6 +76,109 @@ class S3LogSink:
         except self.s3_client.exceptions.NoSuchKey:
             return None
         return response["Body"].read().decode("utf-8")
+
+
+class CloudWatchLogSink:
+    """One CloudWatch Logs stream per try in ``log_group`` (on AWS); the client is injected.
+
+    The stream is ``<dag_id>/<run_id>/<task_id>/<map_index>/<try>``, each id percent-encoded (``quote`` with no
+    safe characters), so a name holds neither ``:`` nor ``*`` (which CloudWatch refuses) and no id can spill into
+    the next one: two tries never share a stream. A name longer than CloudWatch's 512 characters keeps its head
+    and ends in ``#`` and the SHA-256 of the whole name (``#`` is always encoded in the ids, so such a name is
+    never an ordinary one).
+
+    A write is one delivery of the try's whole log: the events are its lines (split further at 256 KiB), all
+    stamped with the delivery's time, sent in batches within PutLogEvents' limits (10,000 events, 1 MiB counting
+    26 bytes per event). A second delivery of the same try (a retried write) finds the stream there and appends
+    with a later timestamp; a read returns the latest delivery only, so the log reads as written once, like the
+    file and S3 sinks that overwrite. Only ``logs:CreateLogStream`` and ``logs:PutLogEvents`` are needed to write.
+    """
+
+    MAX_STREAM_NAME = 512
+    EVENT_OVERHEAD = 26  # bytes PutLogEvents counts per event on top of its message
+    MAX_EVENT_BYTES = 256 * 1024 - EVENT_OVERHEAD
+    MAX_BATCH_BYTES = 1024 * 1024
+    MAX_BATCH_EVENTS = 10_000
+
+    def __init__(self, logs_client: Any, log_group: str) -> None:
+        self.logs_client = logs_client
+        self.log_group = log_group
+
+    @classmethod
+    def stream_name(cls, key: TIKey, try_number: int) -> str:
+        name = "/".join((quote(key.dag_id, safe=""), quote(key.run_id, safe=""), quote(key.task_id, safe=""),
+                         str(key.map_index), str(try_number)))
+        if len(name) > cls.MAX_STREAM_NAME:
+            digest = hashlib.sha256(name.encode("utf-8")).hexdigest()
+            name = f"{name[:cls.MAX_STREAM_NAME - len(digest) - 1]}#{digest}"
+        return name
+
+    def write(self, key: TIKey, try_number: int, text: str) -> None:
+        stream = self.stream_name(key, try_number)
+        try:
+            self.logs_client.create_log_stream(logGroupName=self.log_group, logStreamName=stream)
+        except self.logs_client.exceptions.ResourceAlreadyExistsException:
+            # A retried delivery: the earlier one took its timestamp before this call, so 2 ms later this
+            # one's is strictly later and a read tells the two apart.
+            time.sleep(0.002)
+        timestamp = int(time.time() * 1000)
+        for batch in self.batches(text):
+            self.logs_client.put_log_events(
+                logGroupName=self.log_group, logStreamName=stream,
+                logEvents=[{"timestamp": timestamp, "message": message} for message in batch])
+
+    def read(self, key: TIKey, try_number: int) -> str | None:
+        request = {"logGroupName": self.log_group, "logStreamName": self.stream_name(key, try_number),
+                   "startFromHead": True}
+        events: list[dict[str, Any]] = []
+        token = None
+        while True:
+            try:
+                page = self.logs_client.get_log_events(**request, **({"nextToken": token} if token else {}))
+            except self.logs_client.exceptions.ResourceNotFoundException:
+                return None
+            events.extend(page.get("events", ()))
+            following = page.get("nextForwardToken")
+            if not following or following == token:
+                break
+            token = following
+        if not events:
+            return ""  # an empty log: the stream exists, with nothing in it
+        latest = max(event["timestamp"] for event in events)
+        return "".join(event["message"] for event in events if event["timestamp"] == latest)
+
+    @classmethod
+    def messages(cls, text: str) -> Iterator[str]:
+        """The events' messages: one per line (its newline kept, so joining them gives the text back), a line
+        over the event limit cut at UTF-8 character boundaries."""
+        for match in _LINE.finditer(text):
+            data = match.group().encode("utf-8")
+            while len(data) > cls.MAX_EVENT_BYTES:
+                cut = cls.MAX_EVENT_BYTES
+                while data[cut] & 0xC0 == 0x80:  # not inside a multi-byte character
+                    cut -= 1
+                yield data[:cut].decode("utf-8")
+                data = data[cut:]
+            if data:
+                yield data.decode("utf-8")
+
+    @classmethod
+    def batches(cls, text: str) -> Iterator[list[str]]:
+        """The messages grouped into PutLogEvents calls within the per-call event count and byte limits."""
+        batch: list[str] = []
+        size = 0
+        for message in cls.messages(text):
+            cost = len(message.encode("utf-8")) + cls.EVENT_OVERHEAD
+            if batch and (len(batch) == cls.MAX_BATCH_EVENTS or size + cost > cls.MAX_BATCH_BYTES):
+                yield batch
+                batch, size = [], 0
+            batch.append(message)
+            size += cost
+        if batch:
+            yield batch
+
+
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
 
 
 class _Buffer:
