@@ -2,7 +2,7 @@
 short list of named grants (infra/README.md has the table per function).
 
 Every statement names this environment's own resources: the table and its indexes, one prefix of the bucket,
-the worker function by its physical name. Nothing here is granted on ``*``.
+the task log group, the worker function by its physical name. Nothing here is granted on ``*``.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from __future__ import annotations
 from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_dynamodb as ddb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from updraft.resources import DAGS_PREFIX, LOGS_PREFIX
+from updraft.resources import DAGS_PREFIX
 
 STORE_PREFIX = "store/"  # updraft.store.config.StoreConfig.s3_prefix: large items
 
@@ -43,14 +44,18 @@ def read_dag_files(bucket: s3.IBucket) -> list[iam.PolicyStatement]:
     ]
 
 
-def write_task_logs(bucket: s3.IBucket) -> iam.PolicyStatement:
-    return iam.PolicyStatement(sid="WriteTaskLogs", actions=["s3:GetObject", "s3:PutObject"],
-                               resources=[bucket.arn_for_objects(f"{LOGS_PREFIX}*")])
+def write_task_logs(task_logs: logs.ILogGroup) -> iam.PolicyStatement:
+    """A try's log: its own stream in the task log group (``CloudWatchLogSink``), created, then written. The
+    group's ARN is ``...:log-group:<name>:*``, the form IAM takes for these actions: this group's streams only.
+    Nothing more: no reading, no other group, and the bucket's ``logs/`` prefix is local mode's alone."""
+    return iam.PolicyStatement(sid="WriteTaskLogs", actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                               resources=[task_logs.log_group_arn])
 
 
-def worker_data_access(table: ddb.ITable, bucket: s3.IBucket) -> list[iam.PolicyStatement]:
+def worker_data_access(table: ddb.ITable, bucket: s3.IBucket, task_logs: logs.ILogGroup
+                       ) -> list[iam.PolicyStatement]:
     """What running a try needs, whether it runs in the worker Lambda or in a Fargate task."""
-    return [table_read_write(table), store_objects(bucket), *read_dag_files(bucket), write_task_logs(bucket)]
+    return [table_read_write(table), store_objects(bucket), *read_dag_files(bucket), write_task_logs(task_logs)]
 
 
 def function_arn(scope: Construct, function_name: str) -> str:

@@ -46,7 +46,8 @@ class UpdraftFunctions(Construct):
 
     - parser: the table, ``store/``, read ``dags/``;
     - scheduler: the table, ``store/``, invoke the worker, run the Fargate worker task (never ``dags/``);
-    - worker: what the parser has, plus ``logs/``, invoking itself and the Fargate task (its mini scheduler);
+    - worker: what the parser has, plus writing streams of the task log group, invoking itself and the Fargate
+      task (its mini scheduler);
     - api: ``GetItem`` on the table (the health route; the API's own issue adds what its routes read).
     """
 
@@ -59,17 +60,21 @@ class UpdraftFunctions(Construct):
         self._code = lambda_code(dependencies=bundle_dependencies)
         table, bucket = data.table, data.bucket
         self.metrics_namespace = f"Updraft/{names.environment}"  # environments sharing an account stay apart
+        # Task logs: a stream per try (CloudWatchLogSink), written by the worker Lambda and the Fargate task.
+        self.task_logs = logs.LogGroup(self, "TaskLogs", log_group_name=names.task_log_group,
+                                       retention=self._retention, removal_policy=self._removal)
         base = UpdraftConfig(table=table.table_name, bucket=bucket.bucket_name, dags_prefix=DAGS_PREFIX,
                              tick_seconds=settings.tick_minutes * 60, parallelism=settings.parallelism,
                              metrics_namespace=self.metrics_namespace)
         # What dispatches tries (scheduler, worker's mini scheduler, Fargate task): both executors. The task
-        # definition is named by its family so RunTask takes the latest revision a deploy registered.
+        # definition is named by its family so RunTask takes the latest revision a deploy registered. The task
+        # log group goes with them: RunTask passes the dispatcher's environment to the Fargate worker.
         dispatching = replace(
             base, worker_function=names.worker_function, scheduler_function=names.scheduler_function,
             ecs_cluster=fargate.cluster.cluster_name,
             ecs_task_definition=names.ecs_task_family, ecs_container=names.ecs_container,
             ecs_subnets=tuple(fargate.subnet_ids), ecs_security_groups=tuple(fargate.security_group_ids),
-            ecs_public_ip=True)
+            ecs_public_ip=True, task_log_group=self.task_logs.log_group_name)
 
         self.dead_letter_queue = sqs.Queue(
             self, "WorkerDLQ", queue_name=names.worker_dlq, retention_period=Duration.days(14), enforce_ssl=True,
@@ -102,7 +107,7 @@ class UpdraftFunctions(Construct):
             self.parser: [access.table_read_write(table), access.store_objects(bucket),
                           *access.read_dag_files(bucket)],
             self.scheduler: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],
-            self.worker: [*access.worker_data_access(table, bucket), *dispatch(),
+            self.worker: [*access.worker_data_access(table, bucket, self.task_logs), *dispatch(),
                           access.invoke_scheduler(self, names.scheduler_function)],
             self.api: [iam.PolicyStatement(sid="TableGetItem", actions=["dynamodb:GetItem"],
                                            resources=[table.table_arn])],
@@ -115,7 +120,7 @@ class UpdraftFunctions(Construct):
         # (Lambda sets AWS_REGION itself and refuses it in a function's environment; a container needs it.)
         for name, value in replace(dispatching, region=Stack.of(self).region).to_env().items():
             fargate.container.add_environment(name, value)
-        for statement in (*access.worker_data_access(table, bucket), *dispatch(),
+        for statement in (*access.worker_data_access(table, bucket, self.task_logs), *dispatch(),
                           access.invoke_scheduler(self, names.scheduler_function)):
             fargate.task_definition.add_to_task_role_policy(statement)
 

@@ -20,7 +20,8 @@ def _attr(key: KeyAttr) -> ddb.Attribute:
 
 class UpdraftData(Construct):
     """The table with point-in-time recovery and every index the store queries, and the versioned, private,
-    TLS-only bucket that holds DAG files (``dags/``), large store items (``store/``) and task logs (``logs/``).
+    TLS-only bucket that holds DAG files (``dags/``) and large store items (``store/``); task logs go to the task
+    log group (the bucket's ``logs/`` is local mode's).
 
     The table is named ``names.table``, as in local mode. The bucket is named ``names.bucket`` (which holds the
     account and region, bucket names being global) only when the stack's account and region are concrete: in an

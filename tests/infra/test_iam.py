@@ -27,7 +27,7 @@ CDK_OWNED_ROLE = re.compile(r"^BucketNotificationsHandler[0-9a-f]{32}Role")
 # avoid dependency cycles) and the CDK bootstrap's container asset repository.
 NAMED = re.compile(r"[:/](updraft-dev-|cdk-hnb659fds-container-assets-123456789012-us-east-1$)")
 
-LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}
+LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}  # a role's own log group; the workers' also the task logs
 TABLE = set(TABLE_READ_WRITE)
 STORE = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
 DAGS = {"s3:GetObject", "s3:ListBucket"}
@@ -37,6 +37,7 @@ EXPECTED_FUNCTION_ACTIONS = {
     "scheduler": LOGS | TABLE | STORE | DISPATCH,
     "worker": LOGS | TABLE | STORE | DAGS | DISPATCH | {"sqs:SendMessage", "sqs:GetQueueAttributes",
                                                       "sqs:GetQueueUrl"},  # its on-failure destination
+    # (the worker's LOGS cover its own group and the task log group: test_only_the_workers_write_task_logs)
     "api": LOGS | {"dynamodb:GetItem"},
 }
 
@@ -101,8 +102,9 @@ def test_each_function_role_has_exactly_its_actions(synth, name: str) -> None:
 def test_fargate_roles(synth) -> None:
     task = _task_definition(synth.resources)
     task_role, execution_role = task["TaskRoleArn"]["Fn::GetAtt"][0], task["ExecutionRoleArn"]["Fn::GetAtt"][0]
-    # The task is a worker: the worker Lambda's data access and dispatching, minus its Lambda-only grants.
-    assert _actions(role_statements(synth.resources, task_role)) == TABLE | STORE | DAGS | DISPATCH
+    # The task is a worker: the worker Lambda's data access (task logs included) and dispatching, minus its
+    # Lambda-only grants. Its container's own output goes through the execution role's awslogs driver.
+    assert _actions(role_statements(synth.resources, task_role)) == TABLE | STORE | DAGS | DISPATCH | LOGS
     assert _actions(role_statements(synth.resources, execution_role)) == LOGS | {
         "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage",
         "ecr:GetAuthorizationToken"}
@@ -121,6 +123,30 @@ def test_only_the_parser_and_workers_read_dag_code(synth) -> None:
                 readers.add(role)
     assert readers == {function_role(synth.resources, "parser"), function_role(synth.resources, "worker"),
                        task_role}
+
+
+def _task_log_group(resources: dict) -> str:
+    (found,) = [k for k, v in of_type(resources, "AWS::Logs::LogGroup").items()
+                if v["Properties"].get("LogGroupName") == "updraft-dev-task-logs"]
+    return found
+
+
+def test_only_the_workers_write_task_logs_and_only_their_streams(synth) -> None:
+    task_logs = _task_log_group(synth.resources)
+    task_role = _task_definition(synth.resources)["TaskRoleArn"]["Fn::GetAtt"][0]
+    writers = {}
+    for role, statements in _all_roles(synth.resources).items():
+        for statement in statements:
+            resources = as_list(render(statement["Resource"]))
+            if any(task_logs in str(r) for r in resources):
+                assert role not in writers, role  # one statement per role
+                writers[role] = statement
+            # The bucket's logs/ prefix is local mode's: on AWS nobody reads or writes task logs there.
+            assert not any(str(r).endswith("/logs/*") for r in resources), (role, statement)
+    assert set(writers) == {function_role(synth.resources, "worker"), task_role}
+    for statement in writers.values():
+        assert set(as_list(statement["Action"])) == LOGS  # create a try's stream, put its events; no reading
+        assert render(statement["Resource"]) == f"<{task_logs}.Arn>"  # arn:...:log-group:<name>:* (its streams)
 
 
 def test_dispatching_is_scoped_to_the_worker_and_its_task(synth) -> None:

@@ -180,7 +180,23 @@ def test_every_function_and_the_state_machine_log_with_retention(synth) -> None:
              ["Fn::GetAtt"][0])
     _, task = _only(synth, "AWS::ECS::TaskDefinition")
     used.add(task["ContainerDefinitions"][0]["LogConfiguration"]["Options"]["awslogs-group"]["Ref"])
-    assert used == set(groups)  # six groups, each used once: no function writes to an unmanaged group
+    used.add(_env(synth, "worker")["UPDRAFT_TASK_LOG_GROUP"].strip("<>"))
+    assert used == set(groups)  # seven groups, each used: no function writes to an unmanaged group
+
+
+def test_task_logs_have_their_own_named_group_given_to_the_workers(synth) -> None:
+    ((group_id, group),) = [(k, v) for k, v in of_type(synth.resources, "AWS::Logs::LogGroup").items()
+                            if v["Properties"].get("LogGroupName") == NAMES.task_log_group]
+    assert group["Properties"]["RetentionInDays"] == SETTINGS.log_retention_days
+    assert group["DeletionPolicy"] == "Delete"  # dev: destroyed with the stack, like the other log groups
+    # The worker writes there; the scheduler carries it to the Fargate tasks it starts (RunTask's environment).
+    for name in ("scheduler", "worker"):
+        assert _config(_env(synth, name)).task_log_group == f"<{group_id}>"
+    _, task = _only(synth, "AWS::ECS::TaskDefinition")
+    container_env = {e["Name"]: render(e["Value"]) for e in task["ContainerDefinitions"][0]["Environment"]}
+    assert container_env["UPDRAFT_TASK_LOG_GROUP"] == f"<{group_id}>"
+    for name in ("parser", "api"):  # they run no tries
+        assert "UPDRAFT_TASK_LOG_GROUP" not in _env(synth, name)
 
 
 # -- Fargate -----------------------------------------------------------------------------------------------
@@ -275,7 +291,8 @@ def test_resource_inventory(synth) -> None:
         "AWS::ApiGateway::RestApi", "AWS::EC2::NatGateway")} == {
         "AWS::Lambda::Function": 5,  # ours + CDK's bucket-notifications handler
         "AWS::IAM::Role": 8,  # 4 functions, task, task execution, state machine, notifications handler
-        "AWS::Logs::LogGroup": 6, "AWS::CloudWatch::Alarm": 2, "AWS::ECS::Cluster": 1,
+        "AWS::Logs::LogGroup": 7,  # 4 functions, Fargate task, state machine, task logs
+        "AWS::CloudWatch::Alarm": 2, "AWS::ECS::Cluster": 1,
         "AWS::ECS::TaskDefinition": 1, "AWS::StepFunctions::StateMachine": 1, "AWS::ApiGateway::RestApi": 1,
         "AWS::EC2::NatGateway": 0}
 

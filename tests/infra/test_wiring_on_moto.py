@@ -1,5 +1,6 @@
 """The synthesized wiring, deployed by hand on moto: the scheduler's environment from the template builds a Fargate
-executor whose RunTask the synthesized task definition accepts (the session's one synth; no new one).
+executor whose RunTask the synthesized task definition accepts, and the worker's writes task logs to the synthesized
+task log group (the session's one synth; no new one).
 
 moto records RunTask without running anything (shared/notes/aws-offline.md 2e); what this checks is that the
 names, subnets, security group and container the stack writes into the environment fit together, and that the
@@ -17,6 +18,7 @@ from tests.infra.cfn import function_id, of_type, render
 from updraft.config import UpdraftConfig
 from updraft.executors.base import Dispatch
 from updraft.executors.fargate import DISPATCH_ENV
+from updraft.runtime.logs import CloudWatchLogSink
 from updraft.scheduling.records import TIKey
 from updraft.services import Services
 
@@ -43,6 +45,10 @@ def _deploy_network_and_cluster(resources: dict) -> dict[str, str]:
     deployed[table_id] = table["Properties"]["TableName"]
     ((bucket_id, bucket),) = of_type(resources, "AWS::S3::Bucket").items()
     deployed[bucket_id] = bucket["Properties"]["BucketName"]
+    for group_id, group in of_type(resources, "AWS::Logs::LogGroup").items():
+        if "LogGroupName" in group["Properties"]:  # the task logs' (the others keep generated names)
+            deployed[group_id] = group["Properties"]["LogGroupName"]
+            boto3.client("logs", region_name=REGION).create_log_group(logGroupName=deployed[group_id])
     return deployed
 
 
@@ -88,3 +94,19 @@ def test_the_schedulers_environment_runs_the_synthesized_task_definition(synth) 
         subnets = {v for k, v in deployed.items() if k in of_type(synth.resources, "AWS::EC2::Subnet")}
         assert (set(network["subnets"]), network["assignPublicIp"]) == (subnets, "ENABLED")
         assert network["securityGroups"] == [v for k, v in deployed.items() if k.endswith(".GroupId")]
+
+
+def test_the_workers_environment_writes_task_logs_to_the_task_log_group(synth) -> None:
+    with mock_aws():
+        deployed = _deploy_network_and_cluster(synth.resources)
+        worker = synth.resources[function_id(synth.resources, "worker")]["Properties"]
+        env = render(worker["Environment"]["Variables"], deployed)
+        assert env["UPDRAFT_TASK_LOG_GROUP"] == "updraft-dev-task-logs"
+        services = Services(UpdraftConfig.from_env({**env, "AWS_REGION": REGION}))
+        assert isinstance(services.log_sink, CloudWatchLogSink)
+
+        services.log_sink.write(DISPATCH.key, 1, "extracting\ndone\n")
+
+        (stream,) = services.client("logs").describe_log_streams(logGroupName="updraft-dev-task-logs")["logStreams"]
+        assert stream["logStreamName"] == "etl/manual__2024-01-01T00%3A00%3A00%2B00%3A00/train/-1/1"
+        assert services.log_sink.read(DISPATCH.key, 1) == "extracting\ndone\n"
