@@ -150,9 +150,10 @@ class CloudWatchLogSink:
     @classmethod
     def messages(cls, text: str) -> Iterator[str]:
         """The events' messages: one per line (its newline kept, so joining them gives the text back), a line
-        over the event limit cut at UTF-8 character boundaries."""
+        over the event limit cut at UTF-8 character boundaries. A character UTF-8 cannot carry (a lone surrogate
+        from undecodable output) becomes ``?`` rather than losing the try's whole log."""
         for match in _LINE.finditer(text):
-            data = match.group().encode("utf-8")
+            data = match.group().encode("utf-8", "replace")
             while len(data) > cls.MAX_EVENT_BYTES:
                 cut = cls.MAX_EVENT_BYTES
                 while data[cut] & 0xC0 == 0x80:  # not inside a multi-byte character

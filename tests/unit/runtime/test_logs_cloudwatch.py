@@ -84,6 +84,12 @@ def test_a_second_delivery_of_the_same_try_reads_as_written_once(logs) -> None:
     assert _streams(logs) == [CloudWatchLogSink.stream_name(KEY, 1)]
 
 
+def test_undecodable_output_does_not_lose_the_log(logs) -> None:
+    sink = CloudWatchLogSink(logs, GROUP)
+    sink.write(KEY, 1, "bad \udcff byte\nnext\n")  # a lone surrogate: not encodable as UTF-8
+    assert sink.read(KEY, 1) == "bad ? byte\nnext\n"
+
+
 def test_an_empty_log_still_creates_its_stream(logs) -> None:
     sink = CloudWatchLogSink(logs, GROUP)
     puts = _record_puts(logs)
