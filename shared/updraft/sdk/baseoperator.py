@@ -59,7 +59,10 @@ MAXIMUM_PRIORITY_WEIGHT = 2147483647
 DEFAULT_QUEUE = _airflow_option("operators", "default_queue", "default")
 DEFAULT_RETRIES = _airflow_int_option("core", "default_task_retries", 0)
 DEFAULT_RETRY_DELAY = timedelta(seconds=_airflow_int_option("core", "default_task_retry_delay", 300))
-MAX_RETRY_DELAY = timedelta(hours=24)
+MAX_RETRY_DELAY = timedelta(seconds=_airflow_int_option("core", "max_task_retry_delay", 24 * 60 * 60))
+DEFAULT_TASK_EXECUTION_TIMEOUT = (timedelta(seconds=_airflow_int_option("core", "default_task_execution_timeout", 0))
+                                  if _airflow_option("core", "default_task_execution_timeout", "") else None)
+DEFAULT_WEIGHT_RULE = WeightRule(_airflow_option("core", "default_task_weight_rule", WeightRule.DOWNSTREAM))
 
 # Arguments Airflow 2 accepted and Airflow 3 removed: say so instead of a bare "invalid argument".
 _REMOVED_ARGS = {
@@ -317,12 +320,12 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
         params: dict | None = None,
         default_args: dict | None = None,
         priority_weight: int = DEFAULT_PRIORITY_WEIGHT,
-        weight_rule: str | WeightRule = WeightRule.DOWNSTREAM,
+        weight_rule: str | WeightRule = DEFAULT_WEIGHT_RULE,
         queue: str = DEFAULT_QUEUE,
         pool: str | None = None,
         pool_slots: int = DEFAULT_POOL_SLOTS,
         sla: timedelta | None = None,
-        execution_timeout: timedelta | None = None,
+        execution_timeout: timedelta | None = DEFAULT_TASK_EXECUTION_TIMEOUT,
         on_execute_callback: Any = None,
         on_failure_callback: Any = None,
         on_success_callback: Any = None,

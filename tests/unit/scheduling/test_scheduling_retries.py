@@ -126,3 +126,23 @@ def test_up_for_retry_is_scheduled_again_only_when_its_time_has_come():
     ready = store.evaluate(dag, now=NOW + dt.timedelta(seconds=30))
     assert [(c.expected, c.state) for c in ready.changes] == [(S.UP_FOR_RETRY, S.SCHEDULED)]
     assert store.items[ready.changes[0].key].try_number == 1  # the claim makes it 2
+
+
+def test_the_global_cap_is_airflows_max_task_retry_delay_from_the_environment():
+    import os
+    import subprocess
+    import sys
+
+    code = ("import datetime as dt\n"
+            "from types import SimpleNamespace\n"
+            "from updraft.scheduling.records import TaskInstance\n"
+            "from updraft.scheduling.retries import next_retry_datetime\n"
+            "task = SimpleNamespace(task_id='t', retries=99, retry_delay=dt.timedelta(hours=1),\n"
+            "                       retry_exponential_backoff=True, max_retry_delay=None)\n"
+            "ti = TaskInstance(dag_id='d', run_id='r', task_id='t', try_number=9)\n"
+            "now = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)\n"
+            "print((next_retry_datetime(task, ti, now, logical_date=now) - now).total_seconds())\n")
+    env = {**os.environ, "AIRFLOW__CORE__MAX_TASK_RETRY_DELAY": "600"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
+                            check=True)
+    assert result.stdout.split() == ["600.0"]

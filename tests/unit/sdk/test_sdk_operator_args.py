@@ -267,14 +267,16 @@ def test_operator_defaults_come_from_airflows_configuration_variables():
         "    t = EmptyOperator(task_id='t')\n"
         "    mine = EmptyOperator(task_id='mine', retries=0, owner='me')\n"
         "    m = EmptyOperator.partial(task_id='m').expand(doc=['a'])\n"
-        "print(t.retries, t.retry_delay.total_seconds(), t.owner, t.queue, mine.retries, mine.owner, m.retries)\n"
+        "print(t.retries, t.retry_delay.total_seconds(), t.owner, t.queue, mine.retries, mine.owner, m.retries,\n"
+        "      t.weight_rule, t.execution_timeout.total_seconds(), m.weight_rule)\n"
     )
     env = {**os.environ, "AIRFLOW__CORE__DEFAULT_TASK_RETRIES": "2", "AIRFLOW__CORE__DEFAULT_TASK_RETRY_DELAY": "30",
-           "AIRFLOW__OPERATORS__DEFAULT_OWNER": "data-eng", "AIRFLOW__OPERATORS__DEFAULT_QUEUE": "q"}
+           "AIRFLOW__OPERATORS__DEFAULT_OWNER": "data-eng", "AIRFLOW__OPERATORS__DEFAULT_QUEUE": "q",
+           "AIRFLOW__CORE__DEFAULT_TASK_WEIGHT_RULE": "absolute", "AIRFLOW__CORE__DEFAULT_TASK_EXECUTION_TIMEOUT": "90"}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
                             check=False)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["2", "30.0", "data-eng", "q", "0", "me", "2"]
+    assert result.stdout.split() == ["2", "30.0", "data-eng", "q", "0", "me", "2", "absolute", "90.0", "absolute"]
     env["AIRFLOW__CORE__DEFAULT_TASK_RETRIES"] = "many"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
                             check=False)
