@@ -80,6 +80,7 @@ WARM_MODULES = (
 # Exit codes the child uses; anything else came from the DAG file itself.
 _EXIT_OK = 0
 _EXIT_INTERNAL = 70
+_EXIT_INTERRUPTED = 71
 
 # After the soft timeout (SIGALRM inside the child, which yields a traceback
 # pointing at the stuck line) the parent waits this long before SIGKILL.
@@ -349,6 +350,8 @@ def _crash_record(finished: _Finished, options: ParseOptions) -> ImportErrorReco
             )
         else:
             message = f"DAG file process for {rel} died from {_signal_name(sig)}"
+    elif os.WEXITSTATUS(status) == _EXIT_INTERRUPTED:
+        message = f"parsing {rel} was interrupted: KeyboardInterrupt (raised by the file, or a Ctrl-C)"
     elif os.WEXITSTATUS(status) == _EXIT_INTERNAL:
         message = (
             f"the parser failed inside the process for {rel} before it could report a result; "
@@ -410,6 +413,10 @@ class Forker:
                 os.close(read_fd)
                 _child_main(job, self.options, self.target, write_fd, out_fd, self.prepared)
                 code = _EXIT_OK
+            except KeyboardInterrupt:  # re-raised by the loader, as Airflow does: not an internal failure
+                code = _EXIT_INTERRUPTED
+                with contextlib.suppress(BaseException):
+                    traceback.print_exc()
             except BaseException:
                 with contextlib.suppress(BaseException):
                     traceback.print_exc()

@@ -128,6 +128,18 @@ def test_crashes_are_reported_not_raised(tmp_path):
     assert results[3].import_errors[0].message == "SystemExit: 2"
 
 
+def interrupting_target(job: FileJob, options: ParseOptions) -> ParsedFile:
+    raise KeyboardInterrupt  # what the loader re-raises when a DAG file raises it, as Airflow does
+
+
+def test_a_keyboard_interrupt_is_named_not_taken_for_a_memory_problem(tmp_path):
+    job = write(tmp_path, "ctrl_c.py", "raise KeyboardInterrupt\n")
+    options = ParseOptions(timeout_s=2.0, memory_limit_mb=512)
+    (result,) = IsolatedParser(options, target=interrupting_target, warm=False).parse([job])
+    message = result.import_errors[0].message
+    assert "KeyboardInterrupt" in message and "memory" not in message
+
+
 def test_a_crash_under_a_deep_stack_keeps_the_crashing_line(tmp_path):
     """faulthandler prints innermost first: a long dump must not lose the user's frame."""
     body = (
