@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime as dt
-import math
 import threading
 import uuid
 from collections.abc import Callable
@@ -38,28 +37,24 @@ CLAIM_GRACE = dt.timedelta(seconds=60)
 
 
 T = TypeVar("T")
-# Two pools, so a claim running in the first can send its writes through the second without waiting on itself.
-_POOL_SIZES = {"writes": 8, "claims": 8}
-_pools: dict[str, concurrent.futures.ThreadPoolExecutor] = {}
-_pools_lock = threading.Lock()
+_writers: concurrent.futures.ThreadPoolExecutor | None = None
+_writers_lock = threading.Lock()
 
 
-def concurrently(calls: list[Callable[[], T]], *, pool: str = "writes") -> list[T]:
+def concurrently(calls: list[Callable[[], T]]) -> list[T]:
     """Run independent single-item writes at once and return their results in order.
 
     Each limit is its own item and each write its own condition, so their order never mattered; sending them
     together makes a claim or a release cost one round trip instead of one per limit, which is most of the
     time between one task's end and the next one's start. The first exception is raised after all finished.
-    ``pool="claims"`` runs whole claims (which call this again for their writes).
     """
+    global _writers
     if len(calls) <= 1:
         return [call() for call in calls]
-    with _pools_lock:
-        if pool not in _pools:
-            _pools[pool] = concurrent.futures.ThreadPoolExecutor(_POOL_SIZES[pool],
-                                                                 thread_name_prefix=f"updraft-{pool}")
-        executor = _pools[pool]
-    futures = [executor.submit(call) for call in calls]
+    with _writers_lock:
+        if _writers is None:
+            _writers = concurrent.futures.ThreadPoolExecutor(8, thread_name_prefix="updraft-writes")
+    futures = [_writers.submit(call) for call in calls]
     concurrent.futures.wait(futures)
     return [future.result() for future in futures]
 
@@ -109,22 +104,6 @@ def claim_needs(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int,
     if 0 <= size < ti.pool_slots:
         return f"task needs {ti.pool_slots} slots but pool '{ti.pool}' has {size}"
     return limits_for(ti, task, dag, parallelism=parallelism, pool_slots_total=size)
-
-
-def free_slots(store: Store, needs: list[LimitNeed]) -> dict[str, float]:
-    """Slots free now in each limit the needs name (one strong read per limit, sent together).
-
-    What lets a pass claim several tries at once and still in priority order: it sends together only the
-    claims the limits have room for, so none can take a slot a higher-priority claim of the same wave needed.
-    A limit not used yet has its full size; a negative size is unlimited.
-    """
-    by_id = {need.limit_id: need for need in needs}
-    states = concurrently([lambda limit_id=limit_id: store.get_limit(limit_id) for limit_id in by_id])
-    free: dict[str, float] = {}
-    for (limit_id, need), state in zip(by_id.items(), states, strict=True):
-        size = state.limit if state is not None else need.limit
-        free[limit_id] = math.inf if size < 0 else (state.available if state is not None else size)
-    return free
 
 
 CLAIMED_ELSEWHERE = "claimed by another scheduler"

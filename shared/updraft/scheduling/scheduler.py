@@ -23,11 +23,9 @@ from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claims import (
     CLAIM_GRACE,
     CLAIMED_ELSEWHERE,
-    LimitNeed,
     claim,
     claim_needs,
     concurrently,
-    free_slots,
     reconcile_limits,
     release_try_limits,
 )
@@ -359,15 +357,6 @@ class Scheduler:
 
     def _claim_ordered(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                        creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int]) -> None:
-        """Claim in priority order, in one wave: the tries the limits have room for are claimed at once.
-
-        Claimed one after another, a fan-out's 32 claims cost 64 round trips before the last one starts (the
-        claim rate, not the workers, then bounds its concurrency). Read once, the limits say how many of the
-        ordered tries fit, as Airflow's scheduler knows from its counts; a try that does not fit makes its limit
-        full for the rest of the pass, exactly as a refused take would. Claims of one wave cannot take each
-        other's slots (they fit together), so priority order holds unless another scheduler races for the
-        same slots, which the conditional takes settle as they always did.
-        """
         from updraft.scheduling.ordering import claim_order
 
         if not candidates:
@@ -375,8 +364,11 @@ class Scheduler:
         runs = {(run.dag_id, run.run_id): run for _, run in candidates}
         ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs)
         pool_sizes: dict[str, int | None] = {}
-        pending: list[tuple[TaskInstance, Any, list[LimitNeed]]] = []
+        # Limits found full in this pass, with the fewest slots that did not fit: asking again is a wasted write.
+        full: dict[str, int] = {}
         for ti in ordered:
+            if (ti.dag_id, ti.run_id) in report.stale_runs:
+                continue
             if ti.pool not in pool_sizes:
                 pool_sizes[ti.pool] = self._pool_size(ti.pool)
             run = runs[(ti.dag_id, ti.run_id)]
@@ -385,58 +377,36 @@ class Scheduler:
                                 pool_sizes=pool_sizes)
             if isinstance(needs, str):
                 report.not_claimed[ti.key.label] = needs
-            else:
-                pending.append((ti, dag, needs))
-        # One try alone goes without the read: its take answers the same question in the same round trip.
-        free = free_slots(self.store, [n for _, _, needs in pending for n in needs]) if len(pending) > 1 else None
-        # Limits found full in this pass, with the fewest slots that did not fit: asking again is a wasted write.
-        full: dict[str, int] = {}
-        wave: list[tuple[TaskInstance, Any, list[LimitNeed]]] = []
-        for ti, dag, needs in pending:
+                continue
             blocked = next((n for n in needs if n.slots >= full.get(n.limit_id, n.slots + 1)), None)
             if blocked is None and active.get((ti.dag_id, ti.run_id), 0) >= dag.max_active_tasks:
                 # The run holds its max_active_tasks already (as evaluated): the limit is surely full, and asking
                 # it costs writes to take and give back (many, when a fan-out's tasks finish together).
                 blocked = next(n for n in needs if n.limit_id == run_tasks_limit(ti.dag_id, ti.run_id))
-            if blocked is None and free is not None:
-                blocked = next((n for n in needs if n.slots > free[n.limit_id]), None)
-                if blocked is not None:
-                    full[blocked.limit_id] = min(full.get(blocked.limit_id, blocked.slots), blocked.slots)
             if blocked is not None:
                 report.not_claimed[ti.key.label] = f"no free slot in {blocked.limit_id}"
                 report.full_limits.add(blocked.limit_id)
                 continue
-            for need in needs if free is not None else ():
-                free[need.limit_id] -= need.slots
-            active[(ti.dag_id, ti.run_id)] = active.get((ti.dag_id, ti.run_id), 0) + 1
-            wave.append((ti, dag, needs))
-        results = concurrently([
-            lambda ti=ti, dag=dag, needs=needs: claim(
-                self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
-                create_fields=creations[ti.key].fields if ti.key in creations else None)
-            for ti, dag, needs in wave], pool="claims")
-        for (ti, _, _), result in zip(wave, results, strict=True):
-            self._claimed(ti, result, report, creations, active)
-
-    def _claimed(self, ti: TaskInstance, result: Any, report: PassReport, creations: dict[TIKey, TIChange],
-                 active: dict[tuple[str, str], int]) -> None:
-        """Dispatch a won claim; account for a lost one."""
-        run_key = (ti.dag_id, ti.run_id)
-        created = ti.key in creations
-        if result.dispatch is not None:
-            creations.pop(ti.key, None)  # created, queued, by this claim
-            report.dispatched.append(result.dispatch)
-            self.executor.dispatch([result.dispatch])
-            return
-        active[run_key] -= 1
-        report.not_claimed[ti.key.label] = result.reason or ""
-        if created and result.reason == CLAIMED_ELSEWHERE:
-            # What this pass read of the run is stale (another scheduler created its instances meanwhile):
-            # its other creations would be writes lost in advance. The run is read again.
-            report.stale_runs.add(run_key)
-            _take_creations(creations, run_key)
-        if result.full is not None:
-            report.full_limits.add(result.full.limit_id)
+            creation = creations.get(ti.key)
+            result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
+                           create_fields=creation.fields if creation is not None else None)
+            if creation is not None and result.reason == CLAIMED_ELSEWHERE:
+                # What this pass read of the run is stale (another scheduler created its instances meanwhile):
+                # more claims and creations from it would be writes lost in advance. The run is read again.
+                report.stale_runs.add((ti.dag_id, ti.run_id))
+                _take_creations(creations, (ti.dag_id, ti.run_id))
+                continue
+            if creation is not None and result.dispatch is not None:
+                del creations[ti.key]  # created, queued, by this claim
+            if result.dispatch is not None:
+                active[(ti.dag_id, ti.run_id)] = active.get((ti.dag_id, ti.run_id), 0) + 1
+                report.dispatched.append(result.dispatch)
+                self.executor.dispatch([result.dispatch])
+                continue
+            report.not_claimed[ti.key.label] = result.reason or ""
+            if result.full is not None:
+                full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots), result.full.slots)
+                report.full_limits.add(result.full.limit_id)
 
     def _pool_size(self, name: str) -> int | None:
         """A pool's size, remembered for POOL_SIZE_TTL: it only screens out tries that can never fit (the limit

@@ -81,9 +81,6 @@ def _meta(config: StoreConfig) -> type:
         "region": config.region,
         "host": config.host,
         "billing_mode": "PAY_PER_REQUEST",
-        # A pass sends a wave of claims at once, each with its slot takes (claims.py): more requests in flight
-        # than pynamodb's 10 pooled connections, which would otherwise be opened and dropped per request.
-        "max_pool_connections": 32,
     })
 
 

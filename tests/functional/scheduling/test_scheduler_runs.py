@@ -286,45 +286,6 @@ def test_max_active_tasks_counts_per_run_as_in_airflow_3(env):
     assert per_run == {"r1": 2, "r2": 2}
 
 
-def test_one_wave_claims_what_the_pool_has_room_for_by_priority_and_asks_nothing_more(env):
-    store, clock, scheduler, executor = env
-    store.set_pool("p2", 2)
-    with DAG("ranked", schedule=None, start_date=START) as dag:
-        for i in range(5):
-            task(lambda: None, task_id=f"t{i}", pool="p2", priority_weight=i)()
-    store_dags(store, dag, now=clock())
-    trigger_dag(store, "ranked", now=clock())
-    takes = []
-    original = store.take_slots
-    store.take_slots = lambda *a, **kw: takes.append(a[0]) or original(*a, **kw)
-    report = scheduler.run_pass()
-    assert sorted(d.key.task_id for d in executor.take()) == ["t3", "t4"]
-    assert takes.count("pool:p2") == 2  # the read said 2 slots: no take was sent to be refused
-    assert "pool:p2" in report.full_limits and report.not_claimed["t2"].startswith("no free slot")
-
-
-def test_the_claims_of_one_wave_are_sent_together(env):
-    import threading
-
-    store, clock, scheduler, executor = env
-    with DAG("wide", schedule=None, start_date=START) as dag:
-        for i in range(4):
-            task(lambda: None, task_id=f"t{i}")()
-    store_dags(store, dag, now=clock())
-    trigger_dag(store, "wide", now=clock())
-    together = threading.Barrier(4, timeout=10)  # broken (an error) unless 4 claims are in flight at once
-    original = store.transition_ti
-
-    def transition(key, **kwargs):
-        if kwargs.get("state") == S.QUEUED:
-            together.wait()
-        return original(key, **kwargs)
-
-    store.transition_ti = transition
-    scheduler.run_pass()
-    assert len(executor.take()) == 4
-
-
 def test_a_pass_whose_read_went_stale_stops_writing_from_it_and_reads_the_run_again(env):
     store, clock, scheduler, _ = env
     with DAG("trio", schedule=None, start_date=START) as dag:
