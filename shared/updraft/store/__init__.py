@@ -77,9 +77,11 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     start_ti             Update state = running cond state = queued AND try_id = :t,  cond         1
                          ReturnValues ALL_NEW (the worker keeps the try as started)
     heartbeat            Update lease cond try_id = :t AND state IN (queued, running) cond         1
-    take_slots           Update SET available = available - :n, holders.#h = :v       cond         1 (first use in
-                         cond (available >= :n OR limit < 0) AND                                   a process: + 1
-                         attribute_not_exists(holders.#h)                                          Put to create it)
+    take_slots           Update SET available = available - :n, holders.#h = :v       cond         1 (a refusal the
+                         cond (available >= :n OR limit < 0) AND                                   first time a
+                         attribute_not_exists(holders.#h)                                          process uses the
+                                                                                                   limit: + Put to
+                                                                                                   create it + 1)
     release_slots        Update SET available = available + holders.#h.slots          cond         1
                          REMOVE holders.#h cond attribute_exists(holders.#h)
     get_limit, get_pool  Get LIMIT#<id>                                               SC           1

@@ -704,12 +704,19 @@ class DynamoStore:
 
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> bool:
         L = self.models.limit
-        self._ensure_limit(limit_id, limit)
         h = keys.encode_holder(holder)
         row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
         actions = [L.available.set(L.available - slots), L.holders[h].set({"slots": slots, "at": ts(now)})]
         # A negative limit is unlimited (Airflow's pool slots = -1); ``available`` still counts what is held.
         condition = ((L.available >= slots) | (L.limit < 0)) & L.holders[h].does_not_exist()
+        if _conditional(lambda: _update(row, actions, condition)):
+            return True
+        if limit_id in self._limits_known:
+            return False
+        # Refused by a limit this process has not seen yet: perhaps it does not exist (a run's max_active_tasks
+        # item before its first try). Created on that first refusal, not checked before every first take: the
+        # common case (the item exists) then costs one request, on the path from one task's end to the next.
+        self._ensure_limit(limit_id, limit)
         return _conditional(lambda: _update(row, actions, condition))
 
     def release_slots(self, limit_id: str, holder: str) -> bool:

@@ -60,10 +60,17 @@ def test_hot_paths_cost_what_the_access_pattern_table_says(store, calls):
     assert count(calls, lambda: store.get_run_tis("d", "r1")) == ["Query"]
     assert count(calls, lambda: store.get_ti(key)) == ["GetItem"]
     assert count(calls, lambda: store.previous_run("d", NOW)) == ["Query"]
-    # A limit costs one extra conditional put the first time a process uses it, then one write per call.
-    assert count(calls, lambda: store.take_slots("x", "h1", 1, limit=2, now=NOW)) == ["PutItem", "UpdateItem"]
+    # A limit nobody used yet: the refused take creates it (a conditional put) and takes again; then one write.
+    assert count(calls, lambda: store.take_slots("x", "h1", 1, limit=2, now=NOW)) == [
+        "UpdateItem", "PutItem", "UpdateItem"]
     assert count(calls, lambda: store.take_slots("x", "h2", 1, limit=2, now=NOW)) == ["UpdateItem"]
     assert count(calls, lambda: store.take_slots("x", "h3", 1, limit=2, now=NOW)) == ["UpdateItem"]  # full
+    # Another process's first take of a limit that exists: one write, nothing checked first.
+    from updraft.store.dynamo import DynamoStore
+
+    other = DynamoStore(store.config)
+    assert count(calls, lambda: other.release_slots("x", "h2")) == ["UpdateItem"]
+    assert count(calls, lambda: other.take_slots("x", "h4", 1, limit=2, now=NOW)) == ["UpdateItem"]
     assert count(calls, lambda: store.release_slots("x", "h1")) == ["UpdateItem"]
     assert count(calls, lambda: store.get_limit("x")) == ["GetItem"]
 
