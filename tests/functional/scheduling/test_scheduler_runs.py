@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-import pytest
 from moto import mock_aws
 
 from airflow.providers.standard.operators.empty import EmptyOperator
@@ -15,15 +14,6 @@ from updraft.scheduling.states import DagRunState, TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
 
 S = TaskInstanceState
-
-
-@pytest.fixture
-def env():
-    with mock_aws():
-        store = make_store()
-        clock = Clock()
-        scheduler, executor = scheduler_for(store, clock)
-        yield store, clock, scheduler, executor
 
 
 def _chain_dag(dag_id="chain", n=3, **task_kwargs):

@@ -1,26 +1,14 @@
-"""Audit (issue 4): through the scheduler (not only the pure sort), a one-slot pool is handed out highest
+"""Through the scheduler (not only the pure sort), a one-slot pool is handed out highest
 effective priority first, pool_slots counted. Effective priority uses Airflow's default ``downstream`` weight rule.
 """
 
 from __future__ import annotations
 
-import pytest
-from moto import mock_aws
-
 from airflow.sdk import DAG, task
-from tests.functional.scheduling.harness import START, Clock, Workers, make_store, scheduler_for, store_dags
+from tests.functional.scheduling.harness import START, Workers, store_dags
 from updraft.scheduling.states import DagRunState
 from updraft.scheduling.triggering import trigger_dag
 from updraft.store.api import pool_limit
-
-
-@pytest.fixture
-def env():
-    with mock_aws():
-        store = make_store()
-        clock = Clock()
-        scheduler, executor = scheduler_for(store, clock)
-        yield store, clock, scheduler, executor
 
 
 def test_a_one_slot_pool_goes_to_the_highest_effective_priority_first(env):

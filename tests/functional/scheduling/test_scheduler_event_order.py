@@ -1,4 +1,4 @@
-"""Audit (issue 4): events that arrive out of order change nothing they should not.
+"""Events that arrive out of order change nothing they should not.
 
 - the mini scheduler's event for a run arrives before the finished try it announces is written: nothing is
   dispatched early, and the event that follows the write dispatches the downstream exactly once;
@@ -8,25 +8,13 @@
 
 from __future__ import annotations
 
-import pytest
-from moto import mock_aws
-
 from airflow.sdk import DAG, task
-from tests.functional.scheduling.harness import START, Clock, Workers, make_store, scheduler_for, store_dags
+from tests.functional.scheduling.harness import START, Workers, store_dags
 from updraft.scheduling.completion import TryResult, finish_try, start_try
 from updraft.scheduling.states import DagRunState, TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
 
 S = TaskInstanceState
-
-
-@pytest.fixture
-def env():
-    with mock_aws():
-        store = make_store()
-        clock = Clock()
-        scheduler, executor = scheduler_for(store, clock)
-        yield store, clock, scheduler, executor
 
 
 def _pair():

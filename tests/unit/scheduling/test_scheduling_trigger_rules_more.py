@@ -1,4 +1,4 @@
-"""Audit (issue 4): rows Airflow 3's ``TriggerRuleDep._evaluate_direct_relatives`` decides that the main table
+"""Rows Airflow 3's ``TriggerRuleDep._evaluate_direct_relatives`` decides that the main table
 does not pin (the mapped ``removed`` discount, failures alone, rules that both pass and decide), and run states
 from leaves as ``DagRun.update_state`` decides them (skipped leaves count as success, removed leaves not at all).
 """
