@@ -17,14 +17,14 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import math
-import os
 from typing import Any
 
+from updraft import airflow_config
 from updraft.scheduling.records import TaskInstance
 from updraft.scheduling.states import TaskInstanceState
 
 # Airflow's [core] max_task_retry_delay (seconds), from the scheduler's environment as Airflow's scheduler reads it.
-MAX_RETRY_DELAY = int(os.environ.get("AIRFLOW__CORE__MAX_TASK_RETRY_DELAY", "").strip() or 24 * 60 * 60)
+MAX_RETRY_DELAY = airflow_config.get_int("core", "max_task_retry_delay", 24 * 60 * 60)
 DEFAULT_RETRY_DELAY = dt.timedelta(seconds=300)
 _UNSET: Any = object()
 

@@ -13,12 +13,12 @@ import inspect
 import itertools
 import logging
 import math
-import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from updraft import airflow_config
 from updraft.sdk import timezone
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
 from updraft.sdk._internal.ids import validate_key
@@ -35,34 +35,20 @@ if TYPE_CHECKING:
     from updraft.sdk.xcom_arg import XComArg
 
 
-def _airflow_option(section: str, key: str, default: str) -> str:
-    """An Airflow option from its ``AIRFLOW__SECTION__KEY`` variable: Airflow reads these operator defaults
-    from its configuration when the SDK is imported, so the parser's environment sets them for every file."""
-    return os.environ.get(f"AIRFLOW__{section}__{key}".upper(), "").strip() or default
-
-
-def _airflow_int_option(section: str, key: str, default: int) -> int:
-    raw = _airflow_option(section, key, str(default))
-    try:
-        return int(raw)
-    except ValueError:
-        name = f"AIRFLOW__{section}__{key}".upper()
-        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
-
-
-DEFAULT_OWNER = _airflow_option("operators", "default_owner", "airflow")
+# Airflow reads these operator defaults from its configuration when the SDK is imported, so the parser's
+# environment sets them for every file.
+DEFAULT_OWNER = airflow_config.get("operators", "default_owner", "airflow")
 DEFAULT_POOL_NAME = "default_pool"
 DEFAULT_POOL_SLOTS = 1
 DEFAULT_PRIORITY_WEIGHT = 1
 MINIMUM_PRIORITY_WEIGHT = -2147483648
 MAXIMUM_PRIORITY_WEIGHT = 2147483647
-DEFAULT_QUEUE = _airflow_option("operators", "default_queue", "default")
-DEFAULT_RETRIES = _airflow_int_option("core", "default_task_retries", 0)
-DEFAULT_RETRY_DELAY = timedelta(seconds=_airflow_int_option("core", "default_task_retry_delay", 300))
-MAX_RETRY_DELAY = timedelta(seconds=_airflow_int_option("core", "max_task_retry_delay", 24 * 60 * 60))
-DEFAULT_TASK_EXECUTION_TIMEOUT = (timedelta(seconds=_airflow_int_option("core", "default_task_execution_timeout", 0))
-                                  if _airflow_option("core", "default_task_execution_timeout", "") else None)
-DEFAULT_WEIGHT_RULE = WeightRule(_airflow_option("core", "default_task_weight_rule", WeightRule.DOWNSTREAM))
+DEFAULT_QUEUE = airflow_config.get("operators", "default_queue", "default")
+DEFAULT_RETRIES = airflow_config.get_int("core", "default_task_retries", 0)
+DEFAULT_RETRY_DELAY = timedelta(seconds=airflow_config.get_int("core", "default_task_retry_delay", 300))
+MAX_RETRY_DELAY = timedelta(seconds=airflow_config.get_int("core", "max_task_retry_delay", 24 * 60 * 60))
+DEFAULT_TASK_EXECUTION_TIMEOUT = airflow_config.get_seconds("core", "default_task_execution_timeout")
+DEFAULT_WEIGHT_RULE = WeightRule(airflow_config.get("core", "default_task_weight_rule", WeightRule.DOWNSTREAM))
 
 # Arguments Airflow 2 accepted and Airflow 3 removed: say so instead of a bare "invalid argument".
 _REMOVED_ARGS = {

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from updraft import airflow_config
 from updraft.sdk import timezone
 from updraft.sdk._internal import dag_registry
 from updraft.sdk._internal.contexts import DagContext
@@ -36,29 +37,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_ACTIVE_TASKS = 16  # [core] max_active_tasks_per_dag
 DEFAULT_MAX_ACTIVE_RUNS = 16  # [core] max_active_runs_per_dag
-
-
-def _configured(section_key: str, default: int) -> int:
-    """Airflow's own configuration variable (``AIRFLOW__CORE__...``) when set: these defaults are fixed at
-    parse time, as in Airflow, so the parser's environment decides them and a DAG file never has to."""
-    raw = os.environ.get(f"AIRFLOW__CORE__{section_key.upper()}")
-    try:
-        return int(raw) if raw else default
-    except ValueError:
-        raise ValueError(f"AIRFLOW__CORE__{section_key.upper()} must be an integer, got {raw!r}") from None
-
-
-def _configured_bool(section: str, key: str, default: bool = False) -> bool:
-    """A boolean Airflow option from its ``AIRFLOW__SECTION__KEY`` variable, read as Airflow's config does."""
-    name = f"AIRFLOW__{section.upper()}__{key.upper()}"
-    raw = os.environ.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in ("t", "true", "1"):
-        return True
-    if raw in ("f", "false", "0"):
-        return False
-    raise ValueError(f'{name} must be a boolean ("True" or "False"), got {raw!r}')
 
 
 TAG_MAX_LEN = 100
@@ -211,11 +189,15 @@ class DAG:
         self.template_undefined = template_undefined
         self.user_defined_macros = user_defined_macros
         self.user_defined_filters = user_defined_filters
-        limits = {"max_active_tasks": (max_active_tasks, _configured("max_active_tasks_per_dag",
-                                                                     DEFAULT_MAX_ACTIVE_TASKS)),
-                  "max_active_runs": (max_active_runs, _configured("max_active_runs_per_dag", DEFAULT_MAX_ACTIVE_RUNS)),
-                  "max_consecutive_failed_dag_runs": (max_consecutive_failed_dag_runs,
-                                                      _configured("max_consecutive_failed_dag_runs_per_dag", 0))}
+        limits = {
+            "max_active_tasks": (max_active_tasks,
+                                 airflow_config.get_int("core", "max_active_tasks_per_dag", DEFAULT_MAX_ACTIVE_TASKS)),
+            "max_active_runs": (max_active_runs,
+                                airflow_config.get_int("core", "max_active_runs_per_dag", DEFAULT_MAX_ACTIVE_RUNS)),
+            "max_consecutive_failed_dag_runs": (
+                max_consecutive_failed_dag_runs,
+                airflow_config.get_int("core", "max_consecutive_failed_dag_runs_per_dag", 0)),
+        }
         for name, (given, default) in limits.items():
             value = default if given is None else given  # Airflow: None means "the configured default"
             if not isinstance(value, int):
@@ -227,7 +209,7 @@ class DAG:
         if dagrun_timeout is not None and not isinstance(dagrun_timeout, timedelta):
             raise TypeError("Dag dagrun_timeout must be timedelta or None")
         self.dagrun_timeout = dagrun_timeout
-        self.catchup = _configured_bool("scheduler", "catchup_by_default") if catchup is None else bool(catchup)
+        self.catchup = airflow_config.get_bool("scheduler", "catchup_by_default") if catchup is None else bool(catchup)
         self.on_success_callback = on_success_callback
         self.on_failure_callback = on_failure_callback
         self.doc_md = doc_md
@@ -400,7 +382,6 @@ class DAG:
 
     @property
     def folder(self) -> str:
-        import os
 
         return os.path.dirname(self.fileloc)
 
@@ -409,25 +390,26 @@ class DAG:
         (``bash_command="run.sh"``) holds that file's contents, found in the DAG file's folder then
         ``template_searchpath``; a file that cannot be read leaves the name (Airflow logs it and goes on).
         Mapped tasks are left alone, as their fields are only known per map index."""
-        loader = None
+        loader: _TemplateFileReader | None = None
+
+        def resolved(value: Any, exts: tuple[str, ...]) -> Any:
+            nonlocal loader
+            if not (isinstance(value, str) and value.endswith(exts)):
+                return value
+            loader = loader or _TemplateFileReader([self.folder, *self.template_searchpath])
+            text = loader.read(value)
+            return value if text is None else text
+
         for task in self.tasks:
             exts = tuple(getattr(task, "template_ext", None) or ())
             if not exts or task.is_mapped:
                 continue
             for field in task.template_fields:
                 content = getattr(task, field, None)
-                if isinstance(content, str) and content.endswith(exts):
-                    loader = loader or _TemplateFileReader([self.folder, *self.template_searchpath])
-                    text = loader.read(content)
-                    if text is not None:
-                        setattr(task, field, text)
-                elif isinstance(content, list):
-                    for i, item in enumerate(content):
-                        if isinstance(item, str) and item.endswith(exts):
-                            loader = loader or _TemplateFileReader([self.folder, *self.template_searchpath])
-                            text = loader.read(item)
-                            if text is not None:
-                                content[i] = text
+                if isinstance(content, list):
+                    content[:] = [resolved(item, exts) for item in content]
+                elif (text := resolved(content, exts)) is not content:
+                    setattr(task, field, text)
 
     # -- edges ------------------------------------------------------------------------------------------------
     def set_edge_info(self, upstream_task_id: str, downstream_task_id: str, info: dict[str, str]) -> None:
