@@ -15,9 +15,9 @@ from tests.functional.ecs_helpers import fargate_cluster
 from tests.functional.lambda_helpers import SpyLambda, echo_function_zip, lambda_context
 from tests.functional.scheduling.harness import store_dags
 from updraft.handler_events import MalformedEvent
+from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
 from updraft.scheduling.completion import TryResult, finish_try, start_try
-from updraft.scheduling.records import TIKey
-from updraft.scheduling.states import TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore

@@ -15,10 +15,10 @@ from moto import mock_aws
 from tests.functional.lambda_helpers import SpyLambda, echo_function_zip, lambda_context
 from tests.functional.scheduling.harness import store_dags
 from updraft.executors.recording import RecordingExecutor
+from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
 from updraft.runtime.loader import LocalDagLoader
-from updraft.scheduling.records import TIKey
 from updraft.scheduling.scheduler import Scheduler
-from updraft.scheduling.states import TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore

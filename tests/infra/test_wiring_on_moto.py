@@ -18,8 +18,8 @@ from tests.infra.cfn import function_id, of_type, render
 from updraft.config import UpdraftConfig
 from updraft.executors.base import Dispatch
 from updraft.executors.fargate import DISPATCH_ENV
+from updraft.model.records import TIKey
 from updraft.runtime.logs import CloudWatchLogSink
-from updraft.scheduling.records import TIKey
 from updraft.services import Services
 
 REGION = "us-east-1"

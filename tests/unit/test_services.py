@@ -8,8 +8,8 @@ from moto import mock_aws
 from updraft.config import ConfigError, UpdraftConfig
 from updraft.executors.fargate import FargateExecutor
 from updraft.executors.lambda_ import LambdaExecutor
+from updraft.model.records import TIKey
 from updraft.runtime.logs import CloudWatchLogSink, S3LogSink
-from updraft.scheduling.records import TIKey
 from updraft.services import Services
 
 BASE = {"UPDRAFT_TABLE": "t", "AWS_REGION": "us-east-1", "UPDRAFT_WORKER_FUNCTION": "worker"}

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from updraft.store.api import DEFAULT_POOL, pool_limit
+from updraft.model.limits import DEFAULT_POOL, pool_limit
 
 log = logging.getLogger(__name__)
 

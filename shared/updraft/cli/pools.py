@@ -66,7 +66,7 @@ def set_pool(ctx, name, slots, description, output):
 @click.pass_context
 def delete_pool(ctx, name):
     """Delete pool NAME (not default_pool)."""
-    from updraft.store.api import DEFAULT_POOL
+    from updraft.model.limits import DEFAULT_POOL
 
     if name == DEFAULT_POOL:
         raise click.ClickException("default_pool cannot be deleted")

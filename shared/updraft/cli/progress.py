@@ -13,7 +13,7 @@ import time
 from typing import Any, TextIO
 
 from updraft.cli.options import clock
-from updraft.scheduling.states import FINISHED_RUN_STATES, TaskInstanceState
+from updraft.model.states import FINISHED_RUN_STATES, TaskInstanceState
 
 _KEPT = {TaskInstanceState.FAILED, TaskInstanceState.UP_FOR_RETRY, TaskInstanceState.UPSTREAM_FAILED}
 

@@ -57,7 +57,7 @@ def states(ctx, dag_id, run_id, output):
 @click.pass_context
 def logs(ctx, dag_id, run_id, task_id, try_number, map_index):
     """Print the log of one try of a task instance."""
-    from updraft.scheduling.records import TIKey
+    from updraft.model.records import TIKey
 
     services = system(ctx, dags=True)
     store = services.store

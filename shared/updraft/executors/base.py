@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from updraft.scheduling.records import TIKey
+from updraft.model.records import TIKey
 
 
 @dataclass(frozen=True)

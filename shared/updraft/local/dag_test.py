@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from updraft.parsing.results import ImportErrorRecord
+from updraft.model.parse_results import ImportErrorRecord
 
 TICK_S = 1.0
 
@@ -74,11 +74,11 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
 def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime | None, conf: dict | None,
          plugins_folder: str | None, workers: int, log_folder: str | None, timeout_s: float,
          on_change: Callable[[str, str, int], None] | None) -> DagTestResult:
+    from updraft.model.states import FINISHED_RUN_STATES
     from updraft.runtime.loader import LocalDagLoader
     from updraft.runtime.logs import LocalLogSink
     from updraft.runtime.worker import handle_dispatch
     from updraft.scheduling.scheduler import Scheduler, SchedulerConfig, utcnow
-    from updraft.scheduling.states import FINISHED_RUN_STATES
     from updraft.scheduling.triggering import trigger_dag
     from updraft.store.config import StoreConfig
     from updraft.store.dynamo import DynamoStore

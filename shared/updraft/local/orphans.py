@@ -12,7 +12,7 @@ import datetime as dt
 from typing import Any
 
 from updraft.executors.base import Dispatch
-from updraft.scheduling.states import TaskInstanceState
+from updraft.model.states import TaskInstanceState
 
 
 def release_orphan(store: Any, payload: Any, *, now: dt.datetime) -> str | None:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from updraft.model.parse_results import ImportErrorRecord, ParsedFile, dag_id_of
 from updraft.parsing.options import FileJob, ParseOptions
-from updraft.parsing.results import ImportErrorRecord, ParsedFile, dag_id_of
 
 if TYPE_CHECKING:
     from updraft.parsing.folder import FolderParseResult, parse_dags_folder

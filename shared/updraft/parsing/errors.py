@@ -12,7 +12,7 @@ from __future__ import annotations
 import traceback
 from types import TracebackType
 
-from updraft.parsing.results import ImportErrorRecord
+from updraft.model.parse_results import ImportErrorRecord
 
 
 class ParseTimeout(BaseException):

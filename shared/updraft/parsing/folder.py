@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from updraft.model.parse_results import ImportErrorRecord, ParsedFile, dag_id_of
 from updraft.parsing.ignore import IGNORE_FILE, Rule, is_ignored, read_rules
 from updraft.parsing.options import FileJob, ParseOptions
-from updraft.parsing.results import ImportErrorRecord, ParsedFile, dag_id_of
 
 
 def might_contain_dag(path: str | Path) -> bool:

@@ -33,9 +33,9 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from updraft.model.parse_results import ImportErrorRecord, ParsedFile
 from updraft.parsing.errors import ParseTimeout, record_from_exception
 from updraft.parsing.options import FileJob, ParseOptions
-from updraft.parsing.results import ImportErrorRecord, ParsedFile
 
 # Runs inside the child and returns what the file produced.
 ChildTarget = Callable[[FileJob, ParseOptions], ParsedFile]

@@ -21,9 +21,9 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from updraft.model.parse_results import ImportErrorRecord, ParsedFile
 from updraft.parsing.errors import format_exception_message, record_from_exception
 from updraft.parsing.options import FileJob, ParseOptions
-from updraft.parsing.results import ImportErrorRecord, ParsedFile
 
 if TYPE_CHECKING:
     from types import ModuleType

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from updraft.model.parse_results import ParsedFile
 from updraft.parsing.options import FileJob, ParseOptions
-from updraft.parsing.results import ParsedFile
 
 DEFAULT_PREFIX = "dags/"
 MANIFEST_NAME = ".updraft-s3-manifest.json"

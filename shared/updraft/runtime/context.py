@@ -17,9 +17,9 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from updraft.model.records import UNMAPPED, DagRun
 from updraft.runtime.macros import macros
 from updraft.runtime.xcom import XComClient
-from updraft.scheduling.records import UNMAPPED, DagRun
 from updraft.sdk.context import Context
 from updraft.sdk.param import NOTSET, ParamsDict
 from updraft.sdk.xcom_arg import XCOM_RETURN_KEY

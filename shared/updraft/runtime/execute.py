@@ -26,13 +26,13 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from updraft.model.records import DagRun
+from updraft.model.states import TaskInstanceState
 from updraft.runtime.context import RuntimeTaskInstance, build_context, context_env_vars
 from updraft.runtime.loader import find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.xcom import XComClient, push_result
 from updraft.scheduling.completion import TryResult
-from updraft.scheduling.records import DagRun
-from updraft.scheduling.states import TaskInstanceState
 from updraft.sdk.context import set_current_context
 from updraft.sdk.exceptions import (
     AirflowFailException,

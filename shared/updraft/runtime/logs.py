@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from updraft.scheduling.records import TIKey
+from updraft.model.records import TIKey
 
 _local = threading.local()
 _install_lock = threading.Lock()

@@ -15,11 +15,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from updraft.model.limits import DEFAULT_POOL, pool_limit
 from updraft.runtime.execute import run_try
 from updraft.runtime.logs import LogSink
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.completion import DEFAULT_LEASE, TryResult, finish_try, start_try
-from updraft.store.api import DEFAULT_POOL, pool_limit
 
 log = logging.getLogger(__name__)
 

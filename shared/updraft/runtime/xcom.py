@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from updraft.scheduling.records import UNMAPPED, TIKey
+from updraft.model.records import UNMAPPED, TIKey
 from updraft.sdk.exceptions import AirflowException, UnmappableXComTypePushed, XComNotFound
 from updraft.sdk.param import NOTSET
 from updraft.sdk.xcom_arg import XCOM_RETURN_KEY, ConcatXComArg, MapXComArg, PlainXComArg, XComArg, ZipXComArg

@@ -20,10 +20,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from updraft.model.records import TaskInstance
+from updraft.model.states import TaskInstanceState
 from updraft.scheduling.changes import TIChange
-from updraft.scheduling.records import TaskInstance
 from updraft.scheduling.retries import failure_outcome
-from updraft.scheduling.states import TaskInstanceState
 
 EXECUTION_TIMEOUT_GRACE = dt.timedelta(seconds=60)
 QUEUED_TIMEOUT = dt.timedelta(seconds=600)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from updraft.model.records import TIKey
+from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.deps.base import DepStatus
-from updraft.scheduling.records import TIKey
-from updraft.scheduling.states import DagRunState, TaskInstanceState
 
 
 @dataclass(frozen=True)

@@ -19,18 +19,18 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from updraft.executors.base import Dispatch
-from updraft.scheduling.records import TaskInstance, TIKey
-from updraft.scheduling.states import SLOT_HOLDING_STATES, TaskInstanceState
-from updraft.store.api import (
+from updraft.model.limits import (
     DEFAULT_POOL,
     DEFAULT_POOL_SLOTS,
     PARALLELISM_LIMIT,
-    Store,
     pool_limit,
     run_tasks_limit,
     task_limit,
     task_run_limit,
 )
+from updraft.model.records import TaskInstance, TIKey
+from updraft.model.states import SLOT_HOLDING_STATES, TaskInstanceState
+from updraft.store.api import Store
 
 # A holder younger than this may belong to a claim still in progress; only older ones are reconciled.
 CLAIM_GRACE = dt.timedelta(seconds=60)
@@ -160,14 +160,6 @@ def release_try_limits(store: Store, ti: TaskInstance) -> None:
     _release(store, list(ti.held_limits), ti.key.holder(ti.try_number))
 
 
-def parse_holder(holder: str) -> tuple[TIKey, int] | None:
-    parts = holder.split("|")
-    if len(parts) != 5:
-        return None
-    dag_id, run_id, task_id, map_index, try_number = parts
-    return TIKey(dag_id, run_id, task_id, int(map_index)), int(try_number)
-
-
 def reconcile_limits(store: Store, limit_ids: list[str], *, now: dt.datetime, grace: dt.timedelta = CLAIM_GRACE) -> int:
     """Release holders whose task instance does not hold them (a crash mid-claim or mid-release).
 
@@ -183,7 +175,7 @@ def reconcile_limits(store: Store, limit_ids: list[str], *, now: dt.datetime, gr
             taken_at = state.taken_at.get(holder)
             if taken_at is not None and now - taken_at < grace:
                 continue
-            parsed = parse_holder(holder)
+            parsed = TIKey.parse_holder(holder)
             if parsed is None:
                 continue
             key, try_number = parsed

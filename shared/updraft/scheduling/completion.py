@@ -9,9 +9,9 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+from updraft.model.records import TaskInstance, TIKey
+from updraft.model.states import TaskInstanceState
 from updraft.scheduling.claims import release_try_limits
-from updraft.scheduling.records import TaskInstance, TIKey
-from updraft.scheduling.states import TaskInstanceState
 from updraft.store.api import Store
 
 DEFAULT_LEASE = dt.timedelta(minutes=5)

@@ -22,6 +22,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from updraft.model.records import UNMAPPED, DagRun, TaskInstance, TIKey
+from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
 from updraft.scheduling.backstops import backstop_change
 from updraft.scheduling.changes import RunEvaluation, TIChange
 from updraft.scheduling.deps import (
@@ -37,10 +39,8 @@ from updraft.scheduling.deps import (
 from updraft.scheduling.deps.trigger_rule import NAME as TRIGGER_RULE
 from updraft.scheduling.deps.trigger_rule import UpstreamCounts
 from updraft.scheduling.mapping import complete_partial_expansions, map_length
-from updraft.scheduling.records import UNMAPPED, DagRun, TaskInstance, TIKey
 from updraft.scheduling.run_state import run_outcome
 from updraft.scheduling.run_view import SCHEDULABLE, UNFINISHED, RunView
-from updraft.scheduling.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
 
 __all__ = ["RunEvaluation", "TIChange", "evaluate_run"]
 

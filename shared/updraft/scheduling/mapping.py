@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from updraft.model.states import TaskInstanceState
 from updraft.scheduling.run_view import UNFINISHED, RunView
-from updraft.scheduling.states import TaskInstanceState
 from updraft.serialization.encoding import XComConcatRef, XComMapRef, XComRef, XComZipRef
 
 _LITERAL = (list, tuple, dict, set, frozenset)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
-from updraft.scheduling.records import DagRun, TaskInstance
+from updraft.model.records import DagRun, TaskInstance
 
 _FAR_FUTURE = dt.datetime.max.replace(tzinfo=dt.UTC)
 

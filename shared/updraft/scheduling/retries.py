@@ -20,8 +20,8 @@ import math
 from typing import Any
 
 from updraft import airflow_config
-from updraft.scheduling.records import TaskInstance
-from updraft.scheduling.states import TaskInstanceState
+from updraft.model.records import TaskInstance
+from updraft.model.states import TaskInstanceState
 
 # Airflow's [core] max_task_retry_delay (seconds), from the scheduler's environment as Airflow's scheduler reads it.
 MAX_RETRY_DELAY = airflow_config.get_int("core", "max_task_retry_delay", 24 * 60 * 60)

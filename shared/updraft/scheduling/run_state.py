@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from updraft.model.records import TIKey
+from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.deps.prev_dagrun import depends_on_past
-from updraft.scheduling.records import TIKey
 from updraft.scheduling.run_view import FAILED_STATES, SUCCESS_STATES, UNFINISHED, RunView
-from updraft.scheduling.states import DagRunState, TaskInstanceState
 
 
 def run_outcome(view: RunView, can_run: Callable[[TIKey], bool]) -> tuple[DagRunState | None, str | None]:

@@ -15,9 +15,9 @@ import heapq
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from updraft.model.records import UNMAPPED, DagRun, TaskInstance, TIKey
+from updraft.model.states import DagRunType, TaskInstanceState
 from updraft.scheduling.deps.trigger_rule import UpstreamCounts
-from updraft.scheduling.records import UNMAPPED, DagRun, TaskInstance, TIKey
-from updraft.scheduling.states import DagRunType, TaskInstanceState
 
 TI = TaskInstanceState
 # Airflow's State.unfinished (None is "no status") and the states the scheduler may move forward.

@@ -19,6 +19,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from updraft.executors.base import Dispatch, Executor
+from updraft.model.limits import (
+    PARALLELISM_LIMIT,
+    dag_runs_limit,
+    pool_limit,
+    run_tasks_limit,
+    task_limit,
+    task_run_limit,
+)
+from updraft.model.records import DagRun, TaskInstance, TIKey
+from updraft.model.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
 from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claims import (
     CLAIM_GRACE,
@@ -29,17 +39,7 @@ from updraft.scheduling.claims import (
     reconcile_limits,
     release_try_limits,
 )
-from updraft.scheduling.records import DagRun, TaskInstance, TIKey
-from updraft.scheduling.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
-from updraft.store.api import (
-    PARALLELISM_LIMIT,
-    Store,
-    dag_runs_limit,
-    pool_limit,
-    run_tasks_limit,
-    task_limit,
-    task_run_limit,
-)
+from updraft.store.api import Store
 
 POOL_SIZE_TTL_S = 10.0
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from updraft.scheduling.records import DagRun
-from updraft.scheduling.states import DagRunState, DagRunType
+from updraft.model.records import DagRun
+from updraft.model.states import DagRunState, DagRunType
 from updraft.sdk.exceptions import AirflowBadRequest, DagNotFound, ParamValidationError
 from updraft.sdk.param import NOTSET
 from updraft.store.api import Store

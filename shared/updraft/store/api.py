@@ -12,38 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from updraft.scheduling.records import DagRun, TaskInstance, TIKey
-from updraft.scheduling.states import DagRunState, TaskInstanceState
-
-DEFAULT_POOL = "default_pool"
-DEFAULT_POOL_SLOTS = 128
-
-
-def pool_limit(pool: str) -> str:
-    return f"pool:{pool}"
-
-
-def run_tasks_limit(dag_id: str, run_id: str) -> str:
-    """max_active_tasks: queued + running task instances of one DAG run (Airflow 3 counts it per run, not per DAG)."""
-    return f"run_tasks:{dag_id}:{run_id}"
-
-
-def dag_runs_limit(dag_id: str) -> str:
-    """max_active_runs: running runs of one DAG."""
-    return f"dag_runs:{dag_id}"
-
-
-def task_limit(dag_id: str, task_id: str) -> str:
-    """max_active_tis_per_dag: queued + running instances of one task across runs."""
-    return f"task:{dag_id}:{task_id}"
-
-
-def task_run_limit(dag_id: str, run_id: str, task_id: str) -> str:
-    """max_active_tis_per_dagrun: queued + running instances of one (mapped) task within one run."""
-    return f"task_run:{dag_id}:{run_id}:{task_id}"
-
-
-PARALLELISM_LIMIT = "parallelism"
+from updraft.model.records import DagRun, TaskInstance, TIKey
+from updraft.model.states import DagRunState, TaskInstanceState
 
 
 @dataclass

@@ -22,23 +22,14 @@ from typing import Any
 from pynamodb.constants import NONE
 from pynamodb.exceptions import DeleteError, PutError, UpdateError
 
-from updraft.parsing.results import ImportErrorRecord, ParsedFile, dag_id_of
-from updraft.scheduling.records import DagRun, TaskInstance, TIKey
+from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, dag_runs_limit, pool_limit, pool_of, run_tasks_limit
+from updraft.model.parse_results import ImportErrorRecord, ParsedFile, dag_id_of
+from updraft.model.records import DagRun, TaskInstance, TIKey
+from updraft.model.states import FINISHED_RUN_STATES, DagRunState, TaskInstanceState
 from updraft.scheduling.run_creation import next_run_info
-from updraft.scheduling.states import FINISHED_RUN_STATES, DagRunState, TaskInstanceState
 from updraft.serialization import canonical_json, dag_hash, deserialize_dag
 from updraft.store import keys
-from updraft.store.api import (
-    DEFAULT_POOL,
-    DEFAULT_POOL_SLOTS,
-    DagMeta,
-    LimitState,
-    ParseOutcome,
-    Pool,
-    dag_runs_limit,
-    pool_limit,
-    run_tasks_limit,
-)
+from updraft.store.api import DagMeta, LimitState, ParseOutcome, Pool
 from updraft.store.config import StoreConfig
 from updraft.store.errors import DefaultPoolCannotBeDeleted, StoreError, ValueTooLarge
 from updraft.store.models import build_models, parse_ts, ts
@@ -692,7 +683,7 @@ class DynamoStore:
         if limit_id == pool_limit(DEFAULT_POOL):
             item = self._new_limit(limit_id, DEFAULT_POOL_SLOTS, pool=DEFAULT_POOL,
                                    description="Default pool")
-        elif limit_id.startswith("pool:"):
+        elif pool_of(limit_id) is not None:
             item = None
         else:
             item = self._new_limit(limit_id, limit)
@@ -755,7 +746,7 @@ class DynamoStore:
             if item is None:
                 if not create:
                     return None
-                pool = limit_id.removeprefix("pool:") if limit_id.startswith("pool:") else None
+                pool = pool_of(limit_id)
                 new = self._new_limit(limit_id, limit, pool=pool, description=description or "")
                 if _conditional(lambda new=new: new.save(condition=L.pk.does_not_exist())):
                     return new

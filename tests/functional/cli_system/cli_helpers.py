@@ -80,7 +80,7 @@ class BackgroundScheduler:
 
 
 def outcome_failing(*task_ids: str) -> Callable:
-    from updraft.scheduling.states import TaskInstanceState
+    from updraft.model.states import TaskInstanceState
 
     def outcome(item) -> TryResult:
         failed = item.key.task_id in task_ids

@@ -8,7 +8,7 @@ from urllib.parse import unquote_plus
 import pytest
 
 from tests.functional.cli_system.cli_helpers import chain_dag, invoke, params_dag
-from updraft.parsing.results import ImportErrorRecord, ParsedFile
+from updraft.model.parse_results import ImportErrorRecord, ParsedFile
 
 
 def test_list_reads_the_store_not_a_folder(local_system):

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from tests.functional.cli_system.cli_helpers import chain_dag, invoke, mapped_dag, run_to_end, utcnow
+from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
 from updraft.scheduling.completion import TryResult
-from updraft.scheduling.records import TIKey
-from updraft.scheduling.states import TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
 
 RUN_COLUMNS = ["dag_id", "run_id", "state", "run_type", "logical_date", "start_date", "end_date"]

@@ -15,7 +15,7 @@ from tests.functional.cli_system.cli_helpers import (
     params_dag,
 )
 from updraft.cli.progress import wait_for_run
-from updraft.scheduling.states import DagRunState
+from updraft.model.states import DagRunState
 
 RUN_KEYS = {"conf", "dag_id", "dag_run_id", "data_interval_start", "data_interval_end", "end_date", "logical_date",
             "run_after", "run_type", "start_date", "state"}

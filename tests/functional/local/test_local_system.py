@@ -122,7 +122,7 @@ def test_a_triggered_run_runs_lambda_and_fargate_tasks_to_success(tmp_path: Path
     assert states == {"double": ("success", 1), "double__1": ("success", 1), "double__2": ("success", 1),
                       "add": ("success", 1), "on_fargate": ("success", 1)}
     store = system.services.store
-    from updraft.scheduling.records import TIKey
+    from updraft.model.records import TIKey
 
     assert store.get_xcom(TIKey("chain", run.run_id, "on_fargate", -1), "return_value") == 7
     log = system.services.log_sink.read(TIKey("chain", run.run_id, "double", -1), 1)

@@ -7,11 +7,11 @@ import textwrap
 from pathlib import Path
 
 from tests.functional.scheduling.harness import Clock, make_store, scheduler_for, store_dags
+from updraft.model.records import TIKey
+from updraft.model.states import FINISHED_RUN_STATES
 from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LocalLogSink
 from updraft.runtime.worker import handle_dispatch
-from updraft.scheduling.records import TIKey
-from updraft.scheduling.states import FINISHED_RUN_STATES
 from updraft.scheduling.triggering import trigger_dag
 
 HEADER = """\
@@ -50,7 +50,7 @@ class RuntimeEnv:
         """Copy a DAGs folder in and store every DAG of every file (as the parser would); returns the dag_ids."""
         import shutil
 
-        from updraft.parsing.results import ParsedFile
+        from updraft.model.parse_results import ParsedFile
         from updraft.serialization import serialize_dag
 
         shutil.copytree(folder, self.dags_folder, dirs_exist_ok=True)

@@ -8,8 +8,8 @@ import pytest
 from moto import mock_aws
 
 from tests.functional.runtime.rt_harness import RuntimeEnv
+from updraft.model.states import FINISHED_RUN_STATES
 from updraft.runtime.worker import handle_dispatch
-from updraft.scheduling.states import FINISHED_RUN_STATES
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import pytest
 from moto import mock_aws
 
 from tests.functional.runtime.rt_harness import RuntimeEnv
-from updraft.scheduling.records import DagRun
-from updraft.scheduling.states import DagRunState
+from updraft.model.records import DagRun
+from updraft.model.states import DagRunState
 
 
 @pytest.fixture

@@ -69,8 +69,8 @@ def test_local_loader_errors_name_the_dag_and_file(tmp_path):
 
 
 def test_s3_log_sink_writes_and_reads_one_object_per_try():
+    from updraft.model.records import TIKey
     from updraft.runtime.logs import S3LogSink
-    from updraft.scheduling.records import TIKey
 
     with mock_aws():
         s3 = boto3.client("s3", region_name="us-east-1")

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 
 from updraft.executors.base import Dispatch
 from updraft.executors.recording import RecordingExecutor
-from updraft.parsing.results import ParsedFile
+from updraft.model.parse_results import ParsedFile
+from updraft.model.records import DagRun, TIKey
+from updraft.model.states import FINISHED_RUN_STATES, TaskInstanceState
 from updraft.scheduling.completion import TryResult, finish_try, start_try
-from updraft.scheduling.records import DagRun, TIKey
 from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
-from updraft.scheduling.states import FINISHED_RUN_STATES, TaskInstanceState
 from updraft.serialization import serialize_dag
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Workers, store_dags
-from updraft.scheduling.states import DagRunState
+from updraft.model.limits import pool_limit
+from updraft.model.states import DagRunState
 from updraft.scheduling.triggering import trigger_dag
-from updraft.store.api import pool_limit
 
 
 def test_a_one_slot_pool_goes_to_the_highest_effective_priority_first(env):

@@ -15,11 +15,11 @@ from moto import mock_aws
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Clock, make_store, store_dags
 from updraft.executors.base import Dispatch
+from updraft.model.limits import PARALLELISM_LIMIT, pool_limit, run_tasks_limit
+from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.completion import TryResult, finish_try, start_try
 from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
-from updraft.scheduling.states import DagRunState, TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
-from updraft.store.api import PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 
 SCHEDULERS = 8
 WORKERS = 4

@@ -18,10 +18,10 @@ from tests.functional.scheduling.harness import (
     scheduler_for,
     store_dags,
 )
+from updraft.model.limits import pool_limit
+from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.completion import TryResult, finish_try, start_try
-from updraft.scheduling.states import DagRunState, TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
-from updraft.store.api import pool_limit
 
 WRITES = {"create_run", "set_run_state", "transition_ti", "start_ti", "take_slots", "release_slots",
           "advance_next_dagrun", "heartbeat", "resize_limit"}

@@ -9,8 +9,8 @@ from moto import mock_aws
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Clock, Workers, key, make_store, scheduler_for, store_dags
+from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.completion import TryResult
-from updraft.scheduling.states import DagRunState, TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
 
 S = TaskInstanceState

@@ -17,7 +17,7 @@ from updraft.executors.fargate import DISPATCH_ENV, FargateExecutor
 from updraft.executors.lambda_ import LambdaExecutor
 from updraft.executors.recording import RecordingExecutor
 from updraft.executors.routing import RoutingExecutor
-from updraft.scheduling.records import TIKey
+from updraft.model.records import TIKey
 
 REGION = "us-east-1"
 LAMBDA_DISPATCH = Dispatch(TIKey("etl", "manual__2024-01-01T00:00:00+00:00", "extract"), 1, "a" * 32)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from updraft.model.parse_results import ParsedFile
 from updraft.parsing.folder import parse_dags_folder
 from updraft.parsing.isolation import IsolatedParser
 from updraft.parsing.loader import unique_module_name
 from updraft.parsing.options import FileJob, ParseOptions
-from updraft.parsing.results import ParsedFile
 
 HEADER = """\
 from datetime import datetime

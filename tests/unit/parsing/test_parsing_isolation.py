@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from updraft.model.parse_results import ParsedFile
 from updraft.parsing.errors import record_from_exception
 from updraft.parsing.isolation import IsolatedParser
 from updraft.parsing.options import FileJob, ParseOptions
-from updraft.parsing.results import ParsedFile
 
 
 def exec_target(job: FileJob, options: ParseOptions) -> ParsedFile:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from updraft.model.parse_results import ParsedFile
 from updraft.parsing.folder import (
     find_python_files,
     flag_duplicate_dag_ids,
@@ -14,7 +15,6 @@ from updraft.parsing.folder import (
     might_contain_dag,
 )
 from updraft.parsing.ignore import compile_glob
-from updraft.parsing.results import ParsedFile
 
 DAG_TEXT = "from airflow.sdk import DAG\n"
 

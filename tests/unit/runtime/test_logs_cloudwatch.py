@@ -8,8 +8,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from updraft.model.records import TIKey
 from updraft.runtime.logs import CloudWatchLogSink
-from updraft.scheduling.records import TIKey
 
 GROUP = "updraft-test-task-logs"
 KEY = TIKey("etl", "manual__2024-01-01T00:00:00+00:00", "extract")

@@ -6,9 +6,9 @@ import dataclasses
 import datetime as dt
 from typing import Any
 
+from updraft.model.records import UNMAPPED, DagRun, TaskInstance, TIKey
+from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.evaluation import RunEvaluation, evaluate_run
-from updraft.scheduling.records import UNMAPPED, DagRun, TaskInstance, TIKey
-from updraft.scheduling.states import DagRunState, TaskInstanceState
 from updraft.serialization import deserialize_dag, serialize_dag
 from updraft.serialization.model import SerializedDAG
 

@@ -6,7 +6,7 @@ import pytest
 from helpers import START, FakeRunStore, make_run, make_ti, serialized
 
 from airflow.sdk import DAG, task
-from updraft.scheduling.states import TaskInstanceState as S
+from updraft.model.states import TaskInstanceState as S
 
 
 def _dag(**kwargs):

@@ -6,8 +6,8 @@ from helpers import START, FakeRunStore, make_run, serialized
 
 from airflow.providers.standard.operators.bash import BashOperator
 from airflow.sdk import DAG, task
-from updraft.scheduling.states import DagRunState
-from updraft.scheduling.states import TaskInstanceState as S
+from updraft.model.states import DagRunState
+from updraft.model.states import TaskInstanceState as S
 
 
 @task

@@ -8,9 +8,9 @@ from helpers import NOW, START, FakeRunStore, make_run, serialized
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.providers.standard.operators.python import BranchPythonOperator, ShortCircuitOperator
 from airflow.sdk import DAG, TaskGroup, task
+from updraft.model.states import DagRunState
+from updraft.model.states import TaskInstanceState as S
 from updraft.scheduling.skips import branch_skips, short_circuit_skips
-from updraft.scheduling.states import DagRunState
-from updraft.scheduling.states import TaskInstanceState as S
 
 
 @task

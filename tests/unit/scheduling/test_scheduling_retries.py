@@ -11,14 +11,14 @@ import pytest
 from helpers import NOW, START, FakeRunStore, make_run, serialized
 
 from airflow.sdk import DAG, task
-from updraft.scheduling.records import TaskInstance
+from updraft.model.records import TaskInstance
+from updraft.model.states import TaskInstanceState as S
 from updraft.scheduling.retries import (
     MAX_RETRY_DELAY,
     failure_outcome,
     logical_date_from_run_id,
     next_retry_datetime,
 )
-from updraft.scheduling.states import TaskInstanceState as S
 
 LOGICAL = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 
@@ -135,7 +135,7 @@ def test_the_global_cap_is_airflows_max_task_retry_delay_from_the_environment():
 
     code = ("import datetime as dt\n"
             "from types import SimpleNamespace\n"
-            "from updraft.scheduling.records import TaskInstance\n"
+            "from updraft.model.records import TaskInstance\n"
             "from updraft.scheduling.retries import next_retry_datetime\n"
             "task = SimpleNamespace(task_id='t', retries=99, retry_delay=dt.timedelta(hours=1),\n"
             "                       retry_exponential_backoff=True, max_retry_delay=None)\n"

@@ -6,8 +6,8 @@ import pytest
 from helpers import START, FakeRunStore, make_run, serialized
 
 from airflow.sdk import DAG, task
-from updraft.scheduling.states import DagRunState
-from updraft.scheduling.states import TaskInstanceState as S
+from updraft.model.states import DagRunState
+from updraft.model.states import TaskInstanceState as S
 
 
 def _dag(trigger_rule="all_success", **task_kwargs):

@@ -7,9 +7,9 @@ import datetime as dt
 from helpers import NOW, START, FakeRunStore, make_run, serialized
 
 from airflow.sdk import DAG, task
+from updraft.model.states import DagRunState
+from updraft.model.states import TaskInstanceState as S
 from updraft.scheduling.backstops import EXECUTION_TIMEOUT_GRACE, QUEUED_TIMEOUT
-from updraft.scheduling.states import DagRunState
-from updraft.scheduling.states import TaskInstanceState as S
 
 MIN = dt.timedelta(minutes=1)
 

@@ -10,8 +10,8 @@ import pytest
 from helpers import START, FakeRunStore, make_run, serialized
 
 from airflow.sdk import DAG, task
+from updraft.model.states import TaskInstanceState as S
 from updraft.scheduling.deps.trigger_rule import TriggerRule, UpstreamCounts, evaluate_trigger_rule
-from updraft.scheduling.states import TaskInstanceState as S
 
 UF, SK, RM = S.UPSTREAM_FAILED, S.SKIPPED, S.REMOVED
 

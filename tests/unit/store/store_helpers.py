@@ -11,7 +11,7 @@ import pendulum
 
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
-from updraft.parsing.results import ImportErrorRecord, ParsedFile
+from updraft.model.parse_results import ImportErrorRecord, ParsedFile
 from updraft.serialization import serialize_dag
 
 T0 = pendulum.datetime(2024, 1, 1, tz="UTC")

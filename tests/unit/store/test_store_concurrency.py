@@ -5,8 +5,8 @@ from __future__ import annotations
 import pendulum
 from store_helpers import dag_doc, parsed_file, race
 
-from updraft.scheduling.records import DagRun, TIKey
-from updraft.scheduling.states import DagRunState, TaskInstanceState
+from updraft.model.records import DagRun, TIKey
+from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.timetables.base import DagRunInfo, DataInterval
 
 T0 = pendulum.datetime(2024, 1, 1, tz="UTC")

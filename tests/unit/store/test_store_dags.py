@@ -8,10 +8,10 @@ import pendulum
 import pytest
 from store_helpers import T0, dag_doc, parsed_file
 
-from updraft.scheduling.records import DagRun
-from updraft.scheduling.states import DagRunState
+from updraft.model.limits import run_tasks_limit
+from updraft.model.records import DagRun
+from updraft.model.states import DagRunState
 from updraft.serialization import dag_hash
-from updraft.store.api import run_tasks_limit
 from updraft.store.dynamo import DynamoStore
 from updraft.store.errors import ValueTooLarge
 from updraft.timetables.base import DagRunInfo, DataInterval

@@ -8,7 +8,7 @@ import threading
 import pendulum
 import pytest
 
-from updraft.store.api import DEFAULT_POOL, pool_limit
+from updraft.model.limits import DEFAULT_POOL, pool_limit
 from updraft.store.errors import DefaultPoolCannotBeDeleted
 
 NOW = pendulum.datetime(2024, 1, 1, tz="UTC")

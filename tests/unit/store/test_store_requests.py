@@ -11,8 +11,8 @@ from botocore.client import BaseClient
 from store_helpers import dag_doc, parsed_file
 
 import updraft.store
-from updraft.scheduling.records import DagRun, TIKey
-from updraft.scheduling.states import DagRunState, TaskInstanceState
+from updraft.model.records import DagRun, TIKey
+from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.store.config import StoreConfig
 from updraft.store.models import build_models
 from updraft.store.tables import TABLE, create_table, create_table_kwargs

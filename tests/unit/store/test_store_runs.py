@@ -7,8 +7,8 @@ import datetime as dt
 import pendulum
 import pytest
 
-from updraft.scheduling.records import DagRun, TaskInstance, TIKey
-from updraft.scheduling.states import DagRunState, TaskInstanceState
+from updraft.model.records import DagRun, TaskInstance, TIKey
+from updraft.model.states import DagRunState, TaskInstanceState
 
 T0 = pendulum.datetime(2024, 1, 1, tz="UTC")
 S = TaskInstanceState

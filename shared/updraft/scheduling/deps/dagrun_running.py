@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 
+from updraft.model.records import DagRun
+from updraft.model.states import DagRunState
 from updraft.scheduling.deps.base import DepStatus, failing, passing
-from updraft.scheduling.records import DagRun
-from updraft.scheduling.states import DagRunState
 
 NAME = "Dagrun Running"
 

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from updraft.model.records import TaskInstance
+from updraft.model.states import TaskInstanceState
 from updraft.scheduling.deps.base import DepStatus, failing, passing
-from updraft.scheduling.records import TaskInstance
-from updraft.scheduling.states import TaskInstanceState
 
 NAME = "Previous Dagrun State"
 _SUCCESSFUL = frozenset({TaskInstanceState.SKIPPED, TaskInstanceState.SUCCESS})

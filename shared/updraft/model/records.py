@@ -10,9 +10,10 @@ import dataclasses
 import datetime as dt
 from typing import Any, NamedTuple
 
-from updraft.scheduling.states import DagRunState, TaskInstanceState
+from updraft.model.states import DagRunState, TaskInstanceState
 
 UNMAPPED = -1
+_HOLDER_SEP = "|"
 
 
 class TIKey(NamedTuple):
@@ -23,7 +24,16 @@ class TIKey(NamedTuple):
 
     def holder(self, try_number: int) -> str:
         """The id a claimed try holds limit slots under: distinct per try so a retry never reuses a leak."""
-        return f"{self.dag_id}|{self.run_id}|{self.task_id}|{self.map_index}|{try_number}"
+        return _HOLDER_SEP.join((self.dag_id, self.run_id, self.task_id, str(self.map_index), str(try_number)))
+
+    @staticmethod
+    def parse_holder(holder: str) -> tuple[TIKey, int] | None:
+        """The (key, try_number) a holder id names; None for a holder that is not a try's (written by hand)."""
+        parts = holder.split(_HOLDER_SEP)
+        if len(parts) != 5:
+            return None
+        dag_id, run_id, task_id, map_index, try_number = parts
+        return TIKey(dag_id, run_id, task_id, int(map_index)), int(try_number)
 
     @property
     def label(self) -> str:
