@@ -57,6 +57,17 @@ class EnvironmentSettings:
     parallelism: int = 32
     tags: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Lambda queues async invokes beyond a function's reserved concurrency in arrival order, not by priority:
+        # claimed tries would wait there holding their pool and parallelism slots while a higher-priority try that
+        # becomes ready later cannot claim them. So the environment may claim no more tries than can run at once.
+        reserved = self.worker.reserved_concurrency
+        if reserved is not None and reserved < self.parallelism:
+            raise ValueError(
+                f"environment {self.name!r}: the worker's reserved concurrency ({reserved}) is below parallelism "
+                f"({self.parallelism}); tries beyond it would wait in Lambda's queue holding their slots, out of "
+                "priority order. Raise the reserved concurrency or lower parallelism to at most it.")
+
 
 ENVIRONMENTS: dict[str, EnvironmentSettings] = {
     "dev": EnvironmentSettings(

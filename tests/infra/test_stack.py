@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -305,6 +306,20 @@ def test_every_environment_has_valid_settings() -> None:
         ResourceNames(settings.name)  # a valid name in bucket and function names
     with pytest.raises(ValueError, match="unknown environment"):
         settings_for("qa")
+
+
+def test_reserved_worker_concurrency_below_parallelism_is_refused() -> None:
+    """Lambda queues async invokes past reserved concurrency without priority: claims must never outnumber it."""
+    staging = settings_for("staging")
+    assert staging.worker.reserved_concurrency is not None
+    with pytest.raises(ValueError, match=r"reserved concurrency \(10\) is below parallelism \(32\)"):
+        dataclasses.replace(staging, worker=dataclasses.replace(staging.worker, reserved_concurrency=10))
+    # At parallelism or above, or unreserved (the account's pool), it synthesizes as before.
+    dataclasses.replace(staging, worker=dataclasses.replace(staging.worker, reserved_concurrency=32))
+    dataclasses.replace(staging, worker=dataclasses.replace(staging.worker, reserved_concurrency=None))
+    for settings in ENVIRONMENTS.values():
+        reserved = settings.worker.reserved_concurrency
+        assert reserved is None or reserved >= settings.parallelism
 
 
 def test_synth_looks_nothing_up(synth) -> None:
