@@ -1,0 +1,95 @@
+"""Strict JSON request bodies, as Airflow declares them (``additionalProperties: false``).
+
+A body is checked against a small field table instead of pydantic models (the API Lambda's cold import stays
+lean); the issues have pydantic's types and messages so a client sees what Airflow would answer: 422 for
+malformed JSON, a missing required field, a wrong type, a naive datetime or an unknown field.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from updraft.api.errors import Unprocessable, issue
+from updraft.api.formats import parse_datetime
+
+
+@dataclass(frozen=True)
+class Field:
+    kind: str  # bool | int | str | object | datetime
+    required: bool = False
+    nullable: bool = True
+    minimum: int | None = None
+
+
+_TYPE_ISSUES = {
+    "bool": ("bool_type", "Input should be a valid boolean"),
+    "int": ("int_type", "Input should be a valid integer"),
+    "str": ("string_type", "Input should be a valid string"),
+    "object": ("dict_type", "Input should be a valid dictionary"),
+    "datetime": ("datetime_type", "Input should be a valid datetime"),
+}
+
+
+def _check(kind: str, value: Any) -> tuple[Any, tuple[str, str] | None]:
+    """(the value as the route uses it, None) or (None, (type, msg)) when it has the wrong type."""
+    if kind == "bool" and isinstance(value, bool):
+        return value, None
+    if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
+        return value, None
+    if kind == "str" and isinstance(value, str):
+        return value, None
+    if kind == "object" and isinstance(value, dict):
+        return value, None
+    if kind == "datetime" and isinstance(value, str):
+        parsed = parse_datetime(value)
+        if parsed is None:
+            return None, ("datetime_from_date_parsing", "Input should be a valid datetime or date")
+        if parsed.tzinfo is None:
+            return None, ("timezone_aware", "Input should have timezone info")
+        return parsed.astimezone(dt.UTC), None
+    return None, _TYPE_ISSUES[kind]
+
+
+def parse_body(raw: str | None, fields: dict[str, Field]) -> dict[str, Any]:
+    """The fields the client sent, typed (pydantic's ``model_fields_set``: an absent optional field is absent,
+    not None, so PATCH routes can tell "not sent" from "set to null"). Raises 422 with every issue."""
+    if raw is None or not raw.strip():
+        raise Unprocessable([issue("missing", ("body",), "Field required", None)])
+    try:
+        data = json.loads(raw)
+    except ValueError as err:
+        position = getattr(err, "pos", 0)
+        raise Unprocessable([issue("json_invalid", ("body", position), "JSON decode error", {})]) from None
+    if not isinstance(data, dict):
+        raise Unprocessable([issue("model_attributes_type", ("body",),
+                                   "Input should be a valid dictionary or object to extract fields from", data)])
+    problems: list[dict[str, Any]] = []
+    out: dict[str, Any] = {}
+    for name, spec in fields.items():
+        if name not in data:
+            if spec.required:
+                problems.append(issue("missing", ("body", name), "Field required", data))
+            continue
+        value = data[name]
+        if value is None:
+            if spec.nullable:
+                out[name] = None
+            else:
+                problems.append(issue(_TYPE_ISSUES[spec.kind][0], ("body", name), _TYPE_ISSUES[spec.kind][1], None))
+            continue
+        typed, problem = _check(spec.kind, value)
+        if problem is not None:
+            problems.append(issue(problem[0], ("body", name), problem[1], value))
+        elif spec.minimum is not None and typed < spec.minimum:
+            problems.append(issue("greater_than_equal", ("body", name),
+                                  f"Input should be greater than or equal to {spec.minimum}", value))
+        else:
+            out[name] = typed
+    problems += [issue("extra_forbidden", ("body", name), "Extra inputs are not permitted", data[name])
+                 for name in data if name not in fields]
+    if problems:
+        raise Unprocessable(problems)
+    return out

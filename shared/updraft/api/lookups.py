@@ -1,0 +1,45 @@
+"""Reads several routes share: a DAG or a run by id (404 in Airflow's words when absent), names, JSON safety."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from updraft.api.errors import dag_not_found, run_not_found
+from updraft.api.routing import Call
+
+WILDCARD = "~"  # Airflow's "all" in a path segment
+
+
+def dag_or_404(call: Call, dag_id: str) -> tuple[Any, Any]:
+    """(meta, serialized DAG) of an active DAG; a DAG whose file no longer defines it is not found, as the
+    trigger route has it (``updraft.scheduling.triggering``)."""
+    meta = call.store.get_dag_meta(dag_id)
+    if meta is None:
+        raise dag_not_found(dag_id)
+    return meta, call.store.get_serialized_dag(dag_id, meta.dag_hash)
+
+
+def run_or_404(call: Call, dag_id: str, run_id: str) -> Any:
+    run = call.store.get_run(dag_id, run_id)
+    if run is None:
+        raise run_not_found(dag_id, run_id)
+    return run
+
+
+def display_name(sdag: Any, dag_id: str) -> str:
+    return (getattr(sdag, "dag_display_name", None) or dag_id) if sdag is not None else dag_id
+
+
+def jsonable(value: Any) -> Any:
+    """A value as JSON can carry it (timedeltas and other objects in ``default_args`` become strings)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def field_keys(*names: str, aliases: dict[str, str] | None = None) -> dict[str, Callable[[dict[str, Any]], Any]]:
+    """Sort keys over response dicts: each name orders by that field; an alias orders by another field."""
+    keys: dict[str, Callable[[dict[str, Any]], Any]] = {n: (lambda d, n=n: d.get(n)) for n in names}
+    for alias, target in (aliases or {}).items():
+        keys[alias] = keys[target]
+    return keys

@@ -1,0 +1,128 @@
+"""DAG runs: list (``~`` for every DAG), get, and trigger (``POST /dags/{dag_id}/dagRuns``), as Airflow's
+``DAGRunResponse``.
+
+Triggering goes through :func:`updraft.scheduling.triggering.trigger_dag`, the CLI's ``dags trigger``: conf is
+validated against the DAG's params (400), an unknown DAG is 404 and a ``dag_run_id`` already used is 409. Then
+the scheduler is nudged so the run starts now rather than at the next tick.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from updraft.api.body import Field, parse_body
+from updraft.api.errors import BadRequest, Conflict, dag_not_found
+from updraft.api.filters import date_filters
+from updraft.api.formats import iso, pattern_matcher, seconds_between
+from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_or_404
+from updraft.api.pagination import page_of, paginate
+from updraft.api.routing import Call, RouteTable
+
+log = logging.getLogger(__name__)
+
+routes = RouteTable()
+
+RUN_STATES = frozenset({"queued", "running", "success", "failed"})
+RUN_TYPES = frozenset({"backfill", "scheduled", "manual", "operator_triggered", "asset_triggered",
+                       "asset_materialization"})
+# Who created a run, by run type, where Updraft knows it (a manual run may come from the CLI or the API).
+TRIGGERED_BY = {"scheduled": "timetable", "backfill": "backfill", "asset_triggered": "asset"}
+DATE_FILTERS = ("logical_date", "run_after", "start_date", "end_date")
+RUN_ORDER = field_keys("dag_id", "dag_run_id", "state", "run_type", "logical_date", "run_after", "queued_at",
+                       "start_date", "end_date", "data_interval_start", "data_interval_end", "duration",
+                       aliases={"run_id": "dag_run_id", "id": "queued_at"})
+TRIGGER_BODY = {
+    "dag_run_id": Field("str"), "data_interval_start": Field("datetime"), "data_interval_end": Field("datetime"),
+    "logical_date": Field("datetime", required=True), "run_after": Field("datetime"), "conf": Field("object"),
+    "note": Field("str"), "partition_key": Field("str"),
+}
+
+
+def run_response(run: Any, dag_display_name: str) -> dict[str, Any]:
+    return {
+        "dag_run_id": run.run_id, "dag_id": run.dag_id, "logical_date": iso(run.logical_date),
+        "queued_at": iso(run.queued_at), "start_date": iso(run.start_date), "end_date": iso(run.end_date),
+        "duration": seconds_between(run.start_date, run.end_date),
+        "data_interval_start": iso(run.data_interval_start), "data_interval_end": iso(run.data_interval_end),
+        "run_after": iso(run.run_after or run.logical_date or run.queued_at),
+        "last_scheduling_decision": None, "run_type": run.run_type, "state": run.state.value,
+        "triggered_by": TRIGGERED_BY.get(run.run_type), "triggering_user_name": None,
+        "conf": run.conf, "note": run.note, "dag_versions": [], "bundle_version": None,
+        "dag_display_name": dag_display_name, "partition_key": None, "partition_date": None,
+    }
+
+
+def _dag_names(call: Call, dag_ids: set[str]) -> dict[str, str]:
+    names = {}
+    for dag_id in dag_ids:
+        meta = call.store.get_dag_meta(dag_id)
+        sdag = call.store.get_serialized_dag(dag_id, meta.dag_hash) if meta is not None else None
+        names[dag_id] = display_name(sdag, dag_id)
+    return names
+
+
+@routes.get("/dags/{dag_id}/dagRuns")
+def get_dag_runs(call: Call) -> dict[str, Any]:
+    """One DAG's runs, or every DAG's with ``~`` (each DAG's runs come from its own date index)."""
+    dag_id = call.path("dag_id")
+    q = call.query
+    page = page_of(q, ["id"])
+    states = set(q.choices("state", RUN_STATES))
+    run_types = set(q.choices("run_type", RUN_TYPES))
+    matches_run = pattern_matcher(q.string("run_id_pattern"))
+    matches_dag = pattern_matcher(q.string("dag_id_pattern"))
+    dates = date_filters(q, DATE_FILTERS)
+    q.check()
+    if dag_id == WILDCARD:
+        dag_ids = [m.dag_id for m in call.store.list_dags(include_inactive=True) if matches_dag(m.dag_id)]
+    else:
+        dag_or_404(call, dag_id)
+        dag_ids = [dag_id]
+    runs = [run for d in dag_ids for run in call.store.list_runs(d)
+            if (not states or run.state.value in states) and (not run_types or run.run_type in run_types)
+            and matches_run(run.run_id)]
+    names = _dag_names(call, {run.dag_id for run in runs})
+    responses = [r for r in (run_response(run, names[run.dag_id]) for run in runs) if all(c(r) for c in dates)]
+    found, total = paginate(responses, page, RUN_ORDER)
+    return {"dag_runs": found, "total_entries": total}
+
+
+@routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}")
+def get_dag_run(call: Call) -> dict[str, Any]:
+    dag_id = call.path("dag_id")
+    run = run_or_404(call, dag_id, call.path("dag_run_id"))
+    return run_response(run, _dag_names(call, {dag_id})[dag_id])
+
+
+_UNSUPPORTED_TRIGGER_FIELDS = ("data_interval_start", "data_interval_end", "run_after", "note", "partition_key")
+
+
+@routes.post("/dags/{dag_id}/dagRuns")
+def trigger_dag_run(call: Call) -> dict[str, Any]:
+    """Airflow's trigger. A null ``logical_date`` gives the run the trigger time as its logical date (Updraft
+    gives every manual run one, so templates such as ``ds`` render, as the CLI's trigger does)."""
+    from updraft.scheduling.triggering import DagRunAlreadyExists, trigger_dag
+    from updraft.sdk.exceptions import DagNotFound, ParamValidationError
+
+    dag_id = call.path("dag_id")
+    body = parse_body(call.request.body, TRIGGER_BODY)
+    unsupported = [name for name in _UNSUPPORTED_TRIGGER_FIELDS if body.get(name) is not None]
+    if unsupported:
+        raise BadRequest(f"Updraft does not support {', '.join(unsupported)} when triggering a run yet")
+    try:
+        run = trigger_dag(call.store, dag_id, now=call.now(), conf=body.get("conf"),
+                          logical_date=body.get("logical_date"), run_id=body.get("dag_run_id"))
+    except DagNotFound:
+        raise dag_not_found(dag_id) from None
+    except ParamValidationError as err:
+        raise BadRequest(str(err)) from None
+    except DagRunAlreadyExists as err:
+        raise Conflict(str(err)) from None
+    try:
+        call.services.nudge_scheduler(dag_id, run.run_id)
+    except Exception:  # only a speed-up: the run exists and the next tick starts it
+        log.warning("could not nudge the scheduler for %s/%s", dag_id, run.run_id, exc_info=True)
+    _meta, sdag = dag_or_404(call, dag_id)
+    return run_response(run, display_name(sdag, dag_id))
+

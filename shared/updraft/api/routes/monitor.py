@@ -1,0 +1,15 @@
+"""``GET /api/v2/monitor/health`` (no auth in Airflow either)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from updraft.api.health import monitor_health
+from updraft.api.routing import Call, RouteTable
+
+routes = RouteTable()
+
+
+@routes.get("/monitor/health")
+def get_health(call: Call) -> dict[str, Any]:
+    return monitor_health(lambda: call.store)

@@ -1,0 +1,122 @@
+"""Pools: list, get, create (``POST``), update (``PATCH``) and delete, as Airflow's ``PoolResponse``.
+
+A pool is a limit item whose holders are the tries holding its slots (from claim to end), so the slot counts
+come from the holders: ``occupied`` is every held slot; ``running`` and ``queued`` split them by the holding
+try's state (a read per holding try, at most the pool's size); ``open`` is what is left (-1: unlimited).
+Updraft's deferred tasks always give their slots back, and a scheduled task holds none, so ``deferred`` and
+``scheduled`` are 0 and ``include_deferred`` is always false.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from updraft.api.body import Field, parse_body
+from updraft.api.errors import BadRequest, Conflict, NotFound
+from updraft.api.formats import pattern_matcher
+from updraft.api.pagination import page_of, paginate
+from updraft.api.routing import Call, Reply, RouteTable
+from updraft.model.limits import DEFAULT_POOL, pool_limit
+from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
+
+routes = RouteTable()
+
+POST_BODY = {"name": Field("str", required=True, nullable=False), "slots": Field("int", required=True,
+             nullable=False, minimum=-1), "description": Field("str"), "include_deferred": Field("bool"),
+             "team_name": Field("str")}
+PATCH_BODY = {"pool": Field("str"), "slots": Field("int", minimum=-1), "description": Field("str"),
+              "include_deferred": Field("bool"), "team_name": Field("str")}
+POOL_ORDER = {"id": lambda p: (p.name != DEFAULT_POOL, p.name), "name": lambda p: p.name,
+              "pool": lambda p: p.name, "slots": lambda p: p.slots}
+
+
+def _not_found(name: str) -> NotFound:
+    return NotFound(f"The Pool with name: `{name}` was not found")
+
+
+def pool_response(call: Call, pool: Any) -> dict[str, Any]:
+    limit = call.store.get_limit(pool_limit(pool.name))
+    holders = limit.holders if limit is not None else {}
+    running = 0
+    for holder, slots in holders.items():
+        parsed = TIKey.parse_holder(holder)
+        ti = call.store.get_ti(parsed[0]) if parsed is not None else None
+        if ti is not None and ti.state == TaskInstanceState.RUNNING:
+            running += slots
+    occupied = sum(holders.values())
+    return {
+        "name": pool.name, "slots": pool.slots, "description": pool.description or None,
+        "include_deferred": False, "occupied_slots": occupied, "running_slots": running,
+        "queued_slots": occupied - running, "scheduled_slots": 0, "deferred_slots": 0,
+        "open_slots": -1 if pool.slots < 0 else max(pool.slots - occupied, 0), "team_name": None,
+    }
+
+
+def _unsupported(body: dict[str, Any]) -> None:
+    if body.get("include_deferred"):
+        raise BadRequest("Updraft's deferred tasks always release their pool slots: include_deferred must be false")
+    if body.get("team_name") is not None:
+        raise BadRequest("Updraft has no multi-team mode: team_name must be null")
+
+
+@routes.get("/pools")
+def get_pools(call: Call) -> dict[str, Any]:
+    page = page_of(call.query, ["id"])
+    matches = pattern_matcher(call.query.string("pool_name_pattern"))
+    call.query.check()
+    pools, total = paginate([p for p in call.store.list_pools() if matches(p.name)], page, POOL_ORDER)
+    return {"pools": [pool_response(call, p) for p in pools], "total_entries": total}
+
+
+@routes.get("/pools/{pool_name}")
+def get_pool(call: Call) -> dict[str, Any]:
+    name = call.path("pool_name")
+    pool = call.store.get_pool(name)
+    if pool is None:
+        raise _not_found(name)
+    return pool_response(call, pool)
+
+
+@routes.post("/pools", status=201)
+def post_pool(call: Call) -> dict[str, Any]:
+    body = parse_body(call.request.body, POST_BODY)
+    _unsupported(body)
+    name = body["name"]
+    if call.store.get_pool(name) is not None:
+        raise Conflict(f"Pool with name: `{name}` already exists")
+    return pool_response(call, call.store.set_pool(name, body["slots"], body.get("description") or ""))
+
+
+@routes.patch("/pools/{pool_name}")
+def patch_pool(call: Call) -> dict[str, Any]:
+    """Only the fields sent (or named in ``update_mask``) change; a pool cannot be renamed (its slots are held
+    under its name), and ``default_pool`` keeps its name as in Airflow."""
+    name = call.path("pool_name")
+    mask = set(call.query.strings("update_mask"))
+    call.query.check()
+    body = parse_body(call.request.body, PATCH_BODY)
+    _unsupported(body)
+    if mask:
+        body = {k: v for k, v in body.items() if k in mask}
+    if body.get("pool") not in (None, name):
+        raise BadRequest("Only slots and description can be modified on Default Pool" if name == DEFAULT_POOL
+                         else "Updraft cannot rename a pool: create one with the new name instead")
+    pool = call.store.get_pool(name)
+    if pool is None:
+        raise _not_found(name)
+    if body.get("slots") is not None or "description" in body:
+        slots = body["slots"] if body.get("slots") is not None else pool.slots
+        description = body["description"] or "" if "description" in body else pool.description
+        pool = call.store.set_pool(name, slots, description)
+    return pool_response(call, pool)
+
+
+@routes.delete("/pools/{pool_name}")
+def delete_pool(call: Call) -> Reply:
+    name = call.path("pool_name")
+    if name == DEFAULT_POOL:
+        raise BadRequest("Default Pool can't be deleted")
+    if not call.store.delete_pool(name):
+        raise _not_found(name)
+    return Reply(204)

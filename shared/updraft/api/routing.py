@@ -1,0 +1,110 @@
+"""Routes as plain data: a method, Airflow's path template and a function of one :class:`Call`.
+
+Route modules (``updraft.api.routes.*``) declare their routes on a :class:`RouteTable`; ``updraft.api.app``
+hands them to Powertools' resolver. Keeping routes framework-free lets them be read (405s, the route table in
+the README, an OpenAPI subset later) and called without API Gateway events.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from updraft.api.errors import Unprocessable, issue
+from updraft.api.request import Query, Request
+
+API_PREFIX = "/api/v2"
+
+
+@dataclass
+class Reply:
+    """A status other than the route's default, or an empty body (``body=None``: 204)."""
+
+    status: int
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Call:
+    """What a route function gets: the request, its query reader, and the process's services (built lazily:
+    a route that never touches the store never builds it)."""
+
+    def __init__(self, request: Request, services: Callable[[], Any], *, now: Callable[[], dt.datetime] | None = None
+                 ) -> None:
+        self.request = request
+        self.query = Query(request)
+        self._services = services
+        self._now = now or (lambda: dt.datetime.now(dt.UTC))
+
+    @functools.cached_property
+    def services(self) -> Any:
+        return self._services()
+
+    @property
+    def store(self) -> Any:
+        return self.services.store
+
+    def path(self, name: str) -> str:
+        return self.request.path_params[name]
+
+    def int_path(self, name: str) -> int:
+        """An integer path parameter (``map_index``, ``import_error_id``); not one is a 422, as in Airflow."""
+        raw = self.path(name)
+        try:
+            return int(raw)
+        except ValueError:
+            raise Unprocessable([issue("int_parsing", ("path", name),
+                                       "Input should be a valid integer, unable to parse string as an integer",
+                                       raw)]) from None
+
+    def now(self) -> dt.datetime:
+        return self._now()
+
+
+Endpoint = Callable[[Call], Any]
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str  # Airflow's template: /api/v2/dags/{dag_id}
+    endpoint: Endpoint
+    status: int = 200
+
+    @functools.cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """The template as a regex over a raw (still percent-encoded) path: a parameter is one segment."""
+        parts = re.split(r"(\{\w+\})", self.path)
+        body = "".join(f"(?P<{p[1:-1]}>[^/]+)" if p.startswith("{") else re.escape(p) for p in parts)
+        return re.compile(f"^{body}$")
+
+
+class RouteTable:
+    """The routes of one resource module, declared with decorators (``@routes.get("/dags/{dag_id}")``)."""
+
+    def __init__(self, prefix: str = API_PREFIX) -> None:
+        self.prefix = prefix
+        self.routes: list[Route] = []
+
+    def add(self, method: str, path: str, status: int = 200) -> Callable[[Endpoint], Endpoint]:
+        def register(endpoint: Endpoint) -> Endpoint:
+            self.routes.append(Route(method, self.prefix + path, endpoint, status))
+            return endpoint
+
+        return register
+
+    def get(self, path: str, status: int = 200) -> Callable[[Endpoint], Endpoint]:
+        return self.add("GET", path, status)
+
+    def post(self, path: str, status: int = 200) -> Callable[[Endpoint], Endpoint]:
+        return self.add("POST", path, status)
+
+    def patch(self, path: str, status: int = 200) -> Callable[[Endpoint], Endpoint]:
+        return self.add("PATCH", path, status)
+
+    def delete(self, path: str, status: int = 204) -> Callable[[Endpoint], Endpoint]:
+        return self.add("DELETE", path, status)
