@@ -17,11 +17,11 @@ error.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
@@ -30,7 +30,8 @@ from updraft.api.request import Request
 from updraft.api.routes import all_routes
 from updraft.api.routing import Call, Reply, Route
 
-log = logging.getLogger(__name__)
+# The API Lambda's logger (its JSON lines carry the request's correlation id).
+log = Logger(service="updraft-api", child=True)
 
 NOT_FOUND_BODY = {"error": "API route not found", "statusCode": 404}
 
@@ -93,8 +94,8 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
 
     @app.exception_handler(Exception)
     def unexpected(exc: Exception) -> Response:
-        log.error("API request failed: %s %s", app.current_event.http_method, app.current_event.path,
-                  exc_info=exc)
+        log.exception(f"API request failed: {app.current_event.http_method} {app.current_event.path}",
+                      exc_info=exc)
         return _json(500, {"detail": "Internal Server Error"})
 
     return app

@@ -1,0 +1,132 @@
+"""The router: Airflow's error bodies, 404/405/422/500, pagination bounds, path decoding, and a fuzz of query
+parameters that must never crash the handler."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+ROUTES_TO_FUZZ = ["/api/v2/dags", "/api/v2/dags/~/dagRuns", "/api/v2/dags/etl/dagRuns",
+                  "/api/v2/dags/~/dagRuns/~/taskInstances", "/api/v2/pools", "/api/v2/importErrors",
+                  "/api/v2/dagTags", "/api/v2/dags/etl/tasks", "/api/v2/dags/etl/details", "/api/v2/version",
+                  "/api/v2/monitor/health"]
+PARAMS = ["limit", "offset", "order_by", "paused", "tags", "dag_id_pattern", "state", "run_type",
+          "logical_date_gte", "start_date_lt", "exclude_stale", "has_import_errors", "last_dag_run_state",
+          "try_number", "map_index", "pool_name_pattern", "filename_pattern", "task_id", "tags_match_mode",
+          "update_mask", "cursor", "unknown"]
+VALUES = ["", "0", "-1", "1", "50", "101", "99999999999999999999", "true", "false", "yes", "maybe", "~",
+          "%", "_", "a|b", "-dag_id", "dag_id", "-", "2024-01-01", "2024-01-01T00:00:00+0000", "2024-13-45",
+          "running", "no_status", "\x00", "🙂", "' OR 1=1 --", "null", "[]", "{}"]
+
+
+def test_unknown_api_route_is_airflow_s_404(api):
+    answer = api.get("/api/v2/nothing-here")
+    assert answer.status == 404
+    assert answer.body["error"] == "API route not found"
+    assert answer.headers["Content-Type"] == "application/json"
+
+
+def test_a_route_asked_with_another_method_is_405(api):
+    answer = api("PUT", "/api/v2/dags/etl")
+    assert (answer.status, answer.body) == (405, {"detail": "Method Not Allowed"})
+    assert api("DELETE", "/api/v2/version").status == 405
+
+
+def test_malformed_query_parameters_are_422_with_pydantic_s_shape(api):
+    answer = api.get("/api/v2/dags", query={"limit": "many", "offset": "-3", "paused": "maybe"})
+    assert answer.status == 422
+    assert answer.body == {"detail": [
+        {"type": "int_parsing", "loc": ["query", "limit"],
+         "msg": "Input should be a valid integer, unable to parse string as an integer", "input": "many"},
+        {"type": "greater_than_equal", "loc": ["query", "offset"],
+         "msg": "Input should be greater than or equal to 0", "input": "-3"},
+        {"type": "bool_parsing", "loc": ["query", "paused"],
+         "msg": "Input should be a valid boolean, unable to interpret input", "input": "maybe"},
+    ]}
+
+
+def test_limit_defaults_to_50_and_is_clamped_to_100(api, store):
+    from airflow.sdk import DAG
+    from tests.functional.api.conftest import NOW, START
+    from updraft.model.parse_results import ParsedFile
+    from updraft.serialization import serialize_dag
+
+    for i in range(120):
+        with DAG(f"many_{i:03d}", schedule=None, start_date=START) as dag:
+            pass
+        doc = serialize_dag(dag, relative_fileloc=f"many_{i:03d}.py", file_hash="h")
+        store.save_parsed_file(ParsedFile(relative_path=f"many_{i:03d}.py", file_hash="h", dags=[doc]), now=NOW)
+    default = api.get("/api/v2/dags")
+    assert len(default.body["dags"]) == 50 and default.body["total_entries"] == 123
+    clamped = api.get("/api/v2/dags", query={"limit": 1000, "offset": 100})
+    assert len(clamped.body["dags"]) == 23 and clamped.body["total_entries"] == 123
+    assert len(api.get("/api/v2/dags", query={"limit": 1000}).body["dags"]) == 100
+
+
+def test_an_unknown_order_by_is_airflow_s_400(api):
+    answer = api.get("/api/v2/dags", query={"order_by": "secret_column"})
+    assert answer.status == 400
+    assert answer.body == {"detail": "Ordering with 'secret_column' is disallowed or the attribute does not "
+                                     "exist on the model"}
+
+
+def test_path_parameters_are_percent_decoded(api):
+    run_id = "manual__2024-02-01T00:00:00+00:00"
+    created = api("POST", "/api/v2/dags/etl/dagRuns", body={"dag_run_id": run_id, "logical_date": None})
+    assert created.status == 200
+    encoded = run_id.replace(":", "%3A").replace("+", "%2B")
+    answer = api.get(f"/api/v2/dags/etl/dagRuns/{encoded}")
+    assert (answer.status, answer.body["dag_run_id"]) == (200, run_id)
+
+
+def test_an_unexpected_failure_is_a_logged_500_and_counted(api, monkeypatch, capsys, caplog):
+    def boom(*_args, **_kwargs):
+        raise RuntimeError("the table is on fire")
+
+    monkeypatch.setattr("updraft.store.dynamo.DynamoStore.list_dags", boom)
+    answer = api.get("/api/v2/dags")
+    assert (answer.status, answer.body) == (500, {"detail": "Internal Server Error"})
+    (record,) = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert record.getMessage() == "API request failed: GET /api/v2/dags"
+    assert "the table is on fire" in str(record.exc_info[1])
+    assert '"Api5xx":[1.0]' in capsys.readouterr().out
+
+
+def test_version_and_health(api):
+    assert api.get("/api/v2/version").body == {"version": "3.3.2", "git_version": "updraft-0.1.0"}
+    assert api.get("/api/v2/monitor/health").body["metadatabase"] == {"status": "healthy"}
+
+
+def test_tokens_are_issued_in_local_mode_only(api, monkeypatch):
+    refused = api("POST", "/auth/token", body={"username": "admin", "password": "admin"})
+    assert refused.status == 403 and "IAM" in refused.body["detail"]
+    monkeypatch.setenv("UPDRAFT_LOCAL_COMPUTE", "/tmp/compute.sock")
+    monkeypatch.setattr("updraft.services._shared", None)
+    issued = api("POST", "/auth/token", body={"username": "admin", "password": "admin"})
+    assert issued.status == 201 and issued.body["access_token"].count(".") == 2
+    assert api.get("/auth/token").status == 201
+    # Every caller is admin: the token (or any other) is accepted by every route.
+    listed = api.get("/api/v2/dags", headers={"Authorization": f"Bearer {issued.body['access_token']}"})
+    assert listed.status == 200
+
+
+@pytest.mark.parametrize("seed_value", range(3))
+def test_fuzzed_query_parameters_never_crash_the_handler(api, seed_value):
+    rng = random.Random(seed_value)
+    for _ in range(60):
+        path = rng.choice(ROUTES_TO_FUZZ)
+        query = [(rng.choice(PARAMS), rng.choice([*VALUES, "".join(rng.choices(string.printable, k=8))]))
+                 for _ in range(rng.randint(1, 4))]
+        answer = api.get(path, query=query)
+        assert answer.status in (200, 400, 404, 422), (path, query, answer.status, answer.body)
+        assert answer.headers["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize("raw", ["", "not json", "[1, 2]", '"text"', "{", '{"is_paused": "yes"}',
+                                 '{"is_paused": true, "extra": 1}', "null", '{"is_paused": null}'])
+def test_malformed_bodies_are_422_never_500(api, raw):
+    answer = api("PATCH", "/api/v2/dags/etl", raw_body=raw)
+    assert answer.status == 422, answer.body
+    assert all({"type", "loc", "msg", "input"} <= set(issue) for issue in answer.body["detail"])
