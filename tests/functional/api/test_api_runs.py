@@ -1,0 +1,117 @@
+"""DAG-run and task-instance routes on moto: trigger (conf, logical date, clashes), list (also ``~``), get."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
+
+
+def _trigger(api, dag_id="etl", **body):
+    return api("POST", f"/api/v2/dags/{dag_id}/dagRuns", body={"logical_date": None, **body})
+
+
+def test_trigger_creates_a_queued_manual_run(api, store):
+    answer = _trigger(api, dag_run_id="r1", conf={"n": 5}, logical_date="2024-02-01T00:00:00+02:00")
+    assert answer.status == 200
+    body = answer.body
+    assert {k: body[k] for k in ("dag_run_id", "dag_id", "state", "run_type", "conf", "logical_date")} == {
+        "dag_run_id": "r1", "dag_id": "etl", "state": "queued", "run_type": "manual", "conf": {"n": 5},
+        "logical_date": "2024-01-31T22:00:00Z"}
+    assert body["dag_versions"] == [] and body["run_after"].endswith("Z")
+    run = store.get_run("etl", "r1")
+    assert run.conf == {"n": 5} and run.logical_date == dt.datetime(2024, 1, 31, 22, tzinfo=dt.UTC)
+
+
+def test_trigger_without_a_run_id_names_it_after_the_logical_date(api):
+    body = _trigger(api).body
+    assert body["dag_run_id"] == f"manual__{body['logical_date'].replace('Z', '+00:00')}"
+
+
+def test_trigger_errors(api):
+    assert _trigger(api, "nope").body == {"detail": "Dag with dag_id: 'nope' not found"}
+    assert _trigger(api, "nope").status == 404
+    invalid = _trigger(api, conf={"n": -1})
+    assert invalid.status == 400 and "Invalid input for param n" in invalid.body["detail"]
+    assert _trigger(api, dag_run_id="same").status == 200
+    clash = _trigger(api, dag_run_id="same")
+    assert clash.status == 409 and "already exists" in clash.body["detail"]
+
+
+def test_trigger_body_validation(api):
+    naive = _trigger(api, logical_date="2024-02-01T00:00:00")
+    assert naive.status == 422
+    assert naive.body["detail"] == [{"type": "timezone_aware", "loc": ["body", "logical_date"],
+                                     "msg": "Input should have timezone info", "input": "2024-02-01T00:00:00"}]
+    missing = api("POST", "/api/v2/dags/etl/dagRuns", body={"conf": {}})
+    assert missing.status == 422 and missing.body["detail"][0]["loc"] == ["body", "logical_date"]
+    not_a_dict = _trigger(api, conf=[1, 2])
+    assert not_a_dict.status == 422 and not_a_dict.body["detail"][0]["type"] == "dict_type"
+    unsupported = _trigger(api, partition_key="p")
+    assert unsupported.status == 400
+
+
+def test_list_runs_of_one_dag_and_of_every_dag(api):
+    for run_id in ("a", "b"):
+        _trigger(api, dag_run_id=run_id)
+    _trigger(api, "reporting", dag_run_id="c")
+    one = api.get("/api/v2/dags/etl/dagRuns")
+    assert [r["dag_run_id"] for r in one.body["dag_runs"]] == ["a", "b"] and one.body["total_entries"] == 2
+    every = api.get("/api/v2/dags/~/dagRuns", query={"order_by": ["dag_id", "-run_id"]})
+    assert [(r["dag_id"], r["dag_run_id"]) for r in every.body["dag_runs"]] == [
+        ("etl", "b"), ("etl", "a"), ("reporting", "c")]
+    assert api.get("/api/v2/dags/~/dagRuns", query={"state": "success"}).body["total_entries"] == 0
+    assert api.get("/api/v2/dags/~/dagRuns", query={"state": "bogus"}).status == 422
+    assert api.get("/api/v2/dags/~/dagRuns", query={"run_id_pattern": "b|c"}).body["total_entries"] == 2
+    assert api.get("/api/v2/dags/etl/dagRuns", query={"logical_date_gte": "2999-01-01T00:00:00+0000"}
+                   ).body["total_entries"] == 0
+    assert api.get("/api/v2/dags/nope/dagRuns").status == 404
+
+
+def test_get_run(api):
+    _trigger(api, dag_run_id="r1")
+    assert api.get("/api/v2/dags/etl/dagRuns/r1").body["dag_run_id"] == "r1"
+    missing = api.get("/api/v2/dags/etl/dagRuns/nope")
+    assert (missing.status, missing.body) == (
+        404, {"detail": "The DagRun with dag_id: `etl` and run_id: `nope` was not found"})
+
+
+def test_task_instances_include_the_tasks_not_reached_yet(api, store):
+    _trigger(api, dag_run_id="r1")
+    key = TIKey("etl", "r1", "extract")
+    store.transition_ti(key, expected=[None], state=TaskInstanceState.RUNNING,
+                        fields={"try_number": 1, "pool": "etl_pool", "start_date": dt.datetime(2024, 3, 1, tzinfo=dt.UTC)})
+    answer = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances", query={"order_by": "task_id"})
+    assert answer.status == 200 and answer.body["total_entries"] == 2
+    extract, load = answer.body["task_instances"]
+    assert (extract["task_id"], extract["state"], extract["try_number"], extract["pool"]) == (
+        "extract", "running", 1, "etl_pool")
+    assert (load["task_id"], load["state"], load["try_number"], load["map_index"], load["max_tries"]) == (
+        "load", None, 0, -1, 2)
+    assert extract["start_date"] == "2024-03-01T00:00:00Z" and extract["dag_run_id"] == "r1"
+    assert api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances", query={"state": "no_status"}
+                   ).body["total_entries"] == 1
+    assert api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances", query={"state": "running"}
+                   ).body["task_instances"][0]["task_id"] == "extract"
+    single = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract")
+    assert single.status == 200 and single.body == extract
+    assert api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/nope").status == 404
+    assert api.get("/api/v2/dags/etl/dagRuns/nope/taskInstances").status == 404
+
+
+def test_task_instances_across_runs_and_mapped_instances(api, store):
+    _trigger(api, dag_run_id="r1")
+    _trigger(api, "fanout", dag_run_id="f1")
+    for index in range(3):
+        store.transition_ti(TIKey("fanout", "f1", "double", index), expected=[None], state=TaskInstanceState.SUCCESS)
+    every = api.get("/api/v2/dags/~/dagRuns/~/taskInstances", query={"order_by": ["dag_id", "task_id", "map_index"]})
+    assert [(t["dag_id"], t["task_id"], t["map_index"]) for t in every.body["task_instances"]] == [
+        ("etl", "extract", -1), ("etl", "load", -1), ("fanout", "double", 0), ("fanout", "double", 1),
+        ("fanout", "double", 2)]
+    assert every.body["task_instances"][2]["dag_display_name"] == "Fan out"
+    mapped = api.get("/api/v2/dags/fanout/dagRuns/f1/taskInstances/double")
+    assert (mapped.status, mapped.body) == (404, {"detail": "Task instance is mapped, add the map_index value to the URL"})
+    assert api.get("/api/v2/dags/fanout/dagRuns/f1/taskInstances/double/2").body["state"] == "success"
+    assert api.get("/api/v2/dags/fanout/dagRuns/f1/taskInstances/double/x").status == 422
+    assert api.get("/api/v2/dags/fanout/dagRuns/~/taskInstances", query={"map_index": 1}).body["total_entries"] == 1
