@@ -1,0 +1,75 @@
+"""Pool and import-error routes on moto: CRUD with the slot counts, default_pool's rules, errors by id."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from updraft.model.limits import pool_limit
+from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
+
+NOW = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
+
+
+def test_pools_crud(api):
+    created = api("POST", "/api/v2/pools", body={"name": "etl_pool", "slots": 4, "description": "ETL",
+                                                 "include_deferred": False})
+    assert created.status == 201
+    assert created.body == {"name": "etl_pool", "slots": 4, "description": "ETL", "include_deferred": False,
+                            "occupied_slots": 0, "running_slots": 0, "queued_slots": 0, "scheduled_slots": 0,
+                            "open_slots": 4, "deferred_slots": 0, "team_name": None}
+    assert api("POST", "/api/v2/pools", body={"name": "etl_pool", "slots": 1}).status == 409
+    listed = api.get("/api/v2/pools")
+    assert [p["name"] for p in listed.body["pools"]] == ["default_pool", "etl_pool"]
+    assert listed.body["total_entries"] == 2 and listed.body["pools"][0]["slots"] == 128
+    patched = api("PATCH", "/api/v2/pools/etl_pool", query={"update_mask": "slots"},
+                  body={"slots": 8, "description": "ignored: not in the mask"})
+    assert (patched.status, patched.body["slots"], patched.body["description"]) == (200, 8, "ETL")
+    described = api("PATCH", "/api/v2/pools/etl_pool", body={"description": "Extract"})
+    assert (described.body["slots"], described.body["description"]) == (8, "Extract")
+    assert api.get("/api/v2/pools/etl_pool").body["slots"] == 8
+    deleted = api("DELETE", "/api/v2/pools/etl_pool")
+    assert (deleted.status, deleted.body) == (204, None)
+    assert api.get("/api/v2/pools/etl_pool").body == {"detail": "The Pool with name: `etl_pool` was not found"}
+    assert api("DELETE", "/api/v2/pools/etl_pool").status == 404
+    assert api("PATCH", "/api/v2/pools/etl_pool", body={"slots": 1}).status == 404
+
+
+def test_default_pool_cannot_be_deleted_or_renamed(api):
+    refused = api("DELETE", "/api/v2/pools/default_pool")
+    assert (refused.status, refused.body) == (400, {"detail": "Default Pool can't be deleted"})
+    assert api("PATCH", "/api/v2/pools/default_pool", body={"pool": "other"}).status == 400
+    assert api("PATCH", "/api/v2/pools/default_pool", body={"slots": 64}).body["slots"] == 64
+
+
+def test_pool_bodies_are_validated(api):
+    assert api("POST", "/api/v2/pools", body={"name": "p"}).status == 422
+    assert api("POST", "/api/v2/pools", body={"name": "p", "slots": -2}).body["detail"][0]["type"] == \
+        "greater_than_equal"
+    assert api("POST", "/api/v2/pools", body={"name": "p", "slots": "4"}).body["detail"][0]["type"] == "int_type"
+    assert api("POST", "/api/v2/pools", body={"name": "p", "slots": 1, "include_deferred": True}).status == 400
+    assert api("POST", "/api/v2/pools", body={"name": "p", "slots": 1, "bogus": 1}).status == 422
+
+
+def test_slot_counts_split_held_slots_by_the_holding_try_s_state(api, store):
+    store.set_pool("etl_pool", 5)
+    running, queued = TIKey("etl", "r", "extract"), TIKey("etl", "r", "load")
+    store.transition_ti(running, expected=[None], state=TaskInstanceState.RUNNING, fields={"try_number": 1})
+    store.transition_ti(queued, expected=[None], state=TaskInstanceState.QUEUED, fields={"try_number": 1})
+    assert store.take_slots(pool_limit("etl_pool"), running.holder(1), 2, limit=5, now=NOW)
+    assert store.take_slots(pool_limit("etl_pool"), queued.holder(1), 1, limit=5, now=NOW)
+    body = api.get("/api/v2/pools/etl_pool").body
+    assert (body["occupied_slots"], body["running_slots"], body["queued_slots"], body["open_slots"]) == (3, 2, 1, 2)
+    assert api.get("/api/v2/pools", query={"pool_name_pattern": "etl"}).body["total_entries"] == 1
+
+
+def test_import_errors_list_and_get(api):
+    listed = api.get("/api/v2/importErrors")
+    assert listed.status == 200 and listed.body["total_entries"] == 1
+    (error,) = listed.body["import_errors"]
+    assert error["filename"] == "broken.py" and "NameError" in error["stack_trace"]
+    assert error["timestamp"] == "2024-03-01T00:00:00Z" and error["bundle_name"] is None
+    assert api.get(f"/api/v2/importErrors/{error['import_error_id']}").body == error
+    assert api.get("/api/v2/importErrors/1").status == 404
+    assert api.get("/api/v2/importErrors/x").status == 422
+    assert api.get("/api/v2/importErrors", query={"filename_pattern": "etl"}).body["total_entries"] == 0
