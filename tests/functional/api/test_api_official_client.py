@@ -1,0 +1,131 @@
+"""Airflow's official Python client (apache-airflow-client 3.3.2) against the API handler, served over HTTP as
+local mode serves it (``updraft.local.api_gateway.LocalApiGateway``).
+
+The client parses every response with its strict pydantic models (required fields, types, enums): each call
+returning without a ValidationError is the compatibility proof for that route.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+
+from tests.functional.lambda_helpers import lambda_context
+from updraft.local.api_gateway import LocalApiGateway
+from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
+
+af = pytest.importorskip("airflow_client.client")
+
+from airflow_client.client.api.dag_api import DAGApi  # noqa: E402
+from airflow_client.client.api.dag_run_api import DagRunApi  # noqa: E402
+from airflow_client.client.api.import_error_api import ImportErrorApi  # noqa: E402
+from airflow_client.client.api.monitor_api import MonitorApi  # noqa: E402
+from airflow_client.client.api.pool_api import PoolApi  # noqa: E402
+from airflow_client.client.api.task_api import TaskApi  # noqa: E402
+from airflow_client.client.api.task_instance_api import TaskInstanceApi  # noqa: E402
+from airflow_client.client.api.version_api import VersionApi  # noqa: E402
+from airflow_client.client.exceptions import (  # noqa: E402
+    BadRequestException,
+    ConflictException,
+    NotFoundException,
+)
+from airflow_client.client.models.dag_patch_body import DAGPatchBody  # noqa: E402
+from airflow_client.client.models.pool_body import PoolBody  # noqa: E402
+from airflow_client.client.models.pool_patch_body import PoolPatchBody  # noqa: E402
+from airflow_client.client.models.trigger_dag_run_post_body import TriggerDAGRunPostBody  # noqa: E402
+
+
+@pytest.fixture
+def client(store, monkeypatch):
+    """An ApiClient on a local HTTP server in front of the handler, local mode's way (every caller admin)."""
+    from functions.api import handler
+
+    monkeypatch.setenv("UPDRAFT_LOCAL_COMPUTE", "/tmp/updraft-test-compute.sock")  # local mode: tokens issued
+    monkeypatch.setattr("updraft.services._shared", None)
+    gateway = LocalApiGateway(lambda event: handler.handler(event, lambda_context("api")))
+    try:
+        request = urllib.request.Request(f"{gateway.url}/auth/token", method="POST",
+                                         headers={"Content-Type": "application/json"},
+                                         data=json.dumps({"username": "admin", "password": "admin"}).encode())
+        token = json.load(urllib.request.urlopen(request, timeout=30))["access_token"]
+        with af.ApiClient(af.Configuration(host=gateway.url, access_token=token)) as api:
+            yield api
+    finally:
+        gateway.close()
+
+
+def test_list_get_pause_and_unpause_dags(client):
+    dags = DAGApi(client)
+    listed = dags.get_dags(limit=100, offset=0)
+    assert listed.total_entries == 3 and [d.dag_id for d in listed.dags] == ["etl", "fanout", "reporting"]
+    assert dags.get_dag("fanout").dag_display_name == "Fan out"
+    details = dags.get_dag_details("etl")
+    assert details.params["n"]["value"] == 1 and details.catchup is False
+    assert dags.patch_dag("etl", DAGPatchBody(is_paused=True)).is_paused is True
+    assert dags.patch_dag("etl", DAGPatchBody(is_paused=False), update_mask=["is_paused"]).is_paused is False
+    assert [d.dag_id for d in dags.get_dags(paused=True).dags] == ["fanout"]
+    by_pattern = dags.patch_dags(DAGPatchBody(is_paused=True), dag_id_pattern="rep")
+    assert [(d.dag_id, d.is_paused) for d in by_pattern.dags] == [("reporting", True)]
+    assert dags.get_dag_tags().tags == ["daily", "team-a", "team-b"]
+    tasks = TaskApi(client).get_tasks("etl")
+    assert [t.task_id for t in tasks.tasks] == ["extract", "load"] and tasks.tasks[1].retry_delay.seconds == 300
+    with pytest.raises(NotFoundException) as missing:
+        dags.get_dag("nope")
+    assert json.loads(missing.value.body) == {"detail": "Dag with dag_id: 'nope' not found"}
+
+
+def test_trigger_with_conf_list_runs_and_read_task_instances(client, store):
+    runs = DagRunApi(client)
+    run = runs.trigger_dag_run("etl", TriggerDAGRunPostBody(dag_run_id="manual__client", conf={"n": 3}))
+    assert (run.dag_run_id, run.state.value, run.run_type.value, run.conf) == ("manual__client", "queued",
+                                                                               "manual", {"n": 3})
+    with pytest.raises(ConflictException):
+        runs.trigger_dag_run("etl", TriggerDAGRunPostBody(dag_run_id="manual__client"))
+    with pytest.raises(BadRequestException):
+        runs.trigger_dag_run("etl", TriggerDAGRunPostBody(conf={"n": "three"}))
+    with pytest.raises(NotFoundException):
+        runs.trigger_dag_run("nope", TriggerDAGRunPostBody())
+    assert runs.get_dag_run("etl", "manual__client").conf == {"n": 3}
+    dated = runs.trigger_dag_run("etl", TriggerDAGRunPostBody(dag_run_id="manual__2024-02-01T00:00:00+00:00",
+                                                              logical_date="2024-02-01T00:00:00+00:00"))
+    assert runs.get_dag_run("etl", dated.dag_run_id).dag_run_id == "manual__2024-02-01T00:00:00+00:00"
+    listed = runs.get_dag_runs("~", state=["queued"], order_by=["-run_after"], limit=10, offset=0)
+    assert listed.total_entries == 2 and {r.dag_run_id for r in listed.dag_runs} == {
+        "manual__client", "manual__2024-02-01T00:00:00+00:00"}
+
+    store.transition_ti(TIKey("etl", "manual__client", "extract"), expected=[None],
+                        state=TaskInstanceState.UP_FOR_RETRY, fields={"try_number": 1, "pool": "etl_pool"})
+    tis = TaskInstanceApi(client)
+    found = tis.get_task_instances("etl", "manual__client")
+    assert [(t.task_id, t.state and t.state.value) for t in found.task_instances] == [
+        ("extract", "up_for_retry"), ("load", None)]
+    one = tis.get_task_instance("etl", "manual__client", "extract")
+    assert (one.try_number, one.max_tries, one.pool) == (1, 0, "etl_pool")
+    assert tis.get_task_instances("~", "~").total_entries == 4
+
+
+def test_pools_crud_and_import_errors(client):
+    pools = PoolApi(client)
+    created = pools.post_pool(PoolBody(name="etl_pool", slots=4, description="ETL"))
+    assert (created.name, created.slots, created.open_slots) == ("etl_pool", 4, 4)
+    assert pools.patch_pool("etl_pool", PoolPatchBody(slots=5), update_mask=["slots"]).slots == 5
+    assert [p.name for p in pools.get_pools().pools] == ["default_pool", "etl_pool"]
+    assert pools.get_pool("default_pool").slots == 128
+    pools.delete_pool("etl_pool")
+    with pytest.raises(NotFoundException):
+        pools.get_pool("etl_pool")
+    with pytest.raises(BadRequestException):
+        pools.delete_pool("default_pool")
+
+    errors = ImportErrorApi(client)
+    listed = errors.get_import_errors()
+    assert listed.total_entries == 1 and listed.import_errors[0].filename == "broken.py"
+    assert errors.get_import_error(listed.import_errors[0].import_error_id).stack_trace.startswith("Traceback")
+
+
+def test_health_and_version(client):
+    assert MonitorApi(client).get_health().metadatabase.status == "healthy"
+    assert VersionApi(client).get_version().version == "3.3.2"
