@@ -10,32 +10,30 @@ from __future__ import annotations
 import json
 import urllib.request
 
+import airflow_client.client as af
 import pytest
+from airflow_client.client.api.dag_api import DAGApi
+from airflow_client.client.api.dag_run_api import DagRunApi
+from airflow_client.client.api.import_error_api import ImportErrorApi
+from airflow_client.client.api.monitor_api import MonitorApi
+from airflow_client.client.api.pool_api import PoolApi
+from airflow_client.client.api.task_api import TaskApi
+from airflow_client.client.api.task_instance_api import TaskInstanceApi
+from airflow_client.client.api.version_api import VersionApi
+from airflow_client.client.exceptions import (
+    BadRequestException,
+    ConflictException,
+    NotFoundException,
+)
+from airflow_client.client.models.dag_patch_body import DAGPatchBody
+from airflow_client.client.models.pool_body import PoolBody
+from airflow_client.client.models.pool_patch_body import PoolPatchBody
+from airflow_client.client.models.trigger_dag_run_post_body import TriggerDAGRunPostBody
 
 from tests.functional.lambda_helpers import lambda_context
 from updraft.local.api_gateway import LocalApiGateway
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
-
-af = pytest.importorskip("airflow_client.client")
-
-from airflow_client.client.api.dag_api import DAGApi  # noqa: E402
-from airflow_client.client.api.dag_run_api import DagRunApi  # noqa: E402
-from airflow_client.client.api.import_error_api import ImportErrorApi  # noqa: E402
-from airflow_client.client.api.monitor_api import MonitorApi  # noqa: E402
-from airflow_client.client.api.pool_api import PoolApi  # noqa: E402
-from airflow_client.client.api.task_api import TaskApi  # noqa: E402
-from airflow_client.client.api.task_instance_api import TaskInstanceApi  # noqa: E402
-from airflow_client.client.api.version_api import VersionApi  # noqa: E402
-from airflow_client.client.exceptions import (  # noqa: E402
-    BadRequestException,
-    ConflictException,
-    NotFoundException,
-)
-from airflow_client.client.models.dag_patch_body import DAGPatchBody  # noqa: E402
-from airflow_client.client.models.pool_body import PoolBody  # noqa: E402
-from airflow_client.client.models.pool_patch_body import PoolPatchBody  # noqa: E402
-from airflow_client.client.models.trigger_dag_run_post_body import TriggerDAGRunPostBody  # noqa: E402
 
 
 @pytest.fixture

@@ -8,6 +8,11 @@ import string
 
 import pytest
 
+from airflow.sdk import DAG
+from tests.functional.api.conftest import NOW, START
+from updraft.model.parse_results import ParsedFile
+from updraft.serialization import serialize_dag
+
 ROUTES_TO_FUZZ = ["/api/v2/dags", "/api/v2/dags/~/dagRuns", "/api/v2/dags/etl/dagRuns",
                   "/api/v2/dags/~/dagRuns/~/taskInstances", "/api/v2/pools", "/api/v2/importErrors",
                   "/api/v2/dagTags", "/api/v2/dags/etl/tasks", "/api/v2/dags/etl/details", "/api/v2/version",
@@ -48,11 +53,6 @@ def test_malformed_query_parameters_are_422_with_pydantic_s_shape(api):
 
 
 def test_limit_defaults_to_50_and_is_clamped_to_100(api, store):
-    from airflow.sdk import DAG
-    from tests.functional.api.conftest import NOW, START
-    from updraft.model.parse_results import ParsedFile
-    from updraft.serialization import serialize_dag
-
     for i in range(120):
         with DAG(f"many_{i:03d}", schedule=None, start_date=START) as dag:
             pass
