@@ -34,6 +34,12 @@ def store_objects(bucket: s3.IBucket) -> iam.PolicyStatement:
                                resources=[bucket.arn_for_objects(f"{STORE_PREFIX}*")])
 
 
+def read_store_objects(bucket: s3.IBucket) -> iam.PolicyStatement:
+    """The store's large items, read only: the API reads DAG versions and XComs the parser and workers wrote."""
+    return iam.PolicyStatement(sid="ReadStoreObjects", actions=["s3:GetObject"],
+                               resources=[bucket.arn_for_objects(f"{STORE_PREFIX}*")])
+
+
 def read_dag_files(bucket: s3.IBucket) -> list[iam.PolicyStatement]:
     """DAG code: only the parser and the workers (Lambda and Fargate) may read it."""
     return [

@@ -48,7 +48,8 @@ class UpdraftFunctions(Construct):
     - scheduler: the table, ``store/``, invoke the worker, run the Fargate worker task (never ``dags/``);
     - worker: what the parser has, plus writing streams of the task log group, invoking itself and the Fargate
       task (its mini scheduler);
-    - api: ``GetItem`` on the table (the health route; the API's own issue adds what its routes read).
+    - api: the table (its routes read DAGs, runs and task instances, and trigger runs, pause DAGs and edit pools),
+      reading ``store/`` (large DAG versions and XComs), invoking the scheduler (a triggered run starts at once).
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, data: UpdraftData, fargate: FargateWorkers,
@@ -88,7 +89,7 @@ class UpdraftFunctions(Construct):
         self.scheduler.node.add_dependency(self.worker)  # the first tick must find the worker to invoke
         self.parser = self._function("parser", names.parser_function, settings.parser, base.to_env())
         self.api = self._function("api", names.api_function, settings.api,
-                                  replace(base, bucket=None).to_env())
+                                  replace(base, scheduler_function=names.scheduler_function).to_env())
 
         # Triggers.
         for event in (s3.EventType.OBJECT_CREATED, s3.EventType.OBJECT_REMOVED):
@@ -109,8 +110,8 @@ class UpdraftFunctions(Construct):
             self.scheduler: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],
             self.worker: [*access.worker_data_access(table, bucket, self.task_logs), *dispatch(),
                           access.invoke_scheduler(self, names.scheduler_function)],
-            self.api: [iam.PolicyStatement(sid="TableGetItem", actions=["dynamodb:GetItem"],
-                                           resources=[table.table_arn])],
+            self.api: [access.table_read_write(table), access.read_store_objects(bucket),
+                       access.invoke_scheduler(self, names.scheduler_function)],
         }
         for fn, statements in grants.items():
             for statement in statements:

@@ -38,7 +38,8 @@ EXPECTED_FUNCTION_ACTIONS = {
     "worker": LOGS | TABLE | STORE | DAGS | DISPATCH | {"sqs:SendMessage", "sqs:GetQueueAttributes",
                                                       "sqs:GetQueueUrl"},  # its on-failure destination
     # (the worker's LOGS cover its own group and the task log group: test_only_the_workers_write_task_logs)
-    "api": LOGS | {"dynamodb:GetItem"},
+    # Its routes read and write the table (trigger, pause, pools), read store/ objects, nudge the scheduler.
+    "api": LOGS | TABLE | {"s3:GetObject", "lambda:InvokeFunction"},
 }
 
 

@@ -142,7 +142,8 @@ def test_dispatchers_have_both_executors_and_the_others_none(synth) -> None:
     for name in ("parser", "api"):
         config = _config(_env(synth, name))
         assert config.worker_function is None and not config.fargate_configured
-    assert _config(_env(synth, "api")).bucket is None  # the API reads the table only
+    api = _config(_env(synth, "api"))  # the API reads store/ objects and nudges the scheduler after a trigger
+    assert api.bucket is not None and api.scheduler_function == NAMES.scheduler_function
 
 
 def test_worker_async_invokes_have_a_dlq_and_bounded_retries(synth) -> None:
