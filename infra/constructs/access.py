@@ -58,6 +58,12 @@ def write_task_logs(task_logs: logs.ILogGroup) -> iam.PolicyStatement:
                                resources=[task_logs.log_group_arn])
 
 
+def read_task_logs(task_logs: logs.ILogGroup) -> iam.PolicyStatement:
+    """The API's logs route: a try's stream read back (``CloudWatchLogSink.read``), nothing written."""
+    return iam.PolicyStatement(sid="ReadTaskLogs", actions=["logs:GetLogEvents"],
+                               resources=[task_logs.log_group_arn])
+
+
 def worker_data_access(table: ddb.ITable, bucket: s3.IBucket, task_logs: logs.ILogGroup
                        ) -> list[iam.PolicyStatement]:
     """What running a try needs, whether it runs in the worker Lambda or in a Fargate task."""

@@ -49,7 +49,8 @@ class UpdraftFunctions(Construct):
     - worker: what the parser has, plus writing streams of the task log group, invoking itself and the Fargate
       task (its mini scheduler);
     - api: the table (its routes read DAGs, runs and task instances, and trigger runs, pause DAGs and edit pools),
-      reading ``store/`` (large DAG versions and XComs), invoking the scheduler (a triggered run starts at once).
+      reading ``store/`` (large DAG versions and XComs), reading the task log group (the logs route), invoking
+      the scheduler (a triggered run starts at once).
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, data: UpdraftData, fargate: FargateWorkers,
@@ -89,7 +90,8 @@ class UpdraftFunctions(Construct):
         self.scheduler.node.add_dependency(self.worker)  # the first tick must find the worker to invoke
         self.parser = self._function("parser", names.parser_function, settings.parser, base.to_env())
         self.api = self._function("api", names.api_function, settings.api,
-                                  replace(base, scheduler_function=names.scheduler_function).to_env())
+                                  replace(base, scheduler_function=names.scheduler_function,
+                                          task_log_group=self.task_logs.log_group_name).to_env())
 
         # Triggers.
         for event in (s3.EventType.OBJECT_CREATED, s3.EventType.OBJECT_REMOVED):
@@ -111,7 +113,7 @@ class UpdraftFunctions(Construct):
             self.worker: [*access.worker_data_access(table, bucket, self.task_logs), *dispatch(),
                           access.invoke_scheduler(self, names.scheduler_function)],
             self.api: [access.table_read_write(table), access.read_store_objects(bucket),
-                       access.invoke_scheduler(self, names.scheduler_function)],
+                       access.read_task_logs(self.task_logs), access.invoke_scheduler(self, names.scheduler_function)],
         }
         for fn, statements in grants.items():
             for statement in statements:

@@ -38,8 +38,9 @@ EXPECTED_FUNCTION_ACTIONS = {
     "worker": LOGS | TABLE | STORE | DAGS | DISPATCH | {"sqs:SendMessage", "sqs:GetQueueAttributes",
                                                       "sqs:GetQueueUrl"},  # its on-failure destination
     # (the worker's LOGS cover its own group and the task log group: test_only_the_workers_write_task_logs)
-    # Its routes read and write the table (trigger, pause, pools), read store/ objects, nudge the scheduler.
-    "api": LOGS | TABLE | {"s3:GetObject", "lambda:InvokeFunction"},
+    # Its routes read and write the table (trigger, pause, pools), read store/ objects and task logs, nudge the
+    # scheduler.
+    "api": LOGS | TABLE | {"s3:GetObject", "logs:GetLogEvents", "lambda:InvokeFunction"},
 }
 
 
@@ -144,6 +145,9 @@ def test_only_the_workers_write_task_logs_and_only_their_streams(synth) -> None:
                 writers[role] = statement
             # The bucket's logs/ prefix is local mode's: on AWS nobody reads or writes task logs there.
             assert not any(str(r).endswith("/logs/*") for r in resources), (role, statement)
+    # The API reads tries' logs back (its logs route), and only reads.
+    reader = writers.pop(function_role(synth.resources, "api"))
+    assert as_list(reader["Action"]) == ["logs:GetLogEvents"] and render(reader["Resource"]) == f"<{task_logs}.Arn>"
     assert set(writers) == {function_role(synth.resources, "worker"), task_role}
     for statement in writers.values():
         assert set(as_list(statement["Action"])) == LOGS  # create a try's stream, put its events; no reading

@@ -197,8 +197,8 @@ def test_task_logs_have_their_own_named_group_given_to_the_workers(synth) -> Non
     _, task = _only(synth, "AWS::ECS::TaskDefinition")
     container_env = {e["Name"]: render(e["Value"]) for e in task["ContainerDefinitions"][0]["Environment"]}
     assert container_env["UPDRAFT_TASK_LOG_GROUP"] == f"<{group_id}>"
-    for name in ("parser", "api"):  # they run no tries
-        assert "UPDRAFT_TASK_LOG_GROUP" not in _env(synth, name)
+    assert "UPDRAFT_TASK_LOG_GROUP" not in _env(synth, "parser")  # it runs no tries
+    assert _config(_env(synth, "api")).task_log_group == f"<{group_id}>"  # its logs route reads them
 
 
 # -- Fargate -----------------------------------------------------------------------------------------------

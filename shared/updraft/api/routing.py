@@ -22,11 +22,13 @@ API_PREFIX = "/api/v2"
 
 @dataclass
 class Reply:
-    """A status other than the route's default, or an empty body (``body=None``: 204)."""
+    """A status other than the route's default, an empty body (``body=None``: 204), or a body that is not JSON
+    (``content_type`` given: ``body`` is sent as the text it is)."""
 
     status: int
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    content_type: str | None = None
 
 
 class Call:

@@ -7,10 +7,12 @@ returning without a ValidationError is the compatibility proof for that route.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import urllib.request
 
 import airflow_client.client as af
+import boto3
 import pytest
 from airflow_client.client.api.dag_api import DAGApi
 from airflow_client.client.api.dag_run_api import DagRunApi
@@ -20,6 +22,7 @@ from airflow_client.client.api.pool_api import PoolApi
 from airflow_client.client.api.task_api import TaskApi
 from airflow_client.client.api.task_instance_api import TaskInstanceApi
 from airflow_client.client.api.version_api import VersionApi
+from airflow_client.client.api.x_com_api import XComApi
 from airflow_client.client.exceptions import (
     BadRequestException,
     ConflictException,
@@ -30,10 +33,12 @@ from airflow_client.client.models.pool_body import PoolBody
 from airflow_client.client.models.pool_patch_body import PoolPatchBody
 from airflow_client.client.models.trigger_dag_run_post_body import TriggerDAGRunPostBody
 
+from tests.functional.api.conftest import BUCKET, REGION
 from tests.functional.lambda_helpers import lambda_context
 from updraft.local.api_gateway import LocalApiGateway
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.runtime.logs import S3LogSink
 
 
 @pytest.fixture
@@ -127,3 +132,23 @@ def test_pools_crud_and_import_errors(client):
 def test_health_and_version(client):
     assert MonitorApi(client).get_health().metadatabase.status == "healthy"
     assert VersionApi(client).get_version().version == "3.3.2"
+
+
+def test_logs_by_try_and_xcoms(client, store):
+    DagRunApi(client).trigger_dag_run("etl", TriggerDAGRunPostBody(dag_run_id="r1"))
+    key = TIKey("etl", "r1", "extract")
+    ended = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
+    store.transition_ti(key, expected=[None], state=TaskInstanceState.SUCCESS,
+                        fields={"try_number": 1, "pool": "etl_pool", "end_date": ended})
+    store.put_xcom(key, "return_value", [1, 2, 3], now=ended)
+    S3LogSink(boto3.client("s3", region_name=REGION), BUCKET).write(key, 1, "hello\nworld\n")
+
+    log = TaskInstanceApi(client).get_log("etl", "r1", "extract", 1, map_index=-1, full_content=True)
+    assert [m.event for m in log.content.actual_instance] == ["hello", "world"]
+    assert log.continuation_token is None
+    xcoms = XComApi(client)
+    entries = xcoms.get_xcom_entries(dag_id="etl", dag_run_id="r1", task_id="extract")
+    assert [e.key for e in entries.xcom_entries] == ["return_value"]
+    entry = xcoms.get_xcom_entry(dag_id="etl", task_id="extract", dag_run_id="r1", xcom_key="return_value",
+                                 deserialize=True)
+    assert entry.actual_instance.value == [1, 2, 3]

@@ -73,7 +73,7 @@ def run_instances(call: Call, run: Any, sdag: Any) -> list[TaskInstance]:
     return stored + [_untouched(run, t) for t in getattr(sdag, "tasks", []) if t.task_id not in touched]
 
 
-def _runs(call: Call, dag_id: str, run_id: str) -> list[Any]:
+def runs_of(call: Call, dag_id: str, run_id: str) -> list[Any]:
     """The runs a path names: one, every run of one DAG (``run_id`` ``~``), or of every DAG (both ``~``)."""
     if dag_id == WILDCARD:
         if run_id != WILDCARD:
@@ -103,7 +103,7 @@ def get_task_instances(call: Call) -> dict[str, Any]:
     dates = date_filters(q, ("logical_date", "run_after", "start_date", "end_date"))
     q.check()
     responses = []
-    for run in _runs(call, call.path("dag_id"), call.path("dag_run_id")):
+    for run in runs_of(call, call.path("dag_id"), call.path("dag_run_id")):
         sdag = _sdag(call, run)
         responses += [ti_response(ti, run, sdag) for ti in run_instances(call, run, sdag)]
     wanted = [r for r in responses

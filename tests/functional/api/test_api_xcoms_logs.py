@@ -1,0 +1,78 @@
+"""XCom-entry and log routes on moto: entries (also ``~``), one value (native or string), a try's log as JSON and
+NDJSON."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import boto3
+
+from tests.functional.api.conftest import BUCKET, REGION
+from tests.functional.lambda_helpers import lambda_context
+from updraft.local.api_gateway import proxy_event
+from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
+from updraft.runtime.logs import S3LogSink
+
+ENDED = dt.datetime(2024, 3, 1, 0, 5, tzinfo=dt.UTC)
+
+
+def _run_with_outputs(api, store):
+    api("POST", "/api/v2/dags/etl/dagRuns", body={"dag_run_id": "r1", "logical_date": "2024-02-01T00:00:00Z"})
+    key = TIKey("etl", "r1", "extract")
+    store.transition_ti(key, expected=[None], state=TaskInstanceState.SUCCESS,
+                        fields={"try_number": 1, "end_date": ENDED})
+    store.put_xcom(key, "return_value", {"rows": 3}, now=ENDED)
+    store.put_xcom(key, "path", "s3://b/k", now=ENDED)
+    S3LogSink(boto3.client("s3", region_name=REGION), BUCKET).write(key, 1, "starting\nloaded 3 rows\n")
+    return key
+
+
+def test_xcom_entries_list_without_values_and_get_one(api, store):
+    _run_with_outputs(api, store)
+    listed = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/xcomEntries")
+    assert listed.status == 200 and listed.body["total_entries"] == 2
+    assert [e["key"] for e in listed.body["xcom_entries"]] == ["path", "return_value"]
+    entry = listed.body["xcom_entries"][1]
+    assert "value" not in entry
+    assert {k: entry[k] for k in ("dag_id", "run_id", "task_id", "map_index", "timestamp", "logical_date")} == {
+        "dag_id": "etl", "run_id": "r1", "task_id": "extract", "map_index": -1, "timestamp": "2024-03-01T00:05:00Z",
+        "logical_date": "2024-02-01T00:00:00Z"}
+    assert api.get("/api/v2/dags/~/dagRuns/~/taskInstances/~/xcomEntries", query={"xcom_key": "path"}
+                   ).body["total_entries"] == 1
+    one = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/xcomEntries/return_value")
+    assert one.status == 200 and one.body["value"] == {"rows": 3}
+    as_text = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/xcomEntries/return_value",
+                      query={"stringify": "true"})
+    assert as_text.body["value"] == "{'rows': 3}"
+    assert api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/xcomEntries/nope").status == 404
+    # A fixed segment wins over a map index: xcomEntries is never read as one.
+    assert api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/load/xcomEntries").body == {
+        "xcom_entries": [], "total_entries": 0}
+
+
+def test_a_try_s_log_as_json_and_ndjson(api, store):
+    _run_with_outputs(api, store)
+    path = "/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/logs/1"
+    answer = api.get(path, query={"full_content": "true", "map_index": -1})
+    assert answer.status == 200
+    assert answer.body == {"content": [{"timestamp": None, "event": "starting"},
+                                       {"timestamp": None, "event": "loaded 3 rows"}],
+                           "continuation_token": None}
+    missing = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/logs/2")
+    assert missing.status == 200 and missing.body["content"][0]["event"] == "No log for try 2 of extract"
+    untouched = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/load/logs/1")
+    assert untouched.body["content"] == [{"timestamp": None, "event": "load has not started a try yet"}]
+    assert api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/nope/logs/1").status == 404
+    assert api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/logs/one").status == 422
+
+
+def test_ndjson_is_one_message_a_line(api, store):
+    _run_with_outputs(api, store)
+    event = proxy_event("GET", "/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/logs/1",
+                        {"Accept": "application/x-ndjson"}, b"")
+    response = api.handler.handler(event, lambda_context("api"))
+    assert response["multiValueHeaders"]["Content-Type"] == ["application/x-ndjson"]
+    lines = response["body"].splitlines()
+    assert [json.loads(line)["event"] for line in lines] == ["starting", "loaded 3 rows"]
