@@ -3,8 +3,12 @@ parameters that must never crash the handler."""
 
 from __future__ import annotations
 
+import os
 import random
 import string
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +134,16 @@ def test_malformed_bodies_are_422_never_500(api, raw):
     answer = api("PATCH", "/api/v2/dags/etl", raw_body=raw)
     assert answer.status == 422, answer.body
     assert all({"type", "loc", "msg", "input"} <= set(issue) for issue in answer.body["detail"])
+
+
+def test_the_resolver_is_imported_on_the_first_request_not_at_cold_import():
+    """Powertools' resolver costs ~100 ms of import: Lambda's init phase should not pay it before a request."""
+    root = Path(__file__).resolve().parents[3]
+    code = ("import sys, functions.api.handler as h\n"
+            "print('aws_lambda_powertools.event_handler.api_gateway' in sys.modules, "
+            "'updraft.api.app' in sys.modules)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "shared")]),
+           "AWS_REGION": "us-east-1", "UPDRAFT_TABLE": "t"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+                         check=True, timeout=120).stdout.split()
+    assert out == ["False", "False"]
