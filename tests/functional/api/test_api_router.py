@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from airflow.sdk import DAG
 from tests.functional.api.conftest import NOW, START
+from updraft.api.routes import all_routes
 from updraft.model.parse_results import ParsedFile
 from updraft.serialization import serialize_dag
 
@@ -147,3 +149,15 @@ def test_the_resolver_is_imported_on_the_first_request_not_at_cold_import():
     out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
                          check=True, timeout=120).stdout.split()
     assert out == ["False", "False"]
+
+
+def test_every_served_api_route_is_one_of_airflow_s():
+    """Same method and path template as Airflow 3.3.2's OpenAPI document (the contract), for every route."""
+    spec = Path("/work/shared/notes/airflow-rest-api-v2.openapi.yaml")
+    if not spec.exists():
+        pytest.skip("Airflow's OpenAPI document is not on this machine")
+    paths = yaml.safe_load(spec.read_text())["paths"]
+    airflow = {(method.upper(), path) for path, item in paths.items() for method in item}
+    served = {(r.method, r.path) for r in all_routes() if r.path.startswith("/api/v2/")}
+    assert served - airflow == set()
+    assert len(served) >= 25
