@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+from pathlib import Path
 
+from tests.functional.lambda_helpers import lambda_context
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
 
@@ -115,3 +118,11 @@ def test_task_instances_across_runs_and_mapped_instances(api, store):
     assert api.get("/api/v2/dags/fanout/dagRuns/f1/taskInstances/double/2").body["state"] == "success"
     assert api.get("/api/v2/dags/fanout/dagRuns/f1/taskInstances/double/x").status == 422
     assert api.get("/api/v2/dags/fanout/dagRuns/~/taskInstances", query={"map_index": 1}).body["total_entries"] == 1
+
+
+def test_the_sample_trigger_event_creates_one_run_and_its_redelivery_conflicts(api, store):
+    event = json.loads((Path(__file__).resolve().parents[3] / "events" / "api" / "trigger_dag_run.json").read_text())
+    first = api.handler.handler(event, lambda_context("api"))
+    again = api.handler.handler(event, lambda_context("api"))
+    assert (first["statusCode"], again["statusCode"]) == (200, 409)
+    assert store.get_run("etl", "manual__from_the_sample_event").conf == {"n": 2}
