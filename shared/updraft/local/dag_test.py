@@ -106,8 +106,10 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                 pool.submit(work, item)
 
     # Like `airflow dags test`, only the one run: the scheduler creates no scheduled runs (a catchup DAG would
-    # otherwise run its backlog beside the test, or wait behind it with max_active_runs).
-    scheduler = Scheduler(store, ThreadExecutor(), SchedulerConfig(max_dagruns_to_create_per_loop=0), clock=utcnow)
+    # otherwise run its backlog beside the test, or wait behind it with max_active_runs). Parallelism is the worker
+    # count, as Airflow's LocalExecutor has exactly that many processes: a try claimed beyond it would wait in the
+    # thread pool's FIFO queue holding its slots, and a heavier try that becomes ready later would start after it.
+    scheduler = Scheduler(store, ThreadExecutor(), SchedulerConfig(max_dagruns_to_create_per_loop=0, parallelism=workers), clock=utcnow)
 
     def work(item: Any) -> None:
         try:
