@@ -32,7 +32,7 @@ from updraft.runtime.context import RuntimeTaskInstance, build_context, context_
 from updraft.runtime.loader import find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.xcom import XComClient, push_result
-from updraft.scheduling.completion import TryResult
+from updraft.scheduling.try_lifecycle import TryResult
 from updraft.sdk.context import set_current_context
 from updraft.sdk.exceptions import (
     AirflowFailException,
