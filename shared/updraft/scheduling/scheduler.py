@@ -5,6 +5,9 @@ run and claims what is runnable, highest priority first. ``schedule_run`` is the
 moment one of its tasks finishes (Airflow's mini scheduler), so a downstream task starts without waiting for a tick.
 The decisions come from the pure functions in this package; every write is a conditional write in the store, so a
 pass that loses a race, crashes halfway, or sees an event twice leaves nothing inconsistent for the next one.
+
+This module holds the entry points and applies evaluations; the claim pass (``claim_pass``), reconciliation
+(``reconcile``) and a try's life after dispatch (``try_lifecycle``) are their own modules.
 """
 
 from __future__ import annotations
