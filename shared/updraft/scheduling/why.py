@@ -36,6 +36,8 @@ def why_not_running(store: Store, dag_id: str, run_id: str, task_id: str, map_in
     key = TIKey(dag_id, run_id, task_id, map_index)
     tis = store.get_run_tis(dag_id, run_id)
     ti = next((t for t in tis if t.key == key), None)
+    if ti is None:
+        _require_index(key, sorted(t.map_index for t in tis if t.task_id == task_id and t.map_index != UNMAPPED))
     state = ti.state if ti is not None else None
     reasons = _paused(store, dag_id)
     if state is not None and state not in SCHEDULABLE:
@@ -47,6 +49,14 @@ def why_not_running(store: Store, dag_id: str, run_id: str, task_id: str, map_in
     evaluation = evaluate_run(dag, run, tis, now=now or dt.datetime.now(dt.UTC), previous_tis=previous_tis,
                               has_previous_run=has_previous)
     return [*reasons, *(BlockedReason.from_dep(status) for status in evaluation.blocked.get(key, []))]
+
+
+def _require_index(key: TIKey, indexes: list[int]) -> None:
+    """A mapped task is asked about one expanded instance; before it expands, only about the task itself."""
+    if indexes and key.map_index not in indexes:
+        raise NotFound(f"{key.task_id} is mapped: choose --map-index from {indexes[0]}..{indexes[-1]}")
+    if not indexes and key.map_index != UNMAPPED:
+        raise NotFound(f"{key.task_id} has no instance with map index {key.map_index} in run {key.run_id}")
 
 
 def _paused(store: Store, dag_id: str) -> list[BlockedReason]:

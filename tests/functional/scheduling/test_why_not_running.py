@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, key, store_dags
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.blocked import BlockKind
 from updraft.scheduling.triggering import trigger_dag
-from updraft.scheduling.why import why_not_running
+from updraft.scheduling.why import NotFound, why_not_running
 
 S = TaskInstanceState
 
@@ -104,3 +106,17 @@ def test_the_stored_reason_follows_what_blocks_and_a_claim_clears_it(env):
     [claimed] = executor.take()
     ti = store.get_ti(claimed.key)
     assert ti.state == S.QUEUED and ti.blocked_reason is None
+
+
+def test_a_mapped_task_is_asked_about_an_instance_it_has(env):
+    store, clock, scheduler, _ = env
+    with DAG("mapped", schedule=None, start_date=START, max_active_tasks=1) as dag:
+        task(lambda x: x, task_id="each").expand(x=[1, 2])
+    store_dags(store, dag, now=clock())
+    run = trigger_dag(store, "mapped", now=clock())
+    scheduler.run_pass()
+    waiting = [ti for ti in store.get_run_tis("mapped", run.run_id) if ti.state == S.SCHEDULED]
+    [reason] = why_not_running(store, "mapped", run.run_id, "each", waiting[0].map_index)
+    assert reason.kind == BlockKind.MAX_ACTIVE_TASKS
+    with pytest.raises(NotFound, match=r"each is mapped: choose --map-index from 0\.\.1"):
+        why_not_running(store, "mapped", run.run_id, "each")
