@@ -65,6 +65,7 @@ class TaskInstance:
     # Length of the return_value XCom when the try succeeded: what a downstream mapped task expands over.
     xcom_length: int | None = None
     note: str | None = None  # why the scheduler set the state (timeouts, zombies, upstream failures)
+    blocked_reason: str | None = None  # why a scheduled instance was last not queued (a full pool, ...)
 
     @property
     def key(self) -> TIKey:

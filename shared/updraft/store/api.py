@@ -138,6 +138,10 @@ class Store(Protocol):
     def heartbeat(self, key: TIKey, *, try_id: str, lease_expires_at: dt.datetime) -> bool:
         """Extend a running try's lease; False if the try was ended by someone else (zombie fencing)."""
 
+    def set_blocked_reason(self, key: TIKey, reason: str | None, *,
+                           expected_state: TaskInstanceState = TaskInstanceState.SCHEDULED) -> bool:
+        """Record why the instance was last not queued, only while it is in ``expected_state``."""
+
     # -- limits and pools ------------------------------------------------------------------------------------
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> bool:
         """Add ``holder`` with ``slots`` if that many are available (the limit item is created at ``limit``

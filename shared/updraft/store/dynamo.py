@@ -574,7 +574,7 @@ class DynamoStore:
             start_date=item.start_date, end_date=item.end_date, next_retry_at=item.next_retry_at,
             lease_expires_at=item.lease_expires_at, held_limits=list(item.held_limits or []),
             hostname=item.hostname, xcom_length=None if item.xcom_length is None else int(item.xcom_length),
-            note=item.note,
+            note=item.note, blocked_reason=item.blocked_reason,
         )
 
     def get_run_tis(self, dag_id: str, run_id: str) -> list[TaskInstance]:
@@ -654,6 +654,14 @@ class DynamoStore:
         return _conditional(lambda: _update(row, [T.lease_expires_at.set(lease_expires_at)], condition))
 
     # ======================================================================================= limits, pools
+    def set_blocked_reason(self, key: TIKey, reason: str | None, *,
+                           expected_state: TaskInstanceState = TaskInstanceState.SCHEDULED) -> bool:
+        """Record why the instance was last not queued, only while it is still in ``expected_state``."""
+        T = self.models.task_instance
+        row = T(keys.run_pk(key.dag_id, key.run_id), keys.ti_sk(key.task_id, key.map_index))
+        action = T.blocked_reason.remove() if reason is None else T.blocked_reason.set(reason)
+        return _conditional(lambda: _update(row, [action], T.state == str(expected_state)))
+
     def _limit_item(self, limit_id: str) -> Any:
         L = self.models.limit
         try:

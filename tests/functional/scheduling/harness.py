@@ -13,8 +13,8 @@ from updraft.executors.recording import RecordingExecutor
 from updraft.model.parse_results import ParsedFile
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import FINISHED_RUN_STATES, TaskInstanceState
-from updraft.scheduling.completion import TryResult, finish_try, start_try
 from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 from updraft.serialization import serialize_dag
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore

@@ -10,8 +10,8 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Clock, Workers, key, make_store, scheduler_for, store_dags
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.completion import TryResult
 from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.try_lifecycle import TryResult
 
 S = TaskInstanceState
 
@@ -164,7 +164,7 @@ def test_catchup_creates_each_due_run_once_within_max_active_runs(env):
 
 def test_a_queued_run_counts_against_max_active_runs_before_another_is_created(env):
     """Airflow counts queued and running runs (``active_runs_of_dags(only_running=False)``) before creating."""
-    from updraft.scheduling.scheduler import PassReport
+    from updraft.scheduling.pass_report import PassReport
 
     store, clock, scheduler, _ = env
     clock.now = START + dt.timedelta(days=3, hours=1)
