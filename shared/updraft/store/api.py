@@ -147,6 +147,15 @@ class Store(Protocol):
         exist yet, so this creates it) and, when given, its try_id matches (fencing a stale worker).
         ``fields`` are other TaskInstance attributes to set in the same write."""
 
+    def create_ti(self, key: TIKey, *, state: TaskInstanceState, fields: Mapping[str, Any] | None = None) -> bool:
+        """Create a never-touched instance in ``state``; False if it exists (``transition_ti`` from None)."""
+
+    def queue_ti(self, key: TIKey, *, expected: TaskInstanceState | None, fields: Mapping[str, Any]) -> bool:
+        """The claim: ``expected`` (scheduled, or None: create it) -> queued, clearing its blocked reason."""
+
+    def end_try(self, key: TIKey, *, try_id: str, state: TaskInstanceState, fields: Mapping[str, Any]) -> bool:
+        """running -> ``state`` for exactly this try (a stale worker's outcome is refused)."""
+
     def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
         """``queued -> running`` for exactly this try, returning the instance as written (None: not this
         worker's to run): the worker keeps it, so recording the outcome needs no read."""

@@ -30,7 +30,9 @@ class Blobs:
         return packed, None
 
     def unpack(self, data: bytes | None, s3_key: str | None) -> Any:
-        packed = data if s3_key is None else self._get(s3_key)
+        packed = self._get(s3_key) if s3_key is not None else data
+        if packed is None:
+            raise StoreError("an item holds neither inline data nor an S3 key")
         return json.loads(gzip.decompress(packed))
 
     def _put(self, key: str, body: bytes) -> str:

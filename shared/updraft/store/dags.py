@@ -7,6 +7,7 @@ Which file owns a dag_id, when a DAG starts paused and what its next run is are 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -165,8 +166,7 @@ class DagStore(StoreBase):
             active, paused = bool(meta.is_active), bool(meta.is_paused)
             slow = {**values, **self._due_values(dag_id, active=active, paused=paused, run_after=run_after)}
             condition = expect & flags_are(M, active=active, paused=paused)
-            if conditional(lambda slow=slow, condition=condition:
-                           update_quietly(row, set_actions(M, slow), condition)):
+            if conditional(functools.partial(update_quietly, row, set_actions(M, slow), condition)):
                 return True
         return False
 

@@ -4,6 +4,7 @@ with its holders, so a take or a release is one conditional write."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from typing import Any
 
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit, pool_of
@@ -136,7 +137,7 @@ class LimitStore(StoreBase):
                     return None
                 pool = pool_of(limit_id)
                 new = self._new_limit(limit_id, limit, pool=pool, description=description or "")
-                if conditional(lambda new=new: new.save(condition=item_absent(L))):
+                if conditional(functools.partial(new.save, condition=item_absent(L))):
                     return new
                 continue
             actions = []
@@ -147,8 +148,7 @@ class LimitStore(StoreBase):
             if not actions:
                 return item
             row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
-            if conditional(lambda row=row, actions=actions, old=int(item.limit):
-                           row.update(actions, limit_is(L, old))):
+            if conditional(functools.partial(row.update, actions, limit_is(L, int(item.limit)))):
                 return row
         return None
 

@@ -108,6 +108,21 @@ class TaskInstanceStore(StoreBase):
         row = self._ti_row(key)
         return conditional(lambda: update_quietly(row, actions, condition))
 
+    # ---------------------------------------------------------------------- named transitions over transition_ti
+    def create_ti(self, key: TIKey, *, state: TaskInstanceState, fields: Mapping[str, Any] | None = None) -> bool:
+        """Create a never-touched instance in ``state`` (scheduled, skipped by a branch...); False if it exists."""
+        return self.transition_ti(key, expected=[None], state=state, fields=fields)
+
+    def queue_ti(self, key: TIKey, *, expected: TaskInstanceState | None, fields: Mapping[str, Any]) -> bool:
+        """The claim: ``expected`` (scheduled, or None to create it claimed) -> queued with the new try's
+        fields; its blocked reason is removed in the same write. Of two claimers one wins."""
+        return self.transition_ti(key, expected=[expected], state=TaskInstanceState.QUEUED, fields=fields)
+
+    def end_try(self, key: TIKey, *, try_id: str, state: TaskInstanceState, fields: Mapping[str, Any]) -> bool:
+        """Record a running try's outcome, only while that try is still the running one (fencing)."""
+        return self.transition_ti(key, expected=[TaskInstanceState.RUNNING], state=state, expected_try_id=try_id,
+                                  fields=fields)
+
     def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
         T = self.models.task_instance
         row = self._ti_row(key)

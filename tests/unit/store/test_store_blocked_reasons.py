@@ -48,3 +48,20 @@ def test_blocked_reason_round_trips_on_creation(store):
     assert store.transition_ti(ti.key, expected=[None], state=S.SCHEDULED,
                                fields={"blocked_reason": ti.blocked_reason})
     assert store.get_ti(ti.key) == ti
+
+
+def test_named_transitions_create_queue_and_end_a_try(store):
+    assert store.create_ti(KEY, state=S.SCHEDULED)
+    assert not store.create_ti(KEY, state=S.SKIPPED)  # exists: the first state stays
+    store.set_blocked_reason(KEY, "pool 'p' is full")
+    assert store.queue_ti(KEY, expected=S.SCHEDULED, fields={"try_id": "x", "try_number": 1})
+    assert not store.queue_ti(KEY, expected=S.SCHEDULED, fields={"try_id": "y", "try_number": 1})
+    ti = store.get_ti(KEY)
+    assert (ti.state, ti.try_id, ti.blocked_reason) == (S.QUEUED, "x", None)
+    assert store.start_ti(KEY, try_id="x", fields={}) is not None
+    assert not store.end_try(KEY, try_id="stale", state=S.SUCCESS, fields={})
+    assert store.end_try(KEY, try_id="x", state=S.SUCCESS, fields={"note": "done"})
+    assert store.get_ti(KEY).state == S.SUCCESS
+    other = TIKey("d", "r", "u")
+    assert store.queue_ti(other, expected=None, fields={"try_id": "z", "try_number": 1})  # created claimed
+    assert store.get_ti(other).state == S.QUEUED
