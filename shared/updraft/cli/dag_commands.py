@@ -98,8 +98,10 @@ def _follow(ctx: click.Context, store: Any, run: Any, *, human: bool, output: st
 
 
 def _set_paused(ctx: click.Context, dag_id: str, paused: bool, output: str) -> None:
+    from updraft.scheduling.dag_registration import set_paused
+
     store = system(ctx, dags=not paused).store  # unpausing may recompute the next run from the timetable
-    if not store.set_paused(dag_id, paused, now=None if paused else now()):
+    if not set_paused(store, dag_id, paused, now=None if paused else now()):
         raise click.ClickException(f"Dag with dag_id: '{dag_id}' not found")
     click.echo(render([{"dag_id": dag_id, "is_paused": paused}], output))
 

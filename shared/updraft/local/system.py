@@ -257,10 +257,12 @@ class LocalSystem:
 
     def _unpause_new(self, dag_ids: list[str]) -> None:
         """Unpause a DAG the first time this system sees it; one the user paused since stays paused."""
+        from updraft.scheduling.dag_registration import set_paused
+
         for dag_id in dag_ids:
             if dag_id not in self._seen_dags:
                 self._seen_dags.add(dag_id)
-                if self.services.store.set_paused(dag_id, False, now=_now()):
+                if set_paused(self.services.store, dag_id, False, now=_now()):
                     self.say(f"unpaused {dag_id} (--unpause)")
 
     def _call_api(self, event: dict[str, Any]) -> dict[str, Any]:

@@ -61,6 +61,8 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
     reported are then the store's, which include DAG ids refused because another file already defines them.
     Saving is idempotent, so a redelivered event changes nothing (its DAGs come back as ``unchanged``).
     """
+    from updraft.scheduling.dag_registration import register_parsed_file, remove_dag_file
+
     now = now or dt.datetime.now(dt.UTC)
     parsed: dict[str, Any] = {}
     removed: list[str] = []
@@ -75,7 +77,7 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
             removed.append(item.key)
             relative = relative_key(item.key, prefix)
             if store is not None and relative is not None:
-                deactivated[item.key] = store.remove_dag_file(relative)
+                deactivated[item.key] = remove_dag_file(store, relative)
             continue
         entry: dict[str, Any] = {
             "relative_path": result.relative_path,
@@ -85,7 +87,7 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
             "import_errors": [e.to_dict() for e in result.import_errors],
         }
         if store is not None:
-            outcome = store.save_parsed_file(result, now=now)
+            outcome = register_parsed_file(store, result, now=now)
             entry["import_errors"] = outcome.import_errors
             entry["store"] = {"stored": outcome.stored, "unchanged": outcome.unchanged,
                               "duplicates": outcome.duplicates, "deactivated": outcome.deactivated}
