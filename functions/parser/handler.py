@@ -23,8 +23,9 @@ from updraft.config import UpdraftConfig
 from updraft.parsing.s3_events import handle_dag_file_events
 from updraft.services import shared_services as services
 
-logger = Logger(service="updraft-parser")
-metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-parser")
+SERVICE = "updraft-parser"  # the metrics' dimension the stack's ImportErrors alarm watches
+logger = Logger(service=SERVICE)
+metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service=SERVICE)
 
 
 @metrics.log_metrics

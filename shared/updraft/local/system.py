@@ -32,11 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from updraft.resources import DAGS_PREFIX, LOCAL_ENVIRONMENT, ResourceNames
+from updraft.resources import DAGS_PREFIX, LOCAL_CREDENTIALS, LOCAL_ENVIRONMENT, ResourceNames
 
 log = logging.getLogger(__name__)
-
-LOCAL_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "updraft-local", "AWS_SECRET_ACCESS_KEY": "updraft-local"}
 
 
 @dataclass
