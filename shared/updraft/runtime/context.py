@@ -231,4 +231,3 @@ def build_context(*, ti: RuntimeTaskInstance, task: Any, dag: Any, run: DagRun, 
             "prev_data_interval_end_success": getattr(prev, "data_interval_end", None),
         })
     return context
-
