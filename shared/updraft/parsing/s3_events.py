@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from updraft.parsing.options import ParseOptions
-from updraft.parsing.s3 import DEFAULT_PREFIX, DagFileNotFound, parse_s3_dag_file, relative_key
+from updraft.parsing.s3 import DagFileNotFound, folder_prefix, parse_s3_dag_file, relative_key
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,13 @@ class DagFileEvent:
     sequencer: str | None
 
 
-def dag_file_events(event: dict[str, Any], *, prefix: str = DEFAULT_PREFIX) -> list[DagFileEvent]:
-    """The records that concern ``.py`` files under ``prefix``; keys arrive URL-encoded (``+`` is a space)."""
+def dag_file_events(event: dict[str, Any], *, prefix: str) -> list[DagFileEvent]:
+    """The records that concern ``.py`` files under ``prefix``; keys arrive URL-encoded (``+`` is a space).
+
+    ``prefix`` has no default: it is the environment's ``UPDRAFT_DAGS_PREFIX``, which the workers honour too,
+    and a default here once let the parser quietly watch ``dags/`` while the workers read another folder.
+    """
+    prefix = folder_prefix(prefix)
     records = event.get("Records")
     if not isinstance(records, list):
         raise ValueError("not an S3 notification: the event has no 'Records' list")
@@ -51,7 +56,7 @@ def dag_file_events(event: dict[str, Any], *, prefix: str = DEFAULT_PREFIX) -> l
     return out
 
 
-def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str = DEFAULT_PREFIX,
+def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str,
                            workdir: str | None = None, options: ParseOptions | None = None,
                            store: Any = None, now: dt.datetime | None = None) -> dict[str, Any]:
     """Parse every changed DAG file the event names (each once) and report removed ones.

@@ -28,7 +28,7 @@ from typing import Any
 
 from updraft.model.records import DagRun
 from updraft.model.states import TaskInstanceState
-from updraft.runtime.context import RuntimeTaskInstance, build_context, context_env_vars
+from updraft.runtime.context import RuntimeTaskInstance, build_context
 from updraft.runtime.loader import find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.xcom import XComClient, push_result
@@ -42,6 +42,7 @@ from updraft.sdk.exceptions import (
     AirflowTaskTimeout,
     TaskDeferred,
 )
+from updraft.sdk.execution import context_env_vars
 
 
 @contextlib.contextmanager
