@@ -9,9 +9,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.serialization.codecs import DATETIME, DURATION, PARAMS, RAW, SORTED, TIMETABLE, VALUE, Codec, spec
+
+if TYPE_CHECKING:
+    from updraft.timetables.base import Timetable
 
 SCHEMA_VERSION = 1
 
@@ -129,7 +132,7 @@ class SerializedDAG:
     file_hash: str = spec(RAW)
     description: str | None = spec(RAW)
     dag_display_name: str = spec(RAW)
-    timetable: Any = spec(TIMETABLE)
+    timetable: Timetable = spec(TIMETABLE)
     timetable_summary: str = spec(RAW)
     timetable_description: str | None = spec(RAW)
     timezone: str = spec(RAW, "UTC")
