@@ -13,12 +13,19 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from updraft.config import ConfigError, UpdraftConfig
 from updraft.resources import LOGS_PREFIX
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_ecs import ECSClient
+    from mypy_boto3_lambda import LambdaClient
+    from mypy_boto3_logs import CloudWatchLogsClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+
     from updraft.executors.base import Executor
     from updraft.parsing.options import ParseOptions
     from updraft.runtime.loader import S3DagLoader
@@ -36,10 +43,22 @@ class Services:
         self._clients: dict[str, Any] = {}
         self._plugins_loaded = False
 
-    def client(self, service: AwsService) -> Any:
-        """A boto3 client; in local mode, Lambda and ECS are local mode's own (moto cannot run code).
+    @overload
+    def client(self, service: Literal["dynamodb"]) -> DynamoDBClient: ...
+    @overload
+    def client(self, service: Literal["ecs"]) -> ECSClient: ...
+    @overload
+    def client(self, service: Literal["lambda"]) -> LambdaClient: ...
+    @overload
+    def client(self, service: Literal["logs"]) -> CloudWatchLogsClient: ...
+    @overload
+    def client(self, service: Literal["s3"]) -> S3Client: ...
+    @overload
+    def client(self, service: Literal["sqs"]) -> SQSClient: ...
 
-        Any: the client's type depends on ``service``, and local mode's stand-ins only quack like boto3's."""
+    def client(self, service: AwsService) -> Any:
+        """A boto3 client; in local mode, Lambda and ECS are local mode's own (moto cannot run code), which
+        answer the calls Updraft makes as boto3's do (so they are typed as boto3's clients)."""
         if service not in self._clients:
             if self.config.local_compute and service in ("lambda", "ecs"):
                 from updraft.local.compute import local_client
