@@ -15,8 +15,10 @@ $(STAMP): pyproject.toml
 local: $(STAMP)
 	$(VENV)/bin/updraft local --dags-folder examples/dags --unpause --state-dir .updraft/state
 
+# Lint, then types (mypy reads [tool.mypy] in pyproject.toml: which packages, strict where), then the suite.
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest
 
 bench-parse: $(STAMP)

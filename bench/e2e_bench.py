@@ -119,6 +119,7 @@ def _one_slot(ti: Any) -> Any:
 
 def one_repetition(workers: int, dags: list[str], tick: float) -> dict[str, Any]:
     from updraft.local.system import LocalOptions, LocalSystem
+    from updraft.scheduling.dag_registration import set_paused
     from updraft.scheduling.triggering import trigger_dag
 
     # Airflow's baseline ran fan-out with max_active_tasks_per_dag=32; the same configuration variable here.
@@ -136,7 +137,7 @@ def one_repetition(workers: int, dags: list[str], tick: float) -> dict[str, Any]
         _wait(lambda: all(store.get_dag_meta(d) for d in dags), 60, "parsing the benchmark DAGs")
         store.set_pool(POOL, POOL_SLOTS, "bench_pools")
         for dag_id in dags:
-            store.set_paused(dag_id, False)
+            set_paused(store, dag_id, False)
             time.sleep(0.2)  # let the unpause settle so no tick races the trigger
             run = trigger_dag(store, dag_id, now=_now())
             system.services.nudge_scheduler(dag_id, run.run_id)

@@ -2,9 +2,10 @@
 
 Configuration comes from the environment the stack sets, read by ``updraft.config.UpdraftConfig``:
 ``UPDRAFT_TABLE`` (the store's table), ``AWS_REGION`` (set by Lambda), optional ``UPDRAFT_BUCKET`` (where
-serialized DAGs too large for an item go) and optional ``UPDRAFT_DYNAMODB_ENDPOINT`` (local mode's embedded
-DynamoDB), optional ``UPDRAFT_PLUGINS_FOLDER`` (plugins whose timetables DAG files use). Clients and the store
-are built on first use and kept by the warm container (``updraft.services``).
+serialized DAGs too large for an item go), optional ``UPDRAFT_DAGS_PREFIX`` (the DAGs folder's prefix, as the
+workers read it: keys outside it are ignored, paths are relative to it), optional ``UPDRAFT_DYNAMODB_ENDPOINT``
+(local mode's embedded DynamoDB), optional ``UPDRAFT_PLUGINS_FOLDER`` (plugins whose timetables DAG files use).
+Clients and the store are built on first use and kept by the warm container (``updraft.services``).
 
 Metrics (CloudWatch EMF, namespace ``UPDRAFT_METRICS_NAMESPACE``, dimension ``service=updraft-parser``), per
 invocation: ``DagFilesParsed`` (files parsed) and ``ImportErrors`` (of those, files with at least one import
@@ -22,8 +23,9 @@ from updraft.config import UpdraftConfig
 from updraft.parsing.s3_events import handle_dag_file_events
 from updraft.services import shared_services as services
 
-logger = Logger(service="updraft-parser")
-metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-parser")
+SERVICE = "updraft-parser"  # the metrics' dimension the stack's ImportErrors alarm watches
+logger = Logger(service=SERVICE)
+metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service=SERVICE)
 
 
 @metrics.log_metrics
@@ -31,7 +33,8 @@ metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service=
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     svc = services()
     svc.load_plugins()
-    result = handle_dag_file_events(event, s3_client=svc.client("s3"), store=svc.store, options=svc.parse_options)
+    result = handle_dag_file_events(event, s3_client=svc.client("s3"), prefix=svc.config.dags_prefix,
+                                    store=svc.store, options=svc.parse_options)
     parsed = result["parsed"].values()
     metrics.add_metric(name="DagFilesParsed", unit=MetricUnit.Count, value=len(parsed))
     metrics.add_metric(name="ImportErrors", unit=MetricUnit.Count,

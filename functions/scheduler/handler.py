@@ -46,7 +46,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     result = {"kind": kind, "runs_created": report.runs_created, "runs_started": report.runs_started,
               "runs_finished": report.runs_finished,
               "dispatched": [d.to_payload() for d in report.dispatched],
-              "not_claimed": report.not_claimed}
+              "not_claimed": {label: str(reason) for label, reason in report.not_claimed.items()}}
     logger.info("scheduling done", extra={"kind": kind, "runs_created": len(report.runs_created),
                                           "dispatched": len(report.dispatched),
                                           "runs_finished": report.runs_finished})

@@ -14,9 +14,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from updraft.resources import DAGS_PREFIX
-
-STORE_PREFIX = "store/"  # updraft.store.config.StoreConfig.s3_prefix: large items
+from updraft.resources import DAGS_PREFIX, STORE_PREFIX
 
 TABLE_READ_WRITE = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem",
                     "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem",

@@ -40,6 +40,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from updraft.resources import DAGS_PREFIX, ECS_CONTAINER, METRICS_NAMESPACE
+
 if TYPE_CHECKING:
     from updraft.scheduling.scheduler import SchedulerConfig
     from updraft.store.config import StoreConfig
@@ -71,7 +73,7 @@ class UpdraftConfig:
     table: str | None = None
     region: str | None = None
     bucket: str | None = None
-    dags_prefix: str = "dags/"
+    dags_prefix: str = DAGS_PREFIX
     dynamodb_endpoint: str | None = None
     endpoint_url: str | None = None
     worker_function: str | None = None
@@ -79,7 +81,7 @@ class UpdraftConfig:
     local_compute: str | None = None
     ecs_cluster: str | None = None
     ecs_task_definition: str | None = None
-    ecs_container: str = "worker"
+    ecs_container: str = ECS_CONTAINER
     ecs_subnets: tuple[str, ...] = ()
     ecs_security_groups: tuple[str, ...] = ()
     ecs_public_ip: bool = False
@@ -88,13 +90,13 @@ class UpdraftConfig:
     parallelism: int = 32
     max_dagruns_to_create_per_loop: int = 10
     max_dagruns_per_loop_to_schedule: int = 20
-    metrics_namespace: str = "Updraft"
+    metrics_namespace: str = METRICS_NAMESPACE
     task_log_group: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
         env = os.environ if env is None else env
-        prefix = env.get("UPDRAFT_DAGS_PREFIX") or "dags/"
+        prefix = env.get("UPDRAFT_DAGS_PREFIX") or DAGS_PREFIX
         return cls(
             table=env.get("UPDRAFT_TABLE") or None,
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
@@ -107,7 +109,7 @@ class UpdraftConfig:
             local_compute=env.get("UPDRAFT_LOCAL_COMPUTE") or None,
             ecs_cluster=env.get("UPDRAFT_ECS_CLUSTER") or None,
             ecs_task_definition=env.get("UPDRAFT_ECS_TASK_DEFINITION") or None,
-            ecs_container=env.get("UPDRAFT_ECS_CONTAINER") or "worker",
+            ecs_container=env.get("UPDRAFT_ECS_CONTAINER") or ECS_CONTAINER,
             ecs_subnets=_list(env, "UPDRAFT_ECS_SUBNETS"),
             ecs_security_groups=_list(env, "UPDRAFT_ECS_SECURITY_GROUPS"),
             ecs_public_ip=(env.get("UPDRAFT_ECS_PUBLIC_IP") or "").upper() == "ENABLED",
@@ -116,7 +118,7 @@ class UpdraftConfig:
             parallelism=_int(env, "UPDRAFT_PARALLELISM", 32),
             max_dagruns_to_create_per_loop=_int(env, "UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP", 10),
             max_dagruns_per_loop_to_schedule=_int(env, "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE", 20),
-            metrics_namespace=env.get("UPDRAFT_METRICS_NAMESPACE") or "Updraft",
+            metrics_namespace=env.get("UPDRAFT_METRICS_NAMESPACE") or METRICS_NAMESPACE,
             task_log_group=env.get("UPDRAFT_TASK_LOG_GROUP") or None,
         )
 

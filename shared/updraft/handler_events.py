@@ -50,7 +50,7 @@ class TaskFinished:
     state: str | None = None
 
 
-def scheduler_event(event: Any) -> Tick | TaskFinished:
+def scheduler_event(event: object) -> Tick | TaskFinished:
     if not isinstance(event, dict):
         raise MalformedEvent(f"the scheduler expects a JSON object event, got {type(event).__name__}")
     kind = event.get("detail-type")

@@ -10,11 +10,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# The bucket's three prefixes, kept apart so that the parser (notified of ``dags/*.py`` only) never sees what the
+# store and the task logs write. UPDRAFT_DAGS_PREFIX may move the first; the other two are fixed.
 DAGS_PREFIX = "dags/"
 LOGS_PREFIX = "logs/"
+STORE_PREFIX = "store/"  # values too large for a DynamoDB item (serialized DAG versions, XComs)
+ECS_CONTAINER = "worker"  # the worker container in the Fargate task definition
+METRICS_NAMESPACE = "Updraft"  # the handlers' CloudWatch metrics, unless UPDRAFT_METRICS_NAMESPACE says otherwise
 LOCAL_ENVIRONMENT = "local"
 # moto accepts any 12 digits; this is the account its server reports for every request.
 LOCAL_ACCOUNT = "123456789012"
+# moto accepts any credentials; local mode sets these so boto3 never looks for real ones.
+LOCAL_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "updraft-local", "AWS_SECRET_ACCESS_KEY": "updraft-local"}
 
 _ENV_NAME = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 
@@ -78,7 +85,7 @@ class ResourceNames:
 
     @property
     def ecs_container(self) -> str:
-        return "worker"
+        return ECS_CONTAINER
 
     @property
     def deferral_state_machine(self) -> str:

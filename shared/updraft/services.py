@@ -13,10 +13,28 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from updraft.config import ConfigError, UpdraftConfig
 from updraft.resources import LOGS_PREFIX
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_ecs import ECSClient
+    from mypy_boto3_lambda import LambdaClient
+    from mypy_boto3_logs import CloudWatchLogsClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+
+    from updraft.executors.base import Executor
+    from updraft.parsing.options import ParseOptions
+    from updraft.runtime.loader import S3DagLoader
+    from updraft.runtime.logs import LogSink
+    from updraft.scheduling.scheduler import Scheduler
+    from updraft.store.dynamo import DynamoStore
+
+# The AWS services Updraft calls (the dev extra installs boto3's types for exactly these).
+AwsService = Literal["dynamodb", "ecs", "lambda", "logs", "s3", "sqs"]
 
 
 class Services:
@@ -25,8 +43,22 @@ class Services:
         self._clients: dict[str, Any] = {}
         self._plugins_loaded = False
 
-    def client(self, service: str) -> Any:
-        """A boto3 client; in local mode, Lambda and ECS are local mode's own (moto cannot run code)."""
+    @overload
+    def client(self, service: Literal["dynamodb"]) -> DynamoDBClient: ...
+    @overload
+    def client(self, service: Literal["ecs"]) -> ECSClient: ...
+    @overload
+    def client(self, service: Literal["lambda"]) -> LambdaClient: ...
+    @overload
+    def client(self, service: Literal["logs"]) -> CloudWatchLogsClient: ...
+    @overload
+    def client(self, service: Literal["s3"]) -> S3Client: ...
+    @overload
+    def client(self, service: Literal["sqs"]) -> SQSClient: ...
+
+    def client(self, service: AwsService) -> Any:
+        """A boto3 client; in local mode, Lambda and ECS are local mode's own (moto cannot run code), which
+        answer the calls Updraft makes as boto3's do (so they are typed as boto3's clients)."""
         if service not in self._clients:
             if self.config.local_compute and service in ("lambda", "ecs"):
                 from updraft.local.compute import local_client
@@ -55,14 +87,14 @@ class Services:
         return True
 
     @functools.cached_property
-    def store(self) -> Any:
+    def store(self) -> DynamoStore:
         from updraft.store.dynamo import DynamoStore
 
         store_config = self.config.store_config()
         return DynamoStore(store_config, s3_client=self.client("s3") if store_config.s3_bucket else None)
 
     @functools.cached_property
-    def executor(self) -> Any:
+    def executor(self) -> Executor:
         """Lambda for ``executor="lambda"`` tasks, Fargate when a cluster is configured, routed per dispatch."""
         from updraft.executors.lambda_ import LambdaExecutor
         from updraft.executors.routing import RoutingExecutor
@@ -80,7 +112,7 @@ class Services:
         return RoutingExecutor(executors)
 
     @functools.cached_property
-    def parse_options(self) -> Any:
+    def parse_options(self) -> ParseOptions:
         """How the parser runs a DAG file: the defaults (timeout, memory limit) plus the plugins folder."""
         from updraft.parsing.options import ParseOptions
 
@@ -96,14 +128,14 @@ class Services:
             self._plugins_loaded = True
 
     @functools.cached_property
-    def scheduler(self) -> Any:
+    def scheduler(self) -> Scheduler:
         from updraft.scheduling.scheduler import Scheduler
 
         self.load_plugins()
         return Scheduler(self.store, self.executor, self.config.scheduler_config())
 
     @functools.cached_property
-    def loader(self) -> Any:
+    def loader(self) -> S3DagLoader:
         """DAG files mirrored from the bucket's DAGs prefix into /tmp (kept by a warm container)."""
         from updraft.runtime.loader import S3DagLoader
 
@@ -114,7 +146,7 @@ class Services:
                            plugins_folder=self.config.plugins_folder)
 
     @functools.cached_property
-    def log_sink(self) -> Any:
+    def log_sink(self) -> LogSink | None:
         """Task logs in CloudWatch Logs when a task log group is configured (on AWS), else in the bucket under
         ``logs/`` (None without either: the try still runs)."""
         from updraft.runtime.logs import CloudWatchLogSink, S3LogSink

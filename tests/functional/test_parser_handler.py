@@ -163,3 +163,23 @@ def test_malformed_event_is_a_clear_error(handler_module):
     handler, _ = handler_module
     with pytest.raises(ValueError, match="no 'Records' list"):
         handler.handler({"detail-type": "Scheduled Event"}, lambda_context("parser"))
+
+
+def test_the_configured_dags_prefix_is_honoured(handler_module, monkeypatch):
+    """UPDRAFT_DAGS_PREFIX moves the DAGs folder (as the worker reads it): keys under it are parsed, relative to
+    it and with its siblings; keys under the default ``dags/`` are then outside it and ignored."""
+    handler, s3 = handler_module
+    monkeypatch.setenv("UPDRAFT_DAGS_PREFIX", "code/dags")
+    s3.put_object(Bucket=BUCKET, Key="code/dags/helpers.py", Body=b"TASK_IDS = ['first']\n")
+    s3.put_object(Bucket=BUCKET, Key="code/dags/team/etl.py", Body=DAG_FILE)
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
+    event = json.loads((EVENTS / "s3_object_created.json").read_text())
+    outside = json.loads(json.dumps(event))
+    event["Records"][0]["s3"]["object"]["key"] = "code/dags/team/etl.py"
+
+    entry = handler.handler(event, lambda_context("parser"))["parsed"]["code/dags/team/etl.py"]
+    assert entry["relative_path"] == "team/etl.py" and entry["dag_ids"] == ["from_s3"]
+    assert entry["import_errors"] == []
+    assert _reader().get_dag_meta("from_s3").relative_fileloc == "team/etl.py"
+    assert handler.handler(outside, lambda_context("parser")) == {"parsed": {}, "removed": [],
+                                                                  "deactivated": {}}

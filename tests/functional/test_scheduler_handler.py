@@ -17,8 +17,8 @@ from tests.functional.scheduling.harness import store_dags
 from updraft.handler_events import MalformedEvent
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.completion import TryResult, finish_try, start_try
 from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
 from updraft.store.tables import create_table

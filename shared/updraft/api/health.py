@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.model.limits import DEFAULT_POOL, pool_limit
+
+if TYPE_CHECKING:
+    from updraft.store.api import Store
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +30,7 @@ HEALTHY = "healthy"
 UNHEALTHY = "unhealthy"
 
 
-def monitor_health(store: Callable[[], Any]) -> dict[str, Any]:
+def monitor_health(store: Callable[[], Store]) -> dict[str, Any]:
     """The health document. ``store`` builds (or returns) the store; a failure to build it (configuration,
     credentials) counts against the metadatabase like a failed read, since the API cannot reach it either way."""
     try:

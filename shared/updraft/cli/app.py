@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from updraft.parsing.options import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from updraft.parsing.options import ParseOptions
+    from updraft.services import Services
 
 
 @dataclass
@@ -24,9 +28,9 @@ class CliConfig:
     parse_memory_limit: int = DEFAULT_MEMORY_LIMIT_MB
     parse_processes: int | None = None
     verbose: bool = False
-    services: Any = None  # the running system's Services, connected on first use (updraft.cli.system)
+    services: Services | None = None  # the running system's Services, connected on first use (updraft.cli.system)
 
-    def parse_options(self, plugins_folder: str | None = None):
+    def parse_options(self, plugins_folder: str | None = None) -> ParseOptions:
         from updraft.parsing.options import ParseOptions
 
         return ParseOptions(
@@ -40,7 +44,7 @@ class CliConfig:
 class UpdraftGroup(click.Group):
     """A group that turns unexpected exceptions into one clear error line."""
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
@@ -80,7 +84,8 @@ class UpdraftGroup(click.Group):
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and what DAG files printed.")
 @click.version_option(package_name="updraft", prog_name="updraft")
 @click.pass_context
-def cli(ctx, parse_timeout, parse_memory_limit, parse_processes, verbose):
+def cli(ctx: click.Context, parse_timeout: float, parse_memory_limit: int, parse_processes: int | None,
+        verbose: bool) -> None:
     """Updraft: run Apache Airflow DAG files on serverless AWS."""
     ctx.obj = CliConfig(parse_timeout, parse_memory_limit, parse_processes, verbose)
 

@@ -7,7 +7,7 @@ they go through :func:`updraft.cli.system.system`, the one seam to the system.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -15,8 +15,12 @@ from updraft.cli.options import BadValue, conf_option, iso, output_option, parse
 from updraft.cli.output import render
 from updraft.cli.system import now, system
 
+if TYPE_CHECKING:
+    from updraft.model.records import DagRun
+    from updraft.store.dynamo import DynamoStore
 
-def run_row(run: Any) -> dict[str, Any]:
+
+def run_row(run: DagRun) -> dict[str, Any]:
     """A DAG run as Airflow's ``dags trigger`` prints it."""
     return {"conf": run.conf, "dag_id": run.dag_id, "dag_run_id": run.run_id,
             "data_interval_start": iso(run.data_interval_start), "data_interval_end": iso(run.data_interval_end),
@@ -36,7 +40,8 @@ def run_row(run: Any) -> dict[str, Any]:
 @click.option("--poll-interval", type=click.FloatRange(min=0.01), default=0.5, hidden=True)
 @output_option
 @click.pass_context
-def trigger(ctx, dag_id, conf, run_id, logical_date, wait, timeout, poll_interval, output):
+def trigger(ctx: click.Context, dag_id: str, conf: str | None, run_id: str | None, logical_date: str | None,
+            wait: bool, timeout: float | None, poll_interval: float, output: str) -> None:
     """Trigger a manual run of DAG_ID (conf is validated against the DAG's params).
 
     With --wait, exit 0 when the run succeeded, 1 when it failed, 3 when --timeout ran out first.
@@ -68,7 +73,7 @@ def trigger(ctx, dag_id, conf, run_id, logical_date, wait, timeout, poll_interva
     _follow(ctx, store, run, human=human, output=output, poll_interval=poll_interval, timeout=timeout)
 
 
-def _follow(ctx: click.Context, store: Any, run: Any, *, human: bool, output: str, poll_interval: float,
+def _follow(ctx: click.Context, store: DynamoStore, run: DagRun, *, human: bool, output: str, poll_interval: float,
             timeout: float | None) -> None:
     import sys
     import time
@@ -98,8 +103,10 @@ def _follow(ctx: click.Context, store: Any, run: Any, *, human: bool, output: st
 
 
 def _set_paused(ctx: click.Context, dag_id: str, paused: bool, output: str) -> None:
+    from updraft.scheduling.dag_registration import set_paused
+
     store = system(ctx, dags=not paused).store  # unpausing may recompute the next run from the timetable
-    if not store.set_paused(dag_id, paused, now=None if paused else now()):
+    if not set_paused(store, dag_id, paused, now=None if paused else now()):
         raise click.ClickException(f"Dag with dag_id: '{dag_id}' not found")
     click.echo(render([{"dag_id": dag_id, "is_paused": paused}], output))
 
@@ -108,7 +115,7 @@ def _set_paused(ctx: click.Context, dag_id: str, paused: bool, output: str) -> N
 @click.argument("dag_id")
 @output_option
 @click.pass_context
-def pause(ctx, dag_id, output):
+def pause(ctx: click.Context, dag_id: str, output: str) -> None:
     """Pause DAG_ID: no new runs are created or examined; running tries finish."""
     _set_paused(ctx, dag_id, True, output)
 
@@ -117,7 +124,7 @@ def pause(ctx, dag_id, output):
 @click.argument("dag_id")
 @output_option
 @click.pass_context
-def unpause(ctx, dag_id, output):
+def unpause(ctx: click.Context, dag_id: str, output: str) -> None:
     """Resume DAG_ID (a catchup=False DAG's next run moves up to now, as in Airflow)."""
     _set_paused(ctx, dag_id, False, output)
 
@@ -141,7 +148,7 @@ def _files(paths: tuple[str, ...]) -> list[tuple[Path, str]]:
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=True))
 @click.option("--dest", default="", help="Subfolder of the DAGs folder to put them in.")
 @click.pass_context
-def upload(ctx, files, dest):
+def upload(ctx: click.Context, files: tuple[str, ...], dest: str) -> None:
     """Put DAG files (or folders of them) into the system's DAGs folder; the parser picks them up from there."""
     services = system(ctx)
     config = services.config

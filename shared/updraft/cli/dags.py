@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import click
 
-from updraft.cli.options import conf_option, output_option, parse_conf, parse_date
+from updraft.cli.options import Command, conf_option, output_option, parse_conf, parse_date
 from updraft.cli.output import render
+
+if TYPE_CHECKING:
+    from updraft.parsing.folder import FolderParseResult
 
 _LOCAL_HELP = ("Folder (or single file) of DAG files to parse here instead of asking the running system "
                "[env: UPDRAFT_DAGS_FOLDER, used only when no system runs].")
 
 
-def _dags_folder_option(func, *, required: bool = True):
+def _dags_folder_option(func: Command, *, required: bool = True) -> Command:
     return click.option(
         "--dags-folder",
         "-S",
@@ -37,7 +40,7 @@ def _dags_folder_option(func, *, required: bool = True):
     )(func)
 
 
-def _plugins_folder_option(func):
+def _plugins_folder_option(func: Command) -> Command:
     return click.option(
         "--plugins-folder",
         "plugins_folder",
@@ -49,32 +52,33 @@ def _plugins_folder_option(func):
     )(func)
 
 
-def _folder_options(func):
+def _folder_options(func: Command) -> Command:
     """What a command that always parses takes: the DAGs folder, and the plugins its timetables may use."""
     return _dags_folder_option(_plugins_folder_option(func))
 
 
-def _optional_folder_options(func):
+def _optional_folder_options(func: Command) -> Command:
     """A folder given (flag or env) means parse it here; none means ask the running system."""
     return _dags_folder_option(_plugins_folder_option(func), required=False)
 
 
-def _from_system(ctx: click.Context, dags_folder: str | None) -> bool:
-    """Whether to answer from the running system rather than by parsing ``dags_folder`` here.
+def _parse_here(dags_folder: str | None, ctx: click.Context) -> TypeGuard[str]:
+    """Whether to parse ``dags_folder`` here rather than answer from the running system.
 
     ``--dags-folder`` on the command line always means parse. ``UPDRAFT_DAGS_FOLDER`` alone is the folder
     ``updraft local`` syncs, so while a system runs its view (live pause state, what the parser stored) wins;
-    with none running the variable still lets these commands work offline.
+    with none running the variable still lets these commands work offline. (The folder comes first: a
+    TypeGuard narrows its first argument, so a True answer also tells mypy there is a folder.)
     """
     from click.core import ParameterSource
 
     if dags_folder is None:
-        return True
+        return False
     if ctx.get_parameter_source("dags_folder") is ParameterSource.ENVIRONMENT:
         from updraft.cli.system import running
 
-        return running(ctx)
-    return False
+        return not running(ctx)
+    return True
 
 
 def resolve_plugins_folder(dags_folder: str, plugins_folder: str | None) -> str | None:
@@ -92,7 +96,7 @@ def resolve_plugins_folder(dags_folder: str, plugins_folder: str | None) -> str 
     return sibling if os.path.isdir(sibling) else None
 
 
-def _parse(ctx: click.Context, dags_folder: str, plugins_folder: str | None):
+def _parse(ctx: click.Context, dags_folder: str, plugins_folder: str | None) -> FolderParseResult:
     from updraft.parsing.folder import parse_dags_folder
 
     config = ctx.find_root().obj
@@ -125,7 +129,7 @@ def _dag_row(serialized: dict[str, Any], dags_folder: str) -> dict[str, Any]:
 
 
 @click.group()
-def dags():
+def dags() -> None:
     """Manage DAGs."""
 
 
@@ -133,9 +137,9 @@ def dags():
 @_optional_folder_options
 @output_option
 @click.pass_context
-def list_dags(ctx, dags_folder, plugins_folder, output):
+def list_dags(ctx: click.Context, dags_folder: str | None, plugins_folder: str | None, output: str) -> None:
     """List the DAGs (the running system's, or those a local folder defines, as Airflow 3 finds them)."""
-    if _from_system(ctx, dags_folder):
+    if not _parse_here(dags_folder, ctx):
         from updraft.cli.dags_system import list_dags as from_system
 
         return from_system(ctx, output)
@@ -153,9 +157,10 @@ def list_dags(ctx, dags_folder, plugins_folder, output):
 @_optional_folder_options
 @output_option
 @click.pass_context
-def list_import_errors(ctx, dags_folder, plugins_folder, output):
+def list_import_errors(ctx: click.Context, dags_folder: str | None, plugins_folder: str | None,
+                       output: str) -> None:
     """List the DAG files that failed to load, with the error. Exits 1 if there are any."""
-    if _from_system(ctx, dags_folder):
+    if not _parse_here(dags_folder, ctx):
         from updraft.cli.system import system
 
         errors = system(ctx).store.list_import_errors()
@@ -187,11 +192,12 @@ def import_error_row(err: dict[str, Any], output: str) -> dict[str, Any]:
 )
 @_optional_folder_options
 @click.pass_context
-def next_execution(ctx, dag_id, num_executions, dags_folder, plugins_folder):
+def next_execution(ctx: click.Context, dag_id: str, num_executions: int, dags_folder: str | None,
+                   plugins_folder: str | None) -> None:
     """Print the logical dates of the DAG's next runs, one a line (Airflow's format)."""
     from updraft.cli.dag_info import next_runs
 
-    if _from_system(ctx, dags_folder):
+    if not _parse_here(dags_folder, ctx):
         from updraft.cli.dags_system import next_execution as from_system
 
         print_next_runs(from_system(ctx, dag_id, num_executions))
@@ -232,7 +238,8 @@ def print_next_runs(infos: list[str | None]) -> None:
 @output_option
 @_folder_options
 @click.pass_context
-def test(ctx, dag_id, logical_date, conf, workers, log_folder, output, dags_folder, plugins_folder):
+def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | None, workers: int,
+         log_folder: str | None, output: str, dags_folder: str, plugins_folder: str | None) -> None:
     """Run one DAG run to the end on the embedded AWS (like `airflow dags test`).
 
     Exit code 0 when the run succeeded, 1 when it failed, 2 on a usage or import error.

@@ -6,15 +6,19 @@ create, so nothing here imports a DAG file: the answer is the system's, not a fr
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from updraft.cli.output import render
 from updraft.cli.system import require_dag, system
 
+if TYPE_CHECKING:
+    from updraft.config import UpdraftConfig
+    from updraft.store.api import DagMeta
 
-def dag_row(meta: Any, config: Any) -> dict[str, Any]:
+
+def dag_row(meta: DagMeta, config: UpdraftConfig) -> dict[str, Any]:
     """Airflow's ``dags list`` columns (plus tags); fileloc is where the system reads the file from."""
     location = f"s3://{config.bucket}/{config.dags_prefix}" if config.bucket else config.dags_prefix
     return {"dag_id": meta.dag_id, "fileloc": location + meta.relative_fileloc, "owners": meta.owners,
@@ -34,6 +38,7 @@ def next_execution(ctx: click.Context, dag_id: str, n: int) -> list[str | None]:
 
     A trailing None means the schedule ends there, as the local variant reports it.
     """
+    from updraft.timetables._time import coerce_datetime
     from updraft.timetables.base import DataInterval
     from updraft.timetables.planning import next_dagruns
 
@@ -46,7 +51,9 @@ def next_execution(ctx: click.Context, dag_id: str, n: int) -> list[str | None]:
     out: list[str | None] = [meta.next_dagrun_logical_date.isoformat()]
     if n > 1:
         sdag = store.get_serialized_dag(dag_id, meta.dag_hash)
-        last = DataInterval(meta.next_dagrun_data_interval_start, meta.next_dagrun_data_interval_end)
+        start, end = meta.next_dagrun_data_interval_start, meta.next_dagrun_data_interval_end
+        assert start is not None and end is not None, "the store writes the next run's fields together"
+        last = DataInterval(coerce_datetime(start), coerce_datetime(end))
         infos = next_dagruns(sdag.timetable, start_date=sdag.start_date, end_date=sdag.end_date,
                              catchup=sdag.catchup, last_automated_data_interval=last, n=n - 1)
         out += [info.logical_date.isoformat() for info in infos]

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from updraft.cli.output import OUTPUT_FORMATS
 
+Command = TypeVar("Command", bound=Callable[..., Any])
 
-def output_option(func: Any) -> Any:
+
+def output_option(func: Command) -> Command:
     """Airflow's ``-o/--output table|json|plain``."""
     return click.option(
         "--output",
@@ -23,7 +26,7 @@ def output_option(func: Any) -> Any:
     )(func)
 
 
-def conf_option(func: Any) -> Any:
+def conf_option(func: Command) -> Command:
     return click.option("--conf", "-c", default=None,
                         help="JSON object for the run's conf (validated against the DAG's params).")(func)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -10,22 +10,25 @@ from updraft.cli.options import output_option
 from updraft.cli.output import render
 from updraft.cli.system import system
 
+if TYPE_CHECKING:
+    from updraft.store.api import Pool
 
-def pool_row(pool: Any) -> dict[str, Any]:
+
+def pool_row(pool: Pool) -> dict[str, Any]:
     """Airflow's columns, plus the slots in use now (the store tracks them, Airflow's UI shows them)."""
     return {"pool": pool.name, "slots": pool.slots, "description": pool.description,
             "occupied_slots": pool.occupied}
 
 
 @click.group()
-def pools():
+def pools() -> None:
     """Manage pools (default_pool always exists and cannot be deleted)."""
 
 
 @pools.command("list")
 @output_option
 @click.pass_context
-def list_pools(ctx, output):
+def list_pools(ctx: click.Context, output: str) -> None:
     """List the pools."""
     click.echo(render([pool_row(p) for p in system(ctx).store.list_pools()], output))
 
@@ -34,7 +37,7 @@ def list_pools(ctx, output):
 @click.argument("name")
 @output_option
 @click.pass_context
-def get_pool(ctx, name, output):
+def get_pool(ctx: click.Context, name: str, output: str) -> None:
     """Show one pool."""
     pool = system(ctx).store.get_pool(name)
     if pool is None:
@@ -48,7 +51,7 @@ def get_pool(ctx, name, output):
 @click.argument("description", required=False)
 @output_option
 @click.pass_context
-def set_pool(ctx, name, slots, description, output):
+def set_pool(ctx: click.Context, name: str, slots: int, description: str | None, output: str) -> None:
     """Create or resize pool NAME to SLOTS (-1: unlimited); tasks holding slots keep them.
 
     Without DESCRIPTION an existing pool keeps its own.
@@ -64,7 +67,7 @@ def set_pool(ctx, name, slots, description, output):
 @pools.command("delete")
 @click.argument("name")
 @click.pass_context
-def delete_pool(ctx, name):
+def delete_pool(ctx: click.Context, name: str) -> None:
     """Delete pool NAME (not default_pool)."""
     from updraft.model.limits import DEFAULT_POOL
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 import collections
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from updraft.cli.options import clock
 from updraft.model.states import FINISHED_RUN_STATES, TaskInstanceState
+
+if TYPE_CHECKING:
+    from updraft.model.records import DagRun
+    from updraft.store.dynamo import DynamoStore
 
 _KEPT = {TaskInstanceState.FAILED, TaskInstanceState.UP_FOR_RETRY, TaskInstanceState.UPSTREAM_FAILED}
 
@@ -27,9 +31,9 @@ class WaitTimeout(TimeoutError):
     """The run was still going when the caller stopped waiting (the run itself goes on)."""
 
 
-def wait_for_run(store: Any, dag_id: str, run_id: str, *, stream: TextIO | None = None, tty: bool | None = None,
-                 poll_interval: float = 0.5, timeout: float | None = None) -> Any:
-    """Report task state changes until the run succeeds or fails; returns the finished DagRun.
+def wait_for_run(store: DynamoStore, dag_id: str, run_id: str, *, stream: TextIO | None = None,
+                 tty: bool | None = None, poll_interval: float = 0.5, timeout: float | None = None) -> DagRun | None:
+    """Report task state changes until the run succeeds or fails; returns the finished DagRun (None: deleted).
 
     Raises WaitTimeout after ``timeout`` seconds (None: wait as long as it takes).
     """
@@ -49,7 +53,7 @@ def wait_for_run(store: Any, dag_id: str, run_id: str, *, stream: TextIO | None 
                 stream.write(change_line(ti.key.label, *now) + "\n")
             elif ti.state in _KEPT:
                 stream.write("\r\033[K" + change_line(ti.key.label, *now) + "\n")
-        if tty:
+        if tty and run is not None:  # a run deleted meanwhile has no summary; the caller reports it
             stream.write("\r\033[K" + _summary(run, seen, time.monotonic() - started))
         stream.flush()
         if run is None or run.state in FINISHED_RUN_STATES:
@@ -63,7 +67,7 @@ def wait_for_run(store: Any, dag_id: str, run_id: str, *, stream: TextIO | None 
         time.sleep(poll_interval)
 
 
-def _summary(run: Any, seen: dict[str, tuple[str, int]], elapsed: float) -> str:
+def _summary(run: DagRun, seen: dict[str, tuple[str, int]], elapsed: float) -> str:
     counts = collections.Counter(state for state, _ in seen.values())
     parts = ", ".join(f"{state} {n}" for state, n in sorted(counts.items()))
     return f"{run.run_id}: {run.state.value}  [{parts or 'no task started'}]  {elapsed:.1f}s"

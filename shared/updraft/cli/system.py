@@ -9,28 +9,35 @@ will plug in here without touching the commands.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
+if TYPE_CHECKING:
+    from updraft.model.records import DagRun
+    from updraft.services import Services
+    from updraft.store.api import DagMeta
+    from updraft.store.dynamo import DynamoStore
 
-def system(ctx: click.Context, *, dags: bool = False) -> Any:
+
+def system(ctx: click.Context, *, dags: bool = False) -> Services:
     """The running system's Services, connected once per invocation; a one-line error when none runs.
 
     ``dags=True`` for commands that read serialized DAGs (their timetables, params, tasks): the system's
     plugins are loaded first, because a custom timetable decodes only where its plugin is registered.
     """
     config = ctx.find_root().obj
-    if getattr(config, "services", None) is None:
+    services: Services | None = getattr(config, "services", None)
+    if services is None:
         from updraft.local.endpoint import NotRunning, connect
 
         try:
-            config.services = connect()
+            services = config.services = connect()
         except NotRunning as err:
             raise click.ClickException(str(err)) from None
     if dags:
-        config.services.load_plugins()
-    return config.services
+        services.load_plugins()
+    return services
 
 
 def running(ctx: click.Context) -> bool:
@@ -46,7 +53,7 @@ def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def require_dag(store: Any, dag_id: str) -> Any:
+def require_dag(store: DynamoStore, dag_id: str) -> DagMeta:
     """The DAG's meta row, or Airflow's one-line "not found" error."""
     meta = store.get_dag_meta(dag_id)
     if meta is None:
@@ -54,7 +61,7 @@ def require_dag(store: Any, dag_id: str) -> Any:
     return meta
 
 
-def require_run(store: Any, dag_id: str, run_id: str) -> Any:
+def require_run(store: DynamoStore, dag_id: str, run_id: str) -> DagRun:
     require_dag(store, dag_id)
     run = store.get_run(dag_id, run_id)
     if run is None:

@@ -1,4 +1,5 @@
-"""``updraft tasks states|logs``: what a run's task instances did, from the running system."""
+"""``updraft tasks states|logs|why``: what a run's task instances did, and why one is not running, from the
+running system."""
 
 from __future__ import annotations
 
@@ -90,6 +91,31 @@ def _no_instance(store: Any, key: Any) -> str:
     if indexes and key.map_index not in indexes:
         return f"{key.task_id} is mapped: choose --map-index from {indexes[0]}..{indexes[-1]}"
     return f"{key.label} of run {key.run_id} has not started a try yet"
+
+
+@tasks.command("why")
+@click.argument("dag_id")
+@click.argument("run_id")
+@click.argument("task_id")
+@click.option("--map-index", type=click.IntRange(min=-1), default=-1, show_default=True,
+              help="Which instance of a mapped task.")
+@output_option
+@click.pass_context
+def why(ctx, dag_id, run_id, task_id, map_index, output):
+    """Why a task instance is not running: its unmet dependencies (Airflow's `tasks failed-deps`)."""
+    from updraft.scheduling.why import NotFound, why_not_running
+
+    store = system(ctx, dags=True).store
+    require_run(store, dag_id, run_id)
+    try:
+        reasons = why_not_running(store, dag_id, run_id, task_id, map_index)
+    except NotFound as err:
+        raise click.ClickException(str(err)) from None
+    if not reasons and output != "json":
+        click.echo("Task instance dependencies are all met.")
+        return
+    rows = [{"dependency": r.dep, "kind": r.kind.value, "reason": r.message} for r in reasons]
+    click.echo(render(rows, output))
 
 
 tasks.add_command(states, "states-for-dag-run")  # Airflow's spelling

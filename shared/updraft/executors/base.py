@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from updraft.executors.choice import DEFAULT_EXECUTOR, executor_for
 from updraft.model.records import TIKey
 
 
@@ -15,7 +16,7 @@ class Dispatch:
     key: TIKey
     try_number: int
     try_id: str
-    executor: str = "lambda"
+    executor: str = DEFAULT_EXECUTOR
     compute: dict[str, Any] = field(default_factory=dict)
 
     def to_payload(self) -> dict[str, Any]:
@@ -39,7 +40,7 @@ class Dispatch:
         compute = payload.get("compute") or {}
         if not isinstance(compute, dict):
             raise ValueError("dispatch payload field 'compute' must be an object")
-        executor = payload.get("executor") or "lambda"
+        executor = executor_for(None, payload.get("executor"))
         if not isinstance(executor, str):
             raise ValueError("dispatch payload field 'executor' must be a string")
         key = TIKey(payload["dag_id"], payload["run_id"], payload["task_id"], payload.get("map_index", -1))

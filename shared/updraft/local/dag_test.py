@@ -78,6 +78,7 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     from updraft.runtime.loader import LocalDagLoader
     from updraft.runtime.logs import LocalLogSink
     from updraft.runtime.worker import handle_dispatch
+    from updraft.scheduling.dag_registration import register_parsed_file, set_paused
     from updraft.scheduling.scheduler import Scheduler, SchedulerConfig, utcnow
     from updraft.scheduling.triggering import trigger_dag
     from updraft.store.config import StoreConfig
@@ -88,8 +89,8 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     create_table(config)
     store = DynamoStore(config) if on_change is None else _ObservedStore(DynamoStore(config), on_change)
     now = utcnow()
-    store.save_parsed_file(owner, now=now)
-    store.set_paused(dag_id, False)  # like `airflow dags test`, a test runs a DAG whatever its pause state
+    register_parsed_file(store, owner, now=now)
+    set_paused(store, dag_id, False)  # like `airflow dags test`, a test runs a DAG whatever its pause state
     dag = store.get_serialized_dag(dag_id, store.get_dag_meta(dag_id).dag_hash)
     for pool in sorted({t.pool for t in dag.tasks} - {"default_pool"}):
         if store.get_pool(pool) is None:
@@ -106,8 +107,11 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                 pool.submit(work, item)
 
     # Like `airflow dags test`, only the one run: the scheduler creates no scheduled runs (a catchup DAG would
-    # otherwise run its backlog beside the test, or wait behind it with max_active_runs).
-    scheduler = Scheduler(store, ThreadExecutor(), SchedulerConfig(max_dagruns_to_create_per_loop=0), clock=utcnow)
+    # otherwise run its backlog beside the test, or wait behind it with max_active_runs). Parallelism is the worker
+    # count, as Airflow's LocalExecutor has exactly that many processes: a try claimed beyond it would wait in the
+    # thread pool's FIFO queue holding its slots, and a heavier try that becomes ready later would start after it.
+    config = SchedulerConfig(max_dagruns_to_create_per_loop=0, parallelism=workers)
+    scheduler = Scheduler(store, ThreadExecutor(), config, clock=utcnow)
 
     def work(item: Any) -> None:
         try:

@@ -12,6 +12,8 @@ import os
 import threading
 from collections.abc import Iterator
 
+from updraft.resources import LOCAL_CREDENTIALS
+
 _lock = threading.RLock()
 _depth = 0
 
@@ -52,8 +54,7 @@ def embedded_aws(region: str = "us-east-1") -> Iterator[None]:
 
     moto_speedups.apply()
 
-    for name, value in {"AWS_ACCESS_KEY_ID": "updraft-local", "AWS_SECRET_ACCESS_KEY": "updraft-local",
-                        "AWS_DEFAULT_REGION": region}.items():
+    for name, value in {**LOCAL_CREDENTIALS, "AWS_DEFAULT_REGION": region}.items():
         os.environ.setdefault(name, value)
     with mock_aws(), serialized_moto():
         yield

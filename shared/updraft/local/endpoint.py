@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from updraft.config import UpdraftConfig
+from updraft.resources import LOCAL_CREDENTIALS
 
 
 class NotRunning(RuntimeError):
@@ -80,6 +81,6 @@ def connect(path: Path | None = None) -> Any:
     from updraft.services import Services
 
     endpoint = LocalEndpoint.read(path)
-    for name, value in {"AWS_ACCESS_KEY_ID": "updraft-local", "AWS_SECRET_ACCESS_KEY": "updraft-local"}.items():
+    for name, value in LOCAL_CREDENTIALS.items():
         os.environ.setdefault(name, value)
     return Services(endpoint.config())

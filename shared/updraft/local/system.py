@@ -12,8 +12,10 @@ What runs where:
 
 Lambda invokes and RunTasks reach this process over a socket (``compute``/``compute_server``), so the
 executors and handlers are the ones deployed, unchanged. On stop, tries that did not finish are released as
-orphans (``orphans``) for the scheduler to retry or fail as Airflow would, and ``--state-dir`` keeps the table
-and the bucket for the next start (``snapshot``).
+orphans (``inflight``, ``orphans``) for the scheduler to retry or fail as Airflow would, and ``--state-dir`` keeps
+the table and the bucket for the next start (``snapshot``). The parser, scheduler and API handlers are called in
+this process (``handlers``); the bucket's notifications reach the parser through ``dag_events``; ``run_watch``
+prints a line per run event. This module starts and stops the whole.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import datetime as dt
-import importlib
 import json
 import logging
 import os
@@ -32,11 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from updraft.resources import DAGS_PREFIX, LOCAL_ENVIRONMENT, ResourceNames
+from updraft.resources import DAGS_PREFIX, LOCAL_CREDENTIALS, LOCAL_ENVIRONMENT, ResourceNames
 
 log = logging.getLogger(__name__)
-
-LOCAL_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "updraft-local", "AWS_SECRET_ACCESS_KEY": "updraft-local"}
 
 
 @dataclass
@@ -64,10 +63,6 @@ class StopReport:
     snapshot: dict[str, int] | None = None
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 class LocalSystem:
     def __init__(self, options: LocalOptions, say: Callable[[str], None] | None = None) -> None:
         self.options = options
@@ -75,12 +70,7 @@ class LocalSystem:
         self._stop = threading.Event()
         self._stopping = False
         self._threads: list[threading.Thread] = []
-        self._inflight: dict[str, tuple[dict[str, Any], Any]] = {}  # try_id -> (payload, future or task)
-        self._inflight_lock = threading.Lock()
         self._snapshot_lock = threading.Lock()
-        self._run_states: dict[tuple[str, str], str] = {}
-        self.orphans: dict[str, str] = {}  # task label -> the state its try was released from
-        self._watch_lock = threading.Lock()
         self._clients: dict[str, Any] = {}
         self._saved_env: dict[str, str] | None = None
         self.server: Any = None
@@ -90,8 +80,12 @@ class LocalSystem:
     def start(self) -> LocalSystem:
         from updraft.local.compute import ECS_RUN_TASK, LAMBDA_INVOKE
         from updraft.local.compute_server import ComputeServer
+        from updraft.local.dag_events import DagEventPump
+        from updraft.local.handlers import LocalHandlers
+        from updraft.local.inflight import InflightTries
         from updraft.local.moto_server import EmbeddedAwsServer
         from updraft.local.provision import notify_dag_events, provision
+        from updraft.local.run_watch import RunWatcher
         from updraft.local.snapshot import StateDir
         from updraft.local.workers import FargateRunner, WorkerPool, handlers_root
 
@@ -127,10 +121,13 @@ class LocalSystem:
 
         reset_shared_services()
         self.services = shared_services()
-        self._seen_dags: set[str] = {meta.dag_id for meta in self.services.store.list_dags(include_inactive=True)}
-        self._scheduler_handler = importlib.import_module("functions.scheduler.handler")
-        self._parser_handler = importlib.import_module("functions.parser.handler")
-        self._api_handler = importlib.import_module("functions.api.handler")
+        self.handlers = LocalHandlers(self.names)
+        self.dag_events = DagEventPump(services=self.services, queue_url=self.resources.dag_events_queue_url,
+                                       names=self.names, parse=self.handlers.parse, say=self.say, stop=self._stop,
+                                       unpause_new_dags=opts.unpause_new_dags)
+        self.runs = RunWatcher(self.services.store, self.say)
+        self.tries = InflightTries(store=self.services.store, say=self.say, runs=self.runs,
+                                   stopping=lambda: self._stopping, nudge_run=self._call_scheduler_later)
 
         self.pool = WorkerPool(opts.workers, self.env, self.names.worker_function)
         self.pool.warm()
@@ -140,17 +137,17 @@ class LocalSystem:
         from updraft.local.dags_sync import DagsFolderSync
 
         self.sync = DagsFolderSync(self._client("s3"), self.names.bucket, DAGS_PREFIX, opts.dags_folder,
-                                   on_removed=self._notify_removed)
+                                   on_removed=self.dag_events.notify_removed)
         self._sync_once()
         self._loop("dags-sync", opts.sync_seconds, self._sync_once)
-        self._loop("dag-events", 0.2, self._pump_dag_events)
+        self._loop("dag-events", 0.2, self.dag_events.pump)
         self._loop("tick", opts.tick_seconds, self._tick)
-        self._loop("runs", 0.5, self._watch_runs)
+        self._loop("runs", 0.5, self.runs.poll)
         if self.state is not None:
             self._loop("snapshot", opts.snapshot_seconds, self.snapshot)
         from updraft.local.api_gateway import LocalApiGateway
 
-        self.api = LocalApiGateway(self._call_api, port=opts.api_port)
+        self.api = LocalApiGateway(self.handlers.api, port=opts.api_port)
         self.endpoint_path = self._write_endpoint() if opts.write_endpoint else None
         self._banner()
         return self
@@ -213,101 +210,37 @@ class LocalSystem:
         for relative in report.removed:
             self.say(f"removed {DAGS_PREFIX}{relative}")
 
-    def _notify_removed(self, key: str, version_id: str | None) -> None:
-        if not key.endswith(".py"):  # the bucket's notification filter
-            return
-        from updraft.local.dags_sync import object_removed_event
-
-        event = object_removed_event(self.names.bucket, key, version_id, self.names.region)
-        self.services.client("sqs").send_message(QueueUrl=self.resources.dag_events_queue_url,
-                                                 MessageBody=json.dumps(event))
-
-    def _pump_dag_events(self) -> None:
-        """The bucket's notifications -> the parser handler, one S3 event at a time (Lambda's SQS poller)."""
-        from updraft.local.workers import LocalLambdaContext, discard_metrics
-
-        sqs = self.services.client("sqs")
-        url = self.resources.dag_events_queue_url
-        while not self._stop.is_set():
-            messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages")
-            if not messages:
-                return
-            for message in messages:
-                body = json.loads(message["Body"])
-                if "Records" in body:  # not the s3:TestEvent S3 sends when the notification is set up
-                    try:
-                        result = self._parser_handler.handler(body, LocalLambdaContext(self.names.parser_function))
-                    finally:
-                        discard_metrics(self._parser_handler)
-                    self._report_parse(result)
-                sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
-
-    def _report_parse(self, result: dict[str, Any]) -> None:
-        for key, entry in result.get("parsed", {}).items():
-            if self.options.unpause_new_dags:
-                self._unpause_new(entry.get("dag_ids") or [])
-            errors = entry.get("import_errors") or []
-            dags = ", ".join(entry.get("dag_ids") or []) or "no DAGs"
-            self.say(f"parsed {key}: {dags}" + (f"; {len(errors)} import error(s)" if errors else ""))
-            for error in errors:
-                message = str(error.get("message") if isinstance(error, dict) else error).splitlines()[0]
-                self.say(f"  import error: {message}")
-        for key in result.get("removed", []):
-            self.say(f"{key} removed: its DAGs are deactivated")
-
-    def _unpause_new(self, dag_ids: list[str]) -> None:
-        """Unpause a DAG the first time this system sees it; one the user paused since stays paused."""
-        for dag_id in dag_ids:
-            if dag_id not in self._seen_dags:
-                self._seen_dags.add(dag_id)
-                if self.services.store.set_paused(dag_id, False, now=_now()):
-                    self.say(f"unpaused {dag_id} (--unpause)")
-
-    def _call_api(self, event: dict[str, Any]) -> dict[str, Any]:
-        from updraft.local.workers import LocalLambdaContext, discard_metrics
-
-        try:
-            return self._api_handler.handler(event, LocalLambdaContext(self.names.api_function))
-        finally:
-            discard_metrics(self._api_handler)
-
     def _tick(self) -> None:
         from updraft.handler_events import tick_event
 
         rule = f"arn:aws:events:{self.names.region}:{self.names.account}:rule/{self.names.tick_rule}"
-        self._call_scheduler(tick_event(rule))
+        self.handlers.schedule(tick_event(rule))
 
-    def _call_scheduler(self, event: dict[str, Any]) -> None:
-        from updraft.local.workers import LocalLambdaContext, discard_metrics
-
-        try:
-            self._scheduler_handler.handler(event, LocalLambdaContext(self.names.scheduler_function))
-        finally:
-            discard_metrics(self._scheduler_handler)
+    def _call_scheduler_later(self, event: dict[str, Any]) -> None:
+        """An asynchronous scheduler invoke: on one of two threads, as Lambda would run it beside the caller."""
+        self._scheduler_calls.submit(self._logged, self.handlers.schedule, event)
 
     def _on_invoke(self, message: dict[str, Any]) -> dict[str, Any]:
         function, payload = message.get("function"), message.get("payload")
         if function == self.names.scheduler_function:
             if not self._stopping:
-                self._scheduler_calls.submit(self._logged, self._call_scheduler, payload)
+                self._call_scheduler_later(payload)
             return {"StatusCode": 202}
         if function != self.names.worker_function:
             return {"error": f"ResourceNotFoundException: Function not found: {function}"}
         if self._stopping:
-            self._orphaned(payload)  # claimed while stopping: released now, not lost
+            self.tries.release(payload)  # claimed while stopping: released now, not lost
             return {"error": "local mode is stopping"}
-        future = self.pool.submit(payload)
-        self._track(payload, future)
-        future.add_done_callback(lambda done: self._worker_done(payload, done))
+        self.tries.on_worker(payload, self.pool.submit(payload))
         return {"StatusCode": 202}
 
     def _on_run_task(self, message: dict[str, Any]) -> dict[str, Any]:
         if self._stopping:
             return {"tasks": [], "failures": [{"reason": "local mode is stopping"}]}
-        response = self.fargate.run_task(message["request"], message.get("task_id", "task"), self._fargate_done)
+        response = self.fargate.run_task(message["request"], message.get("task_id", "task"), self.tries.fargate_done)
         task = self.fargate.running.get(response["tasks"][0]["taskArn"])
         if task is not None:
-            self._track(task.payload, task)
+            self.tries.track(task.payload, task)
         return response
 
     @staticmethod
@@ -317,91 +250,10 @@ class LocalSystem:
         except Exception:
             log.exception("local mode: scheduler invoke failed")
 
-    def _track(self, payload: dict[str, Any], handle: Any) -> None:
-        if isinstance(payload, dict) and payload.get("try_id"):
-            with self._inflight_lock:
-                self._inflight[payload["try_id"]] = (payload, handle)
-
-    def _untrack(self, payload: Any) -> None:
-        if isinstance(payload, dict):
-            with self._inflight_lock:
-                self._inflight.pop(payload.get("try_id"), None)
-
-    def _worker_done(self, payload: dict[str, Any], future: concurrent.futures.Future) -> None:
-        self._untrack(payload)
-        try:
-            result = future.result()
-        except BaseException as exc:  # the process died or local mode cancelled it: the try is an orphan
-            reason = "local mode stopped" if self._stopping else f"its worker process died: {type(exc).__name__}"
-            self._orphaned(payload, reason=reason)
-            return
-        self._report_try(payload, result)
-
-    def _fargate_done(self, task: Any, result: dict[str, Any] | None) -> None:
-        self._untrack(task.payload)
-        if result is None or task.process.returncode not in (0, None):
-            self._orphaned(task.payload, reason=f"Fargate process exited with {task.process.returncode}")
-            return
-        self._report_try(task.payload, result, where=" on Fargate")
-
-    def _report_try(self, payload: dict[str, Any], result: dict[str, Any], where: str = "") -> None:
-        run_key = (str(payload.get("dag_id")), str(payload.get("run_id")))
-        with self._watch_lock:
-            if run_key not in self._run_states:  # a run faster than the watcher's poll still gets its lines
-                self._run_states[run_key] = "running"
-                self.say(f"run {run_key[0]} {run_key[1]} running")
-        label = f"{payload.get('dag_id')}.{result.get('task', payload.get('task_id'))}"
-        if result.get("status") == "ran":
-            self.say(f"task {label} try {result.get('try_number')} -> {result.get('state')}{where} "
-                     f"({payload.get('run_id')})")
-        elif result.get("status") == "rejected":
-            self.say(f"task {label}: dispatch rejected ({result.get('error')})")
-
-    def _orphaned(self, payload: dict[str, Any], *, reason: str = "local mode stopped") -> str | None:
-        from updraft.local.orphans import release_orphan
-
-        try:
-            state = release_orphan(self.services.store, payload, now=_now())
-        except Exception:
-            log.exception("local mode: could not release try %s", payload)
-            return None
-        if state is not None:
-            label = f"{payload.get('dag_id')}.{payload.get('task_id')}"
-            self.orphans[label] = state
-            self.say(f"task {label} try {payload.get('try_number')} lost while {state} ({reason}): "
-                     f"released for the scheduler to {'retry or fail' if state == 'running' else 'schedule again'}")
-            if not self._stopping:
-                self._scheduler_calls.submit(self._logged, self._call_scheduler, self._run_event(payload))
-        return state
-
-    @staticmethod
-    def _run_event(payload: dict[str, Any]) -> dict[str, Any]:
-        from updraft.handler_events import run_changed_event
-
-        return run_changed_event(payload["dag_id"], payload["run_id"], source="updraft.local")
-
-    def _watch_runs(self) -> None:
-        """One line per run event: queued, running, and how it finished."""
-        store = self.services.store
-        active = {(run.dag_id, run.run_id): run for run in store.active_runs()}
-        with self._watch_lock:
-            for key, run in active.items():
-                state = str(run.state.value)
-                if self._run_states.get(key) != state:
-                    self._run_states[key] = state
-                    self.say(f"run {run.dag_id} {run.run_id} {state}")
-            gone = [k for k in self._run_states if k not in active]
-        for key in gone:
-            run = store.get_run(*key)
-            if run is not None and run.state.value not in ("success", "failed"):
-                continue  # started after the query above: the next poll sees it
-            with self._watch_lock:
-                self._run_states.pop(key, None)
-            if run is not None:
-                took = ""
-                if run.end_date and run.start_date:
-                    took = f" in {(run.end_date - run.start_date).total_seconds():.1f} s"
-                self.say(f"run {run.dag_id} {run.run_id} {run.state.value}{took}")
+    @property
+    def orphans(self) -> dict[str, str]:
+        """Task label -> the state its try was released from, for every try lost since the start."""
+        return self.tries.orphans
 
     # == stop ===================================================================================================
     def snapshot(self) -> dict[str, int] | None:
@@ -421,8 +273,7 @@ class LocalSystem:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=30)
-        with self._inflight_lock:
-            futures = [h for _, h in self._inflight.values() if isinstance(h, concurrent.futures.Future)]
+        futures = self.tries.running_futures()
         if futures or self.fargate.running:
             self.say(f"waiting up to {self.options.grace_seconds:g} s for "
                      f"{len(futures) + len(self.fargate.running)} running tries")
@@ -431,11 +282,7 @@ class LocalSystem:
         for task in self.fargate.stop():
             task.process.wait()
         self._scheduler_calls.shutdown(wait=True, cancel_futures=True)
-        with self._inflight_lock:
-            leftovers = [payload for payload, _ in self._inflight.values()]
-            self._inflight.clear()
-        for payload in leftovers:
-            self._orphaned(payload)
+        self.tries.release_leftovers()
         self.compute.close()
         self.api.close()
         report = StopReport(orphans=dict(self.orphans))

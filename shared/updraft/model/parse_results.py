@@ -110,8 +110,8 @@ def dag_id_of(serialized: dict[str, Any]) -> str:
     places a versioned envelope may keep it.
     """
     if "dag_id" in serialized:
-        return serialized["dag_id"]
+        return str(serialized["dag_id"])
     dag = serialized.get("dag")
     if isinstance(dag, dict) and "dag_id" in dag:
-        return dag["dag_id"]
+        return str(dag["dag_id"])
     raise KeyError("serialized DAG has no dag_id")

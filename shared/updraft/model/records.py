@@ -65,6 +65,9 @@ class TaskInstance:
     # Length of the return_value XCom when the try succeeded: what a downstream mapped task expands over.
     xcom_length: int | None = None
     note: str | None = None  # why the scheduler set the state (timeouts, zombies, upstream failures)
+    # The last reason the scheduler did not queue it (a failed dep, a full or missing pool, max_active_tasks,
+    # parallelism): "why is my task not running". A claim to queued clears it.
+    blocked_reason: str | None = None
 
     @property
     def key(self) -> TIKey:

@@ -70,7 +70,7 @@ class BashOperator(BaseOperator):
 
     def get_env(self, context: Any) -> dict[str, str]:
         """Airflow's: the operator's env (or the worker's), plus AIRFLOW_CTX_* variables naming the try."""
-        from updraft.runtime.context import context_env_vars  # the runtime's, not imported when a DAG file is
+        from updraft.sdk.execution import context_env_vars
 
         env = self.env
         if env is None:

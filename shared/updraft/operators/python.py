@@ -39,7 +39,7 @@ class PythonOperator(BaseOperator):
 
     def execute(self, context: Any) -> Any:
         """Airflow's: op_kwargs and templates_dict join the context, the callable gets what it declares."""
-        from updraft.runtime.context import determine_kwargs
+        from updraft.sdk.execution import determine_kwargs
 
         context.update(self.op_kwargs, templates_dict=self.templates_dict)
         self.op_kwargs = determine_kwargs(self.python_callable, self.op_args, context)

@@ -33,15 +33,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from updraft.parsing.isolation import (
-    _KILL_GRACE_S,
-    Forker,
-    _default_target,
-    _Finished,
-    prepare_forking_process,
-    warm_up,
-)
+from updraft.parsing.child import default_target, prepare_forking_process
+from updraft.parsing.forker import KILL_GRACE_S, Forker
 from updraft.parsing.options import FileJob, ParseOptions
+from updraft.parsing.outcome import Finished
+from updraft.parsing.warm import warm_up
 
 # How long the client waits for *any* message before deciding the server is
 # wedged: beyond the per-file timeout and kill grace, the server always has
@@ -67,7 +63,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
     """The server loop: read jobs, fork children, send results, until stdin closes."""
-    forker = Forker(options, _default_target, prepared=True)
+    forker = Forker(options, default_target, prepared=True)
     forker.selector.register(in_fd, 1, "jobs")  # 1 == selectors.EVENT_READ
     queue: deque[tuple[int, int, FileJob]] = deque()
     # Children are numbered per server ("slots"); a client's indexes repeat across runs.
@@ -75,7 +71,7 @@ def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
     pending = bytearray()
     next_slot = 0
 
-    def send(finished: _Finished) -> None:
+    def send(finished: Finished) -> None:
         run, index = owners.pop(finished.index)
         meta = {
             "r": run,
@@ -179,7 +175,7 @@ class ForkServerClient:
         with contextlib.suppress(OSError):
             proc.stdin.close()
         try:
-            proc.wait(timeout=self.options.timeout_s + _KILL_GRACE_S + 1)
+            proc.wait(timeout=self.options.timeout_s + KILL_GRACE_S + 1)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
@@ -211,13 +207,13 @@ class ForkServerClient:
                 return None
             self._buffer.extend(chunk)
 
-    def run(self, jobs: Sequence[FileJob]) -> Iterator[_Finished]:
+    def run(self, jobs: Sequence[FileJob]) -> Iterator[Finished]:
         self.start()
         assert self.proc is not None
         self._run += 1
         run = self._run
         window = max(64, 8 * self.options.workers)
-        watchdog = self.options.timeout_s + _KILL_GRACE_S + _WATCHDOG_EXTRA_S
+        watchdog = self.options.timeout_s + KILL_GRACE_S + _WATCHDOG_EXTRA_S
         sent = 0
         outstanding: set[int] = set()
         in_fd = self.proc.stdin.fileno()
@@ -247,7 +243,7 @@ class ForkServerClient:
             if meta["r"] != run or meta["i"] not in outstanding:
                 continue  # a late reply for an abandoned run
             outstanding.discard(meta["i"])
-            yield _Finished(
+            yield Finished(
                 meta["i"],
                 jobs[meta["i"]],
                 meta["timeout"],
@@ -258,7 +254,7 @@ class ForkServerClient:
                 payload,
             )
 
-    def _run_alone(self, run: int, index: int, job: FileJob, watchdog: float) -> _Finished:
+    def _run_alone(self, run: int, index: int, job: FileJob, watchdog: float) -> Finished:
         self.start()
         assert self.proc is not None
         with contextlib.suppress(BrokenPipeError):
@@ -266,7 +262,7 @@ class ForkServerClient:
         while (message := self._read_message(watchdog)) is not None:
             meta, payload = message
             if meta["r"] == run and meta["i"] == index:
-                return _Finished(
+                return Finished(
                     index, job, meta["timeout"], meta["status"], meta["rss"], meta["elapsed"], meta["logs"], payload
                 )
         self._stop()
@@ -275,7 +271,7 @@ class ForkServerClient:
             "the parse server stopped while this file was being parsed (the file may have killed it); "
             "the file was not parsed"
         )
-        return _Finished(index, job, False, -1, 0, 0.0, "", b"", note)
+        return Finished(index, job, False, -1, 0, 0.0, "", b"", note)
 
     def _stop(self) -> None:
         proc, self.proc = self.proc, None

@@ -128,7 +128,7 @@ def _load_plugins(folder: str) -> None:
 def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
     """Run ``job.path`` in this process and return what it produced.
 
-    Meant to run in a throw-away child (see ``isolation``): it imports user
+    Meant to run in a throw-away child (see ``child``): it imports user
     code into this interpreter and leaves it there.
     """
     from updraft.sdk._internal import dag_registry

@@ -1,7 +1,7 @@
 """Parse one DAG file named by an S3 event (the parser Lambda's entry point).
 
 A DAG file may import its siblings, so the file cannot be parsed alone: the
-bucket's ``dags/`` prefix is mirrored into a local folder first. A warm Lambda
+bucket's DAGs prefix (``UPDRAFT_DAGS_PREFIX``) is mirrored into a local folder first. A warm Lambda
 container keeps that folder (and the warm parser) between invocations, so
 only objects whose ETag changed are downloaded again, and local files whose
 objects were deleted are removed so a stale sibling can never be imported.
@@ -19,8 +19,8 @@ from typing import Any
 
 from updraft.model.parse_results import ParsedFile
 from updraft.parsing.options import FileJob, ParseOptions
+from updraft.resources import DAGS_PREFIX
 
-DEFAULT_PREFIX = "dags/"
 MANIFEST_NAME = ".updraft-s3-manifest.json"
 
 
@@ -58,11 +58,14 @@ def _relative(key: str, prefix: str) -> str | None:
     return "/".join(parts)
 
 
-def relative_key(key: str, prefix: str = DEFAULT_PREFIX) -> str | None:
+def folder_prefix(prefix: str) -> str:
+    """``prefix`` as a folder: ``code`` must not take in ``codex/x.py``."""
+    return prefix if not prefix or prefix.endswith("/") else prefix + "/"
+
+
+def relative_key(key: str, prefix: str) -> str | None:
     """The DAG file path (relative to the DAGs folder) an S3 key stands for, or None if it is not one."""
-    if prefix and not prefix.endswith("/"):
-        prefix += "/"
-    return _relative(key, prefix)
+    return _relative(key, folder_prefix(prefix))
 
 
 def _load_manifest(root: Path) -> dict[str, str]:
@@ -150,7 +153,7 @@ def parse_s3_dag_file(
     bucket: str,
     key: str,
     *,
-    prefix: str = DEFAULT_PREFIX,
+    prefix: str = DAGS_PREFIX,
     workdir: str | Path | None = None,
     options: ParseOptions | None = None,
     ignore_syntax: str = "glob",
@@ -169,8 +172,7 @@ def parse_s3_dag_file(
     """
     from updraft.parsing.folder import is_excluded, might_contain_dag
 
-    if not prefix.endswith("/") and prefix:
-        prefix += "/"
+    prefix = folder_prefix(prefix)
     rel = _relative(key, prefix)
     if rel is None or not rel.endswith(".py"):
         raise ValueError(f"s3://{bucket}/{key} is not a .py file under the {prefix!r} prefix")

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from updraft.parsing.options import ParseOptions
-from updraft.parsing.s3 import DEFAULT_PREFIX, DagFileNotFound, parse_s3_dag_file, relative_key
+from updraft.parsing.s3 import DagFileNotFound, folder_prefix, parse_s3_dag_file, relative_key
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,13 @@ class DagFileEvent:
     sequencer: str | None
 
 
-def dag_file_events(event: dict[str, Any], *, prefix: str = DEFAULT_PREFIX) -> list[DagFileEvent]:
-    """The records that concern ``.py`` files under ``prefix``; keys arrive URL-encoded (``+`` is a space)."""
+def dag_file_events(event: dict[str, Any], *, prefix: str) -> list[DagFileEvent]:
+    """The records that concern ``.py`` files under ``prefix``; keys arrive URL-encoded (``+`` is a space).
+
+    ``prefix`` has no default: it is the environment's ``UPDRAFT_DAGS_PREFIX``, which the workers honour too,
+    and a default here once let the parser quietly watch ``dags/`` while the workers read another folder.
+    """
+    prefix = folder_prefix(prefix)
     records = event.get("Records")
     if not isinstance(records, list):
         raise ValueError("not an S3 notification: the event has no 'Records' list")
@@ -51,7 +56,7 @@ def dag_file_events(event: dict[str, Any], *, prefix: str = DEFAULT_PREFIX) -> l
     return out
 
 
-def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str = DEFAULT_PREFIX,
+def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str,
                            workdir: str | None = None, options: ParseOptions | None = None,
                            store: Any = None, now: dt.datetime | None = None) -> dict[str, Any]:
     """Parse every changed DAG file the event names (each once) and report removed ones.
@@ -61,6 +66,8 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
     reported are then the store's, which include DAG ids refused because another file already defines them.
     Saving is idempotent, so a redelivered event changes nothing (its DAGs come back as ``unchanged``).
     """
+    from updraft.scheduling.dag_registration import register_parsed_file, remove_dag_file
+
     now = now or dt.datetime.now(dt.UTC)
     parsed: dict[str, Any] = {}
     removed: list[str] = []
@@ -75,7 +82,7 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
             removed.append(item.key)
             relative = relative_key(item.key, prefix)
             if store is not None and relative is not None:
-                deactivated[item.key] = store.remove_dag_file(relative)
+                deactivated[item.key] = remove_dag_file(store, relative)
             continue
         entry: dict[str, Any] = {
             "relative_path": result.relative_path,
@@ -85,7 +92,7 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
             "import_errors": [e.to_dict() for e in result.import_errors],
         }
         if store is not None:
-            outcome = store.save_parsed_file(result, now=now)
+            outcome = register_parsed_file(store, result, now=now)
             entry["import_errors"] = outcome.import_errors
             entry["store"] = {"stored": outcome.stored, "unchanged": outcome.unchanged,
                               "duplicates": outcome.duplicates, "deactivated": outcome.deactivated}

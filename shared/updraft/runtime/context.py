@@ -9,12 +9,10 @@
 
 from __future__ import annotations
 
-import inspect
-import itertools
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from updraft.model.records import UNMAPPED, DagRun
@@ -46,6 +44,12 @@ class RuntimeTaskInstance:
         self.rendered_map_index: str | None = None
         self.skip_task_ids: set[str] = set()
         self.context: Context | None = None
+
+    def render_value(self, task: Any, value: Any, context: Mapping[str, Any]) -> Any:
+        """``updraft.sdk.execution.TemplateRendering``: how an operator renders a value at run time."""
+        from updraft.runtime.templates import render_value
+
+        return render_value(task, value, context)
 
     def get_template_context(self) -> Context:
         """The try's context (set once built), for code that asks the task instance for it."""
@@ -178,21 +182,6 @@ def _previous_successful_run(store: Any, run: DagRun, *, page: int) -> DagRun | 
     return best(store.list_runs(run.dag_id))
 
 
-def context_env_vars(context: Any) -> dict[str, str]:
-    """``AIRFLOW_CTX_DAG_ID`` and friends (Airflow's ``context_to_airflow_vars(in_env_var_format=True)``)."""
-    ti = context.get("ti")
-    run = context.get("dag_run")
-    values = {
-        "AIRFLOW_CTX_DAG_OWNER": getattr(context.get("task"), "owner", None),
-        "AIRFLOW_CTX_DAG_ID": getattr(ti, "dag_id", None),
-        "AIRFLOW_CTX_TASK_ID": getattr(ti, "task_id", None),
-        "AIRFLOW_CTX_LOGICAL_DATE": run.logical_date.isoformat() if getattr(run, "logical_date", None) else None,
-        "AIRFLOW_CTX_TRY_NUMBER": str(ti.try_number) if ti is not None else None,
-        "AIRFLOW_CTX_DAG_RUN_ID": getattr(ti, "run_id", None),
-    }
-    return {k: v for k, v in values.items() if v}
-
-
 def build_context(*, ti: RuntimeTaskInstance, task: Any, dag: Any, run: DagRun, store: Any,
                   expanded_ti_count: int | None = None) -> Context:
     context = Context({
@@ -242,18 +231,3 @@ def build_context(*, ti: RuntimeTaskInstance, task: Any, dag: Any, run: DagRun, 
             "prev_data_interval_end_success": getattr(prev, "data_interval_end", None),
         })
     return context
-
-
-def determine_kwargs(function: Callable, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """Airflow's ``KeywordParameters.determine(...).unpacking()``: what a callable receives from the context.
-
-    Only the names the function declares, or everything when it takes ``**kwargs``; a positional argument whose
-    parameter is named like a context key is an error, as in Airflow.
-    """
-    signature = inspect.signature(function)
-    for name in itertools.islice(signature.parameters, len(args)):
-        if name in kwargs:
-            raise ValueError(f"The key {name!r} in args is a part of kwargs and therefore reserved.")
-    if any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values()):
-        return dict(kwargs)
-    return {name: kwargs[name] for name in signature.parameters if name in kwargs}

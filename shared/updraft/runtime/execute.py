@@ -28,11 +28,12 @@ from typing import Any
 
 from updraft.model.records import DagRun
 from updraft.model.states import TaskInstanceState
-from updraft.runtime.context import RuntimeTaskInstance, build_context, context_env_vars
+from updraft.runtime.context import RuntimeTaskInstance, build_context
 from updraft.runtime.loader import find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.xcom import XComClient, push_result
-from updraft.scheduling.completion import TryResult
+from updraft.scheduling.retries import will_retry
+from updraft.scheduling.try_lifecycle import TryResult
 from updraft.sdk.context import set_current_context
 from updraft.sdk.exceptions import (
     AirflowFailException,
@@ -41,6 +42,7 @@ from updraft.sdk.exceptions import (
     AirflowTaskTimeout,
     TaskDeferred,
 )
+from updraft.sdk.execution import context_env_vars
 
 
 @contextlib.contextmanager
@@ -179,9 +181,8 @@ def _failure_callbacks(state: dict[str, Any], exc: BaseException, try_number: in
     if task is None or context is None:
         return
     context["exception"] = exc
-    retries = getattr(task, "retries", 0) or 0
-    will_retry = not force_fail and bool(retries) and try_number <= retries
-    _callbacks(state, "on_retry_callback" if will_retry else "on_failure_callback")
+    retried = will_retry(task, try_number, force_fail=force_fail)
+    _callbacks(state, "on_retry_callback" if retried else "on_failure_callback")
 
 
 def _log(buffer: Any, text: str) -> None:

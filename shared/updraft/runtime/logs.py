@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from updraft.model.records import TIKey
+from updraft.resources import LOGS_PREFIX
 
 _local = threading.local()
 _install_lock = threading.Lock()
@@ -58,7 +59,7 @@ class LocalLogSink:
 class S3LogSink:
     """``s3://bucket/<prefix><dag_id>/<run_id>/<task_id>/<map_index>/<try>.log``: one object per try."""
 
-    def __init__(self, s3_client: Any, bucket: str, prefix: str = "logs/") -> None:
+    def __init__(self, s3_client: Any, bucket: str, prefix: str = LOGS_PREFIX) -> None:
         self.s3_client = s3_client
         self.bucket = bucket
         self.prefix = prefix

@@ -15,11 +15,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from updraft.model.limits import DEFAULT_POOL, pool_limit
 from updraft.runtime.execute import run_try
 from updraft.runtime.logs import LogSink
 from updraft.scheduling.claims import release_try_limits
-from updraft.scheduling.completion import DEFAULT_LEASE, TryResult, finish_try, start_try
+from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +29,9 @@ def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, n
                     hand_off: Callable[[str, str], bool] | None = None) -> TryResult | None:
     """Run ``dispatch`` once; None when it was not this worker's to run (duplicate or superseded).
 
-    Afterwards the run is scheduled again at once, here (the mini scheduler) when a downstream task waits on
-    this one alone, since then the next task starts without another hop; otherwise ``hand_off(dag_id, run_id)``
-    asks the scheduler function to look at the run (it returns False when there is none, and the mini
-    scheduler runs here after all). A fan-in's upstreams finishing together then cost the scheduler a few
-    coalesced evaluations of the run instead of one full read of the run per upstream, in every worker.
+    Afterwards the run is scheduled again at once, where ``next_hop`` says: here (the mini scheduler), or by
+    ``hand_off(dag_id, run_id)``, which asks the scheduler function to look at the run (it returns False when
+    there is none, and the mini scheduler runs here after all).
     """
     hostname = hostname or socket.gethostname()
     key = dispatch.key
@@ -51,7 +48,7 @@ def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, n
                           started=started)
     if not finished:
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
-    if not has_sole_successor(dag, key.task_id) or _holds_a_named_pool(finished):
+    if next_hop(dag, key.task_id, finished) is NextHop.RELEASE_THEN_HAND_OFF:
         _release(store, finished)
         if hand_off is not None and hand_off(key.dag_id, key.run_id):
             return result
@@ -67,22 +64,9 @@ def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, n
     return result
 
 
-def _holds_a_named_pool(finished: Any) -> bool:
-    """A named pool is small and often full: its slot goes back first, so the claim sees the pool as it is and
-    takes the highest-priority task that fits (a 2-slot task must see both slots free)."""
-    return bool(finished) and any(limit.startswith(pool_limit("")) and limit != pool_limit(DEFAULT_POOL)
-                                  for limit in finished.held_limits)
-
-
 def _release(store: Any, finished: Any) -> None:
     if finished:
         release_try_limits(store, finished)
-
-
-def has_sole_successor(dag: Any, task_id: str) -> bool:
-    """Whether some downstream task has ``task_id`` as its only upstream (a chain, a fan-out, a mapped task)."""
-    task = dag.task_dict[task_id]
-    return any(set(dag.task_dict[down].upstream_task_ids) == {task_id} for down in task.downstream_task_ids)
 
 
 class _Heartbeat:

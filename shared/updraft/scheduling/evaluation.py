@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from updraft.executors.choice import executor_for
 from updraft.model.records import UNMAPPED, DagRun, TaskInstance, TIKey
 from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
 from updraft.scheduling.backstops import backstop_change
@@ -206,9 +207,8 @@ class _Evaluation:
 
     # -- recording decisions -----------------------------------------------------------------------------------
     def _task_fields(self, task: Any) -> dict[str, Any]:
-        compute = task.compute or {}
         return {"pool": task.pool, "pool_slots": task.pool_slots, "priority_weight": task.effective_priority_weight,
-                "executor": compute.get("executor") or task.executor or "lambda"}
+                "executor": executor_for(task.compute, task.executor)}
 
     def _finish(self, key: TIKey, state: TaskInstanceState, note: str) -> None:
         """End an instance without a worker (skipped, upstream_failed, or failed by the scheduler), fenced when a

@@ -29,11 +29,21 @@ DEFAULT_RETRY_DELAY = dt.timedelta(seconds=300)
 _UNSET: Any = object()
 
 
-def is_eligible_to_retry(task: Any, ti: TaskInstance) -> bool:
-    """Airflow's ``TaskInstance.is_eligible_to_retry`` (``max_tries`` is the task's ``retries``)."""
-    if ti.state == TaskInstanceState.RESTARTING:
+def will_retry(task: Any, try_number: int, *, state: TaskInstanceState | None = TaskInstanceState.RUNNING,
+               force_fail: bool = False) -> bool:
+    """Whether a try that failed gets another: the one decision the scheduler's outcome (``failure_outcome``) and
+    the worker's choice of ``on_retry_callback`` over ``on_failure_callback`` both take.
+
+    Airflow's ``TaskInstance.is_eligible_to_retry`` (``max_tries`` is the task's ``retries``), after
+    ``handle_failure``'s ``force_fail``: a try cleared while running (``restarting``) is retried whatever its
+    retries. A worker's try is ``running`` by construction (a try in any other state has its result refused).
+    """
+    if force_fail:
+        return False
+    if state == TaskInstanceState.RESTARTING:
         return True  # cleared while running: the try that was cut short is retried
-    return bool(task.retries and ti.try_number <= task.retries)
+    retries = getattr(task, "retries", 0) or 0
+    return bool(retries and try_number <= retries)
 
 
 def backoff_multiplier(value: bool | float | None) -> float:
@@ -72,7 +82,7 @@ def failure_outcome(task: Any, ti: TaskInstance, now: dt.datetime, *, force_fail
     run id (``scheduled__<date>`` / ``manual__<date>``), which is how Updraft names runs.
     """
     fields: dict[str, Any] = {"end_date": now, "next_retry_at": None}
-    if force_fail or not is_eligible_to_retry(task, ti):
+    if not will_retry(task, ti.try_number, state=ti.state, force_fail=force_fail):
         return TaskInstanceState.FAILED, fields
     if logical_date is _UNSET:
         logical_date = logical_date_from_run_id(ti.run_id)

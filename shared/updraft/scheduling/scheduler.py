@@ -5,49 +5,33 @@ run and claims what is runnable, highest priority first. ``schedule_run`` is the
 moment one of its tasks finishes (Airflow's mini scheduler), so a downstream task starts without waiting for a tick.
 The decisions come from the pure functions in this package; every write is a conditional write in the store, so a
 pass that loses a race, crashes halfway, or sees an event twice leaves nothing inconsistent for the next one.
+
+This module holds the entry points and applies evaluations; the claim pass (``claim_pass``), reconciliation
+(``reconcile``) and a try's life after dispatch (``try_lifecycle``) are their own modules.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import random
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from updraft.executors.base import Dispatch, Executor
-from updraft.model.limits import (
-    PARALLELISM_LIMIT,
-    dag_runs_limit,
-    pool_limit,
-    run_tasks_limit,
-    task_limit,
-    task_run_limit,
-)
+from updraft.executors.base import Executor
+from updraft.model.limits import dag_runs_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
-from updraft.model.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
+from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
 from updraft.scheduling.changes import TIChange
-from updraft.scheduling.claims import (
-    CLAIM_GRACE,
-    CLAIMED_ELSEWHERE,
-    claim,
-    claim_needs,
-    concurrently,
-    reconcile_limits,
-    release_try_limits,
-)
+from updraft.scheduling.claim_pass import ClaimPass, take_creations
+from updraft.scheduling.claims import release_try_limits
+from updraft.scheduling.concurrent_writes import concurrently
+from updraft.scheduling.evaluation import evaluate_run
+from updraft.scheduling.pass_report import PassReport
+from updraft.scheduling.previous_run import previous_run_tis
+from updraft.scheduling.reconcile import reconcile
 from updraft.store.api import Store
-
-POOL_SIZE_TTL_S = 10.0
-
-
-def _take_creations(creations: dict[TIKey, TIChange], run: tuple[str, str] | None = None) -> list[TIChange]:
-    """Remove and return the pending creations (of one run, when given)."""
-    keys = [k for k in creations if run is None or (k.dag_id, k.run_id) == run]
-    return [creations.pop(k) for k in keys]
 
 
 def utcnow() -> dt.datetime:
@@ -65,18 +49,6 @@ class SchedulerConfig:
     reconcile_interval: dt.timedelta = dt.timedelta(seconds=30)
 
 
-@dataclass
-class PassReport:
-    runs_created: list[str] = field(default_factory=list)
-    runs_started: list[str] = field(default_factory=list)
-    runs_finished: dict[str, str] = field(default_factory=dict)
-    dispatched: list[Dispatch] = field(default_factory=list)
-    not_claimed: dict[str, str] = field(default_factory=dict)  # ti label -> why
-    full_limits: set[str] = field(default_factory=set)  # limits that had no room for a scheduled try
-    coalesced: bool = False  # another call in this process was scheduling the run and will look again
-    stale_runs: set[tuple[str, str]] = field(default_factory=set)  # changed by someone else mid-pass
-
-
 class Scheduler:
     def __init__(self, store: Store, executor: Executor, config: SchedulerConfig | None = None,
                  clock: Callable[[], dt.datetime] = utcnow) -> None:
@@ -84,8 +56,7 @@ class Scheduler:
         self.executor = executor
         self.config = config or SchedulerConfig()
         self.clock = clock
-        self._dags: dict[tuple[str, str], Any] = {}
-        self._pool_sizes: dict[str, tuple[int, float]] = {}
+        self.claims = ClaimPass(store, executor, self.dag, parallelism=self.config.parallelism)
         self._last_reconcile: dt.datetime | None = None
         self._lock = threading.Lock()
         self._in_progress: set[tuple[str, str]] = set()
@@ -121,26 +92,7 @@ class Scheduler:
 
     def reconcile(self, runs: list[DagRun]) -> None:
         """Return slots a crashed invocation left taken: the safety net the tick provides, not a hot path."""
-        now = self.clock()
-        limit_ids = [pool_limit(p.name) for p in self.store.list_pools()] + [PARALLELISM_LIMIT]
-        for dag_id in sorted({r.dag_id for r in runs}):
-            self._reconcile_run_slots(dag_id, now)
-        for run in runs:
-            dag = self.dag(run.dag_id, run.dag_hash)
-            limit_ids.append(run_tasks_limit(run.dag_id, run.run_id))
-            limit_ids += [task_limit(run.dag_id, t.task_id) for t in dag.tasks if t.max_active_tis_per_dag]
-            limit_ids += [task_run_limit(run.dag_id, run.run_id, t.task_id) for t in dag.tasks
-                          if t.max_active_tis_per_dagrun]
-        reconcile_limits(self.store, sorted(set(limit_ids)), now=now)
-
-    def _reconcile_run_slots(self, dag_id: str, now: dt.datetime) -> None:
-        state = self.store.get_limit(dag_runs_limit(dag_id))
-        for run_id, taken_at in (state.taken_at if state else {}).items():
-            if now - taken_at < CLAIM_GRACE:
-                continue
-            run = self.store.get_run(dag_id, run_id)
-            if run is None or run.state in FINISHED_RUN_STATES:
-                self.store.release_slots(dag_runs_limit(dag_id), run_id)
+        reconcile(self.store, runs, self.dag, now=self.clock())
 
     def schedule_run(self, dag_id: str, run_id: str) -> PassReport:
         """The mini scheduler: evaluate and claim for one run right after one of its tasks changed state.
@@ -252,7 +204,7 @@ class Scheduler:
                 continue
             candidates.extend((ti, run) for ti in self._evaluate(run, now, report, tis.get(run.run_id), creations,
                                                                  active))
-        self._claim(candidates, now, report, creations, active)
+        self.claims.claim(candidates, now, report, creations, active)
 
     def _start_run(self, run: DagRun, now: dt.datetime, report: PassReport) -> bool:
         """queued -> running, within max_active_runs (the run holds a slot of its DAG's run limit)."""
@@ -283,12 +235,10 @@ class Scheduler:
         given: its claim creates it as queued in one conditional write (or, unclaimed, it is created scheduled),
         which saves a write per task on the path from one task's end to the next one's start.
         """
-        from updraft.scheduling.evaluation import evaluate_run
-
         dag = self.dag(run.dag_id, run.dag_hash)
         if tis is None:
             tis = self.store.get_run_tis(run.dag_id, run.run_id)
-        previous_tis, has_previous = self._previous(dag, run)
+        previous_tis, has_previous = previous_run_tis(self.store, dag, run)
         evaluation = evaluate_run(dag, run, tis, now=now, previous_tis=previous_tis, has_previous_run=has_previous)
         by_key = {ti.key: ti for ti in tis}
         all_applied = True
@@ -312,7 +262,7 @@ class Scheduler:
         if not all_applied:
             # Someone else changed the run meanwhile: its state is theirs to finish; claim from a fresh read.
             if creations is not None:
-                self._create_scheduled(_take_creations(creations, (run.dag_id, run.run_id)))
+                self.claims.create_scheduled(take_creations(creations, (run.dag_id, run.run_id)))
             tis = self.store.get_run_tis(run.dag_id, run.run_id)
             return [ti for ti in tis if ti.state == TaskInstanceState.SCHEDULED]
         if active is not None:
@@ -322,15 +272,6 @@ class Scheduler:
             return []
         return [ti for ti in by_key.values() if ti.state == TaskInstanceState.SCHEDULED]
 
-    def _previous(self, dag: Any, run: DagRun) -> tuple[list[TaskInstance] | None, bool]:
-        if run.logical_date is None or not any(t.depends_on_past for t in dag.tasks):
-            return None, False
-        # As Airflow's PrevDagrunDep: with catchup, the previous scheduled run; without, the previous run of any type.
-        previous = self.store.previous_run(run.dag_id, run.logical_date, scheduled_only=bool(dag.catchup))
-        if previous is None:
-            return None, False
-        return self.store.get_run_tis(previous.dag_id, previous.run_id), True
-
     def _finish_run(self, run: DagRun, state: DagRunState, note: str | None, now: dt.datetime,
                     report: PassReport) -> None:
         if self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.RUNNING], state=state, now=now,
@@ -339,117 +280,10 @@ class Scheduler:
         # Released whether we or a racing scheduler finished it: release is idempotent.
         self.store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
 
-    def _create_scheduled(self, changes: list[TIChange]) -> None:
-        """Write, as scheduled, new instances no claim created (the next pass finds them, as without merging).
-        Independent conditional puts (a fan-out's hundreds of new instances): sent together."""
-        concurrently([lambda change=change: self.store.transition_ti(change.key, expected=[None], state=change.state,
-                                                                     fields=change.fields) for change in changes])
-
-    def _claim(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
-               creations: dict[TIKey, TIChange] | None = None,
-               active: dict[tuple[str, str], int] | None = None) -> None:
-        creations = creations if creations is not None else {}
-        try:
-            self._claim_ordered(candidates, now, report, creations, active if active is not None else {})
-        finally:
-            # Whatever was not claimed (a full limit, no such pool, an error midway) is still scheduled.
-            self._create_scheduled(_take_creations(creations))
-
-    def _claim_ordered(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
-                       creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int]) -> None:
-        from updraft.scheduling.ordering import claim_order
-
-        if not candidates:
-            return
-        runs = {(run.dag_id, run.run_id): run for _, run in candidates}
-        ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs)
-        pool_sizes: dict[str, int | None] = {}
-        # Limits found full in this pass, with the fewest slots that did not fit: asking again is a wasted write.
-        full: dict[str, int] = {}
-        for ti in ordered:
-            if (ti.dag_id, ti.run_id) in report.stale_runs:
-                continue
-            if ti.pool not in pool_sizes:
-                pool_sizes[ti.pool] = self._pool_size(ti.pool)
-            run = runs[(ti.dag_id, ti.run_id)]
-            dag = self.dag(run.dag_id, run.dag_hash)
-            needs = claim_needs(ti, dag.task_dict[ti.task_id], dag, parallelism=self.config.parallelism,
-                                pool_sizes=pool_sizes)
-            if isinstance(needs, str):
-                report.not_claimed[ti.key.label] = needs
-                continue
-            blocked = next((n for n in needs if n.slots >= full.get(n.limit_id, n.slots + 1)), None)
-            if blocked is None and active.get((ti.dag_id, ti.run_id), 0) >= dag.max_active_tasks:
-                # The run holds its max_active_tasks already (as evaluated): the limit is surely full, and asking
-                # it costs writes to take and give back (many, when a fan-out's tasks finish together).
-                blocked = next(n for n in needs if n.limit_id == run_tasks_limit(ti.dag_id, ti.run_id))
-            if blocked is not None:
-                report.not_claimed[ti.key.label] = f"no free slot in {blocked.limit_id}"
-                report.full_limits.add(blocked.limit_id)
-                continue
-            creation = creations.get(ti.key)
-            result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
-                           create_fields=creation.fields if creation is not None else None)
-            if creation is not None and result.reason == CLAIMED_ELSEWHERE:
-                # What this pass read of the run is stale (another scheduler created its instances meanwhile):
-                # more claims and creations from it would be writes lost in advance. The run is read again.
-                report.stale_runs.add((ti.dag_id, ti.run_id))
-                _take_creations(creations, (ti.dag_id, ti.run_id))
-                continue
-            if creation is not None and result.dispatch is not None:
-                del creations[ti.key]  # created, queued, by this claim
-            if result.dispatch is not None:
-                active[(ti.dag_id, ti.run_id)] = active.get((ti.dag_id, ti.run_id), 0) + 1
-                report.dispatched.append(result.dispatch)
-                self.executor.dispatch([result.dispatch])
-                continue
-            report.not_claimed[ti.key.label] = result.reason or ""
-            if result.full is not None:
-                full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots), result.full.slots)
-                report.full_limits.add(result.full.limit_id)
-
-    def _pool_size(self, name: str) -> int | None:
-        """A pool's size, remembered for POOL_SIZE_TTL: it only screens out tries that can never fit (the limit
-        item's conditional write is what holds the pool), so a resize seen a few seconds late only delays a
-        try, and a pool not found is asked again every time so a new pool is usable at once."""
-        cached = self._pool_sizes.get(name)
-        if cached is not None and time.monotonic() - cached[1] < POOL_SIZE_TTL_S:
-            return cached[0]
-        pool = self.store.get_pool(name)
-        if pool is None:
-            return None
-        self._pool_sizes[name] = (pool.slots, time.monotonic())
-        return pool.slots
-
     # -- DAG versions ----------------------------------------------------------------------------------------
     def dag(self, dag_id: str, dag_hash: str) -> Any:
-        """The serialized DAG version, cached: versions never change once written."""
-        key = (dag_id, dag_hash)
-        if key not in self._dags:
-            self._dags[key] = self.store.get_serialized_dag(dag_id, dag_hash)
-        return self._dags[key]
+        """The serialized DAG version a run is pinned to: the store's one bounded cache of versions answers."""
+        return self.store.get_serialized_dag(dag_id, dag_hash)
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-
-
-def spread_ties(ordered: list[TaskInstance], runs: dict[tuple[str, str], DagRun]) -> list[TaskInstance]:
-    """Shuffle instances that tie on priority, run date and map index, keeping the order between ties.
-
-    Concurrent schedulers read the same runs; with one deterministic order they would all race for the same
-    first instances and lose most claims. Shuffling only among equals keeps Airflow's priority order intact.
-    """
-    out: list[TaskInstance] = []
-    group: list[TaskInstance] = []
-    tie = None
-    for ti in ordered:
-        key = (ti.priority_weight, runs[(ti.dag_id, ti.run_id)].logical_date, ti.map_index)
-        if key != tie and group:
-            random.shuffle(group)
-            out.extend(group)
-            group = []
-        tie = key
-        group.append(ti)
-    random.shuffle(group)
-    out.extend(group)
-    return out

@@ -33,7 +33,7 @@ class PythonSensor(BaseSensorOperator):
         self.templates_dict = templates_dict
 
     def poke(self, context: Any) -> Any:
-        from updraft.runtime.context import determine_kwargs
+        from updraft.sdk.execution import determine_kwargs
         from updraft.sensors.base import PokeReturnValue
 
         context.update(self.op_kwargs, templates_dict=self.templates_dict)

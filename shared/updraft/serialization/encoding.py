@@ -215,7 +215,8 @@ def decode_value(data: Any) -> Any:
         return data
     if TYPE not in data:
         return {k: decode_value(v) for k, v in data.items()}
-    kind, var = data[TYPE], data.get(VAR)
+    kind = data[TYPE]
+    var: Any = data.get(VAR)  # the JSON payload whose shape `kind` names
     if kind == "dict":
         return {k: decode_value(v) for k, v in var.items()}
     if kind == "dict_items":

@@ -9,9 +9,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from updraft.serialization.codecs import DATETIME, DURATION, PARAMS, RAW, SORTED, TIMETABLE, VALUE, spec
+from updraft.serialization.codecs import DATETIME, DURATION, PARAMS, RAW, SORTED, TIMETABLE, VALUE, Codec, spec
+
+if TYPE_CHECKING:
+    from updraft.timetables.base import Timetable
 
 SCHEMA_VERSION = 1
 
@@ -21,14 +24,15 @@ class SchemaVersionError(ValueError):
 
 
 @functools.cache
-def _codecs(cls: type) -> dict[str, Any]:
+def _codecs(cls: type) -> dict[str, Codec]:
     """Field name -> codec, computed once per class (``dataclasses.fields`` is slow on the parse hot path)."""
     return {f.name: f.metadata["codec"] for f in dataclasses.fields(cls) if f.metadata.get("codec")}
 
 
-def _encode_fields(obj: Any, *, drop_none: bool) -> dict[str, Any]:
-    out = {}
-    for name, codec in _codecs(type(obj)).items():
+def _encode_fields(obj: object, *, drop_none: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    # mypy checks a class's Hashable-ness against its instances' unbound __hash__; every class is hashable.
+    for name, codec in _codecs(type(obj)).items():  # type: ignore[arg-type]
         value = getattr(obj, name)
         if drop_none and value is None:
             continue
@@ -128,7 +132,7 @@ class SerializedDAG:
     file_hash: str = spec(RAW)
     description: str | None = spec(RAW)
     dag_display_name: str = spec(RAW)
-    timetable: Any = spec(TIMETABLE)
+    timetable: Timetable = spec(TIMETABLE)
     timetable_summary: str = spec(RAW)
     timetable_description: str | None = spec(RAW)
     timezone: str = spec(RAW, "UTC")

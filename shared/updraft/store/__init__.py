@@ -1,9 +1,13 @@
 """The metadata store: one DynamoDB table behind the ``Store`` contract (:mod:`updraft.store.api`).
 
-Modules: ``api`` (the contract), ``errors``, ``config`` (:class:`StoreConfig`), ``tables`` (the table as plain
-data, shared with the CDK stack, and ``create_table``), ``models`` (pynamodb models built per config),
-``keys`` (every key string), ``next_run`` (a DAG's next run, as the scheduler computes it), ``dynamo``
-(:class:`DynamoStore`). Importing this package imports none of them: handlers load only what they use.
+Modules: ``api`` (the contract and its records), ``errors``, ``config`` (:class:`StoreConfig`), ``tables`` (the
+table as plain data, shared with the CDK stack, and ``create_table``), ``models`` (pynamodb models built per
+config), ``keys`` (every key string), ``writes`` (the conditional-write helpers), ``blobs`` (values inline or in
+S3), ``lru`` (the serialized-DAG cache), ``base`` (what the aggregates share), one module per aggregate with its
+named conditions and writes (``dags``, ``files``, ``runs``, ``task_instances``, ``limits``, ``xcoms``) and
+``dynamo`` (:class:`DynamoStore`, composed of them). Importing this package imports none of them: handlers load
+only what they use. The store decides nothing about scheduling: it imports nothing from ``updraft.scheduling`` or
+``updraft.parsing`` (DAG registration policy is :mod:`updraft.scheduling.dag_registration`).
 
 Rules the design keeps, because they are what makes it correct on real DynamoDB:
 
@@ -40,23 +44,30 @@ Indexes::
     runs_by_date  LSI  pk, run_date_sk = logical_date (else run_after)#run_id                   ALL
                        strongly consistent date order of one DAG's runs.
 
+DAG registration (:mod:`updraft.scheduling.dag_registration`) is made of the named writes below:
+``register_parsed_file`` of a new DAG costs Get FILE, Get META, Put VERSION, Put META, Put FILE (5); the same
+event again 1 + n reads and no writes; a duplicate + Get of the owner's FILE when its row is stale;
+``remove_dag_file`` Get FILE, Update META per DAG, Delete FILE (2 + n); ``set_paused`` Get META, Update META
+(+ Get VERSION when unpausing a catchup=False DAG recomputes its next run).
+
 Access patterns (N = index_shards, n = items involved; SC = strongly consistent, EC = eventually consistent;
 "cond" = a conditional write whose failure is returned as False)::
 
     operation            key / index used                                            consistency  requests
     -------------------  ----------------------------------------------------------  -----------  -----------------
-    save_parsed_file     Get FILE; per DAG: Get META, Put VERSION (new hash only,     SC + cond    new DAG: 5;
-                         + S3 put if large), Put META (new, attribute_not_exists) or               same event again:
-                         Update META (cond on owner, hash, active, paused, next run);              1 + n reads, no
-                         Update META of each dropped DAG (cond owner = this file);                 writes; a duplicate
-                         Put FILE (skipped when nothing changed)                                   + Get owner FILE
-    remove_dag_file      Get FILE, Update META per DAG (cond owner), Delete FILE      SC + cond    2 + n
+    get_file_record      Get FILE#/META                                               SC           1
+    put_file_record      Put FILE (skipped when equal to the record read before)      -            0-1
+    delete_file_record   Delete FILE#/META                                            -            1
     get_dag_meta         Get DAG#/META                                                SC           1
+    put_new_dag          Put META cond attribute_not_exists(pk)                       cond         1
+    update_dag_meta      Update META cond owner, hash, active, paused, next run =     cond         1
+                         as read (the due index follows the written values)
+    deactivate_dag       Update META cond owner = file AND active                     cond         1
+    put_version          Put VERSION cond attribute_not_exists (+ S3 put if large)    cond         1
     list_dags            Query list_index DAGS#0..N-1, BatchGet META                   EC find, SC  N + n/100
     list_import_errors   Query list_index IMPORT_ERRORS#0..N-1, BatchGet FILE          EC find, SC  N + n/100
-    set_paused           Get META, Update META (cond paused/active/next run)          SC + cond    2 (3 when it
-                                                                                                   recomputes)
-    get_serialized_dag   Get DAG#/VERSION# (+ S3 get if large); cached per process    SC           1, cached 0
+    get_serialized_dag   Get DAG#/VERSION# (+ S3 get if large); one bounded LRU per   SC           1, cached 0
+                         process (the only cache of versions)
     due_dags             Query due_dags DUE#i, due_sk <= now, each shard              EC find      N
     advance_next_dagrun  Update META cond next_dagrun_logical_date = expected          cond         1 (2-3 if the
                          AND active AND unpaused (re-read only when that fails)                    DAG is paused)
@@ -77,6 +88,8 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     start_ti             Update state = running cond state = queued AND try_id = :t,  cond         1
                          ReturnValues ALL_NEW (the worker keeps the try as started)
     heartbeat            Update lease cond try_id = :t AND state IN (queued, running) cond         1
+    set_blocked_reason   Update SET/REMOVE blocked_reason cond state = :expected      cond         1
+                         (any transition_ti to queued REMOVEs it in the same write)
     take_slots           Update SET available = available - :n, holders.#h = :v       cond         1 (a refusal the
                          cond (available >= :n OR limit < 0) AND                                   first time a
                          attribute_not_exists(holders.#h)                                          process uses the
@@ -86,7 +99,8 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                          REMOVE holders.#h cond attribute_exists(holders.#h)
     get_limit, get_pool  Get LIMIT#<id>                                               SC           1
     resize_limit,        Get LIMIT, Update SET limit, available += delta cond         SC + cond    2
-      set_pool           limit = old (or Put cond attribute_not_exists when new)
+      set_pool           limit = old (or Put cond attribute_not_exists when new,
+                         unless create=False)
     list_pools           Query list_index POOLS, BatchGet LIMIT                       EC find, SC  2
     delete_pool          Delete cond attribute_exists (default_pool: refused)         cond         1
     put_xcom, get_xcom   Put / Get RUN#dag#run / XCOM#... (+ S3 if large)             SC           1

@@ -54,42 +54,47 @@ class DagMeta:
     next_dagrun_run_after: dt.datetime | None = None
     last_automated_data_interval_start: dt.datetime | None = None
     last_automated_data_interval_end: dt.datetime | None = None
+    # What registration reads to decide: the hash of what the first next run depends on (None: the DAG could
+    # not be loaded to compute one), catchup, and when the row was last written (a stale owner's is old).
+    schedule_key: str | None = None
+    catchup: bool = False
+    updated_at: dt.datetime | None = None
 
 
 @dataclass
-class ParseOutcome:
-    """What saving one parsed file did: DAGs stored (new version or unchanged), refused, deactivated."""
+class FileRecord:
+    """What the store remembers of one DAG file: the DAGs it owns and its import errors (as stored)."""
 
-    stored: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)
-    deactivated: list[str] = field(default_factory=list)
+    relative_path: str
+    file_hash: str | None = None
+    file_version: str | None = None
+    dag_ids: list[str] = field(default_factory=list)
     import_errors: list[dict[str, Any]] = field(default_factory=list)
+    parsed_at: dt.datetime | None = None
 
 
 class Store(Protocol):
-    # -- DAGs and files (parser, API) ------------------------------------------------------------------------
-    def save_parsed_file(self, parsed: Any, *, now: dt.datetime) -> ParseOutcome:
-        """Store a ParsedFile: each DAG's version (immutable, keyed by dag_hash), its meta row (owned by one
-        file: a dag_id owned by another active file is refused and becomes an import error on this file),
-        the file's import errors, and deactivate DAGs the file no longer defines. Idempotent."""
-
-    def remove_dag_file(self, relative_path: str) -> list[str]:
-        """The file was deleted: deactivate its DAGs, drop its import errors; returns the DAGs deactivated."""
-
+    # -- DAGs and versions (registration, scheduler, API) ------------------------------------------------------
     def get_dag_meta(self, dag_id: str) -> DagMeta | None: ...
 
     def list_dags(self, *, include_inactive: bool = False) -> list[DagMeta]:
         """Active DAGs by dag_id (Airflow's default listing); inactive ones too when asked."""
 
-    def list_import_errors(self) -> list[dict[str, Any]]: ...
+    def put_new_dag(self, dag_id: str, values: Mapping[str, Any]) -> bool:
+        """Create the DAG's row from DagMeta ``values``; False if it exists (another creator won)."""
 
-    def set_paused(self, dag_id: str, paused: bool, *, now: dt.datetime | None = None) -> bool:
-        """False if the DAG does not exist. With ``now``, unpausing a catchup=False DAG moves its next run
-        up to that clock (as Airflow's periodic re-parse keeps it current); without, the next run is kept."""
+    def update_dag_meta(self, dag_id: str, values: Mapping[str, Any], *, expected: DagMeta) -> bool:
+        """Set DagMeta ``values`` (None removes one), only if the fields a decision read are still as in
+        ``expected`` (owner file, hash, active, paused, next run); the due index follows the result."""
+
+    def deactivate_dag(self, dag_id: str, *, expected_owner: str) -> bool:
+        """Mark the DAG inactive, only while ``expected_owner`` still owns it and it is active."""
+
+    def put_version(self, dag_id: str, digest: str, document: dict[str, Any], now: dt.datetime) -> None:
+        """Store an immutable serialized version (no-op when it exists)."""
 
     def get_serialized_dag(self, dag_id: str, dag_hash: str) -> Any:
-        """The SerializedDAG of that version (versions are immutable, so callers may cache)."""
+        """The SerializedDAG of that version, from the process's one cache of versions."""
 
     def due_dags(self, now: dt.datetime) -> list[DagMeta]:
         """Active, unpaused DAGs whose next run is due (run_after <= now): candidates, from an index."""
@@ -97,6 +102,17 @@ class Store(Protocol):
     def advance_next_dagrun(self, dag_id: str, *, expected_logical_date: dt.datetime | None,
                             next_info: Any, last_automated: Any) -> bool:
         """Move the DAG's next-run fields forward, only if no other scheduler already did."""
+
+    # -- DAG files (registration, API) -------------------------------------------------------------------------
+    def get_file_record(self, relative_path: str) -> FileRecord | None: ...
+
+    def put_file_record(self, record: FileRecord, *, previous: FileRecord | None) -> bool:
+        """Write the file's record (import errors trimmed to fit); False when it equals ``previous`` as
+        stored, so a redelivered event writes nothing."""
+
+    def delete_file_record(self, relative_path: str) -> None: ...
+
+    def list_import_errors(self) -> list[dict[str, Any]]: ...
 
     # -- runs ------------------------------------------------------------------------------------------------
     def create_run(self, run: DagRun) -> bool:
@@ -131,12 +147,26 @@ class Store(Protocol):
         exist yet, so this creates it) and, when given, its try_id matches (fencing a stale worker).
         ``fields`` are other TaskInstance attributes to set in the same write."""
 
+    def create_ti(self, key: TIKey, *, state: TaskInstanceState, fields: Mapping[str, Any] | None = None) -> bool:
+        """Create a never-touched instance in ``state``; False if it exists (``transition_ti`` from None)."""
+
+    def queue_ti(self, key: TIKey, *, expected: TaskInstanceState | None, fields: Mapping[str, Any]) -> bool:
+        """The claim: ``expected`` (scheduled, or None: create it) -> queued, clearing its blocked reason."""
+
+    def end_try(self, key: TIKey, *, try_id: str, state: TaskInstanceState, fields: Mapping[str, Any]) -> bool:
+        """running -> ``state`` for exactly this try (a stale worker's outcome is refused)."""
+
     def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
         """``queued -> running`` for exactly this try, returning the instance as written (None: not this
         worker's to run): the worker keeps it, so recording the outcome needs no read."""
 
     def heartbeat(self, key: TIKey, *, try_id: str, lease_expires_at: dt.datetime) -> bool:
         """Extend a running try's lease; False if the try was ended by someone else (zombie fencing)."""
+
+    def set_blocked_reason(self, key: TIKey, reason: str | None, *,
+                           expected_state: TaskInstanceState = TaskInstanceState.SCHEDULED) -> bool:
+        """Record why the task instance is not queued (None clears it), only while it is in
+        ``expected_state``; a claim to queued removes it."""
 
     # -- limits and pools ------------------------------------------------------------------------------------
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> bool:
@@ -148,8 +178,9 @@ class Store(Protocol):
 
     def get_limit(self, limit_id: str) -> LimitState | None: ...
 
-    def resize_limit(self, limit_id: str, limit: int) -> bool:
-        """Change a limit's size (a DAG's max_active_tasks changed), keeping its holders."""
+    def resize_limit(self, limit_id: str, limit: int, *, create: bool = True) -> bool:
+        """Change a limit's size (a DAG's max_active_tasks changed), keeping its holders; without ``create``,
+        False when the limit item does not exist."""
 
     def get_pool(self, name: str) -> Pool | None: ...
 

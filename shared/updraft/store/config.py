@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from updraft.resources import STORE_PREFIX
+
 
 @dataclass(frozen=True)
 class StoreConfig:
@@ -25,7 +27,7 @@ class StoreConfig:
     # attributes and their names.
     large_item_bytes: int = 350_000
     # Prefix of the S3 keys the store writes; kept away from ``dags/`` so the parser never sees them.
-    s3_prefix: str = "store/"
+    s3_prefix: str = STORE_PREFIX
 
     def __post_init__(self) -> None:
         if self.index_shards < 1:

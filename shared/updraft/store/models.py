@@ -226,6 +226,7 @@ def build_models(config: StoreConfig) -> Models:
         hostname = UnicodeAttribute(null=True)
         xcom_length = NumberAttribute(null=True)
         note = UnicodeAttribute(null=True)
+        blocked_reason = UnicodeAttribute(null=True)
 
     class LimitItem(Model):
         Meta = _meta(config)

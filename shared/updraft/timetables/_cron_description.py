@@ -8,8 +8,9 @@ __all__ = ["describe_cron"]
 def _describe(expression: str) -> str:
     from cron_descriptor import CasingTypeEnum, ExpressionDescriptor
 
-    return ExpressionDescriptor(expression, casing_type=CasingTypeEnum.Sentence, use_24hour_time_format=True,
-                                locale_code="en_US").get_description()
+    description = ExpressionDescriptor(expression, casing_type=CasingTypeEnum.Sentence, use_24hour_time_format=True,
+                                       locale_code="en_US").get_description()
+    return str(description)  # cron-descriptor ships no types
 
 
 def describe_cron(expression: str) -> str:

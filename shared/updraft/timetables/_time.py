@@ -74,10 +74,10 @@ def encode_timezone(tz: Any) -> str | int:
     """Serialize a timezone the way Airflow's ``encode_timezone`` does (UTC special-cased)."""
     if isinstance(tz, str):
         return tz
-    tz = coerce_timezone(tz)
-    if isinstance(tz, FixedTimezone):
-        return "UTC" if tz.offset == 0 else tz.offset
-    return tz.name
+    zone = coerce_timezone(tz)
+    if isinstance(zone, FixedTimezone):
+        return "UTC" if zone.offset == 0 else zone.offset
+    return zone.name
 
 
 def decode_timezone(value: str | int) -> Timezone | FixedTimezone:
@@ -101,9 +101,8 @@ def make_aware(value: dt.datetime, timezone: dt.tzinfo) -> dt.datetime:
     if value.utcoffset() is not None:
         raise ValueError(f"make_aware expects a naive datetime, got {value}")
     value = value.replace(fold=1)
-    convert = getattr(timezone, "convert", None)
-    if convert is not None:
-        return convert(value)
+    if isinstance(timezone, Timezone | FixedTimezone):
+        return timezone.convert(value)
     return value.replace(tzinfo=timezone)
 
 

@@ -113,8 +113,9 @@ class SerializedEquality:
             return NotImplemented
         return self.serialize() == other.serialize()  # type: ignore[attr-defined]
 
-    # Each subclass hashes the few fields that identify it, cheaper than hashing its serialized form.
-    __hash__ = None  # type: ignore[assignment]
+    def __hash__(self) -> int:
+        """Each subclass hashes the few fields that identify it, cheaper than hashing its serialized form."""
+        raise NotImplementedError(f"{type(self).__name__} must define __hash__")
 
 
 class Timetable:

@@ -129,7 +129,8 @@ class DeltaDataIntervalTimetable(DeltaMixin, _DataIntervalTimetable):
         else:
             seconds = self._relativedelta_in_seconds(self._delta)
         timestamp = dt.timestamp()
-        return pendulum.from_timestamp(timestamp - (timestamp % seconds), tz=dt.tzinfo)
+        floored = pendulum.from_timestamp(timestamp - (timestamp % seconds))
+        return floored if dt.timezone is None else floored.in_timezone(dt.timezone)
 
     def _skip_to_latest(self, earliest: DateTime | None) -> DateTime:
         # One period before the grid-rounded "now", so the returned interval has already ended.

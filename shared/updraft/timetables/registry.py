@@ -87,7 +87,7 @@ class TimetableNotRegistered(ValueError):
 
 def timetable_import_path(cls: type) -> str:
     """The name a class is serialized under: Airflow's path for built-ins, ``module.QualName`` otherwise."""
-    canonical = _CANONICAL_PATH.get(cls)  # type: ignore[call-overload]
+    canonical = _CANONICAL_PATH.get(cls)
     if canonical is not None:
         return canonical
     return f"{cls.__module__}.{cls.__qualname__}"

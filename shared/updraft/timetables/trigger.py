@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["CronTriggerTimetable", "DeltaTriggerTimetable", "MultipleCronTriggerTimetable"]
 
 
-def encode_run_immediately(value: bool | datetime.timedelta) -> bool | float:
+def encode_run_immediately(value: bool | datetime.timedelta | None) -> bool | float | None:
     if isinstance(value, datetime.timedelta):
         return value.total_seconds()
     return value

@@ -15,8 +15,8 @@ from tests.functional.scheduling.harness import Workers, store_dags
 from updraft.cli.app import cli
 from updraft.executors.recording import RecordingExecutor
 from updraft.local.provision import LocalResources
-from updraft.scheduling.completion import TryResult
 from updraft.scheduling.scheduler import Scheduler
+from updraft.scheduling.try_lifecycle import TryResult
 from updraft.services import Services
 
 

@@ -9,11 +9,12 @@ import pytest
 
 from tests.functional.cli_system.cli_helpers import chain_dag, invoke, params_dag
 from updraft.model.parse_results import ImportErrorRecord, ParsedFile
+from updraft.scheduling.dag_registration import register_parsed_file, set_paused
 
 
 def test_list_reads_the_store_not_a_folder(local_system):
     local_system.add_dags(chain_dag("zeta"), chain_dag("alpha"), unpause=False)
-    local_system.store.set_paused("zeta", False)
+    set_paused(local_system.store, "zeta", False)
     result = invoke("dags", "list", "-o", "json")
     assert result.exit_code == 0, result.output
     bucket = local_system.services.config.bucket
@@ -28,7 +29,7 @@ def test_list_reads_the_store_not_a_folder(local_system):
 
 def test_list_table_and_the_import_error_hint(local_system):
     local_system.add_dags(chain_dag("alpha"))
-    local_system.store.save_parsed_file(ParsedFile(relative_path="broken.py", file_hash="x", import_errors=[
+    register_parsed_file(local_system.store, ParsedFile(relative_path="broken.py", file_hash="x", import_errors=[
         ImportErrorRecord(filename="broken.py", lineno=2, message="ValueError: no such bucket",
                           stacktrace="Traceback ...\nValueError: no such bucket")]), now=_now())
     result = invoke("dags", "list")

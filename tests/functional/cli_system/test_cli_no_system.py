@@ -15,7 +15,8 @@ from updraft.local.endpoint import LocalEndpoint, endpoint_file
 COMMANDS = [
     ("dags", "list"), ("dags", "list-import-errors"), ("dags", "next-execution", "d"), ("dags", "trigger", "d"),
     ("dags", "pause", "d"), ("dags", "unpause", "d"), ("dags", "list-runs", "d"), ("runs", "list", "d"),
-    ("tasks", "states", "d", "r"), ("tasks", "logs", "d", "r", "t"), ("pools", "list"), ("pools", "get", "p"),
+    ("tasks", "states", "d", "r"), ("tasks", "logs", "d", "r", "t"), ("tasks", "why", "d", "r", "t"),
+    ("pools", "list"), ("pools", "get", "p"),
     ("pools", "set", "p", "1"), ("pools", "delete", "p"),
 ]
 

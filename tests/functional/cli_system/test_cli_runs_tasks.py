@@ -10,8 +10,8 @@ import pytest
 from tests.functional.cli_system.cli_helpers import chain_dag, invoke, mapped_dag, run_to_end, utcnow
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.completion import TryResult
 from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.try_lifecycle import TryResult
 
 RUN_COLUMNS = ["dag_id", "run_id", "state", "run_type", "logical_date", "start_date", "end_date"]
 STATE_COLUMNS = ["task_id", "map_index", "state", "try_number", "start_date", "end_date"]

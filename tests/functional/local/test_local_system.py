@@ -13,6 +13,7 @@ from pathlib import Path
 from local_helpers import eventually, now, write_dag
 
 from updraft.local.endpoint import LocalEndpoint, NotRunning
+from updraft.scheduling.dag_registration import set_paused
 from updraft.scheduling.triggering import trigger_dag
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -60,7 +61,7 @@ SLOW = """
 
 def _trigger(system, dag_id: str, **kwargs):
     store = system.services.store
-    store.set_paused(dag_id, False)  # a run of a paused DAG waits for the unpause, as in Airflow
+    set_paused(store, dag_id, False)  # a run of a paused DAG waits for the unpause, as in Airflow
     run = trigger_dag(store, dag_id, now=now(), **kwargs)
     assert system.services.nudge_scheduler(dag_id, run.run_id)
     return run
@@ -190,7 +191,7 @@ def test_state_survives_a_stop_and_a_running_try_is_retried_after_restart(tmp_pa
     system = start_system(dags, state_dir=str(state_dir))
     store = system.services.store
     eventually(lambda: store.get_dag_meta("slow"))
-    store.set_paused("slow", False)
+    set_paused(store, "slow", False)
     run = _trigger(system, "slow")
     eventually(lambda: _states(system, "slow", run.run_id).get("slow", (None,))[0] == "running", timeout=30)
     report = system.stop()

@@ -12,6 +12,7 @@ from updraft.model.states import FINISHED_RUN_STATES
 from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LocalLogSink
 from updraft.runtime.worker import handle_dispatch
+from updraft.scheduling.dag_registration import register_parsed_file, set_paused
 from updraft.scheduling.triggering import trigger_dag
 
 HEADER = """\
@@ -60,10 +61,10 @@ class RuntimeEnv:
             docs = [serialize_dag(d, relative_fileloc=path.name, file_hash="h") for d in dags.values()]
             if not docs:
                 continue
-            self.store.save_parsed_file(ParsedFile(relative_path=path.name, file_hash="h", dags=docs),
+            register_parsed_file(self.store, ParsedFile(relative_path=path.name, file_hash="h", dags=docs),
                                         now=self.clock())
             for dag_id in dags:
-                self.store.set_paused(dag_id, False)
+                set_paused(self.store, dag_id, False)
                 dag_ids.append(dag_id)
         return dag_ids
 

@@ -13,8 +13,9 @@ from updraft.executors.recording import RecordingExecutor
 from updraft.model.parse_results import ParsedFile
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import FINISHED_RUN_STATES, TaskInstanceState
-from updraft.scheduling.completion import TryResult, finish_try, start_try
+from updraft.scheduling.dag_registration import register_parsed_file, set_paused
 from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 from updraft.serialization import serialize_dag
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
@@ -49,9 +50,9 @@ def store_dags(store: DynamoStore, *dags, now: dt.datetime, unpause: bool = True
     """What the parser Lambda does for a file defining ``dags``."""
     docs = [serialize_dag(d, relative_fileloc=f"{d.dag_id}.py", file_hash="h") for d in dags]
     for dag, doc in zip(dags, docs, strict=True):
-        store.save_parsed_file(ParsedFile(relative_path=f"{dag.dag_id}.py", file_hash="h", dags=[doc]), now=now)
+        register_parsed_file(store, ParsedFile(relative_path=f"{dag.dag_id}.py", file_hash="h", dags=[doc]), now=now)
         if unpause:
-            store.set_paused(dag.dag_id, False)
+            set_paused(store, dag.dag_id, False)
 
 
 Outcome = Callable[[Dispatch], TryResult]

@@ -17,9 +17,9 @@ from tests.functional.scheduling.harness import START, Clock, make_store, store_
 from updraft.executors.base import Dispatch
 from updraft.model.limits import PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.completion import TryResult, finish_try, start_try
 from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
 from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 
 SCHEDULERS = 8
 WORKERS = 4

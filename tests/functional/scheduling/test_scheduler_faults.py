@@ -20,8 +20,8 @@ from tests.functional.scheduling.harness import (
 )
 from updraft.model.limits import pool_limit
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.completion import TryResult, finish_try, start_try
 from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 
 WRITES = {"create_run", "set_run_state", "transition_ti", "start_ti", "take_slots", "release_slots",
           "advance_next_dagrun", "heartbeat", "resize_limit"}

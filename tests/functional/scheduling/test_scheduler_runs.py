@@ -10,8 +10,9 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Clock, Workers, key, make_store, scheduler_for, store_dags
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.completion import TryResult
+from updraft.scheduling.dag_registration import set_paused
 from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.try_lifecycle import TryResult
 
 S = TaskInstanceState
 
@@ -164,7 +165,7 @@ def test_catchup_creates_each_due_run_once_within_max_active_runs(env):
 
 def test_a_queued_run_counts_against_max_active_runs_before_another_is_created(env):
     """Airflow counts queued and running runs (``active_runs_of_dags(only_running=False)``) before creating."""
-    from updraft.scheduling.scheduler import PassReport
+    from updraft.scheduling.pass_report import PassReport
 
     store, clock, scheduler, _ = env
     clock.now = START + dt.timedelta(days=3, hours=1)
@@ -235,13 +236,13 @@ def test_a_paused_dag_starts_nothing_new_until_unpaused(env):
     run = trigger_dag(store, "chain", now=clock())
     scheduler.run_pass()
     [first] = executor.take()
-    store.set_paused("chain", True)
+    set_paused(store, "chain", True)
     workers = Workers(store, scheduler, executor, clock)
     workers.run_one(first)  # the running try finishes...
     scheduler.run_pass()
     assert executor.dispatched == []  # ...but nothing new starts while the DAG is paused
     assert workers.states("chain", run.run_id) == {"t0": "success"}
-    store.set_paused("chain", False)
+    set_paused(store, "chain", False)
     assert workers.run_to_end("chain", run.run_id).state == DagRunState.SUCCESS
 
 

@@ -70,6 +70,14 @@ def test_exception_gives_line_and_traceback_starting_in_the_file(tmp_path):
     assert "isolation.py" not in err.stacktrace
 
 
+def test_the_parsers_own_frames_stay_out_of_the_stacktrace(tmp_path):
+    """Whichever modules the forking and the child's work live in (isolation once held them all)."""
+    [result] = parse([write(tmp_path, "broken.py", "raise ValueError('bad config')\n")])
+    [err] = result.import_errors
+    assert 'broken.py", line 1' in err.stacktrace
+    assert "updraft/parsing/" not in err.stacktrace and "updraft/model/" not in err.stacktrace
+
+
 def test_syntax_error_line(tmp_path):
     job = write(tmp_path, "syntax.py", "a = 1\nb = (\nc = 2 +\n")
     [result] = parse([job])

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, task
-from updraft.runtime.worker import has_sole_successor
+from updraft.scheduling.try_lifecycle import has_sole_successor
 from updraft.serialization import deserialize_dag, serialize_dag
 
 

@@ -13,7 +13,6 @@ from airflow.providers.standard.operators.bash import BashOperator
 from airflow.providers.standard.operators.python import PythonOperator
 from airflow.sdk import DAG, task
 from updraft.model.records import TIKey
-from updraft.runtime.context import determine_kwargs
 from updraft.runtime.execute import execution_timeout
 from updraft.runtime.logs import LocalLogSink, capture
 from updraft.runtime.macros import ds_add, ds_format, macros
@@ -21,6 +20,7 @@ from updraft.runtime.mapping import MappingError, unmap
 from updraft.runtime.templates import Renderer, render_task, template_env
 from updraft.runtime.xcom import LazyXComSequence, XComClient, XComSerializationError, push_result
 from updraft.sdk.exceptions import AirflowTaskTimeout
+from updraft.sdk.execution import determine_kwargs
 
 START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 KEY = TIKey("d", "r", "me")

@@ -18,6 +18,7 @@ from updraft.scheduling.retries import (
     failure_outcome,
     logical_date_from_run_id,
     next_retry_datetime,
+    will_retry,
 )
 
 LOGICAL = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
@@ -64,6 +65,26 @@ def test_force_fail_never_retries_and_restarting_always_does():
     assert failure_outcome(_task(), _ti(1), NOW, force_fail=True) == (S.FAILED, {"end_date": NOW,
                                                                                  "next_retry_at": None})
     assert failure_outcome(_task(retries=0), _ti(5, S.RESTARTING), NOW)[0] == S.UP_FOR_RETRY
+
+
+@pytest.mark.parametrize("state", [S.RUNNING, S.RESTARTING])
+@pytest.mark.parametrize(("try_number", "retries"), [(1, 0), (1, 1), (2, 1), (5, 3), (0, 1)])
+@pytest.mark.parametrize("force_fail", [False, True])
+def test_one_retry_decision_for_the_outcome_and_the_worker_callbacks(state, try_number, retries, force_fail):
+    """A restarting try with no retries left is retried by the outcome and by the callback choice alike."""
+    from updraft.runtime.execute import _failure_callbacks
+
+    called = []
+    task = _task(retries=retries, task_id="t", on_retry_callback=lambda ctx: called.append("retry"),
+                 on_failure_callback=lambda ctx: called.append("failure"))
+    outcome, _ = failure_outcome(task, _ti(try_number, state), NOW, force_fail=force_fail)
+    decision = will_retry(task, try_number, state=state, force_fail=force_fail)
+    assert decision == (outcome == S.UP_FOR_RETRY)
+    if state == S.RESTARTING:
+        assert decision is not force_fail  # cleared while running: retried unless forced to fail
+    else:  # the worker's try is running: its callback follows the same decision
+        _failure_callbacks({"task": task, "context": {}}, RuntimeError("boom"), try_number, force_fail=force_fail)
+        assert called == ["retry" if decision else "failure"]
 
 
 @pytest.mark.parametrize("try_number", [1, 2, 3, 6])

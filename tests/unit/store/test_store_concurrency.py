@@ -7,6 +7,7 @@ from store_helpers import dag_doc, parsed_file, race
 
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.dag_registration import register_parsed_file, set_paused
 from updraft.timetables.base import DagRunInfo, DataInterval
 
 T0 = pendulum.datetime(2024, 1, 1, tz="UTC")
@@ -38,7 +39,7 @@ def test_one_creator_of_a_task_instance(store, serialized_moto):
 
 
 def test_one_scheduler_advances_the_next_run(store, serialized_moto):
-    store.save_parsed_file(parsed_file("a.py", dag_doc("d", schedule="@daily", catchup=True,
+    register_parsed_file(store, parsed_file("a.py", dag_doc("d", schedule="@daily", catchup=True,
                                                        is_paused_upon_creation=False)), now=NOW)
     results = race(8, lambda i: store.advance_next_dagrun(
         "d", expected_logical_date=T0, next_info=DagRunInfo.exact(T0.add(days=1)),
@@ -57,7 +58,7 @@ def test_one_run_finisher(store, serialized_moto):
 
 def test_two_files_racing_for_one_new_dag_id_leave_one_owner_and_one_import_error(store, serialized_moto):
     paths = [f"f{i}.py" for i in range(4)]
-    outcomes = race(4, lambda i: store.save_parsed_file(parsed_file(paths[i], dag_doc("x", path=paths[i])),
+    outcomes = race(4, lambda i: register_parsed_file(store, parsed_file(paths[i], dag_doc("x", path=paths[i])),
                                                         now=NOW))
     assert sum(o.stored == ["x"] for o in outcomes) == 1
     assert sum(o.duplicates == ["x"] for o in outcomes) == 3
@@ -67,12 +68,12 @@ def test_two_files_racing_for_one_new_dag_id_leave_one_owner_and_one_import_erro
 
 
 def test_pause_and_reparse_racing_keep_both_effects(store, serialized_moto):
-    store.save_parsed_file(parsed_file("a.py", dag_doc("d", schedule="@daily", catchup=True)), now=NOW)
+    register_parsed_file(store, parsed_file("a.py", dag_doc("d", schedule="@daily", catchup=True)), now=NOW)
 
     def act(i: int):
         if i == 0:
-            return store.set_paused("d", False)
-        return store.save_parsed_file(parsed_file("a.py", dag_doc("d", schedule="@daily", catchup=True,
+            return set_paused(store, "d", False)
+        return register_parsed_file(store, parsed_file("a.py", dag_doc("d", schedule="@daily", catchup=True,
                                                                   tasks=("t", f"u{i}"))), now=NOW)
 
     race(4, act)

@@ -13,6 +13,7 @@ from store_helpers import dag_doc, parsed_file
 import updraft.store
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.dag_registration import register_parsed_file, remove_dag_file, set_paused
 from updraft.store.config import StoreConfig
 from updraft.store.models import build_models
 from updraft.store.tables import TABLE, create_table, create_table_kwargs
@@ -79,10 +80,10 @@ def test_parse_costs(store, calls):
     doc = dag_doc("d", schedule="@daily", is_paused_upon_creation=False)
     parsed = parsed_file("a.py", doc)
     # New DAG: file read, meta read, version put, meta put, file put.
-    assert count(calls, lambda: store.save_parsed_file(parsed, now=NOW)) == [
+    assert count(calls, lambda: register_parsed_file(store, parsed, now=NOW)) == [
         "GetItem", "GetItem", "PutItem", "PutItem", "PutItem"]
     # The same event again: two reads, no writes.
-    assert count(calls, lambda: store.save_parsed_file(parsed, now=NOW)) == ["GetItem", "GetItem"]
+    assert count(calls, lambda: register_parsed_file(store, parsed, now=NOW)) == ["GetItem", "GetItem"]
     meta = store.get_dag_meta("d")
     assert count(calls, lambda: store.get_serialized_dag("d", meta.dag_hash)) == ["GetItem"]
     assert count(calls, lambda: store.get_serialized_dag("d", meta.dag_hash)) == []
@@ -104,8 +105,8 @@ def test_every_attribute_name_in_every_expression_is_a_placeholder(store, calls)
     """DynamoDB has hundreds of reserved words (state, limit, name, owner, status, key, data, size...): the
     store never spells an attribute name inside an expression."""
     key = TIKey("d", "r", "state", -1)
-    store.save_parsed_file(parsed_file("a.py", dag_doc("d", schedule="@daily")), now=NOW)
-    store.set_paused("d", False, now=NOW)
+    register_parsed_file(store, parsed_file("a.py", dag_doc("d", schedule="@daily")), now=NOW)
+    set_paused(store, "d", False, now=NOW)
     store.due_dags(NOW)
     store.list_dags()
     store.create_run(DagRun("d", "r", "manual", "h", logical_date=T0))
@@ -123,7 +124,7 @@ def test_every_attribute_name_in_every_expression_is_a_placeholder(store, calls)
     store.list_pools()
     store.put_xcom(key, "key", 1, now=NOW)
     store.list_xcoms("d", "r", "state")
-    store.remove_dag_file("a.py")
+    remove_dag_file(store, "a.py")
     store.delete_pool("name")
     expressions = [params[k] for _, params in calls for k in _EXPRESSION_KEYS if k in params]
     assert len(expressions) > 25
@@ -158,6 +159,6 @@ def test_models_use_the_specs_index_names_and_keys():
 
 def test_access_patterns_are_written_down():
     doc = updraft.store.__doc__
-    for operation in ("save_parsed_file", "due_dags", "active_runs", "take_slots", "release_slots", "transition_ti",
+    for operation in ("register_parsed_file", "due_dags", "active_runs", "take_slots", "release_slots", "transition_ti",
                       "previous_run", "list_import_errors", "get_serialized_dag"):
         assert operation in doc

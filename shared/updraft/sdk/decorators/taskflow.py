@@ -38,8 +38,7 @@ class BashDecoratedOperator(DecoratedOperator, BashOperator):
 
     def execute(self, context: Any) -> Any:
         """Call the function for the command, render it like a template field, then run it as BashOperator."""
-        from updraft.runtime.context import determine_kwargs
-        from updraft.runtime.templates import render_value
+        from updraft.sdk.execution import determine_kwargs, render_value
 
         context.update(self.op_kwargs)
         kwargs = determine_kwargs(self.python_callable, self.op_args, context)

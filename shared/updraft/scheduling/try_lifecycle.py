@@ -1,14 +1,18 @@
-"""What a worker reports about its try, applied with fencing, then the mini scheduler for the run.
+"""A try's life as the scheduler sees it: started, finished, and which hop schedules the run next.
 
-Every write is conditional on the try's ``try_id``: a duplicate report, a late report from a try that was already
-failed as a zombie, or a report for an older try after a retry all lose cleanly and change nothing.
+Every write is conditional on the try's ``try_id``: a duplicate dispatch, a late report from a try that was
+already failed as a zombie, or a report for an older try after a retry all lose cleanly and change nothing.
+``next_hop`` is the scheduling policy a worker follows once its try is recorded (``runtime/worker.py`` runs it).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import enum
 from dataclasses import dataclass, field
+from typing import Any
 
+from updraft.model.limits import DEFAULT_POOL, pool_of
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.claims import release_try_limits
@@ -74,3 +78,38 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     if release:
         release_try_limits(store, ti)
     return ti
+
+
+class NextHop(enum.Enum):
+    """Who schedules the run after a try finished, and whether its slots go back first."""
+
+    # A downstream task waits on this one alone: schedule it here at once, this try's slots still held (a chain,
+    # a fan-out and a mapped task start without another hop); release afterwards.
+    HERE_THEN_RELEASE = "here_then_release"
+    # Release first, then hand the run to the scheduler function (or, without one, schedule it here).
+    RELEASE_THEN_HAND_OFF = "release_then_hand_off"
+
+
+def next_hop(dag: Any, task_id: str, finished: TaskInstance | None) -> NextHop:
+    """The hop a worker takes after recording its try ``finished`` (None: the try was ended elsewhere).
+
+    A fan-in's upstreams finishing together cost the scheduler a few coalesced evaluations of the run instead of
+    one full read of the run per upstream in every worker, so only a sole successor is scheduled in the worker.
+    A try that held a named pool releases first whatever follows: see ``holds_a_named_pool``.
+    """
+    if has_sole_successor(dag, task_id) and not holds_a_named_pool(finished):
+        return NextHop.HERE_THEN_RELEASE
+    return NextHop.RELEASE_THEN_HAND_OFF
+
+
+def has_sole_successor(dag: Any, task_id: str) -> bool:
+    """Whether some downstream task has ``task_id`` as its only upstream (a chain, a fan-out, a mapped task)."""
+    task = dag.task_dict[task_id]
+    return any(set(dag.task_dict[down].upstream_task_ids) == {task_id} for down in task.downstream_task_ids)
+
+
+def holds_a_named_pool(finished: TaskInstance | None) -> bool:
+    """A named pool is small and often full: its slot goes back first, so the claim sees the pool as it is and
+    takes the highest-priority task that fits (a 2-slot task must see both slots free)."""
+    return bool(finished) and any(pool_of(limit) not in (None, DEFAULT_POOL)
+                                  for limit in (finished.held_limits if finished else ()))

@@ -1,0 +1,40 @@
+"""The deployed Lambda handlers, called in this process as Lambda would call them.
+
+Local mode runs the parser, scheduler and API handlers in its own process (the worker handler runs in the
+worker pool, ``workers``). Each call gets a Lambda-like context, and what the handler recorded as metrics is
+dropped afterwards: local mode has no CloudWatch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from updraft.local.workers import LocalLambdaContext, discard_metrics
+from updraft.resources import ResourceNames
+
+
+class LocalHandlers:
+    """The parser, scheduler and API handler modules, imported once (after the environment they read is set)."""
+
+    def __init__(self, names: ResourceNames) -> None:
+        self.names = names
+        self._scheduler = importlib.import_module("functions.scheduler.handler")
+        self._parser = importlib.import_module("functions.parser.handler")
+        self._api = importlib.import_module("functions.api.handler")
+
+    def parse(self, event: dict[str, Any]) -> dict[str, Any]:
+        return self._call(self._parser, self.names.parser_function, event)
+
+    def schedule(self, event: dict[str, Any]) -> Any:
+        return self._call(self._scheduler, self.names.scheduler_function, event)
+
+    def api(self, event: dict[str, Any]) -> dict[str, Any]:
+        return self._call(self._api, self.names.api_function, event)
+
+    @staticmethod
+    def _call(module: Any, function_name: str, event: dict[str, Any]) -> Any:
+        try:
+            return module.handler(event, LocalLambdaContext(function_name))
+        finally:
+            discard_metrics(module)

@@ -1,0 +1,107 @@
+"""Why a task instance is not running, as data: Airflow's task-instance dependencies, one reason each.
+
+Airflow answers "why is my task not running?" (the UI's task-instance details, ``airflow tasks failed-deps``)
+with one ``TIDepStatus`` per failed dependency. Here a reason is a dependency the evaluation found unmet (a
+trigger rule, the previous run, a retry wait) or a limit the claim could not take (a full or missing pool, the
+run's max_active_tasks, a task's max_active_tis_per_dag(run), parallelism), worded as Airflow words it. A
+scheduled instance's last limit reason is stored on it (``TaskInstance.blocked_reason``) in ``stored`` form.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from updraft.scheduling.deps.base import DepStatus
+
+
+class BlockKind(enum.StrEnum):
+    DEP = "dep"
+    POOL_FULL = "pool_full"
+    POOL_MISSING = "pool_missing"
+    MAX_ACTIVE_TASKS = "max_active_tasks"
+    MAX_ACTIVE_TIS_PER_DAG = "max_active_tis_per_dag"
+    MAX_ACTIVE_TIS_PER_DAGRUN = "max_active_tis_per_dagrun"
+    PARALLELISM = "parallelism"
+
+
+# The dependency name Airflow shows beside each kind of limit refusal.
+_DEP_NAMES = {
+    BlockKind.POOL_FULL: "Pool Slots Available",
+    BlockKind.POOL_MISSING: "Pool Slots Available",
+    BlockKind.MAX_ACTIVE_TASKS: "DAG Run Concurrency",
+    BlockKind.MAX_ACTIVE_TIS_PER_DAG: "Task Concurrency",
+    BlockKind.MAX_ACTIVE_TIS_PER_DAGRUN: "Task Concurrency",
+    BlockKind.PARALLELISM: "Parallelism",
+}
+_SEPARATOR = ": "
+
+
+@dataclass(frozen=True)
+class BlockedReason:
+    kind: BlockKind
+    message: str
+    dep: str = ""  # the dependency's name as Airflow shows it ("Trigger Rule", "Pool Slots Available", ...)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __contains__(self, text: str) -> bool:
+        """``"does not exist" in reason``: reads like the free-text reasons a pass report used to carry."""
+        return text in self.message
+
+    @property
+    def stored(self) -> str:
+        """The form kept in ``TaskInstance.blocked_reason`` (one short string: no extra attribute per kind)."""
+        return f"{self.kind.value}{_SEPARATOR}{self.message}"
+
+    @classmethod
+    def from_stored(cls, text: str) -> BlockedReason:
+        kind, sep, message = text.partition(_SEPARATOR)
+        if sep and kind in BlockKind.__members__.values():
+            block = BlockKind(kind)
+            return cls(block, message, _DEP_NAMES.get(block, ""))
+        return cls(BlockKind.DEP, text)
+
+    @classmethod
+    def from_dep(cls, status: DepStatus) -> BlockedReason:
+        return cls(BlockKind.DEP, status.reason, status.name)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind.value, "dep": self.dep, "message": self.message}
+
+
+def _limit(kind: BlockKind, message: str) -> BlockedReason:
+    return BlockedReason(kind, message, _DEP_NAMES[kind])
+
+
+def pool_missing(pool: str) -> BlockedReason:
+    return _limit(BlockKind.POOL_MISSING, f"The pool '{pool}' does not exist")
+
+
+def pool_too_small(pool: str, size: int, slots: int) -> BlockedReason:
+    return _limit(BlockKind.POOL_FULL, f"The task needs {slots} slots but pool '{pool}' has {size}")
+
+
+def pool_full(pool: str, slots: int) -> BlockedReason:
+    open_slots = "0" if slots == 1 else f"fewer than {slots}"
+    return _limit(BlockKind.POOL_FULL, f"Not scheduling since there are {open_slots} open slots in pool {pool} "
+                                       f"and require {slots} pool slots")
+
+
+def max_active_tasks(limit: int) -> BlockedReason:
+    return _limit(BlockKind.MAX_ACTIVE_TASKS,
+                  f"The maximum number of running tasks ({limit}) for this DAG run has been reached")
+
+
+def max_active_tis_per_dag(limit: int) -> BlockedReason:
+    return _limit(BlockKind.MAX_ACTIVE_TIS_PER_DAG, f"The max task concurrency ({limit}) has been reached")
+
+
+def max_active_tis_per_dagrun(limit: int) -> BlockedReason:
+    return _limit(BlockKind.MAX_ACTIVE_TIS_PER_DAGRUN,
+                  f"The max task concurrency per run ({limit}) has been reached")
+
+
+def parallelism(limit: int) -> BlockedReason:
+    return _limit(BlockKind.PARALLELISM, f"Not scheduling since there are no open slots of parallelism ({limit})")

@@ -1,0 +1,169 @@
+"""The claim pass: a pass's scheduled instances, highest priority first, each claimed or told why not.
+
+Built from the store, the executor the claimed tries go to and the DAG lookup; ``claims`` holds the protocol
+for one instance. A pass remembers the limits it found full so it stops asking them, writes every new instance
+no claim created as scheduled, and stores on each instance it could not claim why (only when that changed, so
+an instance that stays blocked costs no write per pass).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from updraft.executors.base import Executor
+from updraft.model.limits import run_tasks_limit
+from updraft.model.records import DagRun, TaskInstance, TIKey
+from updraft.model.states import TaskInstanceState
+from updraft.scheduling.blocked import BlockedReason
+from updraft.scheduling.changes import TIChange
+from updraft.scheduling.claims import LimitNeed, claim, claim_needs
+from updraft.scheduling.concurrent_writes import concurrently
+from updraft.scheduling.ordering import claim_order
+from updraft.scheduling.pass_report import PassReport
+from updraft.store.api import Store
+
+POOL_SIZE_TTL_S = 10.0
+
+
+def take_creations(creations: dict[TIKey, TIChange], run: tuple[str, str] | None = None) -> list[TIChange]:
+    """Remove and return the pending creations (of one run, when given)."""
+    keys = [k for k in creations if run is None or (k.dag_id, k.run_id) == run]
+    return [creations.pop(k) for k in keys]
+
+
+class ClaimPass:
+    def __init__(self, store: Store, executor: Executor, dag: Callable[[str, str], Any], *, parallelism: int) -> None:
+        self.store = store
+        self.executor = executor
+        self.dag = dag
+        self.parallelism = parallelism
+        self._pool_sizes: dict[str, tuple[int, float]] = {}
+
+    def claim(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
+              creations: dict[TIKey, TIChange] | None = None,
+              active: dict[tuple[str, str], int] | None = None) -> None:
+        """Claim ``candidates`` in Airflow's order; ``creations`` are instances not written yet, ``active`` the
+        queued and running instances per run as evaluated."""
+        creations = creations if creations is not None else {}
+        new = set(creations)  # their reason goes into the write that creates them
+        reasons: dict[TIKey, BlockedReason] = {}
+        try:
+            self._claim_ordered(candidates, now, report, creations, active if active is not None else {}, reasons)
+        finally:
+            # Whatever was not claimed (a full limit, no such pool, an error midway) is still scheduled.
+            for key, reason in reasons.items():
+                if key in creations:
+                    change = creations[key]
+                    creations[key] = dataclasses.replace(change, fields={**change.fields,
+                                                                         "blocked_reason": reason.stored})
+            self.create_scheduled(take_creations(creations))
+            self._store_reasons([ti for ti, _ in candidates if ti.key not in new], reasons)
+
+    def create_scheduled(self, changes: list[TIChange]) -> None:
+        """Write, as scheduled, new instances no claim created (the next pass finds them, as without merging).
+        Independent conditional puts (a fan-out's hundreds of new instances): sent together."""
+        concurrently([lambda change=change: self.store.transition_ti(change.key, expected=[None], state=change.state,
+                                                                     fields=change.fields) for change in changes])
+
+    def _store_reasons(self, stored: list[TaskInstance], reasons: dict[TIKey, BlockedReason]) -> None:
+        """The reason on each stored instance not claimed, when it differs from the one it carries already."""
+        changed = [(ti.key, reasons[ti.key].stored) for ti in stored
+                   if ti.key in reasons and ti.state == TaskInstanceState.SCHEDULED
+                   and ti.blocked_reason != reasons[ti.key].stored]
+        concurrently([lambda key=key, text=text: self.store.set_blocked_reason(key, text) for key, text in changed])
+
+    def _claim_ordered(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
+                       creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],
+                       reasons: dict[TIKey, BlockedReason]) -> None:
+        if not candidates:
+            return
+        runs = {(run.dag_id, run.run_id): run for _, run in candidates}
+        ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs)
+        pool_sizes: dict[str, int | None] = {}
+        # Limits found full in this pass, with the fewest slots that did not fit: asking again is a wasted write.
+        full: dict[str, int] = {}
+
+        def refuse(ti: TaskInstance, reason: BlockedReason, limit: LimitNeed | None = None) -> None:
+            report.not_claimed[ti.key.label] = reasons[ti.key] = reason
+            if limit is not None:
+                report.full_limits.add(limit.limit_id)
+
+        for ti in ordered:
+            if (ti.dag_id, ti.run_id) in report.stale_runs:
+                continue
+            if ti.pool not in pool_sizes:
+                pool_sizes[ti.pool] = self.pool_size(ti.pool)
+            run = runs[(ti.dag_id, ti.run_id)]
+            dag = self.dag(run.dag_id, run.dag_hash)
+            needs = claim_needs(ti, dag.task_dict[ti.task_id], dag, parallelism=self.parallelism,
+                                pool_sizes=pool_sizes)
+            if isinstance(needs, BlockedReason):
+                refuse(ti, needs)
+                continue
+            blocked = next((n for n in needs if n.slots >= full.get(n.limit_id, n.slots + 1)), None)
+            if blocked is None and active.get((ti.dag_id, ti.run_id), 0) >= dag.max_active_tasks:
+                # The run holds its max_active_tasks already (as evaluated): the limit is surely full, and asking
+                # it costs writes to take and give back (many, when a fan-out's tasks finish together).
+                blocked = next(n for n in needs if n.limit_id == run_tasks_limit(ti.dag_id, ti.run_id))
+            if blocked is not None:
+                refuse(ti, blocked.refusal, blocked)
+                continue
+            creation = creations.get(ti.key)
+            result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
+                           create_fields=creation.fields if creation is not None else None)
+            if creation is not None and result.lost:
+                # What this pass read of the run is stale (another scheduler created its instances meanwhile):
+                # more claims and creations from it would be writes lost in advance. The run is read again.
+                report.stale_runs.add((ti.dag_id, ti.run_id))
+                take_creations(creations, (ti.dag_id, ti.run_id))
+                continue
+            if creation is not None and result.dispatch is not None:
+                del creations[ti.key]  # created, queued, by this claim
+            if result.dispatch is not None:
+                active[(ti.dag_id, ti.run_id)] = active.get((ti.dag_id, ti.run_id), 0) + 1
+                report.dispatched.append(result.dispatch)
+                self.executor.dispatch([result.dispatch])
+                continue
+            if result.refused is not None and result.full is not None:
+                full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots), result.full.slots)
+                refuse(ti, result.refused, result.full)
+
+    def pool_size(self, name: str) -> int | None:
+        """A pool's size, remembered for POOL_SIZE_TTL: it only screens out tries that can never fit (the limit
+        item's conditional write is what holds the pool), so a resize seen a few seconds late only delays a
+        try, and a pool not found is asked again every time so a new pool is usable at once."""
+        cached = self._pool_sizes.get(name)
+        if cached is not None and time.monotonic() - cached[1] < POOL_SIZE_TTL_S:
+            return cached[0]
+        pool = self.store.get_pool(name)
+        if pool is None:
+            return None
+        self._pool_sizes[name] = (pool.slots, time.monotonic())
+        return pool.slots
+
+
+def spread_ties(ordered: list[TaskInstance], runs: dict[tuple[str, str], DagRun]) -> list[TaskInstance]:
+    """Shuffle instances that tie on priority, run date and map index, keeping the order between ties.
+
+    Concurrent schedulers read the same runs; with one deterministic order they would all race for the same
+    first instances and lose most claims. Shuffling only among equals keeps Airflow's priority order intact.
+    """
+    out: list[TaskInstance] = []
+    group: list[TaskInstance] = []
+    tie = None
+    for ti in ordered:
+        key = (ti.priority_weight, runs[(ti.dag_id, ti.run_id)].logical_date, ti.map_index)
+        if key != tie and group:
+            random.shuffle(group)
+            out.extend(group)
+            group = []
+        tie = key
+        group.append(ti)
+    random.shuffle(group)
+    out.extend(group)
+    return out

@@ -1,0 +1,214 @@
+"""Registering parsed DAG files: which file owns a dag_id, pause at creation, the next run, limit resizes.
+
+This is the DAG processor's policy, as Airflow's ``DagBag.sync_to_db`` and ``DagModel`` keep it; the store only
+offers the named conditional writes it is made of (``put_new_dag``, ``update_dag_meta(expected=...)``,
+``deactivate_dag(expected_owner=...)``, ``put_version``, ``put_file_record``, ``resize_limit``). Each decision is
+read, decide, write conditionally on what was read, and re-read when another writer got there first, so any
+number of parsers, schedulers and API calls may act on one DAG at once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from updraft.model.limits import dag_runs_limit, run_tasks_limit
+from updraft.model.parse_results import ImportErrorRecord, ParsedFile, dag_id_of
+from updraft.scheduling.run_creation import next_run_info, time_restriction
+from updraft.serialization import dag_hash, deserialize_dag
+from updraft.store.api import DagMeta, FileRecord, Store
+from updraft.store.dags import next_run_fields
+from updraft.store.errors import StoreError
+from updraft.store.writes import RETRIES
+
+# Longer than a parser Lambda can live (15 minutes): a save in progress is never mistaken for a stale one.
+_STALE_OWNER_AFTER = dt.timedelta(minutes=20)
+
+
+@dataclass
+class ParseOutcome:
+    """What registering one parsed file did: DAGs stored (new version or unchanged), refused, deactivated."""
+
+    stored: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    deactivated: list[str] = field(default_factory=list)
+    import_errors: list[dict[str, Any]] = field(default_factory=list)
+
+
+def schedule_key(document: dict[str, Any], sdag: Any) -> str:
+    """Changes exactly when the first next run could change: the timetable's stored form or the bounds."""
+    restriction = time_restriction(sdag)
+    body = {
+        "timetable": document.get("dag", {}).get("timetable"),
+        "earliest": restriction.earliest.isoformat() if restriction.earliest else None,
+        "latest": restriction.latest.isoformat() if restriction.latest else None,
+        "catchup": restriction.catchup,
+    }
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def register_parsed_file(store: Store, parsed: ParsedFile | dict[str, Any], *, now: dt.datetime) -> ParseOutcome:
+    """Store a parsed file: each DAG's version (immutable, keyed by dag_hash), its row (owned by one file: a
+    dag_id owned by another active file is refused and becomes an import error on this file), the file's
+    import errors, and deactivate DAGs the file no longer defines. Idempotent."""
+    if isinstance(parsed, dict):
+        parsed = ParsedFile.from_dict(parsed)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=dt.UTC)
+    path = parsed.relative_path
+    outcome = ParseOutcome()
+    errors: list[dict[str, Any]] = [e.to_dict() for e in parsed.import_errors]
+    previous = store.get_file_record(path)
+    owned: list[str] = []
+    for document in parsed.dags:
+        dag_id = dag_id_of(document)
+        result, detail = _register_dag(store, document, dag_id, parsed, now)
+        if result == "duplicate":
+            message = (f"AirflowDagDuplicatedIdException: Ignoring DAG {dag_id} from {path} "
+                       f"- also found in {detail}")
+            errors.append(_error(path, dag_id, message))
+            outcome.duplicates.append(dag_id)
+            continue
+        owned.append(dag_id)
+        (outcome.stored if result == "stored" else outcome.unchanged).append(dag_id)
+        if detail:
+            errors.append(_error(path, dag_id, detail))
+    for dag_id in sorted(set(previous.dag_ids) - set(owned) if previous else ()):
+        if store.deactivate_dag(dag_id, expected_owner=path):
+            outcome.deactivated.append(dag_id)
+    # Last, so a crash before it leaves the previous record for the retry to compare against. A sibling module
+    # with no DAGs and no errors leaves nothing to remember.
+    if previous is not None or owned or errors:
+        store.put_file_record(FileRecord(path, parsed.file_hash, parsed.file_version, sorted(owned), errors,
+                                         parsed_at=now), previous=previous)
+    outcome.import_errors = errors
+    return outcome
+
+
+def remove_dag_file(store: Store, relative_path: str) -> list[str]:
+    """The file was deleted: deactivate its DAGs, drop its import errors; returns the DAGs deactivated."""
+    previous = store.get_file_record(relative_path)
+    if previous is None:
+        return []
+    deactivated = [d for d in sorted(previous.dag_ids) if store.deactivate_dag(d, expected_owner=relative_path)]
+    # Last, so a crash before it leaves the file record for the retry to find.
+    store.delete_file_record(relative_path)
+    return deactivated
+
+
+def set_paused(store: Store, dag_id: str, paused: bool, *, now: dt.datetime | None = None) -> bool:
+    """Pause or unpause; False if the DAG does not exist. Given ``now``, unpausing a ``catchup=False`` DAG
+    recomputes its next run from that clock, as Airflow's periodic re-parse would have kept it current:
+    otherwise a DAG paused for a month would first run for the interval it was paused in. Without ``now`` the
+    stored next run is kept (callers with their own clock, such as tests, stay in control of time)."""
+    for _ in range(RETRIES):
+        meta = store.get_dag_meta(dag_id)
+        if meta is None:
+            return False
+        if meta.is_paused == paused:
+            return True
+        values: dict[str, Any] = {"is_paused": paused}
+        if not paused and now is not None and not meta.catchup and meta.schedule_key is not None:
+            sdag = store.get_serialized_dag(dag_id, meta.dag_hash)
+            if sdag is not None:
+                values.update(next_run_fields(next_run_info(sdag, meta, now=now)))
+        if store.update_dag_meta(dag_id, values, expected=meta):
+            return True
+    return False
+
+
+def _error(path: str, dag_id: str, message: str) -> dict[str, Any]:
+    return ImportErrorRecord(filename=path, lineno=None, message=message, stacktrace=message,
+                             dag_id=dag_id).to_dict()
+
+
+def _row_values(document: dict[str, Any], dag_id: str, parsed: ParsedFile, now: dt.datetime) -> dict[str, Any]:
+    """The DAG row's fields that come from the file itself (the next run and pause are decided apart)."""
+    body = document.get("dag", {})
+    owners = sorted({t.get("owner", "airflow") for t in body.get("tasks", [])}) or ["airflow"]
+    return {
+        "dag_hash": dag_hash(document),
+        "relative_fileloc": parsed.relative_path,
+        "is_active": True,
+        "file_version": parsed.file_version,
+        "max_active_runs": int(body.get("max_active_runs", 16)),
+        "max_active_tasks": int(body.get("max_active_tasks", 16)),
+        "timetable_summary": body.get("timetable_summary"),
+        "tags": sorted(body.get("tags") or []),
+        "owners": ", ".join(owners),
+        "catchup": bool(body.get("catchup", False)),
+        "updated_at": now,
+    }
+
+
+def _owned_elsewhere(store: Store, meta: DagMeta | None, path: str, now: dt.datetime) -> bool:
+    """Whether another active file owns the dag_id. The owner's file record is written after its DAG rows, so a
+    fresh row is trusted as is; only a row older than any parse could take is checked against its file, since a
+    crash or a lost S3 removal event can leave a row pointing at a file that no longer defines it."""
+    if meta is None or meta.relative_fileloc == path or not meta.is_active:
+        return False
+    if meta.updated_at is not None and now - meta.updated_at < _STALE_OWNER_AFTER:
+        return True
+    owner = store.get_file_record(meta.relative_fileloc)
+    return owner is not None and meta.dag_id in owner.dag_ids
+
+
+def _register_dag(store: Store, document: dict[str, Any], dag_id: str, parsed: ParsedFile,
+                  now: dt.datetime) -> tuple[str, str | None]:
+    """("stored" | "unchanged", schedule error or None) or ("duplicate", the owning file)."""
+    path = parsed.relative_path
+    values = _row_values(document, dag_id, parsed, now)
+    digest = values["dag_hash"]
+    sdag, sdag_error = None, None
+    try:
+        sdag = deserialize_dag(document)
+    except Exception as exc:  # a custom timetable this process has no plugin for, a newer schema...
+        sdag_error = f"{type(exc).__name__}: {exc}"
+    skey = schedule_key(document, sdag) if sdag is not None else None
+    version_written = False
+    for _ in range(RETRIES):
+        meta = store.get_dag_meta(dag_id)
+        if meta is not None and _owned_elsewhere(store, meta, path, now):
+            return "duplicate", meta.relative_fileloc
+        if (meta is not None and meta.relative_fileloc == path and meta.is_active and meta.dag_hash == digest
+                and meta.schedule_key == skey):
+            return "unchanged", sdag_error
+        if not version_written and (meta is None or meta.dag_hash != digest):
+            store.put_version(dag_id, digest, document, now)
+            version_written = True
+        error = sdag_error
+        row_values = dict(values)
+        if sdag is not None and (meta is None or meta.schedule_key != skey):
+            info = None
+            try:
+                info = next_run_info(sdag, meta, now=now)
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc}"
+            row_values.update(next_run_fields(info), schedule_key=skey)
+        if meta is None:
+            # A new DAG starts paused unless its file says otherwise (dags_are_paused_at_creation).
+            row_values["is_paused"] = document.get("dag", {}).get("is_paused_upon_creation") is not False
+            # Another parser creating the same dag_id makes this fail; the retry then sees its row.
+            if store.put_new_dag(dag_id, row_values):
+                return "stored", error
+            continue
+        if store.update_dag_meta(dag_id, row_values, expected=meta):
+            _resize_dag_limits(store, dag_id, meta, document.get("dag", {}))
+            return "stored", error
+    raise StoreError(f"DAG {dag_id}: its row kept changing under {RETRIES} attempts to store it")
+
+
+def _resize_dag_limits(store: Store, dag_id: str, meta: DagMeta, body: dict[str, Any]) -> None:
+    """The DAG's limit items in use follow a changed max_active_runs, and its active runs' items a changed
+    max_active_tasks: Airflow applies the DAG's current values to runs already going."""
+    new_runs, new_tasks = body.get("max_active_runs"), body.get("max_active_tasks")
+    if new_runs is not None and int(new_runs) != meta.max_active_runs:
+        store.resize_limit(dag_runs_limit(dag_id), int(new_runs), create=False)
+    if new_tasks is not None and int(new_tasks) != meta.max_active_tasks:
+        for run in store.active_runs():
+            if run.dag_id == dag_id:
+                store.resize_limit(run_tasks_limit(dag_id, run.run_id), int(new_tasks), create=False)

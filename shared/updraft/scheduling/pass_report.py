@@ -1,0 +1,21 @@
+"""What one scheduling pass did: the runs it created, started and finished, the tries it dispatched, and why
+each scheduled instance it looked at was not claimed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from updraft.executors.base import Dispatch
+from updraft.scheduling.blocked import BlockedReason
+
+
+@dataclass
+class PassReport:
+    runs_created: list[str] = field(default_factory=list)
+    runs_started: list[str] = field(default_factory=list)
+    runs_finished: dict[str, str] = field(default_factory=dict)
+    dispatched: list[Dispatch] = field(default_factory=list)
+    not_claimed: dict[str, BlockedReason] = field(default_factory=dict)  # ti label -> why
+    full_limits: set[str] = field(default_factory=set)  # limits that had no room for a scheduled try
+    coalesced: bool = False  # another call in this process was scheduling the run and will look again
+    stale_runs: set[tuple[str, str]] = field(default_factory=set)  # changed by someone else mid-pass

@@ -1,0 +1,80 @@
+"""Reconciliation: the slots a crashed invocation left taken go back, on a tick, not on the hot path.
+
+A claim takes limit slots before it moves its instance to queued, and a run takes a slot of its DAG's run limit
+before it starts; an invocation that dies between the writes leaves a holder nobody will release. Both sweeps
+here return such holders once they are older than ``CLAIM_GRACE`` (younger ones may belong to a claim still in
+progress). A holder names its try (``TIKey.holder``/``parse_holder``) or its run, which is how the sweep checks it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+from updraft.model.limits import (
+    PARALLELISM_LIMIT,
+    dag_runs_limit,
+    pool_limit,
+    run_tasks_limit,
+    task_limit,
+    task_run_limit,
+)
+from updraft.model.records import DagRun, TIKey
+from updraft.model.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES
+from updraft.store.api import Store
+
+# A holder younger than this may belong to a claim still in progress; only older ones are reconciled.
+CLAIM_GRACE = dt.timedelta(seconds=60)
+
+
+def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], Any], *, now: dt.datetime) -> None:
+    """Return slots a crashed invocation left taken in the limits ``runs`` (the active runs) count against."""
+    limit_ids = [pool_limit(p.name) for p in store.list_pools()] + [PARALLELISM_LIMIT]
+    for dag_id in sorted({r.dag_id for r in runs}):
+        reconcile_run_slots(store, dag_id, now=now)
+    for run in runs:
+        version = dag(run.dag_id, run.dag_hash)
+        limit_ids.append(run_tasks_limit(run.dag_id, run.run_id))
+        limit_ids += [task_limit(run.dag_id, t.task_id) for t in version.tasks if t.max_active_tis_per_dag]
+        limit_ids += [task_run_limit(run.dag_id, run.run_id, t.task_id) for t in version.tasks
+                      if t.max_active_tis_per_dagrun]
+    reconcile_limits(store, sorted(set(limit_ids)), now=now)
+
+
+def reconcile_run_slots(store: Store, dag_id: str, *, now: dt.datetime) -> None:
+    """Release max_active_runs slots held by runs that finished or no longer exist."""
+    state = store.get_limit(dag_runs_limit(dag_id))
+    for run_id, taken_at in (state.taken_at if state else {}).items():
+        if now - taken_at < CLAIM_GRACE:
+            continue
+        run = store.get_run(dag_id, run_id)
+        if run is None or run.state in FINISHED_RUN_STATES:
+            store.release_slots(dag_runs_limit(dag_id), run_id)
+
+
+def reconcile_limits(store: Store, limit_ids: list[str], *, now: dt.datetime, grace: dt.timedelta = CLAIM_GRACE) -> int:
+    """Release holders whose task instance does not hold them (a crash mid-claim or mid-release).
+
+    A holder is legitimate while its try is queued or running and lists the limit; anything else older than
+    ``grace`` is a leak. Returns how many slots holders were released.
+    """
+    released = 0
+    for limit_id in limit_ids:
+        state = store.get_limit(limit_id)
+        if state is None:
+            continue
+        for holder, _slots in list(state.holders.items()):
+            taken_at = state.taken_at.get(holder)
+            if taken_at is not None and now - taken_at < grace:
+                continue
+            parsed = TIKey.parse_holder(holder)
+            if parsed is None:
+                continue
+            key, try_number = parsed
+            ti = store.get_ti(key)
+            legit = (ti is not None and ti.state in SLOT_HOLDING_STATES and ti.try_number == try_number
+                     and limit_id in ti.held_limits)
+            if not legit and store.release_slots(limit_id, holder):
+                released += 1
+    return released

@@ -1,0 +1,58 @@
+"""What an operator's ``execute`` may ask of the running try: the one way from the SDK and operators to the runtime.
+
+DAG files import the SDK and the operators at parse time, and the task runtime imports them to run a try, so
+they must never import the runtime back. What they need of a try is either a pure function of its context
+(which keyword arguments a callable receives, the ``AIRFLOW_CTX_*`` variables), kept here, or something only the
+runtime can do (render a template with the DAG's Jinja environment), asked of the try's ``ti`` through
+:class:`TemplateRendering`: the runtime puts its task instance in every context it builds.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+
+class TemplateRendering(Protocol):
+    """What the context's ``ti`` offers an operator that renders a value at run time (``@task.bash``)."""
+
+    def render_value(self, task: Any, value: Any, context: Mapping[str, Any]) -> Any:
+        """``value`` rendered the way ``task``'s template fields are, with ``context``."""
+
+
+def render_value(task: Any, value: Any, context: Mapping[str, Any]) -> Any:
+    """Render one value the way ``task``'s fields are rendered, by the runtime that built ``context``."""
+    ti: TemplateRendering = context["ti"]
+    return ti.render_value(task, value, context)
+
+
+def determine_kwargs(function: Callable, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Airflow's ``KeywordParameters.determine(...).unpacking()``: what a callable receives from the context.
+
+    Only the names the function declares, or everything when it takes ``**kwargs``; a positional argument whose
+    parameter is named like a context key is an error, as in Airflow.
+    """
+    signature = inspect.signature(function)
+    for name in itertools.islice(signature.parameters, len(args)):
+        if name in kwargs:
+            raise ValueError(f"The key {name!r} in args is a part of kwargs and therefore reserved.")
+    if any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values()):
+        return dict(kwargs)
+    return {name: kwargs[name] for name in signature.parameters if name in kwargs}
+
+
+def context_env_vars(context: Any) -> dict[str, str]:
+    """``AIRFLOW_CTX_DAG_ID`` and friends (Airflow's ``context_to_airflow_vars(in_env_var_format=True)``)."""
+    ti = context.get("ti")
+    run = context.get("dag_run")
+    values = {
+        "AIRFLOW_CTX_DAG_OWNER": getattr(context.get("task"), "owner", None),
+        "AIRFLOW_CTX_DAG_ID": getattr(ti, "dag_id", None),
+        "AIRFLOW_CTX_TASK_ID": getattr(ti, "task_id", None),
+        "AIRFLOW_CTX_LOGICAL_DATE": run.logical_date.isoformat() if getattr(run, "logical_date", None) else None,
+        "AIRFLOW_CTX_TRY_NUMBER": str(ti.try_number) if ti is not None else None,
+        "AIRFLOW_CTX_DAG_RUN_ID": getattr(ti, "run_id", None),
+    }
+    return {k: v for k, v in values.items() if v}

@@ -1,0 +1,51 @@
+"""Values stored compressed inline, or in S3 when an item could not hold them (serialized DAGs, XComs)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+from updraft.store.config import StoreConfig
+from updraft.store.errors import StoreError, ValueTooLarge
+
+
+def _gzip(data: bytes) -> bytes:
+    # mtime=0: the same value always compresses to the same bytes, so rewrites are byte-identical.
+    return gzip.compress(data, compresslevel=6, mtime=0)
+
+
+class Blobs:
+    """Packs a JSON value for an item attribute: (inline gzip bytes, None) or (None, S3 key) above
+    ``large_item_bytes``, and unpacks either form."""
+
+    def __init__(self, config: StoreConfig, s3_client: Any = None) -> None:
+        self.config = config
+        self._s3 = s3_client
+
+    def pack(self, value_json: bytes, blob_key: str) -> tuple[bytes | None, str | None]:
+        packed = _gzip(value_json)
+        if len(packed) > self.config.large_item_bytes:
+            return None, self._put(blob_key, packed)
+        return packed, None
+
+    def unpack(self, data: bytes | None, s3_key: str | None) -> Any:
+        packed = self._get(s3_key) if s3_key is not None else data
+        if packed is None:
+            raise StoreError("an item holds neither inline data nor an S3 key")
+        return json.loads(gzip.decompress(packed))
+
+    def _put(self, key: str, body: bytes) -> str:
+        if self._s3 is None or not self.config.s3_bucket:
+            raise ValueTooLarge(
+                f"{key}: {len(body)} compressed bytes exceed large_item_bytes={self.config.large_item_bytes} "
+                "and the store has no S3 bucket/client for large values")
+        full = self.config.s3_prefix + key
+        self._s3.put_object(Bucket=self.config.s3_bucket, Key=full, Body=body, ContentEncoding="gzip",
+                            ContentType="application/json")
+        return full
+
+    def _get(self, key: str) -> bytes:
+        if self._s3 is None or not self.config.s3_bucket:
+            raise StoreError(f"{key} is stored in S3 but the store has no S3 bucket/client")
+        return self._s3.get_object(Bucket=self.config.s3_bucket, Key=key)["Body"].read()

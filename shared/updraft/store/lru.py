@@ -1,0 +1,37 @@
+"""A small bounded, thread-safe LRU map: the process's one cache of serialized DAG versions."""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Hashable
+from typing import Any
+
+
+class LruCache:
+    """Keeps the ``size`` most recently used entries. Values are shared by every caller: treat them as
+    read-only."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: collections.OrderedDict[Hashable, Any] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any:
+        """The value, or None when absent (None is never stored)."""
+        with self._lock:
+            if key not in self._entries:
+                return None
+            self._entries.move_to_end(key)
+            return self._entries[key]
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)

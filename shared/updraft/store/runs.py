@@ -1,0 +1,106 @@
+"""The run aggregate: one item per DAG run, in the DAG's item collection, in the active index while going."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any
+
+from updraft.model.records import DagRun
+from updraft.model.states import FINISHED_RUN_STATES, DagRunState
+from updraft.store import keys
+from updraft.store.base import StoreBase
+from updraft.store.models import ts
+from updraft.store.writes import conditional, item_absent, item_present, update_quietly
+
+_ACTIVE_RUN_STATES = frozenset({DagRunState.QUEUED, DagRunState.RUNNING})
+
+
+# ----------------------------------------------------------------------------------------- named conditions
+def run_absent(R: Any) -> Any:
+    """No run has this (dag_id, run_id) yet: of two schedulers creating it, one wins."""
+    return item_absent(R)
+
+
+def run_in_states(R: Any, states: Iterable[str]) -> Any:
+    return item_present(R) & R.state.is_in(*states)
+
+
+def _run_from_item(item: Any) -> DagRun:
+    return DagRun(
+        dag_id=item.dag_id, run_id=item.run_id, run_type=item.run_type, dag_hash=item.dag_hash,
+        state=DagRunState(item.state), logical_date=item.logical_date,
+        data_interval_start=item.data_interval_start, data_interval_end=item.data_interval_end,
+        run_after=item.run_after, conf=item.conf or {}, queued_at=item.queued_at,
+        start_date=item.start_date, end_date=item.end_date, note=item.note,
+    )
+
+
+class RunStore(StoreBase):
+    def create_run(self, run: DagRun) -> bool:
+        R = self.models.run
+        sort_date = run.logical_date or run.run_after or run.queued_at or dt.datetime.now(dt.UTC)
+        item = R(keys.dag_pk(run.dag_id), keys.run_sk(run.run_id), dag_id=run.dag_id, run_id=run.run_id,
+                 run_type=str(run.run_type), dag_hash=run.dag_hash, state=str(run.state),
+                 logical_date=run.logical_date, data_interval_start=run.data_interval_start,
+                 data_interval_end=run.data_interval_end, run_after=run.run_after, conf=run.conf or None,
+                 queued_at=run.queued_at, start_date=run.start_date, end_date=run.end_date, note=run.note,
+                 run_date_sk=keys.run_date_sk(sort_date, run.run_id))
+        if run.state in _ACTIVE_RUN_STATES:
+            item.active_pk = keys.active_pk(run.dag_id, run.run_id, self.config.index_shards)
+            item.active_sk = keys.active_sk(sort_date, run.dag_id, run.run_id)
+        return conditional(lambda: item.save(condition=run_absent(R)))
+
+    def get_run(self, dag_id: str, run_id: str) -> DagRun | None:
+        R = self.models.run
+        try:
+            return _run_from_item(R.get(keys.dag_pk(dag_id), keys.run_sk(run_id), consistent_read=True))
+        except R.DoesNotExist:
+            return None
+
+    def list_runs(self, dag_id: str, *, limit: int | None = None) -> list[DagRun]:
+        R = self.models.run
+        items = R.by_date.query(keys.dag_pk(dag_id), scan_index_forward=False, consistent_read=True, limit=limit)
+        return [_run_from_item(i) for i in items]
+
+    def previous_run(self, dag_id: str, logical_date: dt.datetime, *, scheduled_only: bool = False) -> DagRun | None:
+        R = self.models.run
+        condition = R.logical_date.exists()
+        if scheduled_only:
+            condition &= R.run_type != "manual"
+        items = R.by_date.query(keys.dag_pk(dag_id), R.run_date_sk < ts(logical_date), scan_index_forward=False,
+                                consistent_read=True, filter_condition=condition, limit=1)
+        return next((_run_from_item(i) for i in items), None)
+
+    def active_runs(self) -> list[DagRun]:
+        R = self.models.run
+        runs = []
+        for i in self._shards():
+            runs += [_run_from_item(item) for item in R.active_index.query(f"ACTIVE#{i}")]
+        return sorted((r for r in runs if r.state in _ACTIVE_RUN_STATES),
+                      key=lambda r: (r.logical_date or r.run_after or r.queued_at or dt.datetime.min.replace(
+                          tzinfo=dt.UTC), r.dag_id, r.run_id))
+
+    def set_run_state(self, dag_id: str, run_id: str, *, expected: Iterable[DagRunState], state: DagRunState,
+                      now: dt.datetime, note: str | None = None) -> bool:
+        R = self.models.run
+        expected_states = [str(s) for s in expected]
+        if not expected_states:
+            return False
+        state = DagRunState(state)
+        actions = [R.state.set(str(state))]
+        if state in FINISHED_RUN_STATES:
+            actions += [R.end_date.set(now), R.active_pk.remove(), R.active_sk.remove()]
+        else:
+            # Back in (or still in) the active set; a cleared run re-enters the index at ``now``.
+            actions += [R.active_pk.set(R.active_pk | keys.active_pk(dag_id, run_id, self.config.index_shards)),
+                        R.active_sk.set(R.active_sk | keys.active_sk(now, dag_id, run_id)),
+                        R.end_date.remove()]
+            if state == DagRunState.QUEUED:
+                actions += [R.queued_at.set(now), R.start_date.remove()]
+            else:
+                actions.append(R.start_date.set(R.start_date | now))
+        if note is not None:
+            actions.append(R.note.set(note))
+        row = R(keys.dag_pk(dag_id), keys.run_sk(run_id))
+        return conditional(lambda: update_quietly(row, actions, run_in_states(R, expected_states)))

@@ -1,0 +1,155 @@
+"""The task-instance aggregate: one item per (task, map index) in its run's partition, fenced by ``try_id``."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pynamodb.exceptions import UpdateError
+
+from updraft.model.records import TaskInstance, TIKey
+from updraft.model.states import TaskInstanceState
+from updraft.store import keys
+from updraft.store.base import StoreBase
+from updraft.store.writes import condition_failed, conditional, item_absent, update_quietly
+
+_TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)}
+_TI_IDENTITY = {"dag_id", "run_id", "task_id", "map_index", "state"}
+_LIVE_STATES = (str(TaskInstanceState.QUEUED), str(TaskInstanceState.RUNNING))
+
+
+# ----------------------------------------------------------------------------------------- named conditions
+def ti_absent(T: Any) -> Any:
+    """Never touched: the write creates the item, and of two creators one wins."""
+    return item_absent(T)
+
+
+def ti_in_states(T: Any, states: Iterable[str]) -> Any:
+    return T.state.is_in(*states)
+
+
+def try_matches(T: Any, try_id: str) -> Any:
+    """The item still belongs to this try: a stale worker or a superseded claim loses (fencing)."""
+    return T.try_id == try_id
+
+
+def _ti_keys(key: TIKey) -> tuple[str, str]:
+    return keys.run_pk(key.dag_id, key.run_id), keys.ti_sk(key.task_id, key.map_index)
+
+
+def _ti_from_item(item: Any) -> TaskInstance:
+    return TaskInstance(
+        dag_id=item.dag_id, run_id=item.run_id, task_id=item.task_id, map_index=int(item.map_index),
+        state=TaskInstanceState(item.state) if item.state else None, try_number=int(item.try_number),
+        try_id=item.try_id, pool=item.pool, pool_slots=int(item.pool_slots),
+        priority_weight=int(item.priority_weight), executor=item.executor, queued_at=item.queued_at,
+        start_date=item.start_date, end_date=item.end_date, next_retry_at=item.next_retry_at,
+        lease_expires_at=item.lease_expires_at, held_limits=list(item.held_limits or []),
+        hostname=item.hostname, xcom_length=None if item.xcom_length is None else int(item.xcom_length),
+        note=item.note, blocked_reason=item.blocked_reason,
+    )
+
+
+class TaskInstanceStore(StoreBase):
+    def _ti_row(self, key: TIKey) -> Any:
+        return self.models.task_instance(*_ti_keys(key))
+
+    def get_run_tis(self, dag_id: str, run_id: str) -> list[TaskInstance]:
+        T = self.models.task_instance
+        items = T.query(keys.run_pk(dag_id, run_id), T.sk.startswith(keys.TI_PREFIX), consistent_read=True)
+        return [_ti_from_item(i) for i in items]
+
+    def get_ti(self, key: TIKey) -> TaskInstance | None:
+        T = self.models.task_instance
+        try:
+            item = T.get(*_ti_keys(key), consistent_read=True)
+        except T.DoesNotExist:
+            return None
+        return _ti_from_item(item)
+
+    def transition_ti(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
+                      state: TaskInstanceState, expected_try_id: str | None = None,
+                      fields: Mapping[str, Any] | None = None) -> bool:
+        T = self.models.task_instance
+        expected = set(expected)
+        fields = dict(fields or {})
+        unknown = set(fields) - (_TI_FIELDS - _TI_IDENTITY)
+        if unknown:
+            raise ValueError(f"transition_ti: {sorted(unknown)} are not settable TaskInstance fields")
+        if not expected:
+            return False
+        if expected == {None}:
+            ti = TaskInstance(key.dag_id, key.run_id, key.task_id, key.map_index, state=state, **fields)
+            item = T(*_ti_keys(key), **{f: getattr(ti, f) for f in _TI_FIELDS})
+            item.state = str(state)
+            condition = ti_absent(T)
+            if expected_try_id is not None:
+                condition &= try_matches(T, expected_try_id)  # cannot hold on an absent item: False, as asked
+            return conditional(lambda: item.save(condition=condition))
+        if state == TaskInstanceState.QUEUED and "blocked_reason" not in fields:
+            fields["blocked_reason"] = None  # queued: whatever held it back no longer does
+        actions = [T.state.set(str(state))]
+        for name, value in fields.items():
+            attr = getattr(T, name)
+            if value is None:
+                actions.append(attr.remove())
+            else:
+                actions.append(attr.set(list(value) if name == "held_limits" else value))
+        condition = ti_in_states(T, sorted(str(s) for s in expected if s is not None))
+        if None in expected:
+            # The update may create the item, so it carries its identity.
+            actions += [T.dag_id.set(key.dag_id), T.run_id.set(key.run_id), T.task_id.set(key.task_id),
+                        T.map_index.set(key.map_index)]
+            condition = ti_absent(T) | condition
+        if expected_try_id is not None:
+            condition &= try_matches(T, expected_try_id)
+        row = self._ti_row(key)
+        return conditional(lambda: update_quietly(row, actions, condition))
+
+    # ---------------------------------------------------------------------- named transitions over transition_ti
+    def create_ti(self, key: TIKey, *, state: TaskInstanceState, fields: Mapping[str, Any] | None = None) -> bool:
+        """Create a never-touched instance in ``state`` (scheduled, skipped by a branch...); False if it exists."""
+        return self.transition_ti(key, expected=[None], state=state, fields=fields)
+
+    def queue_ti(self, key: TIKey, *, expected: TaskInstanceState | None, fields: Mapping[str, Any]) -> bool:
+        """The claim: ``expected`` (scheduled, or None to create it claimed) -> queued with the new try's
+        fields; its blocked reason is removed in the same write. Of two claimers one wins."""
+        return self.transition_ti(key, expected=[expected], state=TaskInstanceState.QUEUED, fields=fields)
+
+    def end_try(self, key: TIKey, *, try_id: str, state: TaskInstanceState, fields: Mapping[str, Any]) -> bool:
+        """Record a running try's outcome, only while that try is still the running one (fencing)."""
+        return self.transition_ti(key, expected=[TaskInstanceState.RUNNING], state=state, expected_try_id=try_id,
+                                  fields=fields)
+
+    def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
+        T = self.models.task_instance
+        row = self._ti_row(key)
+        actions = [T.state.set(str(TaskInstanceState.RUNNING))]
+        for name, value in fields.items():
+            attr = getattr(T, name)
+            actions.append(attr.remove() if value is None else attr.set(value))
+        condition = ti_in_states(T, [str(TaskInstanceState.QUEUED)]) & try_matches(T, try_id)
+        try:
+            row.update(actions=actions, condition=condition)  # ALL_NEW: the row is the item as written
+        except UpdateError as exc:
+            if condition_failed(exc):
+                return None
+            raise
+        return _ti_from_item(row)
+
+    def heartbeat(self, key: TIKey, *, try_id: str, lease_expires_at: dt.datetime) -> bool:
+        T = self.models.task_instance
+        row = self._ti_row(key)
+        condition = try_matches(T, try_id) & ti_in_states(T, _LIVE_STATES)
+        return conditional(lambda: update_quietly(row, [T.lease_expires_at.set(lease_expires_at)], condition))
+
+    def set_blocked_reason(self, key: TIKey, reason: str | None, *,
+                           expected_state: TaskInstanceState = TaskInstanceState.SCHEDULED) -> bool:
+        """Why the task instance is not queued yet, kept on its item so "why is my task not running" is one
+        read. One conditional write: False when the instance is not (or no longer) in ``expected_state``."""
+        T = self.models.task_instance
+        action = T.blocked_reason.remove() if reason is None else T.blocked_reason.set(reason)
+        condition = ti_in_states(T, [str(expected_state)])
+        return conditional(lambda: update_quietly(self._ti_row(key), [action], condition))

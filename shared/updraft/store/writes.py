@@ -1,0 +1,60 @@
+"""The one way the store writes conditionally, shared by every aggregate module.
+
+A failed condition is an expected outcome (someone else got there first) and comes back as ``False``, never as
+pynamodb's ``PutError``/``UpdateError``/``DeleteError``; only real failures (throttling past the retries, a
+missing table) still raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pynamodb.constants import NONE
+from pynamodb.exceptions import DeleteError, PutError, UpdateError
+
+_CONDITION_FAILED = "ConditionalCheckFailedException"
+# Optimistic loops re-read and retry when a concurrent writer changed the item; a handful is plenty because
+# each retry means someone else made progress.
+RETRIES = 8
+
+
+def condition_failed(exc: Exception) -> bool:
+    return getattr(exc, "cause_response_code", None) == _CONDITION_FAILED
+
+
+def conditional(write: Callable[[], Any]) -> bool:
+    """Run one conditional write; a failed condition is a lost race, reported as False."""
+    try:
+        write()
+    except (PutError, UpdateError, DeleteError) as exc:
+        if condition_failed(exc):
+            return False
+        raise
+    return True
+
+
+def update_quietly(row: Any, actions: list[Any], condition: Any) -> None:
+    """A conditional update that returns nothing.
+
+    ``Model.update`` asks for ALL_NEW so it can refresh the object; on a limit item that returns the whole holders
+    map with every claim (quadratic bytes as a pool fills) and on every write it is traffic we never read.
+    """
+    hash_key, range_key = row._get_hash_range_key_serialized_values()
+    row._get_connection().update_item(hash_key, range_key=range_key, actions=actions, condition=condition,
+                                      return_values=NONE)
+
+
+def set_actions(model: Any, values: Mapping[str, Any]) -> list[Any]:
+    """SET each attribute; pynamodb turns a None value into REMOVE (absent, so sparse indexes drop the item)."""
+    return [getattr(model, name).set(value) for name, value in values.items()]
+
+
+# ----------------------------------------------------------------------------------------- named conditions
+def item_absent(model: Any) -> Any:
+    """The item does not exist yet: the write creates it, and a second creator loses."""
+    return model.pk.does_not_exist()
+
+
+def item_present(model: Any) -> Any:
+    return model.pk.exists()
