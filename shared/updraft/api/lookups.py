@@ -39,7 +39,10 @@ def jsonable(value: Any) -> Any:
 
 def field_keys(*names: str, aliases: dict[str, str] | None = None) -> dict[str, Callable[[dict[str, Any]], Any]]:
     """Sort keys over response dicts: each name orders by that field; an alias orders by another field."""
-    keys: dict[str, Callable[[dict[str, Any]], Any]] = {n: (lambda d, n=n: d.get(n)) for n in names}
+    def getter(name: str) -> Callable[[dict[str, Any]], Any]:
+        return lambda response: response.get(name)
+
+    keys = {name: getter(name) for name in names}
     for alias, target in (aliases or {}).items():
         keys[alias] = keys[target]
     return keys

@@ -32,7 +32,7 @@ def page_of(query: Query, default_order: Sequence[str]) -> Page:
     limit = query.integer("limit", FALLBACK_PAGE_LIMIT, ge=0)
     offset = query.integer("offset", 0, ge=0)
     order_by = tuple(o for o in query.strings("order_by", list(default_order)) if o) or tuple(default_order)
-    return Page(limit=min(limit or 0, MAXIMUM_PAGE_LIMIT), offset=offset or 0, order_by=order_by)
+    return Page(limit=min(limit, MAXIMUM_PAGE_LIMIT), offset=offset, order_by=order_by)
 
 
 class _Reversed:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from updraft.api.errors import Unprocessable, issue
 from updraft.api.formats import parse_datetime
@@ -49,6 +49,12 @@ class Query:
 
     def strings(self, name: str, default: list[str] | None = None) -> list[str]:
         return list(self._values.get(name) or default or [])
+
+    @overload
+    def integer(self, name: str, default: int, *, ge: int | None = None) -> int: ...
+
+    @overload
+    def integer(self, name: str, default: None = None, *, ge: int | None = None) -> int | None: ...
 
     def integer(self, name: str, default: int | None = None, *, ge: int | None = None) -> int | None:
         raw = self._last(name)

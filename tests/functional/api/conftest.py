@@ -17,6 +17,7 @@ from airflow.sdk import DAG, Param, task
 from tests.functional.lambda_helpers import lambda_context
 from updraft.local.api_gateway import proxy_event
 from updraft.model.parse_results import ImportErrorRecord, ParsedFile
+from updraft.scheduling.dag_registration import register_parsed_file, set_paused
 from updraft.serialization import serialize_dag
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
@@ -79,10 +80,10 @@ def seed(store: DynamoStore) -> None:
     """What the parser stores for three DAG files (etl and reporting unpaused) and one broken file."""
     for dag in example_dags():
         doc = serialize_dag(dag, relative_fileloc=f"{dag.dag_id}.py", file_hash="h")
-        store.save_parsed_file(ParsedFile(relative_path=f"{dag.dag_id}.py", file_hash="h", dags=[doc]), now=NOW)
+        register_parsed_file(store, ParsedFile(relative_path=f"{dag.dag_id}.py", file_hash="h", dags=[doc]), now=NOW)
     for dag_id in ("etl", "reporting"):
-        store.set_paused(dag_id, False)
-    store.save_parsed_file(ParsedFile(relative_path="broken.py", file_hash="b", import_errors=[
+        set_paused(store, dag_id, False)
+    register_parsed_file(store, ParsedFile(relative_path="broken.py", file_hash="b", import_errors=[
         ImportErrorRecord(filename="broken.py", lineno=3, message="NameError: name 'x' is not defined",
                           stacktrace="Traceback (most recent call last):\nNameError: name 'x' is not defined")]),
         now=NOW)

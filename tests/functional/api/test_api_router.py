@@ -17,6 +17,7 @@ from airflow.sdk import DAG
 from tests.functional.api.conftest import NOW, START
 from updraft.api.routes import all_routes
 from updraft.model.parse_results import ParsedFile
+from updraft.scheduling.dag_registration import register_parsed_file
 from updraft.serialization import serialize_dag
 
 ROUTES_TO_FUZZ = ["/api/v2/dags", "/api/v2/dags/~/dagRuns", "/api/v2/dags/etl/dagRuns",
@@ -63,7 +64,7 @@ def test_limit_defaults_to_50_and_is_clamped_to_100(api, store):
         with DAG(f"many_{i:03d}", schedule=None, start_date=START) as dag:
             pass
         doc = serialize_dag(dag, relative_fileloc=f"many_{i:03d}.py", file_hash="h")
-        store.save_parsed_file(ParsedFile(relative_path=f"many_{i:03d}.py", file_hash="h", dags=[doc]), now=NOW)
+        register_parsed_file(store, ParsedFile(relative_path=f"many_{i:03d}.py", file_hash="h", dags=[doc]), now=NOW)
     default = api.get("/api/v2/dags")
     assert len(default.body["dags"]) == 50 and default.body["total_entries"] == 123
     clamped = api.get("/api/v2/dags", query={"limit": 1000, "offset": 100})

@@ -139,7 +139,9 @@ def _paused_from(call: Call) -> bool:
 
 def _set_paused(call: Call, dag_id: str, paused: bool) -> None:
     # Unpausing recomputes a catchup=False DAG's next run from now, as the CLI's unpause does.
-    call.store.set_paused(dag_id, paused, now=None if paused else call.now())
+    from updraft.scheduling.dag_registration import set_paused
+
+    set_paused(call.store, dag_id, paused, now=None if paused else call.now())
 
 
 @routes.patch("/dags")
