@@ -16,6 +16,7 @@ import boto3
 import pytest
 from airflow_client.client.api.dag_api import DAGApi
 from airflow_client.client.api.dag_run_api import DagRunApi
+from airflow_client.client.api.dag_stats_api import DagStatsApi
 from airflow_client.client.api.import_error_api import ImportErrorApi
 from airflow_client.client.api.monitor_api import MonitorApi
 from airflow_client.client.api.pool_api import PoolApi
@@ -108,6 +109,13 @@ def test_trigger_with_conf_list_runs_and_read_task_instances(client, store):
     one = tis.get_task_instance("etl", "manual__client", "extract")
     assert (one.try_number, one.max_tries, one.pool) == (1, 0, "etl_pool")
     assert tis.get_task_instances("~", "~").total_entries == 4
+    stats = DagStatsApi(client).get_dag_stats(dag_ids=["etl"])
+    assert [(s.state.value, s.count) for s in stats.dags[0].stats] == [("queued", 2), ("running", 0), ("success", 0), ("failed", 0)]
+    runs.trigger_dag_run("fanout", TriggerDAGRunPostBody(dag_run_id="f1"))
+    store.transition_ti(TIKey("fanout", "f1", "double", 0), expected=[None], state=TaskInstanceState.RUNNING)
+    mapped = tis.get_mapped_task_instances("fanout", "f1", "double")
+    assert [(t.map_index, t.state.value) for t in mapped.task_instances] == [(0, "running")]
+    assert tis.get_mapped_task_instance("fanout", "f1", "double", 0).state.value == "running"
 
 
 def test_pools_crud_and_import_errors(client):

@@ -126,3 +126,27 @@ def test_the_sample_trigger_event_creates_one_run_and_its_redelivery_conflicts(a
     again = api.handler.handler(event, lambda_context("api"))
     assert (first["statusCode"], again["statusCode"]) == (200, 409)
     assert store.get_run("etl", "manual__from_the_sample_event").conf == {"n": 2}
+
+
+def test_list_mapped_instances_of_a_mapped_task(api, store):
+    _trigger(api, "fanout", dag_run_id="f1")
+    for index in range(3):
+        store.transition_ti(TIKey("fanout", "f1", "double", index), expected=[None], state=TaskInstanceState.SUCCESS)
+    mapped = api.get("/api/v2/dags/fanout/dagRuns/f1/taskInstances/double/listMapped", query={"order_by": "-map_index"})
+    assert mapped.status == 200 and [t["map_index"] for t in mapped.body["task_instances"]] == [2, 1, 0]
+    _trigger(api, dag_run_id="r1")
+    not_mapped = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/listMapped")
+    assert (not_mapped.status, not_mapped.body) == (404, {"detail": "Task id extract is not mapped"})
+
+
+def test_dag_stats_count_runs_by_state(api, store):
+    _trigger(api, dag_run_id="a")
+    _trigger(api, dag_run_id="b")
+    answer = api.get("/api/v2/dagStats", query={"dag_ids": ["etl", "fanout"]})
+    assert answer.status == 200 and answer.body["total_entries"] == 2
+    etl, fanout = answer.body["dags"]
+    assert etl == {"dag_id": "etl", "dag_display_name": "etl", "stats": [
+        {"state": "queued", "count": 2}, {"state": "running", "count": 0}, {"state": "success", "count": 0},
+        {"state": "failed", "count": 0}]}
+    assert fanout["dag_display_name"] == "Fan out" and sum(s["count"] for s in fanout["stats"]) == 0
+    assert api.get("/api/v2/dagStats").body["total_entries"] == 3

@@ -8,8 +8,8 @@ from updraft.api.routing import Route
 
 # Matched in this order: routes with a fixed segment (``.../{task_id}/xcomEntries``) before task_instances'
 # ``.../{task_id}/{map_index}``, which would otherwise take the segment for a map index.
-MODULES = ("monitor", "version", "auth", "dags", "dag_runs", "xcom_entries", "task_logs", "task_instances",
-           "pools", "import_errors")
+MODULES = ("monitor", "version", "auth", "dags", "dag_runs", "dag_stats", "xcom_entries", "task_logs",
+           "task_instances", "pools", "import_errors")
 
 
 def all_routes() -> list[Route]:

@@ -90,11 +90,11 @@ def _sdag(call: Call, run: Any) -> Any:
     return call.store.get_serialized_dag(run.dag_id, run.dag_hash)
 
 
-@routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances")
-def get_task_instances(call: Call) -> dict[str, Any]:
+def _listed(call: Call, task_id: str | None = None) -> dict[str, Any]:
+    """The list routes' filters, order and page over the instances of the path's runs (of one task if given)."""
     q = call.query
     page = page_of(q, ["map_index"])
-    task_ids = set(q.strings("task_id"))
+    task_ids = {task_id} if task_id is not None else set(q.strings("task_id"))
     states = set(q.choices("state", TI_STATES))
     pools, queues, executors = set(q.strings("pool")), set(q.strings("queue")), set(q.strings("executor"))
     try_numbers = {q.integer("try_number")} - {None}
@@ -116,6 +116,24 @@ def get_task_instances(call: Call) -> dict[str, Any]:
               and matches_name(r["task_display_name"]) and all(check(r) for check in dates)]
     found, total = paginate(wanted, page, TI_ORDER)
     return {"task_instances": found, "total_entries": total}
+
+
+@routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances")
+def get_task_instances(call: Call) -> dict[str, Any]:
+    return _listed(call)
+
+
+@routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/listMapped")
+def get_mapped_task_instances(call: Call) -> dict[str, Any]:
+    """Every map index of a mapped task in one run (paged and filtered as the list)."""
+    dag_id, task_id = call.path("dag_id"), call.path("task_id")
+    _meta, sdag = dag_or_404(call, dag_id)
+    task = getattr(sdag, "task_dict", {}).get(task_id)
+    if task is None:
+        raise NotFound(f"Task id {task_id} not found")
+    if not task.is_mapped:
+        raise NotFound(f"Task id {task_id} is not mapped")
+    return _listed(call, task_id)
 
 
 def _one(call: Call, map_index: int) -> dict[str, Any]:
