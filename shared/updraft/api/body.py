@@ -18,27 +18,37 @@ from updraft.api.formats import parse_datetime
 
 @dataclass(frozen=True)
 class Field:
-    kind: str  # bool | int | str | object | datetime
+    kind: str  # bool | int | number | str | strings (a list of them) | object | datetime
     required: bool = False
     nullable: bool = True
     minimum: int | None = None
+    aware: bool = True  # a datetime must carry its offset (pydantic's AwareDatetime), else naive is UTC
 
 
 _TYPE_ISSUES = {
     "bool": ("bool_type", "Input should be a valid boolean"),
     "int": ("int_type", "Input should be a valid integer"),
+    "number": ("float_type", "Input should be a valid number"),
+    "strings": ("list_type", "Input should be a valid list"),
     "str": ("string_type", "Input should be a valid string"),
     "object": ("dict_type", "Input should be a valid dictionary"),
     "datetime": ("datetime_type", "Input should be a valid datetime"),
 }
 
 
-def _check(kind: str, value: Any) -> tuple[Any, tuple[str, str] | None]:
+def _check(spec: Field, value: Any) -> tuple[Any, tuple[str, str] | None]:
     """(the value as the route uses it, None) or (None, (type, msg)) when it has the wrong type."""
+    kind = spec.kind
     if kind == "bool" and isinstance(value, bool):
         return value, None
     if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
         return value, None
+    if kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
+        return value, None
+    if kind == "strings" and isinstance(value, list):
+        if all(item is None or isinstance(item, str) for item in value):
+            return value, None
+        return None, ("string_type", "Input should be a valid string")
     if kind == "str" and isinstance(value, str):
         return value, None
     if kind == "object" and isinstance(value, dict):
@@ -48,7 +58,9 @@ def _check(kind: str, value: Any) -> tuple[Any, tuple[str, str] | None]:
         if parsed is None:
             return None, ("datetime_from_date_parsing", "Input should be a valid datetime or date")
         if parsed.tzinfo is None:
-            return None, ("timezone_aware", "Input should have timezone info")
+            if spec.aware:
+                return None, ("timezone_aware", "Input should have timezone info")
+            parsed = parsed.replace(tzinfo=dt.UTC)
         return parsed.astimezone(dt.UTC), None
     return None, _TYPE_ISSUES[kind]
 
@@ -80,7 +92,7 @@ def parse_body(raw: str | None, fields: dict[str, Field]) -> dict[str, Any]:
             else:
                 problems.append(issue(_TYPE_ISSUES[spec.kind][0], ("body", name), _TYPE_ISSUES[spec.kind][1], None))
             continue
-        typed, problem = _check(spec.kind, value)
+        typed, problem = _check(spec, value)
         if problem is not None:
             problems.append(issue(problem[0], ("body", name), problem[1], value))
         elif spec.minimum is not None and typed < spec.minimum:

@@ -30,6 +30,7 @@ from airflow_client.client.exceptions import (
     NotFoundException,
 )
 from airflow_client.client.models.dag_patch_body import DAGPatchBody
+from airflow_client.client.models.dag_runs_batch_body import DAGRunsBatchBody
 from airflow_client.client.models.pool_body import PoolBody
 from airflow_client.client.models.pool_patch_body import PoolPatchBody
 from airflow_client.client.models.trigger_dag_run_post_body import TriggerDAGRunPostBody
@@ -96,6 +97,8 @@ def test_trigger_with_conf_list_runs_and_read_task_instances(client, store):
     dated = runs.trigger_dag_run("etl", TriggerDAGRunPostBody(dag_run_id="manual__2024-02-01T00:00:00+00:00",
                                                               logical_date="2024-02-01T00:00:00+00:00"))
     assert runs.get_dag_run("etl", dated.dag_run_id).dag_run_id == "manual__2024-02-01T00:00:00+00:00"
+    batch = runs.get_list_dag_runs_batch("~", DAGRunsBatchBody(dag_ids=["etl"], states=["queued"], page_limit=1))
+    assert batch.total_entries == 2 and len(batch.dag_runs) == 1
     listed = runs.get_dag_runs("~", state=["queued"], order_by=["-run_after"], limit=10, offset=0)
     assert listed.total_entries == 2 and {r.dag_run_id for r in listed.dag_runs} == {
         "manual__client", "manual__2024-02-01T00:00:00+00:00"}

@@ -150,3 +150,22 @@ def test_dag_stats_count_runs_by_state(api, store):
         {"state": "failed", "count": 0}]}
     assert fanout["dag_display_name"] == "Fan out" and sum(s["count"] for s in fanout["stats"]) == 0
     assert api.get("/api/v2/dagStats").body["total_entries"] == 3
+
+
+def test_batch_list_takes_its_filters_in_a_body(api):
+    _trigger(api, dag_run_id="a", conf={"n": 7})
+    _trigger(api, dag_run_id="b")
+    _trigger(api, "reporting", dag_run_id="c")
+    every = api("POST", "/api/v2/dags/~/dagRuns/list", body={"dag_ids": ["etl", "reporting"], "order_by": "-dag_run_id",
+                                                            "page_limit": 2})
+    assert every.status == 200 and every.body["total_entries"] == 3
+    assert [r["dag_run_id"] for r in every.body["dag_runs"]] == ["c", "b"]
+    assert api("POST", "/api/v2/dags/~/dagRuns/list", body={"dag_ids": ["reporting"]}).body["total_entries"] == 1
+    assert api("POST", "/api/v2/dags/etl/dagRuns/list", body={"conf_contains": '"n": 7'}).body["total_entries"] == 1
+    assert api("POST", "/api/v2/dags/etl/dagRuns/list", body={"states": ["queued", None]}).body["total_entries"] == 2
+    assert api("POST", "/api/v2/dags/etl/dagRuns/list", body={"run_after_gte": "2999-01-01T00:00:00"}
+               ).body["total_entries"] == 0
+    assert api("POST", "/api/v2/dags/etl/dagRuns/list", body={"states": ["nope"]}).status == 422
+    assert api("POST", "/api/v2/dags/etl/dagRuns/list", body={"page_limit": -1}).status == 422
+    assert api("POST", "/api/v2/dags/etl/dagRuns/list", body={"bogus": 1}).status == 422
+    assert api("POST", "/api/v2/dags/nope/dagRuns/list", body={}).status == 404

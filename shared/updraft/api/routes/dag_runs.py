@@ -8,15 +8,17 @@ the scheduler is nudged so the run starts now rather than at the next tick.
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from updraft.api.body import Field, parse_body
-from updraft.api.errors import BadRequest, Conflict, dag_not_found
-from updraft.api.filters import date_filters
+from updraft.api.errors import BadRequest, Conflict, Unprocessable, dag_not_found, issue
+from updraft.api.filters import COMPARISONS, date_bounds, range_checks, range_names
 from updraft.api.formats import iso, pattern_matcher, seconds_between
 from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_or_404
-from updraft.api.pagination import page_of, paginate
+from updraft.api.pagination import MAXIMUM_PAGE_LIMIT, Page, page_of, paginate
 from updraft.api.routing import Call, RouteTable
 
 log = logging.getLogger(__name__)
@@ -62,30 +64,73 @@ def _dag_names(call: Call, dag_ids: set[str]) -> dict[str, str]:
     return names
 
 
+def _dag_ids(call: Call, dag_id: str, matches_dag: Callable[[str], bool]) -> list[str]:
+    """The DAGs a path names: one (404 when unknown), or every DAG, stale ones too, with ``~``."""
+    if dag_id == WILDCARD:
+        return [m.dag_id for m in call.store.list_dags(include_inactive=True) if matches_dag(m.dag_id)]
+    dag_or_404(call, dag_id)
+    return [dag_id]
+
+
+def _listed(call: Call, dag_ids: list[str], page: Page, keep: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """Each DAG's runs (one date-index query per DAG) as responses, filtered by ``keep``, ordered and paged."""
+    runs = [run for d in dag_ids for run in call.store.list_runs(d)]
+    names = _dag_names(call, {run.dag_id for run in runs})
+    responses = [r for r in (run_response(run, names[run.dag_id]) for run in runs) if keep(r)]
+    found, total = paginate(responses, page, RUN_ORDER)
+    return {"dag_runs": found, "total_entries": total}
+
+
 @routes.get("/dags/{dag_id}/dagRuns")
 def get_dag_runs(call: Call) -> dict[str, Any]:
-    """One DAG's runs, or every DAG's with ``~`` (each DAG's runs come from its own date index)."""
-    dag_id = call.path("dag_id")
+    """One DAG's runs, or every DAG's with ``~``."""
     q = call.query
     page = page_of(q, ["id"])
     states = set(q.choices("state", RUN_STATES))
     run_types = set(q.choices("run_type", RUN_TYPES))
     matches_run = pattern_matcher(q.string("run_id_pattern"))
     matches_dag = pattern_matcher(q.string("dag_id_pattern"))
-    dates = date_filters(q, DATE_FILTERS)
+    ranges = range_checks(date_bounds(q, DATE_FILTERS))
     q.check()
-    if dag_id == WILDCARD:
-        dag_ids = [m.dag_id for m in call.store.list_dags(include_inactive=True) if matches_dag(m.dag_id)]
-    else:
-        dag_or_404(call, dag_id)
-        dag_ids = [dag_id]
-    runs = [run for d in dag_ids for run in call.store.list_runs(d)
-            if (not states or run.state.value in states) and (not run_types or run.run_type in run_types)
-            and matches_run(run.run_id)]
-    names = _dag_names(call, {run.dag_id for run in runs})
-    responses = [r for r in (run_response(run, names[run.dag_id]) for run in runs) if all(c(r) for c in dates)]
-    found, total = paginate(responses, page, RUN_ORDER)
-    return {"dag_runs": found, "total_entries": total}
+
+    def keep(r: dict[str, Any]) -> bool:
+        return ((not states or r["state"] in states) and (not run_types or r["run_type"] in run_types)
+                and matches_run(r["dag_run_id"]) and all(check(r) for check in ranges))
+
+    return _listed(call, _dag_ids(call, call.path("dag_id"), matches_dag), page, keep)
+
+
+BATCH_BODY = {"order_by": Field("str"), "page_offset": Field("int", nullable=False, minimum=0),
+              "page_limit": Field("int", nullable=False, minimum=0), "dag_ids": Field("strings"),
+              "states": Field("strings"), "conf_contains": Field("str"),
+              **{name: Field("datetime", aware=False) for name in range_names(DATE_FILTERS)},
+              **{name: Field("number") for name in range_names(("duration",))}}
+
+
+@routes.post("/dags/{dag_id}/dagRuns/list")
+def get_list_dag_runs_batch(call: Call) -> dict[str, Any]:
+    """The list with its filters in a body (``~`` and ``dag_ids`` for several DAGs); a ``null`` state matches
+    nothing, as Airflow's runs always have one."""
+    body = parse_body(call.request.body, BATCH_BODY)
+    states = set(body.get("states") or [])
+    unknown = sorted(str(s) for s in states - RUN_STATES - {None})
+    if unknown:
+        expected = ", ".join(f"'{s}'" for s in sorted(RUN_STATES))
+        raise Unprocessable([issue("enum", ("body", "states"), f"Input should be {expected}", unknown[0])])
+    wanted_dags = set(body.get("dag_ids") or [])
+    conf_contains = body.get("conf_contains")
+    ranges = range_checks({k: v for k, v in body.items() if k.rsplit("_", 1)[-1] in COMPARISONS})
+    order_by = body.get("order_by")
+    page = Page(limit=min(body.get("page_limit", MAXIMUM_PAGE_LIMIT), MAXIMUM_PAGE_LIMIT),
+                offset=body.get("page_offset", 0), order_by=(order_by,) if order_by else ("id",))
+
+    def keep(r: dict[str, Any]) -> bool:
+        return ((not states or r["state"] in states)
+                and (conf_contains is None or conf_contains in json.dumps(r["conf"] or {}))
+                and all(check(r) for check in ranges))
+
+    dag_ids = _dag_ids(call, call.path("dag_id"), lambda d: not wanted_dags or d in wanted_dags)
+    return _listed(call, dag_ids, page, keep)
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}")

@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 from updraft.api.errors import NotFound
-from updraft.api.filters import date_filters
+from updraft.api.filters import date_bounds, range_checks
 from updraft.api.formats import iso, pattern_matcher, seconds_between
 from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_or_404
 from updraft.api.pagination import page_of, paginate
@@ -100,7 +100,7 @@ def _listed(call: Call, task_id: str | None = None) -> dict[str, Any]:
     try_numbers = {q.integer("try_number")} - {None}
     map_indexes = {q.integer("map_index")} - {None}
     matches_name = pattern_matcher(q.string("task_display_name_pattern"))
-    dates = date_filters(q, ("logical_date", "run_after", "start_date", "end_date"))
+    dates = range_checks(date_bounds(q, ("logical_date", "run_after", "start_date", "end_date")))
     q.check()
     responses = []
     for run in runs_of(call, call.path("dag_id"), call.path("dag_run_id")):
