@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.functional.lambda_helpers import lambda_context
 from updraft.model.records import TIKey
-from updraft.model.states import TaskInstanceState
+from updraft.model.states import DagRunState, TaskInstanceState
 
 
 def _trigger(api, dag_id="etl", **body):
@@ -169,3 +169,28 @@ def test_batch_list_takes_its_filters_in_a_body(api):
     assert api("POST", "/api/v2/dags/etl/dagRuns/list", body={"page_limit": -1}).status == 422
     assert api("POST", "/api/v2/dags/etl/dagRuns/list", body={"bogus": 1}).status == 422
     assert api("POST", "/api/v2/dags/nope/dagRuns/list", body={}).status == 404
+
+
+def test_dependencies_say_why_an_instance_is_not_queued(api, store):
+    _trigger(api, dag_run_id="r1")
+    queued_run = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/dependencies")
+    assert [d["name"] for d in queued_run.body["dependencies"]] == ["Dagrun Running"]
+    store.set_run_state("etl", "r1", expected=[DagRunState.QUEUED], state=DagRunState.RUNNING,
+                        now=dt.datetime.now(dt.UTC))
+    store.transition_ti(TIKey("etl", "r1", "extract"), expected=[None], state=TaskInstanceState.QUEUED)
+    waiting = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/load/dependencies")
+    assert waiting.status == 200
+    assert [d["name"] for d in waiting.body["dependencies"]] == ["Trigger Rule"]
+    assert waiting.body["dependencies"][0]["reason"].startswith("Task's trigger rule 'all_success' requires")
+    store.transition_ti(TIKey("etl", "r1", "extract"), expected=[TaskInstanceState.QUEUED],
+                        state=TaskInstanceState.SUCCESS)
+    done = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/dependencies")
+    assert done.body == {"dependencies": [{"name": "Task Instance State",
+                                           "reason": "Task is in the 'success' state."}]}
+    assert api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/nope/dependencies").status == 404
+    assert api.get("/api/v2/dags/etl/dagRuns/nope/taskInstances/load/dependencies").status == 404
+    _trigger(api, "fanout", dag_run_id="f1")
+    store.transition_ti(TIKey("fanout", "f1", "double", 0), expected=[None], state=TaskInstanceState.RUNNING)
+    mapped = api.get("/api/v2/dags/fanout/dagRuns/f1/taskInstances/double/0/dependencies")
+    assert [d["reason"] for d in mapped.body["dependencies"]] == ["Task's DAG 'fanout' is paused.",
+                                                                  "Task is in the 'running' state."]

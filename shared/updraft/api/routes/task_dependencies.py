@@ -1,0 +1,45 @@
+"""``GET .../taskInstances/{task_id}/dependencies`` (also ``.../{task_id}/{map_index}/dependencies``): what keeps
+an instance from being queued, as Airflow's "Dependencies Blocking Task From Getting Scheduled".
+
+The answer is :func:`updraft.scheduling.why.why_not_running`'s (the CLI's ``tasks why``): the limit that last
+refused a scheduled instance, or its dependencies evaluated live from the serialized DAG; empty when nothing
+blocks it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from updraft.api.errors import NotFound
+from updraft.api.lookups import dag_or_404
+from updraft.api.routing import Call, RouteTable
+from updraft.model.records import UNMAPPED
+
+routes = RouteTable()
+
+INSTANCE = "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}"
+
+
+def _dependencies(call: Call, map_index: int) -> dict[str, Any]:
+    from updraft.scheduling import why
+
+    dag_id = call.path("dag_id")
+    dag_or_404(call, dag_id)
+    try:
+        reasons = why.why_not_running(call.store, dag_id, call.path("dag_run_id"), call.path("task_id"), map_index,
+                                      now=call.now())
+    except why.NotFound as err:
+        raise NotFound(str(err)) from None
+    return {"dependencies": [{"name": r.dep or r.kind.value, "reason": r.message} for r in reasons]}
+
+
+@routes.get(INSTANCE + "/dependencies")
+def get_task_instance_dependencies(call: Call) -> dict[str, Any]:
+    map_index = call.query.integer("map_index", UNMAPPED)
+    call.query.check()
+    return _dependencies(call, map_index)
+
+
+@routes.get(INSTANCE + "/{map_index}/dependencies")
+def get_mapped_task_instance_dependencies(call: Call) -> dict[str, Any]:
+    return _dependencies(call, call.int_path("map_index"))
