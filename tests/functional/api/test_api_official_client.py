@@ -109,6 +109,8 @@ def test_trigger_with_conf_list_runs_and_read_task_instances(client, store):
     found = tis.get_task_instances("etl", "manual__client")
     assert [(t.task_id, t.state and t.state.value) for t in found.task_instances] == [
         ("extract", "up_for_retry"), ("load", None)]
+    blocking = tis.get_task_instance_dependencies("etl", "manual__client", "load")
+    assert [d.name for d in blocking.dependencies] == ["Dagrun Running"]  # the run is still queued
     one = tis.get_task_instance("etl", "manual__client", "extract")
     assert (one.try_number, one.max_tries, one.pool) == (1, 0, "etl_pool")
     assert tis.get_task_instances("~", "~").total_entries == 4
