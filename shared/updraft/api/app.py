@@ -33,6 +33,8 @@ from updraft.api.routing import Call, Reply, Route
 # The API Lambda's logger (its JSON lines carry the request's correlation id).
 log = Logger(service="updraft-api", child=True)
 
+# Airflow's body for an unknown /api path, plus the statusCode Powertools' own 404 carried (callers of the
+# health-only API read it).
 NOT_FOUND_BODY = {"error": "API route not found", "statusCode": 404}
 
 
@@ -76,7 +78,7 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
     def not_found(_exc: NotFoundError) -> Response:
         """No route matched as Powertools reads the path: a route of this method may still match a segment
         Powertools' pattern refuses (its character set is narrower than a path segment); another method's
-        route means 405."""
+        route means 405, with the methods it has in ``Allow``."""
         event = app.current_event
         method, path = event.http_method.upper(), event.path
         allowed = []
@@ -88,7 +90,8 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
                 return respond(route, match.groupdict())
             allowed.append(route.method)
         if allowed:
-            raise MethodNotAllowed("Method Not Allowed")
+            error = MethodNotAllowed("Method Not Allowed")
+            return _json(error.status, error.body(), {"Allow": ", ".join(sorted(set(allowed)))})
         return _json(404, NOT_FOUND_BODY)
 
     @app.exception_handler(ApiError)

@@ -43,6 +43,7 @@ def test_unknown_api_route_is_airflow_s_404(api):
 def test_a_route_asked_with_another_method_is_405(api):
     answer = api("PUT", "/api/v2/dags/etl")
     assert (answer.status, answer.body) == (405, {"detail": "Method Not Allowed"})
+    assert answer.headers["Allow"] == "GET, PATCH"
     assert api("DELETE", "/api/v2/version").status == 405
 
 
@@ -86,6 +87,13 @@ def test_path_parameters_are_percent_decoded(api):
     encoded = run_id.replace(":", "%3A").replace("+", "%2B")
     answer = api.get(f"/api/v2/dags/etl/dagRuns/{encoded}")
     assert (answer.status, answer.body["dag_run_id"]) == (200, run_id)
+
+
+def test_a_path_segment_powertools_pattern_refuses_still_reaches_its_route(api):
+    """A run id may hold characters outside Powertools' segment pattern (a double quote, a backtick)."""
+    answer = api.get('/api/v2/dags/etl/dagRuns/a"b`c')
+    assert (answer.status, answer.body) == (
+        404, {"detail": 'The DagRun with dag_id: `etl` and run_id: `a"b`c` was not found'})
 
 
 def test_an_unexpected_failure_is_a_logged_500_and_counted(api, monkeypatch, capsys, caplog):
