@@ -6,9 +6,13 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from tests.functional.api.conftest import NOW, example_dags
 from tests.functional.lambda_helpers import lambda_context
+from updraft.model.parse_results import ImportErrorRecord, ParsedFile
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.dag_registration import register_parsed_file
+from updraft.serialization import serialize_dag
 
 
 def _trigger(api, dag_id="etl", **body):
@@ -194,3 +198,15 @@ def test_dependencies_say_why_an_instance_is_not_queued(api, store):
     mapped = api.get("/api/v2/dags/fanout/dagRuns/f1/taskInstances/double/0/dependencies")
     assert [d["reason"] for d in mapped.body["dependencies"]] == ["Task's DAG 'fanout' is paused.",
                                                                   "Task is in the 'running' state."]
+
+
+def test_a_dag_whose_file_has_import_errors_cannot_be_triggered(api, store):
+    etl = example_dags()[0]
+    doc = serialize_dag(etl, relative_fileloc="etl.py", file_hash="h2")
+    register_parsed_file(store, ParsedFile(relative_path="etl.py", file_hash="h2", dags=[doc], import_errors=[
+        ImportErrorRecord(filename="etl.py", lineno=9, message="a second DAG in etl.py failed", stacktrace="")]),
+        now=NOW)
+    refused = _trigger(api)
+    assert (refused.status, refused.body) == (
+        400, {"detail": "DAG with dag_id: 'etl' has import errors and cannot be triggered"})
+    assert api.get("/api/v2/dags/etl").body["has_import_errors"] is True

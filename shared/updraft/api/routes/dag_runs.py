@@ -145,7 +145,8 @@ _UNSUPPORTED_TRIGGER_FIELDS = ("data_interval_start", "data_interval_end", "run_
 
 @routes.post("/dags/{dag_id}/dagRuns")
 def trigger_dag_run(call: Call) -> dict[str, Any]:
-    """Airflow's trigger. A null ``logical_date`` gives the run the trigger time as its logical date (Updraft
+    """Airflow's trigger; a DAG whose file has import errors (another DAG of it failed) is refused, as in
+    Airflow. A null ``logical_date`` gives the run the trigger time as its logical date (Updraft
     gives every manual run one, so templates such as ``ds`` render, as the CLI's trigger does)."""
     from updraft.scheduling.triggering import DagRunAlreadyExists, trigger_dag
     from updraft.sdk.exceptions import DagNotFound, ParamValidationError
@@ -155,6 +156,9 @@ def trigger_dag_run(call: Call) -> dict[str, Any]:
     unsupported = [name for name in _UNSUPPORTED_TRIGGER_FIELDS if body.get(name) is not None]
     if unsupported:
         raise BadRequest(f"Updraft does not support {', '.join(unsupported)} when triggering a run yet")
+    meta = call.store.get_dag_meta(dag_id)
+    if meta is not None and meta.relative_fileloc in {e["filename"] for e in call.store.list_import_errors()}:
+        raise BadRequest(f"DAG with dag_id: '{dag_id}' has import errors and cannot be triggered")
     try:
         run = trigger_dag(call.store, dag_id, now=call.now(), conf=body.get("conf"),
                           logical_date=body.get("logical_date"), run_id=body.get("dag_run_id"))
