@@ -59,6 +59,7 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
 
     def respond(route: Route, path_params: dict[str, str]) -> Response:
         call = Call(_request(app.current_event, path_params), services)
+        call.check_path()
         result = route.endpoint(call)
         if isinstance(result, Reply) and result.content_type is not None:
             return Response(status_code=result.status, content_type=result.content_type, body=result.body,

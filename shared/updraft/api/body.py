@@ -22,8 +22,13 @@ class Field:
     required: bool = False
     nullable: bool = True
     minimum: int | None = None
+    maximum: int | None = None
+    max_length: int | None = None  # characters
+    key: bool = False  # the value goes into a DynamoDB key: its UTF-8 size is bounded too (see size_issue)
     aware: bool = True  # a datetime must carry its offset (pydantic's AwareDatetime), else naive is UTC
 
+
+MAX_ID_BYTES = 960  # a run id in the runs' date sort key: 1024 bytes less the date and separators
 
 _TYPE_ISSUES = {
     "bool": ("bool_type", "Input should be a valid boolean"),
@@ -65,6 +70,26 @@ def _check(spec: Field, value: Any) -> tuple[Any, tuple[str, str] | None]:
     return None, _TYPE_ISSUES[kind]
 
 
+def _bounds_issue(spec: Field, loc: tuple[str, ...], value: Any) -> dict[str, Any] | None:
+    if spec.minimum is not None and value < spec.minimum:
+        return issue("greater_than_equal", loc, f"Input should be greater than or equal to {spec.minimum}", value)
+    if spec.maximum is not None and value > spec.maximum:
+        return issue("less_than_equal", loc, f"Input should be less than or equal to {spec.maximum}", value)
+    if spec.max_length is not None:
+        return size_issue(loc, value, spec.max_length, key=spec.key)
+    return None
+
+
+def size_issue(loc: tuple[str | int, ...], value: str, max_chars: int, *, key: bool = False) -> dict[str, Any] | None:
+    """A string longer than Airflow allows (``max_chars``) or, for a value that goes into a DynamoDB key, longer in
+    UTF-8 than the key can hold beside its prefixes (a sort key is at most 1024 bytes), is pydantic's
+    ``string_too_long``: refused here rather than failing in the store."""
+    too_many_bytes = key and len(value.encode("utf-8", errors="surrogatepass")) > MAX_ID_BYTES
+    if len(value) > max_chars or too_many_bytes:
+        return issue("string_too_long", loc, f"String should have at most {max_chars} characters", value)
+    return None
+
+
 def parse_body(raw: str | None, fields: dict[str, Field]) -> dict[str, Any]:
     """The fields the client sent, typed (pydantic's ``model_fields_set``: an absent optional field is absent,
     not None, so PATCH routes can tell "not sent" from "set to null"). Raises 422 with every issue."""
@@ -93,11 +118,11 @@ def parse_body(raw: str | None, fields: dict[str, Field]) -> dict[str, Any]:
                 problems.append(issue(_TYPE_ISSUES[spec.kind][0], ("body", name), _TYPE_ISSUES[spec.kind][1], None))
             continue
         typed, problem = _check(spec, value)
+        bounds = problem is None and _bounds_issue(spec, ("body", name), typed)
         if problem is not None:
             problems.append(issue(problem[0], ("body", name), problem[1], value))
-        elif spec.minimum is not None and typed < spec.minimum:
-            problems.append(issue("greater_than_equal", ("body", name),
-                                  f"Input should be greater than or equal to {spec.minimum}", value))
+        elif bounds:
+            problems.append(bounds)
         else:
             out[name] = typed
     problems += [issue("extra_forbidden", ("body", name), "Extra inputs are not permitted", data[name])

@@ -14,10 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from updraft.api.body import size_issue
 from updraft.api.errors import Unprocessable, issue
 from updraft.api.request import Query, Request
 
 API_PREFIX = "/api/v2"
+ID_LEN = 250  # Airflow's limit on dag, run and task ids
+PATH_LIMITS = {"pool_name": 256, "xcom_key": 512}  # Airflow's columns for the other named things
 
 
 @dataclass
@@ -52,6 +55,14 @@ class Call:
 
     def path(self, name: str) -> str:
         return self.request.path_params[name]
+
+    def check_path(self) -> None:
+        """Ids no longer than Airflow's (and than a DynamoDB key holds): anything longer cannot exist, and would
+        fail the store's key validation; 422 as pydantic reports a too-long string."""
+        problems = [problem for name, value in self.request.path_params.items()
+                    if (problem := size_issue(("path", name), value, PATH_LIMITS.get(name, ID_LEN), key=True))]
+        if problems:
+            raise Unprocessable(problems)
 
     def int_path(self, name: str) -> int:
         """An integer path parameter (``map_index``, ``import_error_id``); not one is a 422, as in Airflow."""

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import string
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import yaml
@@ -28,7 +30,7 @@ PARAMS = ["limit", "offset", "order_by", "paused", "tags", "dag_id_pattern", "st
           "logical_date_gte", "start_date_lt", "exclude_stale", "has_import_errors", "last_dag_run_state",
           "try_number", "map_index", "pool_name_pattern", "filename_pattern", "task_id", "tags_match_mode",
           "update_mask", "cursor", "unknown"]
-VALUES = ["", "0", "-1", "1", "50", "101", "99999999999999999999", "true", "false", "yes", "maybe", "~",
+VALUES = ["x" * 300, "", "0", "-1", "1", "50", "101", "99999999999999999999", "true", "false", "yes", "maybe", "~",
           "%", "_", "a|b", "-dag_id", "dag_id", "-", "2024-01-01", "2024-01-01T00:00:00+0000", "2024-13-45",
           "running", "no_status", "\x00", "🙂", "' OR 1=1 --", "null", "[]", "{}"]
 
@@ -170,3 +172,55 @@ def test_every_served_api_route_is_one_of_airflow_s():
     served = {(r.method, r.path) for r in all_routes() if r.path.startswith("/api/v2/")}
     assert served - airflow == set()
     assert len(served) >= 25
+
+
+BODY_ROUTES = [("PATCH", "/api/v2/dags/etl"), ("PATCH", "/api/v2/dags"), ("POST", "/api/v2/dags/etl/dagRuns"),
+               ("POST", "/api/v2/pools"), ("PATCH", "/api/v2/pools/default_pool"),
+               ("POST", "/api/v2/dags/~/dagRuns/list")]
+BODY_FIELDS = ["is_paused", "dag_run_id", "logical_date", "conf", "note", "name", "slots", "description",
+               "include_deferred", "pool", "team_name", "dag_ids", "states", "page_limit", "page_offset",
+               "order_by", "run_after_gte", "duration_lt", "conf_contains", "unknown"]
+BODY_VALUES = ["r" * 300, {"big": "y" * 400_000}, None, True, False, 0, -1, 2**70, 10**40, 1.5, "", "x", "2024-01-01", "2024-01-01T00:00:00",
+               "2024-01-01T00:00:00+00:00", "not a date", [], [None], ["queued"], [1, 2], {}, {"n": "x"},
+               {"n": 3}, "default_pool", "-dag_run_id"]
+
+
+@pytest.mark.parametrize("seed_value", range(3))
+def test_fuzzed_bodies_never_crash_the_handler(api, seed_value):
+    rng = random.Random(seed_value)
+    for _ in range(40):
+        method, path = rng.choice(BODY_ROUTES)
+        body = {rng.choice(BODY_FIELDS): rng.choice(BODY_VALUES) for _ in range(rng.randint(0, 4))}
+        answer = api(method, path, body=body)
+        assert answer.status in (200, 201, 400, 404, 409, 422), (method, path, body, answer.status, answer.body)
+
+
+def test_ids_longer_than_airflow_s_or_a_key_s_are_422_not_a_store_failure(api):
+    too_long = api.get("/api/v2/dags/" + "d" * 251)
+    assert too_long.status == 422 and too_long.body["detail"][0]["type"] == "string_too_long"
+    assert too_long.body["detail"][0]["loc"] == ["path", "dag_id"]
+    wide = api.get("/api/v2/dags/etl/dagRuns/" + "\U0001f600" * 245)  # 245 characters, 980 bytes of UTF-8
+    assert wide.status == 422
+    assert api.get("/api/v2/pools/" + "p" * 256).status == 404  # Airflow's pool names go up to 256
+    assert api("POST", "/api/v2/pools", body={"name": "p" * 257, "slots": 1}).status == 422
+    assert api("POST", "/api/v2/pools", body={"name": "p", "slots": 10**40}).body["detail"][0]["type"] == \
+        "less_than_equal"
+    assert api("POST", "/api/v2/pools", body={"name": "", "slots": 1}).status == 400
+    assert api("POST", "/api/v2/dags/etl/dagRuns", body={"logical_date": None, "dag_run_id": "r" * 251}
+               ).status == 422
+    huge = api("POST", "/api/v2/dags/etl/dagRuns", body={"logical_date": None, "conf": {"x": "y" * 400_000}})
+    assert huge.status == 400 and "conf is larger" in huge.body["detail"]
+
+
+SEGMENTS = ["etl", "~", "nope", "\x00", "a/b", "", "-1", "0", "99999999999999999999", "r" * 300, "\U0001f600" * 245, "a b", "%00",
+            "..", "%2F", "default_pool", "extract", "return_value", "1.5", "x" * 256]
+
+
+@pytest.mark.parametrize("seed_value", range(2))
+def test_every_route_with_fuzzed_path_parameters_never_crashes(api, seed_value):
+    rng = random.Random(seed_value)
+    for route in all_routes():
+        for _ in range(3):
+            path = re.sub(r"\{\w+\}", lambda _m: quote(rng.choice(SEGMENTS), safe="~"), route.path)
+            answer = api(route.method, path, body=rng.choice([None, {}, {"is_paused": True}, {"logical_date": None}]))
+            assert answer.status < 500, (route.method, path, answer.status, answer.body)

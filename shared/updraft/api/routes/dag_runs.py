@@ -19,7 +19,7 @@ from updraft.api.filters import COMPARISONS, date_bounds, range_checks, range_na
 from updraft.api.formats import iso, pattern_matcher, seconds_between
 from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_or_404
 from updraft.api.pagination import MAXIMUM_PAGE_LIMIT, Page, page_of, paginate
-from updraft.api.routing import Call, RouteTable
+from updraft.api.routing import ID_LEN, Call, RouteTable
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,8 @@ RUN_ORDER = field_keys("dag_id", "dag_run_id", "state", "run_type", "logical_dat
                        "start_date", "end_date", "data_interval_start", "data_interval_end", "duration",
                        aliases={"run_id": "dag_run_id", "id": "queued_at"})
 TRIGGER_BODY = {
-    "dag_run_id": Field("str"), "data_interval_start": Field("datetime"), "data_interval_end": Field("datetime"),
+    "dag_run_id": Field("str", max_length=ID_LEN, key=True),
+    "data_interval_start": Field("datetime"), "data_interval_end": Field("datetime"),
     "logical_date": Field("datetime", required=True), "run_after": Field("datetime"), "conf": Field("object"),
     "note": Field("str"), "partition_key": Field("str"),
 }
@@ -140,6 +141,7 @@ def get_dag_run(call: Call) -> dict[str, Any]:
     return run_response(run, _dag_names(call, {dag_id})[dag_id])
 
 
+MAX_CONF_BYTES = 300_000
 _UNSUPPORTED_TRIGGER_FIELDS = ("data_interval_start", "data_interval_end", "run_after", "note", "partition_key")
 
 
@@ -156,6 +158,9 @@ def trigger_dag_run(call: Call) -> dict[str, Any]:
     unsupported = [name for name in _UNSUPPORTED_TRIGGER_FIELDS if body.get(name) is not None]
     if unsupported:
         raise BadRequest(f"Updraft does not support {', '.join(unsupported)} when triggering a run yet")
+    if len(json.dumps(body.get("conf") or {})) > MAX_CONF_BYTES:
+        raise BadRequest(f"conf is larger than {MAX_CONF_BYTES} bytes of JSON: Updraft keeps a run in one "
+                         "DynamoDB item (at most 400 KB)")
     meta = call.store.get_dag_meta(dag_id)
     if meta is not None and meta.relative_fileloc in {e["filename"] for e in call.store.list_import_errors()}:
         raise BadRequest(f"DAG with dag_id: '{dag_id}' has import errors and cannot be triggered")

@@ -22,11 +22,15 @@ from updraft.model.states import TaskInstanceState
 
 routes = RouteTable()
 
-POST_BODY = {"name": Field("str", required=True, nullable=False), "slots": Field("int", required=True,
-             nullable=False, minimum=-1), "description": Field("str"), "include_deferred": Field("bool"),
+MAX_SLOTS = 2**31 - 1  # Airflow's column is an INTEGER
+MAX_DESCRIPTION = 64 * 1024  # a pool is one DynamoDB item (at most 400 KB with its holders)
+POST_BODY = {"name": Field("str", required=True, nullable=False, max_length=256, key=True),
+             "slots": Field("int", required=True, nullable=False, minimum=-1, maximum=MAX_SLOTS),
+             "description": Field("str", max_length=MAX_DESCRIPTION), "include_deferred": Field("bool"),
              "team_name": Field("str")}
-PATCH_BODY = {"pool": Field("str"), "slots": Field("int", minimum=-1), "description": Field("str"),
-              "include_deferred": Field("bool"), "team_name": Field("str")}
+PATCH_BODY = {"pool": Field("str"), "slots": Field("int", minimum=-1, maximum=MAX_SLOTS),
+              "description": Field("str", max_length=MAX_DESCRIPTION), "include_deferred": Field("bool"),
+              "team_name": Field("str")}
 POOL_ORDER = {"id": lambda p: (p.name != DEFAULT_POOL, p.name), "name": lambda p: p.name,
               "pool": lambda p: p.name, "slots": lambda p: p.slots}
 
@@ -83,6 +87,8 @@ def post_pool(call: Call) -> dict[str, Any]:
     body = parse_body(call.request.body, POST_BODY)
     _unsupported(body)
     name = body["name"]
+    if not name:
+        raise BadRequest("A pool needs a name")
     if call.store.get_pool(name) is not None:
         raise Conflict(f"Pool with name: `{name}` already exists")
     return pool_response(call, call.store.set_pool(name, body["slots"], body.get("description") or ""))
