@@ -48,13 +48,20 @@ class LocalOptions:
     port: int = 0
     api_port: int = 0
     environment: str = LOCAL_ENVIRONMENT
-    parallelism: int = 32
+    parallelism: int | None = None  # None: the worker count
     sync_seconds: float = 1.0
     snapshot_seconds: float = 15.0
     grace_seconds: float = 5.0
     verbose: bool = False
     write_endpoint: bool = True
     unpause_new_dags: bool = False  # Airflow's dags_are_paused_at_creation = False
+
+    @property
+    def claim_parallelism(self) -> int:
+        """Airflow's parallelism, capped to the worker count, as Airflow's LocalExecutor has exactly that many
+        processes: a try claimed beyond the workers would wait in the pool's queue holding its slots, and a
+        heavier try that becomes ready later would start after it. Fargate tasks count against it too."""
+        return min(self.parallelism or self.workers, self.workers)
 
 
 @dataclass
@@ -108,7 +115,7 @@ class LocalSystem:
         self.config = self.resources.config(
             scheduler_function=self.names.scheduler_function, local_compute=self.compute.address,
             ecs_subnets=("subnet-local",), ecs_security_groups=("sg-local",),
-            tick_seconds=max(1, round(opts.tick_seconds)), parallelism=opts.parallelism,
+            tick_seconds=max(1, round(opts.tick_seconds)), parallelism=opts.claim_parallelism,
             plugins_folder=str(Path(opts.plugins_folder).resolve()) if opts.plugins_folder else None)
         quiet = {} if opts.verbose else {"POWERTOOLS_LOG_LEVEL": "WARNING"}
         self.env = {**self.config.to_env(), **LOCAL_CREDENTIALS, "AWS_DEFAULT_REGION": self.names.region,
@@ -178,7 +185,8 @@ class LocalSystem:
             f"  DAGs folder    {Path(opts.dags_folder).resolve()}  (synced every {opts.sync_seconds:g} s)",
             f"  plugins        {self.config.plugins_folder or '(none)'}",
             f"  state dir      {self.state.path if self.state else '(none: state is lost on stop; use --state-dir)'}",
-            f"  workers        {opts.workers} worker processes; Fargate tasks run as processes",
+            f"  workers        {opts.workers} worker processes; Fargate tasks run as processes; at most "
+            f"{opts.claim_parallelism} tries at once (parallelism)",
             f"  scheduler      tick every {opts.tick_seconds:g} s, and on every task completion",
         ]
         if self.endpoint_path:
