@@ -31,9 +31,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from updraft.resources import DAGS_PREFIX, LOCAL_CREDENTIALS, LOCAL_ENVIRONMENT, ResourceNames
+
+if TYPE_CHECKING:
+    from updraft.local.snapshot import StateDir
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +162,7 @@ class LocalSystem:
         self._banner()
         return self
 
-    def _client(self, service: str) -> Any:
+    def _client(self, service: Literal["dynamodb", "s3"]) -> Any:
         """The embedded AWS's client for ``service``, made once (a client costs ~60 ms; snapshots come every
         few seconds). Needed before the handlers' ``Services`` exist, to restore the state."""
         if service not in self._clients:
@@ -229,7 +232,7 @@ class LocalSystem:
         self._scheduler_calls.submit(self._logged, self.handlers.schedule, event)
 
     def _on_invoke(self, message: dict[str, Any]) -> dict[str, Any]:
-        function, payload = message.get("function"), message.get("payload")
+        function, payload = message.get("function"), message["payload"]  # the compute client always sends one
         if function == self.names.scheduler_function:
             if not self._stopping:
                 self._call_scheduler_later(payload)
@@ -265,10 +268,11 @@ class LocalSystem:
 
     # == stop ===================================================================================================
     def snapshot(self) -> dict[str, int] | None:
-        if self.state is None:
-            return None
+        return None if self.state is None else self._save_state(self.state)
+
+    def _save_state(self, state: StateDir) -> dict[str, int]:
         with self._snapshot_lock:
-            return self.state.save(self._client("dynamodb"), self._client("s3"), self.names.table, self.names.bucket)
+            return state.save(self._client("dynamodb"), self._client("s3"), self.names.table, self.names.bucket)
 
     def serve_forever(self) -> None:
         """Block until :meth:`stop` is called from another thread (the CLI catches Ctrl-C and calls it)."""
@@ -295,9 +299,8 @@ class LocalSystem:
         self.api.close()
         report = StopReport(orphans=dict(self.orphans))
         if self.state is not None:
-            report.snapshot = self.snapshot()
-            self.say(f"state saved to {self.state.path} ({report.snapshot['items']} items, "
-                     f"{report.snapshot['objects']} objects)")
+            report.snapshot = saved = self._save_state(self.state)
+            self.say(f"state saved to {self.state.path} ({saved['items']} items, {saved['objects']} objects)")
         self._remove_endpoint()
         self.server.stop()
         self._restore_env()
