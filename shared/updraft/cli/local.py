@@ -24,7 +24,7 @@ def _interrupt(signum: int, frame: object) -> None:
 @click.option("--tick-seconds", envvar="UPDRAFT_TICK_SECONDS", default=5.0, show_default=True,
               type=click.FloatRange(min=0.1), help="How often the scheduler ticks (EventBridge's rate on AWS).")
 @click.option("--workers", envvar="UPDRAFT_LOCAL_WORKERS", default=4, show_default=True, type=click.IntRange(min=1),
-              help="Worker processes: how many Lambda tasks run at once.")
+              help="Worker processes: how many Lambda tasks run at once, and the most tries claimed at once.")
 @click.option("--parallelism", envvar="UPDRAFT_PARALLELISM", default=None, type=click.IntRange(min=1),
               help="Airflow's [core] parallelism: tries claimed at once in total, at most --workers (as Airflow's "
                    "LocalExecutor runs exactly parallelism processes) [default: --workers].")
