@@ -232,7 +232,8 @@ def print_next_runs(infos: list[str | None]) -> None:
 @click.argument("logical_date", required=False)
 @conf_option
 @click.option("--workers", type=click.IntRange(min=1), default=4, show_default=True,
-              help="Tasks run at once (the embedded worker pool).")
+              help="Tasks run at once (the embedded worker pool), and so the parallelism: no try is claimed "
+                   "before a worker can run it, so tries start in priority order.")
 @click.option("--log-folder", type=click.Path(file_okay=False), default=None,
               help="Where task logs go [default: a temporary folder].")
 @output_option

@@ -24,9 +24,10 @@ def _interrupt(signum: int, frame: object) -> None:
 @click.option("--tick-seconds", envvar="UPDRAFT_TICK_SECONDS", default=5.0, show_default=True,
               type=click.FloatRange(min=0.1), help="How often the scheduler ticks (EventBridge's rate on AWS).")
 @click.option("--workers", envvar="UPDRAFT_LOCAL_WORKERS", default=4, show_default=True, type=click.IntRange(min=1),
-              help="Worker processes: how many Lambda tasks run at once.")
-@click.option("--parallelism", envvar="UPDRAFT_PARALLELISM", default=32, show_default=True,
-              type=click.IntRange(min=1), help="Airflow's [core] parallelism: tries running at once in total.")
+              help="Worker processes: how many Lambda tasks run at once, and the most tries claimed at once.")
+@click.option("--parallelism", envvar="UPDRAFT_PARALLELISM", default=None, type=click.IntRange(min=1),
+              help="Airflow's [core] parallelism: tries claimed at once in total, at most --workers (as Airflow's "
+                   "LocalExecutor runs exactly parallelism processes) [default: --workers].")
 @click.option("--port", envvar="UPDRAFT_LOCAL_PORT", default=0, type=click.IntRange(min=0, max=65535),
               help="Port of the embedded AWS [default: any free port; printed at start].")
 @click.option("--api-port", envvar="UPDRAFT_LOCAL_API_PORT", default=0, type=click.IntRange(min=0, max=65535),
@@ -38,7 +39,7 @@ def _interrupt(signum: int, frame: object) -> None:
                    "so scheduled DAGs start running on their schedules.")
 @click.pass_context
 def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, state_dir: str | None,
-          tick_seconds: float, workers: int, parallelism: int, port: int, api_port: int, grace_period: float,
+          tick_seconds: float, workers: int, parallelism: int | None, port: int, api_port: int, grace_period: float,
           unpause: bool) -> None:
     """Run Updraft on this machine: embedded AWS, parser, scheduler and workers, as deployed.
 
@@ -48,6 +49,9 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
     from updraft.cli.dags import resolve_plugins_folder
     from updraft.local.system import LocalOptions, LocalSystem
 
+    if parallelism is not None and parallelism > workers and _given(ctx, "workers"):
+        click.echo(f"Warning: --parallelism {parallelism} exceeds --workers {workers}: local mode claims at most "
+                   f"{workers} tries at once, one per worker, so that tries start in priority order.", err=True)
     options = LocalOptions(dags_folder=dags_folder, plugins_folder=resolve_plugins_folder(dags_folder, plugins_folder),
                            state_dir=state_dir, tick_seconds=tick_seconds, workers=workers, parallelism=parallelism,
                            port=port, api_port=api_port, grace_seconds=grace_period,
@@ -64,3 +68,9 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
         report = system.stop()
         left = f"; {len(report.orphans)} unfinished tries released for the next start" if report.orphans else ""
         click.echo(f"stopped{left}")
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    """Whether the user set an option (on the command line or through its environment variable)."""
+    return ctx.get_parameter_source(name) in (click.core.ParameterSource.COMMANDLINE,
+                                              click.core.ParameterSource.ENVIRONMENT)

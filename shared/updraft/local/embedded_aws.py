@@ -10,39 +10,42 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from updraft.resources import LOCAL_CREDENTIALS
 
 _lock = threading.RLock()
 _depth = 0
+_unpatched_call: Callable[..., Any] | None = None  # moto's own BotocoreStubber.__call__ while patched
 
 
 @contextlib.contextmanager
 def serialized_moto() -> Iterator[None]:
     """Let one request into in-process moto at a time (re-entrant; nested uses share one patch)."""
-    global _depth
+    global _depth, _unpatched_call
     from moto.core import botocore_stubber
 
+    # moto offers no hook around a request, so its stubber's __call__ is swapped on the class (the assignments
+    # mypy refuses as method-assign) and restored when the outermost use ends.
     with _lock:
         if _depth == 0:
-            original = botocore_stubber.BotocoreStubber.__call__
+            original = _unpatched_call = botocore_stubber.BotocoreStubber.__call__
 
-            def locked(self, *args, **kwargs):
+            def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
                 with _lock:
                     return original(self, *args, **kwargs)
 
-            locked.__updraft_original__ = original  # type: ignore[attr-defined]
-            botocore_stubber.BotocoreStubber.__call__ = locked
+            botocore_stubber.BotocoreStubber.__call__ = locked  # type: ignore[method-assign]
         _depth += 1
     try:
         yield
     finally:
         with _lock:
             _depth -= 1
-            if _depth == 0:
-                stub = botocore_stubber.BotocoreStubber.__call__
-                botocore_stubber.BotocoreStubber.__call__ = stub.__updraft_original__
+            if _depth == 0 and _unpatched_call is not None:
+                botocore_stubber.BotocoreStubber.__call__ = _unpatched_call  # type: ignore[method-assign]
+                _unpatched_call = None
 
 
 @contextlib.contextmanager

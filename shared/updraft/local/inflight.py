@@ -42,9 +42,9 @@ class InflightTries:
                 self._inflight[payload["try_id"]] = (payload, handle)
 
     def _untrack(self, payload: Any) -> None:
-        if isinstance(payload, dict):
+        if isinstance(payload, dict) and payload.get("try_id"):
             with self._lock:
-                self._inflight.pop(payload.get("try_id"), None)
+                self._inflight.pop(payload["try_id"], None)
 
     def _worker_done(self, payload: dict[str, Any], future: concurrent.futures.Future) -> None:
         self._untrack(payload)

@@ -31,9 +31,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from updraft.resources import DAGS_PREFIX, LOCAL_CREDENTIALS, LOCAL_ENVIRONMENT, ResourceNames
+
+if TYPE_CHECKING:
+    from updraft.local.snapshot import StateDir
 
 log = logging.getLogger(__name__)
 
@@ -48,13 +51,20 @@ class LocalOptions:
     port: int = 0
     api_port: int = 0
     environment: str = LOCAL_ENVIRONMENT
-    parallelism: int = 32
+    parallelism: int | None = None  # None: the worker count
     sync_seconds: float = 1.0
     snapshot_seconds: float = 15.0
     grace_seconds: float = 5.0
     verbose: bool = False
     write_endpoint: bool = True
     unpause_new_dags: bool = False  # Airflow's dags_are_paused_at_creation = False
+
+    @property
+    def claim_parallelism(self) -> int:
+        """Airflow's parallelism, capped to the worker count, as Airflow's LocalExecutor has exactly that many
+        processes: a try claimed beyond the workers would wait in the pool's queue holding its slots, and a
+        heavier try that becomes ready later would start after it. Fargate tasks count against it too."""
+        return min(self.parallelism or self.workers, self.workers)
 
 
 @dataclass
@@ -108,7 +118,7 @@ class LocalSystem:
         self.config = self.resources.config(
             scheduler_function=self.names.scheduler_function, local_compute=self.compute.address,
             ecs_subnets=("subnet-local",), ecs_security_groups=("sg-local",),
-            tick_seconds=max(1, round(opts.tick_seconds)), parallelism=opts.parallelism,
+            tick_seconds=max(1, round(opts.tick_seconds)), parallelism=opts.claim_parallelism,
             plugins_folder=str(Path(opts.plugins_folder).resolve()) if opts.plugins_folder else None)
         quiet = {} if opts.verbose else {"POWERTOOLS_LOG_LEVEL": "WARNING"}
         self.env = {**self.config.to_env(), **LOCAL_CREDENTIALS, "AWS_DEFAULT_REGION": self.names.region,
@@ -152,7 +162,7 @@ class LocalSystem:
         self._banner()
         return self
 
-    def _client(self, service: str) -> Any:
+    def _client(self, service: Literal["dynamodb", "s3"]) -> Any:
         """The embedded AWS's client for ``service``, made once (a client costs ~60 ms; snapshots come every
         few seconds). Needed before the handlers' ``Services`` exist, to restore the state."""
         if service not in self._clients:
@@ -178,7 +188,8 @@ class LocalSystem:
             f"  DAGs folder    {Path(opts.dags_folder).resolve()}  (synced every {opts.sync_seconds:g} s)",
             f"  plugins        {self.config.plugins_folder or '(none)'}",
             f"  state dir      {self.state.path if self.state else '(none: state is lost on stop; use --state-dir)'}",
-            f"  workers        {opts.workers} worker processes; Fargate tasks run as processes",
+            f"  workers        {opts.workers} worker processes; Fargate tasks run as processes; at most "
+            f"{opts.claim_parallelism} tries at once (parallelism)",
             f"  scheduler      tick every {opts.tick_seconds:g} s, and on every task completion",
         ]
         if self.endpoint_path:
@@ -221,7 +232,7 @@ class LocalSystem:
         self._scheduler_calls.submit(self._logged, self.handlers.schedule, event)
 
     def _on_invoke(self, message: dict[str, Any]) -> dict[str, Any]:
-        function, payload = message.get("function"), message.get("payload")
+        function, payload = message.get("function"), message["payload"]  # the compute client always sends one
         if function == self.names.scheduler_function:
             if not self._stopping:
                 self._call_scheduler_later(payload)
@@ -257,10 +268,11 @@ class LocalSystem:
 
     # == stop ===================================================================================================
     def snapshot(self) -> dict[str, int] | None:
-        if self.state is None:
-            return None
+        return None if self.state is None else self._save_state(self.state)
+
+    def _save_state(self, state: StateDir) -> dict[str, int]:
         with self._snapshot_lock:
-            return self.state.save(self._client("dynamodb"), self._client("s3"), self.names.table, self.names.bucket)
+            return state.save(self._client("dynamodb"), self._client("s3"), self.names.table, self.names.bucket)
 
     def serve_forever(self) -> None:
         """Block until :meth:`stop` is called from another thread (the CLI catches Ctrl-C and calls it)."""
@@ -287,9 +299,8 @@ class LocalSystem:
         self.api.close()
         report = StopReport(orphans=dict(self.orphans))
         if self.state is not None:
-            report.snapshot = self.snapshot()
-            self.say(f"state saved to {self.state.path} ({report.snapshot['items']} items, "
-                     f"{report.snapshot['objects']} objects)")
+            report.snapshot = saved = self._save_state(self.state)
+            self.say(f"state saved to {self.state.path} ({saved['items']} items, {saved['objects']} objects)")
         self._remove_endpoint()
         self.server.stop()
         self._restore_env()

@@ -9,7 +9,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable, Container
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from updraft.sdk.baseoperator import BaseOperator
@@ -18,7 +18,7 @@ from updraft.sdk.baseoperator import BaseOperator
 class BashOperator(BaseOperator):
     template_fields: ClassVar[tuple[str, ...]] = ("bash_command", "env", "cwd")
     template_fields_renderers: ClassVar[dict[str, str]] = {"bash_command": "bash", "env": "json"}
-    template_ext: ClassVar[tuple[str, ...]] = (".sh", ".bash")
+    template_ext: tuple[str, ...] = (".sh", ".bash")
     ui_color: ClassVar[str] = "#f0ede4"
     extra_serialized_fields: ClassVar[tuple[str, ...]] = ("skip_on_exit_code",)
 
@@ -29,7 +29,7 @@ class BashOperator(BaseOperator):
         env: dict[str, str] | None = None,
         append_env: bool = False,
         output_encoding: str = "utf-8",
-        skip_on_exit_code: int | Container[int] | None = 99,
+        skip_on_exit_code: int | Iterable[int] | None = 99,
         cwd: str | None = None,
         output_processor: Callable[[str], Any] = lambda result: result,
         **kwargs: Any,
@@ -44,7 +44,7 @@ class BashOperator(BaseOperator):
         elif isinstance(skip_on_exit_code, int):
             self.skip_on_exit_code = [skip_on_exit_code]
         else:
-            self.skip_on_exit_code = sorted(skip_on_exit_code)  # type: ignore[arg-type]
+            self.skip_on_exit_code = sorted(skip_on_exit_code)
         self.cwd = cwd
         self.output_processor = output_processor
         # Decided on the command as written: once rendered, a template file's name is its content.

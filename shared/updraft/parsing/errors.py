@@ -54,7 +54,7 @@ def record_from_exception(
     lineno: int | None = None
     if isinstance(exc, SyntaxError) and exc.filename == path:
         lineno = exc.lineno
-    frames = traceback.extract_tb(exc.__traceback__)
+    frames: list[traceback.FrameSummary] = traceback.extract_tb(exc.__traceback__)
     in_file = [f for f in frames if f.filename == path]
     if lineno is None and in_file:
         lineno = in_file[-1].lineno

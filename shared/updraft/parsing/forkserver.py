@@ -32,6 +32,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import IO
 
 from updraft.parsing.child import default_target, prepare_forking_process
 from updraft.parsing.forker import KILL_GRACE_S, Forker
@@ -139,12 +140,18 @@ def _close_all() -> None:
         client.close()
 
 
+def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
+    """The server's stdin and stdout: always there, since ``ForkServerClient.start`` opens both as pipes."""
+    assert proc.stdin is not None and proc.stdout is not None
+    return proc.stdin, proc.stdout
+
+
 class ForkServerClient:
     """The caller's side: starts the server lazily and streams jobs through it."""
 
     def __init__(self, options: ParseOptions) -> None:
         self.options = options
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self._buffer = bytearray()
         self._run = 0
 
@@ -172,20 +179,21 @@ class ForkServerClient:
             return
         with contextlib.suppress(ValueError):
             _clients.remove(self)
+        stdin, stdout = _pipes(proc)
         with contextlib.suppress(OSError):
-            proc.stdin.close()
+            stdin.close()
         try:
             proc.wait(timeout=self.options.timeout_s + KILL_GRACE_S + 1)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
         with contextlib.suppress(OSError):
-            proc.stdout.close()
+            stdout.close()
 
     def _read_message(self, timeout: float) -> tuple[dict, bytes] | None:
         """The next reply, or None if the server died or went silent past ``timeout``."""
         assert self.proc is not None
-        fd = self.proc.stdout.fileno()
+        fd = _pipes(self.proc)[1].fileno()
         deadline = time.monotonic() + timeout
         while True:
             end = self._buffer.find(b"\n")
@@ -216,7 +224,7 @@ class ForkServerClient:
         watchdog = self.options.timeout_s + KILL_GRACE_S + _WATCHDOG_EXTRA_S
         sent = 0
         outstanding: set[int] = set()
-        in_fd = self.proc.stdin.fileno()
+        in_fd = _pipes(self.proc)[0].fileno()
         while sent < len(jobs) or outstanding:
             lines = []
             while sent < len(jobs) and len(outstanding) < window:
@@ -237,7 +245,7 @@ class ForkServerClient:
                 for index in lost:
                     yield self._run_alone(run, index, jobs[index], watchdog)
                 assert self.proc is not None
-                in_fd = self.proc.stdin.fileno()
+                in_fd = _pipes(self.proc)[0].fileno()
                 continue
             meta, payload = message
             if meta["r"] != run or meta["i"] not in outstanding:
@@ -258,7 +266,7 @@ class ForkServerClient:
         self.start()
         assert self.proc is not None
         with contextlib.suppress(BrokenPipeError):
-            _write_all(self.proc.stdin.fileno(), _job_line(run, index, job))
+            _write_all(_pipes(self.proc)[0].fileno(), _job_line(run, index, job))
         while (message := self._read_message(watchdog)) is not None:
             meta, payload = message
             if meta["r"] == run and meta["i"] == index:
@@ -280,7 +288,7 @@ class ForkServerClient:
         with contextlib.suppress(OSError):
             proc.kill()
         proc.wait()
-        for stream in (proc.stdin, proc.stdout):
+        for stream in _pipes(proc):
             with contextlib.suppress(OSError):
                 stream.close()
         with contextlib.suppress(ValueError):

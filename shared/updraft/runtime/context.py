@@ -13,6 +13,7 @@ import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from updraft.model.records import UNMAPPED, DagRun
@@ -159,7 +160,7 @@ def previous_successful_run(store: Any, run: DagRun, *, page: int = 50) -> DagRu
         cached = _previous.get(store, {}).get(key)
     if cached is not None and time.monotonic() - cached[0] < PREVIOUS_RUN_REUSE_S:
         return cached[1]
-    found = _previous_successful_run(store, run, page=page)
+    found = _previous_successful_run(store, run.dag_id, run.logical_date, page=page)
     with _previous_lock:
         known = _previous.setdefault(store, {})
         if len(known) > 256:
@@ -168,18 +169,18 @@ def previous_successful_run(store: Any, run: DagRun, *, page: int = 50) -> DagRu
     return found
 
 
-def _previous_successful_run(store: Any, run: DagRun, *, page: int) -> DagRun | None:
+def _previous_successful_run(store: Any, dag_id: str, before: datetime, *, page: int) -> DagRun | None:
 
     def best(runs: list[DagRun]) -> DagRun | None:
-        earlier = [r for r in runs
-                   if r.logical_date is not None and r.logical_date < run.logical_date and r.state == "success"]
-        return max(earlier, key=lambda r: r.logical_date, default=None)
+        earlier = [(r.logical_date, r) for r in runs
+                   if r.logical_date is not None and r.logical_date < before and r.state == "success"]
+        return max(earlier, key=lambda dated: dated[0])[1] if earlier else None
 
-    recent = store.list_runs(run.dag_id, limit=page)
+    recent = store.list_runs(dag_id, limit=page)
     found = best(recent)
     if found is not None or len(recent) < page:
         return found
-    return best(store.list_runs(run.dag_id))
+    return best(store.list_runs(dag_id))
 
 
 def build_context(*, ti: RuntimeTaskInstance, task: Any, dag: Any, run: DagRun, store: Any,

@@ -28,8 +28,10 @@ from updraft.store.api import Store
 CLAIM_GRACE = dt.timedelta(seconds=60)
 
 
-def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], Any], *, now: dt.datetime) -> None:
+def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], Any], *, now: dt.datetime,
+              parallelism: int) -> None:
     """Return slots a crashed invocation left taken in the limits ``runs`` (the active runs) count against."""
+    follow_parallelism(store, parallelism)
     limit_ids = [pool_limit(p.name) for p in store.list_pools()] + [PARALLELISM_LIMIT]
     for dag_id in sorted({r.dag_id for r in runs}):
         reconcile_run_slots(store, dag_id, now=now)
@@ -40,6 +42,14 @@ def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], Any], 
         limit_ids += [task_run_limit(run.dag_id, run.run_id, t.task_id) for t in version.tasks
                       if t.max_active_tis_per_dagrun]
     reconcile_limits(store, sorted(set(limit_ids)), now=now)
+
+
+def follow_parallelism(store: Store, parallelism: int) -> None:
+    """Size the parallelism limit to the configured value: a take only sets it when it creates the item, so a
+    redeploy (or a local restart with other --workers) that changes parallelism would otherwise keep the old one."""
+    state = store.get_limit(PARALLELISM_LIMIT)
+    if state is None or state.limit != parallelism:
+        store.resize_limit(PARALLELISM_LIMIT, parallelism)
 
 
 def reconcile_run_slots(store: Store, dag_id: str, *, now: dt.datetime) -> None:

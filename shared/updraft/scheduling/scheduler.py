@@ -92,7 +92,7 @@ class Scheduler:
 
     def reconcile(self, runs: list[DagRun]) -> None:
         """Return slots a crashed invocation left taken: the safety net the tick provides, not a hot path."""
-        reconcile(self.store, runs, self.dag, now=self.clock())
+        reconcile(self.store, runs, self.dag, now=self.clock(), parallelism=self.config.parallelism)
 
     def schedule_run(self, dag_id: str, run_id: str) -> PassReport:
         """The mini scheduler: evaluate and claim for one run right after one of its tasks changed state.

@@ -249,7 +249,7 @@ def validate_priority_weight(weight: Any, task_id: str) -> int:
 class _PartialDescriptor:
     """``Operator.partial(...)`` starts a mapped task; ``task.partial(...)`` on an instance is a mistake (Airflow)."""
 
-    def __get__(self, obj: Any, cls: type | None = None) -> Any:
+    def __get__(self, obj: Any, cls: type[BaseOperator]) -> Any:
         if obj is not None:
             def partial(**kwargs: Any) -> Any:
                 raise TypeError("partial can only be called on Operator classes, not Tasks themselves")
@@ -268,7 +268,7 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
     """Abstract base for operators; subclasses add their own arguments and (later) ``execute``."""
 
     template_fields: ClassVar[tuple[str, ...]] = ()
-    template_ext: ClassVar[tuple[str, ...]] = ()
+    template_ext: tuple[str, ...] = ()
     template_fields_renderers: ClassVar[dict[str, str]] = {}
     ui_color: ClassVar[str] = "#fff"
     ui_fgcolor: ClassVar[str] = "#000"
@@ -459,20 +459,6 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
         """``self.log`` as operators use it (Airflow's LoggingMixin); the task runtime captures its records."""
         cls = type(self)
         return logging.getLogger(f"airflow.task.operators.{cls.__module__}.{cls.__name__}")
-
-    @property
-    def label(self) -> str:
-        """What the graph shows: the display name if one was given, else the id without its group prefix."""
-        if self._task_display_name and self._task_display_name != self.task_id:
-            return self._task_display_name
-        group = self.task_group
-        if group is not None and group.group_id and group.prefix_group_id:
-            return self.task_id[len(group.group_id) + 1:]
-        return self.task_id
-
-    @property
-    def task_type(self) -> str:
-        return type(self).__name__
 
     @property
     def operator_name(self) -> str:

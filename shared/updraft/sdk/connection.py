@@ -68,7 +68,7 @@ class Connection:
         extra: str | dict | None = None,
         uri: str | None = None,
     ) -> None:
-        fields = {"conn_type": conn_type, "description": description, "host": host, "login": login,
+        fields: dict[str, Any] = {"conn_type": conn_type, "description": description, "host": host, "login": login,
                   "password": password, "schema": schema, "port": port, "extra": extra}
         if uri is not None and any(v is not None for v in fields.values()):
             raise AirflowException(

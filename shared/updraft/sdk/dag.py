@@ -12,6 +12,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from updraft import airflow_config
@@ -72,7 +73,7 @@ def _convert_doc_md(doc_md: str | None) -> str | None:
 
 def _caller_file() -> str:
     """The DAG file that is creating this DAG: the first frame outside Updraft's own packages."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_SDK_DIRS):
         frame = frame.f_back
     return frame.f_code.co_filename if frame is not None else "<unknown>"
@@ -84,17 +85,23 @@ class _TemplateFileReader:
     def __init__(self, searchpath: list[str]) -> None:
         import jinja2
 
-        self._env = jinja2.Environment(loader=jinja2.FileSystemLoader(searchpath))
+        self._loader = jinja2.FileSystemLoader(searchpath)
+        self._env = jinja2.Environment(loader=self._loader)
 
     def read(self, name: str) -> str | None:
         try:
-            return self._env.loader.get_source(self._env, name)[0]
+            return self._loader.get_source(self._env, name)[0]
         except Exception:
             return None
 
 
 class DAG:
     """A workflow, declared as in Airflow 3 (``with DAG(...)``, ``@dag`` or plain construction)."""
+
+    # The run limits, set by name in ``__init__`` from the argument or the configured default.
+    max_active_tasks: int
+    max_active_runs: int
+    max_consecutive_failed_dag_runs: int
 
     @property
     def doc_md(self) -> str | None:

@@ -238,7 +238,7 @@ class MappedOperator(TaskNode):
 
     @property
     def label(self) -> str:
-        return self.prototype.label if self.task_group is None else BaseOperator.label.fget(self)
+        return self.prototype.label if self.task_group is None else super().label
 
     @property
     def task_display_name(self) -> str:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from updraft.sdk.mixins import DependencyMixin
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from updraft.sdk.compute import Compute
     from updraft.sdk.dag import DAG
     from updraft.sdk.edges import EdgeModifier
+    from updraft.sdk.param import ParamsDict
     from updraft.sdk.taskgroup import TaskGroup
+    from updraft.sdk.trigger_rule import TriggerRule, WeightRule
 
 
 class TaskNode(DependencyMixin):
@@ -19,6 +24,27 @@ class TaskNode(DependencyMixin):
     _dag: DAG | None
     task_group: TaskGroup | None
 
+    # The operator surface every task has, so the DAG and the serializer can read any task: BaseOperator sets
+    # these per class or per instance; MappedOperator copies its prototype's instance attributes and answers
+    # the class-level ones from its operator class. Declared only, so a missing one is still an AttributeError.
+    is_mapped: ClassVar[bool]
+    template_fields: ClassVar[tuple[str, ...]]
+    # Per class, but PythonOperator(templates_exts=...) overrides it on the instance, as in Airflow.
+    template_ext: tuple[str, ...]
+    template_fields_renderers: ClassVar[dict[str, str]]
+    extra_serialized_fields: ClassVar[tuple[str, ...]]
+    inherits_from_empty_operator: ClassVar[bool]
+    _can_skip_downstream: ClassVar[bool]
+    _is_sensor: ClassVar[bool]
+    start_date: datetime | None
+    end_date: datetime | None
+    trigger_rule: TriggerRule
+    weight_rule: WeightRule
+    priority_weight: int
+    params: ParamsDict
+    compute: Compute
+    _task_display_name: str | None
+
     def _init_node(self) -> None:
         self.upstream_task_ids: set[str] = set()
         self.downstream_task_ids: set[str] = set()
@@ -26,6 +52,21 @@ class TaskNode(DependencyMixin):
     @property
     def node_id(self) -> str:
         return self.task_id
+
+    @property
+    def label(self) -> str:
+        """What the graph shows: the display name if one was given, else the id without its group prefix."""
+        if self._task_display_name and self._task_display_name != self.task_id:
+            return self._task_display_name
+        group = self.task_group
+        if group is not None and group.group_id and group.prefix_group_id:
+            return self.task_id[len(group.group_id) + 1:]
+        return self.task_id
+
+    @property
+    def task_type(self) -> str:
+        """The operator's class name (a mapped task answers with the class it maps)."""
+        return type(self).__name__
 
     @property
     def dag(self) -> DAG:

@@ -47,7 +47,7 @@ class Param:
                  **kwargs: Any) -> None:
         if isinstance(default, Param):
             default, description, kwargs = default.value, default.description, {**default.schema, **kwargs}
-        self.value = default
+        self.value: Any = default
         self.description = description
         self.schema = kwargs.pop("schema") if "schema" in kwargs else kwargs
         self.source = source

@@ -37,9 +37,10 @@ class TaskGroup(DependencyMixin):
         self.tooltip = tooltip
         self.ui_color = ui_color
         self.ui_fgcolor = ui_fgcolor
-        self.children: dict[str, TaskNode | TaskGroup] = {}
-        self.upstream_group_ids: set[str] = set()
-        self.downstream_group_ids: set[str] = set()
+        # Keyed and named by group_id, which is None for a DAG's root group.
+        self.children: dict[str | None, TaskNode | TaskGroup] = {}
+        self.upstream_group_ids: set[str | None] = set()
+        self.downstream_group_ids: set[str | None] = set()
         self.upstream_task_ids: set[str] = set()
         self.downstream_task_ids: set[str] = set()
 

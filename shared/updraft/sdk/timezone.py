@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import overload
 
 import pendulum
 
@@ -20,7 +21,7 @@ def to_aware(value: dt.datetime | dt.date, tz: dt.tzinfo | None = None) -> pendu
         if isinstance(value, dt.date):
             value = dt.datetime(value.year, value.month, value.day)
         else:
-            raise TypeError(f"expected a datetime, got {type(value).__name__}: {value!r}")
+            raise _not_a_datetime(value)
     if is_naive(value):
         # Rebuilt from fields: pendulum.instance() leaves a naive pendulum DateTime naive.
         return pendulum.datetime(value.year, value.month, value.day, value.hour, value.minute, value.second,
@@ -28,6 +29,12 @@ def to_aware(value: dt.datetime | dt.date, tz: dt.tzinfo | None = None) -> pendu
     return pendulum.instance(value)
 
 
+@overload
+def convert_to_utc(value: dt.datetime) -> pendulum.DateTime: ...
+@overload
+def convert_to_utc(value: None) -> None: ...
+@overload
+def convert_to_utc(value: dt.datetime | None) -> pendulum.DateTime | None: ...
 def convert_to_utc(value: dt.datetime | None) -> pendulum.DateTime | None:
     if value is None:
         return None
@@ -57,7 +64,14 @@ def datetime(*args, **kwargs) -> pendulum.DateTime:
 
 
 def parse(value: str, timezone: dt.tzinfo | None = None) -> pendulum.DateTime:
-    return to_aware(pendulum.parse(value, tz=timezone or TIMEZONE, strict=False))
+    parsed = pendulum.parse(value, tz=timezone or TIMEZONE, strict=False)
+    if isinstance(parsed, (pendulum.Time, pendulum.Duration)):  # durations ("P1D") and times of day parse too
+        raise _not_a_datetime(parsed)
+    return to_aware(parsed)
+
+
+def _not_a_datetime(value: object) -> TypeError:
+    return TypeError(f"expected a datetime, got {type(value).__name__}: {value!r}")
 
 
 def timezone_name(tz: dt.tzinfo) -> str:

@@ -32,9 +32,9 @@ class PokeReturnValue:
         return f"PokeReturnValue(is_done={self.is_done!r}, xcom_value={self.xcom_value!r})"
 
 
-def _coerce_seconds(value: Any, name: str, *, optional: bool = False) -> timedelta | None:
+def _coerce_seconds(value: Any, name: str) -> timedelta:
     """Airflow accepts a timedelta or a non-negative number of seconds; anything else is the same ValueError."""
-    if (optional and value is None) or isinstance(value, timedelta):
+    if isinstance(value, timedelta):
         return value
     if isinstance(value, (int, float)) and value >= 0:
         return timedelta(seconds=value)
@@ -86,7 +86,7 @@ class BaseSensorOperator(BaseOperator):
         self.timeout: int | float = _coerce_seconds(timeout, "timeout").total_seconds()
         self.mode = mode
         self.exponential_backoff = exponential_backoff
-        self.max_wait = _coerce_seconds(max_wait, "max_wait", optional=True)
+        self.max_wait = None if max_wait is None else _coerce_seconds(max_wait, "max_wait")
         if soft_fail is True and never_fail is True:
             raise ValueError("soft_fail and never_fail are mutually exclusive, you can not provide both.")
         self.silent_fail = silent_fail
@@ -174,5 +174,7 @@ def poke_mode_only(cls: type) -> type:
         raise ValueError(
             f"poke_mode_only decorator should only be applied to subclasses of BaseSensorOperator, got:{cls}."
         )
-    cls.mode = property(mode_getter, mode_setter)  # type: ignore[attr-defined]
+    # Airflow's mechanism: a property on the class shadows the instance attribute ``mode``, which the checker
+    # knows as a plain str.
+    cls.mode = property(mode_getter, mode_setter)  # type: ignore[assignment]
     return cls

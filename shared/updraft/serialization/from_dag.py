@@ -57,7 +57,9 @@ def _task_group_tree(group: TaskGroup) -> dict[str, Any]:
 
 
 def _mapping_fields(task: TaskNode) -> dict[str, Any]:
-    if not task.is_mapped:
+    from updraft.sdk.mappedoperator import MappedOperator
+
+    if not isinstance(task, MappedOperator):
         return {"template_values": {f: getattr(task, f, None) for f in task.template_fields}}
     partial = {k: v for k, v in task.partial_kwargs.items() if k != "task_id"}
     return {
@@ -69,10 +71,12 @@ def _mapping_fields(task: TaskNode) -> dict[str, Any]:
 
 
 def serialize_task(task: TaskNode, effective_weight: int) -> SerializedTask:
+    from updraft.sdk.mappedoperator import MappedOperator
+
     values: dict[str, Any] = {name: _plain(getattr(task, name, None)) for name in _PLAIN_TASK_FIELDS}
     values.update(
         task_type=task.task_type,
-        operator_module=(task.operator_class if task.is_mapped else type(task)).__module__,
+        operator_module=(task.operator_class if isinstance(task, MappedOperator) else type(task)).__module__,
         custom_operator_name=getattr(task, "custom_operator_name", None),
         task_group_id=task.task_group.group_id if task.task_group is not None else None,
         upstream_task_ids=sorted(task.upstream_task_ids),

@@ -20,7 +20,7 @@ def test_local_runs_the_examples_the_cli_drives_it_and_ctrl_c_stops_it_cleanly(t
     env.pop("AWS_ENDPOINT_URL", None)
     state = tmp_path / "state"
     system = subprocess.Popen([*UPDRAFT, "local", "--dags-folder", str(ROOT / "examples" / "dags"), "--unpause",
-                               "--tick-seconds", "1", "--workers", "2", "--state-dir", str(state)],
+                               "--tick-seconds", "1", "--workers", "2", "--parallelism", "8", "--state-dir", str(state)],
                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         endpoint = tmp_path / "home" / "local.json"
@@ -46,6 +46,8 @@ def test_local_runs_the_examples_the_cli_drives_it_and_ctrl_c_stops_it_cleanly(t
         out, _ = system.communicate(timeout=60)
     assert system.returncode == 0, out
     assert "Updraft local is running" in out and "stopped" in out.splitlines()[-1]
+    # Parallelism above the workers is capped to them, with a warning (issue 20).
+    assert "Warning: --parallelism 8 exceeds --workers 2" in out and "at most 2 tries at once" in out
     assert "run example_dynamic_mapping manual__" in out  # a line per run event
     assert not endpoint.exists()  # the CLI no longer finds a system that stopped
     assert (state / "snapshot" / "table.jsonl").is_file()

@@ -19,7 +19,11 @@ from __future__ import annotations
 import importlib
 import importlib.machinery
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
+    from types import FrameType
 
 _FARGATE = ('run the task in its own container on Fargate instead: set executor="fargate" '
             '(and executor_config={"cpu": ..., "memory": ...}) on the task')
@@ -195,7 +199,7 @@ def _requested_name(fullname: str) -> str:
     outermost ``_find_and_load`` frame; if that ever changes, the parent's name is still a correct answer.
     """
     best = fullname
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
         if code.co_name == "_find_and_load" and code.co_filename.startswith("<frozen importlib"):
@@ -224,7 +228,8 @@ class UnsupportedModuleFinder:
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         if not fullname.startswith("airflow."):
             return None
-        return importlib.machinery.ModuleSpec(fullname, self._loader)
+        # The import system needs only the two methods the plain loader has; typeshed asks for the ABC.
+        return importlib.machinery.ModuleSpec(fullname, cast("Loader", self._loader))
 
 
 def install_finder() -> None:

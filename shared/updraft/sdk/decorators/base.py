@@ -106,8 +106,8 @@ class DecoratedOperator(BaseOperator):
         if not kwargs.pop("_updraft_mapped_prototype", False):
             task_id = get_unique_task_id(task_id, kwargs.get("dag"), kwargs.get("task_group"))
             bindable_signature(python_callable).bind(*(op_args or ()), **(op_kwargs or {}))
-        call = {"python_callable": python_callable, "op_args": list(op_args or ()),
-                "op_kwargs": dict(op_kwargs or {})}
+        call: dict[str, Any] = {"python_callable": python_callable, "op_args": list(op_args or ()),
+                                "op_kwargs": dict(op_kwargs or {})}
         if self.forwards_callable:
             super().__init__(task_id=task_id, **call, **(kwargs_to_upstream or {}), **kwargs)
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from updraft.operators.bash import BashOperator
@@ -31,6 +32,10 @@ class BashDecoratedOperator(DecoratedOperator, BashOperator):
     template_fields: ClassVar[tuple[str, ...]] = (*DecoratedOperator.template_fields,
                                                   *BashOperator.template_fields)
     forwards_callable: ClassVar[bool] = False
+    # BashOperator takes no callable: DecoratedOperator sets these on the instance instead of forwarding them.
+    python_callable: Callable[..., Any]
+    op_args: list[Any]
+    op_kwargs: dict[str, Any]
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.pop("multiple_outputs", None)
