@@ -70,7 +70,7 @@ def next_runs(dag: Any, last_automated: Any = None, *, now: dt.datetime, active_
     runs: list[DagRunInfo] = []
     last = last_automated_interval(last_automated)
     while len(runs) < room:
-        info = next_run_info(dag, last, now=now)
+        info = (_stored_first_run(dag, last_automated) if last is None else None) or next_run_info(dag, last, now=now)
         if info is None or info.run_after > now:
             break
         if runs and info.run_after <= runs[-1].run_after and info.logical_date <= runs[-1].logical_date:
@@ -78,6 +78,20 @@ def next_runs(dag: Any, last_automated: Any = None, *, now: dt.datetime, active_
         runs.append(info)
         last = info.data_interval
     return runs
+
+
+def _stored_first_run(dag: Any, meta: Any) -> DagRunInfo | None:
+    """The first run of a DAG with no start date, as registration stored it (Airflow's ``DagModel.next_dagrun``).
+
+    Without a start date the timetable's answer is the clock's (``@once`` runs "now"): recomputed, each
+    scheduler would name a different run; the stored one is the same for all of them.
+    """
+    stored = getattr(meta, "next_dagrun_logical_date", None)
+    if stored is None or time_restriction(dag).earliest is not None:
+        return None
+    interval = DataInterval(coerce_datetime(meta.next_dagrun_data_interval_start),
+                            coerce_datetime(meta.next_dagrun_data_interval_end))
+    return DagRunInfo(run_after=coerce_datetime(meta.next_dagrun_run_after or stored), data_interval=interval)
 
 
 def run_id_for(dag: Any, info: DagRunInfo) -> str:
