@@ -3,7 +3,7 @@
 Airflow 3.3's code, step for step: a manual run follows every direct downstream task; otherwise the DAG's
 timetable gives the interval before this run's and the one after it, and the downstream tasks run only when
 "now" falls between the end of the previous interval and the end of the next one. A timetable with no next run
-(the last interval before ``end_date``) also lets them run.
+(``@once``) lets them run; the DAG's ``end_date`` is not consulted (Airflow asks without it).
 """
 
 from __future__ import annotations
