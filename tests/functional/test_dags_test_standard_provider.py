@@ -113,6 +113,21 @@ def test_airflow_example_weekday_branch():
     assert state == "success"
 
 
+def test_airflow_example_bash_decorator(tmp_path, monkeypatch):
+    """exit 99 skips (skip_on_exit_code), AirflowSkipException from the callable skips, and
+    ``@task.bash(multiple_outputs=True, output_processor=json.loads)`` pushes each key for the next command."""
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path))  # the example writes under $AIRFLOW_HOME
+    state, table = _run("example_bash_decorator", "airflow_examples")
+    _check(table, {
+        "runme_0": OK, "runme_1": OK, "runme_2": OK, "run_after_loop": OK, "also_run_this": OK,
+        "also_run_this_again": OK, "this_will_skip": SKIPPED_ITSELF, "run_this_last": OK,
+        "sleep_in": SKIPPED_ITSELF,  # 2024-03-05 is a Tuesday
+        "make_dynamic_dirs": OK, "get_file_stats": OK, "describe_dag_folder": OK, "show_dag_folder_stats": OK,
+    })
+    assert (tmp_path / "2024" / "03" / "05" / "foo" / "bar" / "baz").is_dir()
+    assert state == "success"
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _fast_ticks():
     import updraft.local.dag_test as dag_test

@@ -61,10 +61,10 @@ class TaskDecoratorCollection:
         return make_task_decorator(ShortCircuitDecoratedOperator, python_callable, multiple_outputs, kwargs)
 
     @staticmethod
-    def bash(python_callable: Callable | None = None, **kwargs: Any) -> Any:
+    def bash(python_callable: Callable | None = None, multiple_outputs: bool | None = None, **kwargs: Any) -> Any:
         from updraft.sdk.decorators.base import make_task_decorator
 
-        return make_task_decorator(BashDecoratedOperator, python_callable, False, kwargs)
+        return make_task_decorator(BashDecoratedOperator, python_callable, multiple_outputs, kwargs)
 
     @staticmethod
     def sensor(python_callable: Callable | None = None, **kwargs: Any) -> Any:
