@@ -74,6 +74,12 @@ def test_run_if_and_skip_if():
     assert state == "success"
 
 
+_SHORT_CIRCUIT = {
+    "true_1": OK, "true_2": OK, "false_1": SKIP, "false_2": SKIP, "task_1": OK, "task_2": OK, "short_circuit": OK,
+    "task_3": OK, "task_4": SKIP, "task_5": OK, "task_6": SKIP, "task_7": OK,
+}
+
+
 # -- Airflow 3.3.2's bundled examples ---------------------------------------------------------------------------
 @pytest.mark.parametrize("dag_id, expected", [
     ("latest_only", {"latest_only": OK, "task1": OK}),
@@ -82,6 +88,10 @@ def test_run_if_and_skip_if():
     ("example_branch_datetime_operator", {"datetime_branch": OK, "date_in_range": SKIP, "date_outside_range": OK}),
     ("example_branch_datetime_operator_3", {"datetime_branch": OK, "date_in_range": SKIP,
                                             "date_outside_range": OK}),
+    # These import TriggerRule from airflow.providers.common.compat.sdk. ignore_downstream_trigger_rules=False
+    # skips only task_4; task_6 is then skipped by all_success and task_7 (all_done) runs.
+    ("example_short_circuit_decorator", _SHORT_CIRCUIT | {"condition_is_true": OK, "condition_is_false": OK}),
+    ("example_short_circuit_operator", _SHORT_CIRCUIT | {"condition_is_True": OK, "condition_is_False": OK}),
 ])
 def test_airflow_examples(dag_id, expected):
     state, table = _run(dag_id, "airflow_examples")
