@@ -7,6 +7,9 @@ a branch follows its chosen tasks and skips the other direct downstream tasks (t
 sensor's soft_fail or by a run_if/skip_if condition started and skipped itself (try 1), an
 AirflowFailException fails at once without using its retries. ``airflow_examples/`` holds Airflow 3.3.2's own
 example DAG files that use these operators, unchanged from the wheels (Apache License 2.0).
+
+Every table here was checked against real Airflow 3.3.2 (``airflow dags test <dag> 2024-03-05``, standard provider
+1.21, 2026-11-24; the wall-clock examples on a Tuesday before 15:00 UTC): same states, try numbers and run states.
 """
 
 from __future__ import annotations
