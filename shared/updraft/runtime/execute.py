@@ -189,24 +189,6 @@ def _log(buffer: Any, text: str) -> None:
     buffer.write(text if text.endswith("\n") else text + "\n")
 
 
-_SERIALIZED: dict[tuple[int, str, str], Any] = {}
-_SERIALIZED_LOCK = threading.Lock()
-
-
-def _serialized_dag(store: Any, dag_id: str, dag_hash: str) -> Any:
-    """Serialized DAG versions never change once written: a warm worker reads each one once."""
-    key = (id(store), dag_id, dag_hash)
-    with _SERIALIZED_LOCK:
-        found = _SERIALIZED.get(key)
-    if found is None:
-        found = store.get_serialized_dag(dag_id, dag_hash)
-        with _SERIALIZED_LOCK:
-            if len(_SERIALIZED) > 256:
-                _SERIALIZED.clear()
-            _SERIALIZED[key] = found
-    return found
-
-
 def fresh_task(task: Any, dag: Any) -> Any:
     """A per-try copy of ``task``: rendering and ``execute`` change the operator, and the DAG is cached.
 
@@ -237,7 +219,10 @@ def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.date
     run = run or store.get_run(key.dag_id, key.run_id)
     if run is None:
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
-    serialized = _serialized_dag(store, run.dag_id, run.dag_hash)
+    # The store's LRU is the process's one cache of versions: a warm worker reads each one once.
+    serialized = store.get_serialized_dag(run.dag_id, run.dag_hash)
+    if serialized is None:
+        raise RuntimeError(f"version {run.dag_hash!r} of DAG {key.dag_id!r} not found")
     dag = loader.load_dag(key.dag_id, serialized.relative_fileloc, serialized.file_hash)
     task = find_task(dag, key.task_id)
     client = XComClient(store, key, now_fn)
