@@ -14,11 +14,15 @@ import datetime as dt
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from updraft.model.parse_results import ImportErrorRecord
+from updraft.model.records import TaskInstance, TIKey
+from updraft.model.states import TaskInstanceState
+from updraft.store.config import StoreConfig
+from updraft.store.dynamo import DynamoStore
 
 TICK_S = 1.0
 
@@ -81,13 +85,11 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     from updraft.scheduling.dag_registration import register_parsed_file, set_paused
     from updraft.scheduling.scheduler import Scheduler, SchedulerConfig, utcnow
     from updraft.scheduling.triggering import trigger_dag
-    from updraft.store.config import StoreConfig
-    from updraft.store.dynamo import DynamoStore
     from updraft.store.tables import create_table
 
     config = StoreConfig(table_name="updraft-dags-test", region="us-east-1")
     create_table(config)
-    store = DynamoStore(config) if on_change is None else _ObservedStore(DynamoStore(config), on_change)
+    store = DynamoStore(config) if on_change is None else _ObservedStore(config, on_change)
     now = utcnow()
     register_parsed_file(store, owner, now=now)
     set_paused(store, dag_id, False)  # like `airflow dags test`, a test runs a DAG whatever its pause state
@@ -139,35 +141,38 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                          wall_s=time.perf_counter() - started)
 
 
-class _ObservedStore:
+class _ObservedStore(DynamoStore):
     """The store, telling ``on_change`` of every task state written, as it is written: a line per change,
-    however quickly the next one follows (a poll would miss a retry's ``up_for_retry``)."""
+    however quickly the next one follows (a poll would miss a retry's ``up_for_retry``). Every named transition
+    (``create_ti``, ``queue_ti``, ``end_try``, ``apply_ti_change``) writes through ``transition_ti``, so it and
+    ``start_ti`` see them all."""
 
-    def __init__(self, store: Any, on_change: Callable[[str, str, int], None]) -> None:
-        self._store, self._on_change = store, on_change
-        self._lock = threading.Lock()
+    def __init__(self, config: StoreConfig, on_change: Callable[[str, str, int], None]) -> None:
+        super().__init__(config)
+        self._on_change = on_change
+        self._changes_lock = threading.Lock()
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-    def transition_ti(self, key: Any, **kwargs: Any) -> bool:
-        applied = self._store.transition_ti(key, **kwargs)
+    def transition_ti(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
+                      state: TaskInstanceState, expected_try_id: str | None = None,
+                      fields: Mapping[str, Any] | None = None) -> bool:
+        applied = super().transition_ti(key, expected=expected, state=state, expected_try_id=expected_try_id,
+                                        fields=fields)
         if applied:
-            try_number = (kwargs.get("fields") or {}).get("try_number")
+            try_number = (fields or {}).get("try_number")
             if try_number is None:  # unchanged by this write (only a claim sets it)
-                written = self._store.get_ti(key)
+                written = self.get_ti(key)
                 try_number = written.try_number if written is not None else 0
-            self._tell(key.label, kwargs["state"].value, try_number)
+            self._tell(key.label, state.value, try_number)
         return applied
 
-    def start_ti(self, key: Any, **kwargs: Any) -> Any:
-        started = self._store.start_ti(key, **kwargs)
-        if started is not None:
+    def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
+        started = super().start_ti(key, try_id=try_id, fields=fields)
+        if started is not None and started.state is not None:
             self._tell(key.label, started.state.value, started.try_number)
         return started
 
     def _tell(self, label: str, state: str, try_number: int) -> None:
-        with self._lock:  # whole lines, from the scheduler and every worker thread
+        with self._changes_lock:  # whole lines, from the scheduler and every worker thread
             self._on_change(label, state, try_number)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import random
 import time
 from collections.abc import Callable
@@ -67,15 +68,15 @@ class ClaimPass:
     def create_scheduled(self, changes: list[TIChange]) -> None:
         """Write, as scheduled, new instances no claim created (the next pass finds them, as without merging).
         Independent conditional puts (a fan-out's hundreds of new instances): sent together."""
-        concurrently([lambda change=change: self.store.transition_ti(change.key, expected=[None], state=change.state,
-                                                                     fields=change.fields) for change in changes])
+        concurrently([functools.partial(self.store.create_ti, change.key, state=change.state, fields=change.fields)
+                      for change in changes])
 
     def _store_reasons(self, stored: list[TaskInstance], reasons: dict[TIKey, BlockedReason]) -> None:
         """The reason on each stored instance not claimed, when it differs from the one it carries already."""
         changed = [(ti.key, reasons[ti.key].stored) for ti in stored
                    if ti.key in reasons and ti.state == TaskInstanceState.SCHEDULED
                    and ti.blocked_reason != reasons[ti.key].stored]
-        concurrently([lambda key=key, text=text: self.store.set_blocked_reason(key, text) for key, text in changed])
+        concurrently([functools.partial(self.store.set_blocked_reason, key, text) for key, text in changed])
 
     def _claim_ordered(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                        creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],

@@ -11,6 +11,7 @@ which ``reconcile.reconcile_limits`` returns after a grace period.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -107,7 +108,7 @@ def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, 
         if not take(first[0]):
             return ClaimResult(refused=first[0].refusal, full=first[0])
     rest = needs[len(first):]
-    results = concurrently([lambda need=need: take(need) for need in rest])
+    results = concurrently([functools.partial(take, need) for need in rest])
     taken = [need.limit_id for need in first] + [need.limit_id for need, ok in zip(rest, results, strict=True) if ok]
     refused = [need for need, ok in zip(rest, results, strict=True) if not ok]
     if refused:
@@ -119,7 +120,7 @@ def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, 
     if create_fields is not None:
         fields = {**create_fields, **fields}
     expected = None if create_fields is not None else TaskInstanceState.SCHEDULED
-    won = store.transition_ti(ti.key, expected=[expected], state=TaskInstanceState.QUEUED, fields=fields)
+    won = store.queue_ti(ti.key, expected=expected, fields=fields)
     if not won:
         _release(store, taken, holder)
         return ClaimResult(lost=True)
@@ -129,7 +130,7 @@ def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, 
 
 
 def _release(store: Store, limit_ids: list[str], holder: str) -> None:
-    concurrently([lambda limit_id=limit_id: store.release_slots(limit_id, holder) for limit_id in limit_ids])
+    concurrently([functools.partial(store.release_slots, limit_id, holder) for limit_id in limit_ids])
 
 
 def release_try_limits(store: Store, ti: TaskInstance) -> None:

@@ -248,8 +248,8 @@ class Scheduler:
                 creations[change.key] = change
                 by_key[change.key] = TaskInstance(*change.key, state=change.state, **change.fields)
                 continue
-            applied = self.store.transition_ti(change.key, expected=[change.expected], state=change.state,
-                                               expected_try_id=change.expected_try_id, fields=change.fields)
+            applied = self.store.apply_ti_change(change.key, expected=change.expected, state=change.state,
+                                                 expected_try_id=change.expected_try_id, fields=change.fields)
             if not applied:
                 all_applied = False
                 continue

@@ -69,11 +69,9 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     # meant to skip, and a skip then comes too late for them.
     for task_id in result.skip_task_ids:
         # Skipped before it ever ran; if it already has a state, the branch decision came too late for it.
-        store.transition_ti(TIKey(key.dag_id, key.run_id, task_id), expected=[None],
-                            state=TaskInstanceState.SKIPPED, fields={"start_date": now, "end_date": now,
-                                                                     "note": f"skipped by {key.task_id}"})
-    if not store.transition_ti(key, expected=[TaskInstanceState.RUNNING], state=state, expected_try_id=try_id,
-                               fields=fields):
+        store.create_ti(TIKey(key.dag_id, key.run_id, task_id), state=TaskInstanceState.SKIPPED,
+                        fields={"start_date": now, "end_date": now, "note": f"skipped by {key.task_id}"})
+    if not store.end_try(key, try_id=try_id, state=state, fields=fields):
         return None
     if release:
         release_try_limits(store, ti)

@@ -72,6 +72,13 @@ class TaskInstanceStore(StoreBase):
     def transition_ti(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
                       state: TaskInstanceState, expected_try_id: str | None = None,
                       fields: Mapping[str, Any] | None = None) -> bool:
+        """The one conditional task-instance write behind the named transitions below (callers outside the
+        store use those, so each write says what it is; the ``Store`` contract has no generic transition).
+
+        Moves the instance to ``state`` only if it is in one of ``expected`` (None: the item does not exist yet,
+        so this creates it) and, when given, its try_id matches (fencing a stale worker). ``fields`` are other
+        TaskInstance attributes to set in the same write.
+        """
         T = self.models.task_instance
         expected = set(expected)
         fields = dict(fields or {})
@@ -108,7 +115,9 @@ class TaskInstanceStore(StoreBase):
         row = self._ti_row(key)
         return conditional(lambda: update_quietly(row, actions, condition))
 
-    # ---------------------------------------------------------------------- named transitions over transition_ti
+    # ------------------------------------------------------------------- named transitions over transition_ti
+    # Each goes through ``transition_ti`` (looked up on the instance), so one override of it sees every state
+    # written by a named transition: ``updraft dags test`` prints each change that way.
     def create_ti(self, key: TIKey, *, state: TaskInstanceState, fields: Mapping[str, Any] | None = None) -> bool:
         """Create a never-touched instance in ``state`` (scheduled, skipped by a branch...); False if it exists."""
         return self.transition_ti(key, expected=[None], state=state, fields=fields)
@@ -121,6 +130,13 @@ class TaskInstanceStore(StoreBase):
     def end_try(self, key: TIKey, *, try_id: str, state: TaskInstanceState, fields: Mapping[str, Any]) -> bool:
         """Record a running try's outcome, only while that try is still the running one (fencing)."""
         return self.transition_ti(key, expected=[TaskInstanceState.RUNNING], state=state, expected_try_id=try_id,
+                                  fields=fields)
+
+    def apply_ti_change(self, key: TIKey, *, expected: TaskInstanceState | None, state: TaskInstanceState,
+                        expected_try_id: str | None = None, fields: Mapping[str, Any] | None = None) -> bool:
+        """One change a run's evaluation decided (upstream_failed, skipped, a backstop's failure, ...):
+        ``expected`` -> ``state``, fenced by ``expected_try_id`` when given."""
+        return self.transition_ti(key, expected=[expected], state=state, expected_try_id=expected_try_id,
                                   fields=fields)
 
     def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
