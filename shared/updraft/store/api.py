@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.serialization.model import SerializedDAG
+from updraft.timetables.base import DagRunInfo, DataInterval
 
 
 @dataclass
@@ -93,14 +95,15 @@ class Store(Protocol):
     def put_version(self, dag_id: str, digest: str, document: dict[str, Any], now: dt.datetime) -> None:
         """Store an immutable serialized version (no-op when it exists)."""
 
-    def get_serialized_dag(self, dag_id: str, dag_hash: str) -> Any:
-        """The SerializedDAG of that version, from the process's one cache of versions."""
+    def get_serialized_dag(self, dag_id: str, dag_hash: str) -> SerializedDAG | None:
+        """The SerializedDAG of that version (None: no such version), from the process's one cache of versions.
+        Shared by every caller in the process: read-only."""
 
     def due_dags(self, now: dt.datetime) -> list[DagMeta]:
         """Active, unpaused DAGs whose next run is due (run_after <= now): candidates, from an index."""
 
     def advance_next_dagrun(self, dag_id: str, *, expected_logical_date: dt.datetime | None,
-                            next_info: Any, last_automated: Any) -> bool:
+                            next_info: DagRunInfo | None, last_automated: DataInterval | None) -> bool:
         """Move the DAG's next-run fields forward, only if no other scheduler already did."""
 
     # -- DAG files (registration, API) -------------------------------------------------------------------------
