@@ -14,7 +14,6 @@ import functools
 import random
 import time
 from collections.abc import Callable
-from typing import Any
 
 from updraft.executors.base import Executor
 from updraft.model.limits import run_tasks_limit
@@ -26,6 +25,7 @@ from updraft.scheduling.claims import LimitNeed, claim, claim_needs
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.ordering import claim_order
 from updraft.scheduling.pass_report import PassReport
+from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
 POOL_SIZE_TTL_S = 10.0
@@ -38,7 +38,8 @@ def take_creations(creations: dict[TIKey, TIChange], run: tuple[str, str] | None
 
 
 class ClaimPass:
-    def __init__(self, store: Store, executor: Executor, dag: Callable[[str, str], Any], *, parallelism: int) -> None:
+    def __init__(self, store: Store, executor: Executor, dag: Callable[[str, str], SerializedDAG], *,
+                 parallelism: int) -> None:
         self.store = store
         self.executor = executor
         self.dag = dag

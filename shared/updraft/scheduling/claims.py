@@ -32,6 +32,7 @@ from updraft.model.states import TaskInstanceState
 from updraft.scheduling import blocked
 from updraft.scheduling.blocked import BlockedReason
 from updraft.scheduling.concurrent_writes import concurrently
+from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store
 
 
@@ -55,7 +56,8 @@ class ClaimResult:
         return self.dispatch is not None
 
 
-def limits_for(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int, pool_slots_total: int) -> list[LimitNeed]:
+def limits_for(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, parallelism: int,
+               pool_slots_total: int) -> list[LimitNeed]:
     """The limits one try counts against, in a fixed order (pool first: it is the one most often full)."""
     needs = [
         LimitNeed(pool_limit(ti.pool), ti.pool_slots, pool_slots_total, blocked.pool_full(ti.pool, ti.pool_slots)),
@@ -74,7 +76,7 @@ def limits_for(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int, pool_
     return needs
 
 
-def claim_needs(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int,
+def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, parallelism: int,
                 pool_sizes: dict[str, int | None]) -> list[LimitNeed] | BlockedReason:
     """The limits a claim must take, or why it cannot be claimed at all (no such pool, pool too small)."""
     size = pool_sizes.get(ti.pool)
@@ -87,7 +89,7 @@ def claim_needs(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int,
     return limits_for(ti, task, dag, parallelism=parallelism, pool_slots_total=size)
 
 
-def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, now: dt.datetime,
+def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
           create_fields: dict[str, Any] | None = None) -> ClaimResult:
     """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice.
 

@@ -22,6 +22,7 @@ from typing import Any
 from updraft import airflow_config
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
+from updraft.serialization.model import SerializedTask
 
 # Airflow's [core] max_task_retry_delay (seconds), from the scheduler's environment as Airflow's scheduler reads it.
 MAX_RETRY_DELAY = airflow_config.get_int("core", "max_task_retry_delay", 24 * 60 * 60)
@@ -29,7 +30,7 @@ DEFAULT_RETRY_DELAY = dt.timedelta(seconds=300)
 _UNSET: Any = object()
 
 
-def will_retry(task: Any, try_number: int, *, state: TaskInstanceState | None = TaskInstanceState.RUNNING,
+def will_retry(task: SerializedTask, try_number: int, *, state: TaskInstanceState | None = TaskInstanceState.RUNNING,
                force_fail: bool = False) -> bool:
     """Whether a try that failed gets another: the one decision the scheduler's outcome (``failure_outcome``) and
     the worker's choice of ``on_retry_callback`` over ``on_failure_callback`` both take.
@@ -55,7 +56,7 @@ def backoff_multiplier(value: bool | float | None) -> float:
     return float(value)
 
 
-def next_retry_datetime(task: Any, ti: TaskInstance, end_date: dt.datetime, *,
+def next_retry_datetime(task: SerializedTask, ti: TaskInstance, end_date: dt.datetime, *,
                         logical_date: dt.datetime | None) -> dt.datetime:
     delay = task.retry_delay if task.retry_delay is not None else DEFAULT_RETRY_DELAY
     multiplier = backoff_multiplier(task.retry_exponential_backoff)
@@ -74,7 +75,7 @@ def next_retry_datetime(task: Any, ti: TaskInstance, end_date: dt.datetime, *,
     return end_date + delay
 
 
-def failure_outcome(task: Any, ti: TaskInstance, now: dt.datetime, *, force_fail: bool = False,
+def failure_outcome(task: SerializedTask, ti: TaskInstance, now: dt.datetime, *, force_fail: bool = False,
                     logical_date: dt.datetime | None = _UNSET) -> tuple[TaskInstanceState, dict[str, Any]]:
     """State and fields for a try that failed at ``now`` (Airflow's ``handle_failure``).
 

@@ -16,13 +16,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from updraft.serialization.model import SerializedDAG
 from updraft.timetables._time import coerce_datetime, frozen_now
 from updraft.timetables.base import DagRunInfo, DagRunType, DataInterval, TimeRestriction
 
 MAX_DAGRUNS_TO_CREATE_PER_LOOP = 10
 
 
-def time_restriction(dag: Any) -> TimeRestriction:
+def time_restriction(dag: SerializedDAG) -> TimeRestriction:
     """Airflow's ``DAG._time_restriction``: the earliest start date among the DAG's and its tasks', and the
     latest end date when every task has one."""
     start_dates = [t.start_date for t in dag.tasks if t.start_date]
@@ -49,7 +50,7 @@ def last_automated_interval(source: Any) -> DataInterval | None:
     return DataInterval(coerce_datetime(start), coerce_datetime(end))
 
 
-def next_run_info(dag: Any, last_automated: Any, *, now: dt.datetime) -> DagRunInfo | None:
+def next_run_info(dag: SerializedDAG, last_automated: Any, *, now: dt.datetime) -> DagRunInfo | None:
     """The run after ``last_automated`` (a DataInterval, a DagMeta or None), due or not; None when there is none."""
     timetable = dag.timetable
     if timetable is None or not timetable.can_be_scheduled:
@@ -59,7 +60,7 @@ def next_run_info(dag: Any, last_automated: Any, *, now: dt.datetime) -> DagRunI
                                           restriction=time_restriction(dag))
 
 
-def next_runs(dag: Any, last_automated: Any = None, *, now: dt.datetime, active_runs: int,
+def next_runs(dag: SerializedDAG, last_automated: Any = None, *, now: dt.datetime, active_runs: int,
               max_to_create: int = MAX_DAGRUNS_TO_CREATE_PER_LOOP) -> list[DagRunInfo]:
     """The scheduled runs to create now, oldest first: due (``run_after <= now``), within the room
     ``max_active_runs - active_runs`` leaves, and at most ``max_to_create``."""
@@ -80,13 +81,13 @@ def next_runs(dag: Any, last_automated: Any = None, *, now: dt.datetime, active_
     return runs
 
 
-def run_id_for(dag: Any, info: DagRunInfo) -> str:
+def run_id_for(dag: SerializedDAG, info: DagRunInfo) -> str:
     return dag.timetable.generate_run_id(run_type=DagRunType.SCHEDULED,
                                          run_after=coerce_datetime(info.logical_date),
                                          data_interval=info.data_interval)
 
 
-def manual_run_info(dag: Any, run_after: dt.datetime, logical_date: dt.datetime | None = None) -> DagRunInfo:
+def manual_run_info(dag: SerializedDAG, run_after: dt.datetime, logical_date: dt.datetime | None = None) -> DagRunInfo:
     """A manual run's data interval: ``infer_manual_data_interval`` at its logical date (else at ``run_after``)."""
     when = coerce_datetime(logical_date if logical_date is not None else run_after)
     interval = dag.timetable.infer_manual_data_interval(run_after=when)
