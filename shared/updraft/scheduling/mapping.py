@@ -49,7 +49,7 @@ def value_length(value: Any, view: RunView) -> int | None:
     return None  # a param reference or an opaque value: nothing the scheduler can count
 
 
-def _is_notset(value: Any) -> bool:
+def _is_notset(value: object) -> bool:
     from updraft.sdk.param import NOTSET
 
     return value is NOTSET

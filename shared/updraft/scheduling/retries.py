@@ -15,6 +15,7 @@ between ``retry_delay * multiplier**(n-1)`` and twice that, chosen by a SHA-1 ha
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import hashlib
 import math
 from typing import Any
@@ -27,7 +28,15 @@ from updraft.serialization.model import SerializedTask
 # Airflow's [core] max_task_retry_delay (seconds), from the scheduler's environment as Airflow's scheduler reads it.
 MAX_RETRY_DELAY = airflow_config.get_int("core", "max_task_retry_delay", 24 * 60 * 60)
 DEFAULT_RETRY_DELAY = dt.timedelta(seconds=300)
-_UNSET: Any = object()
+
+
+class _Unset(enum.Enum):
+    """A default that says "not passed" where None is a meaningful value (a run with no logical date)."""
+
+    UNSET = enum.auto()
+
+
+_UNSET = _Unset.UNSET
 
 
 def will_retry(task: SerializedTask, try_number: int, *, state: TaskInstanceState | None = TaskInstanceState.RUNNING,
@@ -76,7 +85,7 @@ def next_retry_datetime(task: SerializedTask, ti: TaskInstance, end_date: dt.dat
 
 
 def failure_outcome(task: SerializedTask, ti: TaskInstance, now: dt.datetime, *, force_fail: bool = False,
-                    logical_date: dt.datetime | None = _UNSET) -> tuple[TaskInstanceState, dict[str, Any]]:
+                    logical_date: dt.datetime | _Unset | None = _UNSET) -> tuple[TaskInstanceState, dict[str, Any]]:
     """State and fields for a try that failed at ``now`` (Airflow's ``handle_failure``).
 
     ``logical_date`` feeds the backoff jitter; when the caller does not pass the run's, it is read back from the

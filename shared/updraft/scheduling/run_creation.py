@@ -14,9 +14,9 @@ logical date only, so two schedulers creating the same run compute the same id a
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 from updraft.serialization.model import SerializedDAG
+from updraft.store.api import DagMeta
 from updraft.timetables._time import coerce_datetime, frozen_now
 from updraft.timetables.base import DagRunInfo, DagRunType, DataInterval, TimeRestriction
 
@@ -39,18 +39,18 @@ def time_restriction(dag: SerializedDAG) -> TimeRestriction:
     return TimeRestriction(earliest, coerce_datetime(latest) if latest is not None else None, bool(dag.catchup))
 
 
-def last_automated_interval(source: Any) -> DataInterval | None:
+def last_automated_interval(source: DataInterval | DagMeta | None) -> DataInterval | None:
     """The last scheduled run's data interval, from a ``DataInterval``, a ``DagMeta`` row, or None (never ran)."""
     if source is None or isinstance(source, DataInterval):
         return source
-    start = getattr(source, "last_automated_data_interval_start", None)
-    end = getattr(source, "last_automated_data_interval_end", None)
+    start, end = source.last_automated_data_interval_start, source.last_automated_data_interval_end
     if start is None or end is None:
         return None
     return DataInterval(coerce_datetime(start), coerce_datetime(end))
 
 
-def next_run_info(dag: SerializedDAG, last_automated: Any, *, now: dt.datetime) -> DagRunInfo | None:
+def next_run_info(dag: SerializedDAG, last_automated: DataInterval | DagMeta | None, *,
+                  now: dt.datetime) -> DagRunInfo | None:
     """The run after ``last_automated`` (a DataInterval, a DagMeta or None), due or not; None when there is none."""
     timetable = dag.timetable
     if timetable is None or not timetable.can_be_scheduled:
@@ -60,8 +60,8 @@ def next_run_info(dag: SerializedDAG, last_automated: Any, *, now: dt.datetime) 
                                           restriction=time_restriction(dag))
 
 
-def next_runs(dag: SerializedDAG, last_automated: Any = None, *, now: dt.datetime, active_runs: int,
-              max_to_create: int = MAX_DAGRUNS_TO_CREATE_PER_LOOP) -> list[DagRunInfo]:
+def next_runs(dag: SerializedDAG, last_automated: DataInterval | DagMeta | None = None, *, now: dt.datetime,
+              active_runs: int, max_to_create: int = MAX_DAGRUNS_TO_CREATE_PER_LOOP) -> list[DagRunInfo]:
     """The scheduled runs to create now, oldest first: due (``run_after <= now``), within the room
     ``max_active_runs - active_runs`` leaves, and at most ``max_to_create``."""
     limit = dag.max_active_runs
