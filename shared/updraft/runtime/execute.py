@@ -26,10 +26,11 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from updraft.executors.base import Dispatch
 from updraft.model.records import DagRun
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.context import RuntimeTaskInstance, build_context
-from updraft.runtime.loader import find_task
+from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.xcom import XComClient, push_result
 from updraft.scheduling.retries import will_retry
@@ -43,6 +44,8 @@ from updraft.sdk.exceptions import (
     TaskDeferred,
 )
 from updraft.sdk.execution import context_env_vars
+from updraft.serialization.model import SerializedDAG
+from updraft.store.api import Store
 
 
 @contextlib.contextmanager
@@ -96,14 +99,14 @@ class _Timeout(AirflowTaskTimeout):
     """Raised asynchronously by the watchdog (must be constructible without arguments)."""
 
 
-def _maps_downstream(serialized_dag: Any, task_id: str) -> bool:
+def _maps_downstream(serialized_dag: SerializedDAG, task_id: str) -> bool:
     """Whether a downstream mapped task expands over this task's return value (then it must be a list/dict)."""
     from updraft.serialization.encoding import XComRef
 
     for other in serialized_dag.task_dict.values():
-        if task_id not in other.upstream_task_ids or not getattr(other, "expand_input", None):
+        if task_id not in other.upstream_task_ids or not other.expand_input:
             continue
-        stack = [other.expand_input.get("value")]
+        stack: list[Any] = [other.expand_input.get("value")]  # the DAG author's expand arguments
         while stack:
             value = stack.pop()
             if isinstance(value, XComRef) and value.task_id == task_id:
@@ -119,7 +122,7 @@ def _maps_downstream(serialized_dag: Any, task_id: str) -> bool:
     return False
 
 
-def run_try(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.datetime],
+def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
             log_sink: LogSink | None = None, hostname: str | None = None, run: DagRun | None = None) -> TryResult:
     """Load, build, render and execute one try; never raises for anything the task does.
 
@@ -210,7 +213,7 @@ def fresh_task(task: Any, dag: Any) -> Any:
     return copied
 
 
-def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.datetime],
+def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
          hostname: str | None, state: dict[str, Any], run: DagRun | None) -> TryResult:
     from updraft.runtime.mapping import expand_lengths, unmap
     from updraft.runtime.templates import render_task
