@@ -83,6 +83,7 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     from updraft.runtime.logs import LocalLogSink
     from updraft.runtime.worker import handle_dispatch
     from updraft.scheduling.dag_registration import register_parsed_file, set_paused
+    from updraft.scheduling.dag_versions import pinned_dag
     from updraft.scheduling.scheduler import Scheduler, SchedulerConfig, utcnow
     from updraft.scheduling.triggering import trigger_dag
     from updraft.store.tables import create_table
@@ -93,10 +94,13 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     now = utcnow()
     register_parsed_file(store, owner, now=now)
     set_paused(store, dag_id, False)  # like `airflow dags test`, a test runs a DAG whatever its pause state
-    dag = store.get_serialized_dag(dag_id, store.get_dag_meta(dag_id).dag_hash)
-    for pool in sorted({t.pool for t in dag.tasks} - {"default_pool"}):
-        if store.get_pool(pool) is None:
-            store.set_pool(pool, 128, "created by `updraft dags test`")
+    meta = store.get_dag_meta(dag_id)
+    if meta is None:
+        raise DagTestError(f"DAG '{dag_id}' was not stored")
+    dag = pinned_dag(store, dag_id, meta.dag_hash)
+    for pool_name in sorted({t.pool for t in dag.tasks} - {"default_pool"}):
+        if store.get_pool(pool_name) is None:
+            store.set_pool(pool_name, 128, "created by `updraft dags test`")
     loader = LocalDagLoader(dags_folder, plugins_folder)
     sink = LocalLogSink(log_folder or tempfile.mkdtemp(prefix="updraft-dags-test-logs-"))
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="updraft-worker")
@@ -112,8 +116,8 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     # otherwise run its backlog beside the test, or wait behind it with max_active_runs). Parallelism is the worker
     # count, as Airflow's LocalExecutor has exactly that many processes: a try claimed beyond it would wait in the
     # thread pool's FIFO queue holding its slots, and a heavier try that becomes ready later would start after it.
-    config = SchedulerConfig(max_dagruns_to_create_per_loop=0, parallelism=workers)
-    scheduler = Scheduler(store, ThreadExecutor(), config, clock=utcnow)
+    scheduler_config = SchedulerConfig(max_dagruns_to_create_per_loop=0, parallelism=workers)
+    scheduler = Scheduler(store, ThreadExecutor(), scheduler_config, clock=utcnow)
 
     def work(item: Any) -> None:
         try:
@@ -127,6 +131,8 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
         while True:
             scheduler.run_pass()
             current = store.get_run(dag_id, run.run_id)
+            if current is None:
+                raise DagTestError(f"DAG run {run.run_id} disappeared")
             if current.state in FINISHED_RUN_STATES or errors:
                 break
             if time.perf_counter() - started > timeout_s:
