@@ -20,6 +20,8 @@ _LAZY = {
     "chain": "updraft.sdk.baseoperator",
     "chain_linear": "updraft.sdk.baseoperator",
     "cross_downstream": "updraft.sdk.baseoperator",
+    "BaseBranchOperator": "updraft.operators.branch",
+    "BranchMixIn": "updraft.operators.branch",
     "BaseSensorOperator": "updraft.sensors.base",
     "PokeReturnValue": "updraft.sensors.base",
     "Connection": "updraft.sdk.connection",

@@ -51,6 +51,7 @@ def next_execution(ctx: click.Context, dag_id: str, n: int) -> list[str | None]:
     out: list[str | None] = [meta.next_dagrun_logical_date.isoformat()]
     if n > 1:
         sdag = store.get_serialized_dag(dag_id, meta.dag_hash)
+        assert sdag is not None, "a DAG row names a stored version"
         start, end = meta.next_dagrun_data_interval_start, meta.next_dagrun_data_interval_end
         assert start is not None and end is not None, "the store writes the next run's fields together"
         last = DataInterval(coerce_datetime(start), coerce_datetime(end))

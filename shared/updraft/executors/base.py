@@ -26,7 +26,7 @@ class Dispatch:
                 "executor": self.executor, "compute": dict(self.compute)}
 
     @classmethod
-    def from_payload(cls, payload: Any) -> Dispatch:
+    def from_payload(cls, payload: object) -> Dispatch:
         """The inverse of ``to_payload``; ValueError naming the bad field for anything else (workers refuse it)."""
         if not isinstance(payload, dict):
             raise ValueError(f"a dispatch payload is a JSON object, got {type(payload).__name__}")

@@ -18,9 +18,12 @@ import logging
 import re
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.executors.base import Dispatch
+
+if TYPE_CHECKING:
+    from mypy_boto3_ecs import ECSClient
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +38,7 @@ def _tag(value: object) -> str:
 
 
 class FargateExecutor:
-    def __init__(self, ecs_client: Any, cluster: str, task_definition: str, subnets: Sequence[str],
+    def __init__(self, ecs_client: ECSClient, cluster: str, task_definition: str, subnets: Sequence[str],
                  security_groups: Sequence[str], container_name: str, *, assign_public_ip: bool = False,
                  command: Sequence[str] = DEFAULT_COMMAND, environment: dict[str, str] | None = None) -> None:
         self.ecs_client = ecs_client

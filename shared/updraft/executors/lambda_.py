@@ -14,15 +14,18 @@ import collections
 import json
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from updraft.executors.base import Dispatch
+
+if TYPE_CHECKING:
+    from mypy_boto3_lambda import LambdaClient
 
 log = logging.getLogger(__name__)
 
 
 class LambdaExecutor:
-    def __init__(self, lambda_client: Any, function_name: str) -> None:
+    def __init__(self, lambda_client: LambdaClient, function_name: str) -> None:
         self.lambda_client = lambda_client
         self.function_name = function_name
         self._lock = threading.Lock()

@@ -14,11 +14,15 @@ import datetime as dt
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from updraft.model.parse_results import ImportErrorRecord
+from updraft.model.records import TaskInstance, TIKey
+from updraft.model.states import TaskInstanceState
+from updraft.store.config import StoreConfig
+from updraft.store.dynamo import DynamoStore
 
 TICK_S = 1.0
 
@@ -79,22 +83,24 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     from updraft.runtime.logs import LocalLogSink
     from updraft.runtime.worker import handle_dispatch
     from updraft.scheduling.dag_registration import register_parsed_file, set_paused
+    from updraft.scheduling.dag_versions import pinned_dag
     from updraft.scheduling.scheduler import Scheduler, SchedulerConfig, utcnow
     from updraft.scheduling.triggering import trigger_dag
-    from updraft.store.config import StoreConfig
-    from updraft.store.dynamo import DynamoStore
     from updraft.store.tables import create_table
 
     config = StoreConfig(table_name="updraft-dags-test", region="us-east-1")
     create_table(config)
-    store = DynamoStore(config) if on_change is None else _ObservedStore(DynamoStore(config), on_change)
+    store = DynamoStore(config) if on_change is None else _ObservedStore(config, on_change)
     now = utcnow()
     register_parsed_file(store, owner, now=now)
     set_paused(store, dag_id, False)  # like `airflow dags test`, a test runs a DAG whatever its pause state
-    dag = store.get_serialized_dag(dag_id, store.get_dag_meta(dag_id).dag_hash)
-    for pool in sorted({t.pool for t in dag.tasks} - {"default_pool"}):
-        if store.get_pool(pool) is None:
-            store.set_pool(pool, 128, "created by `updraft dags test`")
+    meta = store.get_dag_meta(dag_id)
+    if meta is None:
+        raise DagTestError(f"DAG '{dag_id}' was not stored")
+    dag = pinned_dag(store, dag_id, meta.dag_hash)
+    for pool_name in sorted({t.pool for t in dag.tasks} - {"default_pool"}):
+        if store.get_pool(pool_name) is None:
+            store.set_pool(pool_name, 128, "created by `updraft dags test`")
     loader = LocalDagLoader(dags_folder, plugins_folder)
     sink = LocalLogSink(log_folder or tempfile.mkdtemp(prefix="updraft-dags-test-logs-"))
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="updraft-worker")
@@ -110,8 +116,8 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     # otherwise run its backlog beside the test, or wait behind it with max_active_runs). Parallelism is the worker
     # count, as Airflow's LocalExecutor has exactly that many processes: a try claimed beyond it would wait in the
     # thread pool's FIFO queue holding its slots, and a heavier try that becomes ready later would start after it.
-    config = SchedulerConfig(max_dagruns_to_create_per_loop=0, parallelism=workers)
-    scheduler = Scheduler(store, ThreadExecutor(), config, clock=utcnow)
+    scheduler_config = SchedulerConfig(max_dagruns_to_create_per_loop=0, parallelism=workers)
+    scheduler = Scheduler(store, ThreadExecutor(), scheduler_config, clock=utcnow)
 
     def work(item: Any) -> None:
         try:
@@ -125,6 +131,8 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
         while True:
             scheduler.run_pass()
             current = store.get_run(dag_id, run.run_id)
+            if current is None:
+                raise DagTestError(f"DAG run {run.run_id} disappeared")
             if current.state in FINISHED_RUN_STATES or errors:
                 break
             if time.perf_counter() - started > timeout_s:
@@ -139,35 +147,38 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                          wall_s=time.perf_counter() - started)
 
 
-class _ObservedStore:
+class _ObservedStore(DynamoStore):
     """The store, telling ``on_change`` of every task state written, as it is written: a line per change,
-    however quickly the next one follows (a poll would miss a retry's ``up_for_retry``)."""
+    however quickly the next one follows (a poll would miss a retry's ``up_for_retry``). Every named transition
+    (``create_ti``, ``queue_ti``, ``end_try``, ``apply_ti_change``) writes through ``transition_ti``, so it and
+    ``start_ti`` see them all."""
 
-    def __init__(self, store: Any, on_change: Callable[[str, str, int], None]) -> None:
-        self._store, self._on_change = store, on_change
-        self._lock = threading.Lock()
+    def __init__(self, config: StoreConfig, on_change: Callable[[str, str, int], None]) -> None:
+        super().__init__(config)
+        self._on_change = on_change
+        self._changes_lock = threading.Lock()
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-    def transition_ti(self, key: Any, **kwargs: Any) -> bool:
-        applied = self._store.transition_ti(key, **kwargs)
+    def transition_ti(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
+                      state: TaskInstanceState, expected_try_id: str | None = None,
+                      fields: Mapping[str, Any] | None = None) -> bool:
+        applied = super().transition_ti(key, expected=expected, state=state, expected_try_id=expected_try_id,
+                                        fields=fields)
         if applied:
-            try_number = (kwargs.get("fields") or {}).get("try_number")
+            try_number = (fields or {}).get("try_number")
             if try_number is None:  # unchanged by this write (only a claim sets it)
-                written = self._store.get_ti(key)
+                written = self.get_ti(key)
                 try_number = written.try_number if written is not None else 0
-            self._tell(key.label, kwargs["state"].value, try_number)
+            self._tell(key.label, state.value, try_number)
         return applied
 
-    def start_ti(self, key: Any, **kwargs: Any) -> Any:
-        started = self._store.start_ti(key, **kwargs)
-        if started is not None:
+    def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
+        started = super().start_ti(key, try_id=try_id, fields=fields)
+        if started is not None and started.state is not None:
             self._tell(key.label, started.state.value, started.try_number)
         return started
 
     def _tell(self, label: str, state: str, try_number: int) -> None:
-        with self._lock:  # whole lines, from the scheduler and every worker thread
+        with self._changes_lock:  # whole lines, from the scheduler and every worker thread
             self._on_change(label, state, try_number)
 
 

@@ -26,10 +26,11 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from updraft.executors.base import Dispatch
 from updraft.model.records import DagRun
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.context import RuntimeTaskInstance, build_context
-from updraft.runtime.loader import find_task
+from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.xcom import XComClient, push_result
 from updraft.scheduling.retries import will_retry
@@ -43,6 +44,8 @@ from updraft.sdk.exceptions import (
     TaskDeferred,
 )
 from updraft.sdk.execution import context_env_vars
+from updraft.serialization.model import SerializedDAG
+from updraft.store.api import Store
 
 
 @contextlib.contextmanager
@@ -96,14 +99,14 @@ class _Timeout(AirflowTaskTimeout):
     """Raised asynchronously by the watchdog (must be constructible without arguments)."""
 
 
-def _maps_downstream(serialized_dag: Any, task_id: str) -> bool:
+def _maps_downstream(serialized_dag: SerializedDAG, task_id: str) -> bool:
     """Whether a downstream mapped task expands over this task's return value (then it must be a list/dict)."""
     from updraft.serialization.encoding import XComRef
 
     for other in serialized_dag.task_dict.values():
-        if task_id not in other.upstream_task_ids or not getattr(other, "expand_input", None):
+        if task_id not in other.upstream_task_ids or not other.expand_input:
             continue
-        stack = [other.expand_input.get("value")]
+        stack: list[Any] = [other.expand_input.get("value")]  # the DAG author's expand arguments
         while stack:
             value = stack.pop()
             if isinstance(value, XComRef) and value.task_id == task_id:
@@ -119,7 +122,7 @@ def _maps_downstream(serialized_dag: Any, task_id: str) -> bool:
     return False
 
 
-def run_try(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.datetime],
+def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
             log_sink: LogSink | None = None, hostname: str | None = None, run: DagRun | None = None) -> TryResult:
     """Load, build, render and execute one try; never raises for anything the task does.
 
@@ -189,24 +192,6 @@ def _log(buffer: Any, text: str) -> None:
     buffer.write(text if text.endswith("\n") else text + "\n")
 
 
-_SERIALIZED: dict[tuple[int, str, str], Any] = {}
-_SERIALIZED_LOCK = threading.Lock()
-
-
-def _serialized_dag(store: Any, dag_id: str, dag_hash: str) -> Any:
-    """Serialized DAG versions never change once written: a warm worker reads each one once."""
-    key = (id(store), dag_id, dag_hash)
-    with _SERIALIZED_LOCK:
-        found = _SERIALIZED.get(key)
-    if found is None:
-        found = store.get_serialized_dag(dag_id, dag_hash)
-        with _SERIALIZED_LOCK:
-            if len(_SERIALIZED) > 256:
-                _SERIALIZED.clear()
-            _SERIALIZED[key] = found
-    return found
-
-
 def fresh_task(task: Any, dag: Any) -> Any:
     """A per-try copy of ``task``: rendering and ``execute`` change the operator, and the DAG is cached.
 
@@ -228,7 +213,7 @@ def fresh_task(task: Any, dag: Any) -> Any:
     return copied
 
 
-def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.datetime],
+def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
          hostname: str | None, state: dict[str, Any], run: DagRun | None) -> TryResult:
     from updraft.runtime.mapping import expand_lengths, unmap
     from updraft.runtime.templates import render_task
@@ -237,7 +222,10 @@ def _run(dispatch: Any, *, store: Any, loader: Any, now_fn: Callable[[], dt.date
     run = run or store.get_run(key.dag_id, key.run_id)
     if run is None:
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
-    serialized = _serialized_dag(store, run.dag_id, run.dag_hash)
+    # The store's LRU is the process's one cache of versions: a warm worker reads each one once.
+    serialized = store.get_serialized_dag(run.dag_id, run.dag_hash)
+    if serialized is None:
+        raise RuntimeError(f"version {run.dag_hash!r} of DAG {key.dag_id!r} not found")
     dag = loader.load_dag(key.dag_id, serialized.relative_fileloc, serialized.file_hash)
     task = find_task(dag, key.task_id)
     client = XComClient(store, key, now_fn)

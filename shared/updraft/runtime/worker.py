@@ -13,17 +13,25 @@ import logging
 import socket
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
+from updraft.executors.base import Dispatch
+from updraft.model.records import TaskInstance
 from updraft.runtime.execute import run_try
+from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LogSink
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
+from updraft.store.api import Store
+
+if TYPE_CHECKING:
+    from updraft.scheduling.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
 
-def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, now_fn: Callable[[], dt.datetime],
+def handle_dispatch(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, scheduler: Scheduler,
+                    now_fn: Callable[[], dt.datetime],
                     log_sink: LogSink | None = None, hostname: str | None = None,
                     lease: dt.timedelta = DEFAULT_LEASE,
                     hand_off: Callable[[str, str], bool] | None = None) -> TryResult | None:
@@ -43,6 +51,8 @@ def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, n
     with _Heartbeat(store, dispatch, now_fn, lease):
         result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink, hostname=hostname,
                          run=run)
+    if run is None:  # the try failed on it already; without its run there is nothing to record or schedule
+        raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
     dag = scheduler.dag(run.dag_id, run.dag_hash)
     finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, release=False,
                           started=started)
@@ -64,7 +74,7 @@ def handle_dispatch(dispatch: Any, *, store: Any, loader: Any, scheduler: Any, n
     return result
 
 
-def _release(store: Any, finished: Any) -> None:
+def _release(store: Store, finished: TaskInstance | None) -> None:
     if finished:
         release_try_limits(store, finished)
 
@@ -72,7 +82,8 @@ def _release(store: Any, finished: Any) -> None:
 class _Heartbeat:
     """Extends the lease every third of it until the try ends."""
 
-    def __init__(self, store: Any, dispatch: Any, now_fn: Callable[[], dt.datetime], lease: dt.timedelta) -> None:
+    def __init__(self, store: Store, dispatch: Dispatch, now_fn: Callable[[], dt.datetime],
+                 lease: dt.timedelta) -> None:
         self.store = store
         self.dispatch = dispatch
         self.now_fn = now_fn

@@ -18,19 +18,19 @@ Every change is fenced by the try's ``try_id``, so a worker that reports after a
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.changes import TIChange
 from updraft.scheduling.retries import failure_outcome
+from updraft.serialization.model import SerializedTask
 
 EXECUTION_TIMEOUT_GRACE = dt.timedelta(seconds=60)
 QUEUED_TIMEOUT = dt.timedelta(seconds=600)
 ZOMBIE_NOTE = "zombie: worker lease expired"
 
 
-def backstop_change(task: Any, ti: TaskInstance, now: dt.datetime, *,
+def backstop_change(task: SerializedTask, ti: TaskInstance, now: dt.datetime, *,
                     logical_date: dt.datetime | None) -> TIChange | None:
     if ti.state == TaskInstanceState.RUNNING:
         if ti.lease_expires_at is not None and ti.lease_expires_at < now:
@@ -56,7 +56,8 @@ def _requeue(ti: TaskInstance, note: str) -> TIChange:
         "hostname": None, "lease_expires_at": None, "note": note}, expected_try_id=ti.try_id)
 
 
-def _fail(task: Any, ti: TaskInstance, now: dt.datetime, logical_date: dt.datetime | None, note: str) -> TIChange:
+def _fail(task: SerializedTask, ti: TaskInstance, now: dt.datetime, logical_date: dt.datetime | None,
+          note: str) -> TIChange:
     state, fields = failure_outcome(task, ti, now, logical_date=logical_date)
     fields.update(note=note, lease_expires_at=None, held_limits=[])
     return TIChange(ti.key, ti.state, state, fields, expected_try_id=ti.try_id)

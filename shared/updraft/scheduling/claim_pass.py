@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import random
 import time
 from collections.abc import Callable
-from typing import Any
 
 from updraft.executors.base import Executor
 from updraft.model.limits import run_tasks_limit
@@ -25,6 +25,7 @@ from updraft.scheduling.claims import LimitNeed, claim, claim_needs
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.ordering import claim_order
 from updraft.scheduling.pass_report import PassReport
+from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
 POOL_SIZE_TTL_S = 10.0
@@ -37,7 +38,8 @@ def take_creations(creations: dict[TIKey, TIChange], run: tuple[str, str] | None
 
 
 class ClaimPass:
-    def __init__(self, store: Store, executor: Executor, dag: Callable[[str, str], Any], *, parallelism: int) -> None:
+    def __init__(self, store: Store, executor: Executor, dag: Callable[[str, str], SerializedDAG], *,
+                 parallelism: int) -> None:
         self.store = store
         self.executor = executor
         self.dag = dag
@@ -67,15 +69,15 @@ class ClaimPass:
     def create_scheduled(self, changes: list[TIChange]) -> None:
         """Write, as scheduled, new instances no claim created (the next pass finds them, as without merging).
         Independent conditional puts (a fan-out's hundreds of new instances): sent together."""
-        concurrently([lambda change=change: self.store.transition_ti(change.key, expected=[None], state=change.state,
-                                                                     fields=change.fields) for change in changes])
+        concurrently([functools.partial(self.store.create_ti, change.key, state=change.state, fields=change.fields)
+                      for change in changes])
 
     def _store_reasons(self, stored: list[TaskInstance], reasons: dict[TIKey, BlockedReason]) -> None:
         """The reason on each stored instance not claimed, when it differs from the one it carries already."""
         changed = [(ti.key, reasons[ti.key].stored) for ti in stored
                    if ti.key in reasons and ti.state == TaskInstanceState.SCHEDULED
                    and ti.blocked_reason != reasons[ti.key].stored]
-        concurrently([lambda key=key, text=text: self.store.set_blocked_reason(key, text) for key, text in changed])
+        concurrently([functools.partial(self.store.set_blocked_reason, key, text) for key, text in changed])
 
     def _claim_ordered(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                        creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],

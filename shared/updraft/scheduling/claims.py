@@ -11,6 +11,7 @@ which ``reconcile.reconcile_limits`` returns after a grace period.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ from updraft.model.states import TaskInstanceState
 from updraft.scheduling import blocked
 from updraft.scheduling.blocked import BlockedReason
 from updraft.scheduling.concurrent_writes import concurrently
+from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store
 
 
@@ -54,7 +56,8 @@ class ClaimResult:
         return self.dispatch is not None
 
 
-def limits_for(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int, pool_slots_total: int) -> list[LimitNeed]:
+def limits_for(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, parallelism: int,
+               pool_slots_total: int) -> list[LimitNeed]:
     """The limits one try counts against, in a fixed order (pool first: it is the one most often full)."""
     needs = [
         LimitNeed(pool_limit(ti.pool), ti.pool_slots, pool_slots_total, blocked.pool_full(ti.pool, ti.pool_slots)),
@@ -73,7 +76,7 @@ def limits_for(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int, pool_
     return needs
 
 
-def claim_needs(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int,
+def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, parallelism: int,
                 pool_sizes: dict[str, int | None]) -> list[LimitNeed] | BlockedReason:
     """The limits a claim must take, or why it cannot be claimed at all (no such pool, pool too small)."""
     size = pool_sizes.get(ti.pool)
@@ -86,7 +89,7 @@ def claim_needs(ti: TaskInstance, task: Any, dag: Any, *, parallelism: int,
     return limits_for(ti, task, dag, parallelism=parallelism, pool_slots_total=size)
 
 
-def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, now: dt.datetime,
+def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
           create_fields: dict[str, Any] | None = None) -> ClaimResult:
     """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice.
 
@@ -107,7 +110,7 @@ def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, 
         if not take(first[0]):
             return ClaimResult(refused=first[0].refusal, full=first[0])
     rest = needs[len(first):]
-    results = concurrently([lambda need=need: take(need) for need in rest])
+    results = concurrently([functools.partial(take, need) for need in rest])
     taken = [need.limit_id for need in first] + [need.limit_id for need, ok in zip(rest, results, strict=True) if ok]
     refused = [need for need, ok in zip(rest, results, strict=True) if not ok]
     if refused:
@@ -119,7 +122,7 @@ def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, 
     if create_fields is not None:
         fields = {**create_fields, **fields}
     expected = None if create_fields is not None else TaskInstanceState.SCHEDULED
-    won = store.transition_ti(ti.key, expected=[expected], state=TaskInstanceState.QUEUED, fields=fields)
+    won = store.queue_ti(ti.key, expected=expected, fields=fields)
     if not won:
         _release(store, taken, holder)
         return ClaimResult(lost=True)
@@ -129,7 +132,7 @@ def claim(store: Store, ti: TaskInstance, task: Any, needs: list[LimitNeed], *, 
 
 
 def _release(store: Store, limit_ids: list[str], holder: str) -> None:
-    concurrently([lambda limit_id=limit_id: store.release_slots(limit_id, holder) for limit_id in limit_ids])
+    concurrently([functools.partial(store.release_slots, limit_id, holder) for limit_id in limit_ids])
 
 
 def release_try_limits(store: Store, ti: TaskInstance) -> None:

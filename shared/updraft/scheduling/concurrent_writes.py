@@ -5,9 +5,12 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
 _writers: concurrent.futures.ThreadPoolExecutor | None = None
 _writers_lock = threading.Lock()
 
@@ -19,12 +22,26 @@ def concurrently(calls: list[Callable[[], T]]) -> list[T]:
     together makes a claim or a release cost one round trip instead of one per limit, which is most of the
     time between one task's end and the next one's start. The first exception is raised after all finished.
     """
-    global _writers
     if len(calls) <= 1:
         return [call() for call in calls]
+    pool = _pool()
+    futures = [pool.submit(call) for call in calls]
+    concurrent.futures.wait(futures)
+    return [future.result() for future in futures]
+
+
+def concurrently3(first: Callable[[], A], second: Callable[[], B], third: Callable[[], C]) -> tuple[A, B, C]:
+    """Three independent requests of different result types at once (a run, its DAG row and its instances)."""
+    pool = _pool()
+    a, b, c = pool.submit(first), pool.submit(second), pool.submit(third)
+    futures: list[concurrent.futures.Future[Any]] = [a, b, c]  # Any: only waited on, each result read typed
+    concurrent.futures.wait(futures)  # all three done before any error is raised, as in concurrently
+    return a.result(), b.result(), c.result()
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _writers
     with _writers_lock:
         if _writers is None:
             _writers = concurrent.futures.ThreadPoolExecutor(8, thread_name_prefix="updraft-writes")
-    futures = [_writers.submit(call) for call in calls]
-    concurrent.futures.wait(futures)
-    return [future.result() for future in futures]
+        return _writers

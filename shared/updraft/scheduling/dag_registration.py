@@ -19,6 +19,7 @@ from updraft.model.limits import dag_runs_limit, run_tasks_limit
 from updraft.model.parse_results import ImportErrorRecord, ParsedFile, dag_id_of
 from updraft.scheduling.run_creation import next_run_info, time_restriction
 from updraft.serialization import dag_hash, deserialize_dag
+from updraft.serialization.model import SerializedDAG
 from updraft.store.api import DagMeta, FileRecord, Store
 from updraft.store.dags import next_run_fields
 from updraft.store.errors import StoreError
@@ -39,7 +40,7 @@ class ParseOutcome:
     import_errors: list[dict[str, Any]] = field(default_factory=list)
 
 
-def schedule_key(document: dict[str, Any], sdag: Any) -> str:
+def schedule_key(document: dict[str, Any], sdag: SerializedDAG) -> str:
     """Changes exactly when the first next run could change: the timetable's stored form or the bounds."""
     restriction = time_restriction(sdag)
     body = {

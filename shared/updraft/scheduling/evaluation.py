@@ -42,6 +42,7 @@ from updraft.scheduling.deps.trigger_rule import UpstreamCounts
 from updraft.scheduling.mapping import complete_partial_expansions, map_length
 from updraft.scheduling.run_state import run_outcome
 from updraft.scheduling.run_view import SCHEDULABLE, UNFINISHED, RunView
+from updraft.serialization.model import SerializedDAG, SerializedTask
 
 __all__ = ["RunEvaluation", "TIChange", "evaluate_run"]
 
@@ -50,7 +51,7 @@ TI = TaskInstanceState
 _WORKER_CALLBACKS = frozenset({"on_execute_callback", "on_success_callback"})
 
 
-def evaluate_run(dag: Any, run: DagRun, tis: list[TaskInstance], *, now: dt.datetime,
+def evaluate_run(dag: SerializedDAG, run: DagRun, tis: list[TaskInstance], *, now: dt.datetime,
                  previous_tis: list[TaskInstance] | None = None, has_previous_run: bool = False,
                  previous_run: DagRun | None = None) -> RunEvaluation:
     """Decide what ``run`` needs now. ``previous_tis`` are the previous run's instances (for depends_on_past);
@@ -63,7 +64,7 @@ def evaluate_run(dag: Any, run: DagRun, tis: list[TaskInstance], *, now: dt.date
 
 
 class _Evaluation:
-    def __init__(self, dag: Any, run: DagRun, tis: list[TaskInstance], now: dt.datetime,
+    def __init__(self, dag: SerializedDAG, run: DagRun, tis: list[TaskInstance], now: dt.datetime,
                  previous: PreviousRun | None) -> None:
         self.dag = dag
         self.run = run
@@ -144,7 +145,7 @@ class _Evaluation:
         return True
 
     # -- one instance ------------------------------------------------------------------------------------------
-    def _decide(self, task: Any, key: TIKey) -> None:
+    def _decide(self, task: SerializedTask, key: TIKey) -> None:
         statuses, final_state, why = self._deps(task, key)
         if final_state is not None:
             self._finish(key, final_state, why)
@@ -167,7 +168,7 @@ class _Evaluation:
         else:
             self._change(key, TI.SCHEDULED, self._task_fields(task))
 
-    def _deps(self, task: Any, key: TIKey, *, ignore_in_retry_period: bool = False
+    def _deps(self, task: SerializedTask, key: TIKey, *, ignore_in_retry_period: bool = False
               ) -> tuple[list[DepStatus], TaskInstanceState | None, str]:
         ti = self.view.ti(key)
         state = self.view.state(key)
@@ -188,7 +189,7 @@ class _Evaluation:
             statuses.append(failing(TRIGGER_RULE, "Task should be skipped but the past depends are not met"))
         return statuses, final_state, f"{final_state}: {rule.status.reason}" if final_state else ""
 
-    def _expand(self, task: Any, key: TIKey) -> None:
+    def _expand(self, task: SerializedTask, key: TIKey) -> None:
         """Airflow's ``TaskMap.expand_mapped_task``, run when the unexpanded instance's dependencies pass."""
         n = map_length(task, self.view)
         if n is None:
@@ -206,7 +207,7 @@ class _Evaluation:
         return all(s.passed for s in statuses)
 
     # -- recording decisions -----------------------------------------------------------------------------------
-    def _task_fields(self, task: Any) -> dict[str, Any]:
+    def _task_fields(self, task: SerializedTask) -> dict[str, Any]:
         return {"pool": task.pool, "pool_slots": task.pool_slots, "priority_weight": task.effective_priority_weight,
                 "executor": executor_for(task.compute, task.executor)}
 
@@ -233,6 +234,6 @@ class _Evaluation:
             self._counts.pop(downstream_id, None)
 
 
-def _finishes_in_scheduler(task: Any) -> bool:
+def _finishes_in_scheduler(task: SerializedTask) -> bool:
     return bool(task.is_empty and not _WORKER_CALLBACKS.intersection(task.callbacks)
                 and not task.inlets and not task.outlets)

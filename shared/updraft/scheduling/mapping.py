@@ -16,11 +16,12 @@ from typing import Any
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.run_view import UNFINISHED, RunView
 from updraft.serialization.encoding import XComConcatRef, XComMapRef, XComRef, XComZipRef
+from updraft.serialization.model import SerializedTask
 
 _LITERAL = (list, tuple, dict, set, frozenset)
 
 
-def map_length(task: Any, view: RunView) -> int | None:
+def map_length(task: SerializedTask, view: RunView) -> int | None:
     expand_input = task.expand_input or {}
     value = expand_input.get("value")
     if expand_input.get("kind") == "list-of-dicts" or not isinstance(value, dict):
@@ -48,7 +49,7 @@ def value_length(value: Any, view: RunView) -> int | None:
     return None  # a param reference or an opaque value: nothing the scheduler can count
 
 
-def _is_notset(value: Any) -> bool:
+def _is_notset(value: object) -> bool:
     from updraft.sdk.param import NOTSET
 
     return value is NOTSET

@@ -19,7 +19,7 @@ _FAR_FUTURE = dt.datetime.max.replace(tzinfo=dt.UTC)
 def claim_order(tis: Iterable[TaskInstance], runs: Iterable[DagRun]) -> list[TaskInstance]:
     logical = {(r.dag_id, r.run_id): r.logical_date for r in runs}
 
-    def sort_key(ti: TaskInstance) -> tuple:
+    def sort_key(ti: TaskInstance) -> tuple[int, bool, dt.datetime, int, str, str, str]:
         date = logical.get((ti.dag_id, ti.run_id))
         if date is not None and date.tzinfo is None:
             date = date.replace(tzinfo=dt.UTC)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from updraft.model.records import DagRun, TaskInstance
+from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
 
-def previous_run_tis(store: Store, dag: Any, run: DagRun) -> tuple[list[TaskInstance] | None, bool]:
+def previous_run_tis(store: Store, dag: SerializedDAG, run: DagRun) -> tuple[list[TaskInstance] | None, bool]:
     """The previous run's instances and whether there is one; nothing is read unless a task depends on the past.
 
     As Airflow's PrevDagrunDep: with catchup, the previous scheduled run; without, the previous run of any type.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Any
 
 from updraft.model.limits import (
     PARALLELISM_LIMIT,
@@ -22,13 +21,14 @@ from updraft.model.limits import (
 )
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES
+from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
 # A holder younger than this may belong to a claim still in progress; only older ones are reconciled.
 CLAIM_GRACE = dt.timedelta(seconds=60)
 
 
-def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], Any], *, now: dt.datetime,
+def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], SerializedDAG], *, now: dt.datetime,
               parallelism: int) -> None:
     """Return slots a crashed invocation left taken in the limits ``runs`` (the active runs) count against."""
     follow_parallelism(store, parallelism)

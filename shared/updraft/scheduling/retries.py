@@ -15,6 +15,7 @@ between ``retry_delay * multiplier**(n-1)`` and twice that, chosen by a SHA-1 ha
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import hashlib
 import math
 from typing import Any
@@ -22,14 +23,23 @@ from typing import Any
 from updraft import airflow_config
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
+from updraft.serialization.model import SerializedTask
 
 # Airflow's [core] max_task_retry_delay (seconds), from the scheduler's environment as Airflow's scheduler reads it.
 MAX_RETRY_DELAY = airflow_config.get_int("core", "max_task_retry_delay", 24 * 60 * 60)
 DEFAULT_RETRY_DELAY = dt.timedelta(seconds=300)
-_UNSET: Any = object()
 
 
-def will_retry(task: Any, try_number: int, *, state: TaskInstanceState | None = TaskInstanceState.RUNNING,
+class _Unset(enum.Enum):
+    """A default that says "not passed" where None is a meaningful value (a run with no logical date)."""
+
+    UNSET = enum.auto()
+
+
+_UNSET = _Unset.UNSET
+
+
+def will_retry(task: SerializedTask, try_number: int, *, state: TaskInstanceState | None = TaskInstanceState.RUNNING,
                force_fail: bool = False) -> bool:
     """Whether a try that failed gets another: the one decision the scheduler's outcome (``failure_outcome``) and
     the worker's choice of ``on_retry_callback`` over ``on_failure_callback`` both take.
@@ -55,7 +65,7 @@ def backoff_multiplier(value: bool | float | None) -> float:
     return float(value)
 
 
-def next_retry_datetime(task: Any, ti: TaskInstance, end_date: dt.datetime, *,
+def next_retry_datetime(task: SerializedTask, ti: TaskInstance, end_date: dt.datetime, *,
                         logical_date: dt.datetime | None) -> dt.datetime:
     delay = task.retry_delay if task.retry_delay is not None else DEFAULT_RETRY_DELAY
     multiplier = backoff_multiplier(task.retry_exponential_backoff)
@@ -74,8 +84,8 @@ def next_retry_datetime(task: Any, ti: TaskInstance, end_date: dt.datetime, *,
     return end_date + delay
 
 
-def failure_outcome(task: Any, ti: TaskInstance, now: dt.datetime, *, force_fail: bool = False,
-                    logical_date: dt.datetime | None = _UNSET) -> tuple[TaskInstanceState, dict[str, Any]]:
+def failure_outcome(task: SerializedTask, ti: TaskInstance, now: dt.datetime, *, force_fail: bool = False,
+                    logical_date: dt.datetime | _Unset | None = _UNSET) -> tuple[TaskInstanceState, dict[str, Any]]:
     """State and fields for a try that failed at ``now`` (Airflow's ``handle_failure``).
 
     ``logical_date`` feeds the backoff jitter; when the caller does not pass the run's, it is read back from the

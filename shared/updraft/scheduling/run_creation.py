@@ -14,15 +14,16 @@ logical date only, so two schedulers creating the same run compute the same id a
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
+from updraft.serialization.model import SerializedDAG
+from updraft.store.api import DagMeta
 from updraft.timetables._time import coerce_datetime, frozen_now
 from updraft.timetables.base import DagRunInfo, DagRunType, DataInterval, TimeRestriction
 
 MAX_DAGRUNS_TO_CREATE_PER_LOOP = 10
 
 
-def time_restriction(dag: Any) -> TimeRestriction:
+def time_restriction(dag: SerializedDAG) -> TimeRestriction:
     """Airflow's ``DAG._time_restriction``: the earliest start date among the DAG's and its tasks', and the
     latest end date when every task has one."""
     start_dates = [t.start_date for t in dag.tasks if t.start_date]
@@ -38,18 +39,18 @@ def time_restriction(dag: Any) -> TimeRestriction:
     return TimeRestriction(earliest, coerce_datetime(latest) if latest is not None else None, bool(dag.catchup))
 
 
-def last_automated_interval(source: Any) -> DataInterval | None:
+def last_automated_interval(source: DataInterval | DagMeta | None) -> DataInterval | None:
     """The last scheduled run's data interval, from a ``DataInterval``, a ``DagMeta`` row, or None (never ran)."""
     if source is None or isinstance(source, DataInterval):
         return source
-    start = getattr(source, "last_automated_data_interval_start", None)
-    end = getattr(source, "last_automated_data_interval_end", None)
+    start, end = source.last_automated_data_interval_start, source.last_automated_data_interval_end
     if start is None or end is None:
         return None
     return DataInterval(coerce_datetime(start), coerce_datetime(end))
 
 
-def next_run_info(dag: Any, last_automated: Any, *, now: dt.datetime) -> DagRunInfo | None:
+def next_run_info(dag: SerializedDAG, last_automated: DataInterval | DagMeta | None, *,
+                  now: dt.datetime) -> DagRunInfo | None:
     """The run after ``last_automated`` (a DataInterval, a DagMeta or None), due or not; None when there is none."""
     timetable = dag.timetable
     if timetable is None or not timetable.can_be_scheduled:
@@ -59,8 +60,8 @@ def next_run_info(dag: Any, last_automated: Any, *, now: dt.datetime) -> DagRunI
                                           restriction=time_restriction(dag))
 
 
-def next_runs(dag: Any, last_automated: Any = None, *, now: dt.datetime, active_runs: int,
-              max_to_create: int = MAX_DAGRUNS_TO_CREATE_PER_LOOP) -> list[DagRunInfo]:
+def next_runs(dag: SerializedDAG, last_automated: DataInterval | DagMeta | None = None, *, now: dt.datetime,
+              active_runs: int, max_to_create: int = MAX_DAGRUNS_TO_CREATE_PER_LOOP) -> list[DagRunInfo]:
     """The scheduled runs to create now, oldest first: due (``run_after <= now``), within the room
     ``max_active_runs - active_runs`` leaves, and at most ``max_to_create``."""
     limit = dag.max_active_runs
@@ -70,7 +71,7 @@ def next_runs(dag: Any, last_automated: Any = None, *, now: dt.datetime, active_
     runs: list[DagRunInfo] = []
     last = last_automated_interval(last_automated)
     while len(runs) < room:
-        info = next_run_info(dag, last, now=now)
+        info = (_stored_first_run(dag, last_automated) if last is None else None) or next_run_info(dag, last, now=now)
         if info is None or info.run_after > now:
             break
         if runs and info.run_after <= runs[-1].run_after and info.logical_date <= runs[-1].logical_date:
@@ -80,13 +81,30 @@ def next_runs(dag: Any, last_automated: Any = None, *, now: dt.datetime, active_
     return runs
 
 
-def run_id_for(dag: Any, info: DagRunInfo) -> str:
+def _stored_first_run(dag: SerializedDAG, source: DataInterval | DagMeta | None) -> DagRunInfo | None:
+    """The first run of a DAG with no start date, as registration stored it (Airflow's ``DagModel.next_dagrun``).
+
+    Without a start date the timetable's answer is the clock's (``@once`` runs "now"): recomputed, each
+    scheduler would name a different run; the stored one is the same for all of them.
+    """
+    if not isinstance(source, DagMeta) or source.next_dagrun_logical_date is None:
+        return None
+    if time_restriction(dag).earliest is not None:
+        return None
+    stored = coerce_datetime(source.next_dagrun_logical_date)
+    start, end = source.next_dagrun_data_interval_start, source.next_dagrun_data_interval_end
+    interval = DataInterval(coerce_datetime(start) if start else stored, coerce_datetime(end) if end else stored)
+    run_after = source.next_dagrun_run_after
+    return DagRunInfo(run_after=coerce_datetime(run_after) if run_after else stored, data_interval=interval)
+
+
+def run_id_for(dag: SerializedDAG, info: DagRunInfo) -> str:
     return dag.timetable.generate_run_id(run_type=DagRunType.SCHEDULED,
                                          run_after=coerce_datetime(info.logical_date),
                                          data_interval=info.data_interval)
 
 
-def manual_run_info(dag: Any, run_after: dt.datetime, logical_date: dt.datetime | None = None) -> DagRunInfo:
+def manual_run_info(dag: SerializedDAG, run_after: dt.datetime, logical_date: dt.datetime | None = None) -> DagRunInfo:
     """A manual run's data interval: ``infer_manual_data_interval`` at its logical date (else at ``run_after``)."""
     when = coerce_datetime(logical_date if logical_date is not None else run_after)
     interval = dag.timetable.infer_manual_data_interval(run_after=when)

@@ -18,6 +18,7 @@ from typing import Any
 from updraft.model.records import UNMAPPED, DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunType, TaskInstanceState
 from updraft.scheduling.deps.trigger_rule import UpstreamCounts
+from updraft.serialization.model import SerializedDAG, SerializedTask
 
 TI = TaskInstanceState
 # Airflow's State.unfinished (None is "no status") and the states the scheduler may move forward.
@@ -31,7 +32,7 @@ FAILED_STATES = frozenset({TI.FAILED, TI.UPSTREAM_FAILED})
 _TI_FIELDS = frozenset(f.name for f in dataclasses.fields(TaskInstance)) - {"dag_id", "run_id", "task_id", "map_index"}
 
 
-def topological_order(tasks: Iterable[Any]) -> list[str]:
+def topological_order(tasks: Iterable[SerializedTask]) -> list[str]:
     """Task ids, upstream before downstream; ties broken by task id so every scheduler decides in one order."""
     by_id = {t.task_id: t for t in tasks}
     pending = {tid: sum(1 for u in t.upstream_task_ids if u in by_id) for tid, t in by_id.items()}
@@ -55,7 +56,7 @@ def _aware(value: dt.datetime) -> dt.datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
 
 
-def task_in_run(task: Any, run: DagRun) -> bool:
+def task_in_run(task: SerializedTask, run: DagRun) -> bool:
     """Airflow's ``verify_integrity`` filter: a task outside its own start/end dates has no instance in the run."""
     if run.run_type == DagRunType.BACKFILL or run.logical_date is None:
         return True
@@ -66,7 +67,7 @@ def task_in_run(task: Any, run: DagRun) -> bool:
 
 
 class RunView:
-    def __init__(self, dag: Any, run: DagRun, tis: Sequence[TaskInstance]) -> None:
+    def __init__(self, dag: SerializedDAG, run: DagRun, tis: Sequence[TaskInstance]) -> None:
         self.dag = dag
         self.run = run
         self.tasks: dict[str, Any] = dag.task_dict
@@ -116,7 +117,7 @@ class RunView:
         self._tis[key] = dataclasses.replace(base, state=state, **known)
 
     # -- what the rules read -----------------------------------------------------------------------------------
-    def upstream_counts(self, task: Any) -> UpstreamCounts | None:
+    def upstream_counts(self, task: SerializedTask) -> UpstreamCounts | None:
         """Finished upstream instances by state, and how many upstream instances there are (Airflow's rows)."""
         upstream_ids = list(task.upstream_task_ids)
         if not upstream_ids:

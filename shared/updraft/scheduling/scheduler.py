@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from updraft.executors.base import Executor
 from updraft.model.limits import dag_runs_limit
@@ -26,12 +26,14 @@ from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceS
 from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claim_pass import ClaimPass, take_creations
 from updraft.scheduling.claims import release_try_limits
-from updraft.scheduling.concurrent_writes import concurrently
+from updraft.scheduling.concurrent_writes import concurrently3
+from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.evaluation import evaluate_run
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.previous_run import previous_run_tis
 from updraft.scheduling.reconcile import reconcile
-from updraft.store.api import Store
+from updraft.serialization.model import SerializedDAG
+from updraft.store.api import DagMeta, Store
 
 
 def utcnow() -> dt.datetime:
@@ -112,9 +114,9 @@ class Scheduler:
             while True:
                 # The three reads a run's scheduling starts with, at once: one round trip instead of three on
                 # the path from one task's end to the next one's start.
-                run, meta, tis = concurrently([lambda: self.store.get_run(dag_id, run_id),
-                                               lambda: self.store.get_dag_meta(dag_id),
-                                               lambda: self.store.get_run_tis(dag_id, run_id)])
+                run, meta, tis = concurrently3(functools.partial(self.store.get_run, dag_id, run_id),
+                                               functools.partial(self.store.get_dag_meta, dag_id),
+                                               functools.partial(self.store.get_run_tis, dag_id, run_id))
                 if run is not None:
                     self._schedule_runs([run], report, metas={dag_id: meta}, tis={run_id: tis})
                 with self._lock:
@@ -181,7 +183,7 @@ class Scheduler:
         return len(indexed | set(state.holders if state else ()))
 
     # -- evaluation and claims --------------------------------------------------------------------------------
-    def _schedule_runs(self, runs: list[DagRun], report: PassReport, *, metas: dict[str, Any] | None = None,
+    def _schedule_runs(self, runs: list[DagRun], report: PassReport, *, metas: dict[str, DagMeta | None] | None = None,
                        tis: dict[str, list[TaskInstance]] | None = None) -> None:
         """``metas`` and ``tis`` are reads the caller already made (by dag_id and run_id), read no earlier."""
         now = self.clock()
@@ -248,8 +250,8 @@ class Scheduler:
                 creations[change.key] = change
                 by_key[change.key] = TaskInstance(*change.key, state=change.state, **change.fields)
                 continue
-            applied = self.store.transition_ti(change.key, expected=[change.expected], state=change.state,
-                                               expected_try_id=change.expected_try_id, fields=change.fields)
+            applied = self.store.apply_ti_change(change.key, expected=change.expected, state=change.state,
+                                                 expected_try_id=change.expected_try_id, fields=change.fields)
             if not applied:
                 all_applied = False
                 continue
@@ -281,9 +283,9 @@ class Scheduler:
         self.store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
 
     # -- DAG versions ----------------------------------------------------------------------------------------
-    def dag(self, dag_id: str, dag_hash: str) -> Any:
+    def dag(self, dag_id: str, dag_hash: str) -> SerializedDAG:
         """The serialized DAG version a run is pinned to: the store's one bounded cache of versions answers."""
-        return self.store.get_serialized_dag(dag_id, dag_hash)
+        return pinned_dag(self.store, dag_id, dag_hash)
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

@@ -17,12 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from updraft.serialization.model import SerializedDAG, SerializedTask
+
 
 class InvalidBranchError(ValueError):
     """A branch callable returned something that is not a task or task-group id of the DAG."""
 
 
-def branch_skips(dag: Any, task_id: str, followed_task_ids: str | Iterable[str] | None) -> set[str]:
+def branch_skips(dag: SerializedDAG, task_id: str, followed_task_ids: str | Iterable[str] | None) -> set[str]:
     task = dag.task_dict[task_id]
     followed = set(_expand_groups(dag, task, followed_task_ids))
     invalid = followed - set(dag.task_dict)
@@ -34,7 +36,8 @@ def branch_skips(dag: Any, task_id: str, followed_task_ids: str | Iterable[str] 
     return {d for d in task.downstream_task_ids if d not in followed}
 
 
-def short_circuit_skips(dag: Any, task_id: str, *, ignore_downstream_trigger_rules: bool | None = None) -> set[str]:
+def short_circuit_skips(dag: SerializedDAG, task_id: str, *,
+                        ignore_downstream_trigger_rules: bool | None = None) -> set[str]:
     task = dag.task_dict[task_id]
     if ignore_downstream_trigger_rules is None:
         ignore_downstream_trigger_rules = (task.extra or {}).get("ignore_downstream_trigger_rules", True)
@@ -43,7 +46,7 @@ def short_circuit_skips(dag: Any, task_id: str, *, ignore_downstream_trigger_rul
     return set(task.downstream_task_ids)
 
 
-def flat_downstream(dag: Any, task_id: str) -> set[str]:
+def flat_downstream(dag: SerializedDAG, task_id: str) -> set[str]:
     """Every task downstream of ``task_id``, transitively (Airflow's ``get_flat_relative_ids(upstream=False)``)."""
     seen: set[str] = set()
     stack = list(dag.task_dict[task_id].downstream_task_ids)
@@ -55,7 +58,7 @@ def flat_downstream(dag: Any, task_id: str) -> set[str]:
     return seen
 
 
-def _expand_groups(dag: Any, task: Any, followed: str | Iterable[str] | None) -> Iterator[str]:
+def _expand_groups(dag: SerializedDAG, task: SerializedTask, followed: str | Iterable[str] | None) -> Iterator[str]:
     if followed is None:
         return
     if isinstance(followed, str):
@@ -72,7 +75,7 @@ def _expand_groups(dag: Any, task: Any, followed: str | Iterable[str] | None) ->
             yield resolved
 
 
-def _resolve_relative(dag: Any, task: Any, branch: str, groups: dict[str, dict[str, Any]]) -> str:
+def _resolve_relative(dag: SerializedDAG, task: SerializedTask, branch: str, groups: dict[str, dict[str, Any]]) -> str:
     """A branch inside group ``g`` may return ``"path_a"`` for ``"g.path_a"`` (Airflow's ``_resolve_branch_id``)."""
     if branch in groups or branch in dag.task_dict:
         return branch
@@ -84,7 +87,7 @@ def _resolve_relative(dag: Any, task: Any, branch: str, groups: dict[str, dict[s
     return branch
 
 
-def task_groups(dag: Any) -> dict[str, dict[str, Any]]:
+def task_groups(dag: SerializedDAG) -> dict[str, dict[str, Any]]:
     """Group id -> the serialized group (the root group, whose id is None, is left out)."""
     found: dict[str, dict[str, Any]] = {}
     stack = [dag.task_group] if dag.task_group else []
@@ -96,7 +99,7 @@ def task_groups(dag: Any) -> dict[str, dict[str, Any]]:
     return found
 
 
-def group_roots(dag: Any, group_id: str, groups: dict[str, dict[str, Any]] | None = None) -> list[str]:
+def group_roots(dag: SerializedDAG, group_id: str, groups: dict[str, dict[str, Any]] | None = None) -> list[str]:
     """The group's tasks (nested groups included) with no upstream task inside the group (``TaskGroup.roots``)."""
     group = (groups or task_groups(dag))[group_id]
     members = sorted(_group_task_ids(group))

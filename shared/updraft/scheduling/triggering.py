@@ -7,8 +7,10 @@ from typing import Any
 
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState, DagRunType
+from updraft.scheduling.dag_versions import pinned_dag
 from updraft.sdk.exceptions import AirflowBadRequest, DagNotFound, ParamValidationError
 from updraft.sdk.param import NOTSET
+from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
 
@@ -28,7 +30,7 @@ def trigger_dag(store: Store, dag_id: str, *, now: dt.datetime, conf: dict[str, 
     meta = store.get_dag_meta(dag_id)
     if meta is None or not meta.is_active:
         raise DagNotFound(f"Dag with dag_id: '{dag_id}' not found")
-    dag = store.get_serialized_dag(dag_id, meta.dag_hash)
+    dag = pinned_dag(store, dag_id, meta.dag_hash)
     conf = dict(conf or {})
     _validate_conf(dag, conf)
     info = manual_run_info(dag, run_after=now, logical_date=logical_date)
@@ -42,7 +44,7 @@ def trigger_dag(store: Store, dag_id: str, *, now: dt.datetime, conf: dict[str, 
     return run
 
 
-def _validate_conf(dag: Any, conf: dict[str, Any]) -> None:
+def _validate_conf(dag: SerializedDAG, conf: dict[str, Any]) -> None:
     """Each param resolves from conf or its default and must pass its schema, as Airflow checks on trigger."""
     for name, param in dag.params.items():
         try:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from dataclasses import dataclass, field
-from typing import Any
 
 from updraft.model.limits import DEFAULT_POOL, pool_of
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.claims import release_try_limits
+from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
 DEFAULT_LEASE = dt.timedelta(minutes=5)
@@ -41,7 +41,7 @@ def start_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime, hostna
 
 
 def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now: dt.datetime,
-               dag: object, release: bool = True, started: TaskInstance | None = None) -> TaskInstance | None:
+               dag: SerializedDAG, release: bool = True, started: TaskInstance | None = None) -> TaskInstance | None:
     """Record the try's outcome (retry or fail as the task's retries decide), free its slots, apply skips.
 
     Returns the instance as it was while running (falsy: the try was ended elsewhere). With ``release=False``
@@ -56,7 +56,7 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     ti = started if started is not None and started.try_id == try_id else store.get_ti(key)
     if ti is None or ti.try_id != try_id or ti.state != TaskInstanceState.RUNNING:
         return None
-    task = dag.task_dict[key.task_id]  # type: ignore[attr-defined]
+    task = dag.task_dict[key.task_id]
     fields: dict[str, object] = {"end_date": now, "lease_expires_at": None, "note": result.note}
     state = result.state
     if state == TaskInstanceState.FAILED:
@@ -69,11 +69,9 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     # meant to skip, and a skip then comes too late for them.
     for task_id in result.skip_task_ids:
         # Skipped before it ever ran; if it already has a state, the branch decision came too late for it.
-        store.transition_ti(TIKey(key.dag_id, key.run_id, task_id), expected=[None],
-                            state=TaskInstanceState.SKIPPED, fields={"start_date": now, "end_date": now,
-                                                                     "note": f"skipped by {key.task_id}"})
-    if not store.transition_ti(key, expected=[TaskInstanceState.RUNNING], state=state, expected_try_id=try_id,
-                               fields=fields):
+        store.create_ti(TIKey(key.dag_id, key.run_id, task_id), state=TaskInstanceState.SKIPPED,
+                        fields={"start_date": now, "end_date": now, "note": f"skipped by {key.task_id}"})
+    if not store.end_try(key, try_id=try_id, state=state, fields=fields):
         return None
     if release:
         release_try_limits(store, ti)
@@ -90,7 +88,7 @@ class NextHop(enum.Enum):
     RELEASE_THEN_HAND_OFF = "release_then_hand_off"
 
 
-def next_hop(dag: Any, task_id: str, finished: TaskInstance | None) -> NextHop:
+def next_hop(dag: SerializedDAG, task_id: str, finished: TaskInstance | None) -> NextHop:
     """The hop a worker takes after recording its try ``finished`` (None: the try was ended elsewhere).
 
     A fan-in's upstreams finishing together cost the scheduler a few coalesced evaluations of the run instead of
@@ -102,7 +100,7 @@ def next_hop(dag: Any, task_id: str, finished: TaskInstance | None) -> NextHop:
     return NextHop.RELEASE_THEN_HAND_OFF
 
 
-def has_sole_successor(dag: Any, task_id: str) -> bool:
+def has_sole_successor(dag: SerializedDAG, task_id: str) -> bool:
     """Whether some downstream task has ``task_id`` as its only upstream (a chain, a fan-out, a mapped task)."""
     task = dag.task_dict[task_id]
     return any(set(dag.task_dict[down].upstream_task_ids) == {task_id} for down in task.downstream_task_ids)

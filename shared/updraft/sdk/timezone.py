@@ -53,6 +53,17 @@ def make_naive(value: dt.datetime, timezone: dt.tzinfo | None = None) -> dt.date
     return value.astimezone(timezone or utc).replace(tzinfo=None)
 
 
+@overload
+def coerce_datetime(value: dt.datetime, tz: dt.tzinfo | None = None) -> pendulum.DateTime: ...
+@overload
+def coerce_datetime(value: None, tz: dt.tzinfo | None = None) -> None: ...
+def coerce_datetime(value: dt.datetime | None, tz: dt.tzinfo | None = None) -> pendulum.DateTime | None:
+    """Airflow's ``timezone.coerce_datetime``: an aware pendulum DateTime; naive input is read in ``tz``."""
+    if value is None:
+        return None
+    return to_aware(value, tz)
+
+
 def utcnow() -> pendulum.DateTime:
     return pendulum.now(utc)
 

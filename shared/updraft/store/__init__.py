@@ -82,14 +82,14 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                          finishing, if_not_exists them when re-queued)
     get_run_tis          Query RUN#dag#run, sk begins_with TI#                        SC           1 per MB
     get_ti               Get                                                          SC           1
-    transition_ti        expected {None}: Put cond attribute_not_exists(pk);          cond         1
-                         else Update cond state IN (...) [OR attribute_not_exists]
-                         [AND try_id = :t]
+    create_ti, queue_ti, expected {None}: Put cond attribute_not_exists(pk);          cond         1
+      end_try,           else Update cond state IN (...) [OR attribute_not_exists]
+      apply_ti_change    [AND try_id = :t] (one write, transition_ti, behind all four)
     start_ti             Update state = running cond state = queued AND try_id = :t,  cond         1
                          ReturnValues ALL_NEW (the worker keeps the try as started)
     heartbeat            Update lease cond try_id = :t AND state IN (queued, running) cond         1
     set_blocked_reason   Update SET/REMOVE blocked_reason cond state = :expected      cond         1
-                         (any transition_ti to queued REMOVEs it in the same write)
+                         (a queue_ti, or any change to queued, REMOVEs it in the same write)
     take_slots           Update SET available = available - :n, holders.#h = :v       cond         1 (a refusal the
                          cond (available >= :n OR limit < 0) AND                                   first time a
                          attribute_not_exists(holders.#h)                                          process uses the

@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.serialization.model import SerializedDAG
+from updraft.timetables.base import DagRunInfo, DataInterval
 
 
 @dataclass
@@ -93,14 +95,15 @@ class Store(Protocol):
     def put_version(self, dag_id: str, digest: str, document: dict[str, Any], now: dt.datetime) -> None:
         """Store an immutable serialized version (no-op when it exists)."""
 
-    def get_serialized_dag(self, dag_id: str, dag_hash: str) -> Any:
-        """The SerializedDAG of that version, from the process's one cache of versions."""
+    def get_serialized_dag(self, dag_id: str, dag_hash: str) -> SerializedDAG | None:
+        """The SerializedDAG of that version (None: no such version), from the process's one cache of versions.
+        Shared by every caller in the process: read-only."""
 
     def due_dags(self, now: dt.datetime) -> list[DagMeta]:
         """Active, unpaused DAGs whose next run is due (run_after <= now): candidates, from an index."""
 
     def advance_next_dagrun(self, dag_id: str, *, expected_logical_date: dt.datetime | None,
-                            next_info: Any, last_automated: Any) -> bool:
+                            next_info: DagRunInfo | None, last_automated: DataInterval | None) -> bool:
         """Move the DAG's next-run fields forward, only if no other scheduler already did."""
 
     # -- DAG files (registration, API) -------------------------------------------------------------------------
@@ -140,21 +143,20 @@ class Store(Protocol):
 
     def get_ti(self, key: TIKey) -> TaskInstance | None: ...
 
-    def transition_ti(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
-                      state: TaskInstanceState, expected_try_id: str | None = None,
-                      fields: Mapping[str, Any] | None = None) -> bool:
-        """Move a task instance to ``state`` only if it is in one of ``expected`` (None: the item does not
-        exist yet, so this creates it) and, when given, its try_id matches (fencing a stale worker).
-        ``fields`` are other TaskInstance attributes to set in the same write."""
-
     def create_ti(self, key: TIKey, *, state: TaskInstanceState, fields: Mapping[str, Any] | None = None) -> bool:
-        """Create a never-touched instance in ``state``; False if it exists (``transition_ti`` from None)."""
+        """Create a never-touched instance in ``state``; False if it exists."""
 
     def queue_ti(self, key: TIKey, *, expected: TaskInstanceState | None, fields: Mapping[str, Any]) -> bool:
         """The claim: ``expected`` (scheduled, or None: create it) -> queued, clearing its blocked reason."""
 
     def end_try(self, key: TIKey, *, try_id: str, state: TaskInstanceState, fields: Mapping[str, Any]) -> bool:
         """running -> ``state`` for exactly this try (a stale worker's outcome is refused)."""
+
+    def apply_ti_change(self, key: TIKey, *, expected: TaskInstanceState | None, state: TaskInstanceState,
+                        expected_try_id: str | None = None, fields: Mapping[str, Any] | None = None) -> bool:
+        """One change an evaluation decided: ``expected`` (None: the item does not exist yet, so this creates it)
+        -> ``state``, and when given only while the try is ``expected_try_id`` (fencing a stale worker).
+        ``fields`` are other TaskInstance attributes set in the same write."""
 
     def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
         """``queued -> running`` for exactly this try, returning the instance as written (None: not this

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
+from updraft.serialization.model import SerializedDAG
 from updraft.store.blobs import Blobs
 from updraft.store.config import StoreConfig
 from updraft.store.lru import LruCache
-from updraft.store.models import build_models
+from updraft.store.models import Item, ListIndex, build_models
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+_I = TypeVar("_I", bound=Item)
 
 # Serialized DAG versions kept per process (each is the whole DAG; a scheduler touches few at once).
 _DAG_CACHE_SIZE = 64
@@ -19,24 +25,24 @@ class StoreBase:
     """State of one store instance. Thread-safe: it keeps only caches of immutable facts (versions, limit
     items known to exist), so one instance serves every thread of a process."""
 
-    def __init__(self, config: StoreConfig, s3_client: Any = None) -> None:
+    def __init__(self, config: StoreConfig, s3_client: S3Client | None = None) -> None:
         self.config = config
         self.models = build_models(config)
         self.blobs = Blobs(config, s3_client)
         self._lock = threading.Lock()
         self._limits_known: set[str] = set()
-        self._dag_cache = LruCache(_DAG_CACHE_SIZE)
+        self._dag_cache: LruCache[tuple[str, str], SerializedDAG] = LruCache(_DAG_CACHE_SIZE)
 
     def _shards(self) -> range:
         return range(self.config.index_shards)
 
     @staticmethod
-    def _listed_keys(model: Any, list_pks: Iterable[str]) -> list[tuple[str, str]]:
+    def _listed_keys(index: ListIndex[_I], list_pks: Iterable[str]) -> list[tuple[str, str]]:
         found = []
         for list_pk in list_pks:
-            found += [(i.pk, i.sk) for i in model.list_index.query(list_pk)]
+            found += [(i.pk, i.sk) for i in index.query(list_pk)]
         return found
 
     @staticmethod
-    def _batch_get(model: Any, item_keys: list[tuple[str, str]]) -> list[Any]:
+    def _batch_get(model: type[_I], item_keys: list[tuple[str, str]]) -> list[_I]:
         return list(model.batch_get(item_keys, consistent_read=True)) if item_keys else []

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gzip
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.store.config import StoreConfig
 from updraft.store.errors import StoreError, ValueTooLarge
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
 
 
 def _gzip(data: bytes) -> bytes:
@@ -19,7 +22,7 @@ class Blobs:
     """Packs a JSON value for an item attribute: (inline gzip bytes, None) or (None, S3 key) above
     ``large_item_bytes``, and unpacks either form."""
 
-    def __init__(self, config: StoreConfig, s3_client: Any = None) -> None:
+    def __init__(self, config: StoreConfig, s3_client: S3Client | None = None) -> None:
         self.config = config
         self._s3 = s3_client
 
@@ -30,6 +33,7 @@ class Blobs:
         return packed, None
 
     def unpack(self, data: bytes | None, s3_key: str | None) -> Any:
+        """The JSON value packed (any JSON: a serialized DAG's document, an XCom's value)."""
         packed = self._get(s3_key) if s3_key is not None else data
         if packed is None:
             raise StoreError("an item holds neither inline data nor an S3 key")

@@ -11,44 +11,48 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+from pynamodb.expressions.condition import Condition
+
 from updraft.serialization import canonical_json, deserialize_dag
+from updraft.serialization.model import SerializedDAG
 from updraft.store import keys
 from updraft.store.api import DagMeta
 from updraft.store.base import StoreBase
-from updraft.store.models import ts
-from updraft.store.writes import RETRIES, conditional, item_absent, set_actions, update_quietly
+from updraft.store.models import DagMetaItem, ts
+from updraft.store.writes import RETRIES, all_of, conditional, item_absent, set_actions, update_quietly
+from updraft.timetables.base import DagRunInfo, DataInterval
 
 
 # ----------------------------------------------------------------------------------------- named conditions
-def next_run_is(M: Any, logical_date: dt.datetime | None) -> Any:
+def next_run_is(M: type[DagMetaItem], logical_date: dt.datetime | None) -> Condition:
     """The DAG's next run is still the one the caller read (None: it has none)."""
     if logical_date is None:
         return M.next_dagrun_logical_date.does_not_exist()
     return M.next_dagrun_logical_date == logical_date
 
 
-def meta_unchanged(M: Any, meta: DagMeta) -> Any:
+def meta_unchanged(M: type[DagMetaItem], meta: DagMeta) -> Condition:
     """Owner, version, active and paused flags and next run are as read: a concurrent pause, advance or
     takeover makes the writer re-read instead of overwriting it."""
-    return ((M.relative_fileloc == meta.relative_fileloc) & (M.dag_hash == meta.dag_hash)
-            & (M.is_active == meta.is_active) & (M.is_paused == meta.is_paused)
-            & next_run_is(M, meta.next_dagrun_logical_date))
+    return all_of(M.relative_fileloc == meta.relative_fileloc, M.dag_hash == meta.dag_hash,
+                  M.is_active == meta.is_active, M.is_paused == meta.is_paused,
+                  next_run_is(M, meta.next_dagrun_logical_date))
 
 
-def owned_and_active(M: Any, relative_path: str) -> Any:
-    return (M.relative_fileloc == relative_path) & (M.is_active == True)  # noqa: E712
+def owned_and_active(M: type[DagMetaItem], relative_path: str) -> Condition:
+    return all_of(M.relative_fileloc == relative_path, M.is_active == True)  # noqa: E712
 
 
-def active_and_unpaused(M: Any) -> Any:
-    return (M.is_active == True) & (M.is_paused == False)  # noqa: E712
+def active_and_unpaused(M: type[DagMetaItem]) -> Condition:
+    return all_of(M.is_active == True, M.is_paused == False)  # noqa: E712
 
 
-def flags_are(M: Any, *, active: bool, paused: bool) -> Any:
-    return (M.is_active == active) & (M.is_paused == paused)
+def flags_are(M: type[DagMetaItem], *, active: bool, paused: bool) -> Condition:
+    return all_of(M.is_active == active, M.is_paused == paused)
 
 
 # ----------------------------------------------------------------------------------------------------- helpers
-def next_run_fields(info: Any) -> dict[str, Any]:
+def next_run_fields(info: DagRunInfo | None) -> dict[str, dt.datetime | None]:
     """A DagRunInfo (or None: no further run) as the row's next-run fields."""
     return {
         "next_dagrun_logical_date": info.logical_date if info else None,
@@ -58,7 +62,7 @@ def next_run_fields(info: Any) -> dict[str, Any]:
     }
 
 
-def _meta_from_item(item: Any) -> DagMeta:
+def _meta_from_item(item: DagMetaItem) -> DagMeta:
     return DagMeta(
         dag_id=item.dag_id,
         relative_fileloc=item.relative_fileloc,
@@ -84,7 +88,7 @@ def _meta_from_item(item: Any) -> DagMeta:
 
 
 class DagStore(StoreBase):
-    def _meta_item(self, dag_id: str) -> Any:
+    def _meta_item(self, dag_id: str) -> DagMetaItem | None:
         M = self.models.dag_meta
         try:
             return M.get(keys.dag_pk(dag_id), keys.META, consistent_read=True)
@@ -92,7 +96,7 @@ class DagStore(StoreBase):
             return None
 
     def _due_values(self, dag_id: str, *, active: bool, paused: bool,
-                    run_after: dt.datetime | None) -> dict[str, Any]:
+                    run_after: dt.datetime | None) -> dict[str, str | None]:
         """The due-DAGs index entry, kept in step with the fields that define it (sparse: None = not due)."""
         if active and not paused and run_after is not None:
             return {"due_pk": keys.due_pk(dag_id, self.config.index_shards), "due_sk": ts(run_after)}
@@ -105,7 +109,7 @@ class DagStore(StoreBase):
 
     def list_dags(self, *, include_inactive: bool = False) -> list[DagMeta]:
         M = self.models.dag_meta
-        found = self._listed_keys(M, (f"DAGS#{i}" for i in self._shards()))
+        found = self._listed_keys(M.list_index, (f"DAGS#{i}" for i in self._shards()))
         metas = [_meta_from_item(i) for i in self._batch_get(M, found)]
         return sorted((m for m in metas if include_inactive or m.is_active), key=lambda m: m.dag_id)
 
@@ -146,7 +150,7 @@ class DagStore(StoreBase):
         return conditional(lambda: update_quietly(row, actions, owned_and_active(M, expected_owner)))
 
     def advance_next_dagrun(self, dag_id: str, *, expected_logical_date: dt.datetime | None,
-                            next_info: Any, last_automated: Any) -> bool:
+                            next_info: DagRunInfo | None, last_automated: DataInterval | None) -> bool:
         M = self.models.dag_meta
         values = next_run_fields(next_info)
         if last_automated is not None:
@@ -157,7 +161,7 @@ class DagStore(StoreBase):
         run_after = next_info.run_after if next_info is not None else None
         # One write on the hot path: a DAG found through due_dags is almost always active and unpaused.
         fast = {**values, **self._due_values(dag_id, active=True, paused=False, run_after=run_after)}
-        if conditional(lambda: update_quietly(row, set_actions(M, fast), expect & active_and_unpaused(M))):
+        if conditional(lambda: update_quietly(row, set_actions(M, fast), all_of(expect, active_and_unpaused(M)))):
             return True
         for _ in range(RETRIES):
             meta = self._meta_item(dag_id)
@@ -165,7 +169,7 @@ class DagStore(StoreBase):
                 return False  # another scheduler advanced it (or the DAG is gone)
             active, paused = bool(meta.is_active), bool(meta.is_paused)
             slow = {**values, **self._due_values(dag_id, active=active, paused=paused, run_after=run_after)}
-            condition = expect & flags_are(M, active=active, paused=paused)
+            condition = all_of(expect, flags_are(M, active=active, paused=paused))
             if conditional(functools.partial(update_quietly, row, set_actions(M, slow), condition)):
                 return True
         return False
@@ -180,7 +184,7 @@ class DagStore(StoreBase):
         # Versions are immutable and keyed by content: an existing one is already right.
         conditional(lambda: item.save(condition=item_absent(V)))
 
-    def get_serialized_dag(self, dag_id: str, dag_hash: str) -> Any:
+    def get_serialized_dag(self, dag_id: str, dag_hash: str) -> SerializedDAG | None:
         """The SerializedDAG of that version, or None. Cached (the process's only cache of them): versions
         never change. Treat it as read-only, it is shared by every caller in the process."""
         cached = self._dag_cache.get((dag_id, dag_hash))

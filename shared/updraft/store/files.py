@@ -7,6 +7,7 @@ from typing import Any
 from updraft.store import keys
 from updraft.store.api import FileRecord
 from updraft.store.base import StoreBase
+from updraft.store.models import FileItem
 from updraft.store.writes import conditional
 
 # Bounds that keep a file's record inside one item whatever the file raised.
@@ -24,12 +25,12 @@ def _trimmed(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return stored
 
 
-def _compared(record: FileRecord) -> tuple[Any, ...]:
+def _compared(record: FileRecord) -> tuple[object, ...]:
     """What a parse changes; ``parsed_at`` is left out so a redelivered event compares equal."""
     return record.file_hash, record.file_version, record.dag_ids, record.import_errors
 
 
-def _record_from_item(item: Any) -> FileRecord:
+def _record_from_item(item: FileItem) -> FileRecord:
     return FileRecord(relative_path=item.relative_path, file_hash=item.file_hash, file_version=item.file_version,
                       dag_ids=list(item.dag_ids or []), import_errors=list(item.import_errors or []),
                       parsed_at=item.parsed_at)
@@ -66,7 +67,7 @@ class FileStore(StoreBase):
 
     def list_import_errors(self) -> list[dict[str, Any]]:
         F = self.models.file
-        found = self._listed_keys(F, (f"IMPORT_ERRORS#{i}" for i in self._shards()))
+        found = self._listed_keys(F.list_index, (f"IMPORT_ERRORS#{i}" for i in self._shards()))
         out = []
         for item in self._batch_get(F, found):
             for error in item.import_errors or []:

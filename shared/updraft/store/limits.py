@@ -7,56 +7,64 @@ import datetime as dt
 import functools
 from typing import Any
 
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.operand import Path
+from pynamodb.expressions.update import Action
+
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit, pool_of
 from updraft.store import keys
 from updraft.store.api import LimitState, Pool
 from updraft.store.base import StoreBase
 from updraft.store.errors import DefaultPoolCannotBeDeleted, StoreError
-from updraft.store.models import parse_ts, ts
-from updraft.store.writes import RETRIES, conditional, item_absent, item_present, update_quietly
+from updraft.store.models import LimitItem, parse_ts, ts
+from updraft.store.writes import RETRIES, all_of, any_of, conditional, item_absent, item_present, update_quietly
 
 
 # ----------------------------------------------------------------------------------------- named conditions
-def room_for(L: Any, slots: int) -> Any:
+def room_for(L: type[LimitItem], slots: int) -> Condition:
     """Enough slots are free; a negative limit is unlimited (Airflow's pool slots = -1), ``available`` still
     counts what is held."""
-    return (L.available >= slots) | (L.limit < 0)
+    return any_of(L.available >= slots, L.limit < 0)
 
 
-def not_holding(L: Any, h: str) -> Any:
+def not_holding(L: type[LimitItem], h: str) -> Condition:
     """The holder holds nothing yet: a take is idempotent, never counted twice."""
-    return L.holders[h].does_not_exist()
+    holder: Path = L.holders[h]
+    return holder.does_not_exist()
 
 
-def holding(L: Any, h: str) -> Any:
-    return L.holders[h].exists()
+def holding(L: type[LimitItem], h: str) -> Condition:
+    holder: Path = L.holders[h]
+    return holder.exists()
 
 
-def limit_is(L: Any, limit: int) -> Any:
+def limit_is(L: type[LimitItem], limit: int) -> Condition:
     """The size is still the one read: two resizes cannot both apply their delta to one old value."""
     return L.limit == limit
 
 
-def _holders(item: Any) -> dict[str, dict[str, Any]]:
-    raw = item.holders.as_dict() if hasattr(item.holders, "as_dict") else dict(item.holders or {})
+def _holders(item: LimitItem) -> dict[str, dict[str, Any]]:
+    # A MapAttribute as read (its as_dict is unannotated in pynamodb), or the plain dict a new item was built with.
+    holders = item.holders
+    raw = holders.as_dict() if hasattr(holders, "as_dict") else dict(holders or {})  # type: ignore[no-untyped-call]
     return {keys.decode_holder(k): v for k, v in raw.items()}
 
 
-def _pool_from_item(item: Any) -> Pool:
+def _pool_from_item(item: LimitItem) -> Pool:
     holders = _holders(item)
     return Pool(name=item.pool_name, slots=int(item.limit), description=item.description or "",
                 occupied=sum(int(v["slots"]) for v in holders.values()))
 
 
 class LimitStore(StoreBase):
-    def _limit_item(self, limit_id: str) -> Any:
+    def _limit_item(self, limit_id: str) -> LimitItem | None:
         L = self.models.limit
         try:
             return L.get(keys.limit_pk(limit_id), keys.LIMIT_SK, consistent_read=True)
         except L.DoesNotExist:
             return None
 
-    def _new_limit(self, limit_id: str, limit: int, *, pool: str | None = None, description: str = "") -> Any:
+    def _new_limit(self, limit_id: str, limit: int, *, pool: str | None = None, description: str = "") -> LimitItem:
         L = self.models.limit
         item = L(keys.limit_pk(limit_id), keys.LIMIT_SK, limit_id=limit_id, limit=limit, available=limit,
                  holders={})
@@ -93,7 +101,7 @@ class LimitStore(StoreBase):
         h = keys.encode_holder(holder)
         row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
         actions = [L.available.set(L.available - slots), L.holders[h].set({"slots": slots, "at": ts(now)})]
-        condition = room_for(L, slots) & not_holding(L, h)
+        condition = all_of(room_for(L, slots), not_holding(L, h))
         if conditional(lambda: update_quietly(row, actions, condition)):
             return True
         if limit_id in self._limits_known:
@@ -123,7 +131,8 @@ class LimitStore(StoreBase):
             taken_at={h: parse_ts(v["at"]) for h, v in holders.items() if v.get("at")},
         )
 
-    def _resize(self, limit_id: str, limit: int, *, create: bool, description: str | None = None) -> Any:
+    def _resize(self, limit_id: str, limit: int, *, create: bool,
+                description: str | None = None) -> LimitItem | None:
         """Set the limit to ``limit``, moving ``available`` by the same delta so holders keep their slots.
 
         Conditional on the limit read, so two resizes cannot both apply their delta to one old value.
@@ -140,7 +149,7 @@ class LimitStore(StoreBase):
                 if conditional(functools.partial(new.save, condition=item_absent(L))):
                     return new
                 continue
-            actions = []
+            actions: list[Action] = []
             if int(item.limit) != limit:
                 actions += [L.limit.set(limit), L.available.set(L.available + (limit - int(item.limit)))]
             if description is not None and item.description != description:
@@ -166,7 +175,7 @@ class LimitStore(StoreBase):
 
     def list_pools(self) -> list[Pool]:
         L = self.models.limit
-        found = set(self._listed_keys(L, [keys.POOLS_LIST_PK]))
+        found = set(self._listed_keys(L.list_index, [keys.POOLS_LIST_PK]))
         found.add((keys.limit_pk(pool_limit(DEFAULT_POOL)), keys.LIMIT_SK))  # the index may lag its creation
         pools = {p.name: p for p in (_pool_from_item(i) for i in self._batch_get(L, sorted(found)))}
         if DEFAULT_POOL not in pools:

@@ -5,19 +5,22 @@ from __future__ import annotations
 import collections
 import threading
 from collections.abc import Hashable
-from typing import Any
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
-class LruCache:
+class LruCache(Generic[K, V]):
     """Keeps the ``size`` most recently used entries. Values are shared by every caller: treat them as
     read-only."""
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._entries: collections.OrderedDict[Hashable, Any] = collections.OrderedDict()
+        self._entries: collections.OrderedDict[K, V] = collections.OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable) -> Any:
+    def get(self, key: K) -> V | None:
         """The value, or None when absent (None is never stored)."""
         with self._lock:
             if key not in self._entries:
@@ -25,7 +28,7 @@ class LruCache:
             self._entries.move_to_end(key)
             return self._entries[key]
 
-    def put(self, key: Hashable, value: Any) -> None:
+    def put(self, key: K, value: V) -> None:
         with self._lock:
             self._entries[key] = value
             self._entries.move_to_end(key)

@@ -6,7 +6,7 @@ Lambda, a local-mode process talking to a moto server and a test talking to in-p
 bound to their own table, and nothing connects to AWS at import time.
 
 Every item type shares the table's ``pk``/``sk``; which attributes an item carries (and so which sparse
-index it appears in) is decided in :mod:`updraft.store.dynamo`.
+index it appears in) is decided by the aggregate module that writes it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import dataclasses
 import datetime as dt
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import pendulum
 from pynamodb.attributes import (
@@ -35,12 +35,21 @@ from pynamodb.indexes import (
     KeysOnlyProjection,
     LocalSecondaryIndex,
 )
-from pynamodb.models import Model
+from pynamodb.models import MetaProtocol, Model
 
 from updraft.store.config import StoreConfig
-from updraft.store.tables import ACTIVE_RUNS_INDEX, DUE_DAGS_INDEX, LIST_INDEX, RUNS_BY_DATE_INDEX, TABLE
+from updraft.store.tables import (
+    ACTIVE_RUNS_INDEX,
+    DUE_DAGS_INDEX,
+    LIST_INDEX,
+    RUNS_BY_DATE_INDEX,
+    TABLE,
+    IndexSpec,
+    TableSpec,
+)
 
 _FORMAT = "%Y-%m-%dT%H:%M:%S.%f+0000"
+_M = TypeVar("_M", bound="Item")
 
 
 def ts(value: dt.datetime) -> str:
@@ -74,17 +83,26 @@ class DateTimeAttribute(Attribute[dt.datetime]):
         return parse_ts(value)
 
 
-def _meta(config: StoreConfig) -> type:
-    # A fresh class per model: pynamodb writes defaults onto Meta, so models must not share one.
-    return type("Meta", (), {
+def _meta(config: StoreConfig) -> MetaProtocol:
+    # A fresh class per model: pynamodb writes defaults onto Meta, so models must not share one. Cast because
+    # pynamodb's MetaProtocol declares as required the fields (timeouts, retries, credentials) that its
+    # MetaModel fills in on this class when the model is defined.
+    return cast(MetaProtocol, type("Meta", (), {
         "table_name": config.table_name,
         "region": config.region,
         "host": config.host,
         "billing_mode": "PAY_PER_REQUEST",
-    })
+    }))
 
 
-class ListIndex(GlobalSecondaryIndex):
+# pynamodb's Index.__init_subclass__ and MapAttribute.__init__ carry no annotations, so defining an index or a
+# map attribute is an "untyped call" to strict mypy. And ListAttribute's stub types ``of`` as the element's value
+# type (str) while it takes the element's attribute class (UnicodeAttribute): a list of strings is declared
+# ListAttribute[str], so reads are list[str], and the ``of`` argument is ignored for arg-type. The ignores below
+# are those, and only those.
+class ListIndex(GlobalSecondaryIndex[_M]):  # type: ignore[no-untyped-call]
+    """Keys-only listing shards (DAGs, pools, files with import errors); shared by the models listed in it."""
+
     class Meta:
         index_name = LIST_INDEX
         projection = KeysOnlyProjection()
@@ -93,7 +111,7 @@ class ListIndex(GlobalSecondaryIndex):
     list_sk = UnicodeAttribute(range_key=True)
 
 
-class DueDagsIndex(GlobalSecondaryIndex):
+class DueDagsIndex(GlobalSecondaryIndex["DagMetaItem"]):  # type: ignore[no-untyped-call]
     class Meta:
         index_name = DUE_DAGS_INDEX
         projection = AllProjection()
@@ -102,7 +120,7 @@ class DueDagsIndex(GlobalSecondaryIndex):
     due_sk = UnicodeAttribute(range_key=True)
 
 
-class ActiveRunsIndex(GlobalSecondaryIndex):
+class ActiveRunsIndex(GlobalSecondaryIndex["RunItem"]):  # type: ignore[no-untyped-call]
     class Meta:
         index_name = ACTIVE_RUNS_INDEX
         projection = AllProjection()
@@ -111,7 +129,7 @@ class ActiveRunsIndex(GlobalSecondaryIndex):
     active_sk = UnicodeAttribute(range_key=True)
 
 
-class RunsByDateIndex(LocalSecondaryIndex):
+class RunsByDateIndex(LocalSecondaryIndex["RunItem"]):  # type: ignore[no-untyped-call]
     class Meta:
         index_name = RUNS_BY_DATE_INDEX
         projection = AllProjection()
@@ -120,158 +138,162 @@ class RunsByDateIndex(LocalSecondaryIndex):
     run_date_sk = UnicodeAttribute(range_key=True)
 
 
+class Item(Model):
+    """What every item of the table has: the table's keys."""
+
+    pk = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+
+
+# The item types, without a table: :func:`build_models` binds each to a config's table by subclassing it with a
+# ``Meta``, and those subclasses are what the store uses (pynamodb's MetaModel copies the indexes onto them, each
+# bound to its subclass). Declared here so the store's code is checked against the attributes it reads.
+class DagMetaItem(Item):
+    dag_id = UnicodeAttribute()
+    relative_fileloc = UnicodeAttribute()
+    dag_hash = UnicodeAttribute()
+    file_version = UnicodeAttribute(null=True)
+    is_paused = BooleanAttribute(default=True)
+    is_active = BooleanAttribute(default=True)
+    max_active_runs = NumberAttribute(default=16)
+    max_active_tasks = NumberAttribute(default=16)
+    timetable_summary = UnicodeAttribute(null=True)
+    tags: ListAttribute[str] = ListAttribute(of=UnicodeAttribute, default=list)  # type: ignore[arg-type]
+    owners = UnicodeAttribute(default="airflow")
+    next_dagrun_logical_date = DateTimeAttribute(null=True)
+    next_dagrun_data_interval_start = DateTimeAttribute(null=True)
+    next_dagrun_data_interval_end = DateTimeAttribute(null=True)
+    next_dagrun_run_after = DateTimeAttribute(null=True)
+    last_automated_data_interval_start = DateTimeAttribute(null=True)
+    last_automated_data_interval_end = DateTimeAttribute(null=True)
+    # Hash of what the first next run depends on (timetable, start/end dates, catchup).
+    schedule_key = UnicodeAttribute(null=True)
+    catchup = BooleanAttribute(default=False)
+    updated_at = DateTimeAttribute(null=True)
+    list_pk = UnicodeAttribute(null=True)
+    list_sk = UnicodeAttribute(null=True)
+    due_pk = UnicodeAttribute(null=True)
+    due_sk = UnicodeAttribute(null=True)
+    list_index: ListIndex[DagMetaItem] = ListIndex()
+    due_index = DueDagsIndex()
+
+
+class DagVersionItem(Item):
+    dag_id = UnicodeAttribute()
+    dag_hash = UnicodeAttribute()
+    data = BinaryAttribute(null=True, legacy_encoding=False)  # gzip of canonical JSON
+    s3_key = UnicodeAttribute(null=True)  # set instead of data above large_item_bytes
+    size = NumberAttribute(default=0)  # uncompressed bytes
+    created_at = DateTimeAttribute(null=True)
+
+
+class RunItem(Item):
+    dag_id = UnicodeAttribute()
+    run_id = UnicodeAttribute()
+    run_type = UnicodeAttribute()
+    dag_hash = UnicodeAttribute()
+    state = UnicodeAttribute()
+    logical_date = DateTimeAttribute(null=True)
+    data_interval_start = DateTimeAttribute(null=True)
+    data_interval_end = DateTimeAttribute(null=True)
+    run_after = DateTimeAttribute(null=True)
+    conf = JSONAttribute(null=True)
+    queued_at = DateTimeAttribute(null=True)
+    start_date = DateTimeAttribute(null=True)
+    end_date = DateTimeAttribute(null=True)
+    note = UnicodeAttribute(null=True)
+    run_date_sk = UnicodeAttribute(null=True)
+    active_pk = UnicodeAttribute(null=True)
+    active_sk = UnicodeAttribute(null=True)
+    by_date = RunsByDateIndex()
+    active_index = ActiveRunsIndex()
+
+
+class TaskInstanceItem(Item):
+    dag_id = UnicodeAttribute()
+    run_id = UnicodeAttribute()
+    task_id = UnicodeAttribute()
+    map_index = NumberAttribute(default=-1)
+    state = UnicodeAttribute(null=True)
+    try_number = NumberAttribute(default=0)
+    try_id = UnicodeAttribute(null=True)
+    pool = UnicodeAttribute(default="default_pool")
+    pool_slots = NumberAttribute(default=1)
+    priority_weight = NumberAttribute(default=1)
+    executor = UnicodeAttribute(default="lambda")
+    queued_at = DateTimeAttribute(null=True)
+    start_date = DateTimeAttribute(null=True)
+    end_date = DateTimeAttribute(null=True)
+    next_retry_at = DateTimeAttribute(null=True)
+    lease_expires_at = DateTimeAttribute(null=True)
+    held_limits: ListAttribute[str] = ListAttribute(of=UnicodeAttribute, null=True)  # type: ignore[arg-type]
+    hostname = UnicodeAttribute(null=True)
+    xcom_length = NumberAttribute(null=True)
+    note = UnicodeAttribute(null=True)
+    blocked_reason = UnicodeAttribute(null=True)
+
+
+class LimitItem(Item):
+    limit_id = UnicodeAttribute()
+    limit = NumberAttribute()
+    available = NumberAttribute()
+    # encoded holder -> {"slots": n, "at": ts}; encoded so any holder string is one document-path segment
+    holders: MapAttribute[str, Any] = MapAttribute(default=dict)  # type: ignore[no-untyped-call]
+    pool_name = UnicodeAttribute(null=True)  # set on pool items only
+    description = UnicodeAttribute(null=True)
+    list_pk = UnicodeAttribute(null=True)
+    list_sk = UnicodeAttribute(null=True)
+    list_index: ListIndex[LimitItem] = ListIndex()
+
+
+class FileItem(Item):
+    relative_path = UnicodeAttribute()
+    file_hash = UnicodeAttribute(null=True)
+    file_version = UnicodeAttribute(null=True)
+    # the DAGs this file owns
+    dag_ids: ListAttribute[str] = ListAttribute(of=UnicodeAttribute, default=list)  # type: ignore[arg-type]
+    import_errors = JSONAttribute(null=True)
+    parsed_at = DateTimeAttribute(null=True)
+    list_pk = UnicodeAttribute(null=True)
+    list_sk = UnicodeAttribute(null=True)
+    list_index: ListIndex[FileItem] = ListIndex()
+
+
+class XComItem(Item):
+    dag_id = UnicodeAttribute()
+    run_id = UnicodeAttribute()
+    task_id = UnicodeAttribute()
+    map_index = NumberAttribute(default=-1)
+    key = UnicodeAttribute()
+    data = BinaryAttribute(null=True, legacy_encoding=False)  # gzip of the JSON value
+    s3_key = UnicodeAttribute(null=True)
+    created_at = DateTimeAttribute(null=True)
+
+
 @dataclass(frozen=True)
 class Models:
-    dag_meta: Any
-    dag_version: Any
-    run: Any
-    task_instance: Any
-    limit: Any
-    file: Any
-    xcom: Any
+    """One config's model classes: each a subclass of the item type above, bound to that config's table."""
+
+    dag_meta: type[DagMetaItem]
+    dag_version: type[DagVersionItem]
+    run: type[RunItem]
+    task_instance: type[TaskInstanceItem]
+    limit: type[LimitItem]
+    file: type[FileItem]
+    xcom: type[XComItem]
+
+
+def _bound(item_type: type[_M], config: StoreConfig) -> type[_M]:
+    """``item_type`` on ``config``'s table (named as the item type, so errors and reprs read the same)."""
+    return type(item_type.__name__, (item_type,), {"Meta": _meta(config), "__module__": __name__})
 
 
 @functools.cache
 def build_models(config: StoreConfig) -> Models:
     """The model classes bound to ``config``'s table (cached: pynamodb keeps a connection per class)."""
-
-    class DagMetaItem(Model):
-        Meta = _meta(config)
-        pk = UnicodeAttribute(hash_key=True)
-        sk = UnicodeAttribute(range_key=True)
-        dag_id = UnicodeAttribute()
-        relative_fileloc = UnicodeAttribute()
-        dag_hash = UnicodeAttribute()
-        file_version = UnicodeAttribute(null=True)
-        is_paused = BooleanAttribute(default=True)
-        is_active = BooleanAttribute(default=True)
-        max_active_runs = NumberAttribute(default=16)
-        max_active_tasks = NumberAttribute(default=16)
-        timetable_summary = UnicodeAttribute(null=True)
-        tags = ListAttribute(of=UnicodeAttribute, default=list)
-        owners = UnicodeAttribute(default="airflow")
-        next_dagrun_logical_date = DateTimeAttribute(null=True)
-        next_dagrun_data_interval_start = DateTimeAttribute(null=True)
-        next_dagrun_data_interval_end = DateTimeAttribute(null=True)
-        next_dagrun_run_after = DateTimeAttribute(null=True)
-        last_automated_data_interval_start = DateTimeAttribute(null=True)
-        last_automated_data_interval_end = DateTimeAttribute(null=True)
-        # Hash of what the first next run depends on (timetable, start/end dates, catchup).
-        schedule_key = UnicodeAttribute(null=True)
-        catchup = BooleanAttribute(default=False)
-        updated_at = DateTimeAttribute(null=True)
-        list_pk = UnicodeAttribute(null=True)
-        list_sk = UnicodeAttribute(null=True)
-        due_pk = UnicodeAttribute(null=True)
-        due_sk = UnicodeAttribute(null=True)
-        list_index = ListIndex()
-        due_index = DueDagsIndex()
-
-    class DagVersionItem(Model):
-        Meta = _meta(config)
-        pk = UnicodeAttribute(hash_key=True)
-        sk = UnicodeAttribute(range_key=True)
-        dag_id = UnicodeAttribute()
-        dag_hash = UnicodeAttribute()
-        data = BinaryAttribute(null=True, legacy_encoding=False)  # gzip of canonical JSON
-        s3_key = UnicodeAttribute(null=True)  # set instead of data above large_item_bytes
-        size = NumberAttribute(default=0)  # uncompressed bytes
-        created_at = DateTimeAttribute(null=True)
-
-    class RunItem(Model):
-        Meta = _meta(config)
-        pk = UnicodeAttribute(hash_key=True)
-        sk = UnicodeAttribute(range_key=True)
-        dag_id = UnicodeAttribute()
-        run_id = UnicodeAttribute()
-        run_type = UnicodeAttribute()
-        dag_hash = UnicodeAttribute()
-        state = UnicodeAttribute()
-        logical_date = DateTimeAttribute(null=True)
-        data_interval_start = DateTimeAttribute(null=True)
-        data_interval_end = DateTimeAttribute(null=True)
-        run_after = DateTimeAttribute(null=True)
-        conf = JSONAttribute(null=True)
-        queued_at = DateTimeAttribute(null=True)
-        start_date = DateTimeAttribute(null=True)
-        end_date = DateTimeAttribute(null=True)
-        note = UnicodeAttribute(null=True)
-        run_date_sk = UnicodeAttribute(null=True)
-        active_pk = UnicodeAttribute(null=True)
-        active_sk = UnicodeAttribute(null=True)
-        by_date = RunsByDateIndex()
-        active_index = ActiveRunsIndex()
-
-    class TaskInstanceItem(Model):
-        Meta = _meta(config)
-        pk = UnicodeAttribute(hash_key=True)
-        sk = UnicodeAttribute(range_key=True)
-        dag_id = UnicodeAttribute()
-        run_id = UnicodeAttribute()
-        task_id = UnicodeAttribute()
-        map_index = NumberAttribute(default=-1)
-        state = UnicodeAttribute(null=True)
-        try_number = NumberAttribute(default=0)
-        try_id = UnicodeAttribute(null=True)
-        pool = UnicodeAttribute(default="default_pool")
-        pool_slots = NumberAttribute(default=1)
-        priority_weight = NumberAttribute(default=1)
-        executor = UnicodeAttribute(default="lambda")
-        queued_at = DateTimeAttribute(null=True)
-        start_date = DateTimeAttribute(null=True)
-        end_date = DateTimeAttribute(null=True)
-        next_retry_at = DateTimeAttribute(null=True)
-        lease_expires_at = DateTimeAttribute(null=True)
-        held_limits = ListAttribute(of=UnicodeAttribute, null=True)
-        hostname = UnicodeAttribute(null=True)
-        xcom_length = NumberAttribute(null=True)
-        note = UnicodeAttribute(null=True)
-        blocked_reason = UnicodeAttribute(null=True)
-
-    class LimitItem(Model):
-        Meta = _meta(config)
-        pk = UnicodeAttribute(hash_key=True)
-        sk = UnicodeAttribute(range_key=True)
-        limit_id = UnicodeAttribute()
-        limit = NumberAttribute()
-        available = NumberAttribute()
-        # encoded holder -> {"slots": n, "at": ts}; encoded so any holder string is one document-path segment
-        holders = MapAttribute(default=dict)
-        pool_name = UnicodeAttribute(null=True)  # set on pool items only
-        description = UnicodeAttribute(null=True)
-        list_pk = UnicodeAttribute(null=True)
-        list_sk = UnicodeAttribute(null=True)
-        list_index = ListIndex()
-
-    class FileItem(Model):
-        Meta = _meta(config)
-        pk = UnicodeAttribute(hash_key=True)
-        sk = UnicodeAttribute(range_key=True)
-        relative_path = UnicodeAttribute()
-        file_hash = UnicodeAttribute(null=True)
-        file_version = UnicodeAttribute(null=True)
-        dag_ids = ListAttribute(of=UnicodeAttribute, default=list)  # the DAGs this file owns
-        import_errors = JSONAttribute(null=True)
-        parsed_at = DateTimeAttribute(null=True)
-        list_pk = UnicodeAttribute(null=True)
-        list_sk = UnicodeAttribute(null=True)
-        list_index = ListIndex()
-
-    class XComItem(Model):
-        Meta = _meta(config)
-        pk = UnicodeAttribute(hash_key=True)
-        sk = UnicodeAttribute(range_key=True)
-        dag_id = UnicodeAttribute()
-        run_id = UnicodeAttribute()
-        task_id = UnicodeAttribute()
-        map_index = NumberAttribute(default=-1)
-        key = UnicodeAttribute()
-        data = BinaryAttribute(null=True, legacy_encoding=False)  # gzip of the JSON value
-        s3_key = UnicodeAttribute(null=True)
-        created_at = DateTimeAttribute(null=True)
-
-    models = Models(dag_meta=DagMetaItem, dag_version=DagVersionItem, run=RunItem,
-                    task_instance=TaskInstanceItem, limit=LimitItem, file=FileItem, xcom=XComItem)
+    models = Models(dag_meta=_bound(DagMetaItem, config), dag_version=_bound(DagVersionItem, config),
+                    run=_bound(RunItem, config), task_instance=_bound(TaskInstanceItem, config),
+                    limit=_bound(LimitItem, config), file=_bound(FileItem, config), xcom=_bound(XComItem, config))
     _share_connection(config, models)
     return models
 
@@ -287,7 +309,7 @@ def _share_connection(config: StoreConfig, models: Models) -> None:
     from pynamodb.connection import TableConnection
     from pynamodb.connection.base import MetaTable
 
-    def key_schema(index: Any) -> list[dict[str, str]]:
+    def key_schema(index: TableSpec | IndexSpec) -> list[dict[str, str]]:
         return [{"AttributeName": index.partition_key.name, "KeyType": "HASH"},
                 {"AttributeName": index.sort_key.name, "KeyType": "RANGE"}]
 

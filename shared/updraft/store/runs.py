@@ -4,29 +4,31 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from typing import Any
+
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
 
 from updraft.model.records import DagRun
 from updraft.model.states import FINISHED_RUN_STATES, DagRunState
 from updraft.store import keys
 from updraft.store.base import StoreBase
-from updraft.store.models import ts
-from updraft.store.writes import conditional, item_absent, item_present, update_quietly
+from updraft.store.models import RunItem, ts
+from updraft.store.writes import all_of, conditional, item_absent, item_present, update_quietly
 
 _ACTIVE_RUN_STATES = frozenset({DagRunState.QUEUED, DagRunState.RUNNING})
 
 
 # ----------------------------------------------------------------------------------------- named conditions
-def run_absent(R: Any) -> Any:
+def run_absent(R: type[RunItem]) -> Condition:
     """No run has this (dag_id, run_id) yet: of two schedulers creating it, one wins."""
     return item_absent(R)
 
 
-def run_in_states(R: Any, states: Iterable[str]) -> Any:
-    return item_present(R) & R.state.is_in(*states)
+def run_in_states(R: type[RunItem], states: Iterable[str]) -> Condition:
+    return all_of(item_present(R), R.state.is_in(*states))
 
 
-def _run_from_item(item: Any) -> DagRun:
+def _run_from_item(item: RunItem) -> DagRun:
     return DagRun(
         dag_id=item.dag_id, run_id=item.run_id, run_type=item.run_type, dag_hash=item.dag_hash,
         state=DagRunState(item.state), logical_date=item.logical_date,
@@ -88,7 +90,7 @@ class RunStore(StoreBase):
         if not expected_states:
             return False
         state = DagRunState(state)
-        actions = [R.state.set(str(state))]
+        actions: list[Action] = [R.state.set(str(state))]
         if state in FINISHED_RUN_STATES:
             actions += [R.end_date.set(now), R.active_pk.remove(), R.active_sk.remove()]
         else:

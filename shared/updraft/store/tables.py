@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
     from updraft.store.config import StoreConfig
 
 STRING = "S"
@@ -107,7 +109,7 @@ def create_table_kwargs(table_name: str, spec: TableSpec = TABLE) -> dict[str, A
     return kwargs
 
 
-def create_table(config: StoreConfig, *, client: Any = None, wait: bool = True) -> bool:
+def create_table(config: StoreConfig, *, client: DynamoDBClient | None = None, wait: bool = True) -> bool:
     """Create the table if it does not exist; True if this call created it.
 
     Idempotent so that local mode and tests can call it on every start. An existing table is not altered:

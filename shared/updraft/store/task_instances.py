@@ -8,12 +8,15 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pynamodb.exceptions import UpdateError
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
 
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.store import keys
 from updraft.store.base import StoreBase
-from updraft.store.writes import condition_failed, conditional, item_absent, update_quietly
+from updraft.store.models import TaskInstanceItem
+from updraft.store.writes import all_of, any_of, condition_failed, conditional, item_absent, update_quietly
 
 _TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)}
 _TI_IDENTITY = {"dag_id", "run_id", "task_id", "map_index", "state"}
@@ -21,16 +24,16 @@ _LIVE_STATES = (str(TaskInstanceState.QUEUED), str(TaskInstanceState.RUNNING))
 
 
 # ----------------------------------------------------------------------------------------- named conditions
-def ti_absent(T: Any) -> Any:
+def ti_absent(T: type[TaskInstanceItem]) -> Condition:
     """Never touched: the write creates the item, and of two creators one wins."""
     return item_absent(T)
 
 
-def ti_in_states(T: Any, states: Iterable[str]) -> Any:
+def ti_in_states(T: type[TaskInstanceItem], states: Iterable[str]) -> Condition:
     return T.state.is_in(*states)
 
 
-def try_matches(T: Any, try_id: str) -> Any:
+def try_matches(T: type[TaskInstanceItem], try_id: str) -> Condition:
     """The item still belongs to this try: a stale worker or a superseded claim loses (fencing)."""
     return T.try_id == try_id
 
@@ -39,7 +42,7 @@ def _ti_keys(key: TIKey) -> tuple[str, str]:
     return keys.run_pk(key.dag_id, key.run_id), keys.ti_sk(key.task_id, key.map_index)
 
 
-def _ti_from_item(item: Any) -> TaskInstance:
+def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
     return TaskInstance(
         dag_id=item.dag_id, run_id=item.run_id, task_id=item.task_id, map_index=int(item.map_index),
         state=TaskInstanceState(item.state) if item.state else None, try_number=int(item.try_number),
@@ -53,7 +56,7 @@ def _ti_from_item(item: Any) -> TaskInstance:
 
 
 class TaskInstanceStore(StoreBase):
-    def _ti_row(self, key: TIKey) -> Any:
+    def _ti_row(self, key: TIKey) -> TaskInstanceItem:
         return self.models.task_instance(*_ti_keys(key))
 
     def get_run_tis(self, dag_id: str, run_id: str) -> list[TaskInstance]:
@@ -72,6 +75,13 @@ class TaskInstanceStore(StoreBase):
     def transition_ti(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
                       state: TaskInstanceState, expected_try_id: str | None = None,
                       fields: Mapping[str, Any] | None = None) -> bool:
+        """The one conditional task-instance write behind the named transitions below (callers outside the
+        store use those, so each write says what it is; the ``Store`` contract has no generic transition).
+
+        Moves the instance to ``state`` only if it is in one of ``expected`` (None: the item does not exist yet,
+        so this creates it) and, when given, its try_id matches (fencing a stale worker). ``fields`` are other
+        TaskInstance attributes to set in the same write.
+        """
         T = self.models.task_instance
         expected = set(expected)
         fields = dict(fields or {})
@@ -86,7 +96,8 @@ class TaskInstanceStore(StoreBase):
             item.state = str(state)
             condition = ti_absent(T)
             if expected_try_id is not None:
-                condition &= try_matches(T, expected_try_id)  # cannot hold on an absent item: False, as asked
+                # cannot hold on an absent item: False, as asked
+                condition = all_of(condition, try_matches(T, expected_try_id))
             return conditional(lambda: item.save(condition=condition))
         if state == TaskInstanceState.QUEUED and "blocked_reason" not in fields:
             fields["blocked_reason"] = None  # queued: whatever held it back no longer does
@@ -102,13 +113,15 @@ class TaskInstanceStore(StoreBase):
             # The update may create the item, so it carries its identity.
             actions += [T.dag_id.set(key.dag_id), T.run_id.set(key.run_id), T.task_id.set(key.task_id),
                         T.map_index.set(key.map_index)]
-            condition = ti_absent(T) | condition
+            condition = any_of(ti_absent(T), condition)
         if expected_try_id is not None:
-            condition &= try_matches(T, expected_try_id)
+            condition = all_of(condition, try_matches(T, expected_try_id))
         row = self._ti_row(key)
         return conditional(lambda: update_quietly(row, actions, condition))
 
-    # ---------------------------------------------------------------------- named transitions over transition_ti
+    # ------------------------------------------------------------------- named transitions over transition_ti
+    # Each goes through ``transition_ti`` (looked up on the instance), so one override of it sees every state
+    # written by a named transition: ``updraft dags test`` prints each change that way.
     def create_ti(self, key: TIKey, *, state: TaskInstanceState, fields: Mapping[str, Any] | None = None) -> bool:
         """Create a never-touched instance in ``state`` (scheduled, skipped by a branch...); False if it exists."""
         return self.transition_ti(key, expected=[None], state=state, fields=fields)
@@ -123,14 +136,21 @@ class TaskInstanceStore(StoreBase):
         return self.transition_ti(key, expected=[TaskInstanceState.RUNNING], state=state, expected_try_id=try_id,
                                   fields=fields)
 
+    def apply_ti_change(self, key: TIKey, *, expected: TaskInstanceState | None, state: TaskInstanceState,
+                        expected_try_id: str | None = None, fields: Mapping[str, Any] | None = None) -> bool:
+        """One change a run's evaluation decided (upstream_failed, skipped, a backstop's failure, ...):
+        ``expected`` -> ``state``, fenced by ``expected_try_id`` when given."""
+        return self.transition_ti(key, expected=[expected], state=state, expected_try_id=expected_try_id,
+                                  fields=fields)
+
     def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
         T = self.models.task_instance
         row = self._ti_row(key)
-        actions = [T.state.set(str(TaskInstanceState.RUNNING))]
+        actions: list[Action] = [T.state.set(str(TaskInstanceState.RUNNING))]
         for name, value in fields.items():
             attr = getattr(T, name)
             actions.append(attr.remove() if value is None else attr.set(value))
-        condition = ti_in_states(T, [str(TaskInstanceState.QUEUED)]) & try_matches(T, try_id)
+        condition = all_of(ti_in_states(T, [str(TaskInstanceState.QUEUED)]), try_matches(T, try_id))
         try:
             row.update(actions=actions, condition=condition)  # ALL_NEW: the row is the item as written
         except UpdateError as exc:
@@ -142,7 +162,7 @@ class TaskInstanceStore(StoreBase):
     def heartbeat(self, key: TIKey, *, try_id: str, lease_expires_at: dt.datetime) -> bool:
         T = self.models.task_instance
         row = self._ti_row(key)
-        condition = try_matches(T, try_id) & ti_in_states(T, _LIVE_STATES)
+        condition = all_of(try_matches(T, try_id), ti_in_states(T, _LIVE_STATES))
         return conditional(lambda: update_quietly(row, [T.lease_expires_at.set(lease_expires_at)], condition))
 
     def set_blocked_reason(self, key: TIKey, reason: str | None, *,

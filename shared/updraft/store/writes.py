@@ -7,11 +7,16 @@ missing table) still raise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pynamodb.constants import NONE
 from pynamodb.exceptions import DeleteError, PutError, UpdateError
+from pynamodb.expressions.condition import And, Condition, Or
+from pynamodb.expressions.update import Action
+
+from updraft.store.models import Item
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
 # Optimistic loops re-read and retry when a concurrent writer changed the item; a handful is plenty because
@@ -23,7 +28,7 @@ def condition_failed(exc: Exception) -> bool:
     return getattr(exc, "cause_response_code", None) == _CONDITION_FAILED
 
 
-def conditional(write: Callable[[], Any]) -> bool:
+def conditional(write: Callable[[], object]) -> bool:
     """Run one conditional write; a failed condition is a lost race, reported as False."""
     try:
         write()
@@ -34,27 +39,36 @@ def conditional(write: Callable[[], Any]) -> bool:
     return True
 
 
-def update_quietly(row: Any, actions: list[Any], condition: Any) -> None:
+def update_quietly(row: Item, actions: Sequence[Action], condition: Condition | None) -> None:
     """A conditional update that returns nothing.
 
     ``Model.update`` asks for ALL_NEW so it can refresh the object; on a limit item that returns the whole holders
     map with every claim (quadratic bytes as a pool fills) and on every write it is traffic we never read.
     """
     hash_key, range_key = row._get_hash_range_key_serialized_values()
-    row._get_connection().update_item(hash_key, range_key=range_key, actions=actions, condition=condition,
+    row._get_connection().update_item(hash_key, range_key=range_key, actions=list(actions), condition=condition,
                                       return_values=NONE)
 
 
-def set_actions(model: Any, values: Mapping[str, Any]) -> list[Any]:
+def set_actions(model: type[Item], values: Mapping[str, Any]) -> list[Action]:
     """SET each attribute; pynamodb turns a None value into REMOVE (absent, so sparse indexes drop the item)."""
     return [getattr(model, name).set(value) for name, value in values.items()]
 
 
 # ----------------------------------------------------------------------------------------- named conditions
-def item_absent(model: Any) -> Any:
+# pynamodb's ``&`` and ``|`` on conditions are unannotated (Any to mypy); these build the same And/Or, typed.
+def all_of(first: Condition, *rest: Condition) -> Condition:
+    return functools.reduce(And, rest, first)
+
+
+def any_of(first: Condition, *rest: Condition) -> Condition:
+    return functools.reduce(Or, rest, first)
+
+
+def item_absent(model: type[Item]) -> Condition:
     """The item does not exist yet: the write creates it, and a second creator loses."""
     return model.pk.does_not_exist()
 
 
-def item_present(model: Any) -> Any:
+def item_present(model: type[Item]) -> Condition:
     return model.pk.exists()

@@ -10,6 +10,7 @@ from updraft.model.records import TIKey
 from updraft.serialization import canonical_json
 from updraft.store import keys
 from updraft.store.base import StoreBase
+from updraft.store.models import XComItem
 
 
 class XComStore(StoreBase):
@@ -31,7 +32,7 @@ class XComStore(StoreBase):
             return default
         return self.blobs.unpack(item.data, item.s3_key)["v"]
 
-    def _xcom_items(self, dag_id: str, run_id: str, task_id: str, map_index: int | None) -> Iterator[Any]:
+    def _xcom_items(self, dag_id: str, run_id: str, task_id: str, map_index: int | None) -> Iterator[XComItem]:
         X = self.models.xcom
         prefix = keys.xcom_task_prefix(task_id, map_index)
         return X.query(keys.run_pk(dag_id, run_id), X.sk.startswith(prefix), consistent_read=True)

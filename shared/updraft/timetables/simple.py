@@ -69,7 +69,8 @@ class NullTimetable(_TrivialTimetable):
 
 
 class OnceTimetable(_TrivialTimetable):
-    """``schedule="@once"``: one run at the start date, whatever ``catchup`` says (Airflow since 1.10)."""
+    """``schedule="@once"``: one run at the start date, whatever ``catchup`` says (Airflow since 1.10); with no
+    start date on the DAG or its tasks the DAG is ready at once, so the run is "now" (Airflow 3)."""
 
     description: str = "Once, as soon as possible"
 
@@ -85,9 +86,7 @@ class OnceTimetable(_TrivialTimetable):
     ) -> DagRunInfo | None:
         if last_automated_data_interval is not None:
             return None
-        if restriction.earliest is None:
-            return None
-        run_after = restriction.earliest
+        run_after = restriction.earliest or utcnow()
         if restriction.latest is not None and run_after > restriction.latest:
             return None
         return DagRunInfo.exact(run_after)

@@ -23,8 +23,8 @@ from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 
-WRITES = {"create_run", "set_run_state", "transition_ti", "start_ti", "take_slots", "release_slots",
-          "advance_next_dagrun", "heartbeat", "resize_limit"}
+WRITES = {"create_run", "set_run_state", "transition_ti", "create_ti", "queue_ti", "end_try", "apply_ti_change",
+          "start_ti", "take_slots", "release_slots", "advance_next_dagrun", "heartbeat", "resize_limit"}
 
 
 class SimulatedCrash(BaseException):

@@ -156,8 +156,14 @@ class TestSimple:
             ("2021-01-01T00:00:00+00:00", "2021-01-01T00:00:00+00:00", "2021-01-01T00:00:00+00:00")
         ]
 
-    def test_once_needs_a_start_date_and_respects_end_date(self):
-        assert runs(OnceTimetable(), start=None) == []
+    def test_once_without_a_start_date_runs_once_now(self):
+        """Airflow 3: with no start date the DAG is ready at once (issue 17: it used to never run)."""
+        assert runs(OnceTimetable(), start=None, n=5) == [
+            ("2024-05-15T10:30:00+00:00", "2024-05-15T10:30:00+00:00", "2024-05-15T10:30:00+00:00")
+        ]
+        assert runs(OnceTimetable(), start=None, last=DataInterval(START, START)) == []
+
+    def test_once_respects_end_date(self):
         assert runs(OnceTimetable(), end=utc(2020, 1, 1)) == []
 
     def test_once_after_a_run_never_again(self):

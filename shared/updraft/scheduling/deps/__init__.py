@@ -4,7 +4,8 @@ from updraft.scheduling.deps.base import DepStatus, failing, passing
 from updraft.scheduling.deps.dagrun_running import dagrun_running_status
 from updraft.scheduling.deps.prev_dagrun import PreviousRun, depends_on_past, prev_dagrun_status
 from updraft.scheduling.deps.retry_period import not_in_retry_period_status, ready_to_reschedule_status
-from updraft.scheduling.deps.trigger_rule import TriggerRule, TriggerRuleResult, UpstreamCounts, evaluate_trigger_rule
+from updraft.scheduling.deps.trigger_rule import TriggerRuleResult, UpstreamCounts, evaluate_trigger_rule
+from updraft.sdk.trigger_rule import TriggerRule
 
 __all__ = [
     "DepStatus",

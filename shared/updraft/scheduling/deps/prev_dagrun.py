@@ -15,11 +15,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.deps.base import DepStatus, failing, passing
+from updraft.serialization.model import SerializedTask
 
 NAME = "Previous Dagrun State"
 _SUCCESSFUL = frozenset({TaskInstanceState.SKIPPED, TaskInstanceState.SUCCESS})
@@ -31,12 +31,12 @@ class PreviousRun:
     logical_date: dt.datetime | None = None
 
 
-def depends_on_past(task: Any) -> bool:
+def depends_on_past(task: SerializedTask) -> bool:
     """``wait_for_downstream`` implies ``depends_on_past`` in Airflow's operator constructor."""
     return bool(task.depends_on_past or task.wait_for_downstream)
 
 
-def prev_dagrun_status(task: Any, *, catchup: bool, previous: PreviousRun | None) -> DepStatus:
+def prev_dagrun_status(task: SerializedTask, *, catchup: bool, previous: PreviousRun | None) -> DepStatus:
     if not depends_on_past(task):
         return passing(NAME, "The task did not have depends_on_past set.")
     if previous is None:
@@ -61,7 +61,7 @@ def prev_dagrun_status(task: Any, *, catchup: bool, previous: PreviousRun | None
     return passing(NAME, "The previous task instance(s) succeeded.")
 
 
-def _has_unsuccessful_dependants(task: Any, tis: Sequence[TaskInstance]) -> bool:
+def _has_unsuccessful_dependants(task: SerializedTask, tis: Sequence[TaskInstance]) -> bool:
     downstream = set(task.downstream_task_ids)
     seen = {ti.task_id for ti in tis if ti.task_id in downstream}
     if downstream - seen:

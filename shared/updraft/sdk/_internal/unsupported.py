@@ -51,8 +51,9 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.operators.trigger_dagrun": f"TriggerDagRunOperator is {_NOT_YET}",
     "airflow.providers.standard.sensors.external_task": f"ExternalTaskSensor is {_NOT_YET}",
     "airflow.sensors.external_task": f"ExternalTaskSensor is {_NOT_YET}",
-    "airflow.providers.standard.operators.latest_only": f"LatestOnlyOperator is {_NOT_YET}",
-    "airflow.operators.latest_only": f"LatestOnlyOperator is {_NOT_YET}",
+    "airflow.providers.common.compat": ("of the common-compat provider only airflow.providers.common.compat.sdk "
+                                        "is available"),
+    "airflow.utils.weekday": "removed in Airflow 3; import WeekDay from airflow.providers.standard.utils.weekday",
     "airflow.providers.standard.operators.python_virtualenv": f"virtualenv tasks are not available; {_FARGATE}",
     "airflow.hooks": _NO_HOOKS,
     "airflow.sdk.bases.hook": _NO_HOOKS,
@@ -119,8 +120,6 @@ _SDK_NAMES = {
     "BaseOperatorLink": "operator extra links are not supported",
     "BaseXCom": "custom XCom backends are not supported; XComs are stored by Updraft",
     "BaseAsyncOperator": f"async operators are {_NOT_YET}",
-    "BaseBranchOperator": f"custom branch operators are {_NOT_YET}; use @task.branch or BranchPythonOperator",
-    "BranchMixIn": f"custom branch operators are {_NOT_YET}; use @task.branch or BranchPythonOperator",
     "SkipMixin": f"custom skipping operators are {_NOT_YET}; use @task.short_circuit or ShortCircuitOperator",
     "ResumableJobMixin": f"resumable jobs are {_NOT_YET}",
     "TaskInstance": _NO_METADATA_DB,
@@ -143,6 +142,36 @@ _SDK_NAMES = {
     )},
 }
 
+# What airflow.providers.common.compat.sdk exports that Updraft lacks (the rest it re-exports).
+_COMPAT_SDK_NAMES = {
+    **{name: _SDK_NAMES[name] for name in (
+        "setup", "teardown", "BaseHook", "BaseNotifier", "ObjectStoragePath", "BaseOperatorLink", "conf", "literal",
+        "DagRunState", "TaskInstanceState", "SkipMixin", "ResumableJobMixin", "RetryPolicy", "ExceptionRetryPolicy",
+        "RetryAction", "RetryDecision", "RetryRule",
+    )},
+    "io": MODULE_HINTS["airflow.io"],
+    "ChainRetryPolicy": _SDK_NAMES["RetryPolicy"],
+    "XCom": _NO_METADATA_DB,
+    "TaskInstanceKey": _NO_METADATA_DB,
+    **{name: _SDK_NAMES["lineage"] for name in (
+        "HookLineage", "HookLineageCollector", "HookLineageReader", "NoOpCollector", "get_hook_lineage_collector",
+        "AssetLineageInfo",
+    )},
+    **{name: MODULE_HINTS["airflow.listeners"] for name in ("hookimpl", "get_listener_manager")},
+    "Stats": "metrics are not exposed to DAG code; Updraft publishes its own to CloudWatch",
+    **{name: f"secret masking helpers are {_NOT_YET}" for name in ("mask_secret", "redact")},
+    "timeout": f"the timeout context manager is {_NOT_YET}; set execution_timeout on the task",
+    **{name: f"custom task decorators are {_NOT_YET}; subclass an operator or use @task" for name in (
+        "TaskDecorator", "DecoratedMappedOperator", "KeywordParameters", "task_decorator_factory",
+        "SET_DURING_EXECUTION",
+    )},
+    **{name: f"the AIRFLOW_CTX_* environment helpers are {_NOT_YET}" for name in (
+        "AIRFLOW_VAR_NAME_FORMAT_MAPPING", "context_to_airflow_vars",
+    )},
+    "DagRunTriggerException": f"TriggerDagRunOperator is {_NOT_YET}",
+    "DownstreamTasksSkipped": f"raising DownstreamTasksSkipped is {_NOT_YET}; use @task.branch or @task.short_circuit",
+}
+
 # Names Airflow defines in a module the shim does provide, but which Updraft does not support.
 NAME_HINTS: dict[str, dict[str, str]] = {
     "airflow.sdk": _SDK_NAMES,
@@ -152,6 +181,7 @@ NAME_HINTS: dict[str, dict[str, str]] = {
     "airflow.models": {**_MODELS_NAMES, "BaseOperatorLink": _SDK_NAMES["BaseOperatorLink"]},
     "airflow.operators.python": _PYTHON_OPERATOR_NAMES,
     "airflow.providers.standard.operators.python": _PYTHON_OPERATOR_NAMES,
+    "airflow.providers.common.compat.sdk": _COMPAT_SDK_NAMES,
     "airflow.utils.dates": {
         "date_range": "removed in Airflow 3; compute dates with the DAG's timetable or pendulum",
         "round_time": "removed in Airflow 3; compute dates with the DAG's timetable or pendulum",

@@ -1,10 +1,12 @@
-"""``@task`` (with ``.branch``, ``.short_circuit``, ``.bash``, ``.sensor``), ``@dag`` and ``@task_group``."""
+"""``@task`` (with ``.branch``, ``.short_circuit``, ``.bash``, ``.sensor``, ``.run_if``, ``.skip_if``), ``@dag`` and
+``@task_group``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from updraft.sdk.decorators.condition import run_if, skip_if
 from updraft.sdk.decorators.dag import dag
 from updraft.sdk.decorators.task_group import task_group
 from updraft.sdk.decorators.taskflow import (
@@ -27,8 +29,6 @@ _UNSUPPORTED = {
     "kubernetes": "run the task on Fargate (executor='fargate')",
     "kubernetes_cmd": "run the task on Fargate (executor='fargate')",
     "pyspark": "not available",
-    "run_if": "not implemented yet",
-    "skip_if": "not implemented yet",
 }
 
 
@@ -61,16 +61,19 @@ class TaskDecoratorCollection:
         return make_task_decorator(ShortCircuitDecoratedOperator, python_callable, multiple_outputs, kwargs)
 
     @staticmethod
-    def bash(python_callable: Callable | None = None, **kwargs: Any) -> Any:
+    def bash(python_callable: Callable | None = None, multiple_outputs: bool | None = None, **kwargs: Any) -> Any:
         from updraft.sdk.decorators.base import make_task_decorator
 
-        return make_task_decorator(BashDecoratedOperator, python_callable, False, kwargs)
+        return make_task_decorator(BashDecoratedOperator, python_callable, multiple_outputs, kwargs)
 
     @staticmethod
     def sensor(python_callable: Callable | None = None, **kwargs: Any) -> Any:
         from updraft.sdk.decorators.base import make_task_decorator
 
         return make_task_decorator(SensorDecoratedOperator(), python_callable, False, kwargs)
+
+    run_if = staticmethod(run_if)
+    skip_if = staticmethod(skip_if)
 
     def __getattr__(self, name: str) -> Any:
         if name in _UNSUPPORTED:

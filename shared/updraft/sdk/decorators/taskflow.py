@@ -38,8 +38,8 @@ class BashDecoratedOperator(DecoratedOperator, BashOperator):
     op_kwargs: dict[str, Any]
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.pop("multiple_outputs", None)
-        super().__init__(bash_command="", multiple_outputs=False, **kwargs)
+        # multiple_outputs is honoured as in the 3.3 provider: each key of output_processor's dict is its own XCom.
+        super().__init__(bash_command="", **kwargs)
 
     def execute(self, context: Any) -> Any:
         """Call the function for the command, render it like a template field, then run it as BashOperator."""

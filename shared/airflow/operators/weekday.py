@@ -1,0 +1,5 @@
+"""``airflow.operators.weekday`` (Airflow 2 path)."""
+
+from updraft.operators.weekday import BranchDayOfWeekOperator
+
+__all__ = ["BranchDayOfWeekOperator"]

@@ -1,0 +1,1 @@
+"""``airflow.providers.common``: only ``compat.sdk``, the re-export module DAG files and examples import."""

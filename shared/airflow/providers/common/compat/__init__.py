@@ -1,0 +1,1 @@
+"""``airflow.providers.common.compat``: only its ``sdk`` module is provided."""

@@ -1,0 +1,5 @@
+"""``airflow.sensors.weekday`` (Airflow 2 path)."""
+
+from updraft.sensors.weekday import DayOfWeekSensor
+
+__all__ = ["DayOfWeekSensor"]
