@@ -11,6 +11,8 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+from pynamodb.expressions.operand import Path
+
 from updraft.serialization import canonical_json, deserialize_dag
 from updraft.store import keys
 from updraft.store.api import DagMeta
@@ -22,8 +24,8 @@ from updraft.store.writes import RETRIES, conditional, item_absent, set_actions,
 # ----------------------------------------------------------------------------------------- named conditions
 def next_run_is(M: Any, logical_date: dt.datetime | None) -> Any:
     """The DAG's next run is still the one the caller read (None: it has none)."""
-    if logical_date is None:
-        return M.next_dagrun_logical_date.does_not_exist()
+    if logical_date is None:  # absent, or a NULL written before ``set_actions`` removed None values
+        return M.next_dagrun_logical_date.does_not_exist() | Path(M.next_dagrun_logical_date).is_type("NULL")
     return M.next_dagrun_logical_date == logical_date
 
 
