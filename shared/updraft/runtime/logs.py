@@ -23,12 +23,25 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from updraft.model.identifiers import path_component_problem, run_id_problem
 from updraft.model.records import TIKey
 from updraft.resources import LOGS_PREFIX
 
 _local = threading.local()
 _install_lock = threading.Lock()
 _installed = False
+
+
+def check_log_ids(key: TIKey) -> None:
+    """Raise ``ValueError`` unless every id of ``key`` is safe to build a log path or key from.
+
+    The run id must be valid as Airflow validates it; dag and task ids (validated at parse) must each stay one
+    path component. Checked where the path is built, so no caller can write or read outside the logs folder.
+    """
+    problem = (run_id_problem(key.run_id) or path_component_problem("dag_id", key.dag_id)
+               or path_component_problem("task_id", key.task_id))
+    if problem is not None:
+        raise ValueError(f"no log path for this task instance: {problem}")
 
 
 class LogSink(Protocol):
@@ -44,6 +57,8 @@ class LocalLogSink:
         self.folder = Path(folder)
 
     def path(self, key: TIKey, try_number: int) -> Path:
+        """The try's log file; ids that could leave the folder (``..``, ``/``) raise ``ValueError``."""
+        check_log_ids(key)
         return self.folder / key.dag_id / key.run_id / key.task_id / str(key.map_index) / f"{try_number}.log"
 
     def write(self, key: TIKey, try_number: int, text: str) -> None:
@@ -65,6 +80,7 @@ class S3LogSink:
         self.prefix = prefix
 
     def key(self, key: TIKey, try_number: int) -> str:
+        check_log_ids(key)
         return f"{self.prefix}{key.dag_id}/{key.run_id}/{key.task_id}/{key.map_index}/{try_number}.log"
 
     def write(self, key: TIKey, try_number: int, text: str) -> None:
