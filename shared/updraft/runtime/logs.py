@@ -15,6 +15,7 @@ import io
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -212,6 +213,43 @@ class _Buffer:
         with self.lock:
             return "".join(self.parts)
 
+    def text_so_far(self) -> str:
+        """The text without taking the lock: a signal handler may interrupt a write that holds it (copying the
+        list is atomic under the GIL)."""
+        return "".join(list(self.parts))
+
+
+# The tries capturing in this process now: what a stop signal writes before the process goes.
+_open: dict[int, tuple[LogSink, TIKey, int, _Buffer]] = {}
+
+
+def write_open_logs(reason: str) -> None:
+    """Write the log of every try still capturing in this process, as far as it got, ending with ``reason``.
+
+    For a process being stopped (local mode's stop, ECS's StopTask): the log is otherwise written only when the
+    try ends, and a stopped try lost everything it had written. No lock is taken, since this runs in a signal
+    handler that may have interrupted a holder.
+    """
+    stamp = dt.datetime.now(dt.UTC).isoformat()
+    for token in list(_open):
+        entry = _open.pop(token, None)
+        if entry is None:
+            continue
+        sink, key, try_number, buffer = entry
+        with contextlib.suppress(Exception):
+            sink.write(key, try_number, buffer.text_so_far() + f"[{stamp}] {reason}\n")
+
+
+def write_logs_on_sigterm() -> None:
+    """On SIGTERM, write the open tries' logs (:func:`write_open_logs`), then exit as SIGTERM would."""
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        write_open_logs(f"the process running this try was stopped ({signal.Signals(signum).name}) "
+                        f"before the try ended")
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+
 
 class _RoutingStream(io.TextIOBase):
     """Writes from a thread with a capturing try go to its buffer; everything else to the original stream."""
@@ -276,10 +314,12 @@ def capture(sink: LogSink | None, key: TIKey, try_number: int) -> Iterator[_Buff
     buffer = _Buffer()
     previous = getattr(_local, "buffer", None)
     _local.buffer = buffer
+    if sink is not None:
+        _open[id(buffer)] = (sink, key, try_number, buffer)
     try:
         yield buffer
     finally:
         _local.buffer = previous
-        if sink is not None:
+        if sink is not None and _open.pop(id(buffer), None) is not None:
             stamp = dt.datetime.now(dt.UTC).isoformat()
             sink.write(key, try_number, buffer.text() + f"[{stamp}] end of try {try_number}\n")
