@@ -21,7 +21,7 @@ OPTIONS = ParseOptions(timeout_s=5.0)
 HELPER = 'PREFIX = "sales"\n'
 REPORT = """\
 from airflow.sdk import DAG
-from helpers import PREFIX
+from mirror_helper import PREFIX
 
 with DAG(dag_id=f"{PREFIX}_dag", schedule=None):
     pass
@@ -29,13 +29,13 @@ with DAG(dag_id=f"{PREFIX}_dag", schedule=None):
 REWRITER = """\
 import os
 from airflow.sdk import DAG
-open(os.path.join(os.path.dirname(__file__), "helpers.py"), "w").write('PREFIX = "evil"\\n')
+open(os.path.join(os.path.dirname(__file__), "mirror_helper.py"), "w").write('PREFIX = "evil"\\n')
 """
 # Plants bytecode of other code under the helper's unchanged source: CPython checks only size and mtime.
 PLANTER = """\
 import importlib.util, os, py_compile
 from airflow.sdk import DAG
-helper = os.path.join(os.path.dirname(__file__), "helpers.py")
+helper = os.path.join(os.path.dirname(__file__), "mirror_helper.py")
 original, stat = open(helper).read(), os.stat(helper)
 for body in ('PREFIX = "evils"\\n', original):
     open(helper, "w").write(body)
@@ -50,7 +50,7 @@ def s3():
     with mock_aws():
         client = boto3.client("s3", region_name="us-east-1")
         client.create_bucket(Bucket=BUCKET)
-        for key, body in {"dags/helpers.py": HELPER, "dags/report.py": REPORT, "dags/rewriter.py": REWRITER,
+        for key, body in {"dags/mirror_helper.py": HELPER, "dags/report.py": REPORT, "dags/rewriter.py": REWRITER,
                           "dags/planter.py": PLANTER}.items():
             client.put_object(Bucket=BUCKET, Key=key, Body=body.encode())
         yield client
@@ -69,17 +69,17 @@ def test_a_dag_file_that_rewrites_the_mirror_does_not_change_another_dags_next_p
 
 def test_a_copy_changed_since_it_was_downloaded_is_downloaded_again(s3, tmp_path):
     sync_prefix(s3, BUCKET, "dags/", tmp_path)
-    (tmp_path / "helpers.py").write_text('PREFIX = "evil"\n')
+    (tmp_path / "mirror_helper.py").write_text('PREFIX = "evil"\n')
     report = sync_prefix(s3, BUCKET, "dags/", tmp_path)
-    assert report.downloaded == ["helpers.py"]
-    assert (tmp_path / "helpers.py").read_text() == HELPER
+    assert report.downloaded == ["mirror_helper.py"]
+    assert (tmp_path / "mirror_helper.py").read_text() == HELPER
 
 
 def test_a_mirror_this_process_did_not_download_is_not_trusted(s3, tmp_path):
     """A folder left by an earlier process (or planted with a matching manifest) is downloaded afresh."""
-    (tmp_path / "helpers.py").write_text('PREFIX = "evil"\n')
+    (tmp_path / "mirror_helper.py").write_text('PREFIX = "evil"\n')
     report = sync_prefix(s3, BUCKET, "dags/", tmp_path)
-    assert "helpers.py" in report.downloaded and (tmp_path / "helpers.py").read_text() == HELPER
+    assert "mirror_helper.py" in report.downloaded and (tmp_path / "mirror_helper.py").read_text() == HELPER
 
 
 def test_a_warm_worker_runs_the_task_code_s3_holds_after_its_copy_was_rewritten(s3, tmp_path):
