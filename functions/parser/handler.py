@@ -1,15 +1,18 @@
 """Parser Lambda: an S3 notification names DAG files; each is parsed in an isolated child process and stored.
 
 Configuration comes from the environment the stack sets, read by ``updraft.config.UpdraftConfig``:
-``UPDRAFT_TABLE`` (the store's table), ``AWS_REGION`` (set by Lambda), optional ``UPDRAFT_BUCKET`` (where
-serialized DAGs too large for an item go), optional ``UPDRAFT_DAGS_PREFIX`` (the DAGs folder's prefix, as the
+``UPDRAFT_TABLE`` (the store's table), ``AWS_REGION`` (set by Lambda), ``UPDRAFT_BUCKET`` (the environment's
+bucket: records naming another bucket are rejected, never read; also where serialized DAGs too large for an item
+go), optional ``UPDRAFT_DAGS_PREFIX`` (the DAGs folder's prefix, as the
 workers read it: keys outside it are ignored, paths are relative to it), optional ``UPDRAFT_DYNAMODB_ENDPOINT``
 (local mode's embedded DynamoDB), optional ``UPDRAFT_PLUGINS_FOLDER`` (plugins whose timetables DAG files use).
 Clients and the store are built on first use and kept by the warm container (``updraft.services``).
 
 Metrics (CloudWatch EMF, namespace ``UPDRAFT_METRICS_NAMESPACE``, dimension ``service=updraft-parser``), per
 invocation: ``DagFilesParsed`` (files parsed) and ``ImportErrors`` (of those, files with at least one import
-error). The stack alarms on ``ImportErrors``: a broken upload is otherwise visible only in the UI.
+error), ``RejectedRecords`` (records naming another bucket or a bad key) and ``FailedDagFiles`` (files whose
+handling failed, e.g. their store write; the event's other files are still handled). The stack alarms on
+``ImportErrors``: a broken upload is otherwise visible only in the UI.
 """
 
 from __future__ import annotations
@@ -34,11 +37,15 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     svc = services()
     svc.load_plugins()
     result = handle_dag_file_events(event, s3_client=svc.client("s3"), prefix=svc.config.dags_prefix,
-                                    store=svc.store, options=svc.parse_options)
+                                    bucket=svc.config.bucket, store=svc.store, options=svc.parse_options)
     parsed = result["parsed"].values()
     metrics.add_metric(name="DagFilesParsed", unit=MetricUnit.Count, value=len(parsed))
     metrics.add_metric(name="ImportErrors", unit=MetricUnit.Count,
                        value=sum(1 for entry in parsed if entry["import_errors"]))
+    for name, problems in (("RejectedRecords", result.get("rejected")), ("FailedDagFiles", result.get("failed"))):
+        if problems:
+            metrics.add_metric(name=name, unit=MetricUnit.Count, value=len(problems))
+            logger.error(f"{name}: {len(problems)}", extra={"problems": problems})
     logger.info("parsed DAG files", extra={"parsed": list(result["parsed"]), "removed": result["removed"],
                                            "deactivated": result.get("deactivated")})
     return result

@@ -21,6 +21,8 @@ import pytest
 
 from updraft.local.dag_test import run_dag_test
 
+pytestmark = pytest.mark.usefixtures("fast_dags_test_ticks")
+
 FOLDER = Path(__file__).parent / "dags_test_semantics"
 LOGICAL_DATE = dt.datetime(2024, 3, 5, tzinfo=dt.UTC)
 
@@ -187,14 +189,3 @@ def test_conf_overrides_params():
     state, table = _run("xcom_templating_conf", conf={"x": 7})
     _check(table, XCOM_TABLE)
     assert state == "success"
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _fast_ticks():
-    """The run loop polls once a second; a shorter tick keeps the module fast without changing any outcome."""
-    import updraft.local.dag_test as dag_test
-
-    saved = dag_test.TICK_S
-    dag_test.TICK_S = 0.2
-    yield
-    dag_test.TICK_S = saved

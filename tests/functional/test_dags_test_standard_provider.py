@@ -22,6 +22,8 @@ import pytest
 
 from updraft.local.dag_test import run_dag_test
 
+pytestmark = pytest.mark.usefixtures("fast_dags_test_ticks")
+
 HERE = Path(__file__).parent
 LOGICAL_DATE = dt.datetime(2024, 3, 5, tzinfo=dt.UTC)  # a Tuesday
 
@@ -139,13 +141,3 @@ def test_airflow_example_bash_decorator(tmp_path, monkeypatch):
     })
     assert (tmp_path / "2024" / "03" / "05" / "foo" / "bar" / "baz").is_dir()
     assert state == "success"
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _fast_ticks():
-    import updraft.local.dag_test as dag_test
-
-    saved = dag_test.TICK_S
-    dag_test.TICK_S = 0.2
-    yield
-    dag_test.TICK_S = saved

@@ -183,3 +183,50 @@ def test_the_configured_dags_prefix_is_honoured(handler_module, monkeypatch):
     assert _reader().get_dag_meta("from_s3").relative_fileloc == "team/etl.py"
     assert handler.handler(outside, lambda_context("parser")) == {"parsed": {}, "removed": [],
                                                                   "deactivated": {}}
+
+
+def test_records_of_another_bucket_or_with_a_bad_key_are_rejected_and_the_others_parsed(handler_module, capsys):
+    """Issue 18: the parser trusted the bucket named in the event and failed a whole event on one bad key."""
+    handler, s3 = handler_module
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
+    s3.put_object(Bucket=BUCKET, Key="dags/second.py", Body=DAG_FILE.replace(b'"from_s3"', b'"second"'))
+    event = json.loads((EVENTS / "s3_mixed_records.json").read_text())
+
+    result = handler.handler(event, lambda_context("parser"))
+
+    assert sorted(result["parsed"]) == ["dags/example etl(v2).py", "dags/second.py"]
+    assert result["parsed"]["dags/second.py"]["dag_ids"] == ["second"]
+    assert set(result["rejected"]) == {"s3://someone-elses-bucket/dags/example etl(v2).py",
+                                       "s3://updraft-dev-data/dags/../../etc/cron.py"}
+    assert "not this environment's bucket" in result["rejected"]["s3://someone-elses-bucket/dags/example etl(v2).py"]
+    assert _metrics(capsys)["RejectedRecords"] == [2.0]
+
+
+def test_one_files_failure_is_reported_and_the_other_files_are_stored(handler_module, monkeypatch, capsys):
+    handler, s3 = handler_module
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
+    s3.put_object(Bucket=BUCKET, Key="dags/second.py", Body=DAG_FILE.replace(b'"from_s3"', b'"second"'))
+    from updraft.scheduling import dag_registration
+
+    register = dag_registration.register_parsed_file
+
+    def failing_for_the_first(store, parsed, **kwargs):
+        if parsed.relative_path == "example etl(v2).py":
+            raise RuntimeError("throttled")
+        return register(store, parsed, **kwargs)
+
+    monkeypatch.setattr(dag_registration, "register_parsed_file", failing_for_the_first)
+    event = json.loads((EVENTS / "s3_mixed_records.json").read_text())
+    result = handler.handler(event, lambda_context("parser"))
+    assert result["failed"] == {KEY: "RuntimeError: throttled"}
+    assert list(result["parsed"]) == ["dags/second.py"]
+    assert _reader().get_dag_meta("second") is not None
+    assert _metrics(capsys)["FailedDagFiles"] == [1.0]
+
+
+def test_without_a_configured_bucket_no_record_is_trusted(handler_module, monkeypatch):
+    handler, s3 = handler_module
+    monkeypatch.delenv("UPDRAFT_BUCKET")
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
+    result = handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), lambda_context("parser"))
+    assert result["parsed"] == {} and "UPDRAFT_BUCKET" in result["rejected"][f"s3://{BUCKET}/{KEY}"]

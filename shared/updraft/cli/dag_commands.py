@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from updraft.cli.options import BadValue, conf_option, iso, output_option, parse_conf, parse_date
+from updraft.cli.options import BadValue, check_run_id, conf_option, iso, output_option, parse_conf, parse_date
 from updraft.cli.output import render
 from updraft.cli.system import now, system
 
@@ -50,6 +50,7 @@ def trigger(ctx: click.Context, dag_id: str, conf: str | None, run_id: str | Non
     from updraft.sdk.exceptions import AirflowException
 
     conf_dict = parse_conf(conf)
+    run_id = check_run_id(run_id)
     when = parse_date(logical_date, "--logical-date")
     services = system(ctx, dags=True)
     store = services.store

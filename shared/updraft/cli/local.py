@@ -49,7 +49,7 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
     from updraft.cli.dags import resolve_plugins_folder
     from updraft.local.system import LocalOptions, LocalSystem
 
-    if parallelism is not None and parallelism > workers and _given(ctx, "workers"):
+    if parallelism is not None and parallelism > workers:
         click.echo(f"Warning: --parallelism {parallelism} exceeds --workers {workers}: local mode claims at most "
                    f"{workers} tries at once, one per worker, so that tries start in priority order.", err=True)
     options = LocalOptions(dags_folder=dags_folder, plugins_folder=resolve_plugins_folder(dags_folder, plugins_folder),
@@ -69,8 +69,3 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
         left = f"; {len(report.orphans)} unfinished tries released for the next start" if report.orphans else ""
         click.echo(f"stopped{left}")
 
-
-def _given(ctx: click.Context, name: str) -> bool:
-    """Whether the user set an option (on the command line or through its environment variable)."""
-    return ctx.get_parameter_source(name) in (click.core.ParameterSource.COMMANDLINE,
-                                              click.core.ParameterSource.ENVIRONMENT)

@@ -51,6 +51,15 @@ def parse_conf(conf: str | None) -> dict[str, Any] | None:
     return value
 
 
+def check_run_id(value: str | None, what: str = "--run-id") -> str | None:
+    """A run id as Airflow accepts it (``updraft.model.identifiers``), or one line and exit 2 saying why not."""
+    from updraft.model.identifiers import run_id_problem
+
+    if value is not None and (problem := run_id_problem(value)) is not None:
+        raise BadValue(f"{what}: {problem}")
+    return value
+
+
 def parse_date(value: str | None, what: str = "LOGICAL_DATE") -> dt.datetime | None:
     """An aware datetime (naive input is UTC, as Airflow reads it), or a usage error naming the argument."""
     if value is None:

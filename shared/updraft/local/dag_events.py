@@ -3,10 +3,15 @@
 The bucket notifies local mode's queue of ``.py`` files created under the DAGs prefix; removals the folder sync
 makes are sent to the same queue here (moto does not notify them). Each parse is reported as a line, and with
 ``--unpause`` a DAG seen for the first time is unpaused.
+
+Messages are handled concurrently (``PARSER_CONCURRENCY`` at a time, as Lambda runs concurrent parser
+containers), so a file that hangs at import delays no file uploaded after it. A message stays in the queue until
+its parse is done; one redelivered while still being handled is not handled twice.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
 import json
 import threading
@@ -14,6 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from updraft.resources import ResourceNames
+
+PARSER_CONCURRENCY = 4
 
 
 class DagEventPump:
@@ -28,6 +35,10 @@ class DagEventPump:
         self.stop = stop
         self.unpause_new_dags = unpause_new_dags
         self._seen_dags: set[str] = {meta.dag_id for meta in services.store.list_dags(include_inactive=True)}
+        self._seen_lock = threading.Lock()
+        self._pool = concurrent.futures.ThreadPoolExecutor(PARSER_CONCURRENCY, thread_name_prefix="parser")
+        self._in_flight: set[str] = set()  # message ids being handled
+        self._in_flight_lock = threading.Lock()
 
     def notify_removed(self, key: str, version_id: str | None) -> None:
         """What the bucket would send for a removed object (the folder sync calls this)."""
@@ -39,18 +50,40 @@ class DagEventPump:
         self.services.client("sqs").send_message(QueueUrl=self.queue_url, MessageBody=json.dumps(event))
 
     def pump(self) -> None:
-        """Hand every queued S3 event to the parser handler, one at a time."""
+        """Hand every queued S3 event to the parser handler, up to ``PARSER_CONCURRENCY`` at once."""
         sqs = self.services.client("sqs")
         while not self.stop.is_set():
-            messages = sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10,
+            with self._in_flight_lock:
+                room = PARSER_CONCURRENCY - len(self._in_flight)
+            if room <= 0:
+                return
+            messages = sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=min(10, room),
                                            WaitTimeSeconds=0).get("Messages")
             if not messages:
                 return
             for message in messages:
-                body = json.loads(message["Body"])
-                if "Records" in body:  # not the s3:TestEvent S3 sends when the notification is set up
-                    self._report(self.parse(body))
-                sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+                with self._in_flight_lock:
+                    if message["MessageId"] in self._in_flight:
+                        continue  # redelivered while its parse is still going
+                    self._in_flight.add(message["MessageId"])
+                self._pool.submit(self._handle, message)
+
+    def close(self) -> None:
+        """Wait for the parses under way; queued ones stay in the queue (local mode's stop)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def _handle(self, message: dict[str, Any]) -> None:
+        try:
+            body = json.loads(message["Body"])
+            if "Records" in body:  # not the s3:TestEvent S3 sends when the notification is set up
+                self._report(self.parse(body))
+            self.services.client("sqs").delete_message(QueueUrl=self.queue_url,
+                                                       ReceiptHandle=message["ReceiptHandle"])
+        except Exception as exc:  # the message comes back after its visibility timeout and is tried again
+            self.say(f"[ERROR] parsing an S3 event failed ({type(exc).__name__}: {exc}); it will be retried")
+        finally:
+            with self._in_flight_lock:
+                self._in_flight.discard(message["MessageId"])
 
     def _report(self, result: dict[str, Any]) -> None:
         for key, entry in result.get("parsed", {}).items():
@@ -64,13 +97,18 @@ class DagEventPump:
                 self.say(f"  import error: {message}")
         for key in result.get("removed", []):
             self.say(f"{key} removed: its DAGs are deactivated")
+        for key, reason in result.get("rejected", {}).items():
+            self.say(f"[WARN] rejected {key}: {reason}")
+        for key, error in result.get("failed", {}).items():
+            self.say(f"[ERROR] {key} could not be handled: {error}")
 
     def _unpause_new(self, dag_ids: list[str]) -> None:
         """Unpause a DAG the first time this system sees it; one the user paused since stays paused."""
         from updraft.scheduling.dag_registration import set_paused
 
         for dag_id in dag_ids:
-            if dag_id not in self._seen_dags:
+            with self._seen_lock:
+                new = dag_id not in self._seen_dags
                 self._seen_dags.add(dag_id)
-                if set_paused(self.services.store, dag_id, False, now=dt.datetime.now(dt.UTC)):
-                    self.say(f"unpaused {dag_id} (--unpause)")
+            if new and set_paused(self.services.store, dag_id, False, now=dt.datetime.now(dt.UTC)):
+                self.say(f"unpaused {dag_id} (--unpause)")

@@ -3,6 +3,10 @@
 Each pass uploads what changed (content, not timestamps: an editor's save of the same bytes uploads nothing)
 and deletes what was removed; the bucket's notifications then make the parser look at exactly those files.
 Non-Python files go too (SQL and shell templates, ``.airflowignore``): the workers read them next to the DAG.
+
+The folder owns only the objects it put there, which it marks (``x-amz-meta-updraft-source: dags-folder``): a
+file added with ``updraft dags upload`` is the bucket's own and is never deleted because the folder lacks it, also
+after a restart with ``--state-dir`` (which keeps the bucket). A folder file of the same name replaces it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import Any
 from urllib.parse import quote_plus
 
 SKIPPED_DIRS = {"__pycache__", ".git", ".venv", "node_modules"}
+SOURCE_METADATA = "updraft-source"  # the object metadata that marks what the folder uploaded
+FROM_FOLDER = "dags-folder"
 
 
 @dataclass
@@ -60,6 +66,8 @@ class DagsFolderSync:
         self.prefix = prefix
         self.folder = Path(folder).resolve()
         self._remote: dict[str, str] | None = None  # relative path -> ETag (an MD5 for single-part uploads)
+        self._owned: set[str] = set()  # objects known to come from the folder
+        self._foreign: set[str] = set()  # objects known to come from elsewhere (``dags upload``)
         self._stat: dict[str, tuple[int, int, str]] = {}  # relative path -> (mtime_ns, size, md5)
 
     def _local_files(self) -> dict[str, str]:
@@ -91,6 +99,14 @@ class DagsFolderSync:
                 remote[obj["Key"][len(self.prefix):]] = obj["ETag"].strip('"')
         return remote
 
+    def _from_folder(self, relative: str) -> bool:
+        """Whether the object was put by the folder (by this process, or by an earlier one on a kept bucket)."""
+        try:
+            head = self.s3.head_object(Bucket=self.bucket, Key=self.prefix + relative)
+        except self.s3.exceptions.ClientError:
+            return True  # already gone: deleting again is harmless and reports the removal
+        return bool(head.get("Metadata", {}).get(SOURCE_METADATA) == FROM_FOLDER)
+
     def sync_once(self) -> SyncReport:
         if self._remote is None:
             self._remote = self._list_remote()
@@ -100,14 +116,20 @@ class DagsFolderSync:
             if self._remote.get(relative) == digest:
                 continue
             self.s3.put_object(Bucket=self.bucket, Key=self.prefix + relative,
-                               Body=(self.folder / relative).read_bytes())
+                               Body=(self.folder / relative).read_bytes(), Metadata={SOURCE_METADATA: FROM_FOLDER})
             self._remote[relative] = digest
+            self._owned.add(relative)
+            self._foreign.discard(relative)
             report.uploaded.append(relative)
-        for relative in sorted(set(self._remote) - set(local)):
+        for relative in sorted(set(self._remote) - set(local) - self._foreign):
+            if relative not in self._owned and not self._from_folder(relative):
+                self._foreign.add(relative)
+                continue
             response = self.s3.delete_object(Bucket=self.bucket, Key=self.prefix + relative)
             if self.on_removed is not None:
                 self.on_removed(self.prefix + relative, response.get("VersionId"))
             del self._remote[relative]
+            self._owned.discard(relative)
             self._stat.pop(relative, None)
             report.removed.append(relative)
         return report

@@ -22,6 +22,14 @@ class LocalHandlers:
         self._scheduler = importlib.import_module("functions.scheduler.handler")
         self._parser = importlib.import_module("functions.parser.handler")
         self._api = importlib.import_module("functions.api.handler")
+        # The parser handler runs in several threads at once (``dag_events``): its clients and store are built
+        # here, once, since boto3 does not build clients safely from several threads.
+        from updraft.services import shared_services
+
+        services = shared_services()
+        for service in ("s3", "sqs", "dynamodb"):
+            services.client(service)  # type: ignore[call-overload]
+        _ = services.store
 
     def parse(self, event: dict[str, Any]) -> dict[str, Any]:
         return self._call(self._parser, self.names.parser_function, event)

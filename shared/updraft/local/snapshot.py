@@ -17,6 +17,8 @@ from typing import Any
 TABLE_FILE = "table.jsonl"
 OBJECTS_DIR = "objects"
 MANIFEST = "objects.json"
+# Each object's user metadata (the DAGs folder marks what it uploaded, so a restart knows what it may delete).
+METADATA = "metadata.json"
 
 
 def map_binary(value: Any, convert: Any) -> Any:
@@ -68,7 +70,9 @@ class StateDir:
                     out.write(encode_item(item) + "\n")
                     items += 1
         previous = self._manifest(self.current)
+        previous_metadata = self._metadata(self.current)
         manifest: dict[str, str] = {}
+        metadata: dict[str, dict[str, str]] = {}
         downloaded = 0
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
             for obj in page.get("Contents", []):
@@ -78,11 +82,17 @@ class StateDir:
                 old = self.current / OBJECTS_DIR / key
                 if previous.get(key) == etag and old.is_file():
                     shutil.copyfile(old, target)  # unchanged: no request to the embedded AWS
+                    meta = previous_metadata.get(key)
                 else:
-                    target.write_bytes(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+                    response = s3.get_object(Bucket=bucket, Key=key)
+                    target.write_bytes(response["Body"].read())
+                    meta = response.get("Metadata")
                     downloaded += 1
                 manifest[key] = etag
+                if meta:
+                    metadata[key] = meta
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=0, sort_keys=True))
+        (staging / METADATA).write_text(json.dumps(metadata, indent=0, sort_keys=True))
         old_dir = self.path / "snapshot.old"
         shutil.rmtree(old_dir, ignore_errors=True)
         if self.current.exists():
@@ -98,6 +108,13 @@ class StateDir:
         except (FileNotFoundError, ValueError):
             return {}
 
+    @staticmethod
+    def _metadata(folder: Path) -> dict[str, dict[str, str]]:
+        try:
+            return json.loads((folder / METADATA).read_text())
+        except (FileNotFoundError, ValueError):
+            return {}
+
     # -- restore -------------------------------------------------------------------------------------------------
     def restore(self, dynamodb: Any, s3: Any, table: str, bucket: str) -> dict[str, int]:
         """Write the snapshot into a fresh table and bucket (before the bucket notifies anyone)."""
@@ -108,7 +125,9 @@ class StateDir:
                 pending = dynamodb.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
         objects = 0
         root = self.current / OBJECTS_DIR
+        metadata = self._metadata(self.current)
         for path in sorted(p for p in root.rglob("*") if p.is_file()):
-            s3.put_object(Bucket=bucket, Key=path.relative_to(root).as_posix(), Body=path.read_bytes())
+            key = path.relative_to(root).as_posix()
+            s3.put_object(Bucket=bucket, Key=key, Body=path.read_bytes(), Metadata=metadata.get(key, {}))
             objects += 1
         return {"items": len(items), "objects": objects}

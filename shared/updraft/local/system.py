@@ -285,6 +285,7 @@ class LocalSystem:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=30)
+        self.dag_events.close()
         futures = self.tries.running_futures()
         if futures or self.fargate.running:
             self.say(f"waiting up to {self.options.grace_seconds:g} s for "

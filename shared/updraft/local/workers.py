@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import contextlib
 import json
 import logging
 import multiprocessing
@@ -18,6 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,6 +62,9 @@ def _init_worker(env: dict[str, str], root: str) -> None:
     first invocation would (a warm container has them), so no try pays for them."""
     global _handler
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from updraft.runtime.logs import write_logs_on_sigterm
+
+    write_logs_on_sigterm()  # a try stopped by local mode keeps the log it had written
     os.environ.update(env)
     if root not in sys.path:
         sys.path.insert(0, root)
@@ -107,6 +112,22 @@ def _worker_main(conn: Connection, env: dict[str, str], root: str, function_name
         except BaseException as exc:  # the handler raised: Lambda reports a failed invocation, so do we
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         conn.send_bytes(json.dumps(reply, default=str).encode())
+
+
+# How long a stopped worker process has to write the logs of its running try before it is killed.
+STOP_GRACE_S = 3.0
+
+
+def _stop_processes(processes: list[Any]) -> None:
+    """SIGTERM (a worker writes its running try's log and exits), then SIGKILL what is still there."""
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.terminate()
+    deadline = time.monotonic() + STOP_GRACE_S
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
 
 
 class WorkerDied(RuntimeError):
@@ -246,8 +267,7 @@ class WorkerPool:
             workers = self._idle + list(self._busy.values())
         for _, future in pending:
             future.cancel()
-        for worker in workers:
-            worker.process.kill()
+        _stop_processes([worker.process for worker in workers])
         self._wake_w.send_bytes(b"")
         self._reader.join(timeout=5)
         for worker in workers:

@@ -1,9 +1,12 @@
 """The DAG-file child's side: what a forked child does before, while and after it runs one file.
 
-The child points its stdout/stderr at its own capture, limits its memory (RLIMIT_AS) and output (RLIMIT_FSIZE),
-runs the file under a soft timeout (SIGALRM, which yields a traceback pointing at the stuck line) and writes its
-result as JSON to a pipe. A process that only forks children (the fork server) sets once, with
-:func:`prepare_forking_process`, what each child would otherwise set itself.
+The child first walls itself off (:func:`isolate`): its own session and process group (so the parent can kill
+everything the file started), no descriptor but stdio and its own result pipe (the fork server's job and reply
+pipes and the siblings' pipes stay out of reach), and no Updraft or AWS secret in its environment. It points its
+stdout/stderr at its own capture, limits its memory (RLIMIT_AS), output (RLIMIT_FSIZE), processes
+(RLIMIT_NPROC) and CPU time (RLIMIT_CPU), runs the file under a soft timeout (SIGALRM, which yields a traceback
+pointing at the stuck line) and writes its result as JSON to a pipe. A process that only forks children (the fork
+server) sets once, with :func:`prepare_forking_process`, what each child would otherwise set itself.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import contextlib
 import faulthandler
 import io
 import json
+import math
 import os
 import resource
 import signal
@@ -23,6 +27,7 @@ from updraft.model.parse_results import ImportErrorRecord, ParsedFile
 from updraft.parsing.errors import ParseTimeout, record_from_exception
 from updraft.parsing.options import FileJob, ParseOptions
 from updraft.parsing.outcome import error_result
+from updraft.parsing.scrub import scrub_environment
 
 # Runs inside the child and returns what the file produced.
 ChildTarget = Callable[[FileJob, ParseOptions], ParsedFile]
@@ -59,6 +64,75 @@ def _on_alarm(signum, frame):
     raise ParseTimeout(f"DagBag import timeout for {name} after {_current_timeout:g}s")
 
 
+def _close_inherited(keep: set[int]) -> None:
+    """Close every descriptor above stdio except ``keep``.
+
+    A forked child inherits all of its parent's descriptors: in the fork server, the job pipe and the pipe that
+    carries results to the caller (a file once wrote a forged result for another file down it), and the read
+    ends and captures of its sibling children.
+    """
+    low = 3
+    for fd in sorted(keep):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, _max_fd())
+
+
+def _max_fd() -> int:
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 1 << 20
+
+
+def user_tasks() -> int:
+    """How many tasks (threads included) this user runs now: what RLIMIT_NPROC counts against.
+
+    Scanning /proc costs milliseconds, so the forking process counts now and then (``Forker``), not each child.
+    """
+    uid = os.getuid()
+    count = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid == uid:
+                count += len(os.listdir(f"/proc/{entry}/task"))
+        except OSError:
+            continue
+    return count
+
+
+def isolate(result_fd: int, out_fd: int, options: ParseOptions, user_tasks_now: int) -> None:
+    """Wall the child off from its parent before any user code runs (see the module docstring).
+
+    ``setsid`` makes the child the leader of a new process group whose id is its pid: the parent kills that
+    group when the parse ends, so nothing the file started (``subprocess.Popen``, a forked helper holding the
+    result pipe) outlives it. A process that calls ``setsid`` again leaves the group; RLIMIT_NPROC limits how
+    many such processes there can be (the kernel does not apply it to root).
+    """
+    os.setsid()
+    _close_inherited({result_fd, out_fd})
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)  # the fork server's stdin is its job pipe
+    os.close(devnull)
+    scrub_environment(os.environ)
+    if options.max_processes:
+        cap = user_tasks_now + options.max_processes
+        _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
+    # CPU seconds on top of the wall-clock timeout: a helper process the file left spinning is stopped too.
+    cpu = math.ceil(options.timeout_s) + 1
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard == resource.RLIM_INFINITY or hard > cpu:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+
+
 def prepare_forking_process() -> None:
     """Set, once in a process that only forks DAG-file children, what each child would set.
 
@@ -72,6 +146,7 @@ def prepare_forking_process() -> None:
     # Python ignores SIGXFSZ, which would turn "printed too much" into an
     # OSError the file could catch; dying from it gives one clear message.
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+    signal.signal(signal.SIGXCPU, signal.SIG_DFL)
     signal.signal(signal.SIGALRM, _on_alarm)
     # Line buffering keeps stdout and stderr lines in the order they were printed.
     sys.stdout = _line_stream(1)
@@ -88,10 +163,12 @@ def child_main(
     result_fd: int,
     out_fd: int,
     prepared: bool = False,
+    user_tasks_now: int = 0,
 ) -> None:
     """Everything the child does. Never returns: the caller ``os._exit``s."""
     global _current_job, _current_timeout
     _current_job, _current_timeout = job, options.timeout_s
+    isolate(result_fd, out_fd, options, user_tasks_now)
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
     os.close(out_fd)

@@ -38,6 +38,7 @@ from updraft.parsing.child import default_target, prepare_forking_process
 from updraft.parsing.forker import KILL_GRACE_S, Forker
 from updraft.parsing.options import FileJob, ParseOptions
 from updraft.parsing.outcome import Finished
+from updraft.parsing.scrub import scrubbed
 from updraft.parsing.warm import warm_up
 
 # How long the client waits for *any* message before deciding the server is
@@ -160,7 +161,8 @@ class ForkServerClient:
             return
         import updraft
 
-        env = dict(os.environ)
+        # The server and so every child start without Updraft's settings and AWS secrets (see ``scrub``).
+        env = scrubbed(os.environ)
         root = str(Path(updraft.__file__).resolve().parents[1])
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.proc = subprocess.Popen(

@@ -18,6 +18,7 @@ separate forking process). This module is the caller's entry point: a parser tha
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 
 from updraft.model.parse_results import ParsedFile
@@ -104,19 +105,22 @@ class IsolatedParser:
             yield from Forker(self.options, self.target).run(jobs)
 
 
-_shared: dict[ParseOptions, IsolatedParser] = {}
+_shared = threading.local()
 
 
 def shared_parser(options: ParseOptions | None = None) -> IsolatedParser:
-    """One warm parser per set of options for this process's lifetime.
+    """One warm parser per set of options and thread, for the thread's lifetime.
 
     A warm Lambda container, a test session or a CLI command that parses
     several times reuses the same fork server instead of starting another.
+    Per thread, because a fork server streams one request at a time: local
+    mode's parser threads, like concurrent Lambda containers, each have their own.
     """
     options = options or ParseOptions()
-    parser = _shared.get(options)
+    parsers: dict[ParseOptions, IsolatedParser] = _shared.__dict__.setdefault("parsers", {})
+    parser = parsers.get(options)
     if parser is None:
-        parser = _shared[options] = IsolatedParser(options)
+        parser = parsers[options] = IsolatedParser(options)
     return parser
 
 

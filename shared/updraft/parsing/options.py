@@ -18,6 +18,9 @@ DEFAULT_MAX_OUTPUT_MB = 64
 # What is kept of the captured output in the result: enough to debug, small
 # enough to store next to the serialized DAGs.
 DEFAULT_MAX_LOG_BYTES = 64 * 1024
+# Processes a DAG file may start while it is parsed (RLIMIT_NPROC on top of the user's current count): enough for
+# a helper command, too few for a fork bomb. Whatever they are, they are killed when the parse ends.
+DEFAULT_MAX_PROCESSES = 32
 
 
 def default_parallelism() -> int:
@@ -39,6 +42,7 @@ class ParseOptions:
     plugins folder: importable from DAG files, and its plugins are registered
     in the child before the DAG file runs (as Airflow's processor loads
     plugins first), so a custom timetable a plugin registers can serialize.
+    ``max_processes`` caps the processes a file may start (RLIMIT_NPROC), ``None`` or 0 for no cap.
     """
 
     timeout_s: float = DEFAULT_TIMEOUT_S
@@ -48,6 +52,7 @@ class ParseOptions:
     max_output_mb: int = DEFAULT_MAX_OUTPUT_MB
     max_log_bytes: int = DEFAULT_MAX_LOG_BYTES
     plugins_folder: str | None = None
+    max_processes: int | None = DEFAULT_MAX_PROCESSES
 
     def __post_init__(self) -> None:
         if self.timeout_s <= 0:

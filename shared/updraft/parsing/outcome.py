@@ -68,6 +68,8 @@ def decode_finished(finished: Finished, options: ParseOptions) -> ParsedFile:
             parsed = ParsedFile.from_dict(json.loads(finished.payload))
         except (ValueError, KeyError, TypeError):
             parsed = None
+    if parsed is not None and parsed.relative_path != finished.job.relative_path:
+        parsed = error_result(finished.job, _forged_record(finished, parsed.relative_path), finished.elapsed)
     if parsed is None:
         record = _crash_record(finished, options)
         parsed = error_result(finished.job, record, finished.elapsed)
@@ -76,6 +78,20 @@ def decode_finished(finished: Finished, options: ParseOptions) -> ParsedFile:
     if not parsed.duration_s:
         parsed.duration_s = finished.elapsed
     return parsed
+
+
+def _forged_record(finished: Finished, claimed: str) -> ImportErrorRecord:
+    """A result that names another file than the one this child was asked to parse: refused.
+
+    Only the file's own code can have written it (the parser writes the path it was given), so it is that
+    file's import error, and the file it names keeps its stored DAGs.
+    """
+    rel = finished.job.relative_path
+    message = (
+        f"the process parsing {rel} reported a result for {claimed!r}; the result was refused "
+        f"(a parse reports only for the file it was asked to parse)"
+    )
+    return ImportErrorRecord(filename=rel, lineno=None, message=message, stacktrace=message + "\n")
 
 
 def _signal_name(signum: int) -> str:
@@ -103,6 +119,11 @@ def _crash_record(finished: Finished, options: ParseOptions) -> ImportErrorRecor
             message = (
                 f"DAG file {rel} wrote more than {options.max_output_mb} MiB to stdout/stderr "
                 f"while parsing and was stopped"
+            )
+        elif sig == signal.SIGXCPU:
+            message = (
+                f"DAG file process for {rel} used more CPU time than the parse timeout allows "
+                f"({options.timeout_s:g}s) and was stopped"
             )
         elif sig == signal.SIGKILL:
             message = (

@@ -1,18 +1,26 @@
-"""Parse one DAG file named by an S3 event (the parser Lambda's entry point).
+"""Parse the DAG files named by an S3 event (the parser Lambda's entry point).
 
 A DAG file may import its siblings, so the file cannot be parsed alone: the
 bucket's DAGs prefix (``UPDRAFT_DAGS_PREFIX``) is mirrored into a local folder first. A warm Lambda
 container keeps that folder (and the warm parser) between invocations, so
 only objects whose ETag changed are downloaded again, and local files whose
 objects were deleted are removed so a stale sibling can never be imported.
+
+The mirror is writable by the code it holds (a DAG file at parse time, a task in a warm worker), so an unchanged
+ETag is not enough to reuse a local copy: this process remembers the SHA-256 of what S3 served for each file and
+downloads again any copy whose content no longer matches (what was on disk before this process started is never
+trusted). Cached bytecode is dropped at every sync, since a planted ``.pyc`` would be imported instead of its
+checked source.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import hashlib
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -21,7 +29,9 @@ from updraft.model.parse_results import ParsedFile
 from updraft.parsing.options import FileJob, ParseOptions
 from updraft.resources import DAGS_PREFIX
 
-MANIFEST_NAME = ".updraft-s3-manifest.json"
+# Per mirror folder, per relative path: (the object's ETag, the SHA-256 of the bytes S3 served). Kept in this
+# process's memory only: a file in the mirror can be rewritten by the code it holds, the record of it cannot.
+_served: dict[str, dict[str, tuple[str, str]]] = {}
 
 
 def default_workdir() -> str:
@@ -53,7 +63,7 @@ def _relative(key: str, prefix: str) -> str | None:
     parts = PurePosixPath(rel).parts
     if not rel or rel.startswith("/") or any(p in ("..", ".", "") for p in parts):
         return None
-    if MANIFEST_NAME in parts:
+    if "__pycache__" in parts:
         return None
     return "/".join(parts)
 
@@ -68,12 +78,11 @@ def relative_key(key: str, prefix: str) -> str | None:
     return _relative(key, folder_prefix(prefix))
 
 
-def _load_manifest(root: Path) -> dict[str, str]:
+def _sha256(path: Path) -> str | None:
     try:
-        data = json.loads((root / MANIFEST_NAME).read_text())
-        return {str(k): str(v) for k, v in data.items()}
-    except (OSError, ValueError, AttributeError):
-        return {}
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _write_atomically(path: Path, body: bytes) -> None:
@@ -89,24 +98,22 @@ def _write_atomically(path: Path, body: bytes) -> None:
         raise
 
 
-def _drop_bytecode(path: Path) -> None:
-    """Remove cached bytecode of a replaced module.
+def _drop_all_bytecode(root: Path) -> None:
+    """Remove every cached bytecode file of the mirror.
 
-    CPython validates a .pyc by the source's size and whole-second mtime: a
-    sibling replaced within the same second by one of the same size would
-    otherwise be imported from stale bytecode.
+    CPython validates a .pyc by the source's size and whole-second mtime only: a sibling replaced within the same
+    second by one of the same size would be imported from stale bytecode, and code that writes a .pyc with the
+    right header would be imported instead of the checked source.
     """
-    cache = path.parent / "__pycache__"
-    if cache.is_dir():
-        for pyc in cache.glob(f"{path.stem}.*.pyc"):
-            pyc.unlink(missing_ok=True)
+    for cache in root.rglob("__pycache__"):
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def sync_prefix(s3_client: Any, bucket: str, prefix: str, workdir: str | Path) -> SyncReport:
     """Mirror ``s3://bucket/prefix`` into ``workdir``, downloading only changed objects."""
     root = Path(workdir)
     root.mkdir(parents=True, exist_ok=True)
-    manifest = _load_manifest(root)
+    served = _served.setdefault(str(root.absolute()), {})
     report = SyncReport()
     listed: dict[str, str] = {}
     paginator = s3_client.get_paginator("list_objects_v2")
@@ -116,26 +123,29 @@ def sync_prefix(s3_client: Any, bucket: str, prefix: str, workdir: str | Path) -
             if rel is not None:
                 listed[rel] = obj["ETag"]
 
+    _drop_all_bytecode(root)
     for rel, etag in listed.items():
         local = root / rel
-        if manifest.get(rel) == etag and local.is_file():
+        known = served.get(rel)
+        if known is not None and known[0] == etag and _sha256(local) == known[1]:
             report.unchanged += 1
             continue
         response = s3_client.get_object(Bucket=bucket, Key=prefix + rel)
-        _write_atomically(local, response["Body"].read())
-        _drop_bytecode(local)
+        body = response["Body"].read()
+        _write_atomically(local, body)
         listed[rel] = response.get("ETag", etag)
+        served[rel] = (listed[rel], hashlib.sha256(body).hexdigest())
         report.downloaded.append(rel)
 
     for dirpath, dirnames, filenames in os.walk(root, topdown=False):
         for name in filenames:
             local = Path(dirpath) / name
             rel = local.relative_to(root).as_posix()
-            if rel == MANIFEST_NAME or "__pycache__" in local.parts or name.startswith(".updraft-dl-"):
+            if "__pycache__" in local.parts or name.startswith(".updraft-dl-"):
                 continue
             if rel not in listed:
                 local.unlink(missing_ok=True)
-                _drop_bytecode(local)
+                served.pop(rel, None)
                 report.deleted.append(rel)
         for name in dirnames:
             sub = Path(dirpath) / name
@@ -143,7 +153,6 @@ def sync_prefix(s3_client: Any, bucket: str, prefix: str, workdir: str | Path) -
                 with contextlib.suppress(OSError):
                     sub.rmdir()
 
-    _write_atomically(root / MANIFEST_NAME, json.dumps(listed, sort_keys=True).encode())
     report.etags = listed
     return report
 
@@ -158,35 +167,81 @@ def parse_s3_dag_file(
     options: ParseOptions | None = None,
     ignore_syntax: str = "glob",
 ) -> ParsedFile:
-    """Parse the DAG file at ``s3://bucket/key`` with its siblings available.
+    """Parse the DAG file at ``s3://bucket/key`` with its siblings available (see :func:`parse_s3_dag_files`).
 
-    Always parses the *latest* object (fetched fresh after the sync): events
-    can arrive out of order, and parsing an older version named by a late
-    event would overwrite newer DAGs. The result's ``file_version`` is the
-    object's VersionId when the bucket is versioned, else its ETag. A file the
-    folder parse would skip (``.airflowignore``, safe mode) comes back with no
-    DAGs and the reason in ``logs``: it defines no DAGs as far as Airflow is
-    concerned. Raises :class:`DagFileNotFound` if the key is gone.
-    Duplicate dag_ids across files are not checked here: that needs the
-    other files' stored results.
+    Raises :class:`DagFileNotFound` if the key is gone.
     """
-    from updraft.parsing.folder import is_excluded, might_contain_dag
+    for _key, result in parse_s3_dag_files(s3_client, bucket, [key], prefix=prefix, workdir=workdir,
+                                           options=options, ignore_syntax=ignore_syntax):
+        if isinstance(result, DagFileNotFound):
+            raise result
+        return result
+    raise AssertionError("unreachable: one key gives one result")
 
+
+def parse_s3_dag_files(
+    s3_client: Any,
+    bucket: str,
+    keys: Sequence[str],
+    *,
+    prefix: str = DAGS_PREFIX,
+    workdir: str | Path | None = None,
+    options: ParseOptions | None = None,
+    ignore_syntax: str = "glob",
+) -> Iterator[tuple[str, ParsedFile | DagFileNotFound]]:
+    """Parse the DAG files at ``s3://bucket/<key>``, all at once, yielding ``(key, result)`` as each finishes.
+
+    The folder is mirrored once for all of them, then the files run concurrently (``options.workers`` at a
+    time), so a file that hangs at import delays no other. Always parses the *latest* object (fetched fresh after
+    the sync): events can arrive out of order, and parsing an older version named by a late event would
+    overwrite newer DAGs. A result's ``file_version`` is the object's VersionId when the bucket is versioned,
+    else its ETag. A file the folder parse would skip (``.airflowignore``, safe mode) comes back with no DAGs and
+    the reason in ``logs``: it defines no DAGs as far as Airflow is concerned. A key that is gone comes back as
+    a :class:`DagFileNotFound`. Duplicate dag_ids across files are not checked here: that needs the other
+    files' stored results. Raises ``ValueError`` (before any work) for a key that is not a ``.py`` file under
+    ``prefix``.
+    """
     prefix = folder_prefix(prefix)
-    rel = _relative(key, prefix)
-    if rel is None or not rel.endswith(".py"):
-        raise ValueError(f"s3://{bucket}/{key} is not a .py file under the {prefix!r} prefix")
+    relatives = {}
+    for key in keys:
+        rel = _relative(key, prefix)
+        if rel is None or not rel.endswith(".py"):
+            raise ValueError(f"s3://{bucket}/{key} is not a .py file under the {prefix!r} prefix")
+        relatives[key] = rel
     options = options or ParseOptions()
     root = Path(workdir or default_workdir()).absolute()
     sync_prefix(s3_client, bucket, prefix, root)
 
+    jobs: list[FileJob] = []
+    job_keys: list[str] = []
+    for key, rel in relatives.items():
+        fetched = _fetch(s3_client, bucket, key, rel, root, options, ignore_syntax)
+        if isinstance(fetched, FileJob):
+            jobs.append(fetched)
+            job_keys.append(key)
+        else:
+            yield key, fetched
+    if jobs:
+        from updraft.parsing.isolation import shared_parser
+
+        for index, parsed in shared_parser(options).iter_parse(jobs):
+            yield job_keys[index], parsed
+
+
+def _fetch(s3_client: Any, bucket: str, key: str, rel: str, root: Path, options: ParseOptions,
+           ignore_syntax: str) -> FileJob | ParsedFile | DagFileNotFound:
+    """The key's latest object written into the mirror: the job to parse it, or why it is not parsed."""
+    from updraft.parsing.folder import is_excluded, might_contain_dag
+
     try:
         response = s3_client.get_object(Bucket=bucket, Key=key)
-    except s3_client.exceptions.NoSuchKey as exc:
-        raise DagFileNotFound(f"s3://{bucket}/{key} does not exist") from exc
+    except s3_client.exceptions.NoSuchKey:
+        return DagFileNotFound(f"s3://{bucket}/{key} does not exist")
     body = response["Body"].read()
     local = root / rel
     _write_atomically(local, body)
+    digest = hashlib.sha256(body).hexdigest()
+    _served.setdefault(str(root), {})[rel] = (str(response.get("ETag", "")), digest)
     version = response.get("VersionId")
     if not version or version == "null":
         version = str(response.get("ETag", "")).strip('"') or None
@@ -197,13 +252,5 @@ def parse_s3_dag_file(
     elif options.safe_mode and not might_contain_dag(local):
         reason = f"{rel} does not mention both 'airflow' and 'dag' (safe mode); it was not parsed"
     if reason is not None:
-        import hashlib
-
-        return ParsedFile(
-            relative_path=rel, file_hash=hashlib.sha256(body).hexdigest(), logs=reason, file_version=version
-        )
-
-    job = FileJob(path=str(local), relative_path=rel, dags_folder=str(root), file_version=version)
-    from updraft.parsing.isolation import shared_parser
-
-    return shared_parser(options).parse_one(job)
+        return ParsedFile(relative_path=rel, file_hash=digest, logs=reason, file_version=version)
+    return FileJob(path=str(local), relative_path=rel, dags_folder=str(root), file_version=version)

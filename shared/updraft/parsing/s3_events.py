@@ -1,19 +1,25 @@
 """S3 notifications for DAG files: which keys changed, and what the parser does about each.
 
 S3 delivers at least once and not in order, so a record is only a hint: a created key is parsed at its
-*latest* version (``parse_s3_dag_file`` fetches it fresh), and a removal whose key exists again by the time we
+*latest* version (``parse_s3_dag_files`` fetches it fresh), and a removal whose key exists again by the time we
 look is treated as a change, not a deletion. Handling the same event twice gives the same result.
+
+An event is input like any other: a record naming another bucket than the environment's own, or a key the mirror
+refuses (``..``, ``//``), is rejected with its reason and never read; a record whose handling fails (the file's
+store write) is reported with its error. Either way the event's other records are handled, and nothing is raised
+for the whole event: Lambda would retry all of it, and the rejected record would fail again.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote_plus
 
+from updraft.model.parse_results import ParsedFile
 from updraft.parsing.options import ParseOptions
-from updraft.parsing.s3 import DagFileNotFound, folder_prefix, parse_s3_dag_file, relative_key
+from updraft.parsing.s3 import DagFileNotFound, folder_prefix, parse_s3_dag_files, relative_key
 
 
 @dataclass(frozen=True)
@@ -27,23 +33,49 @@ class DagFileEvent:
     sequencer: str | None
 
 
-def dag_file_events(event: dict[str, Any], *, prefix: str) -> list[DagFileEvent]:
-    """The records that concern ``.py`` files under ``prefix``; keys arrive URL-encoded (``+`` is a space).
+@dataclass
+class DagFileEvents:
+    """The records of one notification: those to handle, and those refused (``s3://bucket/key`` -> why)."""
 
-    ``prefix`` has no default: it is the environment's ``UPDRAFT_DAGS_PREFIX``, which the workers honour too,
-    and a default here once let the parser quietly watch ``dags/`` while the workers read another folder.
+    events: list[DagFileEvent] = field(default_factory=list)
+    rejected: dict[str, str] = field(default_factory=dict)
+
+
+def dag_file_events(event: dict[str, Any], *, prefix: str, bucket: str | None) -> DagFileEvents:
+    """The records that concern ``.py`` files under ``prefix`` in ``bucket``; keys arrive URL-encoded (``+`` is
+    a space).
+
+    ``prefix`` and ``bucket`` have no default: they are the environment's ``UPDRAFT_DAGS_PREFIX`` (which the
+    workers honour too: a default here once let the parser quietly watch ``dags/`` while the workers read another
+    folder) and ``UPDRAFT_BUCKET`` (the only bucket whose DAG files this environment runs; without it, every
+    record is rejected). Keys outside ``prefix`` and files other than ``.py`` are not DAG files and are skipped
+    silently (a notification still watching an old prefix sends them).
     """
     prefix = folder_prefix(prefix)
     records = event.get("Records")
     if not isinstance(records, list):
         raise ValueError("not an S3 notification: the event has no 'Records' list")
-    out = []
-    for record in records:
-        name = record.get("eventName", "")
-        s3 = record.get("s3") or {}
-        key = unquote_plus((s3.get("object") or {}).get("key", ""))
-        bucket = (s3.get("bucket") or {}).get("name", "")
-        if not bucket or not key.startswith(prefix) or not key.endswith(".py"):
+    out = DagFileEvents()
+    for position, record in enumerate(records):
+        s3 = record.get("s3") if isinstance(record, dict) else None
+        obj = s3.get("object") if isinstance(s3, dict) else None
+        named = s3.get("bucket") if isinstance(s3, dict) else None
+        if not isinstance(obj, dict) or not isinstance(named, dict) or not isinstance(obj.get("key"), str):
+            out.rejected[f"record {position}"] = "not an S3 object record (no s3.bucket or s3.object.key)"
+            continue
+        key = unquote_plus(obj["key"])
+        name = str(record.get("eventName", ""))
+        where = f"s3://{named.get('name', '')}/{key}"
+        if not key.startswith(prefix) or not key.endswith(".py"):
+            continue
+        if bucket is None:
+            out.rejected[where] = "this environment's bucket is not configured (UPDRAFT_BUCKET)"
+            continue
+        if named.get("name") != bucket:
+            out.rejected[where] = f"not this environment's bucket ({bucket})"
+            continue
+        if relative_key(key, prefix) is None:
+            out.rejected[where] = "not a DAG file path ('..', '.', empty or __pycache__ parts)"
             continue
         if name.startswith("ObjectCreated:"):
             kind = "created"
@@ -51,53 +83,76 @@ def dag_file_events(event: dict[str, Any], *, prefix: str) -> list[DagFileEvent]
             kind = "removed"
         else:
             continue
-        obj = s3["object"]
-        out.append(DagFileEvent(kind, bucket, key, obj.get("versionId"), obj.get("sequencer")))
+        out.events.append(DagFileEvent(kind, bucket, key, obj.get("versionId"), obj.get("sequencer")))
     return out
 
 
-def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str,
+def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str, bucket: str | None,
                            workdir: str | None = None, options: ParseOptions | None = None,
                            store: Any = None, now: dt.datetime | None = None) -> dict[str, Any]:
-    """Parse every changed DAG file the event names (each once) and report removed ones.
+    """Parse every changed DAG file the event names (each once, all concurrently) and report removed ones.
 
     The result lists, per key, the DAGs found and the import errors. With a ``store`` (the parser Lambda
-    passes one) each parsed file is saved and each removed file's DAGs are deactivated; the import errors
-    reported are then the store's, which include DAG ids refused because another file already defines them.
-    Saving is idempotent, so a redelivered event changes nothing (its DAGs come back as ``unchanged``).
+    passes one) each parsed file is saved as soon as it is parsed and each removed file's DAGs are deactivated;
+    the import errors reported are then the store's, which include DAG ids refused because another file already
+    defines them. Saving is idempotent, so a redelivered event changes nothing (its DAGs come back as
+    ``unchanged``). Rejected records are listed under ``rejected`` and records whose handling failed under
+    ``failed`` (both only when there are some).
     """
-    from updraft.scheduling.dag_registration import register_parsed_file, remove_dag_file
-
     now = now or dt.datetime.now(dt.UTC)
+    found = dag_file_events(event, prefix=prefix, bucket=bucket)
     parsed: dict[str, Any] = {}
     removed: list[str] = []
     deactivated: dict[str, list[str]] = {}
-    for item in dag_file_events(event, prefix=prefix):
-        if item.key in parsed or item.key in removed:
-            continue
+    failed: dict[str, str] = {}
+    keys = list(dict.fromkeys(item.key for item in found.events))
+    if keys and bucket is not None:
         try:
-            result = parse_s3_dag_file(s3_client, item.bucket, item.key, prefix=prefix, workdir=workdir,
-                                       options=options)
-        except DagFileNotFound:
-            removed.append(item.key)
-            relative = relative_key(item.key, prefix)
-            if store is not None and relative is not None:
-                deactivated[item.key] = remove_dag_file(store, relative)
-            continue
-        entry: dict[str, Any] = {
-            "relative_path": result.relative_path,
-            "file_version": result.file_version,
-            "file_hash": result.file_hash,
-            "dag_ids": result.dag_ids,
-            "import_errors": [e.to_dict() for e in result.import_errors],
-        }
-        if store is not None:
-            outcome = register_parsed_file(store, result, now=now)
-            entry["import_errors"] = outcome.import_errors
-            entry["store"] = {"stored": outcome.stored, "unchanged": outcome.unchanged,
-                              "duplicates": outcome.duplicates, "deactivated": outcome.deactivated}
-        parsed[item.key] = entry
+            for key, result in parse_s3_dag_files(s3_client, bucket, keys, prefix=prefix, workdir=workdir,
+                                                  options=options):
+                try:
+                    if isinstance(result, DagFileNotFound):
+                        removed.append(key)
+                        if store is not None:
+                            deactivated[key] = _remove(store, key, prefix)
+                    else:
+                        parsed[key] = _entry(result, store, now)
+                except Exception as exc:  # one file's store write: the others are still handled
+                    failed[key] = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # the mirror could not be synced: no key of this event was handled
+            for key in keys:
+                if key not in parsed and key not in removed and key not in failed:
+                    failed[key] = f"{type(exc).__name__}: {exc}"
     out: dict[str, Any] = {"parsed": parsed, "removed": removed}
     if store is not None:
         out["deactivated"] = deactivated
+    if found.rejected:
+        out["rejected"] = found.rejected
+    if failed:
+        out["failed"] = failed
     return out
+
+
+def _remove(store: Any, key: str, prefix: str) -> list[str]:
+    from updraft.scheduling.dag_registration import remove_dag_file
+
+    relative = relative_key(key, prefix)
+    return remove_dag_file(store, relative) if relative is not None else []
+
+
+def _entry(result: ParsedFile, store: Any, now: dt.datetime) -> dict[str, Any]:
+    from updraft.scheduling.dag_registration import register_parsed_file
+
+    entry: dict[str, Any] = {
+        "relative_path": result.relative_path,
+        "file_version": result.file_version,
+        "file_hash": result.file_hash,
+        "dag_ids": result.dag_ids,
+        "import_errors": [e.to_dict() for e in result.import_errors],
+    }
+    if store is not None:
+        outcome = register_parsed_file(store, result, now=now)
+        entry["import_errors"] = outcome.import_errors
+        entry["store"] = {"stored": outcome.stored, "unchanged": outcome.unchanged,
+                          "duplicates": outcome.duplicates, "deactivated": outcome.deactivated}
+    return entry

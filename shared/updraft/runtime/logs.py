@@ -15,6 +15,7 @@ import io
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -23,12 +24,25 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from updraft.model.identifiers import path_component_problem, run_id_problem
 from updraft.model.records import TIKey
 from updraft.resources import LOGS_PREFIX
 
 _local = threading.local()
 _install_lock = threading.Lock()
 _installed = False
+
+
+def check_log_ids(key: TIKey) -> None:
+    """Raise ``ValueError`` unless every id of ``key`` is safe to build a log path or key from.
+
+    The run id must be valid as Airflow validates it; dag and task ids (validated at parse) must each stay one
+    path component. Checked where the path is built, so no caller can write or read outside the logs folder.
+    """
+    problem = (run_id_problem(key.run_id) or path_component_problem("dag_id", key.dag_id)
+               or path_component_problem("task_id", key.task_id))
+    if problem is not None:
+        raise ValueError(f"no log path for this task instance: {problem}")
 
 
 class LogSink(Protocol):
@@ -44,6 +58,8 @@ class LocalLogSink:
         self.folder = Path(folder)
 
     def path(self, key: TIKey, try_number: int) -> Path:
+        """The try's log file; ids that could leave the folder (``..``, ``/``) raise ``ValueError``."""
+        check_log_ids(key)
         return self.folder / key.dag_id / key.run_id / key.task_id / str(key.map_index) / f"{try_number}.log"
 
     def write(self, key: TIKey, try_number: int, text: str) -> None:
@@ -65,6 +81,7 @@ class S3LogSink:
         self.prefix = prefix
 
     def key(self, key: TIKey, try_number: int) -> str:
+        check_log_ids(key)
         return f"{self.prefix}{key.dag_id}/{key.run_id}/{key.task_id}/{key.map_index}/{try_number}.log"
 
     def write(self, key: TIKey, try_number: int, text: str) -> None:
@@ -196,6 +213,43 @@ class _Buffer:
         with self.lock:
             return "".join(self.parts)
 
+    def text_so_far(self) -> str:
+        """The text without taking the lock: a signal handler may interrupt a write that holds it (copying the
+        list is atomic under the GIL)."""
+        return "".join(list(self.parts))
+
+
+# The tries capturing in this process now: what a stop signal writes before the process goes.
+_open: dict[int, tuple[LogSink, TIKey, int, _Buffer]] = {}
+
+
+def write_open_logs(reason: str) -> None:
+    """Write the log of every try still capturing in this process, as far as it got, ending with ``reason``.
+
+    For a process being stopped (local mode's stop, ECS's StopTask): the log is otherwise written only when the
+    try ends, and a stopped try lost everything it had written. No lock is taken, since this runs in a signal
+    handler that may have interrupted a holder.
+    """
+    stamp = dt.datetime.now(dt.UTC).isoformat()
+    for token in list(_open):
+        entry = _open.pop(token, None)
+        if entry is None:
+            continue
+        sink, key, try_number, buffer = entry
+        with contextlib.suppress(Exception):
+            sink.write(key, try_number, buffer.text_so_far() + f"[{stamp}] {reason}\n")
+
+
+def write_logs_on_sigterm() -> None:
+    """On SIGTERM, write the open tries' logs (:func:`write_open_logs`), then exit as SIGTERM would."""
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        write_open_logs(f"the process running this try was stopped ({signal.Signals(signum).name}) "
+                        f"before the try ended")
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+
 
 class _RoutingStream(io.TextIOBase):
     """Writes from a thread with a capturing try go to its buffer; everything else to the original stream."""
@@ -260,10 +314,12 @@ def capture(sink: LogSink | None, key: TIKey, try_number: int) -> Iterator[_Buff
     buffer = _Buffer()
     previous = getattr(_local, "buffer", None)
     _local.buffer = buffer
+    if sink is not None:
+        _open[id(buffer)] = (sink, key, try_number, buffer)
     try:
         yield buffer
     finally:
         _local.buffer = previous
-        if sink is not None:
+        if sink is not None and _open.pop(id(buffer), None) is not None:
             stamp = dt.datetime.now(dt.UTC).isoformat()
             sink.write(key, try_number, buffer.text() + f"[{stamp}] end of try {try_number}\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from updraft.model.identifiers import run_id_problem
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState, DagRunType
 from updraft.scheduling.dag_versions import pinned_dag
@@ -18,15 +19,24 @@ class DagRunAlreadyExists(AirflowBadRequest):
     status_code = 409
 
 
+class InvalidRunId(AirflowBadRequest):
+    """The run id is not one Airflow accepts (``updraft.model.identifiers``); nothing was created."""
+
+    status_code = 400
+
+
 def trigger_dag(store: Store, dag_id: str, *, now: dt.datetime, conf: dict[str, Any] | None = None,
                 logical_date: dt.datetime | None = None, run_id: str | None = None) -> DagRun:
     """Create a queued manual run pinned to the DAG's current version; conf is validated against its params.
 
     The run's data interval is the timetable's ``infer_manual_data_interval(run_after=now)``; its logical date is
-    the one given, else the trigger time (``run_after``), so templates such as ``ds`` have a value.
+    the one given, else the trigger time (``run_after``), so templates such as ``ds`` have a value. A run id
+    Airflow would refuse (``..``, ``/``, a newline, over 250 characters) raises :class:`InvalidRunId`.
     """
     from updraft.scheduling.run_creation import manual_run_info
 
+    if run_id is not None and (problem := run_id_problem(run_id)) is not None:
+        raise InvalidRunId(problem)
     meta = store.get_dag_meta(dag_id)
     if meta is None or not meta.is_active:
         raise DagNotFound(f"Dag with dag_id: '{dag_id}' not found")

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.operand import Path
 
 from updraft.serialization import canonical_json, deserialize_dag
 from updraft.serialization.model import SerializedDAG
@@ -19,15 +20,15 @@ from updraft.store import keys
 from updraft.store.api import DagMeta
 from updraft.store.base import StoreBase
 from updraft.store.models import DagMetaItem, ts
-from updraft.store.writes import RETRIES, all_of, conditional, item_absent, set_actions, update_quietly
+from updraft.store.writes import RETRIES, all_of, any_of, conditional, item_absent, set_actions, update_quietly
 from updraft.timetables.base import DagRunInfo, DataInterval
 
 
 # ----------------------------------------------------------------------------------------- named conditions
 def next_run_is(M: type[DagMetaItem], logical_date: dt.datetime | None) -> Condition:
     """The DAG's next run is still the one the caller read (None: it has none)."""
-    if logical_date is None:
-        return M.next_dagrun_logical_date.does_not_exist()
+    if logical_date is None:  # absent, or a NULL written before ``set_actions`` removed None values
+        return any_of(M.next_dagrun_logical_date.does_not_exist(), Path(M.next_dagrun_logical_date).is_type("NULL"))
     return M.next_dagrun_logical_date == logical_date
 
 

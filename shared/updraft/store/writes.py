@@ -51,8 +51,11 @@ def update_quietly(row: Item, actions: Sequence[Action], condition: Condition | 
 
 
 def set_actions(model: type[Item], values: Mapping[str, Any]) -> list[Action]:
-    """SET each attribute; pynamodb turns a None value into REMOVE (absent, so sparse indexes drop the item)."""
-    return [getattr(model, name).set(value) for name, value in values.items()]
+    """SET each attribute, REMOVE it for None (absent, so sparse indexes drop the item): pynamodb's ``set(None)``
+    writes a NULL, which a ``does_not_exist`` condition then never matches (issue 18: a removed DAG's file could
+    never be stored again)."""
+    return [getattr(model, name).remove() if value is None else getattr(model, name).set(value)
+            for name, value in values.items()]
 
 
 # ----------------------------------------------------------------------------------------- named conditions
