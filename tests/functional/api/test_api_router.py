@@ -180,7 +180,7 @@ BODY_ROUTES = [("PATCH", "/api/v2/dags/etl"), ("PATCH", "/api/v2/dags"), ("POST"
 BODY_FIELDS = ["is_paused", "dag_run_id", "logical_date", "conf", "note", "name", "slots", "description",
                "include_deferred", "pool", "team_name", "dag_ids", "states", "page_limit", "page_offset",
                "order_by", "run_after_gte", "duration_lt", "conf_contains", "unknown"]
-BODY_VALUES = ["r" * 300, {"big": "y" * 400_000}, None, True, False, 0, -1, 2**70, 10**40, 1.5, "", "x", "2024-01-01", "2024-01-01T00:00:00",
+BODY_VALUES = ["r" * 300, "a/../b", "line\nbreak", {"big": "y" * 400_000}, None, True, False, 0, -1, 2**70, 10**40, 1.5, "", "x", "2024-01-01", "2024-01-01T00:00:00",
                "2024-01-01T00:00:00+00:00", "not a date", [], [None], ["queued"], [1, 2], {}, {"n": "x"},
                {"n": 3}, "default_pool", "-dag_run_id"]
 

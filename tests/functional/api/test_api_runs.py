@@ -44,6 +44,7 @@ def test_trigger_errors(api):
     assert _trigger(api, dag_run_id="same").status == 200
     clash = _trigger(api, dag_run_id="same")
     assert clash.status == 409 and "already exists" in clash.body["detail"]
+    assert _trigger(api, dag_run_id="a/b").status == 400  # a run id Airflow refuses
 
 
 def test_trigger_body_validation(api):

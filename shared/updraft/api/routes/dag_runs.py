@@ -150,7 +150,7 @@ def trigger_dag_run(call: Call) -> dict[str, Any]:
     """Airflow's trigger; a DAG whose file has import errors (another DAG of it failed) is refused, as in
     Airflow. A null ``logical_date`` gives the run the trigger time as its logical date (Updraft
     gives every manual run one, so templates such as ``ds`` render, as the CLI's trigger does)."""
-    from updraft.scheduling.triggering import DagRunAlreadyExists, trigger_dag
+    from updraft.scheduling.triggering import DagRunAlreadyExists, InvalidRunId, trigger_dag
     from updraft.sdk.exceptions import DagNotFound, ParamValidationError
 
     dag_id = call.path("dag_id")
@@ -169,7 +169,7 @@ def trigger_dag_run(call: Call) -> dict[str, Any]:
                           logical_date=body.get("logical_date"), run_id=body.get("dag_run_id"))
     except DagNotFound:
         raise dag_not_found(dag_id) from None
-    except ParamValidationError as err:
+    except (ParamValidationError, InvalidRunId) as err:
         raise BadRequest(str(err)) from None
     except DagRunAlreadyExists as err:
         raise Conflict(str(err)) from None
