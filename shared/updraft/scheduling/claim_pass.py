@@ -3,7 +3,7 @@
 Built from the store, the executor the claimed tries go to and the DAG lookup; ``claims`` holds the protocol
 for one instance. A pass remembers the limits it found full so it stops asking them, writes every new instance
 no claim created as scheduled, and stores on each instance it could not claim why (only when that changed, so
-an instance that stays blocked costs no write per pass).
+an instance that stays blocked costs no write per pass; the mini scheduler leaves stored instances to the tick).
 """
 
 from __future__ import annotations
@@ -48,9 +48,15 @@ class ClaimPass:
 
     def claim(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
               creations: dict[TIKey, TIChange] | None = None,
-              active: dict[tuple[str, str], int] | None = None) -> None:
+              active: dict[tuple[str, str], int] | None = None, *, keep_reasons: bool = True) -> None:
         """Claim ``candidates`` in Airflow's order; ``creations`` are instances not written yet, ``active`` the
-        queued and running instances per run as evaluated."""
+        queued and running instances per run as evaluated.
+
+        A new instance's reason rides in the write that creates it. A stored one's costs a write of its own, and
+        while a fan-out drains, a waiting instance's first refusal flips between the limits that are full together
+        (parallelism, max_active_tasks, the pool) from one completion to the next: ``keep_reasons=False`` (the mini
+        scheduler) leaves those writes to the tick, so "why" is at most a tick old and the hot path writes nothing
+        for the instances it does not claim."""
         creations = creations if creations is not None else {}
         new = set(creations)  # their reason goes into the write that creates them
         reasons: dict[TIKey, BlockedReason] = {}
@@ -64,7 +70,8 @@ class ClaimPass:
                     creations[key] = dataclasses.replace(change, fields={**change.fields,
                                                                          "blocked_reason": reason.stored})
             self.create_scheduled(take_creations(creations))
-            self._store_reasons([ti for ti, _ in candidates if ti.key not in new], reasons)
+            if keep_reasons:
+                self._store_reasons([ti for ti, _ in candidates if ti.key not in new], reasons)
 
     def create_scheduled(self, changes: list[TIChange]) -> None:
         """Write, as scheduled, new instances no claim created (the next pass finds them, as without merging).

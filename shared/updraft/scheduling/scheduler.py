@@ -71,7 +71,7 @@ class Scheduler:
         report = PassReport()
         self.create_due_runs(report)
         runs = sorted(self.store.active_runs(), key=lambda r: (r.logical_date or r.queued_at or _EPOCH))
-        self._schedule_runs(self._runs_to_examine(runs), report)
+        self._schedule_runs(self._runs_to_examine(runs), report, keep_reasons=True)
         if self._last_reconcile is None or self.clock() - self._last_reconcile >= self.config.reconcile_interval:
             self.reconcile(runs)
             self._last_reconcile = self.clock()
@@ -184,8 +184,10 @@ class Scheduler:
 
     # -- evaluation and claims --------------------------------------------------------------------------------
     def _schedule_runs(self, runs: list[DagRun], report: PassReport, *, metas: dict[str, DagMeta | None] | None = None,
-                       tis: dict[str, list[TaskInstance]] | None = None) -> None:
-        """``metas`` and ``tis`` are reads the caller already made (by dag_id and run_id), read no earlier."""
+                       tis: dict[str, list[TaskInstance]] | None = None, keep_reasons: bool = False) -> None:
+        """``metas`` and ``tis`` are reads the caller already made (by dag_id and run_id), read no earlier.
+        ``keep_reasons``: the tick's pass stores why each stored instance was not claimed; the mini scheduler, on
+        the path from one task's end to the next one's start, leaves that to the tick (see ``ClaimPass.claim``)."""
         now = self.clock()
         candidates: list[tuple[TaskInstance, DagRun]] = []
         creations: dict[TIKey, TIChange] = {}  # new instances to create by their claim (or as scheduled)
@@ -206,7 +208,7 @@ class Scheduler:
                 continue
             candidates.extend((ti, run) for ti in self._evaluate(run, now, report, tis.get(run.run_id), creations,
                                                                  active))
-        self.claims.claim(candidates, now, report, creations, active)
+        self.claims.claim(candidates, now, report, creations, active, keep_reasons=keep_reasons)
 
     def _start_run(self, run: DagRun, now: dt.datetime, report: PassReport) -> bool:
         """queued -> running, within max_active_runs (the run holds a slot of its DAG's run limit)."""
