@@ -40,6 +40,8 @@ class FileSensor(BaseSensorOperator):
     ) -> None:
         if deferrable:
             raise UnsupportedFeatureError("FileSensor(deferrable=True)", DEFERRAL_HINT)
+        if start_from_trigger:  # it starts the task in the triggerer: deferral too, never silently a poke
+            raise UnsupportedFeatureError("FileSensor(start_from_trigger=True)", DEFERRAL_HINT)
         super().__init__(**kwargs)
         self.filepath = filepath
         self.fs_conn_id = fs_conn_id

@@ -253,6 +253,8 @@ def test_file_sensor_defaults_and_deferral_refused():
     assert FileSensor.template_fields == ("filepath", "fs_conn_id")
     with pytest.raises(UnsupportedFeatureError, match=r"FileSensor\(deferrable=True\).*issue 16"):
         FileSensor(task_id="g", filepath="x", deferrable=True)
+    with pytest.raises(UnsupportedFeatureError, match=r"FileSensor\(start_from_trigger=True\).*issue 16"):
+        FileSensor(task_id="h", filepath="x", start_from_trigger=True)
 
 
 def test_file_sensor_joins_the_connection_path(tmp_path, monkeypatch):
