@@ -18,6 +18,7 @@ import click
 from updraft.parsing.options import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT_S
 
 if TYPE_CHECKING:
+    from updraft.cli.api_client import ApiClient
     from updraft.parsing.options import ParseOptions
     from updraft.services import Services
 
@@ -29,6 +30,7 @@ class CliConfig:
     parse_processes: int | None = None
     verbose: bool = False
     services: Services | None = None  # the running system's Services, connected on first use (updraft.cli.system)
+    api: ApiClient | None = None  # the environment's REST API client, made on first use (updraft.cli.api_client)
 
     def parse_options(self, plugins_folder: str | None = None) -> ParseOptions:
         from updraft.parsing.options import ParseOptions

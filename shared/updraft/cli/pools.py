@@ -1,23 +1,24 @@
-"""``updraft pools list|get|set|delete``: Airflow's pool commands against the running system."""
+"""``updraft pools list|get|set|delete``: Airflow's pool commands, through the environment's REST API."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from updraft.cli.api_client import ApiCallFailed, api, path_of
 from updraft.cli.options import output_option
 from updraft.cli.output import render
-from updraft.cli.system import system
-
-if TYPE_CHECKING:
-    from updraft.store.api import Pool
 
 
-def pool_row(pool: Pool) -> dict[str, Any]:
-    """Airflow's columns, plus the slots in use now (the store tracks them, Airflow's UI shows them)."""
-    return {"pool": pool.name, "slots": pool.slots, "description": pool.description,
-            "occupied_slots": pool.occupied}
+def pool_row(pool: dict[str, Any]) -> dict[str, Any]:
+    """Airflow's columns, plus the slots in use now (Airflow's UI shows them)."""
+    return {"pool": pool["name"], "slots": pool["slots"], "description": pool.get("description") or "",
+            "occupied_slots": pool["occupied_slots"]}
+
+
+def _missing(name: str) -> click.ClickException:
+    return click.ClickException(f"Pool {name} does not exist")
 
 
 @click.group()
@@ -30,7 +31,7 @@ def pools() -> None:
 @click.pass_context
 def list_pools(ctx: click.Context, output: str) -> None:
     """List the pools."""
-    click.echo(render([pool_row(p) for p in system(ctx).store.list_pools()], output))
+    click.echo(render([pool_row(p) for p in api(ctx).pages(path_of("pools"), "pools")], output))
 
 
 @pools.command("get")
@@ -39,9 +40,10 @@ def list_pools(ctx: click.Context, output: str) -> None:
 @click.pass_context
 def get_pool(ctx: click.Context, name: str, output: str) -> None:
     """Show one pool."""
-    pool = system(ctx).store.get_pool(name)
-    if pool is None:
-        raise click.ClickException(f"Pool {name} does not exist")
+    try:
+        pool = api(ctx).get(path_of("pools", name))
+    except ApiCallFailed as err:
+        raise _missing(name) if err.status == 404 else err from None
     click.echo(render([pool_row(pool)], output))
 
 
@@ -56,11 +58,16 @@ def set_pool(ctx: click.Context, name: str, slots: int, description: str | None,
 
     Without DESCRIPTION an existing pool keeps its own.
     """
-    store = system(ctx).store
-    if description is None:
-        existing = store.get_pool(name)
-        description = existing.description if existing else ""
-    pool = store.set_pool(name, slots, description)
+    client = api(ctx)
+    change: dict[str, Any] = {"slots": slots}
+    if description is not None:
+        change["description"] = description
+    try:
+        pool = client.patch(path_of("pools", name), change)
+    except ApiCallFailed as err:
+        if err.status != 404:
+            raise
+        pool = client.post(path_of("pools"), {"name": name, "description": description or "", **change})
     click.echo(render([pool_row(pool)], output))
 
 
@@ -73,6 +80,8 @@ def delete_pool(ctx: click.Context, name: str) -> None:
 
     if name == DEFAULT_POOL:
         raise click.ClickException("default_pool cannot be deleted")
-    if not system(ctx).store.delete_pool(name):
-        raise click.ClickException(f"Pool {name} does not exist")
+    try:
+        api(ctx).delete(path_of("pools", name))
+    except ApiCallFailed as err:
+        raise _missing(name) if err.status == 404 else err from None
     click.echo(f"Pool {name} deleted")

@@ -24,6 +24,15 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+def api_handler(services: Services) -> Callable[[dict], dict]:
+    """The API function as local mode's API Gateway calls it, serving ``services``' environment."""
+    from tests.functional.lambda_helpers import lambda_context
+    from updraft.api.app import build_app
+
+    app = build_app(lambda: services)
+    return lambda event: app.resolve(event, lambda_context("api"))
+
+
 def invoke(*args: str) -> Result:
     """The CLI as a user runs it; unexpected exceptions propagate so a test never mistakes a crash for an error."""
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)

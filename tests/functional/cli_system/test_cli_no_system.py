@@ -63,7 +63,8 @@ def test_a_system_that_does_not_answer_is_one_line_and_verbose_shows_the_traceba
 
     dead = "http://127.0.0.1:9"
     config = UpdraftConfig(table="t", region="us-east-1", bucket="b", endpoint_url=dead, dynamodb_endpoint=dead)
-    LocalEndpoint(endpoint_url=dead, env=config.to_env(), pid=os.getpid()).write(endpoint_file(no_system))
+    LocalEndpoint(endpoint_url=dead, env=config.to_env(), pid=os.getpid(), api_url=dead
+                  ).write(endpoint_file(no_system))
     result = invoke("pools", "list")
     assert result.exit_code == 1
     [line] = result.stderr.splitlines()
