@@ -49,7 +49,8 @@ def _request(event: Any, path_params: dict[str, str]) -> Request:
     return Request(method=event.http_method.upper(), path=event.path,
                    path_params={name: unquote(value) for name, value in path_params.items()},
                    query={k: list(v) for k, v in (event.multi_value_query_string_parameters or {}).items()},
-                   body=event.decoded_body, headers=dict(event.headers or {}))
+                   body=event.decoded_body, headers=dict(event.headers or {}),
+                   context=dict(event.raw_event.get("requestContext") or {}))
 
 
 def build_app(services: Callable[[], Any], routes: list[Route] | None = None) -> APIGatewayRestResolver:

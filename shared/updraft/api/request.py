@@ -26,6 +26,15 @@ class Request:
     query: dict[str, list[str]] = field(default_factory=dict)
     body: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)  # API Gateway's requestContext: who is calling
+
+    @property
+    def caller(self) -> str:
+        """Who sent the request, as API Gateway identified them (a JWT's user, else the IAM caller's ARN)."""
+        claims = (self.context.get("authorizer") or {}).get("claims") or {}
+        identity = self.context.get("identity") or {}
+        return str(claims.get("cognito:username") or claims.get("username") or claims.get("sub")
+                   or identity.get("userArn") or identity.get("user") or "anonymous")
 
     def header(self, name: str) -> str | None:
         lowered = name.lower()
