@@ -30,6 +30,9 @@ Variables (all optional except where noted):
 ``UPDRAFT_METRICS_NAMESPACE``   CloudWatch namespace of the handlers' metrics, default ``Updraft``
 ``UPDRAFT_TASK_LOG_GROUP``      the CloudWatch Logs group of task logs (a stream per try); unset: the bucket's
                                 ``logs/`` (local mode and ``dags test`` keep files or S3)
+``UPDRAFT_USER_POOL_CLIENT_ID`` the Cognito app client ``POST /auth/token`` logs users in with; unset: no users
+                                (local mode's default: every caller is admin)
+``UPDRAFT_IAM_CALLER_ROLE``     the Airflow role of every SigV4 (IAM) caller of the API, default ``ADMIN``
 ==============================  ===================================================================
 """
 
@@ -92,6 +95,8 @@ class UpdraftConfig:
     max_dagruns_per_loop_to_schedule: int = 20
     metrics_namespace: str = METRICS_NAMESPACE
     task_log_group: str | None = None
+    user_pool_client_id: str | None = None
+    iam_caller_role: str = "ADMIN"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -120,6 +125,8 @@ class UpdraftConfig:
             max_dagruns_per_loop_to_schedule=_int(env, "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE", 20),
             metrics_namespace=env.get("UPDRAFT_METRICS_NAMESPACE") or METRICS_NAMESPACE,
             task_log_group=env.get("UPDRAFT_TASK_LOG_GROUP") or None,
+            user_pool_client_id=env.get("UPDRAFT_USER_POOL_CLIENT_ID") or None,
+            iam_caller_role=env.get("UPDRAFT_IAM_CALLER_ROLE") or "ADMIN",
         )
 
     def to_env(self) -> dict[str, str]:
@@ -141,6 +148,7 @@ class UpdraftConfig:
             "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE": str(self.max_dagruns_per_loop_to_schedule),
             "UPDRAFT_METRICS_NAMESPACE": self.metrics_namespace,
             "UPDRAFT_TASK_LOG_GROUP": self.task_log_group,
+            "UPDRAFT_USER_POOL_CLIENT_ID": self.user_pool_client_id, "UPDRAFT_IAM_CALLER_ROLE": self.iam_caller_role,
         }
         return {name: value for name, value in out.items() if value is not None}
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from updraft.store.dynamo import DynamoStore
 
 # The AWS services Updraft calls (the dev extra installs boto3's types for exactly these).
-AwsService = Literal["dynamodb", "ecs", "lambda", "logs", "s3", "sqs"]
+AwsService = Literal["cognito-idp", "dynamodb", "ecs", "lambda", "logs", "s3", "sqs"]
 
 
 class Services:
@@ -43,6 +43,8 @@ class Services:
         self._clients: dict[str, Any] = {}
         self._plugins_loaded = False
 
+    @overload
+    def client(self, service: Literal["cognito-idp"]) -> Any: ...  # boto3-stubs' cognito-idp is not installed
     @overload
     def client(self, service: Literal["dynamodb"]) -> DynamoDBClient: ...
     @overload

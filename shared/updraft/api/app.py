@@ -7,6 +7,7 @@ What the resolver adds to the routes:
   ``manual__2025-01-01T00:00:00+00:00`` arrives as ``...%3A00%2B00%3A00``);
 - Airflow's error bodies: an :class:`~updraft.api.errors.ApiError` becomes its status and ``{"detail": ...}``;
   a path no route has is 404 ``{"error": "API route not found"}``; a path served under other methods is 405;
+- the caller's role checked against the route's (``updraft.api.auth``): 401 or 403 before the route runs;
 - nothing a request sends can crash the function: any other exception is logged and answers 500
   ``{"detail": "Internal Server Error"}`` (a 5xx counts in the ``Api5xx`` alarm metric).
 
@@ -25,6 +26,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
+from updraft.api.auth import authorize
 from updraft.api.errors import ApiError, MethodNotAllowed
 from updraft.api.request import Request
 from updraft.api.routes import all_routes
@@ -60,6 +62,7 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
 
     def respond(route: Route, path_params: dict[str, str]) -> Response:
         call = Call(_request(app.current_event, path_params), services)
+        authorize(route, call)
         call.check_path()
         result = route.endpoint(call)
         if isinstance(result, Reply) and result.content_type is not None:

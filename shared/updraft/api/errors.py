@@ -1,6 +1,6 @@
 """The errors a route raises, each carrying Airflow's status code and body, so every client parses them.
 
-Airflow (FastAPI) answers ``{"detail": "<message>"}`` for 400/403/404/405/409 and, for a request that fails
+Airflow (FastAPI) answers ``{"detail": "<message>"}`` for 400/401/403/404/405/409 and, for a request that fails
 validation, 422 ``{"detail": [{"type", "loc", "msg", "input"}]}`` (pydantic's error list). The official client
 maps each status to its exception class (``NotFoundException``...) and parses ``detail``; airflowctl prints it.
 """
@@ -25,6 +25,12 @@ class ApiError(Exception):
 
 class BadRequest(ApiError):
     status = 400
+
+
+class Unauthorized(ApiError):
+    """401: no credentials, or credentials that do not log in (Airflow's ``Not authenticated``)."""
+
+    status = 401
 
 
 class Forbidden(ApiError):

@@ -1,9 +1,13 @@
 """``/auth/token``: Airflow's simple auth manager's token routes, for clients that log in before calling.
 
-On AWS every request is authorized by API Gateway (IAM, SigV4) before it reaches the function, so these routes
-issue nothing there (403, as Airflow answers ``GET /auth/token`` without ``simple_auth_manager_all_admins``).
-In local mode every caller is admin, as with Airflow's ``simple_auth_manager_all_admins=True``: any username
-and password get a token, and any ``Authorization`` header is accepted by every route.
+With users (a Cognito user pool: on AWS always, in local mode with ``updraft local --users``), ``POST`` logs the
+user in with the username and password sent (JSON or form, as Airflow reads them) and answers their JWT; the
+users API's authorizer checks it on every later call. ``GET /auth/token`` (no credentials) is refused as Airflow
+refuses it without ``simple_auth_manager_all_admins``.
+
+Without users (local mode's default) every caller is admin, as with Airflow's ``simple_auth_manager_all_admins``:
+any username and password get a token and ``GET`` gives one too; nothing checks it, since local mode's API
+Gateway then lets every request in as its local IAM user.
 """
 
 from __future__ import annotations
@@ -11,13 +15,18 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
+from urllib.parse import parse_qs
 
-from updraft.api.errors import Forbidden
+from updraft.api.errors import ApiError, BadRequest, Forbidden, Unprocessable, issue
 from updraft.api.routing import Call, RouteTable
 
 routes = RouteTable(prefix="")
 
 LOCAL_USER = {"sub": "admin", "role": "ADMIN", "aud": "apache-airflow"}
+
+
+class UnsupportedMediaType(ApiError):
+    status = 415
 
 
 def _local_token() -> str:
@@ -29,24 +38,61 @@ def _local_token() -> str:
     return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(LOCAL_USER)}."
 
 
-def _issue(call: Call) -> dict[str, str]:
-    if not call.services.config.local_compute:
-        raise Forbidden("This environment's API authorizes requests with IAM (SigV4); it issues no tokens")
-    return {"access_token": _local_token()}
+def _all_admins(call: Call) -> bool:
+    config = call.services.config
+    return bool(config.local_compute) and not config.user_pool_client_id
+
+
+def _credentials(call: Call) -> tuple[str, str]:
+    """Username and password from a JSON or form body, as Airflow's ``parse_login_body`` reads them."""
+    content_type = (call.request.header("Content-Type") or "application/json").split(";")[0].strip().lower()
+    text = call.request.body or ""
+    if content_type == "application/json":
+        try:
+            body = json.loads(text) if text.strip() else {}
+        except ValueError:
+            raise Unprocessable([issue("json_invalid", ("body",), "JSON decode error", text)]) from None
+    elif content_type == "application/x-www-form-urlencoded":
+        body = {name: values[-1] for name, values in parse_qs(text, keep_blank_values=True).items()}
+    else:
+        raise UnsupportedMediaType("Unsupported Media Type")
+    if not isinstance(body, dict):
+        raise Unprocessable([issue("model_type", ("body",), "Input should be a valid dictionary", body)])
+    missing = [issue("missing", ("body", name), "Field required", body) for name in ("username", "password")
+               if not isinstance(body.get(name), str)]
+    if missing:
+        raise Unprocessable(missing)
+    if not body["username"] or not body["password"]:
+        raise BadRequest("Username and password must be provided")
+    return body["username"], body["password"]
+
+
+def _log_in(call: Call) -> dict[str, str]:
+    if _all_admins(call):
+        return {"access_token": _local_token()}
+    client_id = call.services.config.user_pool_client_id
+    if not client_id:
+        raise Forbidden("This environment has no user pool: its API authorizes requests with IAM (SigV4)")
+    from updraft.api.auth.cognito import log_in
+
+    username, password = _credentials(call)
+    return {"access_token": log_in(call.services.client("cognito-idp"), client_id, username, password)}
 
 
 @routes.post("/auth/token", status=201)
 def create_token(call: Call) -> dict[str, str]:
-    """Airflow's all-admins mode hands a token to anyone; the credentials sent (JSON or form) are not read."""
-    return _issue(call)
+    return _log_in(call)
 
 
 @routes.get("/auth/token", status=201)
 def get_token(call: Call) -> dict[str, str]:
-    return _issue(call)
+    """A token without credentials: only where every caller is admin."""
+    if not _all_admins(call):
+        raise Forbidden("This method is only allowed if ``[core] simple_auth_manager_all_admins`` is True")
+    return {"access_token": _local_token()}
 
 
 @routes.post("/auth/token/cli", status=201)
 def create_cli_token(call: Call) -> dict[str, str]:
     """airflowctl's login."""
-    return _issue(call)
+    return _log_in(call)

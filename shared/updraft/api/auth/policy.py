@@ -1,0 +1,108 @@
+"""Which role each route needs: Airflow's simple auth manager, as a rule over the route's method and path.
+
+Airflow guards every route with the resource it touches (``requires_access_dag``, ``requires_access_pool``...)
+and the simple auth manager grants each resource to a minimum role, one for reads (GET) and one for changes:
+
+===============================================  ==========  ==========
+resource (first path segment after ``/api/v2``)  reads       changes
+===============================================  ==========  ==========
+DAGs and all under them: runs, task instances,   VIEWER      USER
+XComs, logs, backfills, dagStats, dagSources,
+dagTags, dagWarnings, eventLogs, parseDagFile
+pools, configuration, assets                     VIEWER      OP
+variables, connections                           OP          OP
+importErrors, plugins, providers, jobs (views)   VIEWER      VIEWER
+===============================================  ==========  ==========
+
+Airflow's batch reads are POSTs guarded as reads (``POST /dags/~/dagRuns/list``, ``.../taskInstances/list``): a
+POST whose last segment is ``list`` is a read here too. ``monitor/health``, ``version`` and the ``/auth/token``
+routes are public, as Airflow mounts them outside its authenticated router.
+
+The rule reads only the resource segment, so a route another module adds under a known resource is classified
+without an edit here; a route under a segment this table does not know is unclassified, which
+:func:`requirement` answers with ADMIN (fail closed) and ``tests/unit/api/test_auth_policy.py`` refuses.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from updraft.api.auth.roles import Role
+from updraft.api.routing import API_PREFIX
+
+
+class Resource(enum.StrEnum):
+    """Airflow's authorization resources (the ``is_authorized_*`` methods of its auth managers)."""
+
+    PUBLIC = "public"
+    DAG = "dag"
+    POOL = "pool"
+    VARIABLE = "variable"
+    CONNECTION = "connection"
+    CONFIGURATION = "configuration"
+    ASSET = "asset"
+    VIEW = "view"
+    UNCLASSIFIED = "unclassified"
+
+
+# The simple auth manager's (role for reads, role for changes) of each resource.
+ROLES: dict[Resource, tuple[Role, Role]] = {
+    Resource.DAG: (Role.VIEWER, Role.USER),
+    Resource.POOL: (Role.VIEWER, Role.OP),
+    Resource.CONFIGURATION: (Role.VIEWER, Role.OP),
+    Resource.ASSET: (Role.VIEWER, Role.OP),
+    Resource.VARIABLE: (Role.OP, Role.OP),
+    Resource.CONNECTION: (Role.OP, Role.OP),
+    Resource.VIEW: (Role.VIEWER, Role.VIEWER),
+    Resource.UNCLASSIFIED: (Role.ADMIN, Role.ADMIN),
+}
+
+# The first segment after /api/v2 -> the resource Airflow checks for every route under it.
+SEGMENTS: dict[str, Resource] = {
+    "monitor": Resource.PUBLIC, "version": Resource.PUBLIC,
+    "dags": Resource.DAG, "dagStats": Resource.DAG, "dagSources": Resource.DAG, "dagTags": Resource.DAG,
+    "dagWarnings": Resource.DAG, "eventLogs": Resource.DAG, "backfills": Resource.DAG,
+    "parseDagFile": Resource.DAG,
+    "pools": Resource.POOL, "config": Resource.CONFIGURATION, "assets": Resource.ASSET,
+    "variables": Resource.VARIABLE, "connections": Resource.CONNECTION,
+    "importErrors": Resource.VIEW, "plugins": Resource.VIEW, "providers": Resource.VIEW, "jobs": Resource.VIEW,
+}
+
+# Airflow's token routes (its auth manager's sub-application at /auth): how a caller gets credentials.
+TOKEN_PATHS = ("/auth/token", "/auth/token/cli")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    resource: Resource
+    role: Role | None  # None: public, no credentials needed
+    read: bool
+
+    @property
+    def public(self) -> bool:
+        return self.role is None
+
+
+def resource_of(path: str) -> Resource:
+    """The resource a path (a route's template or a request's path) is under."""
+    if path in TOKEN_PATHS:
+        return Resource.PUBLIC
+    if not path.startswith(API_PREFIX + "/"):
+        return Resource.UNCLASSIFIED
+    segment = path[len(API_PREFIX) + 1:].split("/", 1)[0]
+    return SEGMENTS.get(segment, Resource.UNCLASSIFIED)
+
+
+def is_read(method: str, path: str) -> bool:
+    return method in ("GET", "HEAD") or (method == "POST" and path.rstrip("/").rsplit("/", 1)[-1] == "list")
+
+
+def requirement(method: str, path: str) -> Requirement:
+    """What a caller needs to call ``method path`` (the route's template: ``/api/v2/pools/{pool_name}``)."""
+    resource = resource_of(path)
+    read = is_read(method.upper(), path)
+    if resource is Resource.PUBLIC:
+        return Requirement(resource, None, read)
+    for_reads, for_changes = ROLES[resource]
+    return Requirement(resource, for_reads if read else for_changes, read)
