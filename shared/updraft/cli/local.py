@@ -37,10 +37,16 @@ def _interrupt(signum: int, frame: object) -> None:
 @click.option("--unpause", is_flag=True, envvar="UPDRAFT_UNPAUSE_NEW_DAGS",
               help="Unpause each DAG the first time it is parsed (Airflow's dags_are_paused_at_creation=False), "
                    "so scheduled DAGs start running on their schedules.")
+@click.option("--users", envvar="UPDRAFT_LOCAL_USERS", default=None, metavar="NAME:ROLE,...",
+              help="Turn users and roles on (Airflow's simple_auth_manager_users, e.g. 'alice:VIEWER,bob:OP'): the "
+                   "API then needs a token from POST /auth/token [default: every caller is admin].")
+@click.option("--passwords-file", envvar="UPDRAFT_LOCAL_PASSWORDS_FILE", default=None, type=click.Path(dir_okay=False),
+              help="The users' passwords, JSON {name: password}; missing ones are generated into it and printed "
+                   "[default: $UPDRAFT_HOME/local_passwords.json].")
 @click.pass_context
 def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, state_dir: str | None,
           tick_seconds: float, workers: int, parallelism: int | None, port: int, api_port: int, grace_period: float,
-          unpause: bool) -> None:
+          unpause: bool, users: str | None, passwords_file: str | None) -> None:
     """Run Updraft on this machine: embedded AWS, parser, scheduler and workers, as deployed.
 
     Edits to the DAGs folder are picked up within a second. Stop with Ctrl-C: running tries get
@@ -55,7 +61,15 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
     options = LocalOptions(dags_folder=dags_folder, plugins_folder=resolve_plugins_folder(dags_folder, plugins_folder),
                            state_dir=state_dir, tick_seconds=tick_seconds, workers=workers, parallelism=parallelism,
                            port=port, api_port=api_port, grace_seconds=grace_period,
-                           verbose=ctx.find_root().obj.verbose, unpause_new_dags=unpause)
+                           verbose=ctx.find_root().obj.verbose, unpause_new_dags=unpause, users=users,
+                           passwords_file=passwords_file)
+    if users:
+        from updraft.local.users import parse_users
+
+        try:
+            parse_users(users)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--users") from None
     system = LocalSystem(options, say=click.echo)
     signal.signal(signal.SIGTERM, _interrupt)
     system.start()

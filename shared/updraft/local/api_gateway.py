@@ -1,9 +1,20 @@
 """Local mode's API Gateway: HTTP requests become REST proxy events for the api handler, as deployed.
 
 moto does not run Lambda code, so a small threaded HTTP server on 127.0.0.1 turns each request into the event
-API Gateway would send (``resource: /{proxy+}``, headers, query string, body, a request context whose identity
-is the local user: IAM authorization is AWS's job, not the function's) and writes back the function's
-``statusCode``, headers and body.
+API Gateway would send (``resource: /{proxy+}``, headers, query string, body, a request context saying who
+calls) and writes back the function's ``statusCode``, headers and body.
+
+Who calls is decided here, as API Gateway decides it before the function runs (``infra/constructs/api.py``):
+
+- by default, as the IAM API: every request comes from the local user's IAM identity (every caller is the
+  environment's IAM caller role, ADMIN: Airflow's ``simple_auth_manager_all_admins``);
+- with users (``updraft local --users``), as the users API: a :class:`CognitoAuthorizer` checks the bearer
+  token of every method but the open ones (``updraft.api.auth.policy.OPEN_METHODS``) and puts its claims in
+  ``requestContext.authorizer.claims``; no valid token is API Gateway's 401, with Airflow's body.
+
+The tokens are moto's Cognito's (``POST /auth/token`` calls ``InitiateAuth`` as on AWS), signed with the key moto
+publishes: local users mode tests roles and the login flow, it is no security boundary (nor is Airflow's simple
+auth manager, which it stands in for). The API listens on 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -13,18 +24,68 @@ import datetime as dt
 import getpass
 import json
 import threading
+import urllib.request
 import uuid
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
+
+if TYPE_CHECKING:
+    from updraft.local.users import UserPool
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
+# API Gateway's UNAUTHORIZED response, as the stack configures it: Airflow's body for a missing credential.
+UNAUTHORIZED_BODY = {"detail": "Not authenticated"}
+
+
+class CognitoAuthorizer:
+    """A REST API's Cognito user pool authorizer: the ``Authorization`` header holds an ID token of the pool
+    (bare or after ``Bearer``), signed by one of its keys, unexpired, issued for its app client."""
+
+    def __init__(self, pool: UserPool, keys: dict[str, Any] | None = None) -> None:
+        self.pool = pool
+        self._keys = keys
+        self._lock = threading.Lock()
+
+    def _key_set(self) -> Any:
+        from joserfc.jwk import KeySet
+
+        with self._lock:
+            if self._keys is None:
+                with urllib.request.urlopen(self.pool.jwks_url, timeout=10) as answer:
+                    self._keys = json.load(answer)
+            return KeySet.import_key_set(self._keys)  # type: ignore[arg-type]
+
+    def claims(self, authorization: str | None) -> dict[str, str] | None:
+        """The token's claims as API Gateway passes them (strings; a list joined with commas), or None."""
+        from joserfc import jwt
+        from joserfc.errors import JoseError
+
+        token = (authorization or "").strip()
+        if token[:7].lower() == "bearer ":
+            token = token[7:].strip()
+        if not token:
+            return None
+        try:
+            decoded = jwt.decode(token, self._key_set(), algorithms=["RS256"])
+            jwt.JWTClaimsRegistry(iss={"essential": True, "value": self.pool.issuer},
+                                  aud={"essential": True, "value": self.pool.client_id},
+                                  token_use={"essential": True, "value": "id"},
+                                  exp={"essential": True}).validate(decoded.claims)
+        except (JoseError, ValueError):
+            return None
+        return {name: ",".join(map(str, value)) if isinstance(value, list) else str(value)
+                for name, value in decoded.claims.items()}
+
 
 def proxy_event(method: str, target: str, headers: dict[str, str], body: bytes, *, stage: str = "local",
-                account: str = "123456789012") -> dict[str, Any]:
-    """The REST proxy event for one request (the shape of ``events/api/*.json``)."""
+                account: str = "123456789012", claims: dict[str, str] | None = None, iam: bool = True
+                ) -> dict[str, Any]:
+    """The REST proxy event for one request (the shape of ``events/api/*.json``): from the local user's IAM
+    identity (``iam``), else with a Cognito authorizer's ``claims``, else anonymous (an open method of the users
+    API)."""
     url = urlsplit(target)
     query = parse_qsl(url.query, keep_blank_values=True)
     multi: dict[str, list[str]] = {}
@@ -33,6 +94,8 @@ def proxy_event(method: str, target: str, headers: dict[str, str], body: bytes, 
     text_body = body.decode("utf-8", errors="strict") if body else None
     user = getpass.getuser()
     now = dt.datetime.now(dt.UTC)
+    signer = {"caller": user, "user": user, "userArn": f"arn:aws:iam::{account}:user/{user}"} if iam else {
+        "caller": None, "user": None, "userArn": None}
     return {
         "resource": "/{proxy+}", "path": url.path, "httpMethod": method,
         "headers": headers, "multiValueHeaders": {k: [v] for k, v in headers.items()},
@@ -43,28 +106,26 @@ def proxy_event(method: str, target: str, headers: dict[str, str], body: bytes, 
             "resourcePath": "/{proxy+}", "httpMethod": method, "path": f"/{stage}{url.path}", "stage": stage,
             "accountId": account, "protocol": "HTTP/1.1", "requestId": str(uuid.uuid4()),
             "requestTime": now.strftime("%d/%b/%Y:%H:%M:%S +0000"), "requestTimeEpoch": int(now.timestamp() * 1000),
-            "identity": {"caller": user, "user": user, "accountId": account, "sourceIp": "127.0.0.1",
-                         "userArn": f"arn:aws:iam::{account}:user/{user}", "accessKey": None},
+            "identity": {**signer, "accountId": account if iam else None, "sourceIp": "127.0.0.1",
+                         "accessKey": None},
+            **({"authorizer": {"claims": claims}} if claims is not None else {}),
         },
         "body": text_body, "isBase64Encoded": False,
     }
 
 
 class LocalApiGateway:
-    def __init__(self, handler: Handler, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, handler: Handler, host: str = "127.0.0.1", port: int = 0,
+                 authorizer: CognitoAuthorizer | None = None) -> None:
         gateway = self
 
         class RequestHandler(BaseHTTPRequestHandler):
             def _proxy(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                event = proxy_event(self.command, self.path, dict(self.headers.items()), self.rfile.read(length))
-                try:
-                    response = gateway.handler(event)
-                except Exception as exc:  # what API Gateway answers when the function fails
-                    message = json.dumps({"message": f"Internal server error: {type(exc).__name__}"})
-                    response = {"statusCode": 502, "body": message, "headers": {"Content-Type": "application/json"}}
-                body = response.get("body") or ""
-                raw = base64.b64decode(body) if response.get("isBase64Encoded") else body.encode()
+                response = gateway.answer(self.command, self.path, dict(self.headers.items()),
+                                          self.rfile.read(length))
+                text = response.get("body") or ""
+                raw = base64.b64decode(text) if response.get("isBase64Encoded") else text.encode()
                 self.send_response(int(response.get("statusCode", 200)))
                 for name, value in (response.get("headers") or {}).items():
                     self.send_header(name, str(value))
@@ -81,10 +142,29 @@ class LocalApiGateway:
                 pass  # local mode prints its own lines
 
         self.handler = handler
+        self.authorizer = authorizer
         self._server = ThreadingHTTPServer((host, port), RequestHandler)
         self.url = f"http://{host}:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="local-api", daemon=True)
         self._thread.start()
+
+    def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
+        """What API Gateway answers one request: the function's response, or its own 401 or 502."""
+        from updraft.api.auth.policy import OPEN_METHODS
+
+        claims = None
+        if self.authorizer is not None and (method, urlsplit(target).path) not in OPEN_METHODS:
+            authorization = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
+            claims = self.authorizer.claims(authorization)
+            if claims is None:
+                return {"statusCode": 401, "body": json.dumps(UNAUTHORIZED_BODY),
+                        "headers": {"Content-Type": "application/json"}}
+        event = proxy_event(method, target, headers, body, claims=claims, iam=self.authorizer is None)
+        try:
+            return self.handler(event)
+        except Exception as exc:  # what API Gateway answers when the function fails
+            message = json.dumps({"message": f"Internal server error: {type(exc).__name__}"})
+            return {"statusCode": 502, "body": message, "headers": {"Content-Type": "application/json"}}
 
     def close(self) -> None:
         self._server.shutdown()

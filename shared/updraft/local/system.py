@@ -58,6 +58,8 @@ class LocalOptions:
     verbose: bool = False
     write_endpoint: bool = True
     unpause_new_dags: bool = False  # Airflow's dags_are_paused_at_creation = False
+    users: str | None = None  # Airflow's simple_auth_manager_users ("name:role,..."); None: every caller admin
+    passwords_file: str | None = None  # their passwords (JSON); default $UPDRAFT_HOME/local_passwords.json
 
     @property
     def claim_parallelism(self) -> int:
@@ -102,6 +104,7 @@ class LocalSystem:
         opts = self.options
         if not Path(opts.dags_folder).is_dir():
             raise FileNotFoundError(f"DAGs folder {opts.dags_folder} does not exist")
+        users = self._users()
         self._saved_env = dict(os.environ)
         os.environ.update(LOCAL_CREDENTIALS)
         self.server = EmbeddedAwsServer(port=opts.port).start()
@@ -113,13 +116,15 @@ class LocalSystem:
                                           self.names.bucket)
             self.say(f"restored {restored['items']} items and {restored['objects']} objects from {self.state.path}")
         notify_dag_events(self.resources)
+        self.user_pool = self._provision_users(users) if users else None
 
         self.compute = ComputeServer({LAMBDA_INVOKE: self._on_invoke, ECS_RUN_TASK: self._on_run_task})
         self.config = self.resources.config(
             scheduler_function=self.names.scheduler_function, local_compute=self.compute.address,
             ecs_subnets=("subnet-local",), ecs_security_groups=("sg-local",),
             tick_seconds=max(1, round(opts.tick_seconds)), parallelism=opts.claim_parallelism,
-            plugins_folder=str(Path(opts.plugins_folder).resolve()) if opts.plugins_folder else None)
+            plugins_folder=str(Path(opts.plugins_folder).resolve()) if opts.plugins_folder else None,
+            user_pool_client_id=self.user_pool.client_id if self.user_pool else None)
         quiet = {} if opts.verbose else {"POWERTOOLS_LOG_LEVEL": "WARNING"}
         self.env = {**self.config.to_env(), **LOCAL_CREDENTIALS, "AWS_DEFAULT_REGION": self.names.region,
                     "POWERTOOLS_METRICS_DISABLED": "true", **quiet}
@@ -155,12 +160,34 @@ class LocalSystem:
         self._loop("runs", 0.5, self.runs.poll)
         if self.state is not None:
             self._loop("snapshot", opts.snapshot_seconds, self.snapshot)
-        from updraft.local.api_gateway import LocalApiGateway
+        from updraft.local.api_gateway import CognitoAuthorizer, LocalApiGateway
 
-        self.api = LocalApiGateway(self.handlers.api, port=opts.api_port)
+        self.api = LocalApiGateway(self.handlers.api, port=opts.api_port,
+                                   authorizer=CognitoAuthorizer(self.user_pool) if self.user_pool else None)
         self.endpoint_path = self._write_endpoint() if opts.write_endpoint else None
         self._banner()
         return self
+
+    def _users(self) -> dict[str, Any]:
+        """The users of ``--users`` with their passwords' file read (or written), before anything starts."""
+        if not self.options.users:
+            return {}
+        from updraft.local.endpoint import updraft_home
+        from updraft.local.users import parse_users, passwords_for
+
+        users = parse_users(self.options.users)
+        path = Path(self.options.passwords_file or updraft_home() / "local_passwords.json")
+        self.passwords = passwords_for(users, path, self._say)
+        return users
+
+    def _provision_users(self, users: dict[str, Any]) -> Any:
+        import boto3
+
+        from updraft.local.users import provision_users
+
+        cognito = boto3.client("cognito-idp", region_name=self.names.region, endpoint_url=self.server.url)
+        return provision_users(cognito, f"{self.names.prefix}-users", users, self.passwords,
+                               endpoint_url=self.server.url, region=self.names.region)
 
     def _client(self, service: Literal["dynamodb", "s3"]) -> Any:
         """The embedded AWS's client for ``service``, made once (a client costs ~60 ms; snapshots come every
@@ -191,6 +218,8 @@ class LocalSystem:
             f"  workers        {opts.workers} worker processes; Fargate tasks run as processes; at most "
             f"{opts.claim_parallelism} tries at once (parallelism)",
             f"  scheduler      tick every {opts.tick_seconds:g} s, and on every task completion",
+            "  auth           " + (f"users {', '.join(self.passwords)} (POST /auth/token for a token)" if self.user_pool
+                                  else "every caller is admin (updraft local --users 'name:ROLE,...' for users)"),
         ]
         if self.endpoint_path:
             lines.append(f"  CLI endpoint   {self.endpoint_path}  (updraft dags list, dags trigger ..., runs list ...)")

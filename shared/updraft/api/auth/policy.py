@@ -106,3 +106,9 @@ def requirement(method: str, path: str) -> Requirement:
         return Requirement(resource, None, read)
     for_reads, for_changes = ROLES[resource]
     return Requirement(resource, for_reads if read else for_changes, read)
+
+
+# The methods the users API leaves open (no authorizer: API Gateway's ``AuthorizationType.NONE``), which are
+# the public routes: how a caller gets a token, and health and version. A test checks they match the routes.
+OPEN_METHODS = frozenset({("POST", "/auth/token"), ("GET", "/auth/token"), ("POST", "/auth/token/cli"),
+                          ("GET", API_PREFIX + "/monitor/health"), ("GET", API_PREFIX + "/version")})
