@@ -56,8 +56,15 @@ class EnvironmentSettings:
     retain_data: bool  # RemovalPolicy.RETAIN for the table and the bucket
     parallelism: int = 32
     tags: dict[str, str] = field(default_factory=dict)
+    # The Airflow role of every caller of the IAM (SigV4) API. ADMIN: IAM policies already decide who may invoke
+    # that API at all (execute-api:Invoke), and those are the deploying account's operators and automation, who
+    # deploy DAGs anyway; set a lower role where IAM access is granted more widely than that.
+    iam_caller_role: str = "ADMIN"
 
     def __post_init__(self) -> None:
+        if self.iam_caller_role not in ("VIEWER", "USER", "OP", "ADMIN"):
+            raise ValueError(f"environment {self.name!r}: iam_caller_role {self.iam_caller_role!r} is not one of "
+                             "Airflow's roles VIEWER, USER, OP, ADMIN")
         # Lambda queues async invokes beyond a function's reserved concurrency in arrival order, not by priority:
         # claimed tries would wait there holding their pool and parallelism slots while a higher-priority try that
         # becomes ready later cannot claim them. So the environment may claim no more tries than can run at once.

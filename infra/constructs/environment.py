@@ -36,4 +36,5 @@ class UpdraftEnvironment(Construct):
                                           settings=settings, bundle_dependencies=bundle_dependencies)
         self.deferrals = DeferralStateMachine(self, "Deferrals", names=self.names, worker=self.functions.worker,
                                               retention=retention, removal=removal)
-        self.api = UpdraftApi(self, "Api", names=self.names, handler=self.functions.api)
+        self.api = UpdraftApi(self, "Api", names=self.names, handler=self.functions.api,
+                              iam_caller_role=settings.iam_caller_role, retain_users=settings.retain_data)

@@ -270,7 +270,10 @@ def test_deferral_state_machine_waits_then_resumes_the_worker(synth) -> None:
 
 def test_api_is_iam_authorized_and_proxies_to_the_api_function(synth) -> None:
     synth.template.has_resource_properties("AWS::ApiGateway::RestApi", {"Name": f"{NAMES.prefix}-api"})
-    methods = of_type(synth.resources, "AWS::ApiGateway::Method").values()
+    (iam_api,) = [k for k, v in of_type(synth.resources, "AWS::ApiGateway::RestApi").items()
+                  if v["Properties"]["Name"] == f"{NAMES.prefix}-api"]  # the users API: test_auth_stack.py
+    methods = [m for m in of_type(synth.resources, "AWS::ApiGateway::Method").values()
+               if m["Properties"]["RestApiId"] == {"Ref": iam_api}]
     api = function_id(synth.resources, "api")
     assert len(methods) == 2  # / and /{proxy+}
     for method in methods:
@@ -295,7 +298,7 @@ def test_resource_inventory(synth) -> None:
         "AWS::IAM::Role": 8,  # 4 functions, task, task execution, state machine, notifications handler
         "AWS::Logs::LogGroup": 7,  # 4 functions, Fargate task, state machine, task logs
         "AWS::CloudWatch::Alarm": 2, "AWS::ECS::Cluster": 1,
-        "AWS::ECS::TaskDefinition": 1, "AWS::StepFunctions::StateMachine": 1, "AWS::ApiGateway::RestApi": 1,
+        "AWS::ECS::TaskDefinition": 1, "AWS::StepFunctions::StateMachine": 1, "AWS::ApiGateway::RestApi": 2,  # IAM, users
         "AWS::EC2::NatGateway": 0}
 
 
