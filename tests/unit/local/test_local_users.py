@@ -32,3 +32,12 @@ def test_missing_passwords_are_generated_saved_and_printed_once(tmp_path) -> Non
     assert said == [f"Password for user 'bob': {first['bob']}"]
     assert json.loads(path.read_text()) == first and path.stat().st_mode & 0o777 == 0o600
     assert passwords_for({"alice": Role.VIEWER, "bob": Role.OP}, path, said.append) == first and len(said) == 1
+
+
+def test_updraft_local_refuses_a_bad_users_list_before_starting(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from updraft.cli.app import cli
+
+    result = CliRunner().invoke(cli, ["local", "--dags-folder", str(tmp_path), "--users", "alice:OWNER"])
+    assert result.exit_code == 2 and "--users" in result.output and "'OWNER'" in result.output
