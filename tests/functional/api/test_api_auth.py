@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -192,3 +193,15 @@ def test_the_gateways_authorizer_accepts_the_pools_tokens_only(call, pool) -> No
     other = CognitoAuthorizer(UserPool("us-east-1_other", pool.client_id, "unused", REGION), keys=authorizer._keys)
     assert other.claims(token) is None  # another pool's token
     assert authorizer.claims(None) is None and authorizer.claims("Bearer ") is None
+
+
+def test_the_sample_cognito_event_triggers_as_its_users_group_allows(call) -> None:
+    """``events/api/trigger_dag_run_cognito.json``: a trigger through the users API, as API Gateway's Cognito
+    authorizer delivers it (claims as strings, the groups flattened)."""
+    event = json.loads((Path(__file__).resolve().parents[3] / "events" / "api" / "trigger_dag_run_cognito.json"
+                        ).read_text())
+    claims = event["requestContext"]["authorizer"]["claims"]
+    as_viewer = {**event, "requestContext": {**event["requestContext"],
+                                             "authorizer": {"claims": {**claims, "cognito:groups": "VIEWER"}}}}
+    assert call.handler.handler(as_viewer, lambda_context("api"))["statusCode"] == 403
+    assert call.handler.handler(event, lambda_context("api"))["statusCode"] == 200
