@@ -16,7 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from updraft.executors.base import Dispatch
+from updraft.executors.dag_callback import DagCallbackRequest
 from updraft.model.records import TaskInstance
+from updraft.runtime.dag_callbacks import run_dag_callbacks
 from updraft.runtime.execute import run_try
 from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LogSink
@@ -41,6 +43,9 @@ def handle_dispatch(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader,
     ``hand_off(dag_id, run_id)``, which asks the scheduler function to look at the run (it returns False when
     there is none, and the mini scheduler runs here after all).
     """
+    if isinstance(dispatch, DagCallbackRequest):  # a DAG's callbacks, not a try: nothing to fence or schedule
+        run_dag_callbacks(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
+        return None
     hostname = hostname or socket.gethostname()
     key = dispatch.key
     started = start_try(store, key, dispatch.try_id, now=now_fn(), hostname=hostname, lease=lease)
