@@ -25,6 +25,7 @@ from updraft.model.records import DagRun
 from updraft.runtime.context import RuntimeTaskInstance, build_context
 from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
+from updraft.runtime.templates import render_object  # noqa: F401 (registers how notifiers render their fields)
 from updraft.runtime.xcom import XComClient
 from updraft.scheduling.dag_callbacks import claim_callback
 from updraft.sdk.context import Context

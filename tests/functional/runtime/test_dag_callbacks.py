@@ -44,6 +44,28 @@ with DAG("cb_timeout", schedule=None, start_date=START, dagrun_timeout=datetime.
 
 with DAG("cb_none", schedule=None, start_date=START):
     EmptyOperator(task_id="only")
+
+from airflow.sdk import BaseNotifier
+from airflow.sdk.bases.notifier import BaseNotifier as SameNotifier
+assert SameNotifier is BaseNotifier
+
+class Notes(BaseNotifier):
+    template_fields = ("message",)
+
+    def __init__(self, message):
+        super().__init__()
+        self.message = message
+
+    def notify(self, context):
+        with open(OUT, "a") as f:
+            f.write(json.dumps({"cb": "notifier", "reason": context.get("reason"), "run_id": context["run_id"],
+                                "dag": context["dag"].dag_id, "message": self.message,
+                                "merged": context["message"]}) + "\\n")
+
+with DAG("cb_notify", schedule=None, start_date=START, user_defined_macros={"team": "data"},
+         on_failure_callback=Notes("{{ run_id }} failed ({{ reason }}) for {{ team }}")):
+    PythonOperator(task_id="boom", python_callable=lambda: 1 / 0,
+                   on_failure_callback=Notes("task {{ ti.task_id }} try {{ ti.try_number }}"))
 """
 
 
@@ -112,6 +134,19 @@ def test_dagrun_timeout_triggers_the_failure_callback(env):
     run_dag_callbacks(request, store=env.store, loader=env.loader, now_fn=env.clock)
     (call,) = calls(env, run)
     assert call["reason"] == "timed_out"
+
+
+def test_notifiers_render_their_fields_as_task_and_dag_callbacks(env):
+    run = env.run("cb_notify")
+    env.drain()
+    notes = calls(env, run)
+    assert [(n["message"], n["reason"]) for n in notes] == [
+        ("task boom try 1", None), (f"{run.run_id} failed (task_failure) for data", "task_failure")]
+    # The raw template field is a context key too, as in Airflow; and a warm worker renders afresh each time.
+    assert notes[1]["merged"] == "{{ run_id }} failed ({{ reason }}) for {{ team }}"
+    again = env.run("cb_notify", run_id="again")
+    env.drain()
+    assert [n["message"] for n in calls(env, again)] == ["task boom try 1", "again failed (task_failure) for data"]
 
 
 def test_no_request_without_a_callback(env):

@@ -57,8 +57,6 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.providers.standard.operators.python_virtualenv": f"virtualenv tasks are not available; {_FARGATE}",
     "airflow.hooks": _NO_HOOKS,
     "airflow.sdk.bases.hook": _NO_HOOKS,
-    "airflow.sdk.bases.notifier": f"notifiers are {_NOT_YET}; call the service from an on_*_callback",
-    "airflow.notifications": f"notifiers are {_NOT_YET}; call the service from an on_*_callback",
     "airflow.sdk.definitions.deadline": f"deadline alerts are {_NOT_YET}",
     "airflow.sdk.io": "ObjectStoragePath is not available; use boto3 for S3",
     "airflow.io": "ObjectStoragePath is not available; use boto3 for S3",
@@ -104,7 +102,6 @@ _MODELS_NAMES = {name: _NO_METADATA_DB for name in (
 _SDK_NAMES = {
     **_DECORATOR_NAMES,
     "BaseHook": _NO_HOOKS,
-    "BaseNotifier": MODULE_HINTS["airflow.notifications"],
     "ObjectStoragePath": MODULE_HINTS["airflow.io"],
     "DeadlineAlert": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "DeadlineReference": MODULE_HINTS["airflow.sdk.definitions.deadline"],
@@ -145,7 +142,7 @@ _SDK_NAMES = {
 # What airflow.providers.common.compat.sdk exports that Updraft lacks (the rest it re-exports).
 _COMPAT_SDK_NAMES = {
     **{name: _SDK_NAMES[name] for name in (
-        "setup", "teardown", "BaseHook", "BaseNotifier", "ObjectStoragePath", "BaseOperatorLink", "conf", "literal",
+        "setup", "teardown", "BaseHook", "ObjectStoragePath", "BaseOperatorLink", "conf", "literal",
         "DagRunState", "TaskInstanceState", "SkipMixin", "ResumableJobMixin", "RetryPolicy", "ExceptionRetryPolicy",
         "RetryAction", "RetryDecision", "RetryRule",
     )},
