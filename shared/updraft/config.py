@@ -30,6 +30,10 @@ Variables (all optional except where noted):
 ``UPDRAFT_METRICS_NAMESPACE``   CloudWatch namespace of the handlers' metrics, default ``Updraft``
 ``UPDRAFT_TASK_LOG_GROUP``      the CloudWatch Logs group of task logs (a stream per try); unset: the bucket's
                                 ``logs/`` (local mode and ``dags test`` keep files or S3)
+``UPDRAFT_EMAIL_FROM``          the verified SES identity email is sent from (``email_on_failure``,
+                                ``send_email``); unset: no email is sent, and a task's alert logs why
+``UPDRAFT_BASE_URL``            the web address of the environment, for links in alerts (``ti.log_url``);
+                                Airflow's ``[api] base_url`` default when unset
 ==============================  ===================================================================
 """
 
@@ -92,6 +96,8 @@ class UpdraftConfig:
     max_dagruns_per_loop_to_schedule: int = 20
     metrics_namespace: str = METRICS_NAMESPACE
     task_log_group: str | None = None
+    email_from: str | None = None
+    base_url: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -120,6 +126,8 @@ class UpdraftConfig:
             max_dagruns_per_loop_to_schedule=_int(env, "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE", 20),
             metrics_namespace=env.get("UPDRAFT_METRICS_NAMESPACE") or METRICS_NAMESPACE,
             task_log_group=env.get("UPDRAFT_TASK_LOG_GROUP") or None,
+            email_from=env.get("UPDRAFT_EMAIL_FROM") or None,
+            base_url=env.get("UPDRAFT_BASE_URL") or None,
         )
 
     def to_env(self) -> dict[str, str]:
@@ -141,6 +149,8 @@ class UpdraftConfig:
             "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE": str(self.max_dagruns_per_loop_to_schedule),
             "UPDRAFT_METRICS_NAMESPACE": self.metrics_namespace,
             "UPDRAFT_TASK_LOG_GROUP": self.task_log_group,
+            "UPDRAFT_EMAIL_FROM": self.email_from,
+            "UPDRAFT_BASE_URL": self.base_url,
         }
         return {name: value for name, value in out.items() if value is not None}
 
