@@ -83,6 +83,7 @@ def _run_dag_callbacks(request: DagCallbackRequest, svc: Any) -> dict[str, Any]:
     ran = run_dag_callbacks(request, store=svc.store, loader=svc.loader, now_fn=_now, log_sink=svc.log_sink)
     logger.info("DAG callbacks ran" if ran else "DAG callbacks already ran (duplicate delivery)",
                 extra={"dag_id": request.key.dag_id, "run_id": request.key.run_id, "reason": request.reason})
+    metrics.add_metric(name="DagCallbacksRun" if ran else "DagCallbacksNotRunnable", unit=MetricUnit.Count, value=1)
     return {"status": "callbacks_ran" if ran else "not_runnable", "dag_id": request.key.dag_id,
             "run_id": request.key.run_id, "reason": request.reason}
 

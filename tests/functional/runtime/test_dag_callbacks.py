@@ -3,8 +3,10 @@ worker with Airflow's context, logged under the run's callback key; a failing ca
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
+from types import SimpleNamespace
 
 import pytest
 from moto import mock_aws
@@ -153,3 +155,32 @@ def test_no_request_without_a_callback(env):
     run = env.run("cb_none")
     assert run.state == "success" and env.executor.take() == []
     assert env.logs.read(TIKey("cb_none", run.run_id, CALLBACK_LOG_TASK_ID), 1) is None
+
+
+def test_racing_schedulers_send_one_request_per_run_end(env):
+    """Four schedulers all read the run as running and all find it finished: only the one whose conditional
+    write ends the run sends the request."""
+    from tests.functional.scheduling.harness import scheduler_for
+    from updraft.runtime.worker import handle_dispatch
+    from updraft.scheduling.pass_report import PassReport
+
+    run = env.trigger("cb_ok", run_id="race")
+    env.scheduler.run_pass()
+    (item,) = env.executor.take()
+    stale = env.store.get_run("cb_ok", run.run_id)
+    idle = SimpleNamespace(dag=env.scheduler.dag, schedule_run=lambda *_: PassReport())  # no mini scheduler
+    handle_dispatch(item, store=env.store, loader=env.loader, scheduler=idle, now_fn=env.clock)
+
+    class StaleReads:  # every racer works from the read it made before any of them wrote
+        def __getattr__(self, name):
+            return getattr(env.store, name)
+
+        def get_run(self, dag_id, run_id):
+            return dataclasses.replace(stale)
+
+    racers = [scheduler_for(StaleReads(), env.clock) for _ in range(4)]
+    for scheduler, _ in racers:
+        scheduler.schedule_run("cb_ok", run.run_id)
+    sent = [i for _, executor in racers for i in executor.take() if isinstance(i, DagCallbackRequest)]
+    assert len(sent) == 1 and sent[0].reason == "success"
+    assert env.store.get_run("cb_ok", run.run_id).state == "success"
