@@ -1,6 +1,6 @@
 """Worker Lambda: runs one claimed try. The event is the Lambda executor's async invoke, ``Dispatch.to_payload()``,
-or a DAG's success/failure callbacks (``DagCallbackRequest``, run by ``updraft.runtime.dag_callbacks``, fenced by
-its request id the same way).
+or a callback request (a DAG's success/failure callbacks, or those of a try the scheduler failed:
+``updraft.executors.callback_requests``), fenced by its request id the same way.
 
 The try is fenced by its ``try_id`` (``updraft.runtime.worker.handle_dispatch``): a duplicate or superseded
 dispatch runs nothing and reports ``not_runnable``, so Lambda's at-least-once async delivery is harmless. After the
@@ -30,7 +30,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from updraft.config import UpdraftConfig
-from updraft.executors.dag_callback import DagCallbackRequest
+from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.handler_events import MalformedEvent, worker_dispatch
 from updraft.services import shared_services as services
 
@@ -51,8 +51,8 @@ def run(event: Any) -> dict[str, Any]:
         metrics.add_metric(name="DispatchesRejected", unit=MetricUnit.Count, value=1)
         return {"status": "rejected", "error": str(exc)}
     svc = services()
-    if isinstance(dispatch, DagCallbackRequest):
-        return _run_dag_callbacks(dispatch, svc)
+    if isinstance(dispatch, DagCallbackRequest | TaskCallbackRequest):
+        return _run_callbacks(dispatch, svc)
     from updraft.runtime.worker import handle_dispatch
 
     key = dispatch.key
@@ -77,15 +77,21 @@ def run(event: Any) -> dict[str, Any]:
     return {"status": "ran", "task": key.label, "try_number": dispatch.try_number, "state": state}
 
 
-def _run_dag_callbacks(request: DagCallbackRequest, svc: Any) -> dict[str, Any]:
-    from updraft.runtime.dag_callbacks import run_dag_callbacks
+def _run_callbacks(request: DagCallbackRequest | TaskCallbackRequest, svc: Any) -> dict[str, Any]:
+    from updraft.runtime.worker import run_callback_request
 
-    ran = run_dag_callbacks(request, store=svc.store, loader=svc.loader, now_fn=_now, log_sink=svc.log_sink)
-    logger.info("DAG callbacks ran" if ran else "DAG callbacks already ran (duplicate delivery)",
-                extra={"dag_id": request.key.dag_id, "run_id": request.key.run_id, "reason": request.reason})
-    metrics.add_metric(name="DagCallbacksRun" if ran else "DagCallbacksNotRunnable", unit=MetricUnit.Count, value=1)
-    return {"status": "callbacks_ran" if ran else "not_runnable", "dag_id": request.key.dag_id,
-            "run_id": request.key.run_id, "reason": request.reason}
+    ran = run_callback_request(request, store=svc.store, loader=svc.loader, now_fn=_now, log_sink=svc.log_sink)
+    key = request.ti_key if isinstance(request, TaskCallbackRequest) else request.key
+    logger.info("callbacks ran" if ran else "callbacks already ran (duplicate delivery)",
+                extra={"dag_id": key.dag_id, "run_id": key.run_id, "request_id": request.request_id})
+    metrics.add_metric(name="CallbacksRun" if ran else "CallbacksNotRunnable", unit=MetricUnit.Count, value=1)
+    result: dict[str, Any] = {"status": "callbacks_ran" if ran else "not_runnable", "dag_id": key.dag_id,
+                              "run_id": key.run_id}
+    if isinstance(request, DagCallbackRequest):
+        result["reason"] = request.reason
+    else:
+        result.update(task=key.label, try_number=request.try_number)
+    return result
 
 
 @metrics.log_metrics

@@ -15,7 +15,7 @@ Scheduler (``functions/scheduler``), two shapes:
   scheduler); the store holds the truth, so a duplicate or late event changes nothing.
 
 Worker (``functions/worker``): exactly ``Dispatch.to_payload()`` (the Lambda executor's async invoke), or a
-``DagCallbackRequest.to_payload()`` (``"kind": "dag_callback"``: run a DAG's success or failure callbacks).
+callback request's (``"kind": "dag_callback"`` or ``"task_callback"``: ``updraft.executors.callback_requests``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from updraft.executors.base import Dispatch
-from updraft.executors.dag_callback import DagCallbackRequest, is_dag_callback_payload
+from updraft.executors.callback_requests import callback_request_from_payload
 
 TICK_DETAIL_TYPE = "Scheduled Event"
 TICK_SOURCES = ("aws.events", "aws.scheduler")
@@ -100,11 +100,9 @@ def run_changed_event(dag_id: str, run_id: str, *, now: dt.datetime | None = Non
 
 
 def worker_dispatch(event: Any) -> Dispatch:
-    """The dispatch an async worker invoke carries (a try, or a ``DagCallbackRequest``); MalformedEvent naming the
+    """The dispatch an async worker invoke carries (a try, or a callback request); MalformedEvent naming the
     problem otherwise."""
     try:
-        if is_dag_callback_payload(event):
-            return DagCallbackRequest.from_payload(event)
-        return Dispatch.from_payload(event)
+        return callback_request_from_payload(event) or Dispatch.from_payload(event)
     except ValueError as exc:
         raise MalformedEvent(f"not a worker dispatch: {exc}") from None

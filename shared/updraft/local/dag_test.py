@@ -78,7 +78,7 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
 def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime | None, conf: dict | None,
          plugins_folder: str | None, workers: int, log_folder: str | None, timeout_s: float,
          on_change: Callable[[str, str, int], None] | None) -> DagTestResult:
-    from updraft.executors.dag_callback import DagCallbackRequest
+    from updraft.executors.callback_requests import DagCallbackRequest
     from updraft.model.states import FINISHED_RUN_STATES
     from updraft.runtime.loader import LocalDagLoader
     from updraft.runtime.logs import LocalLogSink

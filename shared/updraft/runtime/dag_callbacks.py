@@ -20,8 +20,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from updraft.executors.dag_callback import DagCallbackRequest
-from updraft.model.records import DagRun
+from updraft.executors.callback_requests import DagCallbackRequest
+from updraft.model.records import DagRun, TIKey
 from updraft.runtime.context import RuntimeTaskInstance, build_context
 from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
@@ -66,15 +66,19 @@ def run_dag_callbacks(request: DagCallbackRequest, *, store: Store, loader: Loca
 
 def _load(request: DagCallbackRequest, *, store: Store, loader: LocalDagLoader,
           now_fn: Callable[[], dt.datetime]) -> tuple[Any, Context]:
-    key = request.key
+    dag, run, serialized = load_run_dag(request.key, store=store, loader=loader)
+    return dag, callback_context(request, dag=dag, run=run, serialized=serialized, store=store, now_fn=now_fn)
+
+
+def load_run_dag(key: TIKey, *, store: Store, loader: LocalDagLoader) -> tuple[Any, DagRun, Any]:
+    """The live DAG of the version ``key``'s run is pinned to, with the run and that version."""
     run = store.get_run(key.dag_id, key.run_id)
     if run is None:
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
     serialized = store.get_serialized_dag(run.dag_id, run.dag_hash)
     if serialized is None:
         raise RuntimeError(f"version {run.dag_hash!r} of DAG {key.dag_id!r} not found")
-    dag = loader.load_dag(key.dag_id, serialized.relative_fileloc, serialized.file_hash)
-    return dag, callback_context(request, dag=dag, run=run, serialized=serialized, store=store, now_fn=now_fn)
+    return loader.load_dag(key.dag_id, serialized.relative_fileloc, serialized.file_hash), run, serialized
 
 
 def callback_context(request: DagCallbackRequest, *, dag: Any, run: DagRun, serialized: Any, store: Store,
@@ -84,7 +88,6 @@ def callback_context(request: DagCallbackRequest, *, dag: Any, run: DagRun, seri
     ti_key = request.ti_key
     if ti_key is None:
         return minimal
-    stored = store.get_ti(ti_key)
     try:
         task = find_task(dag, ti_key.task_id)
     except TaskNotFound:
@@ -92,13 +95,24 @@ def callback_context(request: DagCallbackRequest, *, dag: Any, run: DagRun, seri
         log.warning("task %s of the callback context no longer exists; running with minimal context",
                     ti_key.task_id)
         return minimal
+    context = task_instance_context(task, ti_key, None, dag=dag, run=run, serialized=serialized, store=store,
+                                    now_fn=now_fn)
+    context["reason"] = request.reason
+    return context
+
+
+def task_instance_context(task: Any, ti_key: TIKey, try_number: int | None, *, dag: Any, run: DagRun,
+                          serialized: Any, store: Store, now_fn: Callable[[], dt.datetime]) -> Context:
+    """The template context of a task instance's try (the stored one's unless ``try_number`` is given), built
+    outside the try for a callback, as Airflow's DAG processor builds it from the instance the request names."""
+    stored = store.get_ti(ti_key)
+    if try_number is None:
+        try_number = stored.try_number if stored else 0
     ti = RuntimeTaskInstance(task=task, dag_id=ti_key.dag_id, run_id=ti_key.run_id, map_index=ti_key.map_index,
-                             try_number=stored.try_number if stored else 0, max_tries=task.retries,
+                             try_number=try_number, max_tries=task.retries,
                              xcom_client=XComClient(store, ti_key, now_fn), serialized_dag=serialized,
                              hostname=stored.hostname if stored else None,
                              start_date=stored.start_date if stored else None)
     if stored is not None and stored.state is not None:
         ti.state = stored.state.value
-    context = build_context(ti=ti, task=task, dag=dag, run=run, store=store)
-    context["reason"] = request.reason
-    return context
+    return build_context(ti=ti, task=task, dag=dag, run=run, store=store)

@@ -1,4 +1,5 @@
-"""Whether a run's end calls for its DAG's callbacks, with what, and the worker's fence that runs them once.
+"""Whether a run's end (or a try the scheduler failed) calls for user callbacks, with what, and the worker's fence
+that runs them once.
 
 Airflow's ``DagRun.update_state`` produces a ``DagCallbackRequest`` when it sets a run to success or failed and
 the DAG has the matching callback; the DAG processor runs it. Here the scheduler that wins the run's end (the
@@ -11,6 +12,10 @@ Airflow's reason strings and the task instance it builds the context around (its
 ``success`` (the last task to succeed), ``task_failure`` (the last to fail), ``all_tasks_deadlocked`` (the first
 unfinished instance with a finished upstream task) and ``timed_out`` (``dagrun_timeout``: the unfinished instance
 that started last).
+
+A try the scheduler fails because its worker went quiet (a zombie, an execution timeout the worker did not
+enforce) never ran its failure or retry callbacks or its email alert; Airflow then sends a ``TaskCallbackRequest``
+(and an ``EmailRequest``) to the DAG processor, and so does the scheduler here when its write failing the try won.
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ import datetime as dt
 import hashlib
 from collections.abc import Iterable
 
-from updraft.executors.dag_callback import DagCallbackRequest
+from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.backstops import EXECUTION_TIMEOUT_NOTE, ZOMBIE_NOTE
+from updraft.scheduling.changes import TIChange
 from updraft.scheduling.run_view import UNFINISHED
-from updraft.serialization.model import SerializedDAG
+from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store
 
 REASONS = ("success", "task_failure", "all_tasks_deadlocked", "timed_out")
@@ -72,12 +79,34 @@ def _started(ti: TaskInstance) -> dt.datetime:
     return ti.start_date if ti.start_date is not None and ti.start_date != ti.end_date else _MIN
 
 
+def task_callback_request(task: SerializedTask, before: TaskInstance,
+                          change: TIChange) -> TaskCallbackRequest | None:
+    """The request for a running try the scheduler just failed (``change`` applied over ``before``), when the
+    worker never could run its callbacks and the task has the failure/retry callbacks or email alert it calls
+    for; None otherwise."""
+    note = str(change.fields.get("note") or "")
+    if before.state != TaskInstanceState.RUNNING or not note.startswith((ZOMBIE_NOTE, EXECUTION_TIMEOUT_NOTE)):
+        return None
+    retried = change.state == TaskInstanceState.UP_FOR_RETRY
+    if change.state not in (TaskInstanceState.FAILED, TaskInstanceState.UP_FOR_RETRY):
+        return None
+    callback = "on_retry_callback" if retried else "on_failure_callback"
+    emails = bool(task.email) and (task.email_on_retry if retried else task.email_on_failure)
+    if callback not in task.callbacks and not emails:
+        return None
+    key = before.key
+    digest = hashlib.sha256("\0".join((key.dag_id, key.run_id, key.task_id, str(key.map_index),
+                                       str(before.try_number), change.state.value)).encode())
+    return TaskCallbackRequest.for_try(key, before.try_number, request_id=f"tcb-{digest.hexdigest()[:40]}",
+                                       retried=retried, message=note)
+
+
 def callback_fence(dag_id: str, run_id: str) -> str:
     """The run's callback fence: a limit item with no slots whose holders are the requests already run."""
     return f"dag_callbacks:{dag_id}:{run_id}"
 
 
-def claim_callback(store: Store, request: DagCallbackRequest, *, now: dt.datetime) -> bool:
+def claim_callback(store: Store, request: DagCallbackRequest | TaskCallbackRequest, *, now: dt.datetime) -> bool:
     """True for the first delivery of ``request``, False for any duplicate.
 
     Adding a holder to a limit is a single-item conditional write that succeeds once per holder id, which is

@@ -27,7 +27,7 @@ from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claim_pass import ClaimPass, take_creations
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.concurrent_writes import concurrently3
-from updraft.scheduling.dag_callbacks import callback_request
+from updraft.scheduling.dag_callbacks import callback_request, task_callback_request
 from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.evaluation import evaluate_run
 from updraft.scheduling.pass_report import PassReport
@@ -260,6 +260,10 @@ class Scheduler:
                 continue
             if before is not None and before.state in SLOT_HOLDING_STATES:
                 release_try_limits(self.store, before)
+                # A try failed here, not by its worker: its callbacks and email alert run on a worker instead.
+                request = task_callback_request(dag.task_dict[change.key.task_id], before, change)
+                if request is not None:
+                    self.executor.dispatch([request])
             # Our write won, so we know the item now: no need to read the whole run again.
             by_key[change.key] = (dataclasses.replace(before, state=change.state, **change.fields)
                                   if before is not None else

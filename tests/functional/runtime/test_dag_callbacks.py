@@ -12,7 +12,7 @@ import pytest
 from moto import mock_aws
 
 from tests.functional.runtime.rt_harness import HEADER, RuntimeEnv
-from updraft.executors.dag_callback import CALLBACK_LOG_TASK_ID, DagCallbackRequest
+from updraft.executors.callback_requests import CALLBACK_LOG_TASK_ID, DagCallbackRequest
 from updraft.model.records import TIKey
 from updraft.runtime.dag_callbacks import run_dag_callbacks
 

@@ -36,6 +36,12 @@ with DAG("mailing", schedule=None, start_date=START,
     PythonOperator(task_id="alerting", python_callable=explode)
     PythonOperator(task_id="quiet", python_callable=explode, email_on_failure=False, email_on_retry=False)
     PythonOperator(task_id="mailer", python_callable=mail)
+
+def page(context):
+    send_email("oncall@example.com", f"lost try {context['ti'].try_number}", context["ti"].task_id)
+
+with DAG("zombie", schedule=None, start_date=START, default_args={"email": "ops@example.com"}):
+    PythonOperator(task_id="lost", python_callable=lambda: 1, on_failure_callback=page)
 """
 
 
@@ -63,7 +69,7 @@ def sent():
 def test_failure_and_retry_alerts_and_send_email_reach_ses(env):
     run = env.run("mailing", tick=dt.timedelta(seconds=2))
     assert env.states("mailing", run.run_id) == {"alerting": "failed", "quiet": "failed", "mailer": "success"}
-    alerts = [m for m in sent() if m.subject.startswith("Airflow alert")]
+    alerts = [m for m in sent() if m.subject.startswith("Airflow alert: <RuntimeTaskInstance mailing.")]
     assert [m.destinations["ToAddresses"] for m in alerts] == [["ops@example.com"]] * 2  # retry, then failure
     assert all(m.source == SENDER for m in sent())
     first, second = sorted(alerts, key=lambda m: "Try 1" not in m.body)
@@ -72,7 +78,7 @@ def test_failure_and_retry_alerts_and_send_email_reach_ses(env):
     assert (f'Log: <a href="https://updraft.example.com/ui/dags/mailing/runs/{quote(run.run_id)}'
             '/tasks/alerting?try_number=1">Link</a>') in first.body
     assert "Try 2 out of 2" in second.body
-    (report,) = [m for m in sent() if m.subject == "report"]
+    (report,) = [m for m in sent() if m.subject == "report" and m.destinations["ToAddresses"][0] == "a@example.com"]
     assert report.destinations == {"ToAddresses": ["a@example.com", "b@example.com"],
                                    "CcAddresses": ["c@example.com"]}
     assert report.body == "<b>ready</b>"
@@ -120,3 +126,28 @@ def test_smtp_paths_are_refused_naming_ses(module, name):
     with pytest.raises(UnsupportedFeatureError, match="Amazon SES"):
         imported = importlib.import_module(module)
         getattr(imported, name)
+
+
+def test_a_try_failed_by_the_scheduler_runs_its_failure_callback_and_alert_on_a_worker(env):
+    from updraft.executors.callback_requests import TaskCallbackRequest
+    from updraft.model.records import TIKey
+    from updraft.scheduling.try_lifecycle import start_try
+
+    run = env.trigger("zombie", run_id="zombie")
+    env.scheduler.run_pass()
+    (item,) = env.executor.take()
+    start_try(env.store, item.key, item.try_id, now=env.clock(), hostname="gone", lease=dt.timedelta(seconds=30))
+    env.clock.advance(seconds=60)  # the worker never heart-beats again
+    env.scheduler.run_pass()
+    assert env.ti("zombie", run.run_id, "lost").state == "failed"
+    (request,) = env.executor.take()
+    assert isinstance(request, TaskCallbackRequest) and not request.retried
+    assert request.message.startswith("zombie: worker lease expired")
+    env.executor.dispatch([request, request])  # delivered twice
+    env.drain()
+    (page,) = [m for m in sent() if m.destinations["ToAddresses"] == ["oncall@example.com"]]
+    assert (page.subject, page.body) == ("lost try 1", "lost")
+    (alert,) = [m for m in sent() if m.subject.startswith("Airflow alert: <RuntimeTaskInstance zombie.lost")]
+    assert "Try 1 out of 1<br>Exception:<br>zombie: worker lease expired" in alert.body
+    log = env.logs.read(TIKey("zombie", run.run_id, "@callbacks.lost"), 1)
+    assert "failed by the scheduler: zombie" in log and "Executing task callback page" in log

@@ -10,12 +10,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from updraft.executors.dag_callback import CALLBACK_LOG_TASK_ID, DagCallbackRequest
+from updraft.executors.callback_requests import CALLBACK_LOG_TASK_ID, DagCallbackRequest, TaskCallbackRequest
 from updraft.executors.fargate import FargateExecutor
 from updraft.handler_events import MalformedEvent, worker_dispatch
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.dag_callbacks import callback_request
+from updraft.scheduling.changes import TIChange
+from updraft.scheduling.dag_callbacks import callback_request, task_callback_request
 
 SAMPLE = json.loads((Path(__file__).resolve().parents[3] / "events" / "worker" / "dag_callback.json").read_text())
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -73,3 +74,31 @@ def test_the_scheduler_picks_airflows_reason_and_task_instance():
 
     # No success callback on this DAG: nothing to send.
     assert callback_request(DAG, RUN, DagRunState.SUCCESS, None, [], end_date=T0) is None
+
+
+def test_a_task_callback_request_round_trips_and_logs_apart_from_the_task():
+    request = TaskCallbackRequest.for_try(TIKey("d", "r", "t", 3), 2, request_id="x", retried=True, message="why")
+    assert worker_dispatch(request.to_payload()) == request
+    assert request.key == TIKey("d", "r", "@callbacks.t", 3) and request.ti_key == TIKey("d", "r", "t", 3)
+    with pytest.raises(MalformedEvent, match="retried"):
+        worker_dispatch({**request.to_payload(), "retried": None})
+
+
+def test_the_scheduler_asks_for_task_callbacks_only_for_tries_it_failed_that_have_some():
+    task = SimpleNamespace(callbacks=["on_failure_callback"], email=None, email_on_failure=True,
+                           email_on_retry=True)
+    running = TaskInstance("d", "r", "t", state=TaskInstanceState.RUNNING, try_number=2)
+
+    def change(state, note):
+        return TIChange(running.key, TaskInstanceState.RUNNING, state, {"note": note})
+
+    request = task_callback_request(task, running, change(TaskInstanceState.FAILED, "zombie: worker lease expired"))
+    assert request.try_number == 2 and not request.retried and request.message.startswith("zombie")
+    # A retry calls on_retry_callback, which this task lacks; with email set, the retry alert is wanted.
+    assert task_callback_request(task, running, change(TaskInstanceState.UP_FOR_RETRY, "zombie: worker lease expired at t")) is None
+    emailing = SimpleNamespace(**{**task.__dict__, "email": "a@x.com"})
+    assert task_callback_request(emailing, running, change(TaskInstanceState.UP_FOR_RETRY, "zombie: worker lease expired at t")).retried
+    # Not a try the worker lost (fail_fast, a user's mark): the worker ran, or nothing should run.
+    assert task_callback_request(task, running, change(TaskInstanceState.FAILED, "fail_fast")) is None
+    queued = TaskInstance("d", "r", "t", state=TaskInstanceState.QUEUED)
+    assert task_callback_request(task, queued, change(TaskInstanceState.FAILED, "zombie: worker lease expired at t")) is None
