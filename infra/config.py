@@ -60,11 +60,17 @@ class EnvironmentSettings:
     # that API at all (execute-api:Invoke), and those are the deploying account's operators and automation, who
     # deploy DAGs anyway; set a lower role where IAM access is granted more widely than that.
     iam_caller_role: str = "ADMIN"
+    # The verified SES identity (an address) email alerts and send_email go from; the worker and Fargate roles
+    # get ses:SendEmail from it only. None: no email is sent (a task's alert logs why).
+    email_sender: str | None = None
 
     def __post_init__(self) -> None:
         if self.iam_caller_role not in ("VIEWER", "USER", "OP", "ADMIN"):
             raise ValueError(f"environment {self.name!r}: iam_caller_role {self.iam_caller_role!r} is not one of "
                              "Airflow's roles VIEWER, USER, OP, ADMIN")
+        if self.email_sender is not None and "@" not in self.email_sender:
+            raise ValueError(f"environment {self.name!r}: email_sender must be an email address (a verified SES "
+                             f"identity), got {self.email_sender!r}")
         # Lambda queues async invokes beyond a function's reserved concurrency in arrival order, not by priority:
         # claimed tries would wait there holding their pool and parallelism slots while a higher-priority try that
         # becomes ready later cannot claim them. So the environment may claim no more tries than can run at once.

@@ -1,4 +1,6 @@
-"""Worker Lambda: runs one claimed try. The event is the Lambda executor's async invoke, ``Dispatch.to_payload()``.
+"""Worker Lambda: runs one claimed try. The event is the Lambda executor's async invoke, ``Dispatch.to_payload()``,
+or a callback request (a DAG's success/failure callbacks, or those of a try the scheduler failed:
+``updraft.executors.callback_requests``), fenced by its request id the same way.
 
 The try is fenced by its ``try_id`` (``updraft.runtime.worker.handle_dispatch``): a duplicate or superseded
 dispatch runs nothing and reports ``not_runnable``, so Lambda's at-least-once async delivery is harmless. After the
@@ -28,6 +30,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from updraft.config import UpdraftConfig
+from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.handler_events import MalformedEvent, worker_dispatch
 from updraft.services import shared_services as services
 
@@ -47,9 +50,11 @@ def run(event: Any) -> dict[str, Any]:
         logger.error("rejected a malformed dispatch", extra={"error": str(exc), "payload": repr(event)[:2000]})
         metrics.add_metric(name="DispatchesRejected", unit=MetricUnit.Count, value=1)
         return {"status": "rejected", "error": str(exc)}
+    svc = services()
+    if isinstance(dispatch, DagCallbackRequest | TaskCallbackRequest):
+        return _run_callbacks(dispatch, svc)
     from updraft.runtime.worker import handle_dispatch
 
-    svc = services()
     key = dispatch.key
     logger.append_keys(dag_id=key.dag_id, run_id=key.run_id, task_id=key.task_id, map_index=key.map_index,
                        try_number=dispatch.try_number)
@@ -70,6 +75,23 @@ def run(event: Any) -> dict[str, Any]:
     logger.info("try finished", extra={"state": state, "task": key.label})
     metrics.add_metric(name="TriesRun", unit=MetricUnit.Count, value=1)
     return {"status": "ran", "task": key.label, "try_number": dispatch.try_number, "state": state}
+
+
+def _run_callbacks(request: DagCallbackRequest | TaskCallbackRequest, svc: Any) -> dict[str, Any]:
+    from updraft.runtime.worker import run_callback_request
+
+    ran = run_callback_request(request, store=svc.store, loader=svc.loader, now_fn=_now, log_sink=svc.log_sink)
+    key = request.ti_key if isinstance(request, TaskCallbackRequest) else request.key
+    logger.info("callbacks ran" if ran else "callbacks already ran (duplicate delivery)",
+                extra={"dag_id": key.dag_id, "run_id": key.run_id, "request_id": request.request_id})
+    metrics.add_metric(name="CallbacksRun" if ran else "CallbacksNotRunnable", unit=MetricUnit.Count, value=1)
+    result: dict[str, Any] = {"status": "callbacks_ran" if ran else "not_runnable", "dag_id": key.dag_id,
+                              "run_id": key.run_id}
+    if isinstance(request, DagCallbackRequest):
+        result["reason"] = request.reason
+    else:
+        result.update(task=key.label, try_number=request.try_number)
+    return result
 
 
 @metrics.log_metrics

@@ -85,3 +85,13 @@ def invoke_scheduler(scope: Construct, scheduler_function: str) -> iam.PolicySta
     """A worker hands a run with a fan-in to the scheduler (an async invoke) instead of reading it itself."""
     return iam.PolicyStatement(sid="InvokeScheduler", actions=["lambda:InvokeFunction"],
                                resources=[function_arn(scope, scheduler_function)])
+
+
+def send_email(scope: Construct, sender: str) -> iam.PolicyStatement:
+    """Email alerts and ``send_email`` from tasks and DAG callbacks: ``ses:SendEmail`` only, from the environment's
+    sender (the address's identity, or its domain's if that is the verified one), with that From address only."""
+    domain = sender.rpartition("@")[2]
+    identities = [Stack.of(scope).format_arn(service="ses", resource="identity", resource_name=name)
+                  for name in (sender, domain)]
+    return iam.PolicyStatement(sid="SendEmail", actions=["ses:SendEmail"], resources=identities,
+                               conditions={"StringEquals": {"ses:FromAddress": sender}})

@@ -76,7 +76,7 @@ class UpdraftFunctions(Construct):
             ecs_cluster=fargate.cluster.cluster_name,
             ecs_task_definition=names.ecs_task_family, ecs_container=names.ecs_container,
             ecs_subnets=tuple(fargate.subnet_ids), ecs_security_groups=tuple(fargate.security_group_ids),
-            ecs_public_ip=True, task_log_group=self.task_logs.log_group_name)
+            ecs_public_ip=True, task_log_group=self.task_logs.log_group_name, email_from=settings.email_sender)
 
         self.dead_letter_queue = sqs.Queue(
             self, "WorkerDLQ", queue_name=names.worker_dlq, retention_period=Duration.days(14), enforce_ssl=True,
@@ -106,11 +106,15 @@ class UpdraftFunctions(Construct):
             """Both executors: the scheduler's, and the mini scheduler's in every worker (Lambda or Fargate)."""
             return [access.invoke_worker(self, names.worker_function), *fargate.run_task_statements()]
 
+        def email() -> list[iam.PolicyStatement]:
+            """Workers send alerts and DAG callbacks' email, from the configured sender only."""
+            return [access.send_email(self, settings.email_sender)] if settings.email_sender else []
+
         grants: dict[lambda_.Function, list[iam.PolicyStatement]] = {
             self.parser: [access.table_read_write(table), access.store_objects(bucket),
                           *access.read_dag_files(bucket)],
             self.scheduler: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],
-            self.worker: [*access.worker_data_access(table, bucket, self.task_logs), *dispatch(),
+            self.worker: [*access.worker_data_access(table, bucket, self.task_logs), *dispatch(), *email(),
                           access.invoke_scheduler(self, names.scheduler_function)],
             self.api: [access.table_read_write(table), access.read_store_objects(bucket),
                        access.read_task_logs(self.task_logs), access.invoke_scheduler(self, names.scheduler_function)],
@@ -123,7 +127,7 @@ class UpdraftFunctions(Construct):
         # (Lambda sets AWS_REGION itself and refuses it in a function's environment; a container needs it.)
         for name, value in replace(dispatching, region=Stack.of(self).region).to_env().items():
             fargate.container.add_environment(name, value)
-        for statement in (*access.worker_data_access(table, bucket, self.task_logs), *dispatch(),
+        for statement in (*access.worker_data_access(table, bucket, self.task_logs), *dispatch(), *email(),
                           access.invoke_scheduler(self, names.scheduler_function)):
             fargate.task_definition.add_to_task_role_policy(statement)
 

@@ -33,6 +33,10 @@ Variables (all optional except where noted):
 ``UPDRAFT_USER_POOL_CLIENT_ID`` the Cognito app client ``POST /auth/token`` logs users in with; unset: no users
                                 (local mode's default: every caller is admin)
 ``UPDRAFT_IAM_CALLER_ROLE``     the Airflow role of every SigV4 (IAM) caller of the API, default ``ADMIN``
+``UPDRAFT_EMAIL_FROM``          the verified SES identity email is sent from (``email_on_failure``,
+                                ``send_email``); unset: no email is sent, and a task's alert logs why
+``UPDRAFT_BASE_URL``            the web address of the environment, for links in alerts (``ti.log_url``);
+                                Airflow's ``[api] base_url`` default when unset
 ==============================  ===================================================================
 """
 
@@ -97,6 +101,8 @@ class UpdraftConfig:
     task_log_group: str | None = None
     user_pool_client_id: str | None = None
     iam_caller_role: str = "ADMIN"
+    email_from: str | None = None
+    base_url: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -127,6 +133,8 @@ class UpdraftConfig:
             task_log_group=env.get("UPDRAFT_TASK_LOG_GROUP") or None,
             user_pool_client_id=env.get("UPDRAFT_USER_POOL_CLIENT_ID") or None,
             iam_caller_role=env.get("UPDRAFT_IAM_CALLER_ROLE") or "ADMIN",
+            email_from=env.get("UPDRAFT_EMAIL_FROM") or None,
+            base_url=env.get("UPDRAFT_BASE_URL") or None,
         )
 
     def to_env(self) -> dict[str, str]:
@@ -149,6 +157,8 @@ class UpdraftConfig:
             "UPDRAFT_METRICS_NAMESPACE": self.metrics_namespace,
             "UPDRAFT_TASK_LOG_GROUP": self.task_log_group,
             "UPDRAFT_USER_POOL_CLIENT_ID": self.user_pool_client_id, "UPDRAFT_IAM_CALLER_ROLE": self.iam_caller_role,
+            "UPDRAFT_EMAIL_FROM": self.email_from,
+            "UPDRAFT_BASE_URL": self.base_url,
         }
         return {name: value for name, value in out.items() if value is not None}
 

@@ -14,7 +14,8 @@ Scheduler (``functions/scheduler``), two shapes:
   Only ``dag_id`` and ``run_id`` are required: the event only says *which run* to look at again (Airflow's mini
   scheduler); the store holds the truth, so a duplicate or late event changes nothing.
 
-Worker (``functions/worker``): exactly ``Dispatch.to_payload()`` (the Lambda executor's async invoke).
+Worker (``functions/worker``): exactly ``Dispatch.to_payload()`` (the Lambda executor's async invoke), or a
+callback request's (``"kind": "dag_callback"`` or ``"task_callback"``: ``updraft.executors.callback_requests``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from updraft.executors.base import Dispatch
+from updraft.executors.callback_requests import callback_request_from_payload
 
 TICK_DETAIL_TYPE = "Scheduled Event"
 TICK_SOURCES = ("aws.events", "aws.scheduler")
@@ -98,8 +100,9 @@ def run_changed_event(dag_id: str, run_id: str, *, now: dt.datetime | None = Non
 
 
 def worker_dispatch(event: Any) -> Dispatch:
-    """The dispatch an async worker invoke carries; MalformedEvent naming the problem otherwise."""
+    """The dispatch an async worker invoke carries (a try, or a callback request); MalformedEvent naming the
+    problem otherwise."""
     try:
-        return Dispatch.from_payload(event)
+        return callback_request_from_payload(event) or Dispatch.from_payload(event)
     except ValueError as exc:
         raise MalformedEvent(f"not a worker dispatch: {exc}") from None

@@ -2,7 +2,7 @@
 
 Like Airflow's own ``airflow.sdk``, names load on first use, so ``import airflow.sdk`` costs almost nothing and
 ``from airflow.sdk import DAG`` loads only the DAG model. Names Airflow 3 has here but Updraft does not support
-(setup/teardown, hooks, notifiers, deadline alerts, ...) raise an ImportError that names them.
+(setup/teardown, hooks, deadline alerts, ...) raise an ImportError that names them.
 """
 
 from updraft.sdk._internal.unsupported import module_dir, module_getattr
@@ -23,6 +23,7 @@ _LAZY = {
     "BaseBranchOperator": "updraft.operators.branch",
     "BranchMixIn": "updraft.operators.branch",
     "BaseSensorOperator": "updraft.sensors.base",
+    "BaseNotifier": "updraft.sdk.notifier",
     "PokeReturnValue": "updraft.sensors.base",
     "Connection": "updraft.sdk.connection",
     "Variable": "updraft.sdk.variable",

@@ -78,6 +78,7 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
 def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime | None, conf: dict | None,
          plugins_folder: str | None, workers: int, log_folder: str | None, timeout_s: float,
          on_change: Callable[[str, str, int], None] | None) -> DagTestResult:
+    from updraft.executors.callback_requests import DagCallbackRequest
     from updraft.model.states import FINISHED_RUN_STATES
     from updraft.runtime.loader import LocalDagLoader
     from updraft.runtime.logs import LocalLogSink
@@ -109,8 +110,17 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
 
     class ThreadExecutor:
         def dispatch(self, items: list[Any]) -> None:
-            for item in items if not closing.is_set() else ():  # the run is over: nothing more is wanted
-                pool.submit(work, item)
+            for item in items:
+                if not isinstance(item, DagCallbackRequest):
+                    if not closing.is_set():  # the run is over: no more tries are wanted
+                        pool.submit(work, item)
+                    continue
+                # The run's end sends its DAG's callbacks, which Airflow's dags test runs too; the main loop may
+                # already be closing the pool (it saw the end first), so then they run here, in this thread.
+                try:
+                    pool.submit(work, item)
+                except RuntimeError:
+                    work(item)
 
     # Like `airflow dags test`, only the one run: the scheduler creates no scheduled runs (a catchup DAG would
     # otherwise run its backlog beside the test, or wait behind it with max_active_runs). Parallelism is the worker

@@ -59,6 +59,22 @@ class RuntimeTaskInstance:
         return self.context
 
     @property
+    def log_url(self) -> str:
+        """The try's page in the UI (Airflow's ``ti.log_url``, used by the alert email)."""
+        from urllib.parse import quote
+
+        from updraft.config import UpdraftConfig
+
+        base = (UpdraftConfig.from_env().base_url or "http://localhost:8080/").rstrip("/")
+        mapped = f"/mapped/{self.map_index}" if self.map_index >= 0 else ""
+        try_number = f"?try_number={self.try_number}" if self.try_number > 0 else ""
+        return f"{base}/dags/{self.dag_id}/runs/{quote(self.run_id)}/tasks/{self.task_id}{mapped}{try_number}"
+
+    @property
+    def mark_success_url(self) -> str:
+        return self.log_url
+
+    @property
     def key(self) -> tuple[str, str, str, int]:
         return (self.dag_id, self.run_id, self.task_id, self.map_index)
 

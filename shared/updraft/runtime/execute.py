@@ -32,6 +32,7 @@ from updraft.model.states import TaskInstanceState
 from updraft.runtime.context import RuntimeTaskInstance, build_context
 from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
+from updraft.runtime.task_email import send_error_email, wants_email
 from updraft.runtime.xcom import XComClient, push_result
 from updraft.scheduling.retries import will_retry
 from updraft.scheduling.try_lifecycle import TryResult
@@ -128,8 +129,9 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
 
     The task's callbacks run as Airflow runs them, in the try and logged with it: ``on_execute_callback``
     before ``execute``, then ``on_success_callback``, ``on_skipped_callback``, or with ``context["exception"]``
-    set ``on_retry_callback`` (the try will be retried) or ``on_failure_callback``. A failing callback is
-    logged and changes nothing.
+    set ``on_retry_callback`` (the try will be retried) or ``on_failure_callback``, then the
+    ``email_on_retry`` / ``email_on_failure`` alert (``task_email``). A failing callback is logged and changes
+    nothing.
     """
     key = dispatch.key
     state: dict[str, Any] = {}
@@ -186,6 +188,8 @@ def _failure_callbacks(state: dict[str, Any], exc: BaseException, try_number: in
     context["exception"] = exc
     retried = will_retry(task, try_number, force_fail=force_fail)
     _callbacks(state, "on_retry_callback" if retried else "on_failure_callback")
+    if wants_email(task, retried=retried):
+        send_error_email(task, context, exc)
 
 
 def _log(buffer: Any, text: str) -> None:

@@ -19,6 +19,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from updraft.sdk.execution import use_field_renderer
+
 
 def _ds(value: dt.datetime | None) -> str | None:
     return None if value is None else value.strftime("%Y-%m-%d")
@@ -191,3 +193,14 @@ def resolve_dag_param(param: Any, context: Mapping[str, Any]) -> Any:
     if param.default is not NOTSET:
         return param.default
     raise AirflowException(f"No value could be resolved for parameter {param.name}")
+
+
+def render_object(obj: Any, context: Mapping[str, Any]) -> None:
+    """Render ``obj``'s template fields with the environment of the context's DAG (native when the DAG renders
+    native objects), as Airflow's ``BaseNotifier.render_template_fields`` does."""
+    dag = context.get("dag")
+    native = bool(getattr(dag, "render_template_as_native_obj", False))
+    Renderer(template_env(dag, native=native), context, native=native).render_fields(obj)
+
+
+use_field_renderer(render_object)

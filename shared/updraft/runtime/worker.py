@@ -16,10 +16,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from updraft.executors.base import Dispatch
+from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.model.records import TaskInstance
+from updraft.runtime.dag_callbacks import run_dag_callbacks
 from updraft.runtime.execute import run_try
 from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LogSink
+from updraft.runtime.task_callbacks import run_task_callbacks
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
 from updraft.store.api import Store
@@ -41,6 +44,9 @@ def handle_dispatch(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader,
     ``hand_off(dag_id, run_id)``, which asks the scheduler function to look at the run (it returns False when
     there is none, and the mini scheduler runs here after all).
     """
+    if isinstance(dispatch, DagCallbackRequest | TaskCallbackRequest):  # callbacks, not a try: nothing to schedule
+        run_callback_request(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
+        return None
     hostname = hostname or socket.gethostname()
     key = dispatch.key
     started = start_try(store, key, dispatch.try_id, now=now_fn(), hostname=hostname, lease=lease)
@@ -72,6 +78,14 @@ def handle_dispatch(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader,
     if report.coalesced or report.full_limits & held:
         scheduler.schedule_run(key.dag_id, key.run_id)
     return result
+
+
+def run_callback_request(request: DagCallbackRequest | TaskCallbackRequest, *, store: Store, loader: LocalDagLoader,
+                         now_fn: Callable[[], dt.datetime], log_sink: LogSink | None = None) -> bool:
+    """Run a callback request's callbacks once; False for a duplicate delivery."""
+    if isinstance(request, DagCallbackRequest):
+        return run_dag_callbacks(request, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
+    return run_task_callbacks(request, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
 
 
 def _release(store: Store, finished: TaskInstance | None) -> None:

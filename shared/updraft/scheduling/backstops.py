@@ -28,6 +28,7 @@ from updraft.serialization.model import SerializedTask
 EXECUTION_TIMEOUT_GRACE = dt.timedelta(seconds=60)
 QUEUED_TIMEOUT = dt.timedelta(seconds=600)
 ZOMBIE_NOTE = "zombie: worker lease expired"
+EXECUTION_TIMEOUT_NOTE = "execution_timeout: still running"
 
 
 def backstop_change(task: SerializedTask, ti: TaskInstance, now: dt.datetime, *,
@@ -39,7 +40,7 @@ def backstop_change(task: SerializedTask, ti: TaskInstance, now: dt.datetime, *,
         started = ti.start_date
         if timeout is not None and started is not None and started + timeout + EXECUTION_TIMEOUT_GRACE < now:
             return _fail(task, ti, now, logical_date,
-                         f"execution_timeout: still running {timeout} after it started (worker did not stop it)")
+                         f"{EXECUTION_TIMEOUT_NOTE} {timeout} after it started (worker did not stop it)")
     elif ti.state == TaskInstanceState.QUEUED:
         if ti.lease_expires_at is not None and ti.lease_expires_at < now:
             return _requeue(ti, "its executor stopped before the try started; scheduled again")

@@ -16,7 +16,7 @@ import dataclasses
 import datetime as dt
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from updraft.executors.base import Executor
@@ -27,6 +27,7 @@ from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claim_pass import ClaimPass, take_creations
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.concurrent_writes import concurrently3
+from updraft.scheduling.dag_callbacks import callback_request, task_callback_request
 from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.evaluation import evaluate_run
 from updraft.scheduling.pass_report import PassReport
@@ -259,6 +260,10 @@ class Scheduler:
                 continue
             if before is not None and before.state in SLOT_HOLDING_STATES:
                 release_try_limits(self.store, before)
+                # A try failed here, not by its worker: its callbacks and email alert run on a worker instead.
+                request = task_callback_request(dag.task_dict[change.key.task_id], before, change)
+                if request is not None:
+                    self.executor.dispatch([request])
             # Our write won, so we know the item now: no need to read the whole run again.
             by_key[change.key] = (dataclasses.replace(before, state=change.state, **change.fields)
                                   if before is not None else
@@ -272,15 +277,19 @@ class Scheduler:
         if active is not None:
             active[(run.dag_id, run.run_id)] = sum(ti.state in SLOT_HOLDING_STATES for ti in by_key.values())
         if evaluation.run_state is not None:
-            self._finish_run(run, evaluation.run_state, evaluation.run_note, now, report)
+            self._finish_run(run, evaluation.run_state, evaluation.run_note, now, report, tis=by_key.values())
             return []
         return [ti for ti in by_key.values() if ti.state == TaskInstanceState.SCHEDULED]
 
     def _finish_run(self, run: DagRun, state: DagRunState, note: str | None, now: dt.datetime,
-                    report: PassReport) -> None:
+                    report: PassReport, *, tis: Iterable[TaskInstance] = ()) -> None:
         if self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.RUNNING], state=state, now=now,
                                     note=note):
             report.runs_finished[run.run_id] = state.value
+            # Only the write that ended the run sends its DAG's callbacks, so they are sent once per run end.
+            request = callback_request(self.dag(run.dag_id, run.dag_hash), run, state, note, tis, end_date=now)
+            if request is not None:
+                self.executor.dispatch([request])
         # Released whether we or a racing scheduler finished it: release is idempotent.
         self.store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
 

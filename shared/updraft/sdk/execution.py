@@ -56,3 +56,20 @@ def context_env_vars(context: Any) -> dict[str, str]:
         "AIRFLOW_CTX_DAG_RUN_ID": getattr(ti, "run_id", None),
     }
     return {k: v for k, v in values.items() if v}
+
+
+FieldRenderer = Callable[[Any, Mapping[str, Any]], None]
+_field_renderer: list[FieldRenderer] = []
+
+
+def use_field_renderer(renderer: FieldRenderer) -> None:
+    """Called by the runtime once: how an object's template fields render with the context's DAG environment."""
+    _field_renderer[:] = [renderer]
+
+
+def render_template_fields(obj: Any, context: Mapping[str, Any]) -> None:
+    """Render ``obj``'s ``template_fields`` in place with the Jinja environment of ``context["dag"]``, as
+    Airflow's ``Templater.render_template_fields`` (a notifier called back from a try or a DAG callback)."""
+    if not _field_renderer:
+        raise RuntimeError("templates render only where the task runtime runs (a try or a DAG callback)")
+    _field_renderer[0](obj, context)

@@ -188,7 +188,6 @@ def test_authoring_a_dag_does_not_load_aws_or_validation_libraries():
     ("from airflow.hooks.base import BaseHook", "airflow.hooks.base", "Connection.get"),
     ("from airflow.sdk import ObjectStoragePath", "airflow.sdk.ObjectStoragePath", "boto3"),
     ("from airflow.sdk import DeadlineAlert", "airflow.sdk.DeadlineAlert", "deadline"),
-    ("from airflow.sdk import BaseNotifier", "airflow.sdk.BaseNotifier", "notifiers"),
     ("from airflow.sdk import AssetWatcher", "airflow.sdk.AssetWatcher", "watchers"),
     ("from airflow.models import DagRun", "airflow.models.DagRun", "metadata database"),
     ("from airflow.models.taskinstance import TaskInstance", "airflow.models.taskinstance", "metadata database"),

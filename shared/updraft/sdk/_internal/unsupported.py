@@ -33,6 +33,8 @@ _NO_PROVIDER = ("provider packages are not bundled with Updraft; call the servic
                 "from a @task instead")
 _NO_HOOKS = "hooks are not available; read credentials with Connection.get(conn_id) and use the client library"
 _NOT_YET = "not implemented in Updraft yet"
+_NO_SMTP = ("Updraft has no SMTP backend; email goes through Amazon SES from the environment's sender: call "
+            "airflow.utils.email.send_email, or set email/email_on_failure on the task")
 _AIRFLOW1 = "this Airflow 1 module path was removed; import from {} instead"
 
 # Module prefixes with a specific hint; the longest matching prefix wins. Anything else under ``airflow.``
@@ -46,6 +48,10 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.providers.amazon": ("AWS provider operators, hooks and sensors are not bundled; call boto3 from a "
                                  "@task (tasks run with the environment's IAM role)"),
     "airflow.providers": _NO_PROVIDER,
+    "airflow.providers.smtp": ("the SMTP provider (EmailOperator, SmtpNotifier) is not bundled: " + _NO_SMTP
+                               + " from a @task, or use a BaseNotifier as the callback"),
+    "airflow.operators.email": ("EmailOperator moved to the SMTP provider in Airflow 3, which is not bundled: "
+                                + _NO_SMTP + " from a @task"),
     "airflow.providers.standard": f"this operator or sensor of the standard provider is {_NOT_YET}",
     "airflow.providers.standard.operators.trigger_dagrun": f"TriggerDagRunOperator is {_NOT_YET}",
     "airflow.operators.trigger_dagrun": f"TriggerDagRunOperator is {_NOT_YET}",
@@ -57,8 +63,6 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.providers.standard.operators.python_virtualenv": f"virtualenv tasks are not available; {_FARGATE}",
     "airflow.hooks": _NO_HOOKS,
     "airflow.sdk.bases.hook": _NO_HOOKS,
-    "airflow.sdk.bases.notifier": f"notifiers are {_NOT_YET}; call the service from an on_*_callback",
-    "airflow.notifications": f"notifiers are {_NOT_YET}; call the service from an on_*_callback",
     "airflow.sdk.definitions.deadline": f"deadline alerts are {_NOT_YET}",
     "airflow.sdk.io": "ObjectStoragePath is not available; use boto3 for S3",
     "airflow.io": "ObjectStoragePath is not available; use boto3 for S3",
@@ -104,7 +108,6 @@ _MODELS_NAMES = {name: _NO_METADATA_DB for name in (
 _SDK_NAMES = {
     **_DECORATOR_NAMES,
     "BaseHook": _NO_HOOKS,
-    "BaseNotifier": MODULE_HINTS["airflow.notifications"],
     "ObjectStoragePath": MODULE_HINTS["airflow.io"],
     "DeadlineAlert": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "DeadlineReference": MODULE_HINTS["airflow.sdk.definitions.deadline"],
@@ -145,7 +148,7 @@ _SDK_NAMES = {
 # What airflow.providers.common.compat.sdk exports that Updraft lacks (the rest it re-exports).
 _COMPAT_SDK_NAMES = {
     **{name: _SDK_NAMES[name] for name in (
-        "setup", "teardown", "BaseHook", "BaseNotifier", "ObjectStoragePath", "BaseOperatorLink", "conf", "literal",
+        "setup", "teardown", "BaseHook", "ObjectStoragePath", "BaseOperatorLink", "conf", "literal",
         "DagRunState", "TaskInstanceState", "SkipMixin", "ResumableJobMixin", "RetryPolicy", "ExceptionRetryPolicy",
         "RetryAction", "RetryDecision", "RetryRule",
     )},
@@ -182,6 +185,7 @@ NAME_HINTS: dict[str, dict[str, str]] = {
     "airflow.operators.python": _PYTHON_OPERATOR_NAMES,
     "airflow.providers.standard.operators.python": _PYTHON_OPERATOR_NAMES,
     "airflow.providers.common.compat.sdk": _COMPAT_SDK_NAMES,
+    "airflow.utils.email": {name: _NO_SMTP for name in ("send_email_smtp", "build_mime_message", "send_mime_email")},
     "airflow.utils.dates": {
         "date_range": "removed in Airflow 3; compute dates with the DAG's timetable or pendulum",
         "round_time": "removed in Airflow 3; compute dates with the DAG's timetable or pendulum",
