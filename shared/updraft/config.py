@@ -28,6 +28,10 @@ Variables (all optional except where noted):
 ``UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP``
 ``UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE``
 ``UPDRAFT_METRICS_NAMESPACE``   CloudWatch namespace of the handlers' metrics, default ``Updraft``
+``UPDRAFT_KMS_KEY``             the KMS key that encrypts variables and connections in the table (unset: stored
+                                as written, under the table's own encryption only)
+``AIRFLOW__SECRETS__BACKEND``   Airflow's ``[secrets] backend`` and ``backend_kwargs`` (Secrets Manager or SSM),
+``AIRFLOW__SECRETS__BACKEND_KWARGS``  read by :mod:`updraft.secrets` where a task runs
 ``UPDRAFT_TASK_LOG_GROUP``      the CloudWatch Logs group of task logs (a stream per try); unset: the bucket's
                                 ``logs/`` (local mode and ``dags test`` keep files or S3)
 ==============================  ===================================================================
@@ -92,6 +96,9 @@ class UpdraftConfig:
     max_dagruns_per_loop_to_schedule: int = 20
     metrics_namespace: str = METRICS_NAMESPACE
     task_log_group: str | None = None
+    kms_key: str | None = None
+    secrets_backend: str | None = None
+    secrets_backend_kwargs: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -120,6 +127,9 @@ class UpdraftConfig:
             max_dagruns_per_loop_to_schedule=_int(env, "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE", 20),
             metrics_namespace=env.get("UPDRAFT_METRICS_NAMESPACE") or METRICS_NAMESPACE,
             task_log_group=env.get("UPDRAFT_TASK_LOG_GROUP") or None,
+            kms_key=env.get("UPDRAFT_KMS_KEY") or None,
+            secrets_backend=env.get("AIRFLOW__SECRETS__BACKEND") or None,
+            secrets_backend_kwargs=env.get("AIRFLOW__SECRETS__BACKEND_KWARGS") or None,
         )
 
     def to_env(self) -> dict[str, str]:
@@ -141,6 +151,9 @@ class UpdraftConfig:
             "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE": str(self.max_dagruns_per_loop_to_schedule),
             "UPDRAFT_METRICS_NAMESPACE": self.metrics_namespace,
             "UPDRAFT_TASK_LOG_GROUP": self.task_log_group,
+            "UPDRAFT_KMS_KEY": self.kms_key,
+            "AIRFLOW__SECRETS__BACKEND": self.secrets_backend,
+            "AIRFLOW__SECRETS__BACKEND_KWARGS": self.secrets_backend_kwargs,
         }
         return {name: value for name, value in out.items() if value is not None}
 
@@ -153,7 +166,7 @@ class UpdraftConfig:
         if missing:
             raise ConfigError(f"the store needs {' and '.join(missing)} in the environment")
         return StoreConfig(table_name=self.table, region=self.region,  # type: ignore[arg-type]
-                           host=self.dynamodb_endpoint, s3_bucket=self.bucket)
+                           host=self.dynamodb_endpoint, s3_bucket=self.bucket, kms_key_id=self.kms_key)
 
     def scheduler_config(self) -> SchedulerConfig:
         from updraft.scheduling.scheduler import SchedulerConfig

@@ -24,6 +24,7 @@ _LAZY = {
     "BranchMixIn": "updraft.operators.branch",
     "BaseSensorOperator": "updraft.sensors.base",
     "PokeReturnValue": "updraft.sensors.base",
+    "BaseHook": "updraft.sdk.hooks",
     "Connection": "updraft.sdk.connection",
     "Variable": "updraft.sdk.variable",
     "Context": "updraft.sdk.context",
