@@ -1,4 +1,5 @@
-"""Per-try task logs: what a try prints (stdout, stderr) and logs (``logging``) goes to its own log.
+"""Per-try task logs: what a try prints (stdout, stderr) and logs (``logging``) goes to its own log, with every
+known secret replaced by ``***`` (:mod:`updraft.secrets.masker`) before it is written anywhere.
 
 Capture is per thread: local mode runs tries concurrently in threads of one process, so ``sys.stdout`` and
 ``sys.stderr`` are replaced once by streams that route a write to the log of the try running in the writing
@@ -27,6 +28,7 @@ from urllib.parse import quote
 from updraft.model.identifiers import path_component_problem, run_id_problem
 from updraft.model.records import TIKey
 from updraft.resources import LOGS_PREFIX
+from updraft.secrets.masker import redact_text
 
 _local = threading.local()
 _install_lock = threading.Lock()
@@ -237,7 +239,7 @@ def write_open_logs(reason: str) -> None:
             continue
         sink, key, try_number, buffer = entry
         with contextlib.suppress(Exception):
-            sink.write(key, try_number, buffer.text_so_far() + f"[{stamp}] {reason}\n")
+            sink.write(key, try_number, redact_text(buffer.text_so_far()) + f"[{stamp}] {reason}\n")
 
 
 def write_logs_on_sigterm() -> None:
@@ -322,4 +324,6 @@ def capture(sink: LogSink | None, key: TIKey, try_number: int) -> Iterator[_Buff
         _local.buffer = previous
         if sink is not None and _open.pop(id(buffer), None) is not None:
             stamp = dt.datetime.now(dt.UTC).isoformat()
-            sink.write(key, try_number, buffer.text() + f"[{stamp}] end of try {try_number}\n")
+            # Masked as a whole, once: a secret written in pieces, or learnt after it was printed (a connection
+            # read after its URI was echoed), is still caught.
+            sink.write(key, try_number, redact_text(buffer.text()) + f"[{stamp}] end of try {try_number}\n")
