@@ -28,8 +28,8 @@ from updraft.scheduling.triggering import trigger_dag
 from updraft.sdk import connection, variable
 from updraft.secrets.masker import reset_masker
 from updraft.store.config import StoreConfig
-from updraft.store.dynamo import DynamoStore
 from updraft.store.connections import ConnectionRecord
+from updraft.store.dynamo import DynamoStore
 from updraft.store.tables import create_table
 
 TABLE = "updraft-secrets-test"
@@ -217,14 +217,14 @@ def test_precedence_is_backend_then_environment_then_metastore(world):
     assert (result["source"], result["host"]) == ("env", "ssm.example.com")
 
 
-def test_a_denied_or_misconfigured_backend_is_a_task_error_naming_the_key(world):
+def test_a_misconfigured_backend_or_a_missing_connection_is_a_task_error_naming_it(world):
     _clear(world)
     world.mp.setenv("AIRFLOW__SECRETS__BACKEND", SM_BACKEND)
     world.mp.setenv("AIRFLOW__SECRETS__BACKEND_KWARGS", json.dumps({"full_url_mode": False}))
-    run_id, logs = run_dag(world)
+    run_id, _ = run_dag(world)
     note = world.store.get_ti(TIKey("secrets_dag", run_id, "use")).note
     assert "full_url_mode" in note and "not supported by Updraft" in note
 
     world.mp.setenv("AIRFLOW__SECRETS__BACKEND_KWARGS", "{}")
-    run_id, logs = run_dag(world)
+    run_id, _ = run_dag(world)
     assert "The conn_id `db` isn't defined" in world.store.get_ti(TIKey("secrets_dag", run_id, "use")).note
