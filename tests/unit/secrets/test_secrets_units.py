@@ -58,7 +58,7 @@ def test_minimum_length_follows_the_airflow_setting(monkeypatch):
 
 # -- backends ---------------------------------------------------------------------------------------------------
 class FakeClient:
-    class exceptions:  # noqa: N801 - boto3's shape
+    class exceptions:
         class ResourceNotFoundException(Exception):
             pass
 
@@ -76,12 +76,12 @@ class FakeClient:
             raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "not allowed"}}, "Get")
         return name
 
-    def get_secret_value(self, SecretId: str) -> dict:  # noqa: N803
+    def get_secret_value(self, SecretId: str) -> dict:
         if self._check(SecretId) not in self.values:
             raise self.exceptions.ResourceNotFoundException()
         return {"SecretString": self.values[SecretId]}
 
-    def get_parameter(self, Name: str, WithDecryption: bool) -> dict:  # noqa: N803
+    def get_parameter(self, Name: str, WithDecryption: bool) -> dict:
         if self._check(Name) not in self.values:
             raise self.exceptions.ParameterNotFound()
         return {"Parameter": {"Value": self.values[Name]}}
@@ -112,14 +112,14 @@ def test_a_denied_backend_names_the_key_and_lookups_go_on_to_the_next_source(mon
     with pytest.raises(SecretsBackendError, match=r"variable 'k' \(/airflow/variables/k\): AccessDeniedException"):
         backend.get_variable("k")
     use_secrets(None, backend)
-    with pytest.raises(KeyError, match="Variable k does not exist.*AccessDeniedException"):
+    with pytest.raises(KeyError, match=r"Variable k does not exist.*AccessDeniedException"):
         Variable.get("k")
     monkeypatch.setenv("AIRFLOW_VAR_K", "from env")
     assert Variable.get("k") == "from env"
 
 
 def test_unsupported_backend_or_arguments_are_refused_by_name():
-    with pytest.raises(SecretsBackendError, match="airflow.secrets.local_filesystem.LocalFilesystemBackend"):
+    with pytest.raises(SecretsBackendError, match=r"airflow\.secrets\.local_filesystem\.LocalFilesystemBackend"):
         build_backend("airflow.secrets.local_filesystem.LocalFilesystemBackend", "", lambda *_: None)
     with pytest.raises(SecretsBackendError, match="profile_name"):
         build_backend("airflow.providers.amazon.aws.secrets.secrets_manager.SecretsManagerBackend",
