@@ -19,7 +19,7 @@ import threading
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-__all__ = ["DEFAULT_SENSITIVE_FIELDS", "mask_secret", "redact", "redact_text", "reset_masker",
+__all__ = ["DEFAULT_SENSITIVE_FIELDS", "mask_secret", "merge", "redact", "redact_text", "reset_masker",
            "should_hide_value_for_key"]
 
 DEFAULT_SENSITIVE_FIELDS = frozenset({
@@ -129,7 +129,18 @@ def mask_secret(secret: Any, name: str | None = None) -> None:
 
 
 def redact(value: Any, name: str | None = None) -> Any:
+    """Airflow's ``redact``: registered secrets replaced, and whole values under sensitive names hidden."""
     return _masker.redact(value, name)
+
+
+def merge(new: Any, old: Any, name: str | None = None) -> Any:
+    """Airflow's ``merge``: ``new`` as sent back by a client that read a redacted value, with every ``***``
+    left under a sensitive name replaced by the ``old`` value (so a PATCH does not store the mask)."""
+    if isinstance(new, str) and new == REPLACEMENT and name and should_hide_value_for_key(name):
+        return old
+    if isinstance(new, dict) and isinstance(old, dict):
+        return {key: merge(value, old.get(key), key) if key in old else value for key, value in new.items()}
+    return new
 
 
 def redact_text(text: str) -> str:

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from updraft.store import keys
 from updraft.store.base import StoreBase
 from updraft.store.models import ConnectionItem
-from updraft.store.writes import conditional, item_present
+from updraft.store.writes import conditional, item_absent, item_present
 
 
 @dataclass
@@ -55,15 +55,19 @@ class ConnectionStore(StoreBase):
         item = self._connection_item(conn_id)
         return self._connection_record(item) if item is not None else None
 
-    def put_connection(self, record: ConnectionRecord) -> ConnectionRecord:
-        """Create or replace the connection (every field as given)."""
+    def put_connection(self, record: ConnectionRecord, *, only_if_new: bool = False) -> ConnectionRecord | None:
+        """Create or replace the connection (every field as given); with ``only_if_new``, None (nothing
+        written) when it exists."""
         pk = keys.connection_pk(record.conn_id)
         secret = json.dumps({"password": record.password, "extra": record.extra})
         stored = self.cipher.encrypt(secret, item=pk) if self.cipher is not None else secret.encode("utf-8")
-        self.models.connection(
+        item = self.models.connection(
             pk, keys.META, conn_id=record.conn_id, conn_type=record.conn_type, description=record.description,
             host=record.host, schema=record.schema, login=record.login, port=record.port, secret=stored,
-            encrypted=self.cipher is not None, list_pk=keys.CONNECTIONS_LIST_PK, list_sk=record.conn_id).save()
+            encrypted=self.cipher is not None, list_pk=keys.CONNECTIONS_LIST_PK, list_sk=record.conn_id)
+        if only_if_new:
+            return record if conditional(lambda: item.save(item_absent(self.models.connection))) else None
+        item.save()
         return record
 
     def delete_connection(self, conn_id: str) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from updraft.store import keys
 from updraft.store.base import StoreBase
 from updraft.store.models import VariableItem
-from updraft.store.writes import conditional, item_present
+from updraft.store.writes import conditional, item_absent, item_present
 
 
 @dataclass
@@ -43,13 +43,19 @@ class VariableStore(StoreBase):
         item = self._variable_item(key)
         return self._variable_record(item) if item is not None else None
 
-    def set_variable(self, key: str, value: str, description: str | None = None) -> VariableRecord:
+    def set_variable(self, key: str, value: str, description: str | None = None, *,
+                     only_if_new: bool = False) -> VariableRecord | None:
+        """Create or replace the variable; with ``only_if_new``, None (nothing written) when it exists."""
         pk = keys.variable_pk(key)
         encrypted = self.cipher is not None
         stored = self.cipher.encrypt(value, item=pk) if self.cipher is not None else value.encode("utf-8")
         item = self.models.variable(pk, keys.META, key=key, value=stored, encrypted=encrypted,
                                     description=description, list_pk=keys.VARIABLES_LIST_PK, list_sk=key)
-        item.save()
+        if only_if_new:
+            if not conditional(lambda: item.save(item_absent(self.models.variable))):
+                return None
+        else:
+            item.save()
         return VariableRecord(key=key, value=value, description=description, is_encrypted=encrypted)
 
     def delete_variable(self, key: str) -> bool:
