@@ -42,6 +42,16 @@ class FargateSettings:
 
 
 @dataclass(frozen=True)
+class SecretsSettings:
+    """Airflow's ``[secrets] backend`` and ``backend_kwargs`` for the environment's tasks: one of the Amazon
+    provider's backends (Secrets Manager or SSM Parameter Store) by its class path. The workers' roles may read
+    exactly the secrets under its connections and variables prefixes, nothing else."""
+
+    backend: str
+    kwargs: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class EnvironmentSettings:
     name: str
     tick_minutes: int
@@ -56,6 +66,7 @@ class EnvironmentSettings:
     retain_data: bool  # RemovalPolicy.RETAIN for the table and the bucket
     parallelism: int = 32
     tags: dict[str, str] = field(default_factory=dict)
+    secrets: SecretsSettings | None = None  # None: variables and connections from env vars and the table only
 
     def __post_init__(self) -> None:
         # Lambda queues async invokes beyond a function's reserved concurrency in arrival order, not by priority:
