@@ -288,14 +288,37 @@ class _RoutingHandler(logging.Handler):
             buffer.write(self.format(record) + "\n")
 
 
+class _MaskingFilter(logging.Filter):
+    """Airflow's secrets masker as a logging filter: the record is masked in place, so every handler after it
+    (the Lambda runtime's, which writes to the function's own log group) sees ``***`` too."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = redact_text(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact_text(record.exc_text)
+        return True
+
+
+_masking_filter = _MaskingFilter()
+
+
 def _install() -> None:
-    """Wrap the process's streams (again, if something such as pytest replaced them) and add the handler once."""
+    """Wrap the process's streams (again, if something such as pytest replaced them) and add the handler once;
+    every root handler masks secrets (handlers added later, by pytest or a task, get the filter on the next try)."""
     global _installed
     with _install_lock:
         if not isinstance(sys.stdout, _RoutingStream):
             sys.stdout = _RoutingStream(sys.stdout)
         if not isinstance(sys.stderr, _RoutingStream):
             sys.stderr = _RoutingStream(sys.stderr)
+        for existing in logging.getLogger().handlers:
+            if _masking_filter not in existing.filters:
+                existing.addFilter(_masking_filter)
         if _installed:
             return
         handler = _RoutingHandler(level=logging.DEBUG)
