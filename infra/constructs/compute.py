@@ -71,8 +71,9 @@ class UpdraftFunctions(Construct):
                                        retention=self._retention, removal_policy=self._removal)
         base = UpdraftConfig(table=table.table_name, bucket=bucket.bucket_name, dags_prefix=DAGS_PREFIX,
                              tick_seconds=settings.tick_minutes * 60, parallelism=settings.parallelism,
-                             metrics_namespace=self.metrics_namespace, kms_key=data.secrets_key.key_arn)
+                             metrics_namespace=self.metrics_namespace)
         secrets = settings.secrets
+        secrets_key = data.secrets_key.key_arn  # only where tries run and in the API: who may use the key
         # What dispatches tries (scheduler, worker's mini scheduler, Fargate task): both executors. The task
         # definition is named by its family so RunTask takes the latest revision a deploy registered. The task
         # log group goes with them: RunTask passes the dispatcher's environment to the Fargate worker.
@@ -88,7 +89,8 @@ class UpdraftFunctions(Construct):
         self.dead_letter_queue = sqs.Queue(
             self, "WorkerDLQ", queue_name=names.worker_dlq, retention_period=Duration.days(14), enforce_ssl=True,
             encryption=sqs.QueueEncryption.SQS_MANAGED)
-        self.worker = self._function("worker", names.worker_function, settings.worker, dispatching.to_env(),
+        self.worker = self._function("worker", names.worker_function, settings.worker,
+                                     replace(dispatching, kms_key=secrets_key).to_env(),
                                      retry_attempts=settings.worker_retry_attempts,
                                      max_event_age=Duration.seconds(settings.worker_max_event_age_seconds),
                                      on_failure=destinations.SqsDestination(self.dead_letter_queue))
@@ -98,7 +100,8 @@ class UpdraftFunctions(Construct):
         self.parser = self._function("parser", names.parser_function, settings.parser, base.to_env())
         self.api = self._function("api", names.api_function, settings.api,
                                   replace(base, scheduler_function=names.scheduler_function,
-                                          task_log_group=self.task_logs.log_group_name).to_env())
+                                          task_log_group=self.task_logs.log_group_name,
+                                          kms_key=secrets_key).to_env())
 
         # Triggers.
         for event in (s3.EventType.OBJECT_CREATED, s3.EventType.OBJECT_REMOVED):
@@ -134,7 +137,7 @@ class UpdraftFunctions(Construct):
 
         # The Fargate task is a worker too: same environment, same data access, same dispatching.
         # (Lambda sets AWS_REGION itself and refuses it in a function's environment; a container needs it.)
-        for name, value in replace(dispatching, region=Stack.of(self).region).to_env().items():
+        for name, value in replace(dispatching, region=Stack.of(self).region, kms_key=secrets_key).to_env().items():
             fargate.container.add_environment(name, value)
         for statement in (*access.worker_data_access(table, bucket, self.task_logs), *dispatch(),
                           access.invoke_scheduler(self, names.scheduler_function), *run_tasks()):
