@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from updraft.cli.app import cli
 from updraft.runtime.secrets import forget_secrets_setup
 from updraft.sdk import connection, variable
+from updraft.secrets.masker import reset_masker
 
 DAG_FILE = '''
 import datetime
@@ -45,6 +46,7 @@ def test_dags_test_runs_a_dag_with_variables_and_connections(tmp_path, monkeypat
         variable.reset_backends()
         connection.reset_backends()
         forget_secrets_setup()
+        reset_masker()
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert {task: row["state"] for task, row in doc["tasks"].items()} == {
