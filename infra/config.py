@@ -42,6 +42,16 @@ class FargateSettings:
 
 
 @dataclass(frozen=True)
+class SecretsSettings:
+    """Airflow's ``[secrets] backend`` and ``backend_kwargs`` for the environment's tasks: one of the Amazon
+    provider's backends (Secrets Manager or SSM Parameter Store) by its class path. The workers' roles may read
+    exactly the secrets under its connections and variables prefixes, nothing else."""
+
+    backend: str
+    kwargs: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class EnvironmentSettings:
     name: str
     tick_minutes: int
@@ -63,6 +73,7 @@ class EnvironmentSettings:
     # The verified SES identity (an address) email alerts and send_email go from; the worker and Fargate roles
     # get ses:SendEmail from it only. None: no email is sent (a task's alert logs why).
     email_sender: str | None = None
+    secrets: SecretsSettings | None = None  # None: variables and connections from env vars and the table only
 
     def __post_init__(self) -> None:
         if self.iam_caller_role not in ("VIEWER", "USER", "OP", "ADMIN"):

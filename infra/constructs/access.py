@@ -10,6 +10,7 @@ from __future__ import annotations
 from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_dynamodb as ddb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -95,3 +96,38 @@ def send_email(scope: Construct, sender: str) -> iam.PolicyStatement:
                   for name in (sender, domain)]
     return iam.PolicyStatement(sid="SendEmail", actions=["ses:SendEmail"], resources=identities,
                                conditions={"StringEquals": {"ses:FromAddress": sender}})
+def secrets_key(key: kms.IKey) -> iam.PolicyStatement:
+    """Variables and connections in the table: encrypted on write, decrypted on read (workers and the API)."""
+    return iam.PolicyStatement(sid="SecretsKey", actions=["kms:Encrypt", "kms:Decrypt"], resources=[key.key_arn])
+
+
+def read_secrets_backend(scope: Construct, backend: str, kwargs: dict[str, object]) -> list[iam.PolicyStatement]:
+    """Reading the configured secrets backend: exactly the secrets under its connections and variables prefixes
+    (the provider's defaults when not given). A prefix set to None reads nothing; an empty prefix would mean every
+    secret of the account, which is refused."""
+    import json
+
+    from updraft.secrets.aws_backends import SecretsManagerBackend, build_backend
+
+    reader = build_backend(backend, json.dumps(kwargs), lambda *_: None)
+    stack = Stack.of(scope)
+    resources = []
+    for kind in ("connections", "variables"):
+        prefix = reader.prefixes[kind]
+        if prefix is None:
+            continue
+        if not prefix.strip("/"):
+            raise ValueError(f"secrets backend {kind}_prefix is empty: the workers would read every secret of the "
+                             "account; give the secrets a prefix")
+        if isinstance(reader, SecretsManagerBackend):
+            resources.append(stack.format_arn(service="secretsmanager", resource="secret",
+                                              resource_name=f"{prefix}{reader.sep}*",
+                                              arn_format=ArnFormat.COLON_RESOURCE_NAME))
+        else:
+            resources.append(stack.format_arn(service="ssm", resource="parameter",
+                                              resource_name=f"{prefix.lstrip('/')}/*",
+                                              arn_format=ArnFormat.SLASH_RESOURCE_NAME))
+    if not resources:
+        return []
+    action = "secretsmanager:GetSecretValue" if isinstance(reader, SecretsManagerBackend) else "ssm:GetParameter"
+    return [iam.PolicyStatement(sid="ReadSecretsBackend", actions=[action], resources=resources)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from aws_cdk import Duration, RemovalPolicy, Stack
@@ -50,7 +51,10 @@ class UpdraftFunctions(Construct):
       task (its mini scheduler);
     - api: the table (its routes read DAGs, runs and task instances, and trigger runs, pause DAGs and edit pools),
       reading ``store/`` (large DAG versions and XComs), reading the task log group (the logs route), invoking
-      the scheduler (a triggered run starts at once).
+      the scheduler (a triggered run starts at once), the secrets key (variables and connections routes).
+
+    The workers (Lambda and Fargate) also use the secrets key and read the configured secrets backend's
+    connections and variables prefixes (``EnvironmentSettings.secrets``), nothing more.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, data: UpdraftData, fargate: FargateWorkers,
@@ -68,6 +72,8 @@ class UpdraftFunctions(Construct):
         base = UpdraftConfig(table=table.table_name, bucket=bucket.bucket_name, dags_prefix=DAGS_PREFIX,
                              tick_seconds=settings.tick_minutes * 60, parallelism=settings.parallelism,
                              metrics_namespace=self.metrics_namespace)
+        secrets = settings.secrets
+        secrets_key = data.secrets_key.key_arn  # only where tries run and in the API: who may use the key
         # What dispatches tries (scheduler, worker's mini scheduler, Fargate task): both executors. The task
         # definition is named by its family so RunTask takes the latest revision a deploy registered. The task
         # log group goes with them: RunTask passes the dispatcher's environment to the Fargate worker.
@@ -76,12 +82,15 @@ class UpdraftFunctions(Construct):
             ecs_cluster=fargate.cluster.cluster_name,
             ecs_task_definition=names.ecs_task_family, ecs_container=names.ecs_container,
             ecs_subnets=tuple(fargate.subnet_ids), ecs_security_groups=tuple(fargate.security_group_ids),
-            ecs_public_ip=True, task_log_group=self.task_logs.log_group_name, email_from=settings.email_sender)
+            ecs_public_ip=True, task_log_group=self.task_logs.log_group_name, email_from=settings.email_sender,
+            secrets_backend=secrets.backend if secrets else None,
+            secrets_backend_kwargs=json.dumps(secrets.kwargs) if secrets else None)
 
         self.dead_letter_queue = sqs.Queue(
             self, "WorkerDLQ", queue_name=names.worker_dlq, retention_period=Duration.days(14), enforce_ssl=True,
             encryption=sqs.QueueEncryption.SQS_MANAGED)
-        self.worker = self._function("worker", names.worker_function, settings.worker, dispatching.to_env(),
+        self.worker = self._function("worker", names.worker_function, settings.worker,
+                                     replace(dispatching, kms_key=secrets_key).to_env(),
                                      retry_attempts=settings.worker_retry_attempts,
                                      max_event_age=Duration.seconds(settings.worker_max_event_age_seconds),
                                      on_failure=destinations.SqsDestination(self.dead_letter_queue))
@@ -91,7 +100,8 @@ class UpdraftFunctions(Construct):
         self.parser = self._function("parser", names.parser_function, settings.parser, base.to_env())
         self.api = self._function("api", names.api_function, settings.api,
                                   replace(base, scheduler_function=names.scheduler_function,
-                                          task_log_group=self.task_logs.log_group_name).to_env())
+                                          task_log_group=self.task_logs.log_group_name,
+                                          kms_key=secrets_key).to_env())
 
         # Triggers.
         for event in (s3.EventType.OBJECT_CREATED, s3.EventType.OBJECT_REMOVED):
@@ -110,14 +120,20 @@ class UpdraftFunctions(Construct):
             """Workers send alerts and DAG callbacks' email, from the configured sender only."""
             return [access.send_email(self, settings.email_sender)] if settings.email_sender else []
 
+        def run_tasks() -> list[iam.PolicyStatement]:
+            """What a try's code may read: the secrets key (the metastore) and the backend's prefixes."""
+            backend = access.read_secrets_backend(self, secrets.backend, secrets.kwargs) if secrets else []
+            return [access.secrets_key(data.secrets_key), *backend]
+
         grants: dict[lambda_.Function, list[iam.PolicyStatement]] = {
             self.parser: [access.table_read_write(table), access.store_objects(bucket),
                           *access.read_dag_files(bucket)],
             self.scheduler: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],
             self.worker: [*access.worker_data_access(table, bucket, self.task_logs), *dispatch(), *email(),
-                          access.invoke_scheduler(self, names.scheduler_function)],
+                          access.invoke_scheduler(self, names.scheduler_function), *run_tasks()],
             self.api: [access.table_read_write(table), access.read_store_objects(bucket),
-                       access.read_task_logs(self.task_logs), access.invoke_scheduler(self, names.scheduler_function)],
+                       access.read_task_logs(self.task_logs), access.invoke_scheduler(self, names.scheduler_function),
+                       access.secrets_key(data.secrets_key)],
         }
         for fn, statements in grants.items():
             for statement in statements:
@@ -125,10 +141,10 @@ class UpdraftFunctions(Construct):
 
         # The Fargate task is a worker too: same environment, same data access, same dispatching.
         # (Lambda sets AWS_REGION itself and refuses it in a function's environment; a container needs it.)
-        for name, value in replace(dispatching, region=Stack.of(self).region).to_env().items():
+        for name, value in replace(dispatching, region=Stack.of(self).region, kms_key=secrets_key).to_env().items():
             fargate.container.add_environment(name, value)
         for statement in (*access.worker_data_access(table, bucket, self.task_logs), *dispatch(), *email(),
-                          access.invoke_scheduler(self, names.scheduler_function)):
+                          access.invoke_scheduler(self, names.scheduler_function), *run_tasks()):
             fargate.task_definition.add_to_task_role_policy(statement)
 
         self._alarms(names)

@@ -1,9 +1,11 @@
-"""The state: the DynamoDB table (built from ``updraft.store.tables.TABLE``) and the bucket."""
+"""The state: the DynamoDB table (built from ``updraft.store.tables.TABLE``), the bucket, and the KMS key that
+encrypts variables and connections in the table."""
 
 from __future__ import annotations
 
 from aws_cdk import RemovalPolicy, Token
 from aws_cdk import aws_dynamodb as ddb
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
@@ -62,6 +64,12 @@ class UpdraftData(Construct):
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             removal_policy=removal,
         )
+
+        # Variables' values and connections' passwords and extras are stored encrypted with this key (the store's
+        # KmsCipher), on top of the table's own encryption: the workers and the API may use it, nothing else.
+        self.secrets_key = kms.Key(
+            self, "SecretsKey", enable_key_rotation=True, removal_policy=removal,
+            description=f"Updraft {names.environment}: variables and connections in the table")
 
     @staticmethod
     def _index(index: IndexSpec) -> dict:

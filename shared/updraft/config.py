@@ -28,6 +28,10 @@ Variables (all optional except where noted):
 ``UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP``
 ``UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE``
 ``UPDRAFT_METRICS_NAMESPACE``   CloudWatch namespace of the handlers' metrics, default ``Updraft``
+``UPDRAFT_KMS_KEY``             the KMS key that encrypts variables and connections in the table (unset: stored
+                                as written, under the table's own encryption only)
+``AIRFLOW__SECRETS__BACKEND``   Airflow's ``[secrets] backend`` and ``backend_kwargs`` (Secrets Manager or SSM),
+``AIRFLOW__SECRETS__BACKEND_KWARGS``  read by :mod:`updraft.secrets` where a task runs
 ``UPDRAFT_TASK_LOG_GROUP``      the CloudWatch Logs group of task logs (a stream per try); unset: the bucket's
                                 ``logs/`` (local mode and ``dags test`` keep files or S3)
 ``UPDRAFT_USER_POOL_CLIENT_ID`` the Cognito app client ``POST /auth/token`` logs users in with; unset: no users
@@ -103,6 +107,9 @@ class UpdraftConfig:
     iam_caller_role: str = "ADMIN"
     email_from: str | None = None
     base_url: str | None = None
+    kms_key: str | None = None
+    secrets_backend: str | None = None
+    secrets_backend_kwargs: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -135,6 +142,9 @@ class UpdraftConfig:
             iam_caller_role=env.get("UPDRAFT_IAM_CALLER_ROLE") or "ADMIN",
             email_from=env.get("UPDRAFT_EMAIL_FROM") or None,
             base_url=env.get("UPDRAFT_BASE_URL") or None,
+            kms_key=env.get("UPDRAFT_KMS_KEY") or None,
+            secrets_backend=env.get("AIRFLOW__SECRETS__BACKEND") or None,
+            secrets_backend_kwargs=env.get("AIRFLOW__SECRETS__BACKEND_KWARGS") or None,
         )
 
     def to_env(self) -> dict[str, str]:
@@ -159,6 +169,9 @@ class UpdraftConfig:
             "UPDRAFT_USER_POOL_CLIENT_ID": self.user_pool_client_id, "UPDRAFT_IAM_CALLER_ROLE": self.iam_caller_role,
             "UPDRAFT_EMAIL_FROM": self.email_from,
             "UPDRAFT_BASE_URL": self.base_url,
+            "UPDRAFT_KMS_KEY": self.kms_key,
+            "AIRFLOW__SECRETS__BACKEND": self.secrets_backend,
+            "AIRFLOW__SECRETS__BACKEND_KWARGS": self.secrets_backend_kwargs,
         }
         return {name: value for name, value in out.items() if value is not None}
 
@@ -171,7 +184,7 @@ class UpdraftConfig:
         if missing:
             raise ConfigError(f"the store needs {' and '.join(missing)} in the environment")
         return StoreConfig(table_name=self.table, region=self.region,  # type: ignore[arg-type]
-                           host=self.dynamodb_endpoint, s3_bucket=self.bucket)
+                           host=self.dynamodb_endpoint, s3_bucket=self.bucket, kms_key_id=self.kms_key)
 
     def scheduler_config(self) -> SchedulerConfig:
         from updraft.scheduling.scheduler import SchedulerConfig

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from updraft.store.dynamo import DynamoStore
 
 # The AWS services Updraft calls (the dev extra installs boto3's types for exactly these).
-AwsService = Literal["cognito-idp", "dynamodb", "ecs", "lambda", "logs", "s3", "sqs"]
+AwsService = Literal["cognito-idp", "dynamodb", "ecs", "kms", "lambda", "logs", "s3", "secretsmanager", "sqs", "ssm"]
 
 
 class Services:
@@ -57,6 +57,8 @@ class Services:
     def client(self, service: Literal["s3"]) -> S3Client: ...
     @overload
     def client(self, service: Literal["sqs"]) -> SQSClient: ...
+    @overload
+    def client(self, service: Literal["kms", "secretsmanager", "ssm"]) -> Any: ...
 
     def client(self, service: AwsService) -> Any:
         """A boto3 client; in local mode, Lambda and ECS are local mode's own (moto cannot run code), which
@@ -93,7 +95,8 @@ class Services:
         from updraft.store.dynamo import DynamoStore
 
         store_config = self.config.store_config()
-        return DynamoStore(store_config, s3_client=self.client("s3") if store_config.s3_bucket else None)
+        return DynamoStore(store_config, s3_client=self.client("s3") if store_config.s3_bucket else None,
+                           kms_client=lambda: self.client("kms"))
 
     @functools.cached_property
     def executor(self) -> Executor:

@@ -32,15 +32,16 @@ TABLE = set(TABLE_READ_WRITE)
 STORE = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
 DAGS = {"s3:GetObject", "s3:ListBucket"}
 DISPATCH = {"lambda:InvokeFunction", "ecs:RunTask", "ecs:TagResource", "iam:PassRole"}
+SECRETS_KEY = {"kms:Encrypt", "kms:Decrypt"}  # variables and connections in the table (test_secrets_iam.py)
 EXPECTED_FUNCTION_ACTIONS = {
     "parser": LOGS | TABLE | STORE | DAGS,
     "scheduler": LOGS | TABLE | STORE | DISPATCH,
-    "worker": LOGS | TABLE | STORE | DAGS | DISPATCH | {"sqs:SendMessage", "sqs:GetQueueAttributes",
+    "worker": LOGS | TABLE | STORE | DAGS | DISPATCH | SECRETS_KEY | {"sqs:SendMessage", "sqs:GetQueueAttributes",
                                                       "sqs:GetQueueUrl"},  # its on-failure destination
     # (the worker's LOGS cover its own group and the task log group: test_only_the_workers_write_task_logs)
     # Its routes read and write the table (trigger, pause, pools), read store/ objects and task logs, nudge the
     # scheduler.
-    "api": LOGS | TABLE | {"s3:GetObject", "logs:GetLogEvents", "lambda:InvokeFunction"},
+    "api": LOGS | TABLE | SECRETS_KEY | {"s3:GetObject", "logs:GetLogEvents", "lambda:InvokeFunction"},
 }
 
 
@@ -106,7 +107,7 @@ def test_fargate_roles(synth) -> None:
     task_role, execution_role = task["TaskRoleArn"]["Fn::GetAtt"][0], task["ExecutionRoleArn"]["Fn::GetAtt"][0]
     # The task is a worker: the worker Lambda's data access (task logs included) and dispatching, minus its
     # Lambda-only grants. Its container's own output goes through the execution role's awslogs driver.
-    assert _actions(role_statements(synth.resources, task_role)) == TABLE | STORE | DAGS | DISPATCH | LOGS
+    assert _actions(role_statements(synth.resources, task_role)) == TABLE | STORE | DAGS | DISPATCH | LOGS | SECRETS_KEY
     assert _actions(role_statements(synth.resources, execution_role)) == LOGS | {
         "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage",
         "ecr:GetAuthorizationToken"}

@@ -25,6 +25,7 @@ _LAZY = {
     "BaseSensorOperator": "updraft.sensors.base",
     "BaseNotifier": "updraft.sdk.notifier",
     "PokeReturnValue": "updraft.sensors.base",
+    "BaseHook": "updraft.sdk.hooks",
     "Connection": "updraft.sdk.connection",
     "Variable": "updraft.sdk.variable",
     "Context": "updraft.sdk.context",

@@ -18,7 +18,7 @@ from updraft.api.formats import parse_datetime
 
 @dataclass(frozen=True)
 class Field:
-    kind: str  # bool | int | number | str | strings (a list of them) | object | datetime
+    kind: str  # bool | int | number | str | strings (a list of them) | object | datetime | json (any JSON value)
     required: bool = False
     nullable: bool = True
     minimum: int | None = None
@@ -38,12 +38,15 @@ _TYPE_ISSUES = {
     "str": ("string_type", "Input should be a valid string"),
     "object": ("dict_type", "Input should be a valid dictionary"),
     "datetime": ("datetime_type", "Input should be a valid datetime"),
+    "json": ("json_type", "Input should be a valid JSON value"),
 }
 
 
 def _check(spec: Field, value: Any) -> tuple[Any, tuple[str, str] | None]:
     """(the value as the route uses it, None) or (None, (type, msg)) when it has the wrong type."""
     kind = spec.kind
+    if kind == "json":
+        return value, None
     if kind == "bool" and isinstance(value, bool):
         return value, None
     if kind == "int" and isinstance(value, int) and not isinstance(value, bool):

@@ -93,13 +93,15 @@ def cli(ctx: click.Context, parse_timeout: float, parse_memory_limit: int, parse
 
 
 def _register_commands() -> None:
+    from updraft.cli.connections import connections
     from updraft.cli.dags import dags
     from updraft.cli.local import local
     from updraft.cli.pools import pools
     from updraft.cli.runs import runs
     from updraft.cli.tasks import tasks
+    from updraft.cli.variables import variables
 
-    for command in (dags, runs, tasks, pools, local):
+    for command in (dags, runs, tasks, pools, local, variables, connections):
         cli.add_command(command)
 
 

@@ -32,10 +32,12 @@ from updraft.model.states import TaskInstanceState
 from updraft.runtime.context import RuntimeTaskInstance, build_context
 from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
+from updraft.runtime.secrets import prepare_secrets
 from updraft.runtime.task_email import send_error_email, wants_email
 from updraft.runtime.xcom import XComClient, push_result
 from updraft.scheduling.retries import will_retry
 from updraft.scheduling.try_lifecycle import TryResult
+from updraft.sdk._internal.backends import try_cache
 from updraft.sdk.context import set_current_context
 from updraft.sdk.exceptions import (
     AirflowFailException,
@@ -45,6 +47,7 @@ from updraft.sdk.exceptions import (
     TaskDeferred,
 )
 from updraft.sdk.execution import context_env_vars
+from updraft.secrets.masker import redact_text
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
@@ -135,8 +138,9 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
     """
     key = dispatch.key
     state: dict[str, Any] = {}
-    with capture(log_sink, key, dispatch.try_number) as buffer:
+    with capture(log_sink, key, dispatch.try_number) as buffer, try_cache():
         try:
+            prepare_secrets(store)
             result = _run(dispatch, store=store, loader=loader, now_fn=now_fn, hostname=hostname, state=state,
                           run=run)
             _callbacks(state, "on_success_callback")
@@ -144,15 +148,16 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
         except AirflowSkipException as exc:
             _log(buffer, f"Skipping task: {exc}")
             _callbacks(state, "on_skipped_callback")
-            return TryResult(TaskInstanceState.SKIPPED, note=str(exc) or None)
+            return TryResult(TaskInstanceState.SKIPPED, note=redact_text(str(exc)) or None)
         except (AirflowFailException, AirflowSensorTimeout) as exc:
             _log(buffer, traceback.format_exc())
             _failure_callbacks(state, exc, dispatch.try_number, force_fail=True)
-            return TryResult(TaskInstanceState.FAILED, force_fail=True, note=f"{type(exc).__name__}: {exc}")
+            return TryResult(TaskInstanceState.FAILED, force_fail=True,
+                             note=redact_text(f"{type(exc).__name__}: {exc}"))
         except AirflowTaskTimeout as exc:
             _log(buffer, traceback.format_exc())
             _failure_callbacks(state, exc, dispatch.try_number, force_fail=False)
-            return TryResult(TaskInstanceState.FAILED, note=str(exc))
+            return TryResult(TaskInstanceState.FAILED, note=redact_text(str(exc)))
         except TaskDeferred as exc:
             # Deferral runs on Step Functions once the scheduler side exists; until then the try fails clearly
             # instead of escaping and leaving the try running until its lease expires.
@@ -164,7 +169,7 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
         except (Exception, SystemExit) as exc:  # sys.exit() in task code is a failure, as in Airflow
             _log(buffer, traceback.format_exc())
             _failure_callbacks(state, exc, dispatch.try_number, force_fail=False)
-            return TryResult(TaskInstanceState.FAILED, note=f"{type(exc).__name__}: {exc}"[:1000])
+            return TryResult(TaskInstanceState.FAILED, note=redact_text(f"{type(exc).__name__}: {exc}")[:1000])
 
 
 def _callbacks(state: dict[str, Any], name: str) -> None:

@@ -1,4 +1,5 @@
-"""Per-try task logs: what a try prints (stdout, stderr) and logs (``logging``) goes to its own log.
+"""Per-try task logs: what a try prints (stdout, stderr) and logs (``logging``) goes to its own log, with every
+known secret replaced by ``***`` (:mod:`updraft.secrets.masker`) before it is written anywhere.
 
 Capture is per thread: local mode runs tries concurrently in threads of one process, so ``sys.stdout`` and
 ``sys.stderr`` are replaced once by streams that route a write to the log of the try running in the writing
@@ -27,6 +28,7 @@ from urllib.parse import quote
 from updraft.model.identifiers import path_component_problem, run_id_problem
 from updraft.model.records import TIKey
 from updraft.resources import LOGS_PREFIX
+from updraft.secrets.masker import redact_text
 
 _local = threading.local()
 _install_lock = threading.Lock()
@@ -237,7 +239,7 @@ def write_open_logs(reason: str) -> None:
             continue
         sink, key, try_number, buffer = entry
         with contextlib.suppress(Exception):
-            sink.write(key, try_number, buffer.text_so_far() + f"[{stamp}] {reason}\n")
+            sink.write(key, try_number, redact_text(buffer.text_so_far()) + f"[{stamp}] {reason}\n")
 
 
 def write_logs_on_sigterm() -> None:
@@ -286,14 +288,37 @@ class _RoutingHandler(logging.Handler):
             buffer.write(self.format(record) + "\n")
 
 
+class _MaskingFilter(logging.Filter):
+    """Airflow's secrets masker as a logging filter: the record is masked in place, so every handler after it
+    (the Lambda runtime's, which writes to the function's own log group) sees ``***`` too."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = redact_text(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact_text(record.exc_text)
+        return True
+
+
+_masking_filter = _MaskingFilter()
+
+
 def _install() -> None:
-    """Wrap the process's streams (again, if something such as pytest replaced them) and add the handler once."""
+    """Wrap the process's streams (again, if something such as pytest replaced them) and add the handler once;
+    every root handler masks secrets (handlers added later, by pytest or a task, get the filter on the next try)."""
     global _installed
     with _install_lock:
         if not isinstance(sys.stdout, _RoutingStream):
             sys.stdout = _RoutingStream(sys.stdout)
         if not isinstance(sys.stderr, _RoutingStream):
             sys.stderr = _RoutingStream(sys.stderr)
+        for existing in logging.getLogger().handlers:
+            if _masking_filter not in existing.filters:
+                existing.addFilter(_masking_filter)
         if _installed:
             return
         handler = _RoutingHandler(level=logging.DEBUG)
@@ -322,4 +347,6 @@ def capture(sink: LogSink | None, key: TIKey, try_number: int) -> Iterator[_Buff
         _local.buffer = previous
         if sink is not None and _open.pop(id(buffer), None) is not None:
             stamp = dt.datetime.now(dt.UTC).isoformat()
-            sink.write(key, try_number, buffer.text() + f"[{stamp}] end of try {try_number}\n")
+            # Masked as a whole, once: a secret written in pieces, or learnt after it was printed (a connection
+            # read after its URI was echoed), is still caught.
+            sink.write(key, try_number, redact_text(buffer.text()) + f"[{stamp}] end of try {try_number}\n")

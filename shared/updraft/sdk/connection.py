@@ -1,7 +1,9 @@
-"""Airflow Connections: credentials by ``conn_id``, read from ``AIRFLOW_CONN_<ID>`` and then the Updraft store.
+"""Airflow Connections: credentials by ``conn_id``, from the configured secrets backend, ``AIRFLOW_CONN_<ID>``
+and then the environment's metastore, in Airflow's order.
 
 The URI and JSON forms and their parsing follow Airflow exactly, so a connection string that works in an
-Airflow deployment's environment works here unchanged.
+Airflow deployment's environment works here unchanged. A connection read is masked in the try's log from then
+on (its password, and its extra's values under sensitive keys), as Airflow's secrets masker does.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from updraft.sdk._internal.backends import BackendChain
 from updraft.sdk.exceptions import AirflowException, AirflowNotFoundException
+from updraft.secrets.masker import mask_secret
 
 __all__ = ["ENV_PREFIX", "Connection", "register_backend", "reset_backends"]
 
@@ -110,12 +113,28 @@ class Connection:
     @classmethod
     def get(cls, conn_id: str) -> Connection:
         """The connection from the first backend that knows ``conn_id``; Airflow's error when none does."""
-        for found in _backends.answers(conn_id):
-            if isinstance(found, Connection):
-                return found
-            if found:
-                return cls.deserialize(conn_id, found)
-        raise AirflowNotFoundException(f"The conn_id `{conn_id}` isn't defined")
+        failures: list[str] = []
+        found = _backends.first(conn_id, failures)
+        if found is None:
+            reason = f" (a secrets backend failed: {'; '.join(failures)})" if failures else ""
+            raise AirflowNotFoundException(f"The conn_id `{conn_id}` isn't defined{reason}")
+        if isinstance(found, Connection):
+            connection = found
+        else:
+            try:
+                connection = cls.deserialize(conn_id, found)
+            except (AirflowException, ValueError) as exc:
+                # Never the value itself in the message: it is the credentials.
+                raise AirflowException(f"The conn_id `{conn_id}` is stored in a form that is neither a connection "
+                                       f"URI nor Airflow's JSON ({type(exc).__name__})") from None
+        connection.mask_secrets()
+        return connection
+
+    def mask_secrets(self) -> None:
+        """Hide this connection's password and its extra's sensitive values in logs from now on."""
+        mask_secret(self.password)
+        if self.extra:
+            mask_secret(self.extra_dejson)
 
     # Airflow 2 spelled the lookup this way on models.Connection.
     get_connection_from_secrets = get
@@ -262,12 +281,13 @@ class Connection:
         return json.dumps(conn)
 
 
-_backends: BackendChain[Connection | str] = BackendChain(ENV_PREFIX, kind="connection", log_failure=log.debug)
+_backends: BackendChain[Connection | str] = BackendChain(ENV_PREFIX, kind="connection", log_failure=log.debug,
+                                                          found=bool)
 
 
-def register_backend(getter: ConnectionGetter) -> None:
-    """Add a backend after the environment (and any registered earlier)."""
-    _backends.register(getter)
+def register_backend(getter: ConnectionGetter, *, before_environment: bool = False) -> None:
+    """Add a backend after the environment (and any registered earlier), or before it (a secrets backend)."""
+    _backends.register(getter, before_environment=before_environment)
 
 
 def reset_backends() -> None:

@@ -73,3 +73,41 @@ def render_template_fields(obj: Any, context: Mapping[str, Any]) -> None:
     if not _field_renderer:
         raise RuntimeError("templates render only where the task runtime runs (a try or a DAG callback)")
     _field_renderer[0](obj, context)
+class SecretsMetastore(Protocol):
+    """What a try may ask of the environment's metastore: one variable read, written or deleted, one connection
+    read. The runtime provides it (:func:`use_metastore`); a later issue can serve it behind a per-task
+    credential without the SDK changing."""
+
+    def get_variable(self, key: str) -> str | None:
+        """The variable's value, or None."""
+
+    def set_variable(self, key: str, value: str, description: str | None) -> None: ...
+
+    def delete_variable(self, key: str) -> bool: ...
+
+    def get_connection(self, conn_id: str) -> str | None:
+        """The connection in Airflow's JSON form, or None."""
+
+
+class SecretsBackend(Protocol):
+    """A configured secrets backend (Airflow's ``BaseSecretsBackend`` lookups)."""
+
+    def get_variable(self, key: str) -> str | None: ...
+
+    def get_conn_value(self, conn_id: str) -> str | None: ...
+
+
+def use_secrets(metastore: SecretsMetastore | None, backend: SecretsBackend | None) -> None:
+    """Variables and connections come from ``backend``, then the environment, then ``metastore`` (Airflow's
+    order), replacing what was registered before."""
+    from updraft.sdk import connection, variable
+
+    variable.reset_backends()
+    connection.reset_backends()
+    if backend is not None:
+        variable.register_backend(backend.get_variable, before_environment=True)
+        connection.register_backend(backend.get_conn_value, before_environment=True)
+    if metastore is not None:
+        variable.register_backend(metastore.get_variable, setter=metastore.set_variable,
+                                  deleter=metastore.delete_variable)
+        connection.register_backend(metastore.get_connection)

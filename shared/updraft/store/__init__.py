@@ -4,7 +4,8 @@ Modules: ``api`` (the contract and its records), ``errors``, ``config`` (:class:
 table as plain data, shared with the CDK stack, and ``create_table``), ``models`` (pynamodb models built per
 config), ``keys`` (every key string), ``writes`` (the conditional-write helpers), ``blobs`` (values inline or in
 S3), ``lru`` (the serialized-DAG cache), ``base`` (what the aggregates share), one module per aggregate with its
-named conditions and writes (``dags``, ``files``, ``runs``, ``task_instances``, ``limits``, ``xcoms``) and
+named conditions and writes (``dags``, ``files``, ``runs``, ``task_instances``, ``limits``, ``xcoms``,
+``variables``, ``connections``; ``encryption`` is their KMS cipher) and
 ``dynamo`` (:class:`DynamoStore`, composed of them). Importing this package imports none of them: handlers load
 only what they use. The store decides nothing about scheduling: it imports nothing from ``updraft.scheduling`` or
 ``updraft.parsing`` (DAG registration policy is :mod:`updraft.scheduling.dag_registration`).
@@ -31,10 +32,15 @@ Items (``pk`` / ``sk``)::
     limit / pool    LIMIT#<limit_id>        LIMIT                    limit, available, holders{holder: {slots, at}};
                                                                      a pool is the limit ``pool:<name>``
     file            FILE#<relative_path>    META                     DAGs it owns, hash/version, import errors
+    variable        VARIABLE#<key>          META                     value (KMS ciphertext when the environment
+                                                                     has a key), description
+    connection      CONNECTION#<conn_id>    META                     type, host, schema, login, port; password
+                                                                     and extra as one KMS-encrypted JSON
 
 Indexes::
 
-    list_index    GSI  list_pk = DAGS#<shard> | POOLS | IMPORT_ERRORS#<shard>, list_sk = id     KEYS_ONLY
+    list_index    GSI  list_pk = DAGS#<shard> | POOLS | IMPORT_ERRORS#<shard> | VARIABLES |     KEYS_ONLY
+                       CONNECTIONS, list_sk = id
                        every DAG row and pool; files only while they have import errors (sparse). Keys only,
                        so next-run advances and slot takes never write to it.
     due_dags      GSI  due_pk = DUE#<crc32(dag_id) % N>, due_sk = next run_after                 ALL
@@ -106,6 +112,14 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     put_xcom, get_xcom   Put / Get RUN#dag#run / XCOM#... (+ S3 if large)             SC           1
     list_xcoms           Query sk begins_with XCOM#<task>#                            SC           1
     clear_xcoms          Query + Delete each                                          SC           1 + n
+    get_variable,        Get VARIABLE#/META (+ KMS Decrypt when encrypted)             SC           1 (+1 KMS)
+      get_connection     Get CONNECTION#/META (+ KMS Decrypt)
+    set_variable,        Put (+ KMS Encrypt); only_if_new: cond attribute_not_exists  cond         1 (+1 KMS)
+      put_connection     (the API's POST), else last writer wins (Variable.set)
+    delete_variable,     Delete cond attribute_exists                                 cond         1
+      delete_connection
+    list_variables,      Query list_index VARIABLES / CONNECTIONS, BatchGet (+ KMS    EC find, SC  1 + n/100
+      list_connections   Decrypt per item)                                                         (+ n KMS)
 
 Limits and capacity: each limit is one item, so one pool, one run's max_active_tasks or the global parallelism
 limit sustains about 1,000 writes/s (a take and a release per try: ~500 task starts/s); shard the limit item

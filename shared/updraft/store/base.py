@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from updraft.serialization.model import SerializedDAG
 from updraft.store.blobs import Blobs
 from updraft.store.config import StoreConfig
+from updraft.store.encryption import KmsCipher
 from updraft.store.lru import LruCache
 from updraft.store.models import Item, ListIndex, build_models
 
@@ -25,8 +26,15 @@ class StoreBase:
     """State of one store instance. Thread-safe: it keeps only caches of immutable facts (versions, limit
     items known to exist), so one instance serves every thread of a process."""
 
-    def __init__(self, config: StoreConfig, s3_client: S3Client | None = None) -> None:
+    def __init__(self, config: StoreConfig, s3_client: S3Client | None = None,
+                 kms_client: Callable[[], Any] | None = None) -> None:
+        """``kms_client`` makes the KMS client on first use (the store's secrets need it only when a key is
+        configured, and most invocations read none)."""
         self.config = config
+        if config.kms_key_id and kms_client is None:
+            raise ValueError("a store with a KMS key needs a kms_client: its secrets are never stored in clear")
+        self.cipher = (KmsCipher(kms_client, config.kms_key_id, config.table_name)
+                       if config.kms_key_id and kms_client is not None else None)
         self.models = build_models(config)
         self.blobs = Blobs(config, s3_client)
         self._lock = threading.Lock()

@@ -28,6 +28,9 @@ class StoreConfig:
     large_item_bytes: int = 350_000
     # Prefix of the S3 keys the store writes; kept away from ``dags/`` so the parser never sees them.
     s3_prefix: str = STORE_PREFIX
+    # The environment's KMS key: variables' values and connections' secrets are stored encrypted with it. None
+    # (local mode without one, tests) stores them as written, protected only by the table's own encryption.
+    kms_key_id: str | None = None
 
     def __post_init__(self) -> None:
         if self.index_shards < 1:

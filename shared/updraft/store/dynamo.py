@@ -12,14 +12,17 @@ The access patterns and their costs are listed in :mod:`updraft.store`.
 
 from __future__ import annotations
 
+from updraft.store.connections import ConnectionStore
 from updraft.store.dags import DagStore
 from updraft.store.files import FileStore
 from updraft.store.limits import LimitStore
 from updraft.store.runs import RunStore
 from updraft.store.task_instances import TaskInstanceStore
+from updraft.store.variables import VariableStore
 from updraft.store.xcoms import XComStore
 
 
-class DynamoStore(DagStore, FileStore, RunStore, TaskInstanceStore, LimitStore, XComStore):
+class DynamoStore(DagStore, FileStore, RunStore, TaskInstanceStore, LimitStore, XComStore, VariableStore,
+                  ConnectionStore):
     """The store on DynamoDB. Thread-safe: it keeps only caches of immutable facts (versions, limit items
     known to exist), so one instance serves every thread of a process."""

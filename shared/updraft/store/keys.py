@@ -103,3 +103,15 @@ def encode_holder(holder: str) -> str:
 
 def decode_holder(key: str) -> str:
     return key.replace("%5B", "[").replace("%5D", "]").replace("%25", "%")
+
+
+def variable_pk(key: str) -> str:
+    return f"VARIABLE#{key}"
+
+
+def connection_pk(conn_id: str) -> str:
+    return f"CONNECTION#{conn_id}"
+
+
+VARIABLES_LIST_PK = "VARIABLES"  # the API lists them whole (Airflow orders and pages in memory too)
+CONNECTIONS_LIST_PK = "CONNECTIONS"

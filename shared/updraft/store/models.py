@@ -270,6 +270,33 @@ class XComItem(Item):
     created_at = DateTimeAttribute(null=True)
 
 
+class VariableItem(Item):
+    key = UnicodeAttribute()
+    # The value, encrypted with the environment's KMS key when it has one (``encrypted``), else as written.
+    value = BinaryAttribute(null=True, legacy_encoding=False)
+    encrypted = BooleanAttribute(default=False)
+    description = UnicodeAttribute(null=True)
+    list_pk = UnicodeAttribute(null=True)
+    list_sk = UnicodeAttribute(null=True)
+    list_index: ListIndex[VariableItem] = ListIndex()
+
+
+class ConnectionItem(Item):
+    conn_id = UnicodeAttribute()
+    conn_type = UnicodeAttribute(null=True)
+    description = UnicodeAttribute(null=True)
+    host = UnicodeAttribute(null=True)
+    schema = UnicodeAttribute(null=True)
+    login = UnicodeAttribute(null=True)
+    port = NumberAttribute(null=True)
+    # ``{"password": ..., "extra": ...}`` as JSON, encrypted like a variable's value: the fields that hold secrets.
+    secret = BinaryAttribute(null=True, legacy_encoding=False)
+    encrypted = BooleanAttribute(default=False)
+    list_pk = UnicodeAttribute(null=True)
+    list_sk = UnicodeAttribute(null=True)
+    list_index: ListIndex[ConnectionItem] = ListIndex()
+
+
 @dataclass(frozen=True)
 class Models:
     """One config's model classes: each a subclass of the item type above, bound to that config's table."""
@@ -281,6 +308,8 @@ class Models:
     limit: type[LimitItem]
     file: type[FileItem]
     xcom: type[XComItem]
+    variable: type[VariableItem]
+    connection: type[ConnectionItem]
 
 
 def _bound(item_type: type[_M], config: StoreConfig) -> type[_M]:
@@ -293,7 +322,8 @@ def build_models(config: StoreConfig) -> Models:
     """The model classes bound to ``config``'s table (cached: pynamodb keeps a connection per class)."""
     models = Models(dag_meta=_bound(DagMetaItem, config), dag_version=_bound(DagVersionItem, config),
                     run=_bound(RunItem, config), task_instance=_bound(TaskInstanceItem, config),
-                    limit=_bound(LimitItem, config), file=_bound(FileItem, config), xcom=_bound(XComItem, config))
+                    limit=_bound(LimitItem, config), file=_bound(FileItem, config), xcom=_bound(XComItem, config),
+                    variable=_bound(VariableItem, config), connection=_bound(ConnectionItem, config))
     _share_connection(config, models)
     return models
 

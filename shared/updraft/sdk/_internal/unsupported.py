@@ -31,7 +31,8 @@ _NO_METADATA_DB = ("Updraft has no metadata database that DAG files can query; r
                    "task context (get_current_context) or the REST API")
 _NO_PROVIDER = ("provider packages are not bundled with Updraft; call the service's client library "
                 "from a @task instead")
-_NO_HOOKS = "hooks are not available; read credentials with Connection.get(conn_id) and use the client library"
+_NO_HOOKS = ("provider hooks are not available; subclass BaseHook (airflow.sdk) or read credentials with "
+             "Connection.get(conn_id) and use the client library")
 _NOT_YET = "not implemented in Updraft yet"
 _NO_SMTP = ("Updraft has no SMTP backend; email goes through Amazon SES from the environment's sender: call "
             "airflow.utils.email.send_email, or set email/email_on_failure on the task")
@@ -62,7 +63,6 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.utils.weekday": "removed in Airflow 3; import WeekDay from airflow.providers.standard.utils.weekday",
     "airflow.providers.standard.operators.python_virtualenv": f"virtualenv tasks are not available; {_FARGATE}",
     "airflow.hooks": _NO_HOOKS,
-    "airflow.sdk.bases.hook": _NO_HOOKS,
     "airflow.sdk.definitions.deadline": f"deadline alerts are {_NOT_YET}",
     "airflow.sdk.io": "ObjectStoragePath is not available; use boto3 for S3",
     "airflow.io": "ObjectStoragePath is not available; use boto3 for S3",
@@ -107,7 +107,6 @@ _MODELS_NAMES = {name: _NO_METADATA_DB for name in (
 )}
 _SDK_NAMES = {
     **_DECORATOR_NAMES,
-    "BaseHook": _NO_HOOKS,
     "ObjectStoragePath": MODULE_HINTS["airflow.io"],
     "DeadlineAlert": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "DeadlineReference": MODULE_HINTS["airflow.sdk.definitions.deadline"],
@@ -148,7 +147,7 @@ _SDK_NAMES = {
 # What airflow.providers.common.compat.sdk exports that Updraft lacks (the rest it re-exports).
 _COMPAT_SDK_NAMES = {
     **{name: _SDK_NAMES[name] for name in (
-        "setup", "teardown", "BaseHook", "ObjectStoragePath", "BaseOperatorLink", "conf", "literal",
+        "setup", "teardown", "ObjectStoragePath", "BaseOperatorLink", "conf", "literal",
         "DagRunState", "TaskInstanceState", "SkipMixin", "ResumableJobMixin", "RetryPolicy", "ExceptionRetryPolicy",
         "RetryAction", "RetryDecision", "RetryRule",
     )},
@@ -162,7 +161,6 @@ _COMPAT_SDK_NAMES = {
     )},
     **{name: MODULE_HINTS["airflow.listeners"] for name in ("hookimpl", "get_listener_manager")},
     "Stats": "metrics are not exposed to DAG code; Updraft publishes its own to CloudWatch",
-    **{name: f"secret masking helpers are {_NOT_YET}" for name in ("mask_secret", "redact")},
     "timeout": f"the timeout context manager is {_NOT_YET}; set execution_timeout on the task",
     **{name: f"custom task decorators are {_NOT_YET}; subclass an operator or use @task" for name in (
         "TaskDecorator", "DecoratedMappedOperator", "KeywordParameters", "task_decorator_factory",

@@ -30,6 +30,9 @@ _LAZY = {
     "DecoratedOperator": "updraft.sdk.decorators.base",
     "get_unique_task_id": "updraft.sdk.decorators.base",
     "determine_kwargs": "updraft.sdk.execution",
+    "BaseHook": "updraft.sdk.hooks",
+    "mask_secret": "updraft.secrets.masker",
+    "redact": "updraft.secrets.masker",
 }
 
 __all__ = ["timezone"]

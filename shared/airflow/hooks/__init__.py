@@ -1,0 +1,1 @@
+"""``airflow.hooks``: only ``airflow.hooks.base`` (``BaseHook``) is available."""
