@@ -31,6 +31,9 @@ Items (``pk`` / ``sk``)::
     limit / pool    LIMIT#<limit_id>        LIMIT                    limit, available, holders{holder: {slots, at}};
                                                                      a pool is the limit ``pool:<name>``
     file            FILE#<relative_path>    META                     DAGs it owns, hash/version, import errors
+    event log       EVENTS#<id % N>         EVENT#<id, 19 digits>    an API change: when, event, owner, ids, extra;
+                                                                     id = request ms * 10^6 + crc32(request id) % 10^6
+    heartbeat       HEARTBEAT#<component>   HEARTBEAT                at: the component's latest pass
 
 Indexes::
 
@@ -106,6 +109,15 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     put_xcom, get_xcom   Put / Get RUN#dag#run / XCOM#... (+ S3 if large)             SC           1
     list_xcoms           Query sk begins_with XCOM#<task>#                            SC           1
     clear_xcoms          Query + Delete each                                          SC           1 + n
+    put_event_log        Put EVENTS#/EVENT# cond attribute_not_exists (a retried      cond         1
+                         request has the same id: recorded once)
+    get_event_log        Get EVENTS#<id % N>/EVENT#<id>                               SC           1
+    list_event_logs      Query EVENTS#0..N-1, sk BETWEEN the bounds' ids               SC           N (1 per MB)
+    heartbeat_component  Put HEARTBEAT cond at absent or older, at most once per      cond         0-1
+                         ``every`` per process
+    last_heartbeat       Get HEARTBEAT#<component>                                    SC           1
+    delete_run_items     Query RUN#dag#run, Delete each                               SC           1 + n
+    delete_dag_items     Query DAG#<dag_id>, Delete each (META last)                  SC           1 + n
 
 Limits and capacity: each limit is one item, so one pool, one run's max_active_tasks or the global parallelism
 limit sustains about 1,000 writes/s (a take and a release per try: ~500 task starts/s); shard the limit item

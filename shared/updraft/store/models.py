@@ -270,6 +270,29 @@ class XComItem(Item):
     created_at = DateTimeAttribute(null=True)
 
 
+class EventLogItem(Item):
+    """One change made through the API (:mod:`updraft.store.event_logs`)."""
+
+    event_log_id = NumberAttribute()
+    when = DateTimeAttribute()
+    event = UnicodeAttribute()
+    owner = UnicodeAttribute(null=True)
+    dag_id = UnicodeAttribute(null=True)
+    task_id = UnicodeAttribute(null=True)
+    run_id = UnicodeAttribute(null=True)
+    map_index = NumberAttribute(null=True)
+    try_number = NumberAttribute(null=True)
+    logical_date = DateTimeAttribute(null=True)
+    extra = UnicodeAttribute(null=True)  # JSON text, sensitive values masked
+
+
+class HeartbeatItem(Item):
+    """A component's latest heartbeat (:mod:`updraft.store.heartbeats`)."""
+
+    component = UnicodeAttribute()
+    at = DateTimeAttribute()
+
+
 @dataclass(frozen=True)
 class Models:
     """One config's model classes: each a subclass of the item type above, bound to that config's table."""
@@ -281,6 +304,8 @@ class Models:
     limit: type[LimitItem]
     file: type[FileItem]
     xcom: type[XComItem]
+    event_log: type[EventLogItem]
+    heartbeat: type[HeartbeatItem]
 
 
 def _bound(item_type: type[_M], config: StoreConfig) -> type[_M]:
@@ -293,7 +318,8 @@ def build_models(config: StoreConfig) -> Models:
     """The model classes bound to ``config``'s table (cached: pynamodb keeps a connection per class)."""
     models = Models(dag_meta=_bound(DagMetaItem, config), dag_version=_bound(DagVersionItem, config),
                     run=_bound(RunItem, config), task_instance=_bound(TaskInstanceItem, config),
-                    limit=_bound(LimitItem, config), file=_bound(FileItem, config), xcom=_bound(XComItem, config))
+                    limit=_bound(LimitItem, config), file=_bound(FileItem, config), xcom=_bound(XComItem, config),
+                    event_log=_bound(EventLogItem, config), heartbeat=_bound(HeartbeatItem, config))
     _share_connection(config, models)
     return models
 
