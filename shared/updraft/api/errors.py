@@ -39,6 +39,10 @@ class MethodNotAllowed(ApiError):
     status = 405
 
 
+class NotAcceptable(ApiError):
+    status = 406
+
+
 class Conflict(ApiError):
     status = 409
 

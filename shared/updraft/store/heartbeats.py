@@ -15,6 +15,10 @@ from updraft.store.base import StoreBase
 from updraft.store.writes import any_of, conditional
 
 HEARTBEAT_SK = "HEARTBEAT"
+SCHEDULER = "scheduler"
+DAG_PROCESSOR = "dag_processor"  # the parser, named as Airflow's health check names its DAG processor
+# Each process records a component's heartbeat at most this often: ~2 writes a minute per warm container.
+HEARTBEAT_EVERY = dt.timedelta(seconds=30)
 
 
 def _pk(component: str) -> str:
