@@ -27,7 +27,6 @@ from aws_lambda_powertools.metrics import MetricUnit
 from updraft.config import UpdraftConfig
 from updraft.parsing.s3_events import handle_dag_file_events
 from updraft.services import shared_services as services
-from updraft.store.heartbeats import DAG_PROCESSOR, HEARTBEAT_EVERY
 
 SERVICE = "updraft-parser"  # the metrics' dimension the stack's ImportErrors alarm watches
 logger = Logger(service=SERVICE)
@@ -42,6 +41,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     result = handle_dag_file_events(event, s3_client=svc.client("s3"), prefix=svc.config.dags_prefix,
                                     bucket=svc.config.bucket, store=svc.store, options=svc.parse_options)
     parsed = result["parsed"].values()
+    from updraft.store.heartbeats import DAG_PROCESSOR, HEARTBEAT_EVERY  # the store's modules: not at cold import
+
     svc.store.heartbeat_component(DAG_PROCESSOR, dt.datetime.now(dt.UTC), every=HEARTBEAT_EVERY)
     metrics.add_metric(name="DagFilesParsed", unit=MetricUnit.Count, value=len(parsed))
     metrics.add_metric(name="ImportErrors", unit=MetricUnit.Count,

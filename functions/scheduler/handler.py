@@ -22,7 +22,6 @@ from aws_lambda_powertools.metrics import MetricUnit
 from updraft.config import UpdraftConfig
 from updraft.handler_events import Tick, scheduler_event
 from updraft.services import shared_services as services
-from updraft.store.heartbeats import HEARTBEAT_EVERY, SCHEDULER
 
 logger = Logger(service="updraft-scheduler")
 metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-scheduler")
@@ -40,6 +39,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     else:
         report = scheduler.schedule_run(decoded.dag_id, decoded.run_id)
         kind = "task_finished"
+    from updraft.store.heartbeats import HEARTBEAT_EVERY, SCHEDULER  # the store's modules: not at cold import
+
     scheduler.store.heartbeat_component(SCHEDULER, dt.datetime.now(dt.UTC), every=HEARTBEAT_EVERY)
     metrics.add_metric(name="RunsCreated", unit=MetricUnit.Count, value=len(report.runs_created))
     metrics.add_metric(name="TriesDispatched", unit=MetricUnit.Count, value=len(report.dispatched))

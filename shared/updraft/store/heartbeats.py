@@ -10,9 +10,14 @@ stored time from moving backwards when processes race (a failed condition costs 
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from updraft.store.base import StoreBase
+from updraft.store.config import StoreConfig
 from updraft.store.writes import any_of, conditional
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
 
 HEARTBEAT_SK = "HEARTBEAT"
 SCHEDULER = "scheduler"
@@ -26,16 +31,17 @@ def _pk(component: str) -> str:
 
 
 class HeartbeatStore(StoreBase):
-    _beaten: dict[str, dt.datetime]
+    def __init__(self, config: StoreConfig, s3_client: S3Client | None = None) -> None:
+        super().__init__(config, s3_client)
+        self._beaten: dict[str, dt.datetime] = {}  # component -> when this process last recorded it
 
     def heartbeat_component(self, component: str, now: dt.datetime, *, every: dt.timedelta) -> bool:
         """Record that ``component`` ran at ``now``, unless this process recorded it less than ``every`` ago.
         True when a write was sent and applied."""
-        beaten = self.__dict__.setdefault("_beaten", {})
-        last = beaten.get(component)
+        last = self._beaten.get(component)
         if last is not None and now - last < every:
             return False
-        beaten[component] = now
+        self._beaten[component] = now
         H = self.models.heartbeat
         item = H(_pk(component), HEARTBEAT_SK, component=component, at=now)
         return conditional(lambda: item.save(condition=any_of(H.at.does_not_exist(), H.at < now)))
