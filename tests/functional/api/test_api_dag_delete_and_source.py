@@ -40,6 +40,19 @@ def test_dag_source_errors_are_airflow_s(api):
     assert refused.status == 400 and "version_number" in refused.body["detail"]
 
 
+def test_an_api_that_may_not_read_dag_files_says_so(api, monkeypatch):
+    from botocore.exceptions import ClientError
+
+    def denied(*_args, **_kwargs):
+        raise ClientError({"Error": {"Code": "AccessDenied", "Message": "Access Denied"}}, "GetObject")
+
+    from updraft.services import shared_services
+
+    monkeypatch.setattr(shared_services().client("s3"), "get_object", denied)
+    answer = api.get("/api/v2/dagSources/etl")
+    assert answer.status == 403 and "may not read DAG files" in answer.body["detail"]
+
+
 def test_deleting_a_dag_deletes_its_runs_task_instances_and_xcoms_and_frees_their_slots(api, store):
     run_id = api("POST", "/api/v2/dags/etl/dagRuns", body={"logical_date": None}).body["dag_run_id"]
     key = TIKey("etl", run_id, "extract")

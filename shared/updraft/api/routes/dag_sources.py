@@ -4,13 +4,16 @@
 The source is read from the environment's bucket, where the parser read it: the object version the DAG was
 parsed from when the bucket is versioned (the row's ``file_version``), else the file as it is now. Updraft does
 not number DAG versions, so ``version_number`` is null in the answer and asking for one is a 400 naming it.
+
+The deployed stack grants DAG code to the parser and the workers only (``infra/constructs/access.py``): until
+the API's role may read ``dags/*``, the answer there is a 403 saying so, never a 500. Local mode reads it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from updraft.api.errors import BadRequest, NotAcceptable, NotFound
+from updraft.api.errors import BadRequest, Forbidden, NotAcceptable, NotFound
 from updraft.api.lookups import dag_or_404, display_name
 from updraft.api.routing import Call, Reply, RouteTable
 
@@ -49,6 +52,11 @@ def _source(call: Call, meta: Any) -> str | None:
             body = s3.get_object(Bucket=config.bucket, Key=key)["Body"]
     except s3.exceptions.NoSuchKey:
         return None
+    except s3.exceptions.ClientError as err:
+        if err.response.get("Error", {}).get("Code") != "AccessDenied":
+            raise
+        raise Forbidden("This environment's API may not read DAG files: its stack grants DAG code to the parser "
+                        "and the workers only") from None
     return body.read().decode("utf-8", errors="replace")
 
 
