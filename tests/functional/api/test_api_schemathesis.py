@@ -27,7 +27,7 @@ from tests.functional.lambda_helpers import lambda_context
 from updraft.api.openapi import document
 from updraft.api.routes import all_routes
 
-MAX_EXAMPLES = 6
+MAX_EXAMPLES = 5
 RUN_ID = "manual__schemathesis"
 KNOWN = {"dag_id": "etl", "dag_run_id": RUN_ID, "task_id": "extract", "map_index": -1, "try_number": 1,
          "xcom_key": "return_value", "pool_name": "default_pool"}
