@@ -5,8 +5,9 @@ Airflow's ``action_logging`` does: the event is the route function's name (Airfl
 operationId), the owner is the caller API Gateway identified, ``dag_id``/``task_id``/``run_id``/``logical_date``
 come from the path, query and body, and ``extra`` is the query, path and JSON body with sensitive values masked
 (Airflow's sensitive names; a variable's value and a connection's ``extra`` values always) plus the method.
-A dry-run clear changes nothing and is not recorded, as in Airflow. Token requests (``/auth/...``) change
-nothing either, and carry a password: not recorded (Airflow does not log them).
+A dry-run clear changes nothing and is not recorded, as in Airflow; nor are the reads sent as POSTs (the batch
+lists) and the dry-run routes (:data:`READS`). Token requests (``/auth/...``) change nothing either, and carry a
+password: not recorded (Airflow does not log them).
 
 Recording never fails the request it records: any error is logged and the response goes out. The entry's id
 comes from API Gateway's request id and request time, so a request delivered twice is recorded once
@@ -43,11 +44,15 @@ FIELDS_SKIP_LOGGING = frozenset({"csrf_token", "_csrf_token", "is_paused", "dag_
                                  "run_id", "logical_date"})
 DRY_RUN_EVENTS = frozenset({"clear_dag_run", "post_clear_task_instances"})
 NOT_RECORDED_PREFIX = "/auth/"
+# Routes that are not GETs but change nothing: batch reads with a body, and previews.
+READS = frozenset({"get_list_dag_runs_batch", "get_task_instances_batch", "patch_task_instance_dry_run",
+                   "patch_task_group_instances_dry_run"})
 
 
 def recorded(route: Route) -> bool:
     """Whether a successful call of ``route`` is recorded: every change, not reads nor token requests."""
-    return route.method != "GET" and not route.path.startswith(NOT_RECORDED_PREFIX)
+    return (route.method != "GET" and not route.path.startswith(NOT_RECORDED_PREFIX)
+            and route.endpoint.__name__ not in READS)
 
 
 def sensitive(name: Any) -> bool:
