@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: local test bench-parse bench-scheduler bench-e2e clean
+.PHONY: local test bench-parse bench-scheduler bench-e2e bench-api clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -29,6 +29,10 @@ bench-scheduler: $(STAMP)
 
 bench-e2e: $(STAMP)
 	$(PY) bench/e2e_bench.py
+
+# p50/p95 of GET /dags and a trigger through local mode's API Gateway, and the API Lambda's cold import.
+bench-api: $(STAMP)
+	$(PY) bench/api_bench.py
 
 clean:
 	rm -rf $(VENV)

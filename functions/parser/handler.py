@@ -12,11 +12,13 @@ Metrics (CloudWatch EMF, namespace ``UPDRAFT_METRICS_NAMESPACE``, dimension ``se
 invocation: ``DagFilesParsed`` (files parsed) and ``ImportErrors`` (of those, files with at least one import
 error), ``RejectedRecords`` (records naming another bucket or a bad key) and ``FailedDagFiles`` (files whose
 handling failed, e.g. their store write; the event's other files are still handled). The stack alarms on
-``ImportErrors``: a broken upload is otherwise visible only in the UI.
+``ImportErrors``: a broken upload is otherwise visible only in the UI. Every invocation records the DAG
+processor's heartbeat (at most every 30 s per container) for ``GET /monitor/health``.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -39,6 +41,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     result = handle_dag_file_events(event, s3_client=svc.client("s3"), prefix=svc.config.dags_prefix,
                                     bucket=svc.config.bucket, store=svc.store, options=svc.parse_options)
     parsed = result["parsed"].values()
+    from updraft.store.heartbeats import DAG_PROCESSOR, HEARTBEAT_EVERY  # the store's modules: not at cold import
+
+    svc.store.heartbeat_component(DAG_PROCESSOR, dt.datetime.now(dt.UTC), every=HEARTBEAT_EVERY)
     metrics.add_metric(name="DagFilesParsed", unit=MetricUnit.Count, value=len(parsed))
     metrics.add_metric(name="ImportErrors", unit=MetricUnit.Count,
                        value=sum(1 for entry in parsed if entry["import_errors"]))

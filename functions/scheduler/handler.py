@@ -4,6 +4,7 @@ The accepted event shapes are documented in ``updraft.handler_events``. Both are
 conditional write in the store, so a redelivered tick or a duplicate task-finished event finds the runs already
 created and the tries already claimed, and dispatches nothing again. A malformed event raises ``MalformedEvent``
 (a ValueError naming what was expected): it is a deployment mistake, and a failed invocation is where it shows.
+Every pass records the scheduler's heartbeat (at most every 30 s per container) for ``GET /monitor/health``.
 
 Settings come from the environment through ``updraft.config.UpdraftConfig``. Clients, the store and the
 scheduler (with its cache of DAG versions) are built on first use and kept by the warm container. No Tracer: it
@@ -12,6 +13,7 @@ imports the X-Ray SDK (~300 ms of cold start) for spans this handler does not ne
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -37,6 +39,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     else:
         report = scheduler.schedule_run(decoded.dag_id, decoded.run_id)
         kind = "task_finished"
+    from updraft.store.heartbeats import HEARTBEAT_EVERY, SCHEDULER  # the store's modules: not at cold import
+
+    scheduler.store.heartbeat_component(SCHEDULER, dt.datetime.now(dt.UTC), every=HEARTBEAT_EVERY)
     metrics.add_metric(name="RunsCreated", unit=MetricUnit.Count, value=len(report.runs_created))
     metrics.add_metric(name="TriesDispatched", unit=MetricUnit.Count, value=len(report.dispatched))
     metrics.add_metric(name="RunsFinished", unit=MetricUnit.Count, value=len(report.runs_finished))

@@ -230,3 +230,10 @@ def test_without_a_configured_bucket_no_record_is_trusted(handler_module, monkey
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
     result = handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), lambda_context("parser"))
     assert result["parsed"] == {} and "UPDRAFT_BUCKET" in result["rejected"][f"s3://{BUCKET}/{KEY}"]
+
+
+def test_every_parse_records_the_dag_processor_s_heartbeat_for_the_health_route(handler_module):
+    handler, s3 = handler_module
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
+    handler.handler(json.loads((EVENTS / "s3_object_created.json").read_text()), lambda_context("parser"))
+    assert _reader().last_heartbeat("dag_processor") is not None

@@ -181,3 +181,9 @@ def test_fargate_task_runs_on_the_configured_cluster(env, monkeypatch):
     env_vars = {e["name"]: e["value"] for e in override["environment"]}
     assert json.loads(env_vars["UPDRAFT_DISPATCH"]) == dispatched
     assert env_vars["UPDRAFT_TABLE"] == TABLE and env_vars["UPDRAFT_WORKER_FUNCTION"] == WORKER
+
+
+def test_every_pass_records_the_scheduler_s_heartbeat_for_the_health_route(env):
+    before = dt.datetime.now(dt.UTC)
+    env.handler.handler(_event("eventbridge_tick.json"), lambda_context("scheduler"))
+    assert env.store.last_heartbeat("scheduler") >= before

@@ -8,6 +8,7 @@ What the resolver adds to the routes:
 - Airflow's error bodies: an :class:`~updraft.api.errors.ApiError` becomes its status and ``{"detail": ...}``;
   a path no route has is 404 ``{"error": "API route not found"}``; a path served under other methods is 405;
 - the caller's role checked against the route's (``updraft.api.auth``): 401 or 403 before the route runs;
+- an audit record of every successful change (:mod:`updraft.api.audit`);
 - nothing a request sends can crash the function: any other exception is logged and answers 500
   ``{"detail": "Internal Server Error"}`` (a 5xx counts in the ``Api5xx`` alarm metric).
 
@@ -26,6 +27,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
+from updraft.api.audit import record_change
 from updraft.api.auth import authorize
 from updraft.api.errors import ApiError, MethodNotAllowed
 from updraft.api.request import Request
@@ -65,6 +67,7 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
         authorize(route, call)
         call.check_path()
         result = route.endpoint(call)
+        record_change(call, route)
         if isinstance(result, Reply) and result.content_type is not None:
             return Response(status_code=result.status, content_type=result.content_type, body=result.body,
                             headers=result.headers)

@@ -45,6 +45,10 @@ class MethodNotAllowed(ApiError):
     status = 405
 
 
+class NotAcceptable(ApiError):
+    status = 406
+
+
 class Conflict(ApiError):
     status = 409
 

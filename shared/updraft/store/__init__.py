@@ -36,6 +36,9 @@ Items (``pk`` / ``sk``)::
                                                                      has a key), description
     connection      CONNECTION#<conn_id>    META                     type, host, schema, login, port; password
                                                                      and extra as one KMS-encrypted JSON
+    event log       EVENTS#<id % N>         EVENT#<id, 19 digits>    an API change: when, event, owner, ids, extra;
+                                                                     id = request ms * 10^6 + crc32(request id) % 10^6
+    heartbeat       HEARTBEAT#<component>   HEARTBEAT                at: the component's latest pass
 
 Indexes::
 
@@ -120,6 +123,15 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
       delete_connection
     list_variables,      Query list_index VARIABLES / CONNECTIONS, BatchGet (+ KMS    EC find, SC  1 + n/100
       list_connections   Decrypt per item)                                                         (+ n KMS)
+    put_event_log        Put EVENTS#/EVENT# cond attribute_not_exists (a retried      cond         1
+                         request has the same id: recorded once)
+    get_event_log        Get EVENTS#<id % N>/EVENT#<id>                               SC           1
+    list_event_logs      Query EVENTS#0..N-1, sk BETWEEN the bounds' ids               SC           N (1 per MB)
+    heartbeat_component  Put HEARTBEAT cond at absent or older, at most once per      cond         0-1
+                         ``every`` per process
+    last_heartbeat       Get HEARTBEAT#<component>                                    SC           1
+    delete_run_items     Query RUN#dag#run, Delete each                               SC           1 + n
+    delete_dag_items     Query DAG#<dag_id>, Delete each (META last)                  SC           1 + n
 
 Limits and capacity: each limit is one item, so one pool, one run's max_active_tasks or the global parallelism
 limit sustains about 1,000 writes/s (a take and a release per try: ~500 task starts/s); shard the limit item

@@ -205,3 +205,16 @@ class Store(Protocol):
 
     def clear_xcoms(self, key: TIKey) -> int:
         """Delete a task instance's XComs before a new try runs, as Airflow does; returns how many."""
+
+    # -- deleting a DAG (policy: updraft.scheduling.dag_deletion) -------------------------------------------
+    def delete_run_items(self, dag_id: str, run_id: str) -> int:
+        """Delete every item of a run's partition (task instances, XComs); returns how many."""
+
+    def delete_dag_items(self, dag_id: str) -> int:
+        """Delete every item of a DAG's partition (runs, versions), its row last; returns how many."""
+
+    # -- component heartbeats --------------------------------------------------------------------------------
+    def heartbeat_component(self, component: str, now: dt.datetime, *, every: dt.timedelta) -> bool:
+        """Record that ``component`` ran at ``now``, at most once per ``every`` per process."""
+
+    def last_heartbeat(self, component: str) -> dt.datetime | None: ...

@@ -297,6 +297,29 @@ class ConnectionItem(Item):
     list_index: ListIndex[ConnectionItem] = ListIndex()
 
 
+class EventLogItem(Item):
+    """One change made through the API (:mod:`updraft.store.event_logs`)."""
+
+    event_log_id = NumberAttribute()
+    when = DateTimeAttribute()
+    event = UnicodeAttribute()
+    owner = UnicodeAttribute(null=True)
+    dag_id = UnicodeAttribute(null=True)
+    task_id = UnicodeAttribute(null=True)
+    run_id = UnicodeAttribute(null=True)
+    map_index = NumberAttribute(null=True)
+    try_number = NumberAttribute(null=True)
+    logical_date = DateTimeAttribute(null=True)
+    extra = UnicodeAttribute(null=True)  # JSON text, sensitive values masked
+
+
+class HeartbeatItem(Item):
+    """A component's latest heartbeat (:mod:`updraft.store.heartbeats`)."""
+
+    component = UnicodeAttribute()
+    at = DateTimeAttribute()
+
+
 @dataclass(frozen=True)
 class Models:
     """One config's model classes: each a subclass of the item type above, bound to that config's table."""
@@ -310,6 +333,8 @@ class Models:
     xcom: type[XComItem]
     variable: type[VariableItem]
     connection: type[ConnectionItem]
+    event_log: type[EventLogItem]
+    heartbeat: type[HeartbeatItem]
 
 
 def _bound(item_type: type[_M], config: StoreConfig) -> type[_M]:
@@ -323,7 +348,8 @@ def build_models(config: StoreConfig) -> Models:
     models = Models(dag_meta=_bound(DagMetaItem, config), dag_version=_bound(DagVersionItem, config),
                     run=_bound(RunItem, config), task_instance=_bound(TaskInstanceItem, config),
                     limit=_bound(LimitItem, config), file=_bound(FileItem, config), xcom=_bound(XComItem, config),
-                    variable=_bound(VariableItem, config), connection=_bound(ConnectionItem, config))
+                    variable=_bound(VariableItem, config), connection=_bound(ConnectionItem, config),
+                    event_log=_bound(EventLogItem, config), heartbeat=_bound(HeartbeatItem, config))
     _share_connection(config, models)
     return models
 

@@ -165,3 +165,21 @@ def test_logs_by_try_and_xcoms(client, store):
     entry = xcoms.get_xcom_entry(dag_id="etl", task_id="extract", dag_run_id="r1", xcom_key="return_value",
                                  deserialize=True)
     assert entry.actual_instance.value == [1, 2, 3]
+
+
+def test_dag_source_event_logs_delete_and_heartbeats(client, store):
+    from airflow_client.client.api.dag_source_api import DagSourceApi
+    from airflow_client.client.api.event_log_api import EventLogApi
+
+    boto3.client("s3", region_name=REGION).put_object(Bucket=BUCKET, Key="dags/etl.py", Body=b"# etl\n")
+    source = DagSourceApi(client).get_dag_source("etl", accept="application/json")
+    assert (source.content, source.version_number) == ("# etl\n", None)
+    store.heartbeat_component("scheduler", dt.datetime.now(dt.UTC), every=dt.timedelta(seconds=30))
+    assert MonitorApi(client).get_health().scheduler.status == "healthy"
+    DAGApi(client).patch_dag("etl", DAGPatchBody(is_paused=True))
+    DAGApi(client).delete_dag("reporting")
+    with pytest.raises(NotFoundException):
+        DAGApi(client).get_dag("reporting")
+    logs = EventLogApi(client).get_event_logs(order_by=["-id"])
+    assert [(e.event, e.dag_id) for e in logs.event_logs] == [("delete_dag", "reporting"), ("patch_dag", "etl")]
+    assert EventLogApi(client).get_event_log(logs.event_logs[0].event_log_id).event == "delete_dag"

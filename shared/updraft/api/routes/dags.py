@@ -1,4 +1,4 @@
-"""DAGs: ``GET/PATCH /dags``, ``GET/PATCH /dags/{dag_id}``, ``/dags/{dag_id}/details``, ``/dags/{dag_id}/tasks``
+"""DAGs: ``GET/PATCH /dags``, ``GET/PATCH/DELETE /dags/{dag_id}``, ``/dags/{dag_id}/details``, ``/dags/{dag_id}/tasks``
 and ``/dagTags``, in Airflow's ``DAGResponse``/``DAGDetailsResponse``/``TaskResponse`` shapes.
 
 Listing reads the DAG rows (one index query per shard, then a batch read) and filters and pages them here; only
@@ -11,11 +11,11 @@ import base64
 from typing import Any
 
 from updraft.api.body import Field, parse_body
-from updraft.api.errors import BadRequest, NotFound
+from updraft.api.errors import BadRequest, Conflict, NotFound
 from updraft.api.formats import iso, iso_duration, pattern_matcher, time_delta
 from updraft.api.lookups import dag_or_404, display_name, field_keys, jsonable
 from updraft.api.pagination import order, page_of, paginate
-from updraft.api.routing import Call, RouteTable
+from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.limits import dag_runs_limit
 
 routes = RouteTable()
@@ -168,6 +168,24 @@ def patch_dag(call: Call) -> dict[str, Any]:
     dag_or_404(call, dag_id)
     _set_paused(call, dag_id, paused)
     return get_dag(call)
+
+
+@routes.delete("/dags/{dag_id}")
+def delete_dag(call: Call) -> Reply:
+    """Airflow's ``DELETE /dags/{dag_id}`` (:mod:`updraft.scheduling.dag_deletion`): 204; 404 for an unknown DAG;
+    409 while one of its task instances runs. A DAG whose file still defines it comes back, paused, the next time
+    the file is parsed (its next upload), as it does on Airflow's next parse."""
+    from updraft.scheduling.dag_deletion import DagStillRunning
+    from updraft.scheduling.dag_deletion import delete_dag as delete
+
+    dag_id = call.path("dag_id")
+    try:
+        deleted = delete(call.store, dag_id)
+    except DagStillRunning:
+        raise Conflict(f"Task instances of dag with id: '{dag_id}' are still running") from None
+    if not deleted:
+        raise NotFound(f"Dag with id: {dag_id} was not found")
+    return Reply(204)
 
 
 @routes.get("/dags/{dag_id}/details")

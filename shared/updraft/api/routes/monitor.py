@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from updraft.api.health import monitor_health
@@ -12,4 +13,5 @@ routes = RouteTable()
 
 @routes.get("/monitor/health")
 def get_health(call: Call) -> dict[str, Any]:
-    return monitor_health(lambda: call.store)
+    return monitor_health(lambda: call.store, now=call.now(),
+                          tick=lambda: dt.timedelta(seconds=call.services.config.tick_seconds))

@@ -1,0 +1,79 @@
+"""``GET /dagSources/{dag_id}``: the DAG file's source, Airflow's ``DAGSourceResponse`` (or the text alone when
+``Accept: text/plain``).
+
+The source is read from the environment's bucket, where the parser read it: the object version the DAG was
+parsed from when the bucket is versioned (the row's ``file_version``), else the file as it is now. Updraft does
+not number DAG versions, so ``version_number`` is null in the answer and asking for one is a 400 naming it.
+
+The deployed stack grants DAG code to the parser and the workers only (``infra/constructs/access.py``): until
+the API's role may read ``dags/*``, the answer there is a 403 saying so, never a 500. Local mode reads it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from updraft.api.errors import BadRequest, Forbidden, NotAcceptable, NotFound
+from updraft.api.lookups import dag_or_404, display_name
+from updraft.api.routing import Call, Reply, RouteTable
+
+routes = RouteTable()
+
+JSON, TEXT, ANY = "application/json", "text/plain", "*/*"
+
+
+def _mimetype(call: Call) -> str:
+    """Airflow's choice from ``Accept``: any or JSON -> JSON, text -> text, else 406."""
+    accept = call.request.header("Accept") or ANY
+    for mimetype in (ANY, JSON, TEXT):
+        if accept.startswith(mimetype):
+            return mimetype
+    raise NotAcceptable("Only application/json or text/plain is supported")
+
+
+def _version_of(meta: Any) -> dict[str, str]:
+    """The S3 version the DAG was parsed from; the parser records an ETag (quoted) when the bucket keeps none."""
+    version = meta.file_version
+    return {"VersionId": version} if version and not version.startswith('"') and version != "null" else {}
+
+
+def _source(call: Call, meta: Any) -> str | None:
+    config = call.services.config
+    if not config.bucket:
+        return None
+    s3 = call.services.client("s3")
+    key = config.dags_prefix + meta.relative_fileloc
+    try:
+        try:
+            body = s3.get_object(Bucket=config.bucket, Key=key, **_version_of(meta))["Body"]
+        except s3.exceptions.ClientError as err:  # that version is gone: the file as it is now
+            if err.response.get("Error", {}).get("Code") not in ("InvalidArgument", "NoSuchVersion"):
+                raise
+            body = s3.get_object(Bucket=config.bucket, Key=key)["Body"]
+    except s3.exceptions.NoSuchKey:
+        return None
+    except s3.exceptions.ClientError as err:
+        if err.response.get("Error", {}).get("Code") != "AccessDenied":
+            raise
+        raise Forbidden("This environment's API may not read DAG files: its stack grants DAG code to the parser "
+                        "and the workers only") from None
+    return body.read().decode("utf-8", errors="replace")
+
+
+@routes.get("/dagSources/{dag_id}")
+def get_dag_source(call: Call) -> Any:
+    dag_id = call.path("dag_id")
+    version_number = call.query.integer("version_number")
+    call.query.check()
+    mimetype = _mimetype(call)
+    if version_number is not None:
+        raise BadRequest("Updraft does not number DAG versions: version_number is not supported (omit it for the "
+                         "source the DAG was last parsed from)")
+    meta, sdag = dag_or_404(call, dag_id)
+    content = _source(call, meta)
+    if content is None:
+        raise NotFound(f"Code not found. dag_id='{dag_id}' version_number='None'")
+    if mimetype == TEXT:
+        return Reply(200, content, content_type=TEXT)
+    return {"content": content, "dag_id": dag_id, "version_number": None,
+            "dag_display_name": display_name(sdag, dag_id)}

@@ -1,0 +1,36 @@
+"""Deleting a DAG, as Airflow's ``delete_dag``: refused while one of its task instances runs, else its runs,
+task instances, XComs, versions and row are deleted (the event log keeps its entries, as Airflow keeps ``log``).
+
+What Updraft adds: slots. A queued task instance holds pool, parallelism and concurrency slots, and an active
+run holds its DAG's ``max_active_runs`` slot; they are released before the items go, so no limit keeps a holder
+that no longer exists. A DAG whose file still defines it comes back, new and paused at creation, the next time
+the file is parsed (its next upload), as it does in Airflow on the next parse.
+"""
+
+from __future__ import annotations
+
+from updraft.model.limits import dag_runs_limit
+from updraft.model.states import TaskInstanceState
+from updraft.store.api import Store
+
+
+class DagStillRunning(Exception):
+    """A task instance of the DAG is running: deleting its items under it would lose its result."""
+
+
+def delete_dag(store: Store, dag_id: str) -> bool:
+    """Delete ``dag_id``'s items; False when the DAG does not exist. Idempotent: a retry finishes the job."""
+    if store.get_dag_meta(dag_id) is None:
+        return False
+    runs = store.list_runs(dag_id)
+    instances = {run.run_id: store.get_run_tis(dag_id, run.run_id) for run in runs}
+    if any(ti.state == TaskInstanceState.RUNNING for tis in instances.values() for ti in tis):
+        raise DagStillRunning(dag_id)
+    for run in runs:
+        for ti in instances[run.run_id]:
+            for limit_id in ti.held_limits:
+                store.release_slots(limit_id, ti.key.holder(ti.try_number))
+        store.release_slots(dag_runs_limit(dag_id), run.run_id)
+        store.delete_run_items(dag_id, run.run_id)
+    store.delete_dag_items(dag_id)
+    return True

@@ -1,0 +1,35 @@
+"""Deleting a DAG's items (``DELETE /dags/{dag_id}``): its runs' partitions, then its own partition.
+
+Deletes are unconditional and idempotent (deleting an absent item succeeds), so a retried deletion finishes
+what a crashed one started. The DAG row (``META``) goes last: while any of the DAG's items remain, the DAG is
+still found, and a retry reaches them. What may be deleted is decided by the caller
+(:mod:`updraft.scheduling.dag_deletion`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from updraft.store import keys
+from updraft.store.base import StoreBase
+from updraft.store.models import Item
+
+
+class DagDeletionStore(StoreBase):
+    @staticmethod
+    def _delete_all(items: Sequence[Item]) -> int:
+        for item in items:
+            item.delete()
+        return len(items)
+
+    def delete_run_items(self, dag_id: str, run_id: str) -> int:
+        """Every item in the run's partition (task instances, XComs): a query per MB, a delete per item."""
+        T = self.models.task_instance
+        return self._delete_all(list(T.query(keys.run_pk(dag_id, run_id), consistent_read=True)))
+
+    def delete_dag_items(self, dag_id: str) -> int:
+        """Every item in the DAG's partition (runs, versions), the row (``META``) last."""
+        M = self.models.dag_meta
+        found = list(M.query(keys.dag_pk(dag_id), consistent_read=True))
+        found.sort(key=lambda item: item.sk == keys.META)
+        return self._delete_all(found)
