@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from typing import TYPE_CHECKING
 
 from updraft.store.base import StoreBase
 from updraft.store.writes import any_of, conditional
-
-if TYPE_CHECKING:
-    pass
 
 HEARTBEAT_SK = "HEARTBEAT"
 SCHEDULER = "scheduler"

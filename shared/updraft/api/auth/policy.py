@@ -69,8 +69,9 @@ SEGMENTS: dict[str, Resource] = {
     "importErrors": Resource.VIEW, "plugins": Resource.VIEW, "providers": Resource.VIEW, "jobs": Resource.VIEW,
 }
 
-# Airflow's token routes (its auth manager's sub-application at /auth): how a caller gets credentials.
-TOKEN_PATHS = ("/auth/token", "/auth/token/cli")
+# Outside /api/v2 and open to all: Airflow's token routes (its auth manager's sub-application at /auth), how a
+# caller gets credentials; and the OpenAPI document, which FastAPI serves without authentication.
+PUBLIC_PATHS = ("/auth/token", "/auth/token/cli", "/openapi.json")
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class Requirement:
 
 def resource_of(path: str) -> Resource:
     """The resource a path (a route's template or a request's path) is under."""
-    if path in TOKEN_PATHS:
+    if path in PUBLIC_PATHS:
         return Resource.PUBLIC
     if not path.startswith(API_PREFIX + "/"):
         return Resource.UNCLASSIFIED
@@ -109,6 +110,8 @@ def requirement(method: str, path: str) -> Requirement:
 
 
 # The methods the users API leaves open (no authorizer: API Gateway's ``AuthorizationType.NONE``), which are
-# the public routes: how a caller gets a token, and health and version. A test checks they match the routes.
+# the public routes: how a caller gets a token, health, version and the OpenAPI document. A test checks they
+# match the routes.
 OPEN_METHODS = frozenset({("POST", "/auth/token"), ("GET", "/auth/token"), ("POST", "/auth/token/cli"),
+                          ("GET", "/openapi.json"),
                           ("GET", API_PREFIX + "/monitor/health"), ("GET", API_PREFIX + "/version")})
