@@ -72,12 +72,13 @@ def task_marks(tis: Iterable[TaskInstance], selection: Selection, state: TaskIns
 def runs_in_range(runs: Iterable[DagRun], current: DagRun, *, past: bool, future: bool) -> list[DagRun]:
     """The runs a mark with ``include_past``/``include_future`` reaches (``get_run_ids``): by logical date from
     the first run's (past) to the last one's (future); a run without a logical date reaches only itself."""
-    if current.logical_date is None or not (past or future):
+    at = current.logical_date
+    if at is None or not (past or future):
         return [current]
-    def reached(run: DagRun) -> bool:
+    chosen = []
+    for run in runs:
         date = run.logical_date
-        return run.run_id == current.run_id or (date is not None and (
-            date == current.logical_date or (past and date < current.logical_date)
-            or (future and date > current.logical_date)))
-
-    return [run for run in runs if reached(run)]
+        if run.run_id == current.run_id or (date is not None and (
+                date == at or (past and date < at) or (future and date > at))):
+            chosen.append(run)
+    return chosen
