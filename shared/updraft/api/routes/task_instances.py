@@ -13,6 +13,7 @@ the failed and upstream-failed instances downstream of the marked task are clear
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -304,7 +305,8 @@ def _clear_body(call: Call) -> dict[str, Any]:
     body = {"dry_run": True, "only_failed": True, "reset_dag_runs": True, **parse_body(call.request.body, CLEAR_BODY)}
 
     def invalid(message: str) -> Unprocessable:
-        return Unprocessable([issue("value_error", ("body",), f"Value error, {message}", body)])
+        return Unprocessable([issue("value_error", ("body",), f"Value error, {message}",
+                                    json.loads(call.request.body or "{}"))])
 
     if body["only_failed"] and body.get("only_running"):
         raise invalid("only_failed and only_running both are set to True")
