@@ -33,8 +33,8 @@ from airflow_client.client.models.clear_task_instances_body import ClearTaskInst
 from airflow_client.client.models.dag_patch_body import DAGPatchBody
 from airflow_client.client.models.dag_run_clear_body import DAGRunClearBody
 from airflow_client.client.models.dag_run_patch_body import DAGRunPatchBody
-from airflow_client.client.models.patch_task_instance_body import PatchTaskInstanceBody
 from airflow_client.client.models.dag_runs_batch_body import DAGRunsBatchBody
+from airflow_client.client.models.patch_task_instance_body import PatchTaskInstanceBody
 from airflow_client.client.models.pool_body import PoolBody
 from airflow_client.client.models.pool_patch_body import PoolPatchBody
 from airflow_client.client.models.trigger_dag_run_post_body import TriggerDAGRunPostBody
