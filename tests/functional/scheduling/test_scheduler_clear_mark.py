@@ -113,3 +113,20 @@ def test_marking_a_run_failed_fails_its_running_try_skips_the_rest_and_frees_eve
         assert not store.get_limit(limit).holders, limit
     assert not finish_try(store, first.key, first.try_id, TryResult(S.SUCCESS), now=clock(), dag=sdag)
     assert store.get_ti(first.key).state == S.FAILED
+
+
+def test_a_retry_records_the_try_it_supersedes(env):
+    store, clock, scheduler, executor = env
+    store_dags(store, _dag("again", retries=1), now=clock())
+    run = trigger_dag(store, "again", now=clock())
+    workers = Workers(store, scheduler, executor, clock, outcome=lambda d: TryResult(
+        S.FAILED if (d.key.task_id, d.try_number) == ("first", 1) else S.SUCCESS))
+    scheduler.run_pass()
+    workers.drain()
+    first = key("again", run.run_id, "first")
+    assert store.get_ti(first).state == S.UP_FOR_RETRY and store.get_tries(first) == []
+    clock.advance(minutes=6)
+    assert workers.run_to_end("again", run.run_id).state == DagRunState.SUCCESS
+    [recorded] = store.get_tries(first)
+    assert (recorded.try_number, recorded.state, recorded.end_date is not None) == (1, S.FAILED, True)
+    assert store.get_ti(first).try_number == 2
