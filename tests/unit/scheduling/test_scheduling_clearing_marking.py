@@ -104,4 +104,4 @@ def test_runs_in_range_by_logical_date():
     manual = make_run(run_id="m", logical_date=None)
     assert [r.run_id for r in runs_in_range(runs, runs[1], past=True, future=False)] == ["r0", "r1"]
     assert [r.run_id for r in runs_in_range(runs, runs[1], past=False, future=True)] == ["r1", "r2"]
-    assert [r.run_id for r in runs_in_range(runs + [manual], manual, past=True, future=True)] == ["m"]
+    assert [r.run_id for r in runs_in_range([*runs, manual], manual, past=True, future=True)] == ["m"]
