@@ -164,8 +164,9 @@ class Store(Protocol):
     def apply_ti_change(self, key: TIKey, *, expected: TaskInstanceState | None, state: TaskInstanceState,
                         expected_try_id: str | None = None, fields: Mapping[str, Any] | None = None) -> bool:
         """One change an evaluation decided: ``expected`` (None: no state, so the item does not exist yet and this
-        creates it, or a clear reset it and this updates it, keeping its try number) -> ``state``, and when given only while the try is ``expected_try_id`` (fencing a stale worker).
-        ``fields`` are other TaskInstance attributes set in the same write."""
+        creates it, or a clear reset it and this updates it, keeping its try number) -> ``state``, and when given
+        only while the try is ``expected_try_id`` (fencing a stale worker). ``fields`` are other TaskInstance
+        attributes set in the same write."""
 
     def mark_ti(self, key: TIKey, *, expected: TaskInstanceState | None, state: TaskInstanceState,
                 expected_try_id: str | None = None, fields: Mapping[str, Any] | None = None) -> bool:
