@@ -18,7 +18,8 @@ from updraft.api.formats import parse_datetime
 
 @dataclass(frozen=True)
 class Field:
-    kind: str  # bool | int | number | str | strings (a list of them) | object | datetime | json (any JSON value)
+    kind: str  # bool | int | number | str | strings (a list of them) | list (of anything) | object | datetime |
+    #            json (any JSON value)
     required: bool = False
     nullable: bool = True
     minimum: int | None = None
@@ -35,6 +36,7 @@ _TYPE_ISSUES = {
     "int": ("int_type", "Input should be a valid integer"),
     "number": ("float_type", "Input should be a valid number"),
     "strings": ("list_type", "Input should be a valid list"),
+    "list": ("list_type", "Input should be a valid list"),
     "str": ("string_type", "Input should be a valid string"),
     "object": ("dict_type", "Input should be a valid dictionary"),
     "datetime": ("datetime_type", "Input should be a valid datetime"),
@@ -57,6 +59,8 @@ def _check(spec: Field, value: Any) -> tuple[Any, tuple[str, str] | None]:
         if all(item is None or isinstance(item, str) for item in value):
             return value, None
         return None, ("string_type", "Input should be a valid string")
+    if kind == "list" and isinstance(value, list):
+        return value, None
     if kind == "str" and isinstance(value, str):
         return value, None
     if kind == "object" and isinstance(value, dict):

@@ -97,12 +97,14 @@ def _register_commands() -> None:
     from updraft.cli.dags import dags
     from updraft.cli.local import local
     from updraft.cli.pools import pools
+    from updraft.cli.run_changes import register as register_run_changes
     from updraft.cli.runs import runs
     from updraft.cli.tasks import tasks
     from updraft.cli.variables import variables
 
     for command in (dags, runs, tasks, pools, local, variables, connections):
         cli.add_command(command)
+    register_run_changes()  # tasks clear|state, runs mark-success|mark-failed, dags state
 
 
 _register_commands()

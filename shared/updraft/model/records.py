@@ -68,6 +68,8 @@ class TaskInstance:
     # The last reason the scheduler did not queue it (a failed dep, a full or missing pool, max_active_tasks,
     # parallelism): "why is my task not running". A claim to queued clears it.
     blocked_reason: str | None = None
+    # Airflow's max_tries once a clear extended it (try_number + retries at the clear); None: the task's retries.
+    max_tries: int | None = None
 
     @property
     def key(self) -> TIKey:

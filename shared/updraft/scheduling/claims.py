@@ -31,6 +31,7 @@ from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling import blocked
 from updraft.scheduling.blocked import BlockedReason
+from updraft.scheduling.clearing import as_recorded
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store
@@ -126,6 +127,10 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     if not won:
         _release(store, taken, holder)
         return ClaimResult(lost=True)
+    if ti.try_number > 0:
+        # A retry supersedes the try that failed: it is kept as the instance's history (the tries routes list
+        # it). Written once per try number, so a clear that recorded it first keeps its record.
+        store.record_try(as_recorded(ti))
     compute = dict(getattr(task, "compute", None) or {})
     return ClaimResult(Dispatch(ti.key, try_number, try_id, executor=executor_for(compute, ti.executor),
                                 compute=compute))

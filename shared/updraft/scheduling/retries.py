@@ -40,19 +40,20 @@ _UNSET = _Unset.UNSET
 
 
 def will_retry(task: SerializedTask, try_number: int, *, state: TaskInstanceState | None = TaskInstanceState.RUNNING,
-               force_fail: bool = False) -> bool:
+               force_fail: bool = False, max_tries: int | None = None) -> bool:
     """Whether a try that failed gets another: the one decision the scheduler's outcome (``failure_outcome``) and
     the worker's choice of ``on_retry_callback`` over ``on_failure_callback`` both take.
 
     Airflow's ``TaskInstance.is_eligible_to_retry`` (``max_tries`` is the task's ``retries``), after
     ``handle_failure``'s ``force_fail``: a try cleared while running (``restarting``) is retried whatever its
     retries. A worker's try is ``running`` by construction (a try in any other state has its result refused).
+    ``max_tries`` is the instance's own once a clear extended it (``try_number + retries`` at the clear).
     """
     if force_fail:
         return False
     if state == TaskInstanceState.RESTARTING:
         return True  # cleared while running: the try that was cut short is retried
-    retries = getattr(task, "retries", 0) or 0
+    retries = max_tries if max_tries is not None else getattr(task, "retries", 0) or 0
     return bool(retries and try_number <= retries)
 
 
@@ -92,7 +93,7 @@ def failure_outcome(task: SerializedTask, ti: TaskInstance, now: dt.datetime, *,
     run id (``scheduled__<date>`` / ``manual__<date>``), which is how Updraft names runs.
     """
     fields: dict[str, Any] = {"end_date": now, "next_retry_at": None}
-    if not will_retry(task, ti.try_number, state=ti.state, force_fail=force_fail):
+    if not will_retry(task, ti.try_number, state=ti.state, force_fail=force_fail, max_tries=ti.max_tries):
         return TaskInstanceState.FAILED, fields
     if logical_date is _UNSET:
         logical_date = logical_date_from_run_id(ti.run_id)

@@ -249,7 +249,9 @@ class Scheduler:
         all_applied = True
         for change in evaluation.changes:
             before = by_key.get(change.key)
-            if creations is not None and change.expected is None and change.state == TaskInstanceState.SCHEDULED:
+            # (a cleared instance has an item without a state: it is updated, keeping its try number)
+            if (creations is not None and before is None and change.expected is None
+                    and change.state == TaskInstanceState.SCHEDULED):
                 creations[change.key] = change
                 by_key[change.key] = TaskInstance(*change.key, state=change.state, **change.fields)
                 continue

@@ -28,6 +28,8 @@ Items (``pk`` / ``sk``)::
                                                                      large_item_bytes; immutable (runs pin it)
     run             DAG#<dag_id>            RUN#<run_id>             state, dates, conf, pinned dag_hash
     task instance   RUN#<dag_id>#<run_id>   TI#<task_id>#<map_index+1, 7 digits>
+    recorded try    RUN#<dag_id>#<run_id>   TRY#<task_id>#<map_index+1>#<try, 5 digits>   a try a retry or a
+                                                                     clear superseded (task-instance attributes)
     XCom            RUN#<dag_id>#<run_id>   XCOM#<task_id>#<map_index+1>#<key>   gzip JSON inline, or S3
     limit / pool    LIMIT#<limit_id>        LIMIT                    limit, available, holders{holder: {slots, at}};
                                                                      a pool is the limit ``pool:<name>``
@@ -89,11 +91,21 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     active_runs          Query active_runs ACTIVE#i, each shard                       EC find      N
     set_run_state        Update RUN cond state IN expected (REMOVE active keys when   cond         1
                          finishing, if_not_exists them when re-queued)
+    set_run_note         Update SET/REMOVE note cond attribute_exists                 cond         1
+    delete_run           Delete RUN cond state IN expected                            cond         1
+    delete_run_partition Query RUN#dag#run (TI#, TRY#, XCOM#), BatchWrite deletes      SC           3 + n/25
+                         (+ S3 delete per large XCom)
     get_run_tis          Query RUN#dag#run, sk begins_with TI#                        SC           1 per MB
     get_ti               Get                                                          SC           1
-    create_ti, queue_ti, expected {None}: Put cond attribute_not_exists(pk);          cond         1
-      end_try,           else Update cond state IN (...) [OR attribute_not_exists]
-      apply_ti_change    [AND try_id = :t] (one write, transition_ti, behind all four)
+    create_ti, queue_ti, expected {None}: Put cond attribute_not_exists(pk), and when  cond         1 (2 for a
+      end_try,           it exists an Update cond no state (a cleared item keeps its               cleared item
+      apply_ti_change,   try number); else Update cond state IN (...) [OR no state]                or a lost
+      mark_ti            [AND try_id = :t] (one write, transition_ti, behind all five)             race)
+    reset_ti (clear)     Update REMOVE state, try_id cond state = :expected [AND      cond         1
+                         try_id = :t]
+    set_ti_note          Update SET/REMOVE note (creates a stateless item if absent)  -            1
+    record_try           Put TRY# cond attribute_not_exists (first record wins)       cond         1
+    get_tries            Query RUN#dag#run, sk begins_with TRY#<task>#<index>#        SC           1
     start_ti             Update state = running cond state = queued AND try_id = :t,  cond         1
                          ReturnValues ALL_NEW (the worker keeps the try as started)
     heartbeat            Update lease cond try_id = :t AND state IN (queued, running) cond         1

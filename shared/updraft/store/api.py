@@ -137,6 +137,15 @@ class Store(Protocol):
                       now: dt.datetime, note: str | None = None) -> bool:
         """Conditional run transition; a finished run leaves the active index."""
 
+    def set_run_note(self, dag_id: str, run_id: str, note: str | None) -> bool:
+        """Set (None: remove) a run's note; False if the run does not exist."""
+
+    def delete_run(self, dag_id: str, run_id: str, *, expected: Iterable[DagRunState]) -> bool:
+        """Delete the run's item while it is in one of ``expected``; False otherwise (or already gone)."""
+
+    def delete_run_partition(self, dag_id: str, run_id: str) -> int:
+        """Delete the run's task instances, recorded tries and XComs; returns how many items went."""
+
     # -- task instances --------------------------------------------------------------------------------------
     def get_run_tis(self, dag_id: str, run_id: str) -> list[TaskInstance]:
         """Every task instance item of the run, strongly consistent (absent = never touched)."""
@@ -154,9 +163,28 @@ class Store(Protocol):
 
     def apply_ti_change(self, key: TIKey, *, expected: TaskInstanceState | None, state: TaskInstanceState,
                         expected_try_id: str | None = None, fields: Mapping[str, Any] | None = None) -> bool:
-        """One change an evaluation decided: ``expected`` (None: the item does not exist yet, so this creates it)
-        -> ``state``, and when given only while the try is ``expected_try_id`` (fencing a stale worker).
-        ``fields`` are other TaskInstance attributes set in the same write."""
+        """One change an evaluation decided: ``expected`` (None: no state, so the item does not exist yet and this
+        creates it, or a clear reset it and this updates it, keeping its try number) -> ``state``, and when given
+        only while the try is ``expected_try_id`` (fencing a stale worker). ``fields`` are other TaskInstance
+        attributes set in the same write."""
+
+    def mark_ti(self, key: TIKey, *, expected: TaskInstanceState | None, state: TaskInstanceState,
+                expected_try_id: str | None = None, fields: Mapping[str, Any] | None = None) -> bool:
+        """A user's mark: ``expected`` -> ``state``, fenced on the try that held the instance when read."""
+
+    def set_ti_note(self, key: TIKey, note: str | None) -> None:
+        """Set (None: remove) a user's note on an instance (a never-touched one gets a stateless item)."""
+
+    def reset_ti(self, key: TIKey, *, expected: TaskInstanceState | None, expected_try_id: str | None,
+                 fields: Mapping[str, Any]) -> bool:
+        """A clear: ``expected`` -> no state (and no try id), fenced on ``expected_try_id``; the item keeps its
+        try number so the next claim counts on from it."""
+
+    def record_try(self, ti: TaskInstance) -> bool:
+        """Record a try before a clear or a retry supersedes it; False when that try number is recorded."""
+
+    def get_tries(self, key: TIKey) -> list[TaskInstance]:
+        """The recorded tries of one instance, oldest first."""
 
     def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
         """``queued -> running`` for exactly this try, returning the instance as written (None: not this

@@ -53,3 +53,8 @@ class Blobs:
         if self._s3 is None or not self.config.s3_bucket:
             raise StoreError(f"{key} is stored in S3 but the store has no S3 bucket/client")
         return self._s3.get_object(Bucket=self.config.s3_bucket, Key=key)["Body"].read()
+
+    def delete(self, key: str) -> None:
+        """Remove a value stored in S3 (its item is being deleted); an absent object is not an error."""
+        if self._s3 is not None and self.config.s3_bucket:
+            self._s3.delete_object(Bucket=self.config.s3_bucket, Key=key)

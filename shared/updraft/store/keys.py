@@ -42,6 +42,16 @@ def ti_sk(task_id: str, map_index: int) -> str:
 
 
 TI_PREFIX = "TI#"
+TRY_PREFIX = "TRY#"
+
+
+def try_sk(task_id: str, map_index: int, try_number: int) -> str:
+    """A recorded try of a task instance (Airflow's task_instance_history row), next to its instance."""
+    return f"{try_prefix(task_id, map_index)}{try_number:05d}"
+
+
+def try_prefix(task_id: str, map_index: int) -> str:
+    return f"TRY#{task_id}#{map_index + 1:07d}#"
 XCOM_PREFIX = "XCOM#"
 
 

@@ -231,6 +231,8 @@ class TaskInstanceItem(Item):
     xcom_length = NumberAttribute(null=True)
     note = UnicodeAttribute(null=True)
     blocked_reason = UnicodeAttribute(null=True)
+    # Set once a clear extended the instance's retries (Airflow's max_tries); absent: the task's retries.
+    max_tries = NumberAttribute(null=True)
 
 
 class LimitItem(Item):

@@ -106,3 +106,34 @@ class RunStore(StoreBase):
             actions.append(R.note.set(note))
         row = R(keys.dag_pk(dag_id), keys.run_sk(run_id))
         return conditional(lambda: update_quietly(row, actions, run_in_states(R, expected_states)))
+
+    def delete_run(self, dag_id: str, run_id: str, *, expected: Iterable[DagRunState]) -> bool:
+        """Delete the run's item, only while it is in one of ``expected`` (Airflow deletes a queued or finished
+        run, never a running one); its partition goes with ``delete_run_partition``."""
+        R = self.models.run
+        expected_states = [str(s) for s in expected]
+        row = R(keys.dag_pk(dag_id), keys.run_sk(run_id))
+        return conditional(lambda: row.delete(run_in_states(R, expected_states)))
+
+    def delete_run_partition(self, dag_id: str, run_id: str) -> int:
+        """Delete every item of a run's partition (task instances, recorded tries, XComs and the S3 values of
+        large XComs); returns how many items went. Safe to repeat."""
+        T, X = self.models.task_instance, self.models.xcom
+        pk = keys.run_pk(dag_id, run_id)
+        count = 0
+        for model, prefix in ((T, keys.TI_PREFIX), (T, keys.TRY_PREFIX), (X, keys.XCOM_PREFIX)):
+            with model.batch_write() as batch:
+                for item in model.query(pk, model.sk.startswith(prefix), consistent_read=True):
+                    s3_key = getattr(item, "s3_key", None)
+                    if s3_key:
+                        self.blobs.delete(s3_key)
+                    batch.delete(item)
+                    count += 1
+        return count
+
+    def set_run_note(self, dag_id: str, run_id: str, note: str | None) -> bool:
+        """Set (None: remove) a run's note, a user's words on it; False if the run does not exist."""
+        R = self.models.run
+        action = R.note.remove() if note is None else R.note.set(note)
+        row = R(keys.dag_pk(dag_id), keys.run_sk(run_id))
+        return conditional(lambda: update_quietly(row, [action], item_present(R)))

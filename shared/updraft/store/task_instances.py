@@ -1,4 +1,5 @@
-"""The task-instance aggregate: one item per (task, map index) in its run's partition, fenced by ``try_id``."""
+"""The task-instance aggregate: one item per (task, map index) in its run's partition, fenced by ``try_id``,
+and the tries it recorded (``TRY#`` items: Airflow's task instance history) next to it."""
 
 from __future__ import annotations
 
@@ -16,7 +17,16 @@ from updraft.model.states import TaskInstanceState
 from updraft.store import keys
 from updraft.store.base import StoreBase
 from updraft.store.models import TaskInstanceItem
-from updraft.store.writes import all_of, any_of, condition_failed, conditional, item_absent, update_quietly
+from updraft.store.writes import (
+    all_of,
+    any_of,
+    condition_failed,
+    conditional,
+    item_absent,
+    item_present,
+    set_actions,
+    update_quietly,
+)
 
 _TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)}
 _TI_IDENTITY = {"dag_id", "run_id", "task_id", "map_index", "state"}
@@ -38,6 +48,20 @@ def try_matches(T: type[TaskInstanceItem], try_id: str) -> Condition:
     return T.try_id == try_id
 
 
+def ti_stateless(T: type[TaskInstanceItem]) -> Condition:
+    """No state: never touched (absent), or cleared (the item keeps its try number, so the next try counts on)."""
+    return T.state.does_not_exist()
+
+
+def ti_cleared(T: type[TaskInstanceItem]) -> Condition:
+    """The item exists without a state: a clear reset it; writes to it update it, keeping its try number."""
+    return all_of(item_present(T), T.state.does_not_exist())
+
+
+def ti_in_state_or_none(T: type[TaskInstanceItem], state: TaskInstanceState | None) -> Condition:
+    return ti_stateless(T) if state is None else T.state == str(state)
+
+
 def _ti_keys(key: TIKey) -> tuple[str, str]:
     return keys.run_pk(key.dag_id, key.run_id), keys.ti_sk(key.task_id, key.map_index)
 
@@ -52,6 +76,7 @@ def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
         lease_expires_at=item.lease_expires_at, held_limits=list(item.held_limits or []),
         hostname=item.hostname, xcom_length=None if item.xcom_length is None else int(item.xcom_length),
         note=item.note, blocked_reason=item.blocked_reason,
+        max_tries=None if item.max_tries is None else int(item.max_tries),
     )
 
 
@@ -78,9 +103,9 @@ class TaskInstanceStore(StoreBase):
         """The one conditional task-instance write behind the named transitions below (callers outside the
         store use those, so each write says what it is; the ``Store`` contract has no generic transition).
 
-        Moves the instance to ``state`` only if it is in one of ``expected`` (None: the item does not exist yet,
-        so this creates it) and, when given, its try_id matches (fencing a stale worker). ``fields`` are other
-        TaskInstance attributes to set in the same write.
+        Moves the instance to ``state`` only if it is in one of ``expected`` (None: no state, so the item does not
+        exist yet and this creates it, or a clear reset it and this updates it) and, when given, its try_id
+        matches (fencing a stale worker). ``fields`` are other TaskInstance attributes to set in the same write.
         """
         T = self.models.task_instance
         expected = set(expected)
@@ -98,26 +123,38 @@ class TaskInstanceStore(StoreBase):
             if expected_try_id is not None:
                 # cannot hold on an absent item: False, as asked
                 condition = all_of(condition, try_matches(T, expected_try_id))
-            return conditional(lambda: item.save(condition=condition))
+            if conditional(lambda: item.save(condition=condition)):
+                return True
+            if expected_try_id is not None:
+                return False
+            # The item exists: a cleared one (no state) is updated instead, so it keeps its try number. Only a
+            # lost creation race or a cleared instance pays this second write.
+            return conditional(lambda: update_quietly(self._ti_row(key), self._ti_actions(T, state, fields),
+                                                      ti_cleared(T)))
+        actions = self._ti_actions(T, state, fields)
+        condition = ti_in_states(T, sorted(str(s) for s in expected if s is not None))
+        if None in expected:
+            # The update may create the item, so it carries its identity; a cleared item (no state) matches too.
+            actions += [T.dag_id.set(key.dag_id), T.run_id.set(key.run_id), T.task_id.set(key.task_id),
+                        T.map_index.set(key.map_index)]
+            condition = any_of(ti_stateless(T), condition)
+        if expected_try_id is not None:
+            condition = all_of(condition, try_matches(T, expected_try_id))
+        row = self._ti_row(key)
+        return conditional(lambda: update_quietly(row, actions, condition))
+
+    @staticmethod
+    def _ti_actions(T: type[TaskInstanceItem], state: TaskInstanceState, fields: dict[str, Any]) -> list[Action]:
         if state == TaskInstanceState.QUEUED and "blocked_reason" not in fields:
             fields["blocked_reason"] = None  # queued: whatever held it back no longer does
-        actions = [T.state.set(str(state))]
+        actions: list[Action] = [T.state.set(str(state))]
         for name, value in fields.items():
             attr = getattr(T, name)
             if value is None:
                 actions.append(attr.remove())
             else:
                 actions.append(attr.set(list(value) if name == "held_limits" else value))
-        condition = ti_in_states(T, sorted(str(s) for s in expected if s is not None))
-        if None in expected:
-            # The update may create the item, so it carries its identity.
-            actions += [T.dag_id.set(key.dag_id), T.run_id.set(key.run_id), T.task_id.set(key.task_id),
-                        T.map_index.set(key.map_index)]
-            condition = any_of(ti_absent(T), condition)
-        if expected_try_id is not None:
-            condition = all_of(condition, try_matches(T, expected_try_id))
-        row = self._ti_row(key)
-        return conditional(lambda: update_quietly(row, actions, condition))
+        return actions
 
     # ------------------------------------------------------------------- named transitions over transition_ti
     # Each goes through ``transition_ti`` (looked up on the instance), so one override of it sees every state
@@ -142,6 +179,54 @@ class TaskInstanceStore(StoreBase):
         ``expected`` -> ``state``, fenced by ``expected_try_id`` when given."""
         return self.transition_ti(key, expected=[expected], state=state, expected_try_id=expected_try_id,
                                   fields=fields)
+
+    def mark_ti(self, key: TIKey, *, expected: TaskInstanceState | None, state: TaskInstanceState,
+                expected_try_id: str | None = None, fields: Mapping[str, Any] | None = None) -> bool:
+        """A user's mark (``PATCH`` a task instance or a run): ``expected`` -> ``state``, fenced on the try that
+        held it when read, so a worker that ended it meanwhile wins and its own outcome is not overwritten."""
+        return self.transition_ti(key, expected=[expected], state=state, expected_try_id=expected_try_id,
+                                  fields=fields)
+
+    def set_ti_note(self, key: TIKey, note: str | None) -> None:
+        """Set (None: remove) a user's note on an instance; a never-touched one gets an item without a state,
+        which the scheduler treats as untouched."""
+        T = self.models.task_instance
+        actions = [T.note.remove() if note is None else T.note.set(note), T.dag_id.set(key.dag_id),
+                   T.run_id.set(key.run_id), T.task_id.set(key.task_id), T.map_index.set(key.map_index)]
+        update_quietly(self._ti_row(key), actions, None)
+
+    # ------------------------------------------------------------------------------- clearing and recorded tries
+    def reset_ti(self, key: TIKey, *, expected: TaskInstanceState | None, expected_try_id: str | None,
+                 fields: Mapping[str, Any]) -> bool:
+        """A clear: ``expected`` -> no state, only while the instance is still in ``expected`` and held by
+        ``expected_try_id`` (when it had a try). The try id goes with it, so the cleared try's worker loses every
+        later write (heartbeat, outcome); the item keeps its try number, so the next claim counts on from it."""
+        T = self.models.task_instance
+        unknown = set(fields) - (_TI_FIELDS - _TI_IDENTITY)
+        if unknown:
+            raise ValueError(f"reset_ti: {sorted(unknown)} are not settable TaskInstance fields")
+        values = {name: list(v) if name == "held_limits" and v is not None else v for name, v in fields.items()}
+        actions = [T.state.remove(), T.try_id.remove(), *set_actions(T, values)]
+        condition = all_of(item_present(T), ti_in_state_or_none(T, expected))
+        if expected_try_id is not None:
+            condition = all_of(condition, try_matches(T, expected_try_id))
+        return conditional(lambda: update_quietly(self._ti_row(key), actions, condition))
+
+    def record_try(self, ti: TaskInstance) -> bool:
+        """Keep a try as it ended before a clear or a retry supersedes it (Airflow's task instance history).
+        Written once per try number: a repeated request does not overwrite the first record."""
+        T = self.models.task_instance
+        item = T(keys.run_pk(ti.dag_id, ti.run_id), keys.try_sk(ti.task_id, ti.map_index, ti.try_number),
+                 **{f: getattr(ti, f) for f in _TI_FIELDS})
+        item.state = str(ti.state) if ti.state else None
+        return conditional(lambda: item.save(condition=item_absent(T)))
+
+    def get_tries(self, key: TIKey) -> list[TaskInstance]:
+        """The recorded tries of one instance, oldest first."""
+        T = self.models.task_instance
+        items = T.query(keys.run_pk(key.dag_id, key.run_id),
+                        T.sk.startswith(keys.try_prefix(key.task_id, key.map_index)), consistent_read=True)
+        return [_ti_from_item(i) for i in items]
 
     def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
         T = self.models.task_instance

@@ -29,8 +29,12 @@ from airflow_client.client.exceptions import (
     ConflictException,
     NotFoundException,
 )
+from airflow_client.client.models.clear_task_instances_body import ClearTaskInstancesBody
 from airflow_client.client.models.dag_patch_body import DAGPatchBody
+from airflow_client.client.models.dag_run_clear_body import DAGRunClearBody
+from airflow_client.client.models.dag_run_patch_body import DAGRunPatchBody
 from airflow_client.client.models.dag_runs_batch_body import DAGRunsBatchBody
+from airflow_client.client.models.patch_task_instance_body import PatchTaskInstanceBody
 from airflow_client.client.models.pool_body import PoolBody
 from airflow_client.client.models.pool_patch_body import PoolPatchBody
 from airflow_client.client.models.trigger_dag_run_post_body import TriggerDAGRunPostBody
@@ -183,3 +187,34 @@ def test_dag_source_event_logs_delete_and_heartbeats(client, store):
     logs = EventLogApi(client).get_event_logs(order_by=["-id"])
     assert [(e.event, e.dag_id) for e in logs.event_logs] == [("delete_dag", "reporting"), ("patch_dag", "etl")]
     assert EventLogApi(client).get_event_log(logs.event_logs[0].event_log_id).event == "delete_dag"
+
+
+def test_clear_mark_and_delete_runs_and_task_instances(client, store):
+    """The mutating routes (issue 13) and the tries routes, parsed by the client's strict models."""
+    runs, tis = DagRunApi(client), TaskInstanceApi(client)
+    runs.trigger_dag_run("etl", TriggerDAGRunPostBody(dag_run_id="c1", logical_date=None))
+    store.transition_ti(TIKey("etl", "c1", "extract"), expected=[None], state=TaskInstanceState.FAILED,
+                        fields={"try_number": 1, "pool": "etl_pool"})
+    # The client cannot parse a dry run's list from any server (each item matches both of its oneOf models,
+    # TaskInstanceResponse and NewTaskResponse), so that answer is read as JSON.
+    dry = json.loads(runs.clear_dag_run_without_preload_content("etl", "c1", DAGRunClearBody(only_failed=True)).data)
+    assert [t["task_id"] for t in dry["task_instances"]] == ["extract"]
+    cleared = runs.clear_dag_run("etl", "c1", DAGRunClearBody(dry_run=False, only_failed=True, note="again"))
+    assert cleared.actual_instance.note == "again"
+    tries = tis.get_task_instance_tries("etl", "c1", "extract")
+    assert [(t.try_number, t.state) for t in tries.task_instances] == [(1, "failed"), (1, None)]
+    assert tis.get_task_instance_try_details("etl", "c1", "extract", 1).max_tries == 1
+    listed = tis.post_clear_task_instances("etl", ClearTaskInstancesBody(dag_run_id="c1", only_failed=False))
+    assert listed.total_entries == 1
+
+    marked = tis.patch_task_instance("etl", "c1", "extract", PatchTaskInstanceBody(new_state="success", note="ok"))
+    assert [(t.state, t.note) for t in marked.task_instances] == [("success", "ok")]
+    would = tis.patch_task_instance_dry_run("etl", "c1", "load", PatchTaskInstanceBody(new_state="skipped"))
+    assert [t.task_id for t in would.task_instances] == ["load"]
+    with pytest.raises(ConflictException):
+        tis.patch_task_instance("etl", "c1", "extract", PatchTaskInstanceBody(new_state="success"))
+    failed = runs.patch_dag_run("etl", "c1", DAGRunPatchBody(state="failed", note="given up"))
+    assert (failed.state, failed.note) == ("failed", "given up")
+    runs.delete_dag_run("etl", "c1")
+    with pytest.raises(NotFoundException):
+        runs.get_dag_run("etl", "c1")

@@ -1,9 +1,15 @@
-"""DAG runs: list (``~`` for every DAG), get, and trigger (``POST /dags/{dag_id}/dagRuns``), as Airflow's
-``DAGRunResponse``.
+"""DAG runs: list (``~`` for every DAG), get, trigger (``POST /dags/{dag_id}/dagRuns``), patch (state, note),
+delete and clear, as Airflow's ``DAGRunResponse``.
 
 Triggering goes through :func:`updraft.scheduling.triggering.trigger_dag`, the CLI's ``dags trigger``: conf is
 validated against the DAG's params (400), an unknown DAG is 404 and a ``dag_run_id`` already used is 409. Then
 the scheduler is nudged so the run starts now rather than at the next tick.
+
+Patching a run's state to success or failed is Airflow's mark (:mod:`updraft.scheduling.marking`): running tries
+take that state, every other unfinished instance is skipped, and the slots they held go back; queued hands the
+run back to the scheduler. Clearing (``dry_run`` true by default, as in Airflow, lists what would be cleared)
+resets every instance, or only the failed ones, and requeues a finished run (:mod:`updraft.scheduling.clearing`).
+Deleting removes the run with its task instances, recorded tries and XComs; a running run is a 409, as in Airflow.
 """
 
 from __future__ import annotations
@@ -14,12 +20,14 @@ from collections.abc import Callable
 from typing import Any
 
 from updraft.api.body import Field, parse_body
-from updraft.api.errors import BadRequest, Conflict, Unprocessable, dag_not_found, issue
+from updraft.api.changes import NOTE_LENGTH, check_enum, nudge, refuse
+from updraft.api.errors import BadRequest, Conflict, Unprocessable, dag_not_found, issue, run_not_found
 from updraft.api.filters import COMPARISONS, date_bounds, range_checks, range_names
 from updraft.api.formats import iso, pattern_matcher, seconds_between
 from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_or_404
 from updraft.api.pagination import MAXIMUM_PAGE_LIMIT, Page, page_of, paginate
-from updraft.api.routing import ID_LEN, Call, RouteTable
+from updraft.api.routes.task_instances import run_instances, ti_response
+from updraft.api.routing import ID_LEN, Call, Reply, RouteTable
 
 log = logging.getLogger(__name__)
 
@@ -180,3 +188,96 @@ def trigger_dag_run(call: Call) -> dict[str, Any]:
     _meta, sdag = dag_or_404(call, dag_id)
     return run_response(run, display_name(sdag, dag_id))
 
+
+
+# Airflow's DagRunMutableStates: what a run may be patched to, and the states it may be deleted in.
+MUTABLE_RUN_STATES = ("queued", "success", "failed")
+PATCH_BODY = {"state": Field("str"), "note": Field("str", max_length=NOTE_LENGTH)}
+CLEAR_BODY = {"dry_run": Field("bool", nullable=False), "only_failed": Field("bool", nullable=False),
+              "only_new": Field("bool", nullable=False), "run_on_latest_version": Field("bool"),
+              "note": Field("str", max_length=NOTE_LENGTH)}
+UNSUPPORTED_CLEAR = {"only_new": "a run is pinned to the DAG version it started with, so no task is new to it",
+                     "run_on_latest_version": "a cleared run reruns on the DAG version it started with"}
+
+
+def _run_reply(call: Call, dag_id: str, run_id: str) -> dict[str, Any]:
+    run = run_or_404(call, dag_id, run_id)
+    return run_response(run, _dag_names(call, {dag_id})[dag_id])
+
+
+@routes.patch("/dags/{dag_id}/dagRuns/{dag_run_id}")
+def patch_dag_run(call: Call) -> dict[str, Any]:
+    """Set a run's note and/or state (only the fields sent, or named in ``update_mask``)."""
+    from updraft.model.states import DagRunState
+    from updraft.scheduling.manual_changes import apply_marks, set_run_state
+    from updraft.scheduling.marking import run_mark
+
+    dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
+    mask = set(call.query.strings("update_mask"))
+    call.query.check()
+    body = parse_body(call.request.body, PATCH_BODY)
+    check_enum(body, "state", MUTABLE_RUN_STATES)
+    if mask:
+        body = {k: v for k, v in body.items() if k in mask}
+    dag_or_404(call, dag_id)
+    run = run_or_404(call, dag_id, run_id)
+    if "note" in body:
+        call.store.set_run_note(dag_id, run_id, body["note"])
+    if body.get("state") is not None:
+        state = DagRunState(body["state"])
+        if state != DagRunState.QUEUED:
+            sdag = call.store.get_serialized_dag(dag_id, run.dag_hash)
+            tis = run_instances(call, run, sdag)
+            apply_marks(call.store, run_mark(sdag, tis, state, now=call.now()), before={ti.key: ti for ti in tis})
+        set_run_state(call.store, run, state, now=call.now())
+        nudge(call, dag_id, [run_id])
+    return _run_reply(call, dag_id, run_id)
+
+
+@routes.delete("/dags/{dag_id}/dagRuns/{dag_run_id}")
+def delete_dag_run(call: Call) -> Reply:
+    """Delete a queued or finished run with its task instances, recorded tries and XComs (their slots go back)."""
+    from updraft.model.states import DagRunState
+    from updraft.scheduling.manual_changes import delete_run
+
+    dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
+    run = call.store.get_run(dag_id, run_id)
+    if run is None:
+        raise run_not_found(dag_id, run_id)
+    deletable = [DagRunState(s) for s in MUTABLE_RUN_STATES]
+    if run.state not in deletable or not delete_run(call.store, run, call.store.get_run_tis(dag_id, run_id),
+                                                    deletable=deletable):
+        current = call.store.get_run(dag_id, run_id)
+        if current is None:
+            raise run_not_found(dag_id, run_id)
+        raise Conflict(f"The DagRun with dag_id: `{dag_id}` and run_id: `{run_id}` cannot be deleted in "
+                       f"{current.state.value} state")
+    return Reply(204)
+
+
+@routes.post("/dags/{dag_id}/dagRuns/{dag_run_id}/clear")
+def clear_dag_run(call: Call) -> dict[str, Any]:
+    """Clear a run's task instances (all, or ``only_failed``): with ``dry_run`` (the default) the instances that
+    would be cleared, else the run as it is after the clear."""
+    from updraft.scheduling.clearing import FAILED_FOR_CLEAR, Selection, resets, to_clear
+    from updraft.scheduling.manual_changes import apply_resets
+
+    dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
+    body = parse_body(call.request.body, CLEAR_BODY)
+    if body.get("only_new") and body.get("only_failed"):
+        raise Unprocessable([issue("value_error", ("body",),
+                                   "Value error, only_new and only_failed are mutually exclusive", body)])
+    refuse(body, UNSUPPORTED_CLEAR)
+    dag_or_404(call, dag_id)
+    run = run_or_404(call, dag_id, run_id)
+    sdag = call.store.get_serialized_dag(dag_id, run.dag_hash)
+    only_failed = bool(body.get("only_failed"))
+    if body.get("dry_run", True):
+        tis = [ti for ti in run_instances(call, run, sdag) if not only_failed or ti.state in FAILED_FOR_CLEAR]
+        return {"task_instances": [ti_response(ti, run, sdag) for ti in tis], "total_entries": len(tis)}
+    chosen = to_clear(call.store.get_run_tis(dag_id, run_id), Selection(), only_failed=only_failed)
+    apply_resets(call.store, run, resets(sdag, chosen), now=call.now())
+    if body.get("note") is not None:
+        call.store.set_run_note(dag_id, run_id, body["note"])
+    nudge(call, dag_id, [run_id])
+    return _run_reply(call, dag_id, run_id)

@@ -1,5 +1,5 @@
 """Task instances of a run: list (``~`` for every run of a DAG, or of every DAG) and get, as Airflow's
-``TaskInstanceResponse``.
+``TaskInstanceResponse`` (marks: ``task_instance_marks``; clears: ``task_instance_clears``).
 
 Airflow creates a row for every task when a run is created; Updraft writes a task instance only once the
 scheduler touches it. So a run's instances are its stored ones plus, for each task with none yet, the instance
@@ -46,7 +46,7 @@ def ti_response(ti: TaskInstance, run: Any, sdag: Any) -> dict[str, Any]:
         "start_date": iso(ti.start_date), "end_date": iso(ti.end_date),
         "duration": seconds_between(ti.start_date, ti.end_date),
         "state": ti.state.value if ti.state else None, "try_number": ti.try_number,
-        "max_tries": task.retries if task is not None else 0,
+        "max_tries": ti.max_tries if ti.max_tries is not None else (task.retries if task is not None else 0),
         "task_display_name": (task.task_display_name if task is not None else None) or ti.task_id,
         "dag_display_name": display_name(sdag, ti.dag_id),
         "hostname": ti.hostname, "unixname": None, "pool": ti.pool, "pool_slots": ti.pool_slots,
@@ -86,7 +86,8 @@ def runs_of(call: Call, dag_id: str, run_id: str) -> list[Any]:
     return [run_or_404(call, dag_id, run_id)]
 
 
-def _sdag(call: Call, run: Any) -> Any:
+def run_dag(call: Call, run: Any) -> Any:
+    """The DAG version the run is pinned to."""
     return call.store.get_serialized_dag(run.dag_id, run.dag_hash)
 
 
@@ -104,7 +105,7 @@ def _listed(call: Call, task_id: str | None = None) -> dict[str, Any]:
     q.check()
     responses = []
     for run in runs_of(call, call.path("dag_id"), call.path("dag_run_id")):
-        sdag = _sdag(call, run)
+        sdag = run_dag(call, run)
         responses += [ti_response(ti, run, sdag) for ti in run_instances(call, run, sdag)]
     wanted = [r for r in responses
               if (not task_ids or r["task_id"] in task_ids)
@@ -140,7 +141,7 @@ def _one(call: Call, map_index: int) -> dict[str, Any]:
     dag_id, run_id, task_id = call.path("dag_id"), call.path("dag_run_id"), call.path("task_id")
     dag_or_404(call, dag_id)
     run = run_or_404(call, dag_id, run_id)
-    sdag = _sdag(call, run)
+    sdag = run_dag(call, run)
     instances = [ti for ti in run_instances(call, run, sdag) if ti.task_id == task_id]
     found = next((ti for ti in instances if ti.map_index == map_index), None)
     if found is None:

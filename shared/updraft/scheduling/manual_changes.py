@@ -1,0 +1,82 @@
+"""A user's clear, mark or delete applied to the store: the decisions of :mod:`~updraft.scheduling.clearing`
+and :mod:`~updraft.scheduling.marking` written as the store's named transitions, with the limit slots the changed
+tries held given back.
+
+Every write is conditional on the state (and try) that was read, so a request repeated after a timeout changes
+nothing twice, and a worker or scheduler that changed an instance meanwhile keeps its change (that instance is
+left out of the result). The caller nudges the scheduler afterwards, so cleared tasks start without waiting for
+the next tick.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from updraft.model.limits import dag_runs_limit
+from updraft.model.records import DagRun, TaskInstance
+from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
+from updraft.scheduling.changes import TIChange
+from updraft.scheduling.claims import release_try_limits
+from updraft.scheduling.clearing import Reset, as_recorded, run_state_after_clear
+from updraft.store.api import Store
+
+_ALL_RUN_STATES = tuple(DagRunState)
+
+
+def apply_resets(store: Store, run: DagRun, resets: Iterable[Reset], *, now: dt.datetime,
+                 reset_dag_runs: bool = True) -> list[TaskInstance]:
+    """Clear each instance (its try recorded first), release what its try held, and requeue the run when it had
+    finished. Returns the instances cleared (as they were read)."""
+    cleared = []
+    for reset in resets:
+        ti = reset.ti
+        if ti.try_number > 0 and ti.state is not None:
+            store.record_try(as_recorded(ti))
+        if not store.reset_ti(ti.key, expected=ti.state, expected_try_id=ti.try_id, fields=reset.fields):
+            continue
+        if ti.state in SLOT_HOLDING_STATES | {TaskInstanceState.DEFERRED}:
+            release_try_limits(store, ti)
+        cleared.append(ti)
+    new_state = run_state_after_clear(run.state, reset_dag_runs=reset_dag_runs)
+    if cleared and new_state is not None:
+        store.set_run_state(run.dag_id, run.run_id, expected=[run.state], state=new_state, now=now)
+    return cleared
+
+
+def apply_marks(store: Store, changes: Iterable[TIChange], *, before: dict[object, TaskInstance]
+                ) -> list[TIChange]:
+    """Write each mark (fenced on the try read), releasing the slots of the tries it ended. ``before`` are the
+    instances as read, by key. Returns the marks that were applied."""
+    applied = []
+    for change in changes:
+        if not store.mark_ti(change.key, expected=change.expected, state=change.state,
+                             expected_try_id=change.expected_try_id, fields=change.fields):
+            continue
+        ti = before.get(change.key)
+        if ti is not None and ti.state in SLOT_HOLDING_STATES | {TaskInstanceState.DEFERRED}:
+            release_try_limits(store, ti)
+        applied.append(change)
+    return applied
+
+
+def set_run_state(store: Store, run: DagRun, state: DagRunState, *, now: dt.datetime) -> bool:
+    """The run's own state as a user set it (success, failed or queued). It gives back its ``max_active_runs``
+    slot: a finished run holds none, and a queued one takes it again when the scheduler starts it, as Airflow
+    counts only running runs against ``max_active_runs``."""
+    changed = store.set_run_state(run.dag_id, run.run_id, expected=_ALL_RUN_STATES, state=state, now=now)
+    store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
+    return changed
+
+
+def delete_run(store: Store, run: DagRun, tis: Iterable[TaskInstance], *, deletable: Iterable[DagRunState]) -> bool:
+    """Delete a run (only while in ``deletable``), then what its tries held and its partition (instances,
+    recorded tries, XComs). False: the run was not (or no longer) deletable."""
+    if not store.delete_run(run.dag_id, run.run_id, expected=deletable):
+        return False
+    for ti in tis:
+        if ti.held_limits:
+            release_try_limits(store, ti)
+    store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
+    store.delete_run_partition(run.dag_id, run.run_id)
+    return True
