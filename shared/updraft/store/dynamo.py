@@ -2,7 +2,8 @@
 
 It is the one object callers get, composed of one class per aggregate (:mod:`~updraft.store.dags`,
 :mod:`~updraft.store.files`, :mod:`~updraft.store.runs`, :mod:`~updraft.store.task_instances`,
-:mod:`~updraft.store.limits`, :mod:`~updraft.store.xcoms`), each with its named conditional writes.
+:mod:`~updraft.store.limits`, :mod:`~updraft.store.xcoms`,
+:mod:`~updraft.store.backfills`), each with its named conditional writes.
 
 Every rule is one conditional write, so its correctness follows from DynamoDB's single-item atomicity and
 holds with any number of concurrent callers; a lost race comes back as ``False`` (:mod:`updraft.store.writes`).
@@ -12,6 +13,7 @@ The access patterns and their costs are listed in :mod:`updraft.store`.
 
 from __future__ import annotations
 
+from updraft.store.backfills import BackfillStore
 from updraft.store.dags import DagStore
 from updraft.store.files import FileStore
 from updraft.store.limits import LimitStore
@@ -20,6 +22,6 @@ from updraft.store.task_instances import TaskInstanceStore
 from updraft.store.xcoms import XComStore
 
 
-class DynamoStore(DagStore, FileStore, RunStore, TaskInstanceStore, LimitStore, XComStore):
+class DynamoStore(DagStore, FileStore, RunStore, TaskInstanceStore, LimitStore, XComStore, BackfillStore):
     """The store on DynamoDB. Thread-safe: it keeps only caches of immutable facts (versions, limit items
     known to exist), so one instance serves every thread of a process."""
