@@ -93,13 +93,14 @@ def cli(ctx: click.Context, parse_timeout: float, parse_memory_limit: int, parse
 
 
 def _register_commands() -> None:
+    from updraft.cli.backfill import backfill
     from updraft.cli.dags import dags
     from updraft.cli.local import local
     from updraft.cli.pools import pools
     from updraft.cli.runs import runs
     from updraft.cli.tasks import tasks
 
-    for command in (dags, runs, tasks, pools, local):
+    for command in (dags, runs, tasks, pools, backfill, local):
         cli.add_command(command)
 
 
