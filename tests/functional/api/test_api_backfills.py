@@ -5,6 +5,9 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from airflow_client.client.models.backfill_collection_response import BackfillCollectionResponse
+from airflow_client.client.models.backfill_response import BackfillResponse
+from airflow_client.client.models.dry_run_backfill_collection_response import DryRunBackfillCollectionResponse
 
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState
@@ -40,6 +43,7 @@ def test_dry_run_lists_the_dates_in_order(api):
     assert answer.status == 200
     assert answer.body == {"total_entries": 5, "backfills": [
         {"logical_date": JAN.format(d), "partition_key": None, "partition_date": None} for d in range(1, 6)]}
+    assert DryRunBackfillCollectionResponse.from_dict(answer.body).total_entries == 5  # the official client's model
     backwards = _dry(api, run_backwards=True).body["backfills"]
     assert [b["logical_date"] for b in backwards] == [JAN.format(d) for d in range(5, 0, -1)]
 
@@ -53,9 +57,11 @@ def test_create_get_and_list(api, store):
         "is_paused": False, "reprocess_behavior": "none", "max_active_runs": 2, "completed_at": None,
         "dag_display_name": "etl"}
     assert isinstance(body["id"], int) and body["created_at"].endswith("Z")
+    assert BackfillResponse.from_dict(body).reprocess_behavior == "none"  # the official client's strict model
     assert api.get(f"/api/v2/backfills/{body['id']}").body == body
     listed = api.get("/api/v2/backfills", query={"dag_id": "etl"}).body
     assert listed == {"backfills": [body], "total_entries": 1}
+    assert BackfillCollectionResponse.from_dict(listed).total_entries == 1
     assert api.get("/api/v2/backfills", query={"dag_id": "reporting"}).body == {"backfills": [], "total_entries": 0}
     second = _create(api)
     assert second.status == 409 and second.body == {"detail": "There is already a running backfill for dag etl"}
