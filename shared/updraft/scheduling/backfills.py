@@ -23,10 +23,13 @@ from updraft.model.limits import backfill_runs_limit, dag_runs_limit
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState, DagRunType
 from updraft.serialization.model import SerializedDAG
+from updraft.store.lru import LruCache
 from updraft.timetables._time import coerce_datetime, frozen_now
 from updraft.timetables.base import DagRunInfo, TimeRestriction
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+# Plans of the backfills this process drives (few are active at once); shared, read-only.
+_plans: LruCache[tuple[object, ...], list[DagRunInfo]] = LruCache(16)
 
 
 def date_key(when: dt.datetime) -> str:
@@ -53,11 +56,18 @@ def infos_between(dag: SerializedDAG, from_date: dt.datetime, to_date: dt.dateti
 
 
 def plan(dag: SerializedDAG, backfill: Backfill) -> list[DagRunInfo]:
-    """The runs the backfill makes, in order: computed again from its pinned DAG version and creation time (the
-    same list every time), less the dates it skipped."""
-    infos = infos_between(dag, backfill.from_date, backfill.to_date, now=backfill.created_at,
-                          reverse=backfill.run_backwards)
-    return [i for i in infos if date_key(i.logical_date) not in backfill.skipped]
+    """The runs the backfill makes, in order: computed from its pinned DAG version and creation time (so the
+    same list every time), less the dates it skipped. Kept per process, keyed by everything it depends on: a
+    year of hourly runs takes the timetable seconds to list, and the scheduler asks on every tick."""
+    key = (backfill.dag_id, backfill.dag_hash, backfill.id, backfill.from_date, backfill.to_date,
+           backfill.created_at, backfill.run_backwards, frozenset(backfill.skipped))
+    planned = _plans.get(key)
+    if planned is None:
+        infos = infos_between(dag, backfill.from_date, backfill.to_date, now=backfill.created_at,
+                              reverse=backfill.run_backwards)
+        planned = [i for i in infos if date_key(i.logical_date) not in backfill.skipped]
+        _plans.put(key, planned)
+    return planned
 
 
 def skip_reason(run: DagRun, reprocess: ReprocessBehavior) -> SkipReason | None:
