@@ -13,6 +13,7 @@ from updraft.model.limits import backfill_runs_limit, pool_limit
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState
 from updraft.scheduling.backfill_commands import BackfillRequest, create_backfill
+from updraft.scheduling.dag_registration import set_paused
 
 DAYS = [START + dt.timedelta(days=d) for d in range(5)]
 
@@ -45,8 +46,11 @@ def test_a_backfill_of_five_dates_runs_with_the_dags_limits(env):
     workers = Workers(store, scheduler, executor, clock)
     peak_runs = peak_tasks = 0
     created: list[str] = []
-    for _ in range(40):
+    for tick in range(40):
         created += [r for r in scheduler.run_pass().runs_created if r.startswith("backfill__")]
+        if tick == 0:  # as Airflow: the backfill's runs do not count against the DAG's max_active_runs=1
+            running = [r.run_type for r in store.list_runs("daily") if r.state == DagRunState.RUNNING]
+            assert sorted(running) == ["backfill", "backfill", "scheduled"]
         # the limits' holders are the backfill's queued and running runs, and the tries holding pool slots
         peak_runs = max(peak_runs, len(store.get_limit(backfill_runs_limit("daily")).holders))
         peak_tasks = max(peak_tasks, sum(store.get_limit(pool_limit("narrow")).holders.values()))
@@ -85,3 +89,6 @@ def test_two_schedulers_create_each_run_once_and_skipped_dates_get_none(env):
                             now=clock())
     assert other.run_pass().runs_created == [f"backfill__{d.isoformat()}" for d in (DAYS[3], DAYS[4])]
     assert len(_backfill_runs(store)) == 4  # the day with a run already is skipped
+    set_paused(store, "daily", False, now=clock())
+    # two queued backfill runs, yet the DAG (max_active_runs=1) gets its scheduled run, as in Airflow
+    assert [r for r in scheduler.run_pass().runs_created if r.startswith("scheduled__")]
