@@ -119,5 +119,8 @@ class RouteTable:
     def patch(self, path: str, status: int = 200) -> Callable[[Endpoint], Endpoint]:
         return self.add("PATCH", path, status)
 
+    def put(self, path: str, status: int = 200) -> Callable[[Endpoint], Endpoint]:
+        return self.add("PUT", path, status)
+
     def delete(self, path: str, status: int = 204) -> Callable[[Endpoint], Endpoint]:
         return self.add("DELETE", path, status)

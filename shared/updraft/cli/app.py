@@ -93,6 +93,7 @@ def cli(ctx: click.Context, parse_timeout: float, parse_memory_limit: int, parse
 
 
 def _register_commands() -> None:
+    from updraft.cli.backfill import backfill
     from updraft.cli.connections import connections
     from updraft.cli.dags import dags
     from updraft.cli.local import local
@@ -102,7 +103,7 @@ def _register_commands() -> None:
     from updraft.cli.tasks import tasks
     from updraft.cli.variables import variables
 
-    for command in (dags, runs, tasks, pools, local, variables, connections):
+    for command in (dags, runs, tasks, pools, backfill, local, variables, connections):
         cli.add_command(command)
     register_run_changes()  # tasks clear|state, runs mark-success|mark-failed, dags state
 

@@ -38,3 +38,12 @@ def task_limit(dag_id: str, task_id: str) -> str:
 def task_run_limit(dag_id: str, run_id: str, task_id: str) -> str:
     """max_active_tis_per_dagrun: queued + running instances of one (mapped) task within one run."""
     return f"task_run:{dag_id}:{run_id}:{task_id}"
+
+
+def backfill_runs_limit(dag_id: str) -> str:
+    """A backfill's max_active_runs: its queued and running runs, held from creation to the end of each run.
+
+    Per DAG, since a DAG has at most one active backfill; as in Airflow, backfill runs do not count against
+    the DAG's own max_active_runs (``dag_runs_limit``), which is for its scheduled and manual runs.
+    """
+    return f"backfill_runs:{dag_id}"

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from updraft.executors.base import Executor
 from updraft.model.limits import dag_runs_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
-from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
+from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, DagRunType, TaskInstanceState
+from updraft.scheduling.backfill_pass import drive_backfills
+from updraft.scheduling.backfills import run_limit
 from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claim_pass import ClaimPass, take_creations
 from updraft.scheduling.claims import release_try_limits
@@ -71,7 +73,10 @@ class Scheduler:
         """One tick: create due runs, then schedule every active run."""
         report = PassReport()
         self.create_due_runs(report)
-        runs = sorted(self.store.active_runs(), key=lambda r: (r.logical_date or r.queued_at or _EPOCH))
+        drive_backfills(self.store, self.dag, now=self.clock(), report=report)
+        # As Airflow: backfill runs come after every other run (its queued-runs query orders them last).
+        runs = sorted(self.store.active_runs(), key=lambda r: (r.run_type == DagRunType.BACKFILL,
+                                                               r.logical_date or r.queued_at or _EPOCH))
         self._schedule_runs(self._runs_to_examine(runs), report, keep_reasons=True)
         if self._last_reconcile is None or self.clock() - self._last_reconcile >= self.config.reconcile_interval:
             self.reconcile(runs)
@@ -170,7 +175,8 @@ class Scheduler:
     def _active_runs_by_dag(self) -> dict[str, set[str]]:
         by_dag: dict[str, set[str]] = {}
         for run in self.store.active_runs():
-            by_dag.setdefault(run.dag_id, set()).add(run.run_id)
+            if run.run_type != DagRunType.BACKFILL:  # as Airflow: a backfill's runs count against its own limit
+                by_dag.setdefault(run.dag_id, set()).add(run.run_id)
         return by_dag
 
     def _active_run_count(self, dag_id: str, indexed: set[str]) -> int:
@@ -212,9 +218,10 @@ class Scheduler:
         self.claims.claim(candidates, now, report, creations, active, keep_reasons=keep_reasons)
 
     def _start_run(self, run: DagRun, now: dt.datetime, report: PassReport) -> bool:
-        """queued -> running, within max_active_runs (the run holds a slot of its DAG's run limit)."""
+        """queued -> running, within max_active_runs (the run holds a slot of its DAG's run limit, or of its
+        backfill's, which it took when it was created)."""
         dag = self.dag(run.dag_id, run.dag_hash)
-        limit_id = dag_runs_limit(run.dag_id)
+        limit_id = run_limit(run)
         if not self.store.take_slots(limit_id, run.run_id, 1, limit=dag.max_active_runs, now=now):
             held = self.store.get_limit(limit_id)
             if held is None or run.run_id not in held.holders:
@@ -226,7 +233,7 @@ class Scheduler:
         fresh = self.store.get_run(run.dag_id, run.run_id)
         if fresh is None or fresh.state != DagRunState.RUNNING:
             if fresh is None or fresh.state in (DagRunState.SUCCESS, DagRunState.FAILED):
-                self.store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
+                self.store.release_slots(limit_id, run.run_id)
             return False
         run.state, run.start_date = fresh.state, fresh.start_date
         return True
@@ -293,7 +300,7 @@ class Scheduler:
             if request is not None:
                 self.executor.dispatch([request])
         # Released whether we or a racing scheduler finished it: release is idempotent.
-        self.store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
+        self.store.release_slots(run_limit(run), run.run_id)
 
     # -- DAG versions ----------------------------------------------------------------------------------------
     def dag(self, dag_id: str, dag_hash: str) -> SerializedDAG:

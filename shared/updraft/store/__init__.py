@@ -5,8 +5,9 @@ table as plain data, shared with the CDK stack, and ``create_table``), ``models`
 config), ``keys`` (every key string), ``writes`` (the conditional-write helpers), ``blobs`` (values inline or in
 S3), ``lru`` (the serialized-DAG cache), ``base`` (what the aggregates share), one module per aggregate with its
 named conditions and writes (``dags``, ``files``, ``runs``, ``task_instances``, ``limits``, ``xcoms``,
-``variables``, ``connections``; ``encryption`` is their KMS cipher) and
-``dynamo`` (:class:`DynamoStore`, composed of them). Importing this package imports none of them: handlers load
+``variables``, ``connections``, ``event_logs``, ``heartbeats``, ``dag_deletion``, ``backfills``; ``encryption``
+is the KMS cipher of variables and connections) and ``dynamo`` (:class:`DynamoStore`, composed of them).
+Importing this package imports none of them: handlers load
 only what they use. The store decides nothing about scheduling: it imports nothing from ``updraft.scheduling`` or
 ``updraft.parsing`` (DAG registration policy is :mod:`updraft.scheduling.dag_registration`).
 
@@ -41,12 +42,16 @@ Items (``pk`` / ``sk``)::
     event log       EVENTS#<id % N>         EVENT#<id, 19 digits>    an API change: when, event, owner, ids, extra;
                                                                      id = request ms * 10^6 + crc32(request id) % 10^6
     heartbeat       HEARTBEAT#<component>   HEARTBEAT                at: the component's latest pass
+    backfill        BACKFILL#<id>           META                     range, conf, limits, plan progress (``created``)
+    active backfill ACTIVE_BACKFILL#<dag>   META                     the DAG's one active backfill id (put cond absent)
+    id sequence     BACKFILL_SEQUENCE       META                     the last backfill id (ADD 1 per backfill)
 
 Indexes::
 
     list_index    GSI  list_pk = DAGS#<shard> | POOLS | IMPORT_ERRORS#<shard> | VARIABLES |     KEYS_ONLY
-                       CONNECTIONS, list_sk = id
-                       every DAG row and pool; files only while they have import errors (sparse). Keys only,
+                       CONNECTIONS | BACKFILLS#<dag_id> | ACTIVE_BACKFILLS, list_sk = id
+                       every DAG row and pool; files only while they have import errors (sparse); every backfill
+                       by DAG, and the active-backfill markers. Keys only,
                        so next-run advances and slot takes never write to it.
     due_dags      GSI  due_pk = DUE#<crc32(dag_id) % N>, due_sk = next run_after                 ALL
                        sparse: only active, unpaused DAGs with a next run.
@@ -144,6 +149,18 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     last_heartbeat       Get HEARTBEAT#<component>                                    SC           1
     delete_run_items     Query RUN#dag#run, Delete each                               SC           1 + n
     delete_dag_items     Query DAG#<dag_id>, Delete each (META last)                  SC           1 + n
+    next_backfill_id     Update BACKFILL_SEQUENCE ADD value 1 (returns the new value)  -            1
+    create_backfill      Put ACTIVE_BACKFILL cond attribute_not_exists (False: 409),  cond         2
+                         Put BACKFILL cond attribute_not_exists
+    get_backfill,        Get BACKFILL# / ACTIVE_BACKFILL#                              SC           1
+      active_backfill_id
+    list_backfills       Query list_index BACKFILLS#<dag>, BatchGet BACKFILL            EC find, SC  2
+    active_backfills     Query list_index ACTIVE_BACKFILLS, BatchGet markers, BatchGet  EC find, SC  1-3
+                         backfills (a marker 2 min old without its backfill is deleted)
+    set_backfill_paused  Update BACKFILL cond exists AND completed_at absent           cond         1
+    advance_backfill     Update SET created cond created = expected AND not completed  cond         1
+    complete_backfill    Update SET completed_at cond absent; Delete marker cond id    cond         2-3
+    runs_dated_between   Query runs_by_date run_date_sk BETWEEN from AND to            SC           1 per page
 
 Limits and capacity: each limit is one item, so one pool, one run's max_active_tasks or the global parallelism
 limit sustains about 1,000 writes/s (a take and a release per try: ~500 task starts/s); shard the limit item

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from updraft.model.backfills import Backfill
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.serialization.model import SerializedDAG
@@ -246,3 +247,30 @@ class Store(Protocol):
         """Record that ``component`` ran at ``now``, at most once per ``every`` per process."""
 
     def last_heartbeat(self, component: str) -> dt.datetime | None: ...
+
+    # -- backfills (API, scheduler) ----------------------------------------------------------------------------
+    def next_backfill_id(self) -> int: ...
+
+    def create_backfill(self, backfill: Backfill) -> bool:
+        """Store a new backfill as its DAG's active one; False when the DAG already has an active backfill."""
+
+    def get_backfill(self, backfill_id: int) -> Backfill | None: ...
+
+    def active_backfill_id(self, dag_id: str) -> int | None: ...
+
+    def list_backfills(self, dag_id: str) -> list[Backfill]: ...
+
+    def active_backfills(self, now: dt.datetime) -> list[Backfill]:
+        """Every DAG's active backfill (at most one each)."""
+
+    def set_backfill_paused(self, backfill_id: int, paused: bool, *, now: dt.datetime) -> bool:
+        """False when it does not exist or has completed."""
+
+    def advance_backfill(self, backfill_id: int, *, expected_created: int, created: int, now: dt.datetime) -> bool:
+        """Move its progress on, only if no other scheduler did."""
+
+    def complete_backfill(self, backfill_id: int, *, now: dt.datetime, pause: bool = False) -> bool:
+        """Set completed_at (False: it was set already) and free the DAG for another backfill."""
+
+    def runs_dated_between(self, dag_id: str, start: dt.datetime, end: dt.datetime) -> list[DagRun]:
+        """The DAG's runs with a logical date in [start, end]."""

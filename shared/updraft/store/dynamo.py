@@ -3,7 +3,8 @@
 It is the one object callers get, composed of one class per aggregate (:mod:`~updraft.store.dags`,
 :mod:`~updraft.store.files`, :mod:`~updraft.store.runs`, :mod:`~updraft.store.task_instances`,
 :mod:`~updraft.store.limits`, :mod:`~updraft.store.xcoms`, :mod:`~updraft.store.event_logs`,
-:mod:`~updraft.store.heartbeats`, :mod:`~updraft.store.dag_deletion`), each with its named conditional writes.
+:mod:`~updraft.store.heartbeats`, :mod:`~updraft.store.dag_deletion`, :mod:`~updraft.store.backfills`), each with its
+named conditional writes.
 
 Every rule is one conditional write, so its correctness follows from DynamoDB's single-item atomicity and
 holds with any number of concurrent callers; a lost race comes back as ``False`` (:mod:`updraft.store.writes`).
@@ -13,6 +14,7 @@ The access patterns and their costs are listed in :mod:`updraft.store`.
 
 from __future__ import annotations
 
+from updraft.store.backfills import BackfillStore
 from updraft.store.connections import ConnectionStore
 from updraft.store.dag_deletion import DagDeletionStore
 from updraft.store.dags import DagStore
@@ -27,6 +29,6 @@ from updraft.store.xcoms import XComStore
 
 
 class DynamoStore(DagStore, FileStore, RunStore, TaskInstanceStore, LimitStore, XComStore, VariableStore,
-                  ConnectionStore, EventLogStore, HeartbeatStore, DagDeletionStore):
+                  ConnectionStore, EventLogStore, HeartbeatStore, DagDeletionStore, BackfillStore):
     """The store on DynamoDB. Thread-safe: it keeps only caches of immutable facts (versions, limit items
     known to exist), so one instance serves every thread of a process."""

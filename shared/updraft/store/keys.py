@@ -125,3 +125,26 @@ def connection_pk(conn_id: str) -> str:
 
 VARIABLES_LIST_PK = "VARIABLES"  # the API lists them whole (Airflow orders and pages in memory too)
 CONNECTIONS_LIST_PK = "CONNECTIONS"
+
+
+def backfill_pk(backfill_id: int) -> str:
+    return f"BACKFILL#{backfill_id}"
+
+
+def backfill_list_pk(dag_id: str) -> str:
+    """A DAG's backfills in the list index (a DAG has few, so one partition each)."""
+    return f"BACKFILLS#{dag_id}"
+
+
+def backfill_list_sk(backfill_id: int) -> str:
+    # zero-padded: the index orders a DAG's backfills (and the active ones) by id
+    return f"{backfill_id:012d}"
+
+
+def active_backfill_pk(dag_id: str) -> str:
+    """The DAG's one active backfill: created with a condition, so a second one is refused."""
+    return f"ACTIVE_BACKFILL#{dag_id}"
+
+
+ACTIVE_BACKFILLS_LIST_PK = "ACTIVE_BACKFILLS"  # few at once: one partition, read every tick
+BACKFILL_SEQUENCE_PK = "BACKFILL_SEQUENCE"  # the last backfill id handed out (Airflow's ids are integers)

@@ -1,0 +1,173 @@
+"""Backfills: create (and dry-run), list by DAG, get, pause, unpause and cancel, as Airflow 3's ``/backfills``
+routes with its ``BackfillResponse`` and ``DryRunBackfillCollectionResponse``.
+
+The rules are :mod:`updraft.scheduling.backfill_commands`; this module maps their errors to Airflow's answers:
+an unknown DAG 404, a second active backfill 409, a schedule, date range, direction, conf or reprocess
+behaviour that does not allow the backfill 422 ``{"detail": "<message>"}`` (Airflow raises a
+``RequestValidationError`` with the message), a completed backfill 409 on pause/unpause/cancel. The scheduler
+creates the runs on its next tick.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from updraft.api.body import Field, parse_body
+from updraft.api.errors import ApiError, BadRequest, Conflict, NotFound, Unprocessable, issue
+from updraft.api.formats import iso
+from updraft.api.lookups import display_name
+from updraft.api.pagination import page_of, paginate
+from updraft.api.routing import ID_LEN, Call, RouteTable
+from updraft.model.backfills import DEFAULT_MAX_ACTIVE_RUNS, Backfill, ReprocessBehavior
+
+routes = RouteTable()
+
+MAX_CONF_BYTES = 300_000  # a backfill (and each of its runs) is one DynamoDB item
+POST_BODY = {
+    "dag_id": Field("str", required=True, nullable=False, max_length=ID_LEN, key=True),
+    "from_date": Field("datetime", required=True, nullable=False, aware=False),
+    "to_date": Field("datetime", required=True, nullable=False, aware=False),
+    "run_backwards": Field("bool", nullable=False), "dag_run_conf": Field("object"),
+    "reprocess_behavior": Field("str", nullable=False),
+    "max_active_runs": Field("int", nullable=False, minimum=1, maximum=2**31 - 1),
+    "run_on_latest_version": Field("bool"),
+}
+BACKFILL_ORDER = {"id": lambda b: b.id}
+
+
+class InvalidBackfillRequest(ApiError):
+    """Airflow's ``RequestValidationError(str(e))``: 422 whose detail is the message itself."""
+
+    status = 422
+
+
+def backfill_response(call: Call, backfill: Backfill) -> dict[str, Any]:
+    meta = call.store.get_dag_meta(backfill.dag_id)
+    sdag = call.store.get_serialized_dag(backfill.dag_id, meta.dag_hash) if meta is not None else None
+    return {
+        "id": backfill.id, "dag_id": backfill.dag_id, "from_date": iso(backfill.from_date),
+        "to_date": iso(backfill.to_date), "dag_run_conf": backfill.dag_run_conf, "is_paused": backfill.is_paused,
+        "reprocess_behavior": str(backfill.reprocess_behavior), "max_active_runs": backfill.max_active_runs,
+        "created_at": iso(backfill.created_at), "completed_at": iso(backfill.completed_at),
+        "updated_at": iso(backfill.updated_at), "dag_display_name": display_name(sdag, backfill.dag_id),
+    }
+
+
+def _request(call: Call) -> Any:
+    from updraft.scheduling.backfill_commands import BackfillRequest
+
+    body = parse_body(call.request.body, POST_BODY)
+    reprocess = body.get("reprocess_behavior", ReprocessBehavior.NONE.value)
+    if reprocess not in {r.value for r in ReprocessBehavior}:
+        raise Unprocessable([issue("enum", ("body", "reprocess_behavior"),
+                                   "Input should be 'failed', 'completed' or 'none'", reprocess)])
+    if body.get("run_on_latest_version") is False:
+        raise BadRequest("Updraft runs a backfill on the DAG's latest version: run_on_latest_version must not be "
+                         "false")
+    if len(str(body.get("dag_run_conf") or {})) > MAX_CONF_BYTES:
+        raise BadRequest(f"dag_run_conf is larger than {MAX_CONF_BYTES} bytes: Updraft keeps a backfill in one "
+                         "DynamoDB item (at most 400 KB)")
+    return BackfillRequest(dag_id=body["dag_id"], from_date=body["from_date"], to_date=body["to_date"],
+                           run_backwards=body.get("run_backwards", False), dag_run_conf=body.get("dag_run_conf"),
+                           reprocess_behavior=ReprocessBehavior(reprocess),
+                           max_active_runs=body.get("max_active_runs", DEFAULT_MAX_ACTIVE_RUNS))
+
+
+def _answer_error(err: Exception, dag_id: str | None = None) -> ApiError:
+    from updraft.scheduling import backfill_commands as commands
+    from updraft.sdk.exceptions import DagNotFound
+
+    if isinstance(err, DagNotFound):
+        return NotFound(f"Could not find dag {dag_id}")
+    if isinstance(err, commands.BackfillNotFound):
+        return NotFound(str(err))
+    if isinstance(err, commands.AlreadyRunningBackfill | commands.BackfillCompleted):
+        return Conflict(str(err))
+    if isinstance(err, commands.InvalidBackfill):
+        return InvalidBackfillRequest(str(err))
+    if isinstance(err, commands.RerunNeedsClear):
+        return BadRequest(str(err))
+    raise err
+
+
+@routes.post("/backfills")
+def create_backfill(call: Call) -> dict[str, Any]:
+    from updraft.scheduling.backfill_commands import create_backfill as create
+
+    request = _request(call)
+    try:
+        backfill = create(call.store, request, now=call.now(), triggering_user_name=call.request.caller)
+    except Exception as err:
+        raise _answer_error(err, request.dag_id) from None
+    return backfill_response(call, backfill)
+
+
+@routes.post("/backfills/dry_run")
+def dry_run_backfill(call: Call) -> dict[str, Any]:
+    from updraft.scheduling.backfill_commands import dry_run
+
+    request = _request(call)
+    try:
+        infos = dry_run(call.store, request, now=call.now())
+    except Exception as err:
+        raise _answer_error(err, request.dag_id) from None
+    backfills = [{"logical_date": iso(i.logical_date), "partition_key": None, "partition_date": None}
+                 for i in infos]
+    return {"backfills": backfills, "total_entries": len(backfills)}
+
+
+@routes.get("/backfills")
+def list_backfills(call: Call) -> dict[str, Any]:
+    dag_id = call.query.string("dag_id")
+    if dag_id is None:
+        call.query.issues.append(issue("missing", ("query", "dag_id"), "Field required", None))
+    page = page_of(call.query, ["id"])
+    call.query.check()
+    backfills, total = paginate(call.store.list_backfills(dag_id), page, BACKFILL_ORDER)
+    return {"backfills": [backfill_response(call, b) for b in backfills], "total_entries": total}
+
+
+def _backfill_id(call: Call) -> int:
+    backfill_id = call.int_path("backfill_id")
+    if backfill_id < 0:
+        raise Unprocessable([issue("greater_than_equal", ("path", "backfill_id"),
+                                   "Input should be greater than or equal to 0", call.path("backfill_id"))])
+    return backfill_id
+
+
+@routes.get("/backfills/{backfill_id}")
+def get_backfill(call: Call) -> dict[str, Any]:
+    backfill = call.store.get_backfill(_backfill_id(call))
+    if backfill is None:
+        raise NotFound("Backfill not found")
+    return backfill_response(call, backfill)
+
+
+def _change(call: Call, action: str) -> dict[str, Any]:
+    from updraft.scheduling import backfill_commands as commands
+
+    backfill_id = _backfill_id(call)
+    try:
+        if action == "cancel":
+            backfill = commands.cancel(call.store, backfill_id, now=call.now())
+        else:
+            backfill = commands.set_paused(call.store, backfill_id, action == "pause", now=call.now())
+    except Exception as err:
+        raise _answer_error(err) from None
+    return backfill_response(call, backfill)
+
+
+@routes.put("/backfills/{backfill_id}/pause")
+def pause_backfill(call: Call) -> dict[str, Any]:
+    return _change(call, "pause")
+
+
+@routes.put("/backfills/{backfill_id}/unpause")
+def unpause_backfill(call: Call) -> dict[str, Any]:
+    return _change(call, "unpause")
+
+
+@routes.put("/backfills/{backfill_id}/cancel")
+def cancel_backfill(call: Call) -> dict[str, Any]:
+    """Airflow's cancel: no new runs, the queued ones fail, running ones finish; completed at once."""
+    return _change(call, "cancel")
