@@ -103,7 +103,7 @@ def create_backfill(call: Call) -> dict[str, Any]:
 
 
 @routes.post("/backfills/dry_run")
-def dry_run_backfill(call: Call) -> dict[str, Any]:
+def create_backfill_dry_run(call: Call) -> dict[str, Any]:
     from updraft.scheduling.backfill_commands import dry_run
 
     request = _request(call)
