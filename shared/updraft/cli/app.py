@@ -84,22 +84,27 @@ class UpdraftGroup(click.Group):
     help="DAG files parsed at once [default: number of CPUs].",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and what DAG files printed.")
+@click.option("--env", "env", default=None, envvar="UPDRAFT_ENV", metavar="NAME",
+              help="The environment to operate (see `updraft env list`) [default: the one `updraft env use` "
+                   "chose, else the running local mode; env: UPDRAFT_ENV].")
 @click.version_option(package_name="updraft", prog_name="updraft")
 @click.pass_context
 def cli(ctx: click.Context, parse_timeout: float, parse_memory_limit: int, parse_processes: int | None,
-        verbose: bool) -> None:
+        verbose: bool, env: str | None) -> None:
     """Updraft: run Apache Airflow DAG files on serverless AWS."""
     ctx.obj = CliConfig(parse_timeout, parse_memory_limit, parse_processes, verbose)
 
 
 def _register_commands() -> None:
     from updraft.cli.dags import dags
+    from updraft.cli.env import env
     from updraft.cli.local import local
+    from updraft.cli.login import login
     from updraft.cli.pools import pools
     from updraft.cli.runs import runs
     from updraft.cli.tasks import tasks
 
-    for command in (dags, runs, tasks, pools, local):
+    for command in (dags, runs, tasks, pools, local, env, login):
         cli.add_command(command)
 
 
