@@ -1,0 +1,63 @@
+"""`updraft tasks list [--tree]`, `dags show` and `dags details`: a DAG as the environment's API describes it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.functional.cli_system.cli_helpers import START, chain_dag, invoke
+
+
+def diamond():
+    """a >> [b, c] >> d: d runs after both, so the tree shows it under each."""
+    from airflow.providers.standard.operators.empty import EmptyOperator
+    from airflow.sdk import DAG
+
+    with DAG("diamond", schedule=None, start_date=START) as dag:
+        a, b, c, d = (EmptyOperator(task_id=t) for t in "abcd")
+        a >> [b, c] >> d
+    return dag
+
+
+def test_tasks_list_and_its_tree(local_system):
+    local_system.add_dags(diamond())
+    listed = invoke("tasks", "list", "diamond")
+    assert listed.exit_code == 0, listed.output
+    assert listed.stdout == "a\nb\nc\nd\n"
+    tree = invoke("tasks", "list", "diamond", "--tree")
+    assert tree.stdout.splitlines() == [
+        "<Task(EmptyOperator): a>",
+        "    <Task(EmptyOperator): b>",
+        "        <Task(EmptyOperator): d>",
+        "    <Task(EmptyOperator): c>",
+        "        <Task(EmptyOperator): d>",
+    ]
+
+
+def test_dags_show_prints_the_graph_as_dot(local_system):
+    local_system.add_dags(diamond())
+    result = invoke("dags", "show", "diamond")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == 'digraph "diamond" {' and lines[-1] == "}"
+    assert 'graph [label="diamond" labelloc=t rankdir=LR]' in lines[1]
+    assert [line.strip() for line in lines if "->" in line] == [
+        '"a" -> "b"', '"a" -> "c"', '"b" -> "d"', '"c" -> "d"']
+    assert sum('shape=rectangle style="filled,rounded"' in line for line in lines) == 4
+
+
+def test_dags_details_as_properties_and_as_json(local_system):
+    local_system.add_dags(chain_dag("daily"))
+    [found] = json.loads(invoke("dags", "details", "daily", "-o", "json").stdout)
+    assert found["dag_id"] == "daily" and found["catchup"] is True and found["owners"] == ["data-eng"]
+    assert found["next_dagrun_logical_date"] == "2024-01-01T00:00:00Z"
+    table = invoke("dags", "details", "daily").stdout.splitlines()
+    assert table[0].split(" | ")[0].strip() == "property_name"
+    assert any(line.startswith("catchup ") and line.rstrip().endswith("true") for line in table)
+
+
+@pytest.mark.parametrize("args", [("tasks", "list", "nope"), ("dags", "show", "nope"), ("dags", "details", "nope")])
+def test_an_unknown_dag_is_one_line(local_system, args):
+    result = invoke(*args)
+    assert (result.exit_code, result.stderr) == (1, "Error: Dag with dag_id: 'nope' not found\n")
