@@ -55,6 +55,9 @@ class EnvironmentSettings:
     log_retention_days: int  # one of CloudWatch's allowed values
     retain_data: bool  # RemovalPolicy.RETAIN for the table and the bucket
     parallelism: int = 32
+    # Airflow's [core] dags_are_paused_at_creation: a DAG the parser sees for the first time starts paused unless
+    # its file says otherwise (is_paused_upon_creation); `updraft --env NAME dags unpause` resumes it remotely.
+    dags_are_paused_at_creation: bool = True
     tags: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

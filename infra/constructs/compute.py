@@ -67,7 +67,8 @@ class UpdraftFunctions(Construct):
                                        retention=self._retention, removal_policy=self._removal)
         base = UpdraftConfig(table=table.table_name, bucket=bucket.bucket_name, dags_prefix=DAGS_PREFIX,
                              tick_seconds=settings.tick_minutes * 60, parallelism=settings.parallelism,
-                             metrics_namespace=self.metrics_namespace)
+                             metrics_namespace=self.metrics_namespace,
+                             dags_are_paused_at_creation=settings.dags_are_paused_at_creation)
         # What dispatches tries (scheduler, worker's mini scheduler, Fargate task): both executors. The task
         # definition is named by its family so RunTask takes the latest revision a deploy registered. The task
         # log group goes with them: RunTask passes the dispatcher's environment to the Fargate worker.

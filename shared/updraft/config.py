@@ -30,6 +30,8 @@ Variables (all optional except where noted):
 ``UPDRAFT_METRICS_NAMESPACE``   CloudWatch namespace of the handlers' metrics, default ``Updraft``
 ``UPDRAFT_TASK_LOG_GROUP``      the CloudWatch Logs group of task logs (a stream per try); unset: the bucket's
                                 ``logs/`` (local mode and ``dags test`` keep files or S3)
+``UPDRAFT_DAGS_PAUSED_AT_CREATION``  Airflow's ``[core] dags_are_paused_at_creation`` (``true``/``false``,
+                                default true): whether a DAG first parsed starts paused
 ==============================  ===================================================================
 """
 
@@ -92,6 +94,7 @@ class UpdraftConfig:
     max_dagruns_per_loop_to_schedule: int = 20
     metrics_namespace: str = METRICS_NAMESPACE
     task_log_group: str | None = None
+    dags_are_paused_at_creation: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -120,6 +123,7 @@ class UpdraftConfig:
             max_dagruns_per_loop_to_schedule=_int(env, "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE", 20),
             metrics_namespace=env.get("UPDRAFT_METRICS_NAMESPACE") or METRICS_NAMESPACE,
             task_log_group=env.get("UPDRAFT_TASK_LOG_GROUP") or None,
+            dags_are_paused_at_creation=(env.get("UPDRAFT_DAGS_PAUSED_AT_CREATION") or "true").lower() != "false",
         )
 
     def to_env(self) -> dict[str, str]:
@@ -141,6 +145,7 @@ class UpdraftConfig:
             "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE": str(self.max_dagruns_per_loop_to_schedule),
             "UPDRAFT_METRICS_NAMESPACE": self.metrics_namespace,
             "UPDRAFT_TASK_LOG_GROUP": self.task_log_group,
+            "UPDRAFT_DAGS_PAUSED_AT_CREATION": None if self.dags_are_paused_at_creation else "false",
         }
         return {name: value for name, value in out.items() if value is not None}
 
