@@ -72,15 +72,17 @@ def next_execution(ctx: click.Context, dag_id: str, n: int) -> list[str | None]:
 def _following(dag: dict[str, Any], first: dt.datetime, n: int) -> list[str]:
     """The ``n`` logical dates after ``first``: the API gives the next run only, and a cron schedule's later
     logical dates are its next fire times (for a data-interval and a trigger timetable alike)."""
+    from updraft.sdk.exceptions import AirflowTimetableInvalid
     from updraft.timetables.planning import next_dagruns
     from updraft.timetables.trigger import CronTriggerTimetable
 
     summary = dag["timetable_summary"] or ""
     if summary == "@once":
         return []
+    timetable = CronTriggerTimetable(summary, timezone=dag.get("timezone") or "UTC")
     try:
-        timetable = CronTriggerTimetable(summary, timezone=dag.get("timezone") or "UTC")
-    except Exception:
+        timetable.validate()
+    except AirflowTimetableInvalid:
         raise click.ClickException(
             f"DAG {dag['dag_id']!r} runs on {summary!r}, not a cron schedule: only its next logical date is known "
             "to the environment's API; for more, parse its file with --dags-folder") from None

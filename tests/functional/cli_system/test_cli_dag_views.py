@@ -61,3 +61,20 @@ def test_dags_details_as_properties_and_as_json(local_system):
 def test_an_unknown_dag_is_one_line(local_system, args):
     result = invoke(*args)
     assert (result.exit_code, result.stderr) == (1, "Error: Dag with dag_id: 'nope' not found\n")
+
+
+def test_next_executions_beyond_the_next_need_a_cron_schedule(local_system):
+    """The API gives the next run; later ones follow from a cron schedule, and only from one."""
+    import datetime as dt
+
+    from airflow.providers.standard.operators.empty import EmptyOperator
+    from airflow.sdk import DAG
+
+    with DAG("every_2h", schedule=dt.timedelta(hours=2), start_date=START, catchup=True) as dag:
+        EmptyOperator(task_id="only")
+    local_system.add_dags(dag, chain_dag("hourly", schedule="0 * * * *"))
+    hourly = invoke("dags", "next-execution", "hourly", "-n", "2")
+    assert hourly.stdout.splitlines() == ["2024-01-01T00:00:00+00:00", "2024-01-01T01:00:00+00:00"]
+    assert invoke("dags", "next-execution", "every_2h").stdout == "2024-01-01T00:00:00+00:00\n"
+    more = invoke("dags", "next-execution", "every_2h", "-n", "2")
+    assert more.exit_code == 1 and "not a cron schedule" in more.stderr and "--dags-folder" in more.stderr
