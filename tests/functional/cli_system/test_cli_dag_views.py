@@ -20,7 +20,7 @@ def diamond():
     return dag
 
 
-def test_tasks_list_and_its_tree(local_system):
+def test_tasks_list_its_tree_and_dags_show(local_system):
     local_system.add_dags(diamond())
     listed = invoke("tasks", "list", "diamond")
     assert listed.exit_code == 0, listed.output
@@ -34,9 +34,7 @@ def test_tasks_list_and_its_tree(local_system):
         "        <Task(EmptyOperator): d>",
     ]
 
-
-def test_dags_show_prints_the_graph_as_dot(local_system):
-    local_system.add_dags(diamond())
+    # `dags show`: the same graph as DOT.
     result = invoke("dags", "show", "diamond")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -57,10 +55,10 @@ def test_dags_details_as_properties_and_as_json(local_system):
     assert any(line.startswith("catchup ") and line.rstrip().endswith("true") for line in table)
 
 
-@pytest.mark.parametrize("args", [("tasks", "list", "nope"), ("dags", "show", "nope"), ("dags", "details", "nope")])
-def test_an_unknown_dag_is_one_line(local_system, args):
-    result = invoke(*args)
-    assert (result.exit_code, result.stderr) == (1, "Error: Dag with dag_id: 'nope' not found\n")
+def test_an_unknown_dag_is_one_line(local_system):
+    for args in (("tasks", "list", "nope"), ("dags", "show", "nope"), ("dags", "details", "nope")):
+        result = invoke(*args)
+        assert (result.exit_code, result.stderr) == (1, "Error: Dag with dag_id: 'nope' not found\n"), args
 
 
 def test_next_executions_beyond_the_next_need_a_cron_schedule(local_system):
@@ -78,3 +76,10 @@ def test_next_executions_beyond_the_next_need_a_cron_schedule(local_system):
     assert invoke("dags", "next-execution", "every_2h").stdout == "2024-01-01T00:00:00+00:00\n"
     more = invoke("dags", "next-execution", "every_2h", "-n", "2")
     assert more.exit_code == 1 and "not a cron schedule" in more.stderr and "--dags-folder" in more.stderr
+
+
+@pytest.mark.parametrize("args", [("tasks", "list", "d"), ("dags", "show", "d"), ("dags", "details", "d")])
+def test_without_an_environment_it_says_so(no_system, args):
+    result = invoke(*args)
+    assert (result.exit_code, result.stderr) == (
+        1, "Error: no local Updraft is running (start one with `updraft local`)\n")

@@ -87,7 +87,7 @@ def _json(*args: str):
     return json.loads(result.stdout)
 
 
-def test_an_environment_from_a_stack_is_operated_with_sigv4(deployed):
+def test_an_environment_from_a_stack_is_operated_with_sigv4(deployed, tmp_path):
     deployed.system.add_dags(chain_dag("chain", schedule=None))
     _stack(deployed, "Updraft-dev")
     added = invoke("env", "add", "dev", "--stack", "Updraft-dev")
@@ -101,15 +101,15 @@ def test_an_environment_from_a_stack_is_operated_with_sigv4(deployed):
     assert deployed.headers and all(SIGV4.match(h.get("Authorization", "")) for h in deployed.headers)
     assert all(h.get("X-Amz-Date") for h in deployed.headers)
 
-
-def test_dags_upload_writes_to_the_environments_bucket(deployed, tmp_path):
-    _stack(deployed, "Updraft-up")
-    assert invoke("env", "add", "up", "--stack", "Updraft-up").exit_code == 0
+    # `dags upload` is an S3 put to the stack's bucket, with the user's credentials.
     (tmp_path / "new.py").write_text("# new\n")
-    result = invoke("--env", "up", "dags", "upload", str(tmp_path / "new.py"))
-    assert result.exit_code == 0, result.output
+    uploaded = invoke("--env", "dev", "dags", "upload", str(tmp_path / "new.py"))
+    assert uploaded.exit_code == 0, uploaded.output
     s3 = deployed.system.services.client("s3")
     assert s3.get_object(Bucket=deployed.bucket, Key="dags/new.py")["Body"].read() == b"# new\n"
+
+    missing = invoke("env", "add", "other", "--stack", "Nowhere")
+    assert missing.exit_code == 1 and missing.stderr.startswith("Error: could not read stack 'Nowhere'")
 
 
 def test_updraft_env_and_env_use_choose_and_local_goes_back(deployed, monkeypatch):
@@ -126,17 +126,13 @@ def test_updraft_env_and_env_use_choose_and_local_goes_back(deployed, monkeypatc
     assert invoke("env", "use", "dev").exit_code == 0
     _json("dags", "list")
     assert len(deployed.headers) > served
+    unknown = invoke("--env", "nope", "dags", "list")
+    assert unknown.exit_code == 1
+    assert unknown.stderr == "Error: unknown environment 'nope'; known environments: dev (and local)\n"
     rows = _json("env", "list")
     assert [(r["name"], r["default"], r["url"], r["auth"]) for r in rows] == [("dev", True, deployed.url, "iam")]
     assert invoke("env", "remove", "dev").exit_code == 0
     assert _json("env", "list") == [] and Environments.load().current is None
-
-
-def test_an_unknown_environment_is_one_line(deployed):
-    assert invoke("env", "add", "dev", "--url", deployed.url).exit_code == 0
-    result = invoke("--env", "nope", "dags", "list")
-    assert result.exit_code == 1
-    assert result.stderr == "Error: unknown environment 'nope'; known environments: dev (and local)\n"
 
 
 def test_with_no_local_mode_the_error_lists_the_environments(no_system):
@@ -158,14 +154,17 @@ def test_env_add_refuses_what_it_cannot_use(no_system, args, message):
     assert result.exit_code == 2 and message in result.stderr and len(result.stderr.splitlines()) == 1
 
 
-def test_a_missing_stack_is_one_line(deployed):
-    result = invoke("env", "add", "dev", "--stack", "Nowhere")
-    assert result.exit_code == 1 and result.stderr.startswith("Error: could not read stack 'Nowhere'")
-
-
 def test_a_token_environment_needs_login_then_sends_the_token(deployed, tmp_path):
     deployed.system.add_dags(chain_dag("chain", schedule=None))
     # Local mode's /auth/token issues tokens (Airflow's all-admins mode); a deployed one answers from its users.
+    # The test's environment is not local mode's: its /auth/token issues nothing (on AWS, IAM signs instead).
+    assert invoke("env", "add", "dev", "--url", deployed.url).exit_code == 0
+    refused = invoke("login", "--env", "dev", "-u", "admin", "-p", "pw")
+    assert refused.exit_code == 1
+    [line] = refused.stderr.splitlines()
+    assert line.startswith("Error: login to dev failed: ") and "(HTTP 403)" in line
+    assert Environments.load().environments["dev"].token is None
+
     config = dataclasses.replace(deployed.system.services.config, local_compute=str(tmp_path / "no-socket"))
     headers: list[dict[str, str]] = []
     gateway = _serve(config, headers)
@@ -184,16 +183,7 @@ def test_a_token_environment_needs_login_then_sends_the_token(deployed, tmp_path
         assert headers[-1]["Authorization"] == f"Bearer {token}"
         assert "secret" not in Environments.path().read_text()
         listed = invoke("env", "list", "-o", "json")
-        assert token not in listed.stdout and json.loads(listed.stdout)[0]["logged_in"] is True
+        assert token not in listed.stdout
+        assert {r["name"]: r["logged_in"] for r in json.loads(listed.stdout)} == {"dev": False, "tok": True}
     finally:
         gateway.close()
-
-
-def test_a_refused_login_is_one_line(deployed):
-    """The test environment is not local mode's: its /auth/token issues nothing (on AWS, IAM signs instead)."""
-    assert invoke("env", "add", "dev", "--url", deployed.url).exit_code == 0
-    result = invoke("login", "--env", "dev", "-u", "admin", "-p", "pw")
-    assert result.exit_code == 1
-    [line] = result.stderr.splitlines()
-    assert line.startswith("Error: login to dev failed: ") and "(HTTP 403)" in line
-    assert Environments.load().environments["dev"].token is None
