@@ -88,13 +88,15 @@ def _json(*args: str):
 
 
 def test_an_environment_from_a_stack_is_operated_with_sigv4(deployed, tmp_path):
-    deployed.system.add_dags(chain_dag("chain", schedule=None))
+    deployed.system.add_dags(chain_dag("chain", schedule=None), unpause=False)  # new DAGs start paused
     _stack(deployed, "Updraft-dev")
     added = invoke("env", "add", "dev", "--stack", "Updraft-dev")
     assert added.exit_code == 0, added.output
     assert stat.S_IMODE(Environments.path().stat().st_mode) == 0o600
 
     assert [d["dag_id"] for d in _json("--env", "dev", "dags", "list")] == ["chain"]
+    assert _json("--env", "dev", "dags", "unpause", "chain") == [{"dag_id": "chain", "is_paused": False}]
+    assert deployed.system.store.get_dag_meta("chain").is_paused is False
     [run] = _json("--env", "dev", "dags", "trigger", "chain", "-r", "remote")
     assert run["dag_run_id"] == "remote" and deployed.system.store.get_run("chain", "remote") is not None
     assert "default_pool" in {p["pool"] for p in _json("--env", "dev", "pools", "list")}
