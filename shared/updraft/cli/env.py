@@ -80,6 +80,9 @@ def add(name: str, stack: str | None, url: str | None, bucket: str | None, regio
     else:
         found = Environment(url=_check_url(url or ""), auth=auth, bucket=bucket, region=region)
     envs = Environments.load()
+    before = envs.environments.get(name)
+    if before is not None and before.url == found.url:
+        found.token = before.token  # re-reading a stack does not log the user out
     envs.environments[name] = found
     if make_default:
         envs.current = name

@@ -18,7 +18,7 @@ from updraft.cli.environments import LOCAL, Environments, chosen_name
 @click.pass_context
 def login(ctx: click.Context, env_name: str | None, username: str, password: str) -> None:
     """Log in to an environment with a user name and password; its API then gets the token."""
-    name = env_name if env_name not in (None, LOCAL) else (None if env_name == LOCAL else chosen_name(ctx))
+    name = None if env_name == LOCAL else env_name or chosen_name(ctx)  # None: local mode
     envs = Environments.load()
     url = envs.get(name).url if name is not None else local_api_url()
     try:  # /auth/token sits beside /api/v2, as in Airflow; nothing is signed: the password is the credential
