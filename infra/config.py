@@ -65,6 +65,9 @@ class EnvironmentSettings:
     log_retention_days: int  # one of CloudWatch's allowed values
     retain_data: bool  # RemovalPolicy.RETAIN for the table and the bucket
     parallelism: int = 32
+    # Airflow's [core] dags_are_paused_at_creation: a DAG the parser sees for the first time starts paused unless
+    # its file says otherwise (is_paused_upon_creation); `updraft --env NAME dags unpause` resumes it remotely.
+    dags_are_paused_at_creation: bool = True
     tags: dict[str, str] = field(default_factory=dict)
     # The Airflow role of every caller of the IAM (SigV4) API. ADMIN: IAM policies already decide who may invoke
     # that API at all (execute-api:Invoke), and those are the deploying account's operators and automation, who

@@ -1,12 +1,17 @@
-"""The stack ``cdk deploy -c env=<name>`` deploys: one :class:`UpdraftEnvironment` and its settings' tags."""
+"""The stack ``cdk deploy -c env=<name>`` deploys: one :class:`UpdraftEnvironment` and its settings' tags.
+
+Its outputs are what ``updraft env add NAME --stack STACK`` reads to reach the environment (``updraft.cli.env``):
+the API's base URL, the bucket DAG files are uploaded to and under which prefix, the region and the table.
+"""
 
 from __future__ import annotations
 
-from aws_cdk import Fn, Stack, Tags
+from aws_cdk import CfnOutput, Fn, Stack, Tags
 from constructs import Construct
 
 from infra.config import EnvironmentSettings
 from infra.constructs import UpdraftEnvironment
+from updraft.resources import DAGS_PREFIX
 
 
 class UpdraftStack(Stack):
@@ -14,9 +19,23 @@ class UpdraftStack(Stack):
                  bundle_dependencies: bool = True, **kwargs: object) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.updraft = UpdraftEnvironment(self, "Updraft", settings=settings, bundle_dependencies=bundle_dependencies)
+        self._outputs()
         Tags.of(self).add("updraft:environment", settings.name)
         for key, value in settings.tags.items():
             Tags.of(self).add(key, value)
+
+    def _outputs(self) -> None:
+        outputs = {
+            "ApiUrl": (self.updraft.api.rest_api.url, "Base URL of the REST API for IAM (SigV4) callers"),
+            "UsersApiUrl": (self.updraft.api.users_api.url,
+                            "Base URL of the REST API for users with a token (the official client, the UI)"),
+            "BucketName": (self.updraft.data.bucket.bucket_name, "Bucket whose DagsPrefix holds the DAG files"),
+            "DagsPrefix": (DAGS_PREFIX, "Where DAG files go in the bucket (updraft dags upload)"),
+            "Region": (self.region, "Region of the environment (SigV4 requests are signed for it)"),
+            "TableName": (self.updraft.data.table.table_name, "The store's DynamoDB table"),
+        }
+        for key, (value, description) in outputs.items():
+            CfnOutput(self, key, value=value, description=description)
 
     @property
     def availability_zones(self) -> list[str]:

@@ -39,7 +39,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     svc = services()
     svc.load_plugins()
     result = handle_dag_file_events(event, s3_client=svc.client("s3"), prefix=svc.config.dags_prefix,
-                                    bucket=svc.config.bucket, store=svc.store, options=svc.parse_options)
+                                    bucket=svc.config.bucket, store=svc.store, options=svc.parse_options,
+                                    paused_at_creation=svc.config.dags_are_paused_at_creation)
     parsed = result["parsed"].values()
     from updraft.store.heartbeats import DAG_PROCESSOR, HEARTBEAT_EVERY  # the store's modules: not at cold import
 

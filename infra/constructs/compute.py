@@ -71,7 +71,8 @@ class UpdraftFunctions(Construct):
                                        retention=self._retention, removal_policy=self._removal)
         base = UpdraftConfig(table=table.table_name, bucket=bucket.bucket_name, dags_prefix=DAGS_PREFIX,
                              tick_seconds=settings.tick_minutes * 60, parallelism=settings.parallelism,
-                             metrics_namespace=self.metrics_namespace)
+                             metrics_namespace=self.metrics_namespace,
+                             dags_are_paused_at_creation=settings.dags_are_paused_at_creation)
         secrets = settings.secrets
         secrets_key = data.secrets_key.key_arn  # only where tries run and in the API: who may use the key
         # What dispatches tries (scheduler, worker's mini scheduler, Fargate task): both executors. The task

@@ -41,6 +41,8 @@ Variables (all optional except where noted):
                                 ``send_email``); unset: no email is sent, and a task's alert logs why
 ``UPDRAFT_BASE_URL``            the web address of the environment, for links in alerts (``ti.log_url``);
                                 Airflow's ``[api] base_url`` default when unset
+``UPDRAFT_DAGS_PAUSED_AT_CREATION``  Airflow's ``[core] dags_are_paused_at_creation`` (``true``/``false``,
+                                default true): whether a DAG first parsed starts paused
 ==============================  ===================================================================
 """
 
@@ -110,6 +112,7 @@ class UpdraftConfig:
     kms_key: str | None = None
     secrets_backend: str | None = None
     secrets_backend_kwargs: str | None = None
+    dags_are_paused_at_creation: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -145,6 +148,7 @@ class UpdraftConfig:
             kms_key=env.get("UPDRAFT_KMS_KEY") or None,
             secrets_backend=env.get("AIRFLOW__SECRETS__BACKEND") or None,
             secrets_backend_kwargs=env.get("AIRFLOW__SECRETS__BACKEND_KWARGS") or None,
+            dags_are_paused_at_creation=(env.get("UPDRAFT_DAGS_PAUSED_AT_CREATION") or "true").lower() != "false",
         )
 
     def to_env(self) -> dict[str, str]:
@@ -172,6 +176,7 @@ class UpdraftConfig:
             "UPDRAFT_KMS_KEY": self.kms_key,
             "AIRFLOW__SECRETS__BACKEND": self.secrets_backend,
             "AIRFLOW__SECRETS__BACKEND_KWARGS": self.secrets_backend_kwargs,
+            "UPDRAFT_DAGS_PAUSED_AT_CREATION": None if self.dags_are_paused_at_creation else "false",
         }
         return {name: value for name, value in out.items() if value is not None}
 

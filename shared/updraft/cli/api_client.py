@@ -34,8 +34,14 @@ class ApiCallFailed(click.ClickException):
     def __init__(self, status: int, detail: Any) -> None:
         self.status = status
         self.detail = detail
+        # A string detail is Airflow's own sentence ("Dag with dag_id: 'x' not found"), printed as it is; the
+        # status helps with the rest (a 422's issue list, a server error, a refused credential).
         text = detail if isinstance(detail, str) else json.dumps(detail)
-        super().__init__(f"{text} (HTTP {status})")
+        if status == 401:
+            text += " (HTTP 401: log in with `updraft login`, or check the environment's --auth)"
+        elif status == 403 or status >= 500 or not isinstance(detail, str):
+            text += f" (HTTP {status})"
+        super().__init__(text)
 
 
 def path_of(*segments: str) -> str:
@@ -68,6 +74,7 @@ class ApiClient:
         try:
             with self._opener.open(request, timeout=self.timeout) as response:
                 raw = response.read()
+                _warn(response.headers.get_all("Warning") or [])
         except urllib.error.HTTPError as err:
             raw = err.read()
             raise ApiCallFailed(err.code, _detail(raw, err.reason)) from None
@@ -103,6 +110,13 @@ class ApiClient:
                 return
 
 
+def _warn(values: list[str]) -> None:
+    """An HTTP ``Warning`` header (``199 - "text"``): what the server wants the user to know about a success."""
+    for value in values:
+        text = value.split('"', 1)[1].rsplit('"', 1)[0] if value.count('"') >= 2 else value
+        click.echo(f"[WARN] {text}", err=True)
+
+
 def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -120,21 +134,40 @@ def _detail(raw: bytes, reason: str) -> Any:
 
 
 def api(ctx: click.Context) -> ApiClient:
-    """The environment's API client, made once per invocation.
+    """The chosen environment's API client, made once per invocation.
 
-    Today the running local system (its address is in ``local.json``); a deployed environment chosen with
-    ``--env`` plugs in here without touching the commands.
+    ``--env NAME`` / ``UPDRAFT_ENV`` / ``updraft env use NAME`` pick an environment of ``environments.json``
+    (signed as it says: :func:`updraft.cli.signers.signer_for`); with none chosen, the running local system
+    (its address is in ``local.json``).
     """
     config = ctx.find_root().obj
     client: ApiClient | None = getattr(config, "api", None)
     if client is None:
-        from updraft.local.endpoint import LocalEndpoint, NotRunning
+        from updraft.cli.environments import Environments, chosen_name
+        from updraft.cli.signers import bearer, signer_for
 
-        try:
-            endpoint = LocalEndpoint.read()
-        except NotRunning as err:
-            raise click.ClickException(str(err)) from None
-        if not endpoint.api_url:
-            raise click.ClickException("the running local Updraft serves no API; restart it with `updraft local`")
-        client = config.api = ApiClient(endpoint.api_url)
+        name = chosen_name(ctx)
+        if name is not None:
+            env = Environments.load().get(name)
+            client = ApiClient(env.url, signer_for(name, env))
+        else:
+            token = Environments.load().local_token
+            client = ApiClient(local_api_url(), bearer(token) if token else None)
+        config.api = client
     return client
+
+
+def local_api_url() -> str:
+    """The running local system's API; when none runs, one line saying so and what else there is."""
+    from updraft.cli.environments import Environments
+    from updraft.local.endpoint import LocalEndpoint, NotRunning
+
+    try:
+        endpoint = LocalEndpoint.read()
+    except NotRunning as err:
+        envs = Environments.load()
+        hint = f"; or choose an environment with --env NAME ({envs.known()})" if envs.environments else ""
+        raise click.ClickException(f"{err}{hint}") from None
+    if not endpoint.api_url:
+        raise click.ClickException("the running local Updraft serves no API; restart it with `updraft local`")
+    return endpoint.api_url

@@ -84,10 +84,13 @@ class UpdraftGroup(click.Group):
     help="DAG files parsed at once [default: number of CPUs].",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and what DAG files printed.")
+@click.option("--env", "env", default=None, envvar="UPDRAFT_ENV", metavar="NAME",
+              help="The environment to operate (see `updraft env list`) [default: the one `updraft env use` "
+                   "chose, else the running local mode; env: UPDRAFT_ENV].")
 @click.version_option(package_name="updraft", prog_name="updraft")
 @click.pass_context
 def cli(ctx: click.Context, parse_timeout: float, parse_memory_limit: int, parse_processes: int | None,
-        verbose: bool) -> None:
+        verbose: bool, env: str | None) -> None:
     """Updraft: run Apache Airflow DAG files on serverless AWS."""
     ctx.obj = CliConfig(parse_timeout, parse_memory_limit, parse_processes, verbose)
 
@@ -96,14 +99,16 @@ def _register_commands() -> None:
     from updraft.cli.backfill import backfill
     from updraft.cli.connections import connections
     from updraft.cli.dags import dags
+    from updraft.cli.env import env
     from updraft.cli.local import local
+    from updraft.cli.login import login
     from updraft.cli.pools import pools
     from updraft.cli.run_changes import register as register_run_changes
     from updraft.cli.runs import runs
     from updraft.cli.tasks import tasks
     from updraft.cli.variables import variables
 
-    for command in (dags, runs, tasks, pools, backfill, local, variables, connections):
+    for command in (dags, runs, tasks, pools, backfill, local, variables, connections, env, login):
         cli.add_command(command)
     register_run_changes()  # tasks clear|state, runs mark-success|mark-failed, dags state
 

@@ -1,10 +1,11 @@
 """``updraft dags ...``: Airflow's ``airflow dags`` commands.
 
-``list``, ``list-import-errors`` and ``next-execution`` answer from the running system's store, or, given a
+``list``, ``list-import-errors`` and ``next-execution`` answer from the environment's REST API, or, given a
 DAGs folder (``--dags-folder`` or ``UPDRAFT_DAGS_FOLDER``), parse that folder themselves (like ``airflow dags
 list --local``) with the same isolation the parser Lambda uses, so what the CLI shows is what the cloud will
 see. ``dags test`` always parses a folder and runs the DAG on its own embedded AWS. ``trigger``, ``pause``,
-``unpause``, ``upload`` and ``list-runs`` act on the running system (``updraft.cli.dag_commands``).
+``unpause``, ``upload`` and ``list-runs`` act on the environment (``updraft.cli.dag_commands``), ``show`` and
+``details`` read it (``updraft.cli.dag_views``).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from updraft.cli.output import render
 if TYPE_CHECKING:
     from updraft.parsing.folder import FolderParseResult
 
-_LOCAL_HELP = ("Folder (or single file) of DAG files to parse here instead of asking the running system "
-               "[env: UPDRAFT_DAGS_FOLDER, used only when no system runs].")
+_LOCAL_HELP = ("Folder (or single file) of DAG files to parse here instead of asking the environment "
+               "[env: UPDRAFT_DAGS_FOLDER, used only when no environment answers].")
 
 
 def _dags_folder_option(func: Command, *, required: bool = True) -> Command:
@@ -63,21 +64,33 @@ def _optional_folder_options(func: Command) -> Command:
 
 
 def _parse_here(dags_folder: str | None, ctx: click.Context) -> TypeGuard[str]:
-    """Whether to parse ``dags_folder`` here rather than answer from the running system.
+    """Whether to parse ``dags_folder`` here rather than answer from the environment.
 
     ``--dags-folder`` on the command line always means parse. ``UPDRAFT_DAGS_FOLDER`` alone is the folder
-    ``updraft local`` syncs, so while a system runs its view (live pause state, what the parser stored) wins;
-    with none running the variable still lets these commands work offline. (The folder comes first: a
-    TypeGuard narrows its first argument, so a True answer also tells mypy there is a folder.)
+    ``updraft local`` syncs, so while an environment answers (one is chosen, or local mode runs) its view (live
+    pause state, what the parser stored) wins; with none the variable still lets these commands work offline.
+    (The folder comes first: a TypeGuard narrows its first argument, so a True answer also tells mypy there is a
+    folder.)
     """
     from click.core import ParameterSource
 
     if dags_folder is None:
         return False
     if ctx.get_parameter_source("dags_folder") is ParameterSource.ENVIRONMENT:
-        from updraft.cli.system import running
+        return not _environment_answers(ctx)
+    return True
 
-        return not running(ctx)
+
+def _environment_answers(ctx: click.Context) -> bool:
+    from updraft.cli.environments import chosen_name
+    from updraft.local.endpoint import LocalEndpoint, NotRunning
+
+    if chosen_name(ctx) is not None:
+        return True
+    try:
+        LocalEndpoint.read()
+    except NotRunning:
+        return False
     return True
 
 
@@ -161,9 +174,9 @@ def list_import_errors(ctx: click.Context, dags_folder: str | None, plugins_fold
                        output: str) -> None:
     """List the DAG files that failed to load, with the error. Exits 1 if there are any."""
     if not _parse_here(dags_folder, ctx):
-        from updraft.cli.system import system
+        from updraft.cli.dags_system import import_errors
 
-        errors = system(ctx).store.list_import_errors()
+        errors = import_errors(ctx)
     else:
         errors = [err.to_dict() for err in _parse(ctx, dags_folder, plugins_folder).import_errors]
     rows = [import_error_row(err, output) for err in errors]
@@ -286,9 +299,10 @@ def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | 
 def _add_system_commands() -> None:
     """Commands that act on the running system live in their own modules; they join this group here."""
     from updraft.cli.dag_commands import pause, trigger, unpause, upload
+    from updraft.cli.dag_views import details, show
     from updraft.cli.runs import list_runs
 
-    for command in (trigger, pause, unpause, upload):
+    for command in (trigger, pause, unpause, upload, show, details):
         dags.add_command(command)
     dags.add_command(list_runs, "list-runs")  # Airflow's spelling of `updraft runs list`
 

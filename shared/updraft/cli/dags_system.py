@@ -1,63 +1,92 @@
-"""What ``dags list`` and ``dags next-execution`` answer from the running system's store.
+"""What ``dags list``, ``list-import-errors`` and ``next-execution`` answer from the environment's REST API.
 
-The store already holds what the parser found (meta rows, import errors) and the next run the scheduler will
-create, so nothing here imports a DAG file: the answer is the system's, not a fresh local parse.
+The environment already holds what its parser found (DAGs, import errors) and the next run its scheduler will
+create, so nothing here imports a DAG file: the answer is the environment's, not a fresh local parse.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import datetime as dt
+from typing import Any
 
 import click
 
+from updraft.cli.api_client import api, path_of
 from updraft.cli.output import render
-from updraft.cli.system import require_dag, system
+from updraft.cli.remote import get_dag, wire_date
 
-if TYPE_CHECKING:
-    from updraft.config import UpdraftConfig
-    from updraft.store.api import DagMeta
+IMPORT_ERRORS_HINT = "Error: Failed to load all files. For details, run `updraft dags list-import-errors`"
 
 
-def dag_row(meta: DagMeta, config: UpdraftConfig) -> dict[str, Any]:
-    """Airflow's ``dags list`` columns (plus tags); fileloc is where the system reads the file from."""
-    location = f"s3://{config.bucket}/{config.dags_prefix}" if config.bucket else config.dags_prefix
-    return {"dag_id": meta.dag_id, "fileloc": location + meta.relative_fileloc, "owners": meta.owners,
-            "is_paused": meta.is_paused, "tags": sorted(meta.tags)}
+def dag_row(dag: dict[str, Any]) -> dict[str, Any]:
+    """Airflow's ``dags list`` columns (plus tags); fileloc is where the environment reads the file from."""
+    return {"dag_id": dag["dag_id"], "fileloc": dag["fileloc"], "owners": ", ".join(dag["owners"]),
+            "is_paused": dag["is_paused"], "tags": sorted(tag["name"] for tag in dag["tags"])}
 
 
 def list_dags(ctx: click.Context, output: str) -> None:
-    services = system(ctx)
-    rows = [dag_row(meta, services.config) for meta in services.store.list_dags()]
-    if services.store.list_import_errors():
-        click.echo("Error: Failed to load all files. For details, run `updraft dags list-import-errors`", err=True)
+    client = api(ctx)
+    rows = [dag_row(dag) for dag in client.pages(path_of("dags"), "dags")]
+    if client.get(path_of("importErrors"), limit=1)["total_entries"]:
+        click.echo(IMPORT_ERRORS_HINT, err=True)
     click.echo(render(rows, output))
 
 
+def import_errors(ctx: click.Context) -> list[dict[str, Any]]:
+    """The environment's import errors in the parser's shape (``ImportErrorRecord.to_dict``): the message is
+    the stack trace's last line, the line number the last one it names in the failing file."""
+    out = []
+    for err in api(ctx).pages(path_of("importErrors"), "import_errors"):
+        trace = err["stack_trace"]
+        out.append({"filename": err["filename"], "stacktrace": trace, "lineno": _line_in(trace, err["filename"]),
+                    "dag_id": None, "message": trace.strip().splitlines()[-1] if trace.strip() else ""})
+    return out
+
+
+def _line_in(trace: str, filename: str) -> int | None:
+    import re
+
+    lines = re.findall(r'File "[^"]*' + re.escape(filename) + r'", line (\d+)', trace)
+    return int(lines[-1]) if lines else None
+
+
 def next_execution(ctx: click.Context, dag_id: str, n: int) -> list[str | None]:
-    """The stored next run (what the scheduler creates next), then the timetable's following ones.
+    """The stored next run (what the scheduler creates next), then the cron schedule's following ones.
 
     A trailing None means the schedule ends there, as the local variant reports it.
     """
-    from updraft.timetables._time import coerce_datetime
-    from updraft.timetables.base import DataInterval
-    from updraft.timetables.planning import next_dagruns
-
-    store = system(ctx, dags=True).store
-    meta = require_dag(store, dag_id)
-    if meta.is_paused:
+    dag = get_dag(api(ctx), dag_id, details=True)
+    if dag["is_paused"]:
         click.echo("[INFO] Please be reminded this DAG is PAUSED now.", err=True)
-    if meta.next_dagrun_logical_date is None:
+    first = wire_date(dag["next_dagrun_logical_date"])
+    if first is None:
         return [None]
-    out: list[str | None] = [meta.next_dagrun_logical_date.isoformat()]
+    out: list[str | None] = [first]
     if n > 1:
-        sdag = store.get_serialized_dag(dag_id, meta.dag_hash)
-        assert sdag is not None, "a DAG row names a stored version"
-        start, end = meta.next_dagrun_data_interval_start, meta.next_dagrun_data_interval_end
-        assert start is not None and end is not None, "the store writes the next run's fields together"
-        last = DataInterval(coerce_datetime(start), coerce_datetime(end))
-        infos = next_dagruns(sdag.timetable, start_date=sdag.start_date, end_date=sdag.end_date,
-                             catchup=sdag.catchup, last_automated_data_interval=last, n=n - 1)
-        out += [info.logical_date.isoformat() for info in infos]
+        out += _following(dag, dt.datetime.fromisoformat(first), n - 1)
     if len(out) < n:
         out.append(None)
     return out
+
+
+def _following(dag: dict[str, Any], first: dt.datetime, n: int) -> list[str]:
+    """The ``n`` logical dates after ``first``: the API gives the next run only, and a cron schedule's later
+    logical dates are its next fire times (for a data-interval and a trigger timetable alike)."""
+    from updraft.sdk.exceptions import AirflowTimetableInvalid
+    from updraft.timetables.planning import next_dagruns
+    from updraft.timetables.trigger import CronTriggerTimetable
+
+    summary = dag["timetable_summary"] or ""
+    if summary == "@once":
+        return []
+    timetable = CronTriggerTimetable(summary, timezone=dag.get("timezone") or "UTC")
+    try:
+        timetable.validate()
+    except AirflowTimetableInvalid:
+        raise click.ClickException(
+            f"DAG {dag['dag_id']!r} runs on {summary!r}, not a cron schedule: only its next logical date is known "
+            "to the environment's API; for more, parse its file with --dags-folder") from None
+    end = dag.get("end_date")
+    infos = next_dagruns(timetable, start_date=first + dt.timedelta(microseconds=1),
+                         end_date=dt.datetime.fromisoformat(end) if end else None, catchup=True, n=n)
+    return [info.logical_date.isoformat() for info in infos]

@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import itertools
+from typing import Any
 
 import click
 
-from updraft.cli.options import iso, output_option
+from updraft.cli.api_client import ApiCallFailed, api, path_of
+from updraft.cli.options import output_option
 from updraft.cli.output import render
-from updraft.cli.system import require_dag, system
-
-if TYPE_CHECKING:
-    from updraft.model.records import DagRun
+from updraft.cli.remote import dag_not_found, wire_date
 
 RUN_STATES = ("queued", "running", "success", "failed")
 
 
-def list_row(run: DagRun) -> dict[str, Any]:
+def list_row(run: dict[str, Any]) -> dict[str, Any]:
     """Airflow's ``dags list-runs`` columns."""
-    return {"dag_id": run.dag_id, "run_id": run.run_id, "state": run.state.value, "run_type": run.run_type,
-            "logical_date": iso(run.logical_date), "start_date": iso(run.start_date), "end_date": iso(run.end_date)}
+    return {"dag_id": run["dag_id"], "run_id": run["dag_run_id"], "state": run["state"],
+            "run_type": run["run_type"], "logical_date": wire_date(run["logical_date"]),
+            "start_date": wire_date(run["start_date"]), "end_date": wire_date(run["end_date"])}
 
 
 @click.group()
 def runs() -> None:
-    """DAG runs of the running system."""
+    """DAG runs of the environment."""
 
 
 @runs.command("list")
@@ -35,9 +35,10 @@ def runs() -> None:
 @click.pass_context
 def list_runs(ctx: click.Context, dag_id: str, state: str | None, limit: int | None, output: str) -> None:
     """List DAG_ID's runs, newest logical date first."""
-    store = system(ctx).store
-    require_dag(store, dag_id)
-    found = store.list_runs(dag_id, limit=None if state else limit)
-    if state:
-        found = [run for run in found if run.state.value == state][:limit]
-    click.echo(render([list_row(run) for run in found], output))
+    found = api(ctx).pages(path_of("dags", dag_id, "dagRuns"), "dag_runs", state=state,
+                           order_by="-logical_date")
+    try:
+        rows = [list_row(run) for run in itertools.islice(found, limit)]
+    except ApiCallFailed as err:
+        raise dag_not_found(dag_id) if err.status == 404 else err from None
+    click.echo(render(rows, output))

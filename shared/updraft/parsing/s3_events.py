@@ -89,7 +89,8 @@ def dag_file_events(event: dict[str, Any], *, prefix: str, bucket: str | None) -
 
 def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str, bucket: str | None,
                            workdir: str | None = None, options: ParseOptions | None = None,
-                           store: Any = None, now: dt.datetime | None = None) -> dict[str, Any]:
+                           store: Any = None, now: dt.datetime | None = None,
+                           paused_at_creation: bool = True) -> dict[str, Any]:
     """Parse every changed DAG file the event names (each once, all concurrently) and report removed ones.
 
     The result lists, per key, the DAGs found and the import errors. With a ``store`` (the parser Lambda
@@ -116,7 +117,7 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
                         if store is not None:
                             deactivated[key] = _remove(store, key, prefix)
                     else:
-                        parsed[key] = _entry(result, store, now)
+                        parsed[key] = _entry(result, store, now, paused_at_creation)
                 except Exception as exc:  # one file's store write: the others are still handled
                     failed[key] = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # the mirror could not be synced: no key of this event was handled
@@ -140,7 +141,7 @@ def _remove(store: Any, key: str, prefix: str) -> list[str]:
     return remove_dag_file(store, relative) if relative is not None else []
 
 
-def _entry(result: ParsedFile, store: Any, now: dt.datetime) -> dict[str, Any]:
+def _entry(result: ParsedFile, store: Any, now: dt.datetime, paused_at_creation: bool) -> dict[str, Any]:
     from updraft.scheduling.dag_registration import register_parsed_file
 
     entry: dict[str, Any] = {
@@ -151,7 +152,7 @@ def _entry(result: ParsedFile, store: Any, now: dt.datetime) -> dict[str, Any]:
         "import_errors": [e.to_dict() for e in result.import_errors],
     }
     if store is not None:
-        outcome = register_parsed_file(store, result, now=now)
+        outcome = register_parsed_file(store, result, now=now, paused_at_creation=paused_at_creation)
         entry["import_errors"] = outcome.import_errors
         entry["store"] = {"stored": outcome.stored, "unchanged": outcome.unchanged,
                           "duplicates": outcome.duplicates, "deactivated": outcome.deactivated}

@@ -67,6 +67,22 @@ class BlockedReason:
     def from_dep(cls, status: DepStatus) -> BlockedReason:
         return cls(BlockKind.DEP, status.reason, status.name)
 
+    @classmethod
+    def from_dependency(cls, name: str, message: str) -> BlockedReason:
+        """A reason as the API's ``.../dependencies`` reports it (Airflow's name and reason, no kind): the kind
+        comes back from the name, and where two kinds share one, from the wording above that tells them apart."""
+        kinds = [kind for kind, dep in _DEP_NAMES.items() if dep == name]
+        if not kinds:  # the API names an unnamed dependency by its kind
+            return cls(BlockKind.DEP, message, "" if name == BlockKind.DEP.value else name)
+        if BlockKind.POOL_MISSING in kinds:
+            kind = BlockKind.POOL_MISSING if message.endswith("does not exist") else BlockKind.POOL_FULL
+        elif BlockKind.MAX_ACTIVE_TIS_PER_DAGRUN in kinds:
+            per_run = "per run" in message
+            kind = BlockKind.MAX_ACTIVE_TIS_PER_DAGRUN if per_run else BlockKind.MAX_ACTIVE_TIS_PER_DAG
+        else:
+            [kind] = kinds
+        return cls(kind, message, name)
+
     def to_dict(self) -> dict[str, str]:
         return {"kind": self.kind.value, "dep": self.dep, "message": self.message}
 

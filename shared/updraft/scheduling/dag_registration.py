@@ -52,10 +52,14 @@ def schedule_key(document: dict[str, Any], sdag: SerializedDAG) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
-def register_parsed_file(store: Store, parsed: ParsedFile | dict[str, Any], *, now: dt.datetime) -> ParseOutcome:
+def register_parsed_file(store: Store, parsed: ParsedFile | dict[str, Any], *, now: dt.datetime,
+                         paused_at_creation: bool = True) -> ParseOutcome:
     """Store a parsed file: each DAG's version (immutable, keyed by dag_hash), its row (owned by one file: a
     dag_id owned by another active file is refused and becomes an import error on this file), the file's
-    import errors, and deactivate DAGs the file no longer defines. Idempotent."""
+    import errors, and deactivate DAGs the file no longer defines. Idempotent.
+
+    ``paused_at_creation`` is the environment's ``dags_are_paused_at_creation``: whether a DAG seen for the first
+    time starts paused when its file does not say (``is_paused_upon_creation``)."""
     if isinstance(parsed, dict):
         parsed = ParsedFile.from_dict(parsed)
     if now.tzinfo is None:
@@ -67,7 +71,7 @@ def register_parsed_file(store: Store, parsed: ParsedFile | dict[str, Any], *, n
     owned: list[str] = []
     for document in parsed.dags:
         dag_id = dag_id_of(document)
-        result, detail = _register_dag(store, document, dag_id, parsed, now)
+        result, detail = _register_dag(store, document, dag_id, parsed, now, paused_at_creation)
         if result == "duplicate":
             message = (f"AirflowDagDuplicatedIdException: Ignoring DAG {dag_id} from {path} "
                        f"- also found in {detail}")
@@ -159,7 +163,7 @@ def _owned_elsewhere(store: Store, meta: DagMeta | None, path: str, now: dt.date
 
 
 def _register_dag(store: Store, document: dict[str, Any], dag_id: str, parsed: ParsedFile,
-                  now: dt.datetime) -> tuple[str, str | None]:
+                  now: dt.datetime, paused_at_creation: bool) -> tuple[str, str | None]:
     """("stored" | "unchanged", schedule error or None) or ("duplicate", the owning file)."""
     path = parsed.relative_path
     values = _row_values(document, dag_id, parsed, now)
@@ -191,8 +195,10 @@ def _register_dag(store: Store, document: dict[str, Any], dag_id: str, parsed: P
                 error = f"{type(exc).__name__}: {exc}"
             row_values.update(next_run_fields(info), schedule_key=skey)
         if meta is None:
-            # A new DAG starts paused unless its file says otherwise (dags_are_paused_at_creation).
-            row_values["is_paused"] = document.get("dag", {}).get("is_paused_upon_creation") is not False
+            # A new DAG starts as its file says (is_paused_upon_creation), else as the environment's
+            # dags_are_paused_at_creation, as in Airflow.
+            upon_creation = document.get("dag", {}).get("is_paused_upon_creation")
+            row_values["is_paused"] = paused_at_creation if upon_creation is None else bool(upon_creation)
             # Another parser creating the same dag_id makes this fail; the retry then sees its row.
             if store.put_new_dag(dag_id, row_values):
                 return "stored", error

@@ -154,7 +154,7 @@ _UNSUPPORTED_TRIGGER_FIELDS = ("data_interval_start", "data_interval_end", "run_
 
 
 @routes.post("/dags/{dag_id}/dagRuns")
-def trigger_dag_run(call: Call) -> dict[str, Any]:
+def trigger_dag_run(call: Call) -> Reply:
     """Airflow's trigger; a DAG whose file has import errors (another DAG of it failed) is refused, as in
     Airflow. A null ``logical_date`` gives the run the trigger time as its logical date (Updraft
     gives every manual run one, so templates such as ``ds`` render, as the CLI's trigger does)."""
@@ -181,12 +181,17 @@ def trigger_dag_run(call: Call) -> dict[str, Any]:
         raise BadRequest(str(err)) from None
     except DagRunAlreadyExists as err:
         raise Conflict(str(err)) from None
+    headers = {}
     try:
         call.services.nudge_scheduler(dag_id, run.run_id)
-    except Exception:  # only a speed-up: the run exists and the next tick starts it
+    except Exception as err:  # only a speed-up: the run exists and the next tick starts it
         log.warning("could not nudge the scheduler for %s/%s", dag_id, run.run_id, exc_info=True)
+        # Said to the caller too (HTTP's Warning header; the CLI prints it), who would otherwise wait a tick
+        # wondering why the run does not start.
+        why = " ".join(f"{type(err).__name__}: {err}".replace('"', "'").split())  # one line, no quote to end it
+        headers["Warning"] = f'199 updraft "could not nudge the scheduler ({why}); the run starts at its next tick"'
     _meta, sdag = dag_or_404(call, dag_id)
-    return run_response(run, display_name(sdag, dag_id))
+    return Reply(200, run_response(run, display_name(sdag, dag_id)), headers=headers)
 
 
 
