@@ -9,7 +9,7 @@ from updraft.api.routing import Route
 # Matched in this order: routes with a fixed segment (``.../{task_id}/xcomEntries``, ``.../dependencies``) come
 # before task_instances' ``.../{task_id}/{map_index}``, which would otherwise take that segment for a map index.
 MODULES = ("monitor", "version", "auth", "dags", "dag_runs", "dag_stats", "xcom_entries", "task_logs",
-           "task_dependencies", "task_instances", "pools", "import_errors")
+           "task_dependencies", "task_instances", "pools", "import_errors", "ui")
 
 
 def all_routes() -> list[Route]:
