@@ -39,10 +39,16 @@ export function claims() {
   }
 }
 
+/** The signed-in user's roles: Airflow's "role" claim, or the Cognito groups the environment's pool puts in. */
+export function roles() {
+  const user = claims() || {};
+  return [].concat(user.role ?? [], user["cognito:groups"] ?? []).map((r) => String(r).toUpperCase());
+}
+
 /** A VIEWER sees no buttons that change anything (the API refuses them anyway). */
 export function canEdit() {
-  const role = (claims() || {}).role;
-  return !role || String(role).toUpperCase() !== "VIEWER";
+  const mine = roles();
+  return !mine.length || mine.some((r) => r !== "VIEWER");
 }
 
 export class ApiError extends Error {

@@ -1,7 +1,7 @@
 // The app: reads the page's path (Airflow 3's UI paths), draws that page, follows in-app links without a
 // reload, and refreshes a live page every few seconds, only while the tab is visible (no cost when nobody looks).
 
-import { claims, forgetToken, link, root, token } from "./api.js";
+import { claims, forgetToken, link, roles, root, token } from "./api.js";
 import { h } from "./view.js";
 import { dagsPage } from "./dags.js";
 import { dagPage } from "./dag.js";
@@ -25,6 +25,12 @@ const ROUTES = [
   [/^auth\/login$/, () => loginPage],
 ];
 
+// The shell's links are relative to the page it was served for; in-app navigation changes the page's URL, so
+// pin them to absolute paths first.
+for (const el of document.querySelectorAll("a[href], link[rel=icon]")) {
+  el.setAttribute("href", new URL(el.getAttribute("href"), location.href).pathname);
+}
+
 let current = null; // the drawn page's { refresh, live }
 let generation = 0; // bumped on navigation: a slow refresh of the page left behind draws nothing
 
@@ -40,7 +46,7 @@ function route() {
 function showUser() {
   const who = document.getElementById("who");
   const user = claims();
-  who.replaceChildren(user ? h("span", {}, `${user.sub || "signed in"} (${user.role || "user"}) `,
+  who.replaceChildren(user ? h("span", {}, `${user.sub || user.username || "signed in"} (${roles().join(", ") || "user"}) `,
     h("button", { type: "button", class: "link", onclick: () => { forgetToken(); navigate(link("auth/login")); } },
       "Sign out")) : "");
 }

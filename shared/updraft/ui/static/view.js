@@ -84,8 +84,11 @@ export function errorBox(error) {
   return h("div", { class: "error", role: "alert" }, error.status ? `${error.status}: ${error.message}` : String(error));
 }
 
+/** JSON on one line when short, indented when not. */
 export function json(value) {
-  return h("pre", { class: "json" }, JSON.stringify(value, null, 2));
+  const pretty = JSON.stringify(value, null, 2) ?? "null";
+  const flat = JSON.stringify(value, null, 1)?.replace(/\n\s*/g, " ") ?? "null"; // newlines only between tokens
+  return h("pre", { class: "json" }, flat.length <= 80 ? flat : pretty);
 }
 
 /** A button that runs an async action and shows its error next to it instead of failing silently. */

@@ -1,0 +1,179 @@
+"""The browser tier: Debian's Chromium, headless, driven by Playwright, against a real ``updraft local`` system.
+
+One browser and one local system for the whole tier (starting each costs seconds); every test gets a fresh
+browser context (no cookies or storage carried over) and a page that records console errors and uncaught
+exceptions, which fail the test. Screenshots go to ``tests/browser/artifacts/`` (gitignored) for a human to look at.
+Skipped, saying why, only when there is no Chromium to drive: ``make install`` installs it with apt.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).parent / "artifacts"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+SMOKE_DAG = '''
+from datetime import datetime
+from airflow.sdk import Param, dag, task, task_group
+
+@dag(schedule=None, start_date=datetime(2024, 1, 1), tags=["ui", "smoke"],
+     params={"n": Param(2, type="integer", minimum=0, description="How many numbers"),
+             "mode": Param("fast", enum=["fast", "slow"]), "verbose": Param(False, type="boolean")})
+def ui_smoke():
+    @task
+    def produce(params=None):
+        print("producing", params["n"], params["mode"])
+        return list(range(params["n"]))
+
+    @task_group
+    def checks(values):
+        @task
+        def count(values):
+            return len(values)
+
+        @task
+        def total(values):
+            return sum(values)
+
+        count(values)
+        return total(values)
+
+    checks(produce())
+
+ui_smoke()
+'''
+
+FAILING_DAG = '''
+from datetime import datetime
+from airflow.sdk import dag, task
+
+@dag(schedule=None, start_date=datetime(2024, 1, 1), tags=["ui"])
+def ui_fails():
+    @task(retries=0)
+    def boom():
+        print("about to fail on purpose")
+        raise ValueError("boom from the browser test")
+
+    boom()
+
+ui_fails()
+'''
+
+BROKEN_DAG = "from airflow.sdk import dag\nthis is not python\n"  # a NameError when imported
+
+
+class Browser:
+    """The shared Chromium and the local system's address."""
+
+    def __init__(self, browser: Any, url: str) -> None:
+        self.browser = browser
+        self.url = url
+
+
+class Page:
+    """One test's page: the Playwright page, the console errors it saw, and screenshots by name."""
+
+    def __init__(self, page: Any, url: str) -> None:
+        self.page = page
+        self.url = url
+        self.errors: list[str] = []
+        page.on("console", lambda msg: msg.type == "error" and self.errors.append(f"console: {msg.text}"))
+        page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
+        # Chromium's console names no URL for a failed load: record which request it was.
+        page.on("response", lambda r: r.status >= 400 and self.errors.append(f"HTTP {r.status}: {r.request.method} {r.url}"))
+
+    def goto(self, path: str) -> None:
+        self.page.goto(self.url + path)
+
+    def shot(self, name: str) -> Path:
+        ARTIFACTS.mkdir(exist_ok=True)
+        target = ARTIFACTS / f"{name}.png"
+        self.page.screenshot(path=str(target), full_page=True)
+        return target
+
+
+def api_call(url: str, method: str, path: str, body: Any = None) -> Any:
+    """A call to the API as a test's setup (``path`` under /api/v2, or from the root when it starts with /)."""
+    target = f"{url}{path}" if path.startswith("/") else f"{url}/api/v2/{path}"
+    request = urllib.request.Request(target, method=method, data=None if body is None else
+                                     json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read()
+    return json.loads(text) if text else None
+
+
+def until(predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"not true after {timeout} s"
+        time.sleep(0.2)
+    return value
+
+
+@pytest.fixture(scope="session")
+def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``updraft local`` with the test DAGs (one broken file for the import errors banner), parsed and ready."""
+    from updraft.local.system import LocalOptions, LocalSystem
+
+    root = tmp_path_factory.mktemp("ui")
+    dags = root / "dags"
+    dags.mkdir()
+    for name, text in {"ui_smoke.py": SMOKE_DAG, "ui_fails.py": FAILING_DAG, "ui_broken.py": BROKEN_DAG}.items():
+        (dags / name).write_text(textwrap.dedent(text))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("UPDRAFT_HOME", str(root / "home"))
+        running = LocalSystem(LocalOptions(dags_folder=str(dags), tick_seconds=0.5, workers=2, sync_seconds=0.2,
+                                           grace_seconds=0.0), say=lambda line: None).start()
+        try:
+            url = running.api.url
+            until(lambda: api_call(url, "GET", "dags")["total_entries"] == 2)
+            yield url
+        finally:
+            running.stop()
+
+
+@pytest.fixture(scope="session")
+def browser(local_url: str) -> Iterator[Browser]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}: `make install` installs Debian's chromium package with apt")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        # Playwright gives each launch a fresh --user-data-dir of its own (and refuses one in args).
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            yield Browser(chromium, local_url)
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.browser.new_context(viewport={"width": 1280, "height": 800}, timezone_id="Europe/Paris")
+    context.set_default_timeout(30_000)
+    wrapped = Page(context.new_page(), browser.url)
+    try:
+        yield wrapped
+        assert wrapped.errors == [], wrapped.errors
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def signed_in(page: Page) -> Page:
+    """A page whose browser holds a token, as after the login page (the login test goes through the form)."""
+    token = api_call(page.url, "POST", "/auth/token", {"username": "admin", "password": "admin"})["access_token"]
+    page.page.context.add_init_script(f"localStorage.setItem('updraft.token', {json.dumps(token)})")
+    return page
