@@ -62,10 +62,12 @@ def test_unpause_trigger_with_params_and_the_grid_turns_green(signed_in: Page):
     form.get_by_role("button", name="Trigger").click()
     p.wait_for_url(re.compile(r"/dags/ui_smoke/runs/from_the_browser$"))
 
-    # The grid refreshes itself (no reload) until every cell of the run says success.
+    # The grid refreshes itself (no reload: the marker survives) until every cell of the run says success.
+    p.evaluate("window.stillTheSamePage = true")
     for task in ("produce", "checks.count", "checks.total"):
         p.get_by_label(f"{task} in from_the_browser: success").wait_for(timeout=60_000)
     p.get_by_label("run from_the_browser: success").first.wait_for()
+    assert p.evaluate("window.stillTheSamePage") is True
     assert api_call(page.url, "GET", "dags/ui_smoke/dagRuns/from_the_browser")["conf"] == {
         "n": 4, "mode": "slow", "verbose": True}
     details = p.get_by_role("region", name="Run details")

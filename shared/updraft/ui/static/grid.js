@@ -2,7 +2,7 @@
 // Airflow's state colours with a symbol per state. Task groups (dotted ids) collapse; mapped tasks show a count.
 
 import { link } from "./api.js";
-import { STATES, h, navLink, stateCell, stateLabel } from "./view.js";
+import { OUTLINE, STATES, h, navLink, stateCell, stateLabel } from "./view.js";
 
 // Which state a set of instances shows (a mapped task, a group): Airflow's grid order, the most urgent first.
 const PRIORITY = ["failed", "upstream_failed", "up_for_retry", "up_for_reschedule", "running", "restarting", "deferred",
@@ -26,11 +26,45 @@ export function byTask(instances) {
 
 const collapsed = new Set(); // groups the user folded (kept while the page lives)
 
+/** Each task's layer: the longest path to it from a task with no upstream. */
+export function layers(tasks) {
+  const upstream = new Map(tasks.map((t) => [t.task_id, []]));
+  for (const t of tasks) for (const d of t.downstream_task_ids) upstream.get(d)?.push(t.task_id);
+  const layer = new Map();
+  const depth = (id, trail = new Set()) => {
+    if (layer.has(id)) return layer.get(id);
+    if (trail.has(id)) return 0;
+    trail.add(id);
+    const value = Math.max(-1, ...upstream.get(id).map((u) => depth(u, trail))) + 1;
+    layer.set(id, value);
+    return value;
+  };
+  tasks.forEach((t) => depth(t.task_id));
+  return layer;
+}
+
+/** Tasks upstream first (as Airflow's grid lists them), a group's tasks together where its first task is. */
+function ordered(tasks) {
+  const layer = layers(tasks);
+  const topo = [...tasks].sort((a, b) => layer.get(a.task_id) - layer.get(b.task_id)
+    || a.task_id.localeCompare(b.task_id));
+  const out = [];
+  const placed = new Set();
+  for (const task of topo) {
+    const prefix = task.task_id.includes(".") ? task.task_id.split(".")[0] + "." : null;
+    for (const t of prefix ? topo.filter((o) => o.task_id.startsWith(prefix)) : [task]) {
+      if (!placed.has(t.task_id)) out.push(t);
+      placed.add(t.task_id);
+    }
+  }
+  return out;
+}
+
 /** Rows: tasks in order, with a header row before each task group's first task. */
 function rowsOf(tasks) {
   const rows = [];
   const seen = new Set();
-  for (const task of tasks) {
+  for (const task of ordered(tasks)) {
     const parts = task.task_id.split(".");
     for (let i = 1; i < parts.length; i++) {
       const group = parts.slice(0, i).join(".");
@@ -103,18 +137,7 @@ function s(tag, attrs = {}, ...children) {
 
 /** Tasks in layers by their longest path from a root, edges from each task to its downstream tasks. */
 export function graph({ dagId, tasks, runId, tis }) {
-  const upstream = new Map(tasks.map((t) => [t.task_id, []]));
-  for (const t of tasks) for (const d of t.downstream_task_ids) upstream.get(d)?.push(t.task_id);
-  const layer = new Map();
-  const depth = (id, trail = new Set()) => {
-    if (layer.has(id)) return layer.get(id);
-    if (trail.has(id)) return 0;
-    trail.add(id);
-    const value = Math.max(-1, ...upstream.get(id).map((u) => depth(u, trail))) + 1;
-    layer.set(id, value);
-    return value;
-  };
-  tasks.forEach((t) => depth(t.task_id));
+  const layer = layers(tasks);
   const W = 170, H = 34, GX = 60, GY = 16;
   const rows = new Map();
   const at = new Map();
@@ -143,12 +166,14 @@ export function graph({ dagId, tasks, runId, tis }) {
     const [x, y] = at.get(t.task_id);
     const mine = tis?.get(t.task_id) || [];
     const state = t.is_mapped ? summaryState(mine.map((i) => i.state)) : mine[0]?.state ?? null;
-    const [colour, symbol] = STATES[state || "none"];
+    const [fill, symbol] = STATES[state || "none"];
+    const colour = OUTLINE[state || "none"] || fill;
     const node = s("g", { class: "node", "data-task-id": t.task_id },
       s("title", {}, `${t.task_id}: ${stateLabel(state)}`),
       s("rect", { x, y, width: W, height: H, rx: 6, fill: "#fff", stroke: colour, "stroke-width": 3 }),
       s("rect", { x, y, width: 22, height: H, rx: 6, fill: colour }),
-      s("text", { x: x + 11, y: y + H / 2 + 5, "text-anchor": "middle", class: "symbol" }, symbol),
+      s("text", { x: x + 11, y: y + H / 2 + 5, "text-anchor": "middle", class: state ? "symbol" : "symbol none" },
+        symbol),
       s("text", { x: x + 30, y: y + H / 2 + 5 }, t.task_id.length > 20 ? t.task_id.slice(0, 19) + "…" : t.task_id));
     svg.append(runId ? s("a", { href: link("dags", dagId, "runs", runId, "tasks", t.task_id), "data-nav": "" }, node)
       : node);

@@ -47,9 +47,12 @@ export function duration(seconds) {
 export const STATES = {
   success: ["#16a34a", "✓"], failed: ["#dc2626", "✗"], running: ["#06b6d4", "▶"], queued: ["#a8a29e", "…"],
   scheduled: ["#a1a1aa", "◷"], up_for_retry: ["#eab308", "↻"], up_for_reschedule: ["#38bdf8", "⟲"],
-  upstream_failed: ["#f59e0b", "⊘"], skipped: ["#f472b6", "»"], deferred: ["#a855f7", "⏸"],
+  upstream_failed: ["#f59e0b", "⊘"], skipped: ["#f472b6", "»"], deferred: ["#a855f7", "‖"],
   restarting: ["#8b5cf6", "⟳"], removed: ["#d4d4d8", "−"], awaiting_input: ["#f97316", "?"], none: ["#ffffff", "·"],
 };
+
+// Where a state's colour is drawn as a line (the graph's node border), "no status" needs one that shows.
+export const OUTLINE = { none: "#94a3b8" };
 
 export function stateLabel(state) {
   return (state || "no status").replace(/_/g, " ");
