@@ -1,6 +1,7 @@
 """The browser tier: Debian's Chromium, headless, driven by Playwright, against a real ``updraft local`` system.
 
-One browser and one local system for the whole tier (starting each costs seconds); every test gets a fresh
+One browser and one local system per module (starting each costs seconds; module scope, so the local system's
+environment variables are restored before other tiers run); every test gets a fresh
 browser context (no cookies or storage carried over) and a page that records console errors and uncaught
 exceptions, which fail the test. Screenshots go to ``tests/browser/artifacts/`` (gitignored) for a human to look at.
 Skipped, saying why, only when there is no Chromium to drive: ``make install`` installs it with apt.
@@ -9,120 +10,26 @@ Skipped, saying why, only when there is no Chromium to drive: ``make install`` i
 from __future__ import annotations
 
 import json
-import shutil
 import textwrap
-import time
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).parent / "artifacts"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-SMOKE_DAG = '''
-from datetime import datetime
-from airflow.sdk import Param, dag, task, task_group
-
-@dag(schedule=None, start_date=datetime(2024, 1, 1), tags=["ui", "smoke"],
-     params={"n": Param(2, type="integer", minimum=0, description="How many numbers"),
-             "mode": Param("fast", enum=["fast", "slow"]), "verbose": Param(False, type="boolean")})
-def ui_smoke():
-    @task
-    def produce(params=None):
-        print("producing", params["n"], params["mode"])
-        return list(range(params["n"]))
-
-    @task_group
-    def checks(values):
-        @task
-        def count(values):
-            return len(values)
-
-        @task
-        def total(values):
-            return sum(values)
-
-        count(values)
-        return total(values)
-
-    checks(produce())
-
-ui_smoke()
-'''
-
-FAILING_DAG = '''
-from datetime import datetime
-from airflow.sdk import dag, task
-
-@dag(schedule=None, start_date=datetime(2024, 1, 1), tags=["ui"])
-def ui_fails():
-    @task(retries=0)
-    def boom():
-        print("about to fail on purpose")
-        raise ValueError("boom from the browser test")
-
-    boom()
-
-ui_fails()
-'''
-
-BROKEN_DAG = "from airflow.sdk import dag\nthis is not python\n"  # a NameError when imported
+from tests.browser.browser_helpers import (
+    BROKEN_DAG,
+    CHROMIUM,
+    FAILING_DAG,
+    FLAGS,
+    SMOKE_DAG,
+    Browser,
+    Page,
+    api_call,
+    until,
+)
 
 
-class Browser:
-    """The shared Chromium and the local system's address."""
-
-    def __init__(self, browser: Any, url: str) -> None:
-        self.browser = browser
-        self.url = url
-
-
-class Page:
-    """One test's page: the Playwright page, the console errors it saw, and screenshots by name."""
-
-    def __init__(self, page: Any, url: str) -> None:
-        self.page = page
-        self.url = url
-        self.errors: list[str] = []
-        page.on("console", lambda msg: msg.type == "error" and self.errors.append(f"console: {msg.text}"))
-        page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
-        # Chromium's console names no URL for a failed load: record which request it was.
-        page.on("response", lambda r: r.status >= 400 and self.errors.append(f"HTTP {r.status}: {r.request.method} {r.url}"))
-
-    def goto(self, path: str) -> None:
-        self.page.goto(self.url + path)
-
-    def shot(self, name: str) -> Path:
-        ARTIFACTS.mkdir(exist_ok=True)
-        target = ARTIFACTS / f"{name}.png"
-        self.page.screenshot(path=str(target), full_page=True)
-        return target
-
-
-def api_call(url: str, method: str, path: str, body: Any = None) -> Any:
-    """A call to the API as a test's setup (``path`` under /api/v2, or from the root when it starts with /)."""
-    target = f"{url}{path}" if path.startswith("/") else f"{url}/api/v2/{path}"
-    request = urllib.request.Request(target, method=method, data=None if body is None else
-                                     json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        text = response.read()
-    return json.loads(text) if text else None
-
-
-def until(predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        assert time.monotonic() < deadline, f"not true after {timeout} s"
-        time.sleep(0.2)
-    return value
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``updraft local`` with the test DAGs (one broken file for the import errors banner), parsed and ready."""
     from updraft.local.system import LocalOptions, LocalSystem
@@ -144,7 +51,7 @@ def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             running.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(local_url: str) -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no Chromium at {CHROMIUM}: `make install` installs Debian's chromium package with apt")

@@ -10,9 +10,7 @@ import urllib.error
 
 import pytest
 
-from tests.browser.conftest import Page, api_call, until
-
-SUCCESS = re.compile(r": success$")
+from tests.browser.browser_helpers import Page, api_call
 
 
 def test_sign_in_then_the_dag_list_shows_dags_tags_and_import_errors(page: Page):

@@ -1,0 +1,155 @@
+"""UI benchmark: time to first paint of a DAG's grid (50 tasks x 25 runs) in headless Chromium.
+
+usage: python bench/ui_bench.py [--repeat 7] [--tasks 50] [--runs 25]
+
+Serves one environment as local mode does (embedded AWS in server mode, the API function behind local mode's
+API Gateway) holding a DAG of ``--tasks`` TaskFlow tasks (five layers) with ``--runs`` finished runs, played
+through the real scheduler by the test harness's workers (every 7th run fails one task, so the grid has two
+colours). Then Debian's Chromium (Playwright) opens ``/dags/<dag>`` ``--repeat`` times in fresh contexts
+(cold: assets fetched) and as many times in one context (warm: assets from the cache, as a returning user).
+The figure is ``performance.now()`` at the first animation frame after the grid's table is in the page: from
+navigation start to the grid drawn, with every API call it needs (the runs, one task-instance list per run).
+Prints a markdown table (p50, p90, min) and writes bench/results/ui.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "shared"), str(ROOT)]
+
+from tests.browser.browser_helpers import CHROMIUM, FLAGS  # noqa: E402  (the browser tier's launch, exactly)
+
+DAG_ID = "ui_bench"
+START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+PAINTED = "new Promise(done => requestAnimationFrame(() => done(performance.now())))"
+
+
+def bench_dag(tasks: int):
+    from airflow.sdk import DAG, task
+
+    with DAG(DAG_ID, schedule=None, start_date=START) as dag:
+        @task
+        def step():
+            return None
+
+        width = max(1, tasks // 5)
+        previous: list = []
+        for layer in range(0, tasks, width):
+            current = [step.override(task_id=f"t{i:02d}")() for i in range(layer, min(layer + width, tasks))]
+            for before in previous:
+                before >> current
+            previous = current
+    return dag
+
+
+def seed(services, tasks: int, runs: int) -> float:
+    from tests.functional.scheduling.harness import Workers, store_dags
+    from updraft.executors.recording import RecordingExecutor
+    from updraft.model.states import TaskInstanceState
+    from updraft.scheduling.scheduler import Scheduler
+    from updraft.scheduling.triggering import trigger_dag
+    from updraft.scheduling.try_lifecycle import TryResult
+
+    started = time.monotonic()
+    store = services.store
+    now = dt.datetime.now(dt.UTC)
+    store_dags(store, bench_dag(tasks), now=now)
+    executor = RecordingExecutor()
+    clock = lambda: dt.datetime.now(dt.UTC)  # noqa: E731
+    scheduler = Scheduler(store, executor, clock=clock)
+    for n in range(runs):
+        failing = "t03" if n % 7 == 6 else None
+
+        def outcome(item, failing=failing) -> TryResult:
+            failed = item.key.task_id == failing
+            return TryResult(TaskInstanceState.FAILED if failed else TaskInstanceState.SUCCESS, force_fail=failed)
+
+        when = now - dt.timedelta(minutes=runs - n)  # in the past: the scheduler starts it at once
+        run = trigger_dag(store, DAG_ID, now=when, run_id=f"run_{n:02d}", logical_date=when)
+        Workers(store, scheduler, executor, clock, outcome=outcome).run_to_end(DAG_ID, run.run_id, max_ticks=40)
+    return time.monotonic() - started
+
+
+def measure(page, url: str) -> float:
+    page.goto(f"{url}/dags/{DAG_ID}")
+    page.wait_for_selector("table.grid", timeout=120_000)
+    return float(page.evaluate(PAINTED))
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {"p50": statistics.median(ordered), "p90": ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))],
+            "min": ordered[0]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--tasks", type=int, default=50)
+    parser.add_argument("--runs", type=int, default=25)
+    args = parser.parse_args()
+
+    from playwright.sync_api import sync_playwright
+
+    from updraft.local.system import LOCAL_CREDENTIALS
+
+    os.environ.update(LOCAL_CREDENTIALS)  # the embedded AWS's fake credentials, as `updraft local` sets them
+
+    from tests.functional.cli_system.cli_helpers import api_handler
+    from updraft.local.api_gateway import LocalApiGateway
+    from updraft.local.moto_server import EmbeddedAwsServer
+    from updraft.local.provision import provision
+    from updraft.resources import ResourceNames
+    from updraft.services import Services
+
+    with EmbeddedAwsServer() as aws:
+        config = provision(ResourceNames("uibench"), aws.url).config()
+        seeding = seed(Services(config), args.tasks, args.runs)
+        gateway = LocalApiGateway(api_handler(Services(config)))
+        token = "e30.eyJzdWIiOiAiYmVuY2giLCAicm9sZSI6ICJBRE1JTiJ9."  # {"sub": "bench", "role": "ADMIN"}
+        init = f"localStorage.setItem('updraft.token', {json.dumps(token)})"
+        cold: list[float] = []
+        warm: list[float] = []
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+                for _ in range(args.repeat):
+                    context = browser.new_context()
+                    context.add_init_script(init)
+                    cold.append(measure(context.new_page(), gateway.url))
+                    context.close()
+                context = browser.new_context()
+                context.add_init_script(init)
+                page = context.new_page()
+                measure(page, gateway.url)  # fills the cache
+                for _ in range(args.repeat):
+                    warm.append(measure(page, gateway.url))
+                cells = page.locator("table.grid tbody td").count()
+                browser.close()
+        finally:
+            gateway.close()
+
+    rows = {"cold (fresh browser context)": summary(cold), "warm (assets cached)": summary(warm)}
+    print(f"\nGrid of {args.tasks} tasks x {args.runs} runs ({cells} cells), {args.repeat} loads each; "
+          f"seeding the runs took {seeding:.1f} s\n")
+    print("| load | p50 first paint of the grid | p90 | min |")
+    print("|---|---|---|---|")
+    for name, figures in rows.items():
+        print(f"| {name} | {figures['p50']:.0f} ms | {figures['p90']:.0f} ms | {figures['min']:.0f} ms |")
+    results = ROOT / "bench" / "results"
+    results.mkdir(exist_ok=True)
+    (results / "ui.json").write_text(json.dumps({"tasks": args.tasks, "runs": args.runs, "cold_ms": cold,
+                                                 "warm_ms": warm, **rows}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
