@@ -42,7 +42,14 @@ def ui_smoke():
         count(values)
         return total(values)
 
-    checks(produce())
+    @task
+    def square(x):
+        print("squaring", x)
+        return x * x
+
+    values = produce()
+    checks(values)
+    square.expand(x=values)
 
 ui_smoke()
 '''

@@ -45,7 +45,10 @@ def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                            grace_seconds=0.0), say=lambda line: None).start()
         try:
             url = running.api.url
-            until(lambda: api_call(url, "GET", "dags")["total_entries"] == 2)
+            try:
+                until(lambda: api_call(url, "GET", "dags")["total_entries"] == 2, timeout=120)
+            except AssertionError:
+                raise AssertionError(f"the test DAGs were not parsed: {api_call(url, 'GET', 'importErrors')}") from None
             yield url
         finally:
             running.stop()

@@ -62,7 +62,7 @@ def test_unpause_trigger_with_params_and_the_grid_turns_green(signed_in: Page):
 
     # The grid refreshes itself (no reload: the marker survives) until every cell of the run says success.
     p.evaluate("window.stillTheSamePage = true")
-    for task in ("produce", "checks.count", "checks.total"):
+    for task in ("produce", "checks.count", "checks.total", "square"):
         p.get_by_label(f"{task} in from_the_browser: success").wait_for(timeout=60_000)
     p.get_by_label("run from_the_browser: success").first.wait_for()
     assert p.evaluate("window.stillTheSamePage") is True
@@ -82,6 +82,18 @@ def test_unpause_trigger_with_params_and_the_grid_turns_green(signed_in: Page):
     p.get_by_role("button", name="▾ checks").click()
     assert p.locator('tr[data-row="checks.total"]').count() == 0
     assert p.get_by_label("checks in from_the_browser: success").count() == 1
+
+    # A mapped task: one cell with its count, its page lists the instances, each with its own log.
+    assert p.get_by_label("square in from_the_browser: success").locator("sub").inner_text() == "4"
+    p.get_by_label("square in from_the_browser: success").click()
+    p.get_by_role("link", name="[2]").click()
+    p.wait_for_url(re.compile(r"/tasks/square/mapped/2$"))
+    p.get_by_text("squaring 2").wait_for()
+    assert p.get_by_role("region", name="XComs").get_by_text("4", exact=True).count() == 1
+    page.shot("05b-mapped-instance")
+    p.go_back()
+    p.go_back()
+    p.wait_for_url(re.compile(r"/dags/ui_smoke/runs/from_the_browser$"))
 
     p.get_by_label("produce in from_the_browser: success").click()
     p.wait_for_url(re.compile(r"/dags/ui_smoke/runs/from_the_browser/tasks/produce$"))

@@ -55,20 +55,23 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
   const logBox = h("pre", { class: "log", "aria-label": "Log", tabindex: "0" });
   const sideBox = h("div", { class: "side" });
 
+  let unfinished = false; // live while the try (or any mapped instance) is not finished
+  let mapped = null; // whether the task is mapped (asked once): a mapped task without an index lists its instances
+
   async function load() {
-    try {
-      return await api(tiPath);
-    } catch (error) {
-      if (error.status !== 404 || index >= 0) throw error;
-      // A mapped task: list its instances instead.
-      const { task_instances: mapped } = await api(`${path("dags", dagId, "dagRuns", runId, "taskInstances", taskId)}/listMapped`,
-        { query: { limit: 100 } });
-      main.replaceChildren(h("h1", {}, taskId, " (mapped)"), table(["Map index", "State", "Try", "Duration"],
-        mapped.map((m) => h("tr", {}, h("td", {}, navLink(link("dags", dagId, "runs", runId, "tasks", taskId, "mapped",
-          String(m.map_index)), `[${m.map_index}]`)), h("td", {}, badge(m.state)), h("td", {}, String(m.try_number)),
-        h("td", {}, duration(m.duration))))));
-      return null;
-    }
+    if (mapped === null) mapped = index < 0 && (await api(path("dags", dagId, "tasks", taskId))).is_mapped;
+    if (!mapped) return api(tiPath);
+    const { task_instances: all } = await api(`${tiPath}/listMapped`, { query: { limit: 100 } });
+    main.replaceChildren(
+      h("nav", { class: "crumbs", "aria-label": "Breadcrumbs" }, navLink(link("dags"), "DAGs"), " / ",
+        navLink(link("dags", dagId), dagId), " / ", navLink(link("dags", dagId, "runs", runId), runId)),
+      h("h1", {}, taskId, h("span", { class: "muted" }, ` — ${all.length} mapped instances`)),
+      table(["Map index", "State", "Try", "Duration"], all.map((m) => h("tr", {},
+        h("td", {}, navLink(link("dags", dagId, "runs", runId, "tasks", taskId, "mapped", String(m.map_index)),
+          `[${m.map_index}]`)),
+        h("td", {}, badge(m.state)), h("td", {}, String(m.try_number)), h("td", {}, duration(m.duration))))));
+    unfinished = all.some((m) => ACTIVE.has(m.state));
+    return null;
   }
 
   async function drawLog() {
@@ -87,6 +90,7 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
     const loaded = await load();
     if (!loaded || stale()) return;
     ti = loaded;
+    unfinished = ACTIVE.has(ti.state);
     head.replaceChildren(
       h("nav", { class: "crumbs", "aria-label": "Breadcrumbs" }, navLink(link("dags"), "DAGs"), " / ",
         navLink(link("dags", dagId), dagId), " / ", navLink(link("dags", dagId, "runs", runId), runId)),
@@ -123,5 +127,5 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
     return null;
   }
   // Live while the try is not finished: its state, and its log when the try ends (Updraft writes a try's log whole).
-  return { refresh: drawAll, live: () => Boolean(ti) && ACTIVE.has(ti.state) };
+  return { refresh: drawAll, live: () => unfinished };
 }
