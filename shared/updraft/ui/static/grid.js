@@ -116,7 +116,11 @@ export function grid({ dagId, tasks, runs, instances, selectedRun, redraw }) {
         const tis = (instances.get(run.dag_run_id) || new Map()).get(task.task_id) || [];
         const state = task.is_mapped ? summaryState(tis.map((t) => t.state)) : tis[0]?.state ?? null;
         const cell = stateCell(state, { label: `${task.task_id} in ${run.dag_run_id}` });
-        if (task.is_mapped) cell.append(h("sub", {}, String(tis.filter((t) => t.map_index >= 0).length)));
+        if (task.is_mapped) {
+          const count = tis.filter((t) => t.map_index >= 0).length;
+          cell.append(h("sub", { "aria-hidden": "true" }, String(count)));
+          for (const name of ["aria-label", "title"]) cell.setAttribute(name, `${cell.getAttribute(name)} (${count} mapped)`);
+        }
         return navLink(link("dags", dagId, "runs", run.dag_run_id, "tasks", task.task_id), cell);
       };
     }
