@@ -155,3 +155,33 @@ def test_a_viewer_gets_no_trigger_pause_or_clear(page: Page):
     assert p.get_by_role("switch").is_disabled()
     assert p.locator("#who").inner_text().startswith("vera (VIEWER)")
     page.shot("08-viewer")
+
+
+def test_a_live_page_polls_only_while_visible(signed_in: Page):
+    """The DAG page of an active DAG refreshes every 3 s while the tab is visible, and asks nothing while hidden
+    (the browser's clock is Playwright's, so no test time is spent waiting)."""
+    page, p = signed_in, signed_in.page
+    api_call(page.url, "PATCH", "dags/ui_smoke", {"is_paused": False})  # an active DAG's page is live
+    p.clock.install()
+    page.goto("/dags/ui_smoke")
+    p.locator("table.grid, .grid-box p").first.wait_for()
+    is_api = lambda request: "/api/v2/" in request.url  # noqa: E731
+    with p.expect_request(is_api, timeout=10_000):  # visible: the next period refreshes
+        p.clock.run_for(3_500)
+
+    p.evaluate(VISIBILITY % "hidden")
+    p.wait_for_load_state("networkidle")
+    asked: list[str] = []
+    p.on("request", lambda r: is_api(r) and asked.append(r.url))
+    p.clock.run_for(30_000)  # ten polling periods
+    p.wait_for_load_state("networkidle")
+    assert asked == []
+
+    with p.expect_request(is_api, timeout=10_000):  # back in view: it catches up at once, not a period later
+        p.evaluate(VISIBILITY % "visible")
+
+
+VISIBILITY = """() => {
+  Object.defineProperty(document, "visibilityState", { get: () => "%s", configurable: true });
+  document.dispatchEvent(new Event("visibilitychange"));
+}"""

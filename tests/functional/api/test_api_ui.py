@@ -14,12 +14,18 @@ from updraft.local.api_gateway import proxy_event
 from updraft.ui import assets
 
 
-@pytest.fixture
-def call(aws_env):
-    from functions.api import handler
+@pytest.fixture(scope="module")
+def call():
+    """The API's resolver with every route; no services: a UI route (and /version) never builds them."""
+    from updraft.api.app import build_app
+
+    def no_services():
+        raise AssertionError("a UI route touched the store")
+
+    app = build_app(no_services)
 
     def send(path: str) -> tuple[int, dict[str, str], str]:
-        response = handler.handler(proxy_event("GET", path, {}, b""), lambda_context("api"))
+        response = app.resolve(proxy_event("GET", path, {}, b""), lambda_context("api"))
         headers = {k: v[-1] for k, v in (response.get("multiValueHeaders") or {}).items()}
         headers.update(response.get("headers") or {})
         return response["statusCode"], headers, response.get("body") or ""

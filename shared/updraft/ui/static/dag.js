@@ -57,14 +57,21 @@ function runDetails(dagId, run, tis, refresh) {
     table(["Task", "State", "Try", "Started", "Duration", "Executor"], rows, { class: "tis" }));
 }
 
-/** The runs shown (the latest, oldest left) and their instances, one request per run. */
-export async function loadGrid(dagId, runId) {
+/** The runs shown (the latest, oldest left) and their instances, one request per run; a finished run's
+ * instances come from ``cache`` while the run is unchanged, so a live page only asks for what can still change. */
+export async function loadGrid(dagId, runId, cache = new Map()) {
   const { dag_runs: latest } = await api(path("dags", dagId, "dagRuns"),
     { query: { limit: GRID_RUNS, order_by: "-run_after" } });
   const runs = latest.reverse();
   if (runId && !runs.some((r) => r.dag_run_id === runId)) runs.push(await api(path("dags", dagId, "dagRuns", runId)));
-  const lists = await Promise.all(runs.map((run) => all(path("dags", dagId, "dagRuns", run.dag_run_id, "taskInstances"),
-    "task_instances")));
+  const stamp = (run) => `${run.state}|${run.end_date}`;
+  const lists = await Promise.all(runs.map((run) => {
+    const kept = cache.get(run.dag_run_id);
+    if (kept && kept.stamp === stamp(run) && FINISHED.has(run.state)) return kept.tis;
+    return all(path("dags", dagId, "dagRuns", run.dag_run_id, "taskInstances"), "task_instances");
+  }));
+  cache.clear();
+  runs.forEach((run, i) => cache.set(run.dag_run_id, { stamp: stamp(run), tis: lists[i] }));
   return { runs, instances: new Map(runs.map((run, i) => [run.dag_run_id, byTask(lists[i])])) };
 }
 
@@ -76,6 +83,7 @@ export async function dagPage(main, [dagId, runId], { navigate }) {
   let details;
   let tasks;
   let state = { runs: [], instances: new Map() };
+  const cache = new Map(); // finished runs' instances, by run id
 
   function draw() {
     const selected = runId || state.runs.at(-1)?.dag_run_id;
@@ -89,7 +97,7 @@ export async function dagPage(main, [dagId, runId], { navigate }) {
   }
 
   async function refresh(stale = () => false) {
-    const loaded = await loadGrid(dagId, runId);
+    const loaded = await loadGrid(dagId, runId, cache);
     if (stale()) return;
     state = loaded;
     draw();

@@ -37,9 +37,12 @@ async function importErrorsBanner() {
       h("pre", {}, e.stack_trace))));
 }
 
-async function lastRuns(dagId) {
+const UNFINISHED = new Set(["queued", "running"]);
+
+async function lastRuns(dagId, seen) {
   const { dag_runs: runs } = await api(path("dags", dagId, "dagRuns"),
     { query: { limit: LAST_RUNS, order_by: "-run_after" } });
+  runs.forEach((run) => seen.push(run.state));
   return h("span", { class: "runs" }, runs.reverse().map((run) => navLink(link("dags", dagId, "runs", run.dag_run_id),
     stateCell(run.state, { label: `run ${run.dag_run_id}` }))));
 }
@@ -55,12 +58,16 @@ export async function dagsPage(main) {
     h("option", { value: "false" }, "Active"), h("option", { value: "true" }, "Paused"));
   paused.value = filters.paused;
 
+  let states = []; // the shown runs' states: the list refreshes itself while one is unfinished, as Airflow's
+
   async function draw(stale = () => false) {
     const query = { limit: 100, order_by: "dag_id", tags: filters.tags,
       dag_id_pattern: filters.search ? `%${filters.search}%` : undefined, paused: filters.paused || undefined };
     const [banner, dags] = await Promise.all([importErrorsBanner(), all("dags", "dags", query)]);
-    const runs = await Promise.all(dags.map((d) => lastRuns(d.dag_id)));
+    const seen = [];
+    const runs = await Promise.all(dags.map((d) => lastRuns(d.dag_id, seen)));
     if (stale()) return;
+    states = seen;
     const rows = dags.map((dag, i) => h("tr", { "data-dag-id": dag.dag_id },
       h("td", {}, pauseSwitch(dag)),
       h("td", {}, navLink(link("dags", dag.dag_id), dag.dag_display_name || dag.dag_id),
@@ -99,5 +106,5 @@ export async function dagsPage(main) {
   } catch (error) {
     body.replaceChildren(errorBox(error));
   }
-  return { refresh: draw, live: () => true };
+  return { refresh: draw, live: () => states.some((s) => UNFINISHED.has(s)) };
 }
