@@ -36,6 +36,11 @@ def test_sign_in_then_the_dag_list_shows_dags_tags_and_import_errors(page: Page)
     assert "search=smoke" in p.url
     p.get_by_label("Search DAGs").fill("")
     p.wait_for_function("document.querySelectorAll('table.dags tbody tr').length === 2")
+    p.get_by_label("Tags").select_option("smoke")  # the tags filter, also kept in the URL
+    p.wait_for_function("document.querySelectorAll('table.dags tbody tr').length === 1")
+    assert "tags=smoke" in p.url and p.locator("table.dags tbody tr").get_attribute("data-dag-id") == "ui_smoke"
+    p.get_by_label("Tags").select_option([])
+    p.wait_for_function("document.querySelectorAll('table.dags tbody tr').length === 2")
     page.shot("02-dag-list")
 
 
@@ -133,8 +138,12 @@ def _clear_and_see_it_rerun(page: Page):
     p.get_by_role("tab", name="Try 2").wait_for(timeout=60_000)
 
 
-def test_pools_page_shows_slots(signed_in: Page):
+def test_pools_page_shows_slots_and_the_dag_list_the_last_runs(signed_in: Page):
     page, p = signed_in, signed_in.page
+    api_call(page.url, "POST", "dags/ui_fails/dagRuns", {"dag_run_id": "listed", "logical_date": None})
+    page.goto("/dags")
+    p.get_by_label("run listed: failed").wait_for(timeout=60_000)  # the list follows the unfinished run
+    page.shot("02b-dag-list-with-runs")
     page.goto("/pools")
     row = p.locator("tbody tr", has_text="default_pool")
     row.wait_for()
