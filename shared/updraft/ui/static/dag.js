@@ -7,11 +7,11 @@ import { byTask, graph, grid } from "./grid.js";
 import { triggerForm, backfillForm } from "./trigger.js";
 import { actionButton, badge, duration, errorBox, h, json, legend, navLink, table, time } from "./view.js";
 
-export const GRID_RUNS = 25;
+const GRID_RUNS = 25;
 const FINISHED = new Set(["success", "failed"]);
 
 /** Airflow's clear and mark routes for a run (they answer once the API has them). */
-export function runActions(dagId, run, refresh) {
+function runActions(dagId, run, refresh) {
   if (!canEdit()) return null;
   const runPath = path("dags", dagId, "dagRuns", run.dag_run_id);
   return h("div", { class: "actions" },
@@ -59,7 +59,7 @@ function runDetails(dagId, run, tis, refresh) {
 
 /** The runs shown (the latest, oldest left) and their instances, one request per run; a finished run's
  * instances come from ``cache`` while the run is unchanged, so a live page only asks for what can still change. */
-export async function loadGrid(dagId, runId, cache = new Map()) {
+async function loadGrid(dagId, runId, cache = new Map()) {
   const { dag_runs: latest } = await api(path("dags", dagId, "dagRuns"),
     { query: { limit: GRID_RUNS, order_by: "-run_after" } });
   const runs = latest.reverse();

@@ -8,7 +8,7 @@ import { OUTLINE, STATES, h, navLink, stateCell, stateLabel } from "./view.js";
 const PRIORITY = ["failed", "upstream_failed", "up_for_retry", "up_for_reschedule", "running", "restarting", "deferred",
   "awaiting_input", "queued", "scheduled", "success", "skipped", "removed"];
 
-export function summaryState(states) {
+function summaryState(states) {
   const found = PRIORITY.find((p) => states.includes(p)) ?? null;
   // Some instances done and the rest not started yet is not "success": the set is not finished.
   return states.some((s) => !s) && ["success", "skipped", "removed"].includes(found) ? null : found;
@@ -27,7 +27,7 @@ export function byTask(instances) {
 const collapsed = new Set(); // groups the user folded (kept while the page lives)
 
 /** Each task's layer: the longest path to it from a task with no upstream. */
-export function layers(tasks) {
+function layers(tasks) {
   const upstream = new Map(tasks.map((t) => [t.task_id, []]));
   for (const t of tasks) for (const d of t.downstream_task_ids) upstream.get(d)?.push(t.task_id);
   const layer = new Map();

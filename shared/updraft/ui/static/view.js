@@ -59,10 +59,10 @@ export function stateLabel(state) {
 }
 
 /** A coloured square with the state's symbol; its accessible name and tooltip say the state in words. */
-export function stateCell(state, { label = "", tag = "span", attrs = {} } = {}) {
+export function stateCell(state, { label = "", attrs = {} } = {}) {
   const [colour, symbol] = STATES[state || "none"] || STATES.none;
   const words = `${label ? label + ": " : ""}${stateLabel(state)}`;
-  return h(tag, { class: `cell state-${state || "none"}`, style: { background: colour }, title: words,
+  return h("span", { class: `cell state-${state || "none"}`, style: { background: colour }, title: words,
     "aria-label": words, ...attrs }, symbol);
 }
 
