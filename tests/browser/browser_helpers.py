@@ -4,6 +4,7 @@ calls for a test's setup (conftest holds only the fixtures: it is not importable
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 import urllib.request
@@ -82,16 +83,32 @@ class Browser:
 
 
 class Page:
-    """One test's page: the Playwright page, the console errors it saw, and screenshots by name."""
+    """One test's page: the Playwright page, the console errors and failed requests it saw (a test expects a
+    refusal it provokes with :meth:`expect_refusal`), and screenshots by name."""
 
     def __init__(self, page: Any, url: str) -> None:
         self.page = page
         self.url = url
         self.errors: list[str] = []
-        page.on("console", lambda msg: msg.type == "error" and self.errors.append(f"console: {msg.text}"))
+        self.refusals: list[tuple[int, str]] = []  # (status, URL part) the test provokes on purpose
+        page.on("console", self._console)
         page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
         # Chromium's console names no URL for a failed load: record which request it was.
-        page.on("response", lambda r: r.status >= 400 and self.errors.append(f"HTTP {r.status}: {r.request.method} {r.url}"))
+        page.on("response", self._response)
+
+    def expect_refusal(self, status: int, url_part: str) -> None:
+        self.refusals.append((status, url_part))
+
+    def _console(self, msg: Any) -> None:
+        statuses = {status for status, _ in self.refusals}
+        failed_load = re.match(r"Failed to load resource: the server responded with a status of (\d+)", msg.text)
+        if msg.type == "error" and not (failed_load and int(failed_load.group(1)) in statuses):
+            self.errors.append(f"console: {msg.text}")
+
+    def _response(self, response: Any) -> None:
+        if response.status >= 400 and not any(response.status == status and part in response.url
+                                               for status, part in self.refusals):
+            self.errors.append(f"HTTP {response.status}: {response.request.method} {response.url}")
 
     def goto(self, path: str) -> None:
         self.page.goto(self.url + path)

@@ -57,6 +57,11 @@ def test_unpause_trigger_with_params_and_the_grid_turns_green(signed_in: Page):
     p.get_by_role("button", name="Trigger").click()
     form = p.get_by_role("form", name="Trigger")
     assert form.get_by_label("n", exact=True).input_value() == "2"  # the param's default
+    # The schema's minimum is the input's: the browser refuses -1 before anything is sent.
+    form.get_by_label("n", exact=True).fill("-1")
+    form.get_by_role("button", name="Trigger").click()
+    assert form.get_by_label("n", exact=True).evaluate("input => input.validity.rangeUnderflow") is True
+    assert api_call(page.url, "GET", "dags/ui_smoke/dagRuns")["total_entries"] == 0
     form.get_by_label("n", exact=True).fill("4")
     form.get_by_label("mode", exact=True).select_option(label="slow")
     form.get_by_label("verbose", exact=True).check()
@@ -105,6 +110,15 @@ def test_unpause_trigger_with_params_and_the_grid_turns_green(signed_in: Page):
     p.get_by_text("producing 4 slow").wait_for()
     assert "[ 0, 1, 2, 3 ]" in p.get_by_role("region", name="XComs").inner_text()
     page.shot("05-task-instance")
+
+    # What the API refuses is shown, not swallowed: the same run id again is Airflow's 409.
+    page.expect_refusal(409, "/api/v2/dags/ui_smoke/dagRuns")
+    p.get_by_role("link", name="ui_smoke").click()
+    p.get_by_role("button", name="Trigger").click()
+    form = p.get_by_role("form", name="Trigger")
+    form.get_by_label("Run id").fill("from_the_browser")
+    form.get_by_role("button", name="Trigger").click()
+    assert form.get_by_role("alert").inner_text().startswith("409: ")
 
 
 def test_a_failed_try_shows_its_log(signed_in: Page):

@@ -53,8 +53,12 @@ function showUser() {
 
 async function render() {
   const mine = ++generation;
+  current = null; // the page left behind refreshes no more
   const [page, params] = route();
-  const main = document.getElementById("main");
+  // Each page draws into its own box: a slow page left behind (back twice quickly) draws into a detached box,
+  // never over the page now shown.
+  const main = h("div", { class: "page" });
+  document.getElementById("main").replaceChildren(main);
   if (page !== loginPage && !token()) {
     location.replace(link("auth/login") + "?next=" + encodeURIComponent(location.pathname + location.search));
     return;
@@ -66,7 +70,7 @@ async function render() {
     current = null;
     return;
   }
-  const drawn = await page(main, params, { navigate, stale: () => mine !== generation });
+  const drawn = await page(main, params, { navigate });
   if (mine === generation) current = drawn || null;
 }
 
