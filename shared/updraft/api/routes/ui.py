@@ -5,6 +5,10 @@ URL copied from the address bar opens the same page. Assets live at ``/static/<v
 a digest of the files, so they are cached as immutable; the shell itself is never cached, so a new release is
 picked up on the next load. Nothing here touches the store, and importing it costs only the standard library.
 Registered last in :data:`updraft.api.routes.MODULES`, so no API route is ever shadowed.
+
+Every route here is public: the shell and the assets hold no data (the page reads everything through
+``/api/v2`` with the signed-in user's token), and a browser navigating to a page cannot send a bearer header, so
+an authorizer in front of these paths would keep even the login page from loading.
 """
 
 from __future__ import annotations
