@@ -3,13 +3,25 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: local test bench-parse bench-scheduler bench-e2e bench-api clean
+.PHONY: local test install bench-parse bench-scheduler bench-e2e bench-api bench-ui clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev,infra]'
+	$(MAKE) --no-print-directory chromium
 	touch $(STAMP)
+
+# The browser tests (tests/browser) drive Debian's Chromium with Playwright (never `playwright install`):
+# installed with apt when missing (CI runs as root on Debian); without apt the browser tier skips, saying why.
+.PHONY: chromium
+chromium:
+	@if command -v chromium >/dev/null; then :; \
+	elif command -v apt-get >/dev/null; then apt-get update && apt-get install -y chromium; \
+	else echo "no apt-get here: install Chromium yourself, or the browser tests (tests/browser) are skipped"; fi
+
+# The venv, the package and its tools, and Chromium (what `make local` and `make test` need first).
+install: $(STAMP)
 
 # The whole system in the foreground (Ctrl-C stops it); state survives restarts in .updraft/state.
 local: $(STAMP)
@@ -33,6 +45,9 @@ bench-e2e: $(STAMP)
 # p50/p95 of GET /dags and a trigger through local mode's API Gateway, and the API Lambda's cold import.
 bench-api: $(STAMP)
 	$(PY) bench/api_bench.py
+
+bench-ui: $(STAMP)
+	$(PY) bench/ui_bench.py
 
 clean:
 	rm -rf $(VENV)

@@ -105,9 +105,14 @@ class UpdraftApi(Construct):
         # (add_resource rather than add_proxy: add_proxy under the root also adds an open MOCK method to it.)
         self.users_api.root.add_method("ANY", integration, authorization_type=cognito_auth,
                                        authorizer=self.authorizer)
-        for resource in branches.values():
-            resource.add_resource("{proxy+}").add_method(
-                "ANY", integration, authorization_type=cognito_auth, authorizer=self.authorizer)
+        for branch, resource in branches.items():
+            proxy = resource.add_resource("{proxy+}")
+            proxy.add_method("ANY", integration, authorization_type=cognito_auth, authorizer=self.authorizer)
+            if branch == "":
+                # The web UI's pages and assets (``updraft.api.auth.policy.is_ui_path``): a browser loads them
+                # with no token. Every path under /api and /auth resolves in its own branch above, behind the
+                # authorizer, so this opens nothing of the API.
+                proxy.add_method("GET", integration, authorization_type=apigw.AuthorizationType.NONE)
         self.users_api.add_gateway_response(
             "Unauthorized", type=apigw.ResponseType.UNAUTHORIZED, status_code="401",
             templates={"application/json": UNAUTHORIZED_TEMPLATE})

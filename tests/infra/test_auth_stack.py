@@ -62,7 +62,7 @@ def test_users_api_checks_tokens_with_the_pool_except_on_the_open_methods(synth)
             assert props["AuthorizationType"] == "COGNITO_USER_POOLS"
             assert props["AuthorizerId"] == {"Ref": authorizer_id}
             protected.add((props["HttpMethod"], path))
-    assert open_methods == set(OPEN_METHODS)
+    assert open_methods == set(OPEN_METHODS) | {("GET", "/{proxy+}")}  # the web UI's pages, outside /api
     # every other path reaches the function behind the authorizer, in every branch the open methods create
     assert {("ANY", "/"), ("ANY", "/{proxy+}"), ("ANY", "/api/v2/{proxy+}"), ("ANY", "/auth/token/{proxy+}")
             } <= protected

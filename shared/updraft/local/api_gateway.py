@@ -150,10 +150,10 @@ class LocalApiGateway:
 
     def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
         """What API Gateway answers one request: the function's response, or its own 401 or 502."""
-        from updraft.api.auth.policy import OPEN_METHODS
+        from updraft.api.auth.policy import requirement
 
         claims = None
-        if self.authorizer is not None and (method, urlsplit(target).path) not in OPEN_METHODS:
+        if self.authorizer is not None and not requirement(method, urlsplit(target).path).public:
             authorization = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
             claims = self.authorizer.claims(authorization)
             if claims is None:

@@ -52,7 +52,8 @@ class Api:
         text = response.get("body") or ""
         headers_out = {k: v[-1] for k, v in (response.get("multiValueHeaders") or {}).items()}
         headers_out.update(response.get("headers") or {})
-        return Answer(response["statusCode"], json.loads(text) if text else None, headers_out)
+        is_json = "json" in str(headers_out.get("Content-Type", "application/json"))  # the UI's pages are HTML
+        return Answer(response["statusCode"], (json.loads(text) if is_json else text) if text else None, headers_out)
 
     def get(self, path: str, **kwargs: Any) -> Answer:
         return self("GET", path, **kwargs)

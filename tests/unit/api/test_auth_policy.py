@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from updraft.api.auth.policy import OPEN_METHODS, Resource, requirement
+from updraft.api.auth.policy import OPEN_METHODS, Resource, is_ui_path, requirement
 from updraft.api.auth.roles import Role, claim_list, highest_role
 from updraft.api.routes import all_routes
 
@@ -22,7 +22,10 @@ def test_every_route_is_classified(route) -> None:
 def test_the_public_routes_are_exactly_the_users_apis_open_methods() -> None:
     """The stack opens these methods on the users API, local mode's gateway lets them in without a token."""
     public = {(r.method, r.path) for r in ROUTES if requirement(r.method, r.path).public}
-    assert public == set(OPEN_METHODS)
+    assert {(m, p) for m, p in public if not is_ui_path(p)} == set(OPEN_METHODS)
+    ui = {(r.method, r.path) for r in ROUTES if r.endpoint.__module__ == "updraft.api.routes.ui"}
+    assert ui and {(m, p) for m, p in public if is_ui_path(p)} == ui  # the UI's pages: open, GET only
+    assert all(method == "GET" for method, _ in ui)
 
 
 @pytest.mark.parametrize(("method", "path", "role"), [

@@ -85,9 +85,16 @@ class Requirement:
         return self.role is None
 
 
+def is_ui_path(path: str) -> bool:
+    """The web UI's pages and assets (:mod:`updraft.api.routes.ui`): every path outside ``/api`` and Airflow's
+    ``/auth`` routes, and its login page. Open, as Airflow serves its UI's pages: they hold no data, and draw
+    each page by calling the API's routes with the user's token."""
+    return path == "/auth/login" or not path.startswith(("/api/", "/auth/", "/openapi.json"))
+
+
 def resource_of(path: str) -> Resource:
     """The resource a path (a route's template or a request's path) is under."""
-    if path in PUBLIC_PATHS:
+    if path in PUBLIC_PATHS or is_ui_path(path):
         return Resource.PUBLIC
     if not path.startswith(API_PREFIX + "/"):
         return Resource.UNCLASSIFIED
@@ -110,8 +117,9 @@ def requirement(method: str, path: str) -> Requirement:
 
 
 # The methods the users API leaves open (no authorizer: API Gateway's ``AuthorizationType.NONE``), which are
-# the public routes: how a caller gets a token, health, version and the OpenAPI document. A test checks they
-# match the routes.
+# the public routes but the web UI's: how a caller gets a token, health, version and the OpenAPI document. (The
+# UI's pages are open under one greedy ``GET /{proxy+}``: see infra/constructs/api.py.) A test checks they match
+# the routes.
 OPEN_METHODS = frozenset({("POST", "/auth/token"), ("GET", "/auth/token"), ("POST", "/auth/token/cli"),
                           ("GET", "/openapi.json"),
                           ("GET", API_PREFIX + "/monitor/health"), ("GET", API_PREFIX + "/version")})

@@ -1,0 +1,109 @@
+// The app: reads the page's path (Airflow 3's UI paths), draws that page, follows in-app links without a
+// reload, and refreshes a live page every few seconds, only while the tab is visible (no cost when nobody looks).
+
+import { claims, forgetToken, link, roles, root, token } from "./api.js";
+import { h } from "./view.js";
+import { dagsPage } from "./dags.js";
+import { dagPage } from "./dag.js";
+import { taskPage } from "./task.js";
+import { connectionsPage, eventsPage, poolsPage, variablesPage } from "./admin.js";
+import { loginPage } from "./login.js";
+
+const POLL_MS = 3000;
+
+// Path patterns to pages; each page is async (main, params) => ({ refresh, live }) or nothing.
+const ROUTES = [
+  [/^(?:dags)?$/, () => dagsPage],
+  [/^dags\/([^/]+)$/, () => dagPage],
+  [/^dags\/([^/]+)\/runs\/([^/]+)$/, () => dagPage],
+  [/^dags\/([^/]+)\/runs\/([^/]+)\/tasks\/([^/]+)$/, () => taskPage],
+  [/^dags\/([^/]+)\/runs\/([^/]+)\/tasks\/([^/]+)\/mapped\/(-?\d+)$/, () => taskPage],
+  [/^pools$/, () => poolsPage],
+  [/^variables$/, () => variablesPage],
+  [/^connections$/, () => connectionsPage],
+  [/^events$/, () => eventsPage],
+  [/^auth\/login$/, () => loginPage],
+];
+
+// The shell's links are relative to the page it was served for; in-app navigation changes the page's URL, so
+// pin them to absolute paths first.
+for (const el of document.querySelectorAll("a[href], link[rel=icon]")) {
+  el.setAttribute("href", new URL(el.getAttribute("href"), location.href).pathname);
+}
+
+let current = null; // the drawn page's { refresh, live }
+let generation = 0; // bumped on navigation: a slow refresh of the page left behind draws nothing
+
+function route() {
+  const rel = location.pathname.startsWith(root) ? location.pathname.slice(root.length) : "";
+  for (const [pattern, page] of ROUTES) {
+    const match = rel.match(pattern);
+    if (match) return [page(), match.slice(1).map(decodeURIComponent)];
+  }
+  return [null, []];
+}
+
+function showUser() {
+  const who = document.getElementById("who");
+  const user = claims();
+  who.replaceChildren(user ? h("span", {}, `${user.sub || user.username || "signed in"} (${roles().join(", ") || "user"}) `,
+    h("button", { type: "button", class: "link", onclick: () => { forgetToken(); navigate(link("auth/login")); } },
+      "Sign out")) : "");
+}
+
+async function render() {
+  const mine = ++generation;
+  current = null; // the page left behind refreshes no more
+  const [page, params] = route();
+  // Each page draws into its own box: a slow page left behind (back twice quickly) draws into a detached box,
+  // never over the page now shown.
+  const main = h("div", { class: "page" });
+  document.getElementById("main").replaceChildren(main);
+  if (page !== loginPage && !token()) {
+    location.replace(link("auth/login") + "?next=" + encodeURIComponent(location.pathname + location.search));
+    return;
+  }
+  showUser();
+  if (!page) {
+    main.replaceChildren(h("h1", {}, "Page not found"), h("p", {}, h("a", { href: link("dags"), "data-nav": true },
+      "Back to the DAGs")));
+    current = null;
+    return;
+  }
+  const drawn = await page(main, params, { navigate });
+  if (mine === generation) current = drawn || null;
+}
+
+export function navigate(href) {
+  history.pushState(null, "", href);
+  window.scrollTo(0, 0);
+  render();
+}
+
+document.addEventListener("click", (event) => {
+  const anchor = event.target.closest("a[data-nav]");
+  if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) {
+    return;
+  }
+  event.preventDefault();
+  navigate(anchor.getAttribute("href")); // an SVG link's .href is no string
+});
+window.addEventListener("popstate", render);
+
+let polling = false;
+async function poll() {
+  if (polling || document.visibilityState !== "visible" || !current || !current.live()) return;
+  polling = true;
+  const mine = generation;
+  try {
+    await current.refresh(() => mine !== generation);
+  } catch (error) {
+    console.warn("refresh failed", error);
+  } finally {
+    polling = false;
+  }
+}
+setInterval(poll, POLL_MS);
+document.addEventListener("visibilitychange", poll); // back in view: catch up at once
+
+render();

@@ -1,0 +1,186 @@
+// A DAG's grid (runs as columns, oldest left, tasks as rows) and graph (tasks and edges), both coloured by
+// Airflow's state colours with a symbol per state. Task groups (dotted ids) collapse; mapped tasks show a count.
+
+import { link } from "./api.js";
+import { OUTLINE, STATES, h, navLink, stateCell, stateLabel } from "./view.js";
+
+// Which state a set of instances shows (a mapped task, a group): Airflow's grid order, the most urgent first.
+const PRIORITY = ["failed", "upstream_failed", "up_for_retry", "up_for_reschedule", "running", "restarting", "deferred",
+  "awaiting_input", "queued", "scheduled", "success", "skipped", "removed"];
+
+function summaryState(states) {
+  const found = PRIORITY.find((p) => states.includes(p)) ?? null;
+  // Some instances done and the rest not started yet is not "success": the set is not finished.
+  return states.some((s) => !s) && ["success", "skipped", "removed"].includes(found) ? null : found;
+}
+
+/** The instances of one run by task id (several for a mapped task). */
+export function byTask(instances) {
+  const out = new Map();
+  for (const ti of instances) {
+    if (!out.has(ti.task_id)) out.set(ti.task_id, []);
+    out.get(ti.task_id).push(ti);
+  }
+  return out;
+}
+
+const collapsed = new Set(); // groups the user folded (kept while the page lives)
+
+/** Each task's layer: the longest path to it from a task with no upstream. */
+function layers(tasks) {
+  const upstream = new Map(tasks.map((t) => [t.task_id, []]));
+  for (const t of tasks) for (const d of t.downstream_task_ids) upstream.get(d)?.push(t.task_id);
+  const layer = new Map();
+  const depth = (id, trail = new Set()) => {
+    if (layer.has(id)) return layer.get(id);
+    if (trail.has(id)) return 0;
+    trail.add(id);
+    const value = Math.max(-1, ...upstream.get(id).map((u) => depth(u, trail))) + 1;
+    layer.set(id, value);
+    return value;
+  };
+  tasks.forEach((t) => depth(t.task_id));
+  return layer;
+}
+
+/** Tasks upstream first (as Airflow's grid lists them), a group's tasks together where its first task is. */
+function ordered(tasks) {
+  const layer = layers(tasks);
+  const topo = [...tasks].sort((a, b) => layer.get(a.task_id) - layer.get(b.task_id)
+    || a.task_id.localeCompare(b.task_id));
+  const out = [];
+  const placed = new Set();
+  for (const task of topo) {
+    const prefix = task.task_id.includes(".") ? task.task_id.split(".")[0] + "." : null;
+    for (const t of prefix ? topo.filter((o) => o.task_id.startsWith(prefix)) : [task]) {
+      if (!placed.has(t.task_id)) out.push(t);
+      placed.add(t.task_id);
+    }
+  }
+  return out;
+}
+
+/** Rows: tasks in order, with a header row before each task group's first task. */
+function rowsOf(tasks) {
+  const rows = [];
+  const seen = new Set();
+  for (const task of ordered(tasks)) {
+    const parts = task.task_id.split(".");
+    for (let i = 1; i < parts.length; i++) {
+      const group = parts.slice(0, i).join(".");
+      if (!seen.has(group)) {
+        seen.add(group);
+        rows.push({ group, depth: i - 1 });
+      }
+    }
+    rows.push({ task, depth: parts.length - 1 });
+  }
+  return rows;
+}
+
+function hidden(id) {
+  for (const group of collapsed) if (id.startsWith(group + ".")) return true;
+  return false;
+}
+
+export function grid({ dagId, tasks, runs, instances, selectedRun, redraw }) {
+  const head = h("tr", {}, h("th", { scope: "col", class: "task-col" }, "Task"),
+    runs.map((run) => h("th", { scope: "col", class: run.dag_run_id === selectedRun ? "selected" : "" },
+      navLink(link("dags", dagId, "runs", run.dag_run_id),
+        stateCell(run.state, { label: `run ${run.dag_run_id}`, attrs: { class: `cell run state-${run.state}` } })))));
+  const body = [];
+  for (const row of rowsOf(tasks)) {
+    const id = row.group ?? row.task.task_id;
+    if (hidden(id)) continue;
+    const indent = { paddingLeft: `${0.4 + row.depth * 1.1}em` };
+    let label;
+    let cellFor;
+    if (row.group) {
+      const open = !collapsed.has(row.group);
+      label = h("th", { scope: "row", style: indent, class: "group" },
+        h("button", { type: "button", class: "link", "aria-expanded": String(open),
+          onclick: () => { open ? collapsed.add(row.group) : collapsed.delete(row.group); redraw(); } },
+        `${open ? "▾" : "▸"} ${row.group.split(".").pop()}`));
+      cellFor = (run) => {
+        const states = [];
+        for (const [taskId, tis] of instances.get(run.dag_run_id) || []) {
+          if (taskId.startsWith(row.group + ".")) states.push(...tis.map((t) => t.state));
+        }
+        return stateCell(summaryState(states), { label: `${row.group} in ${run.dag_run_id}` });
+      };
+    } else {
+      const task = row.task;
+      label = h("th", { scope: "row", style: indent, title: task.operator_name || "" },
+        task.task_id.split(".").pop(), task.is_mapped ? h("span", { class: "muted" }, " [ ]") : null);
+      cellFor = (run) => {
+        const tis = (instances.get(run.dag_run_id) || new Map()).get(task.task_id) || [];
+        const state = task.is_mapped ? summaryState(tis.map((t) => t.state)) : tis[0]?.state ?? null;
+        const cell = stateCell(state, { label: `${task.task_id} in ${run.dag_run_id}` });
+        if (task.is_mapped) {
+          const count = tis.filter((t) => t.map_index >= 0).length;
+          cell.append(h("sub", { "aria-hidden": "true" }, String(count)));
+          for (const name of ["aria-label", "title"]) cell.setAttribute(name, `${cell.getAttribute(name)} (${count} mapped)`);
+        }
+        return navLink(link("dags", dagId, "runs", run.dag_run_id, "tasks", task.task_id), cell);
+      };
+    }
+    body.push(h("tr", { "data-row": id }, label, runs.map((run) => h("td", {}, cellFor(run)))));
+  }
+  return h("table", { class: "grid", "aria-label": "Grid of runs and tasks" }, h("thead", {}, head),
+    h("tbody", {}, body));
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attrs)) if (value !== undefined) el.setAttribute(name, value);
+  el.append(...children.flat());
+  return el;
+}
+
+/** Tasks in layers by their longest path from a root, edges from each task to its downstream tasks. */
+export function graph({ dagId, tasks, runId, tis }) {
+  const layer = layers(tasks);
+  const W = 170, H = 34, GX = 60, GY = 16;
+  const rows = new Map();
+  const at = new Map();
+  for (const t of tasks) {
+    const l = layer.get(t.task_id);
+    const row = rows.get(l) || 0;
+    rows.set(l, row + 1);
+    at.set(t.task_id, [l * (W + GX) + 4, row * (H + GY) + 4]);
+  }
+  const width = (Math.max(0, ...layer.values()) + 1) * (W + GX);
+  const height = Math.max(1, ...rows.values()) * (H + GY) + 8;
+  const svg = s("svg", { class: "graph", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    "aria-label": `Graph of ${tasks.length} tasks` + (runId ? `, coloured by run ${runId}` : "") });
+  svg.append(s("defs", {}, s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 6,
+    markerHeight: 6, orient: "auto-start-reverse" }, s("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "#64748b" }))));
+  for (const t of tasks) {
+    const [x1, y1] = at.get(t.task_id);
+    for (const d of t.downstream_task_ids) {
+      if (!at.has(d)) continue;
+      const [x2, y2] = at.get(d);
+      svg.append(s("path", { class: "edge", "data-edge": `${t.task_id}->${d}`, "marker-end": "url(#arrow)",
+        d: `M ${x1 + W} ${y1 + H / 2} C ${x1 + W + GX / 2} ${y1 + H / 2}, ${x2 - GX / 2} ${y2 + H / 2}, ${x2} ${y2 + H / 2}` }));
+    }
+  }
+  for (const t of tasks) {
+    const [x, y] = at.get(t.task_id);
+    const mine = tis?.get(t.task_id) || [];
+    const state = t.is_mapped ? summaryState(mine.map((i) => i.state)) : mine[0]?.state ?? null;
+    const [fill, symbol] = STATES[state || "none"];
+    const colour = OUTLINE[state || "none"] || fill;
+    const node = s("g", { class: "node", "data-task-id": t.task_id },
+      s("title", {}, `${t.task_id}: ${stateLabel(state)}`),
+      s("rect", { x, y, width: W, height: H, rx: 6, fill: "#fff", stroke: colour, "stroke-width": 3 }),
+      s("rect", { x, y, width: 22, height: H, rx: 6, fill: colour }),
+      s("text", { x: x + 11, y: y + H / 2 + 5, "text-anchor": "middle", class: state ? "symbol" : "symbol none" },
+        symbol),
+      s("text", { x: x + 30, y: y + H / 2 + 5 }, t.task_id.length > 20 ? t.task_id.slice(0, 19) + "…" : t.task_id));
+    svg.append(runId ? s("a", { href: link("dags", dagId, "runs", runId, "tasks", t.task_id), "data-nav": "" }, node)
+      : node);
+  }
+  return svg;
+}

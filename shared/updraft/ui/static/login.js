@@ -1,0 +1,31 @@
+// The login page (/auth/login): Airflow's token flow. POST /auth/token with the credentials; the token is kept
+// in localStorage (and the _token cookie, as Airflow's UI) and sent as "Authorization: Bearer" on every call.
+
+import { api, link, root, saveToken } from "./api.js";
+import { errorBox, h } from "./view.js";
+
+export async function loginPage(main, _params, { navigate }) {
+  const username = h("input", { id: "username", name: "username", autocomplete: "username", required: true });
+  const password = h("input", { id: "password", name: "password", type: "password",
+    autocomplete: "current-password", required: true });
+  const errors = h("div", {});
+  const form = h("form", { class: "panel login", "aria-label": "Sign in" }, h("h1", {}, "Sign in to Updraft"),
+    h("div", { class: "field" }, h("label", { for: "username" }, "Username"), username),
+    h("div", { class: "field" }, h("label", { for: "password" }, "Password"), password), errors,
+    h("button", { type: "submit", class: "primary" }, "Sign in"));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    errors.replaceChildren();
+    try {
+      const { access_token: token } = await api("/auth/token", { method: "POST",
+        body: { username: username.value, password: password.value } });
+      saveToken(token);
+      const next = new URLSearchParams(location.search).get("next");
+      navigate(next && next.startsWith(root) ? next : link("dags"));
+    } catch (error) {
+      errors.replaceChildren(errorBox(error));
+    }
+  });
+  main.replaceChildren(form);
+  username.focus();
+}

@@ -1,0 +1,131 @@
+// A task instance (/dags/{dag_id}/runs/{run_id}/tasks/{task_id}[/mapped/{map_index}]): each try's log (a running
+// try's followed live), XComs, why it is not running, rendered template fields, duration, executor; clear/mark.
+
+import { all, api, canEdit, link, path } from "./api.js";
+import { actionButton, badge, duration, errorBox, h, json, navLink, table, time } from "./view.js";
+
+const ACTIVE = new Set(["queued", "running", "scheduled", "up_for_retry", "up_for_reschedule", "deferred",
+  "restarting", null]);
+
+function tiActions(dagId, ti, refresh) {
+  if (!canEdit()) return null;
+  const clear = (extra) => api(path("dags", dagId, "clearTaskInstances"), { method: "POST", body: {
+    dry_run: false, dag_run_id: ti.dag_run_id, only_failed: false, reset_dag_runs: true,
+    task_ids: [ti.map_index >= 0 ? [ti.task_id, ti.map_index] : ti.task_id], ...extra } });
+  const mark = (state) => api(path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id)
+    + (ti.map_index >= 0 ? `/${ti.map_index}` : ""), { method: "PATCH", body: { new_state: state } });
+  return h("div", { class: "actions" },
+    actionButton("Clear", async () => { await clear({}); await refresh(); }),
+    actionButton("Clear with downstream", async () => { await clear({ include_downstream: true }); await refresh(); }),
+    actionButton("Mark success", async () => { await mark("success"); await refresh(); }),
+    actionButton("Mark failed", async () => { await mark("failed"); await refresh(); }));
+}
+
+async function logOf(dagId, ti, tryNumber) {
+  const { content } = await api(path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id, "logs",
+    String(tryNumber)), { query: { map_index: ti.map_index, full_content: true } });
+  return content.map((m) => (typeof m === "string" ? m : m.event)).join("\n");
+}
+
+async function xcoms(dagId, ti) {
+  const base = path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id, "xcomEntries");
+  const entries = await all(base, "xcom_entries", { map_index: ti.map_index });
+  const values = await Promise.all(entries.map((e) => api(`${base}/${encodeURIComponent(e.key)}`,
+    { query: { map_index: ti.map_index, deserialize: true, stringify: false } })));
+  return entries.length ? table(["Key", "Value"], entries.map((e, i) => h("tr", {}, h("td", {}, h("code", {}, e.key)),
+    h("td", {}, json(values[i].value))))) : h("p", { class: "muted" }, "No XComs.");
+}
+
+async function dependencies(dagId, ti) {
+  const rel = path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id)
+    + (ti.map_index >= 0 ? `/${ti.map_index}` : "") + "/dependencies";
+  const { dependencies: deps } = await api(rel);
+  return deps.length ? h("ul", {}, deps.map((d) => h("li", {}, h("strong", {}, d.name), ": ", d.reason)))
+    : h("p", { class: "muted" }, "Nothing blocks it.");
+}
+
+export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
+  const index = mapIndex === undefined ? -1 : Number(mapIndex);
+  const tiPath = path("dags", dagId, "dagRuns", runId, "taskInstances", taskId) + (index >= 0 ? `/${index}` : "");
+  const params = new URLSearchParams(location.search);
+  let ti;
+  let chosenTry = Number(params.get("try_number")) || null;
+  const head = h("div", {});
+  const tries = h("div", { role: "tablist", "aria-label": "Tries", class: "tries" });
+  const logBox = h("pre", { class: "log", "aria-label": "Log", tabindex: "0" });
+  const sideBox = h("div", { class: "side" });
+
+  let unfinished = false; // live while the try (or any mapped instance) is not finished
+  let mapped = null; // whether the task is mapped (asked once): a mapped task without an index lists its instances
+
+  async function load() {
+    if (mapped === null) mapped = index < 0 && (await api(path("dags", dagId, "tasks", taskId))).is_mapped;
+    if (!mapped) return api(tiPath);
+    const { task_instances: all } = await api(`${tiPath}/listMapped`, { query: { limit: 100 } });
+    main.replaceChildren(
+      h("nav", { class: "crumbs", "aria-label": "Breadcrumbs" }, navLink(link("dags"), "DAGs"), " / ",
+        navLink(link("dags", dagId), dagId), " / ", navLink(link("dags", dagId, "runs", runId), runId)),
+      h("h1", {}, taskId, h("span", { class: "muted" }, ` — ${all.length} mapped instances`)),
+      table(["Map index", "State", "Try", "Duration"], all.map((m) => h("tr", {},
+        h("td", {}, navLink(link("dags", dagId, "runs", runId, "tasks", taskId, "mapped", String(m.map_index)),
+          `[${m.map_index}]`)),
+        h("td", {}, badge(m.state)), h("td", {}, String(m.try_number)), h("td", {}, duration(m.duration))))));
+    unfinished = all.some((m) => ACTIVE.has(m.state));
+    return null;
+  }
+
+  async function drawLog() {
+    const shown = chosenTry || ti.try_number;
+    tries.replaceChildren(...Array.from({ length: ti.try_number }, (_, i) => i + 1).map((n) =>
+      h("button", { type: "button", role: "tab", "aria-selected": String(n === shown),
+        onclick: () => { chosenTry = n; drawLog(); } }, `Try ${n}`)));
+    if (ti.try_number === 0) {
+      logBox.textContent = "No try has started yet.";
+      return;
+    }
+    logBox.textContent = await logOf(dagId, ti, shown);
+  }
+
+  async function drawAll(stale = () => false) {
+    const loaded = await load();
+    if (!loaded || stale()) return;
+    ti = loaded;
+    unfinished = ACTIVE.has(ti.state);
+    head.replaceChildren(
+      h("nav", { class: "crumbs", "aria-label": "Breadcrumbs" }, navLink(link("dags"), "DAGs"), " / ",
+        navLink(link("dags", dagId), dagId), " / ", navLink(link("dags", dagId, "runs", runId), runId)),
+      h("div", { class: "title" }, h("h1", {}, ti.task_display_name || taskId, index >= 0 ? ` [${index}]` : ""),
+        badge(ti.state)),
+      h("dl", { class: "facts" },
+        h("dt", {}, "Operator"), h("dd", {}, ti.operator_name || ti.operator || "—"),
+        h("dt", {}, "Executor"), h("dd", {}, ti.executor || "—"),
+        h("dt", {}, "Try"), h("dd", {}, `${ti.try_number} of ${ti.max_tries + 1}`),
+        h("dt", {}, "Started"), h("dd", {}, time(ti.start_date)),
+        h("dt", {}, "Ended"), h("dd", {}, time(ti.end_date)),
+        h("dt", {}, "Duration"), h("dd", {}, duration(ti.duration)),
+        h("dt", {}, "Pool"), h("dd", {}, `${ti.pool} (${ti.pool_slots} slot${ti.pool_slots === 1 ? "" : "s"})`),
+        h("dt", {}, "Host"), h("dd", {}, ti.hostname || "—")),
+      tiActions(dagId, ti, () => drawAll()));
+    const [xcomPart, depPart] = await Promise.all([
+      xcoms(dagId, ti).catch(errorBox), ACTIVE.has(ti.state) ? dependencies(dagId, ti).catch(errorBox) : null]);
+    if (stale()) return;
+    sideBox.replaceChildren(
+      depPart ? h("section", { "aria-label": "Why it is not running" }, h("h2", {}, "Why is it not running?"), depPart)
+        : "",
+      h("section", { "aria-label": "XComs" }, h("h2", {}, "XComs"), xcomPart),
+      Object.keys(ti.rendered_fields || {}).length ? h("section", { "aria-label": "Rendered templates" },
+        h("h2", {}, "Rendered templates"), json(ti.rendered_fields)) : "");
+    await drawLog();
+  }
+
+  main.replaceChildren(head, h("div", { class: "columns" },
+    h("section", { class: "logs", "aria-label": "Logs" }, h("h2", {}, "Log"), tries, logBox), sideBox));
+  try {
+    await drawAll();
+  } catch (error) {
+    main.replaceChildren(h("h1", {}, taskId), errorBox(error));
+    return null;
+  }
+  // Live while the try is not finished: its state, and its log when the try ends (Updraft writes a try's log whole).
+  return { refresh: drawAll, live: () => unfinished };
+}

@@ -1,0 +1,138 @@
+"""What the browser tier shares: how Chromium is launched, the test DAGs, a page that records errors, and API
+calls for a test's setup (conftest holds only the fixtures: it is not importable by name)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).parent / "artifacts"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+SMOKE_DAG = '''
+from datetime import datetime
+from airflow.sdk import Param, dag, task, task_group
+
+@dag(schedule=None, start_date=datetime(2024, 1, 1), tags=["ui", "smoke"],
+     params={"n": Param(2, type="integer", minimum=0, description="How many numbers"),
+             "mode": Param("fast", enum=["fast", "slow"]), "verbose": Param(False, type="boolean")})
+def ui_smoke():
+    @task
+    def produce(params=None):
+        print("producing", params["n"], params["mode"])
+        return list(range(params["n"]))
+
+    @task_group
+    def checks(values):
+        @task
+        def count(values):
+            return len(values)
+
+        @task
+        def total(values):
+            return sum(values)
+
+        count(values)
+        return total(values)
+
+    @task
+    def square(x):
+        print("squaring", x)
+        return x * x
+
+    values = produce()
+    checks(values)
+    square.expand(x=values)
+
+ui_smoke()
+'''
+
+FAILING_DAG = '''
+from datetime import datetime
+from airflow.sdk import dag, task
+
+@dag(schedule=None, start_date=datetime(2024, 1, 1), tags=["ui"])
+def ui_fails():
+    @task(retries=0)
+    def boom():
+        print("about to fail on purpose")
+        raise ValueError("boom from the browser test")
+
+    boom()
+
+ui_fails()
+'''
+
+BROKEN_DAG = "from airflow.sdk import dag\nthis is not python\n"  # a NameError when imported
+
+
+class Browser:
+    """The shared Chromium and the local system's address."""
+
+    def __init__(self, browser: Any, url: str) -> None:
+        self.browser = browser
+        self.url = url
+
+
+class Page:
+    """One test's page: the Playwright page, the console errors and failed requests it saw (a test expects a
+    refusal it provokes with :meth:`expect_refusal`), and screenshots by name."""
+
+    def __init__(self, page: Any, url: str) -> None:
+        self.page = page
+        self.url = url
+        self.errors: list[str] = []
+        self.refusals: list[tuple[int, str]] = []  # (status, URL part) the test provokes on purpose
+        page.on("console", self._console)
+        page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
+        # Chromium's console names no URL for a failed load: record which request it was.
+        page.on("response", self._response)
+
+    def expect_refusal(self, status: int, url_part: str) -> None:
+        self.refusals.append((status, url_part))
+
+    def _console(self, msg: Any) -> None:
+        statuses = {status for status, _ in self.refusals}
+        failed_load = re.match(r"Failed to load resource: the server responded with a status of (\d+)", msg.text)
+        if msg.type == "error" and not (failed_load and int(failed_load.group(1)) in statuses):
+            self.errors.append(f"console: {msg.text}")
+
+    def _response(self, response: Any) -> None:
+        if response.status >= 400 and not any(response.status == status and part in response.url
+                                               for status, part in self.refusals):
+            self.errors.append(f"HTTP {response.status}: {response.request.method} {response.url}")
+
+    def goto(self, path: str) -> None:
+        self.page.goto(self.url + path)
+
+    def shot(self, name: str) -> Path:
+        ARTIFACTS.mkdir(exist_ok=True)
+        target = ARTIFACTS / f"{name}.png"
+        self.page.screenshot(path=str(target), full_page=True)
+        return target
+
+
+def api_call(url: str, method: str, path: str, body: Any = None) -> Any:
+    """A call to the API as a test's setup (``path`` under /api/v2, or from the root when it starts with /)."""
+    target = f"{url}{path}" if path.startswith("/") else f"{url}/api/v2/{path}"
+    request = urllib.request.Request(target, method=method, data=None if body is None else
+                                     json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read()
+    return json.loads(text) if text else None
+
+
+def until(predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"not true after {timeout} s"
+        time.sleep(0.2)
+    return value

@@ -1,0 +1,89 @@
+"""The browser tier: Debian's Chromium, headless, driven by Playwright, against a real ``updraft local`` system.
+
+One browser and one local system per module (starting each costs seconds; module scope, so the local system's
+environment variables are restored before other tiers run); every test gets a fresh
+browser context (no cookies or storage carried over) and a page that records console errors and uncaught
+exceptions, which fail the test. Screenshots go to ``tests/browser/artifacts/`` (gitignored) for a human to look at.
+Skipped, saying why, only when there is no Chromium to drive: ``make install`` installs it with apt.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.browser.browser_helpers import (
+    BROKEN_DAG,
+    CHROMIUM,
+    FAILING_DAG,
+    FLAGS,
+    SMOKE_DAG,
+    Browser,
+    Page,
+    api_call,
+    until,
+)
+
+
+@pytest.fixture(scope="module")
+def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``updraft local`` with the test DAGs (one broken file for the import errors banner), parsed and ready."""
+    from updraft.local.system import LocalOptions, LocalSystem
+
+    root = tmp_path_factory.mktemp("ui")
+    dags = root / "dags"
+    dags.mkdir()
+    for name, text in {"ui_smoke.py": SMOKE_DAG, "ui_fails.py": FAILING_DAG, "ui_broken.py": BROKEN_DAG}.items():
+        (dags / name).write_text(textwrap.dedent(text))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("UPDRAFT_HOME", str(root / "home"))
+        running = LocalSystem(LocalOptions(dags_folder=str(dags), tick_seconds=0.5, workers=2, sync_seconds=0.2,
+                                           grace_seconds=0.0), say=lambda line: None).start()
+        try:
+            url = running.api.url
+            try:
+                until(lambda: api_call(url, "GET", "dags")["total_entries"] == 2, timeout=120)
+            except AssertionError:
+                raise AssertionError(f"the test DAGs were not parsed: {api_call(url, 'GET', 'importErrors')}") from None
+            yield url
+        finally:
+            running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(local_url: str) -> Iterator[Browser]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}: `make install` installs Debian's chromium package with apt")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        # Playwright gives each launch a fresh --user-data-dir of its own (and refuses one in args).
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            yield Browser(chromium, local_url)
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.browser.new_context(viewport={"width": 1280, "height": 800}, timezone_id="Europe/Paris")
+    context.set_default_timeout(30_000)
+    wrapped = Page(context.new_page(), browser.url)
+    try:
+        yield wrapped
+        assert wrapped.errors == [], wrapped.errors
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def signed_in(page: Page) -> Page:
+    """A page whose browser holds a token, as after the login page (the login test goes through the form)."""
+    token = api_call(page.url, "POST", "/auth/token", {"username": "admin", "password": "admin"})["access_token"]
+    page.page.context.add_init_script(f"localStorage.setItem('updraft.token', {json.dumps(token)})")
+    return page

@@ -1,0 +1,78 @@
+"""The web UI's routes in the API Lambda: every Airflow 3 UI path answers the app shell, whose asset URLs are
+relative to the page (so the same HTML works under API Gateway's stage prefix), and assets are served with their
+content type, cached as immutable only under the current version. API routes are never shadowed."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.functional.lambda_helpers import lambda_context
+from updraft.local.api_gateway import proxy_event
+from updraft.ui import assets
+
+
+@pytest.fixture(scope="module")
+def call():
+    """The API's resolver with every route; no services: a UI route (and /version) never builds them."""
+    from updraft.api.app import build_app
+
+    def no_services():
+        raise AssertionError("a UI route touched the store")
+
+    app = build_app(no_services)
+
+    def send(path: str) -> tuple[int, dict[str, str], str]:
+        response = app.resolve(proxy_event("GET", path, {}, b""), lambda_context("api"))
+        headers = {k: v[-1] for k, v in (response.get("multiValueHeaders") or {}).items()}
+        headers.update(response.get("headers") or {})
+        return response["statusCode"], headers, response.get("body") or ""
+
+    return send
+
+
+@pytest.mark.parametrize(("path", "base"), [
+    ("/", "."), ("/dags", "."), ("/dags/etl", ".."), ("/dags/etl/runs/manual__2024-01-01T00%3A00%3A00%2B00%3A00", "../../.."),
+    ("/dags/etl/runs/r1/tasks/extract", "../../../../.."), ("/dags/etl/runs/r1/tasks/extract/mapped/2", "../../../../../../.."),
+    ("/pools", "."), ("/auth/login", ".."), ("/variables", "."), ("/connections", "."), ("/events", "."),
+])
+def test_every_ui_path_answers_the_shell_with_assets_relative_to_the_page(call, path, base):
+    status, headers, body = call(path)
+    assert status == 200
+    assert headers["Content-Type"] == "text/html; charset=utf-8" and headers["Cache-Control"] == "no-cache"
+    assert f'content="{base}"' in body
+    assert f'src="{base}/static/{assets.version()}/app.js"' in body and "{{" not in body
+
+
+def test_assets_have_their_content_type_and_are_immutable_under_the_current_version(call):
+    version = assets.version()
+    status, headers, body = call(f"/static/{version}/app.js")
+    assert status == 200 and headers["Content-Type"] == "text/javascript; charset=utf-8"
+    assert headers["Cache-Control"] == "public, max-age=31536000, immutable" and "render()" in body
+    assert call(f"/static/{version}/style.css")[1]["Content-Type"] == "text/css; charset=utf-8"
+    assert call(f"/static/{version}/favicon.svg")[1]["Content-Type"] == "image/svg+xml"
+    # A page loaded before a deploy asks for the old version: today's file, not cached.
+    status, headers, _ = call("/static/000000000000/app.js")
+    assert status == 200 and headers["Cache-Control"] == "no-cache"
+    assert call(f"/static/{version}/nope.js")[0] == 404
+    assert call(f"/static/{version}/shell.html")[0] == 404  # the shell is a page, not an asset
+
+
+def test_every_module_the_app_imports_is_served(call):
+    """The browser resolves each ``import ... from "./x.js"`` next to the importing asset."""
+    version = assets.version()
+    for name in [p.name for p in assets.STATIC.glob("*.js")]:
+        status, _, body = call(f"/static/{version}/{name}")
+        assert status == 200, name
+        for imported in re.findall(r'from "\./([\w.-]+)"', body):
+            assert call(f"/static/{version}/{imported}")[0] == 200, (name, imported)
+
+
+def test_api_routes_win_and_unknown_paths_stay_airflows_404(call):
+    status, _, body = call("/api/v2/version")
+    assert status == 200 and "version" in json.loads(body)
+    status, _, body = call("/api/v2/dags/nope/nothing")
+    assert status == 404 and json.loads(body)["error"] == "API route not found"
+    assert call("/not-a-page")[0] == 404
