@@ -42,8 +42,11 @@ class Caller:
         data = raw if raw is not None else json.dumps(body) if body is not None else ""
         event = proxy_event(method, path, {"Content-Type": content_type}, data.encode(), claims=claims, iam=iam)
         response = self.handler.handler(event, lambda_context("api"))
-        return Answer(response["statusCode"], json.loads(response["body"]) if response.get("body") else None,
-                      response.get("headers") or {})
+        headers = {k: v[-1] for k, v in (response.get("multiValueHeaders") or {}).items()}
+        headers.update(response.get("headers") or {})
+        text = response.get("body")
+        is_json = "json" in headers.get("Content-Type", "application/json")  # the UI's pages are HTML
+        return Answer(response["statusCode"], (json.loads(text) if is_json else text) if text else None, headers)
 
 
 @pytest.fixture(scope="module")
