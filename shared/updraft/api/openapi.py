@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from updraft.api.auth.policy import is_ui_path
 from updraft.api.routing import Route
 
 AIRFLOW_DOCUMENT = Path(__file__).with_name("airflow_openapi.json.gz")
@@ -84,9 +85,15 @@ def _components(operations: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any
     return {section: dict(sorted(entries.items())) for section, entries in sorted(out.items())}
 
 
+def api_routes(routes: Iterable[Route]) -> list[Route]:
+    """The REST API's routes: not the web UI's pages and assets, which no OpenAPI document describes (Airflow's
+    documents neither)."""
+    return [route for route in routes if not is_ui_path(route.path)]
+
+
 def document(routes: Iterable[Route]) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of ``routes``: Airflow's operation for each, in Airflow's path order."""
-    served = {(route.method, route.path) for route in routes} - set(NOT_IN_AIRFLOW)
+    """The OpenAPI 3.1 document of ``routes``' API routes: Airflow's operation for each, in Airflow's path order."""
+    served = {(route.method, route.path) for route in api_routes(routes)} - set(NOT_IN_AIRFLOW)
     source = airflow_document()
     paths: dict[str, dict[str, Any]] = {}
     for path, item in source["paths"].items():
