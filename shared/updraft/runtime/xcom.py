@@ -20,6 +20,7 @@ from updraft.model.records import UNMAPPED, TIKey
 from updraft.sdk.exceptions import AirflowException, UnmappableXComTypePushed, XComNotFound
 from updraft.sdk.param import NOTSET
 from updraft.sdk.xcom_arg import XCOM_RETURN_KEY, ConcatXComArg, MapXComArg, PlainXComArg, XComArg, ZipXComArg
+from updraft.secrets.masker import redact
 
 
 class XComSerializationError(AirflowException, TypeError):
@@ -126,7 +127,7 @@ class XComClient:
         except (TypeError, ValueError):
             value = encode_value(value)  # datetimes and friends, tagged; anything else still fails below
             check_json(value, task_id=self.key.task_id, key=key)
-        self.store.put_xcom(self.key, key, value, now=self.now_fn())
+        self.store.put_xcom(self.key, key, value, now=self.now_fn(), shown=redact(value))
 
     def values_by_index(self, task_id: str, key: str = XCOM_RETURN_KEY, *, dag_id: str | None = None,
                         run_id: str | None = None) -> list[tuple[int, Any]]:

@@ -223,14 +223,19 @@ class Store(Protocol):
         """Delete a pool; default_pool cannot be deleted (raises)."""
 
     # -- XComs -----------------------------------------------------------------------------------------------
-    def put_xcom(self, key: TIKey, xcom_key: str, value: Any, *, now: dt.datetime) -> None:
-        """Set (overwrite) one XCom of a task instance; ``value`` must be JSON-able (large ones go to S3)."""
+    def put_xcom(self, key: TIKey, xcom_key: str, value: Any, *, now: dt.datetime, shown: Any = None) -> None:
+        """Set (overwrite) one XCom of a task instance; ``value`` must be JSON-able (large ones go to S3).
+        ``shown``: the value with secrets masked, which the API shows instead (None: the value itself)."""
 
     def get_xcom(self, key: TIKey, xcom_key: str, default: Any = None) -> Any: ...
 
     def list_xcoms(self, dag_id: str, run_id: str, task_id: str,
                    map_index: int | None = None) -> dict[tuple[int, str], Any]:
         """(map_index, key) -> value for one task (all its map indexes unless one is given)."""
+
+    def shown_xcoms(self, dag_id: str, run_id: str, task_id: str,
+                    map_index: int | None = None) -> dict[tuple[int, str], Any]:
+        """The XComs as the API shows them: secrets masked where the pushing try masked them."""
 
     def clear_xcoms(self, key: TIKey) -> int:
         """Delete a task instance's XComs before a new try runs, as Airflow does; returns how many."""

@@ -270,6 +270,9 @@ class XComItem(Item):
     data = BinaryAttribute(null=True, legacy_encoding=False)  # gzip of the JSON value
     s3_key = UnicodeAttribute(null=True)
     created_at = DateTimeAttribute(null=True)
+    # The value as the API and UI show it (secrets masked), kept only where masking changed it.
+    shown_data = BinaryAttribute(null=True, legacy_encoding=False)
+    shown_s3_key = UnicodeAttribute(null=True)
 
 
 class VariableItem(Item):

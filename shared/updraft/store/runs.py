@@ -124,9 +124,9 @@ class RunStore(StoreBase):
         for model, prefix in ((T, keys.TI_PREFIX), (T, keys.TRY_PREFIX), (X, keys.XCOM_PREFIX)):
             with model.batch_write() as batch:
                 for item in model.query(pk, model.sk.startswith(prefix), consistent_read=True):
-                    s3_key = getattr(item, "s3_key", None)
-                    if s3_key:
-                        self.blobs.delete(s3_key)
+                    for s3_key in (getattr(item, "s3_key", None), getattr(item, "shown_s3_key", None)):
+                        if s3_key:
+                            self.blobs.delete(s3_key)
                     batch.delete(item)
                     count += 1
         return count

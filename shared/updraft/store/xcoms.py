@@ -14,14 +14,19 @@ from updraft.store.models import XComItem
 
 
 class XComStore(StoreBase):
-    def put_xcom(self, key: TIKey, xcom_key: str, value: Any, *, now: dt.datetime) -> None:
+    def put_xcom(self, key: TIKey, xcom_key: str, value: Any, *, now: dt.datetime, shown: Any = None) -> None:
+        """``shown``: the value as the API and UI show it, with secrets masked (None: the value itself); stored
+        beside the value only where it differs, so readers of the value never see the mask."""
         X = self.models.xcom
+        path = f"xcoms/{key.dag_id}/{key.run_id}/{key.task_id}/{key.map_index}/{xcom_key}"
         raw = canonical_json({"v": value})
-        data, s3_key = self.blobs.pack(raw, f"xcoms/{key.dag_id}/{key.run_id}/{key.task_id}/{key.map_index}/"
-                                            f"{xcom_key}.json.gz")
+        data, s3_key = self.blobs.pack(raw, f"{path}.json.gz")
+        shown_raw = raw if shown is None else canonical_json({"v": shown})
+        shown_data, shown_s3_key = (None, None) if shown_raw == raw else self.blobs.pack(shown_raw,
+                                                                                        f"{path}.shown.json.gz")
         X(keys.run_pk(key.dag_id, key.run_id), keys.xcom_sk(key.task_id, key.map_index, xcom_key),
           dag_id=key.dag_id, run_id=key.run_id, task_id=key.task_id, map_index=key.map_index, key=xcom_key,
-          data=data, s3_key=s3_key, created_at=now).save()
+          data=data, s3_key=s3_key, shown_data=shown_data, shown_s3_key=shown_s3_key, created_at=now).save()
 
     def get_xcom(self, key: TIKey, xcom_key: str, default: Any = None) -> Any:
         X = self.models.xcom
@@ -40,6 +45,14 @@ class XComStore(StoreBase):
     def list_xcoms(self, dag_id: str, run_id: str, task_id: str,
                    map_index: int | None = None) -> dict[tuple[int, str], Any]:
         return {(int(i.map_index), i.key): self.blobs.unpack(i.data, i.s3_key)["v"]
+                for i in self._xcom_items(dag_id, run_id, task_id, map_index)}
+
+    def shown_xcoms(self, dag_id: str, run_id: str, task_id: str,
+                    map_index: int | None = None) -> dict[tuple[int, str], Any]:
+        """:meth:`list_xcoms` as the API shows them: secrets masked."""
+        return {(int(i.map_index), i.key): self.blobs.unpack(i.shown_data, i.shown_s3_key)["v"]
+                if i.shown_data is not None or i.shown_s3_key is not None
+                else self.blobs.unpack(i.data, i.s3_key)["v"]
                 for i in self._xcom_items(dag_id, run_id, task_id, map_index)}
 
     def clear_xcoms(self, key: TIKey) -> int:

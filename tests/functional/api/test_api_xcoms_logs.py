@@ -52,6 +52,20 @@ def test_xcom_entries_list_without_values_and_get_one(api, store):
         "xcom_entries": [], "total_entries": 0}
 
 
+def test_an_xcom_is_shown_as_its_try_masked_it_and_read_whole(api, store):
+    """The worker stores a pushed value's masked form beside it (``shown``); the API shows that one, while
+    downstream tasks read the value itself."""
+    key = _run_with_outputs(api, store)
+    store.put_xcom(key, "login", {"user": "ana", "password": "hunter22"}, now=ENDED,
+                   shown={"user": "ana", "password": "***"})
+    one = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/xcomEntries/login")
+    assert one.status == 200 and one.body["value"] == {"user": "ana", "password": "***"}
+    assert store.get_xcom(key, "login") == {"user": "ana", "password": "hunter22"}
+    assert store.list_xcoms("etl", "r1", "extract")[(-1, "login")]["password"] == "hunter22"
+    unmasked = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/xcomEntries/return_value")
+    assert unmasked.body["value"] == {"rows": 3}  # nothing to mask: stored once
+
+
 def test_a_try_s_log_as_json_and_ndjson(api, store):
     _run_with_outputs(api, store)
     path = "/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/logs/1"

@@ -179,6 +179,9 @@ def test_each_source_serves_the_dag_and_every_secret_is_masked(world, source):
     result = world.store.get_xcom(key, "return_value")
     assert result == {"source": source, "settings": {"region": "eu-west-1"}, "host": f"{source}.example.com",
                       "written": "by the task", "password": PASSWORD}
+    # The API shows the returned value as the try's log does: the password masked (downstream reads it whole).
+    shown = world.store.shown_xcoms("secrets_dag", run_id, "use")[(-1, "return_value")]
+    assert shown == {**result, "password": "***"}
     # Variable.set wrote to the metastore, encrypted: the table holds no clear text of it.
     assert world.store.get_variable("written").value == "by the task"
     raw = world.store.models.variable.get("VARIABLE#written", "META")

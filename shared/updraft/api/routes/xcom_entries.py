@@ -33,7 +33,7 @@ def _entries(call: Call, task_id: str, map_index: int | None, with_values: bool)
         task_ids = sorted(tasks) if task_id == WILDCARD else [task_id]
         for tid in task_ids:
             task = tasks.get(tid)
-            for (index, key), value in sorted(call.store.list_xcoms(run.dag_id, run.run_id, tid, map_index).items()):
+            for (index, key), value in sorted(call.store.shown_xcoms(run.dag_id, run.run_id, tid, map_index).items()):
                 entry = {
                     "key": key, "timestamp": iso(ended.get((tid, index)) or run.run_after or run.queued_at),
                     "logical_date": iso(run.logical_date), "map_index": index, "task_id": tid,
