@@ -90,3 +90,19 @@ def test_ndjson_is_one_message_a_line(api, store):
     assert response["multiValueHeaders"]["Content-Type"] == ["application/x-ndjson"]
     lines = response["body"].splitlines()
     assert [json.loads(line)["event"] for line in lines] == ["starting", "loaded 3 rows"]
+
+
+def test_extra_links_give_each_try_s_cloudwatch_stream_on_aws(api, store, monkeypatch):
+    """Airflow's ``links`` route: on AWS (task logs in CloudWatch) the try's log stream in the console; in local
+    mode (logs in the bucket) none."""
+    _run_with_outputs(api, store)
+    links = "/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/links"
+    assert api.get(links).body == {"extra_links": {}, "total_entries": 0}
+    monkeypatch.setenv("UPDRAFT_TASK_LOG_GROUP", "/updraft/dev/tasks")
+    monkeypatch.setattr("updraft.services._shared", None)
+    [url] = api.get(links).body["extra_links"].values()
+    assert url == ("https://us-east-1.console.aws.amazon.com/cloudwatch/home?region=us-east-1#logsV2:log-groups/"
+                   "log-group/$252Fupdraft$252Fdev$252Ftasks/log-events/etl$252Fr1$252Fextract$252F-1$252F1")
+    assert api.get(links, query={"try_number": "0"}).body == {"extra_links": {"CloudWatch Logs": None},
+                                                              "total_entries": 1}
+    assert api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/nope/links").status == 404

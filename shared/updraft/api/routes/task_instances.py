@@ -137,7 +137,8 @@ def get_mapped_task_instances(call: Call) -> dict[str, Any]:
     return _listed(call, task_id)
 
 
-def _one(call: Call, map_index: int) -> dict[str, Any]:
+def one_instance(call: Call, map_index: int) -> dict[str, Any]:
+    """The response of one task instance of the path's run, or Airflow's 404."""
     dag_id, run_id, task_id = call.path("dag_id"), call.path("dag_run_id"), call.path("task_id")
     dag_or_404(call, dag_id)
     run = run_or_404(call, dag_id, run_id)
@@ -154,9 +155,9 @@ def _one(call: Call, map_index: int) -> dict[str, Any]:
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}")
 def get_task_instance(call: Call) -> dict[str, Any]:
-    return _one(call, UNMAPPED)
+    return one_instance(call, UNMAPPED)
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/{map_index}")
 def get_mapped_task_instance(call: Call) -> dict[str, Any]:
-    return _one(call, call.int_path("map_index"))
+    return one_instance(call, call.int_path("map_index"))

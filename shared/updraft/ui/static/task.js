@@ -36,6 +36,14 @@ async function xcoms(dagId, ti) {
     h("td", {}, json(values[i].value))))) : h("p", { class: "muted" }, "No XComs.");
 }
 
+// The try's extra links (on AWS: its CloudWatch Logs stream), as Airflow's UI shows them beside the log.
+async function linksOf(dagId, ti, tryNumber) {
+  const { extra_links: links } = await api(path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id,
+    "links"), { query: { map_index: ti.map_index, try_number: tryNumber } });
+  return Object.entries(links).filter(([, url]) => url).map(([name, url]) =>
+    h("a", { href: url, target: "_blank", rel: "noopener" }, name));
+}
+
 async function dependencies(dagId, ti) {
   const rel = path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id)
     + (ti.map_index >= 0 ? `/${ti.map_index}` : "") + "/dependencies";
@@ -53,6 +61,7 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
   const head = h("div", {});
   const tries = h("div", { role: "tablist", "aria-label": "Tries", class: "tries" });
   const logBox = h("pre", { class: "log", "aria-label": "Log", tabindex: "0" });
+  const linkBox = h("p", { class: "links", "aria-label": "Links" });
   const sideBox = h("div", { class: "side" });
 
   let unfinished = false; // live while the try (or any mapped instance) is not finished
@@ -83,7 +92,9 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
       logBox.textContent = "No try has started yet.";
       return;
     }
-    logBox.textContent = await logOf(dagId, ti, shown);
+    const [text, links] = await Promise.all([logOf(dagId, ti, shown), linksOf(dagId, ti, shown).catch(() => [])]);
+    logBox.textContent = text;
+    linkBox.replaceChildren(...links);
   }
 
   async function drawAll(stale = () => false) {
@@ -119,7 +130,7 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
   }
 
   main.replaceChildren(head, h("div", { class: "columns" },
-    h("section", { class: "logs", "aria-label": "Logs" }, h("h2", {}, "Log"), tries, logBox), sideBox));
+    h("section", { class: "logs", "aria-label": "Logs" }, h("h2", {}, "Log"), tries, linkBox, logBox), sideBox));
   try {
     await drawAll();
   } catch (error) {
