@@ -5,15 +5,16 @@ writes them masked; ``add`` and ``import`` write them as given."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from updraft.cli.api_client import ApiCallFailed, api, path_of
 from updraft.cli.options import output_option
 from updraft.cli.output import render
-from updraft.sdk.connection import Connection
-from updraft.sdk.exceptions import AirflowException
+
+if TYPE_CHECKING:
+    from updraft.sdk.connection import Connection
 
 FIELDS = ("conn_type", "description", "login", "password", "host", "port", "schema", "extra")
 
@@ -92,6 +93,9 @@ def add_connection(ctx: click.Context, conn_id: str, conn_uri: str | None, conn_
         if invalid:
             raise click.ClickException("The following args are not compatible with the "
                                        f"--conn-{'uri' if conn_uri else 'json'} flag: {invalid!r}")
+    from updraft.sdk.connection import Connection  # the SDK only for commands that parse one (lean --help)
+    from updraft.sdk.exceptions import AirflowException
+
     try:
         if conn_uri:
             conn = Connection(conn_id=conn_id, uri=conn_uri)
@@ -145,6 +149,9 @@ def import_connections(ctx: click.Context, file: str, overwrite: bool) -> None:
         raise click.ClickException(f"Failed to load connections file: {err}") from None
     if not isinstance(loaded, dict):
         raise click.ClickException("Failed to load connections file: the file must hold a JSON object")
+    from updraft.sdk.connection import Connection
+    from updraft.sdk.exceptions import AirflowException
+
     client = api(ctx)
     for conn_id, entry in loaded.items():
         try:
