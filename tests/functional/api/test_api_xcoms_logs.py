@@ -106,3 +106,9 @@ def test_extra_links_give_each_try_s_cloudwatch_stream_on_aws(api, store, monkey
     assert api.get(links, query={"try_number": "0"}).body == {"extra_links": {"CloudWatch Logs": None},
                                                               "total_entries": 1}
     assert api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/nope/links").status == 404
+    external = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/externalLogUrl/1")
+    assert external.status == 200 and external.body == {"url": url}
+    monkeypatch.delenv("UPDRAFT_TASK_LOG_GROUP")
+    monkeypatch.setattr("updraft.services._shared", None)
+    local = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/externalLogUrl/1")
+    assert (local.status, local.body) == (400, {"detail": "Task log handler does not support external logs."})
