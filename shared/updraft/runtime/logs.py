@@ -206,6 +206,7 @@ class _Buffer:
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.lock = threading.Lock()
+        self.written = 0  # how many parts the last live write held
 
     def write(self, text: str) -> None:
         with self.lock:
@@ -221,8 +222,46 @@ class _Buffer:
         return "".join(list(self.parts))
 
 
-# The tries capturing in this process now: what a stop signal writes before the process goes.
+# The tries capturing in this process now: what a stop signal writes before the process goes, and what the live
+# writer follows.
 _open: dict[int, tuple[LogSink, TIKey, int, _Buffer]] = {}
+
+# A running try's log is written as it grows, so the API and the UI follow it: every LIVE_EVERY_S seconds (0: only
+# at the end), while it is under LIVE_LIMIT (each write delivers the whole log so far; past that size only the
+# try's end writes it). Masked as it is written, as Airflow masks a line when it is emitted.
+LIVE_EVERY_S = float(os.environ.get("UPDRAFT_LIVE_LOG_SECONDS", "5"))
+LIVE_LIMIT = 256 * 1024
+_live_lock = threading.Lock()  # a live write and a try's end never interleave: the end's write comes last
+_live_writer: list[threading.Thread] = []
+
+
+def write_live_logs() -> None:
+    """Write the log so far of every open try that grew since its last write."""
+    for token, (sink, key, try_number, buffer) in list(_open.items()):
+        with _live_lock:
+            parts = len(buffer.parts)
+            if token not in _open or parts == buffer.written:
+                continue
+            text = buffer.text()
+            if len(text) > LIVE_LIMIT:
+                continue
+            buffer.written = parts
+            with contextlib.suppress(Exception):  # a failed live write loses nothing: the end writes it all
+                sink.write(key, try_number, redact_text(text))
+
+
+def _start_live_writer() -> None:
+    with _install_lock:
+        if LIVE_EVERY_S <= 0 or _live_writer:
+            return
+
+        def loop() -> None:
+            while True:
+                time.sleep(LIVE_EVERY_S)
+                write_live_logs()
+
+        _live_writer.append(threading.Thread(target=loop, name="live-task-logs", daemon=True))
+        _live_writer[0].start()
 
 
 def write_open_logs(reason: str) -> None:
@@ -334,18 +373,22 @@ def _install() -> None:
 
 @contextlib.contextmanager
 def capture(sink: LogSink | None, key: TIKey, try_number: int) -> Iterator[_Buffer]:
-    """Route this thread's output into a buffer for the try; written to ``sink`` when the try ends."""
+    """Route this thread's output into a buffer for the try; written to ``sink`` as it grows (while small) and
+    whole when the try ends."""
     _install()
     buffer = _Buffer()
     previous = getattr(_local, "buffer", None)
     _local.buffer = buffer
     if sink is not None:
         _open[id(buffer)] = (sink, key, try_number, buffer)
+        _start_live_writer()
     try:
         yield buffer
     finally:
         _local.buffer = previous
-        if sink is not None and _open.pop(id(buffer), None) is not None:
+        with _live_lock:
+            ended = sink is not None and _open.pop(id(buffer), None) is not None
+        if sink is not None and ended:
             stamp = dt.datetime.now(dt.UTC).isoformat()
             # Masked as a whole, once: a secret written in pieces, or learnt after it was printed (a connection
             # read after its URI was echoed), is still caught.

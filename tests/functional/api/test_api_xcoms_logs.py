@@ -82,6 +82,28 @@ def test_a_try_s_log_as_json_and_ndjson(api, store):
     assert api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/logs/one").status == 422
 
 
+def test_a_running_try_s_log_is_followed_with_the_continuation_token(api, store):
+    api("POST", "/api/v2/dags/etl/dagRuns", body={"dag_run_id": "r2", "logical_date": "2024-02-02T00:00:00Z"})
+    key = TIKey("etl", "r2", "extract")
+    store.transition_ti(key, expected=[None], state=TaskInstanceState.RUNNING, fields={"try_number": 1})
+    path = "/api/v2/dags/etl/dagRuns/r2/taskInstances/extract/logs/1"
+    nothing = api.get(path).body
+    assert "it has written nothing yet" in nothing["content"][0]["event"] and nothing["continuation_token"]
+    sink = S3LogSink(boto3.client("s3", region_name=REGION), BUCKET)
+    sink.write(key, 1, "starting\nloading\n")  # the worker's live write
+    first = api.get(path).body
+    assert [m["event"] for m in first["content"]] == ["starting", "loading"] and first["continuation_token"]
+    sink.write(key, 1, "starting\nloading\nloaded 3 rows\n")
+    more = api.get(path, query={"token": first["continuation_token"]}).body
+    assert [m["event"] for m in more["content"]] == ["loaded 3 rows"]
+    assert api.get(path, query={"token": more["continuation_token"]}).body["content"] == []
+    assert len(api.get(path, query={"token": first["continuation_token"], "full_content": "true"}
+                       ).body["content"]) == 3
+    assert api.get(path, query={"token": "not-ours"}).status == 400
+    store.transition_ti(key, expected=[TaskInstanceState.RUNNING], state=TaskInstanceState.SUCCESS)
+    assert api.get(path).body["continuation_token"] is None  # a finished try's log is complete
+
+
 def test_ndjson_is_one_message_a_line(api, store):
     _run_with_outputs(api, store)
     event = proxy_event("GET", "/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/logs/1",

@@ -30,7 +30,7 @@ class MemoryStore:
     def __init__(self) -> None:
         self.items: dict[tuple, object] = {}
 
-    def put_xcom(self, key, xcom_key, value, *, now):
+    def put_xcom(self, key, xcom_key, value, *, now, shown=None):
         self.items[(key.task_id, key.map_index, xcom_key)] = value
 
     def get_xcom(self, key, xcom_key, default=None):
@@ -234,6 +234,28 @@ def test_log_capture_is_per_thread(tmp_path):
     assert sink.path(TIKey("d", "r", "a", 3), 2).as_posix().endswith("d/r/a/3/2.log")
 
 
+def test_a_running_try_s_log_is_written_as_it_grows_and_whole_at_its_end(tmp_path):
+    from updraft.runtime.logs import write_live_logs
+    from updraft.secrets.masker import mask_secret, reset_masker
+
+    sink, key = LocalLogSink(tmp_path), TIKey("d", "r", "live")
+    try:
+        with capture(sink, key, 1):
+            mask_secret("s3cr3t-value")
+            print("first line, s3cr3t-value")
+            write_live_logs()  # what the live writer does every few seconds
+            assert sink.read(key, 1) == "first line, ***\n"
+            write_live_logs()  # nothing new: nothing written
+            print("second line")
+            write_live_logs()
+            assert sink.read(key, 1) == "first line, ***\nsecond line\n"
+        write_live_logs()  # the try ended: its complete log is never overwritten by a partial one
+        final = sink.read(key, 1)
+        assert final.startswith("first line, ***\nsecond line\n") and final.rstrip().endswith("end of try 1")
+    finally:
+        reset_masker()
+
+
 def test_the_heartbeat_extends_the_lease_while_the_try_runs_and_stops_after():
     from updraft.executors.base import Dispatch
     from updraft.runtime.worker import _Heartbeat
@@ -291,7 +313,7 @@ def test_environments_are_airflows_private_attributes_allowed_and_native_not_san
 class JsonStore(MemoryStore):
     """Keeps what the real store keeps: the JSON text of each value."""
 
-    def put_xcom(self, key, xcom_key, value, *, now):
+    def put_xcom(self, key, xcom_key, value, *, now, shown=None):
         import json
 
         super().put_xcom(key, xcom_key, json.dumps(value, allow_nan=False), now=now)
