@@ -28,7 +28,9 @@ from updraft.store.writes import (
     update_quietly,
 )
 
-_TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)}
+# The fields transitions set and a recorded try copies; the rendered fields are written only by their own fenced
+# write (set_rendered_fields), so no transition clears them and no try record carries a previous try's.
+_TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)} - {"rendered_fields"}
 _TI_IDENTITY = {"dag_id", "run_id", "task_id", "map_index", "state"}
 _LIVE_STATES = (str(TaskInstanceState.QUEUED), str(TaskInstanceState.RUNNING))
 
@@ -77,6 +79,7 @@ def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
         hostname=item.hostname, xcom_length=None if item.xcom_length is None else int(item.xcom_length),
         note=item.note, blocked_reason=item.blocked_reason,
         max_tries=None if item.max_tries is None else int(item.max_tries),
+        rendered_fields=item.rendered_fields,
     )
 
 
@@ -243,6 +246,14 @@ class TaskInstanceStore(StoreBase):
                 return None
             raise
         return _ti_from_item(row)
+
+    def set_rendered_fields(self, key: TIKey, *, try_id: str, rendered_fields: Mapping[str, Any]) -> bool:
+        """Keep the running try's rendered template fields on its instance (replacing an earlier try's), only
+        while that try is the live one: a stale worker's fields are refused like its outcome."""
+        T = self.models.task_instance
+        condition = all_of(try_matches(T, try_id), ti_in_states(T, _LIVE_STATES))
+        action = T.rendered_fields.set(dict(rendered_fields))
+        return conditional(lambda: update_quietly(self._ti_row(key), [action], condition))
 
     def heartbeat(self, key: TIKey, *, try_id: str, lease_expires_at: dt.datetime) -> bool:
         T = self.models.task_instance
