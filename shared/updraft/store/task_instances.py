@@ -28,9 +28,10 @@ from updraft.store.writes import (
     update_quietly,
 )
 
-# The fields transitions set and a recorded try copies; the rendered fields are written only by their own fenced
-# write (set_rendered_fields), so no transition clears them and no try record carries a previous try's.
-_TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)} - {"rendered_fields"}
+_TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)}
+# A recorded try leaves out the rendered fields: its worker writes them on the item after the try started, so the
+# instance a try ends with holds the previous try's (and Airflow's task instance history has none).
+_TRY_FIELDS = _TI_FIELDS - {"rendered_fields"}
 _TI_IDENTITY = {"dag_id", "run_id", "task_id", "map_index", "state"}
 _LIVE_STATES = (str(TaskInstanceState.QUEUED), str(TaskInstanceState.RUNNING))
 
@@ -220,7 +221,7 @@ class TaskInstanceStore(StoreBase):
         Written once per try number: a repeated request does not overwrite the first record."""
         T = self.models.task_instance
         item = T(keys.run_pk(ti.dag_id, ti.run_id), keys.try_sk(ti.task_id, ti.map_index, ti.try_number),
-                 **{f: getattr(ti, f) for f in _TI_FIELDS})
+                 **{f: getattr(ti, f) for f in _TRY_FIELDS})
         item.state = str(ti.state) if ti.state else None
         return conditional(lambda: item.save(condition=item_absent(T)))
 
