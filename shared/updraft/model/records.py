@@ -70,6 +70,9 @@ class TaskInstance:
     blocked_reason: str | None = None
     # Airflow's max_tries once a clear extended it (try_number + retries at the clear); None: the task's retries.
     max_tries: int | None = None
+    # The current try's rendered template fields, serialized and redacted by its worker (Airflow's
+    # RenderedTaskInstanceFields); None: no try rendered any yet. The worker writes them with set_rendered_fields.
+    rendered_fields: dict[str, Any] | None = None
 
     @property
     def key(self) -> TIKey:

@@ -32,6 +32,7 @@ from updraft.model.states import TaskInstanceState
 from updraft.runtime.context import RuntimeTaskInstance, build_context
 from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
+from updraft.runtime.rendered_fields import record_rendered_fields
 from updraft.runtime.secrets import prepare_secrets
 from updraft.runtime.task_email import send_error_email, wants_email
 from updraft.runtime.xcom import XComClient, push_result
@@ -254,6 +255,7 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
     context["task"] = task
     state.update(task=task, context=context)
     render_task(task, dag, context, skip=skip)
+    record_rendered_fields(store, dispatch, task)  # before execute, as Airflow: a failed try shows what it ran
     # As Airflow's _execute_task: the try's AIRFLOW_CTX_* variables are in the environment of the task's code.
     os.environ.update(context_env_vars(context))
     with set_current_context(context):

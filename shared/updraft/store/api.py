@@ -191,6 +191,10 @@ class Store(Protocol):
         """``queued -> running`` for exactly this try, returning the instance as written (None: not this
         worker's to run): the worker keeps it, so recording the outcome needs no read."""
 
+    def set_rendered_fields(self, key: TIKey, *, try_id: str, rendered_fields: Mapping[str, Any]) -> bool:
+        """Keep the running try's rendered template fields (serialized, redacted, within the item's budget) on
+        its instance; False if the try is no longer the live one (a stale worker's fields are refused)."""
+
     def heartbeat(self, key: TIKey, *, try_id: str, lease_expires_at: dt.datetime) -> bool:
         """Extend a running try's lease; False if the try was ended by someone else (zombie fencing)."""
 

@@ -233,6 +233,8 @@ class TaskInstanceItem(Item):
     blocked_reason = UnicodeAttribute(null=True)
     # Set once a clear extended the instance's retries (Airflow's max_tries); absent: the task's retries.
     max_tries = NumberAttribute(null=True)
+    # The current try's rendered template fields (redacted, each truncated, the whole within RENDERED_FIELDS_BUDGET).
+    rendered_fields = JSONAttribute(null=True)
 
 
 class LimitItem(Item):

@@ -29,6 +29,9 @@ from updraft.store.writes import (
 )
 
 _TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)}
+# A recorded try leaves out the rendered fields: its worker writes them on the item after the try started, so the
+# instance a try ends with holds the previous try's (and Airflow's task instance history has none).
+_TRY_FIELDS = _TI_FIELDS - {"rendered_fields"}
 _TI_IDENTITY = {"dag_id", "run_id", "task_id", "map_index", "state"}
 _LIVE_STATES = (str(TaskInstanceState.QUEUED), str(TaskInstanceState.RUNNING))
 
@@ -77,6 +80,7 @@ def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
         hostname=item.hostname, xcom_length=None if item.xcom_length is None else int(item.xcom_length),
         note=item.note, blocked_reason=item.blocked_reason,
         max_tries=None if item.max_tries is None else int(item.max_tries),
+        rendered_fields=item.rendered_fields,
     )
 
 
@@ -217,7 +221,7 @@ class TaskInstanceStore(StoreBase):
         Written once per try number: a repeated request does not overwrite the first record."""
         T = self.models.task_instance
         item = T(keys.run_pk(ti.dag_id, ti.run_id), keys.try_sk(ti.task_id, ti.map_index, ti.try_number),
-                 **{f: getattr(ti, f) for f in _TI_FIELDS})
+                 **{f: getattr(ti, f) for f in _TRY_FIELDS})
         item.state = str(ti.state) if ti.state else None
         return conditional(lambda: item.save(condition=item_absent(T)))
 
@@ -243,6 +247,14 @@ class TaskInstanceStore(StoreBase):
                 return None
             raise
         return _ti_from_item(row)
+
+    def set_rendered_fields(self, key: TIKey, *, try_id: str, rendered_fields: Mapping[str, Any]) -> bool:
+        """Keep the running try's rendered template fields on its instance (replacing an earlier try's), only
+        while that try is the live one: a stale worker's fields are refused like its outcome."""
+        T = self.models.task_instance
+        condition = all_of(try_matches(T, try_id), ti_in_states(T, _LIVE_STATES))
+        action = T.rendered_fields.set(dict(rendered_fields))
+        return conditional(lambda: update_quietly(self._ti_row(key), [action], condition))
 
     def heartbeat(self, key: TIKey, *, try_id: str, lease_expires_at: dt.datetime) -> bool:
         T = self.models.task_instance

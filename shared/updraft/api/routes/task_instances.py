@@ -55,7 +55,7 @@ def ti_response(ti: TaskInstance, run: Any, sdag: Any) -> dict[str, Any]:
         "operator_name": (task.custom_operator_name or task.task_type) if task is not None else None,
         "queued_when": iso(ti.queued_at), "scheduled_when": None, "pid": None,
         "executor": ti.executor, "executor_config": str(task.executor_config or {}) if task is not None else "{}",
-        "note": ti.note, "rendered_map_index": None, "rendered_fields": {},
+        "note": ti.note, "rendered_map_index": None, "rendered_fields": ti.rendered_fields or {},
         "trigger": None, "triggerer_job": None, "dag_version": None,
     }
 
