@@ -1,6 +1,7 @@
 """Against ``updraft local`` (the whole system on its embedded AWS), Airflow's official client does what a user
 does day to day: list DAGs, unpause, trigger with conf, follow the run, read task states, a try's log, XComs, and
-clear a failed task so that its second try runs (issue 13's end-to-end test)."""
+(with a pool and a variable made through the client) clear a failed task so that its second try runs (issue 13's
+end-to-end test)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ import airflow_client.client as af
 import pytest
 from airflow_client.client.api.dag_api import DAGApi
 from airflow_client.client.api.dag_run_api import DagRunApi
+from airflow_client.client.api.pool_api import PoolApi
 from airflow_client.client.api.task_instance_api import TaskInstanceApi
+from airflow_client.client.api.variable_api import VariableApi
 from airflow_client.client.api.x_com_api import XComApi
 from airflow_client.client.models.clear_task_instances_body import ClearTaskInstancesBody
 from airflow_client.client.models.clear_task_instances_body_task_ids_inner import ClearTaskInstancesBodyTaskIdsInner
 from airflow_client.client.models.dag_patch_body import DAGPatchBody
+from airflow_client.client.models.pool_body import PoolBody
 from airflow_client.client.models.trigger_dag_run_post_body import TriggerDAGRunPostBody
+from airflow_client.client.models.variable_body import VariableBody
 
 from updraft.local.system import LocalOptions, LocalSystem
 
@@ -45,13 +50,13 @@ api_smoke()
 
 FLAKY_DAG_FILE = '''
 from datetime import datetime
-from airflow.sdk import dag, task
+from airflow.sdk import Variable, dag, task
 
 @dag(schedule=None, start_date=datetime(2024, 1, 1))
 def flaky():
-    @task
+    @task(pool="wobbly_pool")
     def wobbly(ti=None):
-        print("running try", ti.try_number)
+        print("running try", ti.try_number, "with", Variable.get("wobble"))
         if ti.try_number == 1:
             raise ValueError("the first try always fails")
         return "steady"
@@ -127,12 +132,14 @@ def test_the_official_client_runs_a_dag_end_to_end_against_local_mode(api):
 
 def test_a_failed_task_cleared_through_the_client_reruns_to_success(api):
     dags, runs, tis = DAGApi(api), DagRunApi(api), TaskInstanceApi(api)
+    PoolApi(api).post_pool(PoolBody(name="wobbly_pool", slots=1))
+    VariableApi(api).post_variable(VariableBody(key="wobble", value="a variable"))
     _until(lambda: [d for d in dags.get_dags().dags if d.dag_id == "flaky"])
     dags.patch_dag("flaky", DAGPatchBody(is_paused=False))
     runs.trigger_dag_run("flaky", TriggerDAGRunPostBody(dag_run_id="wobbly_run"))
     assert _finished(runs, "flaky", "wobbly_run").state.value == "failed"
     first = tis.get_task_instance("flaky", "wobbly_run", "wobbly")
-    assert (first.state.value, first.try_number) == ("failed", 1)
+    assert (first.state.value, first.try_number, first.pool) == ("failed", 1, "wobbly_pool")
 
     cleared = tis.post_clear_task_instances("flaky", ClearTaskInstancesBody(
         dry_run=False, dag_run_id="wobbly_run", task_ids=[ClearTaskInstancesBodyTaskIdsInner("wobbly")], only_failed=True))
@@ -145,6 +152,6 @@ def test_a_failed_task_cleared_through_the_client_reruns_to_success(api):
     assert [(t.try_number, t.state and t.state.value) for t in tries.task_instances] == [
         (1, "failed"), (2, "success")]
     second_log = tis.get_log("flaky", "wobbly_run", "wobbly", 2, full_content=True)
-    assert any("running try 2" in m.event for m in second_log.content.actual_instance)
+    assert any("running try 2 with a variable" in m.event for m in second_log.content.actual_instance)
     first_log = tis.get_log("flaky", "wobbly_run", "wobbly", 1, full_content=True)
     assert any("the first try always fails" in m.event for m in first_log.content.actual_instance)
