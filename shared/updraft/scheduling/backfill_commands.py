@@ -7,9 +7,13 @@ backwards nor left with reprocess ``none``, and the conf passes the DAG's params
 Then it fixes the plan's skipped dates from the runs that exist, and stores the backfill; the scheduler creates
 its runs (:mod:`updraft.scheduling.backfill_pass`).
 
-Where Airflow reruns an existing run (a reprocess behaviour that covers it), it clears that run and relabels it
-as the backfill's; Updraft cannot clear a run from a backfill yet, so such a request is refused
-(:class:`RerunNeedsClear`, naming the runs) rather than creating a second run of the same logical date.
+Where the reprocess behaviour covers a date's finished run, Airflow's ``_handle_clear_run`` clears that run (every
+task instance, the run back to queued) rather than creating a second run of the date; Updraft does the same, before
+it stores the backfill, and leaves the date out of the plan (``skipped`` keeps it as ``cleared``). A request
+repeated after a timeout finds that run queued or running and skips it as in flight: it is cleared once. Unlike
+Airflow the cleared run keeps its run type, conf and ``max_active_runs`` slot (the DAG's, not the backfill's), so a
+``dag_run_conf`` that such a run would have to take is refused (:class:`RerunKeepsConf`, naming the runs) rather
+than ignored.
 
 Cancel is Airflow's: the backfill is paused (no new runs), its queued runs fail, running ones finish, and it is
 completed at once.
@@ -23,9 +27,12 @@ from typing import Any
 
 from updraft.model.backfills import DEFAULT_MAX_ACTIVE_RUNS, Backfill, ReprocessBehavior
 from updraft.model.limits import backfill_runs_limit
+from updraft.model.records import DagRun
 from updraft.model.states import DagRunState, DagRunType
-from updraft.scheduling.backfills import date_key, infos_between, latest_by_date, skip_reason
+from updraft.scheduling.backfills import CLEARED, date_key, infos_between, latest_by_date, skip_reason
+from updraft.scheduling.clearing import Selection, resets, to_clear
 from updraft.scheduling.dag_versions import pinned_dag
+from updraft.scheduling.manual_changes import apply_resets
 from updraft.scheduling.triggering import _validate_conf
 from updraft.sdk.exceptions import AirflowBadRequest, AirflowException, DagNotFound, ParamValidationError
 from updraft.serialization.model import SerializedDAG
@@ -42,8 +49,8 @@ class AlreadyRunningBackfill(AirflowException):
     """The DAG has an active backfill (409)."""
 
 
-class RerunNeedsClear(AirflowBadRequest):
-    """The backfill would rerun existing runs, which needs clearing them (400)."""
+class RerunKeepsConf(AirflowBadRequest):
+    """The backfill would rerun existing runs with a conf they cannot take (400)."""
 
 
 class BackfillNotFound(AirflowException):
@@ -76,7 +83,10 @@ def create_backfill(store: Store, request: BackfillRequest, *, now: dt.datetime,
     if not infos:
         raise InvalidBackfill(f"No runs to create for Dag {request.dag_id} in the range "
                               f"[{request.from_date}, {request.to_date}]")
-    skipped = {key: str(reason) for key, reason in _skipped(store, request, infos).items()}
+    skipped, reruns = _existing(store, request, infos)
+    for key, run in reruns.items():
+        _clear_run(store, run, now=now)
+        skipped[key] = CLEARED
     backfill = Backfill(id=store.next_backfill_id(), dag_id=request.dag_id, from_date=request.from_date,
                         to_date=request.to_date, dag_hash=dag_hash, created_at=now, updated_at=now,
                         dag_run_conf=dict(request.dag_run_conf or {}),
@@ -93,7 +103,7 @@ def dry_run(store: Store, request: BackfillRequest, *, now: dt.datetime) -> list
     """The runs creating the backfill would make, in order (Airflow's ``_do_dry_run``)."""
     _, dag = _backfillable_dag(store, request.dag_id)
     infos = _checked_infos(store, dag, request, now=now)
-    skipped = _skipped(store, request, infos)
+    skipped, _ = _existing(store, request, infos)
     return [i for i in infos if date_key(i.logical_date) not in skipped]
 
 
@@ -164,24 +174,36 @@ def _checked_infos(store: Store, dag: SerializedDAG, request: BackfillRequest, *
     return infos_between(dag, request.from_date, request.to_date, now=now, reverse=request.run_backwards)
 
 
-def _skipped(store: Store, request: BackfillRequest, infos: list[DagRunInfo]) -> dict[str, str]:
-    """The dates whose latest run the backfill leaves alone, with Airflow's reason; refuses to rerun one."""
+def _existing(store: Store, request: BackfillRequest, infos: list[DagRunInfo]
+              ) -> tuple[dict[str, str], dict[str, DagRun]]:
+    """The dates whose latest run the backfill leaves alone, with Airflow's reason, and the finished runs it
+    reruns by clearing them (refused when a conf was asked for: they keep theirs)."""
     dates = [i.logical_date for i in infos]
     latest = latest_by_date(store.runs_dated_between(request.dag_id, min(dates), max(dates))) if dates else {}
     skipped: dict[str, str] = {}
-    reruns: list[str] = []
+    reruns: dict[str, DagRun] = {}
     for info in infos:
-        run = latest.get(date_key(info.logical_date))
+        key = date_key(info.logical_date)
+        run = latest.get(key)
         if run is None:
             continue
         reason = skip_reason(run, request.reprocess_behavior)
         if reason is None:
-            reruns.append(run.run_id)
+            reruns[key] = run
         else:
-            skipped[date_key(info.logical_date)] = str(reason)
-    if reruns:
-        raise RerunNeedsClear(
-            f"reprocess_behavior '{request.reprocess_behavior}' would rerun the existing runs {', '.join(reruns)}; "
-            f"Airflow reruns them by clearing them, which an Updraft backfill cannot do yet: clear those runs "
-            f"(POST /api/v2/dags/{request.dag_id}/clearTaskInstances) or backfill other dates")
-    return skipped
+            skipped[key] = str(reason)
+    if reruns and request.dag_run_conf:
+        raise RerunKeepsConf(
+            f"reprocess_behavior '{request.reprocess_behavior}' reruns the existing runs "
+            f"{', '.join(r.run_id for r in reruns.values())} by clearing them, and a cleared run keeps its own conf: "
+            f"Updraft cannot give them dag_run_conf; leave dag_run_conf out or backfill other dates")
+    return skipped, reruns
+
+
+def _clear_run(store: Store, run: DagRun, *, now: dt.datetime) -> None:
+    """Airflow's ``dag.clear(run_id=...)`` for a rerun: every task instance reset, the run back to queued."""
+    dag = pinned_dag(store, run.dag_id, run.dag_hash)
+    apply_resets(store, run, resets(dag, to_clear(store.get_run_tis(run.dag_id, run.run_id), Selection())),
+                 now=now)
+    if run.state != DagRunState.QUEUED:  # a run with no task instance written has nothing to reset: requeue it
+        store.set_run_state(run.dag_id, run.run_id, expected=[run.state], state=DagRunState.QUEUED, now=now)

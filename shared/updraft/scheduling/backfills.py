@@ -4,8 +4,9 @@ As Airflow 3 (``airflow.models.backfill``): the plan is the DAG's timetable betw
 as ``catchup=True`` would hand them out) whose data interval had ended when the backfill was made, newest first
 with ``run_backwards``. A date whose latest run is still queued or running is skipped ("in flight"); a finished
 one is skipped ("already exists") unless ``reprocess_behavior`` asks to rerun it (``failed``: a failed run;
-``completed``: any). A run is named as Airflow's ``DagRun.generate_run_id`` names a backfill run:
-``backfill__<run_after ISO>``, the same for every scheduler, so a second create of it fails.
+``completed``: any): then the backfill clears that run, as Airflow does, and the plan leaves the date out too
+(:data:`CLEARED`), so the date never gets a second run. A run is named as Airflow's ``DagRun.generate_run_id``
+names a backfill run: ``backfill__<run_after ISO>``, the same for every scheduler, so a second create of it fails.
 
 The step: at most ``max_active_runs`` of the backfill's runs are queued or running at once (the slots of its
 limit, held from creation to the end of each run); a paused backfill creates nothing; once every entry of the
@@ -28,6 +29,7 @@ from updraft.timetables._time import coerce_datetime, frozen_now
 from updraft.timetables.base import DagRunInfo, TimeRestriction
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+CLEARED = "cleared"  # a ``skipped`` date whose existing run the backfill cleared to rerun it
 # Plans of the backfills this process drives (few are active at once); shared, read-only.
 _plans: LruCache[tuple[object, ...], list[DagRunInfo]] = LruCache(16)
 

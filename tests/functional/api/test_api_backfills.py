@@ -92,7 +92,7 @@ def test_create_refusals_as_airflow_answers_them(api):
     assert api.get("/api/v2/backfills").status == 422  # dag_id is required
 
 
-def test_existing_runs_are_skipped_or_refused_by_reprocess_behavior(api, store):
+def test_existing_runs_are_skipped_or_cleared_by_reprocess_behavior(api, store):
     _run(store, 2, DagRunState.SUCCESS)
     _run(store, 3, DagRunState.FAILED)
     _run(store, 4, DagRunState.RUNNING)
@@ -101,16 +101,27 @@ def test_existing_runs_are_skipped_or_refused_by_reprocess_behavior(api, store):
         return [b["logical_date"][8:10] for b in _dry(api, **over).body["backfills"]]
 
     assert dates() == ["01", "05"]  # none: existing runs stay; in flight ones always do
-    refused = _dry(api, reprocess_behavior="failed")
-    assert refused.status == 400 and "scheduled__2024-01-03T00:00:00+00:00" in refused.body["detail"]
-    completed = _create(api, reprocess_behavior="completed")
-    assert completed.status == 400 and "scheduled__2024-01-02" in completed.body["detail"]
+    assert dates(reprocess_behavior="failed") == ["01", "03", "05"]  # as Airflow: a rerun date is listed
+    assert dates(reprocess_behavior="completed") == ["01", "02", "03", "05"]
+    with_conf = _dry(api, reprocess_behavior="failed", dag_run_conf={"n": 2})
+    assert with_conf.status == 400 and "scheduled__2024-01-03T00:00:00+00:00" in with_conf.body["detail"]
+    assert store.get_run("etl", "scheduled__2024-01-03T00:00:00+00:00").state == DagRunState.FAILED  # dry: as is
+
     created = _create(api)
     assert created.status == 200
     backfill = store.get_backfill(created.body["id"])
     assert backfill.skipped == {"2024-01-02T00:00:00+00:00": "already exists",
                                 "2024-01-03T00:00:00+00:00": "already exists",
                                 "2024-01-04T00:00:00+00:00": "in flight"}
+    assert api("PUT", f"/api/v2/backfills/{backfill.id}/cancel").status == 200
+
+    completed = _create(api, reprocess_behavior="completed")
+    assert completed.status == 200
+    assert store.get_backfill(completed.body["id"]).skipped == {"2024-01-02T00:00:00+00:00": "cleared",
+                                                                "2024-01-03T00:00:00+00:00": "cleared",
+                                                                "2024-01-04T00:00:00+00:00": "in flight"}
+    for day in (2, 3):  # as Airflow's _handle_clear_run: the existing run is cleared and queued again
+        assert store.get_run("etl", f"scheduled__2024-01-0{day}T00:00:00+00:00").state == DagRunState.QUEUED
 
 
 @pytest.fixture

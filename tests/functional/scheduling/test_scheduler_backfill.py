@@ -11,9 +11,11 @@ from tests.functional.scheduling.harness import START, Workers, scheduler_for, s
 from updraft.model.backfills import ReprocessBehavior
 from updraft.model.limits import backfill_runs_limit, pool_limit
 from updraft.model.records import DagRun
-from updraft.model.states import DagRunState
-from updraft.scheduling.backfill_commands import BackfillRequest, create_backfill
+from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.backfill_commands import BackfillRequest, create_backfill, dry_run
+from updraft.scheduling.backfills import CLEARED, date_key
 from updraft.scheduling.dag_registration import set_paused
+from updraft.scheduling.try_lifecycle import TryResult
 
 DAYS = [START + dt.timedelta(days=d) for d in range(5)]
 
@@ -92,3 +94,38 @@ def test_two_schedulers_create_each_run_once_and_skipped_dates_get_none(env):
     set_paused(store, "daily", False, now=clock())
     # two queued backfill runs, yet the DAG (max_active_runs=1) gets its scheduled run, as in Airflow
     assert [r for r in scheduler.run_pass().runs_created if r.startswith("scheduled__")]
+
+
+def test_reprocessing_a_failed_date_clears_its_run_which_reruns_to_success(env):
+    store, clock, scheduler, executor = env
+    store.set_pool("narrow", 1)
+    store_dags(store, _dag(), now=clock(), unpause=False)  # no scheduled runs: only the backfill's and the failed
+    failing = Workers(store, scheduler, executor, clock,
+                      outcome=lambda item: TryResult(TaskInstanceState.FAILED))
+    meta = store.get_dag_meta("daily")
+    store.create_run(DagRun(dag_id="daily", run_id="manual__failed", run_type="manual", dag_hash=meta.dag_hash,
+                            state=DagRunState.QUEUED, logical_date=DAYS[1]))
+    set_paused(store, "daily", False, now=clock())
+    assert failing.run_to_end("daily", "manual__failed").state == DagRunState.FAILED
+    set_paused(store, "daily", True, now=clock())
+
+    backfill = _backfill(store, clock, reprocess_behavior=ReprocessBehavior.FAILED)
+    assert backfill.skipped == {date_key(DAYS[1]): CLEARED}
+    cleared = store.get_run("daily", "manual__failed")
+    assert cleared.state == DagRunState.QUEUED and store.get_run_tis("daily", "manual__failed")[0].state is None
+    # asked again (a retried request), the date's run is in flight now: nothing is cleared twice
+    request = BackfillRequest(dag_id="daily", from_date=DAYS[0], to_date=DAYS[-1],
+                              reprocess_behavior=ReprocessBehavior.FAILED)
+    assert DAYS[1] not in [i.logical_date for i in dry_run(store, request, now=clock())]
+
+    set_paused(store, "daily", False, now=clock())
+    workers = Workers(store, scheduler, executor, clock)
+    for _ in range(30):
+        scheduler.run_pass()
+        workers.drain()
+        if store.get_backfill(backfill.id).completed_at is not None:
+            break
+    rerun = store.get_run("daily", "manual__failed")
+    [ti] = store.get_run_tis("daily", "manual__failed")
+    assert (rerun.state, ti.state, ti.try_number) == (DagRunState.SUCCESS, "success", 2)
+    assert sorted(r.logical_date for r in _backfill_runs(store)) == [d for d in DAYS if d != DAYS[1]]

@@ -85,7 +85,7 @@ def _answer_error(err: Exception, dag_id: str | None = None) -> ApiError:
         return Conflict(str(err))
     if isinstance(err, commands.InvalidBackfill):
         return InvalidBackfillRequest(str(err))
-    if isinstance(err, commands.RerunNeedsClear):
+    if isinstance(err, commands.RerunKeepsConf):
         return BadRequest(str(err))
     raise err
 
