@@ -125,7 +125,8 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
         : "",
       h("section", { "aria-label": "XComs" }, h("h2", {}, "XComs"), xcomPart),
       Object.keys(ti.rendered_fields || {}).length ? h("section", { "aria-label": "Rendered templates" },
-        h("h2", {}, "Rendered templates"), json(ti.rendered_fields)) : "");
+        h("h2", {}, "Rendered templates"), table(["Field", "Value"], Object.entries(ti.rendered_fields).map(
+          ([field, value]) => h("tr", {}, h("td", {}, h("code", {}, field)), h("td", {}, json(value)))))) : "");
     await drawLog();
   }
 
