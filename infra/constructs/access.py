@@ -49,6 +49,13 @@ def read_dag_files(bucket: s3.IBucket) -> list[iam.PolicyStatement]:
     ]
 
 
+def read_dag_source(bucket: s3.IBucket) -> iam.PolicyStatement:
+    """The API shows a DAG's source (``GET /dagSources``) as the version it was parsed from: it reads the text,
+    and never imports or runs it (only the parser and the workers do)."""
+    return iam.PolicyStatement(sid="ReadDagSource", actions=["s3:GetObject", "s3:GetObjectVersion"],
+                               resources=[bucket.arn_for_objects(f"{DAGS_PREFIX}*")])
+
+
 def write_task_logs(task_logs: logs.ILogGroup) -> iam.PolicyStatement:
     """A try's log: its own stream in the task log group (``CloudWatchLogSink``), created, then written. The
     group's ARN is ``...:log-group:<name>:*``, the form IAM takes for these actions: this group's streams only.

@@ -133,8 +133,8 @@ class UpdraftFunctions(Construct):
             self.worker: [*access.worker_data_access(table, bucket, self.task_logs), *dispatch(), *email(),
                           access.invoke_scheduler(self, names.scheduler_function), *run_tasks()],
             self.api: [access.table_read_write(table), access.read_store_objects(bucket),
-                       access.read_task_logs(self.task_logs), access.invoke_scheduler(self, names.scheduler_function),
-                       access.secrets_key(data.secrets_key)],
+                       access.read_dag_source(bucket), access.read_task_logs(self.task_logs),
+                       access.invoke_scheduler(self, names.scheduler_function), access.secrets_key(data.secrets_key)],
         }
         for fn, statements in grants.items():
             for statement in statements:

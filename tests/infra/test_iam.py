@@ -41,7 +41,8 @@ EXPECTED_FUNCTION_ACTIONS = {
     # (the worker's LOGS cover its own group and the task log group: test_only_the_workers_write_task_logs)
     # Its routes read and write the table (trigger, pause, pools), read store/ objects and task logs, nudge the
     # scheduler.
-    "api": LOGS | TABLE | SECRETS_KEY | {"s3:GetObject", "logs:GetLogEvents", "lambda:InvokeFunction"},
+    "api": LOGS | TABLE | SECRETS_KEY | {"s3:GetObject", "s3:GetObjectVersion", "logs:GetLogEvents",
+                                         "lambda:InvokeFunction"},
 }
 
 
@@ -113,7 +114,8 @@ def test_fargate_roles(synth) -> None:
         "ecr:GetAuthorizationToken"}
 
 
-def test_only_the_parser_and_workers_read_dag_code(synth) -> None:
+def test_only_the_parser_workers_and_the_api_read_dag_code(synth) -> None:
+    """The parser and the workers run it; the API only shows its text (``GET /dagSources``) and cannot list it."""
     task_role = _task_definition(synth.resources)["TaskRoleArn"]["Fn::GetAtt"][0]
     readers = set()
     for role, statements in _all_roles(synth.resources).items():
@@ -125,7 +127,7 @@ def test_only_the_parser_and_workers_read_dag_code(synth) -> None:
                 assert statement["Condition"] == {"StringLike": {"s3:prefix": ["dags/*"]}}
                 readers.add(role)
     assert readers == {function_role(synth.resources, "parser"), function_role(synth.resources, "worker"),
-                       task_role}
+                       task_role, function_role(synth.resources, "api")}
 
 
 def _task_log_group(resources: dict) -> str:

@@ -5,8 +5,8 @@ The source is read from the environment's bucket, where the parser read it: the 
 parsed from when the bucket is versioned (the row's ``file_version``), else the file as it is now. Updraft does
 not number DAG versions, so ``version_number`` is null in the answer and asking for one is a 400 naming it.
 
-The deployed stack grants DAG code to the parser and the workers only (``infra/constructs/access.py``): until
-the API's role may read ``dags/*``, the answer there is a 403 saying so, never a 500. Local mode reads it.
+The API's role may read ``dags/*`` (``infra/constructs/access.py``'s ``read_dag_source``: the text, which the API
+never imports); a stack deployed before that grant answers a 403 saying so, never a 500.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ def _source(call: Call, meta: Any) -> str | None:
     except s3.exceptions.ClientError as err:
         if err.response.get("Error", {}).get("Code") != "AccessDenied":
             raise
-        raise Forbidden("This environment's API may not read DAG files: its stack grants DAG code to the parser "
-                        "and the workers only") from None
+        raise Forbidden("This environment's API may not read DAG files: its stack predates the API's read of "
+                        "DAG sources (deploy the stack again)") from None
     return body.read().decode("utf-8", errors="replace")
 
 
