@@ -14,15 +14,14 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.functional.api.test_api_local_mode import _until
-from updraft.local.system import LocalOptions, LocalSystem
+from tests.functional.api.local_system_helpers import running_local_system, until
+from updraft.local.system import LocalSystem
 
 DAG_FILE = '''
 from datetime import datetime
@@ -44,18 +43,9 @@ AIRFLOWCTL = shutil.which("airflowctl", path=str(Path(sys.executable).parent))
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
-    root = tmp_path_factory.mktemp("airflowctl")
-    dags = root / "dags"
-    dags.mkdir()
-    (dags / "ctl_smoke.py").write_text(textwrap.dedent(DAG_FILE))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("UPDRAFT_HOME", str(root / "home"))
-        running = LocalSystem(LocalOptions(dags_folder=str(dags), tick_seconds=0.5, workers=1, sync_seconds=0.2,
-                                           grace_seconds=0.0), say=lambda line: None).start()
-        try:
-            yield running
-        finally:
-            running.stop()
+    with running_local_system(tmp_path_factory.mktemp("airflowctl"), {"ctl_smoke.py": DAG_FILE},
+                              workers=1) as running:
+        yield running
 
 
 def _airflowctl(home: Path, *args: str) -> str:
@@ -74,7 +64,7 @@ def test_airflowctl_logs_in_lists_dags_and_triggers_a_run(system: LocalSystem, t
                         "--username", "admin", "--password", "admin")
     assert "Login successful" in login
 
-    listed = _until(lambda: [d["dag_id"] for d in json.loads(_airflowctl(tmp_path, "dags", "list", "-o", "json"))
+    listed = until(lambda: [d["dag_id"] for d in json.loads(_airflowctl(tmp_path, "dags", "list", "-o", "json"))
                              if d["dag_id"] == "ctl_smoke"])
     assert listed == ["ctl_smoke"]
 

@@ -6,8 +6,6 @@ end-to-end test)."""
 from __future__ import annotations
 
 import json
-import textwrap
-import time
 import urllib.request
 from collections.abc import Iterator
 
@@ -26,7 +24,8 @@ from airflow_client.client.models.pool_body import PoolBody
 from airflow_client.client.models.trigger_dag_run_post_body import TriggerDAGRunPostBody
 from airflow_client.client.models.variable_body import VariableBody
 
-from updraft.local.system import LocalOptions, LocalSystem
+from tests.functional.api.local_system_helpers import running_local_system, until
+from updraft.local.system import LocalSystem
 
 DAG_FILE = '''
 from datetime import datetime
@@ -67,30 +66,12 @@ flaky()
 '''
 
 
-def _until(predicate, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        assert time.monotonic() < deadline, f"not true after {timeout} s"
-        time.sleep(0.2)
-    return value
-
-
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
     """One local system for the module (starting one costs seconds): each test uses its own DAG."""
-    root = tmp_path_factory.mktemp("local_mode")
-    dags = root / "dags"
-    dags.mkdir()
-    (dags / "api_smoke.py").write_text(textwrap.dedent(DAG_FILE))
-    (dags / "flaky.py").write_text(textwrap.dedent(FLAKY_DAG_FILE))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("UPDRAFT_HOME", str(root / "home"))
-        running = LocalSystem(LocalOptions(dags_folder=str(dags), tick_seconds=0.5, workers=2, sync_seconds=0.2,
-                                           grace_seconds=0.0), say=lambda line: None).start()
-        try:
-            yield running
-        finally:
-            running.stop()
+    with running_local_system(tmp_path_factory.mktemp("local_mode"),
+                              {"api_smoke.py": DAG_FILE, "flaky.py": FLAKY_DAG_FILE}, workers=2) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
@@ -106,12 +87,12 @@ def api(system: LocalSystem) -> Iterator[af.ApiClient]:
 
 def _finished(runs: DagRunApi, dag_id: str, run_id: str):
     """The run once it has finished (success or failed), waiting for the workers."""
-    return _until(lambda: (r := runs.get_dag_run(dag_id, run_id)).state.value in ("success", "failed") and r)
+    return until(lambda: (r := runs.get_dag_run(dag_id, run_id)).state.value in ("success", "failed") and r)
 
 
 def test_the_official_client_runs_a_dag_end_to_end_against_local_mode(api):
     dags, runs, tis, xcoms = DAGApi(api), DagRunApi(api), TaskInstanceApi(api), XComApi(api)
-    listed = _until(lambda: [d for d in dags.get_dags().dags if d.dag_id == "api_smoke"])
+    listed = until(lambda: [d for d in dags.get_dags().dags if d.dag_id == "api_smoke"])
     assert listed[0].is_paused is True  # new DAGs start paused, as in Airflow
     assert dags.patch_dag("api_smoke", DAGPatchBody(is_paused=False)).is_paused is False
 
@@ -134,7 +115,7 @@ def test_a_failed_task_cleared_through_the_client_reruns_to_success(api):
     dags, runs, tis = DAGApi(api), DagRunApi(api), TaskInstanceApi(api)
     PoolApi(api).post_pool(PoolBody(name="wobbly_pool", slots=1))
     VariableApi(api).post_variable(VariableBody(key="wobble", value="a variable"))
-    _until(lambda: [d for d in dags.get_dags().dags if d.dag_id == "flaky"])
+    until(lambda: [d for d in dags.get_dags().dags if d.dag_id == "flaky"])
     dags.patch_dag("flaky", DAGPatchBody(is_paused=False))
     runs.trigger_dag_run("flaky", TriggerDAGRunPostBody(dag_run_id="wobbly_run"))
     assert _finished(runs, "flaky", "wobbly_run").state.value == "failed"
