@@ -2,7 +2,7 @@
 
 Like Airflow's own ``airflow.sdk``, names load on first use, so ``import airflow.sdk`` costs almost nothing and
 ``from airflow.sdk import DAG`` loads only the DAG model. Names Airflow 3 has here but Updraft does not support
-(setup/teardown, hooks, deadline alerts, ...) raise an ImportError that names them.
+(hooks, deadline alerts, ...) raise an ImportError that names them.
 """
 
 from updraft.sdk._internal.unsupported import module_dir, module_getattr
@@ -35,6 +35,8 @@ _LAZY = {
     "dag": "updraft.sdk.decorators",
     "task": "updraft.sdk.decorators",
     "task_group": "updraft.sdk.decorators",
+    "setup": "updraft.sdk.setup_teardown",
+    "teardown": "updraft.sdk.setup_teardown",
     "EdgeModifier": "updraft.sdk.edges",
     "Label": "updraft.sdk.edges",
     "Param": "updraft.sdk.param",

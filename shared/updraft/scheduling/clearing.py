@@ -22,7 +22,12 @@ from typing import Any
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import FINISHED_TI_STATES as FINISHED_TIS
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.task_graph import clear_subset, relatives
 from updraft.serialization.model import SerializedDAG, SerializedTask
+
+# ``relatives`` lives with the other graph walks; marking and the API read it from here.
+__all__ = ["FAILED_FOR_CLEAR", "FINISHED_RUNS", "Reset", "Selection", "as_recorded", "relatives", "reset_of",
+           "resets", "run_state_after_clear", "to_clear", "with_relatives"]
 
 TI = TaskInstanceState
 FAILED_FOR_CLEAR = frozenset({TI.FAILED, TI.UPSTREAM_FAILED})  # Airflow's ``only_failed``
@@ -54,32 +59,14 @@ class Selection:
         return ti.task_id in self.task_ids or (ti.task_id, ti.map_index) in self.instances
 
 
-def relatives(dag: SerializedDAG, task_ids: Iterable[str], *, upstream: bool) -> set[str]:
-    """Every task upstream (or downstream) of ``task_ids``, transitively, themselves excluded unless reached
-    (Airflow's ``get_flat_relatives``)."""
-    tasks = dag.task_dict
-    found: set[str] = set()
-    pending = [t for t in task_ids if t in tasks]
-    while pending:
-        task = tasks[pending.pop()]
-        for other in task.upstream_task_ids if upstream else task.downstream_task_ids:
-            if other not in found and other in tasks:
-                found.add(other)
-                pending.append(other)
-    return found
-
-
 def with_relatives(dag: SerializedDAG, selection: Selection, *, upstream: bool, downstream: bool) -> Selection:
-    """The selection plus the tasks up/downstream of what it names (whole tasks: Airflow clears every map index
-    of a relative)."""
-    if selection.task_ids is None:
+    """The selection plus the tasks up/downstream of what it names, with the setups and teardowns enclosing them
+    (Airflow's REST clear: ``partial_subset`` when either direction is asked for). Whole tasks: Airflow clears
+    every map index of a relative."""
+    if selection.task_ids is None or not (upstream or downstream):
         return selection
     named = set(selection.task_ids) | {task_id for task_id, _ in selection.instances}
-    extra: set[str] = set()
-    if upstream:
-        extra |= relatives(dag, named, upstream=True)
-    if downstream:
-        extra |= relatives(dag, named, upstream=False)
+    extra = clear_subset(dag, named, upstream=upstream, downstream=downstream)
     return Selection(frozenset(selection.task_ids | extra), selection.instances)
 
 

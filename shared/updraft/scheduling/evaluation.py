@@ -30,6 +30,7 @@ from updraft.scheduling.changes import RunEvaluation, TIChange
 from updraft.scheduling.deps import (
     DepStatus,
     PreviousRun,
+    TriggerRule,
     dagrun_running_status,
     evaluate_trigger_rule,
     failing,
@@ -42,6 +43,8 @@ from updraft.scheduling.deps.trigger_rule import UpstreamCounts
 from updraft.scheduling.mapping import complete_partial_expansions, map_length
 from updraft.scheduling.run_state import run_outcome
 from updraft.scheduling.run_view import SCHEDULABLE, UNFINISHED, RunView
+from updraft.scheduling.setup_teardown_rules import SetupTeardownRules
+from updraft.scheduling.task_graph import has_setups
 from updraft.serialization.model import SerializedDAG, SerializedTask
 
 __all__ = ["RunEvaluation", "TIChange", "evaluate_run"]
@@ -75,6 +78,8 @@ class _Evaluation:
         # Upstream counts per task, dropped when an upstream instance changes: every instance of a mapped task
         # shares its task's upstream counts, so a wide expansion is counted once, not once per instance.
         self._counts: dict[str, UpstreamCounts | None] = {}
+        self._setups = SetupTeardownRules(dag, self.view) if has_setups(dag) else None
+        self._stopped_note = ""  # set when fail_fast stopped the run but its teardowns still run
 
     # -- the steps ---------------------------------------------------------------------------------------------
     def evaluate(self) -> RunEvaluation:
@@ -97,6 +102,8 @@ class _Evaluation:
                     if self.view.state(key) in SCHEDULABLE:
                         self._decide(self.view.tasks[task_id], key)
         self.result.run_state, self.result.run_note = run_outcome(self.view, self._can_run)
+        if self.result.run_state is not None and self._stopped_note:  # fail_fast, once the teardowns are done
+            self.result.run_state, self.result.run_note = DagRunState.FAILED, self._stopped_note
         return self.result
 
     def _block_all(self, status: DepStatus) -> None:
@@ -128,18 +135,26 @@ class _Evaluation:
                     self._record(change)
 
     def _fail_fast(self) -> bool:
-        """Airflow's ``_stop_remaining_tasks``: when a task of a fail_fast DAG fails, nothing else goes on."""
+        """Airflow's ``_stop_remaining_tasks``: when a task of a fail_fast DAG fails, nothing else goes on but its
+        teardowns, which still release what was set up; the run fails once they are done."""
         if not self.dag.fail_fast:
             return False
         failed = sorted({k.task_id for k in self.view.all_instances() if self.view.state(k) == TI.FAILED})
         if not failed:
             return False
         note = f"fail_fast: stopped because {', '.join(failed)} failed"
+        teardowns_left = False
         for key in self.view.all_instances():
             state = self.view.state(key)
             if key.task_id in failed or state in (TI.SUCCESS, TI.FAILED, TI.SKIPPED):
                 continue
+            if self.view.tasks[key.task_id].is_teardown:
+                teardowns_left = teardowns_left or state in UNFINISHED
+                continue
             self._finish(key, TI.FAILED if state == TI.RUNNING else TI.SKIPPED, note)
+        if teardowns_left:
+            self._stopped_note = note
+            return False
         self.result.run_state = DagRunState.FAILED
         self.result.run_note = note
         return True
@@ -177,6 +192,8 @@ class _Evaluation:
         if task.task_id not in self._counts:
             self._counts[task.task_id] = self.view.upstream_counts(task)
         rule = evaluate_trigger_rule(task.trigger_rule, self._counts[task.task_id], map_index=key.map_index)
+        if self._setups is not None and task.trigger_rule != TriggerRule.ALWAYS and task.upstream_task_ids:
+            rule = self._setups.rule(task, key.map_index, rule)
         statuses = [
             not_in_retry_period_status(state, wait_until, self.now, ignore=ignore_in_retry_period),
             ready_to_reschedule_status(state, wait_until, self.now, ignore=ignore_in_retry_period),

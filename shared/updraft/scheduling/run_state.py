@@ -7,25 +7,29 @@
   none is deferred (those may be waiting on something outside this run), and a task waiting for its retry time
   is not stuck;
 - otherwise the run goes on (None).
-Leaves are the tasks with no downstream task; removed instances do not count.
+Leaves are the tasks with no downstream task, where teardowns do not count (Airflow's ``_tis_for_dagrun_state``):
+a teardown is not a leaf, and a task followed only by teardowns is, unless a teardown has
+``on_failure_fail_dagrun``. So a failing clean-up does not fail the run, and a failed work task still does
+although its teardown ran. Removed instances do not count.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.deps.prev_dagrun import depends_on_past
 from updraft.scheduling.run_view import FAILED_STATES, SUCCESS_STATES, UNFINISHED, RunView
+from updraft.serialization.model import SerializedTask
 
 
 def run_outcome(view: RunView, can_run: Callable[[TIKey], bool]) -> tuple[DagRunState | None, str | None]:
     """``can_run(key)``: whether an unfinished instance's dependencies are met, ignoring retry waits."""
     instances = view.all_instances()
     unfinished = [k for k in instances if view.state(k) in UNFINISHED]
-    leaves = [k for k in instances if not view.tasks[k.task_id].downstream_task_ids
-              and view.state(k) != TaskInstanceState.REMOVED]
+    leaf_ids = leaf_task_ids(view.tasks)
+    leaves = [k for k in instances if k.task_id in leaf_ids and view.state(k) != TaskInstanceState.REMOVED]
     if not unfinished:
         if any(view.state(k) in FAILED_STATES for k in leaves):
             failed = [k.label for k in instances if view.state(k) == TaskInstanceState.FAILED]
@@ -37,6 +41,21 @@ def run_outcome(view: RunView, can_run: Callable[[TIKey], bool]) -> tuple[DagRun
         waiting = ", ".join(k.label for k in unfinished[:10])
         return DagRunState.FAILED, f"all_tasks_deadlocked: no unfinished task instance can run ({waiting})"
     return None, None
+
+
+def leaf_task_ids(tasks: Mapping[str, SerializedTask]) -> set[str]:
+    """The tasks whose instances decide the run's state; only when every task is an ignorable teardown, the
+    tasks without downstream."""
+
+    def decides(task: SerializedTask) -> bool:
+        return not task.is_teardown or task.on_failure_fail_dagrun
+
+    def is_effective_leaf(task: SerializedTask) -> bool:
+        downstream = [tasks[d] for d in task.downstream_task_ids if d in tasks]
+        return decides(task) and not any(decides(d) for d in downstream)
+
+    return ({tid for tid, task in tasks.items() if is_effective_leaf(task)}
+            or {tid for tid, task in tasks.items() if not task.downstream_task_ids})
 
 
 def _should_check_deadlock(view: RunView, unfinished: list[TIKey]) -> bool:

@@ -122,17 +122,35 @@ class RunView:
         upstream_ids = list(task.upstream_task_ids)
         if not upstream_ids:
             return None
+        return self.counts_of(upstream_ids)
+
+    def counts_of(self, task_ids: Sequence[str]) -> UpstreamCounts:
+        """The instances of ``task_ids`` by finished state, those of setup tasks also on their own."""
         tally = {TI.SUCCESS: 0, TI.SKIPPED: 0, TI.FAILED: 0, TI.UPSTREAM_FAILED: 0, TI.REMOVED: 0}
-        rows = 0
-        for upstream_id in upstream_ids:
+        setup_tally = {TI.SUCCESS: 0, TI.SKIPPED: 0}
+        rows = setup_rows = 0
+        for upstream_id in task_ids:
+            is_setup = upstream_id in self.tasks and self.tasks[upstream_id].is_setup
             for key in self.instances(upstream_id):
                 rows += 1
+                setup_rows += is_setup
                 state = self._states.get(key)
                 if state in tally:
                     tally[state] += 1
+                    if is_setup and state in setup_tally:
+                        setup_tally[state] += 1
         # Airflow counts rows only when an upstream is mapped; otherwise each upstream task counts once.
-        any_mapped = any(self.tasks[u].is_mapped for u in upstream_ids if u in self.tasks)
-        upstream = rows if any_mapped else len(upstream_ids)
+        if any(self.tasks[u].is_mapped for u in task_ids if u in self.tasks):
+            upstream, setups = rows, setup_rows
+        else:
+            upstream = len(task_ids)
+            setups = sum(1 for u in task_ids if u in self.tasks and self.tasks[u].is_setup)
         return UpstreamCounts(upstream=upstream, success=tally[TI.SUCCESS], skipped=tally[TI.SKIPPED],
                               failed=tally[TI.FAILED], upstream_failed=tally[TI.UPSTREAM_FAILED],
-                              removed=tally[TI.REMOVED])
+                              removed=tally[TI.REMOVED], setup=setups, success_setup=setup_tally[TI.SUCCESS],
+                              skipped_setup=setup_tally[TI.SKIPPED])
+
+    def finished_count(self, task_ids: Iterable[str]) -> tuple[int, int]:
+        """(instances, finished instances) of ``task_ids``: a teardown's scope."""
+        keys = [k for tid in task_ids for k in self.instances(tid)]
+        return len(keys), sum(1 for k in keys if self._states.get(k) not in UNFINISHED)

@@ -26,6 +26,7 @@ from updraft.sdk.compute import resolve_compute
 from updraft.sdk.exceptions import AirflowException
 from updraft.sdk.node import TaskNode
 from updraft.sdk.param import ParamsDict
+from updraft.sdk.setup_teardown import SetupTeardownContext
 from updraft.sdk.trigger_rule import TriggerRule, WeightRule
 
 if TYPE_CHECKING:
@@ -280,8 +281,6 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
     _can_skip_downstream: ClassVar[bool] = False
     _is_sensor: ClassVar[bool] = False
     is_mapped: ClassVar[bool] = False
-    is_setup: bool = False
-    is_teardown: bool = False
     _detached: bool = False
 
     def __init__(
@@ -434,6 +433,8 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
         self._init_done = not self._detached
         if not self._detached:
             self._wire_xcom_args()
+            if SetupTeardownContext.active:  # created inside `with setup >> teardown:`
+                SetupTeardownContext.update_context_map(self)
 
     def _wire_xcom_args(self) -> None:
         from updraft.sdk.xcom_arg import XComArg
@@ -477,16 +478,6 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
         return getattr(fn, "__qualname__", None) if fn is not None else None
 
     partial: Any = _PartialDescriptor()
-
-    def as_setup(self) -> BaseOperator:
-        from updraft.sdk.exceptions import UnsupportedFeatureError
-
-        raise UnsupportedFeatureError("setup tasks (as_setup)", "setup/teardown tasks are not implemented yet")
-
-    def as_teardown(self, *args: Any, **kwargs: Any) -> BaseOperator:
-        from updraft.sdk.exceptions import UnsupportedFeatureError
-
-        raise UnsupportedFeatureError("teardown tasks (as_teardown)", "setup/teardown tasks are not implemented yet")
 
     def execute(self, context: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement execute()")

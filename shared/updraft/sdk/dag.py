@@ -29,6 +29,7 @@ from updraft.sdk.exceptions import (
     TaskNotFound,
 )
 from updraft.sdk.param import NOTSET, ParamsDict
+from updraft.sdk.setup_teardown import validate_setup_teardown
 from updraft.sdk.trigger_rule import TriggerRule, WeightRule
 
 if TYPE_CHECKING:
@@ -483,6 +484,7 @@ class DAG:
             raise AirflowException(f"DAG '{self.dag_id}': end_date ({self.end_date}) is before start_date "
                                    f"({self.start_date})")
         self.validate_schedule_and_params()
+        validate_setup_teardown(self.tasks)
         for task in self.tasks:
             validate_task = getattr(task, "validate_for_dag", None)
             if validate_task is not None:

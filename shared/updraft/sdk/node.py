@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from updraft.sdk.mixins import DependencyMixin
+from updraft.sdk.setup_teardown import SetupTeardownFlags
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from updraft.sdk.trigger_rule import TriggerRule, WeightRule
 
 
-class TaskNode(DependencyMixin):
+class TaskNode(SetupTeardownFlags, DependencyMixin):
     """Edges are kept as task_id sets on both ends, like Airflow, so a DAG is plain data once built."""
 
     task_id: str

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
@@ -165,8 +166,31 @@ class TaskGroup(DependencyMixin):
 
     @property
     def leaves(self) -> list[TaskNode]:
-        ids = self._task_ids()
-        return [t for t in self.iter_tasks() if not (t.downstream_task_ids & ids)]
+        """Tasks with no downstream in the group; a teardown there stands aside for the work task it follows,
+        so ``group >> next`` waits for the work, not for the clean-up (Airflow's ``get_leaves``)."""
+        tasks = list(self.iter_tasks())
+        ids = {t.task_id for t in tasks}
+
+        def has_non_teardown_downstream(task: TaskNode, exclude: str) -> bool:
+            return any(d.task_id != exclude and d.task_id in ids and not d.is_teardown
+                       for d in task.downstream_list)
+
+        def first_non_teardowns(task: TaskNode) -> Iterator[TaskNode]:
+            for upstream in task.upstream_list:
+                if upstream.task_id not in ids:
+                    continue
+                if upstream.is_teardown:
+                    yield from first_non_teardowns(upstream)
+                elif task.is_teardown and upstream.is_setup:
+                    continue  # never through the teardown-to-setup edge
+                elif not has_non_teardown_downstream(upstream, exclude=task.task_id):
+                    yield upstream
+
+        leaves: list[TaskNode] = []
+        for task in tasks:
+            if task.downstream_task_ids.isdisjoint(ids):
+                leaves.extend(first_non_teardowns(task) if task.is_teardown else [task])
+        return leaves
 
     def update_relative(self, other: DependencyMixin, upstream: bool = True,
                         edge_modifier: EdgeModifier | None = None) -> None:

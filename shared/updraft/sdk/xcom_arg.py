@@ -91,6 +91,55 @@ class PlainXComArg(XComArg):
     def iter_references(self) -> Iterator[tuple[TaskNode, str]]:
         yield self.operator, self.key
 
+    # Setup/teardown: a TaskFlow call's result stands for its task (Airflow's PlainXComArg does the same).
+    @property
+    def is_setup(self) -> bool:
+        return self.operator.is_setup
+
+    @is_setup.setter
+    def is_setup(self, value: bool) -> None:
+        self.operator.is_setup = value
+
+    @property
+    def is_teardown(self) -> bool:
+        return self.operator.is_teardown
+
+    @is_teardown.setter
+    def is_teardown(self, value: bool) -> None:
+        self.operator.is_teardown = value
+
+    @property
+    def on_failure_fail_dagrun(self) -> bool:
+        return self.operator.on_failure_fail_dagrun
+
+    @on_failure_fail_dagrun.setter
+    def on_failure_fail_dagrun(self, value: bool) -> None:
+        self.operator.on_failure_fail_dagrun = value
+
+    def as_setup(self) -> PlainXComArg:
+        self.operator.is_setup = True
+        return self
+
+    def as_teardown(self, *, setups: Any = None, on_failure_fail_dagrun: bool | None = None) -> PlainXComArg:
+        from updraft.sdk.setup_teardown import mark_teardown
+
+        mark_teardown(self.operator, setups=setups, on_failure_fail_dagrun=on_failure_fail_dagrun)
+        return self
+
+    def __enter__(self) -> Any:
+        from updraft.sdk.exceptions import AirflowException
+        from updraft.sdk.setup_teardown import SetupTeardownContext
+
+        if not self.operator.is_setup and not self.operator.is_teardown:
+            raise AirflowException("Only setup/teardown tasks can be used as context managers.")
+        SetupTeardownContext.push_setup_teardown_task(self.operator)
+        return SetupTeardownContext
+
+    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
+        from updraft.sdk.setup_teardown import SetupTeardownContext
+
+        SetupTeardownContext.set_work_task_roots_and_leaves()
+
     def __getitem__(self, item: str) -> PlainXComArg:
         if not isinstance(item, str):
             raise ValueError(f"XComArg only supports str lookup, received {type(item).__name__}")

@@ -23,6 +23,7 @@ _PLAIN_TASK_FIELDS = (
     "email_on_retry", "email_on_failure", "max_active_tis_per_dag", "max_active_tis_per_dagrun", "do_xcom_push",
     "multiple_outputs", "executor", "executor_config", "map_index_template", "doc", "doc_md", "doc_json",
     "doc_yaml", "doc_rst", "python_callable_name", "is_mapped", "ui_color", "ui_fgcolor", "inlets", "outlets",
+    "is_setup", "is_teardown", "on_failure_fail_dagrun",
 )
 
 

@@ -3,9 +3,10 @@ is it ``skipped`` or ``upstream_failed``?
 
 This is ``TriggerRuleDep._evaluate_direct_relatives`` rule for rule, on counts instead of SQL, so it can be tested
 against a table of state combinations. ``upstream`` counts every map instance of a mapped upstream (a mapped
-upstream that has not expanded yet counts as one unfinished instance), exactly as Airflow counts rows. Setup and
-teardown tasks do not exist in Updraft yet, so ``all_done_setup_success`` sees no setups and behaves like
-``all_done``, as it does in Airflow for a DAG without setups.
+upstream that has not expanded yet counts as one unfinished instance), exactly as Airflow counts rows.
+``all_done_setup_success`` (a teardown's rule) is ``all_done`` that also needs one direct setup to have succeeded;
+without setups upstream it is ``all_done``, as in Airflow. The setup and teardown constraints beyond the direct
+upstream (a work task waits for the setups enclosing it, a teardown for its whole scope) are in ``setup_teardown``.
 
 Only finished upstream states are counted (``done``); an instance that is running, queued or absent is "not done".
 When a rule both decides a final state and passes (``none_failed_min_one_success`` with every upstream skipped),
@@ -34,6 +35,10 @@ class UpstreamCounts:
     failed: int = 0
     upstream_failed: int = 0
     removed: int = 0
+    # Of the above, the instances of setup tasks: how many there are, and how many succeeded or were skipped.
+    setup: int = 0
+    success_setup: int = 0
+    skipped_setup: int = 0
 
     @property
     def done(self) -> int:
@@ -111,7 +116,12 @@ def _final_state(rule: str, c: UpstreamCounts, map_index: int) -> TaskInstanceSt
         non_skipped_done = c.success + c.failed + c.upstream_failed + c.removed
         if non_skipped_done >= c.upstream - c.skipped and c.success == 0:
             return TI.UPSTREAM_FAILED
-    return None  # all_done and all_done_setup_success (no setups) never decide a state
+    elif rule == TriggerRule.ALL_DONE_SETUP_SUCCESS:
+        if upstream_done and c.setup and c.skipped_setup >= c.setup:
+            return TI.SKIPPED  # every setup skipped: there is nothing to tear down
+        if upstream_done and c.setup and c.success_setup == 0:
+            return TI.UPSTREAM_FAILED  # no setup ran; if at least one did, the teardown runs
+    return None  # all_done never decides a state
 
 
 def _failure_reason(rule: str, c: UpstreamCounts, map_index: int) -> str | None:
@@ -135,9 +145,13 @@ def _failure_reason(rule: str, c: UpstreamCounts, map_index: int) -> str | None:
         return None if num_success <= 0 else (
             f"requires all upstream tasks to have failed, but found {num_success} non-failure(s)")
     if rule in (TriggerRule.ALL_DONE, TriggerRule.ALL_DONE_SETUP_SUCCESS):
-        return None if upstream_done else (
-            f"requires all upstream tasks to have completed, but found {c.upstream - c.done} task(s) that were "
-            f"not done")
+        if not upstream_done:
+            return (f"requires all upstream tasks to have completed, but found {c.upstream - c.done} task(s) "
+                    f"that were not done")
+        if rule == TriggerRule.ALL_DONE_SETUP_SUCCESS and c.setup and not c.success_setup:
+            return (f"requires at least one upstream setup task be successful, but found "
+                    f"{c.setup - c.success_setup} task(s) that were not")
+        return None
     if rule in (TriggerRule.NONE_FAILED, TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS):
         num_failures = c.upstream - c.success - c.skipped - removed
         return None if num_failures <= 0 else (

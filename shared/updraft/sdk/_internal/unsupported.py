@@ -8,7 +8,7 @@ are covered:
   module the shim package does not contain, so it never shadows a real shim module or anything outside
   ``airflow``;
 * names: shim modules route unknown attributes through ``module_getattr``, which raises for names Airflow
-  has there but Updraft does not (``from airflow.sdk import setup``) and gives a plain AttributeError
+  has there but Updraft does not (``from airflow.sdk import conf``) and gives a plain AttributeError
   otherwise, so ``hasattr`` and ``from pkg import submodule`` keep working.
 
 This module is imported by ``import airflow`` and must stay stdlib-only and cheap.
@@ -97,16 +97,12 @@ _PYTHON_OPERATOR_NAMES = {
     "ExternalPythonOperator": _VIRTUALENV,
     "BranchExternalPythonOperator": _VIRTUALENV,
 }
-_SETUP_TEARDOWN = (f"setup/teardown tasks are {_NOT_YET}; for clean-up use a task with "
-                   'trigger_rule="all_done"')
-_DECORATOR_NAMES = {"setup": _SETUP_TEARDOWN, "teardown": _SETUP_TEARDOWN}
 _MODELS_NAMES = {name: _NO_METADATA_DB for name in (
     "DagRun", "TaskInstance", "DagBag", "DagModel", "DagTag", "DagWarning", "Pool", "XCom", "Log",
     "Trigger", "TaskReschedule", "TaskFail", "SlaMiss", "ImportError", "DbCallbackRequest", "Deadline",
     "clear_task_instances",
 )}
 _SDK_NAMES = {
-    **_DECORATOR_NAMES,
     "ObjectStoragePath": MODULE_HINTS["airflow.io"],
     "DeadlineAlert": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "DeadlineReference": MODULE_HINTS["airflow.sdk.definitions.deadline"],
@@ -147,7 +143,7 @@ _SDK_NAMES = {
 # What airflow.providers.common.compat.sdk exports that Updraft lacks (the rest it re-exports).
 _COMPAT_SDK_NAMES = {
     **{name: _SDK_NAMES[name] for name in (
-        "setup", "teardown", "ObjectStoragePath", "BaseOperatorLink", "conf", "literal",
+        "ObjectStoragePath", "BaseOperatorLink", "conf", "literal",
         "DagRunState", "TaskInstanceState", "SkipMixin", "ResumableJobMixin", "RetryPolicy", "ExceptionRetryPolicy",
         "RetryAction", "RetryDecision", "RetryRule",
     )},
@@ -176,8 +172,6 @@ _COMPAT_SDK_NAMES = {
 # Names Airflow defines in a module the shim does provide, but which Updraft does not support.
 NAME_HINTS: dict[str, dict[str, str]] = {
     "airflow.sdk": _SDK_NAMES,
-    "airflow.decorators": _DECORATOR_NAMES,
-    "airflow.sdk.definitions.decorators": _DECORATOR_NAMES,
     "airflow.sdk.definitions.asset": {k: _SDK_NAMES[k] for k in ("AssetWatcher", "AssetAccessControl")},
     "airflow.models": {**_MODELS_NAMES, "BaseOperatorLink": _SDK_NAMES["BaseOperatorLink"]},
     "airflow.operators.python": _PYTHON_OPERATOR_NAMES,

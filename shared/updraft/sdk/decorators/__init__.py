@@ -17,6 +17,7 @@ from updraft.sdk.decorators.taskflow import (
     ShortCircuitDecoratedOperator,
 )
 from updraft.sdk.exceptions import UnsupportedFeatureError
+from updraft.sdk.setup_teardown import setup, teardown
 
 __all__ = ["dag", "setup", "task", "task_group", "teardown"]
 
@@ -82,11 +83,3 @@ class TaskDecoratorCollection:
 
 
 task = TaskDecoratorCollection()
-
-
-def setup(*args: Any, **kwargs: Any) -> Any:
-    raise UnsupportedFeatureError("@setup", "setup/teardown tasks are not implemented yet")
-
-
-def teardown(*args: Any, **kwargs: Any) -> Any:
-    raise UnsupportedFeatureError("@teardown", "setup/teardown tasks are not implemented yet")

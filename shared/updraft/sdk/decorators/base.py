@@ -133,6 +133,10 @@ class TaskDecorator:
     """What ``@task`` returns: call it to add a task, or ``override``/``partial``/``expand`` it first."""
 
     _airflow_is_task_decorator = True
+    # Set by @setup / @teardown; every task the decorator creates carries them (Airflow's _TaskDecorator).
+    is_setup: bool = False
+    is_teardown: bool = False
+    on_failure_fail_dagrun: bool = False
 
     def __init__(self, function: Callable, operator_class: type[BaseOperator], *,
                  multiple_outputs: bool | None = None, kwargs: dict[str, Any] | None = None) -> None:
@@ -155,15 +159,35 @@ class TaskDecorator:
         return _signature(self.function)
 
     def __call__(self, *args: Any, **kwargs: Any) -> XComArg:
+        op_kwargs = self._setup_teardown_kwargs()
+        on_failure_fail_dagrun = op_kwargs.pop("on_failure_fail_dagrun", self.on_failure_fail_dagrun)
         op = self.operator_class(python_callable=self.function, op_args=args, op_kwargs=kwargs,
-                                 multiple_outputs=self.multiple_outputs, **self.kwargs)
+                                 multiple_outputs=self.multiple_outputs, **op_kwargs)
+        self._mark(op, on_failure_fail_dagrun)
         _docstring_as_doc_md(op, self.function)
         return PlainXComArg(op)
 
+    def _setup_teardown_kwargs(self) -> dict[str, Any]:
+        """A teardown's rule is fixed: ``all_done_setup_success`` (Airflow refuses another one)."""
+        kwargs = dict(self.kwargs)
+        if self.is_teardown:
+            if "trigger_rule" in kwargs:
+                raise ValueError("Trigger rule not configurable for teardown tasks.")
+            kwargs["trigger_rule"] = TriggerRule.ALL_DONE_SETUP_SUCCESS
+        return kwargs
+
+    def _mark(self, op: Any, on_failure_fail_dagrun: bool) -> None:
+        op.is_setup = self.is_setup
+        op.is_teardown = self.is_teardown
+        op.on_failure_fail_dagrun = on_failure_fail_dagrun
+
     def override(self, **kwargs: Any) -> TaskDecorator:
         multiple_outputs = kwargs.pop("multiple_outputs", self.multiple_outputs)
-        return type(self)(self.function, self.operator_class, multiple_outputs=multiple_outputs,
-                          kwargs={**self.kwargs, **kwargs})
+        result = type(self)(self.function, self.operator_class, multiple_outputs=multiple_outputs,
+                            kwargs={**self.kwargs, **kwargs})
+        result.is_setup, result.is_teardown = self.is_setup, self.is_teardown
+        result.on_failure_fail_dagrun = self.on_failure_fail_dagrun
+        return result
 
     def partial(self, **kwargs: Any) -> TaskDecoratorPartial:
         self._check_arg_names("partial", kwargs)
@@ -234,7 +258,8 @@ class TaskDecoratorPartial:
 
     def _build(self, expand_input: Any) -> XComArg:
         deco = self.decorator
-        op_kwargs = dict(deco.kwargs)
+        op_kwargs = deco._setup_teardown_kwargs()
+        on_failure_fail_dagrun = op_kwargs.pop("on_failure_fail_dagrun", deco.on_failure_fail_dagrun)
         dag = op_kwargs.pop("dag", None) or DagContext.current()
         group = op_kwargs.pop("task_group", None) or TaskGroupContext.current(dag)
         op_kwargs["task_id"] = get_unique_task_id(op_kwargs["task_id"], dag, group)
@@ -244,6 +269,7 @@ class TaskDecoratorPartial:
                                 dag=dag, task_group=group,
                                 prototype_kwargs={**partial_kwargs, "_updraft_mapped_prototype": True})
         mapped.expand_target = "op_kwargs"
+        deco._mark(mapped, on_failure_fail_dagrun)
         _docstring_as_doc_md(mapped, deco.function)
         return PlainXComArg(mapped)
 

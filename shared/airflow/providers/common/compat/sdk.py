@@ -14,7 +14,7 @@ _LAZY = {
         "Asset", "AssetAlias", "AssetAll", "AssetAny", "BaseOperator", "BaseSensorOperator", "Connection",
         "Context", "DAG", "EdgeModifier", "Label", "Metadata", "Param", "PokeReturnValue", "TaskGroup",
         "TriggerRule", "Variable", "WeightRule", "XComArg", "chain", "chain_linear", "cross_downstream", "dag",
-        "get_current_context", "get_parsing_context", "task", "task_group",
+        "get_current_context", "get_parsing_context", "task", "task_group", "setup", "teardown",
         "BaseBranchOperator", "BranchMixIn", "BaseNotifier",
     )},
     **{name: "airflow.sdk.exceptions" for name in (
