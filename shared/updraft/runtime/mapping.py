@@ -14,7 +14,7 @@ from typing import Any
 
 from updraft.runtime.xcom import resolve_args, resolve_xcom_arg
 from updraft.sdk.mappedoperator import DictOfListsExpandInput, MappedOperator
-from updraft.sdk.xcom_arg import XComArg
+from updraft.sdk.xcom_arg import MappedArgument, XComArg
 
 
 class MappingError(RuntimeError):
@@ -57,8 +57,21 @@ def expand_lengths(mapped: MappedOperator, context: Mapping[str, Any]) -> int:
 def mapped_kwargs(mapped: MappedOperator, map_index: int,
                   context: Mapping[str, Any]) -> tuple[dict[str, Any], set[int]]:
     """The mapped arguments of one instance, and the ids of the values that came from XComs."""
+    return expand_input_kwargs(mapped.expand_input, map_index, context)
+
+
+def resolve_mapped_argument(arg: MappedArgument, context: Mapping[str, Any]) -> Any:
+    """A mapped task group's argument for the running map index (Airflow's ``MappedArgument.resolve``)."""
+    values, _ = expand_input_kwargs(arg.expand_input, context["ti"].map_index, context)
+    if arg.key not in values:
+        raise MappingError(f"expand_kwargs() item {context['ti'].map_index} has no value for {arg.key!r}")
+    return values[arg.key]
+
+
+def expand_input_kwargs(expand_input: Any, map_index: int,
+                        context: Mapping[str, Any]) -> tuple[dict[str, Any], set[int]]:
+    """The arguments ``expand``/``expand_kwargs`` give one map index, and the ids of the values from XComs."""
     from_xcom: set[int] = set()
-    expand_input = mapped.expand_input
     if isinstance(expand_input, DictOfListsExpandInput):
         resolved = {k: _resolve(v, context, from_xcom) for k, v in expand_input.value.items()}
         lengths = {k: len(v) for k, v in resolved.items()}

@@ -134,7 +134,7 @@ class Renderer:
 
     def render(self, value: Any, ext: tuple[str, ...] = ()) -> Any:
         from updraft.runtime.xcom import resolve_xcom_arg
-        from updraft.sdk.xcom_arg import XComArg
+        from updraft.sdk.xcom_arg import MappedArgument, XComArg
 
         if id(value) in self.skip:
             return value
@@ -146,6 +146,10 @@ class Renderer:
             return self.env.from_string(value).render(**self.context)
         if isinstance(value, XComArg):
             return resolve_xcom_arg(value, self.context)
+        if isinstance(value, MappedArgument):
+            from updraft.runtime.mapping import resolve_mapped_argument
+
+            return resolve_mapped_argument(value, self.context)
         if type(value).__name__ == "DagParam":
             return resolve_dag_param(value, self.context)
         if isinstance(value, tuple):

@@ -19,6 +19,7 @@ from typing import Any
 from updraft.model.records import UNMAPPED, TIKey
 from updraft.sdk.exceptions import AirflowException, UnmappableXComTypePushed, XComNotFound
 from updraft.sdk.param import NOTSET
+from updraft.sdk.taskgroup import closest_mapped_group
 from updraft.sdk.xcom_arg import XCOM_RETURN_KEY, ConcatXComArg, MapXComArg, PlainXComArg, XComArg, ZipXComArg
 from updraft.secrets.masker import redact
 
@@ -254,9 +255,14 @@ def resolve_xcom_arg(arg: XComArg, context: Mapping[str, Any]) -> Any:
     client: XComClient = context["ti"].xcom_client
     if isinstance(arg, PlainXComArg):
         task = arg.operator
-        if getattr(task, "is_mapped", False):
+        group = closest_mapped_group(task)
+        if group is not None and _in_group(task, client.key.task_id, group):
+            map_index = client.key.map_index  # the same index of the same mapped task group
+        elif getattr(task, "is_mapped", False) or group is not None:
             return LazyXComSequence(client, task.task_id, arg.key)
-        value = client.get_one(task.task_id, arg.key, UNMAPPED, default=NOTSET)
+        else:
+            map_index = UNMAPPED
+        value = client.get_one(task.task_id, arg.key, map_index, default=NOTSET)
         if value is not NOTSET:
             return value
         if arg.key == XCOM_RETURN_KEY or getattr(task, "multiple_outputs", False):
@@ -281,6 +287,12 @@ def resolve_xcom_arg(arg: XComArg, context: Mapping[str, Any]) -> Any:
             out.extend(_as_sequence(resolve_xcom_arg(a, context)))
         return out
     raise TypeError(f"cannot resolve {type(arg).__name__}")
+
+
+def _in_group(task: Any, task_id: str, group: Any) -> bool:
+    """Whether the running task ``task_id`` is in the mapped task group ``group`` too."""
+    current = task.dag.task_dict.get(task_id) if task.has_dag() else None
+    return current is not None and closest_mapped_group(current) is group
 
 
 def _as_sequence(value: Any) -> Sequence:

@@ -161,6 +161,9 @@ class _Evaluation:
 
     # -- one instance ------------------------------------------------------------------------------------------
     def _decide(self, task: SerializedTask, key: TIKey) -> None:
+        if task.map_group_id and key.map_index == UNMAPPED and self.view.state(key) is None \
+                and self._expand_group_task(task, key):
+            return
         statuses, final_state, why = self._deps(task, key)
         if final_state is not None:
             self._finish(key, final_state, why)
@@ -189,9 +192,13 @@ class _Evaluation:
         state = self.view.state(key)
         wait_until = ti.next_retry_at if ti is not None else None
         past = prev_dagrun_status(task, catchup=bool(self.dag.catchup), previous=self.previous)
-        if task.task_id not in self._counts:
-            self._counts[task.task_id] = self.view.upstream_counts(task)
-        rule = evaluate_trigger_rule(task.trigger_rule, self._counts[task.task_id], map_index=key.map_index)
+        if task.map_group_id and key.map_index >= 0:  # counted per index: not shared by the task's instances
+            counts = self.view.upstream_counts(task, key.map_index)
+        else:
+            if task.task_id not in self._counts:
+                self._counts[task.task_id] = self.view.upstream_counts(task)
+            counts = self._counts[task.task_id]
+        rule = evaluate_trigger_rule(task.trigger_rule, counts, map_index=key.map_index)
         if self._setups is not None and task.trigger_rule != TriggerRule.ALWAYS and task.upstream_task_ids:
             rule = self._setups.rule(task, key.map_index, rule)
         statuses = [
@@ -217,6 +224,21 @@ class _Evaluation:
             self.view.set_indexes(task.task_id, range(n))
             for index_key in self.view.instances(task.task_id):
                 self._decide(task, index_key)
+
+    def _expand_group_task(self, task: SerializedTask, key: TIKey) -> bool:
+        """A task of a mapped task group expands as soon as the group's length is known, before its own
+        dependencies are checked (Airflow's ``_expand_mapped_task_if_needed``), so each index then follows its own
+        upstream index. False: the length is not known yet, and the unexpanded instance's dependencies decide."""
+        n = map_length(task, self.view)
+        if n is None:
+            return False
+        if n == 0:
+            self._finish(key, TI.SKIPPED, "skipped: mapped over an empty value")
+        else:
+            self.view.set_indexes(task.task_id, range(n))
+            for index_key in self.view.instances(task.task_id):
+                self._decide(task, index_key)
+        return True
 
     def _can_run(self, key: TIKey) -> bool:
         """For the deadlock check: are the instance's dependencies met, retry waits aside?"""

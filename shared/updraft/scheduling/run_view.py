@@ -117,21 +117,33 @@ class RunView:
         self._tis[key] = dataclasses.replace(base, state=state, **known)
 
     # -- what the rules read -----------------------------------------------------------------------------------
-    def upstream_counts(self, task: SerializedTask) -> UpstreamCounts | None:
-        """Finished upstream instances by state, and how many upstream instances there are (Airflow's rows)."""
+    def upstream_counts(self, task: SerializedTask, map_index: int = UNMAPPED) -> UpstreamCounts | None:
+        """Finished upstream instances by state, and how many upstream instances there are (Airflow's rows).
+
+        Instance ``map_index`` of a task in a mapped task group counts only instance ``map_index`` of each upstream
+        task in the same group (Airflow's ``_iter_upstream_conditions``); every other upstream counts whole."""
         upstream_ids = list(task.upstream_task_ids)
         if not upstream_ids:
             return None
-        return self.counts_of(upstream_ids)
+        return self.counts_of(upstream_ids, same_index=(task.map_group_id, map_index))
 
-    def counts_of(self, task_ids: Sequence[str]) -> UpstreamCounts:
+    def _instances_counted(self, task_id: str, same_index: tuple[str | None, int]) -> list[TIKey]:
+        group_id, map_index = same_index
+        keys = self.instances(task_id)
+        if group_id is None or map_index < 0 or self.tasks[task_id].map_group_id != group_id:
+            return keys
+        # Not expanded yet: its one unexpanded instance stands for index map_index (unfinished, or its fate).
+        return [k for k in keys if k.map_index == map_index] or [k for k in keys if k.map_index == UNMAPPED]
+
+    def counts_of(self, task_ids: Sequence[str], *, same_index: tuple[str | None, int] = (None, UNMAPPED)
+                  ) -> UpstreamCounts:
         """The instances of ``task_ids`` by finished state, those of setup tasks also on their own."""
         tally = {TI.SUCCESS: 0, TI.SKIPPED: 0, TI.FAILED: 0, TI.UPSTREAM_FAILED: 0, TI.REMOVED: 0}
         setup_tally = {TI.SUCCESS: 0, TI.SKIPPED: 0}
         rows = setup_rows = 0
         for upstream_id in task_ids:
             is_setup = upstream_id in self.tasks and self.tasks[upstream_id].is_setup
-            for key in self.instances(upstream_id):
+            for key in self._instances_counted(upstream_id, same_index):
                 rows += 1
                 setup_rows += is_setup
                 state = self._states.get(key)

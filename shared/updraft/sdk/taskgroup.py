@@ -8,7 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
 from updraft.sdk._internal.ids import validate_group_key
-from updraft.sdk.exceptions import AirflowException, DuplicateTaskIdFound, TaskAlreadyInTaskGroup
+from updraft.sdk.exceptions import (
+    AirflowException,
+    DuplicateTaskIdFound,
+    TaskAlreadyInTaskGroup,
+    UnsupportedFeatureError,
+)
 from updraft.sdk.mixins import DependencyMixin
 
 if TYPE_CHECKING:
@@ -248,3 +253,60 @@ class TaskGroup(DependencyMixin):
 
     def __repr__(self) -> str:
         return f"<TaskGroup: {self.group_id}>"
+
+
+class MappedTaskGroup(TaskGroup):
+    """A group whose tasks all run once per map index of ``expand_input`` (``@task_group(...).expand(...)``).
+
+    Every task inside has the group's map indexes; inside the group, instance ``i`` of a task follows instance ``i``
+    of its upstream tasks in the group, and a task downstream of the group waits for every instance. Refused as
+    Airflow refuses, and beyond it where Updraft cannot count instances (a mapped task or a mapped group inside a
+    mapped group would multiply the indexes): each a clear error when the DAG is parsed.
+    """
+
+    def __init__(self, group_id: str | None, *, expand_input: Any, **kwargs: Any) -> None:
+        super().__init__(group_id, **kwargs)
+        if any(isinstance(g, MappedTaskGroup) for g in self._enclosing_groups()):
+            raise UnsupportedFeatureError("nested mapped task groups",
+                                          "expand the outer group only, or map a task inside it instead")
+        self.expand_input = expand_input
+
+    def _enclosing_groups(self) -> Iterator[TaskGroup]:
+        group = self.parent_group
+        while group is not None:
+            yield group
+            group = group.parent_group
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if exc_type is None:
+                self._check_children()
+                from updraft.sdk.xcom_arg import XComArg
+
+                for op, _ in XComArg.iter_xcom_references(self.expand_input.value):
+                    self.set_upstream(op)
+        finally:
+            super().__exit__(exc_type, exc, tb)
+
+    def _check_children(self) -> None:
+        from updraft.sdk.trigger_rule import TriggerRule
+
+        for task in self.iter_tasks():
+            if task.is_mapped:
+                raise UnsupportedFeatureError(
+                    "mapped tasks inside a mapped task group",
+                    f"{task.task_id!r} is expanded inside the mapped group {self.group_id!r}; pass its values "
+                    "through the group's expand() instead")
+            if task.trigger_rule == TriggerRule.ALWAYS:
+                raise ValueError("Task-generated mapping within a mapped task group is not allowed with trigger "
+                                 "rule 'always'")
+
+
+def closest_mapped_group(node: Any) -> MappedTaskGroup | None:
+    """The innermost mapped task group a task is in (there is at most one), or None."""
+    group = getattr(node, "task_group", None)
+    while group is not None:
+        if isinstance(group, MappedTaskGroup):
+            return group
+        group = group.parent_group
+    return None

@@ -42,6 +42,8 @@ class XComArg(DependencyMixin):
         elif isinstance(arg, Mapping):
             for item in arg.values():
                 yield from XComArg.iter_xcom_references(item)
+        elif isinstance(arg, MappedArgument):
+            yield from XComArg.iter_xcom_references(arg.expand_input.value)
 
     @staticmethod
     def apply_upstream_relationship(op: TaskNode, arg: Any) -> None:
@@ -218,3 +220,19 @@ class ConcatXComArg(XComArg):
     def concat(self, *others: XComArg) -> ConcatXComArg:
         # a.concat(b).concat(c) is one concatenation, as in Airflow (and serializes the same way).
         return ConcatXComArg([*self.args, *others])
+
+
+class MappedArgument:
+    """What a mapped task group's function receives for a mapped argument: its value for the running map index
+    (Airflow's stand-in of the same name). Tasks inside the group pass it on like any value; the task runtime
+    replaces it, and it names its key when shown."""
+
+    def __init__(self, expand_input: Any, key: str) -> None:
+        self.expand_input = expand_input
+        self.key = key
+
+    def iter_references(self) -> Iterator[tuple[TaskNode, str]]:
+        yield from XComArg.iter_xcom_references(self.expand_input.value)
+
+    def __repr__(self) -> str:
+        return f"MappedArgument(key={self.key!r})"

@@ -59,9 +59,15 @@ def _task_group_tree(group: TaskGroup) -> dict[str, Any]:
 
 def _mapping_fields(task: TaskNode) -> dict[str, Any]:
     from updraft.sdk.mappedoperator import MappedOperator
+    from updraft.sdk.taskgroup import closest_mapped_group
 
     if not isinstance(task, MappedOperator):
-        return {"template_values": {f: getattr(task, f, None) for f in task.template_fields}}
+        fields: dict[str, Any] = {"template_values": {f: getattr(task, f, None) for f in task.template_fields}}
+        group = closest_mapped_group(task)
+        if group is not None:  # the scheduler maps it as the group: one instance per index of the group's input
+            fields.update(is_mapped=True, map_group_id=group.group_id, expand_input={
+                "kind": group.expand_input.kind, "target": "group", "value": group.expand_input.value})
+        return fields
     partial = {k: v for k, v in task.partial_kwargs.items() if k != "task_id"}
     return {
         "template_values": {f: partial[f] for f in task.template_fields if f in partial},

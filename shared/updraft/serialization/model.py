@@ -102,7 +102,8 @@ class SerializedTask:
     template_fields_renderers: dict[str, str] = spec(RAW, factory=dict)
     template_values: dict[str, Any] = spec(VALUE, factory=dict)
     python_callable_name: str | None = spec(RAW)
-    is_mapped: bool = spec(RAW, False)
+    is_mapped: bool = spec(RAW, False)  # a mapped task, or any task of a mapped task group
+    map_group_id: str | None = spec(RAW)  # the mapped task group the task is in (its expand_input is the group's)
     expand_input: dict[str, Any] | None = spec(VALUE)
     partial_kwargs: dict[str, Any] | None = spec(VALUE)
     is_empty: bool = spec(RAW, False)
