@@ -36,8 +36,6 @@ def _run(dag_id: str, folder: str = "dags_test_setup_teardown"):
     ("teardown_fails_dagrun", "failed", {"create": OK, "work": OK, "delete": FAIL, "report": OK}),
     # Nothing was set up: nothing runs, nothing is torn down.
     ("setup_fails", "failed", {"create": FAIL, "work": UF, "delete": UF, "report": UF}),
-    # `with delete(create()):` puts both work tasks between them.
-    ("with_block", "failed", {"create": OK, "first": OK, "second": FAIL, "delete": OK}),
 ])
 def test_setup_teardown_runs(dag_id, run_state, tasks):
     assert _run(dag_id) == (run_state, tasks)

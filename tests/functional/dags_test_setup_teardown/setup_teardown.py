@@ -1,5 +1,5 @@
 """Setup/teardown DAGs for `updraft dags test`: a failing work task, a failing teardown with and without
-on_failure_fail_dagrun, a failing setup, and the with-block form."""
+on_failure_fail_dagrun, and a failing setup."""
 
 import datetime as dt
 
@@ -40,6 +40,3 @@ build("work_fails", work_fails=True)
 build("teardown_fails", teardown_fails=True)
 build("teardown_fails_dagrun", teardown_fails=True, fail_dagrun=True)
 build("setup_fails", setup_fails=True)
-
-with DAG("with_block", schedule=None, start_date=START), delete(create()):
-    work.override(task_id="first")("a") >> work.override(task_id="second")("b", fail=True)
