@@ -125,3 +125,19 @@ def test_nested_mapping_is_refused_at_parse_time():
 
         with pytest.raises(ValueError, match="not allowed with trigger rule 'always'"):
             with_always.expand(x=[1, 2])
+
+
+def test_a_mapped_group_s_dag_round_trips_through_its_document():
+    from updraft.serialization import canonical_json, deserialize_dag, serialize_dag
+
+    with DAG("d", schedule=None, start_date=START) as dag:
+        @task_group
+        def group(x):
+            return use(x)
+
+        group.expand_kwargs(numbers())
+    doc = serialize_dag(dag, relative_fileloc="d.py", file_hash="h")
+    assert canonical_json(deserialize_dag(doc).to_dict()) == canonical_json(doc)
+    inner = deserialize_dag(doc).task_dict["group.use"]
+    assert inner.expand_input["kind"] == "list-of-dicts" and inner.template_values["op_args"][0].text == \
+        "MappedArgument(key='x')"
