@@ -157,8 +157,10 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
                              note=redact_text(f"{type(exc).__name__}: {exc}"))
         except AirflowTaskTimeout as exc:
             _log(buffer, traceback.format_exc())
-            _failure_callbacks(state, exc, dispatch.try_number, force_fail=False)
-            return TryResult(TaskInstanceState.FAILED, note=redact_text(str(exc)))
+            force_fail, delay = _policy_outcome(state, exc, dispatch.try_number)
+            _failure_callbacks(state, exc, dispatch.try_number, force_fail=force_fail)
+            return TryResult(TaskInstanceState.FAILED, note=redact_text(str(exc)), force_fail=force_fail,
+                             retry_delay=delay)
         except TaskDeferred as exc:
             # Deferral runs on Step Functions once the scheduler side exists; until then the try fails clearly
             # instead of escaping and leaving the try running until its lease expires.
@@ -169,8 +171,10 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
             return TryResult(TaskInstanceState.FAILED, force_fail=True, note=message)
         except (Exception, SystemExit) as exc:  # sys.exit() in task code is a failure, as in Airflow
             _log(buffer, traceback.format_exc())
-            _failure_callbacks(state, exc, dispatch.try_number, force_fail=False)
-            return TryResult(TaskInstanceState.FAILED, note=redact_text(f"{type(exc).__name__}: {exc}")[:1000])
+            force_fail, delay = _policy_outcome(state, exc, dispatch.try_number)
+            _failure_callbacks(state, exc, dispatch.try_number, force_fail=force_fail)
+            return TryResult(TaskInstanceState.FAILED, note=redact_text(f"{type(exc).__name__}: {exc}")[:1000],
+                             force_fail=force_fail, retry_delay=delay)
 
 
 def _callbacks(state: dict[str, Any], name: str) -> None:
@@ -185,6 +189,19 @@ def _callbacks(state: dict[str, Any], name: str) -> None:
             callback(context)
         except Exception:
             logging.getLogger("airflow.task").exception("Error in %s of task %s", name, task.task_id)
+
+
+def _policy_outcome(state: dict[str, Any], exc: BaseException, try_number: int) -> tuple[bool, dt.timedelta | None]:
+    """(fail without retrying, this retry's delay) as the task's ``retry_policy`` decides; no policy: (False, None)."""
+    from updraft.sdk.retry_policy import RetryAction, evaluate_retry_policy
+
+    task = state.get("task")
+    decision = evaluate_retry_policy(task, exc, try_number, state.get("context")) if task is not None else None
+    if decision is None or decision.action == RetryAction.DEFAULT:
+        return False, None
+    if decision.action == RetryAction.FAIL:
+        return True, None
+    return False, decision.retry_delay
 
 
 def _failure_callbacks(state: dict[str, Any], exc: BaseException, try_number: int, *, force_fail: bool) -> None:

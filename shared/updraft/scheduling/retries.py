@@ -86,8 +86,10 @@ def next_retry_datetime(task: SerializedTask, ti: TaskInstance, end_date: dt.dat
 
 
 def failure_outcome(task: SerializedTask, ti: TaskInstance, now: dt.datetime, *, force_fail: bool = False,
-                    logical_date: dt.datetime | _Unset | None = _UNSET) -> tuple[TaskInstanceState, dict[str, Any]]:
-    """State and fields for a try that failed at ``now`` (Airflow's ``handle_failure``).
+                    logical_date: dt.datetime | _Unset | None = _UNSET, retry_delay: dt.timedelta | None = None
+                    ) -> tuple[TaskInstanceState, dict[str, Any]]:
+    """State and fields for a try that failed at ``now`` (Airflow's ``handle_failure``). ``retry_delay``: a retry
+    policy's delay for this retry, used as is (Airflow's ``retry_delay_seconds`` override).
 
     ``logical_date`` feeds the backoff jitter; when the caller does not pass the run's, it is read back from the
     run id (``scheduled__<date>`` / ``manual__<date>``), which is how Updraft names runs.
@@ -95,6 +97,9 @@ def failure_outcome(task: SerializedTask, ti: TaskInstance, now: dt.datetime, *,
     fields: dict[str, Any] = {"end_date": now, "next_retry_at": None}
     if not will_retry(task, ti.try_number, state=ti.state, force_fail=force_fail, max_tries=ti.max_tries):
         return TaskInstanceState.FAILED, fields
+    if retry_delay is not None:
+        fields["next_retry_at"] = now + retry_delay
+        return TaskInstanceState.UP_FOR_RETRY, fields
     if logical_date is _UNSET:
         logical_date = logical_date_from_run_id(ti.run_id)
     fields["next_retry_at"] = next_retry_datetime(task, ti, now, logical_date=logical_date)

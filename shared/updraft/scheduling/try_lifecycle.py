@@ -26,7 +26,8 @@ class TryResult:
     """A finished try as the worker saw it."""
 
     state: TaskInstanceState  # success, failed, skipped (failed may become up_for_retry here)
-    force_fail: bool = False  # AirflowFailException / sensor timeout: no retry
+    force_fail: bool = False  # AirflowFailException / sensor timeout / a retry policy's FAIL: no retry
+    retry_delay: dt.timedelta | None = None  # a retry policy's delay for this retry, over the task's own
     xcom_length: int | None = None  # len(return_value) for mapping downstream, when it has one
     skip_task_ids: list[str] = field(default_factory=list)  # branch / short-circuit decisions
     note: str | None = None
@@ -60,7 +61,7 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     fields: dict[str, object] = {"end_date": now, "lease_expires_at": None, "note": result.note}
     state = result.state
     if state == TaskInstanceState.FAILED:
-        state, extra = failure_outcome(task, ti, now, force_fail=result.force_fail)
+        state, extra = failure_outcome(task, ti, now, force_fail=result.force_fail, retry_delay=result.retry_delay)
         fields.update(extra)
     if result.xcom_length is not None:
         fields["xcom_length"] = result.xcom_length

@@ -215,6 +215,14 @@ def parse_retries(retries: Any, task_id: str) -> int:
         raise TypeError(f"'retries' type must be int, not {type(retries).__name__} (task '{task_id}')") from None
 
 
+def _checked_retry_policy(policy: Any, task_id: str) -> Any:
+    from updraft.sdk.retry_policy import RetryPolicy
+
+    if policy is not None and not isinstance(policy, RetryPolicy):
+        raise TypeError(f"'retry_policy' for task {task_id!r} expects a RetryPolicy, got {type(policy).__name__}")
+    return policy
+
+
 def validate_trigger_rule(rule: Any, task_id: str, dag_id: str | None) -> TriggerRule:
     value = rule.value if isinstance(rule, TriggerRule) else rule
     if not isinstance(value, str) or not TriggerRule.is_valid(value):
@@ -340,6 +348,7 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
         logger_name: str | None = None,
         allow_nested_operators: bool = True,
         render_template_as_native_obj: bool | None = None,
+        retry_policy: Any = None,
         **kwargs: Any,
     ) -> None:
         if kwargs:
@@ -421,6 +430,7 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
         self.logger_name = logger_name
         self.allow_nested_operators = allow_nested_operators
         self.render_template_as_native_obj = render_template_as_native_obj
+        self.retry_policy = _checked_retry_policy(retry_policy, task_id)
 
         _check_instance_types(self, _EXPECTED_TYPES)
         if task_group is not None:

@@ -28,8 +28,8 @@ _AIRFLOW_PARTIAL_DEFAULTS = frozenset({
     "executor_config", "ignore_first_depends_on_past", "inlets", "map_index_template", "max_retry_delay",
     "on_execute_callback", "on_failure_callback", "on_retry_callback", "on_skipped_callback",
     "on_success_callback", "outlets", "owner", "pool_slots", "priority_weight", "queue", "retries", "retry_delay",
-    "retry_exponential_backoff", "trigger_rule", "wait_for_past_depends_before_skipping", "wait_for_downstream",
-    "weight_rule",
+    "retry_exponential_backoff", "retry_policy", "trigger_rule", "wait_for_past_depends_before_skipping",
+    "wait_for_downstream", "weight_rule",
 })
 # Beyond Airflow's list: what identifies the task, and what the scheduler must know before the mapped
 # instances exist (their pool, placement and concurrency limits, their dates).

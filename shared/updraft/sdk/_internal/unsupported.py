@@ -129,8 +129,6 @@ _SDK_NAMES = {
     "literal": f"literal() template values are {_NOT_YET}",
     "DagRunState": MODULE_HINTS["airflow.utils.state"],
     "TaskInstanceState": MODULE_HINTS["airflow.utils.state"],
-    **{name: f"task retry policies are {_NOT_YET}; use retries, retry_delay and retry_exponential_backoff"
-       for name in ("RetryPolicy", "ExceptionRetryPolicy", "RetryAction", "RetryDecision", "RetryRule")},
     **{name: f"asset partitions are {_NOT_YET}" for name in (
         "PartitionMapper", "RollupMapper", "AllowedKeyMapper", "ChainMapper", "FixedKeyMapper",
         "IdentityMapper", "ProductMapper", "FanOutMapper", "StartOfDayMapper", "StartOfHourMapper",
@@ -144,11 +142,9 @@ _SDK_NAMES = {
 _COMPAT_SDK_NAMES = {
     **{name: _SDK_NAMES[name] for name in (
         "ObjectStoragePath", "BaseOperatorLink", "conf", "literal",
-        "DagRunState", "TaskInstanceState", "SkipMixin", "ResumableJobMixin", "RetryPolicy", "ExceptionRetryPolicy",
-        "RetryAction", "RetryDecision", "RetryRule",
+        "DagRunState", "TaskInstanceState", "SkipMixin", "ResumableJobMixin",
     )},
     "io": MODULE_HINTS["airflow.io"],
-    "ChainRetryPolicy": _SDK_NAMES["RetryPolicy"],
     "XCom": _NO_METADATA_DB,
     "TaskInstanceKey": _NO_METADATA_DB,
     **{name: _SDK_NAMES["lineage"] for name in (

@@ -22,6 +22,9 @@ _LAZY = {
         "AirflowOptionalProviderFeatureException", "AirflowSensorTimeout", "AirflowSkipException",
         "AirflowTaskTimeout", "ParamValidationError", "TaskDeferred", "XComNotFound",
     )},
+    **{name: "updraft.sdk.retry_policy" for name in (
+        "ChainRetryPolicy", "ExceptionRetryPolicy", "RetryAction", "RetryDecision", "RetryPolicy", "RetryRule",
+    )},
     "AirflowPlugin": "airflow.plugins_manager",
     "MappedOperator": "airflow.sdk.definitions.mappedoperator",
     "poke_mode_only": "airflow.sdk.bases.sensor",
