@@ -1,8 +1,9 @@
 """`updraft dags test` on mapped task groups, with the states and try numbers Airflow 3.3 gives (issue 17): in a
 group of 3 where index 1 fails, only index 1 of the tasks after it is upstream_failed (per-index trigger rules),
 an all_done task in the group runs at every index, and a task downstream of the group sees every index. Also
-expand over an upstream's XCom, expand_kwargs with partial, and Airflow's own ``example_dynamic_task_mapping.py``
-(``airflow_examples/``, unchanged from the apache-airflow-core 3.3.2 wheel). The DAGs' tasks assert the values
+expand over an upstream's XCom, expand_kwargs with partial, and Airflow's own ``example_dynamic_task_mapping*.py``
+(``airflow_examples/``, unchanged from the apache-airflow-core 3.3.2 wheel; the file of the first could not be
+imported before mapped task groups existed). The DAGs' tasks assert the values
 they receive, so a wrong index or XCom fails the run."""
 
 from __future__ import annotations
@@ -46,6 +47,13 @@ def test_expand_over_an_xcom_and_expand_kwargs(dag_id, tasks):
     assert _run(dag_id) == ("success", tasks)
 
 
-def test_airflow_example_task_group_mapping():
-    assert _run("example_task_group_mapping", "airflow_examples") == ("success", {
-        **_indexes("op.add_1", OK, OK, OK), **_indexes("op.mul_2", OK, OK, OK)})
+@pytest.mark.parametrize(("dag_id", "tasks"), [
+    ("example_task_group_mapping", {**_indexes("op.add_1", OK, OK, OK), **_indexes("op.mul_2", OK, OK, OK)}),
+    ("example_dynamic_task_mapping", {**_indexes("add_one", OK, OK, OK), "sum_it": OK}),
+    ("example_task_mapping_second_order", {"get_nums": OK, **_indexes("times_2", OK, OK, OK),
+                                           **_indexes("add_10", OK, OK, OK)}),
+    ("example_dynamic_task_mapping_with_no_taskflow_operators", {**_indexes("add_one", OK, OK, OK),
+                                                                 "sum_it": OK}),
+])
+def test_airflow_examples(dag_id, tasks):
+    assert _run(dag_id, "airflow_examples") == ("success", tasks)
