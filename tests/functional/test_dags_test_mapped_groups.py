@@ -50,8 +50,6 @@ def test_expand_over_an_xcom_and_expand_kwargs(dag_id, tasks):
 @pytest.mark.parametrize(("dag_id", "tasks"), [
     ("example_task_group_mapping", {**_indexes("op.add_1", OK, OK, OK), **_indexes("op.mul_2", OK, OK, OK)}),
     ("example_dynamic_task_mapping", {**_indexes("add_one", OK, OK, OK), "sum_it": OK}),
-    ("example_task_mapping_second_order", {"get_nums": OK, **_indexes("times_2", OK, OK, OK),
-                                           **_indexes("add_10", OK, OK, OK)}),
     ("example_dynamic_task_mapping_with_no_taskflow_operators", {**_indexes("add_one", OK, OK, OK),
                                                                  "sum_it": OK}),
 ])
