@@ -9,6 +9,7 @@ evaluation update the view's states, which is how a failure propagates through a
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import datetime as dt
 import heapq
@@ -129,11 +130,15 @@ class RunView:
 
     def _instances_counted(self, task_id: str, same_index: tuple[str | None, int]) -> list[TIKey]:
         group_id, map_index = same_index
-        keys = self.instances(task_id)
         if group_id is None or map_index < 0 or self.tasks[task_id].map_group_id != group_id:
-            return keys
+            return self.instances(task_id)
+        # One key, found by bisection: a group of n indexes is counted in n log n, not n squared.
+        indexes = self._indexes.get(task_id, [])
+        at = bisect.bisect_left(indexes, map_index)
+        if at < len(indexes) and indexes[at] == map_index:
+            return [self.key(task_id, map_index)]
         # Not expanded yet: its one unexpanded instance stands for index map_index (unfinished, or its fate).
-        return [k for k in keys if k.map_index == map_index] or [k for k in keys if k.map_index == UNMAPPED]
+        return [self.key(task_id, UNMAPPED)] if indexes[:1] == [UNMAPPED] else []
 
     def counts_of(self, task_ids: Sequence[str], *, same_index: tuple[str | None, int] = (None, UNMAPPED)
                   ) -> UpstreamCounts:
