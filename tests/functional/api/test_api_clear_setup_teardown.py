@@ -1,11 +1,12 @@
-"""``clearTaskInstances`` on a DAG with setup and teardown tasks, on moto: clearing a work task with its
+"""Issue 17's authoring features through the API, on moto: ``clearTaskInstances`` of a work task with its
 downstream also clears the setup that encloses it and that setup's teardown, as Airflow's REST clear does
-(``partial_subset``), so the rerun has its resource set up again and released after it."""
+(``partial_subset``), so the rerun has its resource set up again and released after it; and a task of a mapped
+task group is not ``is_mapped`` in the tasks route (it is no mapped operator), as in Airflow."""
 
 from __future__ import annotations
 
 from airflow.providers.standard.operators.empty import EmptyOperator
-from airflow.sdk import DAG
+from airflow.sdk import DAG, task, task_group
 from tests.functional.api.conftest import NOW, START
 from updraft.model.parse_results import ParsedFile
 from updraft.model.records import TIKey
@@ -16,17 +17,17 @@ from updraft.serialization import serialize_dag
 S = TaskInstanceState
 
 
-def _register(store) -> None:
+def _register(store, dag) -> None:
+    doc = serialize_dag(dag, relative_fileloc=f"{dag.dag_id}.py", file_hash="r")
+    register_parsed_file(store, ParsedFile(relative_path=f"{dag.dag_id}.py", file_hash="r", dags=[doc]), now=NOW)
+
+
+def test_clearing_a_work_task_clears_its_setup_and_teardown(api, store):
     with DAG("resources", schedule=None, start_date=START) as dag:
         create = EmptyOperator(task_id="create").as_setup()
         create >> EmptyOperator(task_id="work") >> EmptyOperator(task_id="delete").as_teardown(setups=create)
         EmptyOperator(task_id="unrelated")
-    doc = serialize_dag(dag, relative_fileloc="resources.py", file_hash="r")
-    register_parsed_file(store, ParsedFile(relative_path="resources.py", file_hash="r", dags=[doc]), now=NOW)
-
-
-def test_clearing_a_work_task_clears_its_setup_and_teardown(api, store):
-    _register(store)
+    _register(store, dag)
     assert api("POST", "/api/v2/dags/resources/dagRuns", body={"dag_run_id": "r1", "logical_date": None}).status == 200
     store.set_run_state("resources", "r1", expected=[DagRunState.QUEUED], state=DagRunState.RUNNING, now=NOW)
     for task_id, state in (("create", S.SUCCESS), ("work", S.FAILED), ("delete", S.SUCCESS),
@@ -43,3 +44,20 @@ def test_clearing_a_work_task_clears_its_setup_and_teardown(api, store):
     assert sorted(t["task_id"] for t in cleared.body["task_instances"]) == ["create", "delete", "work"]
     states = {ti.task_id: ti.state for ti in store.get_run_tis("resources", "r1")}
     assert states == {"create": None, "work": None, "delete": None, "unrelated": S.SUCCESS}
+
+
+def test_a_task_of_a_mapped_group_is_not_a_mapped_operator(api, store):
+    with DAG("grouped", schedule=None, start_date=START) as dag:
+        @task
+        def one(x):
+            return x
+
+        @task_group
+        def group(x):
+            one(x)
+
+        group.expand(x=[1, 2])
+        one.expand(x=[3])
+    _register(store, dag)
+    tasks = api.get("/api/v2/dags/grouped/tasks").body["tasks"]
+    assert {t["task_id"]: t["is_mapped"] for t in tasks} == {"group.one": False, "one": True}

@@ -231,7 +231,8 @@ def task_response(task: Any) -> dict[str, Any]:
         "doc_md": task.doc_md, "operator_name": task.custom_operator_name or task.task_type,
         "params": _params(task.params or {}),
         "class_ref": {"module_path": task.operator_module, "class_name": task.task_type},
-        "is_mapped": task.is_mapped, "extra_links": [],
+        # A task of a mapped task group has map indexes but is not a mapped operator (Airflow's is_mapped).
+        "is_mapped": task.is_mapped and task.map_group_id is None, "extra_links": [],
     }
 
 
