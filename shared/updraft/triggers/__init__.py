@@ -1,0 +1,1 @@
+"""Triggers: what a deferred task waits for, checked without holding a worker (Airflow's triggers)."""

@@ -1,0 +1,173 @@
+"""TriggerDagRunOperator and ExternalTaskSensor through the scheduler and the worker's runtime, on moto.
+
+The DAGs are in ``dags/cross_dag.py``. Runs that wait for one another are driven by ``drive``: the scheduler
+passes in the test's thread, tries in a pool of worker threads (the worker Lambda's ``handle_dispatch``), so a
+controller's poke loop sees its target run progress, as with separate Lambdas. Expected outcomes follow Airflow
+3.3's standard provider and task runner (``_handle_trigger_dag_run``).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import datetime as dt
+import time
+from pathlib import Path
+
+import pytest
+from moto import mock_aws
+
+from tests.functional.runtime.rt_harness import RuntimeEnv
+from updraft.local.embedded_aws import serialized_moto
+from updraft.model.records import TIKey
+from updraft.model.states import FINISHED_RUN_STATES
+from updraft.runtime.worker import handle_dispatch
+from updraft.scheduling.dag_registration import set_paused
+
+DAGS = Path(__file__).parent / "dags"
+DAY = dt.datetime(2024, 3, 5, tzinfo=dt.UTC)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    with mock_aws(), serialized_moto():  # one request at a time, as real DynamoDB's items are atomic
+        env = RuntimeEnv(tmp_path_factory.mktemp("cross_dag"))
+        # After the wall clock: an operator's default logical date is the real time, and a run whose logical
+        # date is in the (test clock's) future would not start.
+        env.clock.now = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+        env.add_folder(DAGS)
+        set_paused(env.store, "paused_target", True)
+        yield env
+
+
+def drive(env: RuntimeEnv, *runs: tuple[str, str], timeout_s: float = 30.0) -> None:
+    """Schedule and run tries on worker threads until every named run has finished."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=4)
+    errors: list[BaseException] = []
+
+    def work(item):
+        try:
+            handle_dispatch(item, store=env.store, loader=env.loader, scheduler=env.scheduler, now_fn=env.clock,
+                            log_sink=env.logs)
+        except BaseException as exc:
+            errors.append(exc)
+
+    deadline = time.monotonic() + timeout_s
+    while not errors:
+        env.scheduler.run_pass()
+        for item in env.executor.take():
+            pool.submit(work, item)
+        if all(env.store.get_run(d, r).state in FINISHED_RUN_STATES for d, r in runs):
+            break
+        if time.monotonic() > deadline:
+            pool.shutdown(wait=False, cancel_futures=True)  # a try still polling must not hang the suite
+            raise AssertionError({r: env.states(d, r) for d, r in runs})
+        time.sleep(0.02)
+    pool.shutdown(wait=True)
+    if errors:
+        raise errors[0]
+
+
+def start(env: RuntimeEnv, dag_id: str, **kwargs) -> tuple[str, str]:
+    return dag_id, env.trigger(dag_id, **kwargs).run_id
+
+
+def target_runs(env: RuntimeEnv) -> dict[str, object]:
+    return {run.run_id: run for run in env.store.list_runs("target")}
+
+
+def ti(env, dag_id, run_id, task_id):
+    return env.store.get_ti(TIKey(dag_id, run_id, task_id, -1))
+
+
+def test_trigger_with_rendered_conf_logical_date_and_run_id(env):
+    ctl = start(env, "ctl_basic", logical_date=DAY)
+    drive(env, ctl)
+    assert env.states(*ctl) == {"trigger": "success"}
+    run = env.store.get_run("target", "from_ctl_20240305")
+    assert run is not None
+    assert run.run_type == "operator_triggered"
+    assert run.logical_date == dt.datetime(2024, 2, 1, tzinfo=dt.UTC)
+    assert run.conf == {"day": "2024-03-05"}
+    assert run.note == "started by ctl_basic"
+    assert env.xcom(*ctl, "trigger", key="trigger_run_id") == "from_ctl_20240305"
+    drive(env, ("target", run.run_id))
+    assert env.xcom("target", run.run_id, "report") == {
+        "conf": {"day": "2024-03-05"}, "logical_date": "2024-02-01T00:00:00+00:00", "run_type": "operator_triggered"}
+
+
+@pytest.mark.parametrize(("dag_id", "controller", "target"), [
+    ("ctl_wait_ok", "success", "success"),
+    ("ctl_wait_fail", "failed", "failed"),
+    ("ctl_wait_flipped", "success", "failed"),
+])
+def test_wait_for_completion_polls_the_run_until_an_allowed_or_failed_state(env, dag_id, controller, target):
+    ctl = start(env, dag_id, logical_date=DAY)
+    drive(env, ctl)
+    assert env.states(*ctl) == {"trigger": controller}
+    run_id = env.xcom(*ctl, "trigger", key="trigger_run_id")
+    assert run_id.startswith("manual__")  # Airflow's generated id, though the run is operator_triggered
+    assert env.store.get_run("target", run_id).state.value == target
+    if controller == "failed":  # an ordinary failure, naming the state (retries would apply)
+        assert ti(env, *ctl, "trigger").note == "AirflowException: target failed with failed state failed"
+
+
+def test_existing_run_fails_without_retry_or_skips(env):
+    env.trigger("target", run_id="fixed", logical_date=DAY)
+    ctl = start(env, "ctl_existing", logical_date=DAY)
+    drive(env, ctl, ("target", "fixed"))
+    assert env.states(*ctl) == {"fails": "failed", "skips": "skipped"}
+    assert ti(env, *ctl, "fails").try_number == 1  # retries=2, yet failed at once as Airflow's task runner does
+    assert "already exists" in ti(env, *ctl, "fails").note
+
+
+def test_reset_dag_run_clears_the_existing_run_and_waits_for_it_again(env):
+    before = env.store.get_run("target", "fixed")
+    assert before.state.value == "success"  # ran in the previous test
+    assert ti(env, "target", "fixed", "report").try_number == 1
+    ctl = start(env, "ctl_reset", logical_date=DAY)
+    drive(env, ctl)
+    assert env.states(*ctl) == {"reset": "success"}
+    assert ti(env, "target", "fixed", "report").try_number == 2  # cleared and run again
+    assert env.store.get_run("target", "fixed").state.value == "success"
+    assert env.store.get_run("target", "fixed").run_type == "manual"  # reset, not recreated
+
+
+def test_fail_when_dag_is_paused(env):
+    ctl = start(env, "ctl_paused", logical_date=DAY)
+    drive(env, ctl)
+    assert env.states(*ctl) == {"refused": "failed", "allowed": "success"}
+    assert ti(env, *ctl, "refused").note == "DagIsPaused: Dag paused_target is paused"
+    assert env.store.get_run("paused_target", "while_paused").state.value == "queued"  # paused: not started
+
+
+def test_external_task_sensor_outcomes(env):
+    upstream = start(env, "upstream", logical_date=DAY)
+    drive(env, upstream)
+    sensors = start(env, "sensors", logical_date=DAY)
+    drive(env, sensors)
+    assert env.states(*sensors) == {
+        "on_task": "success", "on_tasks": "success", "on_group": "success", "by_date_fn": "success",
+        "on_failed_task": "failed", "on_failed_soft": "skipped", "skip_on_failed": "skipped",
+        "on_dag_failed": "success",  # upstream's run failed (broken), which is what this sensor waits for
+        "day_before": "failed", "missing_task": "failed", "missing_dag": "failed",
+    }
+    notes = {task: ti(env, *sensors, task).note for task in env.states(*sensors)}
+    assert notes["on_failed_task"] == ("ExternalTaskFailedError: Some of the external tasks ['broken'] in DAG "
+                                       "upstream failed.")
+    assert notes["missing_task"] == ("ExternalTaskNotFoundError: The external task nope in DAG upstream does not "
+                                     "exist.")
+    assert notes["missing_dag"] == "ExternalDagNotFoundError: The external DAG no_such_dag does not exist."
+    # A sensor that times out fails without using its retries (AirflowSensorTimeout), as in Airflow.
+    assert notes["day_before"].startswith("AirflowSensorTimeout: Sensor has timed out")
+    assert ti(env, *sensors, "day_before").try_number == 1
+
+
+def test_sensor_waits_while_the_other_dag_runs(env):
+    later = DAY + dt.timedelta(days=7)
+    waiting = start(env, "waits_for_upstream", logical_date=later)
+    env.scheduler.run_pass()  # the sensor is dispatched before the run it waits for exists
+    upstream = start(env, "upstream", logical_date=later)
+    drive(env, waiting, upstream)
+    assert env.states(*waiting) == {"wait": "success"}
+    produce = ti(env, *upstream, "produce")
+    assert ti(env, *waiting, "wait").end_date >= produce.end_date
