@@ -10,16 +10,23 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime as dt
+import re
 import time
 from pathlib import Path
 
 import pytest
 from moto import mock_aws
 
+from airflow.exceptions import AirflowException
+from airflow.providers.standard.exceptions import ExternalDagFailedError
+from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
+from airflow.providers.standard.sensors.external_task import ExternalTaskSensor
+from airflow.sdk.exceptions import TaskDeferred
 from tests.functional.runtime.rt_harness import RuntimeEnv
 from updraft.local.embedded_aws import serialized_moto
 from updraft.model.records import TIKey
 from updraft.model.states import FINISHED_RUN_STATES
+from updraft.runtime.cross_dag import CrossDag
 from updraft.runtime.worker import handle_dispatch
 from updraft.scheduling.dag_registration import set_paused
 
@@ -171,3 +178,63 @@ def test_sensor_waits_while_the_other_dag_runs(env):
     assert env.states(*waiting) == {"wait": "success"}
     produce = ti(env, *upstream, "produce")
     assert ti(env, *waiting, "wait").end_date >= produce.end_date
+
+
+class _TaskInstance:
+    """What the operators use of the try's ``ti``: the cross-DAG reader and XCom push."""
+
+    def __init__(self, env: RuntimeEnv) -> None:
+        self.cross_dag = CrossDag(env.store, now_fn=env.clock)
+        self.xcoms: dict[str, object] = {}
+
+    def xcom_push(self, key: str, value: object) -> None:
+        self.xcoms[key] = value
+
+
+def test_deferrable_trigger_hands_the_wait_to_a_dag_state_trigger(env):
+    for conf, outcome in [({}, None), ({"fail": True}, "target failed with failed states ['failed'] for run_ids")]:
+        run_id = f"deferred_{bool(conf)}"
+        operator = TriggerDagRunOperator(task_id="t", trigger_dag_id="target", trigger_run_id=run_id, conf=conf,
+                                         logical_date=DAY, wait_for_completion=True, deferrable=True,
+                                         poke_interval=7)
+        context = {"ti": _TaskInstance(env)}
+        with pytest.raises(TaskDeferred) as deferred:
+            operator.execute(context)
+        assert context["ti"].xcoms == {"trigger_run_id": run_id}
+        trigger = deferred.value.trigger
+        assert deferred.value.method_name == "execute_complete"
+        assert trigger.serialize() == ("airflow.providers.standard.triggers.external_task.DagStateTrigger", {
+            "dag_id": "target", "states": ["success", "failed"], "poll_interval": 7, "run_ids": [run_id],
+            "execution_dates": None})
+        assert trigger.poll_once(env.store) is None  # queued: not in a final state yet
+        drive(env, ("target", run_id))
+        event = trigger.poll_once(env.store)
+        assert event.payload[1][run_id] == ("failed" if conf else "success")
+        if outcome is None:
+            operator.execute_complete(context, event.payload)
+        else:
+            with pytest.raises(AirflowException, match=re.escape(outcome)):
+                operator.execute_complete(context, event.payload)
+
+
+def test_deferrable_sensor_hands_the_wait_to_a_workflow_trigger(env):
+    when = DAY + dt.timedelta(days=14)
+    context = {"ti": _TaskInstance(env), "logical_date": when}
+    waits = ExternalTaskSensor(task_id="s", external_dag_id="upstream", external_task_id="produce",
+                               deferrable=True, poke_interval=3, timeout=60)
+    fails = ExternalTaskSensor(task_id="f", external_dag_id="upstream", external_task_id="broken",
+                               failed_states=["failed"], deferrable=True, poke_interval=3, timeout=60)
+    triggers = []
+    for sensor in (waits, fails):
+        with pytest.raises(TaskDeferred) as deferred:
+            sensor.execute(context)
+        assert deferred.value.timeout == dt.timedelta(seconds=60)
+        triggers.append(deferred.value.trigger)
+    assert triggers[0].serialize()[1]["logical_dates"] == [when]
+    assert [t.poll_once(env.store) for t in triggers] == [None, None]  # no upstream run at that date yet
+    drive(env, start(env, "upstream", logical_date=when))
+    events = [t.poll_once(env.store) for t in triggers]
+    assert [e.payload for e in events] == [{"status": "success"}, {"status": "failed"}]
+    waits.execute_complete(context, events[0].payload)
+    with pytest.raises(ExternalDagFailedError, match="External job has failed"):
+        fails.execute_complete(context, events[1].payload)
