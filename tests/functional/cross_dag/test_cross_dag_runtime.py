@@ -68,7 +68,7 @@ def drive(env: RuntimeEnv, *runs: tuple[str, str], timeout_s: float = 30.0) -> N
         if time.monotonic() > deadline:
             pool.shutdown(wait=False, cancel_futures=True)  # a try still polling must not hang the suite
             raise AssertionError({r: env.states(d, r) for d, r in runs})
-        time.sleep(0.02)
+        time.sleep(0.05)
     pool.shutdown(wait=True)
     if errors:
         raise errors[0]
@@ -102,20 +102,24 @@ def test_trigger_with_rendered_conf_logical_date_and_run_id(env):
         "conf": {"day": "2024-03-05"}, "logical_date": "2024-02-01T00:00:00+00:00", "run_type": "operator_triggered"}
 
 
-@pytest.mark.parametrize(("dag_id", "controller", "target"), [
-    ("ctl_wait_ok", "success", "success"),
-    ("ctl_wait_fail", "failed", "failed"),
-    ("ctl_wait_flipped", "success", "failed"),
-])
-def test_wait_for_completion_polls_the_run_until_an_allowed_or_failed_state(env, dag_id, controller, target):
-    ctl = start(env, dag_id, logical_date=DAY)
+def test_wait_for_completion_polls_the_run_until_an_allowed_or_failed_state(env):
+    ctl = start(env, "ctl_wait", logical_date=DAY)
     drive(env, ctl)
-    assert env.states(*ctl) == {"trigger": controller}
-    run_id = env.xcom(*ctl, "trigger", key="trigger_run_id")
-    assert run_id.startswith("manual__")  # Airflow's generated id, though the run is operator_triggered
-    assert env.store.get_run("target", run_id).state.value == target
-    if controller == "failed":  # an ordinary failure, naming the state (retries would apply)
-        assert ti(env, *ctl, "trigger").note == "AirflowException: target failed with failed state failed"
+    # wait_flipped: allowed_states=["failed"], failed_states=["success"] turn the outcome around.
+    assert env.states(*ctl) == {"wait_ok": "success", "wait_fail": "failed", "wait_flipped": "success"}
+    targets = {task: env.store.get_run("target", f"{task}_2024-03-05").state.value for task in env.states(*ctl)}
+    assert targets == {"wait_ok": "success", "wait_fail": "failed", "wait_flipped": "failed"}
+    # An ordinary failure, naming the state (the task's retries would apply).
+    assert ti(env, *ctl, "wait_fail").note == "AirflowException: target failed with failed state failed"
+
+
+def test_default_run_id_is_airflows_manual_one(env):
+    operator = TriggerDagRunOperator(task_id="t", trigger_dag_id="target", logical_date=DAY + dt.timedelta(days=1))
+    context = {"ti": _TaskInstance(env)}
+    operator.execute(context)
+    run_id = context["ti"].xcoms["trigger_run_id"]
+    assert run_id == "manual__2024-03-06T00:00:00+00:00"
+    assert env.store.get_run("target", run_id).run_type == "operator_triggered"
 
 
 def test_existing_run_fails_without_retry_or_skips(env):

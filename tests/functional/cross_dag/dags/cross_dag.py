@@ -1,12 +1,12 @@
-"""DAGs for the cross-DAG tests: a target with conf/params, controllers that trigger it, an upstream DAG with
-tasks and a task group that sensors wait for, and markers that clear across DAGs."""
+"""DAGs for the cross-DAG tests: a target that reports its conf, controllers that trigger it, and an upstream DAG
+with tasks and a task group that sensors wait for."""
 
 import datetime
 
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.providers.standard.operators.python import PythonOperator
 from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
-from airflow.providers.standard.sensors.external_task import ExternalTaskMarker, ExternalTaskSensor
+from airflow.providers.standard.sensors.external_task import ExternalTaskSensor
 from airflow.sdk import DAG, TaskGroup, get_current_context
 
 START = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
@@ -32,14 +32,14 @@ with DAG("ctl_basic", schedule=None, start_date=START):
                           logical_date="2024-02-01T00:00:00+00:00", trigger_run_id="from_ctl_{{ ds_nodash }}",
                           note="started by ctl_basic")
 
-for name, conf, extra in [
-    ("ctl_wait_ok", {}, {}),
-    ("ctl_wait_fail", {"fail": True}, {}),
-    ("ctl_wait_flipped", {"fail": True}, {"allowed_states": ["failed"], "failed_states": ["success"]}),
-]:
-    with DAG(name, schedule=None, start_date=START):
-        TriggerDagRunOperator(task_id="trigger", trigger_dag_id="target", conf=conf, wait_for_completion=True,
-                              **FAST, **extra)
+with DAG("ctl_wait", schedule=None, start_date=START):
+    for name, conf, extra in [
+        ("wait_ok", {}, {}),
+        ("wait_fail", {"fail": True}, {}),
+        ("wait_flipped", {"fail": True}, {"allowed_states": ["failed"], "failed_states": ["success"]}),
+    ]:
+        TriggerDagRunOperator(task_id=name, trigger_dag_id="target", trigger_run_id=f"{name}_{{{{ ds }}}}",
+                              conf=conf, wait_for_completion=True, **FAST, **extra)
 
 with DAG("ctl_existing", schedule=None, start_date=START):
     TriggerDagRunOperator(task_id="fails", trigger_dag_id="target", trigger_run_id="fixed", retries=2)
@@ -79,22 +79,3 @@ with DAG("sensors", schedule=None, start_date=START):
 
 with DAG("waits_for_upstream", schedule=None, start_date=START):
     ExternalTaskSensor(task_id="wait", external_dag_id="upstream", external_task_id="produce", timeout=20, **FAST)
-
-with DAG("marker_parent", schedule=None, start_date=START, is_paused_upon_creation=False):
-    EmptyOperator(task_id="start") >> ExternalTaskMarker(
-        task_id="mark", external_dag_id="marker_child", external_task_id="child_task")
-
-with DAG("marker_child", schedule=None, start_date=START, is_paused_upon_creation=False):
-    EmptyOperator(task_id="before") >> EmptyOperator(task_id="child_task") >> ExternalTaskMarker(
-        task_id="mark_grandchild", external_dag_id="marker_grandchild", external_task_id="leaf") >> EmptyOperator(
-        task_id="after")
-
-with DAG("marker_grandchild", schedule=None, start_date=START, is_paused_upon_creation=False):
-    EmptyOperator(task_id="leaf")
-    EmptyOperator(task_id="untouched")
-
-with DAG("marker_loop_a", schedule=None, start_date=START, is_paused_upon_creation=False):
-    ExternalTaskMarker(task_id="mark", external_dag_id="marker_loop_b", external_task_id="mark", recursion_depth=3)
-
-with DAG("marker_loop_b", schedule=None, start_date=START, is_paused_upon_creation=False):
-    ExternalTaskMarker(task_id="mark", external_dag_id="marker_loop_a", external_task_id="mark")
