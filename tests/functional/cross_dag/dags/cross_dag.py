@@ -9,7 +9,7 @@ from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOpe
 from airflow.providers.standard.sensors.external_task import ExternalTaskSensor
 from airflow.sdk import DAG, TaskGroup, get_current_context
 
-START = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+START = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
 FAST = {"poke_interval": 0.05}
 
 
