@@ -1,8 +1,8 @@
 """TriggerDagRunOperator and ExternalTaskSensor through the scheduler and the worker's runtime, on moto.
 
-The DAGs are in ``dags/cross_dag.py``. Runs that wait for one another are driven by ``drive``: the scheduler
-passes in the test's thread, tries in a pool of worker threads (the worker Lambda's ``handle_dispatch``), so a
-controller's poke loop sees its target run progress, as with separate Lambdas. Expected outcomes follow Airflow
+The DAGs are in ``dags/cross_dag.py``. Runs that wait for one another are driven by ``drive``: tries run in a
+pool of worker threads (the worker Lambda's ``handle_dispatch``), so a controller's poke loop sees its target run
+progress, as with separate Lambdas. Expected outcomes follow Airflow
 3.3's standard provider and task runner (``_handle_trigger_dag_run``).
 """
 
@@ -47,20 +47,31 @@ def env(tmp_path_factory):
 
 
 def drive(env: RuntimeEnv, *runs: tuple[str, str], timeout_s: float = 30.0) -> None:
-    """Schedule and run tries on worker threads until every named run has finished."""
+    """Run tries on worker threads until every named run has finished.
+
+    As on AWS, a worker hands a run to the scheduler when it needs looking at (``hand_off``: the run of a task
+    that ended, and a run a task triggered), here by scheduling it at once; a full pass runs every few seconds
+    as the tick would.
+    """
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=4)
     errors: list[BaseException] = []
+
+    def hand_off(dag_id: str, run_id: str) -> bool:
+        env.scheduler.schedule_run(dag_id, run_id)
+        return True
 
     def work(item):
         try:
             handle_dispatch(item, store=env.store, loader=env.loader, scheduler=env.scheduler, now_fn=env.clock,
-                            log_sink=env.logs)
+                            log_sink=env.logs, hand_off=hand_off)
         except BaseException as exc:
             errors.append(exc)
 
+    for dag_id, run_id in runs:
+        env.scheduler.schedule_run(dag_id, run_id)
     deadline = time.monotonic() + timeout_s
+    last_pass = time.monotonic()
     while not errors:
-        env.scheduler.run_pass()
         for item in env.executor.take():
             pool.submit(work, item)
         if all(env.store.get_run(d, r).state in FINISHED_RUN_STATES for d, r in runs):
@@ -68,6 +79,9 @@ def drive(env: RuntimeEnv, *runs: tuple[str, str], timeout_s: float = 30.0) -> N
         if time.monotonic() > deadline:
             pool.shutdown(wait=False, cancel_futures=True)  # a try still polling must not hang the suite
             raise AssertionError({r: env.states(d, r) for d, r in runs})
+        if time.monotonic() - last_pass > 3:
+            env.scheduler.run_pass()
+            last_pass = time.monotonic()
         time.sleep(0.05)
     pool.shutdown(wait=True)
     if errors:
@@ -176,7 +190,7 @@ def test_external_task_sensor_outcomes(env):
 def test_sensor_waits_while_the_other_dag_runs(env):
     later = DAY + dt.timedelta(days=7)
     waiting = start(env, "waits_for_upstream", logical_date=later)
-    env.scheduler.run_pass()  # the sensor is dispatched before the run it waits for exists
+    env.scheduler.schedule_run(*waiting)  # the sensor is dispatched before the run it waits for exists
     upstream = start(env, "upstream", logical_date=later)
     drive(env, waiting, upstream)
     assert env.states(*waiting) == {"wait": "success"}
