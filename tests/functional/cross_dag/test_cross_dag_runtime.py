@@ -256,3 +256,19 @@ def test_deferrable_sensor_hands_the_wait_to_a_workflow_trigger(env):
     waits.execute_complete(context, events[0].payload)
     with pytest.raises(ExternalDagFailedError, match="External job has failed"):
         fails.execute_complete(context, events[1].payload)
+
+
+def test_airflows_cross_dag_examples_load():
+    """The standard provider's own example files (``airflow_examples/``, unchanged from the 1.21 wheel, Apache
+    License 2.0) load, deferrable sensors and markers included."""
+    from updraft.runtime.loader import LocalDagLoader
+
+    folder = Path(__file__).parent / "airflow_examples"
+    loader = LocalDagLoader(folder, None)
+    assert {path.name: sorted(loader.load_file(path.name)) for path in sorted(folder.glob("*.py"))} == {
+        "example_external_task_child_deferrable.py": ["child_dag"],
+        "example_external_task_marker_dag.py": [
+            "example_external_task_marker_child", "example_external_task_marker_parent"],
+        "example_external_task_parent_deferrable.py": ["example_external_task"],
+        "example_trigger_controller_dag.py": ["example_trigger_controller_dag"],
+    }
