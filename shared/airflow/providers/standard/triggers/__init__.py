@@ -1,1 +1,1 @@
-"""``airflow.providers.standard.triggers``."""
+"""``airflow.providers.standard.triggers``: the time triggers (``temporal``)."""
