@@ -12,12 +12,15 @@ triggered by hand.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunType
 from updraft.store.api import Store
+
+log = logging.getLogger(__name__)
 
 
 def _utcnow() -> dt.datetime:
@@ -94,7 +97,10 @@ class CrossDag:
             if note is not None:
                 self.store.set_run_note(dag_id, run.run_id, note)
         if self.nudge is not None:
-            self.nudge(dag_id, run.run_id)
+            try:
+                self.nudge(dag_id, run.run_id)
+            except Exception:  # only a speed-up: the run exists and the next tick starts it
+                log.warning("could not nudge the scheduler for %s/%s", dag_id, run.run_id, exc_info=True)
         return run
 
     def clear_run(self, run: DagRun) -> None:

@@ -127,9 +127,14 @@ def test_wait_for_completion_polls_the_run_until_an_allowed_or_failed_state(env)
     assert ti(env, *ctl, "wait_fail").note == "AirflowException: target failed with failed state failed"
 
 
-def test_default_run_id_is_airflows_manual_one(env):
+def test_default_run_id_is_airflows_manual_one_and_a_failed_nudge_changes_nothing(env):
     operator = TriggerDagRunOperator(task_id="t", trigger_dag_id="target", logical_date=DAY + dt.timedelta(days=1))
     context = {"ti": _TaskInstance(env)}
+
+    def unreachable_scheduler(dag_id: str, run_id: str) -> bool:
+        raise ConnectionError("scheduler function unreachable")
+
+    context["ti"].cross_dag.nudge = unreachable_scheduler
     operator.execute(context)
     run_id = context["ti"].xcoms["trigger_run_id"]
     assert run_id == "manual__2024-03-06T00:00:00+00:00"
