@@ -25,6 +25,7 @@ from updraft.sdk.exceptions import (
     AirflowException,
     AirflowFailException,
     AirflowSkipException,
+    DagRunAlreadyExists,
     TaskDeferred,
     UnsupportedFeatureError,
 )
@@ -143,8 +144,6 @@ class TriggerDagRunOperator(BaseOperator):
         cross_dag = context["ti"].cross_dag
         if self.fail_when_dag_is_paused and cross_dag.is_paused(self.trigger_dag_id):
             raise DagIsPaused(dag_id=self.trigger_dag_id)
-        from updraft.scheduling.triggering import DagRunAlreadyExists
-
         self.log.info("Triggering Dag Run %s of %s", run_id, self.trigger_dag_id)
         try:
             run = cross_dag.trigger(self.trigger_dag_id, run_id=run_id, conf=self.conf,

@@ -192,3 +192,9 @@ class CrossDag:
         seen = {label.split("[", 1)[0] for label in states}
         states.update({task_id: None for task_id in wanted - seen})
         return states
+
+
+def poll_trigger(trigger: Any, store: Store) -> Any:
+    """One check of a cross-DAG trigger (``DagStateTrigger``, ``WorkflowTrigger``): its event, or None to wait
+    on. What the deferral machinery's check function calls at the trigger's interval."""
+    return trigger.poll_once(CrossDag(store))

@@ -9,14 +9,12 @@ from updraft.model.identifiers import run_id_problem
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState, DagRunType
 from updraft.scheduling.dag_versions import pinned_dag
-from updraft.sdk.exceptions import AirflowBadRequest, DagNotFound, ParamValidationError
+from updraft.sdk.exceptions import AirflowBadRequest, DagNotFound, DagRunAlreadyExists, ParamValidationError
 from updraft.sdk.param import NOTSET
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
-
-class DagRunAlreadyExists(AirflowBadRequest):
-    status_code = 409
+__all__ = ["DagRunAlreadyExists", "InvalidRunId", "trigger_dag"]
 
 
 class InvalidRunId(AirflowBadRequest):

@@ -2,22 +2,36 @@
 ``DagStateTrigger`` (a deferrable ``TriggerDagRunOperator`` waiting for its run) and ``WorkflowTrigger`` (a
 deferrable ``ExternalTaskSensor``).
 
-Both are polling triggers. Airflow's ``run()`` loops in a triggerer process; here one check is ``poll_once(store)``,
-which a short check function calls at the trigger's interval (a Step Functions Wait/Choice loop), so waiting holds
-no worker and costs one read per poll. ``serialize()`` gives Airflow's classpath and keyword arguments, from which
-the check function rebuilds the trigger; the event it returns is the one Airflow's trigger yields.
+Both are polling triggers. Airflow's ``run()`` loops in a triggerer process; here one check is ``poll_once(runs)``,
+which a short check function calls at the trigger's interval (a Step Functions Wait/Choice loop) through
+``updraft.runtime.cross_dag.poll_trigger(trigger, store)``, so waiting holds no worker and costs a few reads per
+poll. ``runs`` is that function's :class:`~updraft.runtime.cross_dag.CrossDag`: the triggers are imported by the
+operators, which must not reach the task runtime, so they name only the reads they need (:class:`RunReader`).
+``serialize()`` gives Airflow's classpath and keyword arguments, from which the check function rebuilds the
+trigger; the event it returns is the one Airflow's trigger yields.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Collection
-from typing import Any
-
-from updraft.runtime.cross_dag import CrossDag
-from updraft.store.api import Store
+from typing import Any, Protocol
 
 MODULE = "airflow.providers.standard.triggers.external_task"
+
+
+class RunReader(Protocol):
+    """The reads of other DAGs' runs a poll makes (``updraft.runtime.cross_dag.CrossDag`` has them)."""
+
+    def run_state(self, dag_id: str, run_id: str) -> str | None: ...
+
+    def count_runs(self, dag_id: str, states: Collection[str] | None, *, run_ids: Collection[str] | None = None,
+                   logical_dates: Collection[dt.datetime] | None = None) -> int: ...
+
+    def count_matching(self, dag_id: str, states: Collection[str | None] | None, *,
+                       task_ids: Collection[str] | None = None, task_group_id: str | None = None,
+                       run_ids: Collection[str] | None = None,
+                       logical_dates: Collection[dt.datetime] | None = None) -> float: ...
 
 
 class TriggerEvent:
@@ -59,16 +73,15 @@ class DagStateTrigger:
             "run_ids": self.run_ids, "execution_dates": self.execution_dates,
         }
 
-    def poll_once(self, store: Store) -> TriggerEvent | None:
-        cross_dag = CrossDag(store)
+    def poll_once(self, runs: RunReader) -> TriggerEvent | None:
         expected = len(self.run_ids or self.execution_dates or ())
-        done = cross_dag.count_runs(self.dag_id, self.states, run_ids=self.run_ids,
+        done = runs.count_runs(self.dag_id, self.states, run_ids=self.run_ids,
                                     logical_dates=self.execution_dates)
         if done != expected:
             return None
         classpath, data = self.serialize()
         for run_id in self.run_ids or ():
-            data[run_id] = cross_dag.run_state(self.dag_id, run_id)
+            data[run_id] = runs.run_state(self.dag_id, run_id)
         return TriggerEvent((classpath, data))
 
 
@@ -106,11 +119,9 @@ class WorkflowTrigger:
             "logical_dates": self.logical_dates,
         }
 
-    def poll_once(self, store: Store) -> TriggerEvent | None:
-        cross_dag = CrossDag(store)
-
+    def poll_once(self, runs: RunReader) -> TriggerEvent | None:
         def count(states: Collection[str] | None) -> float:
-            return cross_dag.count_matching(
+            return runs.count_matching(
                 self.external_dag_id, states, task_ids=self.external_task_ids,
                 task_group_id=self.external_task_group_id, run_ids=self.run_ids, logical_dates=self.logical_dates)
 

@@ -26,7 +26,7 @@ from tests.functional.runtime.rt_harness import RuntimeEnv
 from updraft.local.embedded_aws import serialized_moto
 from updraft.model.records import TIKey
 from updraft.model.states import FINISHED_RUN_STATES
-from updraft.runtime.cross_dag import CrossDag
+from updraft.runtime.cross_dag import CrossDag, poll_trigger
 from updraft.runtime.worker import handle_dispatch
 from updraft.scheduling.dag_registration import set_paused
 
@@ -229,9 +229,9 @@ def test_deferrable_trigger_hands_the_wait_to_a_dag_state_trigger(env):
         assert trigger.serialize() == ("airflow.providers.standard.triggers.external_task.DagStateTrigger", {
             "dag_id": "target", "states": ["success", "failed"], "poll_interval": 7, "run_ids": [run_id],
             "execution_dates": None})
-        assert trigger.poll_once(env.store) is None  # queued: not in a final state yet
+        assert trigger.poll_once(CrossDag(env.store)) is None  # queued: not in a final state yet
         drive(env, ("target", run_id))
-        event = trigger.poll_once(env.store)
+        event = trigger.poll_once(CrossDag(env.store))
         assert event.payload[1][run_id] == ("failed" if conf else "success")
         if outcome is None:
             operator.execute_complete(context, event.payload)
@@ -254,9 +254,9 @@ def test_deferrable_sensor_hands_the_wait_to_a_workflow_trigger(env):
         assert deferred.value.timeout == dt.timedelta(seconds=60)
         triggers.append(deferred.value.trigger)
     assert triggers[0].serialize()[1]["logical_dates"] == [when]
-    assert [t.poll_once(env.store) for t in triggers] == [None, None]  # no upstream run at that date yet
+    assert [poll_trigger(t, env.store) for t in triggers] == [None, None]  # no upstream run at that date yet
     drive(env, start(env, "upstream", logical_date=when))
-    events = [t.poll_once(env.store) for t in triggers]
+    events = [poll_trigger(t, env.store) for t in triggers]
     assert [e.payload for e in events] == [{"status": "success"}, {"status": "failed"}]
     waits.execute_complete(context, events[0].payload)
     with pytest.raises(ExternalDagFailedError, match="External job has failed"):
