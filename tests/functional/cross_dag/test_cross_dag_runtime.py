@@ -141,19 +141,16 @@ def test_default_run_id_is_airflows_manual_one_and_a_failed_nudge_changes_nothin
     assert env.store.get_run("target", run_id).run_type == "operator_triggered"
 
 
-def test_existing_run_fails_without_retry_or_skips(env):
+def test_an_existing_run_fails_without_retry_skips_or_is_reset_and_waited_for(env):
     env.trigger("target", run_id="fixed", logical_date=DAY)
     ctl = start(env, "ctl_existing", logical_date=DAY)
     drive(env, ctl, ("target", "fixed"))
     assert env.states(*ctl) == {"fails": "failed", "skips": "skipped"}
     assert ti(env, *ctl, "fails").try_number == 1  # retries=2, yet failed at once as Airflow's task runner does
     assert "already exists" in ti(env, *ctl, "fails").note
-
-
-def test_reset_dag_run_clears_the_existing_run_and_waits_for_it_again(env):
-    before = env.store.get_run("target", "fixed")
-    assert before.state.value == "success"  # ran in the previous test
+    assert env.store.get_run("target", "fixed").state.value == "success"
     assert ti(env, "target", "fixed", "report").try_number == 1
+    # reset_dag_run: the finished run is cleared, runs again and is waited for.
     ctl = start(env, "ctl_reset", logical_date=DAY)
     drive(env, ctl)
     assert env.states(*ctl) == {"reset": "success"}
