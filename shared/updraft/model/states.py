@@ -33,6 +33,7 @@ class DagRunType(StrEnum):
     SCHEDULED = "scheduled"
     BACKFILL = "backfill"
     ASSET_TRIGGERED = "asset_triggered"
+    OPERATOR_TRIGGERED = "operator_triggered"  # created by a TriggerDagRunOperator (Airflow 3.3)
 
 
 TI = TaskInstanceState

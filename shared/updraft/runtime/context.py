@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from updraft.model.records import UNMAPPED, DagRun
+from updraft.runtime.cross_dag import CrossDag
 from updraft.runtime.macros import macros
 from updraft.runtime.xcom import XComClient
 from updraft.sdk.context import Context
@@ -45,6 +46,8 @@ class RuntimeTaskInstance:
         self.rendered_map_index: str | None = None
         self.skip_task_ids: set[str] = set()
         self.context: Context | None = None
+        # Other DAGs' runs, for TriggerDagRunOperator and ExternalTaskSensor (set by the worker for each try).
+        self.cross_dag: CrossDag | None = None
 
     def render_value(self, task: Any, value: Any, context: Mapping[str, Any]) -> Any:
         """``updraft.sdk.execution.TemplateRendering``: how an operator renders a value at run time."""

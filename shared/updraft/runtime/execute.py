@@ -30,6 +30,7 @@ from updraft.executors.base import Dispatch
 from updraft.model.records import DagRun
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.context import RuntimeTaskInstance, build_context
+from updraft.runtime.cross_dag import CrossDag
 from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.rendered_fields import record_rendered_fields
@@ -128,14 +129,15 @@ def _maps_downstream(serialized_dag: SerializedDAG, task_id: str) -> bool:
 
 
 def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
-            log_sink: LogSink | None = None, hostname: str | None = None, run: DagRun | None = None) -> TryResult:
+            log_sink: LogSink | None = None, hostname: str | None = None, run: DagRun | None = None,
+            nudge: Callable[[str, str], Any] | None = None) -> TryResult:
     """Load, build, render and execute one try; never raises for anything the task does.
 
     The task's callbacks run as Airflow runs them, in the try and logged with it: ``on_execute_callback``
     before ``execute``, then ``on_success_callback``, ``on_skipped_callback``, or with ``context["exception"]``
     set ``on_retry_callback`` (the try will be retried) or ``on_failure_callback``, then the
     ``email_on_retry`` / ``email_on_failure`` alert (``task_email``). A failing callback is logged and changes
-    nothing.
+    nothing. ``nudge(dag_id, run_id)`` asks the scheduler to look at a run the task triggered.
     """
     key = dispatch.key
     state: dict[str, Any] = {}
@@ -143,7 +145,7 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
         try:
             prepare_secrets(store)
             result = _run(dispatch, store=store, loader=loader, now_fn=now_fn, hostname=hostname, state=state,
-                          run=run)
+                          run=run, nudge=nudge)
             _callbacks(state, "on_success_callback")
             return result
         except AirflowSkipException as exc:
@@ -241,7 +243,8 @@ def fresh_task(task: Any, dag: Any) -> Any:
 
 
 def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
-         hostname: str | None, state: dict[str, Any], run: DagRun | None) -> TryResult:
+         hostname: str | None, state: dict[str, Any], run: DagRun | None,
+         nudge: Callable[[str, str], Any] | None = None) -> TryResult:
     from updraft.runtime.mapping import expand_lengths, unmap
     from updraft.runtime.templates import render_task
 
@@ -261,6 +264,7 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
     ti = RuntimeTaskInstance(task=task, dag_id=key.dag_id, run_id=key.run_id, map_index=key.map_index,
                              try_number=dispatch.try_number, max_tries=task.retries,
                              xcom_client=client, serialized_dag=serialized, hostname=hostname, start_date=now_fn())
+    ti.cross_dag = CrossDag(store, now_fn=now_fn, nudge=nudge)
     context = build_context(ti=ti, task=task, dag=dag, run=run, store=store)
     skip: set[int] = set()
     if getattr(task, "is_mapped", False):

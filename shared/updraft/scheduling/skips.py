@@ -107,6 +107,12 @@ def group_roots(dag: SerializedDAG, group_id: str, groups: dict[str, dict[str, A
     return [t for t in members if t in dag.task_dict and inside.isdisjoint(dag.task_dict[t].upstream_task_ids)]
 
 
+def group_task_ids(dag: SerializedDAG, group_id: str) -> set[str] | None:
+    """Every task of the group, nested groups included (iterating a ``TaskGroup``); None: no such group."""
+    group = task_groups(dag).get(group_id)
+    return None if group is None else _group_task_ids(group)
+
+
 def _group_task_ids(group: dict[str, Any]) -> set[str]:
     ids: set[str] = set()
     for child in group.get("children", ()):

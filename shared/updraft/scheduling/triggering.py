@@ -9,14 +9,12 @@ from updraft.model.identifiers import run_id_problem
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState, DagRunType
 from updraft.scheduling.dag_versions import pinned_dag
-from updraft.sdk.exceptions import AirflowBadRequest, DagNotFound, ParamValidationError
+from updraft.sdk.exceptions import AirflowBadRequest, DagNotFound, DagRunAlreadyExists, ParamValidationError
 from updraft.sdk.param import NOTSET
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
-
-class DagRunAlreadyExists(AirflowBadRequest):
-    status_code = 409
+__all__ = ["DagRunAlreadyExists", "InvalidRunId", "trigger_dag"]
 
 
 class InvalidRunId(AirflowBadRequest):
@@ -26,12 +24,15 @@ class InvalidRunId(AirflowBadRequest):
 
 
 def trigger_dag(store: Store, dag_id: str, *, now: dt.datetime, conf: dict[str, Any] | None = None,
-                logical_date: dt.datetime | None = None, run_id: str | None = None) -> DagRun:
+                logical_date: dt.datetime | None = None, run_id: str | None = None,
+                run_type: DagRunType = DagRunType.MANUAL) -> DagRun:
     """Create a queued manual run pinned to the DAG's current version; conf is validated against its params.
 
     The run's data interval is the timetable's ``infer_manual_data_interval(run_after=now)``; its logical date is
-    the one given, else the trigger time (``run_after``), so templates such as ``ds`` have a value. A run id
-    Airflow would refuse (``..``, ``/``, a newline, over 250 characters) raises :class:`InvalidRunId`.
+    the one given, else the trigger time (``run_after``), so templates such as ``ds`` have a value; its id, when
+    not given, is ``manual__<logical date>`` whatever ``run_type`` (a TriggerDagRunOperator's runs are
+    ``operator_triggered`` with a ``manual__`` id, as Airflow names them). A run id Airflow would refuse (``..``,
+    ``/``, a newline, over 250 characters) raises :class:`InvalidRunId`.
     """
     from updraft.scheduling.run_creation import manual_run_info
 
@@ -46,7 +47,7 @@ def trigger_dag(store: Store, dag_id: str, *, now: dt.datetime, conf: dict[str, 
     info = manual_run_info(dag, run_after=now, logical_date=logical_date)
     logical = logical_date or now
     run_id = run_id or f"{DagRunType.MANUAL.value}__{logical.isoformat()}"
-    run = DagRun(dag_id=dag_id, run_id=run_id, run_type=DagRunType.MANUAL.value, dag_hash=meta.dag_hash,
+    run = DagRun(dag_id=dag_id, run_id=run_id, run_type=run_type.value, dag_hash=meta.dag_hash,
                  state=DagRunState.QUEUED, logical_date=logical, data_interval_start=info.data_interval.start,
                  data_interval_end=info.data_interval.end, run_after=now, conf=conf, queued_at=now)
     if not store.create_run(run):

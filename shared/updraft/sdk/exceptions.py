@@ -13,6 +13,12 @@ class AirflowBadRequest(AirflowException):
     status_code = 400
 
 
+class DagRunAlreadyExists(AirflowBadRequest):
+    """A run with that id already exists for the DAG (Airflow's ``airflow.exceptions.DagRunAlreadyExists``)."""
+
+    status_code = 409
+
+
 class AirflowNotFoundException(AirflowException):
     status_code = 404
 

@@ -37,7 +37,8 @@ RUN_STATES = frozenset({"queued", "running", "success", "failed"})
 RUN_TYPES = frozenset({"backfill", "scheduled", "manual", "operator_triggered", "asset_triggered",
                        "asset_materialization"})
 # Who created a run, by run type, where Updraft knows it (a manual run may come from the CLI or the API).
-TRIGGERED_BY = {"scheduled": "timetable", "backfill": "backfill", "asset_triggered": "asset"}
+TRIGGERED_BY = {"scheduled": "timetable", "backfill": "backfill", "asset_triggered": "asset",
+                "operator_triggered": "operator"}
 DATE_FILTERS = ("logical_date", "run_after", "start_date", "end_date")
 RUN_ORDER = field_keys("dag_id", "dag_run_id", "state", "run_type", "logical_date", "run_after", "queued_at",
                        "start_date", "end_date", "data_interval_start", "data_interval_end", "duration",

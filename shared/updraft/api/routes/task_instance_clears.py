@@ -1,6 +1,8 @@
 """Clearing task instances: ``POST /dags/{dag_id}/clearTaskInstances`` (Airflow's ``ClearTaskInstancesBody``): the
 named tasks (with their relatives) in one run or in the runs of a logical-date range are reset so they run again
-(:mod:`updraft.scheduling.clearing`); ``dry_run``, the default, lists them without clearing.
+(:mod:`updraft.scheduling.clearing`); ``dry_run``, the default, lists them without clearing. An
+``ExternalTaskMarker`` cleared brings its external task and that task's downstream tasks into the clear
+(:mod:`updraft.scheduling.marker_clears`).
 """
 
 from __future__ import annotations
@@ -98,6 +100,7 @@ def post_clear_task_instances(call: Call) -> dict[str, Any]:
                           only_failed=bool(body["only_failed"]), only_running=bool(body.get("only_running")))
         if chosen:
             found.append((run, sdag, chosen))
+    found += _dependent(call, found, only_failed=bool(body["only_failed"]), only_running=bool(body.get("only_running")))
     if body["dry_run"]:
         return _cleared(found, {})
     if body.get("prevent_running_task") and any(ti.state == TaskInstanceState.RUNNING
@@ -108,9 +111,31 @@ def post_clear_task_instances(call: Call) -> dict[str, Any]:
     for run, sdag, chosen in found:
         apply_resets(call.store, run, resets(sdag, chosen, note=body.get("note")), now=call.now(),
                      reset_dag_runs=bool(body["reset_dag_runs"]))
-        current.update({ti.key: ti for ti in call.store.get_run_tis(dag_id, run.run_id)})
-    nudge(call, dag_id, [run.run_id for run, _, _ in found])
+        current.update({ti.key: ti for ti in call.store.get_run_tis(run.dag_id, run.run_id)})
+    for changed_dag in sorted({run.dag_id for run, _, _ in found}):
+        nudge(call, changed_dag, [run.run_id for run, _, _ in found if run.dag_id == changed_dag])
     return _cleared(found, current)
+
+
+def _dependent(call: Call, found: list[tuple[Any, Any, list[TaskInstance]]], *, only_failed: bool,
+               only_running: bool) -> list[tuple[Any, Any, list[TaskInstance]]]:
+    """The other DAGs' instances the clear takes through the ExternalTaskMarkers it clears
+    (:mod:`updraft.scheduling.marker_clears`); past the markers' recursion depth, a 400 naming the marker."""
+    from updraft.scheduling.marker_clears import MarkerRecursionError, dependent_clears
+
+    taken: dict[tuple[str, str], tuple[Any, Any, dict[Any, TaskInstance]]] = {}
+    for run, sdag, chosen in found:
+        try:
+            external = dependent_clears(call.store, sdag, run, chosen, only_failed=only_failed,
+                                        only_running=only_running)
+        except MarkerRecursionError as err:
+            raise BadRequest(str(err)) from None
+        for clear in external:
+            entry = taken.setdefault((clear.run.dag_id, clear.run.run_id), (clear.run, clear.dag, {}))
+            entry[2].update({ti.key: ti for ti in clear.tis})
+    own = {ti.key for _, _, chosen in found for ti in chosen}
+    return [(run, sdag, [ti for key, ti in tis.items() if key not in own]) for run, sdag, tis in taken.values()
+            if set(tis) - own]
 
 
 def _cleared(found: list[tuple[Any, Any, list[TaskInstance]]], current: dict[Any, TaskInstance]) -> dict[str, Any]:

@@ -54,10 +54,6 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.operators.email": ("EmailOperator moved to the SMTP provider in Airflow 3, which is not bundled: "
                                 + _NO_SMTP + " from a @task"),
     "airflow.providers.standard": f"this operator or sensor of the standard provider is {_NOT_YET}",
-    "airflow.providers.standard.operators.trigger_dagrun": f"TriggerDagRunOperator is {_NOT_YET}",
-    "airflow.operators.trigger_dagrun": f"TriggerDagRunOperator is {_NOT_YET}",
-    "airflow.providers.standard.sensors.external_task": f"ExternalTaskSensor is {_NOT_YET}",
-    "airflow.sensors.external_task": f"ExternalTaskSensor is {_NOT_YET}",
     "airflow.providers.common.compat": ("of the common-compat provider only airflow.providers.common.compat.sdk "
                                         "is available"),
     "airflow.utils.weekday": "removed in Airflow 3; import WeekDay from airflow.providers.standard.utils.weekday",
@@ -161,7 +157,8 @@ _COMPAT_SDK_NAMES = {
     **{name: f"the AIRFLOW_CTX_* environment helpers are {_NOT_YET}" for name in (
         "AIRFLOW_VAR_NAME_FORMAT_MAPPING", "context_to_airflow_vars",
     )},
-    "DagRunTriggerException": f"TriggerDagRunOperator is {_NOT_YET}",
+    "DagRunTriggerException": ("Updraft's TriggerDagRunOperator creates the run itself and never raises "
+                               "DagRunTriggerException; subclass TriggerDagRunOperator or use it as it is"),
     "DownstreamTasksSkipped": f"raising DownstreamTasksSkipped is {_NOT_YET}; use @task.branch or @task.short_circuit",
 }
 
