@@ -111,3 +111,14 @@ def _uri_resolver(store: AssetStore) -> Callable[[str], str | None]:
         return None
 
     return resolve
+
+
+def materialize(store: AssetStore, dag_id: str, *, now: dt.datetime) -> DagRun | None:
+    """A run of the DAG that produces an asset (Airflow's ``POST /assets/{id}/materialize``); None: no such DAG."""
+    meta = store.get_dag_meta(dag_id)
+    if meta is None or not meta.is_active:
+        return None
+    run = DagRun(dag_id=dag_id, run_id=f"asset_materialization__{ts(now)}", run_type="asset_materialization",
+                 dag_hash=meta.dag_hash, state=DagRunState.QUEUED, run_after=now, queued_at=now)
+    store.create_run(run)
+    return run
