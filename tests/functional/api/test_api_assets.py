@@ -5,36 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from airflow.sdk import DAG, Asset, AssetAlias, task
-from tests.functional.api.conftest import NOW, START
-from updraft.model.parse_results import ParsedFile
+from tests.functional.api.asset_helpers import seed_assets
+from tests.functional.api.conftest import NOW
 from updraft.scheduling.asset_triggers import create_asset_triggered_runs
-from updraft.scheduling.dag_registration import register_parsed_file, set_paused
 from updraft.scheduling.dag_versions import pinned_dag
-from updraft.serialization import serialize_dag
 from updraft.store.assets import asset_id_of
-
-RAW = Asset(uri="s3://bucket/raw", name="raw", extra={"owner": "data"})
-
 
 @pytest.fixture
 def assets(store):
-    with DAG("make_raw", schedule=None, start_date=START) as producer:
-        @task(outlets=[RAW, AssetAlias("al")])
-        def make():
-            return None
-
-        make()
-    with DAG("use_raw", schedule=RAW & Asset("other"), start_date=START) as consumer:
-        @task
-        def use():
-            return None
-
-        use()
-    for dag in (producer, consumer):
-        doc = serialize_dag(dag, relative_fileloc=f"{dag.dag_id}.py", file_hash="h")
-        register_parsed_file(store, ParsedFile(relative_path=f"{dag.dag_id}.py", file_hash="h", dags=[doc]), now=NOW)
-        set_paused(store, dag.dag_id, False)
+    seed_assets(store)
     return store
 
 
