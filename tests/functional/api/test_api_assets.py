@@ -11,6 +11,7 @@ from updraft.scheduling.asset_triggers import create_asset_triggered_runs
 from updraft.scheduling.dag_versions import pinned_dag
 from updraft.store.assets import asset_id_of
 
+
 @pytest.fixture
 def assets(store):
     seed_assets(store)
