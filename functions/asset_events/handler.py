@@ -26,7 +26,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
     svc = services()
     now = dt.datetime.now(dt.UTC)
-    outcome = handle_source_event(svc.store, event, bucket=svc.config.bucket, now=now,
+    outcome = handle_source_event(svc.store, event, bucket=svc.config.bucket or "", now=now,
                                   prefix=os.environ.get("UPDRAFT_ASSET_EVENTS_PREFIX") or ASSET_EVENTS_PREFIX)
     scheduler = svc.scheduler
     runs = create_asset_triggered_runs(svc.store, scheduler.dag, now=now, dag_ids=sorted(outcome.consumers))
