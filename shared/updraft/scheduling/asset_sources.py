@@ -20,13 +20,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from updraft.resources import ASSET_EVENTS_PREFIX
 from updraft.scheduling.asset_events import record_asset_event
 from updraft.store.assets import AssetRecord
 
 if TYPE_CHECKING:
     from updraft.store.dynamo import DynamoStore
 
-ASSET_EVENTS_PREFIX = "asset-events/"
+__all__ = ["ASSET_EVENTS_PREFIX", "SourceOutcome", "covers", "handle_source_event"]
 
 
 @dataclass
