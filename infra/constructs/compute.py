@@ -111,8 +111,12 @@ class UpdraftFunctions(Construct):
                 6 * settings.asset_events.timeout_seconds))
         self.asset_events = self._function("asset_events", names.asset_events_function, settings.asset_events,
                                            dispatching.to_env(), retry_attempts=2)
-        bucket.add_event_notification(s3.EventType.OBJECT_CREATED, s3n.LambdaDestination(self.asset_events),
-                                      s3.NotificationKeyFilter(prefix=ASSET_EVENTS_PREFIX))
+        # Through EventBridge: the bucket's own notifications are the parser's (one per prefix and event type).
+        bucket.enable_event_bridge_notification()
+        events.Rule(self, "AssetUploads", event_pattern=events.EventPattern(
+            source=["aws.s3"], detail_type=["Object Created"],
+            detail={"bucket": {"name": [bucket.bucket_name]}, "object": {"key": [{"prefix": ASSET_EVENTS_PREFIX}]}}),
+            targets=[targets.LambdaFunction(self.asset_events, retry_attempts=2)])
         self.asset_events.add_event_source_mapping(
             "AssetEventsQueueSource", event_source_arn=self.asset_events_queue.queue_arn, batch_size=10)
         self.asset_events_queue.grant_consume_messages(self.asset_events)

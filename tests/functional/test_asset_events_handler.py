@@ -58,7 +58,8 @@ def env(monkeypatch):
         yield SimpleNamespace(handler=handler, store=store, invokes=spy.payloads)
 
 
-def test_an_upload_under_the_prefix_triggers_the_asset_scheduled_dag_once(env):
+def test_uploads_and_messages_become_events_that_trigger_the_dag_once(env):
+    # one environment for the three cases: each Lambda and table set-up costs more than the cases themselves
     event = _event("s3_object_created.json")
     result = env.handler.handler(event, lambda_context("asset-events"))
     assert result["recorded"] and result["unmatched"] == []
@@ -70,18 +71,21 @@ def test_an_upload_under_the_prefix_triggers_the_asset_scheduled_dag_once(env):
     again = env.handler.handler(event, lambda_context("asset-events"))  # redelivered: nothing new
     assert again["runs_created"] == [] and len(env.store.list_asset_events(asset_id_of("sales"))) == 1
 
-
-def test_an_sqs_message_names_the_asset(env):
+    # an SQS message naming the asset: the next batch, so a second run (the first is still active: Airflow's
+    # asset-triggered runs queue behind max_active_runs, they are not merged)
     result = env.handler.handler(_event("sqs_message.json"), lambda_context("asset-events"))
     assert len(result["runs_created"]) == 1
-    [recorded] = env.store.list_asset_events(asset_id_of("sales"))
-    assert recorded.extra == {"rows": 1200, "source": "sqs"}
+    extras = [e.extra for e in env.store.list_asset_events(asset_id_of("sales"))]
+    assert {"rows": 1200, "source": "sqs"} in extras and len(extras) == 2
 
+    # on AWS uploads arrive through EventBridge (the bucket's own notifications are the parser's)
+    result = env.handler.handler(_event("eventbridge_object_created.json"), lambda_context("asset-events"))
+    assert result["recorded"] == [
+        f"sales: s3#s3://{BUCKET}/asset-events/sales/2026-11-23.csv#00617F08299329D189"]
 
-def test_objects_outside_the_prefix_or_unknown_assets_are_reported(env):
-    event = _event("s3_object_created.json")
-    event["Records"][0]["s3"]["object"]["key"] = "asset-events/unknown/x.csv"
-    assert env.handler.handler(event, lambda_context("asset-events"))["unmatched"] == [
+    outside = _event("s3_object_created.json")
+    outside["Records"][0]["s3"]["object"]["key"] = "asset-events/unknown/x.csv"
+    assert env.handler.handler(outside, lambda_context("asset-events"))["unmatched"] == [
         f"s3://{BUCKET}/asset-events/unknown/x.csv"]
     with pytest.raises(ValueError, match="SQS asset event"):
         env.handler.handler({"Records": [{"eventSource": "aws:sqs", "messageId": "m", "body": "{}"}]},

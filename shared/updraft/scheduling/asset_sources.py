@@ -1,6 +1,7 @@
 """AWS events that become asset events (Airflow's ``AssetWatcher`` idea, without a triggerer).
 
-* An S3 object created under the environment's asset-events prefix (``UPDRAFT_ASSET_EVENTS_PREFIX``, default
+* An S3 object created under the environment's asset-events prefix (an EventBridge "Object Created" event on
+  AWS, an S3 notification record locally) (``UPDRAFT_ASSET_EVENTS_PREFIX``, default
   ``asset-events/``): every declared asset whose URI is the object's ``s3://bucket/key``, or a folder of it
   (``s3://bucket/asset-events/sales`` for ``.../sales/2024-01-01.csv``), gets an event whose ``extra`` names the
   object (bucket, key, size, etag). An object no declared asset covers is reported as unmatched.
@@ -47,6 +48,9 @@ def handle_source_event(store: DynamoStore, event: Mapping[str, Any], *, bucket:
     """Record the asset events an S3 notification or an SQS batch carries."""
     outcome = SourceOutcome()
     assets = store.list_assets()
+    if event.get("source") == "aws.s3" and event.get("detail-type") == "Object Created":
+        _s3_record(store, _from_eventbridge(event), assets, outcome, bucket=bucket, prefix=prefix, now=now)
+        return outcome
     for record in event.get("Records") or []:
         if record.get("eventSource") == "aws:sqs":
             _sqs_record(store, record, assets, outcome, bucket=bucket, prefix=prefix, now=now)
@@ -96,6 +100,17 @@ def _sqs_record(store: DynamoStore, record: Mapping[str, Any], assets: list[Asse
         outcome.unmatched.append(str(body.get("asset") or body.get("uri")))
     for asset in wanted:
         _record(store, asset, source, {**dict(body.get("extra") or {}), "source": "sqs"}, outcome, now=when)
+
+
+def _from_eventbridge(event: Mapping[str, Any]) -> dict[str, Any]:
+    """An EventBridge "Object Created" event (how the stack delivers uploads) as an S3 notification record."""
+    detail = event["detail"]
+    obj = detail["object"]
+    return {"eventSource": "aws:s3", "eventName": "ObjectCreated:" + str(detail.get("reason", "PutObject")),
+            "eventTime": event.get("time"),
+            "s3": {"bucket": {"name": detail["bucket"]["name"]},
+                   "object": {"key": obj["key"], "size": obj.get("size"), "eTag": obj.get("etag"),
+                              "sequencer": obj.get("sequencer"), "versionId": obj.get("version-id")}}}
 
 
 def _parse_time(text: str | None) -> dt.datetime | None:
