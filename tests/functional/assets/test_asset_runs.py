@@ -96,3 +96,24 @@ def test_producer_success_triggers_consumer_once_with_events(env, tmp_path):
         env.scheduler.run_pass()
     assert len(_asset_runs(env, "consumer")) == 1
     assert env.store.queued_targets("consumer") == []
+
+
+def test_a_redelivered_dispatch_emits_what_a_crashed_worker_did_not(env, tmp_path, monkeypatch):
+    import updraft.runtime.worker as worker
+
+    _add_all(env, tmp_path, "assets_flow", BODY)
+    run = env.trigger("producer")
+    env.scheduler.run_pass()
+    [dispatch] = env.executor.take()
+    real = worker.publish_and_nudge
+    monkeypatch.setattr(worker, "publish_and_nudge", lambda *a, **k: [])  # the worker stops after the success
+    assert worker.handle_dispatch(dispatch, store=env.store, loader=env.loader, scheduler=env.scheduler,
+                                  now_fn=env.clock) is not None
+    assert env.ti("producer", run.run_id, "make").state == "success"
+    assert env.store.list_asset_events(asset_id_of("raw")) == []
+    monkeypatch.setattr(worker, "publish_and_nudge", real)
+    for _ in range(2):  # Lambda delivers the dispatch again (twice): the events are emitted once
+        assert worker.handle_dispatch(dispatch, store=env.store, loader=env.loader, scheduler=env.scheduler,
+                                      now_fn=env.clock) is None
+    assert [e.extra for e in env.store.list_asset_events(asset_id_of("raw"))] == [{"rows": 3}]
+    assert [t.target for t in env.store.queued_targets("consumer")] == ["asset:raw"]
