@@ -104,22 +104,20 @@ class UpdraftFunctions(Construct):
                                           task_log_group=self.task_logs.log_group_name,
                                           kms_key=secrets_key).to_env())
 
-        # Asset events from outside: uploads under asset-events/ and messages on the asset-events queue.
-        self.asset_events_queue = sqs.Queue(
-            self, "AssetEventsQueue", queue_name=names.asset_events_queue, enforce_ssl=True,
-            encryption=sqs.QueueEncryption.SQS_MANAGED, visibility_timeout=Duration.seconds(
-                6 * settings.asset_events.timeout_seconds))
+        # Asset events from outside: uploads under asset-events/, and messages on a queue the settings name.
         self.asset_events = self._function("asset_events", names.asset_events_function, settings.asset_events,
                                            dispatching.to_env(), retry_attempts=2)
+        if settings.asset_events_queue_arn:
+            queue = sqs.Queue.from_queue_arn(self, "AssetEventsQueue", settings.asset_events_queue_arn)
+            self.asset_events.add_event_source_mapping("AssetEventsQueueSource", event_source_arn=queue.queue_arn,
+                                                       batch_size=10)
+            queue.grant_consume_messages(self.asset_events)
         # Through EventBridge: the bucket's own notifications are the parser's (one per prefix and event type).
         bucket.enable_event_bridge_notification()
         events.Rule(self, "AssetUploads", event_pattern=events.EventPattern(
             source=["aws.s3"], detail_type=["Object Created"],
             detail={"bucket": {"name": [bucket.bucket_name]}, "object": {"key": [{"prefix": ASSET_EVENTS_PREFIX}]}}),
             targets=[targets.LambdaFunction(self.asset_events, retry_attempts=2)])
-        self.asset_events.add_event_source_mapping(
-            "AssetEventsQueueSource", event_source_arn=self.asset_events_queue.queue_arn, batch_size=10)
-        self.asset_events_queue.grant_consume_messages(self.asset_events)
 
         # Triggers.
         for event in (s3.EventType.OBJECT_CREATED, s3.EventType.OBJECT_REMOVED):

@@ -73,11 +73,6 @@ class ResourceNames:
         return f"{self.prefix}-asset-events"
 
     @property
-    def asset_events_queue(self) -> str:
-        """Messages naming an asset (or S3 notifications) that become asset events."""
-        return f"{self.prefix}-asset-events"
-
-    @property
     def worker_dlq(self) -> str:
         return f"{self.prefix}-worker-dlq"
 
