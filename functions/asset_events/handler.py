@@ -1,5 +1,6 @@
 """Asset-events Lambda: S3 uploads under the asset-events prefix (EventBridge "Object Created" events), or
-messages on the queue ``asset_events_queue_arn`` names (infra/config.py), become asset events (``updraft.scheduling.asset_sources``), and the runs they complete are created at once.
+messages on the queue ``asset_events_queue_arn`` names (infra/config.py), become asset events
+(``updraft.scheduling.asset_sources``), and the runs they complete are created at once.
 
 Settings: ``UPDRAFT_TABLE``, ``UPDRAFT_BUCKET`` (only objects in it count), ``UPDRAFT_ASSET_EVENTS_PREFIX``
 (default ``asset-events/``). Idempotent: a redelivered notification records nothing twice (event ids come from

@@ -35,8 +35,9 @@ from pynamodb.expressions.update import Action
 
 from updraft.model.records import TIKey
 from updraft.store import keys
+from updraft.store.asset_items import AssetItem, AssetModels, AssetQueueItem, asset_models
 from updraft.store.base import StoreBase
-from updraft.store.models import AssetItem, AssetQueueItem, ts
+from updraft.store.models import ts
 from updraft.store.writes import all_of, conditional, item_absent, item_present, update_quietly
 
 ASSETS_LIST_PK = "ASSETS"
@@ -171,12 +172,16 @@ class TriggerCursor:
 
 
 class AssetStore(StoreBase):
+    @property
+    def _assets(self) -> AssetModels:
+        return asset_models(self.config)
+
     # -- definitions ------------------------------------------------------------------------------------------
     def declare_asset(self, *, name: str, uri: str | None, group: str | None, extra: Mapping[str, Any] | None,
                       now: dt.datetime, consumer: str | None = None, producer: str | None = None) -> int:
         """Create or update the asset's definition (one idempotent update); returns its id. ``uri``, ``group``
         and ``extra`` left None keep what is stored (a reference by name knows only the name)."""
-        A = self.models.asset
+        A = self._assets.asset
         asset_id = asset_id_of(name)
         row = A(_asset_pk(asset_id), keys.META)
         actions: list[Action] = [A.kind.set("asset"), A.asset_id.set(asset_id), A.name.set(name), A.updated_at.set(now),
@@ -195,7 +200,7 @@ class AssetStore(StoreBase):
         return asset_id
 
     def declare_alias(self, *, name: str, group: str, now: dt.datetime, consumer: str | None = None) -> None:
-        A = self.models.asset
+        A = self._assets.asset
         row = A(_alias_pk(name), keys.META)
         actions: list[Action] = [A.kind.set("alias"), A.name.set(name), A.group.set(group), A.updated_at.set(now),
                    A.created_at.set(A.created_at | now), A.list_pk.set(ALIASES_LIST_PK), A.list_sk.set(name)]
@@ -204,26 +209,26 @@ class AssetStore(StoreBase):
         update_quietly(row, actions, None)
 
     def get_asset(self, asset_id: int) -> AssetRecord | None:
-        A = self.models.asset
+        A = self._assets.asset
         try:
             return _asset_record(A.get(_asset_pk(asset_id), keys.META, consistent_read=True))
         except A.DoesNotExist:
             return None
 
     def get_alias(self, name: str) -> AliasRecord | None:
-        A = self.models.asset
+        A = self._assets.asset
         try:
             return _alias_record(A.get(_alias_pk(name), keys.META, consistent_read=True))
         except A.DoesNotExist:
             return None
 
     def list_assets(self) -> list[AssetRecord]:
-        A = self.models.asset
+        A = self._assets.asset
         found = self._listed_keys(A.list_index, [ASSETS_LIST_PK])
         return sorted((_asset_record(i) for i in self._batch_get(A, found)), key=lambda a: a.name)
 
     def list_aliases(self) -> list[AliasRecord]:
-        A = self.models.asset
+        A = self._assets.asset
         found = self._listed_keys(A.list_index, [ALIASES_LIST_PK])
         return sorted((_alias_record(i) for i in self._batch_get(A, found)), key=lambda a: a.name)
 
@@ -231,13 +236,13 @@ class AssetStore(StoreBase):
     def put_outlet_events(self, key: TIKey, try_number: int, events: list[dict[str, Any]],
                           now: dt.datetime) -> None:
         """Keep what a try will emit, before its success is recorded (the first write for the try wins)."""
-        E = self.models.asset_event
+        E = self._assets.asset_event
         row = E(keys.run_pk(key.dag_id, key.run_id), _outlet_sk(key, try_number), timestamp=now,
                 data={"events": events})
         conditional(lambda: row.save(item_absent(E)))
 
     def get_outlet_events(self, key: TIKey, try_number: int) -> tuple[dt.datetime, list[dict[str, Any]]] | None:
-        E = self.models.asset_event
+        E = self._assets.asset_event
         try:
             row = E.get(keys.run_pk(key.dag_id, key.run_id), _outlet_sk(key, try_number), consistent_read=True)
         except E.DoesNotExist:
@@ -247,13 +252,13 @@ class AssetStore(StoreBase):
 
     def put_asset_event(self, event: AssetEvent) -> bool:
         """Record the event; False when it was recorded before (a retried emission)."""
-        E = self.models.asset_event
+        E = self._assets.asset_event
         row = E(_asset_pk(event.asset_id), _event_sk(event.event_id), event_id=event.event_id,
                 asset_id=event.asset_id, timestamp=event.timestamp, data=event.as_dict())
         return conditional(lambda: row.save(item_absent(E)))
 
     def get_asset_event(self, asset_id: int, event_id: int) -> AssetEvent | None:
-        E = self.models.asset_event
+        E = self._assets.asset_event
         try:
             row = E.get(_asset_pk(asset_id), _event_sk(event_id), consistent_read=True)
         except E.DoesNotExist:
@@ -262,7 +267,7 @@ class AssetStore(StoreBase):
 
     def list_asset_events(self, asset_id: int, *, limit: int | None = None) -> list[AssetEvent]:
         """The asset's events, oldest first (the newest ``limit`` of them when given)."""
-        E = self.models.asset_event
+        E = self._assets.asset_event
         items = E.query(_asset_pk(asset_id), E.sk.startswith(_EVENT), consistent_read=True,
                         scan_index_forward=limit is None, limit=limit)
         events = [AssetEvent.from_dict(i.data or {}) for i in items]
@@ -271,7 +276,7 @@ class AssetStore(StoreBase):
     # -- the queue --------------------------------------------------------------------------------------------
     def queue_event(self, dag_id: str, target: str, ref: str, *, asset_id: int | None, now: dt.datetime) -> None:
         """Add one event to what ``dag_id`` has queued for ``target`` (idempotent: the refs are a set)."""
-        Q = self.models.asset_queue
+        Q = self._assets.asset_queue
         row = Q(_queue_pk(dag_id), _TARGET + target)
         actions: list[Action] = [Q.dag_id.set(dag_id), Q.target.set(target), Q.created_at.set(now), Q.events.add({ref}),
                    Q.version.add(1), Q.list_pk.set(QUEUES_LIST_PK), Q.list_sk.set(f"{dag_id}#{target}")]
@@ -280,12 +285,12 @@ class AssetStore(StoreBase):
         update_quietly(row, actions, None)
 
     def dags_with_queued_events(self) -> list[str]:
-        Q = self.models.asset_queue
+        Q = self._assets.asset_queue
         return sorted({pk[len("ASSET_QUEUE#"):] for pk, _ in self._listed_keys(Q.list_index, [QUEUES_LIST_PK])})
 
     def read_queue(self, dag_id: str) -> tuple[TriggerCursor, list[QueuedTarget]]:
         """The DAG's cursor and queued targets in one strongly consistent query (the cursor is read first)."""
-        Q = self.models.asset_queue
+        Q = self._assets.asset_queue
         cursor = TriggerCursor()
         targets: list[QueuedTarget] = []
         for item in Q.query(_queue_pk(dag_id), consistent_read=True):
@@ -299,7 +304,7 @@ class AssetStore(StoreBase):
     def claim_batch(self, dag_id: str, *, expected: TriggerCursor, run_id: str, run_after: dt.datetime,
                     refs: Iterable[str]) -> TriggerCursor | None:
         """Claim the next batch (one conditional write on the cursor); None when another claim won."""
-        Q = self.models.asset_queue
+        Q = self._assets.asset_queue
         claimed = TriggerCursor(batch=expected.batch + 1, run_id=run_id, run_after=run_after,
                                 refs=frozenset(refs), done=False)
         # The claim lives in the cursor item's attributes: version = batch, events = refs, created_at = run_after,
@@ -311,7 +316,7 @@ class AssetStore(StoreBase):
 
     def finish_batch(self, dag_id: str, cursor: TriggerCursor, targets: Iterable[QueuedTarget]) -> None:
         """Remove the batch's refs from the queue (idempotent), then mark the cursor done."""
-        Q = self.models.asset_queue
+        Q = self._assets.asset_queue
         for target in targets:
             taken = set(target.events & cursor.refs)
             if not taken:
@@ -327,7 +332,7 @@ class AssetStore(StoreBase):
 
     def delete_queued(self, dag_id: str, target: str | None = None) -> int:
         """Drop what the DAG has queued (for one target, or all): the API's DELETE of queued events."""
-        Q = self.models.asset_queue
+        Q = self._assets.asset_queue
         _, targets = self.read_queue(dag_id)
         deleted = 0
         for queued in targets:
@@ -341,12 +346,12 @@ class AssetStore(StoreBase):
 
     # -- a run's triggering events ----------------------------------------------------------------------------
     def put_triggering_events(self, dag_id: str, run_id: str, events: list[AssetEvent]) -> None:
-        E = self.models.asset_event
+        E = self._assets.asset_event
         row = E(keys.dag_pk(dag_id), _trigger_sk(run_id), data={"events": [e.as_dict() for e in events]})
         conditional(lambda: row.save(item_absent(E)))
 
     def get_triggering_events(self, dag_id: str, run_id: str) -> list[AssetEvent]:
-        E = self.models.asset_event
+        E = self._assets.asset_event
         try:
             row = E.get(keys.dag_pk(dag_id), _trigger_sk(run_id), consistent_read=True)
         except E.DoesNotExist:

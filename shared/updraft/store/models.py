@@ -27,7 +27,6 @@ from pynamodb.attributes import (
     MapAttribute,
     NumberAttribute,
     UnicodeAttribute,
-    UnicodeSetAttribute,
 )
 from pynamodb.constants import STRING
 from pynamodb.indexes import (
@@ -328,48 +327,6 @@ class HeartbeatItem(Item):
     at = DateTimeAttribute()
 
 
-class AssetItem(Item):
-    """An asset or an asset alias (:mod:`updraft.store.assets`): its definition and who uses it."""
-
-    kind = UnicodeAttribute(default="asset")  # "asset" | "alias"
-    asset_id = NumberAttribute(null=True)
-    name = UnicodeAttribute()
-    uri = UnicodeAttribute(null=True)
-    group = UnicodeAttribute(default="asset")
-    extra = JSONAttribute(null=True)
-    created_at = DateTimeAttribute(null=True)
-    updated_at = DateTimeAttribute(null=True)
-    # DAGs scheduled on it, and "dag_id.task_id" of the tasks with it as an outlet (ADD/DELETE: concurrent-safe)
-    consumers = UnicodeSetAttribute(null=True)
-    producers = UnicodeSetAttribute(null=True)
-    list_pk = UnicodeAttribute(null=True)
-    list_sk = UnicodeAttribute(null=True)
-    list_index: ListIndex[AssetItem] = ListIndex()
-
-
-class AssetEventItem(Item):
-    """One asset event (Airflow's ``asset_event`` row), or a try's outlet events waiting for its success."""
-
-    event_id = NumberAttribute(null=True)
-    asset_id = NumberAttribute(null=True)
-    timestamp = DateTimeAttribute(null=True)
-    data = JSONAttribute(null=True)
-
-
-class AssetQueueItem(Item):
-    """An asset (or alias) with events a DAG has not yet been triggered by (Airflow's ``asset_dag_run_queue``)."""
-
-    dag_id = UnicodeAttribute()
-    target = UnicodeAttribute()  # "asset:<name>" | "alias:<name>"
-    asset_id = NumberAttribute(null=True)
-    created_at = DateTimeAttribute()
-    events = UnicodeSetAttribute(null=True)  # "<asset_id>#<event_id>" of the events queued
-    version = NumberAttribute(default=0)
-    list_pk = UnicodeAttribute(null=True)
-    list_sk = UnicodeAttribute(null=True)
-    list_index: ListIndex[AssetQueueItem] = ListIndex()
-
-
 @dataclass(frozen=True)
 class Models:
     """One config's model classes: each a subclass of the item type above, bound to that config's table."""
@@ -385,9 +342,6 @@ class Models:
     connection: type[ConnectionItem]
     event_log: type[EventLogItem]
     heartbeat: type[HeartbeatItem]
-    asset: type[AssetItem]
-    asset_event: type[AssetEventItem]
-    asset_queue: type[AssetQueueItem]
 
 
 def _bound(item_type: type[_M], config: StoreConfig) -> type[_M]:
@@ -402,9 +356,7 @@ def build_models(config: StoreConfig) -> Models:
                     run=_bound(RunItem, config), task_instance=_bound(TaskInstanceItem, config),
                     limit=_bound(LimitItem, config), file=_bound(FileItem, config), xcom=_bound(XComItem, config),
                     variable=_bound(VariableItem, config), connection=_bound(ConnectionItem, config),
-                    event_log=_bound(EventLogItem, config), heartbeat=_bound(HeartbeatItem, config),
-                    asset=_bound(AssetItem, config), asset_event=_bound(AssetEventItem, config),
-                    asset_queue=_bound(AssetQueueItem, config))
+                    event_log=_bound(EventLogItem, config), heartbeat=_bound(HeartbeatItem, config))
     _share_connection(config, models)
     return models
 
