@@ -27,7 +27,6 @@ OK = ("success", 1)
 @pytest.mark.parametrize("dag_id, state, tasks", [
     ("asset1_producer", "success", {"asset1_producer": OK}),
     ("asset_with_extra_by_yield", "success", {"asset_with_extra_by_yield": OK}),
-    ("asset_alias_example_alias_producer", "success", {"produce_asset_events_through_asset_alias": OK}),
     ("read_asset_event_from_classic", "failed", {"read_asset_event_from_classic": ("failed", 1)}),
 ])
 def test_airflow_asset_examples(dag_id, state, tasks):

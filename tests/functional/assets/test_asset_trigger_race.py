@@ -16,7 +16,7 @@ from updraft.scheduling.asset_triggers import create_asset_triggered_runs
 from updraft.scheduling.scheduler import Scheduler
 
 SCHEDULERS = 4
-EVENTS = 12
+EVENTS = 10
 
 
 def test_four_schedulers_make_one_run_per_batch(serialized_moto):
