@@ -77,6 +77,10 @@ class EnvironmentSettings:
     # get ses:SendEmail from it only. None: no email is sent (a task's alert logs why).
     email_sender: str | None = None
     secrets: SecretsSettings | None = None  # None: variables and connections from env vars and the table only
+    # S3 uploads under the bucket's asset-events/ prefix, and messages on the queue named here (an existing SQS
+    # queue's ARN; None: no queue), become asset events (updraft.scheduling.asset_sources), recorded by this Lambda.
+    asset_events: FunctionSettings = field(default_factory=lambda: FunctionSettings(512, 60))
+    asset_events_queue_arn: str | None = None
 
     def __post_init__(self) -> None:
         if self.iam_caller_role not in ("VIEWER", "USER", "OP", "ADMIN"):

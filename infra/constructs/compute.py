@@ -24,7 +24,7 @@ from infra.constructs.bundling import RUNTIME, lambda_code
 from infra.constructs.data import UpdraftData
 from infra.constructs.fargate import FargateWorkers
 from updraft.config import UpdraftConfig
-from updraft.resources import DAGS_PREFIX, ResourceNames
+from updraft.resources import ASSET_EVENTS_PREFIX, DAGS_PREFIX, ResourceNames
 
 RETENTION = {
     1: logs.RetentionDays.ONE_DAY, 3: logs.RetentionDays.THREE_DAYS, 7: logs.RetentionDays.ONE_WEEK,
@@ -104,6 +104,21 @@ class UpdraftFunctions(Construct):
                                           task_log_group=self.task_logs.log_group_name,
                                           kms_key=secrets_key).to_env())
 
+        # Asset events from outside: uploads under asset-events/, and messages on a queue the settings name.
+        self.asset_events = self._function("asset_events", names.asset_events_function, settings.asset_events,
+                                           dispatching.to_env(), retry_attempts=2)
+        if settings.asset_events_queue_arn:
+            queue = sqs.Queue.from_queue_arn(self, "AssetEventsQueue", settings.asset_events_queue_arn)
+            self.asset_events.add_event_source_mapping("AssetEventsQueueSource", event_source_arn=queue.queue_arn,
+                                                       batch_size=10)
+            queue.grant_consume_messages(self.asset_events)
+        # Through EventBridge: the bucket's own notifications are the parser's (one per prefix and event type).
+        bucket.enable_event_bridge_notification()
+        events.Rule(self, "AssetUploads", event_pattern=events.EventPattern(
+            source=["aws.s3"], detail_type=["Object Created"],
+            detail={"bucket": {"name": [bucket.bucket_name]}, "object": {"key": [{"prefix": ASSET_EVENTS_PREFIX}]}}),
+            targets=[targets.LambdaFunction(self.asset_events, retry_attempts=2)])
+
         # Triggers.
         for event in (s3.EventType.OBJECT_CREATED, s3.EventType.OBJECT_REMOVED):
             bucket.add_event_notification(event, s3n.LambdaDestination(self.parser),
@@ -130,6 +145,7 @@ class UpdraftFunctions(Construct):
             self.parser: [access.table_read_write(table), access.store_objects(bucket),
                           *access.read_dag_files(bucket)],
             self.scheduler: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],
+            self.asset_events: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],
             self.worker: [*access.worker_data_access(table, bucket, self.task_logs), *dispatch(), *email(),
                           access.invoke_scheduler(self, names.scheduler_function), *run_tasks()],
             self.api: [access.table_read_write(table), access.read_store_objects(bucket),

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 # The bucket's three prefixes, kept apart so that the parser (notified of ``dags/*.py`` only) never sees what the
 # store and the task logs write. UPDRAFT_DAGS_PREFIX may move the first; the other two are fixed.
 DAGS_PREFIX = "dags/"
+# Objects created under this prefix become asset events (updraft.scheduling.asset_sources).
+ASSET_EVENTS_PREFIX = "asset-events/"
 LOGS_PREFIX = "logs/"
 STORE_PREFIX = "store/"  # values too large for a DynamoDB item (serialized DAG versions, XComs)
 ECS_CONTAINER = "worker"  # the worker container in the Fargate task definition
@@ -65,6 +67,10 @@ class ResourceNames:
     @property
     def api_function(self) -> str:
         return f"{self.prefix}-api"
+
+    @property
+    def asset_events_function(self) -> str:
+        return f"{self.prefix}-asset-events"
 
     @property
     def worker_dlq(self) -> str:

@@ -176,14 +176,14 @@ def test_import_errors_alarm_watches_the_parsers_metric(synth) -> None:
 def test_every_function_and_the_state_machine_log_with_retention(synth) -> None:
     groups = of_type(synth.resources, "AWS::Logs::LogGroup")
     assert all(g["Properties"]["RetentionInDays"] == SETTINGS.log_retention_days for g in groups.values())
-    used = {_function(synth, name)["LoggingConfig"]["LogGroup"]["Ref"] for name in FUNCTIONS}
+    used = {_function(synth, name)["LoggingConfig"]["LogGroup"]["Ref"] for name in (*FUNCTIONS, "asset_events")}
     _, machine = _only(synth, "AWS::StepFunctions::StateMachine")
     used.add(machine["LoggingConfiguration"]["Destinations"][0]["CloudWatchLogsLogGroup"]["LogGroupArn"]
              ["Fn::GetAtt"][0])
     _, task = _only(synth, "AWS::ECS::TaskDefinition")
     used.add(task["ContainerDefinitions"][0]["LogConfiguration"]["Options"]["awslogs-group"]["Ref"])
     used.add(_env(synth, "worker")["UPDRAFT_TASK_LOG_GROUP"].strip("<>"))
-    assert used == set(groups)  # seven groups, each used: no function writes to an unmanaged group
+    assert used == set(groups)  # eight groups, each used: no function writes to an unmanaged group
 
 
 def test_task_logs_have_their_own_named_group_given_to_the_workers(synth) -> None:
@@ -294,9 +294,9 @@ def test_resource_inventory(synth) -> None:
         "AWS::Lambda::Function", "AWS::IAM::Role", "AWS::Logs::LogGroup", "AWS::CloudWatch::Alarm",
         "AWS::ECS::Cluster", "AWS::ECS::TaskDefinition", "AWS::StepFunctions::StateMachine",
         "AWS::ApiGateway::RestApi", "AWS::EC2::NatGateway")} == {
-        "AWS::Lambda::Function": 5,  # ours + CDK's bucket-notifications handler
-        "AWS::IAM::Role": 8,  # 4 functions, task, task execution, state machine, notifications handler
-        "AWS::Logs::LogGroup": 7,  # 4 functions, Fargate task, state machine, task logs
+        "AWS::Lambda::Function": 6,  # ours (5) + CDK's bucket-notifications handler
+        "AWS::IAM::Role": 9,  # 5 functions, task, task execution, state machine, notifications handler
+        "AWS::Logs::LogGroup": 8,  # 5 functions, Fargate task, state machine, task logs
         "AWS::CloudWatch::Alarm": 2, "AWS::ECS::Cluster": 1,
         "AWS::ECS::TaskDefinition": 1, "AWS::StepFunctions::StateMachine": 1, "AWS::ApiGateway::RestApi": 2,  # IAM, users
         "AWS::EC2::NatGateway": 0}

@@ -16,6 +16,8 @@ _LAZY = {
     "AssetAll": "updraft.sdk.assets",
     "AssetAny": "updraft.sdk.assets",
     "Metadata": "updraft.sdk.assets",
+    "AssetOrTimeSchedule": "updraft.timetables.assets",
+    "asset": "updraft.sdk.decorators.asset",
     "BaseOperator": "updraft.sdk.baseoperator",
     "chain": "updraft.sdk.baseoperator",
     "chain_linear": "updraft.sdk.baseoperator",

@@ -96,6 +96,7 @@ def cli(ctx: click.Context, parse_timeout: float, parse_memory_limit: int, parse
 
 
 def _register_commands() -> None:
+    from updraft.cli.assets import assets
     from updraft.cli.backfill import backfill
     from updraft.cli.connections import connections
     from updraft.cli.dags import dags
@@ -108,7 +109,7 @@ def _register_commands() -> None:
     from updraft.cli.tasks import tasks
     from updraft.cli.variables import variables
 
-    for command in (dags, runs, tasks, pools, backfill, local, variables, connections, env, login):
+    for command in (dags, runs, tasks, pools, backfill, local, variables, connections, env, login, assets):
         cli.add_command(command)
     register_run_changes()  # tasks clear|state, runs mark-success|mark-failed, dags state
 

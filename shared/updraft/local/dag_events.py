@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from updraft.resources import ResourceNames
+from updraft.resources import ASSET_EVENTS_PREFIX, ResourceNames
 
 PARSER_CONCURRENCY = 4
 
@@ -26,8 +26,10 @@ PARSER_CONCURRENCY = 4
 class DagEventPump:
     def __init__(self, *, services: Any, queue_url: str, names: ResourceNames,
                  parse: Callable[[dict[str, Any]], dict[str, Any]], say: Callable[[str], None],
-                 stop: threading.Event, unpause_new_dags: bool) -> None:
+                 stop: threading.Event, unpause_new_dags: bool,
+                 asset_events: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.services = services
+        self.asset_events = asset_events
         self.queue_url = queue_url
         self.names = names
         self.parse = parse
@@ -75,7 +77,9 @@ class DagEventPump:
     def _handle(self, message: dict[str, Any]) -> None:
         try:
             body = json.loads(message["Body"])
-            if "Records" in body:  # not the s3:TestEvent S3 sends when the notification is set up
+            if "Records" in body and self.asset_events is not None and _under_asset_prefix(body):
+                self._report_assets(self.asset_events(body))
+            elif "Records" in body:  # not the s3:TestEvent S3 sends when the notification is set up
                 self._report(self.parse(body))
             self.services.client("sqs").delete_message(QueueUrl=self.queue_url,
                                                        ReceiptHandle=message["ReceiptHandle"])
@@ -102,6 +106,14 @@ class DagEventPump:
         for key, error in result.get("failed", {}).items():
             self.say(f"[ERROR] {key} could not be handled: {error}")
 
+    def _report_assets(self, result: dict[str, Any]) -> None:
+        for line in result.get("recorded", []):
+            self.say(f"asset event {line}")
+        for run in result.get("runs_created", []):
+            self.say(f"asset-triggered run {run}")
+        for uri in result.get("unmatched", []):
+            self.say(f"[WARN] {uri} is under {ASSET_EVENTS_PREFIX} but no declared asset covers it")
+
     def _unpause_new(self, dag_ids: list[str]) -> None:
         """Unpause a DAG the first time this system sees it; one the user paused since stays paused."""
         from updraft.scheduling.dag_registration import set_paused
@@ -112,3 +124,11 @@ class DagEventPump:
                 self._seen_dags.add(dag_id)
             if new and set_paused(self.services.store, dag_id, False, now=dt.datetime.now(dt.UTC)):
                 self.say(f"unpaused {dag_id} (--unpause)")
+
+
+def _under_asset_prefix(body: dict[str, Any]) -> bool:
+    """An S3 notification of objects under the asset-events prefix (the bucket's second notification rule)."""
+    from urllib.parse import unquote_plus
+
+    keys = [unquote_plus(r.get("s3", {}).get("object", {}).get("key", "")) for r in body["Records"]]
+    return bool(keys) and all(k.startswith(ASSET_EVENTS_PREFIX) for k in keys)

@@ -22,6 +22,7 @@ class LocalHandlers:
         self._scheduler = importlib.import_module("functions.scheduler.handler")
         self._parser = importlib.import_module("functions.parser.handler")
         self._api = importlib.import_module("functions.api.handler")
+        self._asset_events = importlib.import_module("functions.asset_events.handler")
         # The parser handler runs in several threads at once (``dag_events``): its clients and store are built
         # here, once, since boto3 does not build clients safely from several threads.
         from updraft.services import shared_services
@@ -33,6 +34,9 @@ class LocalHandlers:
 
     def parse(self, event: dict[str, Any]) -> dict[str, Any]:
         return self._call(self._parser, self.names.parser_function, event)
+
+    def asset_events(self, event: dict[str, Any]) -> dict[str, Any]:
+        return self._call(self._asset_events, self.names.asset_events_function, event)
 
     def schedule(self, event: dict[str, Any]) -> Any:
         return self._call(self._scheduler, self.names.scheduler_function, event)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from updraft.config import UpdraftConfig
-from updraft.resources import DAGS_PREFIX, ResourceNames
+from updraft.resources import ASSET_EVENTS_PREFIX, DAGS_PREFIX, ResourceNames
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,11 @@ def notify_dag_events(resources: LocalResources, *, session: Any = None) -> None
     queue_arn = sqs.get_queue_attributes(QueueUrl=resources.dag_events_queue_url,
                                          AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     rules = {"Key": {"FilterRules": [{"Name": "prefix", "Value": DAGS_PREFIX}, {"Name": "suffix", "Value": ".py"}]}}
+    # Uploads under the asset-events prefix become asset events (the stack sends them to the asset-events Lambda).
+    asset_rules = {"Key": {"FilterRules": [{"Name": "prefix", "Value": ASSET_EVENTS_PREFIX}]}}
     session.client("s3", **kwargs).put_bucket_notification_configuration(
         Bucket=resources.names.bucket, NotificationConfiguration={
             "QueueConfigurations": [{"Id": "dag-files", "QueueArn": queue_arn, "Filter": rules,
-                                     "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]}]})
+                                     "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]},
+                                    {"Id": "asset-events", "QueueArn": queue_arn, "Filter": asset_rules,
+                                     "Events": ["s3:ObjectCreated:*"]}]})

@@ -139,7 +139,8 @@ class LocalSystem:
         self.handlers = LocalHandlers(self.names)
         self.dag_events = DagEventPump(services=self.services, queue_url=self.resources.dag_events_queue_url,
                                        names=self.names, parse=self.handlers.parse, say=self.say, stop=self._stop,
-                                       unpause_new_dags=opts.unpause_new_dags)
+                                       unpause_new_dags=opts.unpause_new_dags,
+                                       asset_events=self.handlers.asset_events)
         self.runs = RunWatcher(self.services.store, self.say)
         self.tries = InflightTries(store=self.services.store, say=self.say, runs=self.runs,
                                    stopping=lambda: self._stopping, nudge_run=self._call_scheduler_later)

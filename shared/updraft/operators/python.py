@@ -43,6 +43,7 @@ class PythonOperator(BaseOperator):
 
         context.update(self.op_kwargs, templates_dict=self.templates_dict)
         self.op_kwargs = determine_kwargs(self.python_callable, self.op_args, context)
+        self._outlet_events = context.get("outlet_events")
         return_value = self.execute_callable()
         if self.show_return_value_in_logs:
             self.log.info("Done. Returned value was: %s", return_value)
@@ -51,7 +52,10 @@ class PythonOperator(BaseOperator):
         return return_value
 
     def execute_callable(self) -> Any:
-        return self.python_callable(*self.op_args, **self.op_kwargs)
+        from updraft.sdk.assets import call_collecting_metadata
+
+        return call_collecting_metadata(self.python_callable, self.op_args, self.op_kwargs,
+                                        getattr(self, "_outlet_events", None))
 
 
 class BranchPythonOperator(PythonOperator):

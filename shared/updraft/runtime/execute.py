@@ -29,6 +29,7 @@ from typing import Any
 from updraft.executors.base import Dispatch
 from updraft.model.records import DagRun
 from updraft.model.states import TaskInstanceState
+from updraft.runtime.assets import install_asset_context, keep_outlet_events
 from updraft.runtime.context import RuntimeTaskInstance, build_context
 from updraft.runtime.cross_dag import CrossDag
 from updraft.runtime.loader import LocalDagLoader, find_task
@@ -266,6 +267,7 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
                              xcom_client=client, serialized_dag=serialized, hostname=hostname, start_date=now_fn())
     ti.cross_dag = CrossDag(store, now_fn=now_fn, nudge=nudge)
     context = build_context(ti=ti, task=task, dag=dag, run=run, store=store)
+    install_asset_context(context, store, task, run)
     skip: set[int] = set()
     if getattr(task, "is_mapped", False):
         context["expanded_ti_count"] = expand_lengths(task, context)
@@ -303,4 +305,5 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
         logging.getLogger("airflow.task").info("Map index rendered as %s", ti.rendered_map_index)
     xcom_length = push_result(task, result, client, maps_downstream=_maps_downstream(serialized, key.task_id),
                               is_mapped=key.map_index >= 0)
+    keep_outlet_events(store, key, dispatch.try_number, task, context, now_fn())
     return TryResult(TaskInstanceState.SUCCESS, xcom_length=xcom_length, skip_task_ids=sorted(ti.skip_task_ids))

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from updraft.executors.base import Dispatch
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.model.records import TaskInstance
+from updraft.model.states import TaskInstanceState
+from updraft.runtime.assets import emits_assets, publish_and_nudge
 from updraft.runtime.dag_callbacks import run_dag_callbacks
 from updraft.runtime.execute import run_try
 from updraft.runtime.loader import LocalDagLoader
@@ -52,6 +54,7 @@ def handle_dispatch(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader,
     started = start_try(store, key, dispatch.try_id, now=now_fn(), hostname=hostname, lease=lease)
     if not started:
         log.info("dispatch %s try %s is not runnable (duplicate or superseded)", key.label, dispatch.try_number)
+        _republish_assets(store, scheduler, dispatch, now_fn)
         return None
     run = store.get_run(key.dag_id, key.run_id)  # read once: the try runs it, its version decides the outcome
     with _Heartbeat(store, dispatch, now_fn, lease):
@@ -64,6 +67,8 @@ def handle_dispatch(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader,
                           started=started)
     if not finished:
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
+    elif result.state == TaskInstanceState.SUCCESS and emits_assets(dag.task_dict[key.task_id]):
+        publish_and_nudge(store, scheduler, key, dispatch.try_number, now_fn())
     if next_hop(dag, key.task_id, finished) is NextHop.RELEASE_THEN_HAND_OFF:
         _release(store, finished)
         if hand_off is not None and hand_off(key.dag_id, key.run_id):
@@ -78,6 +83,18 @@ def handle_dispatch(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader,
     if report.coalesced or report.full_limits & held:
         scheduler.schedule_run(key.dag_id, key.run_id)
     return result
+
+
+def _republish_assets(store: Store, scheduler: Scheduler, dispatch: Dispatch,
+                      now_fn: Callable[[], dt.datetime]) -> None:
+    """A redelivered dispatch of a try that succeeded: emit its outlet events again (idempotent), in case the
+    worker that ran it stopped between recording the success and emitting them."""
+    ti = store.get_ti(dispatch.key)
+    if ti is None or ti.try_id != dispatch.try_id or ti.state != TaskInstanceState.SUCCESS:
+        return
+    run = store.get_run(dispatch.key.dag_id, dispatch.key.run_id)
+    if run is not None and emits_assets(scheduler.dag(run.dag_id, run.dag_hash).task_dict.get(dispatch.key.task_id)):
+        publish_and_nudge(store, scheduler, dispatch.key, dispatch.try_number, now_fn())
 
 
 def run_callback_request(request: DagCallbackRequest | TaskCallbackRequest, *, store: Store, loader: LocalDagLoader,

@@ -17,6 +17,7 @@ from typing import Any
 
 from updraft.model.limits import dag_runs_limit, run_tasks_limit
 from updraft.model.parse_results import ImportErrorRecord, ParsedFile, dag_id_of
+from updraft.scheduling.asset_definitions import declare_dag_assets
 from updraft.scheduling.run_creation import next_run_info, time_restriction
 from updraft.serialization import dag_hash, deserialize_dag
 from updraft.serialization.model import SerializedDAG
@@ -185,6 +186,8 @@ def _register_dag(store: Store, document: dict[str, Any], dag_id: str, parsed: P
         if not version_written and (meta is None or meta.dag_hash != digest):
             store.put_version(dag_id, digest, document, now)
             version_written = True
+            if sdag is not None:
+                declare_dag_assets(store, sdag, now=now)
         error = sdag_error
         row_values = dict(values)
         if sdag is not None and (meta is None or meta.schedule_key != skey):

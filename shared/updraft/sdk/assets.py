@@ -7,6 +7,8 @@ what Updraft serializes.
 
 from __future__ import annotations
 
+import inspect
+import logging
 import os
 import urllib.parse
 import warnings
@@ -358,3 +360,25 @@ class Metadata:
 
     def __repr__(self) -> str:
         return f"Metadata(asset={self.asset!r}, extra={self.extra!r}, alias={self.alias!r})"
+
+
+def call_collecting_metadata(func: Callable[..., Any], args: Any, kwargs: Any, outlet_events: Any) -> Any:
+    """Call a task's function; a generator's yielded ``Metadata`` become its outlet events' extras (Airflow's
+    ``create_executable_runner``): the generator is exhausted here and its ``return`` value is the result."""
+    if not inspect.isgeneratorfunction(func):
+        return func(*args, **kwargs)
+    generator = func(*args, **kwargs)
+    while True:
+        try:
+            value = next(generator)
+        except StopIteration as stop:
+            return stop.value
+        if not isinstance(value, Metadata):
+            logging.getLogger("airflow.task").warning("Ignoring unknown data of %r received from task", type(value))
+            continue
+        if outlet_events is None:
+            continue
+        asset = Asset(name=value.asset[0], uri=value.asset[1])
+        outlet_events[asset].extra.update(value.extra)
+        if value.alias:
+            outlet_events[AssetAlias(name=value.alias)].add(asset, extra=value.extra)

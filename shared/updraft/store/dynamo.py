@@ -14,6 +14,7 @@ The access patterns and their costs are listed in :mod:`updraft.store`.
 
 from __future__ import annotations
 
+from updraft.store.assets import AssetStore
 from updraft.store.backfills import BackfillStore
 from updraft.store.connections import ConnectionStore
 from updraft.store.dag_deletion import DagDeletionStore
@@ -28,7 +29,7 @@ from updraft.store.variables import VariableStore
 from updraft.store.xcoms import XComStore
 
 
-class DynamoStore(DagStore, FileStore, RunStore, TaskInstanceStore, LimitStore, XComStore, VariableStore,
+class DynamoStore(AssetStore, DagStore, FileStore, RunStore, TaskInstanceStore, LimitStore, XComStore, VariableStore,
                   ConnectionStore, EventLogStore, HeartbeatStore, DagDeletionStore, BackfillStore):
     """The store on DynamoDB. Thread-safe: it keeps only caches of immutable facts (versions, limit items
     known to exist), so one instance serves every thread of a process."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from updraft.timetables.assets import AssetOrTimeSchedule
 from updraft.timetables.base import Timetable
 from updraft.timetables.events import EventsTimetable
 from updraft.timetables.interval import CronDataIntervalTimetable, DeltaDataIntervalTimetable
@@ -38,6 +39,7 @@ TYPE_KEY = "__type"
 VAR_KEY = "__var"
 
 BUILTIN_TIMETABLES: dict[str, type[Timetable]] = {
+    "airflow.timetables.assets.AssetOrTimeSchedule": AssetOrTimeSchedule,
     "airflow.timetables.simple.AssetTriggeredTimetable": AssetTriggeredTimetable,
     "airflow.timetables.simple.ContinuousTimetable": ContinuousTimetable,
     "airflow.timetables.interval.CronDataIntervalTimetable": CronDataIntervalTimetable,
@@ -60,7 +62,7 @@ def _aliases() -> dict[str, type[Timetable]]:
     aliases: dict[str, type[Timetable]] = {}
     for path, cls in BUILTIN_TIMETABLES.items():
         module = path.rsplit(".", 2)[-2]
-        if cls is AssetTriggeredTimetable:
+        if cls is AssetTriggeredTimetable or cls is AssetOrTimeSchedule:
             module = "assets"
         aliases[f"airflow.sdk.definitions.timetables.{module}.{cls.__name__}"] = cls
         aliases[f"{cls.__module__}.{cls.__qualname__}"] = cls

@@ -218,3 +218,28 @@ def test_clear_mark_and_delete_runs_and_task_instances(client, store):
     runs.delete_dag_run("etl", "c1")
     with pytest.raises(NotFoundException):
         runs.get_dag_run("etl", "c1")
+
+
+def test_assets_through_the_official_client(client, store):
+    from airflow_client.client.api.asset_api import AssetApi
+    from airflow_client.client.models.create_asset_events_body import CreateAssetEventsBody
+
+    from tests.functional.api.asset_helpers import seed_assets
+
+    seed_assets(store)
+    assets = AssetApi(client)
+    listed = assets.get_assets(name_pattern="raw")
+    assert listed.total_entries == 1 and listed.assets[0].uri == "s3://bucket/raw"
+    raw_id = listed.assets[0].id
+    assert assets.get_asset(raw_id).scheduled_dags[0].dag_id == "use_raw"
+    alias = assets.get_asset_aliases().asset_aliases[0]
+    assert assets.get_asset_alias(alias.id)["name"] == "al"  # the client types this response as a plain object
+    event = assets.create_asset_event(CreateAssetEventsBody(asset_id=raw_id, extra={"k": 1}))
+    assert event.asset_id == raw_id and event.extra["k"] == 1
+    assert [e.id for e in assets.get_asset_events(asset_id=raw_id).asset_events] == [event.id]
+    assert assets.get_dag_asset_queued_events("use_raw").queued_events[0].asset_id == raw_id
+    assert assets.get_asset_queued_events(raw_id).total_entries == 1
+    assert assets.get_dag_asset_queued_event("use_raw", raw_id).dag_id == "use_raw"
+    assets.delete_dag_asset_queued_event("use_raw", raw_id)
+    assert assets.get_dag_asset_queued_events("use_raw").total_entries == 0
+    assert assets.materialize_asset(raw_id).run_type == "asset_materialization"

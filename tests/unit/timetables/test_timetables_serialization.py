@@ -27,6 +27,7 @@ from updraft.timetables import (
     encode_timetable,
     next_dagruns,
 )
+from updraft.timetables.assets import AssetOrTimeSchedule
 from updraft.timetables.registry import BUILTIN_TIMETABLES
 
 
@@ -58,6 +59,7 @@ BUILTINS = [
     EventsTimetable([utc(2021, 3, 1), utc(2021, 1, 1, 12, 30, 0, 5)], restrict_to_events=True),
     EventsTimetable([pendulum.datetime(2021, 1, 1, tz="Europe/Berlin")], description="Kick-off"),
     MultipleCronTriggerTimetable("0 0 * * *", "0 12 * * 1-5", timezone="Asia/Kolkata"),
+    AssetOrTimeSchedule(timetable=CronTriggerTimetable("@daily", timezone="UTC"), assets=[FakeAsset("s3://b/a")]),
 ]
 
 
@@ -239,7 +241,7 @@ class TestCustomTimetables:
 
     def test_unknown_airflow_builtin_is_not_imported_by_name(self):
         with pytest.raises(TimetableNotRegistered):
-            decode_timetable({"__type": "airflow.timetables.assets.AssetOrTimeSchedule", "__var": {}})
+            decode_timetable({"__type": "airflow.timetables.assets.PartitionedAssetTimetable", "__var": {}})
 
     def test_malformed_payload(self):
         with pytest.raises(ValueError, match="not a serialized timetable"):

@@ -1,0 +1,72 @@
+"""The asset aggregate's items (:mod:`updraft.store.assets`), declared as :mod:`updraft.store.models` declares the
+others and bound to a config's table the same way, sharing that config's one pynamodb connection."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from pynamodb.attributes import JSONAttribute, NumberAttribute, UnicodeAttribute, UnicodeSetAttribute
+
+from updraft.store.config import StoreConfig
+from updraft.store.models import DateTimeAttribute, Item, ListIndex, _bound, build_models
+
+
+class AssetItem(Item):
+    """An asset or an asset alias (:mod:`updraft.store.assets`): its definition and who uses it."""
+
+    kind = UnicodeAttribute(default="asset")  # "asset" | "alias"
+    asset_id = NumberAttribute(null=True)
+    name = UnicodeAttribute()
+    uri = UnicodeAttribute(null=True)
+    group = UnicodeAttribute(default="asset")
+    extra = JSONAttribute(null=True)
+    created_at = DateTimeAttribute(null=True)
+    updated_at = DateTimeAttribute(null=True)
+    # DAGs scheduled on it, and "dag_id.task_id" of the tasks with it as an outlet (ADD/DELETE: concurrent-safe)
+    consumers = UnicodeSetAttribute(null=True)
+    producers = UnicodeSetAttribute(null=True)
+    list_pk = UnicodeAttribute(null=True)
+    list_sk = UnicodeAttribute(null=True)
+    list_index: ListIndex[AssetItem] = ListIndex()
+
+
+class AssetEventItem(Item):
+    """One asset event (Airflow's ``asset_event`` row), or a try's outlet events waiting for its success."""
+
+    event_id = NumberAttribute(null=True)
+    asset_id = NumberAttribute(null=True)
+    timestamp = DateTimeAttribute(null=True)
+    data = JSONAttribute(null=True)
+
+
+class AssetQueueItem(Item):
+    """An asset (or alias) with events a DAG has not yet been triggered by (Airflow's ``asset_dag_run_queue``)."""
+
+    dag_id = UnicodeAttribute()
+    target = UnicodeAttribute()  # "asset:<name>" | "alias:<name>"
+    asset_id = NumberAttribute(null=True)
+    created_at = DateTimeAttribute()
+    events = UnicodeSetAttribute(null=True)  # "<asset_id>#<event_id>" of the events queued
+    version = NumberAttribute(default=0)
+    list_pk = UnicodeAttribute(null=True)
+    list_sk = UnicodeAttribute(null=True)
+    list_index: ListIndex[AssetQueueItem] = ListIndex()
+
+
+@dataclass(frozen=True)
+class AssetModels:
+    asset: type[AssetItem]
+    asset_event: type[AssetEventItem]
+    asset_queue: type[AssetQueueItem]
+
+
+@functools.cache
+def asset_models(config: StoreConfig) -> AssetModels:
+    """The asset item classes on ``config``'s table (cached, as ``build_models``)."""
+    models = AssetModels(asset=_bound(AssetItem, config), asset_event=_bound(AssetEventItem, config),
+                         asset_queue=_bound(AssetQueueItem, config))
+    connection = build_models(config).dag_meta._connection
+    for model in (models.asset, models.asset_event, models.asset_queue):
+        model._connection = connection
+    return models
