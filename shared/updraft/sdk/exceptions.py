@@ -143,6 +143,11 @@ class TaskDeferralError(AirflowException):
     pass
 
 
+class TaskDeferralTimeout(AirflowException):
+    """A deferred task's trigger did not fire within the deferral's ``timeout`` (the try fails, and retries as
+    any failure does)."""
+
+
 class UnsupportedFeatureError(AirflowException, ImportError):
     """A DAG file used an Airflow feature Updraft does not implement.
 

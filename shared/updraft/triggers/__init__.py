@@ -1,0 +1,2 @@
+"""Airflow's triggers, and how Updraft runs them: a trigger is serialized (classpath + kwargs) when a task defers,
+and a Step Functions execution waits for it (``updraft.triggers.plan`` says how) instead of a triggerer process."""
