@@ -86,3 +86,26 @@ def _sfn_timestamp(value: dt.datetime | None) -> str:
     if value.microsecond:  # never wake before the moment: round up to the next second
         value = value.replace(microsecond=0) + dt.timedelta(seconds=1)
     return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclasses.dataclass(frozen=True)
+class ResumeRequest:
+    """The worker invoke a wait's end sends (``resume_payload``): resume this deferred try, fenced by its token."""
+
+    key: TIKey
+    try_number: int
+    try_id: str
+
+    @classmethod
+    def from_payload(cls, payload: object) -> ResumeRequest | None:
+        """The request ``payload`` is (None: it is not a resume); ValueError naming a bad field."""
+        if not isinstance(payload, dict) or payload.get("kind") != RESUME_EVENT:
+            return None
+        for name in ("dag_id", "run_id", "task_id", "try_id"):
+            if not isinstance(payload.get(name), str) or not payload[name]:
+                raise ValueError(f"resume payload field {name!r} must be a non-empty string")
+        for name in ("map_index", "try_number"):
+            if not isinstance(payload.get(name), int) or isinstance(payload.get(name), bool):
+                raise ValueError(f"resume payload field {name!r} must be an integer")
+        key = TIKey(payload["dag_id"], payload["run_id"], payload["task_id"], payload["map_index"])
+        return cls(key, payload["try_number"], payload["try_id"])

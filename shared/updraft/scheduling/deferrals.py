@@ -18,15 +18,25 @@ import logging
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from updraft.model.deferrals import TRIGGER_FAIL_REPR, TRIGGER_TIMEOUT, Deferral, execution_input, execution_name
+from updraft.model.deferrals import (
+    TRIGGER_FAIL_REPR,
+    TRIGGER_TIMEOUT,
+    Deferral,
+    execution_input,
+    execution_name,
+    resume_at,
+)
 from updraft.model.limits import pool_limit
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.scheduling.changes import TIChange
 from updraft.store.api import Store
 
 log = logging.getLogger(__name__)
 
 _RESUME_CLEARS = {"trigger": None, "lease_expires_at": None}
+# How long past its end a wait may go without its resume before the scheduler resumes the try itself.
+RESUME_GRACE = dt.timedelta(minutes=5)
 
 
 class Waits(Protocol):
@@ -85,16 +95,13 @@ def stop_waits(waits: Waits | None, tis: Iterable[TaskInstance]) -> None:
             log.warning("could not stop the wait of %s try %s", ti.key.label, ti.try_number, exc_info=True)
 
 
-def resume_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime) -> TaskInstanceState | None:
-    """The wait of the deferred try ``try_id`` ended: schedule it to resume (or to fail: timeout), or end it
-    (``end_from_trigger``). Returns the state written; None when the try is not that deferred try any more."""
-    ti = store.get_ti(key)
-    if ti is None or ti.state != TaskInstanceState.DEFERRED or ti.try_id != try_id:
-        return None
+def resume_change(ti: TaskInstance, *, now: dt.datetime) -> TIChange:
+    """What the end of deferred ``ti``'s wait writes (fenced by its try): scheduled to resume in next_method with
+    the event, scheduled to fail (a timeout: Airflow's ``__fail__``), or success (``end_from_trigger``)."""
     record = ti.trigger or {}
     if record.get("times_out"):
-        fields: dict[str, object] = {**_RESUME_CLEARS, "next_method": TRIGGER_FAIL_REPR,
-                                     "next_kwargs": {"error": TRIGGER_TIMEOUT}}
+        fields: dict[str, Any] = {**_RESUME_CLEARS, "next_method": TRIGGER_FAIL_REPR,
+                                  "next_kwargs": {"error": TRIGGER_TIMEOUT}}
         state = TaskInstanceState.SCHEDULED
     elif record.get("end_from_trigger"):
         fields = {**_RESUME_CLEARS, "next_method": None, "next_kwargs": None, "end_date": now, "held_limits": []}
@@ -103,13 +110,32 @@ def resume_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime) -> Ta
         fields = {**_RESUME_CLEARS, "next_method": ti.next_method,
                   "next_kwargs": {**(ti.next_kwargs or {}), "event": record.get("event")}}
         state = TaskInstanceState.SCHEDULED
-    if not store.apply_ti_change(key, expected=TaskInstanceState.DEFERRED, state=state, expected_try_id=try_id,
-                                 fields=fields):
+    return TIChange(ti.key, TaskInstanceState.DEFERRED, state, fields, expected_try_id=ti.try_id)
+
+
+def overdue_resume(ti: TaskInstance, now: dt.datetime) -> TIChange | None:
+    """The scheduler's backstop for a wait whose resume never came (its execution was never started, failed, or
+    was lost): once ``RESUME_GRACE`` past its end, the scheduler resumes the try itself."""
+    end = resume_at(ti)
+    if ti.state != TaskInstanceState.DEFERRED or end is None or end + RESUME_GRACE > now:
         return None
-    if state == TaskInstanceState.SUCCESS:
+    return resume_change(ti, now=now)
+
+
+def resume_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime) -> TaskInstanceState | None:
+    """The wait of the deferred try ``try_id`` ended: write ``resume_change``. Returns the state written; None
+    when the try is not that deferred try any more (a late or duplicate resume changes nothing)."""
+    ti = store.get_ti(key)
+    if ti is None or ti.state != TaskInstanceState.DEFERRED or ti.try_id != try_id:
+        return None
+    change = resume_change(ti, now=now)
+    if not store.apply_ti_change(key, expected=change.expected, state=change.state, expected_try_id=try_id,
+                                 fields=change.fields):
+        return None
+    if change.state == TaskInstanceState.SUCCESS:
         for limit_id in ti.held_limits:
             store.release_slots(limit_id, key.holder(ti.try_number))
-    return state
+    return change.state
 
 
 def is_resuming(ti: TaskInstance) -> bool:

@@ -131,7 +131,7 @@ class TaskDeferred(BaseException):
     It derives from BaseException, as in Airflow, so generic ``except Exception`` in task code does not swallow it.
     """
 
-    def __init__(self, *, trigger, method_name: str, kwargs: dict | None = None, timeout=None) -> None:
+    def __init__(self, *, trigger, method_name: str | None, kwargs: dict | None = None, timeout=None) -> None:
         super().__init__()
         self.trigger = trigger
         self.method_name = method_name

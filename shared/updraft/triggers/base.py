@@ -54,10 +54,10 @@ class BaseTrigger(abc.ABC):
     def run(self) -> AsyncIterator[TriggerEvent]:
         """Yield events (an async generator); Updraft does not call it for pure waits."""
 
-    async def cleanup(self) -> None:
+    async def cleanup(self) -> None:  # noqa: B027 (Airflow's optional hook: overriding it is optional)
         """Called when the trigger is no longer needed (kept for Airflow's interface)."""
 
-    async def on_kill(self) -> None:
+    async def on_kill(self) -> None:  # noqa: B027 (Airflow's optional hook)
         """Called when a user ends the deferred task (kept for Airflow's interface)."""
 
     @staticmethod

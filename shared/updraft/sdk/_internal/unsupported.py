@@ -66,7 +66,11 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.sdk.definitions.deadline": f"deadline alerts are {_NOT_YET}",
     "airflow.sdk.io": "ObjectStoragePath is not available; use boto3 for S3",
     "airflow.io": "ObjectStoragePath is not available; use boto3 for S3",
-    "airflow.triggers": "custom triggers are not supported; deferrable waits run on Step Functions",
+    "airflow.triggers": ("of airflow.triggers only base (BaseTrigger, TriggerEvent) and temporal (DateTimeTrigger, "
+                         "TimeDeltaTrigger) are available; deferrable waits run on Step Functions"),
+    "airflow.providers.standard.triggers": ("of the standard provider's triggers only temporal (DateTimeTrigger, "
+                                            "TimeDeltaTrigger) is available: polling triggers (file, external "
+                                            "task) need the check Lambda, which is not available yet"),
     "airflow.timetables.assets": f"asset-triggered schedules are {_NOT_YET}",
     "airflow.timetables.datasets": f"dataset-triggered schedules are {_NOT_YET}",
     "airflow.models.dagrun": _NO_METADATA_DB,
