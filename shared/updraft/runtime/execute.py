@@ -145,11 +145,14 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
     """
     key = dispatch.key
     state: dict[str, Any] = {}
+    point = resume_point(started)
     with capture(log_sink, key, dispatch.try_number) as buffer, try_cache():
+        if point is not None and log_sink is not None:  # a resumed try's log goes on from its deferral, as Airflow's
+            buffer.write(log_sink.read(key, dispatch.try_number) or "")
         try:
             prepare_secrets(store)
             result = _run(dispatch, store=store, loader=loader, now_fn=now_fn, hostname=hostname, state=state,
-                          run=run, point=resume_point(started))
+                          run=run, point=point)
             _callbacks(state, "on_success_callback")
             return result
         except AirflowSkipException as exc:

@@ -67,5 +67,5 @@ def _requeue(ti: TaskInstance, note: str) -> TIChange:
 def _fail(task: SerializedTask, ti: TaskInstance, now: dt.datetime, logical_date: dt.datetime | None,
           note: str) -> TIChange:
     state, fields = failure_outcome(task, ti, now, logical_date=logical_date)
-    fields.update(note=note, lease_expires_at=None, held_limits=[])
+    fields.update(note=note, lease_expires_at=None, held_limits=[], trigger=None, next_method=None, next_kwargs=None)
     return TIChange(ti.key, ti.state, state, fields, expected_try_id=ti.try_id)

@@ -89,7 +89,10 @@ def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, p
         size = DEFAULT_POOL_SLOTS
     if 0 <= size < ti.pool_slots:
         return blocked.pool_too_small(ti.pool, size, ti.pool_slots)
-    return limits_for(ti, task, dag, parallelism=parallelism, pool_slots_total=size)
+    needs = limits_for(ti, task, dag, parallelism=parallelism, pool_slots_total=size)
+    if is_resuming(ti):  # what it kept while deferred (its pool slot, include_deferred) it holds already
+        needs = [need for need in needs if need.limit_id not in ti.held_limits]
+    return needs
 
 
 def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
@@ -101,11 +104,11 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     """
     # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the slots
     # it kept while deferred (a pool with include_deferred): only the others are taken again.
+    # (``claim_needs`` left the kept ones out of ``needs``.)
     resuming = is_resuming(ti)
     try_number = ti.try_number if resuming else ti.try_number + 1
     holder = ti.key.holder(try_number)
-    kept = [need.limit_id for need in needs if resuming and need.limit_id in ti.held_limits]
-    needs = [need for need in needs if need.limit_id not in kept]
+    kept = list(ti.held_limits) if resuming else []
 
     def take(need: LimitNeed) -> bool:
         return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now)

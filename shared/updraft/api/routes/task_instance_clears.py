@@ -107,7 +107,7 @@ def post_clear_task_instances(call: Call) -> dict[str, Any]:
     current = {}
     for run, sdag, chosen in found:
         apply_resets(call.store, run, resets(sdag, chosen, note=body.get("note")), now=call.now(),
-                     reset_dag_runs=bool(body["reset_dag_runs"]))
+                     reset_dag_runs=bool(body["reset_dag_runs"]), waits=call.services.waits)
         current.update({ti.key: ti for ti in call.store.get_run_tis(dag_id, run.run_id)})
     nudge(call, dag_id, [run.run_id for run, _, _ in found])
     return _cleared(found, current)
