@@ -149,7 +149,9 @@ class Services:
         from updraft.scheduling.scheduler import Scheduler
 
         self.load_plugins()
-        return Scheduler(self.store, self.executor, self.config.scheduler_config())
+        scheduler = Scheduler(self.store, self.executor, self.config.scheduler_config())
+        scheduler.waits = self.waits
+        return scheduler
 
     @functools.cached_property
     def loader(self) -> S3DagLoader:

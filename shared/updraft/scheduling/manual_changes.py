@@ -72,11 +72,14 @@ def set_run_state(store: Store, run: DagRun, state: DagRunState, *, now: dt.date
     return changed
 
 
-def delete_run(store: Store, run: DagRun, tis: Iterable[TaskInstance], *, deletable: Iterable[DagRunState]) -> bool:
+def delete_run(store: Store, run: DagRun, tis: Iterable[TaskInstance], *, deletable: Iterable[DagRunState],
+               waits: Waits | None = None) -> bool:
     """Delete a run (only while in ``deletable``), then what its tries held and its partition (instances,
     recorded tries, XComs). False: the run was not (or no longer) deletable."""
     if not store.delete_run(run.dag_id, run.run_id, expected=deletable):
         return False
+    tis = list(tis)
+    stop_waits(waits, tis)
     for ti in tis:
         if ti.held_limits:
             release_try_limits(store, ti)

@@ -252,7 +252,7 @@ def delete_dag_run(call: Call) -> Reply:
         raise run_not_found(dag_id, run_id)
     deletable = [DagRunState(s) for s in MUTABLE_RUN_STATES]
     if run.state not in deletable or not delete_run(call.store, run, call.store.get_run_tis(dag_id, run_id),
-                                                    deletable=deletable):
+                                                    deletable=deletable, waits=call.services.waits):
         current = call.store.get_run(dag_id, run_id)
         if current is None:
             raise run_not_found(dag_id, run_id)
