@@ -12,7 +12,8 @@ from tests.functional.scheduling.harness import scheduler_for
 from updraft.executors.step_functions import StepFunctionsWaits
 from updraft.handler_events import worker_dispatch
 from updraft.local.step_functions import LocalStepFunctions
-from updraft.model.deferrals import ResumeRequest
+from updraft.model.deferrals import ResumeRequest, execution_name
+from updraft.model.records import TaskInstance
 from updraft.model.states import FINISHED_RUN_STATES
 from updraft.runtime.worker import handle_dispatch
 from updraft.triggers.state_machine import definition
@@ -30,6 +31,7 @@ class DeferralEnv(RuntimeEnv):
         self.engine = LocalStepFunctions(definition(WORKER), invoke=self._invoke, clock=self.clock)
         self.waits = StepFunctionsWaits(self.engine, self.engine.state_machine_arn)
         self.resumes = 0
+        self.dispatched = 0  # tries run by a worker (resumes not counted)
 
     def _invoke(self, function: str, payload: Any) -> None:
         assert function == WORKER
@@ -46,6 +48,7 @@ class DeferralEnv(RuntimeEnv):
                 return ran
             for item in items:
                 self.resumes += isinstance(item, ResumeRequest)
+                self.dispatched += not isinstance(item, ResumeRequest)
                 result = handle_dispatch(item, store=self.store, loader=self.loader, scheduler=self.scheduler,
                                          now_fn=self.clock, log_sink=self.logs, waits=self.waits)
                 ran += result is not None
@@ -62,8 +65,10 @@ class DeferralEnv(RuntimeEnv):
         run = self.store.get_run(dag_id, run_id)
         return run is not None and run.state in FINISHED_RUN_STATES
 
-    def executions(self) -> dict[str, str]:
-        return {e.name: e.status for e in self.engine.executions.values()}
+    def status_of(self, ti: TaskInstance) -> str | None:
+        """The status of the execution ``ti``'s current deferral started (None: none)."""
+        execution = self.engine.executions.get(execution_name(ti.key, ti.try_number, str(ti.try_id)))
+        return execution.status if execution is not None else None
 
 
 def at(clock_now: dt.datetime, **delta: float) -> dt.datetime:
