@@ -13,7 +13,6 @@ from moto import mock_aws
 from tests.functional.deferrals.defer_harness import DeferralEnv
 from tests.functional.runtime.rt_harness import HEADER
 from updraft.api.deferrals import trigger_response
-from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState as TI
 
 CASES = """
