@@ -136,9 +136,6 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     scheduler_config = SchedulerConfig(max_dagruns_to_create_per_loop=0, parallelism=workers)
     scheduler = Scheduler(store, ThreadExecutor(), scheduler_config, clock=utcnow)
 
-    engine, waits = _wait_engine(pool, lambda item: work(item), skip_waits=skip_waits, on_skip=on_skip)
-    scheduler.waits = waits
-
     def work(item: Any) -> None:
         try:
             handle_dispatch(item, store=store, loader=loader, scheduler=scheduler, now_fn=utcnow, log_sink=sink,
@@ -146,6 +143,8 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
         except BaseException as exc:  # surfaced by the main loop: a worker bug must not hang the test
             errors.append(exc)
 
+    engine, waits = _wait_engine(pool, work, skip_waits=skip_waits, on_skip=on_skip)
+    scheduler.waits = waits
     started = time.perf_counter()
     run = trigger_dag(store, dag_id, now=utcnow(), conf=conf, logical_date=logical_date)
     try:
