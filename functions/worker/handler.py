@@ -58,6 +58,7 @@ def run(event: Any) -> dict[str, Any]:
         from updraft.runtime.worker import handle_resume
 
         resumed = handle_resume(dispatch, store=svc.store, scheduler=svc.scheduler, now_fn=_now)
+        metrics.add_metric(name="TriesResumed" if resumed else "ResumesNotRunnable", unit=MetricUnit.Count, value=1)
         return {"status": "resumed" if resumed else "not_runnable", "task": dispatch.key.label,
                 "try_number": dispatch.try_number}
     from updraft.runtime.worker import handle_dispatch
