@@ -126,7 +126,7 @@ class Services:
             return None
         from updraft.executors.step_functions import StepFunctionsWaits
 
-        return StepFunctionsWaits(self.client("stepfunctions"), self.config.deferral_state_machine)
+        return StepFunctionsWaits(lambda: self.client("stepfunctions"), self.config.deferral_state_machine)
 
     @functools.cached_property
     def parse_options(self) -> ParseOptions:

@@ -7,7 +7,9 @@ ended or never started is ``ExecutionDoesNotExist`` (nothing to stop: fine).
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from typing import Any
 
 
@@ -21,9 +23,16 @@ def _error_code(exc: Exception) -> str:
 
 
 class StepFunctionsWaits:
-    def __init__(self, client: Any, state_machine_arn: str) -> None:
-        self.client = client
+    """``client`` is a boto3 Step Functions client, or a function making one on first use (a route that may end a
+    deferred try, such as a clear, builds the client only when there is a wait to stop)."""
+
+    def __init__(self, client: Any | Callable[[], Any], state_machine_arn: str) -> None:
+        self._client = client
         self.state_machine_arn = state_machine_arn
+
+    @functools.cached_property
+    def client(self) -> Any:
+        return self._client() if callable(self._client) else self._client
 
     def start(self, name: str, execution_input: dict[str, Any]) -> None:
         try:

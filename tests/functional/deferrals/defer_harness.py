@@ -30,6 +30,7 @@ class DeferralEnv(RuntimeEnv):
         self.invokes: list[Any] = []  # the engine's resume invokes, played by drain like the executor's
         self.engine = LocalStepFunctions(definition(WORKER), invoke=self._invoke, clock=self.clock)
         self.waits = StepFunctionsWaits(self.engine, self.engine.state_machine_arn)
+        self.scheduler.waits = self.waits  # a deferred try the scheduler ends (dagrun_timeout) has its wait stopped
         self.resumes = 0
         self.dispatched = 0  # tries run by a worker (resumes not counted)
 

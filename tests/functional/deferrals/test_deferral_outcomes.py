@@ -66,6 +66,9 @@ with DAG("refused", schedule=None, start_date=START):
 
 with DAG("lost", schedule=None, start_date=START):
     DateTimeSensorAsync(task_id="sensor", target_time=IN_AN_HOUR)
+
+with DAG("too_slow", schedule=None, start_date=START, dagrun_timeout=datetime.timedelta(minutes=30)):
+    DateTimeSensorAsync(task_id="sensor", target_time=IN_AN_HOUR)
 """
 
 
@@ -139,3 +142,14 @@ def test_a_wait_whose_resume_never_comes_is_resumed_by_the_scheduler(env):
     env.advance(minutes=5)  # RESUME_GRACE past its end: the scheduler resumes it
     assert env.states("lost", run.run_id) == {"sensor": "success"}
     assert env.ti("lost", run.run_id, "sensor").try_number == 1
+
+
+def test_a_dagrun_timeout_ends_the_deferred_try_and_stops_its_wait(env):
+    run = env.trigger("too_slow", logical_date=env.clock())
+    env.step()
+    deferred = env.ti("too_slow", run.run_id, "sensor")
+    assert env.status_of(deferred) == "RUNNING"
+    env.advance(minutes=31)
+    assert env.states("too_slow", run.run_id) == {"sensor": "skipped"}
+    assert env.store.get_run("too_slow", run.run_id).state.value == "failed"
+    assert env.status_of(deferred) == "ABORTED"
