@@ -68,10 +68,13 @@ def test_a_deferred_instance_shows_its_trigger_and_a_mark_stops_its_wait(api, st
     assert (after.state, after.trigger, after.next_method) == (TaskInstanceState.FAILED, None, None)
 
 
-def test_clearing_a_deferred_instance_stops_its_wait(api, store, machine):
+def test_clearing_a_deferred_instance_or_deleting_its_dag_stops_its_wait(api, store, machine):
     name, waits = _deferred(api, store, machine, "r2")
     cleared = api("POST", "/api/v2/dags/etl/clearTaskInstances",
                   body={"dry_run": False, "task_ids": ["extract"], "dag_run_id": "r2", "only_failed": False})
     assert cleared.status == 200, cleared.body
     assert _status(waits, name) == "ABORTED"
     assert store.get_ti(TIKey("etl", "r2", "extract")).next_method is None
+    other, _ = _deferred(api, store, machine, "r3")
+    assert api("DELETE", "/api/v2/dags/etl").status == 204  # a deleted DAG's deferred tries stop waiting
+    assert _status(waits, other) == "ABORTED"
