@@ -53,7 +53,8 @@ def _status(waits, name: str) -> str:
     return waits.client.describe_execution(executionArn=execution_arn(waits.state_machine_arn, name))["status"]
 
 
-def test_a_deferred_instance_shows_its_trigger_and_a_mark_stops_its_wait(api, store, machine):
+def test_a_deferred_instance_shows_its_trigger_and_a_mark_a_clear_or_a_deletion_stops_its_wait(api, store,
+                                                                                                 machine):
     name, waits = _deferred(api, store, machine, "r1")
     assert _status(waits, name) == "RUNNING"
     shown = api.get(f"{RUNS}/r1/taskInstances/extract").body
@@ -67,8 +68,7 @@ def test_a_deferred_instance_shows_its_trigger_and_a_mark_stops_its_wait(api, st
     after = store.get_ti(TIKey("etl", "r1", "extract"))
     assert (after.state, after.trigger, after.next_method) == (TaskInstanceState.FAILED, None, None)
 
-
-def test_clearing_a_deferred_instance_or_deleting_its_dag_stops_its_wait(api, store, machine):
+    # Clearing a deferred instance, or deleting its DAG, stops its wait too.
     name, waits = _deferred(api, store, machine, "r2")
     cleared = api("POST", "/api/v2/dags/etl/clearTaskInstances",
                   body={"dry_run": False, "task_ids": ["extract"], "dag_run_id": "r2", "only_failed": False})
