@@ -49,7 +49,8 @@ def _timeout(value: Any) -> dt.timedelta | None:
 def deferral_of(exc: TaskDeferred, *, task_id: str, now: dt.datetime) -> Deferral:
     """The record of a deferral; TaskDeferralError when Updraft cannot wait for that trigger."""
     trigger = exc.trigger
-    if not isinstance(trigger, BaseTrigger):
+    # Airflow's contract is serialize(): triggers that do not subclass BaseTrigger (the cross-DAG ones) qualify.
+    if not isinstance(trigger, BaseTrigger) and not callable(getattr(trigger, "serialize", None)):
         raise TaskDeferralError(f"task {task_id!r} deferred to {trigger!r}, which is not a BaseTrigger")
     classpath, kwargs = trigger.serialize()
     if not isinstance(trigger, DateTimeTrigger):
