@@ -32,6 +32,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from updraft.config import UpdraftConfig
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.handler_events import MalformedEvent, worker_dispatch
+from updraft.model.deferrals import ResumeRequest
 from updraft.services import shared_services as services
 
 logger = Logger(service="updraft-worker")
@@ -53,6 +54,13 @@ def run(event: Any) -> dict[str, Any]:
     svc = services()
     if isinstance(dispatch, DagCallbackRequest | TaskCallbackRequest):
         return _run_callbacks(dispatch, svc)
+    if isinstance(dispatch, ResumeRequest):  # a deferred try's wait ended (its Step Functions execution)
+        from updraft.runtime.worker import handle_resume
+
+        resumed = handle_resume(dispatch, store=svc.store, scheduler=svc.scheduler, now_fn=_now)
+        metrics.add_metric(name="TriesResumed" if resumed else "ResumesNotRunnable", unit=MetricUnit.Count, value=1)
+        return {"status": "resumed" if resumed else "not_runnable", "task": dispatch.key.label,
+                "try_number": dispatch.try_number}
     from updraft.runtime.worker import handle_dispatch
 
     key = dispatch.key
@@ -61,7 +69,8 @@ def run(event: Any) -> dict[str, Any]:
     failures_before = getattr(svc.scheduler.executor, "failures", 0)
     try:
         result = handle_dispatch(dispatch, store=svc.store, loader=svc.loader, scheduler=svc.scheduler,
-                                 now_fn=_now, log_sink=svc.log_sink, hand_off=svc.nudge_scheduler)
+                                 now_fn=_now, log_sink=svc.log_sink, hand_off=svc.nudge_scheduler,
+                                 waits=svc.waits)
     finally:
         logger.remove_keys(["dag_id", "run_id", "task_id", "map_index", "try_number"])
         # Downstream tries the mini scheduler claimed but could not hand over (they wait for the queued timeout).

@@ -95,6 +95,28 @@ def invoke_scheduler(scope: Construct, scheduler_function: str) -> iam.PolicySta
                                resources=[function_arn(scope, scheduler_function)])
 
 
+def state_machine_arn(scope: Construct, state_machine: str) -> str:
+    """The deferral state machine's ARN from its physical name (no reference: the worker's role may start it
+    although the machine's definition refers to the worker)."""
+    return Stack.of(scope).format_arn(service="states", resource="stateMachine", resource_name=state_machine,
+                                      arn_format=ArnFormat.COLON_RESOURCE_NAME)
+
+
+def start_deferrals(scope: Construct, state_machine: str) -> iam.PolicyStatement:
+    """A try that defers starts its wait: an execution of the deferral state machine (workers only)."""
+    return iam.PolicyStatement(sid="StartDeferrals", actions=["states:StartExecution"],
+                               resources=[state_machine_arn(scope, state_machine)])
+
+
+def stop_deferrals(scope: Construct, state_machine: str) -> iam.PolicyStatement:
+    """A clear, a mark, a deletion (the API) or a dagrun timeout (the scheduler) ends a deferred try: its wait
+    stops. Only this machine's executions."""
+    executions = Stack.of(scope).format_arn(service="states", resource="execution",
+                                            resource_name=f"{state_machine}:*",
+                                            arn_format=ArnFormat.COLON_RESOURCE_NAME)
+    return iam.PolicyStatement(sid="StopDeferrals", actions=["states:StopExecution"], resources=[executions])
+
+
 def send_email(scope: Construct, sender: str) -> iam.PolicyStatement:
     """Email alerts and ``send_email`` from tasks and DAG callbacks: ``ses:SendEmail`` only, from the environment's
     sender (the address's identity, or its domain's if that is the verified one), with that From address only."""

@@ -78,8 +78,10 @@ class UpdraftFunctions(Construct):
         # What dispatches tries (scheduler, worker's mini scheduler, Fargate task): both executors. The task
         # definition is named by its family so RunTask takes the latest revision a deploy registered. The task
         # log group goes with them: RunTask passes the dispatcher's environment to the Fargate worker.
+        deferrals = access.state_machine_arn(self, names.deferral_state_machine)
         dispatching = replace(
             base, worker_function=names.worker_function, scheduler_function=names.scheduler_function,
+            deferral_state_machine=deferrals,
             ecs_cluster=fargate.cluster.cluster_name,
             ecs_task_definition=names.ecs_task_family, ecs_container=names.ecs_container,
             ecs_subnets=tuple(fargate.subnet_ids), ecs_security_groups=tuple(fargate.security_group_ids),
@@ -101,6 +103,7 @@ class UpdraftFunctions(Construct):
         self.parser = self._function("parser", names.parser_function, settings.parser, base.to_env())
         self.api = self._function("api", names.api_function, settings.api,
                                   replace(base, scheduler_function=names.scheduler_function,
+                                          deferral_state_machine=deferrals,
                                           task_log_group=self.task_logs.log_group_name,
                                           kms_key=secrets_key).to_env())
 
@@ -136,6 +139,12 @@ class UpdraftFunctions(Construct):
             """Workers send alerts and DAG callbacks' email, from the configured sender only."""
             return [access.send_email(self, settings.email_sender)] if settings.email_sender else []
 
+        def defer() -> list[iam.PolicyStatement]:
+            """A try that defers starts its wait; the worker's mini scheduler may end a deferred try (a dagrun
+            timeout seen after a task finished) and stop its wait."""
+            return [access.start_deferrals(self, names.deferral_state_machine),
+                    access.stop_deferrals(self, names.deferral_state_machine)]
+
         def run_tasks() -> list[iam.PolicyStatement]:
             """What a try's code may read: the secrets key (the metastore) and the backend's prefixes."""
             backend = access.read_secrets_backend(self, secrets.backend, secrets.kwargs) if secrets else []
@@ -144,13 +153,15 @@ class UpdraftFunctions(Construct):
         grants: dict[lambda_.Function, list[iam.PolicyStatement]] = {
             self.parser: [access.table_read_write(table), access.store_objects(bucket),
                           *access.read_dag_files(bucket)],
-            self.scheduler: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],
+            self.scheduler: [access.table_read_write(table), access.store_objects(bucket), *dispatch(),
+                             access.stop_deferrals(self, names.deferral_state_machine)],
             self.asset_events: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],
             self.worker: [*access.worker_data_access(table, bucket, self.task_logs), *dispatch(), *email(),
-                          access.invoke_scheduler(self, names.scheduler_function), *run_tasks()],
+                          access.invoke_scheduler(self, names.scheduler_function), *run_tasks(), *defer()],
             self.api: [access.table_read_write(table), access.read_store_objects(bucket),
                        access.read_dag_source(bucket), access.read_task_logs(self.task_logs),
-                       access.invoke_scheduler(self, names.scheduler_function), access.secrets_key(data.secrets_key)],
+                       access.invoke_scheduler(self, names.scheduler_function), access.secrets_key(data.secrets_key),
+                       access.stop_deferrals(self, names.deferral_state_machine)],
         }
         for fn, statements in grants.items():
             for statement in statements:
@@ -161,7 +172,7 @@ class UpdraftFunctions(Construct):
         for name, value in replace(dispatching, region=Stack.of(self).region, kms_key=secrets_key).to_env().items():
             fargate.container.add_environment(name, value)
         for statement in (*access.worker_data_access(table, bucket, self.task_logs), *dispatch(), *email(),
-                          access.invoke_scheduler(self, names.scheduler_function), *run_tasks()):
+                          access.invoke_scheduler(self, names.scheduler_function), *run_tasks(), *defer()):
             fargate.task_definition.add_to_task_role_policy(statement)
 
         self._alarms(names)

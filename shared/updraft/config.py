@@ -15,6 +15,8 @@ Variables (all optional except where noted):
 ``UPDRAFT_DYNAMODB_ENDPOINT``   the store's DynamoDB endpoint when it differs (defaults to ``AWS_ENDPOINT_URL``)
 ``UPDRAFT_WORKER_FUNCTION``     the worker Lambda the scheduler invokes for ``executor="lambda"`` tasks
 ``UPDRAFT_SCHEDULER_FUNCTION``  the scheduler Lambda, invoked asynchronously to look at a new run at once
+``UPDRAFT_DEFERRAL_STATE_MACHINE`` the Step Functions state machine (ARN) deferred tries wait on (unset: a
+                               deferred try is resumed by the scheduler's backstop, late)
 ``UPDRAFT_LOCAL_COMPUTE``       local mode only: the socket where its Lambda invokes and ECS RunTasks go
 ``UPDRAFT_ECS_CLUSTER``         Fargate tasks: cluster, task definition, container name, subnets and
 ``UPDRAFT_ECS_TASK_DEFINITION`` security groups (comma-separated), and whether to assign a public IP
@@ -91,6 +93,7 @@ class UpdraftConfig:
     endpoint_url: str | None = None
     worker_function: str | None = None
     scheduler_function: str | None = None
+    deferral_state_machine: str | None = None
     local_compute: str | None = None
     ecs_cluster: str | None = None
     ecs_task_definition: str | None = None
@@ -127,6 +130,7 @@ class UpdraftConfig:
             endpoint_url=env.get("AWS_ENDPOINT_URL") or None,
             worker_function=env.get("UPDRAFT_WORKER_FUNCTION") or None,
             scheduler_function=env.get("UPDRAFT_SCHEDULER_FUNCTION") or None,
+            deferral_state_machine=env.get("UPDRAFT_DEFERRAL_STATE_MACHINE") or None,
             local_compute=env.get("UPDRAFT_LOCAL_COMPUTE") or None,
             ecs_cluster=env.get("UPDRAFT_ECS_CLUSTER") or None,
             ecs_task_definition=env.get("UPDRAFT_ECS_TASK_DEFINITION") or None,
@@ -159,6 +163,7 @@ class UpdraftConfig:
             "AWS_ENDPOINT_URL": self.endpoint_url,
             "UPDRAFT_WORKER_FUNCTION": self.worker_function,
             "UPDRAFT_SCHEDULER_FUNCTION": self.scheduler_function, "UPDRAFT_LOCAL_COMPUTE": self.local_compute,
+            "UPDRAFT_DEFERRAL_STATE_MACHINE": self.deferral_state_machine,
             "UPDRAFT_ECS_CLUSTER": self.ecs_cluster,
             "UPDRAFT_ECS_TASK_DEFINITION": self.ecs_task_definition, "UPDRAFT_ECS_CONTAINER": self.ecs_container,
             "UPDRAFT_ECS_SUBNETS": ",".join(self.ecs_subnets) or None,

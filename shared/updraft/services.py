@@ -30,11 +30,13 @@ if TYPE_CHECKING:
     from updraft.parsing.options import ParseOptions
     from updraft.runtime.loader import S3DagLoader
     from updraft.runtime.logs import LogSink
+    from updraft.scheduling.deferrals import Waits
     from updraft.scheduling.scheduler import Scheduler
     from updraft.store.dynamo import DynamoStore
 
 # The AWS services Updraft calls (the dev extra installs boto3's types for exactly these).
-AwsService = Literal["cognito-idp", "dynamodb", "ecs", "kms", "lambda", "logs", "s3", "secretsmanager", "sqs", "ssm"]
+AwsService = Literal["cognito-idp", "dynamodb", "ecs", "kms", "lambda", "logs", "s3", "secretsmanager", "sqs", "ssm",
+                     "stepfunctions"]
 
 
 class Services:
@@ -58,13 +60,13 @@ class Services:
     @overload
     def client(self, service: Literal["sqs"]) -> SQSClient: ...
     @overload
-    def client(self, service: Literal["kms", "secretsmanager", "ssm"]) -> Any: ...
+    def client(self, service: Literal["kms", "secretsmanager", "ssm", "stepfunctions"]) -> Any: ...
 
     def client(self, service: AwsService) -> Any:
-        """A boto3 client; in local mode, Lambda and ECS are local mode's own (moto cannot run code), which
-        answer the calls Updraft makes as boto3's do (so they are typed as boto3's clients)."""
+        """A boto3 client; in local mode, Lambda, ECS and Step Functions are local mode's own (moto cannot run
+        code), which answer the calls Updraft makes as boto3's do (so they are typed as boto3's clients)."""
         if service not in self._clients:
-            if self.config.local_compute and service in ("lambda", "ecs"):
+            if self.config.local_compute and service in ("lambda", "ecs", "stepfunctions"):
                 from updraft.local.compute import local_client
 
                 self._clients[service] = local_client(service, self.config.local_compute)
@@ -117,6 +119,16 @@ class Services:
         return RoutingExecutor(executors)
 
     @functools.cached_property
+    def waits(self) -> Waits | None:
+        """Where deferred tries wait: the deferral state machine's executions (None: none configured, and the
+        scheduler's backstop resumes deferred tries once their wait is overdue)."""
+        if not self.config.deferral_state_machine:
+            return None
+        from updraft.executors.step_functions import StepFunctionsWaits
+
+        return StepFunctionsWaits(lambda: self.client("stepfunctions"), self.config.deferral_state_machine)
+
+    @functools.cached_property
     def parse_options(self) -> ParseOptions:
         """How the parser runs a DAG file: the defaults (timeout, memory limit) plus the plugins folder."""
         from updraft.parsing.options import ParseOptions
@@ -137,7 +149,9 @@ class Services:
         from updraft.scheduling.scheduler import Scheduler
 
         self.load_plugins()
-        return Scheduler(self.store, self.executor, self.config.scheduler_config())
+        scheduler = Scheduler(self.store, self.executor, self.config.scheduler_config())
+        scheduler.waits = self.waits
+        return scheduler
 
     @functools.cached_property
     def loader(self) -> S3DagLoader:

@@ -33,16 +33,19 @@ STORE = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
 DAGS = {"s3:GetObject", "s3:ListBucket"}
 DISPATCH = {"lambda:InvokeFunction", "ecs:RunTask", "ecs:TagResource", "iam:PassRole"}
 SECRETS_KEY = {"kms:Encrypt", "kms:Decrypt"}  # variables and connections in the table (test_secrets_iam.py)
+# A deferring try starts its wait; whoever ends a deferred try (worker's mini scheduler, scheduler, API) stops it.
+DEFER = {"states:StartExecution", "states:StopExecution"}
+STOP_WAITS = {"states:StopExecution"}
 EXPECTED_FUNCTION_ACTIONS = {
     "parser": LOGS | TABLE | STORE | DAGS,
-    "scheduler": LOGS | TABLE | STORE | DISPATCH,
-    "worker": LOGS | TABLE | STORE | DAGS | DISPATCH | SECRETS_KEY | {"sqs:SendMessage", "sqs:GetQueueAttributes",
-                                                      "sqs:GetQueueUrl"},  # its on-failure destination
+    "scheduler": LOGS | TABLE | STORE | DISPATCH | STOP_WAITS,
+    "worker": LOGS | TABLE | STORE | DAGS | DISPATCH | SECRETS_KEY | DEFER | {
+        "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},  # its on-failure destination
     # (the worker's LOGS cover its own group and the task log group: test_only_the_workers_write_task_logs)
     # Its routes read and write the table (trigger, pause, pools), read store/ objects and task logs, nudge the
     # scheduler.
-    "api": LOGS | TABLE | SECRETS_KEY | {"s3:GetObject", "s3:GetObjectVersion", "logs:GetLogEvents",
-                                         "lambda:InvokeFunction"},
+    "api": LOGS | TABLE | SECRETS_KEY | STOP_WAITS | {"s3:GetObject", "s3:GetObjectVersion", "logs:GetLogEvents",
+                                                      "lambda:InvokeFunction"},
 }
 
 
@@ -108,7 +111,8 @@ def test_fargate_roles(synth) -> None:
     task_role, execution_role = task["TaskRoleArn"]["Fn::GetAtt"][0], task["ExecutionRoleArn"]["Fn::GetAtt"][0]
     # The task is a worker: the worker Lambda's data access (task logs included) and dispatching, minus its
     # Lambda-only grants. Its container's own output goes through the execution role's awslogs driver.
-    assert _actions(role_statements(synth.resources, task_role)) == TABLE | STORE | DAGS | DISPATCH | LOGS | SECRETS_KEY
+    assert _actions(role_statements(synth.resources, task_role)) == (TABLE | STORE | DAGS | DISPATCH | LOGS
+                                                                     | SECRETS_KEY | DEFER)
     assert _actions(role_statements(synth.resources, execution_role)) == LOGS | {
         "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage",
         "ecr:GetAuthorizationToken"}
@@ -184,9 +188,26 @@ def test_dispatching_is_scoped_to_the_worker_and_its_task(synth) -> None:
     assert all(invokes[role] == [scheduler_arn, worker_arn] for role in worker_roles)
 
 
-def test_nothing_may_start_deferrals_yet_and_the_machine_only_resumes_the_worker(synth) -> None:
+def test_only_workers_start_deferrals_on_the_one_machine_and_the_machine_only_resumes_the_worker(synth) -> None:
     roles = _all_roles(synth.resources)
-    assert not any(a.startswith("states:") for statements in roles.values() for a in _actions(statements))
+    task_role = _task_definition(synth.resources)["TaskRoleArn"]["Fn::GetAtt"][0]
+    machine_arn = "arn:aws:states:us-east-1:123456789012:stateMachine:updraft-dev-deferrals"
+    executions = "arn:aws:states:us-east-1:123456789012:execution:updraft-dev-deferrals:*"
+    starters, stoppers = set(), set()
+    for role, statements in roles.items():
+        for statement in statements:
+            actions = set(as_list(statement["Action"]))
+            if "states:StartExecution" in actions:
+                assert (actions, render(statement["Resource"])) == ({"states:StartExecution"}, machine_arn)
+                starters.add(role)
+            if "states:StopExecution" in actions:
+                assert (actions, render(statement["Resource"])) == ({"states:StopExecution"}, executions)
+                stoppers.add(role)
+            assert not actions & {"states:StartExecution", "states:StopExecution"} or actions <= DEFER
+    worker = function_role(synth.resources, "worker")
+    assert starters == {worker, task_role}
+    assert stoppers == {worker, task_role, function_role(synth.resources, "scheduler"),
+                        function_role(synth.resources, "api")}
     (machine,) = of_type(synth.resources, "AWS::StepFunctions::StateMachine").values()
     statements = roles[machine["Properties"]["RoleArn"]["Fn::GetAtt"][0]]
     (invoke,) = [s for s in statements if s["Action"] == "lambda:InvokeFunction"]

@@ -255,16 +255,21 @@ def test_worker_image_is_a_staged_directory_asset_built_only_at_deploy(synth) ->
 # -- deferrals and API -------------------------------------------------------------------------------------
 
 def test_deferral_state_machine_waits_then_resumes_the_worker(synth) -> None:
+    """The deployed definition is ``updraft.triggers.state_machine``'s (the one local mode's engine runs)."""
+    from updraft.triggers.state_machine import definition as updraft_definition
+
     _, machine = _only(synth, "AWS::StepFunctions::StateMachine")
     assert machine["StateMachineName"] == NAMES.deferral_state_machine
     assert machine["StateMachineType"] == "STANDARD"
+    worker = f"<{function_id(synth.resources, 'worker')}.Arn>"
     definition = json.loads(render(machine["DefinitionString"]))
-    wait = definition["States"][definition["StartAt"]]
+    assert definition == updraft_definition(worker)
+    choice = definition["States"][definition["StartAt"]]
+    wait = definition["States"][next(c["Next"] for c in choice["Choices"] if c["StringEquals"] == "wait")]
     assert wait["Type"] == "Wait" and wait["TimestampPath"] == "$.resume_at"
     resume = definition["States"][wait["Next"]]
     assert resume["Resource"] == "arn:aws:states:::lambda:invoke" and resume["End"]
-    assert resume["Parameters"] == {"FunctionName": f"<{function_id(synth.resources, 'worker')}.Arn>",
-                                    "Payload.$": "$.dispatch", "InvocationType": "Event"}
+    assert resume["Parameters"] == {"FunctionName": worker, "Payload.$": "$.resume", "InvocationType": "Event"}
     assert machine["LoggingConfiguration"]["Level"] == "ERROR"
 
 

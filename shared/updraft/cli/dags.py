@@ -249,11 +249,14 @@ def print_next_runs(infos: list[str | None]) -> None:
                    "before a worker can run it, so tries start in priority order.")
 @click.option("--log-folder", type=click.Path(file_okay=False), default=None,
               help="Where task logs go [default: a temporary folder].")
+@click.option("--skip-waits/--real-waits", default=True, show_default=True,
+              help="Deferred tasks' waits (deferrable sensors, triggers) end at once, each skip printed; "
+                   "--real-waits sits through them.")
 @output_option
 @_folder_options
 @click.pass_context
 def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | None, workers: int,
-         log_folder: str | None, output: str, dags_folder: str, plugins_folder: str | None) -> None:
+         log_folder: str | None, skip_waits: bool, output: str, dags_folder: str, plugins_folder: str | None) -> None:
     """Run one DAG run to the end on the embedded AWS (like `airflow dags test`).
 
     Exit code 0 when the run succeeded, 1 when it failed, 2 on a usage or import error.
@@ -281,9 +284,14 @@ def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | 
         if human:
             click.echo(change_line(label, state, try_number))
 
+    def on_skip(label: str, span: Any) -> None:
+        # Said even with --output json (on stderr): a test that skipped time must never look like one that waited.
+        click.echo(f"{label}: deferred; its wait of {span} skipped (--real-waits to sit through it)", err=not human)
+
     try:
         result = run_dag_test(dag_id, dags_folder=dags_folder, parse_options=options, logical_date=when,
-                              conf=conf_dict, workers=workers, log_folder=log_folder, on_change=on_change)
+                              conf=conf_dict, workers=workers, log_folder=log_folder, on_change=on_change,
+                              skip_waits=skip_waits, on_skip=on_skip)
     except (DagTestError, ParamValidationError) as err:  # a --conf the DAG's params reject is a usage error
         click.echo(f"Error: {err}", err=True)
         ctx.exit(2)

@@ -51,9 +51,13 @@ def get_pool(ctx: click.Context, name: str, output: str) -> None:
 @click.argument("name")
 @click.argument("slots", type=click.IntRange(min=-1))
 @click.argument("description", required=False)
+@click.option("--include-deferred/--exclude-deferred", default=None,
+              help="Whether deferred tasks keep their slot of the pool (Airflow's include_deferred) "
+                   "[default: unchanged; a new pool excludes them].")
 @output_option
 @click.pass_context
-def set_pool(ctx: click.Context, name: str, slots: int, description: str | None, output: str) -> None:
+def set_pool(ctx: click.Context, name: str, slots: int, description: str | None, include_deferred: bool | None,
+             output: str) -> None:
     """Create or resize pool NAME to SLOTS (-1: unlimited); tasks holding slots keep them.
 
     Without DESCRIPTION an existing pool keeps its own.
@@ -62,6 +66,8 @@ def set_pool(ctx: click.Context, name: str, slots: int, description: str | None,
     change: dict[str, Any] = {"slots": slots}
     if description is not None:
         change["description"] = description
+    if include_deferred is not None:
+        change["include_deferred"] = include_deferred
     try:
         pool = client.patch(path_of("pools", name), change)
     except ApiCallFailed as err:

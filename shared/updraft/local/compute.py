@@ -20,6 +20,7 @@ from typing import Any
 
 LAMBDA_INVOKE = "lambda.invoke"
 ECS_RUN_TASK = "ecs.run_task"
+STATES_CALL = "states.call"  # a Step Functions call, answered by local mode's engine (``local.step_functions``)
 
 
 class LocalComputeError(RuntimeError):
@@ -77,9 +78,33 @@ class LocalEcsClient:
                                    "task_id": f"{os.getpid()}-{next(self._ids)}"})
 
 
+class LocalStepFunctionsClient:
+    """``start_execution`` and ``stop_execution``, sent to local mode's engine; its refusals come back as the
+    botocore ``ClientError`` boto3 raises (``ExecutionAlreadyExists``...), so callers handle both alike."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    def _call(self, method: str, operation: str, request: dict[str, Any]) -> dict[str, Any]:
+        reply = call(self.address, {"op": STATES_CALL, "method": method, "request": request})
+        if "client_error" in reply:
+            from botocore.exceptions import ClientError
+
+            raise ClientError({"Error": reply["client_error"]}, operation)
+        return reply
+
+    def start_execution(self, **request: Any) -> dict[str, Any]:
+        return self._call("start_execution", "StartExecution", request)
+
+    def stop_execution(self, **request: Any) -> dict[str, Any]:
+        return self._call("stop_execution", "StopExecution", request)
+
+
 def local_client(service: str, address: str) -> Any:
     if service == "lambda":
         return LocalLambdaClient(address)
     if service == "ecs":
         return LocalEcsClient(address)
-    raise ValueError(f"local mode plays Lambda and ECS, not {service!r}")
+    if service == "stepfunctions":
+        return LocalStepFunctionsClient(address)
+    raise ValueError(f"local mode plays Lambda, ECS and Step Functions, not {service!r}")

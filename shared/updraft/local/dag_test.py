@@ -5,6 +5,10 @@ The DAG file is parsed in isolation exactly as the parser Lambda does it and sto
 and the scheduler drives it, dispatching tries to a thread pool that runs the same ``handle_dispatch`` the worker
 Lambda runs (so tasks may run concurrently). Pools the DAG names that do not exist are created large enough,
 because, like Airflow's ``dags test``, a local test should not wait for a pool it cannot have.
+
+Deferred tries wait on the deferral state machine's own ASL (``local.step_functions``). By default a test does not
+sit through them: each wait ends at once and ``on_skip(label, span)`` is told how much time was skipped (the CLI
+prints it); ``skip_waits=False`` waits in real time.
 """
 
 from __future__ import annotations
@@ -53,7 +57,9 @@ def _import_error_text(errors: list[ImportErrorRecord]) -> str:
 
 def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, logical_date: dt.datetime | None = None,
                  conf: dict[str, Any] | None = None, workers: int = 4, log_folder: str | None = None,
-                 timeout_s: float = 3600.0, on_change: Callable[[str, str, int], None] | None = None) -> DagTestResult:
+                 timeout_s: float = 3600.0, on_change: Callable[[str, str, int], None] | None = None,
+                 skip_waits: bool = True, on_skip: Callable[[str, dt.timedelta], None] | None = None
+                 ) -> DagTestResult:
     """Run one DAG run to its end; ``on_change(label, state, try_number)`` sees every task state change."""
     from updraft.local.embedded_aws import embedded_aws
     from updraft.parsing import ParseOptions, parse_dags_folder
@@ -72,12 +78,13 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
     with embedded_aws():
         return _run(owner, dag_id, dags_folder=parsed.dags_folder, logical_date=logical_date, conf=conf,
                     plugins_folder=plugins_folder, workers=workers, log_folder=log_folder, timeout_s=timeout_s,
-                    on_change=on_change)
+                    on_change=on_change, skip_waits=skip_waits, on_skip=on_skip)
 
 
 def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime | None, conf: dict | None,
          plugins_folder: str | None, workers: int, log_folder: str | None, timeout_s: float,
-         on_change: Callable[[str, str, int], None] | None) -> DagTestResult:
+         on_change: Callable[[str, str, int], None] | None, skip_waits: bool = True,
+         on_skip: Callable[[str, dt.timedelta], None] | None = None) -> DagTestResult:
     from updraft.executors.callback_requests import DagCallbackRequest
     from updraft.model.states import FINISHED_RUN_STATES
     from updraft.runtime.loader import LocalDagLoader
@@ -131,14 +138,18 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
 
     def work(item: Any) -> None:
         try:
-            handle_dispatch(item, store=store, loader=loader, scheduler=scheduler, now_fn=utcnow, log_sink=sink)
+            handle_dispatch(item, store=store, loader=loader, scheduler=scheduler, now_fn=utcnow, log_sink=sink,
+                            waits=waits)
         except BaseException as exc:  # surfaced by the main loop: a worker bug must not hang the test
             errors.append(exc)
 
+    engine, waits = _wait_engine(pool, work, skip_waits=skip_waits, on_skip=on_skip)
+    scheduler.waits = waits
     started = time.perf_counter()
     run = trigger_dag(store, dag_id, now=utcnow(), conf=conf, logical_date=logical_date)
     try:
         while True:
+            engine.run_due()
             scheduler.run_pass()
             current = store.get_run(dag_id, run.run_id)
             if current is None:
@@ -155,6 +166,30 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
         raise errors[0]
     return DagTestResult(dag_id, run.run_id, current.state.value, _task_table(store, dag, run),
                          wall_s=time.perf_counter() - started)
+
+
+def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[Any], None], *, skip_waits: bool,
+                 on_skip: Callable[[str, dt.timedelta], None] | None) -> tuple[Any, Any]:
+    """The deferral state machine on the local engine, its resumes handed to the worker threads."""
+    from updraft.executors.step_functions import StepFunctionsWaits
+    from updraft.handler_events import worker_dispatch
+    from updraft.local.step_functions import LocalStepFunctions
+    from updraft.model.records import TIKey
+    from updraft.scheduling.scheduler import utcnow
+    from updraft.triggers.state_machine import definition
+
+    def invoke(function: str, payload: Any) -> None:
+        pool.submit(work, worker_dispatch(payload))
+
+    def skipped(name: str, span: dt.timedelta) -> None:
+        if on_skip is not None:
+            resume = engine.executions[name].input.get("resume") or {}
+            on_skip(TIKey(resume.get("dag_id", ""), resume.get("run_id", ""), resume.get("task_id", "?"),
+                          resume.get("map_index", -1)).label, span)
+
+    engine = LocalStepFunctions(definition("dags-test-worker"), invoke=invoke, clock=utcnow, skip_waits=skip_waits,
+                                on_skip=skipped)
+    return engine, StepFunctionsWaits(engine, engine.state_machine_arn)
 
 
 class _ObservedStore(DynamoStore):

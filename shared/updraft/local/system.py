@@ -90,7 +90,7 @@ class LocalSystem:
 
     # == start ==================================================================================================
     def start(self) -> LocalSystem:
-        from updraft.local.compute import ECS_RUN_TASK, LAMBDA_INVOKE
+        from updraft.local.compute import ECS_RUN_TASK, LAMBDA_INVOKE, STATES_CALL
         from updraft.local.compute_server import ComputeServer
         from updraft.local.dag_events import DagEventPump
         from updraft.local.handlers import LocalHandlers
@@ -118,8 +118,11 @@ class LocalSystem:
         notify_dag_events(self.resources)
         self.user_pool = self._provision_users(users) if users else None
 
-        self.compute = ComputeServer({LAMBDA_INVOKE: self._on_invoke, ECS_RUN_TASK: self._on_run_task})
+        self.compute = ComputeServer({LAMBDA_INVOKE: self._on_invoke, ECS_RUN_TASK: self._on_run_task,
+                                      STATES_CALL: self._on_states_call})
+        self.deferrals = self._deferral_engine()
         self.config = self.resources.config(
+            deferral_state_machine=self.deferrals.state_machine_arn,
             scheduler_function=self.names.scheduler_function, local_compute=self.compute.address,
             ecs_subnets=("subnet-local",), ecs_security_groups=("sg-local",),
             tick_seconds=max(1, round(opts.tick_seconds)), parallelism=opts.claim_parallelism,
@@ -159,6 +162,7 @@ class LocalSystem:
         self._loop("dag-events", 0.2, self.dag_events.pump)
         self._loop("tick", opts.tick_seconds, self._tick)
         self._loop("runs", 0.5, self.runs.poll)
+        self._loop("deferrals", 0.5, self.deferrals.run_due)
         if self.state is not None:
             self._loop("snapshot", opts.snapshot_seconds, self.snapshot)
         from updraft.local.api_gateway import CognitoAuthorizer, LocalApiGateway
@@ -274,6 +278,31 @@ class LocalSystem:
             return {"error": "local mode is stopping"}
         self.tries.on_worker(payload, self.pool.submit(payload))
         return {"StatusCode": 202}
+
+    def _deferral_engine(self) -> Any:
+        """Step Functions as local mode plays it: the deferral state machine's own ASL on the local engine, its
+        resume invokes going to the worker pool like any other invoke."""
+        from updraft.local.step_functions import LocalStepFunctions
+        from updraft.triggers.state_machine import definition
+
+        def invoke(function: str, payload: Any) -> None:
+            reply = self._on_invoke({"function": function, "payload": payload})
+            if "error" in reply:
+                raise RuntimeError(reply["error"])
+
+        return LocalStepFunctions(definition(self.names.worker_function), invoke=invoke,
+                                  clock=lambda: dt.datetime.now(dt.UTC))
+
+    def _on_states_call(self, message: dict[str, Any]) -> dict[str, Any]:
+        from botocore.exceptions import ClientError
+
+        method = message.get("method")
+        if method not in ("start_execution", "stop_execution"):
+            return {"error": f"local mode's Step Functions does not play {method!r}"}
+        try:
+            return dict(getattr(self.deferrals, method)(**message["request"]))
+        except ClientError as exc:
+            return {"client_error": exc.response["Error"]}
 
     def _on_run_task(self, message: dict[str, Any]) -> dict[str, Any]:
         if self._stopping:

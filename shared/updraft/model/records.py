@@ -73,6 +73,11 @@ class TaskInstance:
     # The current try's rendered template fields, serialized and redacted by its worker (Airflow's
     # RenderedTaskInstanceFields); None: no try rendered any yet. The worker writes them with set_rendered_fields.
     rendered_fields: dict[str, Any] | None = None
+    # A deferred try's wait (``model.deferrals.Deferral.to_record``: Airflow's trigger and trigger_timeout) and
+    # where it resumes (Airflow's next_method / next_kwargs, JSON); kept while it is resumed, removed when it ends.
+    trigger: dict[str, Any] | None = None
+    next_method: str | None = None
+    next_kwargs: dict[str, Any] | None = None
 
     @property
     def key(self) -> TIKey:

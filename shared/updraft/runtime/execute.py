@@ -27,17 +27,18 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from updraft.executors.base import Dispatch
-from updraft.model.records import DagRun
+from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.assets import install_asset_context, keep_outlet_events
 from updraft.runtime.context import RuntimeTaskInstance, build_context
 from updraft.runtime.cross_dag import CrossDag
+from updraft.runtime.deferral import deferral_of, resume, resume_point, start_trigger
 from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.rendered_fields import record_rendered_fields
 from updraft.runtime.secrets import prepare_secrets
 from updraft.runtime.task_email import send_error_email, wants_email
-from updraft.runtime.xcom import XComClient, push_result
+from updraft.runtime.xcom import XComClient, XComSerializationError, push_result
 from updraft.scheduling.retries import will_retry
 from updraft.scheduling.try_lifecycle import TryResult
 from updraft.sdk._internal.backends import try_cache
@@ -47,6 +48,7 @@ from updraft.sdk.exceptions import (
     AirflowSensorTimeout,
     AirflowSkipException,
     AirflowTaskTimeout,
+    TaskDeferralError,
     TaskDeferred,
 )
 from updraft.sdk.execution import context_env_vars
@@ -131,7 +133,7 @@ def _maps_downstream(serialized_dag: SerializedDAG, task_id: str) -> bool:
 
 def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
             log_sink: LogSink | None = None, hostname: str | None = None, run: DagRun | None = None,
-            nudge: Callable[[str, str], Any] | None = None) -> TryResult:
+            nudge: Callable[[str, str], Any] | None = None, started: TaskInstance | None = None) -> TryResult:
     """Load, build, render and execute one try; never raises for anything the task does.
 
     The task's callbacks run as Airflow runs them, in the try and logged with it: ``on_execute_callback``
@@ -139,14 +141,20 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
     set ``on_retry_callback`` (the try will be retried) or ``on_failure_callback``, then the
     ``email_on_retry`` / ``email_on_failure`` alert (``task_email``). A failing callback is logged and changes
     nothing. ``nudge(dag_id, run_id)`` asks the scheduler to look at a run the task triggered.
+
+    ``started`` is the instance as its try started: a try resumed after a deferral runs its ``next_method``
+    (``runtime.deferral``) instead of ``execute``; a try that defers returns a ``deferred`` result.
     """
     key = dispatch.key
     state: dict[str, Any] = {}
+    point = resume_point(started)
     with capture(log_sink, key, dispatch.try_number) as buffer, try_cache():
+        if point is not None and log_sink is not None:  # a resumed try's log goes on from its deferral, as Airflow's
+            buffer.write(log_sink.read(key, dispatch.try_number) or "")
         try:
             prepare_secrets(store)
             result = _run(dispatch, store=store, loader=loader, now_fn=now_fn, hostname=hostname, state=state,
-                          run=run, nudge=nudge)
+                          run=run, nudge=nudge, point=point)
             _callbacks(state, "on_success_callback")
             return result
         except AirflowSkipException as exc:
@@ -165,13 +173,17 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
             return TryResult(TaskInstanceState.FAILED, note=redact_text(str(exc)), force_fail=force_fail,
                              retry_delay=delay)
         except TaskDeferred as exc:
-            # Deferral runs on Step Functions once the scheduler side exists; until then the try fails clearly
-            # instead of escaping and leaving the try running until its lease expires.
-            message = (f"Task deferred to trigger {type(exc.trigger).__name__}; deferral is not supported by this "
-                       "worker yet")
-            _log(buffer, message)
-            _failure_callbacks(state, RuntimeError(message), dispatch.try_number, force_fail=True)
-            return TryResult(TaskInstanceState.FAILED, force_fail=True, note=message)
+            try:
+                deferral = deferral_of(exc, task_id=key.task_id, now=now_fn())
+            except (TaskDeferralError, XComSerializationError) as refused:
+                # A wait Updraft cannot run fails now (no retry helps), instead of waiting forever.
+                _log(buffer, str(refused))
+                _failure_callbacks(state, refused, dispatch.try_number, force_fail=True)
+                return TryResult(TaskInstanceState.FAILED, force_fail=True, note=redact_text(str(refused))[:1000])
+            _log(buffer, f"Pausing task as DEFERRED. dag_id={key.dag_id}, task_id={key.task_id}, "
+                         f"run_id={key.run_id}; trigger {deferral.classpath} resumes it at "
+                         f"{deferral.resume_at.isoformat()}")
+            return TryResult(TaskInstanceState.DEFERRED, deferral=deferral)
         except (Exception, SystemExit) as exc:  # sys.exit() in task code is a failure, as in Airflow
             _log(buffer, traceback.format_exc())
             force_fail, delay = _policy_outcome(state, exc, dispatch.try_number)
@@ -245,7 +257,7 @@ def fresh_task(task: Any, dag: Any) -> Any:
 
 def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
          hostname: str | None, state: dict[str, Any], run: DagRun | None,
-         nudge: Callable[[str, str], Any] | None = None) -> TryResult:
+         point: tuple[str, dict[str, Any]] | None, nudge: Callable[[str, str], Any] | None = None) -> TryResult:
     from updraft.runtime.mapping import expand_lengths, unmap
     from updraft.runtime.templates import render_task
 
@@ -260,7 +272,7 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
     dag = loader.load_dag(key.dag_id, serialized.relative_fileloc, serialized.file_hash)
     task = find_task(dag, key.task_id)
     client = XComClient(store, key, now_fn)
-    if dispatch.try_number > 1:  # a new try starts without the XComs of the previous one, as in Airflow
+    if dispatch.try_number > 1 and point is None:  # a new try starts without the previous one's XComs, as Airflow
         store.clear_xcoms(key)
     ti = RuntimeTaskInstance(task=task, dag_id=key.dag_id, run_id=key.run_id, map_index=key.map_index,
                              try_number=dispatch.try_number, max_tries=task.retries,
@@ -289,8 +301,10 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
         if callable(getattr(task, "pre_execute", None)):
             task.pre_execute(context)
         _callbacks(state, "on_execute_callback")
+        if point is None and (starts_deferred := start_trigger(task)) is not None:
+            raise starts_deferred
         with execution_timeout(task.execution_timeout, task.task_id):
-            result = task.execute(context)
+            result = resume(task, point, context) if point is not None else task.execute(context)
         if getattr(task, "_post_execute_hook", None):
             task._post_execute_hook(context, result)
         if callable(getattr(task, "post_execute", None)):

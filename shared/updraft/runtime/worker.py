@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from updraft.executors.base import Dispatch
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
+from updraft.model.deferrals import ResumeRequest
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.assets import emits_assets, publish_and_nudge
@@ -26,6 +27,7 @@ from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LogSink
 from updraft.runtime.task_callbacks import run_task_callbacks
 from updraft.scheduling.claims import release_try_limits
+from updraft.scheduling.deferrals import Waits, resume_try, start_wait
 from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
 from updraft.store.api import Store
 
@@ -35,19 +37,24 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def handle_dispatch(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, scheduler: Scheduler,
-                    now_fn: Callable[[], dt.datetime],
+def handle_dispatch(dispatch: Dispatch | ResumeRequest, *, store: Store, loader: LocalDagLoader,
+                    scheduler: Scheduler, now_fn: Callable[[], dt.datetime],
                     log_sink: LogSink | None = None, hostname: str | None = None,
                     lease: dt.timedelta = DEFAULT_LEASE,
-                    hand_off: Callable[[str, str], bool] | None = None) -> TryResult | None:
+                    hand_off: Callable[[str, str], bool] | None = None,
+                    waits: Waits | None = None) -> TryResult | None:
     """Run ``dispatch`` once; None when it was not this worker's to run (duplicate or superseded).
 
     Afterwards the run is scheduled again at once, where ``next_hop`` says: here (the mini scheduler), or by
     ``hand_off(dag_id, run_id)``, which asks the scheduler function to look at the run (it returns False when
-    there is none, and the mini scheduler runs here after all).
+    there is none, and the mini scheduler runs here after all). A try that defers starts its wait on ``waits``
+    (``scheduling.deferrals``); a ``ResumeRequest`` (the wait ended) schedules the deferred try to resume.
     """
     if isinstance(dispatch, DagCallbackRequest | TaskCallbackRequest):  # callbacks, not a try: nothing to schedule
         run_callback_request(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
+        return None
+    if isinstance(dispatch, ResumeRequest):
+        handle_resume(dispatch, store=store, scheduler=scheduler, now_fn=now_fn)
         return None
     hostname = hostname or socket.gethostname()
     key = dispatch.key
@@ -59,7 +66,7 @@ def handle_dispatch(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader,
     run = store.get_run(key.dag_id, key.run_id)  # read once: the try runs it, its version decides the outcome
     with _Heartbeat(store, dispatch, now_fn, lease):
         result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink, hostname=hostname,
-                         run=run, nudge=hand_off)
+                         run=run, nudge=hand_off, started=started)
     if run is None:  # the try failed on it already; without its run there is nothing to record or schedule
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
     dag = scheduler.dag(run.dag_id, run.dag_hash)
@@ -69,6 +76,11 @@ def handle_dispatch(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader,
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
     elif result.state == TaskInstanceState.SUCCESS and emits_assets(dag.task_dict[key.task_id]):
         publish_and_nudge(store, scheduler, key, dispatch.try_number, now_fn())
+    if result.state == TaskInstanceState.DEFERRED:  # its slots are back already (all but a kept pool slot)
+        if finished:
+            _start_wait(waits, finished)
+        scheduler.schedule_run(key.dag_id, key.run_id)  # what waited for the freed slots goes now
+        return result
     if next_hop(dag, key.task_id, finished) is NextHop.RELEASE_THEN_HAND_OFF:
         _release(store, finished)
         if hand_off is not None and hand_off(key.dag_id, key.run_id):
@@ -95,6 +107,27 @@ def _republish_assets(store: Store, scheduler: Scheduler, dispatch: Dispatch,
     run = store.get_run(dispatch.key.dag_id, dispatch.key.run_id)
     if run is not None and emits_assets(scheduler.dag(run.dag_id, run.dag_hash).task_dict.get(dispatch.key.task_id)):
         publish_and_nudge(store, scheduler, dispatch.key, dispatch.try_number, now_fn())
+
+
+def handle_resume(request: ResumeRequest, *, store: Store, scheduler: Scheduler,
+                  now_fn: Callable[[], dt.datetime]) -> bool:
+    """A deferred try's wait ended: schedule it to resume (or end it), then schedule its run, which claims it as
+    any scheduled instance. False: a late or duplicate resume (the try was cleared, marked or already resumed)."""
+    state = resume_try(store, request.key, request.try_id, now=now_fn())
+    if state is None:
+        log.info("resume of %s try %s changes nothing (no longer that deferred try)", request.key.label,
+                 request.try_number)
+        return False
+    scheduler.schedule_run(request.key.dag_id, request.key.run_id)
+    return True
+
+
+def _start_wait(waits: Waits | None, deferred: TaskInstance) -> None:
+    if waits is None:  # the scheduler's backstop resumes it once its wait is overdue
+        log.warning("%s deferred but no wait engine is configured; the scheduler will resume it late",
+                    deferred.key.label)
+        return
+    start_wait(waits, deferred)
 
 
 def run_callback_request(request: DagCallbackRequest | TaskCallbackRequest, *, store: Store, loader: LocalDagLoader,

@@ -12,6 +12,8 @@
   waiting for a worker) goes back to ``scheduled`` at once, the same way, like Airflow's
   ``adopt_or_reset_orphaned_tasks`` resetting the queued tasks of an executor that went away. A queued try
   otherwise never carries a lease, so nothing else takes this path.
+- Deferred: a wait whose resume is overdue (its execution was lost) is resumed by the scheduler
+  (``deferrals.overdue_resume``).
 Every change is fenced by the try's ``try_id``, so a worker that reports after all loses cleanly.
 """
 
@@ -22,6 +24,7 @@ import datetime as dt
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.changes import TIChange
+from updraft.scheduling.deferrals import overdue_resume
 from updraft.scheduling.retries import failure_outcome
 from updraft.serialization.model import SerializedTask
 
@@ -47,18 +50,22 @@ def backstop_change(task: SerializedTask, ti: TaskInstance, now: dt.datetime, *,
         if ti.queued_at is not None and ti.queued_at + QUEUED_TIMEOUT < now:
             return _requeue(ti, f"queued for more than {int(QUEUED_TIMEOUT.total_seconds())} s without starting; "
                                 f"scheduled again")
+    elif ti.state == TaskInstanceState.DEFERRED:
+        return overdue_resume(ti, now)
     return None
 
 
 def _requeue(ti: TaskInstance, note: str) -> TIChange:
-    """Back to scheduled with the try number given back: the try never ran, so it must not spend a retry."""
+    """Back to scheduled with the try number given back: the try never ran, so it must not spend a retry (a try
+    resuming after a deferral kept its number when claimed, so it has none to give back)."""
+    try_number = ti.try_number if ti.next_method is not None else max(ti.try_number - 1, 0)
     return TIChange(ti.key, ti.state, TaskInstanceState.SCHEDULED, {
-        "try_number": max(ti.try_number - 1, 0), "try_id": None, "queued_at": None, "held_limits": [],
+        "try_number": try_number, "try_id": None, "queued_at": None, "held_limits": [],
         "hostname": None, "lease_expires_at": None, "note": note}, expected_try_id=ti.try_id)
 
 
 def _fail(task: SerializedTask, ti: TaskInstance, now: dt.datetime, logical_date: dt.datetime | None,
           note: str) -> TIChange:
     state, fields = failure_outcome(task, ti, now, logical_date=logical_date)
-    fields.update(note=note, lease_expires_at=None, held_limits=[])
+    fields.update(note=note, lease_expires_at=None, held_limits=[], trigger=None, next_method=None, next_kwargs=None)
     return TIChange(ti.key, ti.state, state, fields, expected_try_id=ti.try_id)

@@ -23,6 +23,7 @@ from updraft.model.limits import (
     DEFAULT_POOL_SLOTS,
     PARALLELISM_LIMIT,
     pool_limit,
+    pool_of,
     run_tasks_limit,
     task_limit,
     task_run_limit,
@@ -33,6 +34,7 @@ from updraft.scheduling import blocked
 from updraft.scheduling.blocked import BlockedReason
 from updraft.scheduling.clearing import as_recorded
 from updraft.scheduling.concurrent_writes import concurrently
+from updraft.scheduling.deferrals import is_resuming
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store
 
@@ -87,7 +89,10 @@ def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, p
         size = DEFAULT_POOL_SLOTS
     if 0 <= size < ti.pool_slots:
         return blocked.pool_too_small(ti.pool, size, ti.pool_slots)
-    return limits_for(ti, task, dag, parallelism=parallelism, pool_slots_total=size)
+    needs = limits_for(ti, task, dag, parallelism=parallelism, pool_slots_total=size)
+    if is_resuming(ti):  # what it kept while deferred (its pool slot, include_deferred) it holds already
+        needs = [need for need in needs if need.limit_id not in ti.held_limits]
+    return needs
 
 
 def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
@@ -97,8 +102,13 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
     the claim creates it as queued, on the condition that nobody created it meanwhile.
     """
-    try_number = ti.try_number + 1
+    # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the slots
+    # it kept while deferred (a pool with include_deferred): only the others are taken again.
+    # (``claim_needs`` left the kept ones out of ``needs``.)
+    resuming = is_resuming(ti)
+    try_number = ti.try_number if resuming else ti.try_number + 1
     holder = ti.key.holder(try_number)
+    kept = list(ti.held_limits) if resuming else []
 
     def take(need: LimitNeed) -> bool:
         return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now)
@@ -106,19 +116,20 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     # A named pool (small, the limit most often full) alone first, so a full pool costs one write; the default
     # pool (128 slots) with the rest, at once: one round trip for the whole claim.
     first: list[LimitNeed] = []
-    if needs[0].limit_id != pool_limit(DEFAULT_POOL):
+    if needs and needs[0].limit_id != pool_limit(DEFAULT_POOL) and pool_of(needs[0].limit_id) is not None:
         first = needs[:1]
         if not take(first[0]):
             return ClaimResult(refused=first[0].refusal, full=first[0])
     rest = needs[len(first):]
     results = concurrently([functools.partial(take, need) for need in rest])
     taken = [need.limit_id for need in first] + [need.limit_id for need, ok in zip(rest, results, strict=True) if ok]
+    held = kept + taken
     refused = [need for need, ok in zip(rest, results, strict=True) if not ok]
     if refused:
         _release(store, taken, holder)
         return ClaimResult(refused=refused[0].refusal, full=refused[0])
     try_id = uuid.uuid4().hex
-    fields = {"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": taken,
+    fields = {"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": held,
               "start_date": None, "end_date": None, "lease_expires_at": None, "note": None, "blocked_reason": None}
     if create_fields is not None:
         fields = {**create_fields, **fields}
@@ -127,7 +138,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     if not won:
         _release(store, taken, holder)
         return ClaimResult(lost=True)
-    if ti.try_number > 0:
+    if ti.try_number > 0 and not resuming:
         # A retry supersedes the try that failed: it is kept as the instance's history (the tries routes list
         # it). Written once per try number, so a clear that recorded it first keeps its record.
         store.record_try(as_recorded(ti))

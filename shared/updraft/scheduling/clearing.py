@@ -80,13 +80,14 @@ def to_clear(tis: Iterable[TaskInstance], selection: Selection, *, only_failed: 
 
 
 def reset_of(ti: TaskInstance, task: SerializedTask | None, *, note: str | None = None) -> Reset:
-    """The write that clears ``ti``: no state, no try id (see :meth:`Store.reset_ti`), nothing held, retries
-    extended as ``clear_task_instances`` does (for a task gone from the DAG: ``max(max_tries, try_number)``)."""
+    """The write that clears ``ti``: no state, no try id (see :meth:`Store.reset_ti`), nothing held, no deferral
+    to resume (Airflow clears next_method/next_kwargs), retries extended as ``clear_task_instances`` does (for
+    a task gone from the DAG: ``max(max_tries, try_number)``)."""
     retries = task.retries or 0 if task is not None else None
     max_tries = ti.try_number + retries if retries is not None else max(ti.max_tries or 0, ti.try_number)
     fields: dict[str, Any] = {"max_tries": max_tries, "queued_at": None, "next_retry_at": None,
                               "lease_expires_at": None, "held_limits": None, "xcom_length": None,
-                              "blocked_reason": None}
+                              "blocked_reason": None, "trigger": None, "next_method": None, "next_kwargs": None}
     if note is not None:
         fields["note"] = note
     return Reset(ti, fields)

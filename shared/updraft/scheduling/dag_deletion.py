@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from updraft.model.limits import dag_runs_limit
 from updraft.model.states import TaskInstanceState
+from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.store.api import Store
 
 
@@ -18,8 +19,9 @@ class DagStillRunning(Exception):
     """A task instance of the DAG is running: deleting its items under it would lose its result."""
 
 
-def delete_dag(store: Store, dag_id: str) -> bool:
-    """Delete ``dag_id``'s items; False when the DAG does not exist. Idempotent: a retry finishes the job."""
+def delete_dag(store: Store, dag_id: str, *, waits: Waits | None = None) -> bool:
+    """Delete ``dag_id``'s items; False when the DAG does not exist. Idempotent: a retry finishes the job. The
+    waits of its deferred tries are stopped (on ``waits``)."""
     if store.get_dag_meta(dag_id) is None:
         return False
     runs = store.list_runs(dag_id)
@@ -27,6 +29,7 @@ def delete_dag(store: Store, dag_id: str) -> bool:
     if any(ti.state == TaskInstanceState.RUNNING for tis in instances.values() for ti in tis):
         raise DagStillRunning(dag_id)
     for run in runs:
+        stop_waits(waits, instances[run.run_id])
         for ti in instances[run.run_id]:
             for limit_id in ti.held_limits:
                 store.release_slots(limit_id, ti.key.holder(ti.try_number))

@@ -19,15 +19,16 @@ from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceS
 from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.clearing import Reset, as_recorded, run_state_after_clear
+from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.store.api import Store
 
 _ALL_RUN_STATES = tuple(DagRunState)
 
 
 def apply_resets(store: Store, run: DagRun, resets: Iterable[Reset], *, now: dt.datetime,
-                 reset_dag_runs: bool = True) -> list[TaskInstance]:
-    """Clear each instance (its try recorded first), release what its try held, and requeue the run when it had
-    finished. Returns the instances cleared (as they were read)."""
+                 reset_dag_runs: bool = True, waits: Waits | None = None) -> list[TaskInstance]:
+    """Clear each instance (its try recorded first), release what its try held, stop the wait of a deferred one
+    (on ``waits``), and requeue the run when it had finished. Returns the instances cleared (as they were read)."""
     cleared = []
     for reset in resets:
         ti = reset.ti
@@ -38,16 +39,17 @@ def apply_resets(store: Store, run: DagRun, resets: Iterable[Reset], *, now: dt.
         if ti.state in SLOT_HOLDING_STATES | {TaskInstanceState.DEFERRED}:
             release_try_limits(store, ti)
         cleared.append(ti)
+    stop_waits(waits, cleared)
     new_state = run_state_after_clear(run.state, reset_dag_runs=reset_dag_runs)
     if cleared and new_state is not None:
         store.set_run_state(run.dag_id, run.run_id, expected=[run.state], state=new_state, now=now)
     return cleared
 
 
-def apply_marks(store: Store, changes: Iterable[TIChange], *, before: dict[object, TaskInstance]
-                ) -> list[TIChange]:
-    """Write each mark (fenced on the try read), releasing the slots of the tries it ended. ``before`` are the
-    instances as read, by key. Returns the marks that were applied."""
+def apply_marks(store: Store, changes: Iterable[TIChange], *, before: dict[object, TaskInstance],
+                waits: Waits | None = None) -> list[TIChange]:
+    """Write each mark (fenced on the try read), releasing the slots of the tries it ended and stopping the waits
+    of deferred ones (on ``waits``). ``before`` are the instances as read, by key. Returns the marks applied."""
     applied = []
     for change in changes:
         if not store.mark_ti(change.key, expected=change.expected, state=change.state,
@@ -57,6 +59,7 @@ def apply_marks(store: Store, changes: Iterable[TIChange], *, before: dict[objec
         if ti is not None and ti.state in SLOT_HOLDING_STATES | {TaskInstanceState.DEFERRED}:
             release_try_limits(store, ti)
         applied.append(change)
+    stop_waits(waits, [before[change.key] for change in applied if change.key in before])
     return applied
 
 
@@ -69,11 +72,14 @@ def set_run_state(store: Store, run: DagRun, state: DagRunState, *, now: dt.date
     return changed
 
 
-def delete_run(store: Store, run: DagRun, tis: Iterable[TaskInstance], *, deletable: Iterable[DagRunState]) -> bool:
+def delete_run(store: Store, run: DagRun, tis: Iterable[TaskInstance], *, deletable: Iterable[DagRunState],
+               waits: Waits | None = None) -> bool:
     """Delete a run (only while in ``deletable``), then what its tries held and its partition (instances,
     recorded tries, XComs). False: the run was not (or no longer) deletable."""
     if not store.delete_run(run.dag_id, run.run_id, expected=deletable):
         return False
+    tis = list(tis)
+    stop_waits(waits, tis)
     for ti in tis:
         if ti.held_limits:
             release_try_limits(store, ti)

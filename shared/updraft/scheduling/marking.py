@@ -28,6 +28,8 @@ FINISHED = frozenset({TI.SUCCESS, TI.FAILED, TI.SKIPPED, TI.UPSTREAM_FAILED, TI.
 
 def _change(ti: TaskInstance, state: TaskInstanceState, now: dt.datetime, note: str | None) -> TIChange:
     fields: dict[str, Any] = {"end_date": now, "start_date": ti.start_date or now, "next_retry_at": None}
+    if ti.next_method is not None or ti.trigger is not None:  # a mark ends a deferral (or its resumption)
+        fields.update(trigger=None, next_method=None, next_kwargs=None)
     if ti.state in SLOT_HOLDING_STATES | {TI.DEFERRED}:
         fields.update(lease_expires_at=None, held_limits=[])
     if note is not None:

@@ -20,12 +20,13 @@ from updraft.model.limits import (
     task_run_limit,
 )
 from updraft.model.records import DagRun, TIKey
-from updraft.model.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES
+from updraft.model.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, TaskInstanceState
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
 # A holder younger than this may belong to a claim still in progress; only older ones are reconciled.
 CLAIM_GRACE = dt.timedelta(seconds=60)
+KEPT_WHILE_DEFERRED = frozenset({TaskInstanceState.DEFERRED, TaskInstanceState.SCHEDULED})
 
 
 def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], SerializedDAG], *, now: dt.datetime,
@@ -66,7 +67,8 @@ def reconcile_run_slots(store: Store, dag_id: str, *, now: dt.datetime) -> None:
 def reconcile_limits(store: Store, limit_ids: list[str], *, now: dt.datetime, grace: dt.timedelta = CLAIM_GRACE) -> int:
     """Release holders whose task instance does not hold them (a crash mid-claim or mid-release).
 
-    A holder is legitimate while its try is queued or running and lists the limit; anything else older than
+    A holder is legitimate while its try is queued or running (or deferred, or scheduled to resume, holding a pool
+    slot it kept) and lists the limit; anything else older than
     ``grace`` is a leak. Returns how many slots holders were released.
     """
     released = 0
@@ -83,8 +85,9 @@ def reconcile_limits(store: Store, limit_ids: list[str], *, now: dt.datetime, gr
                 continue
             key, try_number = parsed
             ti = store.get_ti(key)
-            legit = (ti is not None and ti.state in SLOT_HOLDING_STATES and ti.try_number == try_number
-                     and limit_id in ti.held_limits)
+            # A deferred try (and its resumption until claimed) keeps its slot of a pool with include_deferred.
+            legit = (ti is not None and ti.state in SLOT_HOLDING_STATES | KEPT_WHILE_DEFERRED
+                     and ti.try_number == try_number and limit_id in ti.held_limits)
             if not legit and store.release_slots(limit_id, holder):
                 released += 1
     return released

@@ -31,6 +31,7 @@ from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.concurrent_writes import concurrently3
 from updraft.scheduling.dag_callbacks import callback_request, task_callback_request
 from updraft.scheduling.dag_versions import pinned_dag
+from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.scheduling.evaluation import evaluate_run
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.previous_run import previous_run_tis
@@ -61,6 +62,8 @@ class Scheduler:
         self.executor = executor
         self.config = config or SchedulerConfig()
         self.clock = clock
+        # Where deferred tries wait (Services sets it): a deferred try this scheduler ends has its wait stopped.
+        self.waits: Waits | None = None
         self.claims = ClaimPass(store, executor, self.dag, parallelism=self.config.parallelism)
         self._last_reconcile: dt.datetime | None = None
         self._lock = threading.Lock()
@@ -277,6 +280,11 @@ class Scheduler:
             if not applied:
                 all_applied = False
                 continue
+            if before is not None and before.state == TaskInstanceState.DEFERRED:
+                # A dagrun timeout, fail_fast or the overdue-resume backstop ended its wait here.
+                stop_waits(self.waits, [before])
+                if change.state != TaskInstanceState.SCHEDULED:  # resumed: it keeps what it kept
+                    release_try_limits(self.store, before)
             if before is not None and before.state in SLOT_HOLDING_STATES:
                 release_try_limits(self.store, before)
                 # A try failed here, not by its worker: its callbacks and email alert run on a worker instead.

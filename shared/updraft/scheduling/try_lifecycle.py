@@ -11,6 +11,7 @@ import datetime as dt
 import enum
 from dataclasses import dataclass, field
 
+from updraft.model.deferrals import Deferral
 from updraft.model.limits import DEFAULT_POOL, pool_of
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
@@ -31,6 +32,7 @@ class TryResult:
     xcom_length: int | None = None  # len(return_value) for mapping downstream, when it has one
     skip_task_ids: list[str] = field(default_factory=list)  # branch / short-circuit decisions
     note: str | None = None
+    deferral: Deferral | None = None  # state deferred: what the try waits for (``model.deferrals``)
 
 
 def start_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime, hostname: str | None = None,
@@ -57,8 +59,14 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     ti = started if started is not None and started.try_id == try_id else store.get_ti(key)
     if ti is None or ti.try_id != try_id or ti.state != TaskInstanceState.RUNNING:
         return None
+    if result.state == TaskInstanceState.DEFERRED and result.deferral is not None:
+        from updraft.scheduling.deferrals import defer_try
+
+        return defer_try(store, key, try_id, result.deferral, ti=ti, now=now)  # releases what it does not keep
     task = dag.task_dict[key.task_id]
-    fields: dict[str, object] = {"end_date": now, "lease_expires_at": None, "note": result.note}
+    # A try that ends ends its deferral too (Airflow clears next_method/next_kwargs when the task finishes).
+    fields: dict[str, object] = {"end_date": now, "lease_expires_at": None, "note": result.note,
+                                 "trigger": None, "next_method": None, "next_kwargs": None}
     state = result.state
     if state == TaskInstanceState.FAILED:
         state, extra = failure_outcome(task, ti, now, force_fail=result.force_fail, retry_delay=result.retry_delay)

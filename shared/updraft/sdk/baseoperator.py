@@ -16,7 +16,7 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from updraft import airflow_config
 from updraft.sdk import timezone
@@ -491,6 +491,28 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
 
     def execute(self, context: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement execute()")
+
+    def defer(self, *, trigger: Any, method_name: str | None, kwargs: dict[str, Any] | None = None,
+              timeout: timedelta | float | None = None) -> NoReturn:
+        """Suspend this try until ``trigger`` fires, then resume it in ``method_name(context, event=...,
+        **kwargs)`` (Airflow's ``defer``). The wait holds no worker: it runs on Step Functions."""
+        from updraft.sdk.exceptions import TaskDeferred
+
+        raise TaskDeferred(trigger=trigger, method_name=method_name, kwargs=kwargs, timeout=timeout)
+
+    def resume_execution(self, next_method: str, next_kwargs: dict[str, Any] | None, context: Any) -> Any:
+        """What a resumed try runs instead of ``execute`` (Airflow's entry point, and its ``__fail__`` signal
+        for a deferral that timed out or whose trigger failed)."""
+        from updraft.sdk.exceptions import TaskDeferralError, TaskDeferralTimeout
+        from updraft.triggers.base import TRIGGER_FAIL_REPR, TRIGGER_TIMEOUT
+
+        next_kwargs = next_kwargs or {}
+        if next_method == TRIGGER_FAIL_REPR:
+            error = next_kwargs.get("error", "Unknown")
+            if error == TRIGGER_TIMEOUT:
+                raise TaskDeferralTimeout(error)
+            raise TaskDeferralError(error)
+        return getattr(self, next_method)(context, **next_kwargs)
 
 
 def chain(*tasks: Any) -> None:

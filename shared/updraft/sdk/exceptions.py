@@ -137,7 +137,7 @@ class TaskDeferred(BaseException):
     It derives from BaseException, as in Airflow, so generic ``except Exception`` in task code does not swallow it.
     """
 
-    def __init__(self, *, trigger, method_name: str, kwargs: dict | None = None, timeout=None) -> None:
+    def __init__(self, *, trigger, method_name: str | None, kwargs: dict | None = None, timeout=None) -> None:
         super().__init__()
         self.trigger = trigger
         self.method_name = method_name
@@ -147,6 +147,11 @@ class TaskDeferred(BaseException):
 
 class TaskDeferralError(AirflowException):
     pass
+
+
+class TaskDeferralTimeout(AirflowException):
+    """A deferred task's trigger did not fire within the deferral's ``timeout`` (the try fails, and retries as
+    any failure does)."""
 
 
 class UnsupportedFeatureError(AirflowException, ImportError):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 from updraft.sensors.base import BaseSensorOperator
+from updraft.triggers.base import StartTriggerArgs
+from updraft.triggers.temporal import DateTimeTrigger
 
 
 def _target_time(value: Any) -> Any:
@@ -41,9 +44,21 @@ class DateTimeSensor(BaseSensorOperator):
 
 
 class DateTimeSensorAsync(DateTimeSensor):
-    """The deferrable DateTimeSensor: the wait runs as a Step Functions timer, never holding a worker."""
+    """The deferrable DateTimeSensor: the wait runs as a Step Functions timer, never holding a worker.
+
+    As Airflow's, it defers at once to a ``DateTimeTrigger`` at ``target_time`` (``end_from_trigger``: the task
+    ends as success when it fires, no worker resumes it). ``start_from_trigger=True`` defers before ``execute``
+    runs at all, with ``target_time`` rendered (``runtime.deferral.start_trigger``).
+    """
 
     deferrable: bool = True
+    start_trigger_args = StartTriggerArgs(
+        trigger_cls="airflow.providers.standard.triggers.temporal.DateTimeTrigger",
+        trigger_kwargs={"moment": "", "end_from_trigger": False},
+        next_method="execute_complete",
+        next_kwargs=None,
+        timeout=None,
+    )
     extra_serialized_fields: ClassVar[tuple[str, ...]] = (
         *DateTimeSensor.extra_serialized_fields,
         "start_from_trigger",
@@ -62,3 +77,15 @@ class DateTimeSensorAsync(DateTimeSensor):
         self.end_from_trigger = end_from_trigger
         self.start_from_trigger = start_from_trigger
         self.trigger_kwargs = trigger_kwargs
+        if start_from_trigger:
+            self.start_trigger_args = dataclasses.replace(
+                self.start_trigger_args,
+                trigger_kwargs={"target_time": self.target_time, "end_from_trigger": self.end_from_trigger})
+
+    def execute(self, context: Any) -> NoReturn:
+        self.defer(method_name="execute_complete",
+                   trigger=DateTimeTrigger(target_time=self.target_time, end_from_trigger=self.end_from_trigger))
+
+    def execute_complete(self, context: Any, event: Any = None) -> None:
+        """The trigger fired: the time has come."""
+        return None

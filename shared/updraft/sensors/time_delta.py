@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any, ClassVar
 
 from updraft.sensors.base import BaseSensorOperator
+from updraft.triggers.temporal import DateTimeTrigger, TimeDeltaTrigger
 
 
 def _require_timedelta(value: Any, name: str, operator: str) -> timedelta:
@@ -42,13 +43,41 @@ class TimeDeltaSensor(BaseSensorOperator):
         self.deferrable = deferrable
         self.end_from_trigger = end_from_trigger
 
-    def poke(self, context: Any) -> bool:
+    def _target(self, context: Any) -> Any:
         from updraft.sdk import timezone
 
         base = context.get("data_interval_end") or context["dag_run"].run_after
-        target = timezone.convert_to_utc(base + self.delta)
+        return timezone.convert_to_utc(base + self.delta)
+
+    def poke(self, context: Any) -> bool:
+        from updraft.sdk import timezone
+
+        target = self._target(context)
         self.log.info("Checking if the delta has elapsed; target time is %s", target)
         return timezone.utcnow() > target
+
+    def execute(self, context: Any) -> Any:
+        """Poke (``deferrable=False``), or, as Airflow's, succeed at once if the target time has passed and
+        else defer to a ``DateTimeTrigger`` at it, with the sensor's ``timeout``."""
+        from updraft.sdk import timezone
+        from updraft.sdk.exceptions import AirflowSkipException
+
+        if not self.deferrable:
+            return super().execute(context)
+        target = self._target(context)
+        if timezone.utcnow() > target:
+            return True
+        try:
+            trigger = DateTimeTrigger(moment=target, end_from_trigger=self.end_from_trigger)
+        except (TypeError, ValueError) as exc:
+            if self.soft_fail:
+                raise AirflowSkipException("Skipping due to soft_fail is set to True.") from exc
+            raise
+        self.defer(trigger=trigger, method_name="execute_complete", timeout=self.timeout)
+
+    def execute_complete(self, context: Any, event: Any = None) -> None:
+        """The trigger fired: the delta has elapsed."""
+        return None
 
 
 class TimeDeltaSensorAsync(TimeDeltaSensor):
@@ -80,7 +109,14 @@ class WaitSensor(BaseSensorOperator):
         self.time_to_wait = _require_timedelta(time_to_wait, "time_to_wait", type(self).__name__)
 
     def execute(self, context: Any) -> None:
-        """Not deferred (that is the scheduler's job): the worker sleeps ``time_to_wait``."""
+        """``deferrable=True``: a ``TimeDeltaTrigger`` that ends the task when it fires (Airflow's); else the worker
+        sleeps ``time_to_wait``."""
         import time
 
+        if self.deferrable:
+            self.defer(trigger=TimeDeltaTrigger(self.time_to_wait, end_from_trigger=True),
+                       method_name="execute_complete")
         time.sleep(self.time_to_wait.total_seconds())
+
+    def execute_complete(self, context: Any, event: Any = None) -> None:
+        return None

@@ -33,6 +33,8 @@ class Pool:
     slots: int
     description: str = ""
     occupied: int = 0
+    # Airflow's include_deferred: a deferred task keeps its slot of this pool while it waits.
+    include_deferred: bool = False
 
 
 @dataclass
@@ -221,7 +223,9 @@ class Store(Protocol):
 
     def list_pools(self) -> list[Pool]: ...
 
-    def set_pool(self, name: str, slots: int, description: str = "") -> Pool: ...
+    def set_pool(self, name: str, slots: int, description: str = "", include_deferred: bool | None = None
+                 ) -> Pool:
+        """Create or resize a pool (``include_deferred`` None: unchanged, False for a new pool)."""
 
     def delete_pool(self, name: str) -> bool:
         """Delete a pool; default_pool cannot be deleted (raises)."""

@@ -53,7 +53,8 @@ def _holders(item: LimitItem) -> dict[str, dict[str, Any]]:
 def _pool_from_item(item: LimitItem) -> Pool:
     holders = _holders(item)
     return Pool(name=item.pool_name, slots=int(item.limit), description=item.description or "",
-                occupied=sum(int(v["slots"]) for v in holders.values()))
+                occupied=sum(int(v["slots"]) for v in holders.values()),
+                include_deferred=bool(item.include_deferred))
 
 
 class LimitStore(StoreBase):
@@ -131,8 +132,8 @@ class LimitStore(StoreBase):
             taken_at={h: parse_ts(v["at"]) for h, v in holders.items() if v.get("at")},
         )
 
-    def _resize(self, limit_id: str, limit: int, *, create: bool,
-                description: str | None = None) -> LimitItem | None:
+    def _resize(self, limit_id: str, limit: int, *, create: bool, description: str | None = None,
+                include_deferred: bool | None = None) -> LimitItem | None:
         """Set the limit to ``limit``, moving ``available`` by the same delta so holders keep their slots.
 
         Conditional on the limit read, so two resizes cannot both apply their delta to one old value.
@@ -146,6 +147,8 @@ class LimitStore(StoreBase):
                     return None
                 pool = pool_of(limit_id)
                 new = self._new_limit(limit_id, limit, pool=pool, description=description or "")
+                if pool is not None and include_deferred:
+                    new.include_deferred = True
                 if conditional(functools.partial(new.save, condition=item_absent(L))):
                     return new
                 continue
@@ -154,6 +157,8 @@ class LimitStore(StoreBase):
                 actions += [L.limit.set(limit), L.available.set(L.available + (limit - int(item.limit)))]
             if description is not None and item.description != description:
                 actions.append(L.description.set(description))
+            if include_deferred is not None and bool(item.include_deferred) != include_deferred:
+                actions.append(L.include_deferred.set(include_deferred))
             if not actions:
                 return item
             row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
@@ -184,10 +189,12 @@ class LimitStore(StoreBase):
                 pools[DEFAULT_POOL] = default
         return [pools[n] for n in sorted(pools)]
 
-    def set_pool(self, name: str, slots: int, description: str = "") -> Pool:
+    def set_pool(self, name: str, slots: int, description: str = "", include_deferred: bool | None = None
+                 ) -> Pool:
         if slots < -1:
             raise ValueError("pool slots must be >= 0, or -1 for unlimited")
-        item = self._resize(pool_limit(name), slots, create=True, description=description)
+        item = self._resize(pool_limit(name), slots, create=True, description=description,
+                            include_deferred=include_deferred)
         if item is None:
             raise StoreError(f"pool {name}: too much contention to resize it")
         with self._lock:

@@ -235,6 +235,10 @@ class TaskInstanceItem(Item):
     max_tries = NumberAttribute(null=True)
     # The current try's rendered template fields (redacted, each truncated, the whole within RENDERED_FIELDS_BUDGET).
     rendered_fields = JSONAttribute(null=True)
+    # A deferred try's trigger and resume point (``TaskInstance.trigger`` / ``next_method`` / ``next_kwargs``).
+    trigger = JSONAttribute(null=True)
+    next_method = UnicodeAttribute(null=True)
+    next_kwargs = JSONAttribute(null=True)
 
 
 class LimitItem(Item):
@@ -244,6 +248,7 @@ class LimitItem(Item):
     # encoded holder -> {"slots": n, "at": ts}; encoded so any holder string is one document-path segment
     holders: MapAttribute[str, Any] = MapAttribute(default=dict)  # type: ignore[no-untyped-call]
     pool_name = UnicodeAttribute(null=True)  # set on pool items only
+    include_deferred = BooleanAttribute(null=True)  # pools only: deferred tasks keep their slot (absent: False)
     description = UnicodeAttribute(null=True)
     list_pk = UnicodeAttribute(null=True)
     list_sk = UnicodeAttribute(null=True)

@@ -80,7 +80,8 @@ def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
         hostname=item.hostname, xcom_length=None if item.xcom_length is None else int(item.xcom_length),
         note=item.note, blocked_reason=item.blocked_reason,
         max_tries=None if item.max_tries is None else int(item.max_tries),
-        rendered_fields=item.rendered_fields,
+        rendered_fields=item.rendered_fields, trigger=item.trigger, next_method=item.next_method,
+        next_kwargs=item.next_kwargs,
     )
 
 

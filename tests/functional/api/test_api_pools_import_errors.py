@@ -47,7 +47,12 @@ def test_pool_bodies_are_validated(api):
     assert api("POST", "/api/v2/pools", body={"name": "p", "slots": -2}).body["detail"][0]["type"] == \
         "greater_than_equal"
     assert api("POST", "/api/v2/pools", body={"name": "p", "slots": "4"}).body["detail"][0]["type"] == "int_type"
-    assert api("POST", "/api/v2/pools", body={"name": "p", "slots": 1, "include_deferred": True}).status == 400
+    assert api("POST", "/api/v2/pools", body={"name": "p", "slots": 1, "team_name": "t"}).status == 400
+    # include_deferred is honoured since deferral exists (issue 16): a deferred task keeps its slot of this pool
+    created = api("POST", "/api/v2/pools", body={"name": "p", "slots": 1, "include_deferred": True})
+    assert (created.status, created.body["include_deferred"]) == (201, True)
+    patched = api("PATCH", "/api/v2/pools/p", body={"include_deferred": False})
+    assert patched.body["include_deferred"] is False
     assert api("POST", "/api/v2/pools", body={"name": "p", "slots": 1, "bogus": 1}).status == 422
 
 

@@ -234,7 +234,8 @@ def patch_dag_run(call: Call) -> dict[str, Any]:
         if state != DagRunState.QUEUED:
             sdag = call.store.get_serialized_dag(dag_id, run.dag_hash)
             tis = run_instances(call, run, sdag)
-            apply_marks(call.store, run_mark(sdag, tis, state, now=call.now()), before={ti.key: ti for ti in tis})
+            apply_marks(call.store, run_mark(sdag, tis, state, now=call.now()), before={ti.key: ti for ti in tis},
+                        waits=call.services.waits)
         set_run_state(call.store, run, state, now=call.now())
         nudge(call, dag_id, [run_id])
     return _run_reply(call, dag_id, run_id)
@@ -252,7 +253,7 @@ def delete_dag_run(call: Call) -> Reply:
         raise run_not_found(dag_id, run_id)
     deletable = [DagRunState(s) for s in MUTABLE_RUN_STATES]
     if run.state not in deletable or not delete_run(call.store, run, call.store.get_run_tis(dag_id, run_id),
-                                                    deletable=deletable):
+                                                    deletable=deletable, waits=call.services.waits):
         current = call.store.get_run(dag_id, run_id)
         if current is None:
             raise run_not_found(dag_id, run_id)
@@ -282,7 +283,7 @@ def clear_dag_run(call: Call) -> dict[str, Any]:
         tis = [ti for ti in run_instances(call, run, sdag) if not only_failed or ti.state in FAILED_FOR_CLEAR]
         return {"task_instances": [ti_response(ti, run, sdag) for ti in tis], "total_entries": len(tis)}
     chosen = to_clear(call.store.get_run_tis(dag_id, run_id), Selection(), only_failed=only_failed)
-    apply_resets(call.store, run, resets(sdag, chosen), now=call.now())
+    apply_resets(call.store, run, resets(sdag, chosen), now=call.now(), waits=call.services.waits)
     if body.get("note") is not None:
         call.store.set_run_note(dag_id, run_id, body["note"])
     nudge(call, dag_id, [run_id])

@@ -180,7 +180,7 @@ def delete_dag(call: Call) -> Reply:
 
     dag_id = call.path("dag_id")
     try:
-        deleted = delete(call.store, dag_id)
+        deleted = delete(call.store, dag_id, waits=call.services.waits)
     except DagStillRunning:
         raise Conflict(f"Task instances of dag with id: '{dag_id}' are still running") from None
     if not deleted:

@@ -3,8 +3,8 @@
 A pool is a limit item whose holders are the tries holding its slots (from claim to end), so the slot counts
 come from the holders: ``occupied`` is every held slot; ``running`` and ``queued`` split them by the holding
 try's state (a read per holding try, at most the pool's size); ``open`` is what is left (-1: unlimited).
-Updraft's deferred tasks always give their slots back, and a scheduled task holds none, so ``deferred`` and
-``scheduled`` are 0 and ``include_deferred`` is always false.
+A deferred try gives its slot back unless its pool has ``include_deferred`` (Airflow's: deferred tasks count
+against the pool); then ``deferred`` counts it, and ``scheduled`` while its resumed try waits to be claimed again.
 """
 
 from __future__ import annotations
@@ -42,24 +42,27 @@ def _not_found(name: str) -> NotFound:
 def pool_response(call: Call, pool: Any) -> dict[str, Any]:
     limit = call.store.get_limit(pool_limit(pool.name))
     holders = limit.holders if limit is not None else {}
-    running = 0
+    running = deferred = scheduled = 0
     for holder, slots in holders.items():
         parsed = TIKey.parse_holder(holder)
         ti = call.store.get_ti(parsed[0]) if parsed is not None else None
         if ti is not None and ti.state == TaskInstanceState.RUNNING:
             running += slots
+        elif ti is not None and ti.state == TaskInstanceState.DEFERRED:
+            deferred += slots
+        elif ti is not None and ti.state == TaskInstanceState.SCHEDULED:  # resumed, its kept slot still held
+            scheduled += slots
     occupied = sum(holders.values())
     return {
         "name": pool.name, "slots": pool.slots, "description": pool.description or None,
-        "include_deferred": False, "occupied_slots": occupied, "running_slots": running,
-        "queued_slots": occupied - running, "scheduled_slots": 0, "deferred_slots": 0,
+        "include_deferred": pool.include_deferred, "occupied_slots": occupied, "running_slots": running,
+        "queued_slots": occupied - running - deferred - scheduled, "scheduled_slots": scheduled,
+        "deferred_slots": deferred,
         "open_slots": -1 if pool.slots < 0 else max(pool.slots - occupied, 0), "team_name": None,
     }
 
 
 def _unsupported(body: dict[str, Any]) -> None:
-    if body.get("include_deferred"):
-        raise BadRequest("Updraft's deferred tasks always release their pool slots: include_deferred must be false")
     if body.get("team_name") is not None:
         raise BadRequest("Updraft has no multi-team mode: team_name must be null")
 
@@ -91,7 +94,8 @@ def post_pool(call: Call) -> dict[str, Any]:
         raise BadRequest("A pool needs a name")
     if call.store.get_pool(name) is not None:
         raise Conflict(f"Pool with name: `{name}` already exists")
-    return pool_response(call, call.store.set_pool(name, body["slots"], body.get("description") or ""))
+    return pool_response(call, call.store.set_pool(name, body["slots"], body.get("description") or "",
+                                                    bool(body.get("include_deferred"))))
 
 
 @routes.patch("/pools/{pool_name}")
@@ -111,10 +115,10 @@ def patch_pool(call: Call) -> dict[str, Any]:
     pool = call.store.get_pool(name)
     if pool is None:
         raise _not_found(name)
-    if body.get("slots") is not None or "description" in body:
+    if body.get("slots") is not None or "description" in body or body.get("include_deferred") is not None:
         slots = body["slots"] if body.get("slots") is not None else pool.slots
         description = body["description"] or "" if "description" in body else pool.description
-        pool = call.store.set_pool(name, slots, description)
+        pool = call.store.set_pool(name, slots, description, body.get("include_deferred"))
     return pool_response(call, pool)
 
 

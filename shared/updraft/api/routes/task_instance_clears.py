@@ -110,7 +110,7 @@ def post_clear_task_instances(call: Call) -> dict[str, Any]:
     current = {}
     for run, sdag, chosen in found:
         apply_resets(call.store, run, resets(sdag, chosen, note=body.get("note")), now=call.now(),
-                     reset_dag_runs=bool(body["reset_dag_runs"]))
+                     reset_dag_runs=bool(body["reset_dag_runs"]), waits=call.services.waits)
         current.update({ti.key: ti for ti in call.store.get_run_tis(run.dag_id, run.run_id)})
     for changed_dag in sorted({run.dag_id for run, _, _ in found}):
         nudge(call, changed_dag, [run.run_id for run, _, _ in found if run.dag_id == changed_dag])

@@ -102,7 +102,7 @@ def _mark(call: Call, sdag: Any, runs: list[Any], task_id: str, map_index: int |
         run_sdag = run_dag(call, run)
         tis = run_instances(call, run, run_sdag)
         applied += apply_marks(call.store, task_marks(tis, selection, state, now=now),
-                               before={ti.key: ti for ti in tis})
+                               before={ti.key: ti for ti in tis}, waits=call.services.waits)
     if not applied:
         raise Conflict(f"Task id {task_id} is already in {state.value} state")
     # As Airflow: the failed downstream of the marked task is cleared, so the run can go on from the mark.
@@ -110,7 +110,7 @@ def _mark(call: Call, sdag: Any, runs: list[Any], task_id: str, map_index: int |
     for run in runs:
         run_sdag = run_dag(call, run)
         chosen = to_clear(call.store.get_run_tis(run.dag_id, run.run_id), downstream, only_failed=True)
-        apply_resets(call.store, run, resets(run_sdag, chosen), now=now)
+        apply_resets(call.store, run, resets(run_sdag, chosen), now=now, waits=call.services.waits)
     nudge(call, runs[0].dag_id, [r.run_id for r in runs])
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from updraft.api.deferrals import trigger_response
 from updraft.api.errors import NotFound
 from updraft.api.filters import date_bounds, range_checks
 from updraft.api.formats import iso, pattern_matcher, seconds_between
@@ -56,7 +57,7 @@ def ti_response(ti: TaskInstance, run: Any, sdag: Any) -> dict[str, Any]:
         "queued_when": iso(ti.queued_at), "scheduled_when": None, "pid": None,
         "executor": ti.executor, "executor_config": str(task.executor_config or {}) if task is not None else "{}",
         "note": ti.note, "rendered_map_index": None, "rendered_fields": ti.rendered_fields or {},
-        "trigger": None, "triggerer_job": None, "dag_version": None,
+        "trigger": trigger_response(ti), "triggerer_job": None, "dag_version": None,
     }
 
 

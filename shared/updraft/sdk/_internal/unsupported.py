@@ -62,7 +62,11 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.sdk.definitions.deadline": f"deadline alerts are {_NOT_YET}",
     "airflow.sdk.io": "ObjectStoragePath is not available; use boto3 for S3",
     "airflow.io": "ObjectStoragePath is not available; use boto3 for S3",
-    "airflow.triggers": "custom triggers are not supported; deferrable waits run on Step Functions",
+    "airflow.triggers": ("of airflow.triggers only base (BaseTrigger, TriggerEvent) and temporal (DateTimeTrigger, "
+                         "TimeDeltaTrigger) are available; deferrable waits run on Step Functions"),
+    "airflow.providers.standard.triggers": ("of the standard provider's triggers only temporal (DateTimeTrigger, "
+                                            "TimeDeltaTrigger) and external_task (DagStateTrigger, "
+                                            "WorkflowTrigger) are available"),
     "airflow.timetables.datasets": "removed in Airflow 3; import AssetOrTimeSchedule from airflow.timetables.assets",
     "airflow.models.dagrun": _NO_METADATA_DB,
     "airflow.models.taskinstance": _NO_METADATA_DB,

@@ -1,0 +1,144 @@
+"""A deferred try, as the scheduler sees it: recorded and released, resumed (or failed, or ended) when its wait
+ends, and its wait stopped when a user ends the try first.
+
+- ``defer_try``: running -> deferred, fenced by the try token, recording the trigger and the resume point; the try
+  gives back its slots except its pool slot when the pool counts deferred tasks (Airflow's ``include_deferred``).
+- ``resume_try``: what the wait's end does, fenced by the deferred try's token, so a late or duplicate resume (the
+  try was cleared, marked, or already resumed) changes nothing. As Airflow, the try goes back to ``scheduled`` with
+  ``next_method``/``next_kwargs`` (the event added) and is claimed as any scheduled instance is, keeping its
+  try number; a wait that timed out resumes with Airflow's ``__fail__`` signal (the try fails, retrying if it
+  may); ``end_from_trigger`` ends it as success without a worker.
+- ``Waits``: where executions are started and stopped (Step Functions on AWS, the local engine locally).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from updraft.model.deferrals import (
+    TRIGGER_FAIL_REPR,
+    TRIGGER_TIMEOUT,
+    Deferral,
+    execution_input,
+    execution_name,
+    resume_at,
+)
+from updraft.model.limits import pool_limit
+from updraft.model.records import TaskInstance, TIKey
+from updraft.model.states import TaskInstanceState
+from updraft.scheduling.changes import TIChange
+from updraft.store.api import Store
+
+log = logging.getLogger(__name__)
+
+_RESUME_CLEARS = {"trigger": None, "lease_expires_at": None}
+# How long past its end a wait may go without its resume before the scheduler resumes the try itself.
+RESUME_GRACE = dt.timedelta(minutes=5)
+
+
+class Waits(Protocol):
+    """Starts and stops the executions of deferred tries (both idempotent)."""
+
+    def start(self, name: str, execution_input: dict[str, Any]) -> None: ...
+
+    def stop(self, name: str) -> None: ...
+
+
+def defer_try(store: Store, key: TIKey, try_id: str, deferral: Deferral, *, ti: TaskInstance,
+              now: dt.datetime) -> TaskInstance | None:
+    """running -> deferred for exactly this try; then its slots go back (its pool's stays if the pool counts
+    deferred tasks). Returns the instance as deferred (None: the try was ended elsewhere)."""
+    kept = [limit for limit in ti.held_limits if limit == pool_limit(ti.pool) and _pool_counts_deferred(store, ti)]
+    record = deferral.to_record()
+    fields: dict[str, object] = {"trigger": record, "next_method": deferral.next_method,
+                                 "next_kwargs": deferral.next_kwargs, "lease_expires_at": None,
+                                 "held_limits": kept, "note": None}
+    if not store.end_try(key, try_id=try_id, state=TaskInstanceState.DEFERRED, fields=fields):
+        return None
+    holder = key.holder(ti.try_number)
+    for limit_id in ti.held_limits:
+        if limit_id not in kept:
+            store.release_slots(limit_id, holder)
+    return TaskInstance(**{**ti.__dict__, "state": TaskInstanceState.DEFERRED, "trigger": record,
+                           "next_method": deferral.next_method, "next_kwargs": deferral.next_kwargs,
+                           "held_limits": kept, "lease_expires_at": None})
+
+
+def _pool_counts_deferred(store: Store, ti: TaskInstance) -> bool:
+    pool = store.get_pool(ti.pool)
+    return bool(pool is not None and pool.include_deferred)
+
+
+def start_wait(waits: Waits, ti: TaskInstance) -> str:
+    """Start the execution that waits for ``ti``'s trigger (a repeated start is harmless); its name."""
+    if ti.try_id is None:
+        raise ValueError(f"{ti.key.label} has no try to wait for")
+    name = execution_name(ti.key, ti.try_number, ti.try_id)
+    waits.start(name, execution_input(ti))
+    return name
+
+
+def stop_waits(waits: Waits | None, tis: Iterable[TaskInstance]) -> None:
+    """Stop the executions of the deferred tries among ``tis`` (a user ended them). Best effort: an execution that
+    still resumes is fenced out by the try token, so a failure here is logged, never raised."""
+    if waits is None:
+        return
+    for ti in tis:
+        if ti.state != TaskInstanceState.DEFERRED or ti.try_id is None:
+            continue
+        try:
+            waits.stop(execution_name(ti.key, ti.try_number, ti.try_id))
+        except Exception:
+            log.warning("could not stop the wait of %s try %s", ti.key.label, ti.try_number, exc_info=True)
+
+
+def resume_change(ti: TaskInstance, *, now: dt.datetime) -> TIChange:
+    """What the end of deferred ``ti``'s wait writes (fenced by its try): scheduled to resume in next_method with
+    the event, scheduled to fail (a timeout: Airflow's ``__fail__``), or success (``end_from_trigger``)."""
+    record = ti.trigger or {}
+    if record.get("times_out"):
+        fields: dict[str, Any] = {**_RESUME_CLEARS, "next_method": TRIGGER_FAIL_REPR,
+                                  "next_kwargs": {"error": TRIGGER_TIMEOUT}}
+        state = TaskInstanceState.SCHEDULED
+    elif record.get("end_from_trigger"):
+        fields = {**_RESUME_CLEARS, "next_method": None, "next_kwargs": None, "end_date": now, "held_limits": []}
+        state = TaskInstanceState.SUCCESS
+    else:
+        fields = {**_RESUME_CLEARS, "next_method": ti.next_method,
+                  "next_kwargs": {**(ti.next_kwargs or {}), "event": record.get("event")}}
+        state = TaskInstanceState.SCHEDULED
+    return TIChange(ti.key, TaskInstanceState.DEFERRED, state, fields, expected_try_id=ti.try_id)
+
+
+def overdue_resume(ti: TaskInstance, now: dt.datetime) -> TIChange | None:
+    """The scheduler's backstop for a wait whose resume never came (its execution was never started, failed, or
+    was lost): once ``RESUME_GRACE`` past its end, the scheduler resumes the try itself."""
+    end = resume_at(ti)
+    if ti.state != TaskInstanceState.DEFERRED or end is None or end + RESUME_GRACE > now:
+        return None
+    return resume_change(ti, now=now)
+
+
+def resume_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime) -> TaskInstanceState | None:
+    """The wait of the deferred try ``try_id`` ended: write ``resume_change``. Returns the state written; None
+    when the try is not that deferred try any more (a late or duplicate resume changes nothing)."""
+    ti = store.get_ti(key)
+    if ti is None or ti.state != TaskInstanceState.DEFERRED or ti.try_id != try_id:
+        return None
+    change = resume_change(ti, now=now)
+    if not store.apply_ti_change(key, expected=change.expected, state=change.state, expected_try_id=try_id,
+                                 fields=change.fields):
+        return None
+    if change.state == TaskInstanceState.SUCCESS:
+        for limit_id in ti.held_limits:
+            store.release_slots(limit_id, key.holder(ti.try_number))
+    return change.state
+
+
+def is_resuming(ti: TaskInstance) -> bool:
+    """A scheduled instance whose try resumes after a deferral: its claim keeps the try number (Airflow counts a
+    deferral and its resumption as one try) and the slots it kept."""
+    return ti.state == TaskInstanceState.SCHEDULED and ti.next_method is not None

@@ -1,0 +1,45 @@
+"""`updraft dags test` of a DAG with deferrable waits: the waits are skipped, each skip said, and the run ends at
+once with Airflow's states (the deferral ASL on the local engine, the real worker code)."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+from click.testing import CliRunner
+
+from updraft.cli.app import cli
+
+DAG_FILE = """\
+import datetime
+from airflow.sdk import DAG, task
+from airflow.providers.standard.sensors.date_time import DateTimeSensorAsync
+from airflow.providers.standard.sensors.time_delta import TimeDeltaSensor
+
+with DAG("waits", schedule=None, start_date=datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)):
+    ten_minutes = DateTimeSensorAsync(
+        task_id="ten_minutes", target_time="{{ (dag_run.run_after + macros.timedelta(minutes=10)).isoformat() }}")
+    an_hour_after_the_run = TimeDeltaSensor(task_id="an_hour_after_the_run", delta=datetime.timedelta(hours=1),
+                                            deferrable=True)
+
+    @task
+    def after():
+        return "done"
+
+    [ten_minutes, an_hour_after_the_run] >> after()
+"""
+
+
+def test_dags_test_skips_deferred_waits_and_says_so(tmp_path, fast_dags_test_ticks):
+    (tmp_path / "waits.py").write_text(textwrap.dedent(DAG_FILE))
+    started = time.monotonic()
+    result = CliRunner().invoke(cli, ["dags", "test", "waits", "--dags-folder", str(tmp_path)],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - started < 60
+    skipped = [line for line in result.output.splitlines() if "skipped (--real-waits" in line]
+    assert len(skipped) == 2, result.output
+    assert any(line.startswith("ten_minutes: deferred; its wait of 0:09:5") for line in skipped), skipped
+    assert any(line.startswith("an_hour_after_the_run: deferred; its wait of 0:59:5") for line in skipped)
+    assert "ten_minutes" in result.output and "deferred" in result.output
+    assert "DAG run manual__" in result.output and ": success in" in result.output
