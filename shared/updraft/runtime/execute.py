@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from updraft.executors.base import Dispatch
-from updraft.model.records import DagRun
+from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.context import RuntimeTaskInstance, build_context
 from updraft.runtime.loader import LocalDagLoader, find_task
@@ -42,12 +42,14 @@ from updraft.sdk._internal.backends import try_cache
 from updraft.sdk.context import set_current_context
 from updraft.sdk.exceptions import (
     AirflowFailException,
+    AirflowRescheduleException,
     AirflowSensorTimeout,
     AirflowSkipException,
     AirflowTaskTimeout,
     TaskDeferred,
 )
 from updraft.sdk.execution import context_env_vars
+from updraft.sdk.timezone import try_clock
 from updraft.secrets.masker import redact_text
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
@@ -128,7 +130,8 @@ def _maps_downstream(serialized_dag: SerializedDAG, task_id: str) -> bool:
 
 
 def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
-            log_sink: LogSink | None = None, hostname: str | None = None, run: DagRun | None = None) -> TryResult:
+            log_sink: LogSink | None = None, hostname: str | None = None, run: DagRun | None = None,
+            started: TaskInstance | None = None) -> TryResult:
     """Load, build, render and execute one try; never raises for anything the task does.
 
     The task's callbacks run as Airflow runs them, in the try and logged with it: ``on_execute_callback``
@@ -136,16 +139,27 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
     set ``on_retry_callback`` (the try will be retried) or ``on_failure_callback``, then the
     ``email_on_retry`` / ``email_on_failure`` alert (``task_email``). A failing callback is logged and changes
     nothing.
+
+    ``started`` is the instance as the try started (its reschedules so far, for a reschedule-mode sensor), and
+    ``now_fn`` is the try's clock: the SDK's ``timezone.utcnow()`` reads it while the task runs.
     """
     key = dispatch.key
     state: dict[str, Any] = {}
-    with capture(log_sink, key, dispatch.try_number) as buffer, try_cache():
+    with capture(log_sink, key, dispatch.try_number) as buffer, try_cache(), try_clock(now_fn):
+        if started is not None and started.reschedule_count and log_sink is not None:
+            _keep_earlier_pokes(buffer, log_sink.read(key, dispatch.try_number))
         try:
             prepare_secrets(store)
             result = _run(dispatch, store=store, loader=loader, now_fn=now_fn, hostname=hostname, state=state,
-                          run=run)
+                          run=run, started=started)
             _callbacks(state, "on_success_callback")
             return result
+        except AirflowRescheduleException as exc:
+            # Not an end: the try gives back its worker and slots, and the scheduler claims it again (same
+            # try_number) at reschedule_date. No callbacks, as in Airflow.
+            _log(buffer, f"Rescheduling task, marking task as UP_FOR_RESCHEDULE (next poke at "
+                         f"{exc.reschedule_date.isoformat()})")
+            return TryResult(TaskInstanceState.UP_FOR_RESCHEDULE, reschedule_date=exc.reschedule_date)
         except AirflowSkipException as exc:
             _log(buffer, f"Skipping task: {exc}")
             _callbacks(state, "on_skipped_callback")
@@ -198,6 +212,19 @@ def _failure_callbacks(state: dict[str, Any], exc: BaseException, try_number: in
         send_error_email(task, context, exc)
 
 
+# A reschedule-mode sensor's try log holds its pokes one after the other (Airflow appends them to the try's log);
+# the sinks write a try's log whole, so only the latest pokes are carried over.
+EARLIER_POKES_KEPT = 64 * 1024
+
+
+def _keep_earlier_pokes(buffer: Any, earlier: str | None) -> None:
+    if not earlier:
+        return
+    if len(earlier) > EARLIER_POKES_KEPT:
+        earlier = "[... earlier pokes left out ...]\n" + earlier[-EARLIER_POKES_KEPT:]
+    _log(buffer, earlier)
+
+
 def _log(buffer: Any, text: str) -> None:
     buffer.write(text if text.endswith("\n") else text + "\n")
 
@@ -224,7 +251,8 @@ def fresh_task(task: Any, dag: Any) -> Any:
 
 
 def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
-         hostname: str | None, state: dict[str, Any], run: DagRun | None) -> TryResult:
+         hostname: str | None, state: dict[str, Any], run: DagRun | None,
+         started: TaskInstance | None = None) -> TryResult:
     from updraft.runtime.mapping import expand_lengths, unmap
     from updraft.runtime.templates import render_task
 
@@ -239,11 +267,15 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
     dag = loader.load_dag(key.dag_id, serialized.relative_fileloc, serialized.file_hash)
     task = find_task(dag, key.task_id)
     client = XComClient(store, key, now_fn)
-    if dispatch.try_number > 1:  # a new try starts without the XComs of the previous one, as in Airflow
+    if dispatch.try_number > 1 or (started and started.reschedule_count):
+        # A new try, or a sensor's next poke, starts without the XComs pushed before, as in Airflow.
         store.clear_xcoms(key)
     ti = RuntimeTaskInstance(task=task, dag_id=key.dag_id, run_id=key.run_id, map_index=key.map_index,
                              try_number=dispatch.try_number, max_tries=task.retries,
-                             xcom_client=client, serialized_dag=serialized, hostname=hostname, start_date=now_fn())
+                             xcom_client=client, serialized_dag=serialized, hostname=hostname,
+                             start_date=started.start_date if started and started.start_date else now_fn(),
+                             reschedule_count=started.reschedule_count if started else 0,
+                             first_reschedule_date=started.first_reschedule_date if started else None)
     context = build_context(ti=ti, task=task, dag=dag, run=run, store=store)
     skip: set[int] = set()
     if getattr(task, "is_mapped", False):

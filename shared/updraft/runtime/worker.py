@@ -56,7 +56,7 @@ def handle_dispatch(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader,
     run = store.get_run(key.dag_id, key.run_id)  # read once: the try runs it, its version decides the outcome
     with _Heartbeat(store, dispatch, now_fn, lease):
         result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink, hostname=hostname,
-                         run=run)
+                         run=run, started=started)
     if run is None:  # the try failed on it already; without its run there is nothing to record or schedule
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
     dag = scheduler.dag(run.dag_id, run.dag_hash)

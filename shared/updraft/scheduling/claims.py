@@ -97,7 +97,8 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
     the claim creates it as queued, on the condition that nobody created it meanwhile.
     """
-    try_number = ti.try_number + 1
+    continues = continues_try(ti)
+    try_number = ti.try_number if continues else ti.try_number + 1
     holder = ti.key.holder(try_number)
 
     def take(need: LimitNeed) -> bool:
@@ -120,6 +121,8 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     try_id = uuid.uuid4().hex
     fields = {"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": taken,
               "start_date": None, "end_date": None, "lease_expires_at": None, "note": None, "blocked_reason": None}
+    if not continues:  # a new try starts without the previous try's reschedules, as Airflow's new ti.id
+        fields.update(reschedule_count=0, first_reschedule_date=None, rescheduled_try_id=None)
     if create_fields is not None:
         fields = {**create_fields, **fields}
     expected = None if create_fields is not None else TaskInstanceState.SCHEDULED
@@ -127,13 +130,20 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     if not won:
         _release(store, taken, holder)
         return ClaimResult(lost=True)
-    if ti.try_number > 0:
+    if ti.try_number > 0 and not continues:
         # A retry supersedes the try that failed: it is kept as the instance's history (the tries routes list
         # it). Written once per try number, so a clear that recorded it first keeps its record.
         store.record_try(as_recorded(ti))
     compute = dict(getattr(task, "compute", None) or {})
     return ClaimResult(Dispatch(ti.key, try_number, try_id, executor=executor_for(compute, ti.executor),
                                 compute=compute))
+
+
+def continues_try(ti: TaskInstance) -> bool:
+    """Whether claiming ``ti`` is the next poke of a reschedule-mode sensor: the same try goes on (Airflow keeps
+    try_number across reschedules), which holds only while the poke that asked for it is the instance's last try
+    (a clear, a zombie's retry or a mark leave another try_id or none)."""
+    return ti.rescheduled_try_id is not None and ti.rescheduled_try_id == ti.try_id
 
 
 def _release(store: Store, limit_ids: list[str], holder: str) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as dt
+from collections.abc import Callable, Iterator
 from typing import overload
 
 import pendulum
@@ -64,8 +67,25 @@ def coerce_datetime(value: dt.datetime | None, tz: dt.tzinfo | None = None) -> p
     return to_aware(value, tz)
 
 
+# The clock of the try running in this thread (``try_clock``): a worker's ``now_fn``, so a sensor's timeout and
+# reschedule dates follow the scheduler's clock (a test's fake clock, ``dags test`` skipping a wait).
+_clock: contextvars.ContextVar[Callable[[], dt.datetime] | None] = contextvars.ContextVar("updraft_clock",
+                                                                                         default=None)
+
+
 def utcnow() -> pendulum.DateTime:
-    return pendulum.now(utc)
+    clock = _clock.get()
+    return pendulum.now(utc) if clock is None else convert_to_utc(clock())
+
+
+@contextlib.contextmanager
+def try_clock(now_fn: Callable[[], dt.datetime]) -> Iterator[None]:
+    """``utcnow()`` is ``now_fn()`` in this block (the runtime sets it around a try)."""
+    token = _clock.set(now_fn)
+    try:
+        yield
+    finally:
+        _clock.reset(token)
 
 
 def datetime(*args, **kwargs) -> pendulum.DateTime:

@@ -235,6 +235,10 @@ class TaskInstanceItem(Item):
     max_tries = NumberAttribute(null=True)
     # The current try's rendered template fields (redacted, each truncated, the whole within RENDERED_FIELDS_BUDGET).
     rendered_fields = JSONAttribute(null=True)
+    # A reschedule-mode sensor's reschedules in the current try (TaskInstance.reschedule_count and the next two).
+    reschedule_count = NumberAttribute(null=True)
+    first_reschedule_date = DateTimeAttribute(null=True)
+    rescheduled_try_id = UnicodeAttribute(null=True)
 
 
 class LimitItem(Item):

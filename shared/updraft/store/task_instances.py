@@ -80,7 +80,8 @@ def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
         hostname=item.hostname, xcom_length=None if item.xcom_length is None else int(item.xcom_length),
         note=item.note, blocked_reason=item.blocked_reason,
         max_tries=None if item.max_tries is None else int(item.max_tries),
-        rendered_fields=item.rendered_fields,
+        rendered_fields=item.rendered_fields, reschedule_count=int(item.reschedule_count or 0),
+        first_reschedule_date=item.first_reschedule_date, rescheduled_try_id=item.rescheduled_try_id,
     )
 
 
