@@ -5,6 +5,10 @@ The DAG file is parsed in isolation exactly as the parser Lambda does it and sto
 and the scheduler drives it, dispatching tries to a thread pool that runs the same ``handle_dispatch`` the worker
 Lambda runs (so tasks may run concurrently). Pools the DAG names that do not exist are created large enough,
 because, like Airflow's ``dags test``, a local test should not wait for a pool it cannot have.
+
+Unlike Airflow's, a test does not sit through a reschedule-mode sensor's waits: once nothing else can run and a
+sensor waits for its next poke, the test's clock (the scheduler's, the workers' and the tasks' ``utcnow``) skips
+to that poke, and says so (``on_skip``). The sensor's timeout and backoff then see the time they would on AWS.
 """
 
 from __future__ import annotations
@@ -53,8 +57,10 @@ def _import_error_text(errors: list[ImportErrorRecord]) -> str:
 
 def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, logical_date: dt.datetime | None = None,
                  conf: dict[str, Any] | None = None, workers: int = 4, log_folder: str | None = None,
-                 timeout_s: float = 3600.0, on_change: Callable[[str, str, int], None] | None = None) -> DagTestResult:
-    """Run one DAG run to its end; ``on_change(label, state, try_number)`` sees every task state change."""
+                 timeout_s: float = 3600.0, on_change: Callable[[str, str, int], None] | None = None,
+                 on_skip: Callable[[str], None] | None = None) -> DagTestResult:
+    """Run one DAG run to its end; ``on_change(label, state, try_number)`` sees every task state change and
+    ``on_skip(message)`` every skip of the clock to a sensor's next poke."""
     from updraft.local.embedded_aws import embedded_aws
     from updraft.parsing import ParseOptions, parse_dags_folder
 
@@ -72,12 +78,13 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
     with embedded_aws():
         return _run(owner, dag_id, dags_folder=parsed.dags_folder, logical_date=logical_date, conf=conf,
                     plugins_folder=plugins_folder, workers=workers, log_folder=log_folder, timeout_s=timeout_s,
-                    on_change=on_change)
+                    on_change=on_change, on_skip=on_skip)
 
 
 def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime | None, conf: dict | None,
          plugins_folder: str | None, workers: int, log_folder: str | None, timeout_s: float,
-         on_change: Callable[[str, str, int], None] | None) -> DagTestResult:
+         on_change: Callable[[str, str, int], None] | None,
+         on_skip: Callable[[str], None] | None = None) -> DagTestResult:
     from updraft.executors.callback_requests import DagCallbackRequest
     from updraft.model.states import FINISHED_RUN_STATES
     from updraft.runtime.loader import LocalDagLoader
@@ -85,13 +92,14 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     from updraft.runtime.worker import handle_dispatch
     from updraft.scheduling.dag_registration import register_parsed_file, set_paused
     from updraft.scheduling.dag_versions import pinned_dag
-    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig, utcnow
+    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
     from updraft.scheduling.triggering import trigger_dag
     from updraft.store.tables import create_table
 
     config = StoreConfig(table_name="updraft-dags-test", region="us-east-1")
     create_table(config)
     store = DynamoStore(config) if on_change is None else _ObservedStore(config, on_change)
+    utcnow = SkippingClock()
     now = utcnow()
     register_parsed_file(store, owner, now=now)
     set_paused(store, dag_id, False)  # like `airflow dags test`, a test runs a DAG whatever its pause state
@@ -147,6 +155,11 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                 break
             if time.perf_counter() - started > timeout_s:
                 raise DagTestError(f"DAG run did not finish within {timeout_s:.0f} s")
+            skipped = utcnow.skip_to_next_poke(store.get_run_tis(dag_id, run.run_id))
+            if skipped is not None:
+                if on_skip is not None:
+                    on_skip(skipped)
+                continue  # the sensor is due now: the next pass claims it
             threading.Event().wait(TICK_S)
     finally:
         closing.set()
@@ -155,6 +168,37 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
         raise errors[0]
     return DagTestResult(dag_id, run.run_id, current.state.value, _task_table(store, dag, run),
                          wall_s=time.perf_counter() - started)
+
+
+class SkippingClock:
+    """The test's clock: the wall clock plus the waits skipped so far."""
+
+    def __init__(self) -> None:
+        self.skipped = dt.timedelta(0)
+        self._lock = threading.Lock()
+
+    def __call__(self) -> dt.datetime:
+        with self._lock:
+            return dt.datetime.now(dt.UTC) + self.skipped
+
+    def skip_to_next_poke(self, tis: list[TaskInstance]) -> str | None:
+        """When nothing runs or waits for a worker and a sensor waits for its next poke, move to that poke; the
+        message says how far and for which sensor (None: nothing to skip)."""
+        busy = {TaskInstanceState.SCHEDULED, TaskInstanceState.QUEUED, TaskInstanceState.RUNNING}
+        if any(ti.state in busy for ti in tis):
+            return None
+        waiting = [(ti.next_retry_at, ti.key.label) for ti in tis
+                   if ti.state == TaskInstanceState.UP_FOR_RESCHEDULE and ti.next_retry_at is not None]
+        if not waiting:
+            return None
+        due, label = min(waiting)
+        with self._lock:
+            gap = due - (dt.datetime.now(dt.UTC) + self.skipped)
+            if gap <= dt.timedelta(0):
+                return None
+            self.skipped += gap
+        return (f"dags test: skipped {gap.total_seconds():g} s to {due.isoformat()}, the next poke of {label} "
+                f"(mode='reschedule'); {self.skipped.total_seconds():g} s skipped in all")
 
 
 class _ObservedStore(DynamoStore):
