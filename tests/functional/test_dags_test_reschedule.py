@@ -20,8 +20,8 @@ def test_reschedule_sensors_run_with_their_waits_skipped(tmp_path, monkeypatch):
     (tmp_path / "in" / "deep" / "data.csv").write_text("x")
     monkeypatch.setenv("AIRFLOW_CONN_FS_DEFAULT", json.dumps({"conn_type": "fs", "extra": {"path": str(tmp_path)}}))
     skips: list[str] = []
-    result = run_dag_test("reschedule_sensors", dags_folder=str(HERE / "dags_test_reschedule"), on_skip=skips.append,
-                          workers=2)
+    result = run_dag_test("reschedule_sensors", dags_folder=str(HERE / "dags_test_reschedule"),
+                          on_sensor_skip=skips.append, workers=2)
     table = {label: (ti["state"], ti["try_number"]) for label, ti in result.tasks.items()}
     assert table == {
         "third_poke": ("success", 1), "after": ("success", 1), "found": ("success", 1),

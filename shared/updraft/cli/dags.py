@@ -281,13 +281,13 @@ def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | 
         if human:
             click.echo(change_line(label, state, try_number))
 
-    def on_skip(message: str) -> None:  # a reschedule-mode sensor's wait, skipped: said even with --output json
+    def on_sensor_skip(message: str) -> None:  # a sensor's wait, skipped: said even with --output json
         click.echo(message, err=True)
 
     try:
         result = run_dag_test(dag_id, dags_folder=dags_folder, parse_options=options, logical_date=when,
                               conf=conf_dict, workers=workers, log_folder=log_folder, on_change=on_change,
-                              on_skip=on_skip)
+                              on_sensor_skip=on_sensor_skip)
     except (DagTestError, ParamValidationError) as err:  # a --conf the DAG's params reject is a usage error
         click.echo(f"Error: {err}", err=True)
         ctx.exit(2)

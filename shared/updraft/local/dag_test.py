@@ -8,7 +8,7 @@ because, like Airflow's ``dags test``, a local test should not wait for a pool i
 
 Unlike Airflow's, a test does not sit through a reschedule-mode sensor's waits: once nothing else can run and a
 sensor waits for its next poke, the test's clock (the scheduler's, the workers' and the tasks' ``utcnow``) skips
-to that poke, and says so (``on_skip``). The sensor's timeout and backoff then see the time they would on AWS.
+to that poke, and says so (``on_sensor_skip``). The sensor's timeout and backoff see the time they would on AWS.
 """
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ def _import_error_text(errors: list[ImportErrorRecord]) -> str:
 def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, logical_date: dt.datetime | None = None,
                  conf: dict[str, Any] | None = None, workers: int = 4, log_folder: str | None = None,
                  timeout_s: float = 3600.0, on_change: Callable[[str, str, int], None] | None = None,
-                 on_skip: Callable[[str], None] | None = None) -> DagTestResult:
+                 on_sensor_skip: Callable[[str], None] | None = None) -> DagTestResult:
     """Run one DAG run to its end; ``on_change(label, state, try_number)`` sees every task state change and
-    ``on_skip(message)`` every skip of the clock to a sensor's next poke."""
+    ``on_sensor_skip(message)`` every skip of the clock to a sensor's next poke."""
     from updraft.local.embedded_aws import embedded_aws
     from updraft.parsing import ParseOptions, parse_dags_folder
 
@@ -78,13 +78,13 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
     with embedded_aws():
         return _run(owner, dag_id, dags_folder=parsed.dags_folder, logical_date=logical_date, conf=conf,
                     plugins_folder=plugins_folder, workers=workers, log_folder=log_folder, timeout_s=timeout_s,
-                    on_change=on_change, on_skip=on_skip)
+                    on_change=on_change, on_sensor_skip=on_sensor_skip)
 
 
 def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime | None, conf: dict | None,
          plugins_folder: str | None, workers: int, log_folder: str | None, timeout_s: float,
          on_change: Callable[[str, str, int], None] | None,
-         on_skip: Callable[[str], None] | None = None) -> DagTestResult:
+         on_sensor_skip: Callable[[str], None] | None = None) -> DagTestResult:
     from updraft.executors.callback_requests import DagCallbackRequest
     from updraft.model.states import FINISHED_RUN_STATES
     from updraft.runtime.loader import LocalDagLoader
@@ -157,8 +157,8 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                 raise DagTestError(f"DAG run did not finish within {timeout_s:.0f} s")
             skipped = utcnow.skip_to_next_poke(store.get_run_tis(dag_id, run.run_id))
             if skipped is not None:
-                if on_skip is not None:
-                    on_skip(skipped)
+                if on_sensor_skip is not None:
+                    on_sensor_skip(skipped)
                 continue  # the sensor is due now: the next pass claims it
             threading.Event().wait(TICK_S)
     finally:

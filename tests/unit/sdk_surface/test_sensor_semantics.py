@@ -76,7 +76,7 @@ def test_never_fail_and_soft_fail_turn_failures_into_skips():
 
 
 def test_poke_mode_times_out_or_skips_with_soft_fail():
-    with pytest.raises(AirflowSensorTimeout, match="exceeds the specified timeout of 0.0"):
+    with pytest.raises(AirflowSensorTimeout, match=r"exceeds the specified timeout of 0\.0"):
         _run(Scripted(task_id="s", poke_interval=0, timeout=0, script=[False] * 100))
     with pytest.raises(AirflowSkipException, match="Sensor has timed out"):
         _run(Scripted(task_id="s", poke_interval=0, timeout=0, soft_fail=True, script=[False] * 100))
@@ -105,8 +105,8 @@ def _airflow_interval(dag_id, task_id, started_at, poke_count, poke_interval, ti
     min_backoff = max(int(poke_interval * (2 ** (poke_count - 2))), 1)
     run_hash = int(hashlib.sha1(f"{dag_id}#{task_id}#{started_at}#{poke_count}".encode(),
                                 usedforsecurity=False).hexdigest(), 16)
-    interval = min(timeout - int(elapsed), min(min_backoff + run_hash % min_backoff,
-                                               dt.timedelta.max.total_seconds() - 1))
+    interval = min(timeout - int(elapsed), min_backoff + run_hash % min_backoff,
+                   dt.timedelta.max.total_seconds() - 1)
     return min(max_wait, interval) if max_wait else interval
 
 
