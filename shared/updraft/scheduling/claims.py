@@ -141,8 +141,9 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
 
 def continues_try(ti: TaskInstance) -> bool:
     """Whether claiming ``ti`` is the next poke of a reschedule-mode sensor: the same try goes on (Airflow keeps
-    try_number across reschedules), which holds only while the poke that asked for it is the instance's last try
-    (a clear, a zombie's retry or a mark leave another try_id or none)."""
+    try_number across reschedules). It holds while the poke that asked for it is still the instance's last try:
+    a zombie's retry, a mark or a clear leave another try_id or none (a poke claimed but stuck in the queue is put
+    back with that poke's id, ``backstops``)."""
     return ti.rescheduled_try_id is not None and ti.rescheduled_try_id == ti.try_id
 
 
