@@ -49,7 +49,7 @@ from updraft.sdk.exceptions import (
     TaskDeferred,
 )
 from updraft.sdk.execution import context_env_vars
-from updraft.sdk.timezone import try_clock
+from updraft.sdk.timezone import convert_to_utc, try_clock
 from updraft.secrets.masker import redact_text
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
@@ -157,9 +157,7 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
         except AirflowRescheduleException as exc:
             # Not an end: the try gives back its worker and slots, and the scheduler claims it again (same
             # try_number) at reschedule_date. No callbacks, as in Airflow.
-            _log(buffer, f"Rescheduling task, marking task as UP_FOR_RESCHEDULE (next poke at "
-                         f"{exc.reschedule_date.isoformat()})")
-            return TryResult(TaskInstanceState.UP_FOR_RESCHEDULE, reschedule_date=exc.reschedule_date)
+            return _rescheduled(buffer, exc.reschedule_date)
         except AirflowSkipException as exc:
             _log(buffer, f"Skipping task: {exc}")
             _callbacks(state, "on_skipped_callback")
@@ -185,6 +183,17 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
             _log(buffer, traceback.format_exc())
             _failure_callbacks(state, exc, dispatch.try_number, force_fail=False)
             return TryResult(TaskInstanceState.FAILED, note=redact_text(f"{type(exc).__name__}: {exc}")[:1000])
+
+
+def _rescheduled(buffer: Any, when: Any) -> TryResult:
+    """The result of a poke that asked to be rescheduled; a reschedule_date that is no datetime fails the try."""
+    if not isinstance(when, dt.datetime):
+        message = f"AirflowRescheduleException: reschedule_date must be a datetime, got {when!r}"
+        _log(buffer, message)
+        return TryResult(TaskInstanceState.FAILED, note=message[:1000])
+    when = convert_to_utc(when)  # a naive date is UTC, as Airflow's timezone helpers read it
+    _log(buffer, f"Rescheduling task, marking task as UP_FOR_RESCHEDULE (next poke at {when.isoformat()})")
+    return TryResult(TaskInstanceState.UP_FOR_RESCHEDULE, reschedule_date=when)
 
 
 def _callbacks(state: dict[str, Any], name: str) -> None:

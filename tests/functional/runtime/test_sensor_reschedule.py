@@ -73,23 +73,39 @@ def test_a_rescheduled_sensor_frees_its_slot_between_pokes_and_keeps_its_try(env
 
 def test_timeout_counts_from_the_first_poke_and_soft_fail_skips(env):
     env.add("timeouts", """
+    from airflow.exceptions import AirflowRescheduleException
     from airflow.providers.standard.sensors.python import PythonSensor
+    from airflow.sdk import BaseOperator
+
+    class Later(BaseOperator):
+        def __init__(self, *, when, **kwargs):
+            super().__init__(**kwargs)
+            self.when = when
+
+        def execute(self, context):
+            raise AirflowRescheduleException(self.when)
 
     with DAG("timeouts", schedule=None, start_date=START):
         PythonSensor(task_id="hard", python_callable=lambda: False, mode="reschedule", poke_interval=60,
                      timeout=150, retries=3)
         PythonSensor(task_id="soft", python_callable=lambda: False, mode="reschedule", poke_interval=60,
                      timeout=150, soft_fail=True)
+        Later(task_id="naive_date", when=datetime.datetime(2030, 1, 1))  # read as UTC
+        Later(task_id="no_date", when="tomorrow")
     """)
     run = env.trigger("timeouts")
     for _ in range(3):  # pokes at 0, 60 and 120 s are within the timeout
         _pass(env)
-        assert set(env.states("timeouts", run.run_id).values()) == {"up_for_reschedule"}
+        assert env.states("timeouts", run.run_id) == {"hard": "up_for_reschedule", "soft": "up_for_reschedule",
+                                                      "naive_date": "up_for_reschedule", "no_date": "failed"}
         env.clock.advance(seconds=60)
     _pass(env)  # 180 s after the first poke
-    assert env.states("timeouts", run.run_id) == {"hard": "failed", "soft": "skipped"}
+    assert env.states("timeouts", run.run_id) == {"hard": "failed", "soft": "skipped",
+                                                  "naive_date": "up_for_reschedule", "no_date": "failed"}
     hard = env.ti("timeouts", run.run_id, "hard")
     assert hard.try_number == 1 and "AirflowSensorTimeout" in hard.note  # no retry, as Airflow
+    assert env.ti("timeouts", run.run_id, "naive_date").next_retry_at == dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
+    assert "reschedule_date must be a datetime" in env.ti("timeouts", run.run_id, "no_date").note
 
 
 def _airflow_backoff(dag_id: str, task_id: str, started_at: object, poke_interval: float, timeout: float,
