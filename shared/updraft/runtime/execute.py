@@ -221,9 +221,10 @@ def _failure_callbacks(state: dict[str, Any], exc: BaseException, try_number: in
         send_error_email(task, context, exc)
 
 
-# A reschedule-mode sensor's try log holds its pokes one after the other (Airflow appends them to the try's log);
-# the sinks write a try's log whole, so only the latest pokes are carried over.
-EARLIER_POKES_KEPT = 64 * 1024
+# A reschedule-mode sensor's try log holds its pokes one after the other (Airflow appends them to the try's log).
+# The sinks write a try's log whole at every poke (CloudWatch keeps each delivery), so only the latest pokes are
+# carried over: a week of pokes a minute apart must not write gigabytes.
+EARLIER_POKES_KEPT = 16 * 1024
 
 
 def _keep_earlier_pokes(buffer: Any, earlier: str | None) -> None:
