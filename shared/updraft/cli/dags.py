@@ -287,11 +287,13 @@ def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | 
     def on_skip(label: str, span: Any) -> None:
         # Said even with --output json (on stderr): a test that skipped time must never look like one that waited.
         click.echo(f"{label}: deferred; its wait of {span} skipped (--real-waits to sit through it)", err=not human)
+    def on_sensor_skip(message: str) -> None:  # a sensor's wait, skipped: said even with --output json
+        click.echo(message, err=True)
 
     try:
         result = run_dag_test(dag_id, dags_folder=dags_folder, parse_options=options, logical_date=when,
                               conf=conf_dict, workers=workers, log_folder=log_folder, on_change=on_change,
-                              skip_waits=skip_waits, on_skip=on_skip)
+                              skip_waits=skip_waits, on_skip=on_skip, on_sensor_skip=on_sensor_skip)
     except (DagTestError, ParamValidationError) as err:  # a --conf the DAG's params reject is a usage error
         click.echo(f"Error: {err}", err=True)
         ctx.exit(2)

@@ -9,6 +9,10 @@ because, like Airflow's ``dags test``, a local test should not wait for a pool i
 Deferred tries wait on the deferral state machine's own ASL (``local.step_functions``). By default a test does not
 sit through them: each wait ends at once and ``on_skip(label, span)`` is told how much time was skipped (the CLI
 prints it); ``skip_waits=False`` waits in real time.
+
+Unlike Airflow's, a test does not sit through a reschedule-mode sensor's waits: once nothing else can run and a
+sensor waits for its next poke, the test's clock (the scheduler's, the workers' and the tasks' ``utcnow``) skips
+to that poke, and says so (``on_sensor_skip``). The sensor's timeout and backoff see the time they would on AWS.
 """
 
 from __future__ import annotations
@@ -58,9 +62,10 @@ def _import_error_text(errors: list[ImportErrorRecord]) -> str:
 def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, logical_date: dt.datetime | None = None,
                  conf: dict[str, Any] | None = None, workers: int = 4, log_folder: str | None = None,
                  timeout_s: float = 3600.0, on_change: Callable[[str, str, int], None] | None = None,
-                 skip_waits: bool = True, on_skip: Callable[[str, dt.timedelta], None] | None = None
-                 ) -> DagTestResult:
-    """Run one DAG run to its end; ``on_change(label, state, try_number)`` sees every task state change."""
+                 skip_waits: bool = True, on_skip: Callable[[str, dt.timedelta], None] | None = None,
+                 on_sensor_skip: Callable[[str], None] | None = None) -> DagTestResult:
+    """Run one DAG run to its end; ``on_change(label, state, try_number)`` sees every task state change and
+    ``on_sensor_skip(message)`` every skip of the clock to a sensor's next poke."""
     from updraft.local.embedded_aws import embedded_aws
     from updraft.parsing import ParseOptions, parse_dags_folder
 
@@ -78,13 +83,14 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
     with embedded_aws():
         return _run(owner, dag_id, dags_folder=parsed.dags_folder, logical_date=logical_date, conf=conf,
                     plugins_folder=plugins_folder, workers=workers, log_folder=log_folder, timeout_s=timeout_s,
-                    on_change=on_change, skip_waits=skip_waits, on_skip=on_skip)
+                    on_change=on_change, skip_waits=skip_waits, on_skip=on_skip, on_sensor_skip=on_sensor_skip)
 
 
 def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime | None, conf: dict | None,
          plugins_folder: str | None, workers: int, log_folder: str | None, timeout_s: float,
          on_change: Callable[[str, str, int], None] | None, skip_waits: bool = True,
-         on_skip: Callable[[str, dt.timedelta], None] | None = None) -> DagTestResult:
+         on_skip: Callable[[str, dt.timedelta], None] | None = None,
+         on_sensor_skip: Callable[[str], None] | None = None) -> DagTestResult:
     from updraft.executors.callback_requests import DagCallbackRequest
     from updraft.model.states import FINISHED_RUN_STATES
     from updraft.runtime.loader import LocalDagLoader
@@ -92,13 +98,14 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     from updraft.runtime.worker import handle_dispatch
     from updraft.scheduling.dag_registration import register_parsed_file, set_paused
     from updraft.scheduling.dag_versions import pinned_dag
-    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig, utcnow
+    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
     from updraft.scheduling.triggering import trigger_dag
     from updraft.store.tables import create_table
 
     config = StoreConfig(table_name="updraft-dags-test", region="us-east-1")
     create_table(config)
     store = DynamoStore(config) if on_change is None else _ObservedStore(config, on_change)
+    utcnow = SkippingClock()
     now = utcnow()
     register_parsed_file(store, owner, now=now)
     set_paused(store, dag_id, False)  # like `airflow dags test`, a test runs a DAG whatever its pause state
@@ -143,7 +150,7 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
         except BaseException as exc:  # surfaced by the main loop: a worker bug must not hang the test
             errors.append(exc)
 
-    engine, waits = _wait_engine(pool, work, skip_waits=skip_waits, on_skip=on_skip)
+    engine, waits = _wait_engine(pool, work, clock=utcnow, skip_waits=skip_waits, on_skip=on_skip)
     scheduler.waits = waits
     started = time.perf_counter()
     run = trigger_dag(store, dag_id, now=utcnow(), conf=conf, logical_date=logical_date)
@@ -158,6 +165,11 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                 break
             if time.perf_counter() - started > timeout_s:
                 raise DagTestError(f"DAG run did not finish within {timeout_s:.0f} s")
+            skipped = utcnow.skip_to_next_poke(store.get_run_tis(dag_id, run.run_id)) if skip_waits else None
+            if skipped is not None:
+                if on_sensor_skip is not None:
+                    on_sensor_skip(skipped)
+                continue  # the sensor is due now: the next pass claims it
             threading.Event().wait(TICK_S)
     finally:
         closing.set()
@@ -168,14 +180,14 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                          wall_s=time.perf_counter() - started)
 
 
-def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[Any], None], *, skip_waits: bool,
+def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[Any], None], *,
+                 clock: Callable[[], dt.datetime], skip_waits: bool,
                  on_skip: Callable[[str, dt.timedelta], None] | None) -> tuple[Any, Any]:
     """The deferral state machine on the local engine, its resumes handed to the worker threads."""
     from updraft.executors.step_functions import StepFunctionsWaits
     from updraft.handler_events import worker_dispatch
     from updraft.local.step_functions import LocalStepFunctions
     from updraft.model.records import TIKey
-    from updraft.scheduling.scheduler import utcnow
     from updraft.triggers.state_machine import definition
 
     def invoke(function: str, payload: Any) -> None:
@@ -187,9 +199,38 @@ def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[An
             on_skip(TIKey(resume.get("dag_id", ""), resume.get("run_id", ""), resume.get("task_id", "?"),
                           resume.get("map_index", -1)).label, span)
 
-    engine = LocalStepFunctions(definition("dags-test-worker"), invoke=invoke, clock=utcnow, skip_waits=skip_waits,
+    engine = LocalStepFunctions(definition("dags-test-worker"), invoke=invoke, clock=clock, skip_waits=skip_waits,
                                 on_skip=skipped)
     return engine, StepFunctionsWaits(engine, engine.state_machine_arn)
+class SkippingClock:
+    """The test's clock: the wall clock plus the waits skipped so far."""
+
+    def __init__(self) -> None:
+        self.skipped = dt.timedelta(0)
+        self._lock = threading.Lock()
+
+    def __call__(self) -> dt.datetime:
+        with self._lock:
+            return dt.datetime.now(dt.UTC) + self.skipped
+
+    def skip_to_next_poke(self, tis: list[TaskInstance]) -> str | None:
+        """When nothing runs or waits for a worker and a sensor waits for its next poke, move to that poke; the
+        message says how far and for which sensor (None: nothing to skip)."""
+        busy = {TaskInstanceState.SCHEDULED, TaskInstanceState.QUEUED, TaskInstanceState.RUNNING}
+        if any(ti.state in busy for ti in tis):
+            return None
+        waiting = [(ti.next_retry_at, ti.key.label) for ti in tis
+                   if ti.state == TaskInstanceState.UP_FOR_RESCHEDULE and ti.next_retry_at is not None]
+        if not waiting:
+            return None
+        due, label = min(waiting)
+        with self._lock:
+            gap = due - (dt.datetime.now(dt.UTC) + self.skipped)
+            if gap <= dt.timedelta(0):
+                return None
+            self.skipped += gap
+        return (f"dags test: skipped {gap.total_seconds():g} s to {due.isoformat()}, the next poke of {label} "
+                f"(mode='reschedule'); {self.skipped.total_seconds():g} s skipped in all")
 
 
 class _ObservedStore(DynamoStore):

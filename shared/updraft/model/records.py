@@ -78,6 +78,13 @@ class TaskInstance:
     trigger: dict[str, Any] | None = None
     next_method: str | None = None
     next_kwargs: dict[str, Any] | None = None
+    # Airflow's task_reschedules for the current try, kept small (a sensor may poke ten thousand times): how many
+    # pokes of a reschedule-mode sensor ended ``up_for_reschedule``, when the first of them started (the sensor's
+    # ``timeout`` counts from it), and the try_id of the poke that asked to be rescheduled last (the claim continues
+    # the same try_number only while it is still the instance's try). The reschedule date is ``next_retry_at``.
+    reschedule_count: int = 0
+    first_reschedule_date: dt.datetime | None = None
+    rescheduled_try_id: str | None = None
 
     @property
     def key(self) -> TIKey:

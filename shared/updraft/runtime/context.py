@@ -30,7 +30,7 @@ class RuntimeTaskInstance:
 
     def __init__(self, *, task: Any, dag_id: str, run_id: str, map_index: int, try_number: int, max_tries: int,
                  xcom_client: XComClient, serialized_dag: Any = None, hostname: str | None = None,
-                 start_date: Any = None) -> None:
+                 start_date: Any = None, reschedule_count: int = 0, first_reschedule_date: Any = None) -> None:
         self.task = task
         self.task_id = task.task_id
         self.dag_id = dag_id
@@ -48,6 +48,15 @@ class RuntimeTaskInstance:
         self.context: Context | None = None
         # Other DAGs' runs, for TriggerDagRunOperator and ExternalTaskSensor (set by the worker for each try).
         self.cross_dag: CrossDag | None = None
+        self.task_reschedule_count = reschedule_count
+        self._first_reschedule_date = first_reschedule_date
+
+    def get_first_reschedule_date(self, context: Mapping[str, Any]) -> datetime | None:
+        """When this try's first reschedule-mode poke started (Airflow's first TaskReschedule start_date); None
+        before the try was ever rescheduled. A reschedule-mode sensor's ``timeout`` counts from it."""
+        if context.get("task_reschedule_count", 0) == 0:
+            return None
+        return self._first_reschedule_date  # type: ignore[no-any-return]
 
     def render_value(self, task: Any, value: Any, context: Mapping[str, Any]) -> Any:
         """``updraft.sdk.execution.TemplateRendering``: how an operator renders a value at run time."""
@@ -223,7 +232,7 @@ def build_context(*, ti: RuntimeTaskInstance, task: Any, dag: Any, run: DagRun, 
         "map_index_template": getattr(task, "map_index_template", None),
         "expanded_ti_count": expanded_ti_count,
         "task_instance_key_str": f"{dag.dag_id}__{task.task_id}__{run.run_id}",
-        "task_reschedule_count": 0,
+        "task_reschedule_count": ti.task_reschedule_count,
         "try_number": ti.try_number,
     })
     ti.context = context

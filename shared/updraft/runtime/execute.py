@@ -45,6 +45,7 @@ from updraft.sdk._internal.backends import try_cache
 from updraft.sdk.context import set_current_context
 from updraft.sdk.exceptions import (
     AirflowFailException,
+    AirflowRescheduleException,
     AirflowSensorTimeout,
     AirflowSkipException,
     AirflowTaskTimeout,
@@ -52,6 +53,7 @@ from updraft.sdk.exceptions import (
     TaskDeferred,
 )
 from updraft.sdk.execution import context_env_vars
+from updraft.sdk.timezone import convert_to_utc, try_clock
 from updraft.secrets.masker import redact_text
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
@@ -143,20 +145,28 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
     nothing. ``nudge(dag_id, run_id)`` asks the scheduler to look at a run the task triggered.
 
     ``started`` is the instance as its try started: a try resumed after a deferral runs its ``next_method``
-    (``runtime.deferral``) instead of ``execute``; a try that defers returns a ``deferred`` result.
+    (``runtime.deferral``) instead of ``execute``; a try that defers returns a ``deferred`` result; a
+    reschedule-mode sensor's next poke sees its reschedules so far. ``now_fn`` is the try's clock: the SDK's
+    ``timezone.utcnow()`` reads it while the task runs.
     """
     key = dispatch.key
     state: dict[str, Any] = {}
     point = resume_point(started)
-    with capture(log_sink, key, dispatch.try_number) as buffer, try_cache():
+    with capture(log_sink, key, dispatch.try_number) as buffer, try_cache(), try_clock(now_fn):
         if point is not None and log_sink is not None:  # a resumed try's log goes on from its deferral, as Airflow's
             buffer.write(log_sink.read(key, dispatch.try_number) or "")
+        elif started is not None and started.reschedule_count and log_sink is not None:
+            _keep_earlier_pokes(buffer, log_sink.read(key, dispatch.try_number))
         try:
             prepare_secrets(store)
             result = _run(dispatch, store=store, loader=loader, now_fn=now_fn, hostname=hostname, state=state,
-                          run=run, nudge=nudge, point=point)
+                          run=run, nudge=nudge, point=point, started=started)
             _callbacks(state, "on_success_callback")
             return result
+        except AirflowRescheduleException as exc:
+            # Not an end: the try gives back its worker and slots, and the scheduler claims it again (same
+            # try_number) at reschedule_date. No callbacks, as in Airflow.
+            return _rescheduled(buffer, exc.reschedule_date)
         except AirflowSkipException as exc:
             _log(buffer, f"Skipping task: {exc}")
             _callbacks(state, "on_skipped_callback")
@@ -190,6 +200,17 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
             _failure_callbacks(state, exc, dispatch.try_number, force_fail=force_fail)
             return TryResult(TaskInstanceState.FAILED, note=redact_text(f"{type(exc).__name__}: {exc}")[:1000],
                              force_fail=force_fail, retry_delay=delay)
+
+
+def _rescheduled(buffer: Any, when: Any) -> TryResult:
+    """The result of a poke that asked to be rescheduled; a reschedule_date that is no datetime fails the try."""
+    if not isinstance(when, dt.datetime):
+        message = f"AirflowRescheduleException: reschedule_date must be a datetime, got {when!r}"
+        _log(buffer, message)
+        return TryResult(TaskInstanceState.FAILED, note=message[:1000])
+    when = convert_to_utc(when)  # a naive date is UTC, as Airflow's timezone helpers read it
+    _log(buffer, f"Rescheduling task, marking task as UP_FOR_RESCHEDULE (next poke at {when.isoformat()})")
+    return TryResult(TaskInstanceState.UP_FOR_RESCHEDULE, reschedule_date=when)
 
 
 def _callbacks(state: dict[str, Any], name: str) -> None:
@@ -230,6 +251,20 @@ def _failure_callbacks(state: dict[str, Any], exc: BaseException, try_number: in
         send_error_email(task, context, exc)
 
 
+# A reschedule-mode sensor's try log holds its pokes one after the other (Airflow appends them to the try's log).
+# The sinks write a try's log whole at every poke (CloudWatch keeps each delivery), so only the latest pokes are
+# carried over: a week of pokes a minute apart must not write gigabytes.
+EARLIER_POKES_KEPT = 16 * 1024
+
+
+def _keep_earlier_pokes(buffer: Any, earlier: str | None) -> None:
+    if not earlier:
+        return
+    if len(earlier) > EARLIER_POKES_KEPT:
+        earlier = "[... earlier pokes left out ...]\n" + earlier[-EARLIER_POKES_KEPT:]
+    _log(buffer, earlier)
+
+
 def _log(buffer: Any, text: str) -> None:
     buffer.write(text if text.endswith("\n") else text + "\n")
 
@@ -257,7 +292,8 @@ def fresh_task(task: Any, dag: Any) -> Any:
 
 def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
          hostname: str | None, state: dict[str, Any], run: DagRun | None,
-         point: tuple[str, dict[str, Any]] | None, nudge: Callable[[str, str], Any] | None = None) -> TryResult:
+         point: tuple[str, dict[str, Any]] | None, nudge: Callable[[str, str], Any] | None = None,
+         started: TaskInstance | None = None) -> TryResult:
     from updraft.runtime.mapping import expand_lengths, unmap
     from updraft.runtime.templates import render_task
 
@@ -272,11 +308,16 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
     dag = loader.load_dag(key.dag_id, serialized.relative_fileloc, serialized.file_hash)
     task = find_task(dag, key.task_id)
     client = XComClient(store, key, now_fn)
-    if dispatch.try_number > 1 and point is None:  # a new try starts without the previous one's XComs, as Airflow
+    if (dispatch.try_number > 1 or (started and started.reschedule_count)) and point is None:
+        # A new try, or a sensor's next poke, starts without the XComs pushed before, as in Airflow (a try resumed
+        # after a deferral keeps them: it is the same try going on).
         store.clear_xcoms(key)
     ti = RuntimeTaskInstance(task=task, dag_id=key.dag_id, run_id=key.run_id, map_index=key.map_index,
                              try_number=dispatch.try_number, max_tries=task.retries,
-                             xcom_client=client, serialized_dag=serialized, hostname=hostname, start_date=now_fn())
+                             xcom_client=client, serialized_dag=serialized, hostname=hostname,
+                             start_date=started.start_date if started and started.start_date else now_fn(),
+                             reschedule_count=started.reschedule_count if started else 0,
+                             first_reschedule_date=started.first_reschedule_date if started else None)
     ti.cross_dag = CrossDag(store, now_fn=now_fn, nudge=nudge)
     context = build_context(ti=ti, task=task, dag=dag, run=run, store=store)
     install_asset_context(context, store, task, run)

@@ -57,11 +57,15 @@ def backstop_change(task: SerializedTask, ti: TaskInstance, now: dt.datetime, *,
 
 def _requeue(ti: TaskInstance, note: str) -> TIChange:
     """Back to scheduled with the try number given back: the try never ran, so it must not spend a retry (a try
-    resuming after a deferral kept its number when claimed, so it has none to give back)."""
-    try_number = ti.try_number if ti.next_method is not None else max(ti.try_number - 1, 0)
-    return TIChange(ti.key, ti.state, TaskInstanceState.SCHEDULED, {
-        "try_number": try_number, "try_id": None, "queued_at": None, "held_limits": [],
-        "hostname": None, "lease_expires_at": None, "note": note}, expected_try_id=ti.try_id)
+    resuming after a deferral kept its number when claimed, so it has none to give back). A sensor's next poke
+    (``reschedule_count``) took no number either: it goes back to what it was before its claim, the next poke of
+    the same try (``claims.continues_try``); the stuck worker is fenced all the same."""
+    fields: dict[str, object] = {
+        "try_number": ti.try_number if ti.next_method is not None else max(ti.try_number - 1, 0), "try_id": None,
+        "queued_at": None, "held_limits": [], "hostname": None, "lease_expires_at": None, "note": note}
+    if ti.reschedule_count:
+        fields.update(try_number=ti.try_number, try_id=ti.rescheduled_try_id)
+    return TIChange(ti.key, ti.state, TaskInstanceState.SCHEDULED, fields, expected_try_id=ti.try_id)
 
 
 def _fail(task: SerializedTask, ti: TaskInstance, now: dt.datetime, logical_date: dt.datetime | None,

@@ -105,8 +105,10 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the slots
     # it kept while deferred (a pool with include_deferred): only the others are taken again.
     # (``claim_needs`` left the kept ones out of ``needs``.)
+    # A reschedule-mode sensor's next poke keeps it too (``continues_try``).
     resuming = is_resuming(ti)
-    try_number = ti.try_number if resuming else ti.try_number + 1
+    continues = continues_try(ti)
+    try_number = ti.try_number if resuming or continues else ti.try_number + 1
     holder = ti.key.holder(try_number)
     kept = list(ti.held_limits) if resuming else []
 
@@ -131,6 +133,8 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     try_id = uuid.uuid4().hex
     fields = {"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": held,
               "start_date": None, "end_date": None, "lease_expires_at": None, "note": None, "blocked_reason": None}
+    if not continues:  # a new try starts without the previous try's reschedules, as Airflow's new ti.id
+        fields.update(reschedule_count=0, first_reschedule_date=None, rescheduled_try_id=None)
     if create_fields is not None:
         fields = {**create_fields, **fields}
     expected = None if create_fields is not None else TaskInstanceState.SCHEDULED
@@ -138,13 +142,21 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     if not won:
         _release(store, taken, holder)
         return ClaimResult(lost=True)
-    if ti.try_number > 0 and not resuming:
+    if ti.try_number > 0 and not resuming and not continues:
         # A retry supersedes the try that failed: it is kept as the instance's history (the tries routes list
         # it). Written once per try number, so a clear that recorded it first keeps its record.
         store.record_try(as_recorded(ti))
     compute = dict(getattr(task, "compute", None) or {})
     return ClaimResult(Dispatch(ti.key, try_number, try_id, executor=executor_for(compute, ti.executor),
                                 compute=compute))
+
+
+def continues_try(ti: TaskInstance) -> bool:
+    """Whether claiming ``ti`` is the next poke of a reschedule-mode sensor: the same try goes on (Airflow keeps
+    try_number across reschedules). It holds while the poke that asked for it is still the instance's last try:
+    a zombie's retry, a mark or a clear leave another try_id or none (a poke claimed but stuck in the queue is put
+    back with that poke's id, ``backstops``)."""
+    return ti.rescheduled_try_id is not None and ti.rescheduled_try_id == ti.try_id
 
 
 def _release(store: Store, limit_ids: list[str], holder: str) -> None:

@@ -7,6 +7,7 @@ already failed as a zombie, or a report for an older try after a retry all lose 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import enum
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ class TryResult:
     skip_task_ids: list[str] = field(default_factory=list)  # branch / short-circuit decisions
     note: str | None = None
     deferral: Deferral | None = None  # state deferred: what the try waits for (``model.deferrals``)
+    reschedule_date: dt.datetime | None = None  # state up_for_reschedule: when the sensor wants its next poke
 
 
 def start_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime, hostname: str | None = None,
@@ -71,6 +73,7 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     if state == TaskInstanceState.FAILED:
         state, extra = failure_outcome(task, ti, now, force_fail=result.force_fail, retry_delay=result.retry_delay)
         fields.update(extra)
+    fields.update(reschedule_fields(ti, try_id, result))
     if result.xcom_length is not None:
         fields["xcom_length"] = result.xcom_length
     # Skips first, while the branching task is still running, as Airflow 3's SkipDownstreamTasks is sent before
@@ -82,9 +85,27 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
                         fields={"start_date": now, "end_date": now, "note": f"skipped by {key.task_id}"})
     if not store.end_try(key, try_id=try_id, state=state, fields=fields):
         return None
+    if state == TaskInstanceState.UP_FOR_RESCHEDULE:
+        # The next poke is claimed under the same try_number, hence the same holder id: its slots go back now,
+        # once, and the caller is told it holds none (a later release could take the next poke's slots).
+        release_try_limits(store, ti)
+        return dataclasses.replace(ti, held_limits=[])
     if release:
         release_try_limits(store, ti)
     return ti
+
+
+def reschedule_fields(ti: TaskInstance, try_id: str, result: TryResult) -> dict[str, object]:
+    """Airflow's TaskReschedule bookkeeping for a try that ends: a reschedule counts one more and remembers when
+    the first poke started; whatever the end, the try's start_date is its first poke's, as Airflow shows it."""
+    first = ti.first_reschedule_date
+    if result.state != TaskInstanceState.UP_FOR_RESCHEDULE:
+        return {"start_date": first} if first is not None else {}
+    if result.reschedule_date is None:
+        raise ValueError("an up_for_reschedule result needs its reschedule_date")
+    first = first or ti.start_date
+    return {"next_retry_at": result.reschedule_date, "reschedule_count": ti.reschedule_count + 1,
+            "first_reschedule_date": first, "rescheduled_try_id": try_id, "start_date": first}
 
 
 class NextHop(enum.Enum):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as dt
+import time
+from collections.abc import Callable, Iterator
 from typing import overload
 
 import pendulum
@@ -64,8 +68,28 @@ def coerce_datetime(value: dt.datetime | None, tz: dt.tzinfo | None = None) -> p
     return to_aware(value, tz)
 
 
+# The clock of the try running in this thread (``try_clock``), so a sensor's timeout and reschedule dates follow
+# the environment's clock (a test's fake clock, ``dags test`` skipping a wait) rather than the wall clock.
+_clock: contextvars.ContextVar[Callable[[], dt.datetime] | None] = contextvars.ContextVar("updraft_clock",
+                                                                                         default=None)
+
+
 def utcnow() -> pendulum.DateTime:
-    return pendulum.now(utc)
+    clock = _clock.get()
+    return pendulum.now(utc) if clock is None else convert_to_utc(clock())
+
+
+@contextlib.contextmanager
+def try_clock(now_fn: Callable[[], dt.datetime]) -> Iterator[None]:
+    """In this block ``utcnow()`` is ``now_fn()`` at its start plus the real time elapsed since: a try starts at
+    its environment's time and then runs in real time, even when the environment's clock stands still (a test's
+    fake clock) or jumps (``dags test``). The runtime sets it around a try; on AWS it is the wall clock."""
+    start, started = now_fn(), time.monotonic()
+    token = _clock.set(lambda: start + dt.timedelta(seconds=time.monotonic() - started))
+    try:
+        yield
+    finally:
+        _clock.reset(token)
 
 
 def datetime(*args, **kwargs) -> pendulum.DateTime:

@@ -7,11 +7,21 @@ scheduler reads them from the serialized DAG and never imports the DAG file.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import datetime
+import hashlib
+import time
+import traceback
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any, ClassVar
 
 from updraft.sdk.baseoperator import BaseOperator
+from updraft.sdk.exceptions import (
+    AirflowFailException,
+    AirflowSensorTimeout,
+    AirflowSkipException,
+    AirflowTaskTimeout,
+)
 
 # [sensors] default_timeout: seven days, Airflow's default.
 DEFAULT_SENSOR_TIMEOUT = 60 * 60 * 24 * 7
@@ -44,8 +54,8 @@ def _coerce_seconds(value: Any, name: str) -> timedelta:
 class BaseSensorOperator(BaseOperator):
     """Waits for a condition: poke every ``poke_interval`` seconds until it holds or ``timeout`` passes.
 
-    ``mode="reschedule"`` frees the slot between pokes; a sensor with ``deferrable=True`` hands the wait to a
-    Step Functions state machine. Both are scheduling decisions, hence decided from the serialized fields.
+    ``mode="reschedule"`` frees the worker and the slot between pokes (the scheduler claims the same try again
+    at the reschedule date); a sensor with ``deferrable=True`` hands the wait to a trigger.
     """
 
     ui_color: ClassVar[str] = "#e6f1f2"
@@ -113,51 +123,105 @@ class BaseSensorOperator(BaseOperator):
         raise NotImplementedError(f"{type(self).__name__} must implement poke()")
 
     def execute(self, context: Any) -> Any:
-        """Poke until done or ``timeout`` (Airflow's poke mode), in the worker.
+        """Airflow's poke loop. In poke mode the worker sleeps between pokes; in reschedule mode a poke that is not
+        done ends the try with ``AirflowRescheduleException`` (``up_for_reschedule``: worker and slots freed, the
+        scheduler claims it again at ``reschedule_date``), and ``timeout`` counts from the try's first poke.
 
-        Reschedule mode and deferral are scheduler features that are not wired yet; such sensors wait here, in
-        poke mode, which gives the same outcome while holding the worker. A timeout is ``AirflowSensorTimeout``
-        (failed, no retry) unless ``soft_fail`` / ``never_fail`` turn it into a skip, as in Airflow.
+        A timeout is ``AirflowSensorTimeout`` (failed, no retry) unless ``soft_fail`` makes it a skip; an exception
+        of the poke fails the try, is logged and counts as not done (``silent_fail``) or is a skip
+        (``never_fail``), as in Airflow.
         """
-        import time
+        from updraft.sdk import timezone
+        from updraft.sdk.exceptions import AirflowRescheduleException
 
-        from updraft.sdk.exceptions import (
-            AirflowFailException,
-            AirflowSensorTimeout,
-            AirflowSkipException,
-            AirflowTaskTimeout,
-        )
+        started_at: datetime.datetime | float
+        run_duration: Callable[[], float]
+        if self.reschedule:
+            # The try's first poke started when the try did (the scheduler records that start as the first
+            # reschedule's); as one pendulum value, so the backoff's hash of it is the same at every poke.
+            ti = context["ti"]
+            first = ti.get_first_reschedule_date(context) or getattr(ti, "start_date", None)
+            start_date = timezone.convert_to_utc(first) if first is not None else timezone.utcnow()
+            started_at = start_date
 
-        started = time.monotonic()
+            def run_duration() -> float:  # pokes are separate processes: wall time from the first one
+                return (timezone.utcnow() - start_date).total_seconds()
+        else:
+            started_at = start_monotonic = time.monotonic()
+
+            def run_duration() -> float:
+                return time.monotonic() - start_monotonic
+
+        poke_count = 1
+        xcom_value = None
         while True:
-            try:
-                result = self.poke(context)
-            except (AirflowSensorTimeout, AirflowTaskTimeout, AirflowFailException) as exc:
-                if self.soft_fail:
-                    raise AirflowSkipException("Skipping due to soft_fail is set to True.") from exc
-                if self.never_fail:
-                    raise AirflowSkipException("Skipping due to never_fail is set to True.") from exc
-                raise
-            except AirflowSkipException:
-                raise
-            except Exception as exc:
-                if self.never_fail:
-                    raise AirflowSkipException("Skipping due to never_fail is set to True.") from exc
-                if not self.silent_fail:
-                    raise
-                self.log.error("Sensor poke failed (silent_fail): %s", exc)
-                result = False
-            if result:
-                self.log.info("Success criteria met. Exiting.")
-                return result.xcom_value if isinstance(result, PokeReturnValue) else None
-            duration = time.monotonic() - started
-            if duration > self.timeout:
-                message = (f"Sensor has timed out; run duration of {duration} seconds exceeds the specified "
+            poke_return = self._poke_once(context)
+            if poke_return:
+                if isinstance(poke_return, PokeReturnValue):
+                    xcom_value = poke_return.xcom_value
+                break
+            if run_duration() > self.timeout:
+                message = (f"Sensor has timed out; run duration of {run_duration()} seconds exceeds the specified "
                            f"timeout of {self.timeout}.")
-                if self.soft_fail or self.never_fail:
+                if self.soft_fail:
                     raise AirflowSkipException(message)
                 raise AirflowSensorTimeout(message)
-            time.sleep(min(self.poke_interval, max(self.timeout - duration, 0) + 0.001))
+            interval = self._get_next_poke_interval(started_at, run_duration, poke_count)
+            if self.reschedule:
+                raise AirflowRescheduleException(timezone.utcnow() + timedelta(seconds=interval))
+            time.sleep(interval)
+            poke_count += 1
+        self.log.info("Success criteria met. Exiting.")
+        return xcom_value
+
+    def _poke_once(self, context: Any) -> bool | PokeReturnValue:
+        """One poke, its exceptions turned into Airflow's outcomes (see ``execute``)."""
+        try:
+            return self.poke(context)
+        except (AirflowSensorTimeout, AirflowTaskTimeout, AirflowFailException) as exc:
+            if self.soft_fail:
+                raise AirflowSkipException("Skipping due to soft_fail is set to True.") from exc
+            if self.never_fail:
+                raise AirflowSkipException("Skipping due to never_fail is set to True.") from exc
+            raise
+        except AirflowSkipException:
+            raise
+        except Exception as exc:
+            if self.silent_fail:
+                self.log.error("Sensor poke failed: \n %s", traceback.format_exc())
+                return False
+            if self.never_fail:
+                raise AirflowSkipException("Skipping due to never_fail is set to True.") from exc
+            raise
+
+    def _get_next_poke_interval(self, started_at: datetime.datetime | float, run_duration: Callable[[], float],
+                                poke_count: int) -> float:
+        """Airflow's interval: ``poke_interval``, or with ``exponential_backoff`` a doubling interval with a jitter
+        hashed from the DAG, task, start and poke number (so a reschedule-mode sensor, which restarts for every
+        poke, finds its poke number again from the time elapsed), capped by what is left of ``timeout`` and by
+        ``max_wait``."""
+        if not self.exponential_backoff:
+            return self.poke_interval
+        if self.reschedule:
+            elapsed_time = run_duration()
+            cumulative_time = 0.0
+            estimated_poke_count = 0
+            while cumulative_time <= elapsed_time:
+                estimated_poke_count += 1
+                cumulative_time += self._backoff(started_at, estimated_poke_count)
+            poke_count = estimated_poke_count or poke_count
+        new_interval = min(self.timeout - int(run_duration()), self._backoff(started_at, poke_count))
+        if self.max_wait:
+            new_interval = min(self.max_wait.total_seconds(), new_interval)
+        self.log.info("new %s interval is %s", self.mode, new_interval)
+        return new_interval
+
+    def _backoff(self, started_at: datetime.datetime | float, poke_count: int) -> float:
+        min_backoff = max(int(self.poke_interval * (2 ** (poke_count - 2))), 1)
+        run_hash = int(hashlib.sha1(f"{self.dag_id}#{self.task_id}#{started_at}#{poke_count}".encode(),
+                                    usedforsecurity=False).hexdigest(), 16)
+        modded_hash = min_backoff + run_hash % min_backoff
+        return min(modded_hash, timedelta.max.total_seconds() - 1)
 
 
 def poke_mode_only(cls: type) -> type:

@@ -239,6 +239,10 @@ class TaskInstanceItem(Item):
     trigger = JSONAttribute(null=True)
     next_method = UnicodeAttribute(null=True)
     next_kwargs = JSONAttribute(null=True)
+    # A reschedule-mode sensor's reschedules in the current try (TaskInstance.reschedule_count and the next two).
+    reschedule_count = NumberAttribute(null=True)
+    first_reschedule_date = DateTimeAttribute(null=True)
+    rescheduled_try_id = UnicodeAttribute(null=True)
 
 
 class LimitItem(Item):

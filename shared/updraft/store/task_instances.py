@@ -81,7 +81,8 @@ def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
         note=item.note, blocked_reason=item.blocked_reason,
         max_tries=None if item.max_tries is None else int(item.max_tries),
         rendered_fields=item.rendered_fields, trigger=item.trigger, next_method=item.next_method,
-        next_kwargs=item.next_kwargs,
+        next_kwargs=item.next_kwargs, reschedule_count=int(item.reschedule_count or 0),
+        first_reschedule_date=item.first_reschedule_date, rescheduled_try_id=item.rescheduled_try_id,
     )
 
 
