@@ -7,7 +7,7 @@ at a time), with no-op tasks played by the scheduling tests' workers (start, fin
 the worker Lambda does). Every request is recorded and charged (``bench/capacity_recorder.py``), and the
 figures follow (``bench/capacity_model.py``): requests and units per task, the hottest partition key, the
 ceiling in task starts per second, and dollars per 1,000 tasks. Where moto is too slow for the full size the
-scenario runs scaled down and says so; the per-task figures are then extrapolated as stated in the table's notes.
+scenario runs at two smaller sizes and its per-task figures are extrapolated to the full size (a row says so).
 Prints a markdown table and writes bench/results/capacity.json.
 """
 
@@ -30,7 +30,7 @@ os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
 
-from bench.capacity_model import REFERENCE_STARTS_PER_S, Figures, figures  # noqa: E402
+from bench.capacity_model import REFERENCE_STARTS_PER_S, Figures, extrapolate, figures  # noqa: E402
 from bench.capacity_recorder import CapacityRecorder, role  # noqa: E402
 
 START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
@@ -219,7 +219,6 @@ class Scenario:
     name: str
     build: Callable[[], Setup]
     drive: Callable[[Setup], tuple[int, int]] = _drive
-    note: str = ""
 
 
 def run(scenario: Scenario, recorder: CapacityRecorder) -> Figures:
@@ -230,33 +229,51 @@ def run(scenario: Scenario, recorder: CapacityRecorder) -> Figures:
     tasks, passes = scenario.drive(setup)
     charges = [c for c in recorder.take() if c.role != "bench"]
     result = figures(scenario.name, charges, tasks=tasks, scheduler_passes=passes,
-                     other_requests=sum(recorder.other_requests.values()), note=scenario.note)
-    print(f"{scenario.name}: {tasks} tasks, {result.requests} requests, {time.perf_counter() - started:.0f} s on moto",
-          file=sys.stderr)
+                     other_requests=sum(recorder.other_requests.values()))
+    print(f"{scenario.name}: {tasks} tasks, {result.requests_per_task * tasks:.0f} requests, "
+          f"{time.perf_counter() - started:.0f} s on moto", file=sys.stderr)
     return result
 
 
-def scenarios(scale: float) -> dict[str, list[Scenario]]:
-    """The issue's five scenarios; ``scale`` < 1 shrinks the three large ones (stated in their names)."""
-    def scaled(n: int) -> int:
-        return max(1, round(n * scale))
+@dataclasses.dataclass
+class Sized:
+    """A scenario at its full size, or at two smaller sizes whose per-task figures are extrapolated to it."""
+
+    label: str
+    make: Callable[[int], Scenario]
+    full: int
+    sizes: tuple[int, ...]  # run these; when the last is below ``full``, extrapolate from the last two
+
+    def figures(self, recorder: CapacityRecorder) -> list[Figures]:
+        measured = [run(self.make(n), recorder) for n in self.sizes]
+        if self.sizes[-1] >= self.full:
+            return measured
+        (n_small, small), (n_large, large) = list(zip(self.sizes, measured, strict=True))[-2:]
+        return [*measured, extrapolate(small, large, n_small, n_large, self.full, f"{self.label} (extrapolated)")]
+
+
+def scenarios(scale: float) -> dict[str, Sized]:
+    """The issue's five scenarios. moto serves one request at a time (a few ms each, and a run-wide Query grows
+    with the run), so the large ones run at two smaller sizes (``scale`` sets them) and are extrapolated."""
+
+    def sizes(*ns: int) -> tuple[int, ...]:
+        return tuple(max(2, round(n * scale)) for n in ns)
 
     return {
-        "chain20": [chain(20)],
-        "fanout": [fan_out(scaled(1000))],
-        "pool32": [pool_of_32(50, scaled(100))],
-        # The run's size enters every pass (the run's task instances are read whole), so two sizes show the trend.
-        "mapped": [mapped(scaled(10_000) // 4), mapped(scaled(10_000) // 2)],
-        "racing": [racing(8, 200)],
+        "chain20": Sized("chain of 20", chain, 20, (20,)),
+        "fanout": Sized("fan-out 1 -> 1000 -> 1, parallelism 1000", fan_out, 1000, sizes(50, 100)),
+        "pool32": Sized("50 DAGs x 100 tasks, one pool of 32", lambda n: pool_of_32(50, n), 100, sizes(5, 10)),
+        "mapped": Sized("10000 mapped instances, parallelism 128", mapped, 10_000, sizes(50, 100)),
+        "racing": Sized("8 schedulers racing, 200 tasks", lambda n: racing(8, n), 200, (200,)),
     }
 
 
 def _row(f: Figures) -> str:
-    per = f.tasks
-    return (f"| {f.name} | {f.tasks} | {f.requests / per:.1f} | {f.wcu / per:.1f} | {f.rcu / per:.1f} | "
-            f"`{f.hottest_key}` | {f.hottest_units_per_task:.2f} {f.hottest_kind} | "
-            f"{f.hottest_share_at_reference:.0%} | {f.ceiling_starts_per_s:,.0f} | {f.largest_item_bytes:,} B | "
-            f"${f.usd_per_1000_tasks_dynamodb:.4f} | ${f.usd_per_1000_tasks_lambda:.4f} |")
+    _, key, units, kind = f.hottest
+    return (f"| {f.name} | {f.tasks} | {f.requests_per_task:.1f} | {f.wcu_per_task:.1f} | {f.rcu_per_task:.1f} | "
+            f"`{key}` | {units:.2f} {kind} | {f.hottest_share_at_reference:.0%} | {f.ceiling_starts_per_s:,.0f} | "
+            f"{f.largest_item_bytes:,.0f} B | ${f.usd_per_1000_tasks_dynamodb:.4f} | "
+            f"${f.usd_per_1000_tasks_lambda:.4f} |")
 
 
 def main() -> None:
@@ -274,7 +291,7 @@ def main() -> None:
     results: list[Figures] = []
     with mock_aws(), CapacityRecorder().recording() as recorder:
         for name in args.only.split(","):
-            results += [run(s, recorder) for s in chosen[name]]
+            results += chosen[name].figures(recorder)
     load = os.getloadavg()[0]
     print(f"\nCapacity model (issue 19): scale {args.scale}, load average {load:.2f}. Per task start; the hottest "
           f"key's share of its partition at {REFERENCE_STARTS_PER_S} task starts/s; ceiling = task starts/s at which "
@@ -287,7 +304,8 @@ def main() -> None:
         print(_row(f))
     print("\nRequests by operation:")
     for f in results:
-        print(f"- {f.name}: " + ", ".join(f"{op} {n}" for op, n in sorted(f.by_operation.items())))
+        if f.by_operation:
+            print(f"- {f.name}: " + ", ".join(f"{op} {n}" for op, n in sorted(f.by_operation.items())))
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "capacity.json").write_text(json.dumps([dataclasses.asdict(f) for f in results], indent=2))

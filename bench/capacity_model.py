@@ -28,26 +28,37 @@ REFERENCE_STARTS_PER_S = 100  # the rate at which the hottest key's share of its
 
 @dataclass
 class Figures:
+    """A scenario's figures, per task start (so two sizes of a scenario can be compared and extrapolated)."""
+
     name: str
     tasks: int
-    requests: int
+    requests_per_task: float
     by_operation: dict[str, int]
-    wcu: float
-    rcu: float
-    hottest_key: str
-    hottest_units_per_task: float
-    hottest_kind: str  # "WCU" or "RCU"
-    ceiling_starts_per_s: float
-    largest_item_bytes: int
+    wcu_per_task: float
+    rcu_per_task: float
+    key_wcu_per_task: dict[str, float]  # the hottest keys only (enough to find the ceiling's key)
+    key_rcu_per_task: dict[str, float]
+    largest_item_bytes: float
     usd_per_1000_tasks_dynamodb: float
     usd_per_1000_tasks_lambda: float
     other_requests: int
     note: str = ""
 
     @property
+    def hottest(self) -> tuple[float, str, float, str]:
+        """(load per task start as a fraction of a partition, key, its units per task, "WCU" or "RCU")."""
+        loads = [(u / PARTITION_WCU_PER_S, k, u, "WCU") for k, u in self.key_wcu_per_task.items()]
+        loads += [(u / PARTITION_RCU_PER_S, k, u, "RCU") for k, u in self.key_rcu_per_task.items()]
+        return max(loads)
+
+    @property
+    def ceiling_starts_per_s(self) -> float:
+        """Task starts per second at which the hottest key reaches its partition's limit."""
+        return 1 / self.hottest[0]
+
+    @property
     def hottest_share_at_reference(self) -> float:
-        limit = PARTITION_WCU_PER_S if self.hottest_kind == "WCU" else PARTITION_RCU_PER_S
-        return self.hottest_units_per_task * REFERENCE_STARTS_PER_S / limit
+        return self.hottest[0] * REFERENCE_STARTS_PER_S
 
 
 def key_units(charges: list[Charge]) -> tuple[collections.Counter[str], collections.Counter[str]]:
@@ -70,20 +81,45 @@ def figures(name: str, charges: list[Charge], *, tasks: int, scheduler_passes: i
     writes, reads = key_units(charges)
     wcu = sum(writes.values())
     rcu = sum(reads.values())
-    # Each key's load per task start, as a fraction of what its partition can serve per second.
-    loads = [(units / tasks / PARTITION_WCU_PER_S, key, units / tasks, "WCU") for key, units in writes.items()]
-    loads += [(units / tasks / PARTITION_RCU_PER_S, key, units / tasks, "RCU") for key, units in reads.items()]
-    worst, hottest, per_task, kind = max(loads)
-    requests_by_role = collections.Counter(c.role for c in charges if c.partition != "-")
+    counted = [c for c in charges if c.partition != "-"]  # control-plane calls (CreateTable) cost no units
+    requests_by_role = collections.Counter(c.role for c in counted)
     invocations = {"worker": tasks, "scheduler": scheduler_passes}
     gb_s = sum((OVERHEAD_MS * invocations[r] + REQUEST_MS * requests_by_role[r]) / 1000 * MEMORY_GB[r]
                for r in invocations)
     return Figures(
-        name=name, tasks=tasks, requests=sum(1 for c in charges if c.partition != "-"),
-        by_operation=dict(collections.Counter(c.operation for c in charges if c.partition != "-")),
-        wcu=wcu, rcu=rcu, hottest_key=hottest, hottest_units_per_task=per_task, hottest_kind=kind,
-        ceiling_starts_per_s=1 / worst,
+        name=name, tasks=tasks, requests_per_task=len(counted) / tasks,
+        by_operation=dict(collections.Counter(c.operation for c in counted)),
+        wcu_per_task=wcu / tasks, rcu_per_task=rcu / tasks,
+        key_wcu_per_task={k: u / tasks for k, u in writes.most_common(20)},
+        key_rcu_per_task={k: u / tasks for k, u in reads.most_common(20)},
         largest_item_bytes=max((c.item_bytes for c in charges if c.write_units), default=0),
         usd_per_1000_tasks_dynamodb=dynamodb_cost_usd(wcu, rcu) / tasks * 1000,
         usd_per_1000_tasks_lambda=lambda_cost_usd(sum(invocations.values()), gb_s) / tasks * 1000,
         other_requests=other_requests, note=note)
+
+
+def extrapolate(small: Figures, large: Figures, n_small: int, n_large: int, n_target: int, name: str) -> Figures:
+    """Every per-task figure as a straight line through two sizes of the scenario, read at ``n_target``.
+
+    Linear per task (so quadratic in total) is what the protocol predicts where the size enters: a limit item's
+    size grows with its holders, and each pass and mini-scheduler call reads the run's task instances whole.
+    """
+    t = (n_target - n_small) / (n_large - n_small)
+
+    def line(a: float, b: float) -> float:
+        return max(0.0, a + (b - a) * t)
+
+    def keys(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+        return {k: line(a.get(k, 0.0), b[k]) for k in b}
+
+    return Figures(
+        name=name, tasks=round(large.tasks * n_target / n_large),
+        requests_per_task=line(small.requests_per_task, large.requests_per_task), by_operation={},
+        wcu_per_task=line(small.wcu_per_task, large.wcu_per_task),
+        rcu_per_task=line(small.rcu_per_task, large.rcu_per_task),
+        key_wcu_per_task=keys(small.key_wcu_per_task, large.key_wcu_per_task),
+        key_rcu_per_task=keys(small.key_rcu_per_task, large.key_rcu_per_task),
+        largest_item_bytes=line(small.largest_item_bytes, large.largest_item_bytes),
+        usd_per_1000_tasks_dynamodb=line(small.usd_per_1000_tasks_dynamodb, large.usd_per_1000_tasks_dynamodb),
+        usd_per_1000_tasks_lambda=line(small.usd_per_1000_tasks_lambda, large.usd_per_1000_tasks_lambda),
+        other_requests=0, note=f"extrapolated linearly per task from {n_small} and {n_large}")

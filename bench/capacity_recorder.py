@@ -177,10 +177,13 @@ class CapacityRecorder:
             if names.get(placeholder, placeholder) == partition_name:
                 partition = str(next(iter(values[value].values())))
         total = 0
+        projected = "ProjectionExpression" in body or "AttributesToGet" in body
         for returned in response.get("Items", []):
-            whole = self._item(backend, body["TableName"], returned)  # the charge is for the whole item/entry
-            if index is not None and not index.local:
-                whole = index_entry(whole, index, self.table_keys)
+            whole = returned
+            if projected:  # the charge is for the whole item (or index entry), whatever the request projected
+                whole = self._item(backend, body["TableName"], returned)
+                if index is not None and not index.local:
+                    whole = index_entry(whole, index, self.table_keys)
             total += item_size(whole)
         consistent = bool(body.get("ConsistentRead"))
         self.charges.append(Charge("Query", f"{body.get('IndexName') or 'table'}:{partition}"
