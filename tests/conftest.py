@@ -12,8 +12,8 @@ that share its fixtures, and a group runs whole on one worker.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,7 +38,6 @@ TESTS = Path(__file__).parent
 # Directories whose conftest holds session-scoped fixtures: their tests run on one worker, so the fixture is built
 # once (tests/infra's synth costs ~5-7 s). Every other module is its own group, for its module-scoped fixtures.
 _DIRECTORY_GROUPS = ("infra", "unit/store", "unit/timetables")
-_PRIVATE_TMP = pytest.StashKey[str]()
 
 
 def xdist_group_of(path: Path) -> str:
@@ -52,17 +51,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.path)))
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """An xdist worker's own temporary directory, for it and every process it starts (TMPDIR is inherited)."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker:
-        private = tempfile.mkdtemp(prefix=f"updraft-{worker}-")
-        os.environ["TMPDIR"] = private
-        tempfile.tempdir = private
-        config.stash[_PRIVATE_TMP] = private
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    private = config.stash.get(_PRIVATE_TMP, None)
-    if private:
-        shutil.rmtree(private, ignore_errors=True)
+@pytest.fixture(scope="session", autouse=True)
+def private_tmpdir_per_xdist_worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """An xdist worker's own temporary directory, for it and every process it starts (TMPDIR is inherited); under
+    pytest's base temporary directory, which pytest cleans up as usual."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    private = str(tmp_path_factory.mktemp("tmp"))
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = tempfile.tempdir = private
+    try:
+        yield
+    finally:
+        if saved[0] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved[0]
+        tempfile.tempdir = saved[1]
