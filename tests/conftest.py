@@ -46,6 +46,7 @@ def xdist_group_of(path: Path) -> str:
     return next((d for d in _DIRECTORY_GROUPS if relative.startswith(f"{d}/")), relative)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which turns the groups into node ids on the workers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.path)))
