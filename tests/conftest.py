@@ -1,12 +1,11 @@
 """Test-wide setup: fake AWS credentials (nothing may reach real AWS), serialized moto for concurrency tests, and
-what lets pytest-xdist run the suite on every core (``-n auto --dist loadgroup`` in pyproject's addopts).
+what lets pytest-xdist run the suite on every core (``-n auto --dist loadfile`` in pyproject's addopts).
 
 Under xdist each worker is its own process, so environment variables and ports (always 0: the OS picks) are
-private to it already. Two things are shared and are made private here: the temporary directory (the parser's
-and the worker's DAG mirrors live at fixed names under it, ``updraft-dags`` and ``updraft-worker-dags``, in this
-process and in the local-mode processes it starts), and the setup that module- and session-scoped fixtures pay
-for once (a local system per module, one CDK synth for the infra tier): every test is grouped with the others
-that share its fixtures, and a group runs whole on one worker.
+private to it already, and ``loadfile`` runs each test file whole on one worker, so a module-scoped fixture (a
+local system, a browser) is still built once. What is left shared is the temporary directory: the parser's and
+the worker's DAG mirrors live at fixed names under it (``updraft-dags``, ``updraft-worker-dags``), in this
+process and in the local-mode processes it starts, so each worker gets its own.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -32,24 +30,6 @@ def serialized_moto():
 
     with serialize():
         yield
-
-
-TESTS = Path(__file__).parent
-# Directories whose conftest holds session-scoped fixtures: their tests run on one worker, so the fixture is built
-# once (tests/infra's synth costs ~5-7 s). Every other module is its own group, for its module-scoped fixtures.
-_DIRECTORY_GROUPS = ("infra", "unit/store", "unit/timetables")
-
-
-def xdist_group_of(path: Path) -> str:
-    """The group a test file belongs to: its directory's when that directory shares session fixtures, else its own."""
-    relative = path.relative_to(TESTS).as_posix()
-    return next((d for d in _DIRECTORY_GROUPS if relative.startswith(f"{d}/")), relative)
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which turns the groups into node ids on the workers
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.path)))
 
 
 @pytest.fixture(scope="session", autouse=True)
