@@ -263,7 +263,8 @@ def scenarios(scale: float) -> dict[str, Sized]:
         "chain20": Sized("chain of 20", chain, 20, (20,)),
         "fanout": Sized("fan-out 1 -> 1000 -> 1, parallelism 1000", fan_out, 1000, sizes(50, 100)),
         "pool32": Sized("50 DAGs x 100 tasks, one pool of 32", lambda n: pool_of_32(50, n), 100, sizes(2, 4)),
-        "mapped": Sized("10000 mapped instances, parallelism 128", mapped, 10_000, sizes(50, 100)),
+        # Both sizes above parallelism 128, so the limit items are as full as at 10,000 and only the run grows.
+        "mapped": Sized("10000 mapped instances, parallelism 128", mapped, 10_000, sizes(150, 300)),
         # Racing costs what the races cost, not a function of size: run as it is (at 50 tasks by default).
         "racing": Sized("8 schedulers racing", lambda n: racing(8, n), 1, sizes(50)),
     }

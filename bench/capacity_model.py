@@ -102,12 +102,14 @@ def extrapolate(small: Figures, large: Figures, n_small: int, n_large: int, n_ta
     """Every per-task figure as a straight line through two sizes of the scenario, read at ``n_target``.
 
     Linear per task (so quadratic in total) is what the protocol predicts where the size enters: a limit item's
-    size grows with its holders, and each pass and mini-scheduler call reads the run's task instances whole.
+    size grows with its holders, and each pass and mini-scheduler call reads the run's task instances whole. A
+    figure that shrinks with size is a fixed cost spread over more tasks: it is held at the larger size's value
+    (an upper bound), never extended down a line.
     """
     t = (n_target - n_small) / (n_large - n_small)
 
     def line(a: float, b: float) -> float:
-        return max(0.0, a + (b - a) * t)
+        return a + (b - a) * t if b > a else b
 
     def keys(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
         return {k: line(a.get(k, 0.0), b[k]) for k in b}
