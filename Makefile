@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: local test install bench-parse bench-scheduler bench-e2e bench-api bench-ui clean
+.PHONY: local test install bench-parse bench-scheduler bench-e2e bench-api bench-ui bench-capacity clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -48,6 +48,10 @@ bench-api: $(STAMP)
 
 bench-ui: $(STAMP)
 	$(PY) bench/ui_bench.py
+
+# Issue 19's capacity model: every DynamoDB request of five scenarios charged by DynamoDB's rules (bench/README.md).
+bench-capacity: $(STAMP)
+	$(PY) bench/capacity_bench.py
 
 clean:
 	rm -rf $(VENV)

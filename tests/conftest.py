@@ -1,8 +1,18 @@
-"""Test-wide setup: fake AWS credentials (nothing may reach real AWS) and serialized moto for concurrency tests."""
+"""Test-wide setup: fake AWS credentials (nothing may reach real AWS), serialized moto for concurrency tests, and
+what lets pytest-xdist run the suite on every core (``-n auto --dist loadfile`` in pyproject's addopts).
+
+Under xdist each worker is its own process, so environment variables and ports (always 0: the OS picks) are
+private to it already, and ``loadfile`` runs each test file whole on one worker, so a module-scoped fixture (a
+local system, a browser) is still built once. What is left shared is the temporary directory: the parser's and
+the worker's DAG mirrors live at fixed names under it (``updraft-dags``, ``updraft-worker-dags``), in this
+process and in the local-mode processes it starts, so each worker gets its own.
+"""
 
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
 
 import pytest
 
@@ -20,3 +30,23 @@ def serialized_moto():
 
     with serialize():
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_tmpdir_per_xdist_worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """An xdist worker's own temporary directory, for it and every process it starts (TMPDIR is inherited); under
+    pytest's base temporary directory, which pytest cleans up as usual."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    private = str(tmp_path_factory.mktemp("tmp"))
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = tempfile.tempdir = private
+    try:
+        yield
+    finally:
+        if saved[0] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved[0]
+        tempfile.tempdir = saved[1]
