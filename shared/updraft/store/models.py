@@ -205,6 +205,7 @@ class RunItem(Item):
     run_date_sk = UnicodeAttribute(null=True)
     active_pk = UnicodeAttribute(null=True)
     active_sk = UnicodeAttribute(null=True)
+    write_token = UnicodeAttribute(null=True)  # the last state write's (store.writes.write_token: lost acks)
     by_date = RunsByDateIndex()
     active_index = ActiveRunsIndex()
 
@@ -235,6 +236,7 @@ class TaskInstanceItem(Item):
     max_tries = NumberAttribute(null=True)
     # The current try's rendered template fields (redacted, each truncated, the whole within RENDERED_FIELDS_BUDGET).
     rendered_fields = JSONAttribute(null=True)
+    write_token = UnicodeAttribute(null=True)  # the last state write's (store.writes.write_token: lost acks)
 
 
 class LimitItem(Item):

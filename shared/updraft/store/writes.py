@@ -8,6 +8,7 @@ missing table) still raise.
 from __future__ import annotations
 
 import functools
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -37,6 +38,22 @@ def conditional(write: Callable[[], object]) -> bool:
             return False
         raise
     return True
+
+
+def write_token() -> str:
+    """A fresh id for one logical write, stored on the item it writes.
+
+    Lambda's SDK resends a request whose response was lost (a timeout, a reset connection): the write may have
+    landed, and the resent copy then fails its condition against our own effect. The item carrying this write's
+    token tells that case (issue 18's lost acknowledgement) apart from a lost race, so it counts as success.
+    """
+    return uuid.uuid4().hex
+
+
+def acknowledged(write: Callable[[], object], landed: Callable[[], bool]) -> bool:
+    """``conditional``, except that a failed condition asks ``landed`` (a strong read of the write's token) whether
+    the write was ours all along. Only failed conditions pay that read; a won write costs what it did."""
+    return conditional(write) or landed()
 
 
 def update_quietly(row: Item, actions: Sequence[Action], condition: Condition | None) -> None:
