@@ -297,7 +297,7 @@ def test_resource_inventory(synth) -> None:
         "AWS::Lambda::Function": 5,  # ours + CDK's bucket-notifications handler
         "AWS::IAM::Role": 8,  # 4 functions, task, task execution, state machine, notifications handler
         "AWS::Logs::LogGroup": 7,  # 4 functions, Fargate task, state machine, task logs
-        "AWS::CloudWatch::Alarm": 2, "AWS::ECS::Cluster": 1,
+        "AWS::CloudWatch::Alarm": 5, "AWS::ECS::Cluster": 1,  # DLQ, import errors, scheduler, parser, poison
         "AWS::ECS::TaskDefinition": 1, "AWS::StepFunctions::StateMachine": 1, "AWS::ApiGateway::RestApi": 2,  # IAM, users
         "AWS::EC2::NatGateway": 0}
 
