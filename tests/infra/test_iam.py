@@ -34,8 +34,9 @@ DAGS = {"s3:GetObject", "s3:ListBucket"}
 DISPATCH = {"lambda:InvokeFunction", "ecs:RunTask", "ecs:TagResource", "iam:PassRole"}
 SECRETS_KEY = {"kms:Encrypt", "kms:Decrypt"}  # variables and connections in the table (test_secrets_iam.py)
 EXPECTED_FUNCTION_ACTIONS = {
-    "parser": LOGS | TABLE | STORE | DAGS,
-    "scheduler": LOGS | TABLE | STORE | DISPATCH,
+    # (the parser's and scheduler's failed async events go to the DLQ too: their on-failure destination)
+    "parser": LOGS | TABLE | STORE | DAGS | {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
+    "scheduler": LOGS | TABLE | STORE | DISPATCH | {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
     "worker": LOGS | TABLE | STORE | DAGS | DISPATCH | SECRETS_KEY | {"sqs:SendMessage", "sqs:GetQueueAttributes",
                                                       "sqs:GetQueueUrl"},  # its on-failure destination
     # (the worker's LOGS cover its own group and the task log group: test_only_the_workers_write_task_logs)
