@@ -37,6 +37,7 @@ from pynamodb.indexes import (
 )
 from pynamodb.models import MetaProtocol, Model
 
+from updraft.aws_retries import MAX_ATTEMPTS
 from updraft.store.config import StoreConfig
 from updraft.store.tables import (
     ACTIVE_RUNS_INDEX,
@@ -92,6 +93,9 @@ def _meta(config: StoreConfig) -> MetaProtocol:
         "region": config.region,
         "host": config.host,
         "billing_mode": "PAY_PER_REQUEST",
+        # pynamodb's client retries in botocore's standard mode with 1 + this many attempts: as many as every
+        # other client of Updraft (updraft.aws_retries), throttling included.
+        "max_retry_attempts": MAX_ATTEMPTS - 1,
     }))
 
 
