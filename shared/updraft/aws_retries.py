@@ -14,9 +14,8 @@ from __future__ import annotations
 from botocore.config import Config
 
 MAX_ATTEMPTS = 8  # the first attempt included
-RETRY_MODE = "standard"
 
 
 def client_config() -> Config:
     """The botocore ``Config`` every boto3 client of Updraft is built with."""
-    return Config(retries={"mode": RETRY_MODE, "max_attempts": MAX_ATTEMPTS})
+    return Config(retries={"mode": "standard", "max_attempts": MAX_ATTEMPTS})
