@@ -26,6 +26,7 @@ from updraft.store.writes import (
     conditional,
     item_absent,
     item_present,
+    resent,
     set_actions,
     update_quietly,
     write_token,
@@ -266,6 +267,8 @@ class TaskInstanceStore(StoreBase):
                 raise
             # A duplicate dispatch loses here; our own start whose acknowledgement was lost does not: failing it
             # would leave a try that never ran to be failed as a zombie, burning one of its retries (issue 18).
+            if not resent(exc):
+                return None
             try:
                 mine = T.get(*_ti_keys(key), consistent_read=True)
             except T.DoesNotExist:

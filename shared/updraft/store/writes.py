@@ -50,10 +50,26 @@ def write_token() -> str:
     return uuid.uuid4().hex
 
 
+def resent(exc: Exception) -> bool:
+    """The SDK sent this request more than once (botocore's ``RetryAttempts``, on the ClientError pynamodb wraps):
+    only then can its failed condition have met our own landed write."""
+    cause = getattr(exc, "cause", None)
+    original = getattr(cause, "__cause__", None) or cause
+    response = getattr(original, "response", None) or {}
+    return int(response.get("ResponseMetadata", {}).get("RetryAttempts", 0)) > 0
+
+
 def acknowledged(write: Callable[[], object], landed: Callable[[], bool]) -> bool:
-    """``conditional``, except that a failed condition asks ``landed`` (a strong read of the write's token) whether
-    the write was ours all along. Only failed conditions pay that read; a won write costs what it did."""
-    return conditional(write) or landed()
+    """``conditional``, except that a failed condition of a resent request asks ``landed`` (a strong read of the
+    write's token) whether the write was ours all along. A request sent once costs what it did: a lost race is
+    told apart without a read."""
+    try:
+        write()
+    except (PutError, UpdateError, DeleteError) as exc:
+        if not condition_failed(exc):
+            raise
+        return resent(exc) and landed()
+    return True
 
 
 def update_quietly(row: Item, actions: Sequence[Action], condition: Condition | None) -> None:

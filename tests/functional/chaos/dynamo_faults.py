@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from unittest import mock
 
 from botocore.client import BaseClient
+from botocore.exceptions import ClientError
 
 WRITE_OPERATIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
 MODES = ("before", "after", "lost_ack")
@@ -52,7 +53,14 @@ class DynamoFaults:
             original(client, operation, params)
             if faults.mode == "after":
                 raise SimulatedCrash(f"crash after write #{faults.at} ({operation})")
-            return original(client, operation, params)  # lost ack: botocore's retry of the identical request
+            # Lost ack: botocore's retry of the identical request, whose response says it was resent.
+            try:
+                result = original(client, operation, params)
+            except ClientError as exc:
+                exc.response.setdefault("ResponseMetadata", {})["RetryAttempts"] = 1
+                raise
+            result.setdefault("ResponseMetadata", {})["RetryAttempts"] = 1
+            return result
 
         with mock.patch.object(BaseClient, "_make_api_call", call):
             yield self
