@@ -48,10 +48,15 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     # Claimed but not handed to Lambda/ECS: they wait for the queued timeout, so an alarm belongs on this.
     metrics.add_metric(name="DispatchesFailed", unit=MetricUnit.Count,
                        value=getattr(scheduler.executor, "failures", 0) - failures_before)
+    # Runs or DAGs set aside because they cannot be loaded or decided (poison pills); the stack alarms on it.
+    metrics.add_metric(name="PoisonPills", unit=MetricUnit.Count, value=len(report.poisoned))
+    for label, error in report.poisoned.items():
+        logger.error("set aside by the scheduler", extra={"item": label, "error": error})
     result = {"kind": kind, "runs_created": report.runs_created, "runs_started": report.runs_started,
               "runs_finished": report.runs_finished,
               "dispatched": [d.to_payload() for d in report.dispatched],
-              "not_claimed": {label: str(reason) for label, reason in report.not_claimed.items()}}
+              "not_claimed": {label: str(reason) for label, reason in report.not_claimed.items()},
+              "poisoned": report.poisoned}
     logger.info("scheduling done", extra={"kind": kind, "runs_created": len(report.runs_created),
                                           "dispatched": len(report.dispatched),
                                           "runs_finished": report.runs_finished})

@@ -97,10 +97,15 @@ class UpdraftFunctions(Construct):
                                      retry_attempts=settings.worker_retry_attempts,
                                      max_event_age=Duration.seconds(settings.worker_max_event_age_seconds),
                                      on_failure=destinations.SqsDestination(self.dead_letter_queue))
+        # Every async-invoked function keeps what it failed on: the scheduler's ticks and nudges, the parser's S3
+        # notifications (after Lambda's own retries) go to the same dead-letter queue as the worker's; each
+        # message names the function it failed in (requestContext.functionArn).
         self.scheduler = self._function("scheduler", names.scheduler_function, settings.scheduler,
-                                        dispatching.to_env(), retry_attempts=0)
+                                        dispatching.to_env(), retry_attempts=0,
+                                        on_failure=destinations.SqsDestination(self.dead_letter_queue))
         self.scheduler.node.add_dependency(self.worker)  # the first tick must find the worker to invoke
-        self.parser = self._function("parser", names.parser_function, settings.parser, base.to_env())
+        self.parser = self._function("parser", names.parser_function, settings.parser, base.to_env(),
+                                     on_failure=destinations.SqsDestination(self.dead_letter_queue))
         self.api = self._function("api", names.api_function, settings.api,
                                   replace(base, scheduler_function=names.scheduler_function,
                                           deferral_state_machine=deferrals,
@@ -185,7 +190,8 @@ class UpdraftFunctions(Construct):
             threshold=1, evaluation_periods=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description="Updraft worker invocations failed after their retries (see the DLQ's messages)")
+            alarm_description="Updraft invocations (worker, scheduler or parser) failed after their retries "
+                              "(see the DLQ's messages)")
         # The parser's ImportErrors metric (files of one event that failed to import); no data is no error.
         self.import_errors_alarm = cloudwatch.Alarm(
             self, "DagImportErrors",
@@ -197,6 +203,31 @@ class UpdraftFunctions(Construct):
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             alarm_description=f"A DAG file uploaded to {names.environment} failed to import "
                               "(updraft dags list-import-errors shows which)")
+        self._fault_alarms(names)
+
+    def _fault_alarms(self, names: ResourceNames) -> None:
+        """Issue 18: a failing scheduler or parser, and the poison pills the scheduler sets aside, are seen."""
+        def on_first(alarm_id: str, metric: cloudwatch.IMetric, description: str) -> cloudwatch.Alarm:
+            return cloudwatch.Alarm(
+                self, alarm_id, metric=metric, threshold=1, evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING, alarm_description=description)
+
+        five_minutes = Duration.minutes(5)
+        self.scheduler_errors_alarm = on_first(
+            "SchedulerErrors", self.scheduler.metric_errors(period=five_minutes, statistic=cloudwatch.Stats.SUM),
+            f"The {names.environment} scheduler failed an invocation (its log group says why; the event is in "
+            "the dead-letter queue)")
+        self.parser_errors_alarm = on_first(
+            "ParserErrors", self.parser.metric_errors(period=five_minutes, statistic=cloudwatch.Stats.SUM),
+            f"The {names.environment} parser failed an invocation (not an import error: the parser itself)")
+        self.poison_pills_alarm = on_first(
+            "PoisonPills",
+            cloudwatch.Metric(namespace=self.metrics_namespace, metric_name="PoisonPills",
+                              dimensions_map={"service": service_name("scheduler")},
+                              statistic=cloudwatch.Stats.SUM, period=five_minutes),
+            f"The {names.environment} scheduler set aside a run or DAG it cannot load or decide (the run's note "
+            "and `updraft tasks why` say why)")
 
     def _function(self, name: str, function_name: str, fs: FunctionSettings, environment: dict[str, str],
                   **kwargs: object) -> lambda_.Function:

@@ -208,8 +208,13 @@ class UpdraftConfig:
         return bool(self.ecs_cluster and self.ecs_task_definition and self.ecs_subnets)
 
     def client_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for boto3 clients: the region, and the embedded AWS's endpoint in local mode."""
-        kwargs: dict[str, Any] = {"region_name": self.region} if self.region else {}
+        """Keyword arguments for boto3 clients: the region, the embedded AWS's endpoint in local mode, and the
+        retries every call gets (``updraft.aws_retries``)."""
+        from updraft.aws_retries import client_config
+
+        kwargs: dict[str, Any] = {"config": client_config()}
+        if self.region:
+            kwargs["region_name"] = self.region
         if self.endpoint_url:
             kwargs["endpoint_url"] = self.endpoint_url
         return kwargs

@@ -37,8 +37,10 @@ SECRETS_KEY = {"kms:Encrypt", "kms:Decrypt"}  # variables and connections in the
 DEFER = {"states:StartExecution", "states:StopExecution"}
 STOP_WAITS = {"states:StopExecution"}
 EXPECTED_FUNCTION_ACTIONS = {
-    "parser": LOGS | TABLE | STORE | DAGS,
-    "scheduler": LOGS | TABLE | STORE | DISPATCH | STOP_WAITS,
+    # (the parser's and scheduler's failed async events go to the DLQ too: their on-failure destination)
+    "parser": LOGS | TABLE | STORE | DAGS | {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
+    "scheduler": LOGS | TABLE | STORE | DISPATCH | STOP_WAITS | {"sqs:SendMessage", "sqs:GetQueueAttributes",
+                                                               "sqs:GetQueueUrl"},
     "worker": LOGS | TABLE | STORE | DAGS | DISPATCH | SECRETS_KEY | DEFER | {
         "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},  # its on-failure destination
     # (the worker's LOGS cover its own group and the task log group: test_only_the_workers_write_task_logs)

@@ -302,7 +302,7 @@ def test_resource_inventory(synth) -> None:
         "AWS::Lambda::Function": 6,  # ours (5) + CDK's bucket-notifications handler
         "AWS::IAM::Role": 9,  # 5 functions, task, task execution, state machine, notifications handler
         "AWS::Logs::LogGroup": 8,  # 5 functions, Fargate task, state machine, task logs
-        "AWS::CloudWatch::Alarm": 2, "AWS::ECS::Cluster": 1,
+        "AWS::CloudWatch::Alarm": 5, "AWS::ECS::Cluster": 1,  # DLQ, import errors, scheduler, parser, poison
         "AWS::ECS::TaskDefinition": 1, "AWS::StepFunctions::StateMachine": 1, "AWS::ApiGateway::RestApi": 2,  # IAM, users
         "AWS::EC2::NatGateway": 0}
 

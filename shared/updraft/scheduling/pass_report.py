@@ -19,3 +19,4 @@ class PassReport:
     full_limits: set[str] = field(default_factory=set)  # limits that had no room for a scheduled try
     coalesced: bool = False  # another call in this process was scheduling the run and will look again
     stale_runs: set[tuple[str, str]] = field(default_factory=set)  # changed by someone else mid-pass
+    poisoned: dict[str, str] = field(default_factory=dict)  # "dag_id/run_id" (or dag_id) set aside -> the error

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -34,10 +35,13 @@ from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.scheduling.evaluation import evaluate_run
 from updraft.scheduling.pass_report import PassReport
+from updraft.scheduling.poison import clear_poisoned_note, describe, record_poisoned_run
 from updraft.scheduling.previous_run import previous_run_tis
 from updraft.scheduling.reconcile import reconcile
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import DagMeta, Store
+
+logger = logging.getLogger(__name__)
 
 
 def utcnow() -> dt.datetime:
@@ -77,7 +81,11 @@ class Scheduler:
         report = PassReport()
         self.create_due_runs(report)
         self.create_asset_triggered_runs(report)
-        drive_backfills(self.store, self.dag, now=self.clock(), report=report)
+        try:
+            drive_backfills(self.store, self.dag, now=self.clock(), report=report)
+        except Exception as exc:  # a backfill that cannot be driven must not stop every other run (issue 18)
+            logger.exception("backfills skipped this pass")
+            report.poisoned["backfills"] = describe(exc)
         # As Airflow: backfill runs come after every other run (its queued-runs query orders them last).
         runs = sorted(self.store.active_runs(), key=lambda r: (r.run_type == DagRunType.BACKFILL,
                                                                r.logical_date or r.queued_at or _EPOCH))
@@ -103,8 +111,17 @@ class Scheduler:
         return (runs[start:] + runs[:start])[:cap]
 
     def reconcile(self, runs: list[DagRun]) -> None:
-        """Return slots a crashed invocation left taken: the safety net the tick provides, not a hot path."""
-        reconcile(self.store, runs, self.dag, now=self.clock(), parallelism=self.config.parallelism)
+        """Return slots a crashed invocation left taken: the safety net the tick provides, not a hot path.
+        A run whose DAG version cannot be loaded is left out (the pass reports it as poisoned)."""
+        reconcile(self.store, [r for r in runs if self._loads(r)], self.dag, now=self.clock(),
+                  parallelism=self.config.parallelism)
+
+    def _loads(self, run: DagRun) -> bool:
+        try:
+            self.dag(run.dag_id, run.dag_hash)
+        except Exception:
+            return False
+        return True
 
     def schedule_run(self, dag_id: str, run_id: str) -> PassReport:
         """The mini scheduler: evaluate and claim for one run right after one of its tasks changed state.
@@ -156,7 +173,12 @@ class Scheduler:
             meta = self.store.get_dag_meta(due.dag_id)  # the index is a hint; decide on the strong read
             if meta is None or meta.is_paused or not meta.is_active:
                 continue
-            dag = self.dag(meta.dag_id, meta.dag_hash)
+            try:
+                dag = self.dag(meta.dag_id, meta.dag_hash)
+            except Exception as exc:  # a DAG version that cannot be loaded: no runs for it, the others go on
+                logger.exception("DAG %s skipped: its version cannot be loaded", meta.dag_id)
+                report.poisoned[meta.dag_id] = describe(exc)
+                continue
             if active_by_dag is None:
                 active_by_dag = self._active_runs_by_dag()
             active = self._active_run_count(meta.dag_id, active_by_dag.get(meta.dag_id, set()))
@@ -222,12 +244,20 @@ class Scheduler:
             if paused[run.dag_id]:
                 # As Airflow: a paused DAG's runs are not examined; running tries finish, nothing new starts.
                 continue
-            if run.state == DagRunState.QUEUED and not self._start_run(run, now, report):
+            try:
+                if run.state == DagRunState.QUEUED and not self._start_run(run, now, report):
+                    continue
+                if run.state != DagRunState.RUNNING:
+                    continue
+                found = self._evaluate(run, now, report, tis.get(run.run_id), creations, active)
+            except Exception as exc:
+                # A poison pill (its DAG version cannot be loaded, its items cannot be decided): set aside with
+                # a record, so one bad run never stops the pass for the others (issue 18).
+                take_creations(creations, (run.dag_id, run.run_id))
+                report.poisoned[f"{run.dag_id}/{run.run_id}"] = record_poisoned_run(self.store, run, exc)
                 continue
-            if run.state != DagRunState.RUNNING:
-                continue
-            candidates.extend((ti, run) for ti in self._evaluate(run, now, report, tis.get(run.run_id), creations,
-                                                                 active))
+            clear_poisoned_note(self.store, run)
+            candidates.extend((ti, run) for ti in found)
         self.claims.claim(candidates, now, report, creations, active, keep_reasons=keep_reasons)
 
     def _start_run(self, run: DagRun, now: dt.datetime, report: PassReport) -> bool:

@@ -15,6 +15,7 @@ from updraft.model.records import UNMAPPED, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.blocked import BlockedReason, BlockKind
 from updraft.scheduling.evaluation import evaluate_run
+from updraft.scheduling.poison import poisoned_reason
 from updraft.scheduling.previous_run import previous_run_tis
 from updraft.scheduling.run_view import SCHEDULABLE
 from updraft.store.api import Store
@@ -30,6 +31,8 @@ def why_not_running(store: Store, dag_id: str, run_id: str, task_id: str, map_in
     run = store.get_run(dag_id, run_id)
     if run is None:
         raise NotFound(f"DagRun for {dag_id} with run_id {run_id} not found")
+    if (poisoned := poisoned_reason(run)) is not None:
+        return [*_paused(store, dag_id), poisoned]  # the scheduler set the run aside: nothing else is decided
     dag = store.get_serialized_dag(dag_id, run.dag_hash)
     if dag is None or task_id not in dag.task_dict:
         raise NotFound(f"Task {task_id} not found in DAG {dag_id}")

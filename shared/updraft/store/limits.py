@@ -17,7 +17,17 @@ from updraft.store.api import LimitState, Pool
 from updraft.store.base import StoreBase
 from updraft.store.errors import DefaultPoolCannotBeDeleted, StoreError
 from updraft.store.models import LimitItem, parse_ts, ts
-from updraft.store.writes import RETRIES, all_of, any_of, conditional, item_absent, item_present, update_quietly
+from updraft.store.writes import (
+    RETRIES,
+    acknowledged,
+    all_of,
+    any_of,
+    conditional,
+    item_absent,
+    item_present,
+    update_quietly,
+    write_token,
+)
 
 
 # ----------------------------------------------------------------------------------------- named conditions
@@ -43,11 +53,17 @@ def limit_is(L: type[LimitItem], limit: int) -> Condition:
     return L.limit == limit
 
 
-def _holders(item: LimitItem) -> dict[str, dict[str, Any]]:
-    # A MapAttribute as read (its as_dict is unannotated in pynamodb), or the plain dict a new item was built with.
+def _holders_raw(item: LimitItem) -> dict[str, dict[str, Any]]:
+    """By encoded holder. A MapAttribute as read (its as_dict is unannotated in pynamodb), or the plain dict a new
+    item was built with."""
     holders = item.holders
-    raw = holders.as_dict() if hasattr(holders, "as_dict") else dict(holders or {})  # type: ignore[no-untyped-call]
-    return {keys.decode_holder(k): v for k, v in raw.items()}
+    raw: dict[str, dict[str, Any]] = (holders.as_dict() if hasattr(holders, "as_dict")  # type: ignore[no-untyped-call]
+                                      else dict(holders or {}))
+    return raw
+
+
+def _holders(item: LimitItem) -> dict[str, dict[str, Any]]:
+    return {keys.decode_holder(k): v for k, v in _holders_raw(item).items()}
 
 
 def _pool_from_item(item: LimitItem) -> Pool:
@@ -97,13 +113,23 @@ class LimitStore(StoreBase):
         with self._lock:
             self._limits_known.add(limit_id)
 
+    def _holds_with(self, limit_id: str, h: str, token: str) -> bool:
+        """The holder's entry is the one the take with ``token`` wrote: ours landed, its acknowledgement was lost
+        (a holder that took before, say a claim retried by a new invocation, is not ours: it stays refused)."""
+        item = self._limit_item(limit_id)
+        entry = None if item is None else _holders_raw(item).get(h)
+        return entry is not None and entry.get("w") == token
+
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> bool:
         L = self.models.limit
         h = keys.encode_holder(holder)
         row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
-        actions = [L.available.set(L.available - slots), L.holders[h].set({"slots": slots, "at": ts(now)})]
+        token = write_token()
+        actions = [L.available.set(L.available - slots),
+                   L.holders[h].set({"slots": slots, "at": ts(now), "w": token})]
         condition = all_of(room_for(L, slots), not_holding(L, h))
-        if conditional(lambda: update_quietly(row, actions, condition)):
+        landed = functools.partial(self._holds_with, limit_id, h, token)
+        if acknowledged(lambda: update_quietly(row, actions, condition), landed):
             return True
         if limit_id in self._limits_known:
             return False
@@ -111,7 +137,7 @@ class LimitStore(StoreBase):
         # item before its first try). Created on that first refusal, not checked before every first take: the
         # common case (the item exists) then costs one request, on the path from one task's end to the next.
         self._ensure_limit(limit_id, limit)
-        return conditional(lambda: update_quietly(row, actions, condition))
+        return acknowledged(lambda: update_quietly(row, actions, condition), landed)
 
     def release_slots(self, limit_id: str, holder: str) -> bool:
         L = self.models.limit

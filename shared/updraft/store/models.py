@@ -37,6 +37,7 @@ from pynamodb.indexes import (
 )
 from pynamodb.models import MetaProtocol, Model
 
+from updraft.aws_retries import MAX_ATTEMPTS
 from updraft.store.config import StoreConfig
 from updraft.store.tables import (
     ACTIVE_RUNS_INDEX,
@@ -92,6 +93,9 @@ def _meta(config: StoreConfig) -> MetaProtocol:
         "region": config.region,
         "host": config.host,
         "billing_mode": "PAY_PER_REQUEST",
+        # pynamodb's client retries in botocore's standard mode with 1 + this many attempts: as many as every
+        # other client of Updraft (updraft.aws_retries), throttling included.
+        "max_retry_attempts": MAX_ATTEMPTS - 1,
     }))
 
 
@@ -205,6 +209,7 @@ class RunItem(Item):
     run_date_sk = UnicodeAttribute(null=True)
     active_pk = UnicodeAttribute(null=True)
     active_sk = UnicodeAttribute(null=True)
+    write_token = UnicodeAttribute(null=True)  # the last state write's (store.writes.write_token: lost acks)
     by_date = RunsByDateIndex()
     active_index = ActiveRunsIndex()
 
@@ -243,6 +248,7 @@ class TaskInstanceItem(Item):
     reschedule_count = NumberAttribute(null=True)
     first_reschedule_date = DateTimeAttribute(null=True)
     rescheduled_try_id = UnicodeAttribute(null=True)
+    write_token = UnicodeAttribute(null=True)  # the last state write's (store.writes.write_token: lost acks)
 
 
 class LimitItem(Item):

@@ -13,7 +13,15 @@ from updraft.model.states import FINISHED_RUN_STATES, DagRunState
 from updraft.store import keys
 from updraft.store.base import StoreBase
 from updraft.store.models import RunItem, ts
-from updraft.store.writes import all_of, conditional, item_absent, item_present, update_quietly
+from updraft.store.writes import (
+    acknowledged,
+    all_of,
+    conditional,
+    item_absent,
+    item_present,
+    update_quietly,
+    write_token,
+)
 
 _ACTIVE_RUN_STATES = frozenset({DagRunState.QUEUED, DagRunState.RUNNING})
 
@@ -39,6 +47,16 @@ def _run_from_item(item: RunItem) -> DagRun:
 
 
 class RunStore(StoreBase):
+    def _run_carries(self, dag_id: str, run_id: str, token: str) -> bool:
+        """The run's last state write is the one with ``token``: ours landed, its acknowledgement was lost."""
+        R = self.models.run
+        try:
+            item = R.get(keys.dag_pk(dag_id), keys.run_sk(run_id), consistent_read=True,
+                         attributes_to_get=["write_token"])
+        except R.DoesNotExist:
+            return False
+        return item.write_token == token
+
     def create_run(self, run: DagRun) -> bool:
         R = self.models.run
         sort_date = run.logical_date or run.run_after or run.queued_at or dt.datetime.now(dt.UTC)
@@ -47,11 +65,12 @@ class RunStore(StoreBase):
                  logical_date=run.logical_date, data_interval_start=run.data_interval_start,
                  data_interval_end=run.data_interval_end, run_after=run.run_after, conf=run.conf or None,
                  queued_at=run.queued_at, start_date=run.start_date, end_date=run.end_date, note=run.note,
-                 run_date_sk=keys.run_date_sk(sort_date, run.run_id))
+                 run_date_sk=keys.run_date_sk(sort_date, run.run_id), write_token=write_token())
         if run.state in _ACTIVE_RUN_STATES:
             item.active_pk = keys.active_pk(run.dag_id, run.run_id, self.config.index_shards)
             item.active_sk = keys.active_sk(sort_date, run.dag_id, run.run_id)
-        return conditional(lambda: item.save(condition=run_absent(R)))
+        return acknowledged(lambda: item.save(condition=run_absent(R)),
+                            lambda: self._run_carries(run.dag_id, run.run_id, item.write_token))
 
     def get_run(self, dag_id: str, run_id: str) -> DagRun | None:
         R = self.models.run
@@ -90,7 +109,8 @@ class RunStore(StoreBase):
         if not expected_states:
             return False
         state = DagRunState(state)
-        actions: list[Action] = [R.state.set(str(state))]
+        token = write_token()
+        actions: list[Action] = [R.state.set(str(state)), R.write_token.set(token)]
         if state in FINISHED_RUN_STATES:
             actions += [R.end_date.set(now), R.active_pk.remove(), R.active_sk.remove()]
         else:
@@ -105,7 +125,8 @@ class RunStore(StoreBase):
         if note is not None:
             actions.append(R.note.set(note))
         row = R(keys.dag_pk(dag_id), keys.run_sk(run_id))
-        return conditional(lambda: update_quietly(row, actions, run_in_states(R, expected_states)))
+        return acknowledged(lambda: update_quietly(row, actions, run_in_states(R, expected_states)),
+                            lambda: self._run_carries(dag_id, run_id, token))
 
     def delete_run(self, dag_id: str, run_id: str, *, expected: Iterable[DagRunState]) -> bool:
         """Delete the run's item, only while it is in one of ``expected`` (Airflow deletes a queued or finished

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -18,14 +19,17 @@ from updraft.store import keys
 from updraft.store.base import StoreBase
 from updraft.store.models import TaskInstanceItem
 from updraft.store.writes import (
+    acknowledged,
     all_of,
     any_of,
     condition_failed,
     conditional,
     item_absent,
     item_present,
+    resent,
     set_actions,
     update_quietly,
+    write_token,
 )
 
 _TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)}
@@ -90,6 +94,15 @@ class TaskInstanceStore(StoreBase):
     def _ti_row(self, key: TIKey) -> TaskInstanceItem:
         return self.models.task_instance(*_ti_keys(key))
 
+    def _carries(self, key: TIKey, token: str) -> bool:
+        """The instance's last state write is the one with ``token``: ours landed, its acknowledgement was lost."""
+        T = self.models.task_instance
+        try:
+            item = T.get(*_ti_keys(key), consistent_read=True, attributes_to_get=["write_token"])
+        except T.DoesNotExist:
+            return False
+        return item.write_token == token
+
     def get_run_tis(self, dag_id: str, run_id: str) -> list[TaskInstance]:
         T = self.models.task_instance
         items = T.query(keys.run_pk(dag_id, run_id), T.sk.startswith(keys.TI_PREFIX), consistent_read=True)
@@ -121,23 +134,26 @@ class TaskInstanceStore(StoreBase):
             raise ValueError(f"transition_ti: {sorted(unknown)} are not settable TaskInstance fields")
         if not expected:
             return False
+        token = write_token()
+        landed = functools.partial(self._carries, key, token)
         if expected == {None}:
             ti = TaskInstance(key.dag_id, key.run_id, key.task_id, key.map_index, state=state, **fields)
             item = T(*_ti_keys(key), **{f: getattr(ti, f) for f in _TI_FIELDS})
             item.state = str(state)
+            item.write_token = token
             condition = ti_absent(T)
             if expected_try_id is not None:
                 # cannot hold on an absent item: False, as asked
                 condition = all_of(condition, try_matches(T, expected_try_id))
-            if conditional(lambda: item.save(condition=condition)):
+            if acknowledged(lambda: item.save(condition=condition), landed):
                 return True
             if expected_try_id is not None:
                 return False
             # The item exists: a cleared one (no state) is updated instead, so it keeps its try number. Only a
             # lost creation race or a cleared instance pays this second write.
-            return conditional(lambda: update_quietly(self._ti_row(key), self._ti_actions(T, state, fields),
-                                                      ti_cleared(T)))
-        actions = self._ti_actions(T, state, fields)
+            return acknowledged(lambda: update_quietly(self._ti_row(key), self._ti_actions(T, state, fields, token),
+                                                       ti_cleared(T)), landed)
+        actions = self._ti_actions(T, state, fields, token)
         condition = ti_in_states(T, sorted(str(s) for s in expected if s is not None))
         if None in expected:
             # The update may create the item, so it carries its identity; a cleared item (no state) matches too.
@@ -147,13 +163,14 @@ class TaskInstanceStore(StoreBase):
         if expected_try_id is not None:
             condition = all_of(condition, try_matches(T, expected_try_id))
         row = self._ti_row(key)
-        return conditional(lambda: update_quietly(row, actions, condition))
+        return acknowledged(lambda: update_quietly(row, actions, condition), landed)
 
     @staticmethod
-    def _ti_actions(T: type[TaskInstanceItem], state: TaskInstanceState, fields: dict[str, Any]) -> list[Action]:
+    def _ti_actions(T: type[TaskInstanceItem], state: TaskInstanceState, fields: dict[str, Any],
+                    token: str) -> list[Action]:
         if state == TaskInstanceState.QUEUED and "blocked_reason" not in fields:
             fields["blocked_reason"] = None  # queued: whatever held it back no longer does
-        actions: list[Action] = [T.state.set(str(state))]
+        actions: list[Action] = [T.state.set(str(state)), T.write_token.set(token)]
         for name, value in fields.items():
             attr = getattr(T, name)
             if value is None:
@@ -212,11 +229,13 @@ class TaskInstanceStore(StoreBase):
         if unknown:
             raise ValueError(f"reset_ti: {sorted(unknown)} are not settable TaskInstance fields")
         values = {name: list(v) if name == "held_limits" and v is not None else v for name, v in fields.items()}
-        actions = [T.state.remove(), T.try_id.remove(), *set_actions(T, values)]
+        token = write_token()
+        actions = [T.state.remove(), T.try_id.remove(), T.write_token.set(token), *set_actions(T, values)]
         condition = all_of(item_present(T), ti_in_state_or_none(T, expected))
         if expected_try_id is not None:
             condition = all_of(condition, try_matches(T, expected_try_id))
-        return conditional(lambda: update_quietly(self._ti_row(key), actions, condition))
+        return acknowledged(lambda: update_quietly(self._ti_row(key), actions, condition),
+                            functools.partial(self._carries, key, token))
 
     def record_try(self, ti: TaskInstance) -> bool:
         """Keep a try as it ended before a clear or a retry supersedes it (Airflow's task instance history).
@@ -237,7 +256,8 @@ class TaskInstanceStore(StoreBase):
     def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
         T = self.models.task_instance
         row = self._ti_row(key)
-        actions: list[Action] = [T.state.set(str(TaskInstanceState.RUNNING))]
+        token = write_token()
+        actions: list[Action] = [T.state.set(str(TaskInstanceState.RUNNING)), T.write_token.set(token)]
         for name, value in fields.items():
             attr = getattr(T, name)
             actions.append(attr.remove() if value is None else attr.set(value))
@@ -245,9 +265,17 @@ class TaskInstanceStore(StoreBase):
         try:
             row.update(actions=actions, condition=condition)  # ALL_NEW: the row is the item as written
         except UpdateError as exc:
-            if condition_failed(exc):
+            if not condition_failed(exc):
+                raise
+            # A duplicate dispatch loses here; our own start whose acknowledgement was lost does not: failing it
+            # would leave a try that never ran to be failed as a zombie, burning one of its retries (issue 18).
+            if not resent(exc):
                 return None
-            raise
+            try:
+                mine = T.get(*_ti_keys(key), consistent_read=True)
+            except T.DoesNotExist:
+                return None
+            return _ti_from_item(mine) if mine.write_token == token else None
         return _ti_from_item(row)
 
     def set_rendered_fields(self, key: TIKey, *, try_id: str, rendered_fields: Mapping[str, Any]) -> bool:

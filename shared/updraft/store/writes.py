@@ -8,6 +8,7 @@ missing table) still raise.
 from __future__ import annotations
 
 import functools
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -36,6 +37,38 @@ def conditional(write: Callable[[], object]) -> bool:
         if condition_failed(exc):
             return False
         raise
+    return True
+
+
+def write_token() -> str:
+    """A fresh id for one logical write, stored on the item it writes.
+
+    Lambda's SDK resends a request whose response was lost (a timeout, a reset connection): the write may have
+    landed, and the resent copy then fails its condition against our own effect. The item carrying this write's
+    token tells that case (issue 18's lost acknowledgement) apart from a lost race, so it counts as success.
+    """
+    return uuid.uuid4().hex
+
+
+def resent(exc: Exception) -> bool:
+    """The SDK sent this request more than once (botocore's ``RetryAttempts``, on the ClientError pynamodb wraps):
+    only then can its failed condition have met our own landed write."""
+    cause = getattr(exc, "cause", None)
+    original = getattr(cause, "__cause__", None) or cause
+    response = getattr(original, "response", None) or {}
+    return int(response.get("ResponseMetadata", {}).get("RetryAttempts", 0)) > 0
+
+
+def acknowledged(write: Callable[[], object], landed: Callable[[], bool]) -> bool:
+    """``conditional``, except that a failed condition of a resent request asks ``landed`` (a strong read of the
+    write's token) whether the write was ours all along. A request sent once costs what it did: a lost race is
+    told apart without a read."""
+    try:
+        write()
+    except (PutError, UpdateError, DeleteError) as exc:
+        if not condition_failed(exc):
+            raise
+        return resent(exc) and landed()
     return True
 
 
