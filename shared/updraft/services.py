@@ -114,7 +114,7 @@ class Services:
                 self.client("ecs"), self.config.ecs_cluster, self.config.ecs_task_definition,  # type: ignore[arg-type]
                 self.config.ecs_subnets, self.config.ecs_security_groups, self.config.ecs_container,
                 assign_public_ip=self.config.ecs_public_ip, environment=self.config.to_env())
-        return RoutingExecutor(executors)
+        return RoutingExecutor(executors, long_tasks=self.store.long_task_executors)
 
     @functools.cached_property
     def parse_options(self) -> ParseOptions:

@@ -257,6 +257,16 @@ class Store(Protocol):
 
     def last_heartbeat(self, component: str) -> dt.datetime | None: ...
 
+    # -- tasks that outgrew Lambda ---------------------------------------------------------------------------
+    def remember_long_task(self, dag_id: str, task_id: str, *, executor: str, reason: str, now: dt.datetime) -> None:
+        """Send the task's later tries to ``executor`` (Fargate), because of ``reason``."""
+
+    def long_task_executors(self, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """(dag_id, task_id) -> recorded executor, for those of ``tasks`` with a record."""
+
+    def forget_long_task(self, dag_id: str, task_id: str) -> None:
+        """Drop the record (the task goes back to the executor it chose)."""
+
     # -- backfills (API, scheduler) ----------------------------------------------------------------------------
     def next_backfill_id(self) -> int: ...
 

@@ -1,0 +1,43 @@
+"""Tasks that outgrew Lambda: one item per task, ``DAG#<dag_id>`` / ``LONG_TASK#<task_id>``, naming the executor
+its tries go to from now on (``fargate``) and why (the Lambda time limit, or its memory).
+
+Written by the worker that handed a try off (:mod:`updraft.runtime.handoff`), read by the routing executor when
+it sends a Lambda dispatch (one BatchGetItem per dispatch batch). A plain put: writing it twice (a redelivered
+hand-off) stores the same fact. It lives in the DAG's partition, so deleting the DAG deletes it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from updraft.store import keys
+from updraft.store.base import StoreBase
+
+LONG_TASK_PREFIX = "LONG_TASK#"
+_BATCH = 100  # BatchGetItem's limit
+
+
+def _sk(task_id: str) -> str:
+    return f"{LONG_TASK_PREFIX}{task_id}"
+
+
+class LongTaskStore(StoreBase):
+    def remember_long_task(self, dag_id: str, task_id: str, *, executor: str, reason: str, now: dt.datetime) -> None:
+        """Record that ``task_id`` of ``dag_id`` runs on ``executor`` from now on, and why."""
+        L = self.models.long_task
+        L(keys.dag_pk(dag_id), _sk(task_id), dag_id=dag_id, task_id=task_id, executor=executor, reason=reason,
+          at=now).save()
+
+    def long_task_executors(self, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """(dag_id, task_id) -> the executor recorded for it, for those of ``tasks`` that have a record."""
+        wanted = sorted({(keys.dag_pk(dag_id), _sk(task_id)) for dag_id, task_id in tasks})
+        found: dict[tuple[str, str], str] = {}
+        for start in range(0, len(wanted), _BATCH):
+            for item in self._batch_get(self.models.long_task, wanted[start:start + _BATCH]):
+                found[(item.dag_id, item.task_id)] = item.executor
+        return found
+
+    def forget_long_task(self, dag_id: str, task_id: str) -> None:
+        """Send the task's tries to the executor it chose again (safe to repeat)."""
+        self.models.long_task(keys.dag_pk(dag_id), _sk(task_id)).delete()
