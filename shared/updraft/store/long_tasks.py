@@ -3,19 +3,40 @@ its tries go to from now on (``fargate``) and why (the Lambda time limit, or its
 
 Written by the worker that handed a try off (:mod:`updraft.runtime.handoff`), read by the routing executor when
 it sends a Lambda dispatch (one BatchGetItem per dispatch batch). A plain put: writing it twice (a redelivered
-hand-off) stores the same fact. It lives in the DAG's partition, so deleting the DAG deletes it.
+hand-off) stores the same fact. It lives in the DAG's partition, so deleting the DAG deletes it. Its model is
+defined and bound here, beside its only user, on the table connection the other models share.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Iterable
+
+from pynamodb.attributes import UnicodeAttribute
 
 from updraft.store import keys
 from updraft.store.base import StoreBase
+from updraft.store.config import StoreConfig
+from updraft.store.models import DateTimeAttribute, Item, _bound, build_models
 
 LONG_TASK_PREFIX = "LONG_TASK#"
 _BATCH = 100  # BatchGetItem's limit
+
+
+class LongTaskItem(Item):
+    dag_id = UnicodeAttribute()
+    task_id = UnicodeAttribute()
+    executor = UnicodeAttribute()
+    reason = UnicodeAttribute()
+    at = DateTimeAttribute()
+
+
+@functools.cache
+def _model(config: StoreConfig) -> type[LongTaskItem]:
+    model = _bound(LongTaskItem, config)
+    model._connection = build_models(config).dag_meta._connection  # one connection per table, as every model
+    return model
 
 
 def _sk(task_id: str) -> str:
@@ -25,7 +46,7 @@ def _sk(task_id: str) -> str:
 class LongTaskStore(StoreBase):
     def remember_long_task(self, dag_id: str, task_id: str, *, executor: str, reason: str, now: dt.datetime) -> None:
         """Record that ``task_id`` of ``dag_id`` runs on ``executor`` from now on, and why."""
-        L = self.models.long_task
+        L = _model(self.config)
         L(keys.dag_pk(dag_id), _sk(task_id), dag_id=dag_id, task_id=task_id, executor=executor, reason=reason,
           at=now).save()
 
@@ -34,10 +55,10 @@ class LongTaskStore(StoreBase):
         wanted = sorted({(keys.dag_pk(dag_id), _sk(task_id)) for dag_id, task_id in tasks})
         found: dict[tuple[str, str], str] = {}
         for start in range(0, len(wanted), _BATCH):
-            for item in self._batch_get(self.models.long_task, wanted[start:start + _BATCH]):
+            for item in self._batch_get(_model(self.config), wanted[start:start + _BATCH]):
                 found[(item.dag_id, item.task_id)] = item.executor
         return found
 
     def forget_long_task(self, dag_id: str, task_id: str) -> None:
         """Send the task's tries to the executor it chose again (safe to repeat)."""
-        self.models.long_task(keys.dag_pk(dag_id), _sk(task_id)).delete()
+        _model(self.config)(keys.dag_pk(dag_id), _sk(task_id)).delete()

@@ -327,16 +327,6 @@ class HeartbeatItem(Item):
     at = DateTimeAttribute()
 
 
-class LongTaskItem(Item):
-    """A task that outgrew Lambda and runs on Fargate from now on (:mod:`updraft.store.long_tasks`)."""
-
-    dag_id = UnicodeAttribute()
-    task_id = UnicodeAttribute()
-    executor = UnicodeAttribute()
-    reason = UnicodeAttribute()
-    at = DateTimeAttribute()
-
-
 @dataclass(frozen=True)
 class Models:
     """One config's model classes: each a subclass of the item type above, bound to that config's table."""
@@ -352,7 +342,6 @@ class Models:
     connection: type[ConnectionItem]
     event_log: type[EventLogItem]
     heartbeat: type[HeartbeatItem]
-    long_task: type[LongTaskItem]
 
 
 def _bound(item_type: type[_M], config: StoreConfig) -> type[_M]:
@@ -367,8 +356,7 @@ def build_models(config: StoreConfig) -> Models:
                     run=_bound(RunItem, config), task_instance=_bound(TaskInstanceItem, config),
                     limit=_bound(LimitItem, config), file=_bound(FileItem, config), xcom=_bound(XComItem, config),
                     variable=_bound(VariableItem, config), connection=_bound(ConnectionItem, config),
-                    event_log=_bound(EventLogItem, config), heartbeat=_bound(HeartbeatItem, config),
-                    long_task=_bound(LongTaskItem, config))
+                    event_log=_bound(EventLogItem, config), heartbeat=_bound(HeartbeatItem, config))
     _share_connection(config, models)
     return models
 
