@@ -118,7 +118,7 @@ class Services:
         # The store only when a Lambda dispatch is routed (tasks that outgrew Lambda go to Fargate).
         return RoutingExecutor(executors, long_tasks=self._long_task_executors)
 
-    def _long_task_executors(self, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    def _long_task_executors(self, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
         return self.store.long_task_executors(tasks)
 
     @functools.cached_property

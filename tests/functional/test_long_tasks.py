@@ -163,7 +163,7 @@ def test_a_try_past_the_lambda_limit_finishes_on_fargate_without_a_retry(env, mo
     assert done.state == TaskInstanceState.SUCCESS and done.try_number == 1  # retries=0: no retry was spent
     whole = _log(env, key, 1)
     assert whole.startswith(lambda_part) and whole.rstrip().count("the long part ends") == 1
-    assert env.store.long_task_executors([("long_dag", "long")]) == {("long_dag", "long"): "fargate"}
+    assert env.store.long_task_executors([("long_dag", "long")]) == {("long_dag", "long"): {"executor": "fargate"}}
 
     # The task's next run goes to Fargate directly, never to the worker Lambda.
     run = trigger_dag(env.store, "long_dag", now=dt.datetime.now(dt.UTC))
@@ -181,6 +181,11 @@ def test_a_try_near_the_memory_limit_is_handed_off_too(env):
     result = env.handler.handler(dispatch.to_payload(), fake_lambda_context(60, memory_mb=1))
     assert result["status"] == "handed_off" and "memory limit" in result["reason"]
     assert "memory limit" in env.store.get_ti(dispatch.key).note
+    # Fargate gets at least twice the function's memory (1 MB here: the smallest Fargate size), now and later.
+    (sent,) = [d for d in _fargate_dispatches(env) if d["run_id"] == dispatch.key.run_id]
+    assert (sent["compute"]["cpu"], sent["compute"]["memory"]) == (256, 512)
+    assert env.store.long_task_executors([("long_dag", "long")]) == {
+        ("long_dag", "long"): {"executor": "fargate", "cpu": 256, "memory": 512}}
 
 
 def test_a_stopped_fargate_try_fails_as_a_killed_one_and_keeps_its_log(env, monkeypatch, capsys):

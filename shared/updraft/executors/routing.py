@@ -6,7 +6,8 @@ for every other DAG, and the queued timeout gives the try back once the environm
 
 A task that outgrew Lambda (a try handed off to Fargate at Lambda's time or memory limit, ``runtime.handoff``)
 is remembered in the store; with ``long_tasks`` (the store's ``long_task_executors``) its later Lambda
-dispatches go to the executor recorded for it, one batched read per dispatch batch. Callback requests stay on
+dispatches go to the executor recorded for it (with the Fargate size a memory hand-off chose), one batched read
+per dispatch batch. Callback requests stay on
 Lambda (they are short).
 """
 
@@ -16,12 +17,14 @@ import collections
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from updraft.executors.base import Dispatch, Executor
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.executors.choice import DEFAULT_EXECUTOR
 
-LongTasks = Callable[[Iterable[tuple[str, str]]], dict[tuple[str, str], str]]
+# (dag_id, task_id) pairs -> the recorded {"executor": ..., "cpu": ..., "memory": ...} of those with a record.
+LongTasks = Callable[[Iterable[tuple[str, str]]], dict[tuple[str, str], dict[str, Any]]]
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +50,10 @@ class RoutingExecutor:
             return items
         routed = []
         for item in items:
-            target = recorded.get((item.key.dag_id, item.key.task_id), "") if id(item) in candidates else ""
-            routed.append(dataclasses.replace(item, executor=target) if target in self.executors else item)
+            record = recorded.get((item.key.dag_id, item.key.task_id), {}) if id(item) in candidates else {}
+            moved = record.get("executor") in self.executors
+            routed.append(dataclasses.replace(item, executor=record["executor"], compute={**item.compute, **record})
+                          if moved else item)
         return routed
 
     def dispatch(self, items: list[Dispatch]) -> None:

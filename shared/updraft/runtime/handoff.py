@@ -42,6 +42,7 @@ from updraft.executors.base import Dispatch, Executor
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.logs import LogSink
+from updraft.sdk.compute import fargate_size_for
 from updraft.store.api import Store
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,12 @@ _SIGNAL = signal.SIGUSR2  # SIGALRM is execution_timeout's; this one only ever m
 
 
 class LambdaLimitReached(BaseException):
-    """Raised in the task's thread when its Lambda is about to reach its time or memory limit."""
+    """Raised in the task's thread when its Lambda is about to reach its time or memory limit; ``memory_mb``
+    is the function's memory when memory was the limit (Fargate then gets at least twice as much)."""
+
+    def __init__(self, reason: str, memory_mb: int | None = None) -> None:
+        super().__init__(reason)
+        self.memory_mb = memory_mb
 
 
 def process_tree_rss_mb(root: int | None = None) -> float:
@@ -111,17 +117,17 @@ class LambdaLimits:
                    margin_s=float(os.environ.get(MARGIN_ENV, DEFAULT_MARGIN_S)),
                    memory_fraction=float(os.environ.get(MEMORY_FRACTION_ENV, DEFAULT_MEMORY_FRACTION)))
 
-    def reached(self) -> str | None:
-        """Which limit is near (a sentence for the log and the try's note), or None."""
+    def reached(self) -> LambdaLimitReached | None:
+        """The limit that is near (its message a sentence for the log and the try's note), or None."""
         remaining = self.remaining_ms() / 1000
         if remaining <= self.margin_s:
-            return (f"the try reached Lambda's time limit ({remaining:.1f} s left, handing off "
-                    f"{self.margin_s:g} s before the function's timeout)")
+            return LambdaLimitReached(f"the try reached Lambda's time limit ({remaining:.1f} s left, handing off "
+                                      f"{self.margin_s:g} s before the function's timeout)")
         if self.memory_mb:
             used = self.rss_mb()
             if used >= self.memory_fraction * self.memory_mb:
-                return (f"the try reached Lambda's memory limit ({used:.0f} MB of the function's "
-                        f"{self.memory_mb} MB in use)")
+                return LambdaLimitReached(f"the try reached Lambda's memory limit ({used:.0f} MB of the "
+                                          f"function's {self.memory_mb} MB in use)", memory_mb=self.memory_mb)
         return None
 
 
@@ -137,14 +143,14 @@ def lambda_limit_guard(limits: LambdaLimits | None) -> Iterator[None]:
         yield
         return
     armed = [True]
-    reasons: list[str] = []
+    reasons: list[LambdaLimitReached] = []
     lock = threading.Lock()
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
         if armed[0] and reasons:
             armed[0] = False
-            raise LambdaLimitReached(reasons[0])
+            raise reasons[0]
 
     def watch() -> None:
         while not stop.wait(limits.poll_s):
@@ -177,15 +183,29 @@ def can_run_on(executor: Executor, name: str) -> bool:
     return name in executors if isinstance(executors, dict) else True
 
 
-def hand_off(store: Store, dispatch: Dispatch, *, executor: Executor, reason: str, now: dt.datetime,
-             log_sink: LogSink | None = None) -> Dispatch | None:
+def fargate_compute(compute: dict[str, Any], memory_mb: int | None) -> dict[str, Any]:
+    """The task's compute on Fargate: after a memory hand-off, the smallest Fargate size with at least twice the
+    Lambda's memory (unless the task asked for more); otherwise the task's own (the task definition's default)."""
+    if memory_mb is None or (compute.get("memory") or 0) >= 2 * memory_mb:
+        return {**compute, "executor": FARGATE}
+    cpu, memory = fargate_size_for(2 * memory_mb)
+    return {**compute, "executor": FARGATE, "cpu": cpu, "memory": memory}
+
+
+def hand_off(store: Store, dispatch: Dispatch, *, executor: Executor, reached: LambdaLimitReached,
+             now: dt.datetime, log_sink: LogSink | None = None) -> Dispatch | None:
     """Send the stopped try to Fargate (see the module notes); None when it cannot go (no Fargate executor, or
     the try was ended elsewhere meanwhile)."""
     key = dispatch.key
     if dispatch.handed_off or not can_run_on(executor, FARGATE):
         return None
-    store.remember_long_task(key.dag_id, key.task_id, executor=FARGATE, reason=reason, now=now)
-    moved = dataclasses.replace(dispatch, try_id=uuid.uuid4().hex, executor=FARGATE, handed_off=True)
+    reason = str(reached)
+    compute = fargate_compute(dispatch.compute, reached.memory_mb)
+    sizes = {name: compute[name] for name in ("cpu", "memory") if compute.get(name)}
+    store.remember_long_task(key.dag_id, key.task_id, executor=FARGATE, reason=reason, now=now,
+                             compute=sizes if reached.memory_mb else None)
+    moved = dataclasses.replace(dispatch, try_id=uuid.uuid4().hex, executor=FARGATE, compute=compute,
+                                handed_off=True)
     note = f"{reason}; handed off to Fargate (try {dispatch.try_number} continues there, no retry spent)"
     if not store.apply_ti_change(key, expected=TaskInstanceState.RUNNING, state=TaskInstanceState.QUEUED,
                                  expected_try_id=dispatch.try_id,

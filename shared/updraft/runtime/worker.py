@@ -68,8 +68,8 @@ def handle_dispatch(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader,
             result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink,
                              hostname=hostname, run=run)
     except LambdaLimitReached as reached:
-        moved = handoff.hand_off(store, dispatch, executor=scheduler.executor, reason=str(reached), now=now_fn(),
-                         log_sink=log_sink)
+        moved = handoff.hand_off(store, dispatch, executor=scheduler.executor, reached=reached, now=now_fn(),
+                                 log_sink=log_sink)
         if moved is not None:
             return HandedOff(moved, str(reached))
         result = TryResult(TaskInstanceState.FAILED, note=f"{reached}; no Fargate executor to hand it to")

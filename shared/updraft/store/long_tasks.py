@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from pynamodb.attributes import UnicodeAttribute
+from pynamodb.attributes import NumberAttribute, UnicodeAttribute
 
 from updraft.store import keys
 from updraft.store.base import StoreBase
@@ -30,6 +31,8 @@ class LongTaskItem(Item):
     executor = UnicodeAttribute()
     reason = UnicodeAttribute()
     at = DateTimeAttribute()
+    cpu = NumberAttribute(null=True)  # the Fargate size a memory hand-off chose (None: the task's own)
+    memory = NumberAttribute(null=True)
 
 
 @functools.cache
@@ -44,19 +47,24 @@ def _sk(task_id: str) -> str:
 
 
 class LongTaskStore(StoreBase):
-    def remember_long_task(self, dag_id: str, task_id: str, *, executor: str, reason: str, now: dt.datetime) -> None:
-        """Record that ``task_id`` of ``dag_id`` runs on ``executor`` from now on, and why."""
-        L = _model(self.config)
-        L(keys.dag_pk(dag_id), _sk(task_id), dag_id=dag_id, task_id=task_id, executor=executor, reason=reason,
-          at=now).save()
+    def remember_long_task(self, dag_id: str, task_id: str, *, executor: str, reason: str, now: dt.datetime,
+                           compute: Mapping[str, int] | None = None) -> None:
+        """Record that ``task_id`` of ``dag_id`` runs on ``executor`` from now on, why, and with which ``compute``
+        (``cpu``/``memory``; none: the task's own)."""
+        sizes = compute or {}
+        _model(self.config)(keys.dag_pk(dag_id), _sk(task_id), dag_id=dag_id, task_id=task_id, executor=executor,
+                            reason=reason, at=now, cpu=sizes.get("cpu"), memory=sizes.get("memory")).save()
 
-    def long_task_executors(self, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
-        """(dag_id, task_id) -> the executor recorded for it, for those of ``tasks`` that have a record."""
+    def long_task_executors(self, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """(dag_id, task_id) -> ``{"executor": ..., "cpu": ..., "memory": ...}`` (sizes only where recorded), for
+        those of ``tasks`` that have a record."""
         wanted = sorted({(keys.dag_pk(dag_id), _sk(task_id)) for dag_id, task_id in tasks})
-        found: dict[tuple[str, str], str] = {}
+        found: dict[tuple[str, str], dict[str, Any]] = {}
         for start in range(0, len(wanted), _BATCH):
             for item in self._batch_get(_model(self.config), wanted[start:start + _BATCH]):
-                found[(item.dag_id, item.task_id)] = item.executor
+                sizes = {"cpu": item.cpu, "memory": item.memory}
+                found[(item.dag_id, item.task_id)] = {"executor": item.executor,
+                                                      **{k: int(v) for k, v in sizes.items() if v is not None}}
         return found
 
     def forget_long_task(self, dag_id: str, task_id: str) -> None:

@@ -25,13 +25,15 @@ class Recorded:
 
     def __call__(self, tasks):
         self.asked.append(set(tasks))
-        return {("etl", "train"): "fargate"}
+        return {("etl", "train"): {"executor": "fargate", "cpu": 1024, "memory": 6144}}
 
 
 def test_a_long_task_s_lambda_try_goes_to_fargate_and_others_stay():
     lam, far, recorded = RecordingExecutor(), RecordingExecutor(), Recorded()
     RoutingExecutor({"lambda": lam, "fargate": far}, long_tasks=recorded).dispatch([LONG, SHORT, CALLBACK])
-    assert [(d.key.task_id, d.executor, d.try_id) for d in far.take()] == [("train", "fargate", "a" * 32)]
+    (moved,) = far.take()  # with the size its memory hand-off chose
+    assert (moved.key, moved.executor, moved.try_id) == (LONG.key, "fargate", "a" * 32)
+    assert moved.compute == {"executor": "fargate", "cpu": 1024, "memory": 6144}
     assert lam.take() == [SHORT, CALLBACK]  # callbacks are short: they stay on Lambda
     assert recorded.asked == [{("etl", "train"), ("etl", "extract")}]  # one read for the batch
 

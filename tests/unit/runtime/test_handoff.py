@@ -18,10 +18,12 @@ from updraft.runtime.handoff import (
     LambdaLimitReached,
     LambdaLimits,
     can_run_on,
+    fargate_compute,
     hand_off,
     lambda_limit_guard,
     process_tree_rss_mb,
 )
+from updraft.sdk.compute import fargate_size_for
 
 KEY = TIKey("etl", "manual__2024-01-01T00:00:00+00:00", "train")
 
@@ -30,9 +32,10 @@ def test_limits_say_which_one_is_near():
     plenty = LambdaLimits(remaining_ms=lambda: 600_000, memory_mb=1024, rss_mb=lambda: 500.0)
     assert plenty.reached() is None
     late = LambdaLimits(remaining_ms=lambda: 20_000, memory_mb=1024, rss_mb=lambda: 500.0)
-    assert "time limit (20.0 s left" in late.reached()
+    assert "time limit (20.0 s left" in str(late.reached()) and late.reached().memory_mb is None
     full = LambdaLimits(remaining_ms=lambda: 600_000, memory_mb=1024, rss_mb=lambda: 950.0)
-    assert "memory limit (950 MB of the function's 1024 MB" in full.reached()
+    assert "memory limit (950 MB of the function's 1024 MB" in str(full.reached())
+    assert full.reached().memory_mb == 1024
 
 
 def test_a_context_without_remaining_time_has_no_limits(monkeypatch):
@@ -83,9 +86,24 @@ def test_no_hand_off_without_fargate_or_twice():
     lambda_only = RoutingExecutor({"lambda": RecordingExecutor()})
     dispatch = Dispatch(KEY, 1, "a" * 32)
     assert not can_run_on(lambda_only, "fargate") and can_run_on(RecordingExecutor(), "fargate")
-    assert hand_off(Unused(), dispatch, executor=lambda_only, reason="r", now=None) is None
+    reached = LambdaLimitReached("r")
+    assert hand_off(Unused(), dispatch, executor=lambda_only, reached=reached, now=None) is None
     twice = Dispatch(KEY, 1, "a" * 32, executor="fargate", handed_off=True)
-    assert hand_off(Unused(), twice, executor=RecordingExecutor(), reason="r", now=None) is None
+    assert hand_off(Unused(), twice, executor=RecordingExecutor(), reached=reached, now=None) is None
+
+
+@pytest.mark.parametrize(("memory", "size"), [(1, (256, 512)), (4096, (512, 4096)), (6016, (1024, 6144)),
+                                              (20480, (4096, 20480)), (500_000, (16384, 122880))])
+def test_fargate_sizes(memory, size):
+    assert fargate_size_for(memory) == size
+
+
+def test_a_memory_hand_off_gets_twice_the_lambda_s_memory_unless_the_task_asked_for_more():
+    lambda_task = {"executor": "lambda", "cpu": None, "memory": None}
+    assert fargate_compute(lambda_task, None) == {"executor": "fargate", "cpu": None, "memory": None}
+    assert fargate_compute(lambda_task, 3008) == {"executor": "fargate", "cpu": 1024, "memory": 6144}
+    big = {"executor": "lambda", "cpu": 4096, "memory": 16384}
+    assert fargate_compute(big, 3008) == {**big, "executor": "fargate"}
 
 
 class MemorySink:
