@@ -210,3 +210,9 @@ def test_without_fargate_the_try_fails_saying_which_limit_it_reached(env, monkey
     assert result["status"] == "ran" and result["state"] == "failed"
     ti = env.store.get_ti(dispatch.key)
     assert ti.state == TaskInstanceState.FAILED and ti.note.endswith("no Fargate executor to hand it to")
+
+
+def test_deleting_the_dag_forgets_its_long_tasks(env):  # last: it deletes the module's DAG
+    env.store.remember_long_task("long_dag", "long", executor="fargate", reason="r", now=dt.datetime.now(dt.UTC))
+    env.store.delete_dag_items("long_dag")
+    assert env.store.long_task_executors([("long_dag", "long")]) == {}
