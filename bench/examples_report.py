@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import multiprocessing
 import shutil
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 LOGICAL_DATE = dt.datetime(2024, 3, 5, tzinfo=dt.UTC)  # a Tuesday, as the functional tests
 
@@ -57,6 +59,33 @@ class _Table:
         print("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |", flush=True)
 
 
+def _dags_test(dag_id: str, folder: Path, timeout: float, out: Any) -> None:
+    from updraft.local import dag_test
+
+    dag_test.TICK_S = 0.2
+    try:
+        result = dag_test.run_dag_test(dag_id, dags_folder=str(folder), logical_date=LOGICAL_DATE, timeout_s=timeout)
+        out.put((result.run_state, result.run_state))
+    except Exception as error:  # the report records every failure and goes on
+        out.put(("error", f"error: {_reason(str(error))}"))
+
+
+def _run_alone(dag_id: str, folder: Path, timeout: float) -> tuple[str, str]:
+    """One ``dags test`` in a child process, killed after ``timeout`` (a stuck sensor must not stop the report)."""
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    child = context.Process(target=_dags_test, args=(dag_id, folder, timeout, out))
+    started = time.perf_counter()
+    child.start()
+    child.join(timeout + 10)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        return "timeout", f"no end within {timeout:.0f} s"
+    run_state, text = out.get() if not out.empty() else ("error", "the child died")
+    return run_state, f"{text} ({time.perf_counter() - started:.0f} s)"
+
+
 def _reason(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return (lines[-1] if lines else text).strip()[:110]
@@ -69,10 +98,8 @@ def main() -> None:
     parser.add_argument("--no-run", action="store_true")
     args = parser.parse_args()
 
-    from updraft.local import dag_test
     from updraft.parsing import ParseOptions, parse_dags_folder
 
-    dag_test.TICK_S = 0.2
     airflow = Path(args.airflow)
     work = Path(tempfile.mkdtemp(prefix="updraft-examples-"))
     every = work / "all"
@@ -99,17 +126,10 @@ def main() -> None:
                 for other in alone.glob("*.py"):  # this DAG's file alone, beside the support folders
                     if other.name not in (Path(name).name, "__init__.py"):
                         other.unlink()
-                started = time.perf_counter()
-                try:
-                    result = dag_test.run_dag_test(dag_id, dags_folder=str(alone), logical_date=LOGICAL_DATE,
-                                                   timeout_s=args.timeout)
-                    state = f"{result.run_state} ({time.perf_counter() - started:.0f} s)"
-                    counts[f"run {result.run_state}"] += 1
-                    if expected != "not compared":
-                        counts["matches Airflow" if result.run_state == expected else "differs from Airflow"] += 1
-                except Exception as error:  # the report records every failure and goes on
-                    state = f"error: {_reason(str(error))}"
-                    counts["run error"] += 1
+                run_state, state = _run_alone(dag_id, alone, args.timeout)
+                counts[f"run {run_state}"] += 1
+                if expected != "not compared" and run_state in ("success", "failed"):
+                    counts["matches Airflow" if run_state == expected else "differs from Airflow"] += 1
             rows.append((name, "loads", dag_id, state, expected))
     print()
     print(f"files: {len(parsed.files)}; " + "; ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
