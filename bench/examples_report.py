@@ -27,6 +27,7 @@ LOGICAL_DATE = dt.datetime(2024, 3, 5, tzinfo=dt.UTC)  # a Tuesday, as the funct
 # Run states real Airflow 3.3.2's `airflow dags test <dag> 2024-03-05` ended with (checked 2026-11-24).
 AIRFLOW_STATES: dict[str, str] = {
     "example_bash_decorator": "success",
+    "example_failed_dag": "failed",  # its task raises, by design
     "example_branch_datetime_operator": "success",
     "example_branch_datetime_operator_2": "success",
     "example_branch_datetime_operator_3": "success",
@@ -88,7 +89,8 @@ def _run_alone(dag_id: str, folder: Path, timeout: float) -> tuple[str, str]:
 
 def _reason(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return (lines[-1] if lines else text).strip()[:110]
+    last = (lines[-1] if lines else text).strip()
+    return last.split("Updraft does not support ", 1)[-1].split("Error: ", 1)[-1][:140]
 
 
 def main() -> None:
