@@ -21,6 +21,8 @@ from airflow.sdk import BaseOperator
 from tests.functional.deferrals.poll_triggers import FlagTrigger
 
 class WaitsForFlag(BaseOperator):
+    template_fields = ("flag",)
+
     def __init__(self, flag, **kwargs):
         super().__init__(**kwargs)
         self.flag = flag
@@ -110,3 +112,4 @@ def test_a_polling_triggers_timeout_fails_the_try(env):
     env.advance(seconds=1)
     ti = env.ti("flag", run.run_id, "waits")
     assert ti.state == TI.FAILED and env.status_of(ti) in (None, "SUCCEEDED")
+
