@@ -13,8 +13,9 @@ refused when the engine is built, naming it. ``Retry`` is accepted and not playe
 It answers the calls Updraft makes as boto3's client does (``start_execution``, ``stop_execution``,
 ``describe_execution``; ``ExecutionAlreadyExists``/``ExecutionDoesNotExist`` as botocore ``ClientError``s), so
 ``executors.step_functions.StepFunctionsWaits`` drives it unchanged. Time moves when ``run_due`` is called: the
-owner calls it on its loop (or a test after advancing its clock). With ``skip_waits`` (``dags test``) a Wait ends at
-once and ``on_skip`` is told how much time was skipped, so the skip is never silent.
+owner calls it on its loop (or a test after advancing its clock). With ``skip_waits`` (``dags test``) a Wait to a
+timestamp (a time trigger's) ends at once and ``on_skip`` is told how much time was skipped, so the skip is never
+silent; a Wait of seconds (between a polling trigger's looks) is played, as skipping it would only look again.
 """
 
 from __future__ import annotations
@@ -210,7 +211,7 @@ class LocalStepFunctions:
         """Whether the Wait state is over (it starts on first visit)."""
         if execution.wake_at is None:
             wake = self._wake_time(state, execution.input, now)
-            if self.skip_waits and wake > now:
+            if self.skip_waits and wake > now and ({"Timestamp", "TimestampPath"} & set(state)):
                 if self.on_skip is not None:
                     self.on_skip(execution.name, wake - now)
                 wake = now

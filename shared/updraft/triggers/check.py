@@ -6,10 +6,11 @@ The execution's state is the function's input and its answer is the next state: 
 ``poll_seconds`` (how long the Wait before the next look lasts). The trigger is rebuilt from the deferred try's
 record (Airflow's ``serialize()`` classpath and kwargs) and polled once:
 
-- triggers with ``poll_once`` (the cross-DAG ``DagStateTrigger``/``WorkflowTrigger``): through
-  ``runtime.cross_dag.poll_trigger``, a few reads of the store;
-- any other ``BaseTrigger`` (``FileTrigger``, a user's trigger): its ``run()`` async generator is run for one step
-  of at most ``STEP_SECONDS``; the first event it yields fires, a step that does not yield in time waits on.
+- triggers with ``poll_once`` (the cross-DAG ``DagStateTrigger``/``WorkflowTrigger``, ``FileTrigger``): through
+  ``runtime.cross_dag.poll_trigger``, a few reads of the store or a glob;
+- any other ``BaseTrigger`` (a user's trigger): its ``run()`` async generator is run for one step of at most
+  ``STEP_SECONDS``; the first event it yields fires, a step that does not yield in time waits on. A trigger that
+  sleeps between its looks (as Airflow's do) so costs ``STEP_SECONDS`` of the function per check.
 
 A fired event is written on the deferred try's trigger record (fenced by the try token, so a duplicate check
 changes nothing) before the loop sends the usual resume, which reads it from there as it does a time trigger's.
@@ -28,7 +29,7 @@ from updraft.runtime.cross_dag import poll_trigger
 from updraft.runtime.xcom import decode_value, encode_value
 from updraft.store.api import Store
 
-STEP_SECONDS = 10.0  # the longest one look at an async trigger may take (well inside the function's timeout)
+STEP_SECONDS = 5.0  # the longest one look at an async trigger may take (well inside the function's timeout)
 DEFAULT_POLL_SECONDS = 30.0  # between looks at a trigger that names no poll_interval/poke_interval
 MIN_POLL_SECONDS = 1  # a Wait state counts whole seconds
 

@@ -1,5 +1,5 @@
 """``airflow.providers.standard.triggers.file.FileTrigger``: fires once a file, or a folder holding a file, matches
-``filepath`` (a glob), as Airflow's. A polling trigger: the check function runs one step of ``run()`` per look
+``filepath`` (a glob), as Airflow's. A polling trigger: the check function calls ``poll_once`` per look
 (``updraft.triggers.check``), on the check function's filesystem view (on AWS, the function's own disk or an
 EFS mount both see; locally, the machine's)."""
 
@@ -36,6 +36,11 @@ class FileTrigger(BaseTrigger):
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return CLASSPATH, {"filepath": self.filepath, "recursive": self.recursive,
                            "poke_interval": self.poke_interval}
+
+    def poll_once(self, runs: object = None) -> TriggerEvent | None:
+        """The check function's one look, without ``run()``'s sleep between looks (``runs`` is unused: the
+        cross-DAG triggers' signature)."""
+        return TriggerEvent(True) if found(self.filepath, recursive=self.recursive) else None
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         while True:
