@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from moto import mock_aws
 
 from tests.functional.lambda_helpers import lambda_context
