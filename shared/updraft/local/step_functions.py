@@ -8,7 +8,8 @@ plays the few states the definition uses: ``Choice`` (``StringEquals``/``Boolean
 ``arn:aws:states:::lambda:invoke`` (an ``Event`` invoke is handed to ``invoke(function, payload)``: local mode's
 worker pool; a ``RequestResponse`` invoke is ``call(function, payload)``, in-process, its answer the state's result
 ``{"Payload": ...}`` filtered by ``OutputPath``), ``Succeed`` and ``Fail``. A definition using anything else is
-refused when the engine is built, naming it. ``Retry`` is accepted and not played: a local invoke is handed over in-process and has no Lambda service errors to retry.
+refused when the engine is built, naming it. ``Retry`` is accepted and not played: a local invoke is handed over
+in-process and has no Lambda service errors to retry.
 
 It answers the calls Updraft makes as boto3's client does (``start_execution``, ``stop_execution``,
 ``describe_execution``; ``ExecutionAlreadyExists``/``ExecutionDoesNotExist`` as botocore ``ClientError``s), so
