@@ -1,6 +1,6 @@
 """Trigger-check Lambda: the deferral state machine's synchronous Task for a polling trigger. The event is the
 execution's state (``kind``, ``resume_at``, ``resume`` and what earlier checks added); the answer is the next
-state with ``outcome`` and ``poll_seconds`` (``updraft.triggers.check``). One look per invoke, so it is short;
+state with ``outcome`` and ``poll_seconds`` (``updraft.runtime.trigger_check``). One look per invoke, so it is short;
 Step Functions retries it on Lambda service errors, and a repeated check is harmless (a fired event is written
 fenced by the deferred try's token)."""
 
@@ -18,7 +18,7 @@ logger = Logger(service="updraft-trigger-check")
 
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    from updraft.triggers.check import check
+    from updraft.runtime.trigger_check import check
 
     state = check(event, store=services().store, now=dt.datetime.now(dt.UTC))
     logger.info("trigger check", extra={"outcome": state["outcome"], "resume": state.get("resume")})

@@ -6,7 +6,7 @@ execution waits until the trigger's time, then invokes the worker asynchronously
 worker fences the resume with the try's token, so a late or duplicate resume is harmless. Ending a deferred try
 (the API's clears, marks and deletions, the scheduler's dagrun timeout) stops its execution (``StopExecution`` on
 this machine's executions only). A polling trigger's execution invokes the trigger-check function synchronously
-once per interval (``updraft.triggers.check``). The machine's own role may only invoke those two functions and
+once per interval (``updraft.runtime.trigger_check``). The machine's own role may only invoke those two functions and
 write its log group; a
 failed resume invoke is retried on Lambda's transient errors and logged at ERROR, and the scheduler resumes a try
 whose resume never came (``scheduling.deferrals.overdue_resume``).

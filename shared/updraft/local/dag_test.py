@@ -189,7 +189,7 @@ def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[An
     from updraft.handler_events import worker_dispatch
     from updraft.local.step_functions import LocalStepFunctions
     from updraft.model.records import TIKey
-    from updraft.triggers.check import check
+    from updraft.runtime.trigger_check import check
     from updraft.triggers.state_machine import definition
 
     def invoke(function: str, payload: Any) -> None:

@@ -284,7 +284,7 @@ class LocalSystem:
         """Step Functions as local mode plays it: the deferral state machine's own ASL on the local engine, its
         resume invokes going to the worker pool like any other invoke, its polling triggers' checks in-process."""
         from updraft.local.step_functions import LocalStepFunctions
-        from updraft.triggers.check import check
+        from updraft.runtime.trigger_check import check
         from updraft.triggers.state_machine import definition
 
         def invoke(function: str, payload: Any) -> None:

@@ -4,7 +4,7 @@
   Airflow serializes it (its ``serialize()`` classpath and kwargs) and its kwargs and ``next_kwargs`` must be
   JSON (datetimes allowed, as for XComs). A time trigger's end is known when the task defers: a Wait state, no
   compute. Any other trigger polls (kind ``poll``): the check function looks at it once per interval
-  (``updraft.triggers.check``) until it fires or the deferral's timeout passes; its record's ``resume_at`` is
+  (``updraft.runtime.trigger_check``) until it fires or the deferral's timeout passes; its record's ``resume_at`` is
   that timeout (the scheduler's backstop fails the try there), or ``NO_TIMEOUT`` when there is none.
 - ``start_trigger``: ``start_from_trigger=True`` with ``start_trigger_args`` defers at once, without ``execute``.
 - ``resume``: a resumed try runs ``resume_execution(next_method, next_kwargs, context)`` instead of ``execute``; a

@@ -4,7 +4,7 @@ Airflow's semantics: ``filepath`` (templated, a glob) is joined to the ``path`` 
 connection (``fs_default`` by default; an absolute ``filepath`` ignores it), and that connection must exist, as
 Airflow's ``FSHook`` requires. Poke and reschedule mode poke in a worker; ``deferrable=True`` pokes once and then
 defers to Airflow's ``FileTrigger``, a polling trigger the deferral state machine's check function looks at
-(``updraft.triggers.check``). ``start_from_trigger`` is an import error naming it.
+(``updraft.runtime.trigger_check``). ``start_from_trigger`` is an import error naming it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``airflow.providers.standard.triggers.file.FileTrigger``: fires once a file, or a folder holding a file, matches
 ``filepath`` (a glob), as Airflow's. A polling trigger: the check function calls ``poll_once`` per look
-(``updraft.triggers.check``), on the check function's filesystem view (on AWS, the function's own disk or an
+(``updraft.runtime.trigger_check``), on the check function's filesystem view (on AWS, the function's own disk or an
 EFS mount both see; locally, the machine's)."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ An execution's input is ``model.deferrals.execution_input``: ``{"kind": "wait" |
   ``resume``. Nothing runs while it waits: a wait of any length costs its state transitions only.
 - ``poll`` (triggers that must look at something: files, another DAG's state, a user's async trigger): a
   Task/Choice/Wait loop. The Task invokes the check function synchronously with the execution's state
-  (``updraft.triggers.check``: one look at the trigger); its answer is the next state (``outcome``,
+  (``updraft.runtime.trigger_check``: one look at the trigger); its answer is the next state (``outcome``,
   ``poll_seconds``), so what the loop knows lives in the execution. ``fired`` or ``timed_out`` goes to the
   same resume invoke as a wait; anything else waits ``poll_seconds`` and checks again. A wait costs one check
   invoke and a few state transitions per interval.

@@ -16,7 +16,7 @@ from updraft.model.deferrals import ResumeRequest, execution_name
 from updraft.model.records import TaskInstance
 from updraft.model.states import FINISHED_RUN_STATES
 from updraft.runtime.worker import handle_dispatch
-from updraft.triggers.check import check
+from updraft.runtime.trigger_check import check
 from updraft.triggers.state_machine import definition
 
 WORKER = "updraft-test-worker"
