@@ -15,8 +15,8 @@ from updraft.local.step_functions import LocalStepFunctions
 from updraft.model.deferrals import ResumeRequest, execution_name
 from updraft.model.records import TaskInstance
 from updraft.model.states import FINISHED_RUN_STATES
-from updraft.runtime.worker import handle_dispatch
 from updraft.runtime.trigger_check import check
+from updraft.runtime.worker import handle_dispatch
 from updraft.triggers.state_machine import definition
 
 WORKER = "updraft-test-worker"
