@@ -81,6 +81,8 @@ class EnvironmentSettings:
     # queue's ARN; None: no queue), become asset events (updraft.scheduling.asset_sources), recorded by this Lambda.
     asset_events: FunctionSettings = field(default_factory=lambda: FunctionSettings(512, 60))
     asset_events_queue_arn: str | None = None
+    # The deferral loop's look at a polling trigger (updraft.runtime.trigger_check): short, one look per invoke.
+    trigger_check: FunctionSettings = field(default_factory=lambda: FunctionSettings(512, 30))
 
     def __post_init__(self) -> None:
         if self.iam_caller_role not in ("VIEWER", "USER", "OP", "ADMIN"):

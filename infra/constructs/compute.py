@@ -112,6 +112,10 @@ class UpdraftFunctions(Construct):
                                           task_log_group=self.task_logs.log_group_name,
                                           kms_key=secrets_key).to_env())
 
+        # The deferral state machine's synchronous look at a polling trigger (it writes a fired event on the try).
+        self.trigger_check = self._function("trigger_check", names.trigger_check_function, settings.trigger_check,
+                                            base.to_env())
+
         # Asset events from outside: uploads under asset-events/, and messages on a queue the settings name.
         self.asset_events = self._function("asset_events", names.asset_events_function, settings.asset_events,
                                            dispatching.to_env(), retry_attempts=2)
@@ -161,6 +165,7 @@ class UpdraftFunctions(Construct):
             self.scheduler: [access.table_read_write(table), access.store_objects(bucket), *dispatch(),
                              access.stop_deferrals(self, names.deferral_state_machine)],
             self.asset_events: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],
+            self.trigger_check: [access.table_read_write(table)],
             self.worker: [*access.worker_data_access(table, bucket, self.task_logs), *dispatch(), *email(),
                           access.invoke_scheduler(self, names.scheduler_function), *run_tasks(), *defer()],
             self.api: [access.table_read_write(table), access.read_store_objects(bucket),

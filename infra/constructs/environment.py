@@ -35,6 +35,7 @@ class UpdraftEnvironment(Construct):
         self.functions = UpdraftFunctions(self, "Functions", data=self.data, fargate=self.fargate, names=self.names,
                                           settings=settings, bundle_dependencies=bundle_dependencies)
         self.deferrals = DeferralStateMachine(self, "Deferrals", names=self.names, worker=self.functions.worker,
+                                              check=self.functions.trigger_check,
                                               retention=retention, removal=removal)
         self.api = UpdraftApi(self, "Api", names=self.names, handler=self.functions.api,
                               iam_caller_role=settings.iam_caller_role, retain_users=settings.retain_data)

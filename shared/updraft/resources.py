@@ -73,6 +73,10 @@ class ResourceNames:
         return f"{self.prefix}-asset-events"
 
     @property
+    def trigger_check_function(self) -> str:
+        return f"{self.prefix}-trigger-check"
+
+    @property
     def worker_dlq(self) -> str:
         return f"{self.prefix}-worker-dlq"
 

@@ -212,7 +212,7 @@ def test_only_workers_start_deferrals_on_the_one_machine_and_the_machine_only_re
                         function_role(synth.resources, "api")}
     (machine,) = of_type(synth.resources, "AWS::StepFunctions::StateMachine").values()
     statements = roles[machine["Properties"]["RoleArn"]["Fn::GetAtt"][0]]
-    (invoke,) = [s for s in statements if s["Action"] == "lambda:InvokeFunction"]
-    worker = function_id(synth.resources, "worker")
-    assert sorted(render(invoke["Resource"])) == [f"<{worker}.Arn>", f"<{worker}.Arn>:*"]
+    invoked = sorted(arn for s in statements if s["Action"] == "lambda:InvokeFunction" for arn in render(s["Resource"]))
+    worker, check = function_id(synth.resources, "worker"), function_id(synth.resources, "trigger_check")
+    assert invoked == sorted([f"<{worker}.Arn>", f"<{worker}.Arn>:*", f"<{check}.Arn>", f"<{check}.Arn>:*"])
     assert _actions(statements) - {"lambda:InvokeFunction"} <= WILDCARD_ALLOWED

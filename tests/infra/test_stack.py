@@ -176,14 +176,15 @@ def test_import_errors_alarm_watches_the_parsers_metric(synth) -> None:
 def test_every_function_and_the_state_machine_log_with_retention(synth) -> None:
     groups = of_type(synth.resources, "AWS::Logs::LogGroup")
     assert all(g["Properties"]["RetentionInDays"] == SETTINGS.log_retention_days for g in groups.values())
-    used = {_function(synth, name)["LoggingConfig"]["LogGroup"]["Ref"] for name in (*FUNCTIONS, "asset_events")}
+    used = {_function(synth, name)["LoggingConfig"]["LogGroup"]["Ref"] for name in (*FUNCTIONS, "asset_events",
+                                                                                 "trigger_check")}
     _, machine = _only(synth, "AWS::StepFunctions::StateMachine")
     used.add(machine["LoggingConfiguration"]["Destinations"][0]["CloudWatchLogsLogGroup"]["LogGroupArn"]
              ["Fn::GetAtt"][0])
     _, task = _only(synth, "AWS::ECS::TaskDefinition")
     used.add(task["ContainerDefinitions"][0]["LogConfiguration"]["Options"]["awslogs-group"]["Ref"])
     used.add(_env(synth, "worker")["UPDRAFT_TASK_LOG_GROUP"].strip("<>"))
-    assert used == set(groups)  # eight groups, each used: no function writes to an unmanaged group
+    assert used == set(groups)  # nine groups, each used: no function writes to an unmanaged group
 
 
 def test_task_logs_have_their_own_named_group_given_to_the_workers(synth) -> None:
@@ -262,8 +263,9 @@ def test_deferral_state_machine_waits_then_resumes_the_worker(synth) -> None:
     assert machine["StateMachineName"] == NAMES.deferral_state_machine
     assert machine["StateMachineType"] == "STANDARD"
     worker = f"<{function_id(synth.resources, 'worker')}.Arn>"
+    check = f"<{function_id(synth.resources, 'trigger_check')}.Arn>"
     definition = json.loads(render(machine["DefinitionString"]))
-    assert definition == updraft_definition(worker)
+    assert definition == updraft_definition(worker, check)
     choice = definition["States"][definition["StartAt"]]
     wait = definition["States"][next(c["Next"] for c in choice["Choices"] if c["StringEquals"] == "wait")]
     assert wait["Type"] == "Wait" and wait["TimestampPath"] == "$.resume_at"
@@ -271,6 +273,8 @@ def test_deferral_state_machine_waits_then_resumes_the_worker(synth) -> None:
     assert resume["Resource"] == "arn:aws:states:::lambda:invoke" and resume["End"]
     assert resume["Parameters"] == {"FunctionName": worker, "Payload.$": "$.resume", "InvocationType": "Event"}
     assert machine["LoggingConfiguration"]["Level"] == "ERROR"
+    poll = definition["States"][next(c["Next"] for c in choice["Choices"] if c["StringEquals"] == "poll")]
+    assert poll["Parameters"] == {"FunctionName": check, "Payload.$": "$", "InvocationType": "RequestResponse"}
 
 
 def test_api_is_iam_authorized_and_proxies_to_the_api_function(synth) -> None:
@@ -299,9 +303,9 @@ def test_resource_inventory(synth) -> None:
         "AWS::Lambda::Function", "AWS::IAM::Role", "AWS::Logs::LogGroup", "AWS::CloudWatch::Alarm",
         "AWS::ECS::Cluster", "AWS::ECS::TaskDefinition", "AWS::StepFunctions::StateMachine",
         "AWS::ApiGateway::RestApi", "AWS::EC2::NatGateway")} == {
-        "AWS::Lambda::Function": 6,  # ours (5) + CDK's bucket-notifications handler
-        "AWS::IAM::Role": 9,  # 5 functions, task, task execution, state machine, notifications handler
-        "AWS::Logs::LogGroup": 8,  # 5 functions, Fargate task, state machine, task logs
+        "AWS::Lambda::Function": 7,  # ours (6) + CDK's bucket-notifications handler
+        "AWS::IAM::Role": 10,  # 6 functions, task, task execution, state machine, notifications handler
+        "AWS::Logs::LogGroup": 9,  # 6 functions, Fargate task, state machine, task logs
         "AWS::CloudWatch::Alarm": 5, "AWS::ECS::Cluster": 1,  # DLQ, import errors, scheduler, parser, poison
         "AWS::ECS::TaskDefinition": 1, "AWS::StepFunctions::StateMachine": 1, "AWS::ApiGateway::RestApi": 2,  # IAM, users
         "AWS::EC2::NatGateway": 0}

@@ -150,7 +150,7 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
         except BaseException as exc:  # surfaced by the main loop: a worker bug must not hang the test
             errors.append(exc)
 
-    engine, waits = _wait_engine(pool, work, clock=utcnow, skip_waits=skip_waits, on_skip=on_skip)
+    engine, waits = _wait_engine(pool, work, store, clock=utcnow, skip_waits=skip_waits, on_skip=on_skip)
     scheduler.waits = waits
     started = time.perf_counter()
     run = trigger_dag(store, dag_id, now=utcnow(), conf=conf, logical_date=logical_date)
@@ -180,14 +180,16 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                          wall_s=time.perf_counter() - started)
 
 
-def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[Any], None], *,
+def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[Any], None], store: Any, *,
                  clock: Callable[[], dt.datetime], skip_waits: bool,
                  on_skip: Callable[[str, dt.timedelta], None] | None) -> tuple[Any, Any]:
-    """The deferral state machine on the local engine, its resumes handed to the worker threads."""
+    """The deferral state machine on the local engine, its resumes handed to the worker threads and its polling
+    triggers' checks run in-process."""
     from updraft.executors.step_functions import StepFunctionsWaits
     from updraft.handler_events import worker_dispatch
     from updraft.local.step_functions import LocalStepFunctions
     from updraft.model.records import TIKey
+    from updraft.runtime.trigger_check import check
     from updraft.triggers.state_machine import definition
 
     def invoke(function: str, payload: Any) -> None:
@@ -199,8 +201,11 @@ def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[An
             on_skip(TIKey(resume.get("dag_id", ""), resume.get("run_id", ""), resume.get("task_id", "?"),
                           resume.get("map_index", -1)).label, span)
 
-    engine = LocalStepFunctions(definition("dags-test-worker"), invoke=invoke, clock=clock, skip_waits=skip_waits,
-                                on_skip=skipped)
+    def call(function: str, payload: Any) -> Any:
+        return check(payload, store=store, now=clock())
+
+    engine = LocalStepFunctions(definition("dags-test-worker", "dags-test-trigger-check"), invoke=invoke,
+                                clock=clock, skip_waits=skip_waits, on_skip=skipped, call=call)
     return engine, StepFunctionsWaits(engine, engine.state_machine_arn)
 class SkippingClock:
     """The test's clock: the wall clock plus the waits skipped so far."""

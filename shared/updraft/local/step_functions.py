@@ -5,15 +5,18 @@ of a one-hour wait takes milliseconds.
 moto's Step Functions records executions but does not run Lambda tasks (``notes/aws-offline.md``), so this engine
 plays the few states the definition uses: ``Choice`` (``StringEquals``/``BooleanEquals`` on a ``Variable``),
 ``Wait`` (``Seconds``, ``SecondsPath``, ``Timestamp``, ``TimestampPath``), ``Pass``, ``Task`` on
-``arn:aws:states:::lambda:invoke`` (handed to ``invoke(function, payload)``: local mode's worker pool), ``Succeed``
-and ``Fail``. A definition using anything else is refused when the engine is built, naming it. ``Retry`` is
-accepted and not played: a local invoke is handed over in-process and has no Lambda service errors to retry.
+``arn:aws:states:::lambda:invoke`` (an ``Event`` invoke is handed to ``invoke(function, payload)``: local mode's
+worker pool; a ``RequestResponse`` invoke is ``call(function, payload)``, in-process, its answer the state's result
+``{"Payload": ...}`` filtered by ``OutputPath``), ``Succeed`` and ``Fail``. A definition using anything else is
+refused when the engine is built, naming it. ``Retry`` is accepted and not played: a local invoke is handed over
+in-process and has no Lambda service errors to retry.
 
 It answers the calls Updraft makes as boto3's client does (``start_execution``, ``stop_execution``,
 ``describe_execution``; ``ExecutionAlreadyExists``/``ExecutionDoesNotExist`` as botocore ``ClientError``s), so
 ``executors.step_functions.StepFunctionsWaits`` drives it unchanged. Time moves when ``run_due`` is called: the
-owner calls it on its loop (or a test after advancing its clock). With ``skip_waits`` (``dags test``) a Wait ends at
-once and ``on_skip`` is told how much time was skipped, so the skip is never silent.
+owner calls it on its loop (or a test after advancing its clock). With ``skip_waits`` (``dags test``) a Wait to a
+timestamp (a time trigger's) ends at once and ``on_skip`` is told how much time was skipped, so the skip is never
+silent; a Wait of seconds (between a polling trigger's looks) is played, as skipping it would only look again.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ _SUPPORTED = {
     "Choice": {"Type", "Choices", "Default", "Comment"},
     "Wait": {"Type", "Seconds", "SecondsPath", "Timestamp", "TimestampPath", "Next", "End", "Comment"},
     "Pass": {"Type", "Next", "End", "Comment"},
-    "Task": {"Type", "Resource", "Parameters", "Retry", "Next", "End", "Comment"},
+    "Task": {"Type", "Resource", "Parameters", "OutputPath", "Retry", "Next", "End", "Comment"},
     "Succeed": {"Type", "Comment"},
     "Fail": {"Type", "Error", "Cause", "Comment"},
 }
@@ -84,11 +87,13 @@ class Execution:
 class LocalStepFunctions:
     def __init__(self, definition: dict[str, Any], *, invoke: Callable[[str, Any], None],
                  clock: Callable[[], dt.datetime], state_machine_arn: str = LOCAL_STATE_MACHINE_ARN,
-                 skip_waits: bool = False, on_skip: Callable[[str, dt.timedelta], None] | None = None) -> None:
+                 skip_waits: bool = False, on_skip: Callable[[str, dt.timedelta], None] | None = None,
+                 call: Callable[[str, Any], Any] | None = None) -> None:
         self.definition = definition
         self.states: dict[str, dict[str, Any]] = definition["States"]
         self._validate()
         self.invoke = invoke
+        self.call = call
         self.clock = clock
         self.state_machine_arn = state_machine_arn
         self.skip_waits = skip_waits
@@ -181,12 +186,17 @@ class LocalStepFunctions:
                 return 1
             if kind == "Task":
                 parameters = _parameters(state.get("Parameters", {}), execution.input)
-                if parameters.get("InvocationType") != "Event":
-                    raise ValueError("the local engine plays asynchronous invokes only")
                 with self._lock:
                     if execution.status != "RUNNING":  # stopped while it waited: no invoke
                         return 0
-                self.invoke(parameters["FunctionName"], parameters.get("Payload"))
+                if parameters.get("InvocationType") == "Event":
+                    self.invoke(parameters["FunctionName"], parameters.get("Payload"))
+                elif parameters.get("InvocationType") == "RequestResponse" and self.call is not None:
+                    result = {"Payload": self.call(parameters["FunctionName"], parameters.get("Payload"))}
+                    execution.input = _path(result, state.get("OutputPath", "$"))
+                else:
+                    raise ValueError(f"the local engine has no handler for {parameters.get('InvocationType')!r} "
+                                     "invokes")
             if kind == "Fail":
                 self._end(execution, "FAILED", state.get("Error"), state.get("Cause"))
             elif kind == "Succeed" or state.get("End"):
@@ -202,7 +212,7 @@ class LocalStepFunctions:
         """Whether the Wait state is over (it starts on first visit)."""
         if execution.wake_at is None:
             wake = self._wake_time(state, execution.input, now)
-            if self.skip_waits and wake > now:
+            if self.skip_waits and wake > now and ({"Timestamp", "TimestampPath"} & set(state)):
                 if self.on_skip is not None:
                     self.on_skip(execution.name, wake - now)
                 wake = now

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from updraft.local.snapshot import StateDir
 
 log = logging.getLogger(__name__)
+LOCAL_CHECK_FUNCTION = "updraft-local-trigger-check"  # the deferral loop's check, run in-process
 
 
 @dataclass
@@ -281,8 +282,9 @@ class LocalSystem:
 
     def _deferral_engine(self) -> Any:
         """Step Functions as local mode plays it: the deferral state machine's own ASL on the local engine, its
-        resume invokes going to the worker pool like any other invoke."""
+        resume invokes going to the worker pool like any other invoke, its polling triggers' checks in-process."""
         from updraft.local.step_functions import LocalStepFunctions
+        from updraft.runtime.trigger_check import check
         from updraft.triggers.state_machine import definition
 
         def invoke(function: str, payload: Any) -> None:
@@ -290,8 +292,11 @@ class LocalSystem:
             if "error" in reply:
                 raise RuntimeError(reply["error"])
 
-        return LocalStepFunctions(definition(self.names.worker_function), invoke=invoke,
-                                  clock=lambda: dt.datetime.now(dt.UTC))
+        def call(function: str, payload: Any) -> Any:
+            return check(payload, store=self.services.store, now=dt.datetime.now(dt.UTC))
+
+        return LocalStepFunctions(definition(self.names.worker_function, LOCAL_CHECK_FUNCTION), invoke=invoke,
+                                  clock=lambda: dt.datetime.now(dt.UTC), call=call)
 
     def _on_states_call(self, message: dict[str, Any]) -> dict[str, Any]:
         from botocore.exceptions import ClientError

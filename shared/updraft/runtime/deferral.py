@@ -2,9 +2,10 @@
 
 - ``deferral_of``: a raised ``TaskDeferred`` becomes the ``Deferral`` the try records. The trigger is serialized as
   Airflow serializes it (its ``serialize()`` classpath and kwargs) and its kwargs and ``next_kwargs`` must be
-  JSON (datetimes allowed, as for XComs). Updraft runs triggers whose end is known when the task defers (the time
-  triggers: a Wait state, no compute); any other trigger polls, which needs the check Lambda that is not there
-  yet, so deferring to one fails the try with a message naming it instead of waiting forever.
+  JSON (datetimes allowed, as for XComs). A time trigger's end is known when the task defers: a Wait state, no
+  compute. Any other trigger polls (kind ``poll``): the check function looks at it once per interval
+  (``updraft.runtime.trigger_check``) until it fires or the deferral's timeout passes; its record's ``resume_at`` is
+  that timeout (the scheduler's backstop fails the try there), or ``NO_TIMEOUT`` when there is none.
 - ``start_trigger``: ``start_from_trigger=True`` with ``start_trigger_args`` defers at once, without ``execute``.
 - ``resume``: a resumed try runs ``resume_execution(next_method, next_kwargs, context)`` instead of ``execute``; a
   sensor turns a deferral timeout into ``AirflowSensorTimeout`` and honours ``soft_fail``/``never_fail`` as
@@ -17,7 +18,7 @@ import datetime as dt
 import importlib
 from typing import Any
 
-from updraft.model.deferrals import Deferral
+from updraft.model.deferrals import POLL_KIND, Deferral
 from updraft.model.records import TaskInstance
 from updraft.runtime.xcom import check_json, decode_value, encode_value
 from updraft.sdk.exceptions import (
@@ -31,9 +32,8 @@ from updraft.sdk.exceptions import (
 from updraft.triggers.base import BaseTrigger
 from updraft.triggers.temporal import DateTimeTrigger
 
-POLLING_NOT_YET = ("it is not a time trigger: Updraft runs DateTimeTrigger and TimeDeltaTrigger (and their "
-                   "subclasses) as Step Functions waits; triggers that poll need the check Lambda, which is not "
-                   "available yet")
+# A polling deferral without a timeout waits until its trigger fires: its record's end is far enough to be never.
+NO_TIMEOUT = dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
 
 
 def _timeout(value: Any) -> dt.timedelta | None:
@@ -53,21 +53,26 @@ def deferral_of(exc: TaskDeferred, *, task_id: str, now: dt.datetime) -> Deferra
     if not isinstance(trigger, BaseTrigger) and not callable(getattr(trigger, "serialize", None)):
         raise TaskDeferralError(f"task {task_id!r} deferred to {trigger!r}, which is not a BaseTrigger")
     classpath, kwargs = trigger.serialize()
-    if not isinstance(trigger, DateTimeTrigger):
-        raise TaskDeferralError(f"task {task_id!r} deferred to {classpath}: {POLLING_NOT_YET}")
-    if exc.method_name is None and not trigger.end_from_trigger:
+    end_from_trigger = bool(getattr(trigger, "end_from_trigger", False))
+    if exc.method_name is None and not end_from_trigger:
         raise TaskDeferralError(f"task {task_id!r} deferred without a method_name to resume in")
     encoded_kwargs = encode_value(kwargs)
     check_json(encoded_kwargs, task_id=task_id, key="trigger kwargs")
     next_kwargs = encode_value(dict(exc.kwargs or {}))
     check_json(next_kwargs, task_id=task_id, key="next_kwargs")
-    moment = trigger.moment
     timeout = _timeout(exc.timeout)
     timeout_at = now + timeout if timeout is not None else None
+    if not isinstance(trigger, DateTimeTrigger):
+        if end_from_trigger:
+            raise TaskDeferralError(f"task {task_id!r} deferred to {classpath} with end_from_trigger: Updraft ends "
+                                    "a task from its trigger only for the time triggers")
+        return Deferral(classpath=classpath, kwargs=encoded_kwargs, next_method=exc.method_name,
+                        next_kwargs=next_kwargs, resume_at=timeout_at or NO_TIMEOUT,
+                        times_out=timeout_at is not None, kind=POLL_KIND, created_at=now, timeout_at=timeout_at)
+    moment = trigger.moment
     times_out = timeout_at is not None and timeout_at < moment
     # The event a time trigger fires: TriggerEvent(moment), or TaskSuccessEvent with end_from_trigger (the task
     # ends as success, no worker resumes it).
-    end_from_trigger = bool(trigger.end_from_trigger)
     return Deferral(classpath=classpath, kwargs=encoded_kwargs, next_method=exc.method_name,
                     next_kwargs=next_kwargs, resume_at=timeout_at if times_out and timeout_at else moment,
                     times_out=times_out, event=None if end_from_trigger else encode_value(moment),

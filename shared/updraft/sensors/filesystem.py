@@ -3,14 +3,13 @@
 Airflow's semantics: ``filepath`` (templated, a glob) is joined to the ``path`` extra of the ``fs_conn_id``
 connection (``fs_default`` by default; an absolute ``filepath`` ignores it), and that connection must exist, as
 Airflow's ``FSHook`` requires. Poke and reschedule mode poke in a worker; ``deferrable=True`` pokes once and then
-defers to Airflow's ``FileTrigger``, which must be available to Updraft's triggers: until it is, the DAG file gets
-an import error naming it, rather than a sensor that silently waits in the worker.
+defers to Airflow's ``FileTrigger``, a polling trigger the deferral state machine's check function looks at
+(``updraft.runtime.trigger_check``). ``start_from_trigger`` is an import error naming it.
 """
 
 from __future__ import annotations
 
 import datetime
-import importlib
 import os
 from functools import cached_property
 from glob import glob
@@ -18,20 +17,10 @@ from typing import Any, ClassVar
 
 from updraft.sdk.exceptions import AirflowException, TaskDeferred, UnsupportedFeatureError
 from updraft.sensors.base import BaseSensorOperator
+from updraft.triggers.file import FileTrigger
 
-FILE_TRIGGER = "airflow.providers.standard.triggers.file.FileTrigger"
-DEFERRAL_HINT = (f"{FILE_TRIGGER} is not available among Updraft's triggers yet (issue 16: deferrable waits on Step "
-                 "Functions); leave deferrable=False to poke, or use mode='reschedule', which holds no worker "
-                 "between pokes")
-
-
-def file_trigger_class() -> type:
-    """Airflow's FileTrigger, as the deferrable FileSensor defers to it; an import error naming it when absent."""
-    module_name, _, name = FILE_TRIGGER.rpartition(".")
-    try:
-        return getattr(importlib.import_module(module_name), name)  # type: ignore[no-any-return]
-    except (ImportError, AttributeError):
-        raise UnsupportedFeatureError("FileSensor(deferrable=True)", DEFERRAL_HINT) from None
+START_HINT = ("Updraft starts a task from its trigger for the time triggers only (issue 16); use "
+              "deferrable=True, which pokes once and then waits on the FileTrigger")
 
 
 class FileSensor(BaseSensorOperator):
@@ -51,10 +40,8 @@ class FileSensor(BaseSensorOperator):
         trigger_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        if deferrable:
-            file_trigger_class()  # refused now, at import, when it is missing
-        if start_from_trigger:  # it starts the task in the triggerer: deferral too, never silently a poke
-            raise UnsupportedFeatureError("FileSensor(start_from_trigger=True)", DEFERRAL_HINT)
+        if start_from_trigger:  # it starts the task in the triggerer: never silently a poke
+            raise UnsupportedFeatureError("FileSensor(start_from_trigger=True)", START_HINT)
         super().__init__(**kwargs)
         self.filepath = filepath
         self.fs_conn_id = fs_conn_id
@@ -89,8 +76,8 @@ class FileSensor(BaseSensorOperator):
             super().execute(context)
         elif not self.poke(context):
             # What BaseOperator.defer raises.
-            raise TaskDeferred(trigger=file_trigger_class()(filepath=self.path, recursive=self.recursive,
-                                                            poke_interval=self.poke_interval),
+            raise TaskDeferred(trigger=FileTrigger(filepath=self.path, recursive=self.recursive,
+                                                   poke_interval=self.poke_interval),
                                method_name="execute_complete", timeout=datetime.timedelta(seconds=self.timeout))
 
     def execute_complete(self, context: Any, event: bool | None = None) -> None:

@@ -6,10 +6,12 @@ An execution's input is ``model.deferrals.execution_input``: ``{"kind": "wait" |
 
 - ``wait`` (the time triggers): a Wait state until ``resume_at``, then an asynchronous invoke of the worker with
   ``resume``. Nothing runs while it waits: a wait of any length costs its state transitions only.
-- ``poll`` (triggers that must look at something: files, keys, another DAG's state): the branch is in place for
-  the check Lambda (issue 16, wave 2), which runs the trigger once per visit in a Wait/Choice loop with its
-  interval. Until then it fails at once, and no try reaches it: a try deferring to such a trigger fails in its
-  worker with a message naming the trigger.
+- ``poll`` (triggers that must look at something: files, another DAG's state, a user's async trigger): a
+  Task/Choice/Wait loop. The Task invokes the check function synchronously with the execution's state
+  (``updraft.runtime.trigger_check``: one look at the trigger); its answer is the next state (``outcome``,
+  ``poll_seconds``), so what the loop knows lives in the execution. ``fired`` or ``timed_out`` goes to the
+  same resume invoke as a wait; anything else waits ``poll_seconds`` and checks again. A wait costs one check
+  invoke and a few state transitions per interval.
 """
 
 from __future__ import annotations
@@ -17,10 +19,17 @@ from __future__ import annotations
 from typing import Any
 
 WORKER_ARN_PLACEHOLDER = "${WorkerFunctionArn}"  # a definition substitution in the CDK stack
+CHECK_ARN_PLACEHOLDER = "${TriggerCheckFunctionArn}"
 INVOKE_RESOURCE = "arn:aws:states:::lambda:invoke"
 
 
-def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER) -> dict[str, Any]:
+_LAMBDA_RETRY = [{"ErrorEquals": ["Lambda.ServiceException", "Lambda.AWSLambdaException",
+                                  "Lambda.SdkClientException", "Lambda.TooManyRequestsException"],
+                  "IntervalSeconds": 2, "MaxAttempts": 6, "BackoffRate": 2.0}]
+
+
+def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER,
+               check_function_arn: str = CHECK_ARN_PLACEHOLDER) -> dict[str, Any]:
     return {
         "Comment": "Updraft deferrals: wait for a deferred try's trigger, then resume the try on the worker",
         "StartAt": "TriggerKind",
@@ -39,14 +48,30 @@ def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER) -> dict[str, A
                 "Resource": INVOKE_RESOURCE,
                 "Parameters": {"FunctionName": worker_function_arn, "InvocationType": "Event",
                                "Payload.$": "$.resume"},
-                "Retry": [{"ErrorEquals": ["Lambda.ServiceException", "Lambda.AWSLambdaException",
-                                           "Lambda.SdkClientException", "Lambda.TooManyRequestsException"],
-                           "IntervalSeconds": 2, "MaxAttempts": 6, "BackoffRate": 2.0}],
+                "Retry": _LAMBDA_RETRY,
                 "End": True,
             },
-            # The check Lambda's loop goes here (Task -> Choice fired? -> ResumeOnWorker, else Wait -> Task).
-            "PollTrigger": {"Type": "Fail", "Error": "Updraft.PollingTriggersNotAvailable",
-                            "Cause": "polling triggers need the check Lambda, which is not deployed yet"},
+            "PollTrigger": {
+                "Type": "Task",
+                "Resource": INVOKE_RESOURCE,
+                "Parameters": {"FunctionName": check_function_arn, "InvocationType": "RequestResponse",
+                               "Payload.$": "$"},
+                "OutputPath": "$.Payload",
+                "Retry": _LAMBDA_RETRY,
+                "Next": "PollOutcome",
+            },
+            "PollOutcome": {
+                "Type": "Choice",
+                "Choices": [
+                    {"Variable": "$.outcome", "StringEquals": "fired", "Next": "ResumeOnWorker"},
+                    {"Variable": "$.outcome", "StringEquals": "timed_out", "Next": "ResumeOnWorker"},
+                    {"Variable": "$.outcome", "StringEquals": "gone", "Next": "TryGone"},
+                ],
+                "Default": "WaitToPoll",
+            },
+            "WaitToPoll": {"Type": "Wait", "SecondsPath": "$.poll_seconds", "Next": "PollTrigger"},
+            "TryGone": {"Type": "Succeed", "Comment": "the deferred try was cleared, marked or resumed: nothing "
+                                                      "to resume"},
             "UnknownKind": {"Type": "Fail", "Error": "Updraft.UnknownTriggerKind",
                             "Cause": "the execution input's kind is neither wait nor poll"},
         },

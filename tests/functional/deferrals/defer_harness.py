@@ -15,10 +15,13 @@ from updraft.local.step_functions import LocalStepFunctions
 from updraft.model.deferrals import ResumeRequest, execution_name
 from updraft.model.records import TaskInstance
 from updraft.model.states import FINISHED_RUN_STATES
+from updraft.runtime.trigger_check import check
 from updraft.runtime.worker import handle_dispatch
 from updraft.triggers.state_machine import definition
 
 WORKER = "updraft-test-worker"
+CHECK = "updraft-test-trigger-check"
+STEP_SECONDS = 0.05  # one look at an async trigger: short, the tests' triggers answer at once or sleep
 
 
 class DeferralEnv(RuntimeEnv):
@@ -28,7 +31,9 @@ class DeferralEnv(RuntimeEnv):
         super().__init__(root)
         self.scheduler, self.executor = scheduler_for(self.store, self.clock, parallelism=parallelism)
         self.invokes: list[Any] = []  # the engine's resume invokes, played by drain like the executor's
-        self.engine = LocalStepFunctions(definition(WORKER), invoke=self._invoke, clock=self.clock)
+        self.checks = 0  # the check function's looks at polling triggers
+        self.engine = LocalStepFunctions(definition(WORKER, CHECK), invoke=self._invoke, clock=self.clock,
+                                         call=self._check)
         self.waits = StepFunctionsWaits(self.engine, self.engine.state_machine_arn)
         self.scheduler.waits = self.waits  # a deferred try the scheduler ends (dagrun_timeout) has its wait stopped
         self.resumes = 0
@@ -37,6 +42,11 @@ class DeferralEnv(RuntimeEnv):
     def _invoke(self, function: str, payload: Any) -> None:
         assert function == WORKER
         self.invokes.append(payload)
+
+    def _check(self, function: str, payload: Any) -> Any:
+        assert function == CHECK
+        self.checks += 1
+        return check(payload, store=self.store, now=self.clock(), step_seconds=STEP_SECONDS)
 
     def drain(self) -> int:
         """Play every dispatch and every resume the wait engine sent, until none is left."""

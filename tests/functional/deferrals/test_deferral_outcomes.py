@@ -34,6 +34,8 @@ class Impatient(BaseOperator):
         return "never"
 
 class Polling(BaseTrigger):
+    end_from_trigger = True  # a polling trigger that would end the task itself: Updraft does not
+
     def serialize(self):
         return ("cases.Polling", {})
 
@@ -126,7 +128,7 @@ def test_a_trigger_updraft_cannot_wait_for_fails_the_try_naming_it(env):
     env.step()
     ti = env.ti("refused", run.run_id, "polls")
     assert (ti.state, ti.try_number) == (TI.FAILED, 1)  # no retry: it can never work
-    assert "cases.Polling" in ti.note and "not a time trigger" in ti.note
+    assert "cases.Polling" in ti.note and "end_from_trigger" in ti.note
 
 
 def test_a_wait_whose_resume_never_comes_is_resumed_by_the_scheduler(env):

@@ -21,7 +21,7 @@ class World:
     def __init__(self, **engine_kwargs) -> None:
         self.now = T0
         self.invokes: list[tuple[str, dict]] = []
-        self.engine = LocalStepFunctions(definition("worker-fn"), invoke=lambda f, p: self.invokes.append((f, p)),
+        self.engine = LocalStepFunctions(definition("worker-fn", "check-fn"), invoke=lambda f, p: self.invokes.append((f, p)),
                                          clock=lambda: self.now, **engine_kwargs)
         self.waits = StepFunctionsWaits(self.engine, LOCAL_STATE_MACHINE_ARN)
 
@@ -73,15 +73,38 @@ def test_a_stopped_wait_never_resumes_and_stopping_twice_or_a_missing_one_is_har
     assert refused.value.response["Error"]["Code"] == "ExecutionDoesNotExist"
 
 
-def test_polling_is_a_placeholder_branch_that_fails_and_an_unknown_kind_fails():
-    world = World()
+def test_polling_loops_check_wait_check_until_fired_and_an_unknown_kind_fails():
+    answers = iter(["waiting", "waiting", "fired"])
+    checks: list[tuple[str, dict]] = []
+
+    def check(function: str, state: dict) -> dict:
+        checks.append((function, state))
+        return {**state, "outcome": next(answers), "poll_seconds": 30}
+
+    world = World(call=check)
     poll = world.start(world.deferred(resume_at=T0, kind="poll", task_id="p"))
     odd = world.start(world.deferred(resume_at=T0, kind="odd", task_id="o"))
     world.engine.run_due()
-    assert (world.status(poll), world.engine.executions[poll].error) == ("FAILED",
-                                                                         "Updraft.PollingTriggersNotAvailable")
     assert (world.status(odd), world.engine.executions[odd].error) == ("FAILED", "Updraft.UnknownTriggerKind")
-    assert world.invokes == []
+    assert len(checks) == 1 and checks[0][0] == "check-fn" and world.invokes == []
+    world.now += dt.timedelta(seconds=29)
+    world.engine.run_due()
+    assert len(checks) == 1  # the Wait between looks is the check's poll_seconds
+    world.now += dt.timedelta(seconds=1)
+    world.engine.run_due()
+    world.now += dt.timedelta(seconds=30)
+    world.engine.run_due()
+    assert len(checks) == 3 and world.status(poll) == "SUCCEEDED"
+    assert world.invokes == [("worker-fn", checks[0][1]["resume"])]
+
+
+def test_a_poll_without_a_check_handler_fails_naming_the_invoke():
+    world = World()
+    poll = world.start(world.deferred(resume_at=T0, kind="poll", task_id="p"))
+    world.engine.run_due()
+    execution = world.engine.executions[poll]
+    assert (execution.status, execution.error) == ("FAILED", "States.TaskFailed")
+    assert "RequestResponse" in str(execution.cause)
 
 
 def test_skipping_waits_resumes_at_once_and_says_how_much_time_it_skipped():
@@ -96,7 +119,7 @@ def test_a_failing_resume_invoke_fails_the_execution():
     def refuse(function: str, payload: dict) -> None:
         raise RuntimeError("local mode is stopping")
 
-    engine = LocalStepFunctions(definition("worker-fn"), invoke=refuse, clock=lambda: T0)
+    engine = LocalStepFunctions(definition("worker-fn", "check-fn"), invoke=refuse, clock=lambda: T0)
     engine.start_execution(stateMachineArn=LOCAL_STATE_MACHINE_ARN, name="x",
                            input='{"kind": "wait", "resume_at": "2023-01-01T00:00:00Z", "resume": {}}')
     engine.run_due()

@@ -245,14 +245,13 @@ def test_branch_operators_can_skip_downstream_in_the_serialized_dag():
 
 
 # -- sensors -----------------------------------------------------------------------------------------------------
-def test_file_sensor_defaults_and_deferral_refused():
+def test_file_sensor_defaults_and_start_from_trigger_refused():
     from airflow.providers.standard.sensors.filesystem import FileSensor
 
     sensor = FileSensor(task_id="f", filepath="data/{{ ds }}.csv")
     assert (sensor.fs_conn_id, sensor.recursive, sensor.deferrable) == ("fs_default", False, False)
     assert FileSensor.template_fields == ("filepath", "fs_conn_id")
-    with pytest.raises(UnsupportedFeatureError, match=r"FileSensor\(deferrable=True\).*issue 16"):
-        FileSensor(task_id="g", filepath="x", deferrable=True)
+    assert FileSensor(task_id="g", filepath="x", deferrable=True).deferrable  # a polling trigger (issue 16)
     with pytest.raises(UnsupportedFeatureError, match=r"FileSensor\(start_from_trigger=True\).*issue 16"):
         FileSensor(task_id="h", filepath="x", start_from_trigger=True)
 

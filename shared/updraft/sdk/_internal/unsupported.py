@@ -65,8 +65,8 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.triggers": ("of airflow.triggers only base (BaseTrigger, TriggerEvent) and temporal (DateTimeTrigger, "
                          "TimeDeltaTrigger) are available; deferrable waits run on Step Functions"),
     "airflow.providers.standard.triggers": ("of the standard provider's triggers only temporal (DateTimeTrigger, "
-                                            "TimeDeltaTrigger) and external_task (DagStateTrigger, "
-                                            "WorkflowTrigger) are available"),
+                                            "TimeDeltaTrigger), external_task (DagStateTrigger, "
+                                            "WorkflowTrigger) and file (FileTrigger) are available"),
     "airflow.timetables.datasets": "removed in Airflow 3; import AssetOrTimeSchedule from airflow.timetables.assets",
     "airflow.models.dagrun": _NO_METADATA_DB,
     "airflow.models.taskinstance": _NO_METADATA_DB,

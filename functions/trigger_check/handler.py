@@ -1,0 +1,25 @@
+"""Trigger-check Lambda: the deferral state machine's synchronous Task for a polling trigger. The event is the
+execution's state (``kind``, ``resume_at``, ``resume`` and what earlier checks added); the answer is the next
+state with ``outcome`` and ``poll_seconds`` (``updraft.runtime.trigger_check``). One look per invoke, so it is short;
+Step Functions retries it on Lambda service errors, and a repeated check is harmless (a fired event is written
+fenced by the deferred try's token)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+from updraft.services import shared_services as services
+
+logger = Logger(service="updraft-trigger-check")
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    from updraft.runtime.trigger_check import check
+
+    state = check(event, store=services().store, now=dt.datetime.now(dt.UTC))
+    logger.info("trigger check", extra={"outcome": state["outcome"], "resume": state.get("resume")})
+    return state

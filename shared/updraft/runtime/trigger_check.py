@@ -1,0 +1,97 @@
+"""One look at a polling trigger: what the deferral state machine's check function does on each pass of its
+Task/Choice/Wait loop (``updraft.triggers.state_machine``), instead of Airflow's always-on triggerer.
+
+The execution's state is the function's input and its answer is the next state: the input plus ``outcome``
+(``fired``, ``timed_out``, ``waiting``, or ``gone`` when the deferred try is no longer that try) and
+``poll_seconds`` (how long the Wait before the next look lasts). The trigger is rebuilt from the deferred try's
+record (Airflow's ``serialize()`` classpath and kwargs) and polled once:
+
+- triggers with ``poll_once`` (the cross-DAG ``DagStateTrigger``/``WorkflowTrigger``, ``FileTrigger``): through
+  ``runtime.cross_dag.poll_trigger``, a few reads of the store or a glob;
+- any other ``BaseTrigger`` (a user's trigger): its ``run()`` async generator is run for one step of at most
+  ``STEP_SECONDS``; the first event it yields fires, a step that does not yield in time waits on. A trigger that
+  sleeps between its looks (as Airflow's do) so costs ``STEP_SECONDS`` of the function per check.
+
+A fired event is written on the deferred try's trigger record (fenced by the try token, so a duplicate check
+changes nothing) before the loop sends the usual resume, which reads it from there as it does a time trigger's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import importlib
+from typing import Any
+
+from updraft.model.deferrals import ResumeRequest
+from updraft.model.states import TaskInstanceState
+from updraft.runtime.cross_dag import poll_trigger
+from updraft.runtime.xcom import decode_value, encode_value
+from updraft.store.api import Store
+
+STEP_SECONDS = 5.0  # the longest one look at an async trigger may take (well inside the function's timeout)
+DEFAULT_POLL_SECONDS = 30.0  # between looks at a trigger that names no poll_interval/poke_interval
+MIN_POLL_SECONDS = 1  # a Wait state counts whole seconds
+
+
+def rebuild(classpath: str, kwargs: dict[str, Any]) -> Any:
+    """The trigger from its ``serialize()`` form, as Airflow's triggerer rebuilds it."""
+    module_name, _, class_name = classpath.rpartition(".")
+    return getattr(importlib.import_module(module_name), class_name)(**decode_value(kwargs))
+
+
+def poll_seconds(trigger: Any) -> float:
+    """How long to wait between looks: the trigger's own interval (Airflow's names), else the default."""
+    for name in ("poll_interval", "poke_interval"):
+        value = getattr(trigger, name, None)
+        if isinstance(value, dt.timedelta):
+            value = value.total_seconds()
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return float(value)
+    return DEFAULT_POLL_SECONDS
+
+
+async def _first_event(trigger: Any, seconds: float) -> Any:
+    events = trigger.run()
+    try:
+        return await asyncio.wait_for(anext(events), timeout=seconds)
+    except TimeoutError:
+        return None
+    except StopAsyncIteration:
+        raise RuntimeError(f"trigger {type(trigger).__name__} ended without an event") from None
+    finally:
+        await events.aclose()
+
+
+def poll_once(trigger: Any, store: Store, *, step_seconds: float = STEP_SECONDS) -> Any:
+    """The event of one look at ``trigger`` (None: not yet)."""
+    if callable(getattr(trigger, "poll_once", None)):
+        return poll_trigger(trigger, store)
+    return asyncio.run(_first_event(trigger, step_seconds))
+
+
+def check(state: dict[str, Any], *, store: Store, now: dt.datetime,
+          step_seconds: float = STEP_SECONDS) -> dict[str, Any]:
+    """The execution's next state after one look at the deferred try's trigger."""
+    request = ResumeRequest.from_payload(state.get("resume"))
+    if request is None:
+        raise ValueError("the check's input has no resume payload")
+    ti = store.get_ti(request.key)
+    if ti is None or ti.state != TaskInstanceState.DEFERRED or ti.try_id != request.try_id:
+        return {**state, "outcome": "gone"}
+    record = dict(ti.trigger or {})
+    timeout_at = dt.datetime.fromisoformat(record["timeout_at"]) if record.get("timeout_at") else None
+    if timeout_at is not None and now >= timeout_at:
+        return {**state, "outcome": "timed_out"}
+    trigger = rebuild(str(record["classpath"]), dict(record.get("kwargs") or {}))
+    event = poll_once(trigger, store, step_seconds=step_seconds)
+    if event is None:
+        wait = poll_seconds(trigger)
+        if timeout_at is not None:  # look once more at the timeout, not an interval past it
+            wait = min(wait, (timeout_at - now).total_seconds())
+        return {**state, "outcome": "waiting", "poll_seconds": max(MIN_POLL_SECONDS, round(wait))}
+    fired = {**record, "event": encode_value(getattr(event, "payload", event)), "times_out": False}
+    if not store.apply_ti_change(request.key, expected=TaskInstanceState.DEFERRED, state=TaskInstanceState.DEFERRED,
+                                 expected_try_id=request.try_id, fields={"trigger": fired}):
+        return {**state, "outcome": "gone"}
+    return {**state, "outcome": "fired"}
