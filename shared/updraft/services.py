@@ -28,13 +28,15 @@ if TYPE_CHECKING:
 
     from updraft.executors.base import Executor
     from updraft.parsing.options import ParseOptions
+    from updraft.runtime.dag_code_credentials import DagCodeCredentials
     from updraft.runtime.loader import S3DagLoader
     from updraft.runtime.logs import LogSink
     from updraft.scheduling.scheduler import Scheduler
     from updraft.store.dynamo import DynamoStore
 
 # The AWS services Updraft calls (the dev extra installs boto3's types for exactly these).
-AwsService = Literal["cognito-idp", "dynamodb", "ecs", "kms", "lambda", "logs", "s3", "secretsmanager", "sqs", "ssm"]
+AwsService = Literal["cognito-idp", "dynamodb", "ecs", "kms", "lambda", "logs", "s3", "secretsmanager", "sqs", "ssm",
+                     "sts"]
 
 
 class Services:
@@ -58,7 +60,7 @@ class Services:
     @overload
     def client(self, service: Literal["sqs"]) -> SQSClient: ...
     @overload
-    def client(self, service: Literal["kms", "secretsmanager", "ssm"]) -> Any: ...
+    def client(self, service: Literal["kms", "secretsmanager", "ssm", "sts"]) -> Any: ...
 
     def client(self, service: AwsService) -> Any:
         """A boto3 client; in local mode, Lambda and ECS are local mode's own (moto cannot run code), which
@@ -149,6 +151,15 @@ class Services:
         workdir = os.path.join(tempfile.gettempdir(), "updraft-worker-dags")
         return S3DagLoader(self.client("s3"), self.config.bucket, self.config.dags_prefix, workdir,
                            plugins_folder=self.config.plugins_folder)
+
+    @functools.cached_property
+    def dag_code_credentials(self) -> DagCodeCredentials | None:
+        """The DAG-code role's credentials for user code (None without ``UPDRAFT_DAG_CODE_ROLE``: no credentials)."""
+        from updraft.runtime.dag_code_credentials import DagCodeCredentials
+
+        if not self.config.dag_code_role:
+            return None
+        return DagCodeCredentials(lambda: self.client("sts"), self.config.dag_code_role)
 
     @functools.cached_property
     def log_sink(self) -> LogSink | None:

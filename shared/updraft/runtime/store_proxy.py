@@ -1,0 +1,262 @@
+"""The store as a try's child process reaches it: an allow-list of calls the worker makes for it, fenced to the try.
+
+User code (the DAG file, operators, callbacks) runs in a child process that never held Updraft's credentials
+(``supervisor``/``task_process``). Everything the runtime in that child needs from the store goes through this
+module, as Airflow 3's task runner reaches the API server only through its supervisor (``comms.py``'s message set):
+the child's :class:`StoreProxy` sends ``[method, args]`` as JSON over its socket, the worker answers with
+:func:`serve_call`, which runs the method's handler in :data:`ALLOWED` against the real store.
+
+The allow-list is :data:`ALLOWED`, in this one place. Each handler decodes its JSON arguments and checks they are
+within the try's :class:`TryScope`:
+
+- writes are the try's own: XComs of its own task instance (``put_xcom``, ``clear_xcoms``), its rendered fields
+  fenced by its try token (``set_rendered_fields``);
+- reads of the run's DAG version, of runs and XComs are open, as in Airflow 3 (``xcom_pull`` may name another DAG;
+  Airflow's execution API allows it too);
+- Variables and Connections: the metastore (``get_variable``/``set_variable``/``delete_variable``/
+  ``get_connection``) and the configured secrets backend (``backend_variable``/``backend_connection``), which is
+  read with the worker's credentials, so the DAG-code role needs no secrets permission;
+- ``now``: the worker's clock (a try's timestamps are the worker's, as when it ran in-process).
+
+To let the child do something new with the store (asset events, trigger records, deferrals), add a handler to
+``ALLOWED`` that checks its scope and the matching method on ``StoreProxy``; ``test_store_proxy`` checks they agree.
+Replies travel as pickles from the worker to the child (records and SerializedDAGs as they are); requests from the
+child are JSON only, so nothing the child sends can run code in the worker.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import pickle
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from updraft.model.records import TIKey
+from updraft.store.api import Store
+
+
+class ScopeError(PermissionError):
+    """A call the try may not make (another try's XCom, an unknown method): refused, and the try sees it raised."""
+
+
+@dataclass
+class TryScope:
+    """What one child process may touch: its try (key and token) and the worker's clock and secrets backend."""
+
+    key: TIKey
+    try_id: str
+    now_fn: Callable[[], dt.datetime]
+    backend: Any = None  # the configured secrets backend (SecretsBackend), read in the worker
+    served: dict[str, int] = field(default_factory=dict)  # calls served, by method (the bench reads it)
+
+
+def _ti_key(raw: Any) -> TIKey:
+    if not (isinstance(raw, list) and len(raw) == 4 and all(isinstance(part, str) for part in raw[:3])
+            and isinstance(raw[3], int)):
+        raise ScopeError(f"not a task instance key: {raw!r}")
+    return TIKey(raw[0], raw[1], raw[2], raw[3])
+
+
+def _own(scope: TryScope, raw: Any) -> TIKey:
+    key = _ti_key(raw)
+    if key != scope.key:
+        raise ScopeError(f"this try ({scope.key.label}) may not write task instance {key.label}")
+    return key
+
+
+def _text(raw: Any, what: str) -> str:
+    if not isinstance(raw, str):
+        raise ScopeError(f"{what} must be a string, got {type(raw).__name__}")
+    return raw
+
+
+def _optional_int(raw: Any) -> int | None:
+    if raw is not None and not isinstance(raw, int):
+        raise ScopeError(f"expected an integer or null, got {raw!r}")
+    return raw
+
+
+def _put_xcom(store: Store, scope: TryScope, key: Any, xcom_key: Any, value: Any, shown: Any) -> None:
+    store.put_xcom(_own(scope, key), _text(xcom_key, "an XCom key"), value, now=scope.now_fn(), shown=shown)
+
+
+def _set_rendered_fields(store: Store, scope: TryScope, key: Any, try_id: Any, fields: Any) -> bool:
+    if try_id != scope.try_id or not isinstance(fields, dict):
+        raise ScopeError(f"this try may only record its own rendered fields (try token {scope.try_id!r})")
+    return store.set_rendered_fields(_own(scope, key), try_id=scope.try_id, rendered_fields=fields)
+
+
+def _get_xcom(store: Store, scope: TryScope, key: Any, xcom_key: Any) -> Any:
+    return store.get_xcom(_ti_key(key), _text(xcom_key, "an XCom key"), _MISSING_REPLY)
+
+
+def _backend_lookup(scope: TryScope, method: str, name: Any) -> str | None:
+    if scope.backend is None:
+        return None
+    value = getattr(scope.backend, method)(_text(name, "a variable key or connection id"))
+    return None if value is None else str(value)
+
+
+# The allow-list: method -> handler(store, scope, *json_args). Keep StoreProxy below in step with it.
+ALLOWED: Mapping[str, Callable[..., Any]] = {
+    "now": lambda store, scope: scope.now_fn(),
+    "get_run": lambda store, scope, dag_id, run_id: store.get_run(_text(dag_id, "dag_id"), _text(run_id, "run_id")),
+    "list_runs": lambda store, scope, dag_id, limit: store.list_runs(_text(dag_id, "dag_id"),
+                                                                   limit=_optional_int(limit)),
+    "get_serialized_dag": lambda store, scope, dag_id, dag_hash: store.get_serialized_dag(
+        _text(dag_id, "dag_id"), _text(dag_hash, "dag_hash")),
+    "get_ti": lambda store, scope, key: store.get_ti(_ti_key(key)),
+    "get_xcom": _get_xcom,
+    "list_xcoms": lambda store, scope, dag_id, run_id, task_id, map_index: store.list_xcoms(
+        _text(dag_id, "dag_id"), _text(run_id, "run_id"), _text(task_id, "task_id"), _optional_int(map_index)),
+    "put_xcom": _put_xcom,
+    "clear_xcoms": lambda store, scope, key: store.clear_xcoms(_own(scope, key)),
+    "set_rendered_fields": _set_rendered_fields,
+    "get_variable": lambda store, scope, name: store.get_variable(_text(name, "a variable key")),
+    "set_variable": lambda store, scope, name, value, description: store.set_variable(
+        _text(name, "a variable key"), _text(value, "a variable value"),
+        None if description is None else _text(description, "a description")),
+    "delete_variable": lambda store, scope, name: store.delete_variable(_text(name, "a variable key")),
+    "get_connection": lambda store, scope, conn_id: store.get_connection(_text(conn_id, "a connection id")),
+    "backend_variable": lambda store, scope, name: _backend_lookup(scope, "get_variable", name),
+    "backend_connection": lambda store, scope, conn_id: _backend_lookup(scope, "get_conn_value", conn_id),
+}
+
+
+def serve_call(store: Store, scope: TryScope, message: Mapping[str, Any]) -> bytes:
+    """The worker's answer to one decoded request ``{"call": method, "args": [...]}``: ``{"ok": value}`` or
+    ``{"error": [type, message]}``, pickled."""
+    try:
+        method, args = message.get("call"), message.get("args")
+        handler = ALLOWED.get(method) if isinstance(method, str) else None
+        if handler is None or not isinstance(args, list):
+            raise ScopeError(f"the store call {method!r} is not allowed from task code")
+        scope.served[method] = scope.served.get(method, 0) + 1
+        reply: dict[str, Any] = {"ok": handler(store, scope, *args)}
+    except TypeError as exc:  # wrong number of arguments: a forged or malformed call
+        reply = {"error": ["ScopeError", f"malformed store call: {exc}"]}
+    except Exception as exc:
+        reply = {"error": [type(exc).__name__, str(exc)]}
+    return pickle.dumps(reply)
+
+
+class ProxyError(RuntimeError):
+    """A store call the worker failed (or refused: ``ScopeError``), raised in the child with the worker's message."""
+
+
+class Channel:
+    """The child's end of its socket to the worker: requests and one-way messages, one thread at a time."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.lock = threading.Lock()
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        data = json.dumps(message, default=_json_default).encode()
+        with self.lock:
+            self.connection.send_bytes(data)
+
+    def call(self, method: str, *args: Any) -> Any:
+        data = json.dumps({"call": method, "args": list(args)}, default=_json_default).encode()
+        with self.lock:
+            self.connection.send_bytes(data)
+            reply = pickle.loads(self.connection.recv_bytes())
+        if "error" in reply:
+            kind, message = reply["error"]
+            if kind == "ScopeError":
+                raise ScopeError(message)
+            raise ProxyError(f"{kind}: {message}")
+        return reply["ok"]
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} cannot be sent to the worker")
+
+
+def _key(key: TIKey) -> list[Any]:
+    return [key.dag_id, key.run_id, key.task_id, key.map_index]
+
+
+class StoreProxy:
+    """The part of ``Store`` a try's runtime uses, forwarded to the worker (see ``ALLOWED``)."""
+
+    def __init__(self, channel: Channel, *, has_backend: bool = False) -> None:
+        self.channel = channel
+        self.secrets_backend = ProxySecretsBackend(channel) if has_backend else None
+
+    def now(self) -> dt.datetime:
+        value: dt.datetime = self.channel.call("now")
+        return value
+
+    def get_run(self, dag_id: str, run_id: str) -> Any:
+        return self.channel.call("get_run", dag_id, run_id)
+
+    def list_runs(self, dag_id: str, *, limit: int | None = None) -> Any:
+        return self.channel.call("list_runs", dag_id, limit)
+
+    def get_serialized_dag(self, dag_id: str, dag_hash: str) -> Any:
+        return self.channel.call("get_serialized_dag", dag_id, dag_hash)
+
+    def get_ti(self, key: TIKey) -> Any:
+        return self.channel.call("get_ti", _key(key))
+
+    def get_xcom(self, key: TIKey, xcom_key: str, default: Any = None) -> Any:
+        value = self.channel.call("get_xcom", _key(key), xcom_key)
+        return default if value is _MISSING_REPLY else value
+
+    def list_xcoms(self, dag_id: str, run_id: str, task_id: str, map_index: int | None = None) -> Any:
+        return self.channel.call("list_xcoms", dag_id, run_id, task_id, map_index)
+
+    def put_xcom(self, key: TIKey, xcom_key: str, value: Any, *, now: dt.datetime | None = None,
+                 shown: Any = None) -> None:
+        self.channel.call("put_xcom", _key(key), xcom_key, value, shown)  # the worker's clock stamps it
+
+    def clear_xcoms(self, key: TIKey) -> int:
+        count: int = self.channel.call("clear_xcoms", _key(key))
+        return count
+
+    def set_rendered_fields(self, key: TIKey, *, try_id: str, rendered_fields: Mapping[str, Any]) -> bool:
+        return bool(self.channel.call("set_rendered_fields", _key(key), try_id, dict(rendered_fields)))
+
+    def get_variable(self, key: str) -> Any:
+        return self.channel.call("get_variable", key)
+
+    def set_variable(self, key: str, value: str, description: str | None = None) -> Any:
+        return self.channel.call("set_variable", key, value, description)
+
+    def delete_variable(self, key: str) -> Any:
+        return self.channel.call("delete_variable", key)
+
+    def get_connection(self, conn_id: str) -> Any:
+        return self.channel.call("get_connection", conn_id)
+
+
+class ProxySecretsBackend:
+    """The environment's secrets backend, read by the worker (``backend_variable``/``backend_connection``)."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+
+    def get_variable(self, key: str) -> str | None:
+        value: str | None = self.channel.call("backend_variable", key)
+        return value
+
+    def get_conn_value(self, conn_id: str) -> str | None:
+        value: str | None = self.channel.call("backend_connection", conn_id)
+        return value
+
+
+class _Missing:
+    """Pickles to the one instance the child compares against (``get_xcom``'s 'no such XCom')."""
+
+    def __reduce__(self) -> str:
+        return "_MISSING_REPLY"
+
+
+_MISSING_REPLY = _Missing()

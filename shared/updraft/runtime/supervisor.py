@@ -1,0 +1,235 @@
+"""The worker's side of a try run in a child process: start it, serve its store calls, write its log, end it.
+
+As Airflow 3's supervisor (``task_sdk/execution_time/supervisor.py``) runs the task runner in a child and answers
+its requests, the worker keeps Updraft's credentials and clients to itself: the child (``task_process``) gets the
+job, the DAG-code role's credentials (``dag_code_credentials``) and a socket. On that socket the worker answers the
+allow-listed store calls (``store_proxy.ALLOWED``, fenced to the try), writes the log the child sends (masked
+again here), and takes the child's ``TryResult``, which it checks before believing it.
+
+The worker ends the child's process group (the child leads its own session) when the try's heartbeat is lost
+(someone ended the try), when it runs past its ``execution_timeout`` plus a grace period (the child times itself
+out first, with callbacks; this is the backstop for a child that ignores signals), or when the worker stops. A
+child that ends without a result (killed, ``os._exit``, a crash of the interpreter) is a failed try saying so.
+
+One task server per worker process (:func:`shared_supervisor`), started on first use and shared by the threads of
+local mode (only the fork request is serialised). The worker process is made non-dumpable, so processes of the
+same user (the children) cannot read its ``/proc/<pid>/environ`` or memory; a root child (a container running as
+root) still could, which is why deployments run tasks as a non-root user (Lambda always does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import datetime as dt
+import json
+import logging
+import os
+import pickle
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from updraft.executors.base import Dispatch
+from updraft.model.records import DagRun
+from updraft.model.states import TaskInstanceState
+from updraft.parsing.scrub import scrubbed
+from updraft.runtime.logs import LogSink
+from updraft.runtime.secrets import BACKEND_KWARGS_VAR, BACKEND_VAR
+from updraft.runtime.store_proxy import TryScope, serve_call
+from updraft.runtime.task_process import PID
+from updraft.scheduling.try_lifecycle import TryResult
+from updraft.secrets.masker import redact_text
+from updraft.store.api import Store
+
+log = logging.getLogger(__name__)
+
+# Past the task's own execution_timeout, how long the child gets to time itself out and run its callbacks.
+TIMEOUT_GRACE = dt.timedelta(seconds=60)
+_RESULT_STATES = {TaskInstanceState.SUCCESS.value, TaskInstanceState.FAILED.value, TaskInstanceState.SKIPPED.value}
+_PR_SET_DUMPABLE = 4
+
+
+class ChildFailed(RuntimeError):
+    """The child sent something that is not a result (the try fails with this message)."""
+
+
+def make_undumpable() -> None:
+    """Keep same-user processes out of this process's ``/proc/<pid>/environ`` and memory (Linux only)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def child_environment(env: Mapping[str, str], credentials: Mapping[str, str] | None) -> dict[str, str]:
+    """The child's whole environment: the worker's as it is now, scrubbed (``AIRFLOW_VAR_*`` and the like stay),
+    plus local mode's AWS endpoint, the environment's web address and the DAG-code role's credentials (without
+    them, no AWS credentials at all). The secrets backend's settings are left out: the worker reads it."""
+    out = {name: value for name, value in scrubbed(env).items() if name not in (BACKEND_VAR, BACKEND_KWARGS_VAR)}
+    out.update({name: env[name] for name in ("AWS_ENDPOINT_URL", "UPDRAFT_BASE_URL") if env.get(name)})
+    out.update(credentials or {})
+    return out
+
+
+class TaskSupervisor:
+    """Runs tries in children of one task server (see the module notes)."""
+
+    def __init__(self, *, timeout_grace: dt.timedelta = TIMEOUT_GRACE) -> None:
+        self.timeout_grace = timeout_grace
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._control: socket.socket | None = None
+
+    def start(self) -> None:
+        with self._lock:
+            self._start()
+
+    def _start(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            return
+        import updraft
+
+        make_undumpable()
+        ours, theirs = socket.socketpair()
+        env = scrubbed(os.environ)
+        root = str(Path(updraft.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self._proc = subprocess.Popen([sys.executable, "-m", "updraft.runtime.task_process", str(theirs.fileno())],
+                                      pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
+        theirs.close()
+        self._control = ours
+
+    def close(self) -> None:
+        with self._lock:
+            proc, control, self._proc, self._control = self._proc, self._control, None, None
+        if control is not None:
+            control.close()  # the server's recv ends: it exits
+        if proc is not None:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def _fork(self) -> tuple[Connection, int]:
+        """A new child of the server and the worker's end of its socket."""
+        ours, theirs = socket.socketpair()
+        with self._lock:
+            for attempt in (1, 2):  # a server that died (killed by a task) is started again once
+                self._start()
+                assert self._control is not None
+                try:
+                    socket.send_fds(self._control, [b"f"], [theirs.fileno()])
+                    raw = self._control.recv(PID.size, socket.MSG_WAITALL)
+                    if len(raw) == PID.size:
+                        break
+                except OSError:
+                    pass
+                if attempt == 2:
+                    raise RuntimeError("the task server did not start a child process")
+                self._proc, self._control = None, None
+        theirs.close()
+        (pid,) = PID.unpack(raw)
+        return Connection(ours.detach()), pid
+
+    def run(self, dispatch: Dispatch, *, store: Store, dags_folder: str, plugins_folder: str | None,
+            now_fn: Callable[[], dt.datetime], log_sink: LogSink | None, hostname: str | None, run: DagRun | None,
+            credentials: Mapping[str, str] | None, backend: Any = None,
+            execution_timeout: dt.timedelta | None = None, lost: threading.Event | None = None) -> TryResult:
+        """Run the try in a child and return its result; never raises for anything the child does."""
+        connection, pid = self._fork()
+        scope = TryScope(dispatch.key, dispatch.try_id, now_fn, backend)
+        job = {"dispatch": dispatch.to_payload(), "run": run, "dags_folder": dags_folder,
+               "plugins_folder": plugins_folder, "hostname": hostname, "has_backend": backend is not None,
+               "env": child_environment(os.environ, credentials)}
+        deadline = (time.monotonic() + (execution_timeout + self.timeout_grace).total_seconds()
+                    if execution_timeout else None)
+        last_log = ""
+        try:
+            connection.send_bytes(pickle.dumps(job))
+            while True:
+                reason = self._wait(connection, deadline, lost)
+                if reason is not None:
+                    _kill(pid)
+                    return self._lost(dispatch, log_sink, last_log, reason)
+                try:
+                    message = connection.recv_bytes()
+                except (EOFError, OSError):
+                    return self._lost(dispatch, log_sink, last_log, "the task's process ended without a result")
+                decoded = json.loads(message)
+                if not isinstance(decoded, dict):
+                    raise ChildFailed(f"not a message: {message[:200]!r}")
+                if "call" in decoded:
+                    connection.send_bytes(serve_call(store, scope, decoded))
+                    continue
+                if "log" in decoded:
+                    last_log = str(decoded["log"])
+                    if log_sink is not None:
+                        log_sink.write(dispatch.key, dispatch.try_number, redact_text(last_log))
+                    continue
+                return _result(decoded.get("result"))
+        except (ChildFailed, ValueError) as exc:
+            _kill(pid)
+            return TryResult(TaskInstanceState.FAILED, note=redact_text(f"the task's process misbehaved: {exc}"))
+        finally:
+            _kill(pid)  # the try is over: nothing it started may outlive it
+            connection.close()
+
+    @staticmethod
+    def _wait(connection: Connection, deadline: float | None, lost: threading.Event | None) -> str | None:
+        """Wait for the child's next message; a reason to end it instead, if one comes first."""
+        while True:
+            if lost is not None and lost.is_set():
+                return "the try was ended elsewhere (its heartbeat was refused); its process was killed"
+            if deadline is not None and time.monotonic() > deadline:
+                return "the task's process ran past its execution_timeout and was killed"
+            ready, _, _ = select.select([connection.fileno()], [], [], 0.5)
+            if ready:
+                return None
+
+    @staticmethod
+    def _lost(dispatch: Dispatch, log_sink: LogSink | None, last_log: str, reason: str) -> TryResult:
+        if log_sink is not None:
+            stamp = dt.datetime.now(dt.UTC).isoformat()
+            log_sink.write(dispatch.key, dispatch.try_number, redact_text(last_log) + f"[{stamp}] {reason}\n")
+        return TryResult(TaskInstanceState.FAILED, note=reason)
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _result(raw: Any) -> TryResult:
+    """The child's result, checked: the child runs user code, so its message is believed only in this shape."""
+    if not isinstance(raw, dict) or raw.get("state") not in _RESULT_STATES:
+        raise ChildFailed(f"not a try result: {str(raw)[:200]!r}")
+    skips, length, note = raw.get("skip_task_ids") or [], raw.get("xcom_length"), raw.get("note")
+    if not (isinstance(skips, list) and all(isinstance(s, str) for s in skips)):
+        raise ChildFailed("skip_task_ids is not a list of task ids")
+    if length is not None and (not isinstance(length, int) or isinstance(length, bool)):
+        raise ChildFailed("xcom_length is not an integer")
+    if note is not None and not isinstance(note, str):
+        raise ChildFailed("note is not text")
+    return TryResult(TaskInstanceState(raw["state"]), force_fail=bool(raw.get("force_fail")), xcom_length=length,
+                     skip_task_ids=skips, note=None if note is None else redact_text(note)[:1000])
+
+
+_shared: list[TaskSupervisor] = []
+_shared_lock = threading.Lock()
+
+
+def shared_supervisor() -> TaskSupervisor:
+    """The process's supervisor (one task server per worker process, started on first use)."""
+    with _shared_lock:
+        if not _shared:
+            _shared.append(TaskSupervisor())
+        return _shared[0]

@@ -1,0 +1,120 @@
+"""Where a try's user code runs: a child forked, per try, from a warm task server that never held credentials.
+
+The task server is a fresh interpreter (``python -m updraft.runtime.task_process``) started by the worker's
+``supervisor`` with a scrubbed environment (``parsing.scrub``: no ``AWS_*`` secrets, no ``UPDRAFT_*`` settings),
+before and apart from any boto3 client of the worker. It imports the runtime and what DAG files commonly need
+once, then waits on its control socket. For each try the worker sends one byte and the child's end of a fresh
+socket pair (SCM_RIGHTS); the server forks, answers with the child's pid, and forgets it (SIGCHLD is ignored, so
+the kernel reaps). The child starts its own session (the worker kills its process group on a timeout or a lost
+heartbeat), closes the control socket, and runs the try with :func:`run_child`: the job (the dispatch, the run,
+the DAGs folder, the DAG-code role's credentials) comes over its socket, the store is a ``store_proxy.StoreProxy``
+over the same socket, the log goes back as it grows, and the ``TryResult`` last, as JSON.
+
+Why a fork server and not ``fork()`` of the worker: a forked worker's memory holds the worker's boto3 clients
+and credentials (gc-reachable). Why not a fresh interpreter per try: it costs ~0.2 s of imports per try; a fork
+of the warm server costs a few milliseconds (``bench/bench_task_isolation.py``).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import signal
+import socket
+import struct
+import sys
+from multiprocessing.connection import Connection
+from typing import Any
+
+from updraft.model.records import TIKey
+from updraft.runtime.store_proxy import Channel, StoreProxy
+
+PID = struct.Struct("!i")
+
+
+class ChildLogSink:
+    """The try's log, sent to the worker as it grows (the worker masks it again and writes it to its sink)."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+
+    def write(self, key: TIKey, try_number: int, text: str) -> None:
+        self.channel.send({"log": text})
+
+    def read(self, key: TIKey, try_number: int) -> str | None:
+        return None
+
+
+def run_child(connection: Connection) -> int:
+    """Run the one try the worker sends; the exit status says only whether a result was sent."""
+    from updraft.executors.base import Dispatch
+    from updraft.runtime.execute import run_try
+    from updraft.runtime.loader import LocalDagLoader
+
+    job: dict[str, Any] = pickle.loads(connection.recv_bytes())
+    os.environ.clear()  # the worker's environment as it is now, scrubbed, with the DAG-code role's credentials
+    os.environ.update(job["env"])
+    channel = Channel(connection)
+    store = StoreProxy(channel, has_backend=job["has_backend"])
+    dispatch = Dispatch.from_payload(job["dispatch"])
+    loader = LocalDagLoader(job["dags_folder"], job["plugins_folder"])
+    result = run_try(dispatch, store=store, loader=loader, now_fn=store.now,  # type: ignore[arg-type]
+                     log_sink=ChildLogSink(channel), hostname=job["hostname"], run=job["run"])
+    channel.send({"result": {"state": result.state.value, "force_fail": result.force_fail,
+                             "xcom_length": result.xcom_length, "skip_task_ids": list(result.skip_task_ids),
+                             "note": result.note}})
+    return 0
+
+
+def _child(fd: int) -> None:
+    """In the forked child: own session, nothing of the server's but stdio, then the try; never returns."""
+    status = 1
+    try:
+        os.setsid()
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the task's own subprocesses are waited for as usual
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        gc.unfreeze()
+        status = run_child(Connection(fd))
+    except BaseException:  # noqa: BLE001 - the worker reports a child that ends without a result
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def serve(control: socket.socket) -> None:
+    """The server loop: one fork per request, until the worker closes the control socket."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    while True:
+        try:
+            message, fds, _flags, _addr = socket.recv_fds(control, 1, 1)
+        except InterruptedError:
+            continue
+        if not message or not fds:
+            return
+        gc.collect()
+        gc.freeze()  # keep the collector off pages the children share
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            _child(fds[0])
+        os.close(fds[0])
+        control.sendall(PID.pack(pid))
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    from updraft.parsing.warm import warm_up
+
+    import updraft.runtime.execute  # noqa: F401 - the runtime, imported once for every child
+
+    warm_up()
+    serve(control)
+
+
+if __name__ == "__main__":
+    main()
