@@ -101,6 +101,21 @@ def _backend_lookup(scope: TryScope, method: str, name: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _send_email(store: Store, scope: TryScope, to: Any, subject: Any, html: Any, cc: Any, bcc: Any,
+                charset: Any) -> str:
+    """An alert or ``send_email`` from the try, through the environment's sender (SES, the worker's grant)."""
+    from updraft.notifications.ses import EmailNotConfigured, configured_sender
+
+    sender = configured_sender()
+    if sender is None:
+        raise EmailNotConfigured()
+    addresses = [to, cc, bcc]
+    if not all(isinstance(group, list) and all(isinstance(a, str) for a in group) for group in addresses):
+        raise ScopeError("email recipients must be lists of addresses")
+    return sender.send(to=to, subject=_text(subject, "a subject"), html=_text(html, "a body"), cc=cc, bcc=bcc,
+                       charset=_text(charset, "a charset"))
+
+
 # The allow-list: method -> handler(store, scope, *json_args). Keep StoreProxy below in step with it.
 ALLOWED: Mapping[str, Callable[..., Any]] = {
     "now": lambda store, scope: scope.now_fn(),
@@ -124,6 +139,7 @@ ALLOWED: Mapping[str, Callable[..., Any]] = {
     "get_connection": lambda store, scope, conn_id: store.get_connection(_text(conn_id, "a connection id")),
     "backend_variable": lambda store, scope, name: _backend_lookup(scope, "get_variable", name),
     "backend_connection": lambda store, scope, conn_id: _backend_lookup(scope, "get_conn_value", conn_id),
+    "send_email": _send_email,
 }
 
 
@@ -133,7 +149,7 @@ def serve_call(store: Store, scope: TryScope, message: Mapping[str, Any]) -> byt
     try:
         method, args = message.get("call"), message.get("args")
         handler = ALLOWED.get(method) if isinstance(method, str) else None
-        if handler is None or not isinstance(args, list):
+        if handler is None or not isinstance(method, str) or not isinstance(args, list):
             raise ScopeError(f"the store call {method!r} is not allowed from task code")
         scope.served[method] = scope.served.get(method, 0) + 1
         reply: dict[str, Any] = {"ok": handler(store, scope, *args)}
@@ -186,9 +202,18 @@ def _key(key: TIKey) -> list[Any]:
 class StoreProxy:
     """The part of ``Store`` a try's runtime uses, forwarded to the worker (see ``ALLOWED``)."""
 
-    def __init__(self, channel: Channel, *, has_backend: bool = False) -> None:
+    def __init__(self, channel: Channel, *, has_backend: bool = False, backend_error: str | None = None) -> None:
         self.channel = channel
-        self.secrets_backend = ProxySecretsBackend(channel) if has_backend else None
+        self._backend = ProxySecretsBackend(channel) if has_backend else None
+        self._backend_error = backend_error
+
+    @property
+    def secrets_backend(self) -> ProxySecretsBackend | None:
+        """The worker's secrets backend (``runtime.secrets.prepare_secrets`` takes it); a backend the worker could
+        not build fails the try with the worker's message, as it would have in the worker."""
+        if self._backend_error:
+            raise ProxyError(self._backend_error)
+        return self._backend
 
     def now(self) -> dt.datetime:
         value: dt.datetime = self.channel.call("now")
@@ -250,6 +275,17 @@ class ProxySecretsBackend:
     def get_conn_value(self, conn_id: str) -> str | None:
         value: str | None = self.channel.call("backend_connection", conn_id)
         return value
+
+
+class ProxyEmailSender:
+    """The environment's email sender, used through the worker (``send_email``): the child holds no SES grant."""
+
+    def send(self, *, to: Any, subject: str, html: str, cc: Any = (), bcc: Any = (), charset: str = "utf-8") -> str:
+        message_id: str = self.channel.call("send_email", list(to), subject, html, list(cc), list(bcc), charset)
+        return message_id
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
 
 
 class _Missing:

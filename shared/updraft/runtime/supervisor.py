@@ -41,6 +41,7 @@ from typing import Any
 from updraft.executors.base import Dispatch
 from updraft.model.records import DagRun
 from updraft.model.states import TaskInstanceState
+from updraft.notifications.ses import configured_sender
 from updraft.parsing.scrub import scrubbed
 from updraft.runtime.logs import LogSink
 from updraft.runtime.secrets import BACKEND_KWARGS_VAR, BACKEND_VAR
@@ -142,13 +143,14 @@ class TaskSupervisor:
 
     def run(self, dispatch: Dispatch, *, store: Store, dags_folder: str, plugins_folder: str | None,
             now_fn: Callable[[], dt.datetime], log_sink: LogSink | None, hostname: str | None, run: DagRun | None,
-            credentials: Mapping[str, str] | None, backend: Any = None,
+            credentials: Mapping[str, str] | None, backend: Any = None, backend_error: str | None = None,
             execution_timeout: dt.timedelta | None = None, lost: threading.Event | None = None) -> TryResult:
         """Run the try in a child and return its result; never raises for anything the child does."""
         connection, pid = self._fork()
         scope = TryScope(dispatch.key, dispatch.try_id, now_fn, backend)
         job = {"dispatch": dispatch.to_payload(), "run": run, "dags_folder": dags_folder,
                "plugins_folder": plugins_folder, "hostname": hostname, "has_backend": backend is not None,
+               "backend_error": backend_error, "has_sender": configured_sender() is not None,
                "env": child_environment(os.environ, credentials)}
         deadline = (time.monotonic() + (execution_timeout + self.timeout_grace).total_seconds()
                     if execution_timeout else None)

@@ -28,7 +28,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from updraft.model.records import TIKey
-from updraft.runtime.store_proxy import Channel, StoreProxy
+from updraft.runtime.store_proxy import Channel, ProxyEmailSender, StoreProxy
 
 PID = struct.Struct("!i")
 
@@ -55,8 +55,16 @@ def run_child(connection: Connection) -> int:
     job: dict[str, Any] = pickle.loads(connection.recv_bytes())
     os.environ.clear()  # the worker's environment as it is now, scrubbed, with the DAG-code role's credentials
     os.environ.update(job["env"])
+    if job["plugins_folder"]:  # before any reply is unpickled: a DAG version may name a plugin's timetable
+        from updraft.plugins import load_plugins_folder
+
+        load_plugins_folder(job["plugins_folder"])
     channel = Channel(connection)
-    store = StoreProxy(channel, has_backend=job["has_backend"])
+    store = StoreProxy(channel, has_backend=job["has_backend"], backend_error=job["backend_error"])
+    if job["has_sender"]:
+        from updraft.notifications.ses import send_through
+
+        send_through(ProxyEmailSender(channel))
     dispatch = Dispatch.from_payload(job["dispatch"])
     loader = LocalDagLoader(job["dags_folder"], job["plugins_folder"])
     result = run_try(dispatch, store=store, loader=loader, now_fn=store.now,  # type: ignore[arg-type]
@@ -76,7 +84,7 @@ def _child(fd: int) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         gc.unfreeze()
         status = run_child(Connection(fd))
-    except BaseException:  # noqa: BLE001 - the worker reports a child that ends without a result
+    except BaseException:
         import traceback
 
         traceback.print_exc()
@@ -108,9 +116,8 @@ def serve(control: socket.socket) -> None:
 
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
-    from updraft.parsing.warm import warm_up
-
     import updraft.runtime.execute  # noqa: F401 - the runtime, imported once for every child
+    from updraft.parsing.warm import warm_up
 
     warm_up()
     serve(control)

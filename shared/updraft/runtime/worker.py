@@ -24,10 +24,10 @@ from updraft.executors.base import Dispatch
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.model.records import DagRun, TaskInstance
 from updraft.runtime.dag_callbacks import run_dag_callbacks
+from updraft.runtime.dag_code_credentials import DagCodeCredentials
 from updraft.runtime.execute import run_try
 from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LogSink
-from updraft.runtime.dag_code_credentials import DagCodeCredentials
 from updraft.runtime.task_callbacks import run_task_callbacks
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
@@ -99,7 +99,11 @@ def _run_in_child(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, n
     from updraft.runtime.secrets import configured_backend
     from updraft.runtime.supervisor import shared_supervisor
 
-    timeout = None
+    timeout, backend, backend_error = None, None, None
+    try:
+        backend = configured_backend()
+    except Exception as exc:  # a misconfigured backend: the try fails naming it, as it did in-process
+        backend_error = f"{type(exc).__name__}: {exc}"
     if dag is not None:
         loader.prepare(dag.relative_fileloc, dag.file_hash)
         task = dag.task_dict.get(dispatch.key.task_id)
@@ -107,7 +111,7 @@ def _run_in_child(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, n
     return shared_supervisor().run(
         dispatch, store=store, dags_folder=loader.dags_folder, plugins_folder=loader.plugins_folder, now_fn=now_fn,
         log_sink=log_sink, hostname=hostname, run=run, credentials=credentials.environment() if credentials else None,
-        backend=configured_backend(), execution_timeout=timeout, lost=lost)
+        backend=backend, backend_error=backend_error, execution_timeout=timeout, lost=lost)
 
 
 def run_callback_request(request: DagCallbackRequest | TaskCallbackRequest, *, store: Store, loader: LocalDagLoader,
