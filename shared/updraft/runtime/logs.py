@@ -264,6 +264,45 @@ def _start_live_writer() -> None:
         _live_writer[0].start()
 
 
+class RelayedLog(_Buffer):
+    """The log of a try whose code runs in another process (``supervisor``), as that process last sent it whole:
+    followed by the live writer and written by :func:`write_open_logs` like a log captured here."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.latest = ""
+
+    def update(self, text: str) -> None:
+        with self.lock:
+            self.latest = text
+            self.parts.append("")  # grown: the live writer writes it again
+
+    def text(self) -> str:
+        return self.latest
+
+    def text_so_far(self) -> str:
+        return self.latest
+
+
+@contextlib.contextmanager
+def relay(sink: LogSink | None, key: TIKey, try_number: int) -> Iterator[RelayedLog]:
+    """Keep a relayed try's log open while the try runs (written as it grows, and on a stop), and write its last
+    text when it ends."""
+    log = RelayedLog()
+    if sink is None:
+        yield log
+        return
+    _open[id(log)] = (sink, key, try_number, log)
+    _start_live_writer()
+    try:
+        yield log
+    finally:
+        with _live_lock:
+            ended = _open.pop(id(log), None) is not None
+        if ended and log.latest:
+            sink.write(key, try_number, redact_text(log.latest))
+
+
 def write_open_logs(reason: str) -> None:
     """Write the log of every try still capturing in this process, as far as it got, ending with ``reason``.
 

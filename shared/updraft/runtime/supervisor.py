@@ -43,7 +43,7 @@ from updraft.model.records import DagRun
 from updraft.model.states import TaskInstanceState
 from updraft.notifications.ses import configured_sender
 from updraft.parsing.scrub import scrubbed
-from updraft.runtime.logs import LogSink
+from updraft.runtime.logs import LogSink, RelayedLog, relay
 from updraft.runtime.secrets import BACKEND_KWARGS_VAR, BACKEND_VAR
 from updraft.runtime.store_proxy import TryScope, serve_call
 from updraft.runtime.task_process import PID
@@ -154,36 +154,40 @@ class TaskSupervisor:
                "env": child_environment(os.environ, credentials)}
         deadline = (time.monotonic() + (execution_timeout + self.timeout_grace).total_seconds()
                     if execution_timeout else None)
-        last_log = ""
-        try:
-            connection.send_bytes(pickle.dumps(job))
-            while True:
-                reason = self._wait(connection, deadline, lost)
-                if reason is not None:
-                    _kill(pid)
-                    return self._lost(dispatch, log_sink, last_log, reason)
+        with relay(log_sink, dispatch.key, dispatch.try_number) as relayed:
+            try:
+                connection.send_bytes(pickle.dumps(job))
+                return self._serve(connection, pid, store, scope, relayed, deadline, lost)
+            except (ChildFailed, ValueError) as exc:
+                return TryResult(TaskInstanceState.FAILED, note=redact_text(f"the task's process misbehaved: {exc}"))
+            finally:
+                _kill(pid)  # the try is over: nothing it started may outlive it
+                connection.close()
+
+    def _serve(self, connection: Connection, pid: int, store: Store, scope: TryScope, relayed: RelayedLog,
+               deadline: float | None, lost: threading.Event | None) -> TryResult:
+        """Answer the child until it sends its result (or must be ended: then the log says why)."""
+        while True:
+            reason = self._wait(connection, deadline, lost)
+            if reason is None:
                 try:
                     message = connection.recv_bytes()
                 except (EOFError, OSError):
-                    return self._lost(dispatch, log_sink, last_log, "the task's process ended without a result")
-                decoded = json.loads(message)
-                if not isinstance(decoded, dict):
-                    raise ChildFailed(f"not a message: {message[:200]!r}")
-                if "call" in decoded:
-                    connection.send_bytes(serve_call(store, scope, decoded))
-                    continue
-                if "log" in decoded:
-                    last_log = str(decoded["log"])
-                    if log_sink is not None:
-                        log_sink.write(dispatch.key, dispatch.try_number, redact_text(last_log))
-                    continue
+                    reason = "the task's process ended without a result"
+            if reason is not None:
+                _kill(pid)
+                stamp = dt.datetime.now(dt.UTC).isoformat()
+                relayed.update(relayed.latest + f"[{stamp}] {reason}\n")
+                return TryResult(TaskInstanceState.FAILED, note=reason)
+            decoded = json.loads(message)
+            if not isinstance(decoded, dict):
+                raise ChildFailed(f"not a message: {message[:200]!r}")
+            if "call" in decoded:
+                connection.send_bytes(serve_call(store, scope, decoded))
+            elif "log" in decoded:
+                relayed.update(str(decoded["log"]))
+            else:
                 return _result(decoded.get("result"))
-        except (ChildFailed, ValueError) as exc:
-            _kill(pid)
-            return TryResult(TaskInstanceState.FAILED, note=redact_text(f"the task's process misbehaved: {exc}"))
-        finally:
-            _kill(pid)  # the try is over: nothing it started may outlive it
-            connection.close()
 
     @staticmethod
     def _wait(connection: Connection, deadline: float | None, lost: threading.Event | None) -> str | None:
@@ -196,13 +200,6 @@ class TaskSupervisor:
             ready, _, _ = select.select([connection.fileno()], [], [], 0.5)
             if ready:
                 return None
-
-    @staticmethod
-    def _lost(dispatch: Dispatch, log_sink: LogSink | None, last_log: str, reason: str) -> TryResult:
-        if log_sink is not None:
-            stamp = dt.datetime.now(dt.UTC).isoformat()
-            log_sink.write(dispatch.key, dispatch.try_number, redact_text(last_log) + f"[{stamp}] {reason}\n")
-        return TryResult(TaskInstanceState.FAILED, note=reason)
 
 
 def _kill(pid: int) -> None:

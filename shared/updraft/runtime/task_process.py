@@ -17,6 +17,8 @@ of the warm server costs a few milliseconds (``bench/bench_task_isolation.py``).
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import gc
 import os
 import pickle
@@ -24,6 +26,7 @@ import signal
 import socket
 import struct
 import sys
+from collections import deque
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -31,6 +34,9 @@ from updraft.model.records import TIKey
 from updraft.runtime.store_proxy import Channel, ProxyEmailSender, StoreProxy
 
 PID = struct.Struct("!i")
+# How often the child sends its log when it grew: often, since a stopped worker writes what it last received.
+CHILD_LOG_EVERY_S = 0.25
+_PR_SET_PDEATHSIG = 1
 
 
 class ChildLogSink:
@@ -49,8 +55,11 @@ class ChildLogSink:
 def run_child(connection: Connection) -> int:
     """Run the one try the worker sends; the exit status says only whether a result was sent."""
     from updraft.executors.base import Dispatch
+    from updraft.runtime import logs
     from updraft.runtime.execute import run_try
     from updraft.runtime.loader import LocalDagLoader
+
+    logs.LIVE_EVERY_S = CHILD_LOG_EVERY_S
 
     job: dict[str, Any] = pickle.loads(connection.recv_bytes())
     os.environ.clear()  # the worker's environment as it is now, scrubbed, with the DAG-code role's credentials
@@ -80,6 +89,8 @@ def _child(fd: int) -> None:
     status = 1
     try:
         os.setsid()
+        with contextlib.suppress(OSError, AttributeError):  # the server gone (the worker stopped): so is the try
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the task's own subprocesses are waited for as usual
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         gc.unfreeze()
@@ -95,14 +106,21 @@ def _child(fd: int) -> None:
 
 
 def serve(control: socket.socket) -> None:
-    """The server loop: one fork per request, until the worker closes the control socket."""
+    """The server loop: one fork per request, until the worker closes the control socket (then every try's
+    process group still there is killed: the worker is gone, nobody will take their results)."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    children: deque[int] = deque(maxlen=256)
     while True:
         try:
             message, fds, _flags, _addr = socket.recv_fds(control, 1, 1)
         except InterruptedError:
             continue
+        except OSError:
+            message, fds = b"", []
         if not message or not fds:
+            for pid in children:
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGKILL)
             return
         gc.collect()
         gc.freeze()  # keep the collector off pages the children share
@@ -111,6 +129,7 @@ def serve(control: socket.socket) -> None:
             control.close()
             _child(fds[0])
         os.close(fds[0])
+        children.append(pid)
         control.sendall(PID.pack(pid))
 
 
