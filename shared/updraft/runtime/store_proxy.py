@@ -169,7 +169,7 @@ class Channel:
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # a log line written by a signal handler amid a call must not deadlock
 
     def send(self, message: Mapping[str, Any]) -> None:
         data = json.dumps(message, default=_json_default).encode()

@@ -184,6 +184,8 @@ class TaskSupervisor:
                 raise ChildFailed(f"not a message: {message[:200]!r}")
             if "call" in decoded:
                 connection.send_bytes(serve_call(store, scope, decoded))
+            elif "piece" in decoded:
+                relayed.extend(str(decoded["piece"]))
             elif "log" in decoded:
                 relayed.update(str(decoded["log"]))
             else:

@@ -34,8 +34,6 @@ from updraft.model.records import TIKey
 from updraft.runtime.store_proxy import Channel, ProxyEmailSender, StoreProxy
 
 PID = struct.Struct("!i")
-# How often the child sends its log when it grew: often, since a stopped worker writes what it last received.
-CHILD_LOG_EVERY_S = 0.25
 _PR_SET_PDEATHSIG = 1
 
 
@@ -58,8 +56,8 @@ def run_child(connection: Connection) -> int:
     from updraft.runtime import logs
     from updraft.runtime.execute import run_try
     from updraft.runtime.loader import LocalDagLoader
+    from updraft.secrets.masker import redact_text
 
-    logs.LIVE_EVERY_S = CHILD_LOG_EVERY_S
 
     job: dict[str, Any] = pickle.loads(connection.recv_bytes())
     os.environ.clear()  # the worker's environment as it is now, scrubbed, with the DAG-code role's credentials
@@ -69,6 +67,10 @@ def run_child(connection: Connection) -> int:
 
         load_plugins_folder(job["plugins_folder"])
     channel = Channel(connection)
+    # The log goes to the worker piece by piece as it is printed (masked here, where the try's secrets are
+    # known), and whole, masked again, at the end; the worker writes it to the sink as it grows.
+    logs.LIVE_EVERY_S = 0
+    logs.follow_writes(lambda piece: channel.send({"piece": redact_text(piece)}))
     store = StoreProxy(channel, has_backend=job["has_backend"], backend_error=job["backend_error"])
     if job["has_sender"]:
         from updraft.notifications.ses import send_through
