@@ -116,6 +116,14 @@ def _send_email(store: Store, scope: TryScope, to: Any, subject: Any, html: Any,
                        charset=_text(charset, "a charset"))
 
 
+def _previous_successful_run(store: Store, scope: TryScope, dag_id: Any, logical_date: Any) -> Any:
+    """The context's ``prev_*_success``: from the worker's cache, so a child does not read 50 runs per try."""
+    from updraft.runtime.context import previous_successful_run_before
+
+    return previous_successful_run_before(store, _text(dag_id, "dag_id"),
+                                          dt.datetime.fromisoformat(_text(logical_date, "a logical date")))
+
+
 # The allow-list: method -> handler(store, scope, *json_args). Keep StoreProxy below in step with it.
 ALLOWED: Mapping[str, Callable[..., Any]] = {
     "now": lambda store, scope: scope.now_fn(),
@@ -125,6 +133,7 @@ ALLOWED: Mapping[str, Callable[..., Any]] = {
     "get_serialized_dag": lambda store, scope, dag_id, dag_hash: store.get_serialized_dag(
         _text(dag_id, "dag_id"), _text(dag_hash, "dag_hash")),
     "get_ti": lambda store, scope, key: store.get_ti(_ti_key(key)),
+    "previous_successful_run": _previous_successful_run,
     "get_xcom": _get_xcom,
     "list_xcoms": lambda store, scope, dag_id, run_id, task_id, map_index: store.list_xcoms(
         _text(dag_id, "dag_id"), _text(run_id, "run_id"), _text(task_id, "task_id"), _optional_int(map_index)),
@@ -227,6 +236,9 @@ class StoreProxy:
 
     def get_serialized_dag(self, dag_id: str, dag_hash: str) -> Any:
         return self.channel.call("get_serialized_dag", dag_id, dag_hash)
+
+    def previous_successful_run(self, dag_id: str, logical_date: dt.datetime) -> Any:
+        return self.channel.call("previous_successful_run", dag_id, logical_date)
 
     def get_ti(self, key: TIKey) -> Any:
         return self.channel.call("get_ti", _key(key))
