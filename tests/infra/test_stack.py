@@ -295,7 +295,7 @@ def test_resource_inventory(synth) -> None:
         "AWS::ECS::Cluster", "AWS::ECS::TaskDefinition", "AWS::StepFunctions::StateMachine",
         "AWS::ApiGateway::RestApi", "AWS::EC2::NatGateway")} == {
         "AWS::Lambda::Function": 5,  # ours + CDK's bucket-notifications handler
-        "AWS::IAM::Role": 8,  # 4 functions, task, task execution, state machine, notifications handler
+        "AWS::IAM::Role": 9,  # 4 functions, task, task execution, state machine, notifications handler, DAG code
         "AWS::Logs::LogGroup": 7,  # 4 functions, Fargate task, state machine, task logs
         "AWS::CloudWatch::Alarm": 2, "AWS::ECS::Cluster": 1,
         "AWS::ECS::TaskDefinition": 1, "AWS::StepFunctions::StateMachine": 1, "AWS::ApiGateway::RestApi": 2,  # IAM, users
