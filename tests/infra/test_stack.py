@@ -300,7 +300,8 @@ def test_resource_inventory(synth) -> None:
         "AWS::ECS::Cluster", "AWS::ECS::TaskDefinition", "AWS::StepFunctions::StateMachine",
         "AWS::ApiGateway::RestApi", "AWS::EC2::NatGateway")} == {
         "AWS::Lambda::Function": 6,  # ours (5) + CDK's bucket-notifications handler
-        "AWS::IAM::Role": 9,  # 5 functions, task, task execution, state machine, notifications handler
+        # 5 functions, task, task execution, state machine, notifications handler, DAG code
+        "AWS::IAM::Role": 10,
         "AWS::Logs::LogGroup": 8,  # 5 functions, Fargate task, state machine, task logs
         "AWS::CloudWatch::Alarm": 5, "AWS::ECS::Cluster": 1,  # DLQ, import errors, scheduler, parser, poison
         "AWS::ECS::TaskDefinition": 1, "AWS::StepFunctions::StateMachine": 1, "AWS::ApiGateway::RestApi": 2,  # IAM, users
