@@ -14,8 +14,13 @@ counted (``DispatchesRejected``), which is where an alarm belongs. Failures *aft
 S3 unreachable) do raise: Lambda's retry can then succeed, and it is safe: a retry that finds its try already
 running loses the fence and returns, and the scheduler's lease check takes over that try.
 
+A try about to reach the function's time or memory limit (from the Lambda context) is stopped and handed to
+Fargate without spending a retry (``updraft.runtime.handoff``): ``{"status": "handed_off"}``.
+
 Also the Fargate task's entrypoint: ``python -m functions.worker.handler`` reads the dispatch from
-``UPDRAFT_DISPATCH`` (what ``FargateExecutor`` sets) and exits non-zero only for a rejected payload.
+``UPDRAFT_DISPATCH`` (what ``FargateExecutor`` sets) and exits non-zero only for a rejected payload or a stop. A
+SIGTERM (ECS stopping the task) fails the running try as Airflow fails a killed one and keeps its log
+(``updraft.runtime.stopping``).
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
@@ -35,6 +41,9 @@ from updraft.handler_events import MalformedEvent, worker_dispatch
 from updraft.model.deferrals import ResumeRequest
 from updraft.services import shared_services as services
 
+if TYPE_CHECKING:
+    from updraft.runtime.handoff import LambdaLimits
+
 logger = Logger(service="updraft-worker")
 metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-worker")
 
@@ -43,8 +52,8 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def run(event: Any) -> dict[str, Any]:
-    """Decode, run, report; shared by the Lambda handler and the Fargate entrypoint."""
+def run(event: Any, limits: LambdaLimits | None = None) -> dict[str, Any]:
+    """Decode, run, report; shared by the Lambda handler (with its ``limits``) and the Fargate entrypoint."""
     try:
         dispatch = worker_dispatch(event)
     except MalformedEvent as exc:
@@ -61,6 +70,7 @@ def run(event: Any) -> dict[str, Any]:
         metrics.add_metric(name="TriesResumed" if resumed else "ResumesNotRunnable", unit=MetricUnit.Count, value=1)
         return {"status": "resumed" if resumed else "not_runnable", "task": dispatch.key.label,
                 "try_number": dispatch.try_number}
+    from updraft.runtime.handoff import HandedOff
     from updraft.runtime.worker import handle_dispatch
 
     key = dispatch.key
@@ -70,7 +80,7 @@ def run(event: Any) -> dict[str, Any]:
     try:
         result = handle_dispatch(dispatch, store=svc.store, loader=svc.loader, scheduler=svc.scheduler,
                                  now_fn=_now, log_sink=svc.log_sink, hand_off=svc.nudge_scheduler,
-                                 waits=svc.waits, credentials=svc.dag_code_credentials)
+                                 waits=svc.waits, limits=limits, credentials=svc.dag_code_credentials)
     finally:
         logger.remove_keys(["dag_id", "run_id", "task_id", "map_index", "try_number"])
         # Downstream tries the mini scheduler claimed but could not hand over (they wait for the queued timeout).
@@ -80,6 +90,11 @@ def run(event: Any) -> dict[str, Any]:
         logger.info("dispatch not runnable (duplicate or superseded)")
         metrics.add_metric(name="TriesNotRunnable", unit=MetricUnit.Count, value=1)
         return {"status": "not_runnable", "task": key.label, "try_number": dispatch.try_number}
+    if isinstance(result, HandedOff):
+        logger.warning("try handed off to Fargate", extra={"reason": result.reason, "task": key.label})
+        metrics.add_metric(name="TriesHandedOff", unit=MetricUnit.Count, value=1)
+        return {"status": "handed_off", "task": key.label, "try_number": dispatch.try_number,
+                "executor": result.dispatch.executor, "reason": result.reason}
     state = getattr(result.state, "value", result.state)
     logger.info("try finished", extra={"state": state, "task": key.label})
     metrics.add_metric(name="TriesRun", unit=MetricUnit.Count, value=1)
@@ -106,20 +121,28 @@ def _run_callbacks(request: DagCallbackRequest | TaskCallbackRequest, svc: Any) 
 @metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: Any, context: Any) -> dict[str, Any]:
-    return run(event)
+    from updraft.runtime.handoff import LambdaLimits
+
+    return run(event, LambdaLimits.from_context(context))
 
 
 def main() -> int:
     """Fargate entrypoint: the dispatch comes in ``UPDRAFT_DISPATCH``."""
+    from updraft.runtime.stopping import WorkerStopped, fail_try_on_sigterm
+
     raw = os.environ.get("UPDRAFT_DISPATCH", "")
     try:
         event: Any = json.loads(raw)
     except ValueError:
         event = raw
-    result = run(event)
+    try:
+        with fail_try_on_sigterm():
+            result = run(event)
+    except WorkerStopped as stopped:  # stopped outside the task's code (before it started, or after it ended)
+        result = {"status": "stopped", "error": str(stopped)}
     metrics.flush_metrics()
     print(json.dumps(result))
-    return 2 if result["status"] == "rejected" else 0
+    return {"rejected": 2, "stopped": 128 + signal.SIGTERM}.get(result["status"], 0)
 
 
 if __name__ == "__main__":

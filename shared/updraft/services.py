@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from updraft.config import ConfigError, UpdraftConfig
@@ -117,7 +118,11 @@ class Services:
                 self.client("ecs"), self.config.ecs_cluster, self.config.ecs_task_definition,  # type: ignore[arg-type]
                 self.config.ecs_subnets, self.config.ecs_security_groups, self.config.ecs_container,
                 assign_public_ip=self.config.ecs_public_ip, environment=self.config.to_env())
-        return RoutingExecutor(executors)
+        # The store only when a Lambda dispatch is routed (tasks that outgrew Lambda go to Fargate).
+        return RoutingExecutor(executors, long_tasks=self._long_task_executors)
+
+    def _long_task_executors(self, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        return self.store.long_task_executors(tasks)
 
     @functools.cached_property
     def waits(self) -> Waits | None:

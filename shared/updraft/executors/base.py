@@ -18,12 +18,18 @@ class Dispatch:
     try_id: str
     executor: str = DEFAULT_EXECUTOR
     compute: dict[str, Any] = field(default_factory=dict)
+    # The try was started on Lambda, stopped before Lambda's limit and handed to this executor (same try number):
+    # its log so far is kept ahead of this part (``updraft.runtime.handoff``).
+    handed_off: bool = False
 
     def to_payload(self) -> dict[str, Any]:
         """The JSON a worker invocation carries (no code, no XCom values)."""
-        return {"dag_id": self.key.dag_id, "run_id": self.key.run_id, "task_id": self.key.task_id,
-                "map_index": self.key.map_index, "try_number": self.try_number, "try_id": self.try_id,
-                "executor": self.executor, "compute": dict(self.compute)}
+        payload = {"dag_id": self.key.dag_id, "run_id": self.key.run_id, "task_id": self.key.task_id,
+                   "map_index": self.key.map_index, "try_number": self.try_number, "try_id": self.try_id,
+                   "executor": self.executor, "compute": dict(self.compute)}
+        if self.handed_off:
+            payload["handed_off"] = True
+        return payload
 
     @classmethod
     def from_payload(cls, payload: object) -> Dispatch:
@@ -43,8 +49,12 @@ class Dispatch:
         executor = executor_for(None, payload.get("executor"))
         if not isinstance(executor, str):
             raise ValueError("dispatch payload field 'executor' must be a string")
+        handed_off = payload.get("handed_off", False)
+        if not isinstance(handed_off, bool):
+            raise ValueError("dispatch payload field 'handed_off' must be a boolean")
         key = TIKey(payload["dag_id"], payload["run_id"], payload["task_id"], payload.get("map_index", -1))
-        return cls(key, payload["try_number"], payload["try_id"], executor=executor, compute=dict(compute))
+        return cls(key, payload["try_number"], payload["try_id"], executor=executor, compute=dict(compute),
+                   handed_off=handed_off)
 
 
 class Executor(Protocol):

@@ -3,28 +3,62 @@
 The scheduler holds one executor; tasks choose per task. A dispatch for an executor this environment does not
 have (no Fargate cluster configured) is logged and left queued rather than raised: raising would stop the pass
 for every other DAG, and the queued timeout gives the try back once the environment is fixed.
+
+A task that outgrew Lambda (a try handed off to Fargate at Lambda's time or memory limit, ``runtime.handoff``)
+is remembered in the store; with ``long_tasks`` (the store's ``long_task_executors``) its later Lambda
+dispatches go to the executor recorded for it (with the Fargate size a memory hand-off chose), one batched read
+per dispatch batch. Callback requests stay on
+Lambda (they are short).
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from updraft.executors.base import Dispatch, Executor
+from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
+from updraft.executors.choice import DEFAULT_EXECUTOR
+
+# (dag_id, task_id) pairs -> the recorded {"executor": ..., "cpu": ..., "memory": ...} of those with a record.
+LongTasks = Callable[[Iterable[tuple[str, str]]], dict[tuple[str, str], dict[str, Any]]]
 
 log = logging.getLogger(__name__)
 
 
 class RoutingExecutor:
-    def __init__(self, executors: Mapping[str, Executor]) -> None:
+    def __init__(self, executors: Mapping[str, Executor], *, long_tasks: LongTasks | None = None) -> None:
         self.executors = dict(executors)
+        self.long_tasks = long_tasks
         self.undeliverable_count = 0
         self.undeliverable: collections.deque[Dispatch] = collections.deque(maxlen=100)
 
+    def route(self, items: list[Dispatch]) -> list[Dispatch]:
+        """``items`` with each Lambda try of a task remembered as long sent to its recorded executor instead
+        (as chosen if that read fails: the try then runs on Lambda and may be handed off again)."""
+        candidates = {id(i): i for i in items if i.executor == DEFAULT_EXECUTOR
+                      and not isinstance(i, DagCallbackRequest | TaskCallbackRequest)}
+        if self.long_tasks is None or not candidates or not set(self.executors) - {DEFAULT_EXECUTOR}:
+            return items
+        try:
+            recorded = self.long_tasks({(i.key.dag_id, i.key.task_id) for i in candidates.values()})
+        except Exception:
+            log.exception("could not read which tasks outgrew Lambda; dispatching as chosen")
+            return items
+        routed = []
+        for item in items:
+            record = recorded.get((item.key.dag_id, item.key.task_id), {}) if id(item) in candidates else {}
+            moved = record.get("executor") in self.executors
+            routed.append(dataclasses.replace(item, executor=record["executor"], compute={**item.compute, **record})
+                          if moved else item)
+        return routed
+
     def dispatch(self, items: list[Dispatch]) -> None:
         groups: dict[str, list[Dispatch]] = {}
-        for item in items:
+        for item in self.route(items):
             groups.setdefault(item.executor, []).append(item)
         for name, group in groups.items():
             executor = self.executors.get(name)

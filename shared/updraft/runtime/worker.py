@@ -25,10 +25,12 @@ from updraft.executors.callback_requests import DagCallbackRequest, TaskCallback
 from updraft.model.deferrals import ResumeRequest
 from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import TaskInstanceState
+from updraft.runtime import handoff
 from updraft.runtime.assets import emits_assets, publish_and_nudge
 from updraft.runtime.dag_callbacks import run_dag_callbacks
 from updraft.runtime.dag_code_credentials import DagCodeCredentials
 from updraft.runtime.execute import run_try
+from updraft.runtime.handoff import HandedOff, KeepEarlierLog, LambdaLimitReached, LambdaLimits, lambda_limit_guard
 from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LogSink
 from updraft.runtime.task_callbacks import run_task_callbacks
@@ -49,9 +51,13 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest, *, store: Store, loader:
                     log_sink: LogSink | None = None, hostname: str | None = None,
                     lease: dt.timedelta = DEFAULT_LEASE,
                     hand_off: Callable[[str, str], bool] | None = None,
-                    waits: Waits | None = None, credentials: DagCodeCredentials | None = None,
-                    in_process: bool = False) -> TryResult | None:
+                    waits: Waits | None = None, limits: LambdaLimits | None = None,
+                    credentials: DagCodeCredentials | None = None,
+                    in_process: bool = False) -> TryResult | HandedOff | None:
     """Run ``dispatch`` once; None when it was not this worker's to run (duplicate or superseded).
+
+    With ``limits`` (the worker Lambda's), a try about to reach one is handed to Fargate instead
+    (``runtime.handoff``: ``HandedOff`` comes back and nothing is scheduled); without Fargate it fails saying so.
 
     Afterwards the run is scheduled again at once, where ``next_hop`` says: here (the mini scheduler), or by
     ``hand_off(dag_id, run_id)``, which asks the scheduler function to look at the run (it returns False when
@@ -73,14 +79,24 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest, *, store: Store, loader:
         return None
     run = store.get_run(key.dag_id, key.run_id)  # read once: the try runs it, its version decides the outcome
     dag = scheduler.dag(run.dag_id, run.dag_hash) if run is not None else None
-    with _Heartbeat(store, dispatch, now_fn, lease) as beat:
-        if in_process:
-            result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink,
-                             hostname=hostname, run=run, nudge=hand_off, started=started)
-        else:
-            result = _run_in_child(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink,
-                                   hostname=hostname, run=run, dag=dag, credentials=credentials, lost=beat.lost,
-                                   nudge=hand_off, started=started)
+    if dispatch.handed_off and log_sink is not None:
+        log_sink = KeepEarlierLog(log_sink, key, dispatch.try_number)
+    try:
+        # A limit reached interrupts the wait for the child here (its process group is killed on the way out).
+        with _Heartbeat(store, dispatch, now_fn, lease) as beat, lambda_limit_guard(limits):
+            if in_process:
+                result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink,
+                                 hostname=hostname, run=run, nudge=hand_off, started=started)
+            else:
+                result = _run_in_child(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink,
+                                       hostname=hostname, run=run, dag=dag, credentials=credentials,
+                                       lost=beat.lost, nudge=hand_off, started=started)
+    except LambdaLimitReached as reached:
+        moved = handoff.hand_off(store, dispatch, executor=scheduler.executor, reached=reached, now=now_fn(),
+                                 log_sink=log_sink)
+        if moved is not None:
+            return HandedOff(moved, str(reached))
+        result = TryResult(TaskInstanceState.FAILED, note=f"{reached}; no Fargate executor to hand it to")
     if run is None or dag is None:  # the try failed on it already; without its run there is nothing to record
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
     finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, release=False,

@@ -21,7 +21,7 @@ from updraft.model.states import DagRunState, DagRunType
 from updraft.scheduling.asset_conditions import evaluate
 from updraft.serialization.model import SerializedDAG
 from updraft.store.assets import AssetEvent, TriggerCursor
-from updraft.store.models import ts
+from updraft.store.attributes import ts
 
 if TYPE_CHECKING:
     from updraft.store.dynamo import DynamoStore as AssetStore

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from updraft import airflow_config
 from updraft.sdk import timezone
+from updraft.sdk._internal.argument_support import refuse_unsupported
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
 from updraft.sdk._internal.ids import validate_key
 from updraft.sdk.compute import resolve_compute
@@ -357,6 +358,9 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
                 f"Invalid arguments were passed to {type(self).__name__} (task_id: {task_id}). "
                 f"Invalid arguments were:\n**kwargs: {kwargs}" + (f"\n{'; '.join(hints)}" if hints else "")
             )
+        refuse_unsupported("BaseOperator", {"run_as_user": run_as_user, "resources": resources,
+                                            "logger_name": logger_name,
+                                            "allow_nested_operators": allow_nested_operators})
         if sla is not None:
             # Airflow 3 still accepts the argument and ignores it with this warning; so do we.
             warnings.warn("The SLA feature is removed in Airflow 3.0, replaced with Deadline Alerts in >=3.1",

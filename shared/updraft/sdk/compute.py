@@ -95,3 +95,15 @@ def _size(value: Any, name: str, task_id: str) -> int:
     if not number.is_integer():
         raise ValueError(f"Task '{task_id}': Fargate {name} must be a whole number, got {value!r}")
     return int(number)
+
+
+def fargate_size_for(memory: int) -> tuple[int, int]:
+    """The smallest valid Fargate (cpu, memory) with at least ``memory`` MiB (the largest size beyond that): what a
+    task that outgrew Lambda's memory is given on Fargate."""
+    for cpu, (low, high, step) in sorted(_FARGATE_SIZES.items()):
+        if memory <= high:
+            if step is None:
+                return cpu, next(m for m in (512, 1024, 2048) if m >= max(memory, low))
+            return cpu, max(low, -(-memory // step) * step)
+    cpu = max(_FARGATE_SIZES)
+    return cpu, _FARGATE_SIZES[cpu][1]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from updraft import airflow_config
 from updraft.sdk import timezone
 from updraft.sdk._internal import dag_registry
+from updraft.sdk._internal.argument_support import refuse_unsupported
 from updraft.sdk._internal.contexts import DagContext
 from updraft.sdk._internal.ids import validate_key
 from updraft.sdk.exceptions import (
@@ -146,6 +147,9 @@ class DAG:
         disable_bundle_versioning: bool = False,
         deadline: Any = None,
         sla_miss_callback: Any = None,
+        allowed_run_types: Any = None,
+        rerun_with_latest_version: bool | None = None,
+        task_group: Any = None,
         **kwargs: Any,
     ) -> None:
         if kwargs:
@@ -153,10 +157,8 @@ class DAG:
             hint = _REMOVED_DAG_ARGS.get(name)
             raise TypeError(f"DAG.__init__() got an unexpected keyword argument '{name}'"
                             + (f" ({hint})" if hint else ""))
-        if deadline is not None:
-            from updraft.sdk.exceptions import UnsupportedFeatureError
-
-            raise UnsupportedFeatureError("DAG(deadline=...)", "deadline alerts are not implemented")
+        refuse_unsupported("DAG", {"deadline": deadline, "allowed_run_types": allowed_run_types,
+                                   "rerun_with_latest_version": rerun_with_latest_version, "task_group": task_group})
         if sla_miss_callback is not None:
             # Airflow 3 accepts and ignores it with this warning; refusing would break files Airflow 3 parses.
             warnings.warn("The SLA feature is removed in Airflow 3.0, and replaced with a Deadline Alerts in >=3.1",

@@ -118,66 +118,50 @@ class BaseSetupTeardownContext:
     _previous_setup_upstream_of_teardown: list[Operators] = []
 
     @classmethod
+    def _push(cls, name: str, tasks: Operators) -> None:
+        """Make ``tasks`` the current value of the stacked attribute ``_<name>``, keeping the one it replaces."""
+        current = getattr(cls, f"_{name}")
+        if current and current != tasks:
+            getattr(cls, f"_previous_{name}").append(current)
+        setattr(cls, f"_{name}", tasks)
+
+    @classmethod
+    def _pop(cls, name: str, *, upstream: bool) -> Operators:
+        """Leave a block: restore ``_<name>``'s previous value, wired to the value that ends (Airflow's pops)."""
+        old = getattr(cls, f"_{name}")
+        previous = getattr(cls, f"_previous_{name}")
+        if previous:
+            setattr(cls, f"_{name}", previous.pop())
+            restored = getattr(cls, f"_{name}")
+            if restored and old:
+                cls.set_dependency(old, restored, upstream=upstream)
+        else:
+            setattr(cls, f"_{name}", [])
+        return old
+
+    @classmethod
     def push_context_managed_setup_task(cls, task: Operators) -> None:
-        setup_task = cls._context_managed_setup_task
-        if setup_task and setup_task != task:
-            cls._previous_context_managed_setup_task.append(cls._context_managed_setup_task)
-        cls._context_managed_setup_task = task
+        cls._push("context_managed_setup_task", task)
 
     @classmethod
     def push_context_managed_teardown_task(cls, task: Operators) -> None:
-        teardown_task = cls._context_managed_teardown_task
-        if teardown_task and teardown_task != task:
-            cls._previous_context_managed_teardown_task.append(cls._context_managed_teardown_task)
-        cls._context_managed_teardown_task = task
+        cls._push("context_managed_teardown_task", task)
 
     @classmethod
     def pop_context_managed_setup_task(cls) -> Operators:
-        old_setup_task = cls._context_managed_setup_task
-        if cls._previous_context_managed_setup_task:
-            cls._context_managed_setup_task = cls._previous_context_managed_setup_task.pop()
-            setup_task = cls._context_managed_setup_task
-            if setup_task and old_setup_task:
-                cls.set_dependency(old_setup_task, setup_task, upstream=False)
-        else:
-            cls._context_managed_setup_task = []
-        return old_setup_task
+        return cls._pop("context_managed_setup_task", upstream=False)
 
     @classmethod
     def pop_context_managed_teardown_task(cls) -> Operators:
-        old_teardown_task = cls._context_managed_teardown_task
-        if cls._previous_context_managed_teardown_task:
-            cls._context_managed_teardown_task = cls._previous_context_managed_teardown_task.pop()
-            teardown_task = cls._context_managed_teardown_task
-            if teardown_task and old_teardown_task:
-                cls.set_dependency(old_teardown_task, teardown_task)
-        else:
-            cls._context_managed_teardown_task = []
-        return old_teardown_task
+        return cls._pop("context_managed_teardown_task", upstream=True)
 
     @classmethod
     def pop_teardown_downstream_of_setup(cls) -> Operators:
-        old_teardown_task = cls._teardown_downstream_of_setup
-        if cls._previous_teardown_downstream_of_setup:
-            cls._teardown_downstream_of_setup = cls._previous_teardown_downstream_of_setup.pop()
-            teardown_task = cls._teardown_downstream_of_setup
-            if teardown_task and old_teardown_task:
-                cls.set_dependency(old_teardown_task, teardown_task)
-        else:
-            cls._teardown_downstream_of_setup = []
-        return old_teardown_task
+        return cls._pop("teardown_downstream_of_setup", upstream=True)
 
     @classmethod
     def pop_setup_upstream_of_teardown(cls) -> Operators:
-        old_setup_task = cls._setup_upstream_of_teardown
-        if cls._previous_setup_upstream_of_teardown:
-            cls._setup_upstream_of_teardown = cls._previous_setup_upstream_of_teardown.pop()
-            setup_task = cls._setup_upstream_of_teardown
-            if setup_task and old_setup_task:
-                cls.set_dependency(old_setup_task, setup_task, upstream=False)
-        else:
-            cls._setup_upstream_of_teardown = []
-        return old_setup_task
+        return cls._pop("setup_upstream_of_teardown", upstream=False)
 
     @classmethod
     def set_dependency(cls, receiving_task: Operators, new_task: Operators, upstream: bool = True) -> None:
@@ -233,20 +217,13 @@ class BaseSetupTeardownContext:
     @classmethod
     def _update_teardown_downstream(cls, operator: Operators) -> None:
         first = operator[0] if isinstance(operator, list) else operator
-        teardowns = cls._nearest(operator, first.downstream_list, lambda t: t.is_teardown)
-        teardown_task = cls._teardown_downstream_of_setup
-        if teardown_task and teardown_task != teardowns:
-            cls._previous_teardown_downstream_of_setup.append(cls._teardown_downstream_of_setup)
-        cls._teardown_downstream_of_setup = teardowns
+        cls._push("teardown_downstream_of_setup",
+                  cls._nearest(operator, first.downstream_list, lambda t: t.is_teardown))
 
     @classmethod
     def _update_setup_upstream(cls, operator: Operators) -> None:
         first = operator[0] if isinstance(operator, list) else operator
-        setups = cls._nearest(operator, first.upstream_list, lambda t: t.is_setup)
-        setup_task = cls._setup_upstream_of_teardown
-        if setup_task and setup_task != setups:
-            cls._previous_setup_upstream_of_teardown.append(cls._setup_upstream_of_teardown)
-        cls._setup_upstream_of_teardown = setups
+        cls._push("setup_upstream_of_teardown", cls._nearest(operator, first.upstream_list, lambda t: t.is_setup))
 
     @classmethod
     def set_teardown_task_as_leaves(cls, leaves: Operators) -> None:

@@ -37,8 +37,10 @@ class TaskGroup(DependencyMixin):
         ui_fgcolor: str = "#000",
         add_suffix_on_collision: bool = False,
         group_display_name: str | None = None,
+        doc_md: str | None = None,
     ) -> None:
         self.prefix_group_id = prefix_group_id
+        self.doc_md = doc_md
         self.default_args = dict(default_args or {})
         self.tooltip = tooltip
         self.ui_color = ui_color

@@ -261,6 +261,17 @@ class Store(Protocol):
 
     def last_heartbeat(self, component: str) -> dt.datetime | None: ...
 
+    # -- tasks that outgrew Lambda ---------------------------------------------------------------------------
+    def remember_long_task(self, dag_id: str, task_id: str, *, executor: str, reason: str, now: dt.datetime,
+                           compute: Mapping[str, int] | None = None) -> None:
+        """Send the task's later tries to ``executor`` (Fargate, sized by ``compute``), because of ``reason``."""
+
+    def long_task_executors(self, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """(dag_id, task_id) -> recorded executor and sizes, for those of ``tasks`` with a record."""
+
+    def forget_long_task(self, dag_id: str, task_id: str) -> None:
+        """Drop the record (the task goes back to the executor it chose)."""
+
     # -- backfills (API, scheduler) ----------------------------------------------------------------------------
     def next_backfill_id(self) -> int: ...
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 from pynamodb.attributes import JSONAttribute, NumberAttribute, UnicodeAttribute, UnicodeSetAttribute
 
+from updraft.store.attributes import DateTimeAttribute
 from updraft.store.config import StoreConfig
-from updraft.store.models import DateTimeAttribute, Item, ListIndex, _bound, build_models
+from updraft.store.models import Item, ListIndex, _bound, build_models
 
 
 class AssetItem(Item):

@@ -36,8 +36,8 @@ from pynamodb.expressions.update import Action
 from updraft.model.records import TIKey
 from updraft.store import keys
 from updraft.store.asset_items import AssetItem, AssetModels, AssetQueueItem, asset_models
+from updraft.store.attributes import ts
 from updraft.store.base import StoreBase
-from updraft.store.models import ts
 from updraft.store.writes import all_of, conditional, item_absent, item_present, update_quietly
 
 ASSETS_LIST_PK = "ASSETS"
@@ -141,7 +141,7 @@ class AssetEvent:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssetEvent:
-        from updraft.store.models import parse_ts
+        from updraft.store.attributes import parse_ts
 
         values = dict(data)
         values["timestamp"] = parse_ts(values["timestamp"])

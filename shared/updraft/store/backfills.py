@@ -21,9 +21,10 @@ from pynamodb.expressions.update import Action
 from updraft.model.backfills import Backfill, ReprocessBehavior
 from updraft.model.records import DagRun
 from updraft.store import keys
+from updraft.store.attributes import DateTimeAttribute, ts
 from updraft.store.base import StoreBase
 from updraft.store.config import StoreConfig
-from updraft.store.models import DateTimeAttribute, Item, ListIndex, _bound, build_models, ts
+from updraft.store.models import Item, ListIndex, _bound, build_models
 from updraft.store.runs import _run_from_item
 from updraft.store.writes import all_of, conditional, item_absent, item_present, update_quietly
 

@@ -18,8 +18,9 @@ from updraft.serialization import canonical_json, deserialize_dag
 from updraft.serialization.model import SerializedDAG
 from updraft.store import keys
 from updraft.store.api import DagMeta
+from updraft.store.attributes import ts
 from updraft.store.base import StoreBase
-from updraft.store.models import DagMetaItem, ts
+from updraft.store.models import DagMetaItem
 from updraft.store.writes import RETRIES, all_of, any_of, conditional, item_absent, set_actions, update_quietly
 from updraft.timetables.base import DagRunInfo, DataInterval
 

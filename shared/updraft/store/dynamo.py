@@ -3,7 +3,8 @@
 It is the one object callers get, composed of one class per aggregate (:mod:`~updraft.store.dags`,
 :mod:`~updraft.store.files`, :mod:`~updraft.store.runs`, :mod:`~updraft.store.task_instances`,
 :mod:`~updraft.store.limits`, :mod:`~updraft.store.xcoms`, :mod:`~updraft.store.event_logs`,
-:mod:`~updraft.store.heartbeats`, :mod:`~updraft.store.dag_deletion`, :mod:`~updraft.store.backfills`), each with its
+:mod:`~updraft.store.heartbeats`, :mod:`~updraft.store.dag_deletion`, :mod:`~updraft.store.backfills`,
+:mod:`~updraft.store.long_tasks`), each with its
 named conditional writes.
 
 Every rule is one conditional write, so its correctness follows from DynamoDB's single-item atomicity and
@@ -23,6 +24,7 @@ from updraft.store.event_logs import EventLogStore
 from updraft.store.files import FileStore
 from updraft.store.heartbeats import HeartbeatStore
 from updraft.store.limits import LimitStore
+from updraft.store.long_tasks import LongTaskStore
 from updraft.store.runs import RunStore
 from updraft.store.task_instances import TaskInstanceStore
 from updraft.store.variables import VariableStore
@@ -30,6 +32,6 @@ from updraft.store.xcoms import XComStore
 
 
 class DynamoStore(AssetStore, DagStore, FileStore, RunStore, TaskInstanceStore, LimitStore, XComStore, VariableStore,
-                  ConnectionStore, EventLogStore, HeartbeatStore, DagDeletionStore, BackfillStore):
+                  ConnectionStore, EventLogStore, HeartbeatStore, DagDeletionStore, BackfillStore, LongTaskStore):
     """The store on DynamoDB. Thread-safe: it keeps only caches of immutable facts (versions, limit items
     known to exist), so one instance serves every thread of a process."""

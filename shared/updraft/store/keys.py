@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import zlib
 
-from updraft.store.models import ts
+from updraft.store.attributes import ts
 
 META = "META"
 

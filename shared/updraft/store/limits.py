@@ -14,9 +14,10 @@ from pynamodb.expressions.update import Action
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit, pool_of
 from updraft.store import keys
 from updraft.store.api import LimitState, Pool
+from updraft.store.attributes import parse_ts, ts
 from updraft.store.base import StoreBase
 from updraft.store.errors import DefaultPoolCannotBeDeleted, StoreError
-from updraft.store.models import LimitItem, parse_ts, ts
+from updraft.store.models import LimitItem
 from updraft.store.writes import (
     RETRIES,
     acknowledged,

@@ -12,14 +12,11 @@ index it appears in) is decided by the aggregate module that writes it.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import functools
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-import pendulum
 from pynamodb.attributes import (
-    Attribute,
     BinaryAttribute,
     BooleanAttribute,
     JSONAttribute,
@@ -28,7 +25,6 @@ from pynamodb.attributes import (
     NumberAttribute,
     UnicodeAttribute,
 )
-from pynamodb.constants import STRING
 from pynamodb.indexes import (
     AllProjection,
     GlobalSecondaryIndex,
@@ -38,6 +34,7 @@ from pynamodb.indexes import (
 from pynamodb.models import MetaProtocol, Model
 
 from updraft.aws_retries import MAX_ATTEMPTS
+from updraft.store.attributes import DateTimeAttribute
 from updraft.store.config import StoreConfig
 from updraft.store.tables import (
     ACTIVE_RUNS_INDEX,
@@ -49,39 +46,7 @@ from updraft.store.tables import (
     TableSpec,
 )
 
-_FORMAT = "%Y-%m-%dT%H:%M:%S.%f+0000"
 _M = TypeVar("_M", bound="Item")
-
-
-def ts(value: dt.datetime) -> str:
-    """The stored form of an instant: UTC, fixed width, so string order is time order (index sort keys).
-
-    Naive datetimes are taken as UTC, as Airflow does for values it stores.
-    """
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
-    return value.astimezone(dt.UTC).strftime(_FORMAT)
-
-
-def parse_ts(text: str) -> pendulum.DateTime:
-    parsed = dt.datetime.strptime(text, _FORMAT).replace(tzinfo=dt.UTC)
-    return pendulum.instance(parsed, tz=pendulum.UTC)
-
-
-class DateTimeAttribute(Attribute[dt.datetime]):
-    """An aware instant stored as :func:`ts` text; read back as a pendulum UTC DateTime.
-
-    pendulum because timetables (which take these values back as ``last_automated_data_interval``) do
-    calendar arithmetic that plain datetimes do not support.
-    """
-
-    attr_type = STRING
-
-    def serialize(self, value: dt.datetime) -> str:
-        return ts(value)
-
-    def deserialize(self, value: str) -> dt.datetime:
-        return parse_ts(value)
 
 
 def _meta(config: StoreConfig) -> MetaProtocol:

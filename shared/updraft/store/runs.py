@@ -11,8 +11,9 @@ from pynamodb.expressions.update import Action
 from updraft.model.records import DagRun
 from updraft.model.states import FINISHED_RUN_STATES, DagRunState
 from updraft.store import keys
+from updraft.store.attributes import ts
 from updraft.store.base import StoreBase
-from updraft.store.models import RunItem, ts
+from updraft.store.models import RunItem
 from updraft.store.writes import (
     acknowledged,
     all_of,

@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import threading
+import time
 from unittest import mock
 
 import boto3
@@ -49,6 +51,15 @@ def flaky(failures: int = FAILURES):
     original = BotocoreStubber.__call__
     attempts: dict[str, int] = {}
     sleeps: list[float] = []
+    caller, real_sleep = threading.current_thread(), time.sleep
+
+    def sleep(seconds: float) -> None:
+        # botocore sleeps through the time module, which other threads of this process (a server, a heartbeat
+        # left by another test) also use: only this thread's sleeps are the retries' backoff.
+        if threading.current_thread() is caller:
+            sleeps.append(seconds)
+        else:
+            real_sleep(seconds)
 
     def call(stubber, event_name, request, **kwargs):
         if not stubber.enabled:
@@ -63,7 +74,7 @@ def flaky(failures: int = FAILURES):
         return original(stubber, event_name, request, **kwargs)
 
     with (mock.patch.object(BotocoreStubber, "__call__", call),
-          mock.patch("botocore.endpoint.time.sleep", sleeps.append)):
+          mock.patch("botocore.endpoint.time.sleep", sleep)):
         yield attempts, sleeps
 
 

@@ -189,7 +189,9 @@ def _queued(call: Call, dag_ids: list[str], asset_id: int | None) -> list[Queued
 
 
 def _consumers(call: Call, asset_id: int) -> list[str]:
-    return _asset(call, asset_id).consumers
+    """The DAGs an asset schedules; none for an unknown asset (Airflow's GET lists nothing, its DELETE 404s)."""
+    asset = call.store.get_asset(asset_id)
+    return asset.consumers if asset is not None else []
 
 
 def _collection(call: Call, items: list[QueuedTarget]) -> dict[str, Any]:
@@ -224,7 +226,7 @@ def delete_asset_queued_events(call: Call) -> Reply:
 
 @routes.get("/dags/{dag_id}/assets/queuedEvents")
 def get_dag_asset_queued_events(call: Call) -> dict[str, Any]:
-    dag_id = _dag(call, call.path("dag_id"))
+    dag_id = call.path("dag_id")  # an unknown DAG has no queued events: 200 and an empty list, as Airflow's
     return _collection(call, _queued(call, [dag_id], None))
 
 

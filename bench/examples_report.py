@@ -1,0 +1,141 @@
+"""Airflow 3.3.2's own example DAG files through Updraft: does each load, and how does `updraft dags test` end?
+
+usage: python bench/examples_report.py [--airflow /tmp/af_surf/x/airflow] [--timeout 60] [--no-run]
+
+Every ``*.py`` in apache-airflow-core's ``example_dags/`` and the standard provider's ``example_dags/`` is parsed
+(one folder parse: loads / import error and its reason), then each DAG that loaded gets one ``dags test`` run (its
+own folder holding just its file and the examples' support folders) whose run state is compared with Airflow's
+where it is known: ``AIRFLOW_STATES`` holds the states checked against real Airflow 3.3.2 (the reference run,
+/work/shared/notes/airflow-reference-run.md; the same tables the tests under tests/functional use). Prints a
+markdown table and the counts (bench/README.md keeps the last counts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import multiprocessing
+import shutil
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+LOGICAL_DATE = dt.datetime(2024, 3, 5, tzinfo=dt.UTC)  # a Tuesday, as the functional tests
+
+# Run states real Airflow 3.3.2's `airflow dags test <dag> 2024-03-05` ended with (checked 2026-11-24).
+AIRFLOW_STATES: dict[str, str] = {
+    "example_bash_decorator": "success",
+    "example_failed_dag": "failed",  # its task raises, by design
+    "example_branch_datetime_operator": "success",
+    "example_branch_datetime_operator_2": "success",
+    "example_branch_datetime_operator_3": "success",
+    "example_weekday_branch_operator": "success",
+    "example_dynamic_task_mapping": "success",
+    "example_dynamic_task_mapping_with_no_taskflow_operators": "success",
+    "latest_only": "success",
+    "latest_only_with_trigger": "success",
+    "example_setup_teardown": "success",
+    "example_setup_teardown_taskflow": "success",
+    "example_short_circuit_decorator": "success",
+    "example_short_circuit_operator": "success",
+}
+
+
+def _stage(airflow: Path, target: Path) -> None:
+    """Copy both example folders into ``target``; their support folders (libs, sql, plugins) come along."""
+    for folder in (airflow / "example_dags", airflow / "providers" / "standard" / "example_dags"):
+        shutil.copytree(folder, target, dirs_exist_ok=True)
+
+
+class _Table:
+    """The report's markdown rows, printed as they come (a slow run must not hide the ones before it)."""
+
+    def __init__(self) -> None:
+        print("| file | loads | dag / import error | dags test run state | Airflow's run state |")
+        print("|---|---|---|---|---|", flush=True)
+
+    def append(self, row: tuple[str, str, str, str, str]) -> None:
+        print("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |", flush=True)
+
+
+def _dags_test(dag_id: str, folder: Path, timeout: float, out: Any) -> None:
+    from updraft.local import dag_test
+
+    dag_test.TICK_S = 0.2
+    try:
+        result = dag_test.run_dag_test(dag_id, dags_folder=str(folder), logical_date=LOGICAL_DATE, timeout_s=timeout)
+        out.put((result.run_state, result.run_state))
+    except Exception as error:  # the report records every failure and goes on
+        out.put(("error", f"error: {_reason(str(error))}"))
+
+
+def _run_alone(dag_id: str, folder: Path, timeout: float) -> tuple[str, str]:
+    """One ``dags test`` in a child process, killed after ``timeout`` (a stuck sensor must not stop the report)."""
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    child = context.Process(target=_dags_test, args=(dag_id, folder, timeout, out))
+    started = time.perf_counter()
+    child.start()
+    child.join(timeout + 10)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        return "timeout", f"no end within {timeout:.0f} s"
+    run_state, text = out.get() if not out.empty() else ("error", "the child died")
+    return run_state, f"{text} ({time.perf_counter() - started:.0f} s)"
+
+
+def _reason(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    last = (lines[-1] if lines else text).strip()
+    return last.split("Updraft does not support ", 1)[-1].split("Error: ", 1)[-1][:140]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--airflow", default="/tmp/af_surf/x/airflow")
+    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--no-run", action="store_true")
+    args = parser.parse_args()
+
+    from updraft.parsing import ParseOptions, parse_dags_folder
+
+    airflow = Path(args.airflow)
+    work = Path(tempfile.mkdtemp(prefix="updraft-examples-"))
+    every = work / "all"
+    _stage(airflow, every)
+    parsed = parse_dags_folder(str(every), ParseOptions())
+    rows = _Table()
+    counts: Counter[str] = Counter()
+    for parsed_file in sorted(parsed.files, key=lambda f: f.relative_path):
+        name = parsed_file.relative_path
+        if parsed_file.import_errors:
+            counts["import error"] += 1
+            rows.append((name, "import error", _reason(parsed_file.import_errors[0].stacktrace), "", ""))
+            continue
+        if not parsed_file.dag_ids:
+            counts["no DAG"] += 1
+            rows.append((name, "loads (no DAG)", "", "", ""))
+            continue
+        counts["loads"] += 1
+        for dag_id in sorted(parsed_file.dag_ids):
+            state, expected = "", AIRFLOW_STATES.get(dag_id, "not compared")
+            if not args.no_run:
+                alone = work / dag_id
+                shutil.copytree(every, alone)
+                for other in alone.glob("*.py"):  # this DAG's file alone, beside the support folders
+                    if other.name not in (Path(name).name, "__init__.py"):
+                        other.unlink()
+                run_state, state = _run_alone(dag_id, alone, args.timeout)
+                counts[f"run {run_state}"] += 1
+                if expected != "not compared" and run_state in ("success", "failed"):
+                    counts["matches Airflow" if run_state == expected else "differs from Airflow"] += 1
+            rows.append((name, "loads", dag_id, state, expected))
+    print()
+    print(f"files: {len(parsed.files)}; " + "; ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""Long tasks on moto: a Lambda try near the function's limit is handed to Fargate (run through the Fargate
+entrypoint, ``main()``), finishes there without spending a retry, and the task's next run goes to Fargate
+directly; a Fargate try stopped by SIGTERM fails as a killed try and keeps its log. Lambda's limit is scaled
+down: a fake context with about a second left before the hand-off margin."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import signal
+import tempfile
+import time
+from types import SimpleNamespace
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from tests.functional.ecs_helpers import fargate_cluster
+from tests.functional.lambda_helpers import SpyLambda, echo_function_zip
+from updraft.executors.recording import RecordingExecutor
+from updraft.executors.routing import RoutingExecutor
+from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
+from updraft.runtime.loader import LocalDagLoader
+from updraft.scheduling.scheduler import Scheduler
+from updraft.scheduling.triggering import trigger_dag
+from updraft.store.config import StoreConfig
+from updraft.store.dynamo import DynamoStore
+from updraft.store.tables import create_table
+
+TABLE = "updraft-long-test"
+BUCKET = "updraft-long-data"
+WORKER = "updraft-worker"
+REGION = "us-east-1"
+MARGIN_S = 1.0
+
+DAG_FILE = '''
+import datetime, os, signal, time
+from airflow.sdk import DAG
+from airflow.providers.standard.operators.python import PythonOperator
+
+
+def slow():
+    print("the long part starts")
+    time.sleep(2)
+    print("the long part ends")
+    return "done"
+
+
+def stopped():
+    print("before the stop")
+    os.kill(os.getpid(), signal.SIGTERM)  # what ECS's StopTask sends the container
+    time.sleep(30)
+    print("never printed")
+
+
+with DAG("long_dag", schedule=None, start_date=datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)):
+    PythonOperator(task_id="long", python_callable=slow, retries=0)
+    PythonOperator(task_id="stopped", python_callable=stopped, retries=1)
+'''
+
+
+def fake_lambda_context(seconds_left: float, memory_mb: int = 10240) -> SimpleNamespace:
+    """A Lambda context whose function times out ``seconds_left`` from now."""
+    deadline = time.monotonic() + seconds_left
+    return SimpleNamespace(function_name=WORKER, memory_limit_in_mb=memory_mb, aws_request_id="req-long",
+                           invoked_function_arn=f"arn:aws:lambda:{REGION}:123456789012:function:{WORKER}",
+                           get_remaining_time_in_millis=lambda: int((deadline - time.monotonic()) * 1000))
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as monkeypatch, _env(tmp_path_factory.mktemp("long"), monkeypatch) as env:
+        yield env
+
+
+@contextlib.contextmanager
+def _env(tmp_path, monkeypatch):
+    """One moto account for the module (each test claims its own run): table, bucket, worker function, cluster."""
+    for name, value in {"AWS_REGION": REGION, "UPDRAFT_TABLE": TABLE, "UPDRAFT_BUCKET": BUCKET,
+                        "UPDRAFT_WORKER_FUNCTION": WORKER, "UPDRAFT_LAMBDA_HANDOFF_MARGIN_SECONDS": str(MARGIN_S),
+                        "UPDRAFT_LIVE_LOG_SECONDS": "0"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with mock_aws(config={"lambda": {"use_docker": False}}):
+        config = StoreConfig(table_name=TABLE, region=REGION, s3_bucket=BUCKET)
+        create_table(config)
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket=BUCKET)
+        s3.put_object(Bucket=BUCKET, Key="dags/long_dag.py", Body=DAG_FILE.encode())
+        role = boto3.client("iam", region_name=REGION).create_role(
+            RoleName="worker", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        lam = boto3.client("lambda", region_name=REGION)
+        lam.create_function(FunctionName=WORKER, Runtime="python3.12", Role=role, Handler="handler.handler",
+                            Code={"ZipFile": echo_function_zip()})
+        ecs, subnet, group = fargate_cluster(REGION)
+        for name, value in {"UPDRAFT_ECS_CLUSTER": "updraft", "UPDRAFT_ECS_TASK_DEFINITION": "updraft-worker",
+                            "UPDRAFT_ECS_SUBNETS": subnet, "UPDRAFT_ECS_SECURITY_GROUPS": group}.items():
+            monkeypatch.setenv(name, value)
+        store = DynamoStore(config, s3_client=s3)
+        local = tmp_path / "parsed"
+        local.mkdir()
+        (local / "long_dag.py").write_text(DAG_FILE)
+        from tests.functional.scheduling.harness import store_dags
+
+        store_dags(store, LocalDagLoader(local).load_file("long_dag.py")["long_dag"], now=dt.datetime.now(dt.UTC))
+        from functions.worker import handler
+
+        monkeypatch.setattr("updraft.services._shared", None)  # built from the environment above on first use
+        spy = SpyLambda(lam)
+        handler.services()._clients["lambda"] = spy
+        yield SimpleNamespace(handler=handler, store=store, s3=s3, ecs=ecs, invokes=spy.payloads)
+
+
+def _claim(store, task_id: str):
+    """A new run of long_dag with ``task_id`` claimed: its dispatch (as the scheduler would send it)."""
+    run = trigger_dag(store, "long_dag", now=dt.datetime.now(dt.UTC))
+    recording = RecordingExecutor()
+    Scheduler(store, recording).schedule_run("long_dag", run.run_id)
+    return next(d for d in recording.take() if d.key.task_id == task_id)
+
+
+def _log(env, key: TIKey, try_number: int) -> str:
+    path = f"logs/{key.dag_id}/{key.run_id}/{key.task_id}/{key.map_index}/{try_number}.log"
+    return env.s3.get_object(Bucket=BUCKET, Key=path)["Body"].read().decode()
+
+
+def _fargate_dispatches(env) -> list[dict]:
+    arns = env.ecs.list_tasks(cluster="updraft")["taskArns"]
+    tasks = env.ecs.describe_tasks(cluster="updraft", tasks=arns)["tasks"] if arns else []
+    found = []
+    for task in tasks:
+        (override,) = task["overrides"]["containerOverrides"]
+        found += [json.loads(e["value"]) for e in override["environment"] if e["name"] == "UPDRAFT_DISPATCH"]
+    return found
+
+
+def test_a_try_past_the_lambda_limit_finishes_on_fargate_without_a_retry(env, monkeypatch, capsys):
+    dispatch = _claim(env.store, "long")
+    key = dispatch.key
+
+    result = env.handler.handler(dispatch.to_payload(), fake_lambda_context(MARGIN_S + 1.2))
+
+    assert result["status"] == "handed_off" and result["executor"] == "fargate" and result["try_number"] == 1
+    assert "time limit" in result["reason"]
+    queued = env.store.get_ti(key)
+    assert queued.state == TaskInstanceState.QUEUED and queued.try_number == 1 and queued.executor == "fargate"
+    assert queued.try_id != dispatch.try_id and "handed off to Fargate" in queued.note
+    (sent,) = [d for d in _fargate_dispatches(env) if d["run_id"] == key.run_id]
+    assert sent["handed_off"] is True and sent["try_number"] == 1 and sent["try_id"] == queued.try_id
+    lambda_part = _log(env, key, 1)
+    assert "the long part starts" in lambda_part and "the long part ends" not in lambda_part
+    assert "handed off to Fargate" in lambda_part
+    # Lambda delivers the old dispatch again: its token lost the fence, nothing runs twice.
+    assert env.handler.handler(dispatch.to_payload(), fake_lambda_context(60))["status"] == "not_runnable"
+
+    monkeypatch.setenv("UPDRAFT_DISPATCH", json.dumps(sent))
+    assert env.handler.main() == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["state"] == "success"
+    done = env.store.get_ti(key)
+    assert done.state == TaskInstanceState.SUCCESS and done.try_number == 1  # retries=0: no retry was spent
+    whole = _log(env, key, 1)
+    assert whole.startswith(lambda_part) and whole.rstrip().count("the long part ends") == 1
+    assert env.store.long_task_executors([("long_dag", "long")]) == {("long_dag", "long"): {"executor": "fargate"}}
+
+    # The task's next run goes to Fargate directly, never to the worker Lambda.
+    run = trigger_dag(env.store, "long_dag", now=dt.datetime.now(dt.UTC))
+    env.handler.services().scheduler.schedule_run("long_dag", run.run_id)
+    routed = [d for d in _fargate_dispatches(env) if d["run_id"] == run.run_id]
+    assert [d["task_id"] for d in routed] == ["long"] and "handed_off" not in routed[0]
+    assert [p["task_id"] for p in env.invokes if p["run_id"] == run.run_id] == ["stopped"]
+
+    env.store.forget_long_task("long_dag", "long")
+    assert env.store.long_task_executors([("long_dag", "long")]) == {}
+
+
+def test_a_try_near_the_memory_limit_is_handed_off_too(env):
+    dispatch = _claim(env.store, "long")
+    result = env.handler.handler(dispatch.to_payload(), fake_lambda_context(60, memory_mb=1))
+    assert result["status"] == "handed_off" and "memory limit" in result["reason"]
+    assert "memory limit" in env.store.get_ti(dispatch.key).note
+    # Fargate gets at least twice the function's memory (1 MB here: the smallest Fargate size), now and later.
+    (sent,) = [d for d in _fargate_dispatches(env) if d["run_id"] == dispatch.key.run_id]
+    assert (sent["compute"]["cpu"], sent["compute"]["memory"]) == (256, 512)
+    assert env.store.long_task_executors([("long_dag", "long")]) == {
+        ("long_dag", "long"): {"executor": "fargate", "cpu": 256, "memory": 512}}
+
+
+def test_a_stopped_fargate_try_fails_as_a_killed_one_and_keeps_its_log(env, monkeypatch, capsys):
+    previous = signal.getsignal(signal.SIGTERM)
+    dispatch = _claim(env.store, "stopped")
+    monkeypatch.setenv("UPDRAFT_DISPATCH", json.dumps({**dispatch.to_payload(), "executor": "fargate"}))
+    started = time.monotonic()
+    assert env.handler.main() == 0
+    assert time.monotonic() - started < 10  # the 30 s sleep was interrupted
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["state"] == "failed"
+    ti = env.store.get_ti(dispatch.key)  # it has a retry left
+    assert ti.state == TaskInstanceState.UP_FOR_RETRY and "stopped (SIGTERM)" in ti.note
+    log = _log(env, dispatch.key, 1)
+    assert "before the stop" in log and "WorkerStopped" in log and "never printed" not in log
+    assert signal.getsignal(signal.SIGTERM) is previous  # main() put the process's handler back
+
+
+def test_without_fargate_the_try_fails_saying_which_limit_it_reached(env, monkeypatch):
+    monkeypatch.setattr(env.handler.services().scheduler, "executor", RoutingExecutor({"lambda": RecordingExecutor()}))
+    dispatch = _claim(env.store, "long")
+    result = env.handler.handler(dispatch.to_payload(), fake_lambda_context(60, memory_mb=1))
+    assert result["status"] == "ran" and result["state"] == "failed"
+    ti = env.store.get_ti(dispatch.key)
+    assert ti.state == TaskInstanceState.FAILED and ti.note.endswith("no Fargate executor to hand it to")
+
+
+def test_deleting_the_dag_forgets_its_long_tasks(env):  # last: it deletes the module's DAG
+    env.store.remember_long_task("long_dag", "long", executor="fargate", reason="r", now=dt.datetime.now(dt.UTC))
+    env.store.delete_dag_items("long_dag")
+    assert env.store.long_task_executors([("long_dag", "long")]) == {}
