@@ -33,6 +33,8 @@ class UpdraftStack(Stack):
             "DagsPrefix": (DAGS_PREFIX, "Where DAG files go in the bucket (updraft dags upload)"),
             "Region": (self.region, "Region of the environment (SigV4 requests are signed for it)"),
             "TableName": (self.updraft.data.table.table_name, "The store's DynamoDB table"),
+            "DagCodeRoleArn": (self.updraft.functions.dag_code.role.role_arn,
+                               "The role DAG code runs with (attach your policies to it, as MWAA's execution role)"),
         }
         for key, (value, description) in outputs.items():
             CfnOutput(self, key, value=value, description=description)

@@ -26,6 +26,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from updraft.config import UpdraftConfig
 from updraft.parsing.s3_events import handle_dag_file_events
+from updraft.parsing.scrub import use_dag_code_credentials
 from updraft.services import shared_services as services
 
 SERVICE = "updraft-parser"  # the metrics' dimension the stack's ImportErrors alarm watches
@@ -38,6 +39,8 @@ metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service=
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     svc = services()
     svc.load_plugins()
+    if svc.dag_code_credentials is not None:  # parse-time code gets the DAG-code role's credentials, not ours
+        use_dag_code_credentials(svc.dag_code_credentials.environment)
     result = handle_dag_file_events(event, s3_client=svc.client("s3"), prefix=svc.config.dags_prefix,
                                     bucket=svc.config.bucket, store=svc.store, options=svc.parse_options,
                                     paused_at_creation=svc.config.dags_are_paused_at_creation)

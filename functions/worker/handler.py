@@ -80,7 +80,7 @@ def run(event: Any, limits: LambdaLimits | None = None) -> dict[str, Any]:
     try:
         result = handle_dispatch(dispatch, store=svc.store, loader=svc.loader, scheduler=svc.scheduler,
                                  now_fn=_now, log_sink=svc.log_sink, hand_off=svc.nudge_scheduler,
-                                 waits=svc.waits, limits=limits)
+                                 waits=svc.waits, limits=limits, credentials=svc.dag_code_credentials)
     finally:
         logger.remove_keys(["dag_id", "run_id", "task_id", "map_index", "try_number"])
         # Downstream tries the mini scheduler claimed but could not hand over (they wait for the queued timeout).

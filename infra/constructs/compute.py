@@ -21,6 +21,7 @@ from constructs import Construct
 from infra.config import EnvironmentSettings, FunctionSettings
 from infra.constructs import access
 from infra.constructs.bundling import RUNTIME, lambda_code
+from infra.constructs.dag_code import DagCodeRole
 from infra.constructs.data import UpdraftData
 from infra.constructs.fargate import FargateWorkers
 from updraft.config import UpdraftConfig
@@ -184,6 +185,13 @@ class UpdraftFunctions(Construct):
         for statement in (*access.worker_data_access(table, bucket, self.task_logs), *dispatch(), *email(),
                           access.invoke_scheduler(self, names.scheduler_function), *run_tasks(), *defer()):
             fargate.task_definition.add_to_task_role_policy(statement)
+
+        # User code's own role (DAG files at parse time, tasks): assumed by the parser and both workers.
+        self.dag_code = DagCodeRole(self, "DagCode", assumers=[self.parser.role, self.worker.role,  # type: ignore[list-item]
+                                                              fargate.task_definition.task_role])
+        for fn in (self.parser, self.worker):
+            fn.add_environment("UPDRAFT_DAG_CODE_ROLE", self.dag_code.role.role_arn)
+        fargate.container.add_environment("UPDRAFT_DAG_CODE_ROLE", self.dag_code.role.role_arn)
 
         self._alarms(names)
 

@@ -43,6 +43,8 @@ Variables (all optional except where noted):
                                 ``send_email``); unset: no email is sent, and a task's alert logs why
 ``UPDRAFT_BASE_URL``            the web address of the environment, for links in alerts (``ti.log_url``);
                                 Airflow's ``[api] base_url`` default when unset
+``UPDRAFT_DAG_CODE_ROLE``       the IAM role user code runs with (DAG files at parse time, tasks): the worker and
+                                the parser assume it and give user code only its credentials; unset: none
 ``UPDRAFT_DAGS_PAUSED_AT_CREATION``  Airflow's ``[core] dags_are_paused_at_creation`` (``true``/``false``,
                                 default true): whether a DAG first parsed starts paused
 ==============================  ===================================================================
@@ -116,6 +118,7 @@ class UpdraftConfig:
     secrets_backend: str | None = None
     secrets_backend_kwargs: str | None = None
     dags_are_paused_at_creation: bool = True
+    dag_code_role: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -153,6 +156,7 @@ class UpdraftConfig:
             secrets_backend=env.get("AIRFLOW__SECRETS__BACKEND") or None,
             secrets_backend_kwargs=env.get("AIRFLOW__SECRETS__BACKEND_KWARGS") or None,
             dags_are_paused_at_creation=(env.get("UPDRAFT_DAGS_PAUSED_AT_CREATION") or "true").lower() != "false",
+            dag_code_role=env.get("UPDRAFT_DAG_CODE_ROLE") or None,
         )
 
     def to_env(self) -> dict[str, str]:
@@ -182,6 +186,7 @@ class UpdraftConfig:
             "AIRFLOW__SECRETS__BACKEND": self.secrets_backend,
             "AIRFLOW__SECRETS__BACKEND_KWARGS": self.secrets_backend_kwargs,
             "UPDRAFT_DAGS_PAUSED_AT_CREATION": None if self.dags_are_paused_at_creation else "false",
+            "UPDRAFT_DAG_CODE_ROLE": self.dag_code_role,
         }
         return {name: value for name, value in out.items() if value is not None}
 

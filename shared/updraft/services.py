@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from updraft.executors.base import Executor
     from updraft.parsing.options import ParseOptions
+    from updraft.runtime.dag_code_credentials import DagCodeCredentials
     from updraft.runtime.loader import S3DagLoader
     from updraft.runtime.logs import LogSink
     from updraft.scheduling.deferrals import Waits
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 # The AWS services Updraft calls (the dev extra installs boto3's types for exactly these).
 AwsService = Literal["cognito-idp", "dynamodb", "ecs", "kms", "lambda", "logs", "s3", "secretsmanager", "sqs", "ssm",
-                     "stepfunctions"]
+                     "stepfunctions", "sts"]
 
 
 class Services:
@@ -61,7 +62,7 @@ class Services:
     @overload
     def client(self, service: Literal["sqs"]) -> SQSClient: ...
     @overload
-    def client(self, service: Literal["kms", "secretsmanager", "ssm", "stepfunctions"]) -> Any: ...
+    def client(self, service: Literal["kms", "secretsmanager", "ssm", "stepfunctions", "sts"]) -> Any: ...
 
     def client(self, service: AwsService) -> Any:
         """A boto3 client; in local mode, Lambda, ECS and Step Functions are local mode's own (moto cannot run
@@ -168,6 +169,15 @@ class Services:
         workdir = os.path.join(tempfile.gettempdir(), "updraft-worker-dags")
         return S3DagLoader(self.client("s3"), self.config.bucket, self.config.dags_prefix, workdir,
                            plugins_folder=self.config.plugins_folder)
+
+    @functools.cached_property
+    def dag_code_credentials(self) -> DagCodeCredentials | None:
+        """The DAG-code role's credentials for user code (None without ``UPDRAFT_DAG_CODE_ROLE``: no credentials)."""
+        from updraft.runtime.dag_code_credentials import DagCodeCredentials
+
+        if not self.config.dag_code_role:
+            return None
+        return DagCodeCredentials(lambda: self.client("sts"), self.config.dag_code_role)
 
     @functools.cached_property
     def log_sink(self) -> LogSink | None:

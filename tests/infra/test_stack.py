@@ -304,7 +304,8 @@ def test_resource_inventory(synth) -> None:
         "AWS::ECS::Cluster", "AWS::ECS::TaskDefinition", "AWS::StepFunctions::StateMachine",
         "AWS::ApiGateway::RestApi", "AWS::EC2::NatGateway")} == {
         "AWS::Lambda::Function": 7,  # ours (6) + CDK's bucket-notifications handler
-        "AWS::IAM::Role": 10,  # 6 functions, task, task execution, state machine, notifications handler
+        # 6 functions, task, task execution, state machine, notifications handler, DAG code
+        "AWS::IAM::Role": 11,
         "AWS::Logs::LogGroup": 9,  # 6 functions, Fargate task, state machine, task logs
         "AWS::CloudWatch::Alarm": 5, "AWS::ECS::Cluster": 1,  # DLQ, import errors, scheduler, parser, poison
         "AWS::ECS::TaskDefinition": 1, "AWS::StepFunctions::StateMachine": 1, "AWS::ApiGateway::RestApi": 2,  # IAM, users

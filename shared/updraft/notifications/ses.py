@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from updraft.config import UpdraftConfig
 
@@ -51,8 +51,19 @@ class SesEmailSender:
         return response["MessageId"]
 
 
+_through: list[Any] = []
+
+
+def send_through(sender: Any) -> None:
+    """Make ``sender`` this process's sender: a try's child process sends through the worker, which holds the
+    SES grant (``runtime.store_proxy.ProxyEmailSender``)."""
+    _through[:] = [sender]
+
+
 def configured_sender(config: UpdraftConfig | None = None) -> SesEmailSender | None:
     """The environment's sender, or None when no sender identity is configured."""
+    if _through:
+        return _through[0]  # type: ignore[no-any-return]
     config = config or UpdraftConfig.from_env()
     if not config.email_from:
         return None

@@ -169,6 +169,7 @@ def child_main(
     global _current_job, _current_timeout
     _current_job, _current_timeout = job, options.timeout_s
     isolate(result_fd, out_fd, options, user_tasks_now)
+    os.environ.update(job.env)  # the DAG-code role's credentials (none without one): never the parser's
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
     os.close(out_fd)

@@ -38,7 +38,7 @@ from updraft.parsing.child import default_target, prepare_forking_process
 from updraft.parsing.forker import KILL_GRACE_S, Forker
 from updraft.parsing.options import FileJob, ParseOptions
 from updraft.parsing.outcome import Finished
-from updraft.parsing.scrub import scrubbed
+from updraft.parsing.scrub import dag_code_environment, scrubbed
 from updraft.parsing.warm import warm_up
 
 # How long the client waits for *any* message before deciding the server is
@@ -47,10 +47,13 @@ from updraft.parsing.warm import warm_up
 _WATCHDOG_EXTRA_S = 30.0
 
 
-def _job_line(run: int, index: int, job: FileJob) -> bytes:
-    data = {"r": run, "i": index, "path": job.path, "rel": job.relative_path, "folder": job.dags_folder}
+def _job_line(run: int, index: int, job: FileJob, env: dict[str, str] | None = None) -> bytes:
+    data: dict[str, object] = {"r": run, "i": index, "path": job.path, "rel": job.relative_path,
+                               "folder": job.dags_folder}
     if job.file_version is not None:
         data["version"] = job.file_version
+    if env:  # the DAG-code role's credentials, for the child's environment only (never in the server's argv)
+        data["env"] = env
     return json.dumps(data, separators=(",", ":")).encode() + b"\n"
 
 
@@ -111,7 +114,8 @@ def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
                 while (end := pending.find(b"\n")) >= 0:
                     data = json.loads(pending[:end])
                     del pending[: end + 1]
-                    job = FileJob(data["path"], data["rel"], data["folder"], data.get("version"))
+                    job = FileJob(data["path"], data["rel"], data["folder"], data.get("version"),
+                                  tuple(sorted(data.get("env", {}).items())))
                     queue.append((data["r"], data["i"], job))
             for finished in forker.kill_overdue():
                 send(finished)
@@ -224,13 +228,14 @@ class ForkServerClient:
         run = self._run
         window = max(64, 8 * self.options.workers)
         watchdog = self.options.timeout_s + KILL_GRACE_S + _WATCHDOG_EXTRA_S
+        env = dag_code_environment()
         sent = 0
         outstanding: set[int] = set()
         in_fd = _pipes(self.proc)[0].fileno()
         while sent < len(jobs) or outstanding:
             lines = []
             while sent < len(jobs) and len(outstanding) < window:
-                lines.append(_job_line(run, sent, jobs[sent]))
+                lines.append(_job_line(run, sent, jobs[sent], env))
                 outstanding.add(sent)
                 sent += 1
             if lines:
@@ -245,7 +250,7 @@ class ForkServerClient:
                 outstanding.clear()
                 self._stop()
                 for index in lost:
-                    yield self._run_alone(run, index, jobs[index], watchdog)
+                    yield self._run_alone(run, index, jobs[index], watchdog, env)
                 assert self.proc is not None
                 in_fd = _pipes(self.proc)[0].fileno()
                 continue
@@ -264,11 +269,11 @@ class ForkServerClient:
                 payload,
             )
 
-    def _run_alone(self, run: int, index: int, job: FileJob, watchdog: float) -> Finished:
+    def _run_alone(self, run: int, index: int, job: FileJob, watchdog: float, env: dict[str, str]) -> Finished:
         self.start()
         assert self.proc is not None
         with contextlib.suppress(BrokenPipeError):
-            _write_all(_pipes(self.proc)[0].fileno(), _job_line(run, index, job))
+            _write_all(_pipes(self.proc)[0].fileno(), _job_line(run, index, job, env))
         while (message := self._read_message(watchdog)) is not None:
             meta, payload = message
             if meta["r"] == run and meta["i"] == index:

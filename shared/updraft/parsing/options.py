@@ -8,7 +8,7 @@ the same thing.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MEMORY_LIMIT_MB = 1024
@@ -80,3 +80,5 @@ class FileJob:
     relative_path: str
     dags_folder: str
     file_version: str | None = None
+    # The DAG-code role's credentials, set in the child's environment (``scrub.dag_code_environment``).
+    env: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)

@@ -183,12 +183,22 @@ def previous_successful_run(store: Any, run: DagRun, *, page: int = 50) -> DagRu
     """
     if run.logical_date is None:
         return None
-    key = (run.dag_id, run.logical_date)
+    through_worker = getattr(store, "previous_successful_run", None)  # a try's child: the worker's cache answers
+    if through_worker is not None:
+        found: DagRun | None = through_worker(run.dag_id, run.logical_date)
+        return found
+    return previous_successful_run_before(store, run.dag_id, run.logical_date, page=page)
+
+
+def previous_successful_run_before(store: Any, dag_id: str, logical_date: datetime, *, page: int = 50
+                                   ) -> DagRun | None:
+    """``previous_successful_run`` for a run of ``dag_id`` at ``logical_date`` (cached per store)."""
+    key = (dag_id, logical_date)
     with _previous_lock:
         cached = _previous.get(store, {}).get(key)
     if cached is not None and time.monotonic() - cached[0] < PREVIOUS_RUN_REUSE_S:
         return cached[1]
-    found = _previous_successful_run(store, run.dag_id, run.logical_date, page=page)
+    found = _previous_successful_run(store, dag_id, logical_date, page=page)
     with _previous_lock:
         known = _previous.setdefault(store, {})
         if len(known) > 256:

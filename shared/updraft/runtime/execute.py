@@ -24,7 +24,7 @@ import signal
 import threading
 import traceback
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from updraft.executors.base import Dispatch
 from updraft.model.records import DagRun, TaskInstance
@@ -37,6 +37,7 @@ from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.rendered_fields import record_rendered_fields
 from updraft.runtime.secrets import prepare_secrets
+from updraft.runtime.store_proxy import StoreProxy
 from updraft.runtime.task_email import send_error_email, wants_email
 from updraft.runtime.xcom import XComClient, XComSerializationError, push_result
 from updraft.scheduling.retries import will_retry
@@ -318,7 +319,10 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
                              start_date=started.start_date if started and started.start_date else now_fn(),
                              reschedule_count=started.reschedule_count if started else 0,
                              first_reschedule_date=started.first_reschedule_date if started else None)
-    ti.cross_dag = CrossDag(store, now_fn=now_fn, nudge=nudge)
+    # In a try's child the store is the worker's proxy: other DAGs are read and triggered in the worker, which
+    # nudges the scheduler itself (the proxy answers CrossDag's calls).
+    ti.cross_dag = (cast(CrossDag, store.cross_dag()) if isinstance(store, StoreProxy)
+                    else CrossDag(store, now_fn=now_fn, nudge=nudge))
     context = build_context(ti=ti, task=task, dag=dag, run=run, store=store)
     install_asset_context(context, store, task, run)
     skip: set[int] = set()

@@ -50,6 +50,9 @@ class LocalDagLoader:
                 self._cache[(path, digest)] = dags
         return dags
 
+    def prepare(self, relative_fileloc: str, file_hash: str | None = None) -> None:
+        """Make the file current on disk without importing it (a try's child process imports it)."""
+
     def load_dag(self, dag_id: str, relative_fileloc: str, file_hash: str | None = None) -> Any:
         """The live DAG ``dag_id`` defined by the file (``file_hash`` is informative: the file on disk wins)."""
         dags = self.load_file(relative_fileloc)
@@ -96,12 +99,15 @@ class S3DagLoader(LocalDagLoader):
         self.reuse_s = reuse_s
         self._synced_at: float | None = None
 
-    def load_dag(self, dag_id: str, relative_fileloc: str, file_hash: str | None = None) -> Any:
+    def prepare(self, relative_fileloc: str, file_hash: str | None = None) -> None:
         from updraft.parsing.s3 import sync_prefix
 
         if not self._current(relative_fileloc, file_hash):
             sync_prefix(self.s3_client, self.bucket, self.prefix, self.dags_folder)
             self._synced_at = time.monotonic()
+
+    def load_dag(self, dag_id: str, relative_fileloc: str, file_hash: str | None = None) -> Any:
+        self.prepare(relative_fileloc, file_hash)
         return super().load_dag(dag_id, relative_fileloc, file_hash)
 
     def _current(self, relative_fileloc: str, file_hash: str | None) -> bool:

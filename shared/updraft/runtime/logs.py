@@ -20,7 +20,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -211,6 +211,8 @@ class _Buffer:
     def write(self, text: str) -> None:
         with self.lock:
             self.parts.append(text)
+        for follower in _followers:
+            follower(text)
 
     def text(self) -> str:
         with self.lock:
@@ -262,6 +264,61 @@ def _start_live_writer() -> None:
 
         _live_writer.append(threading.Thread(target=loop, name="live-task-logs", daemon=True))
         _live_writer[0].start()
+
+
+_followers: list[Callable[[str], None]] = []
+
+
+def follow_writes(follower: Callable[[str], None]) -> None:
+    """Call ``follower`` with each piece a try's log receives, as it is written: a try's child process sends its
+    log to the worker this way, so a worker stopped a moment later still writes every line printed so far."""
+    _followers.append(follower)
+
+
+class RelayedLog(_Buffer):
+    """The log of a try whose code runs in another process (``supervisor``), as that process last sent it whole:
+    followed by the live writer and written by :func:`write_open_logs` like a log captured here."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.latest = ""
+
+    def update(self, text: str) -> None:
+        """The whole log, as the other process has it now."""
+        with self.lock:
+            self.latest = text
+            self.parts.append("")  # grown: the live writer writes it again
+
+    def extend(self, piece: str) -> None:
+        """One more piece of the log, as it was printed."""
+        with self.lock:
+            self.latest += piece
+            self.parts.append("")
+
+    def text(self) -> str:
+        return self.latest
+
+    def text_so_far(self) -> str:
+        return self.latest
+
+
+@contextlib.contextmanager
+def relay(sink: LogSink | None, key: TIKey, try_number: int) -> Iterator[RelayedLog]:
+    """Keep a relayed try's log open while the try runs (written as it grows, and on a stop), and write its last
+    text when it ends."""
+    log = RelayedLog()
+    if sink is None:
+        yield log
+        return
+    _open[id(log)] = (sink, key, try_number, log)
+    _start_live_writer()
+    try:
+        yield log
+    finally:
+        with _live_lock:
+            ended = _open.pop(id(log), None) is not None
+        if ended and log.latest:
+            sink.write(key, try_number, redact_text(log.latest))
 
 
 def write_open_logs(reason: str) -> None:

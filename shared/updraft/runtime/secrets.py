@@ -67,12 +67,27 @@ def prepare_secrets(store: Any, env: Mapping[str, str] | None = None,
     wanted = (id(store), env.get(BACKEND_VAR) or None, env.get(BACKEND_KWARGS_VAR) or None)
     if wanted == _installed:
         return
-    backend: SecretsBackend | None = None
-    if wanted[1]:
+    backend: SecretsBackend | None = getattr(store, "secrets_backend", None)  # a try's child: read by the worker
+    if wanted[1] and backend is None:
         backend = build_backend(wanted[1], wanted[2] or "", client_factory)
     metastore = StoreSecrets(store) if hasattr(store, "get_variable") else None
     use_secrets(metastore, backend)
     _installed = wanted
+
+
+_worker_backend: dict[tuple[str, str], SecretsBackend] = {}
+
+
+def configured_backend(env: Mapping[str, str] | None = None,
+                       client_factory: ClientFactory = aws_client) -> SecretsBackend | None:
+    """The environment's secrets backend as the worker reads it for a try's child (built once per setting)."""
+    env = os.environ if env is None else env
+    name, kwargs = env.get(BACKEND_VAR) or "", env.get(BACKEND_KWARGS_VAR) or ""
+    if not name:
+        return None
+    if (name, kwargs) not in _worker_backend:
+        _worker_backend[(name, kwargs)] = build_backend(name, kwargs, client_factory)
+    return _worker_backend[(name, kwargs)]
 
 
 def forget_secrets_setup() -> None:

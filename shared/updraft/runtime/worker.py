@@ -1,5 +1,10 @@
 """What a worker does with one dispatch: fence, run, report, then schedule the run's next tasks at once.
 
+The try's user code runs in a child process (``supervisor``): it gets the DAG-code role's credentials
+(``credentials``; none without one) and reaches the store only through this process, fenced to the try.
+``in_process=True`` runs it here instead, holding the worker's credentials: only for callers that have none to
+protect and need the task in their own process (a debugger on ``dags test``).
+
 The worker Lambda, the Fargate entrypoint and local mode all call ``handle_dispatch``. A duplicate or stale
 dispatch (at-least-once delivery, a retry that superseded it) loses ``start_try`` and runs nothing. While the task
 runs, a heartbeat extends the try's lease so the scheduler does not take a long task for a zombie; a lost
@@ -18,11 +23,12 @@ from typing import TYPE_CHECKING
 from updraft.executors.base import Dispatch
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.model.deferrals import ResumeRequest
-from updraft.model.records import TaskInstance
+from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.runtime import handoff
 from updraft.runtime.assets import emits_assets, publish_and_nudge
 from updraft.runtime.dag_callbacks import run_dag_callbacks
+from updraft.runtime.dag_code_credentials import DagCodeCredentials
 from updraft.runtime.execute import run_try
 from updraft.runtime.handoff import HandedOff, KeepEarlierLog, LambdaLimitReached, LambdaLimits, lambda_limit_guard
 from updraft.runtime.loader import LocalDagLoader
@@ -31,6 +37,7 @@ from updraft.runtime.task_callbacks import run_task_callbacks
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.deferrals import Waits, resume_try, start_wait
 from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
+from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
 if TYPE_CHECKING:
@@ -44,8 +51,9 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest, *, store: Store, loader:
                     log_sink: LogSink | None = None, hostname: str | None = None,
                     lease: dt.timedelta = DEFAULT_LEASE,
                     hand_off: Callable[[str, str], bool] | None = None,
-                    waits: Waits | None = None,
-                    limits: LambdaLimits | None = None) -> TryResult | HandedOff | None:
+                    waits: Waits | None = None, limits: LambdaLimits | None = None,
+                    credentials: DagCodeCredentials | None = None,
+                    in_process: bool = False) -> TryResult | HandedOff | None:
     """Run ``dispatch`` once; None when it was not this worker's to run (duplicate or superseded).
 
     With ``limits`` (the worker Lambda's), a try about to reach one is handed to Fargate instead
@@ -70,21 +78,27 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest, *, store: Store, loader:
         _republish_assets(store, scheduler, dispatch, now_fn)
         return None
     run = store.get_run(key.dag_id, key.run_id)  # read once: the try runs it, its version decides the outcome
+    dag = scheduler.dag(run.dag_id, run.dag_hash) if run is not None else None
     if dispatch.handed_off and log_sink is not None:
         log_sink = KeepEarlierLog(log_sink, key, dispatch.try_number)
     try:
-        with _Heartbeat(store, dispatch, now_fn, lease), lambda_limit_guard(limits):
-            result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink,
-                             hostname=hostname, run=run, nudge=hand_off, started=started)
+        # A limit reached interrupts the wait for the child here (its process group is killed on the way out).
+        with _Heartbeat(store, dispatch, now_fn, lease) as beat, lambda_limit_guard(limits):
+            if in_process:
+                result = run_try(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink,
+                                 hostname=hostname, run=run, nudge=hand_off, started=started)
+            else:
+                result = _run_in_child(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink,
+                                       hostname=hostname, run=run, dag=dag, credentials=credentials,
+                                       lost=beat.lost, nudge=hand_off, started=started)
     except LambdaLimitReached as reached:
         moved = handoff.hand_off(store, dispatch, executor=scheduler.executor, reached=reached, now=now_fn(),
                                  log_sink=log_sink)
         if moved is not None:
             return HandedOff(moved, str(reached))
         result = TryResult(TaskInstanceState.FAILED, note=f"{reached}; no Fargate executor to hand it to")
-    if run is None:  # the try failed on it already; without its run there is nothing to record or schedule
+    if run is None or dag is None:  # the try failed on it already; without its run there is nothing to record
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
-    dag = scheduler.dag(run.dag_id, run.dag_hash)
     finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, release=False,
                           started=started)
     if not finished:
@@ -145,6 +159,30 @@ def _start_wait(waits: Waits | None, deferred: TaskInstance) -> None:
     start_wait(waits, deferred)
 
 
+def _run_in_child(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
+                  log_sink: LogSink | None, hostname: str, run: DagRun | None, dag: SerializedDAG | None,
+                  credentials: DagCodeCredentials | None, lost: threading.Event,
+                  nudge: Callable[[str, str], bool] | None, started: TaskInstance) -> TryResult:
+    """The try in a child of the process's task server (``supervisor``), with the DAG file current on disk."""
+    from updraft.runtime.secrets import configured_backend
+    from updraft.runtime.supervisor import shared_supervisor
+
+    timeout, backend, backend_error = None, None, None
+    try:
+        backend = configured_backend()
+    except Exception as exc:  # a misconfigured backend: the try fails naming it, as it did in-process
+        backend_error = f"{type(exc).__name__}: {exc}"
+    if dag is not None:
+        loader.prepare(dag.relative_fileloc, dag.file_hash)
+        task = dag.task_dict.get(dispatch.key.task_id)
+        timeout = task.execution_timeout if task is not None else None
+    return shared_supervisor().run(
+        dispatch, store=store, dags_folder=loader.dags_folder, plugins_folder=loader.plugins_folder, now_fn=now_fn,
+        log_sink=log_sink, hostname=hostname, run=run, credentials=credentials.environment() if credentials else None,
+        backend=backend, backend_error=backend_error, execution_timeout=timeout, lost=lost, nudge=nudge,
+        started=started)
+
+
 def run_callback_request(request: DagCallbackRequest | TaskCallbackRequest, *, store: Store, loader: LocalDagLoader,
                          now_fn: Callable[[], dt.datetime], log_sink: LogSink | None = None) -> bool:
     """Run a callback request's callbacks once; False for a duplicate delivery."""
@@ -168,6 +206,7 @@ class _Heartbeat:
         self.now_fn = now_fn
         self.lease = lease
         self.stop = threading.Event()
+        self.lost = threading.Event()  # the try was ended elsewhere: its process is killed
         self.thread = threading.Thread(target=self._beat, name=f"heartbeat-{dispatch.key.label}", daemon=True)
 
     def _beat(self) -> None:
@@ -180,6 +219,7 @@ class _Heartbeat:
                 log.exception("heartbeat of %s failed", self.dispatch.key.label)
                 continue
             if not alive:
+                self.lost.set()
                 log.warning("try %s of %s was ended elsewhere; its result will be refused",
                             self.dispatch.try_number, self.dispatch.key.label)
                 return

@@ -1,0 +1,425 @@
+"""The store as a try's child process reaches it: an allow-list of calls the worker makes for it, fenced to the try.
+
+User code (the DAG file, operators, callbacks) runs in a child process that never held Updraft's credentials
+(``supervisor``/``task_process``). Everything the runtime in that child needs from the store goes through this
+module, as Airflow 3's task runner reaches the API server only through its supervisor (``comms.py``'s message set):
+the child's :class:`StoreProxy` sends ``[method, args]`` as JSON over its socket, the worker answers with
+:func:`serve_call`, which runs the method's handler in :data:`ALLOWED` against the real store.
+
+The allow-list is :data:`ALLOWED`, in this one place. Each handler decodes its JSON arguments and checks they are
+within the try's :class:`TryScope`:
+
+- writes are the try's own: XComs of its own task instance (``put_xcom``, ``clear_xcoms``), its rendered fields
+  fenced by its try token (``set_rendered_fields``);
+- reads of the run's DAG version, of runs and XComs are open, as in Airflow 3 (``xcom_pull`` may name another DAG;
+  Airflow's execution API allows it too);
+- Variables and Connections: the metastore (``get_variable``/``set_variable``/``delete_variable``/
+  ``get_connection``) and the configured secrets backend (``backend_variable``/``backend_connection``), which is
+  read with the worker's credentials, so the DAG-code role needs no secrets permission;
+- ``now``: the worker's clock (a try's timestamps are the worker's, as when it ran in-process);
+- assets: reads of asset events (``inlet_events``, ``triggering_asset_events``) are open; the try keeps its own
+  outlet events (``put_outlet_events``, its task instance and try number), which the worker emits after it
+  records the success;
+- other DAGs: ``cross_dag`` runs one of :data:`CROSS_DAG_CALLS` on a ``runtime.cross_dag.CrossDag`` in the worker,
+  what Airflow's execution API lets a task do (``TriggerDagRunOperator`` triggers or clears a run,
+  ``ExternalTaskSensor`` reads runs and task states): the run is created or cleared by the REST API's own code
+  and the worker nudges the scheduler (its ``hand_off``) for a triggered run.
+
+To let the child do something new with the store (asset events, trigger records, deferrals), add a handler to
+``ALLOWED`` that checks its scope and the matching method on ``StoreProxy``; ``test_store_proxy`` checks they agree.
+Replies travel as pickles from the worker to the child (records and SerializedDAGs as they are); requests from the
+child are JSON only, so nothing the child sends can run code in the worker.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import pickle
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from updraft.model.records import TIKey
+from updraft.store.api import Store
+
+
+class Relayed(Exception):
+    """Raised by a handler whose exception the child must see as it is (``DagRunAlreadyExists`` for a
+    ``TriggerDagRunOperator``): the reply carries the exception itself, pickled, and the child raises it."""
+
+    def __init__(self, exc: Exception) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+
+
+class ScopeError(PermissionError):
+    """A call the try may not make (another try's XCom, an unknown method): refused, and the try sees it raised."""
+
+
+@dataclass
+class TryScope:
+    """What one child process may touch: its try (key and token) and the worker's clock and secrets backend."""
+
+    key: TIKey
+    try_id: str
+    now_fn: Callable[[], dt.datetime]
+    backend: Any = None  # the configured secrets backend (SecretsBackend), read in the worker
+    try_number: int | None = None  # the try's number (its outlet events are kept under it)
+    nudge: Callable[[str, str], Any] | None = None  # the worker's hand-off: a run the try triggered starts now
+    served: dict[str, int] = field(default_factory=dict)  # calls served, by method (the bench reads it)
+
+
+def _ti_key(raw: Any) -> TIKey:
+    if not (isinstance(raw, list) and len(raw) == 4 and all(isinstance(part, str) for part in raw[:3])
+            and isinstance(raw[3], int)):
+        raise ScopeError(f"not a task instance key: {raw!r}")
+    return TIKey(raw[0], raw[1], raw[2], raw[3])
+
+
+def _own(scope: TryScope, raw: Any) -> TIKey:
+    key = _ti_key(raw)
+    if key != scope.key:
+        raise ScopeError(f"this try ({scope.key.label}) may not write task instance {key.label}")
+    return key
+
+
+def _text(raw: Any, what: str) -> str:
+    if not isinstance(raw, str):
+        raise ScopeError(f"{what} must be a string, got {type(raw).__name__}")
+    return raw
+
+
+def _optional_int(raw: Any) -> int | None:
+    if raw is not None and not isinstance(raw, int):
+        raise ScopeError(f"expected an integer or null, got {raw!r}")
+    return raw
+
+
+def _put_xcom(store: Store, scope: TryScope, key: Any, xcom_key: Any, value: Any, shown: Any) -> None:
+    store.put_xcom(_own(scope, key), _text(xcom_key, "an XCom key"), value, now=scope.now_fn(), shown=shown)
+
+
+def _set_rendered_fields(store: Store, scope: TryScope, key: Any, try_id: Any, fields: Any) -> bool:
+    if try_id != scope.try_id or not isinstance(fields, dict):
+        raise ScopeError(f"this try may only record its own rendered fields (try token {scope.try_id!r})")
+    return store.set_rendered_fields(_own(scope, key), try_id=scope.try_id, rendered_fields=fields)
+
+
+def _get_xcom(store: Store, scope: TryScope, key: Any, xcom_key: Any) -> Any:
+    return store.get_xcom(_ti_key(key), _text(xcom_key, "an XCom key"), _MISSING_REPLY)
+
+
+def _backend_lookup(scope: TryScope, method: str, name: Any) -> str | None:
+    if scope.backend is None:
+        return None
+    value = getattr(scope.backend, method)(_text(name, "a variable key or connection id"))
+    return None if value is None else str(value)
+
+
+def _send_email(store: Store, scope: TryScope, to: Any, subject: Any, html: Any, cc: Any, bcc: Any,
+                charset: Any) -> str:
+    """An alert or ``send_email`` from the try, through the environment's sender (SES, the worker's grant)."""
+    from updraft.notifications.ses import EmailNotConfigured, configured_sender
+
+    sender = configured_sender()
+    if sender is None:
+        raise EmailNotConfigured()
+    addresses = [to, cc, bcc]
+    if not all(isinstance(group, list) and all(isinstance(a, str) for a in group) for group in addresses):
+        raise ScopeError("email recipients must be lists of addresses")
+    return sender.send(to=to, subject=_text(subject, "a subject"), html=_text(html, "a body"), cc=cc, bcc=bcc,
+                       charset=_text(charset, "a charset"))
+
+
+def _previous_successful_run(store: Store, scope: TryScope, dag_id: Any, logical_date: Any) -> Any:
+    """The context's ``prev_*_success``: from the worker's cache, so a child does not read 50 runs per try."""
+    from updraft.runtime.context import previous_successful_run_before
+
+    return previous_successful_run_before(store, _text(dag_id, "dag_id"),
+                                          dt.datetime.fromisoformat(_text(logical_date, "a logical date")))
+
+
+def _asset_id(raw: Any) -> int:
+    if not isinstance(raw, int) or isinstance(raw, bool):
+        raise ScopeError(f"not an asset id: {raw!r}")
+    return raw
+
+
+def _put_outlet_events(store: Store, scope: TryScope, key: Any, try_number: Any, events: Any) -> None:
+    if try_number != scope.try_number:
+        raise ScopeError(f"this try (number {scope.try_number}) may only keep its own outlet events")
+    if not (isinstance(events, list) and all(isinstance(event, dict) for event in events)):
+        raise ScopeError("outlet events must be a list of objects")
+    assets: Any = store  # the asset methods are AssetStore's (DynamoStore, MemoryStore), not the Store protocol's
+    assets.put_outlet_events(_own(scope, key), scope.try_number, events, scope.now_fn())
+
+
+# What a try may ask of ``CrossDag`` (the public methods operators and sensors call), and which of their keyword
+# arguments are datetimes (one, or a list of them) that JSON carried as ISO strings.
+CROSS_DAG_CALLS: Mapping[str, tuple[str, ...]] = {
+    "is_paused": (), "dag_presence": (), "missing_tasks": (), "has_task_group": (), "run_state": (),
+    "trigger": ("logical_date",), "count_runs": ("logical_dates",), "count_tis": ("logical_dates",),
+    "task_group_states": ("logical_dates",), "count_matching": ("logical_dates",),
+}
+
+
+def _date(raw: Any) -> dt.datetime:
+    return dt.datetime.fromisoformat(_text(raw, "a date"))
+
+
+def _cross_dag(store: Store, scope: TryScope, method: Any, args: Any, kwargs: Any) -> Any:
+    from updraft.runtime.cross_dag import CrossDag
+
+    if not isinstance(method, str) or method not in CROSS_DAG_CALLS:
+        raise ScopeError(f"the cross-DAG call {method!r} is not allowed from task code")
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        raise ScopeError("malformed cross-DAG call")
+    for name in CROSS_DAG_CALLS[method]:
+        value = kwargs.get(name)
+        if value is not None:
+            kwargs[name] = [_date(v) for v in value] if isinstance(value, list) else _date(value)
+    try:
+        return getattr(CrossDag(store, now_fn=scope.now_fn, nudge=scope.nudge), method)(*args, **kwargs)
+    except Exception as exc:  # the operator decides on its type (exists already, no such DAG, bad request)
+        raise Relayed(exc) from exc
+
+
+# The allow-list: method -> handler(store, scope, *json_args). Keep StoreProxy below in step with it.
+ALLOWED: Mapping[str, Callable[..., Any]] = {
+    "now": lambda store, scope: scope.now_fn(),
+    "get_run": lambda store, scope, dag_id, run_id: store.get_run(_text(dag_id, "dag_id"), _text(run_id, "run_id")),
+    "list_runs": lambda store, scope, dag_id, limit: store.list_runs(_text(dag_id, "dag_id"),
+                                                                   limit=_optional_int(limit)),
+    "get_serialized_dag": lambda store, scope, dag_id, dag_hash: store.get_serialized_dag(
+        _text(dag_id, "dag_id"), _text(dag_hash, "dag_hash")),
+    "get_ti": lambda store, scope, key: store.get_ti(_ti_key(key)),
+    "previous_successful_run": _previous_successful_run,
+    "get_xcom": _get_xcom,
+    "list_xcoms": lambda store, scope, dag_id, run_id, task_id, map_index: store.list_xcoms(
+        _text(dag_id, "dag_id"), _text(run_id, "run_id"), _text(task_id, "task_id"), _optional_int(map_index)),
+    "put_xcom": _put_xcom,
+    "clear_xcoms": lambda store, scope, key: store.clear_xcoms(_own(scope, key)),
+    "set_rendered_fields": _set_rendered_fields,
+    "get_variable": lambda store, scope, name: store.get_variable(_text(name, "a variable key")),
+    "set_variable": lambda store, scope, name, value, description: store.set_variable(
+        _text(name, "a variable key"), _text(value, "a variable value"),
+        None if description is None else _text(description, "a description")),
+    "delete_variable": lambda store, scope, name: store.delete_variable(_text(name, "a variable key")),
+    "get_connection": lambda store, scope, conn_id: store.get_connection(_text(conn_id, "a connection id")),
+    "backend_variable": lambda store, scope, name: _backend_lookup(scope, "get_variable", name),
+    "backend_connection": lambda store, scope, conn_id: _backend_lookup(scope, "get_conn_value", conn_id),
+    "send_email": _send_email,
+    "list_assets": lambda store, scope: store.list_assets(),
+    "list_asset_events": lambda store, scope, asset_id, limit: store.list_asset_events(
+        _asset_id(asset_id), limit=_optional_int(limit)),
+    "get_triggering_events": lambda store, scope, dag_id, run_id: store.get_triggering_events(
+        _text(dag_id, "dag_id"), _text(run_id, "run_id")),
+    "put_outlet_events": _put_outlet_events,
+    "cross_dag": _cross_dag,
+}
+
+
+def serve_call(store: Store, scope: TryScope, message: Mapping[str, Any]) -> bytes:
+    """The worker's answer to one decoded request ``{"call": method, "args": [...]}``: ``{"ok": value}`` or
+    ``{"error": [type, message]}``, pickled."""
+    try:
+        method, args = message.get("call"), message.get("args")
+        handler = ALLOWED.get(method) if isinstance(method, str) else None
+        if handler is None or not isinstance(method, str) or not isinstance(args, list):
+            raise ScopeError(f"the store call {method!r} is not allowed from task code")
+        scope.served[method] = scope.served.get(method, 0) + 1
+        reply: dict[str, Any] = {"ok": handler(store, scope, *args)}
+    except Relayed as relayed:
+        reply = {"error": [type(relayed.exc).__name__, str(relayed.exc)], "raise": relayed.exc}
+    except TypeError as exc:  # wrong number of arguments: a forged or malformed call
+        reply = {"error": ["ScopeError", f"malformed store call: {exc}"]}
+    except Exception as exc:
+        reply = {"error": [type(exc).__name__, str(exc)]}
+    try:
+        return pickle.dumps(reply)
+    except Exception:  # an exception that does not pickle: the child sees its type and message
+        reply.pop("raise", None)
+        return pickle.dumps(reply)
+
+
+class ProxyError(RuntimeError):
+    """A store call the worker failed (or refused: ``ScopeError``), raised in the child with the worker's message."""
+
+
+class Channel:
+    """The child's end of its socket to the worker: requests and one-way messages, one thread at a time."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.lock = threading.RLock()  # a log line written by a signal handler amid a call must not deadlock
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        data = json.dumps(message, default=_json_default).encode()
+        with self.lock:
+            self.connection.send_bytes(data)
+
+    def call(self, method: str, *args: Any) -> Any:
+        data = json.dumps({"call": method, "args": list(args)}, default=_json_default).encode()
+        with self.lock:
+            self.connection.send_bytes(data)
+            reply = pickle.loads(self.connection.recv_bytes())
+        if isinstance(reply.get("raise"), Exception):
+            raise reply["raise"]
+        if "error" in reply:
+            kind, message = reply["error"]
+            if kind == "ScopeError":
+                raise ScopeError(message)
+            raise ProxyError(f"{kind}: {message}")
+        return reply["ok"]
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} cannot be sent to the worker")
+
+
+def _key(key: TIKey) -> list[Any]:
+    return [key.dag_id, key.run_id, key.task_id, key.map_index]
+
+
+class StoreProxy:
+    """The part of ``Store`` a try's runtime uses, forwarded to the worker (see ``ALLOWED``)."""
+
+    def __init__(self, channel: Channel, *, has_backend: bool = False, backend_error: str | None = None) -> None:
+        self.channel = channel
+        self._backend = ProxySecretsBackend(channel) if has_backend else None
+        self._backend_error = backend_error
+
+    @property
+    def secrets_backend(self) -> ProxySecretsBackend | None:
+        """The worker's secrets backend (``runtime.secrets.prepare_secrets`` takes it); a backend the worker could
+        not build fails the try with the worker's message, as it would have in the worker."""
+        if self._backend_error:
+            raise ProxyError(self._backend_error)
+        return self._backend
+
+    def now(self) -> dt.datetime:
+        value: dt.datetime = self.channel.call("now")
+        return value
+
+    def get_run(self, dag_id: str, run_id: str) -> Any:
+        return self.channel.call("get_run", dag_id, run_id)
+
+    def list_runs(self, dag_id: str, *, limit: int | None = None) -> Any:
+        return self.channel.call("list_runs", dag_id, limit)
+
+    def get_serialized_dag(self, dag_id: str, dag_hash: str) -> Any:
+        return self.channel.call("get_serialized_dag", dag_id, dag_hash)
+
+    def previous_successful_run(self, dag_id: str, logical_date: dt.datetime) -> Any:
+        return self.channel.call("previous_successful_run", dag_id, logical_date)
+
+    def get_ti(self, key: TIKey) -> Any:
+        return self.channel.call("get_ti", _key(key))
+
+    def get_xcom(self, key: TIKey, xcom_key: str, default: Any = None) -> Any:
+        value = self.channel.call("get_xcom", _key(key), xcom_key)
+        return default if value is _MISSING_REPLY else value
+
+    def list_xcoms(self, dag_id: str, run_id: str, task_id: str, map_index: int | None = None) -> Any:
+        return self.channel.call("list_xcoms", dag_id, run_id, task_id, map_index)
+
+    def put_xcom(self, key: TIKey, xcom_key: str, value: Any, *, now: dt.datetime | None = None,
+                 shown: Any = None) -> None:
+        self.channel.call("put_xcom", _key(key), xcom_key, value, shown)  # the worker's clock stamps it
+
+    def clear_xcoms(self, key: TIKey) -> int:
+        count: int = self.channel.call("clear_xcoms", _key(key))
+        return count
+
+    def set_rendered_fields(self, key: TIKey, *, try_id: str, rendered_fields: Mapping[str, Any]) -> bool:
+        return bool(self.channel.call("set_rendered_fields", _key(key), try_id, dict(rendered_fields)))
+
+    def get_variable(self, key: str) -> Any:
+        return self.channel.call("get_variable", key)
+
+    def set_variable(self, key: str, value: str, description: str | None = None) -> Any:
+        return self.channel.call("set_variable", key, value, description)
+
+    def delete_variable(self, key: str) -> Any:
+        return self.channel.call("delete_variable", key)
+
+    def get_connection(self, conn_id: str) -> Any:
+        return self.channel.call("get_connection", conn_id)
+
+    def list_assets(self) -> Any:
+        return self.channel.call("list_assets")
+
+    def list_asset_events(self, asset_id: int, *, limit: int | None = None) -> Any:
+        return self.channel.call("list_asset_events", asset_id, limit)
+
+    def get_triggering_events(self, dag_id: str, run_id: str) -> Any:
+        return self.channel.call("get_triggering_events", dag_id, run_id)
+
+    def put_outlet_events(self, key: TIKey, try_number: int, events: list[dict[str, Any]],
+                          now: dt.datetime | None = None) -> None:
+        self.channel.call("put_outlet_events", _key(key), try_number, events)  # the worker's clock stamps them
+
+    def cross_dag(self) -> CrossDagProxy:
+        """The try's ``ti.cross_dag``: other DAGs' runs, read and triggered by the worker."""
+        return CrossDagProxy(self.channel)
+
+
+class CrossDagProxy:
+    """``runtime.cross_dag.CrossDag`` as a try's child calls it: each method of ``CROSS_DAG_CALLS`` runs in the
+    worker (``cross_dag``), which also nudges the scheduler for a run it triggered."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        if method not in CROSS_DAG_CALLS:
+            raise AttributeError(method)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            kwargs = {name: list(value) if isinstance(value, (set, frozenset, tuple)) else value
+                      for name, value in kwargs.items()}
+            return self.channel.call("cross_dag", method, [list(a) if isinstance(a, (set, frozenset, tuple))
+                                                            else a for a in args], kwargs)
+
+        return call
+
+
+class ProxySecretsBackend:
+    """The environment's secrets backend, read by the worker (``backend_variable``/``backend_connection``)."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+
+    def get_variable(self, key: str) -> str | None:
+        value: str | None = self.channel.call("backend_variable", key)
+        return value
+
+    def get_conn_value(self, conn_id: str) -> str | None:
+        value: str | None = self.channel.call("backend_connection", conn_id)
+        return value
+
+
+class ProxyEmailSender:
+    """The environment's email sender, used through the worker (``send_email``): the child holds no SES grant."""
+
+    def send(self, *, to: Any, subject: str, html: str, cc: Any = (), bcc: Any = (), charset: str = "utf-8") -> str:
+        message_id: str = self.channel.call("send_email", list(to), subject, html, list(cc), list(bcc), charset)
+        return message_id
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+
+
+class _Missing:
+    """Pickles to the one instance the child compares against (``get_xcom``'s 'no such XCom')."""
+
+    def __reduce__(self) -> str:
+        return "_MISSING_REPLY"
+
+
+_MISSING_REPLY = _Missing()

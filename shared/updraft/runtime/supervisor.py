@@ -1,0 +1,285 @@
+"""The worker's side of a try run in a child process: start it, serve its store calls, write its log, end it.
+
+As Airflow 3's supervisor (``task_sdk/execution_time/supervisor.py``) runs the task runner in a child and answers
+its requests, the worker keeps Updraft's credentials and clients to itself: the child (``task_process``) gets the
+job, the DAG-code role's credentials (``dag_code_credentials``) and a socket. On that socket the worker answers the
+allow-listed store calls (``store_proxy.ALLOWED``, fenced to the try), writes the log the child sends (masked
+again here), and takes the child's ``TryResult``, which it checks before believing it.
+
+The worker ends the child's process group (the child leads its own session) when the try's heartbeat is lost
+(someone ended the try), when it runs past its ``execution_timeout`` plus a grace period (the child times itself
+out first, with callbacks; this is the backstop for a child that ignores signals), or when the worker stops. A
+child that ends without a result (killed, ``os._exit``, a crash of the interpreter) is a failed try saying so.
+
+One task server per worker process (:func:`shared_supervisor`), started on first use and shared by the threads of
+local mode (only the fork request is serialised). The worker process is made non-dumpable, so processes of the
+same user (the children) cannot read its ``/proc/<pid>/environ`` or memory; a root child (a container running as
+root) still could, which is why deployments run tasks as a non-root user (Lambda always does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import datetime as dt
+import json
+import logging
+import os
+import pickle
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from updraft.executors.base import Dispatch
+from updraft.model.deferrals import Deferral
+from updraft.model.records import DagRun, TaskInstance
+from updraft.model.states import TaskInstanceState
+from updraft.notifications.ses import configured_sender
+from updraft.parsing.scrub import scrubbed
+from updraft.runtime.logs import LogSink, RelayedLog, relay
+from updraft.runtime.secrets import BACKEND_KWARGS_VAR, BACKEND_VAR
+from updraft.runtime.store_proxy import TryScope, serve_call
+from updraft.runtime.task_process import PID
+from updraft.scheduling.try_lifecycle import TryResult
+from updraft.secrets.masker import redact_text
+from updraft.store.api import Store
+
+log = logging.getLogger(__name__)
+
+# Past the task's own execution_timeout, how long the child gets to time itself out and run its callbacks.
+TIMEOUT_GRACE = dt.timedelta(seconds=60)
+_RESULT_STATES = {TaskInstanceState.SUCCESS.value, TaskInstanceState.FAILED.value, TaskInstanceState.SKIPPED.value,
+                  TaskInstanceState.DEFERRED.value, TaskInstanceState.UP_FOR_RESCHEDULE.value}
+_PR_SET_DUMPABLE = 4
+
+
+class ChildFailed(RuntimeError):
+    """The child sent something that is not a result (the try fails with this message)."""
+
+
+def make_undumpable() -> None:
+    """Keep same-user processes out of this process's ``/proc/<pid>/environ`` and memory (Linux only)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def child_environment(env: Mapping[str, str], credentials: Mapping[str, str] | None) -> dict[str, str]:
+    """The child's whole environment: the worker's as it is now, scrubbed (``AIRFLOW_VAR_*`` and the like stay),
+    plus local mode's AWS endpoint, the environment's web address and the DAG-code role's credentials (without
+    them, no AWS credentials at all). The secrets backend's settings are left out: the worker reads it."""
+    out = {name: value for name, value in scrubbed(env).items() if name not in (BACKEND_VAR, BACKEND_KWARGS_VAR)}
+    out.update({name: env[name] for name in ("AWS_ENDPOINT_URL", "UPDRAFT_BASE_URL") if env.get(name)})
+    out.update(credentials or {})
+    return out
+
+
+class TaskSupervisor:
+    """Runs tries in children of one task server (see the module notes)."""
+
+    def __init__(self, *, timeout_grace: dt.timedelta = TIMEOUT_GRACE) -> None:
+        self.timeout_grace = timeout_grace
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._control: socket.socket | None = None
+
+    def start(self) -> None:
+        with self._lock:
+            self._start()
+
+    def _start(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            return
+        import updraft
+
+        make_undumpable()
+        ours, theirs = socket.socketpair()
+        env = scrubbed(os.environ)
+        root = str(Path(updraft.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self._proc = subprocess.Popen([sys.executable, "-m", "updraft.runtime.task_process", str(theirs.fileno())],
+                                      pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
+        theirs.close()
+        self._control = ours
+
+    def close(self) -> None:
+        with self._lock:
+            proc, control, self._proc, self._control = self._proc, self._control, None, None
+        if control is not None:
+            control.close()  # the server's recv ends: it exits
+        if proc is not None:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def _fork(self) -> tuple[Connection, int]:
+        """A new child of the server and the worker's end of its socket."""
+        ours, theirs = socket.socketpair()
+        with self._lock:
+            for attempt in (1, 2):  # a server that died (killed by a task) is started again once
+                self._start()
+                assert self._control is not None
+                try:
+                    socket.send_fds(self._control, [b"f"], [theirs.fileno()])
+                    raw = self._control.recv(PID.size, socket.MSG_WAITALL)
+                    if len(raw) == PID.size:
+                        break
+                except OSError:
+                    pass
+                if attempt == 2:
+                    raise RuntimeError("the task server did not start a child process")
+                self._proc, self._control = None, None
+        theirs.close()
+        (pid,) = PID.unpack(raw)
+        return Connection(ours.detach()), pid
+
+    def run(self, dispatch: Dispatch, *, store: Store, dags_folder: str, plugins_folder: str | None,
+            now_fn: Callable[[], dt.datetime], log_sink: LogSink | None, hostname: str | None, run: DagRun | None,
+            credentials: Mapping[str, str] | None, backend: Any = None, backend_error: str | None = None,
+            execution_timeout: dt.timedelta | None = None, lost: threading.Event | None = None,
+            nudge: Callable[[str, str], Any] | None = None, started: TaskInstance | None = None) -> TryResult:
+        """Run the try in a child and return its result; never raises for anything the child does.
+
+        ``started`` is the try as it started (a resumed try runs its ``next_method``, a sensor's next poke sees
+        its reschedules); ``nudge`` is the worker's hand-off, called for a run the try triggered."""
+        connection, pid = self._fork()
+        scope = TryScope(dispatch.key, dispatch.try_id, now_fn, backend, try_number=dispatch.try_number,
+                         nudge=nudge)
+        goes_on = started is not None and (started.next_method is not None or bool(started.reschedule_count))
+        earlier_log = log_sink.read(dispatch.key, dispatch.try_number) if log_sink and goes_on else None
+        job = {"dispatch": dispatch.to_payload(), "run": run, "started": started, "earlier_log": earlier_log,
+               "dags_folder": dags_folder,
+               "plugins_folder": plugins_folder, "hostname": hostname, "has_backend": backend is not None,
+               "backend_error": backend_error, "has_sender": configured_sender() is not None,
+               "env": child_environment(os.environ, credentials)}
+        deadline = (time.monotonic() + (execution_timeout + self.timeout_grace).total_seconds()
+                    if execution_timeout else None)
+        with relay(log_sink, dispatch.key, dispatch.try_number) as relayed:
+            try:
+                connection.send_bytes(pickle.dumps(job))
+                return self._serve(connection, pid, store, scope, relayed, deadline, lost)
+            except (ChildFailed, ValueError) as exc:
+                return TryResult(TaskInstanceState.FAILED, note=redact_text(f"the task's process misbehaved: {exc}"))
+            finally:
+                _kill(pid)  # the try is over: nothing it started may outlive it
+                connection.close()
+
+    def _serve(self, connection: Connection, pid: int, store: Store, scope: TryScope, relayed: RelayedLog,
+               deadline: float | None, lost: threading.Event | None) -> TryResult:
+        """Answer the child until it sends its result (or must be ended: then the log says why)."""
+        while True:
+            reason = self._wait(connection, deadline, lost)
+            if reason is None:
+                try:
+                    message = connection.recv_bytes()
+                except (EOFError, OSError):
+                    reason = "the task's process ended without a result"
+            if reason is not None:
+                _kill(pid)
+                stamp = dt.datetime.now(dt.UTC).isoformat()
+                relayed.update(relayed.latest + f"[{stamp}] {reason}\n")
+                return TryResult(TaskInstanceState.FAILED, note=reason)
+            decoded = json.loads(message)
+            if not isinstance(decoded, dict):
+                raise ChildFailed(f"not a message: {message[:200]!r}")
+            if "call" in decoded:
+                connection.send_bytes(serve_call(store, scope, decoded))
+            elif "piece" in decoded:
+                relayed.extend(str(decoded["piece"]))
+            elif "log" in decoded:
+                relayed.update(str(decoded["log"]))
+            else:
+                return _result(decoded.get("result"))
+
+    @staticmethod
+    def _wait(connection: Connection, deadline: float | None, lost: threading.Event | None) -> str | None:
+        """Wait for the child's next message; a reason to end it instead, if one comes first."""
+        while True:
+            if lost is not None and lost.is_set():
+                return "the try was ended elsewhere (its heartbeat was refused); its process was killed"
+            if deadline is not None and time.monotonic() > deadline:
+                return "the task's process ran past its execution_timeout and was killed"
+            ready, _, _ = select.select([connection.fileno()], [], [], 0.5)
+            if ready:
+                return None
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _result(raw: Any) -> TryResult:
+    """The child's result, checked: the child runs user code, so its message is believed only in this shape."""
+    if not isinstance(raw, dict) or raw.get("state") not in _RESULT_STATES:
+        raise ChildFailed(f"not a try result: {str(raw)[:200]!r}")
+    skips, length, note = raw.get("skip_task_ids") or [], raw.get("xcom_length"), raw.get("note")
+    if not (isinstance(skips, list) and all(isinstance(s, str) for s in skips)):
+        raise ChildFailed("skip_task_ids is not a list of task ids")
+    if length is not None and (not isinstance(length, int) or isinstance(length, bool)):
+        raise ChildFailed("xcom_length is not an integer")
+    if note is not None and not isinstance(note, str):
+        raise ChildFailed("note is not text")
+    delay, when = raw.get("retry_delay"), raw.get("reschedule_date")
+    if delay is not None and (not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay < 0):
+        raise ChildFailed("retry_delay is not a number of seconds")
+    state = TaskInstanceState(raw["state"])
+    deferral = _deferral(raw.get("deferral")) if state == TaskInstanceState.DEFERRED else None
+    if state == TaskInstanceState.UP_FOR_RESCHEDULE and not isinstance(when, str):
+        raise ChildFailed("a rescheduled try has no reschedule_date")
+    return TryResult(state, force_fail=bool(raw.get("force_fail")), xcom_length=length,
+                     skip_task_ids=skips, note=None if note is None else redact_text(note)[:1000],
+                     retry_delay=None if delay is None else dt.timedelta(seconds=delay), deferral=deferral,
+                     reschedule_date=_when(when) if state == TaskInstanceState.UP_FOR_RESCHEDULE else None)
+
+
+def _when(raw: Any) -> dt.datetime:
+    try:
+        value = dt.datetime.fromisoformat(raw)
+    except (TypeError, ValueError) as exc:
+        raise ChildFailed(f"not a date: {str(raw)[:50]!r}") from exc
+    if value.tzinfo is None:
+        raise ChildFailed(f"a date without a timezone: {raw!r}")
+    return value
+
+
+def _deferral(raw: Any) -> Deferral:
+    """A deferred try's wait, checked field by field (``task_process.result_message`` sent it)."""
+    if not isinstance(raw, dict):
+        raise ChildFailed("a deferred try has no deferral")
+    checks: dict[str, Any] = {"classpath": str, "kwargs": dict, "next_method": (str, type(None)),
+                              "next_kwargs": (dict, type(None)), "times_out": bool, "end_from_trigger": bool,
+                              "kind": str}
+    if set(raw) - {*checks, "resume_at", "created_at", "timeout_at", "event"}:
+        raise ChildFailed("a deferral with unknown fields")
+    for name, kind in checks.items():
+        if not isinstance(raw.get(name), kind):
+            raise ChildFailed(f"the deferral's {name} is malformed")
+    created, timeout = raw.get("created_at"), raw.get("timeout_at")
+    return Deferral(classpath=raw["classpath"], kwargs=raw["kwargs"], next_method=raw["next_method"],
+                    next_kwargs=raw["next_kwargs"], resume_at=_when(raw.get("resume_at")),
+                    times_out=raw["times_out"], event=raw.get("event"), end_from_trigger=raw["end_from_trigger"],
+                    kind=raw["kind"], created_at=None if created is None else _when(created),
+                    timeout_at=None if timeout is None else _when(timeout))
+
+
+_shared: list[TaskSupervisor] = []
+_shared_lock = threading.Lock()
+
+
+def shared_supervisor() -> TaskSupervisor:
+    """The process's supervisor (one task server per worker process, started on first use)."""
+    with _shared_lock:
+        if not _shared:
+            _shared.append(TaskSupervisor())
+        return _shared[0]

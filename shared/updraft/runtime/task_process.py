@@ -1,0 +1,170 @@
+"""Where a try's user code runs: a child forked, per try, from a warm task server that never held credentials.
+
+The task server is a fresh interpreter (``python -m updraft.runtime.task_process``) started by the worker's
+``supervisor`` with a scrubbed environment (``parsing.scrub``: no ``AWS_*`` secrets, no ``UPDRAFT_*`` settings),
+before and apart from any boto3 client of the worker. It imports the runtime and what DAG files commonly need
+once, then waits on its control socket. For each try the worker sends one byte and the child's end of a fresh
+socket pair (SCM_RIGHTS); the server forks, answers with the child's pid, and forgets it (SIGCHLD is ignored, so
+the kernel reaps). The child starts its own session (the worker kills its process group on a timeout or a lost
+heartbeat), closes the control socket, and runs the try with :func:`run_child`: the job (the dispatch, the run,
+the DAGs folder, the DAG-code role's credentials) comes over its socket, the store is a ``store_proxy.StoreProxy``
+over the same socket, the log goes back as it grows, and the ``TryResult`` last, as JSON.
+
+Why a fork server and not ``fork()`` of the worker: a forked worker's memory holds the worker's boto3 clients
+and credentials (gc-reachable). Why not a fresh interpreter per try: it costs ~0.2 s of imports per try; a fork
+of the warm server costs a few milliseconds (``bench/bench_task_isolation.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import gc
+import os
+import pickle
+import signal
+import socket
+import struct
+import sys
+from collections import deque
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING, Any
+
+from updraft.model.records import TIKey
+from updraft.runtime.store_proxy import Channel, ProxyEmailSender, StoreProxy
+
+if TYPE_CHECKING:
+    from updraft.scheduling.try_lifecycle import TryResult
+
+PID = struct.Struct("!i")
+_PR_SET_PDEATHSIG = 1
+
+
+class ChildLogSink:
+    """The try's log, sent to the worker as it grows (the worker masks it again and writes it to its sink).
+    ``earlier`` is the log a resumed try or a sensor's next poke goes on from (the worker read it)."""
+
+    def __init__(self, channel: Channel, earlier: str | None = None) -> None:
+        self.channel = channel
+        self.earlier = earlier
+
+    def write(self, key: TIKey, try_number: int, text: str) -> None:
+        self.channel.send({"log": text})
+
+    def read(self, key: TIKey, try_number: int) -> str | None:
+        return self.earlier
+
+
+def run_child(connection: Connection) -> int:
+    """Run the one try the worker sends; the exit status says only whether a result was sent."""
+    from updraft.executors.base import Dispatch
+    from updraft.runtime import logs
+    from updraft.runtime.execute import run_try
+    from updraft.runtime.loader import LocalDagLoader
+    from updraft.secrets.masker import redact_text
+
+
+    job: dict[str, Any] = pickle.loads(connection.recv_bytes())
+    os.environ.clear()  # the worker's environment as it is now, scrubbed, with the DAG-code role's credentials
+    os.environ.update(job["env"])
+    if job["plugins_folder"]:  # before any reply is unpickled: a DAG version may name a plugin's timetable
+        from updraft.plugins import load_plugins_folder
+
+        load_plugins_folder(job["plugins_folder"])
+    channel = Channel(connection)
+    # The log goes to the worker piece by piece as it is printed (masked here, where the try's secrets are
+    # known), and whole, masked again, at the end; the worker writes it to the sink as it grows.
+    logs.LIVE_EVERY_S = 0
+    logs.follow_writes(lambda piece: channel.send({"piece": redact_text(piece)}))
+    store = StoreProxy(channel, has_backend=job["has_backend"], backend_error=job["backend_error"])
+    if job["has_sender"]:
+        from updraft.notifications.ses import send_through
+
+        send_through(ProxyEmailSender(channel))
+    dispatch = Dispatch.from_payload(job["dispatch"])
+    loader = LocalDagLoader(job["dags_folder"], job["plugins_folder"])
+    result = run_try(dispatch, store=store, loader=loader, now_fn=store.now,  # type: ignore[arg-type]
+                     log_sink=ChildLogSink(channel, job["earlier_log"]), hostname=job["hostname"], run=job["run"],
+                     started=job["started"])
+    channel.send({"result": result_message(result)})
+    return 0
+
+
+def result_message(result: TryResult) -> dict[str, Any]:
+    """The try's result as JSON (datetimes as ISO text); ``supervisor`` checks every field before it believes it."""
+    return {"state": result.state.value, "force_fail": result.force_fail, "xcom_length": result.xcom_length,
+            "skip_task_ids": list(result.skip_task_ids), "note": result.note,
+            "retry_delay": None if result.retry_delay is None else result.retry_delay.total_seconds(),
+            "reschedule_date": None if result.reschedule_date is None else result.reschedule_date.isoformat(),
+            "deferral": None if result.deferral is None else dataclasses.asdict(result.deferral)}
+
+
+def _child(fd: int) -> None:
+    """In the forked child: own session, nothing of the server's but stdio, then the try; never returns."""
+    status = 1
+    try:
+        os.setsid()
+        with contextlib.suppress(OSError, AttributeError):  # the server gone (the worker stopped): so is the try
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the task's own subprocesses are waited for as usual
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        status = run_child(Connection(fd))
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def serve(control: socket.socket) -> None:
+    """The server loop: one fork per request, until the worker closes the control socket (then every try's
+    process group still there is killed: the worker is gone, nobody will take their results)."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    children: deque[int] = deque(maxlen=256)
+    while True:
+        try:
+            message, fds, _flags, _addr = socket.recv_fds(control, 1, 1)
+        except InterruptedError:
+            continue
+        except OSError:
+            message, fds = b"", []
+        if not message or not fds:
+            for pid in children:
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGKILL)
+            return
+        gc.collect()
+        gc.freeze()  # the server's objects stay frozen in the child: the collector never touches (copies) them
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            _child(fds[0])
+        os.close(fds[0])
+        children.append(pid)
+        control.sendall(PID.pack(pid))
+
+
+# What every try imports that the runtime imports lazily (a try's child would pay each again: jinja2 alone is
+# ~0.2 s), imported once in the server.
+RUNTIME_MODULES = ("updraft.runtime.execute", "updraft.runtime.templates", "updraft.runtime.mapping",
+                   "updraft.runtime.rendered_fields", "updraft.runtime.task_email", "updraft.runtime.loader",
+                   "updraft.executors.base", "updraft.notifications.ses", "updraft.plugins", "jinja2",
+                   "jinja2.sandbox", "jinja2.nativetypes", "jinja2.ext", "updraft.sdk.connection",
+                   "updraft.sdk.variable")
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    from updraft.parsing.warm import warm_up
+
+    warm_up(RUNTIME_MODULES)
+    warm_up()
+    serve(control)
+
+
+if __name__ == "__main__":
+    main()
