@@ -8,8 +8,10 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import os
 import signal
 import tempfile
+import threading
 import time
 from types import SimpleNamespace
 
@@ -51,8 +53,7 @@ def slow():
 
 def stopped():
     print("before the stop")
-    os.kill(os.getpid(), signal.SIGTERM)  # what ECS's StopTask sends the container
-    time.sleep(30)
+    time.sleep(30)  # the test stops the worker meanwhile, as ECS's StopTask does (SIGTERM to the container)
     print("never printed")
 
 
@@ -193,7 +194,10 @@ def test_a_stopped_fargate_try_fails_as_a_killed_one_and_keeps_its_log(env, monk
     dispatch = _claim(env.store, "stopped")
     monkeypatch.setenv("UPDRAFT_DISPATCH", json.dumps({**dispatch.to_payload(), "executor": "fargate"}))
     started = time.monotonic()
+    stop = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGTERM))  # the worker's own process, not the task's
+    stop.start()
     assert env.handler.main() == 0
+    stop.cancel()
     assert time.monotonic() - started < 10  # the 30 s sleep was interrupted
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["state"] == "failed"
     ti = env.store.get_ti(dispatch.key)  # it has a retry left

@@ -33,6 +33,7 @@ from updraft.runtime.execute import run_try
 from updraft.runtime.handoff import HandedOff, KeepEarlierLog, LambdaLimitReached, LambdaLimits, lambda_limit_guard
 from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LogSink
+from updraft.runtime.stopping import WorkerStopped
 from updraft.runtime.task_callbacks import run_task_callbacks
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.deferrals import Waits, resume_try, start_wait
@@ -91,6 +92,11 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest, *, store: Store, loader:
                 result = _run_in_child(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink,
                                        hostname=hostname, run=run, dag=dag, credentials=credentials,
                                        lost=beat.lost, nudge=hand_off, started=started)
+    except WorkerStopped as stopped:  # ECS stopped this worker: the child was ended, the try fails as killed
+        result = TryResult(TaskInstanceState.FAILED, note=str(stopped))
+        if log_sink is not None:  # after what the child wrote, as far as it got
+            log_sink.write(key, dispatch.try_number,
+                           (log_sink.read(key, dispatch.try_number) or "") + f"WorkerStopped: {stopped}\n")
     except LambdaLimitReached as reached:
         moved = handoff.hand_off(store, dispatch, executor=scheduler.executor, reached=reached, now=now_fn(),
                                  log_sink=log_sink)

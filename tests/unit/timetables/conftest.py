@@ -15,9 +15,10 @@ def bench() -> dict[str, Any]:
     return json.loads(BENCH_COPY.read_text())
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def workday_module():
-    """The how-to's plugin file, loaded the way a plugins folder is."""
+    """The how-to's plugin file, loaded the way a plugins folder is (again for each test: another test in the
+    same process may load the folder after it, which registers fresh classes)."""
     result = load_plugins_folder(PLUGINS_FOLDER)
     assert result.import_errors == {}
     import workday
