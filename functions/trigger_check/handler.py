@@ -2,7 +2,7 @@
 execution's state (``kind``, ``resume_at``, ``resume`` and what earlier checks added); the answer is the next
 state with ``outcome`` and ``poll_seconds`` (``updraft.runtime.trigger_check``). One look per invoke, so it is short;
 Step Functions retries it on Lambda service errors, and a repeated check is harmless (a fired event is written
-fenced by the deferred try's token)."""
+fenced by the deferred try's token). The trigger's code runs in a child without this function's credentials."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ logger = Logger(service="updraft-trigger-check")
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     from updraft.runtime.trigger_check import check
 
-    state = check(event, store=services().store, now=dt.datetime.now(dt.UTC))
+    svc = services()
+    credentials = svc.dag_code_credentials  # the trigger's code runs in a child with the DAG-code role's
+    state = check(event, store=svc.store, now=dt.datetime.now(dt.UTC),
+                  credentials=credentials.environment() if credentials is not None else None)
     logger.info("trigger check", extra={"outcome": state["outcome"], "resume": state.get("resume")})
     return state

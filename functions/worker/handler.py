@@ -104,7 +104,8 @@ def run(event: Any, limits: LambdaLimits | None = None) -> dict[str, Any]:
 def _run_callbacks(request: DagCallbackRequest | TaskCallbackRequest, svc: Any) -> dict[str, Any]:
     from updraft.runtime.worker import run_callback_request
 
-    ran = run_callback_request(request, store=svc.store, loader=svc.loader, now_fn=_now, log_sink=svc.log_sink)
+    ran = run_callback_request(request, store=svc.store, loader=svc.loader, now_fn=_now, log_sink=svc.log_sink,
+                               credentials=svc.dag_code_credentials)
     key = request.ti_key if isinstance(request, TaskCallbackRequest) else request.key
     logger.info("callbacks ran" if ran else "callbacks already ran (duplicate delivery)",
                 extra={"dag_id": key.dag_id, "run_id": key.run_id, "request_id": request.request_id})

@@ -37,10 +37,19 @@ log = logging.getLogger(__name__)
 
 def run_dag_callbacks(request: DagCallbackRequest, *, store: Store, loader: LocalDagLoader,
                       now_fn: Callable[[], dt.datetime], log_sink: LogSink | None = None) -> bool:
-    """Run the request's callbacks once; False when this delivery was a duplicate (nothing ran)."""
+    """Run the request's callbacks once, in this process; False when this delivery was a duplicate (nothing ran).
+    A worker claims the request itself and runs :func:`call_dag_callbacks` in a credential-less child instead
+    (``worker.run_callback_request``)."""
     if not claim_callback(store, request, now=now_fn()):
         log.info("DAG callback request %s of %s already ran", request.request_id, request.key.run_id)
         return False
+    call_dag_callbacks(request, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
+    return True
+
+
+def call_dag_callbacks(request: DagCallbackRequest, *, store: Store, loader: LocalDagLoader,
+                       now_fn: Callable[[], dt.datetime], log_sink: LogSink | None = None) -> None:
+    """Call the DAG's callbacks the (claimed) request names, with Airflow's context, logging each."""
     task_log = logging.getLogger("airflow.task")
     kind = "success" if request.success else "failure"
     with capture(log_sink, request.key, request.try_number):
@@ -50,18 +59,17 @@ def run_dag_callbacks(request: DagCallbackRequest, *, store: Store, loader: Loca
             dag, context = _load(request, store=store, loader=loader, now_fn=now_fn)
         except Exception:
             task_log.exception("Could not load the DAG to run its on_%s_callback", kind)
-            return True
+            return
         callbacks = dag.on_success_callback if request.success else dag.on_failure_callback
         if not callbacks:
             task_log.warning("Callback requested, but DAG %s has no on_%s_callback", request.key.dag_id, kind)
-            return True
+            return
         for callback in callbacks if isinstance(callbacks, (list, tuple)) else [callbacks]:
             task_log.info("Executing on_%s dag callback %s", kind, getattr(callback, "__name__", callback))
             try:
                 callback(context)
             except Exception:
                 task_log.exception("Callback failed")
-    return True
 
 
 def _load(request: DagCallbackRequest, *, store: Store, loader: LocalDagLoader,

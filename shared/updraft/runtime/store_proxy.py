@@ -69,6 +69,9 @@ class TryScope:
     backend: Any = None  # the configured secrets backend (SecretsBackend), read in the worker
     try_number: int | None = None  # the try's number (its outlet events are kept under it)
     nudge: Callable[[str, str], Any] | None = None  # the worker's hand-off: a run the try triggered starts now
+    # False for callbacks and triggers, which read as a try does but write no task instance's data and trigger
+    # no run (Airflow's DAG processor and triggerer offer them reads and Variables only).
+    writes: bool = True
     served: dict[str, int] = field(default_factory=dict)  # calls served, by method (the bench reads it)
 
 
@@ -81,6 +84,8 @@ def _ti_key(raw: Any) -> TIKey:
 
 def _own(scope: TryScope, raw: Any) -> TIKey:
     key = _ti_key(raw)
+    if not scope.writes:
+        raise ScopeError(f"callbacks and triggers may not write task instance data (asked for {key.label})")
     if key != scope.key:
         raise ScopeError(f"this try ({scope.key.label}) may not write task instance {key.label}")
     return key
@@ -165,6 +170,8 @@ CROSS_DAG_CALLS: Mapping[str, tuple[str, ...]] = {
     "task_group_states": ("logical_dates",), "count_matching": ("logical_dates",),
 }
 
+CROSS_DAG_WRITES = frozenset({"trigger"})
+
 
 def _date(raw: Any) -> dt.datetime:
     return dt.datetime.fromisoformat(_text(raw, "a date"))
@@ -175,6 +182,8 @@ def _cross_dag(store: Store, scope: TryScope, method: Any, args: Any, kwargs: An
 
     if not isinstance(method, str) or method not in CROSS_DAG_CALLS:
         raise ScopeError(f"the cross-DAG call {method!r} is not allowed from task code")
+    if method in CROSS_DAG_WRITES and not scope.writes:
+        raise ScopeError(f"callbacks and triggers may only read other DAGs' runs, not {method!r}")
     if not isinstance(args, list) or not isinstance(kwargs, dict):
         raise ScopeError("malformed cross-DAG call")
     for name in CROSS_DAG_CALLS[method]:

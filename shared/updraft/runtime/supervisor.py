@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -39,8 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from updraft.executors.base import Dispatch
+from updraft.executors.callback_requests import CallbackRequest
 from updraft.model.deferrals import Deferral
-from updraft.model.records import DagRun, TaskInstance
+from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.notifications.ses import configured_sender
 from updraft.parsing.scrub import scrubbed
@@ -56,6 +58,8 @@ log = logging.getLogger(__name__)
 
 # Past the task's own execution_timeout, how long the child gets to time itself out and run its callbacks.
 TIMEOUT_GRACE = dt.timedelta(seconds=60)
+# Past a trigger's step, how long its child gets to answer (a trigger blocking its event loop is killed then).
+STEP_GRACE = dt.timedelta(seconds=5)
 _RESULT_STATES = {TaskInstanceState.SUCCESS.value, TaskInstanceState.FAILED.value, TaskInstanceState.SKIPPED.value,
                   TaskInstanceState.DEFERRED.value, TaskInstanceState.UP_FOR_RESCHEDULE.value}
 _PR_SET_DUMPABLE = 4
@@ -63,6 +67,33 @@ _PR_SET_DUMPABLE = 4
 
 class ChildFailed(RuntimeError):
     """The child sent something that is not a result (the try fails with this message)."""
+
+
+class ChildEnded(RuntimeError):
+    """The child was ended (timeout, lost heartbeat) or died before its result; the message says which."""
+
+
+class TriggerFailed(RuntimeError):
+    """A trigger's look failed: the trigger raised, or its process was killed or died (the message says which)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TriggerLook:
+    """What one look at a trigger found: its event's payload, encoded (``fired``), and the trigger's interval."""
+
+    fired: bool
+    event: Any
+    poll_seconds: float
+
+
+def _job(kind: str, *, dags_folder: str, plugins_folder: str | None, credentials: Mapping[str, str] | None,
+         backend: Any, backend_error: str | None, **fields: Any) -> dict[str, Any]:
+    """What a child gets to run one ``kind`` of job (``task_process.run_child``): the fields every kind needs, and
+    the kind's own."""
+    return {"kind": kind, "dags_folder": dags_folder, "plugins_folder": plugins_folder,
+            "has_backend": backend is not None, "backend_error": backend_error,
+            "has_sender": configured_sender() is not None, "env": child_environment(os.environ, credentials),
+            **fields}
 
 
 def make_undumpable() -> None:
@@ -152,31 +183,73 @@ class TaskSupervisor:
 
         ``started`` is the try as it started (a resumed try runs its ``next_method``, a sensor's next poke sees
         its reschedules); ``nudge`` is the worker's hand-off, called for a run the try triggered."""
-        connection, pid = self._fork()
         scope = TryScope(dispatch.key, dispatch.try_id, now_fn, backend, try_number=dispatch.try_number,
                          nudge=nudge)
         goes_on = started is not None and (started.next_method is not None or bool(started.reschedule_count))
         earlier_log = log_sink.read(dispatch.key, dispatch.try_number) if log_sink and goes_on else None
-        job = {"dispatch": dispatch.to_payload(), "run": run, "started": started, "earlier_log": earlier_log,
-               "dags_folder": dags_folder,
-               "plugins_folder": plugins_folder, "hostname": hostname, "has_backend": backend is not None,
-               "backend_error": backend_error, "has_sender": configured_sender() is not None,
-               "env": child_environment(os.environ, credentials)}
-        deadline = (time.monotonic() + (execution_timeout + self.timeout_grace).total_seconds()
-                    if execution_timeout else None)
-        with relay(log_sink, dispatch.key, dispatch.try_number) as relayed:
+        job = _job("try", dags_folder=dags_folder, plugins_folder=plugins_folder, credentials=credentials,
+                   backend=backend, backend_error=backend_error, dispatch=dispatch.to_payload(), run=run,
+                   started=started, earlier_log=earlier_log, hostname=hostname)
+        limit = execution_timeout + self.timeout_grace if execution_timeout else None
+        try:
+            return _result(self._exchange(job, store, scope, log_sink, limit, lost))
+        except ChildEnded as ended:
+            return TryResult(TaskInstanceState.FAILED, note=str(ended))
+        except (ChildFailed, ValueError) as exc:
+            return TryResult(TaskInstanceState.FAILED, note=redact_text(f"the task's process misbehaved: {exc}"))
+
+    def run_callbacks(self, request: CallbackRequest, *, store: Store, dags_folder: str, plugins_folder: str | None,
+                      now_fn: Callable[[], dt.datetime], log_sink: LogSink | None,
+                      credentials: Mapping[str, str] | None, backend: Any = None,
+                      backend_error: str | None = None) -> bool:
+        """Run a callback request's callbacks (DAG or task) in a child, logged under the request's key; False when
+        the child ended without finishing them (its log says why). The child may read as a try does and write
+        Variables, but writes no task instance's data (Airflow's DAG processor, which runs these callbacks, has no
+        XCom write either): its scope is read-only."""
+        scope = TryScope(request.key, request.try_id, now_fn, backend, try_number=request.try_number, writes=False)
+        job = _job("callbacks", dags_folder=dags_folder, plugins_folder=plugins_folder, credentials=credentials,
+                   backend=backend, backend_error=backend_error, request=request)
+        try:
+            self._exchange(job, store, scope, log_sink, None, None)
+        except (ChildEnded, ChildFailed, ValueError) as exc:
+            log.warning("callbacks of %s did not finish: %s", request.key.label, exc)
+            return False
+        return True
+
+    def poll_trigger(self, key: TIKey, try_id: str, record: Mapping[str, Any], *, store: Store,
+                     now_fn: Callable[[], dt.datetime], credentials: Mapping[str, str] | None,
+                     step_seconds: float, plugins_folder: str | None = None) -> TriggerLook:
+        """One look at the deferred try's trigger (its record's classpath and kwargs), in a child: the trigger's
+        code gets the DAG-code role's credentials, reads the store as the try could, writes nothing. Raises
+        ``TriggerFailed`` when the trigger raised, or its process had to be killed (``step_seconds`` plus
+        ``STEP_GRACE`` passed) or ended without an answer."""
+        scope = TryScope(key, try_id, now_fn, try_number=None, writes=False)
+        job = _job("trigger", dags_folder="", plugins_folder=plugins_folder, credentials=credentials,
+                   backend=None, backend_error=None, classpath=record.get("classpath"),
+                   kwargs=record.get("kwargs") or {}, step_seconds=step_seconds)
+        limit = dt.timedelta(seconds=step_seconds) + STEP_GRACE
+        try:
+            return _trigger_look(self._exchange(job, store, scope, None, limit, None))
+        except (ChildEnded, ChildFailed, ValueError) as exc:
+            raise TriggerFailed(redact_text(f"the trigger's process failed: {exc}")) from None
+
+    def _exchange(self, job: dict[str, Any], store: Store, scope: TryScope, log_sink: LogSink | None,
+                  limit: dt.timedelta | None, lost: threading.Event | None) -> Any:
+        """Send ``job`` to a new child, serve its calls and log, and return its (unchecked) result; the child is
+        killed once it has run ``limit`` (from its fork: a task server's start does not count)."""
+        connection, pid = self._fork()
+        deadline = time.monotonic() + limit.total_seconds() if limit is not None else None
+        with relay(log_sink, scope.key, scope.try_number or 1) as relayed:
             try:
                 connection.send_bytes(pickle.dumps(job))
                 return self._serve(connection, pid, store, scope, relayed, deadline, lost)
-            except (ChildFailed, ValueError) as exc:
-                return TryResult(TaskInstanceState.FAILED, note=redact_text(f"the task's process misbehaved: {exc}"))
             finally:
-                _kill(pid)  # the try is over: nothing it started may outlive it
+                _kill(pid)  # the job is over: nothing it started may outlive it
                 connection.close()
 
     def _serve(self, connection: Connection, pid: int, store: Store, scope: TryScope, relayed: RelayedLog,
-               deadline: float | None, lost: threading.Event | None) -> TryResult:
-        """Answer the child until it sends its result (or must be ended: then the log says why)."""
+               deadline: float | None, lost: threading.Event | None) -> Any:
+        """Answer the child until it sends its result (or must be ended: then the log says why, ``ChildEnded``)."""
         while True:
             reason = self._wait(connection, deadline, lost)
             if reason is None:
@@ -188,7 +261,7 @@ class TaskSupervisor:
                 _kill(pid)
                 stamp = dt.datetime.now(dt.UTC).isoformat()
                 relayed.update(relayed.latest + f"[{stamp}] {reason}\n")
-                return TryResult(TaskInstanceState.FAILED, note=reason)
+                raise ChildEnded(reason)
             decoded = json.loads(message)
             if not isinstance(decoded, dict):
                 raise ChildFailed(f"not a message: {message[:200]!r}")
@@ -199,7 +272,7 @@ class TaskSupervisor:
             elif "log" in decoded:
                 relayed.update(str(decoded["log"]))
             else:
-                return _result(decoded.get("result"))
+                return decoded.get("result")
 
     @staticmethod
     def _wait(connection: Connection, deadline: float | None, lost: threading.Event | None) -> str | None:
@@ -241,6 +314,18 @@ def _result(raw: Any) -> TryResult:
                      skip_task_ids=skips, note=None if note is None else redact_text(note)[:1000],
                      retry_delay=None if delay is None else dt.timedelta(seconds=delay), deferral=deferral,
                      reschedule_date=_when(when) if state == TaskInstanceState.UP_FOR_RESCHEDULE else None)
+
+
+def _trigger_look(raw: Any) -> TriggerLook:
+    """A trigger child's answer, checked (the trigger is user code): an error it raised, or one look's outcome."""
+    if isinstance(raw, dict) and isinstance(raw.get("error"), str):
+        raise TriggerFailed(redact_text(raw["error"])[:1000])
+    if not isinstance(raw, dict) or not isinstance(raw.get("fired"), bool):
+        raise ChildFailed(f"not a trigger look: {str(raw)[:200]!r}")
+    interval = raw.get("poll_seconds")
+    if not isinstance(interval, (int, float)) or isinstance(interval, bool) or interval <= 0:
+        raise ChildFailed("poll_seconds is not a positive number")
+    return TriggerLook(fired=raw["fired"], event=raw.get("event"), poll_seconds=float(interval))
 
 
 def _when(raw: Any) -> dt.datetime:

@@ -29,10 +29,19 @@ log = logging.getLogger(__name__)
 
 def run_task_callbacks(request: TaskCallbackRequest, *, store: Store, loader: LocalDagLoader,
                        now_fn: Callable[[], dt.datetime], log_sink: LogSink | None = None) -> bool:
-    """Run the request's callbacks and alert once; False when this delivery was a duplicate (nothing ran)."""
+    """Run the request's callbacks and alert once, in this process; False when this delivery was a duplicate
+    (nothing ran). A worker claims the request itself and runs :func:`call_task_callbacks` in a credential-less
+    child instead (``worker.run_callback_request``)."""
     if not claim_callback(store, request, now=now_fn()):
         log.info("task callback request %s of %s already ran", request.request_id, request.ti_key.label)
         return False
+    call_task_callbacks(request, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
+    return True
+
+
+def call_task_callbacks(request: TaskCallbackRequest, *, store: Store, loader: LocalDagLoader,
+                        now_fn: Callable[[], dt.datetime], log_sink: LogSink | None = None) -> None:
+    """Call the failed try's callbacks and send its alert, for a (claimed) request, logging each."""
     task_log = logging.getLogger("airflow.task")
     name = "on_retry_callback" if request.retried else "on_failure_callback"
     ti_key = request.ti_key
@@ -46,7 +55,7 @@ def run_task_callbacks(request: TaskCallbackRequest, *, store: Store, loader: Lo
                                             serialized=serialized, store=store, now_fn=now_fn)
         except Exception:
             task_log.exception("Could not load the task to run its %s", name)
-            return True
+            return
         callbacks = getattr(task, name, None) or []
         for callback in callbacks if isinstance(callbacks, (list, tuple)) else [callbacks]:
             task_log.info("Executing task callback %s", getattr(callback, "__name__", type(callback).__name__))
@@ -56,4 +65,3 @@ def run_task_callbacks(request: TaskCallbackRequest, *, store: Store, loader: Lo
                 task_log.exception("Error in %s of task %s", name, task.task_id)
         if wants_email(task, retried=request.retried):
             send_error_email(task, context, AirflowException(request.message))
-    return True

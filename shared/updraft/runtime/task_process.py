@@ -57,13 +57,10 @@ class ChildLogSink:
 
 
 def run_child(connection: Connection) -> int:
-    """Run the one try the worker sends; the exit status says only whether a result was sent."""
-    from updraft.executors.base import Dispatch
+    """Run the one job the worker sends (a try, a callback request's callbacks, a look at a trigger); the exit
+    status says only whether a result was sent."""
     from updraft.runtime import logs
-    from updraft.runtime.execute import run_try
-    from updraft.runtime.loader import LocalDagLoader
     from updraft.secrets.masker import redact_text
-
 
     job: dict[str, Any] = pickle.loads(connection.recv_bytes())
     os.environ.clear()  # the worker's environment as it is now, scrubbed, with the DAG-code role's credentials
@@ -82,13 +79,51 @@ def run_child(connection: Connection) -> int:
         from updraft.notifications.ses import send_through
 
         send_through(ProxyEmailSender(channel))
+    channel.send({"result": _JOBS[job["kind"]](job, store, channel)})
+    return 0
+
+
+def _try(job: dict[str, Any], store: StoreProxy, channel: Channel) -> dict[str, Any]:
+    from updraft.executors.base import Dispatch
+    from updraft.runtime.execute import run_try
+    from updraft.runtime.loader import LocalDagLoader
+
     dispatch = Dispatch.from_payload(job["dispatch"])
     loader = LocalDagLoader(job["dags_folder"], job["plugins_folder"])
     result = run_try(dispatch, store=store, loader=loader, now_fn=store.now,  # type: ignore[arg-type]
                      log_sink=ChildLogSink(channel, job["earlier_log"]), hostname=job["hostname"], run=job["run"],
                      started=job["started"])
-    channel.send({"result": result_message(result)})
-    return 0
+    return result_message(result)
+
+
+def _callbacks(job: dict[str, Any], store: StoreProxy, channel: Channel) -> dict[str, Any]:
+    """A callback request's callbacks (the worker claimed the request: this delivery is the one that runs)."""
+    from updraft.executors.callback_requests import DagCallbackRequest
+    from updraft.runtime.dag_callbacks import call_dag_callbacks
+    from updraft.runtime.loader import LocalDagLoader
+    from updraft.runtime.task_callbacks import call_task_callbacks
+
+    request, sink = job["request"], ChildLogSink(channel)
+    loader = LocalDagLoader(job["dags_folder"], job["plugins_folder"])
+    call = call_dag_callbacks if isinstance(request, DagCallbackRequest) else call_task_callbacks
+    call(request, store=store, loader=loader, now_fn=store.now, log_sink=sink)  # type: ignore[operator]
+    return {"state": "success"}
+
+
+def _trigger(job: dict[str, Any], store: StoreProxy, channel: Channel) -> dict[str, Any]:
+    """One look at a deferred try's trigger: ``{"fired", "event", "poll_seconds"}``, or the error it raised."""
+    from updraft.runtime.trigger_check import look
+
+    try:
+        return look(str(job["classpath"]), dict(job["kwargs"]), store, step_seconds=job["step_seconds"])
+    except Exception as exc:
+        import traceback
+
+        traceback.print_exc()
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+_JOBS = {"try": _try, "callbacks": _callbacks, "trigger": _trigger}
 
 
 def result_message(result: TryResult) -> dict[str, Any]:
@@ -150,7 +185,8 @@ def serve(control: socket.socket) -> None:
 
 # What every try imports that the runtime imports lazily (a try's child would pay each again: jinja2 alone is
 # ~0.2 s), imported once in the server.
-RUNTIME_MODULES = ("updraft.runtime.execute", "updraft.runtime.templates", "updraft.runtime.mapping",
+RUNTIME_MODULES = ("updraft.runtime.execute", "updraft.runtime.dag_callbacks", "updraft.runtime.task_callbacks",
+                   "updraft.runtime.trigger_check", "updraft.runtime.templates", "updraft.runtime.mapping",
                    "updraft.runtime.rendered_fields", "updraft.runtime.task_email", "updraft.runtime.loader",
                    "updraft.executors.base", "updraft.notifications.ses", "updraft.plugins", "jinja2",
                    "jinja2.sandbox", "jinja2.nativetypes", "jinja2.ext", "updraft.sdk.connection",

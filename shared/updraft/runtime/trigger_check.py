@@ -14,6 +14,12 @@ record (Airflow's ``serialize()`` classpath and kwargs) and polled once:
 
 A fired event is written on the deferred try's trigger record (fenced by the try token, so a duplicate check
 changes nothing) before the loop sends the usual resume, which reads it from there as it does a time trigger's.
+
+The trigger is user code, so the look (:func:`look`: rebuild, poll, encode the event) runs in a child of the task
+server (``supervisor.TaskSupervisor.poll_trigger``), as a try does: the DAG-code role's credentials, the store only
+through the worker's proxy, read-only (Airflow's triggerer lets a trigger read, never write). The check function
+keeps its own credentials for the two things it does itself: reading the deferred try and writing the fired event.
+Everything the loop needs next is in the execution's state, so the child keeps nothing between looks.
 """
 
 from __future__ import annotations
@@ -21,11 +27,14 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import importlib
+from collections.abc import Mapping
 from typing import Any
 
 from updraft.model.deferrals import ResumeRequest
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.cross_dag import poll_trigger
+from updraft.runtime.store_proxy import StoreProxy
+from updraft.runtime.supervisor import TriggerLook, shared_supervisor
 from updraft.runtime.xcom import decode_value, encode_value
 from updraft.store.api import Store
 
@@ -66,13 +75,26 @@ async def _first_event(trigger: Any, seconds: float) -> Any:
 def poll_once(trigger: Any, store: Store, *, step_seconds: float = STEP_SECONDS) -> Any:
     """The event of one look at ``trigger`` (None: not yet)."""
     if callable(getattr(trigger, "poll_once", None)):
-        return poll_trigger(trigger, store)
+        # In a child the store is the worker's proxy: other DAGs' runs are read in the worker.
+        return (trigger.poll_once(store.cross_dag()) if isinstance(store, StoreProxy)
+                else poll_trigger(trigger, store))
     return asyncio.run(_first_event(trigger, step_seconds))
 
 
-def check(state: dict[str, Any], *, store: Store, now: dt.datetime,
-          step_seconds: float = STEP_SECONDS) -> dict[str, Any]:
-    """The execution's next state after one look at the deferred try's trigger."""
+def look(classpath: str, kwargs: dict[str, Any], store: Store, *, step_seconds: float) -> dict[str, Any]:
+    """One look at the trigger ``classpath(**kwargs)`` where it runs (the check's child): whether it fired, its
+    event's payload encoded for the try's record, and how long to wait before the next look, as JSON."""
+    trigger = rebuild(classpath, kwargs)
+    event = poll_once(trigger, store, step_seconds=step_seconds)
+    return {"fired": event is not None, "poll_seconds": poll_seconds(trigger),
+            "event": None if event is None else encode_value(getattr(event, "payload", event))}
+
+
+def check(state: dict[str, Any], *, store: Store, now: dt.datetime, step_seconds: float = STEP_SECONDS,
+          credentials: Mapping[str, str] | None = None, in_process: bool = False) -> dict[str, Any]:
+    """The execution's next state after one look at the deferred try's trigger, taken in a child with
+    ``credentials`` (the DAG-code role's; none without). ``in_process`` looks here, with this process's
+    credentials: only for tests whose trigger reads the test's own memory."""
     request = ResumeRequest.from_payload(state.get("resume"))
     if request is None:
         raise ValueError("the check's input has no resume payload")
@@ -83,14 +105,19 @@ def check(state: dict[str, Any], *, store: Store, now: dt.datetime,
     timeout_at = dt.datetime.fromisoformat(record["timeout_at"]) if record.get("timeout_at") else None
     if timeout_at is not None and now >= timeout_at:
         return {**state, "outcome": "timed_out"}
-    trigger = rebuild(str(record["classpath"]), dict(record.get("kwargs") or {}))
-    event = poll_once(trigger, store, step_seconds=step_seconds)
-    if event is None:
-        wait = poll_seconds(trigger)
+    if in_process:
+        found = TriggerLook(**look(str(record["classpath"]), dict(record.get("kwargs") or {}), store,
+                                   step_seconds=step_seconds))
+    else:
+        found = shared_supervisor().poll_trigger(request.key, request.try_id, record, store=store,
+                                                 now_fn=lambda: now, credentials=credentials,
+                                                 step_seconds=step_seconds)
+    if not found.fired:
+        wait = found.poll_seconds
         if timeout_at is not None:  # look once more at the timeout, not an interval past it
             wait = min(wait, (timeout_at - now).total_seconds())
         return {**state, "outcome": "waiting", "poll_seconds": max(MIN_POLL_SECONDS, round(wait))}
-    fired = {**record, "event": encode_value(getattr(event, "payload", event)), "times_out": False}
+    fired = {**record, "event": found.event, "times_out": False}
     if not store.apply_ti_change(request.key, expected=TaskInstanceState.DEFERRED, state=TaskInstanceState.DEFERRED,
                                  expected_try_id=request.try_id, fields={"trigger": fired}):
         return {**state, "outcome": "gone"}

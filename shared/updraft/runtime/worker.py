@@ -36,6 +36,7 @@ from updraft.runtime.logs import LogSink
 from updraft.runtime.stopping import WorkerStopped
 from updraft.runtime.task_callbacks import run_task_callbacks
 from updraft.scheduling.claims import release_try_limits
+from updraft.scheduling.dag_callbacks import claim_callback
 from updraft.scheduling.deferrals import Waits, resume_try, start_wait
 from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
 from updraft.serialization.model import SerializedDAG
@@ -66,7 +67,8 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest, *, store: Store, loader:
     (``scheduling.deferrals``); a ``ResumeRequest`` (the wait ended) schedules the deferred try to resume.
     """
     if isinstance(dispatch, DagCallbackRequest | TaskCallbackRequest):  # callbacks, not a try: nothing to schedule
-        run_callback_request(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
+        run_callback_request(dispatch, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink,
+                             credentials=credentials, in_process=in_process)
         return None
     if isinstance(dispatch, ResumeRequest):
         handle_resume(dispatch, store=store, scheduler=scheduler, now_fn=now_fn)
@@ -170,14 +172,10 @@ def _run_in_child(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, n
                   credentials: DagCodeCredentials | None, lost: threading.Event,
                   nudge: Callable[[str, str], bool] | None, started: TaskInstance) -> TryResult:
     """The try in a child of the process's task server (``supervisor``), with the DAG file current on disk."""
-    from updraft.runtime.secrets import configured_backend
     from updraft.runtime.supervisor import shared_supervisor
 
-    timeout, backend, backend_error = None, None, None
-    try:
-        backend = configured_backend()
-    except Exception as exc:  # a misconfigured backend: the try fails naming it, as it did in-process
-        backend_error = f"{type(exc).__name__}: {exc}"
+    timeout = None
+    backend, backend_error = _secrets_backend()
     if dag is not None:
         loader.prepare(dag.relative_fileloc, dag.file_hash)
         task = dag.task_dict.get(dispatch.key.task_id)
@@ -190,11 +188,41 @@ def _run_in_child(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, n
 
 
 def run_callback_request(request: DagCallbackRequest | TaskCallbackRequest, *, store: Store, loader: LocalDagLoader,
-                         now_fn: Callable[[], dt.datetime], log_sink: LogSink | None = None) -> bool:
-    """Run a callback request's callbacks once; False for a duplicate delivery."""
-    if isinstance(request, DagCallbackRequest):
-        return run_dag_callbacks(request, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
-    return run_task_callbacks(request, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
+                         now_fn: Callable[[], dt.datetime], log_sink: LogSink | None = None,
+                         credentials: DagCodeCredentials | None = None, in_process: bool = False) -> bool:
+    """Run a callback request's callbacks once; False for a duplicate delivery.
+
+    The callbacks are user code: they run in a child of the task server as a try does (the DAG-code role's
+    ``credentials``, the store through the read-only proxy), after this process claimed the request."""
+    if in_process:
+        if isinstance(request, DagCallbackRequest):
+            return run_dag_callbacks(request, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
+        return run_task_callbacks(request, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
+    from updraft.runtime.supervisor import shared_supervisor
+
+    if not claim_callback(store, request, now=now_fn()):
+        log.info("callback request %s of %s already ran", request.request_id, request.key.label)
+        return False
+    run = store.get_run(request.key.dag_id, request.key.run_id)
+    serialized = store.get_serialized_dag(run.dag_id, run.dag_hash) if run is not None else None
+    if serialized is not None:  # the child loads the DAG from the file current on disk
+        loader.prepare(serialized.relative_fileloc, serialized.file_hash)
+    backend, backend_error = _secrets_backend()
+    shared_supervisor().run_callbacks(
+        request, store=store, dags_folder=loader.dags_folder, plugins_folder=loader.plugins_folder, now_fn=now_fn,
+        log_sink=log_sink, credentials=credentials.environment() if credentials else None, backend=backend,
+        backend_error=backend_error)
+    return True
+
+
+def _secrets_backend() -> tuple[object, str | None]:
+    """The configured secrets backend the worker reads for its child, or why it could not be built."""
+    from updraft.runtime.secrets import configured_backend
+
+    try:
+        return configured_backend(), None
+    except Exception as exc:  # a misconfigured backend: the child's reads fail naming it, as they did in-process
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 def _release(store: Store, finished: TaskInstance | None) -> None:

@@ -46,7 +46,8 @@ class DeferralEnv(RuntimeEnv):
     def _check(self, function: str, payload: Any) -> Any:
         assert function == CHECK
         self.checks += 1
-        return check(payload, store=self.store, now=self.clock(), step_seconds=STEP_SECONDS)
+        # In this process: the tests' FlagTrigger reads a flag the test sets in its own memory.
+        return check(payload, store=self.store, now=self.clock(), step_seconds=STEP_SECONDS, in_process=True)
 
     def drain(self) -> int:
         """Play every dispatch and every resume the wait engine sent, until none is left."""
