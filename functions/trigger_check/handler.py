@@ -23,6 +23,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     svc = services()
     credentials = svc.dag_code_credentials  # the trigger's code runs in a child with the DAG-code role's
     state = check(event, store=svc.store, now=dt.datetime.now(dt.UTC),
-                  credentials=credentials.environment() if credentials is not None else None)
+                  credentials=credentials.environment() if credentials is not None else None,
+                  plugins_folder=svc.config.plugins_folder)
     logger.info("trigger check", extra={"outcome": state["outcome"], "resume": state.get("resume")})
     return state
