@@ -2,7 +2,8 @@
 
 The rule (README, "Long tasks"): a try on the worker Lambda that comes within ``UPDRAFT_LAMBDA_HANDOFF_MARGIN_SECONDS``
 (30 s) of the function's timeout (``context.get_remaining_time_in_millis()``), or whose processes (the worker and
-every process it started) use ``UPDRAFT_LAMBDA_HANDOFF_MEMORY_FRACTION`` (90 %) of the function's memory, is
+every process it started, shared pages counted once: :func:`process_tree_rss_mb`) use
+``UPDRAFT_LAMBDA_HANDOFF_MEMORY_FRACTION`` (90 %) of the function's memory, is
 stopped: :class:`LambdaLimitReached` is raised in the task's thread (a ``BaseException``, like Airflow's
 ``AirflowTaskTimeout``, so ``except Exception`` in task code does not swallow it), the try's log so far is written,
 and :func:`hand_off`
@@ -65,7 +66,15 @@ class LambdaLimitReached(BaseException):
 
 
 def process_tree_rss_mb(root: int | None = None) -> float:
-    """Resident memory of ``root`` (this process) and every process under it, in MB, from ``/proc``."""
+    """Memory of ``root`` (this process) and every process under it, in MB, from ``/proc``: the worker, its task
+    server and each try's child with whatever the task started (they lead their own sessions, so a process group
+    would miss them; the parent links do not).
+
+    Each process counts its proportional set size (``Pss`` in ``smaps_rollup``): a page shared by n processes
+    counts 1/n in each, so the pages a try's child shares with the task server it was forked from (the warm
+    imports) count once, as the function's memory holds them once. Summing resident sizes would count them in
+    every child and hand tries off long before the limit. Without ``smaps_rollup`` (kernels before 4.14) the
+    resident size (``statm``) is the fallback."""
     root = root or os.getpid()
     parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
@@ -80,11 +89,19 @@ def process_tree_rss_mb(root: int | None = None) -> float:
             if ppid == parent and pid not in tree:
                 tree.add(pid)
                 frontier.append(pid)
-    pages = 0
-    for pid in tree:
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            pages += int(Path(f"/proc/{pid}/statm").read_text().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
+    return sum(_process_mb(pid) for pid in tree)
+
+
+def _process_mb(pid: int) -> float:
+    """One process's proportional set size in MB (its resident size where the kernel has no ``smaps_rollup``);
+    0 for a process that is gone."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
+    return 0.0
 
 
 @dataclasses.dataclass(frozen=True)

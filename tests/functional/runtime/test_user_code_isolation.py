@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import textwrap
+import time
 
 import boto3
 import pytest
@@ -197,3 +198,47 @@ def test_a_hostile_trigger_cannot_read_the_credentials_or_write_the_table(env) -
     assert env.store.get_ti(deferred).trigger["event"] == {"looked": True}  # written by the check, fenced
     _assert_isolated(env, _found(env, "trigger"))
     _assert_nothing_forged(env, run.run_id)
+
+
+GROWS = """
+import time
+
+def grow(megabytes):
+    hog = bytearray(megabytes * 2**20)
+    hog[::4096] = b"x" * len(hog[::4096])  # resident, not just reserved
+    print(f"holding {megabytes} MB", flush=True)
+    time.sleep(0.2 if megabytes < 100 else 120)
+
+with DAG("grows", schedule=None, start_date=START):
+    PythonOperator(task_id="small", python_callable=grow, op_args=[16])
+    PythonOperator(task_id="big", python_callable=grow, op_args=[400])
+"""
+
+
+def test_a_try_whose_child_grows_its_memory_is_handed_off_before_the_lambda_limit(env) -> None:
+    """The worker Lambda's memory guard measures the whole tree (the worker, its task server, the try's child),
+    shared pages once: a child that only holds a little stays, one that grows is handed to Fargate."""
+    from updraft.runtime.handoff import HandedOff, LambdaLimits, process_tree_rss_mb
+    from updraft.runtime.supervisor import shared_supervisor
+
+    env.add("grows", GROWS)
+    run = env.trigger("grows")
+    env.scheduler.run_pass()
+    items = {item.key.task_id: item for item in env.executor.take()}
+    shared_supervisor().start()
+    # A scaled-down function: 90 % of it is what the tree holds now (the task server started) plus 150 MB.
+    limits = LambdaLimits(remaining_ms=lambda: 600_000, memory_mb=int((process_tree_rss_mb() + 150) / 0.9),
+                          poll_s=0.05)
+
+    def work(task_id: str):
+        return handle_dispatch(items[task_id], store=env.store, loader=env.loader, scheduler=env.scheduler,
+                               now_fn=env.clock, log_sink=env.logs, limits=limits)
+
+    assert work("small").state is TaskInstanceState.SUCCESS
+    started = time.monotonic()
+    moved = work("big")
+    assert isinstance(moved, HandedOff) and "memory limit" in moved.reason, moved
+    assert time.monotonic() - started < 60  # long before the task's two minutes: its process was killed
+    ti = env.ti("grows", run.run_id, "big")
+    assert ti.state is TaskInstanceState.QUEUED and ti.executor == "fargate" and ti.try_number == 1
+    assert "memory limit" in env.log("grows", run.run_id, "big")

@@ -3,6 +3,7 @@ hand-off's refusals, and the log sink that keeps the Lambda part of a handed-off
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -125,3 +126,26 @@ def test_the_fargate_part_of_a_try_is_written_after_its_lambda_part():
     kept.write(KEY, 1, "fargate part\n")
     kept.write(other, 1, "another log\n")
     assert kept.read(KEY, 1) == "lambda part\nfargate part\n" and sink.read(other, 1) == "another log\n"
+
+
+def test_pages_a_forked_child_shares_with_its_parent_count_once():
+    """A try's child is a fork of the warm task server: the pages it shares with the server are in the function's
+    memory once, so the tree's memory grows by what the child adds, not by the server's size again."""
+    hold = bytearray(64 * 2**20)
+    hold[::4096] = b"x" * len(hold[::4096])  # resident in this process, then shared with the fork
+    alone = process_tree_rss_mb()
+    ready_r, ready_w = os.pipe()
+    wait_r, wait_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child touches nothing: it only says it is there and waits
+        os.write(ready_w, b"1")
+        os.read(wait_r, 1)
+        os._exit(0)
+    try:
+        os.read(ready_r, 1)
+        assert process_tree_rss_mb() - alone < 32, "the child's shared pages were counted again"
+    finally:
+        os.write(wait_w, b"1")
+        os.waitpid(pid, 0)
+        for fd in (ready_r, ready_w, wait_r, wait_w):
+            os.close(fd)
