@@ -105,8 +105,10 @@ def _callbacks(job: dict[str, Any], store: StoreProxy, channel: Channel) -> dict
 
     request, sink = job["request"], ChildLogSink(channel)
     loader = LocalDagLoader(job["dags_folder"], job["plugins_folder"])
-    call = call_dag_callbacks if isinstance(request, DagCallbackRequest) else call_task_callbacks
-    call(request, store=store, loader=loader, now_fn=store.now, log_sink=sink)  # type: ignore[operator]
+    if isinstance(request, DagCallbackRequest):
+        call_dag_callbacks(request, store=store, loader=loader, now_fn=store.now, log_sink=sink)  # type: ignore[arg-type]
+    else:
+        call_task_callbacks(request, store=store, loader=loader, now_fn=store.now, log_sink=sink)  # type: ignore[arg-type]
     return {"state": "success"}
 
 
@@ -115,7 +117,8 @@ def _trigger(job: dict[str, Any], store: StoreProxy, channel: Channel) -> dict[s
     from updraft.runtime.trigger_check import look
 
     try:
-        return look(str(job["classpath"]), dict(job["kwargs"]), store, step_seconds=job["step_seconds"])
+        return look(str(job["classpath"]), dict(job["kwargs"]), store,  # type: ignore[arg-type]
+                    step_seconds=job["step_seconds"])
     except Exception as exc:
         import traceback
 
