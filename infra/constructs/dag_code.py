@@ -1,4 +1,5 @@
-"""The DAG-code role: the only AWS identity user code runs with (DAG files at parse time, tasks and callbacks).
+"""The DAG-code role: the only AWS identity user code runs with (DAG files at parse time, tasks, callbacks and a
+polling trigger's look).
 
 Updraft's own roles (parser, worker, Fargate task) hold the table, the queues and the bucket. Code in a DAG file
 must not: the parser and the workers keep their credentials in their own process and give the child process that
@@ -9,7 +10,8 @@ parser mirror the DAG files for the child, so it needs no ``dags/`` read either)
 (Variables and Connections are read by the worker and served to the child). Users attach their own policies to it,
 as to MWAA's execution role: the role's ARN is the stack output ``DagCodeRoleArn``.
 
-Its trust policy names the three roles that assume it, by ARN, with ``sts:TagSession`` (the session is tagged
+Its trust policy names the four roles that assume it (the parser's, the worker's, the Fargate task's and the
+trigger check's), by ARN, with ``sts:TagSession`` (the session is tagged
 ``updraft:purpose=dag-code``). In the same account a trust policy that names a role's ARN is enough for that role
 to assume it: the assumers' own policies gain nothing. Sessions last one hour (the workers refresh them ten
 minutes before expiry).
@@ -34,7 +36,7 @@ SESSION = Duration.hours(1)
 
 
 class DagCodeRole(Construct):
-    """The role, trusted by ``assumers`` (the parser's, the worker's and the Fargate task's roles)."""
+    """The role, trusted by ``assumers`` (the parser's, the worker's, the Fargate task's and the trigger check's)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, assumers: Sequence[iam.IRole]) -> None:
         super().__init__(scope, construct_id)
