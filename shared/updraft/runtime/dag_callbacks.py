@@ -11,6 +11,9 @@ instance (``ti``, ``task``, ``dag_run``, ``logical_date``, ``params``...) plus `
 
 The log goes where a try's log goes, under the run's callback key (task id ``@dag_callbacks``, try 1): the log
 of the run's latest callbacks, read like a task's log.
+
+The callbacks are user code: a worker claims the request, then runs :func:`call_dag_callbacks` in a child of its
+task server, as a try, without the worker's credentials (``worker.run_callback_request``, ``supervisor``).
 """
 
 from __future__ import annotations

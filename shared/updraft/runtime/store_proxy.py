@@ -23,7 +23,10 @@ within the try's :class:`TryScope`:
 - other DAGs: ``cross_dag`` runs one of :data:`CROSS_DAG_CALLS` on a ``runtime.cross_dag.CrossDag`` in the worker,
   what Airflow's execution API lets a task do (``TriggerDagRunOperator`` triggers or clears a run,
   ``ExternalTaskSensor`` reads runs and task states): the run is created or cleared by the REST API's own code
-  and the worker nudges the scheduler (its ``hand_off``) for a triggered run.
+  and the worker nudges the scheduler (its ``hand_off``) for a triggered run;
+- callbacks run for a callback request and a trigger's look (``TryScope.writes`` False) read as a try does and
+  set Variables, but write no task instance's data and trigger no run: Airflow's DAG processor and triggerer,
+  where those run, offer reads and Variables only.
 
 To let the child do something new with the store (asset events, trigger records, deferrals), add a handler to
 ``ALLOWED`` that checks its scope and the matching method on ``StoreProxy``; ``test_store_proxy`` checks they agree.

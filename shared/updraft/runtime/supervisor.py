@@ -11,6 +11,10 @@ The worker ends the child's process group (the child leads its own session) when
 out first, with callbacks; this is the backstop for a child that ignores signals), or when the worker stops. A
 child that ends without a result (killed, ``os._exit``, a crash of the interpreter) is a failed try saying so.
 
+The same exchange runs the other user code a worker or the trigger check meets: a callback request's callbacks
+(:meth:`TaskSupervisor.run_callbacks`) and one look at a polling trigger (:meth:`TaskSupervisor.poll_trigger`),
+each in its own child with a read-only scope (``TryScope.writes``); the child's answer is checked the same way.
+
 One task server per worker process (:func:`shared_supervisor`), started on first use and shared by the threads of
 local mode (only the fork request is serialised). The worker process is made non-dumpable, so processes of the
 same user (the children) cannot read its ``/proc/<pid>/environ`` or memory; a root child (a container running as
