@@ -150,7 +150,8 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
         except BaseException as exc:  # surfaced by the main loop: a worker bug must not hang the test
             errors.append(exc)
 
-    engine, waits = _wait_engine(pool, work, store, clock=utcnow, skip_waits=skip_waits, on_skip=on_skip)
+    engine, waits = _wait_engine(pool, work, store, clock=utcnow, skip_waits=skip_waits, on_skip=on_skip,
+                                 loader=loader)
     scheduler.waits = waits
     started = time.perf_counter()
     run = trigger_dag(store, dag_id, now=utcnow(), conf=conf, logical_date=logical_date)
@@ -182,9 +183,9 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
 
 def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[Any], None], store: Any, *,
                  clock: Callable[[], dt.datetime], skip_waits: bool,
-                 on_skip: Callable[[str, dt.timedelta], None] | None) -> tuple[Any, Any]:
+                 on_skip: Callable[[str, dt.timedelta], None] | None, loader: Any) -> tuple[Any, Any]:
     """The deferral state machine on the local engine, its resumes handed to the worker threads and its polling
-    triggers' checks run in-process."""
+    triggers' checks run here, each look in a child (the loader's folders importable there)."""
     from updraft.executors.step_functions import StepFunctionsWaits
     from updraft.handler_events import worker_dispatch
     from updraft.local.step_functions import LocalStepFunctions
@@ -202,7 +203,8 @@ def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[An
                           resume.get("map_index", -1)).label, span)
 
     def call(function: str, payload: Any) -> Any:
-        return check(payload, store=store, now=clock())
+        return check(payload, store=store, now=clock(), dags_folder=loader.dags_folder,
+                     plugins_folder=loader.plugins_folder)
 
     engine = LocalStepFunctions(definition("dags-test-worker", "dags-test-trigger-check"), invoke=invoke,
                                 clock=clock, skip_waits=skip_waits, on_skip=skipped, call=call)

@@ -282,7 +282,8 @@ class LocalSystem:
 
     def _deferral_engine(self) -> Any:
         """Step Functions as local mode plays it: the deferral state machine's own ASL on the local engine, its
-        resume invokes going to the worker pool like any other invoke, its polling triggers' checks in-process."""
+        resume invokes going to the worker pool like any other invoke, its polling triggers' checks here (each
+        look in a child, as the check Lambda takes it)."""
         from updraft.local.step_functions import LocalStepFunctions
         from updraft.runtime.trigger_check import check
         from updraft.triggers.state_machine import definition
@@ -293,7 +294,9 @@ class LocalSystem:
                 raise RuntimeError(reply["error"])
 
         def call(function: str, payload: Any) -> Any:
-            return check(payload, store=self.services.store, now=dt.datetime.now(dt.UTC))
+            loader = self.services.loader  # the trigger's look runs in a child, with the user's folders importable
+            return check(payload, store=self.services.store, now=dt.datetime.now(dt.UTC),
+                         dags_folder=loader.dags_folder, plugins_folder=loader.plugins_folder)
 
         return LocalStepFunctions(definition(self.names.worker_function, LOCAL_CHECK_FUNCTION), invoke=invoke,
                                   clock=lambda: dt.datetime.now(dt.UTC), call=call)

@@ -222,13 +222,14 @@ class TaskSupervisor:
 
     def poll_trigger(self, key: TIKey, try_id: str, record: Mapping[str, Any], *, store: Store,
                      now_fn: Callable[[], dt.datetime], credentials: Mapping[str, str] | None,
-                     step_seconds: float, plugins_folder: str | None = None) -> TriggerLook:
+                     step_seconds: float, dags_folder: str | None = None,
+                     plugins_folder: str | None = None) -> TriggerLook:
         """One look at the deferred try's trigger (its record's classpath and kwargs), in a child: the trigger's
         code gets the DAG-code role's credentials, reads the store as the try could, writes nothing. Raises
         ``TriggerFailed`` when the trigger raised, or its process had to be killed (``step_seconds`` plus
         ``STEP_GRACE`` passed) or ended without an answer."""
         scope = TryScope(key, try_id, now_fn, try_number=None, writes=False)
-        job = _job("trigger", dags_folder="", plugins_folder=plugins_folder, credentials=credentials,
+        job = _job("trigger", dags_folder=dags_folder or "", plugins_folder=plugins_folder, credentials=credentials,
                    backend=None, backend_error=None, classpath=record.get("classpath"),
                    kwargs=record.get("kwargs") or {}, step_seconds=step_seconds)
         limit = dt.timedelta(seconds=step_seconds) + STEP_GRACE

@@ -116,6 +116,8 @@ def _trigger(job: dict[str, Any], store: StoreProxy, channel: Channel) -> dict[s
     """One look at a deferred try's trigger: ``{"fired", "event", "poll_seconds"}``, or the error it raised."""
     from updraft.runtime.trigger_check import look
 
+    if job["dags_folder"] and job["dags_folder"] not in sys.path:  # a trigger class defined beside the DAGs
+        sys.path.append(job["dags_folder"])
     try:
         return look(str(job["classpath"]), dict(job["kwargs"]), store,  # type: ignore[arg-type]
                     step_seconds=job["step_seconds"])

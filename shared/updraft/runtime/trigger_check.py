@@ -91,12 +91,12 @@ def look(classpath: str, kwargs: dict[str, Any], store: Store, *, step_seconds: 
 
 
 def check(state: dict[str, Any], *, store: Store, now: dt.datetime, step_seconds: float = STEP_SECONDS,
-          credentials: Mapping[str, str] | None = None, plugins_folder: str | None = None,
-          in_process: bool = False) -> dict[str, Any]:
+          credentials: Mapping[str, str] | None = None, dags_folder: str | None = None,
+          plugins_folder: str | None = None, in_process: bool = False) -> dict[str, Any]:
     """The execution's next state after one look at the deferred try's trigger, taken in a child with
-    ``credentials`` (the DAG-code role's; none without) and the plugins folder importable (a user's trigger
-    class may live there, as for Airflow's triggerer). ``in_process`` looks here, with this process's
-    credentials: only for tests whose trigger reads the test's own memory."""
+    ``credentials`` (the DAG-code role's; none without) and the DAGs and plugins folders importable (a user's
+    trigger class may live there: Airflow puts both on the triggerer's path). ``in_process`` looks here, with
+    this process's credentials: only for tests whose trigger reads the test's own memory."""
     request = ResumeRequest.from_payload(state.get("resume"))
     if request is None:
         raise ValueError("the check's input has no resume payload")
@@ -113,7 +113,8 @@ def check(state: dict[str, Any], *, store: Store, now: dt.datetime, step_seconds
     else:
         found = shared_supervisor().poll_trigger(request.key, request.try_id, record, store=store,
                                                  now_fn=lambda: now, credentials=credentials,
-                                                 step_seconds=step_seconds, plugins_folder=plugins_folder)
+                                                 step_seconds=step_seconds, dags_folder=dags_folder,
+                                                 plugins_folder=plugins_folder)
     if not found.fired:
         wait = found.poll_seconds
         if timeout_at is not None:  # look once more at the timeout, not an interval past it
