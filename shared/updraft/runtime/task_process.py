@@ -8,7 +8,8 @@ socket pair (SCM_RIGHTS); the server forks, answers with the child's pid, and fo
 the kernel reaps). The child starts its own session (the worker kills its process group on a timeout or a lost
 heartbeat), closes the control socket, and runs the try with :func:`run_child`: the job (the dispatch, the run,
 the DAGs folder, the DAG-code role's credentials) comes over its socket, the store is a ``store_proxy.StoreProxy``
-over the same socket, the log goes back as it grows, and the ``TryResult`` last, as JSON.
+over the same socket, the log goes back as it grows, and the ``TryResult`` last, as JSON. A child runs a callback
+request's callbacks or one look at a polling trigger the same way (the job's ``kind``, :data:`_JOBS`).
 
 Why a fork server and not ``fork()`` of the worker: a forked worker's memory holds the worker's boto3 clients
 and credentials (gc-reachable). Why not a fresh interpreter per try: it costs ~0.2 s of imports per try; a fork
