@@ -10,6 +10,7 @@ process and in the local-mode processes it starts, so each worker gets its own.
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from collections.abc import Iterator
@@ -21,6 +22,23 @@ for _name, _value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "
                       "AWS_SECURITY_TOKEN": "testing", "AWS_SESSION_TOKEN": "testing",
                       "AWS_DEFAULT_REGION": "us-east-1"}.items():
     os.environ[_name] = _value
+
+
+def _share_botocore_models() -> None:
+    """One botocore data loader for every session of the test process.
+
+    moto's ``mock_aws`` drops boto3's default session and pynamodb makes its own, so nearly every test builds a new
+    botocore session, and each session's loader decodes the endpoint, partition and service JSON files again (a
+    few hundred milliseconds, more on a loaded machine). The files never change: a session of a process shares
+    its loader's parsed copies between its clients already, and here every session shares them.
+    """
+    import botocore.loaders
+    import botocore.session
+
+    botocore.session.create_loader = functools.lru_cache(maxsize=None)(botocore.loaders.create_loader)
+
+
+_share_botocore_models()
 
 
 @pytest.fixture(scope="session")

@@ -5,37 +5,27 @@ down: a fake context with about a second left before the hand-off margin."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
 import signal
-import tempfile
 import threading
 import time
+from collections.abc import Callable
 from types import SimpleNamespace
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from tests.functional.ecs_helpers import fargate_cluster
-from tests.functional.lambda_helpers import SpyLambda, echo_function_zip
+from tests.functional.lambda_helpers import REGION, WORKER, claimed_dispatch, spied_services, worker_account
 from updraft.executors.recording import RecordingExecutor
 from updraft.executors.routing import RoutingExecutor
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.runtime.loader import LocalDagLoader
-from updraft.scheduling.scheduler import Scheduler
 from updraft.scheduling.triggering import trigger_dag
-from updraft.store.config import StoreConfig
-from updraft.store.dynamo import DynamoStore
-from updraft.store.tables import create_table
 
 TABLE = "updraft-long-test"
 BUCKET = "updraft-long-data"
-WORKER = "updraft-worker"
-REGION = "us-east-1"
 MARGIN_S = 1.0
 
 DAG_FILE = '''
@@ -63,64 +53,49 @@ with DAG("long_dag", schedule=None, start_date=datetime.datetime(2024, 1, 1, tzi
 '''
 
 
-def fake_lambda_context(seconds_left: float, memory_mb: int = 10240) -> SimpleNamespace:
-    """A Lambda context whose function times out ``seconds_left`` from now."""
+def fake_lambda_context(seconds_left: float, memory_mb: int = 10240, *,
+                        remaining_s: Callable[[], float] | None = None) -> SimpleNamespace:
+    """A Lambda context whose function times out ``seconds_left`` from now (or, given ``remaining_s``, that says)."""
     deadline = time.monotonic() + seconds_left
+    remaining = remaining_s or (lambda: deadline - time.monotonic())
     return SimpleNamespace(function_name=WORKER, memory_limit_in_mb=memory_mb, aws_request_id="req-long",
                            invoked_function_arn=f"arn:aws:lambda:{REGION}:123456789012:function:{WORKER}",
-                           get_remaining_time_in_millis=lambda: int((deadline - time.monotonic()) * 1000))
+                           get_remaining_time_in_millis=lambda: int(remaining() * 1000))
+
+
+def running_out_once_printed(line: str) -> Callable[[], float]:
+    """Lambda's time left: plenty until a try running in this worker has printed ``line``, then 0.3 s less than
+    the hand-off margin, so the hand-off comes mid-task however long a loaded machine takes to start the task's
+    process (a fixed deadline raced it)."""
+    from updraft.runtime import logs
+
+    def remaining() -> float:
+        printed = any(line in buffer.text_so_far() for _, _, _, buffer in list(logs._open.values()))
+        return MARGIN_S - 0.3 if printed else 60.0
+
+    return remaining
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as monkeypatch, _env(tmp_path_factory.mktemp("long"), monkeypatch) as env:
-        yield env
-
-
-@contextlib.contextmanager
-def _env(tmp_path, monkeypatch):
     """One moto account for the module (each test claims its own run): table, bucket, worker function, cluster."""
-    for name, value in {"AWS_REGION": REGION, "UPDRAFT_TABLE": TABLE, "UPDRAFT_BUCKET": BUCKET,
-                        "UPDRAFT_WORKER_FUNCTION": WORKER, "UPDRAFT_LAMBDA_HANDOFF_MARGIN_SECONDS": str(MARGIN_S),
-                        "UPDRAFT_LIVE_LOG_SECONDS": "0"}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    with mock_aws(config={"lambda": {"use_docker": False}}):
-        config = StoreConfig(table_name=TABLE, region=REGION, s3_bucket=BUCKET)
-        create_table(config)
-        s3 = boto3.client("s3", region_name=REGION)
-        s3.create_bucket(Bucket=BUCKET)
-        s3.put_object(Bucket=BUCKET, Key="dags/long_dag.py", Body=DAG_FILE.encode())
-        role = boto3.client("iam", region_name=REGION).create_role(
-            RoleName="worker", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
-        lam = boto3.client("lambda", region_name=REGION)
-        lam.create_function(FunctionName=WORKER, Runtime="python3.12", Role=role, Handler="handler.handler",
-                            Code={"ZipFile": echo_function_zip()})
+    with pytest.MonkeyPatch.context() as monkeypatch, worker_account(
+            tmp_path_factory.mktemp("long"), monkeypatch, table=TABLE, bucket=BUCKET, dag_id="long_dag",
+            dag_file=DAG_FILE, env={"UPDRAFT_LAMBDA_HANDOFF_MARGIN_SECONDS": str(MARGIN_S),
+                                    "UPDRAFT_LIVE_LOG_SECONDS": "0"}) as account:
         ecs, subnet, group = fargate_cluster(REGION)
         for name, value in {"UPDRAFT_ECS_CLUSTER": "updraft", "UPDRAFT_ECS_TASK_DEFINITION": "updraft-worker",
                             "UPDRAFT_ECS_SUBNETS": subnet, "UPDRAFT_ECS_SECURITY_GROUPS": group}.items():
             monkeypatch.setenv(name, value)
-        store = DynamoStore(config, s3_client=s3)
-        local = tmp_path / "parsed"
-        local.mkdir()
-        (local / "long_dag.py").write_text(DAG_FILE)
-        from tests.functional.scheduling.harness import store_dags
-
-        store_dags(store, LocalDagLoader(local).load_file("long_dag.py")["long_dag"], now=dt.datetime.now(dt.UTC))
         from functions.worker import handler
 
-        monkeypatch.setattr("updraft.services._shared", None)  # built from the environment above on first use
-        spy = SpyLambda(lam)
-        handler.services()._clients["lambda"] = spy
-        yield SimpleNamespace(handler=handler, store=store, s3=s3, ecs=ecs, invokes=spy.payloads)
+        invokes = spied_services(handler, monkeypatch, account.lam)
+        yield SimpleNamespace(handler=handler, store=account.store, s3=account.s3, ecs=ecs, invokes=invokes)
 
 
 def _claim(store, task_id: str):
     """A new run of long_dag with ``task_id`` claimed: its dispatch (as the scheduler would send it)."""
-    run = trigger_dag(store, "long_dag", now=dt.datetime.now(dt.UTC))
-    recording = RecordingExecutor()
-    Scheduler(store, recording).schedule_run("long_dag", run.run_id)
-    return next(d for d in recording.take() if d.key.task_id == task_id)
+    return claimed_dispatch(store, "long_dag", task_id)
 
 
 def _log(env, key: TIKey, try_number: int) -> str:
@@ -142,7 +117,7 @@ def test_a_try_past_the_lambda_limit_finishes_on_fargate_without_a_retry(env, mo
     dispatch = _claim(env.store, "long")
     key = dispatch.key
 
-    result = env.handler.handler(dispatch.to_payload(), fake_lambda_context(MARGIN_S + 1.2))
+    result = env.handler.handler(dispatch.to_payload(), fake_lambda_context(60, remaining_s=running_out_once_printed("the long part starts")))
 
     assert result["status"] == "handed_off" and result["executor"] == "fargate" and result["try_number"] == 1
     assert "time limit" in result["reason"]

@@ -3,31 +3,25 @@ sends the DAG's failure callback to the worker Lambda, and the callback (which e
 
 from __future__ import annotations
 
-import datetime as dt
-import tempfile
 from types import SimpleNamespace
 
 import boto3
 import pytest
-from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
-from tests.functional.lambda_helpers import SpyLambda, echo_function_zip, lambda_context
-from tests.functional.scheduling.harness import store_dags
-from updraft.executors.recording import RecordingExecutor
+from tests.functional.lambda_helpers import (
+    REGION,
+    WORKER,
+    claimed_dispatch,
+    lambda_context,
+    spied_services,
+    worker_account,
+)
 from updraft.model.records import TIKey
-from updraft.runtime.loader import LocalDagLoader
-from updraft.scheduling.scheduler import Scheduler
-from updraft.scheduling.triggering import trigger_dag
-from updraft.store.config import StoreConfig
-from updraft.store.dynamo import DynamoStore
-from updraft.store.tables import create_table
 
 TABLE = "updraft-worker-callbacks-test"
 BUCKET = "updraft-dev-data"
-WORKER = "updraft-worker"
-REGION = "us-east-1"
 SENDER = "updraft@example.com"
 RUN_ID = "manual__2026-11-24T12:00:00+00:00"
 
@@ -52,39 +46,14 @@ with DAG("handler_cb", schedule=None, start_date=datetime.datetime(2024, 1, 1, t
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    for name, value in {"AWS_REGION": REGION, "UPDRAFT_TABLE": TABLE, "UPDRAFT_BUCKET": BUCKET,
-                        "UPDRAFT_WORKER_FUNCTION": WORKER, "UPDRAFT_EMAIL_FROM": SENDER}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the worker mirrors the DAGs under /tmp
-    with mock_aws(config={"lambda": {"use_docker": False}}):
-        config = StoreConfig(table_name=TABLE, region=REGION, s3_bucket=BUCKET)
-        create_table(config)
-        s3 = boto3.client("s3", region_name=REGION)
-        s3.create_bucket(Bucket=BUCKET)
-        s3.put_object(Bucket=BUCKET, Key="dags/handler_cb.py", Body=DAG_FILE.encode())
+    with worker_account(tmp_path, monkeypatch, table=TABLE, bucket=BUCKET, dag_id="handler_cb", dag_file=DAG_FILE,
+                        env={"UPDRAFT_EMAIL_FROM": SENDER}) as account:
         boto3.client("ses", region_name=REGION).verify_email_identity(EmailAddress=SENDER)
-        role = boto3.client("iam", region_name=REGION).create_role(
-            RoleName="worker", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
-        lam = boto3.client("lambda", region_name=REGION)
-        lam.create_function(FunctionName=WORKER, Runtime="python3.12", Role=role, Handler="handler.handler",
-                            Code={"ZipFile": echo_function_zip()})
-        store = DynamoStore(config, s3_client=s3)
-        local = tmp_path / "parsed"
-        local.mkdir()
-        (local / "handler_cb.py").write_text(DAG_FILE)
-        now = dt.datetime.now(dt.UTC)
-        store_dags(store, LocalDagLoader(local).load_file("handler_cb.py")["handler_cb"], now=now)
-        trigger_dag(store, "handler_cb", now=now, run_id=RUN_ID)
-        recording = RecordingExecutor()
-        Scheduler(store, recording).schedule_run("handler_cb", RUN_ID)
-        (dispatch,) = recording.take()
-
+        dispatch = claimed_dispatch(account.store, "handler_cb", run_id=RUN_ID)
         from functions.worker import handler
 
-        monkeypatch.setattr("updraft.services._shared", None)
-        spy = SpyLambda(lam)
-        handler.services()._clients["lambda"] = spy
-        yield SimpleNamespace(handler=handler, store=store, s3=s3, dispatch=dispatch, invokes=spy.payloads,
+        invokes = spied_services(handler, monkeypatch, account.lam)
+        yield SimpleNamespace(handler=handler, store=account.store, s3=account.s3, dispatch=dispatch, invokes=invokes,
                               ses=ses_backends[DEFAULT_ACCOUNT_ID][REGION])
 
 

@@ -2,34 +2,20 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
-import boto3
 import pytest
-from moto import mock_aws
 
-from tests.functional.lambda_helpers import SpyLambda, echo_function_zip, lambda_context
-from tests.functional.scheduling.harness import store_dags
-from updraft.executors.recording import RecordingExecutor
+from tests.functional.lambda_helpers import WORKER, claimed_dispatch, lambda_context, spied_services, worker_account
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.runtime.loader import LocalDagLoader
-from updraft.scheduling.scheduler import Scheduler
-from updraft.scheduling.triggering import trigger_dag
-from updraft.store.config import StoreConfig
-from updraft.store.dynamo import DynamoStore
-from updraft.store.tables import create_table
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = json.loads((ROOT / "events" / "worker" / "dispatch.json").read_text())
 TABLE = "updraft-worker-test"
 BUCKET = "updraft-dev-data"
-WORKER = "updraft-worker"
-REGION = "us-east-1"
 
 DAG_FILE = '''
 import datetime
@@ -48,40 +34,13 @@ with DAG("handler_chain", schedule=None, start_date=datetime.datetime(2024, 1, 1
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    for name, value in {"AWS_REGION": REGION, "UPDRAFT_TABLE": TABLE, "UPDRAFT_BUCKET": BUCKET,
-                        "UPDRAFT_WORKER_FUNCTION": WORKER}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the worker mirrors the DAGs under /tmp
-    with mock_aws(config={"lambda": {"use_docker": False}}):
-        config = StoreConfig(table_name=TABLE, region=REGION, s3_bucket=BUCKET)
-        create_table(config)
-        s3 = boto3.client("s3", region_name=REGION)
-        s3.create_bucket(Bucket=BUCKET)
-        s3.put_object(Bucket=BUCKET, Key="dags/handler_chain.py", Body=DAG_FILE.encode())
-        role = boto3.client("iam", region_name=REGION).create_role(
-            RoleName="worker", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
-        lam = boto3.client("lambda", region_name=REGION)
-        lam.create_function(FunctionName=WORKER, Runtime="python3.12", Role=role, Handler="handler.handler",
-                            Code={"ZipFile": echo_function_zip()})
-
-        # What the parser would have stored for the file, and a triggered run whose first task is claimed.
-        store = DynamoStore(config, s3_client=s3)
-        local = tmp_path / "parsed"
-        local.mkdir()
-        (local / "handler_chain.py").write_text(DAG_FILE)
-        now = dt.datetime.now(dt.UTC)
-        store_dags(store, LocalDagLoader(local).load_file("handler_chain.py")["handler_chain"], now=now)
-        trigger_dag(store, "handler_chain", now=now, run_id=SAMPLE["run_id"])
-        recording = RecordingExecutor()
-        Scheduler(store, recording).schedule_run("handler_chain", SAMPLE["run_id"])
-        (dispatch,) = recording.take()
-
+    with worker_account(tmp_path, monkeypatch, table=TABLE, bucket=BUCKET, dag_id="handler_chain",
+                        dag_file=DAG_FILE) as account:
+        dispatch = claimed_dispatch(account.store, "handler_chain", run_id=SAMPLE["run_id"])
         from functions.worker import handler
 
-        monkeypatch.setattr("updraft.services._shared", None)  # built from the environment above on first use
-        spy = SpyLambda(lam)
-        handler.services()._clients["lambda"] = spy
-        yield SimpleNamespace(handler=handler, store=store, s3=s3, dispatch=dispatch, invokes=spy.payloads)
+        invokes = spied_services(handler, monkeypatch, account.lam)
+        yield SimpleNamespace(handler=handler, store=account.store, s3=account.s3, dispatch=dispatch, invokes=invokes)
 
 
 def test_dispatch_runs_the_try_logs_it_and_starts_the_next_task(env):

@@ -6,8 +6,9 @@ task group is not ``is_mapped`` in the tasks route (it is no mapped operator), a
 from __future__ import annotations
 
 from airflow.providers.standard.operators.empty import EmptyOperator
-from airflow.sdk import DAG, task, task_group
+from airflow.sdk import DAG
 from tests.functional.api.conftest import NOW, START
+from tests.mapped_group_dags import one_task_group
 from updraft.model.parse_results import ParsedFile
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
@@ -47,17 +48,6 @@ def test_clearing_a_work_task_clears_its_setup_and_teardown(api, store):
 
 
 def test_a_task_of_a_mapped_group_is_not_a_mapped_operator(api, store):
-    with DAG("grouped", schedule=None, start_date=START) as dag:
-        @task
-        def one(x):
-            return x
-
-        @task_group
-        def group(x):
-            one(x)
-
-        group.expand(x=[1, 2])
-        one.expand(x=[3])
-    _register(store, dag)
+    _register(store, one_task_group("grouped", [1, 2], start_date=START, one_mapped_over=[3]))
     tasks = api.get("/api/v2/dags/grouped/tasks").body["tasks"]
     assert {t["task_id"]: t["is_mapped"] for t in tasks} == {"group.one": False, "one": True}

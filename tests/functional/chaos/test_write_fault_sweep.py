@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import itertools
 
 import pytest
 from moto import mock_aws
@@ -61,34 +62,44 @@ def _trigger(store, clock):
         return store.get_run("faulty", RUN_ID) or trigger_dag(store, "faulty", now=clock(), run_id=RUN_ID)
 
 
-def _life(faults: DynamoFaults):
-    """The DAG's life under ``faults``: the run as ended, the tries started per (key, try number), the
-    instances and the pool as left."""
+@pytest.fixture(scope="module", autouse=True)
+def aws():
+    """One moto account for the sweep: each life has a table of its own (an account's start and end cost more
+    than a life's table)."""
     with mock_aws():
-        store = make_store()
-        clock = Clock()
-        store.set_pool("p1", 1)
-        with faults.installed():
-            _redelivered(functools.partial(store_dags, store, _dag(), now=clock()))
-            run = _trigger(store, clock)
-            doomed, doomed_executor = scheduler_for(store, clock)
-            doomed._last_reconcile = clock()  # a warm container that reconciled a moment ago: the sweep's cost
-            workers = Workers(store, doomed, doomed_executor, clock)
-            try:
-                doomed.run_pass()
-                workers.run_to_end("faulty", run.run_id, max_ticks=3)
-            except (SimulatedCrash, AssertionError):
-                pass
-            ended = store.get_run("faulty", run.run_id)
-            if ended.state != DagRunState.SUCCESS:
-                stalled = workers.states("faulty", run.run_id)
-                assert faults.mode != "lost_ack", f"a lost ack at {faults.fired} stalled the run: {stalled}"
-                # A new invocation picks up: what the dead one dispatched is still delivered (at least once).
-                healthy, executor = scheduler_for(store, clock)
-                executor.dispatched.extend(doomed_executor.take())
-                workers = Workers(store, healthy, executor, clock, started=workers.started)
-                ended = workers.run_to_end("faulty", run.run_id, max_ticks=30, tick=dt.timedelta(minutes=11))
-            return ended, workers.started, store.get_run_tis("faulty", run.run_id), store.get_limit(pool_limit("p1"))
+        yield
+
+
+_TABLES = itertools.count()
+
+
+def _life(faults: DynamoFaults):
+    """The DAG's life under ``faults``, in a new table: the run as ended, the tries started per (key, try number),
+    the instances and the pool as left."""
+    store = make_store(f"updraft-faults-{next(_TABLES)}")
+    clock = Clock()
+    store.set_pool("p1", 1)
+    with faults.installed():
+        _redelivered(functools.partial(store_dags, store, _dag(), now=clock()))
+        run = _trigger(store, clock)
+        doomed, doomed_executor = scheduler_for(store, clock)
+        doomed._last_reconcile = clock()  # a warm container that reconciled a moment ago: the sweep's cost
+        workers = Workers(store, doomed, doomed_executor, clock)
+        try:
+            doomed.run_pass()
+            workers.run_to_end("faulty", run.run_id, max_ticks=3)
+        except (SimulatedCrash, AssertionError):
+            pass
+        ended = store.get_run("faulty", run.run_id)
+        if ended.state != DagRunState.SUCCESS:
+            stalled = workers.states("faulty", run.run_id)
+            assert faults.mode != "lost_ack", f"a lost ack at {faults.fired} stalled the run: {stalled}"
+            # A new invocation picks up: what the dead one dispatched is still delivered (at least once).
+            healthy, executor = scheduler_for(store, clock)
+            executor.dispatched.extend(doomed_executor.take())
+            workers = Workers(store, healthy, executor, clock, started=workers.started)
+            ended = workers.run_to_end("faulty", run.run_id, max_ticks=30, tick=dt.timedelta(minutes=11))
+        return ended, workers.started, store.get_run_tis("faulty", run.run_id), store.get_limit(pool_limit("p1"))
 
 
 def test_the_sweep_covers_every_write_of_a_life():

@@ -76,11 +76,10 @@ def test_a_forked_child_holding_the_result_pipe_does_not_turn_a_valid_dag_into_a
             pass
         """)
     with IsolatedParser(ParseOptions(timeout_s=3.0)) as parser:
-        started = time.monotonic()
         [result] = parser.parse([dag])
-        elapsed = time.monotonic() - started
+    # Waiting for the grandchild's end of the pipe would run into the timeout: an import error, not the DAG
+    # (how long the parse takes is bench/parse_hygiene_bench.py's figure, not asserted here).
     assert result.import_errors == [] and result.dag_ids == ["forker"]
-    assert elapsed < 2.0
     assert wait_dead(int(pidfile.read_text()))
 
 

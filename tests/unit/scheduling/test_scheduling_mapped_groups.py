@@ -8,6 +8,7 @@ from __future__ import annotations
 from helpers import START, FakeRunStore, make_run, serialized
 
 from airflow.sdk import DAG, task, task_group
+from tests.mapped_group_dags import one_task_group
 from updraft.model.states import DagRunState
 from updraft.model.states import TaskInstanceState as S
 
@@ -84,16 +85,6 @@ def test_downstream_of_the_group_waits_for_every_index():
 
 
 def test_a_group_over_an_empty_list_is_skipped():
-    with DAG("d", schedule=None, start_date=START) as built:
-        @task
-        def one(x):
-            return x
-
-        @task_group
-        def group(x):
-            one(x)
-
-        group.expand(x=[])
     store = FakeRunStore(make_run())
-    store.evaluate(serialized(built))
+    store.evaluate(serialized(one_task_group("d", [], start_date=START)))
     assert store.states() == {"group.one": "skipped"}
