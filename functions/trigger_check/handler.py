@@ -2,7 +2,7 @@
 execution's state (``kind``, ``resume_at``, ``resume`` and what earlier checks added); the answer is the next
 state with ``outcome`` and ``poll_seconds`` (``updraft.runtime.trigger_check``). One look per invoke, so it is short;
 Step Functions retries it on Lambda service errors, and a repeated check is harmless (a fired event is written
-fenced by the deferred try's token)."""
+fenced by the deferred try's token). A trigger that reads AWS looks with the DAG-code role's credentials."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ logger = Logger(service="updraft-trigger-check")
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     from updraft.runtime.trigger_check import check
 
-    state = check(event, store=services().store, now=dt.datetime.now(dt.UTC))
+    svc = services()
+    state = check(event, store=svc.store, now=dt.datetime.now(dt.UTC), credentials=svc.dag_code_credentials)
     logger.info("trigger check", extra={"outcome": state["outcome"], "resume": state.get("resume")})
     return state

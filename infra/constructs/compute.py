@@ -187,9 +187,11 @@ class UpdraftFunctions(Construct):
             fargate.task_definition.add_to_task_role_policy(statement)
 
         # User code's own role (DAG files at parse time, tasks): assumed by the parser and both workers.
+        # The trigger check assumes it too: a trigger reading AWS (S3KeyTrigger) looks with user code's rights.
         self.dag_code = DagCodeRole(self, "DagCode", assumers=[self.parser.role, self.worker.role,  # type: ignore[list-item]
-                                                              fargate.task_definition.task_role])
-        for fn in (self.parser, self.worker):
+                                                              fargate.task_definition.task_role,
+                                                              self.trigger_check.role])
+        for fn in (self.parser, self.worker, self.trigger_check):
             fn.add_environment("UPDRAFT_DAG_CODE_ROLE", self.dag_code.role.role_arn)
         fargate.container.add_environment("UPDRAFT_DAG_CODE_ROLE", self.dag_code.role.role_arn)
 

@@ -8,6 +8,9 @@ record (Airflow's ``serialize()`` classpath and kwargs) and polled once:
 
 - triggers with ``poll_once`` (the cross-DAG ``DagStateTrigger``/``WorkflowTrigger``, ``FileTrigger``): through
   ``runtime.cross_dag.poll_trigger``, a few reads of the store or a glob;
+- triggers with ``poll_aws`` (``S3KeyTrigger``): one look with a boto3 session of the environment's DAG-code role
+  (``dag_code_session``), never with the check function's own credentials, so a DAG waits only on what its own
+  code could read;
 - any other ``BaseTrigger`` (a user's trigger): its ``run()`` async generator is run for one step of at most
   ``STEP_SECONDS``; the first event it yields fires, a step that does not yield in time waits on. A trigger that
   sleeps between its looks (as Airflow's do) so costs ``STEP_SECONDS`` of the function per check.
@@ -20,12 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import importlib
 from typing import Any
 
 from updraft.model.deferrals import ResumeRequest
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.cross_dag import poll_trigger
+from updraft.runtime.dag_code_credentials import DagCodeCredentials
 from updraft.runtime.xcom import decode_value, encode_value
 from updraft.store.api import Store
 
@@ -63,16 +68,37 @@ async def _first_event(trigger: Any, seconds: float) -> Any:
         await events.aclose()
 
 
-def poll_once(trigger: Any, store: Store, *, step_seconds: float = STEP_SECONDS) -> Any:
+def dag_code_session(credentials: DagCodeCredentials | None) -> Any:
+    """A boto3 session holding only the DAG-code role's credentials (what a trigger reading AWS looks with); one
+    per set of credentials, so a warm check function loads boto3's service models once, not once a look."""
+    if credentials is None:
+        raise PermissionError("no DAG-code role is configured (UPDRAFT_DAG_CODE_ROLE): a trigger that reads AWS has "
+                              "no credentials to look with")
+    env = credentials.environment()
+    return _session(env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"], env["AWS_SESSION_TOKEN"])
+
+
+@functools.lru_cache(maxsize=2)  # the current credentials, and the previous ones while they are refreshed
+def _session(access_key: str, secret_key: str, token: str) -> Any:
+    import boto3
+
+    return boto3.Session(aws_access_key_id=access_key, aws_secret_access_key=secret_key, aws_session_token=token)
+
+
+def poll_once(trigger: Any, store: Store, *, step_seconds: float = STEP_SECONDS,
+              credentials: DagCodeCredentials | None = None) -> Any:
     """The event of one look at ``trigger`` (None: not yet)."""
     if callable(getattr(trigger, "poll_once", None)):
         return poll_trigger(trigger, store)
+    if callable(getattr(trigger, "poll_aws", None)):
+        return trigger.poll_aws(lambda: dag_code_session(credentials))
     return asyncio.run(_first_event(trigger, step_seconds))
 
 
-def check(state: dict[str, Any], *, store: Store, now: dt.datetime,
-          step_seconds: float = STEP_SECONDS) -> dict[str, Any]:
-    """The execution's next state after one look at the deferred try's trigger."""
+def check(state: dict[str, Any], *, store: Store, now: dt.datetime, step_seconds: float = STEP_SECONDS,
+          credentials: DagCodeCredentials | None = None) -> dict[str, Any]:
+    """The execution's next state after one look at the deferred try's trigger (``credentials``: the DAG-code
+    role's, for triggers that read AWS)."""
     request = ResumeRequest.from_payload(state.get("resume"))
     if request is None:
         raise ValueError("the check's input has no resume payload")
@@ -84,7 +110,7 @@ def check(state: dict[str, Any], *, store: Store, now: dt.datetime,
     if timeout_at is not None and now >= timeout_at:
         return {**state, "outcome": "timed_out"}
     trigger = rebuild(str(record["classpath"]), dict(record.get("kwargs") or {}))
-    event = poll_once(trigger, store, step_seconds=step_seconds)
+    event = poll_once(trigger, store, step_seconds=step_seconds, credentials=credentials)
     if event is None:
         wait = poll_seconds(trigger)
         if timeout_at is not None:  # look once more at the timeout, not an interval past it

@@ -38,6 +38,8 @@ class DeferralEnv(RuntimeEnv):
         self.scheduler.waits = self.waits  # a deferred try the scheduler ends (dagrun_timeout) has its wait stopped
         self.resumes = 0
         self.dispatched = 0  # tries run by a worker (resumes not counted)
+        self.credentials: Any = None  # the DAG-code role's, which the check looks at AWS with
+        self.in_process = False  # tries run in the test's process (to see its moto), not in a child
 
     def _invoke(self, function: str, payload: Any) -> None:
         assert function == WORKER
@@ -46,7 +48,8 @@ class DeferralEnv(RuntimeEnv):
     def _check(self, function: str, payload: Any) -> Any:
         assert function == CHECK
         self.checks += 1
-        return check(payload, store=self.store, now=self.clock(), step_seconds=STEP_SECONDS)
+        return check(payload, store=self.store, now=self.clock(), step_seconds=STEP_SECONDS,
+                     credentials=self.credentials)
 
     def drain(self) -> int:
         """Play every dispatch and every resume the wait engine sent, until none is left."""
@@ -61,7 +64,8 @@ class DeferralEnv(RuntimeEnv):
                 self.resumes += isinstance(item, ResumeRequest)
                 self.dispatched += not isinstance(item, ResumeRequest)
                 result = handle_dispatch(item, store=self.store, loader=self.loader, scheduler=self.scheduler,
-                                         now_fn=self.clock, log_sink=self.logs, waits=self.waits)
+                                         now_fn=self.clock, log_sink=self.logs, waits=self.waits,
+                                         in_process=self.in_process)
                 ran += result is not None
 
     def step(self) -> None:
