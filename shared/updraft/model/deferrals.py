@@ -17,7 +17,7 @@ from typing import Any
 from updraft.model.records import TaskInstance, TIKey
 
 WAIT_KIND = "wait"  # a Wait state to ``resume_at``, then the resume invoke: no compute while it waits
-POLL_KIND = "poll"  # a check Lambda in a Wait/Choice loop (the ASL has the branch; no trigger uses it yet)
+POLL_KIND = "poll"  # a check Lambda in a Wait/Choice loop (triggers that must look at something)
 RESUME_EVENT = "resume_deferred"  # the worker payload's ``kind`` for a resume
 TRIGGER_FAIL_REPR = "__fail__"  # Airflow's next_method of a try resumed only to fail
 TRIGGER_TIMEOUT = "Trigger timeout"  # Airflow's TriggerFailureReason.TRIGGER_TIMEOUT
@@ -38,6 +38,9 @@ class Deferral:
     kind: str = WAIT_KIND
     created_at: dt.datetime | None = None
     timeout_at: dt.datetime | None = None
+    # A polling wait of a sensor with ``exponential_backoff``: the interval between looks doubles, up to max_wait.
+    exponential_backoff: bool = False
+    max_wait_s: float | None = None
 
     def to_record(self) -> dict[str, Any]:
         """The ``trigger`` attribute of the deferred task instance (next_method/next_kwargs are their own)."""
@@ -45,7 +48,8 @@ class Deferral:
                 "resume_at": self.resume_at.isoformat(), "times_out": self.times_out, "event": self.event,
                 "end_from_trigger": self.end_from_trigger,
                 "created_at": self.created_at.isoformat() if self.created_at else None,
-                "timeout_at": self.timeout_at.isoformat() if self.timeout_at else None}
+                "timeout_at": self.timeout_at.isoformat() if self.timeout_at else None,
+                "exponential_backoff": self.exponential_backoff, "max_wait_s": self.max_wait_s}
 
 
 def resume_at(ti: TaskInstance) -> dt.datetime | None:

@@ -2,8 +2,10 @@
 Task/Choice/Wait loop (``updraft.triggers.state_machine``), instead of Airflow's always-on triggerer.
 
 The execution's state is the function's input and its answer is the next state: the input plus ``outcome``
-(``fired``, ``timed_out``, ``waiting``, or ``gone`` when the deferred try is no longer that try) and
-``poll_seconds`` (how long the Wait before the next look lasts). The trigger is rebuilt from the deferred try's
+(``fired``, ``timed_out``, ``waiting``, or ``gone`` when the deferred try is no longer that try),
+``poll_seconds`` (how long the Wait before the next look lasts: the trigger's interval, doubling after each look
+for a sensor with ``exponential_backoff``, up to its ``max_wait``; ``backoff_seconds``) and ``looks`` (how many
+looks found nothing so far). The trigger is rebuilt from the deferred try's
 record (Airflow's ``serialize()`` classpath and kwargs) and polled once:
 
 - triggers with ``poll_once`` (the cross-DAG ``DagStateTrigger``/``WorkflowTrigger``, ``FileTrigger``): through
@@ -54,6 +56,17 @@ def poll_seconds(trigger: Any) -> float:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
             return float(value)
     return DEFAULT_POLL_SECONDS
+
+
+def backoff_seconds(interval: float, looks: int, record: dict[str, Any]) -> float:
+    """The wait after the ``looks``-th look that found nothing: the trigger's interval, or for a sensor with
+    ``exponential_backoff`` that interval doubled after each look (``interval * 2 ** (looks - 1)``), at most its
+    ``max_wait``. The count of looks lives in the execution's state, as everything the loop knows."""
+    if not record.get("exponential_backoff"):
+        return interval
+    wait = interval * 2.0 ** min(looks - 1, 40)
+    max_wait = record.get("max_wait_s")
+    return min(wait, float(max_wait)) if max_wait else wait
 
 
 async def _first_event(trigger: Any, seconds: float) -> Any:
@@ -112,10 +125,11 @@ def check(state: dict[str, Any], *, store: Store, now: dt.datetime, step_seconds
     trigger = rebuild(str(record["classpath"]), dict(record.get("kwargs") or {}))
     event = poll_once(trigger, store, step_seconds=step_seconds, credentials=credentials)
     if event is None:
-        wait = poll_seconds(trigger)
+        looks = int(state.get("looks", 0)) + 1
+        wait = backoff_seconds(poll_seconds(trigger), looks, record)
         if timeout_at is not None:  # look once more at the timeout, not an interval past it
             wait = min(wait, (timeout_at - now).total_seconds())
-        return {**state, "outcome": "waiting", "poll_seconds": max(MIN_POLL_SECONDS, round(wait))}
+        return {**state, "outcome": "waiting", "looks": looks, "poll_seconds": max(MIN_POLL_SECONDS, round(wait))}
     fired = {**record, "event": encode_value(getattr(event, "payload", event)), "times_out": False}
     if not store.apply_ti_change(request.key, expected=TaskInstanceState.DEFERRED, state=TaskInstanceState.DEFERRED,
                                  expected_try_id=request.try_id, fields={"trigger": fired}):

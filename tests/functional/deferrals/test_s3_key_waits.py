@@ -12,6 +12,7 @@ from moto import mock_aws
 
 from tests.functional.deferrals.defer_harness import DeferralEnv
 from tests.functional.runtime.rt_harness import HEADER
+from updraft.model.deferrals import execution_name
 from updraft.model.states import TaskInstanceState as TI
 from updraft.runtime.dag_code_credentials import DagCodeCredentials
 from updraft.sdk.exceptions import UnsupportedFeatureError
@@ -35,6 +36,10 @@ with DAG("s3_defer", schedule=None, start_date=START):
                 poke_interval=30, timeout=3600)
     S3KeySensor(task_id="regex", bucket_name="data", bucket_key=r"regex/part-\\d+$", use_regex=True,
                 deferrable=True, poke_interval=30, timeout=3600)
+
+with DAG("s3_backoff", schedule=None, start_date=START):
+    S3KeySensor(task_id="wait", bucket_key="s3://data/late", deferrable=True, poke_interval=10, timeout=3600,
+                exponential_backoff=True, max_wait=40)
 
 with DAG("s3_soft", schedule=None, start_date=START):
     S3KeySensor(task_id="wait", bucket_key="s3://data/never", deferrable=True, poke_interval=30, timeout=60,
@@ -134,3 +139,22 @@ def test_arguments_updraft_does_not_honour_are_import_errors_naming_them(env, kw
 
     with pytest.raises(UnsupportedFeatureError, match=named):
         S3KeySensor(task_id="s", bucket_key="s3://b/k", **kwargs)
+
+
+def test_a_sensor_with_exponential_backoff_spaces_its_looks_out_up_to_max_wait(env):
+    run = env.trigger("s3_backoff")
+    env.step()
+    ti = env.ti("s3_backoff", run.run_id, "wait")
+    execution = env.engine.executions[execution_name(ti.key, ti.try_number, str(ti.try_id))]
+    waits = [execution.input["poll_seconds"]]
+    for _ in range(3):
+        checks = env.checks
+        env.advance(seconds=waits[-1] - 1)
+        assert env.checks == checks  # no look before the wait is over
+        env.advance(seconds=1)
+        assert env.checks == checks + 1
+        waits.append(execution.input["poll_seconds"])
+    assert waits == [10, 20, 40, 40]
+    env.s3.put_object(Bucket="data", Key="late", Body=b"x")
+    env.advance(seconds=40)
+    assert env.states("s3_backoff", run.run_id) == {"wait": "success"}
