@@ -282,7 +282,8 @@ class LocalSystem:
 
     def _deferral_engine(self) -> Any:
         """Step Functions as local mode plays it: the deferral state machine's own ASL on the local engine, its
-        resume invokes going to the worker pool like any other invoke, its polling triggers' checks in-process."""
+        resume invokes (and sensors' next-poke wakes) going to the worker pool like any other invoke, its polling
+        triggers' checks in-process."""
         from updraft.local.step_functions import LocalStepFunctions
         from updraft.runtime.trigger_check import check
         from updraft.triggers.state_machine import definition

@@ -84,9 +84,15 @@ def test_reschedule_mode_frees_the_worker_and_finds_a_wildcard_match(env):
     env.step()
     assert env.states("s3_reschedule", run.run_id) == {"wait": "up_for_reschedule"}
     env.s3.put_object(Bucket="data", Key="resched/day.csv", Body=b"x")
-    env.advance(seconds=61)  # the try's clock moved on while it ran: the next poke is a little after 60 s
+    # No scheduler tick: the next poke comes from its wake (a Wait to the reschedule date, then the scheduler for
+    # the run), a little after 60 s as the try's clock moved on while it ran.
+    env.clock.advance(seconds=60)
+    env.drain()
+    assert env.states("s3_reschedule", run.run_id) == {"wait": "up_for_reschedule"} and env.wakes == 0
+    env.clock.advance(seconds=1)
+    env.drain()
     ti = env.ti("s3_reschedule", run.run_id, "wait")
-    assert ti.state == TI.SUCCESS and ti.try_number == 1
+    assert ti.state == TI.SUCCESS and ti.try_number == 1 and env.wakes == 1
 
 
 def test_deferrable_waits_for_every_key_polled_with_the_dag_code_role(env):
