@@ -303,7 +303,7 @@ class LocalSystem:
         from botocore.exceptions import ClientError
 
         method = message.get("method")
-        if method not in ("start_execution", "stop_execution"):
+        if method not in ("start_execution", "stop_execution", "list_executions", "describe_execution"):
             return {"error": f"local mode's Step Functions does not play {method!r}"}
         try:
             return dict(getattr(self.deferrals, method)(**message["request"]))
