@@ -104,7 +104,8 @@ def _resume(store: Store, ti: TaskInstance, *, now: dt.datetime) -> bool:
     fails."""
     record = ti.trigger or {}
     timeout_at = record.get("timeout_at")
-    timed_out = bool(record.get("times_out")) and bool(timeout_at) and dt.datetime.fromisoformat(timeout_at) <= now
+    timed_out = (bool(record.get("times_out")) and isinstance(timeout_at, str)
+                 and dt.datetime.fromisoformat(timeout_at) <= now)
     if record.get("kind") == "poll" and record.get("event") is None and not timed_out:
         return _fail(store, ti, now=now, status="SUCCEEDED without an event")
     if ti.try_id is None:
