@@ -6,16 +6,19 @@ reconcile pass runs this sweep, throttled (``SchedulerConfig.wait_sweep_interval
 
 - an execution running for a try that is not deferred any more (cleared, marked, failed by a timeout, its run or
   DAG deleted) is stopped;
-- a deferred try whose execution does not exist (a lost start) gets it started; one whose execution failed or was
-  aborted fails as Airflow fails a try whose trigger failed (resumed in ``__fail__`` with ``Trigger failure``:
-  it retries if it may); one whose execution succeeded without resuming it (a lost resume) is resumed.
+- a polling deferred try whose execution does not exist (a lost start) gets it started; one whose execution failed
+  or was aborted fails as Airflow fails a try whose trigger failed (resumed in ``__fail__`` with ``Trigger
+  failure``: it retries if it may); one whose execution succeeded without resuming it (a lost resume) is resumed.
+  A time wait needs none of this: its end is known, and the scheduler's backstop resumes it 5 minutes past it
+  whatever became of its execution (``deferrals.overdue_resume``).
 
 The executions are listed before the tries are read, so a try that defers meanwhile is never taken for gone
 (its execution starts after its deferred record is written), and executions younger than ``SWEEP_GRACE`` are
 left alone. Next-poke wakes (``reschedule`` executions) end on their own and are not swept.
 
 What a sweep costs: one ListExecutions call per 100 running executions, one read of the task instances of each
-active run, and one DescribeExecution per deferred try without a running execution (none when all is well).
+active run, and one DescribeExecution per polling deferred try without a running execution (none when all is
+well).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import logging
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
-from updraft.model.deferrals import TRIGGER_FAIL_REPR, execution_name
+from updraft.model.deferrals import POLL_KIND, TRIGGER_FAIL_REPR, execution_name
 from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.deferrals import Waits, resume_try, start_wait
@@ -70,7 +73,7 @@ def sweep_waits(store: Store, waits: SweptWaits, runs: Iterable[DagRun], *, now:
         waits.stop(name)
         report.stopped.append(name)
     for name, ti in deferred.items():
-        if name in running_names:
+        if name in running_names or (ti.trigger or {}).get("kind") != POLL_KIND:
             continue
         status = waits.execution_status(name)
         if status is None:
@@ -99,14 +102,13 @@ def _fail(store: Store, ti: TaskInstance, *, now: dt.datetime, status: str) -> b
 
 
 def _resume(store: Store, ti: TaskInstance, *, now: dt.datetime) -> bool:
-    """The execution succeeded but the try is still deferred: its resume was lost. A wait, a poll whose event was
-    recorded, or one past its timeout resumes as the resume would have; any other poll cannot have ended: it
-    fails."""
+    """The execution succeeded but the try is still deferred: its resume was lost. A poll whose event was recorded,
+    or one past its timeout, resumes as the resume would have; any other cannot have ended: it fails."""
     record = ti.trigger or {}
     timeout_at = record.get("timeout_at")
     timed_out = (bool(record.get("times_out")) and isinstance(timeout_at, str)
                  and dt.datetime.fromisoformat(timeout_at) <= now)
-    if record.get("kind") == "poll" and record.get("event") is None and not timed_out:
+    if record.get("event") is None and not timed_out:
         return _fail(store, ti, now=now, status="SUCCEEDED without an event")
     if ti.try_id is None:
         return False
