@@ -187,8 +187,8 @@ class UpdraftFunctions(Construct):
                           access.invoke_scheduler(self, names.scheduler_function), *run_tasks(), *defer()):
             fargate.task_definition.add_to_task_role_policy(statement)
 
-        # User code's own role (DAG files at parse time, tasks): assumed by the parser and both workers.
-        # The trigger check assumes it too: a trigger reading AWS (S3KeyTrigger) looks with user code's rights.
+        # User code's own role (DAG files at parse time, tasks, callbacks, a polling trigger's look): assumed by
+        # the parser, both workers and the trigger check.
         self.dag_code = DagCodeRole(self, "DagCode", assumers=[self.parser.role, self.worker.role,  # type: ignore[list-item]
                                                               fargate.task_definition.task_role,
                                                               self.trigger_check.role])

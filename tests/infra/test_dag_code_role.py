@@ -26,16 +26,15 @@ def test_the_dag_code_role_grants_nothing_and_only_updraft_roles_assume_it(synth
         assert set(trust["Principal"]) == {"AWS"}
         assumers |= {principal["Fn::GetAtt"][0] for principal in as_list(trust["Principal"]["AWS"])}
     (task_definition,) = of_type(resources, "AWS::ECS::TaskDefinition").values()
-    # The trigger check too: a trigger reading AWS (S3KeyTrigger) looks with the role's credentials (issue 16).
     assert assumers == {function_role(resources, "parser"), function_role(resources, "worker"),
-                        function_role(resources, "trigger_check"),
-                        task_definition["Properties"]["TaskRoleArn"]["Fn::GetAtt"][0]}
+                        task_definition["Properties"]["TaskRoleArn"]["Fn::GetAtt"][0],
+                        function_role(resources, "trigger_check")}  # a polling trigger's look runs user code
 
 
 def test_parser_workers_and_users_are_told_the_role(synth) -> None:
     resources = synth.resources
     arn = {"Fn::GetAtt": [_dag_code_role(resources), "Arn"]}
-    for name in ("parser", "worker"):
+    for name in ("parser", "worker", "trigger_check"):
         assert resources[function_id(resources, name)]["Properties"]["Environment"]["Variables"][
             "UPDRAFT_DAG_CODE_ROLE"] == arn
     for name in ("scheduler", "api"):  # they run no user code
