@@ -2,7 +2,8 @@
 execution's state (``kind``, ``resume_at``, ``resume`` and what earlier checks added); the answer is the next
 state with ``outcome`` and ``poll_seconds`` (``updraft.runtime.trigger_check``). One look per invoke, so it is short;
 Step Functions retries it on Lambda service errors, and a repeated check is harmless (a fired event is written
-fenced by the deferred try's token). The trigger's code runs in a child without this function's credentials."""
+fenced by the deferred try's token). The trigger's code runs in a child without this function's credentials: a
+trigger that reads AWS looks with the DAG-code role's."""
 
 from __future__ import annotations
 

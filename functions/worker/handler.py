@@ -38,7 +38,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from updraft.config import UpdraftConfig
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.handler_events import MalformedEvent, worker_dispatch
-from updraft.model.deferrals import ResumeRequest
+from updraft.model.deferrals import ResumeRequest, ScheduleRunRequest
 from updraft.services import shared_services as services
 
 if TYPE_CHECKING:
@@ -70,6 +70,10 @@ def run(event: Any, limits: LambdaLimits | None = None) -> dict[str, Any]:
         metrics.add_metric(name="TriesResumed" if resumed else "ResumesNotRunnable", unit=MetricUnit.Count, value=1)
         return {"status": "resumed" if resumed else "not_runnable", "task": dispatch.key.label,
                 "try_number": dispatch.try_number}
+    if isinstance(dispatch, ScheduleRunRequest):  # a reschedule-mode sensor's next poke is due
+        svc.scheduler.schedule_run(dispatch.dag_id, dispatch.run_id)
+        metrics.add_metric(name="NextPokeWakes", unit=MetricUnit.Count, value=1)
+        return {"status": "scheduled", "dag_id": dispatch.dag_id, "run_id": dispatch.run_id}
     from updraft.runtime.handoff import HandedOff
     from updraft.runtime.worker import handle_dispatch
 

@@ -117,6 +117,19 @@ def stop_deferrals(scope: Construct, state_machine: str) -> iam.PolicyStatement:
     return iam.PolicyStatement(sid="StopDeferrals", actions=["states:StopExecution"], resources=[executions])
 
 
+def sweep_deferrals(scope: Construct, state_machine: str) -> list[iam.PolicyStatement]:
+    """The scheduler's deferral sweep (``scheduling.wait_sweep``): list the machine's running executions, describe
+    one a deferred try should have, and start it again when its start was lost. Only this machine's."""
+    executions = Stack.of(scope).format_arn(service="states", resource="execution",
+                                            resource_name=f"{state_machine}:*",
+                                            arn_format=ArnFormat.COLON_RESOURCE_NAME)
+    return [start_deferrals(scope, state_machine),
+            iam.PolicyStatement(sid="ListDeferrals", actions=["states:ListExecutions"],
+                                resources=[state_machine_arn(scope, state_machine)]),
+            iam.PolicyStatement(sid="DescribeDeferrals", actions=["states:DescribeExecution"],
+                                resources=[executions])]
+
+
 def send_email(scope: Construct, sender: str) -> iam.PolicyStatement:
     """Email alerts and ``send_email`` from tasks and DAG callbacks: ``ses:SendEmail`` only, from the environment's
     sender (the address's identity, or its domain's if that is the verified one), with that From address only."""

@@ -36,11 +36,13 @@ SECRETS_KEY = {"kms:Encrypt", "kms:Decrypt"}  # variables and connections in the
 # A deferring try starts its wait; whoever ends a deferred try (worker's mini scheduler, scheduler, API) stops it.
 DEFER = {"states:StartExecution", "states:StopExecution"}
 STOP_WAITS = {"states:StopExecution"}
+# The scheduler's deferral sweep lists and describes executions, and starts one whose start was lost (issue 16).
+SWEEP_WAITS = {"states:ListExecutions", "states:DescribeExecution", "states:StartExecution"}
 EXPECTED_FUNCTION_ACTIONS = {
     # (the parser's and scheduler's failed async events go to the DLQ too: their on-failure destination)
     "parser": LOGS | TABLE | STORE | DAGS | {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
-    "scheduler": LOGS | TABLE | STORE | DISPATCH | STOP_WAITS | {"sqs:SendMessage", "sqs:GetQueueAttributes",
-                                                               "sqs:GetQueueUrl"},
+    "scheduler": LOGS | TABLE | STORE | DISPATCH | STOP_WAITS | SWEEP_WAITS | {
+        "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
     "worker": LOGS | TABLE | STORE | DAGS | DISPATCH | SECRETS_KEY | DEFER | {
         "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},  # its on-failure destination
     # (the worker's LOGS cover its own group and the task log group: test_only_the_workers_write_task_logs)
@@ -207,7 +209,7 @@ def test_only_workers_start_deferrals_on_the_one_machine_and_the_machine_only_re
                 stoppers.add(role)
             assert not actions & {"states:StartExecution", "states:StopExecution"} or actions <= DEFER
     worker = function_role(synth.resources, "worker")
-    assert starters == {worker, task_role}
+    assert starters == {worker, task_role, function_role(synth.resources, "scheduler")}  # (its sweep)
     assert stoppers == {worker, task_role, function_role(synth.resources, "scheduler"),
                         function_role(synth.resources, "api")}
     (machine,) = of_type(synth.resources, "AWS::StepFunctions::StateMachine").values()

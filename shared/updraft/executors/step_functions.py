@@ -7,6 +7,7 @@ ended or never started is ``ExecutionDoesNotExist`` (nothing to stop: fine).
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 from collections.abc import Callable
@@ -41,6 +42,28 @@ class StepFunctionsWaits:
         except Exception as exc:
             if _error_code(exc) != "ExecutionAlreadyExists":
                 raise
+
+    def running_executions(self) -> list[tuple[str, dt.datetime]]:
+        """(name, start) of the machine's running executions (ListExecutions, 100 a page): the deferral sweep's."""
+        found: list[tuple[str, dt.datetime]] = []
+        token: str | None = None
+        while True:
+            page = self.client.list_executions(stateMachineArn=self.state_machine_arn, statusFilter="RUNNING",
+                                               maxResults=100, **({"nextToken": token} if token else {}))
+            found += [(e["name"], e["startDate"]) for e in page.get("executions", ())]
+            token = page.get("nextToken")
+            if not token:
+                return found
+
+    def execution_status(self, name: str) -> str | None:
+        """RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED (DescribeExecution); None: it was never started."""
+        try:
+            return str(self.client.describe_execution(
+                executionArn=execution_arn(self.state_machine_arn, name))["status"])
+        except Exception as exc:
+            if _error_code(exc) == "ExecutionDoesNotExist":
+                return None
+            raise
 
     def stop(self, name: str) -> None:
         try:

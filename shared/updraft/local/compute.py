@@ -11,6 +11,7 @@ The wire format is one JSON document per message (never pickle), on a socket in 
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 import os
@@ -79,7 +80,8 @@ class LocalEcsClient:
 
 
 class LocalStepFunctionsClient:
-    """``start_execution`` and ``stop_execution``, sent to local mode's engine; its refusals come back as the
+    """``start_execution``, ``stop_execution`` and the deferral sweep's ``list_executions`` and
+    ``describe_execution``, sent to local mode's engine; its refusals come back as the
     botocore ``ClientError`` boto3 raises (``ExecutionAlreadyExists``...), so callers handle both alike."""
 
     def __init__(self, address: str) -> None:
@@ -98,6 +100,15 @@ class LocalStepFunctionsClient:
 
     def stop_execution(self, **request: Any) -> dict[str, Any]:
         return self._call("stop_execution", "StopExecution", request)
+
+    def describe_execution(self, **request: Any) -> dict[str, Any]:
+        return self._call("describe_execution", "DescribeExecution", request)
+
+    def list_executions(self, **request: Any) -> dict[str, Any]:
+        reply = self._call("list_executions", "ListExecutions", request)
+        for execution in reply.get("executions", ()):  # the wire carries dates as text
+            execution["startDate"] = dt.datetime.fromisoformat(execution["startDate"])
+        return reply
 
 
 def local_client(service: str, address: str) -> Any:

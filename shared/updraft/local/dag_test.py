@@ -197,8 +197,8 @@ def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[An
         pool.submit(work, worker_dispatch(payload))
 
     def skipped(name: str, span: dt.timedelta) -> None:
-        if on_skip is not None:
-            resume = engine.executions[name].input.get("resume") or {}
+        resume = engine.executions[name].input.get("resume")
+        if on_skip is not None and resume:  # the next-poke wakes' skips are skip_to_next_poke's to tell
             on_skip(TIKey(resume.get("dag_id", ""), resume.get("run_id", ""), resume.get("task_id", "?"),
                           resume.get("map_index", -1)).label, span)
 

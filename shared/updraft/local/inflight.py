@@ -70,19 +70,8 @@ class InflightTries:
         if result.get("status") == "ran":
             self.say(f"task {label} try {result.get('try_number')} -> {result.get('state')}{where} "
                      f"({payload.get('run_id')})")
-            if result.get("state") == "up_for_reschedule":
-                self._wake_at_reschedule(payload)
         elif result.get("status") == "rejected":
             self.say(f"task {label}: dispatch rejected ({result.get('error')})")
-
-    def _wake_at_reschedule(self, payload: dict[str, Any]) -> None:
-        from updraft.local.reschedule_wake import wake_at_reschedule
-
-        try:
-            wake_at_reschedule(self.store, payload, nudge=lambda: self.nudge_run(self._run_event(payload)),
-                               stopping=self.stopping, now=dt.datetime.now(dt.UTC))
-        except Exception:  # the tick still claims it, a few seconds late
-            log.exception("local mode: could not set the next poke's wake-up for %s", payload)
 
     def release(self, payload: dict[str, Any], *, reason: str = "local mode stopped") -> str | None:
         """Release a try that will not report, for the scheduler; the state it was released from, if any."""

@@ -12,11 +12,12 @@ refused when the engine is built, naming it. ``Retry`` is accepted and not playe
 in-process and has no Lambda service errors to retry.
 
 It answers the calls Updraft makes as boto3's client does (``start_execution``, ``stop_execution``,
-``describe_execution``; ``ExecutionAlreadyExists``/``ExecutionDoesNotExist`` as botocore ``ClientError``s), so
-``executors.step_functions.StepFunctionsWaits`` drives it unchanged. Time moves when ``run_due`` is called: the
-owner calls it on its loop (or a test after advancing its clock). With ``skip_waits`` (``dags test``) a Wait to a
-timestamp (a time trigger's) ends at once and ``on_skip`` is told how much time was skipped, so the skip is never
-silent; a Wait of seconds (between a polling trigger's looks) is played, as skipping it would only look again.
+``describe_execution``, ``list_executions``; ``ExecutionAlreadyExists``/``ExecutionDoesNotExist`` as botocore
+``ClientError``s), so ``executors.step_functions.StepFunctionsWaits`` drives it unchanged. Time moves when
+``run_due`` is called: the owner calls it on its loop (or a test after advancing its clock). With ``skip_waits``
+(``dags test``) a Wait to a timestamp (a time trigger's) ends at once and ``on_skip`` is told how much time was
+skipped, so the skip is never silent; a Wait of seconds (between a polling trigger's looks) is played, as skipping
+it would only look again.
 """
 
 from __future__ import annotations
@@ -140,6 +141,13 @@ class LocalStepFunctions:
             return {"executionArn": execution.arn, "name": execution.name, "status": execution.status,
                     "input": json.dumps(execution.input), "startDate": execution.started_at,
                     "error": execution.error, "cause": execution.cause}
+
+    def list_executions(self, *, stateMachineArn: str, statusFilter: str | None = None, **_: Any) -> dict[str, Any]:
+        """All of them in one page (a local engine holds few)."""
+        with self._lock:
+            return {"executions": [{"executionArn": e.arn, "name": e.name, "status": e.status,
+                                    "startDate": e.started_at} for e in self.executions.values()
+                                   if statusFilter is None or e.status == statusFilter]}
 
     def _by_arn(self, arn: str, operation: str) -> Execution:
         for execution in self.executions.values():

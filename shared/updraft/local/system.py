@@ -282,8 +282,8 @@ class LocalSystem:
 
     def _deferral_engine(self) -> Any:
         """Step Functions as local mode plays it: the deferral state machine's own ASL on the local engine, its
-        resume invokes going to the worker pool like any other invoke, its polling triggers' checks here (each
-        look in a child, as the check Lambda takes it)."""
+        resume invokes (and sensors' next-poke wakes) going to the worker pool like any other invoke, its polling
+        triggers' checks here (each look in a child, as the check Lambda takes it)."""
         from updraft.local.step_functions import LocalStepFunctions
         from updraft.runtime.trigger_check import check
         from updraft.triggers.state_machine import definition
@@ -305,7 +305,7 @@ class LocalSystem:
         from botocore.exceptions import ClientError
 
         method = message.get("method")
-        if method not in ("start_execution", "stop_execution"):
+        if method not in ("start_execution", "stop_execution", "list_executions", "describe_execution"):
             return {"error": f"local mode's Step Functions does not play {method!r}"}
         try:
             return dict(getattr(self.deferrals, method)(**message["request"]))

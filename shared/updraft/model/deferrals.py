@@ -17,8 +17,10 @@ from typing import Any
 from updraft.model.records import TaskInstance, TIKey
 
 WAIT_KIND = "wait"  # a Wait state to ``resume_at``, then the resume invoke: no compute while it waits
-POLL_KIND = "poll"  # a check Lambda in a Wait/Choice loop (the ASL has the branch; no trigger uses it yet)
+POLL_KIND = "poll"  # a check Lambda in a Wait/Choice loop (triggers that must look at something)
+RESCHEDULE_KIND = "reschedule"  # a reschedule-mode sensor's next poke: a Wait to it, then its run is scheduled
 RESUME_EVENT = "resume_deferred"  # the worker payload's ``kind`` for a resume
+SCHEDULE_RUN_EVENT = "schedule_run"  # the worker payload's ``kind`` for a next-poke wake
 TRIGGER_FAIL_REPR = "__fail__"  # Airflow's next_method of a try resumed only to fail
 TRIGGER_TIMEOUT = "Trigger timeout"  # Airflow's TriggerFailureReason.TRIGGER_TIMEOUT
 
@@ -38,6 +40,9 @@ class Deferral:
     kind: str = WAIT_KIND
     created_at: dt.datetime | None = None
     timeout_at: dt.datetime | None = None
+    # A polling wait of a sensor with ``exponential_backoff``: the interval between looks doubles, up to max_wait.
+    exponential_backoff: bool = False
+    max_wait_s: float | None = None
 
     def to_record(self) -> dict[str, Any]:
         """The ``trigger`` attribute of the deferred task instance (next_method/next_kwargs are their own)."""
@@ -45,7 +50,8 @@ class Deferral:
                 "resume_at": self.resume_at.isoformat(), "times_out": self.times_out, "event": self.event,
                 "end_from_trigger": self.end_from_trigger,
                 "created_at": self.created_at.isoformat() if self.created_at else None,
-                "timeout_at": self.timeout_at.isoformat() if self.timeout_at else None}
+                "timeout_at": self.timeout_at.isoformat() if self.timeout_at else None,
+                "exponential_backoff": self.exponential_backoff, "max_wait_s": self.max_wait_s}
 
 
 def resume_at(ti: TaskInstance) -> dt.datetime | None:
@@ -60,6 +66,19 @@ def execution_name(key: TIKey, try_number: int, try_id: str) -> str:
     [A-Za-z0-9_-], as Step Functions requires, so the key is hashed."""
     digest = hashlib.sha256("\x1f".join((key.dag_id, key.run_id, key.task_id, str(key.map_index))).encode())
     return f"{digest.hexdigest()[:24]}-{try_number}-{try_id}"[:80]
+
+
+def reschedule_execution_name(key: TIKey, try_number: int, reschedule_count: int) -> str:
+    """The execution that wakes the scheduler at a reschedule-mode sensor's next poke: one per poke (a repeated
+    start is ExecutionAlreadyExists), never the name of a deferral's execution."""
+    return execution_name(key, try_number, f"r{reschedule_count}")
+
+
+def reschedule_input(key: TIKey, due: dt.datetime) -> dict[str, Any]:
+    """The execution's input for a sensor's next poke: wait until ``due``, then have the worker schedule the
+    sensor's run (``ScheduleRunRequest``)."""
+    return {"kind": RESCHEDULE_KIND, "resume_at": _sfn_timestamp(due),
+            "schedule": {"kind": SCHEDULE_RUN_EVENT, "dag_id": key.dag_id, "run_id": key.run_id}}
 
 
 def resume_payload(key: TIKey, try_number: int, try_id: str) -> dict[str, Any]:
@@ -109,3 +128,21 @@ class ResumeRequest:
                 raise ValueError(f"resume payload field {name!r} must be an integer")
         key = TIKey(payload["dag_id"], payload["run_id"], payload["task_id"], payload["map_index"])
         return cls(key, payload["try_number"], payload["try_id"])
+
+
+@dataclasses.dataclass(frozen=True)
+class ScheduleRunRequest:
+    """The worker invoke a next-poke wake sends: schedule this run now (the sensor's poke is due)."""
+
+    dag_id: str
+    run_id: str
+
+    @classmethod
+    def from_payload(cls, payload: object) -> ScheduleRunRequest | None:
+        """The request ``payload`` is (None: it is not one); ValueError naming a bad field."""
+        if not isinstance(payload, dict) or payload.get("kind") != SCHEDULE_RUN_EVENT:
+            return None
+        for name in ("dag_id", "run_id"):
+            if not isinstance(payload.get(name), str) or not payload[name]:
+                raise ValueError(f"schedule_run payload field {name!r} must be a non-empty string")
+        return cls(payload["dag_id"], payload["run_id"])

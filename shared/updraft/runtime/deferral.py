@@ -5,7 +5,8 @@
   JSON (datetimes allowed, as for XComs). A time trigger's end is known when the task defers: a Wait state, no
   compute. Any other trigger polls (kind ``poll``): the check function looks at it once per interval
   (``updraft.runtime.trigger_check``) until it fires or the deferral's timeout passes; its record's ``resume_at`` is
-  that timeout (the scheduler's backstop fails the try there), or ``NO_TIMEOUT`` when there is none.
+  that timeout (the scheduler's backstop fails the try there), or ``NO_TIMEOUT`` when there is none. A sensor
+  with ``exponential_backoff`` (and ``max_wait``) has its looks spaced out the same way (``trigger_check``).
 - ``start_trigger``: ``start_from_trigger=True`` with ``start_trigger_args`` defers at once, without ``execute``.
 - ``resume``: a resumed try runs ``resume_execution(next_method, next_kwargs, context)`` instead of ``execute``; a
   sensor turns a deferral timeout into ``AirflowSensorTimeout`` and honours ``soft_fail``/``never_fail`` as
@@ -46,8 +47,17 @@ def _timeout(value: Any) -> dt.timedelta | None:
     raise TaskDeferralError(f"a deferral's timeout is a timedelta or seconds, got {type(value).__name__}")
 
 
-def deferral_of(exc: TaskDeferred, *, task_id: str, now: dt.datetime) -> Deferral:
-    """The record of a deferral; TaskDeferralError when Updraft cannot wait for that trigger."""
+def _backoff(task: Any) -> tuple[bool, float | None]:
+    """A sensor's ``exponential_backoff`` and ``max_wait`` (seconds), which its polling wait follows too."""
+    if not getattr(task, "_is_sensor", False) or not getattr(task, "exponential_backoff", False):
+        return False, None
+    max_wait = getattr(task, "max_wait", None)
+    return True, max_wait.total_seconds() if isinstance(max_wait, dt.timedelta) else None
+
+
+def deferral_of(exc: TaskDeferred, *, task_id: str, now: dt.datetime, task: Any = None) -> Deferral:
+    """The record of a deferral (``task``: the deferring operator, whose backoff a polling wait follows);
+    TaskDeferralError when Updraft cannot wait for that trigger."""
     trigger = exc.trigger
     # Airflow's contract is serialize(): triggers that do not subclass BaseTrigger (the cross-DAG ones) qualify.
     if not isinstance(trigger, BaseTrigger) and not callable(getattr(trigger, "serialize", None)):
@@ -66,9 +76,11 @@ def deferral_of(exc: TaskDeferred, *, task_id: str, now: dt.datetime) -> Deferra
         if end_from_trigger:
             raise TaskDeferralError(f"task {task_id!r} deferred to {classpath} with end_from_trigger: Updraft ends "
                                     "a task from its trigger only for the time triggers")
+        exponential, max_wait_s = _backoff(task)
         return Deferral(classpath=classpath, kwargs=encoded_kwargs, next_method=exc.method_name,
                         next_kwargs=next_kwargs, resume_at=timeout_at or NO_TIMEOUT,
-                        times_out=timeout_at is not None, kind=POLL_KIND, created_at=now, timeout_at=timeout_at)
+                        times_out=timeout_at is not None, kind=POLL_KIND, created_at=now, timeout_at=timeout_at,
+                        exponential_backoff=exponential, max_wait_s=max_wait_s)
     moment = trigger.moment
     times_out = timeout_at is not None and timeout_at < moment
     # The event a time trigger fires: TriggerEvent(moment), or TaskSuccessEvent with end_from_trigger (the task

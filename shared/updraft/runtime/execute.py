@@ -185,7 +185,7 @@ def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn:
                              retry_delay=delay)
         except TaskDeferred as exc:
             try:
-                deferral = deferral_of(exc, task_id=key.task_id, now=now_fn())
+                deferral = deferral_of(exc, task_id=key.task_id, now=now_fn(), task=state.get("task"))
             except (TaskDeferralError, XComSerializationError) as refused:
                 # A wait Updraft cannot run fails now (no retry helps), instead of waiting forever.
                 _log(buffer, str(refused))

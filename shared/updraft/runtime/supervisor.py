@@ -349,7 +349,7 @@ def _deferral(raw: Any) -> Deferral:
         raise ChildFailed("a deferred try has no deferral")
     checks: dict[str, Any] = {"classpath": str, "kwargs": dict, "next_method": (str, type(None)),
                               "next_kwargs": (dict, type(None)), "times_out": bool, "end_from_trigger": bool,
-                              "kind": str}
+                              "kind": str, "exponential_backoff": bool, "max_wait_s": (int, float, type(None))}
     if set(raw) - {*checks, "resume_at", "created_at", "timeout_at", "event"}:
         raise ChildFailed("a deferral with unknown fields")
     for name, kind in checks.items():
@@ -360,7 +360,8 @@ def _deferral(raw: Any) -> Deferral:
                     next_kwargs=raw["next_kwargs"], resume_at=_when(raw.get("resume_at")),
                     times_out=raw["times_out"], event=raw.get("event"), end_from_trigger=raw["end_from_trigger"],
                     kind=raw["kind"], created_at=None if created is None else _when(created),
-                    timeout_at=None if timeout is None else _when(timeout))
+                    timeout_at=None if timeout is None else _when(timeout),
+                    exponential_backoff=raw["exponential_backoff"], max_wait_s=raw["max_wait_s"])
 
 
 _shared: list[TaskSupervisor] = []

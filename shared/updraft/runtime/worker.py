@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from updraft.executors.base import Dispatch
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
-from updraft.model.deferrals import ResumeRequest
+from updraft.model.deferrals import ResumeRequest, ScheduleRunRequest
 from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.runtime import handoff
@@ -33,6 +33,7 @@ from updraft.runtime.execute import run_try
 from updraft.runtime.handoff import HandedOff, KeepEarlierLog, LambdaLimitReached, LambdaLimits, lambda_limit_guard
 from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LogSink
+from updraft.runtime.next_poke import wake_at_next_poke
 from updraft.runtime.stopping import WorkerStopped
 from updraft.runtime.task_callbacks import run_task_callbacks
 from updraft.scheduling.claims import release_try_limits
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def handle_dispatch(dispatch: Dispatch | ResumeRequest, *, store: Store, loader: LocalDagLoader,
+def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, store: Store, loader: LocalDagLoader,
                     scheduler: Scheduler, now_fn: Callable[[], dt.datetime],
                     log_sink: LogSink | None = None, hostname: str | None = None,
                     lease: dt.timedelta = DEFAULT_LEASE,
@@ -72,6 +73,9 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest, *, store: Store, loader:
         return None
     if isinstance(dispatch, ResumeRequest):
         handle_resume(dispatch, store=store, scheduler=scheduler, now_fn=now_fn)
+        return None
+    if isinstance(dispatch, ScheduleRunRequest):  # a sensor's next poke is due (``next_poke``)
+        scheduler.schedule_run(dispatch.dag_id, dispatch.run_id)
         return None
     hostname = hostname or socket.gethostname()
     key = dispatch.key
@@ -113,6 +117,8 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest, *, store: Store, loader:
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
     elif result.state == TaskInstanceState.SUCCESS and emits_assets(dag.task_dict[key.task_id]):
         publish_and_nudge(store, scheduler, key, dispatch.try_number, now_fn())
+    if result.state == TaskInstanceState.UP_FOR_RESCHEDULE and finished:  # the next poke at its second
+        wake_at_next_poke(waits, key, dispatch.try_number, finished.reschedule_count + 1, result.reschedule_date)
     if result.state == TaskInstanceState.DEFERRED:  # its slots are back already (all but a kept pool slot)
         if finished:
             _start_wait(waits, finished)

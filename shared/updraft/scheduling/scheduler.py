@@ -57,6 +57,8 @@ class SchedulerConfig:
     max_dagruns_per_loop_to_schedule: int = 20
     # Leaked slots are rare (a crash mid-claim); looking for them on every tick would cost more than they do.
     reconcile_interval: dt.timedelta = dt.timedelta(seconds=30)
+    # The deferral sweep (``wait_sweep``) lists the wait engine's executions: rarer still, as lost waits are.
+    wait_sweep_interval: dt.timedelta = dt.timedelta(minutes=5)
 
 
 class Scheduler:
@@ -70,6 +72,7 @@ class Scheduler:
         self.waits: Waits | None = None
         self.claims = ClaimPass(store, executor, self.dag, parallelism=self.config.parallelism)
         self._last_reconcile: dt.datetime | None = None
+        self._last_wait_sweep: dt.datetime | None = None
         self._lock = threading.Lock()
         self._in_progress: set[tuple[str, str]] = set()
         self._dirty: set[tuple[str, str]] = set()
@@ -93,6 +96,9 @@ class Scheduler:
         if self._last_reconcile is None or self.clock() - self._last_reconcile >= self.config.reconcile_interval:
             self.reconcile(runs)
             self._last_reconcile = self.clock()
+        if self._last_wait_sweep is None or self.clock() - self._last_wait_sweep >= self.config.wait_sweep_interval:
+            self.sweep_waits(runs, report)
+            self._last_wait_sweep = self.clock()
         return report
 
     def _runs_to_examine(self, runs: list[DagRun]) -> list[DagRun]:
@@ -115,6 +121,19 @@ class Scheduler:
         A run whose DAG version cannot be loaded is left out (the pass reports it as poisoned)."""
         reconcile(self.store, [r for r in runs if self._loads(r)], self.dag, now=self.clock(),
                   parallelism=self.config.parallelism)
+
+    def sweep_waits(self, runs: list[DagRun], report: PassReport) -> None:
+        """Stop executions whose try is gone and repair deferred tries whose execution is missing, failed or
+        ended without resuming them (``wait_sweep``); a failing sweep is reported, never raised."""
+        from updraft.scheduling.wait_sweep import SweptWaits, sweep_waits
+
+        if not isinstance(self.waits, SweptWaits):
+            return
+        try:
+            sweep_waits(self.store, self.waits, runs, now=self.clock())
+        except Exception as exc:
+            logger.exception("deferral sweep skipped this pass")
+            report.poisoned["deferral sweep"] = describe(exc)
 
     def _loads(self, run: DagRun) -> bool:
         try:

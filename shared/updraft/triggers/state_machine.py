@@ -2,7 +2,7 @@
 engine (``updraft.local.step_functions``) runs the same document.
 
 An execution's input is ``model.deferrals.execution_input``: ``{"kind": "wait" | "poll", "resume_at": <RFC 3339>,
-"resume": <the worker payload>}``.
+"resume": <the worker payload>}``, or ``model.deferrals.reschedule_input`` (``kind`` ``reschedule``).
 
 - ``wait`` (the time triggers): a Wait state until ``resume_at``, then an asynchronous invoke of the worker with
   ``resume``. Nothing runs while it waits: a wait of any length costs its state transitions only.
@@ -10,8 +10,12 @@ An execution's input is ``model.deferrals.execution_input``: ``{"kind": "wait" |
   Task/Choice/Wait loop. The Task invokes the check function synchronously with the execution's state
   (``updraft.runtime.trigger_check``: one look at the trigger); its answer is the next state (``outcome``,
   ``poll_seconds``), so what the loop knows lives in the execution. ``fired`` or ``timed_out`` goes to the
-  same resume invoke as a wait; anything else waits ``poll_seconds`` and checks again. A wait costs one check
-  invoke and a few state transitions per interval.
+  same resume invoke as a wait; anything else waits ``poll_seconds`` (the trigger's interval, doubling after each
+  look for a sensor with ``exponential_backoff``, up to ``max_wait``: the check computes it, as ASL cannot
+  multiply) and checks again. A wait costs one check invoke and a few state transitions per interval.
+- ``reschedule`` (a reschedule-mode sensor's next poke): a Wait until ``resume_at``, the poke's date, then an
+  asynchronous invoke of the worker with ``schedule`` (``ScheduleRunRequest``: schedule the sensor's run, which
+  claims the poke), so the poke comes at its second, not at the next one-minute tick, for three state transitions.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER,
                 "Choices": [
                     {"Variable": "$.kind", "StringEquals": "wait", "Next": "WaitUntilResumeAt"},
                     {"Variable": "$.kind", "StringEquals": "poll", "Next": "PollTrigger"},
+                    {"Variable": "$.kind", "StringEquals": "reschedule", "Next": "WaitUntilNextPoke"},
                 ],
                 "Default": "UnknownKind",
             },
@@ -48,6 +53,15 @@ def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER,
                 "Resource": INVOKE_RESOURCE,
                 "Parameters": {"FunctionName": worker_function_arn, "InvocationType": "Event",
                                "Payload.$": "$.resume"},
+                "Retry": _LAMBDA_RETRY,
+                "End": True,
+            },
+            "WaitUntilNextPoke": {"Type": "Wait", "TimestampPath": "$.resume_at", "Next": "ScheduleSensorRun"},
+            "ScheduleSensorRun": {
+                "Type": "Task",
+                "Resource": INVOKE_RESOURCE,
+                "Parameters": {"FunctionName": worker_function_arn, "InvocationType": "Event",
+                               "Payload.$": "$.schedule"},
                 "Retry": _LAMBDA_RETRY,
                 "End": True,
             },
@@ -73,6 +87,6 @@ def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER,
             "TryGone": {"Type": "Succeed", "Comment": "the deferred try was cleared, marked or resumed: nothing "
                                                       "to resume"},
             "UnknownKind": {"Type": "Fail", "Error": "Updraft.UnknownTriggerKind",
-                            "Cause": "the execution input's kind is neither wait nor poll"},
+                            "Cause": "the execution input's kind is not wait, poll or reschedule"},
         },
     }

@@ -12,7 +12,7 @@ from tests.functional.scheduling.harness import scheduler_for
 from updraft.executors.step_functions import StepFunctionsWaits
 from updraft.handler_events import worker_dispatch
 from updraft.local.step_functions import LocalStepFunctions
-from updraft.model.deferrals import ResumeRequest, execution_name
+from updraft.model.deferrals import SCHEDULE_RUN_EVENT, ResumeRequest, execution_name
 from updraft.model.records import TaskInstance
 from updraft.model.states import FINISHED_RUN_STATES
 from updraft.runtime.trigger_check import check
@@ -37,17 +37,24 @@ class DeferralEnv(RuntimeEnv):
         self.waits = StepFunctionsWaits(self.engine, self.engine.state_machine_arn)
         self.scheduler.waits = self.waits  # a deferred try the scheduler ends (dagrun_timeout) has its wait stopped
         self.resumes = 0
+        self.wakes = 0  # next-poke wakes of reschedule-mode sensors (played by drain as the worker does)
         self.dispatched = 0  # tries run by a worker (resumes not counted)
+        self.credentials: Any = None  # the DAG-code role's, which the check looks at AWS with
+        self.in_process = False  # tries run in the test's process (to see its moto), not in a child
 
     def _invoke(self, function: str, payload: Any) -> None:
         assert function == WORKER
+        self.wakes += payload.get("kind") == SCHEDULE_RUN_EVENT
         self.invokes.append(payload)
 
     def _check(self, function: str, payload: Any) -> Any:
         assert function == CHECK
         self.checks += 1
-        # In this process: the tests' FlagTrigger reads a flag the test sets in its own memory.
-        return check(payload, store=self.store, now=self.clock(), step_seconds=STEP_SECONDS, in_process=True)
+        # In this process: the tests' FlagTrigger reads a flag the test sets in its own memory; AWS is looked at
+        # with the DAG-code role's credentials alone, as in the check's child.
+        credentials = self.credentials.environment() if self.credentials is not None else None
+        return check(payload, store=self.store, now=self.clock(), step_seconds=STEP_SECONDS, in_process=True,
+                     credentials=credentials)
 
     def drain(self) -> int:
         """Play every dispatch and every resume the wait engine sent, until none is left."""
@@ -62,7 +69,8 @@ class DeferralEnv(RuntimeEnv):
                 self.resumes += isinstance(item, ResumeRequest)
                 self.dispatched += not isinstance(item, ResumeRequest)
                 result = handle_dispatch(item, store=self.store, loader=self.loader, scheduler=self.scheduler,
-                                         now_fn=self.clock, log_sink=self.logs, waits=self.waits)
+                                         now_fn=self.clock, log_sink=self.logs, waits=self.waits,
+                                         in_process=self.in_process)
                 ran += result is not None
 
     def step(self) -> None:

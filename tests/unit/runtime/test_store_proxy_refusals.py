@@ -94,7 +94,7 @@ def test_xcom_writes_for_another_task_instance_are_refused(key: TIKey, xcom_key:
 
 DEFERRAL = {"classpath": "airflow.providers.standard.triggers.temporal.DateTimeTrigger", "kwargs": {},
             "next_method": "execute_complete", "next_kwargs": None, "times_out": False, "end_from_trigger": False,
-            "kind": "time", "resume_at": NOW.isoformat()}
+            "kind": "time", "resume_at": NOW.isoformat(), "exponential_backoff": False, "max_wait_s": None}
 
 
 @pytest.mark.parametrize("forged", [{"try_id": "another-try"}, {"key": ["etl", "manual__1", "extract", -1]},

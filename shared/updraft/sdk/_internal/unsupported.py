@@ -46,8 +46,10 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.providers.docker": f"Updraft runs no Docker daemon; {_FARGATE}",
     "airflow.providers.celery": 'Updraft has no Celery workers; choose executor="lambda" or "fargate" per task',
     "airflow.executors": 'Updraft chooses per task between executor="lambda" and executor="fargate"',
-    "airflow.providers.amazon": ("AWS provider operators, hooks and sensors are not bundled; call boto3 from a "
-                                 "@task (tasks run with the environment's IAM role)"),
+    "airflow.providers.amazon": ("of the Amazon provider only the S3 key wait is available (S3KeySensor in "
+                                 "airflow.providers.amazon.aws.sensors.s3, S3KeyTrigger in ...aws.triggers.s3); "
+                                 "for anything else call boto3 from a @task (tasks run with the environment's "
+                                 "DAG-code role)"),
     "airflow.providers": _NO_PROVIDER,
     "airflow.providers.smtp": ("the SMTP provider (EmailOperator, SmtpNotifier) is not bundled: " + _NO_SMTP
                                + " from a @task, or use a BaseNotifier as the callback"),
@@ -96,6 +98,8 @@ _PYTHON_OPERATOR_NAMES = {
     "ExternalPythonOperator": _VIRTUALENV,
     "BranchExternalPythonOperator": _VIRTUALENV,
 }
+_S3_ONLY_KEY = ("of the Amazon provider's S3 sensors and triggers only S3KeySensor/S3KeyTrigger are available; "
+                "call boto3 from a @task for the others")
 _MODELS_NAMES = {name: _NO_METADATA_DB for name in (
     "DagRun", "TaskInstance", "DagBag", "DagModel", "DagTag", "DagWarning", "Pool", "XCom", "Log",
     "Trigger", "TaskReschedule", "TaskFail", "SlaMiss", "ImportError", "DbCallbackRequest", "Deadline",
@@ -171,6 +175,8 @@ NAME_HINTS: dict[str, dict[str, str]] = {
     "airflow.operators.python": _PYTHON_OPERATOR_NAMES,
     "airflow.providers.standard.operators.python": _PYTHON_OPERATOR_NAMES,
     "airflow.providers.common.compat.sdk": _COMPAT_SDK_NAMES,
+    "airflow.providers.amazon.aws.sensors.s3": {"S3KeysUnchangedSensor": _S3_ONLY_KEY},
+    "airflow.providers.amazon.aws.triggers.s3": {"S3KeysUnchangedTrigger": _S3_ONLY_KEY},
     "airflow.utils.email": {name: _NO_SMTP for name in ("send_email_smtp", "build_mime_message", "send_mime_email")},
     "airflow.utils.dates": {
         "date_range": "removed in Airflow 3; compute dates with the DAG's timetable or pendulum",
@@ -230,10 +236,29 @@ def _requested_name(fullname: str) -> str:
     return best
 
 
+def _forget_empty_partial_parents(fullname: str) -> None:
+    """A provider Updraft has only part of (``PARTIAL_PROVIDER`` in its package, as the Amazon one): an import of a
+    module it lacks fails as if the provider were absent, so the packages that import pulled in are forgotten
+    again unless a module Updraft does provide below them is loaded."""
+    parts = fullname.split(".")
+    for end in range(len(parts) - 1, 2, -1):
+        name = ".".join(parts[:end])
+        module = sys.modules.get(name)
+        if module is None or not getattr(module, "PARTIAL_PROVIDER", False):
+            continue
+        if any(other.startswith(name + ".") for other in sys.modules):
+            return  # something below is in use: its parents stay
+        del sys.modules[name]
+        parent = sys.modules.get(name.rpartition(".")[0])
+        if parent is not None and getattr(parent, parts[end - 1], None) is module:
+            delattr(parent, parts[end - 1])
+
+
 class _UnsupportedLoader:
     # Plain classes, not importlib.abc subclasses: importlib.abc pulls in importlib.resources (~8 ms).
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
+        _forget_empty_partial_parents(spec.name)
         raise unsupported_module_error(_requested_name(spec.name))
 
     def exec_module(self, module: Any) -> None:  # pragma: no cover - create_module always raises
