@@ -82,7 +82,9 @@ def figures(name: str, charges: list[Charge], *, tasks: int, scheduler_passes: i
     writes, reads = key_units(charges)
     wcu = sum(writes.values())
     rcu = sum(reads.values())
-    counted = [c for c in charges if c.partition != "-"]  # control-plane calls (CreateTable) cost no units
+    # Requests, not items: a batch is one request (its items are charged one by one). Control-plane calls
+    # (CreateTable) cost no units and are not counted.
+    counted = [c for c in charges if c.partition != "-" and c.request]
     requests_by_role = collections.Counter(c.role for c in counted)
     invocations = {"worker": tasks, "scheduler": scheduler_passes}
     gb_s = sum((OVERHEAD_MS * invocations[r] + REQUEST_MS * requests_by_role[r]) / 1000 * MEMORY_GB[r]

@@ -53,6 +53,7 @@ class Charge:
     item_bytes: int = 0  # the largest item (before or after) a write touched, or the bytes a read returned
     index_units: list[tuple[str, str, int]] = field(default_factory=list)  # (index, index partition, units)
     site: str = ""  # "store_module.method < caller_module.function"
+    request: bool = True  # False for a batch's second and later items: one request, charged item by item
 
 
 def _frames() -> list[tuple[str, str]]:
@@ -175,8 +176,8 @@ class CapacityRecorder:
             return self._dynamodb_charged(operation, request, send)
         finally:
             site = call_site()
-            for charge in self.charges[first:]:
-                charge.site = site
+            for n, charge in enumerate(self.charges[first:]):
+                charge.site, charge.request = site, n == 0
 
     def _dynamodb_charged(self, operation: str, request: Any, send: Any) -> Any:
         body = json.loads(request.body or b"{}")

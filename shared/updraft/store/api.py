@@ -126,6 +126,9 @@ class Store(Protocol):
 
     def get_run(self, dag_id: str, run_id: str) -> DagRun | None: ...
 
+    def get_run_and_dag_meta(self, dag_id: str, run_id: str) -> tuple[DagRun | None, DagMeta | None]:
+        """The run and its DAG's row, both strongly read, in one request (they share the DAG's partition)."""
+
     def list_runs(self, dag_id: str, *, limit: int | None = None) -> list[DagRun]:
         """Newest logical date first."""
 
