@@ -68,24 +68,8 @@ def _finished(setup: Setup) -> bool:
 
 
 def lambda_workers(setup: Setup) -> object:
-    """The scheduling tests' workers, each try played as the worker Lambda plays it (``runtime.worker``): start
-    fenced, read the run, then ``report_try`` (record, release, next hop) with the try as started; no task code."""
-    from tests.functional.scheduling.harness import Workers
-    from updraft.model.states import TaskInstanceState
-    from updraft.runtime.worker import report_try
-    from updraft.scheduling.try_lifecycle import TryResult, start_try
-
-    class LambdaWorkers(Workers):
-        def run_one(self, item) -> bool:
-            started = start_try(self.store, item.key, item.try_id, now=self.clock())
-            if not started:
-                return False
-            self.started[(item.key, item.try_number)] += 1
-            run = self.store.get_run(item.key.dag_id, item.key.run_id)
-            dag = self.scheduler.dag(run.dag_id, run.dag_hash)
-            report_try(item, TryResult(TaskInstanceState.SUCCESS), store=self.store, scheduler=self.scheduler,
-                       dag=dag, started=started, now_fn=self.clock)
-            return True
+    """The scheduling tests' workers, each try played as the worker Lambda plays it (no task code)."""
+    from tests.functional.scheduling.harness import LambdaWorkers
 
     return LambdaWorkers(setup.store, setup.scheduler, setup.executor, setup.clock)
 
