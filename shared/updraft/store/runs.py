@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
+import time
 from collections.abc import Iterable
 from typing import Any, cast
 
@@ -91,7 +93,11 @@ class RunStore(StoreBase):
             for sk in (keys.run_sk(run_id), keys.META)]
         run: DagRun | None = None
         meta: DagMeta | None = None
-        while wanted:  # DynamoDB may leave keys unprocessed (throttling): they are asked again
+        for attempt in itertools.count():
+            if not wanted:
+                break
+            if attempt:  # DynamoDB left keys unprocessed (throttling): asked again after a backoff, as AWS advises
+                time.sleep(min(0.05 * 2 ** attempt, 2.0))
             data = R._get_connection().batch_get_item(cast(Any, wanted), consistent_read=True)
             for raw in data.get("Responses", {}).get(R.Meta.table_name, []):
                 if raw[R.sk.attr_name]["S"] == keys.META:
