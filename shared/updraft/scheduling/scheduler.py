@@ -234,13 +234,13 @@ class Scheduler:
         candidates: list[tuple[TaskInstance, DagRun]] = []
         creations: dict[TIKey, TIChange] = {}  # new instances to create by their claim (or as scheduled)
         active: dict[tuple[str, str], int] = {}  # queued or running instances per run, as evaluated
-        paused: dict[str, bool] = {}
         metas = dict(metas or {})
+        if unread := {run.dag_id for run in runs} - metas.keys():
+            # Whether each DAG is paused: one batch read for the pass, not a read per DAG.
+            metas.update(dict.fromkeys(unread) | self.store.get_dag_metas(unread))
+        paused = {dag_id: meta is not None and meta.is_paused for dag_id, meta in metas.items()}
         tis = tis or {}
         for run in runs:
-            if run.dag_id not in paused:
-                meta = metas[run.dag_id] if run.dag_id in metas else self.store.get_dag_meta(run.dag_id)
-                paused[run.dag_id] = meta is not None and meta.is_paused
             if paused[run.dag_id]:
                 # As Airflow: a paused DAG's runs are not examined; running tries finish, nothing new starts.
                 continue

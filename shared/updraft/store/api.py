@@ -82,6 +82,9 @@ class Store(Protocol):
     # -- DAGs and versions (registration, scheduler, API) ------------------------------------------------------
     def get_dag_meta(self, dag_id: str) -> DagMeta | None: ...
 
+    def get_dag_metas(self, dag_ids: Iterable[str]) -> dict[str, DagMeta]:
+        """The rows of the DAGs that exist among ``dag_ids``, by dag_id, strongly read in batches of 100."""
+
     def list_dags(self, *, include_inactive: bool = False) -> list[DagMeta]:
         """Active DAGs by dag_id (Airflow's default listing); inactive ones too when asked."""
 

@@ -33,14 +33,16 @@ RUN_REQUESTS = 104
 
 
 @contextlib.contextmanager
-def counted() -> Iterator[collections.Counter[str]]:
-    """DynamoDB requests by operation while the block runs."""
+def counted(keys: list | None = None) -> Iterator[collections.Counter[str]]:
+    """DynamoDB requests by operation while the block runs (and each GetItem's key into ``keys``)."""
     counts: collections.Counter[str] = collections.Counter()
     original = BaseClient._make_api_call
 
     def call(client, operation, params):
         if client.meta.service_model.service_name == "dynamodb":
             counts[operation] += 1
+            if operation == "GetItem" and keys is not None:
+                keys.append(params["Key"])
         return original(client, operation, params)
 
     with mock.patch.object(BaseClient, "_make_api_call", call):
@@ -88,3 +90,30 @@ def test_a_whole_chain_run_costs_no_more_requests_per_task_than_reached(chain_ru
     whole, _ = chain_run
     sent = sum(whole.values())
     assert sent <= RUN_REQUESTS, f"{sent / TASKS:.2f} requests per task: {dict(whole)}"
+
+
+def test_a_tick_reads_whether_its_runs_dags_are_paused_in_one_batch():
+    with mock_aws():
+        store = make_store("requests-per-tick")
+        clock = Clock()
+        dags = []
+        for n in range(4):
+            dag = DAG(f"d{n}", schedule=None, start_date=START)
+
+            @task(dag=dag)
+            def work():
+                return None
+
+            work()
+            dags.append(dag)
+        store_dags(store, *dags, now=clock())
+        for dag in dags:
+            trigger_dag(store, dag.dag_id, now=clock(), run_id="r")
+        scheduler, executor = scheduler_for(store, clock, parallelism=128)
+        read: list = []
+        with counted(read) as requests:
+            scheduler.run_pass()
+        assert len(executor.take()) == 4  # every run started and claimed its task
+        meta_reads = [key for key in read if key["sk"]["S"] == "META"]
+        assert not meta_reads, f"the DAG rows were read one by one: {meta_reads}"
+        assert requests["BatchGetItem"] >= 1

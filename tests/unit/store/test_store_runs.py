@@ -237,3 +237,13 @@ def test_a_run_and_its_dags_row_come_in_one_request_and_unprocessed_keys_are_ask
     monkeypatch.setattr("updraft.store.runs.time.sleep", lambda _: None)
     assert store.get_run_and_dag_meta("d", r.run_id) == (store.get_run("d", r.run_id), store.get_dag_meta("d"))
     assert calls == [2, 1]
+
+
+def test_dag_rows_are_read_in_one_batch_and_missing_ones_left_out(store):
+    from tests.unit.store.store_helpers import dag_doc, parsed_file
+    from updraft.scheduling.dag_registration import register_parsed_file
+
+    register_parsed_file(store, parsed_file("a.py", dag_doc("a"), dag_doc("b")), now=T0)
+    metas = store.get_dag_metas(["a", "b", "nope", "a"])
+    assert metas == {"a": store.get_dag_meta("a"), "b": store.get_dag_meta("b")}
+    assert store.get_dag_metas([]) == {}
