@@ -67,11 +67,16 @@ def _finished(setup: Setup) -> bool:
     return all(setup.store.get_run(r.dag_id, r.run_id).state in FINISHED_RUN_STATES for r in setup.runs)
 
 
+def lambda_workers(setup: Setup) -> object:
+    """The scheduling tests' workers, each try played as the worker Lambda plays it (no task code)."""
+    from tests.functional.scheduling.harness import LambdaWorkers
+
+    return LambdaWorkers(setup.store, setup.scheduler, setup.executor, setup.clock)
+
+
 def _drive(setup: Setup, max_passes: int = 10_000) -> tuple[int, int]:
     """Scheduler passes and workers (one at a time) until every run ends; (tries started, scheduler passes)."""
-    from tests.functional.scheduling.harness import Workers
-
-    workers = Workers(setup.store, setup.scheduler, setup.executor, setup.clock)
+    workers = lambda_workers(setup)
     passes = 0
     with role("scheduler"):
         setup.scheduler.run_pass()
@@ -163,7 +168,6 @@ def racing(schedulers: int, width: int) -> Scenario:
         return _setup("racing", [dag], parallelism=64, pools={})
 
     def drive(setup: Setup) -> tuple[int, int]:
-        from tests.functional.scheduling.harness import Workers
         from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
 
         stop = threading.Event()
@@ -185,7 +189,7 @@ def racing(schedulers: int, width: int) -> Scenario:
                         passes[0] += 1
 
         def worker_loop() -> None:
-            workers = Workers(setup.store, setup.scheduler, setup.executor, setup.clock)
+            workers = lambda_workers(setup)
             with role("worker"):
                 while not stop.is_set():
                     for item in setup.executor.take():
@@ -285,6 +289,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=float, default=1.0, help="size of the large scenarios (1.0 = the issue's)")
     parser.add_argument("--only", default="chain20,fanout,pool32,mapped,racing")
+    parser.add_argument("--sites", action="store_true",
+                        help="also print each scenario's requests per task by call site (who sends what)")
     args = parser.parse_args()
 
     from moto import mock_aws
@@ -311,6 +317,12 @@ def main() -> None:
     for f in results:
         if f.by_operation:
             print(f"- {f.name}: " + ", ".join(f"{op} {n}" for op, n in sorted(f.by_operation.items())))
+    if args.sites:
+        for f in results:
+            if f.by_site:
+                print(f"\nRequests per task by call site, {f.name} (role: operation store method < caller):")
+                for site, n in f.by_site.items():
+                    print(f"  {n / f.tasks:6.2f}  {site}")
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "capacity.json").write_text(json.dumps([dataclasses.asdict(f) for f in results], indent=2))

@@ -15,7 +15,7 @@ tasks: the task's own run time is the user's, not the orchestrator's).
 from __future__ import annotations
 
 import collections
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bench.capacity_recorder import Charge
 from bench.dynamo_units import PARTITION_RCU_PER_S, PARTITION_WCU_PER_S, dynamodb_cost_usd, lambda_cost_usd
@@ -43,6 +43,7 @@ class Figures:
     usd_per_1000_tasks_lambda: float
     other_requests: int
     note: str = ""
+    by_site: dict[str, int] = field(default_factory=dict)  # "Operation store.method < caller" -> requests
 
     @property
     def hottest(self) -> tuple[float, str, float, str]:
@@ -81,7 +82,9 @@ def figures(name: str, charges: list[Charge], *, tasks: int, scheduler_passes: i
     writes, reads = key_units(charges)
     wcu = sum(writes.values())
     rcu = sum(reads.values())
-    counted = [c for c in charges if c.partition != "-"]  # control-plane calls (CreateTable) cost no units
+    # Requests, not items: a batch is one request (its items are charged one by one). Control-plane calls
+    # (CreateTable) cost no units and are not counted.
+    counted = [c for c in charges if c.partition != "-" and c.request]
     requests_by_role = collections.Counter(c.role for c in counted)
     invocations = {"worker": tasks, "scheduler": scheduler_passes}
     gb_s = sum((OVERHEAD_MS * invocations[r] + REQUEST_MS * requests_by_role[r]) / 1000 * MEMORY_GB[r]
@@ -89,6 +92,7 @@ def figures(name: str, charges: list[Charge], *, tasks: int, scheduler_passes: i
     return Figures(
         name=name, tasks=tasks, requests_per_task=len(counted) / tasks,
         by_operation=dict(collections.Counter(c.operation for c in counted)),
+        by_site=dict(collections.Counter(f"{c.role}: {c.operation} {c.site}" for c in counted).most_common()),
         wcu_per_task=wcu / tasks, rcu_per_task=rcu / tasks,
         key_wcu_per_task={k: u / tasks for k, u in writes.most_common(20)},
         key_rcu_per_task={k: u / tasks for k, u in reads.most_common(20)},

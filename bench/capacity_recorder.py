@@ -6,14 +6,17 @@ backend before and after it, so a write is charged for the larger of the two (a 
 each secondary index for what the write changed in it. Reads are charged for what they touched: GetItem for the
 whole item (a projection does not reduce it), a Query for the sum of the items (or index entries) it returned.
 Each request is tagged with the role the scenario says is running (``scheduler`` or ``worker``), for the Lambda
-model.
+model, and with its call site (the store method and the scheduling or runtime function that called it; requests
+that Updraft sends at once from its thread pool keep the role and caller of the thread that sent them).
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import os
 import re
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +27,7 @@ from urllib.parse import urlparse
 from bench.dynamo_units import Index, index_entry, index_writes, item_size, read_units, write_units
 
 _role = threading.local()
+_UPDRAFT = f"{os.sep}updraft{os.sep}"
 
 
 @contextmanager
@@ -48,6 +52,56 @@ class Charge:
     write_units: float = 0.0
     item_bytes: int = 0  # the largest item (before or after) a write touched, or the bytes a read returned
     index_units: list[tuple[str, str, int]] = field(default_factory=list)  # (index, index partition, units)
+    site: str = ""  # "store_module.method < caller_module.function"
+    request: bool = True  # False for a batch's second and later items: one request, charged item by item
+
+
+def _frames() -> list[tuple[str, str]]:
+    """(module, function) of this thread's Updraft frames, innermost first."""
+    out = []
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if _UPDRAFT in path:
+            parts = path.split(_UPDRAFT)[-1].removesuffix(".py").split("/")
+            out.append(("/".join(parts), frame.f_code.co_name))
+        frame = frame.f_back
+    return out
+
+
+def _caller(frames: list[tuple[str, str]]) -> str:
+    """The innermost Updraft function outside the store and the thread pool: who asked for the request."""
+    for module, function in frames:
+        if not module.startswith("store/") and module != "scheduling/concurrent_writes":
+            return f"{module.split('/')[-1]}.{function}"
+    return getattr(_role, "caller", "")
+
+
+def call_site() -> str:
+    frames = _frames()
+    store = [f"{m.split('/')[-1]}.{f}" for m, f in frames if m.startswith("store/")]
+    return f"{store[-1] if store else '?'} < {_caller(frames) or '?'}"
+
+
+class _Propagating:
+    """Updraft's request thread pool, sending each call with the role and caller of the thread that submitted it."""
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+
+    def submit(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        name, caller = getattr(_role, "name", "scheduler"), _caller(_frames())
+
+        def sent() -> Any:
+            saved = getattr(_role, "caller", "")
+            _role.caller = caller
+            try:
+                with role(name):
+                    return fn(*args, **kwargs)
+            finally:
+                _role.caller = saved
+
+        return self.pool.submit(sent)
 
 
 def _table_indexes() -> tuple[tuple[str, ...], list[Index]]:
@@ -87,11 +141,16 @@ class CapacityRecorder:
                 return recorder._dynamodb(target.split(".")[-1], request,
                                           lambda: original(stub, event_name, request, **kwargs))
 
+        from updraft.scheduling import concurrent_writes
+
+        pool = concurrent_writes._pool
         botocore_stubber.BotocoreStubber.__call__ = recorded
+        concurrent_writes._pool = lambda: _Propagating(pool())  # type: ignore[assignment]
         try:
             yield self
         finally:
             botocore_stubber.BotocoreStubber.__call__ = original
+            concurrent_writes._pool = pool  # type: ignore[assignment]
 
     def take(self) -> list[Charge]:
         with self.lock:
@@ -112,6 +171,15 @@ class CapacityRecorder:
         return found.to_json()["Attributes"] if found is not None else None
 
     def _dynamodb(self, operation: str, request: Any, send: Any) -> Any:
+        first = len(self.charges)
+        try:
+            return self._dynamodb_charged(operation, request, send)
+        finally:
+            site = call_site()
+            for n, charge in enumerate(self.charges[first:]):
+                charge.site, charge.request = site, n == 0
+
+    def _dynamodb_charged(self, operation: str, request: Any, send: Any) -> Any:
         body = json.loads(request.body or b"{}")
         backend = self._backend(request)
         who = getattr(_role, "name", "scheduler")

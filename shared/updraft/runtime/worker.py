@@ -111,6 +111,17 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, 
         result = TryResult(TaskInstanceState.FAILED, note=f"{reached}; no Fargate executor to hand it to")
     if run is None or dag is None:  # the try failed on it already; without its run there is nothing to record
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
+    return report_try(dispatch, result, store=store, scheduler=scheduler, dag=dag, started=started, now_fn=now_fn,
+                      hand_off=hand_off, waits=waits)
+
+
+def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler: Scheduler, dag: SerializedDAG,
+               started: TaskInstance, now_fn: Callable[[], dt.datetime],
+               hand_off: Callable[[str, str], bool] | None = None, waits: Waits | None = None) -> TryResult:
+    """After the try ran: record ``result`` (fenced by the try as ``started``), free its slots and schedule its run
+    where ``next_hop`` says. The capacity benchmark plays a worker with this very function, so its request counts
+    are the worker Lambda's."""
+    key = dispatch.key
     finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, release=False,
                           started=started)
     if not finished:

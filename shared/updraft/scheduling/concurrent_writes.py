@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 A = TypeVar("A")
 B = TypeVar("B")
-C = TypeVar("C")
 _writers: concurrent.futures.ThreadPoolExecutor | None = None
 _writers_lock = threading.Lock()
 
@@ -30,13 +29,13 @@ def concurrently(calls: list[Callable[[], T]]) -> list[T]:
     return [future.result() for future in futures]
 
 
-def concurrently3(first: Callable[[], A], second: Callable[[], B], third: Callable[[], C]) -> tuple[A, B, C]:
-    """Three independent requests of different result types at once (a run, its DAG row and its instances)."""
+def concurrently2(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
+    """Two independent requests of different result types at once (a run with its DAG row, and its instances)."""
     pool = _pool()
-    a, b, c = pool.submit(first), pool.submit(second), pool.submit(third)
-    futures: list[concurrent.futures.Future[Any]] = [a, b, c]  # Any: only waited on, each result read typed
-    concurrent.futures.wait(futures)  # all three done before any error is raised, as in concurrently
-    return a.result(), b.result(), c.result()
+    a, b = pool.submit(first), pool.submit(second)
+    futures: list[concurrent.futures.Future[Any]] = [a, b]  # Any: only waited on, each result read typed
+    concurrent.futures.wait(futures)  # both done before any error is raised, as in concurrently
+    return a.result(), b.result()
 
 
 def _pool() -> concurrent.futures.ThreadPoolExecutor:

@@ -29,7 +29,7 @@ from updraft.scheduling.backfills import run_limit
 from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claim_pass import ClaimPass, take_creations
 from updraft.scheduling.claims import release_try_limits
-from updraft.scheduling.concurrent_writes import concurrently3
+from updraft.scheduling.concurrent_writes import concurrently2
 from updraft.scheduling.dag_callbacks import callback_request, task_callback_request
 from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.deferrals import Waits, stop_waits
@@ -158,11 +158,11 @@ class Scheduler:
         report = PassReport()
         try:
             while True:
-                # The three reads a run's scheduling starts with, at once: one round trip instead of three on
-                # the path from one task's end to the next one's start.
-                run, meta, tis = concurrently3(functools.partial(self.store.get_run, dag_id, run_id),
-                                               functools.partial(self.store.get_dag_meta, dag_id),
-                                               functools.partial(self.store.get_run_tis, dag_id, run_id))
+                # The reads a run's scheduling starts with, at once: one round trip on the path from one task's
+                # end to the next one's start, and two requests (the run and its DAG's row share a partition: one
+                # batch read; the instances are one Query).
+                (run, meta), tis = concurrently2(functools.partial(self.store.get_run_and_dag_meta, dag_id, run_id),
+                                                 functools.partial(self.store.get_run_tis, dag_id, run_id))
                 if run is not None:
                     self._schedule_runs([run], report, metas={dag_id: meta}, tis={run_id: tis})
                 with self._lock:
@@ -253,13 +253,13 @@ class Scheduler:
         candidates: list[tuple[TaskInstance, DagRun]] = []
         creations: dict[TIKey, TIChange] = {}  # new instances to create by their claim (or as scheduled)
         active: dict[tuple[str, str], int] = {}  # queued or running instances per run, as evaluated
-        paused: dict[str, bool] = {}
         metas = dict(metas or {})
+        if unread := {run.dag_id for run in runs} - metas.keys():
+            # Whether each DAG is paused: one batch read for the pass, not a read per DAG.
+            metas.update(dict.fromkeys(unread) | self.store.get_dag_metas(unread))
+        paused = {dag_id: meta is not None and meta.is_paused for dag_id, meta in metas.items()}
         tis = tis or {}
         for run in runs:
-            if run.dag_id not in paused:
-                meta = metas[run.dag_id] if run.dag_id in metas else self.store.get_dag_meta(run.dag_id)
-                paused[run.dag_id] = meta is not None and meta.is_paused
             if paused[run.dag_id]:
                 # As Airflow: a paused DAG's runs are not examined; running tries finish, nothing new starts.
                 continue
@@ -292,6 +292,9 @@ class Scheduler:
         if self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.QUEUED],
                                     state=DagRunState.RUNNING, now=now):
             report.runs_started.append(run.run_id)
+            # Our write decided it: running, started now unless it kept an earlier start (no read needed).
+            run.state, run.start_date = DagRunState.RUNNING, run.start_date or now
+            return True
         fresh = self.store.get_run(run.dag_id, run.run_id)
         if fresh is None or fresh.state != DagRunState.RUNNING:
             if fresh is None or fresh.state in (DagRunState.SUCCESS, DagRunState.FAILED):

@@ -82,6 +82,9 @@ class Store(Protocol):
     # -- DAGs and versions (registration, scheduler, API) ------------------------------------------------------
     def get_dag_meta(self, dag_id: str) -> DagMeta | None: ...
 
+    def get_dag_metas(self, dag_ids: Iterable[str]) -> dict[str, DagMeta]:
+        """The rows of the DAGs that exist among ``dag_ids``, by dag_id, strongly read in batches of 100."""
+
     def list_dags(self, *, include_inactive: bool = False) -> list[DagMeta]:
         """Active DAGs by dag_id (Airflow's default listing); inactive ones too when asked."""
 
@@ -125,6 +128,9 @@ class Store(Protocol):
         """Insert a run; False if (dag_id, run_id) exists (a scheduled run_id derives from its logical date)."""
 
     def get_run(self, dag_id: str, run_id: str) -> DagRun | None: ...
+
+    def get_run_and_dag_meta(self, dag_id: str, run_id: str) -> tuple[DagRun | None, DagMeta | None]:
+        """The run and its DAG's row, both strongly read, in one request (they share the DAG's partition)."""
 
     def list_runs(self, dag_id: str, *, limit: int | None = None) -> list[DagRun]:
         """Newest logical date first."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pynamodb.expressions.condition import Condition
@@ -108,6 +108,11 @@ class DagStore(StoreBase):
     def get_dag_meta(self, dag_id: str) -> DagMeta | None:
         item = self._meta_item(dag_id)
         return None if item is None else _meta_from_item(item)
+
+    def get_dag_metas(self, dag_ids: Iterable[str]) -> dict[str, DagMeta]:
+        M = self.models.dag_meta
+        found = self._batch_get(M, sorted({(keys.dag_pk(d), keys.META) for d in dag_ids}))
+        return {meta.dag_id: meta for meta in map(_meta_from_item, found)}
 
     def list_dags(self, *, include_inactive: bool = False) -> list[DagMeta]:
         M = self.models.dag_meta

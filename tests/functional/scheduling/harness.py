@@ -106,6 +106,25 @@ class Workers:
         return {ti.key.label: ti.state and ti.state.value for ti in self.store.get_run_tis(dag_id, run_id)}
 
 
+class LambdaWorkers(Workers):
+    """Workers that play each try as the worker Lambda does (``runtime.worker``): start fenced, read the run, then
+    ``report_try`` with the try as started (record, release, next hop); no task code. The capacity benchmark and
+    the request-count test use it, so their counts are the Lambda's."""
+
+    def run_one(self, item: Dispatch) -> bool:
+        from updraft.runtime.worker import report_try
+
+        started = start_try(self.store, item.key, item.try_id, now=self.clock())
+        if not started:
+            return False
+        self.started[(item.key, item.try_number)] += 1
+        run = self.store.get_run(item.key.dag_id, item.key.run_id)
+        assert run is not None
+        report_try(item, self.outcome(item), store=self.store, scheduler=self.scheduler,
+                   dag=self.scheduler.dag(run.dag_id, run.dag_hash), started=started, now_fn=self.clock)
+        return True
+
+
 def scheduler_for(store: DynamoStore, clock: Clock, **config) -> tuple[Scheduler, RecordingExecutor]:
     executor = RecordingExecutor()
     return Scheduler(store, executor, SchedulerConfig(**config), clock=clock), executor

@@ -207,3 +207,43 @@ def test_start_ti_starts_exactly_the_queued_try_and_returns_it_as_written(store)
     assert store.start_ti(KEY, try_id="t1", fields={"start_date": T0}) is None  # already running: a duplicate
     store.transition_ti(KEY, expected=[S.RUNNING], state=S.QUEUED, fields={"try_id": "t2"})
     assert store.start_ti(KEY, try_id="t1", fields={"start_date": T0}) is None  # superseded by another try
+
+
+def test_a_run_and_its_dags_row_come_in_one_request_and_unprocessed_keys_are_asked_again(store, monkeypatch):
+    from tests.unit.store.store_helpers import dag_doc, parsed_file
+    from updraft.scheduling.dag_registration import register_parsed_file
+
+    register_parsed_file(store, parsed_file("a.py", dag_doc("d")), now=T0)
+    r = run()
+    store.create_run(r)
+    assert store.get_run_and_dag_meta("d", r.run_id) == (store.get_run("d", r.run_id), store.get_dag_meta("d"))
+    assert store.get_run_and_dag_meta("d", "nope") == (None, store.get_dag_meta("d"))
+    assert store.get_run_and_dag_meta("nope", "nope") == (None, None)
+
+    connection = store.models.run._get_connection()
+    original = connection.batch_get_item
+    calls = []
+
+    def throttled_once(keys, **kwargs):  # DynamoDB answers part of a batch under throttling
+        calls.append(len(keys))
+        data = original(keys, **kwargs)
+        if len(calls) == 1:
+            table = store.models.run.Meta.table_name
+            data["Responses"][table] = data["Responses"][table][:1]
+            data["UnprocessedKeys"] = {table: {"Keys": keys[1:]}}
+        return data
+
+    monkeypatch.setattr(connection, "batch_get_item", throttled_once)
+    monkeypatch.setattr("updraft.store.runs.time.sleep", lambda _: None)
+    assert store.get_run_and_dag_meta("d", r.run_id) == (store.get_run("d", r.run_id), store.get_dag_meta("d"))
+    assert calls == [2, 1]
+
+
+def test_dag_rows_are_read_in_one_batch_and_missing_ones_left_out(store):
+    from tests.unit.store.store_helpers import dag_doc, parsed_file
+    from updraft.scheduling.dag_registration import register_parsed_file
+
+    register_parsed_file(store, parsed_file("a.py", dag_doc("a"), dag_doc("b")), now=T0)
+    metas = store.get_dag_metas(["a", "b", "nope", "a"])
+    assert metas == {"a": store.get_dag_meta("a"), "b": store.get_dag_meta("b")}
+    assert store.get_dag_metas([]) == {}

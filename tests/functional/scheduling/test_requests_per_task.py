@@ -1,0 +1,119 @@
+"""Requests per task (issue 19): a simple chain run whole, its DynamoDB requests counted at the client.
+
+Counts, never times: every DynamoDB request the scheduler's tick and the workers (played as the worker Lambda
+plays them, ``LambdaWorkers``) send is counted at botocore's ``_make_api_call``, one per request (a batch is one).
+The bounds are the figures reached (bench/README.md, "Fewer requests per task"); a change that adds a request to
+a task's life fails here, naming which operation grew.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+from collections.abc import Iterator
+from unittest import mock
+
+import pytest
+from botocore.client import BaseClient
+from moto import mock_aws
+
+from airflow.sdk import DAG, task
+from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
+from updraft.model.states import DagRunState
+from updraft.scheduling.triggering import trigger_dag
+
+TASKS = 6
+# The workers' part, per task (the worker Lambda's requests): start, the run, end, the mini scheduler's two reads
+# (the run with its DAG's row in one batch, the instances), the next task's claim (3 limits, its creation as
+# queued) and this try's 3 releases = 12; the last task ends the run instead of claiming (70 for the 6).
+WORKER_REQUESTS = 70
+# The whole run, the tick's pass included (due DAGs, active runs, reconciliation, the run's start, the first
+# limit items' creation), spread over the chain's 6 tasks.
+RUN_REQUESTS = 104
+
+
+@contextlib.contextmanager
+def counted(keys: list | None = None) -> Iterator[collections.Counter[str]]:
+    """DynamoDB requests by operation while the block runs (and each GetItem's key into ``keys``)."""
+    counts: collections.Counter[str] = collections.Counter()
+    original = BaseClient._make_api_call
+
+    def call(client, operation, params):
+        if client.meta.service_model.service_name == "dynamodb":
+            counts[operation] += 1
+            if operation == "GetItem" and keys is not None:
+                keys.append(params["Key"])
+        return original(client, operation, params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", call):
+        yield counts
+
+
+@pytest.fixture(scope="module")
+def chain_run() -> Iterator[tuple[collections.Counter[str], collections.Counter[str]]]:
+    """(requests of the whole run, requests of the workers' part) for one run of a chain of TASKS."""
+    with mock_aws():
+        store = make_store("requests-per-task")
+        clock = Clock()
+        dag = DAG("chain", schedule=None, start_date=START)
+
+        @task(dag=dag)
+        def work():
+            return None
+
+        with dag:
+            previous = None
+            for i in range(TASKS):
+                current = work.override(task_id=f"t{i}")()
+                if previous is not None:
+                    previous >> current
+                previous = current
+        store_dags(store, dag, now=clock())
+        trigger_dag(store, "chain", now=clock(), run_id="r")
+        scheduler, executor = scheduler_for(store, clock, parallelism=128)
+        workers = LambdaWorkers(store, scheduler, executor, clock)
+        with counted() as whole:
+            scheduler.run_pass()
+            with counted() as worker_part:
+                assert workers.drain() == TASKS
+        assert store.get_run("chain", "r").state == DagRunState.SUCCESS
+        yield whole, worker_part
+
+
+def test_a_chain_task_costs_the_workers_no_more_requests_than_reached(chain_run):
+    _, worker_part = chain_run
+    sent = sum(worker_part.values())
+    assert sent <= WORKER_REQUESTS, f"{sent / TASKS:.2f} requests per task: {dict(worker_part)}"
+
+
+def test_a_whole_chain_run_costs_no_more_requests_per_task_than_reached(chain_run):
+    whole, _ = chain_run
+    sent = sum(whole.values())
+    assert sent <= RUN_REQUESTS, f"{sent / TASKS:.2f} requests per task: {dict(whole)}"
+
+
+def test_a_tick_reads_whether_its_runs_dags_are_paused_in_one_batch():
+    with mock_aws():
+        store = make_store("requests-per-tick")
+        clock = Clock()
+        dags = []
+        for n in range(4):
+            dag = DAG(f"d{n}", schedule=None, start_date=START)
+
+            @task(dag=dag)
+            def work():
+                return None
+
+            work()
+            dags.append(dag)
+        store_dags(store, *dags, now=clock())
+        for dag in dags:
+            trigger_dag(store, dag.dag_id, now=clock(), run_id="r")
+        scheduler, executor = scheduler_for(store, clock, parallelism=128)
+        read: list = []
+        with counted(read) as requests:
+            scheduler.run_pass()
+        assert len(executor.take()) == 4  # every run started and claimed its task
+        meta_reads = [key for key in read if key["sk"]["S"] == "META"]
+        assert not meta_reads, f"the DAG rows were read one by one: {meta_reads}"
+        assert requests["BatchGetItem"] >= 1
