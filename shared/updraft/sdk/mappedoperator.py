@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
 from updraft.sdk.baseoperator import BaseOperator, merged_default_args, merged_params
+from updraft.sdk.exceptions import MappedTaskInMappedGroupError
 from updraft.sdk.node import TaskNode
+from updraft.sdk.taskgroup import mapped_group_enclosing
 from updraft.sdk.xcom_arg import XCOM_RETURN_KEY, PlainXComArg, XComArg
 
 if TYPE_CHECKING:
@@ -215,6 +217,9 @@ class MappedOperator(TaskNode):
 
         self.params = merged_params(dag, self.partial_kwargs.get("params"), own_defaults)
         self.task_id = task_group.child_id(self.prototype.task_id) if task_group else self.prototype.task_id
+        mapped_group = mapped_group_enclosing(task_group)
+        if mapped_group is not None:
+            raise MappedTaskInMappedGroupError(self.task_id, mapped_group.group_id)
         if task_group is not None:
             task_group.add(self)
         if dag is not None:
