@@ -168,13 +168,3 @@ class UnsupportedFeatureError(AirflowException, ImportError):
         super().__init__(msg)
         self.feature = feature
 
-
-class MappedTaskInMappedGroupError(UnsupportedFeatureError, NotImplementedError):
-    """A mapped task inside a mapped task group: Airflow 3.3 refuses it when the task is created
-    (``MappedOperator.__attrs_post_init__``) with this NotImplementedError, and so does Updraft, word for word."""
-
-    def __init__(self, task_id: str, group_id: str | None) -> None:
-        super().__init__("mapped tasks inside a mapped task group",
-                         f"operator expansion in an expanded task group is not yet supported ({task_id!r} is "
-                         f"expanded inside the mapped group {group_id!r}; pass its values through the group's "
-                         "expand() instead)")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
 from updraft.sdk.baseoperator import BaseOperator, merged_default_args, merged_params
-from updraft.sdk.exceptions import MappedTaskInMappedGroupError
+from updraft.sdk.exceptions import UnsupportedFeatureError
 from updraft.sdk.node import TaskNode
 from updraft.sdk.taskgroup import mapped_group_enclosing
 from updraft.sdk.xcom_arg import XCOM_RETURN_KEY, PlainXComArg, XComArg
@@ -177,6 +177,17 @@ class OperatorPartial:
 def _operator_class_attribute(name: str) -> Any:
     """A read-only property answering from the mapped operator's class, which holds Airflow's per-class metadata."""
     return property(lambda self: getattr(self.operator_class, name))
+
+
+class MappedTaskInMappedGroupError(UnsupportedFeatureError, NotImplementedError):
+    """A mapped task inside a mapped task group: Airflow 3.3 refuses it when the task is created
+    (``MappedOperator.__attrs_post_init__``) with this NotImplementedError, and so does Updraft, word for word."""
+
+    def __init__(self, task_id: str, group_id: str | None) -> None:
+        super().__init__("mapped tasks inside a mapped task group",
+                         f"operator expansion in an expanded task group is not yet supported ({task_id!r} is "
+                         f"expanded inside the mapped group {group_id!r}; pass its values through the group's "
+                         "expand() instead)")
 
 
 class MappedOperator(TaskNode):

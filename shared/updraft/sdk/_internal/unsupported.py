@@ -49,6 +49,11 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.providers.amazon": ("AWS provider operators, hooks and sensors are not bundled; call boto3 from a "
                                  "@task (tasks run with the environment's IAM role)"),
     "airflow.providers": _NO_PROVIDER,
+    "airflow.providers.amazon.aws.triggers": ("the Amazon provider's triggers are not bundled; for an AssetWatcher "
+                                              "on SQS use MessageQueueTrigger(scheme='sqs', sqs_queue=...) from "
+                                              "airflow.providers.common.messaging.triggers.msg_queue; uploads need "
+                                              "no watcher: an asset with an s3:// URI under the bucket's "
+                                              "asset-events/ prefix gets an event per object"),
     "airflow.providers.smtp": ("the SMTP provider (EmailOperator, SmtpNotifier) is not bundled: " + _NO_SMTP
                                + " from a @task, or use a BaseNotifier as the callback"),
     "airflow.operators.email": ("EmailOperator moved to the SMTP provider in Airflow 3, which is not bundled: "
@@ -89,6 +94,10 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.sensors.time_delta_sensor": _AIRFLOW1.format("airflow.sensors.time_delta"),
 }
 
+# Why asset watchers on local files cannot be: no triggerer polls, and Lambda/Fargate tasks share no filesystem.
+_LOCAL_FILE_WATCH = ("watching local files needs an always-on triggerer and a filesystem shared with the writer, "
+                     "which Updraft has neither of; watch uploads to the environment's bucket under asset-events/ "
+                     "(an asset with an s3:// URI there) or its asset-events SQS queue (MessageQueueTrigger) instead")
 _VIRTUALENV = f"virtualenv and external-Python tasks are not available; {_FARGATE}"
 _PYTHON_OPERATOR_NAMES = {
     "PythonVirtualenvOperator": _VIRTUALENV,
@@ -107,7 +116,6 @@ _SDK_NAMES = {
     "DeadlineReference": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "AsyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "SyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
-    "AssetWatcher": f"event-driven asset watchers are {_NOT_YET}",
     "AssetAccessControl": f"asset access control is {_NOT_YET}",
     "PartitionedAssetTimetable": f"asset partitions are {_NOT_YET}",
     "PartitionAtRuntime": f"asset partitions are {_NOT_YET}",
@@ -166,7 +174,9 @@ _COMPAT_SDK_NAMES = {
 # Names Airflow defines in a module the shim does provide, but which Updraft does not support.
 NAME_HINTS: dict[str, dict[str, str]] = {
     "airflow.sdk": _SDK_NAMES,
-    "airflow.sdk.definitions.asset": {k: _SDK_NAMES[k] for k in ("AssetWatcher", "AssetAccessControl")},
+    "airflow.sdk.definitions.asset": {"AssetAccessControl": _SDK_NAMES["AssetAccessControl"]},
+    "airflow.providers.standard.triggers.file": {name: _LOCAL_FILE_WATCH for name in (
+        "FileDeleteTrigger", "DirectoryFileDeleteTrigger")},
     "airflow.models": {**_MODELS_NAMES, "BaseOperatorLink": _SDK_NAMES["BaseOperatorLink"]},
     "airflow.operators.python": _PYTHON_OPERATOR_NAMES,
     "airflow.providers.standard.operators.python": _PYTHON_OPERATOR_NAMES,
