@@ -194,6 +194,8 @@ def test_authoring_a_dag_does_not_load_aws_or_validation_libraries():
      "airflow.operators.python"),
     ("from airflow.utils.dates import date_range", "airflow.utils.dates.date_range", "timetable"),
     ("import airflow.sdk.no_such_module", "airflow.sdk.no_such_module", "module not available in Updraft"),
+    ("from airflow.example_dags.plugins.workday import AfterWorkdayTimetable",
+     "airflow.example_dags.plugins.workday", "plugins folder"),
 ])
 def test_unsupported_imports_name_the_feature(statement, feature, hint):
     with pytest.raises(UnsupportedFeatureError) as info:
