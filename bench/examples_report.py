@@ -40,6 +40,8 @@ AIRFLOW_STATES: dict[str, str] = {
     "example_setup_teardown_taskflow": "success",
     "example_short_circuit_decorator": "success",
     "example_short_circuit_operator": "success",
+    # also_run_this renders {{ params.foo }} with no foo: jinja2 UndefinedError, in Airflow as here (without -c)
+    "example_passing_params_via_test_command": "failed",
 }
 
 
