@@ -167,4 +167,3 @@ class UnsupportedFeatureError(AirflowException, ImportError):
             msg += f": {hint}"
         super().__init__(msg)
         self.feature = feature
-
