@@ -70,6 +70,12 @@ def test_sensors(tmp_path, monkeypatch):
     assert state == "failed"
 
 
+def test_time_sensor():
+    state, table = _run("time_sensors")
+    _check(table, {"passed": OK, "passed_deferred": OK, "not_yet_soft": SKIPPED_ITSELF})
+    assert state == "success"
+
+
 def test_run_if_and_skip_if():
     state, table = _run("conditions")
     _check(table, {

@@ -15,6 +15,7 @@ _LAZY = {
     "AssetAlias": "updraft.sdk.assets",
     "AssetAll": "updraft.sdk.assets",
     "AssetAny": "updraft.sdk.assets",
+    "AssetWatcher": "updraft.sdk.assets",
     "Metadata": "updraft.sdk.assets",
     "AssetOrTimeSchedule": "updraft.timetables.assets",
     "asset": "updraft.sdk.decorators.asset",

@@ -51,7 +51,7 @@ def _declare(store: Any, leaf: Mapping[str, Any], *, now: dt.datetime, consumer:
         name = str(leaf.get("name") or leaf.get("uri"))
         store.declare_asset(name=name, uri=str(leaf.get("uri") or name), group=str(leaf.get("group") or "asset"),
                             extra=leaf.get("extra") if "extra" in leaf else None, now=now, consumer=consumer,
-                            producer=producer)
+                            producer=producer, watchers=leaf.get("watchers"))
     elif kind == "asset_alias":
         store.declare_alias(name=str(leaf["name"]), group=str(leaf.get("group") or "asset"), now=now,
                             consumer=consumer)

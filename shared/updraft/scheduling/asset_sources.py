@@ -7,6 +7,9 @@
   object (bucket, key, size, etag). An object no declared asset covers is reported as unmatched.
 * A message on the configured SQS queue: ``{"asset": "<name>" | "uri": "<uri>", "extra": {...}}`` names the
   asset; a message holding an S3 notification (a bucket notifying the queue) is handled as above.
+* Airflow's own ``AssetWatcher`` (``updraft.triggers.aws_sources``): every message on a queue an asset's
+  ``MessageQueueTrigger`` watches is an event of that asset, whatever the message holds, with Airflow's watcher
+  extra ``{"from_trigger": True, "payload": <the SQS trigger's event>}``.
 
 Each event's id comes from its source (the object's key and sequencer, the message id), so a redelivered
 notification records nothing twice.
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from updraft.resources import ASSET_EVENTS_PREFIX
 from updraft.scheduling.asset_events import record_asset_event
 from updraft.store.assets import AssetRecord
+from updraft.triggers.aws_sources import queue_name
 
 if TYPE_CHECKING:
     from updraft.store.dynamo import DynamoStore
@@ -83,8 +87,25 @@ def _s3_record(store: DynamoStore, record: Mapping[str, Any], assets: Iterable[A
         _record(store, asset, source, extra, outcome, now=when)
 
 
+def _from_trigger(payload: dict[str, Any]) -> dict[str, Any]:
+    """An AssetWatcher's event extra, as Airflow's triggerer records it (``AssetManager.register_asset_change``)."""
+    return {"from_trigger": True, "payload": payload}
+
+
 def _sqs_record(store: DynamoStore, record: Mapping[str, Any], assets: list[AssetRecord], outcome: SourceOutcome,
                 *, bucket: str, prefix: str, now: dt.datetime) -> None:
+    queue = queue_name(str(record.get("eventSourceARN") or ""))
+    watching = [a for a in assets if any(w.get("source") == "sqs" and w.get("queue") == queue for w in a.watchers)]
+    sent = (record.get("attributes") or {}).get("SentTimestamp")
+    when = dt.datetime.fromtimestamp(int(sent) / 1000, dt.UTC) if sent else now
+    if watching:  # every message on a watched queue is an event of its watchers' assets, whatever it holds
+        message = {"MessageId": record["messageId"], "Body": record["body"],
+                   "Attributes": record.get("attributes") or {},
+                   "MessageAttributes": record.get("messageAttributes") or {}}
+        payload = {"status": "success", "message_batch": [message]}  # SqsSensorTrigger's event
+        for asset in watching:
+            _record(store, asset, f"sqs#{record['messageId']}", _from_trigger(payload), outcome, now=when)
+        return
     body = json.loads(record["body"])
     if isinstance(body, dict) and "Records" in body:  # a bucket notifying the queue
         for inner in body["Records"]:
@@ -94,8 +115,6 @@ def _sqs_record(store: DynamoStore, record: Mapping[str, Any], assets: list[Asse
         raise ValueError('an SQS asset event is {"asset": "<name>"} or {"uri": "<uri>"}, with an optional "extra"')
     wanted = [a for a in assets if a.name == body.get("asset") or a.uri == body.get("uri")]
     source = f"sqs#{record['messageId']}"
-    sent = (record.get("attributes") or {}).get("SentTimestamp")
-    when = dt.datetime.fromtimestamp(int(sent) / 1000, dt.UTC) if sent else now
     if not wanted:
         outcome.unmatched.append(str(body.get("asset") or body.get("uri")))
     for asset in wanted:

@@ -23,6 +23,7 @@ __all__ = [
     "AssetNameRef",
     "AssetRef",
     "AssetUriRef",
+    "AssetWatcher",
     "BaseAsset",
     "Dataset",
     "Metadata",
@@ -120,6 +121,33 @@ class BaseAsset:
         return iter(())
 
 
+class AssetWatcher:
+    """Airflow 3's ``AssetWatcher(name, trigger)``: the asset gets an event whenever the trigger fires.
+
+    Updraft has no triggerer: a trigger is accepted only when AWS already delivers its events to the environment
+    (``updraft.triggers.aws_sources``: an SQS queue, or uploads under the bucket's asset-events prefix), and
+    refused here, when the DAG file is parsed, otherwise.
+    """
+
+    def __init__(self, name: str, trigger: Any) -> None:
+        from updraft.triggers.aws_sources import watch_of
+
+        self.name = name
+        self.trigger = trigger
+        self.watch: dict[str, Any] = watch_of(trigger)
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, AssetWatcher):
+            return NotImplemented
+        return (self.name, self.watch) == (other.name, other.watch)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"AssetWatcher(name={self.name!r}, trigger={self.trigger!r})"
+
+
 class Asset(os.PathLike, BaseAsset):
     """An asset identified by ``name`` and ``uri``; either one alone stands for both, as in Airflow 3."""
 
@@ -141,11 +169,12 @@ class Asset(os.PathLike, BaseAsset):
             name = str(uri)
         elif uri is None:
             uri = name
-        if watchers:
-            from updraft.sdk.exceptions import UnsupportedFeatureError
+        for watcher in watchers or ():
+            if not isinstance(watcher, AssetWatcher):
+                from updraft.sdk.exceptions import UnsupportedFeatureError
 
-            raise UnsupportedFeatureError("Asset watchers", "event-driven asset watchers are not implemented in "
-                                                            "Updraft yet")
+                raise UnsupportedFeatureError("Asset watchers that are not AssetWatcher(name=..., trigger=...)",
+                                              f"got {type(watcher).__name__}")
         owner = type(self).__name__
         # Airflow (attrs) converts the uri first, then validates fields in declaration order.
         sanitized_uri = _sanitize_uri(uri)
@@ -159,7 +188,7 @@ class Asset(os.PathLike, BaseAsset):
         self.uri: str = sanitized_uri
         self.group: str = group
         self.extra: dict[str, Any] = {} if extra is None else extra
-        self.watchers: list = []
+        self.watchers: list[AssetWatcher] = list(watchers or ())
 
     @staticmethod
     def ref(*, name: str = "", uri: str = "") -> AssetRef:
@@ -204,7 +233,10 @@ class Asset(os.PathLike, BaseAsset):
             return None
 
     def as_expression(self) -> dict[str, Any]:
-        return {"asset": {"uri": self.uri, "name": self.name, "group": self.group}}
+        expression: dict[str, Any] = {"uri": self.uri, "name": self.name, "group": self.group}
+        if self.watchers:  # what each watcher's trigger watches, stored with the asset (asset_definitions)
+            expression["watchers"] = [{"name": w.name, **w.watch} for w in self.watchers]
+        return {"asset": expression}
 
     def iter_assets(self) -> Iterator[tuple[tuple[str, str], Asset]]:
         yield (self.name, self.uri), self

@@ -496,6 +496,20 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
     def execute(self, context: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement execute()")
 
+    def render_template(self, content: Any, context: Any, jinja_env: Any = None,
+                        seen_oids: set[int] | None = None) -> Any:
+        """Airflow's ``Templater.render_template``: ``content`` (a string, a template file named by one of
+        ``template_ext``, or collections of them) rendered with ``context`` by the DAG's Jinja environment, as this
+        task's template fields are. Only where a try runs (the runtime renders; the SDK never imports it)."""
+        if jinja_env is not None:
+            from updraft.sdk.exceptions import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError("render_template(jinja_env=...)", "templates render with the DAG's own "
+                                          "Jinja environment (template_searchpath, user_defined_macros/filters)")
+        from updraft.sdk.execution import render_value
+
+        return render_value(self, content, context)
+
     def defer(self, *, trigger: Any, method_name: str | None, kwargs: dict[str, Any] | None = None,
               timeout: timedelta | float | None = None) -> NoReturn:
         """Suspend this try until ``trigger`` fires, then resume it in ``method_name(context, event=...,

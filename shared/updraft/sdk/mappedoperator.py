@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
 from updraft.sdk.baseoperator import BaseOperator, merged_default_args, merged_params
+from updraft.sdk.exceptions import UnsupportedFeatureError
 from updraft.sdk.node import TaskNode
+from updraft.sdk.taskgroup import mapped_group_enclosing
 from updraft.sdk.xcom_arg import XCOM_RETURN_KEY, PlainXComArg, XComArg
 
 if TYPE_CHECKING:
@@ -177,6 +179,17 @@ def _operator_class_attribute(name: str) -> Any:
     return property(lambda self: getattr(self.operator_class, name))
 
 
+class MappedTaskInMappedGroupError(UnsupportedFeatureError, NotImplementedError):
+    """A mapped task inside a mapped task group: Airflow 3.3 refuses it when the task is created
+    (``MappedOperator.__attrs_post_init__``) with this NotImplementedError, and so does Updraft, word for word."""
+
+    def __init__(self, task_id: str, group_id: str | None) -> None:
+        super().__init__("mapped tasks inside a mapped task group",
+                         f"operator expansion in an expanded task group is not yet supported ({task_id!r} is "
+                         f"expanded inside the mapped group {group_id!r}; pass its values through the group's "
+                         "expand() instead)")
+
+
 class MappedOperator(TaskNode):
     """One node standing for N task instances created at run time from ``expand_input``."""
 
@@ -215,6 +228,9 @@ class MappedOperator(TaskNode):
 
         self.params = merged_params(dag, self.partial_kwargs.get("params"), own_defaults)
         self.task_id = task_group.child_id(self.prototype.task_id) if task_group else self.prototype.task_id
+        mapped_group = mapped_group_enclosing(task_group)
+        if mapped_group is not None:
+            raise MappedTaskInMappedGroupError(self.task_id, mapped_group.group_id)
         if task_group is not None:
             task_group.add(self)
         if dag is not None:

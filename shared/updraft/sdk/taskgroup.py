@@ -262,8 +262,9 @@ class MappedTaskGroup(TaskGroup):
 
     Every task inside has the group's map indexes; inside the group, instance ``i`` of a task follows instance ``i``
     of its upstream tasks in the group, and a task downstream of the group waits for every instance. Refused as
-    Airflow refuses, and beyond it where Updraft cannot count instances (a mapped task or a mapped group inside a
-    mapped group would multiply the indexes): each a clear error when the DAG is parsed.
+    Airflow refuses (a mapped task inside, ``MappedTaskInMappedGroupError``, as Airflow 3.3's NotImplementedError),
+    and beyond it where Updraft cannot count instances (a mapped group inside a mapped group would multiply the
+    indexes): each a clear error when the DAG is parsed.
     """
 
     def __init__(self, group_id: str | None, *, expand_input: Any, **kwargs: Any) -> None:
@@ -293,12 +294,7 @@ class MappedTaskGroup(TaskGroup):
     def _check_children(self) -> None:
         from updraft.sdk.trigger_rule import TriggerRule
 
-        for task in self.iter_tasks():
-            if task.is_mapped:
-                raise UnsupportedFeatureError(
-                    "mapped tasks inside a mapped task group",
-                    f"{task.task_id!r} is expanded inside the mapped group {self.group_id!r}; pass its values "
-                    "through the group's expand() instead")
+        for task in self.iter_tasks():  # a mapped task inside was refused when it was made (MappedOperator)
             if task.trigger_rule == TriggerRule.ALWAYS:
                 raise ValueError("Task-generated mapping within a mapped task group is not allowed with trigger "
                                  "rule 'always'")
@@ -306,7 +302,11 @@ class MappedTaskGroup(TaskGroup):
 
 def closest_mapped_group(node: Any) -> MappedTaskGroup | None:
     """The innermost mapped task group a task is in (there is at most one), or None."""
-    group = getattr(node, "task_group", None)
+    return mapped_group_enclosing(getattr(node, "task_group", None))
+
+
+def mapped_group_enclosing(group: TaskGroup | None) -> MappedTaskGroup | None:
+    """``group`` itself when it is mapped, else the innermost mapped group around it, or None."""
     while group is not None:
         if isinstance(group, MappedTaskGroup):
             return group

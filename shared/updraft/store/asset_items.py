@@ -22,6 +22,7 @@ class AssetItem(Item):
     uri = UnicodeAttribute(null=True)
     group = UnicodeAttribute(default="asset")
     extra = JSONAttribute(null=True)
+    watchers = JSONAttribute(null=True)  # what its AssetWatchers watch (updraft.triggers.aws_sources)
     created_at = DateTimeAttribute(null=True)
     updated_at = DateTimeAttribute(null=True)
     # DAGs scheduled on it, and "dag_id.task_id" of the tasks with it as an outlet (ADD/DELETE: concurrent-safe)

@@ -102,6 +102,7 @@ class AssetRecord:
     updated_at: dt.datetime | None
     consumers: list[str] = field(default_factory=list)  # dag ids scheduled on it
     producers: list[str] = field(default_factory=list)  # "dag_id.task_id" with it as an outlet
+    watchers: list[dict[str, Any]] = field(default_factory=list)  # {"name", "source": "sqs" | "s3", ...}
 
 
 @dataclass(frozen=True)
@@ -178,9 +179,10 @@ class AssetStore(StoreBase):
 
     # -- definitions ------------------------------------------------------------------------------------------
     def declare_asset(self, *, name: str, uri: str | None, group: str | None, extra: Mapping[str, Any] | None,
-                      now: dt.datetime, consumer: str | None = None, producer: str | None = None) -> int:
-        """Create or update the asset's definition (one idempotent update); returns its id. ``uri``, ``group``
-        and ``extra`` left None keep what is stored (a reference by name knows only the name)."""
+                      now: dt.datetime, consumer: str | None = None, producer: str | None = None,
+                      watchers: list[dict[str, Any]] | None = None) -> int:
+        """Create or update the asset's definition (one idempotent update); returns its id. ``uri``, ``group``,
+        ``extra`` and ``watchers`` left None keep what is stored (a reference by name knows only the name)."""
         A = self._assets.asset
         asset_id = asset_id_of(name)
         row = A(_asset_pk(asset_id), keys.META)
@@ -192,6 +194,8 @@ class AssetStore(StoreBase):
             actions.append(A.group.set(group))
         if extra is not None:
             actions.append(A.extra.set(dict(extra)))
+        if watchers is not None:
+            actions.append(A.watchers.set([dict(w) for w in watchers]))
         if consumer:
             actions.append(A.consumers.add({consumer}))
         if producer:
@@ -369,7 +373,8 @@ def _asset_record(item: AssetItem) -> AssetRecord:
     return AssetRecord(asset_id=int(item.asset_id or 0), name=item.name, uri=item.uri or item.name,
                        group=item.group or "asset", extra=dict(item.extra or {}), created_at=item.created_at,
                        updated_at=item.updated_at,
-                       consumers=sorted(item.consumers or ()), producers=sorted(item.producers or ()))
+                       consumers=sorted(item.consumers or ()), producers=sorted(item.producers or ()),
+                       watchers=list(item.watchers or ()))
 
 
 def _alias_record(item: AssetItem) -> AliasRecord:

@@ -184,13 +184,17 @@ def encode_asset_condition(obj: Any) -> dict[str, Any]:
     if name is None and uri is None:
         raise TypeError(f"{obj!r} is not an asset: it has neither a 'uri' nor a 'name'")
     extra = getattr(obj, "extra", None)
-    return {
+    encoded = {
         "__type": _ASSET,
         "name": name if name is not None else uri,
         "uri": uri if uri is not None else name,
         "group": group if group is not None else "asset",
         "extra": dict(extra) if extra else {},
     }
+    watchers = getattr(obj, "watchers", None)
+    if watchers:  # as Airflow, only when there are any: what each AssetWatcher's trigger watches
+        encoded["watchers"] = [{"name": w.name, **w.watch} for w in watchers]
+    return encoded
 
 
 class AssetTriggeredTimetable(_TrivialTimetable):

@@ -16,6 +16,7 @@ from airflow.providers.standard.operators.latest_only import LatestOnlyOperator
 from airflow.providers.standard.operators.weekday import BranchDayOfWeekOperator
 from airflow.providers.standard.sensors.bash import BashSensor
 from airflow.providers.standard.sensors.filesystem import FileSensor
+from airflow.providers.standard.sensors.time import TimeSensor
 from airflow.providers.standard.sensors.weekday import DayOfWeekSensor
 from airflow.providers.standard.utils.weekday import WeekDay
 from airflow.sdk import DAG, task
@@ -110,3 +111,12 @@ with DAG("conditions", schedule=None, start_date=START):
     skip_when_true()
     skip_when_false()
     both()
+
+
+# TimeSensor (example_sensors.py): today's time in the DAG's timezone; midnight has passed, the day's last
+# microsecond has not (the soft_fail timeout skips it).
+with DAG("time_sensors", schedule=None, start_date=START):
+    TimeSensor(task_id="passed", target_time=datetime.time(0, 0))
+    TimeSensor(task_id="passed_deferred", target_time=datetime.time(0, 0), deferrable=True)
+    TimeSensor(task_id="not_yet_soft", target_time=datetime.time(23, 59, 59, 999999), timeout=1, poke_interval=0.2,
+               soft_fail=True)

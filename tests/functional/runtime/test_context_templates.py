@@ -155,3 +155,31 @@ def test_the_tasks_code_sees_its_airflow_ctx_variables_in_the_environment(env, m
     assert env.xcom("envy", run.run_id, "look") == {
         "AIRFLOW_CTX_DAG_ID": "envy", "AIRFLOW_CTX_TASK_ID": "look", "AIRFLOW_CTX_TRY_NUMBER": "1",
         "AIRFLOW_CTX_DAG_RUN_ID": run.run_id}
+
+
+def test_a_task_renders_a_template_with_its_own_render_template(env):
+    """Airflow's ``context["task"].render_template(...)`` (tutorial_taskflow_templates.py): the DAG's Jinja
+    environment and the try's context, collections rendered member by member; another environment is refused."""
+    env.add("rt", """
+    @dag(schedule=None, start_date=START, params={"other_param": "from_dag"}, user_defined_macros={"twice": 2})
+    def rt():
+        @task
+        def show():
+            context = get_current_context()
+            render = context["task"].render_template
+            try:
+                render("x", context, jinja_env=object())
+            except ImportError as error:
+                refused = str(error)
+            return [render("run_id: {{ run_id }}; {{ params.other_param }}", context),
+                    render(["{{ twice * 2 }}", {"k": "{{ task.task_id }}"}], context), refused]
+
+        show()
+
+    rt()
+    """)
+    run = env.run("rt")
+    assert env.xcom("rt", run.run_id, "show") == [
+        f"run_id: {run.run_id}; from_dag", ["4", {"k": "show"}],
+        "Updraft does not support render_template(jinja_env=...): templates render with the DAG's own Jinja "
+        "environment (template_searchpath, user_defined_macros/filters)"]

@@ -74,9 +74,12 @@ TABLE = [
     ("none_failed", c(skipped=2), -1, True, None),
     ("none_failed", c(success=1, failed=1), -1, False, UF),
     ("none_failed", c(success=1), -1, False, None),
-    # none_failed_min_one_success: all skipped -> skipped (the state wins although the count passes)
+    # none_failed_min_one_success: all skipped -> skipped; Airflow 3.3 also fails the rule without a success
     ("none_failed_min_one_success", c(success=1, skipped=1), -1, True, None),
-    ("none_failed_min_one_success", c(skipped=2), -1, True, SK),
+    ("none_failed_min_one_success", c(skipped=2), -1, False, SK),
+    # Airflow 3.3's all-done-no-success branch: every upstream done, none succeeded -> upstream_failed
+    ("none_failed_min_one_success", c(skipped=1, removed=1), -1, False, UF),
+    ("none_failed_min_one_success", c(removed=2), -1, False, UF),
     ("none_failed_min_one_success", c(skipped=1, upstream_failed=1), -1, False, UF),
     ("none_failed_min_one_success", c(skipped=1), -1, False, None),
     # none_skipped
@@ -140,6 +143,8 @@ def _mapped_upstream_dag(rule):
     ("all_done", [S.SUCCESS, S.FAILED, S.SKIPPED], "scheduled"),
     ("one_failed", [S.SUCCESS, S.SUCCESS, S.SUCCESS], "skipped"),
     ("none_failed_min_one_success", [S.SKIPPED, S.SKIPPED, S.SKIPPED], "skipped"),
+    ("none_failed_min_one_success", [S.SKIPPED, S.REMOVED, S.REMOVED], "upstream_failed"),  # Airflow 3.3
+    ("none_failed_min_one_success", [S.SUCCESS, S.SKIPPED, S.REMOVED], None),  # mapped removed not discounted
 ])
 def test_every_map_instance_of_a_mapped_upstream_counts(rule, states, expected):
     dag = _mapped_upstream_dag(rule)

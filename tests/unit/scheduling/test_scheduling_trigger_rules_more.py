@@ -28,7 +28,9 @@ ROWS = [
     ("all_failed", c(failed=1, removed=1), -1, False, None),
     ("none_failed", c(success=1, removed=1), 0, True, None),
     ("none_failed", c(success=1, removed=1), -1, False, None),
-    ("none_failed_min_one_success", c(skipped=1, removed=1), 0, True, None),
+    # ... but Airflow 3.3's none_failed_min_one_success also needs a success: all done without one is upstream_failed
+    ("none_failed_min_one_success", c(skipped=1, removed=1), 0, False, UF),
+    ("none_failed_min_one_success", c(success=1, removed=1), 0, True, None),
     ("all_done_min_one_success", c(success=1, removed=1), 0, True, None),
     ("all_done_min_one_success", c(failed=1, removed=1), -1, False, UF),
     # failures alone

@@ -127,6 +127,31 @@ def test_nested_mapping_is_refused_at_parse_time():
             with_always.expand(x=[1, 2])
 
 
+def test_a_mapped_task_inside_a_mapped_group_is_refused_as_airflow_3_3_refuses_it():
+    """Airflow 3.3.2 raises NotImplementedError("operator expansion in an expanded task group is not yet
+    supported") when the mapped task is made (checked with real Airflow's `dags test`); so does Updraft, also inside
+    a plain group nested in the mapped one, and with expand_kwargs and classic operators."""
+    from airflow.providers.standard.operators.python import PythonOperator
+
+    with DAG("d", schedule=None, start_date=START):
+        @task_group
+        def deep(x):
+            @task_group
+            def plain():
+                use.expand_kwargs([{"x": 1}])
+
+            plain()
+
+        @task_group
+        def classic(x):
+            PythonOperator.partial(task_id="p", python_callable=print).expand(op_args=[[1]])
+
+        for group in (deep, classic):
+            with pytest.raises(NotImplementedError,
+                               match="operator expansion in an expanded task group is not yet supported"):
+                group.expand(x=[1, 2])
+
+
 def test_a_mapped_group_s_dag_round_trips_through_its_document():
     from updraft.serialization import canonical_json, deserialize_dag, serialize_dag
 

@@ -184,7 +184,8 @@ def test_authoring_a_dag_does_not_load_aws_or_validation_libraries():
     ("from airflow.hooks.dbapi import DbApiHook", "airflow.hooks.dbapi", "Connection.get"),
     ("from airflow.sdk import ObjectStoragePath", "airflow.sdk.ObjectStoragePath", "boto3"),
     ("from airflow.sdk import DeadlineAlert", "airflow.sdk.DeadlineAlert", "deadline"),
-    ("from airflow.sdk import AssetWatcher", "airflow.sdk.AssetWatcher", "watchers"),
+    ("from airflow.providers.standard.triggers.file import FileDeleteTrigger",
+     "airflow.providers.standard.triggers.file.FileDeleteTrigger", "asset-events"),
     ("from airflow.models import DagRun", "airflow.models.DagRun", "metadata database"),
     ("from airflow.models.taskinstance import TaskInstance", "airflow.models.taskinstance", "metadata database"),
     ("from airflow.providers.standard.operators.hitl import ApprovalOperator",
@@ -193,6 +194,8 @@ def test_authoring_a_dag_does_not_load_aws_or_validation_libraries():
      "airflow.operators.python"),
     ("from airflow.utils.dates import date_range", "airflow.utils.dates.date_range", "timetable"),
     ("import airflow.sdk.no_such_module", "airflow.sdk.no_such_module", "module not available in Updraft"),
+    ("from airflow.example_dags.plugins.workday import AfterWorkdayTimetable",
+     "airflow.example_dags.plugins.workday", "plugins folder"),
 ])
 def test_unsupported_imports_name_the_feature(statement, feature, hint):
     with pytest.raises(UnsupportedFeatureError) as info:

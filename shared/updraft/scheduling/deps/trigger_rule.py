@@ -9,8 +9,11 @@ without setups upstream it is ``all_done``, as in Airflow. The setup and teardow
 upstream (a work task waits for the setups enclosing it, a teardown for its whole scope) are in ``setup_teardown``.
 
 Only finished upstream states are counted (``done``); an instance that is running, queued or absent is "not done".
-When a rule both decides a final state and passes (``none_failed_min_one_success`` with every upstream skipped),
-the state wins, as in Airflow where the instance is no longer schedulable once it was marked.
+When a rule both decides a final state and passes (``all_success`` on a mapped instance beyond the upstream's
+successes, the rest removed), the state wins, as in Airflow where the instance is no longer schedulable
+once it was marked. ``none_failed_min_one_success`` follows Airflow 3.3: every upstream done (skipped or removed)
+with no success at all is ``upstream_failed`` (all skipped stays ``skipped``), and the rule passes only with a
+success.
 """
 
 from __future__ import annotations
@@ -103,6 +106,8 @@ def _final_state(rule: str, c: UpstreamCounts, map_index: int) -> TaskInstanceSt
             return TI.UPSTREAM_FAILED
         if c.skipped == c.upstream:
             return TI.SKIPPED
+        if upstream_done and c.success == 0:
+            return TI.UPSTREAM_FAILED  # Airflow 3.3: all done (skipped or removed), none succeeded
     elif rule == TriggerRule.NONE_SKIPPED:
         if c.skipped:
             return TI.SKIPPED
@@ -154,9 +159,12 @@ def _failure_reason(rule: str, c: UpstreamCounts, map_index: int) -> str | None:
         return None
     if rule in (TriggerRule.NONE_FAILED, TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS):
         num_failures = c.upstream - c.success - c.skipped - removed
-        return None if num_failures <= 0 else (
-            f"requires all upstream tasks to have succeeded or been skipped, but found {num_failures} "
-            f"non-success(es)")
+        if num_failures > 0:
+            return (f"requires all upstream tasks to have succeeded or been skipped, but found {num_failures} "
+                    f"non-success(es)")
+        if rule == TriggerRule.NONE_FAILED_MIN_ONE_SUCCESS and c.success <= 0:
+            return "requires at least one upstream task success, but none were found"
+        return None
     if rule == TriggerRule.NONE_SKIPPED:
         return None if (upstream_done and c.skipped == 0) else (
             f"requires all upstream tasks to not have been skipped, but found {c.skipped} task(s) skipped")

@@ -51,6 +51,11 @@ MODULE_HINTS: dict[str, str] = {
                                  "for anything else call boto3 from a @task (tasks run with the environment's "
                                  "DAG-code role)"),
     "airflow.providers": _NO_PROVIDER,
+    "airflow.providers.amazon.aws.triggers": ("the Amazon provider's triggers are not bundled; for an AssetWatcher "
+                                              "on SQS use MessageQueueTrigger(scheme='sqs', sqs_queue=...) from "
+                                              "airflow.providers.common.messaging.triggers.msg_queue; uploads need "
+                                              "no watcher: an asset with an s3:// URI under the bucket's "
+                                              "asset-events/ prefix gets an event per object"),
     "airflow.providers.smtp": ("the SMTP provider (EmailOperator, SmtpNotifier) is not bundled: " + _NO_SMTP
                                + " from a @task, or use a BaseNotifier as the callback"),
     "airflow.operators.email": ("EmailOperator moved to the SMTP provider in Airflow 3, which is not bundled: "
@@ -83,6 +88,12 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.configuration": "Airflow's configuration is not available; use environment variables or Variables",
     "airflow.macros": f"importing macros is {_NOT_YET}",
     "airflow.listeners": "listeners are not supported",
+    # Airflow's examples import their helpers from Airflow's own package (airflow/example_dags/plugins/); in
+    # Updraft the examples are files of your DAGs folder, and a package named airflow.example_dags there would be
+    # shadowed by the airflow shim, so the helper must be imported by its own module name.
+    "airflow.example_dags": ("Airflow's bundled example package is not part of Updraft: put the example's helper "
+                             "module (plugins/workday.py, ...) in your plugins folder, or beside the DAG file, and "
+                             "import it by its own name"),
     "airflow.contrib": "Airflow 1 contrib modules were removed; most moved to provider packages",
     "airflow.operators.python_operator": _AIRFLOW1.format("airflow.operators.python"),
     "airflow.operators.bash_operator": _AIRFLOW1.format("airflow.operators.bash"),
@@ -91,6 +102,10 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.sensors.time_delta_sensor": _AIRFLOW1.format("airflow.sensors.time_delta"),
 }
 
+# Why asset watchers on local files cannot be: no triggerer polls, and Lambda/Fargate tasks share no filesystem.
+_LOCAL_FILE_WATCH = ("watching local files needs an always-on triggerer and a filesystem shared with the writer, "
+                     "which Updraft has neither of; watch uploads to the environment's bucket under asset-events/ "
+                     "(an asset with an s3:// URI there) or its asset-events SQS queue (MessageQueueTrigger) instead")
 _VIRTUALENV = f"virtualenv and external-Python tasks are not available; {_FARGATE}"
 _PYTHON_OPERATOR_NAMES = {
     "PythonVirtualenvOperator": _VIRTUALENV,
@@ -111,7 +126,6 @@ _SDK_NAMES = {
     "DeadlineReference": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "AsyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "SyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
-    "AssetWatcher": f"event-driven asset watchers are {_NOT_YET}",
     "AssetAccessControl": f"asset access control is {_NOT_YET}",
     "PartitionedAssetTimetable": f"asset partitions are {_NOT_YET}",
     "PartitionAtRuntime": f"asset partitions are {_NOT_YET}",
@@ -170,7 +184,9 @@ _COMPAT_SDK_NAMES = {
 # Names Airflow defines in a module the shim does provide, but which Updraft does not support.
 NAME_HINTS: dict[str, dict[str, str]] = {
     "airflow.sdk": _SDK_NAMES,
-    "airflow.sdk.definitions.asset": {k: _SDK_NAMES[k] for k in ("AssetWatcher", "AssetAccessControl")},
+    "airflow.sdk.definitions.asset": {"AssetAccessControl": _SDK_NAMES["AssetAccessControl"]},
+    "airflow.providers.standard.triggers.file": {name: _LOCAL_FILE_WATCH for name in (
+        "FileDeleteTrigger", "DirectoryFileDeleteTrigger")},
     "airflow.models": {**_MODELS_NAMES, "BaseOperatorLink": _SDK_NAMES["BaseOperatorLink"]},
     "airflow.operators.python": _PYTHON_OPERATOR_NAMES,
     "airflow.providers.standard.operators.python": _PYTHON_OPERATOR_NAMES,

@@ -88,7 +88,7 @@ class AssetDefinition(Asset):
 
     def __init__(self, *, name: str, uri: str, group: str, extra: dict[str, Any], function: Callable[..., Any],
                  source: asset) -> None:
-        super().__init__(name=name, uri=uri, group=group, extra=extra)
+        super().__init__(name=name, uri=uri, group=group, extra=extra, watchers=source.watchers)
         self.function = function
         _DEFINED[name] = self
         with source.create_dag(default_dag_id=name):
@@ -158,12 +158,8 @@ class asset(_DAGFactory):
 
     def __init__(self, *, name: str | None = None, uri: str | None = None, group: str = Asset.asset_type,
                  extra: dict[str, Any] | None = None, watchers: list[Any] | None = None, **kwargs: Any) -> None:
-        if watchers:
-            from updraft.sdk.exceptions import UnsupportedFeatureError
-
-            raise UnsupportedFeatureError("@asset(watchers=...)", "event-driven asset watchers are not supported; "
-                                          "upload under the bucket's asset-events/ prefix or send to its queue")
         super().__init__(**kwargs)
+        self.watchers = list(watchers or ())
         self.name = name
         self.uri = uri
         self.group = group

@@ -1,0 +1,1 @@
+"""``airflow.providers.common.messaging.triggers``."""

@@ -1,0 +1,5 @@
+"""``airflow.providers.standard.sensors.time``."""
+
+from updraft.sensors.time import TimeSensor, TimeSensorAsync
+
+__all__ = ["TimeSensor", "TimeSensorAsync"]
