@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCH_DAGS = ROOT.parent / "shared" / "notes" / "airflow-bench"
+# The notes sit beside the checkout (``../shared``); a worktree is one level deeper, so the nearest ancestor wins.
+_NOTES = Path("shared") / "notes" / "airflow-bench"
+BENCH_DAGS = next((p / _NOTES for p in ROOT.parents if (p / _NOTES).is_dir()), ROOT.parent / _NOTES)
 DAGS = ("bench_chain20", "bench_fanout200", "bench_pools")
 POOL, POOL_SLOTS = "bench_p2", 2
 
