@@ -38,10 +38,12 @@ def moto_key_schema(table: str) -> tuple[str, str | None] | None:
 
 
 class ConcurrentMoto:
-    def __init__(self, latency: LatencySource | None = None) -> None:
+    def __init__(self, latency: LatencySource | None = None, *, serialize: bool = False) -> None:
         self.latency = latency
+        self.serialize = serialize  # one request at a time, every service (what local mode has always done)
         self.items = DynamoItemLocks(moto_key_schema)
         self._others = threading.RLock()
+        self.lock_wait_s = 0.0  # time requests spent waiting for their locks (where concurrency was lost)
         self._count_lock = threading.Lock()
         self.counts: collections.Counter[str] = collections.Counter()
 
@@ -50,8 +52,8 @@ class ConcurrentMoto:
         operation = target[len(DYNAMODB_TARGET):] if target.startswith(DYNAMODB_TARGET) else ""
         with self._count_lock:
             self.counts[operation or "other"] += 1
-        if not operation:
-            with self._others:
+        if not operation or self.serialize:
+            with self._waited(self._others):
                 return call()
         try:
             parsed = json.loads(body or b"{}")
@@ -60,11 +62,20 @@ class ConcurrentMoto:
         delay = self.latency.dynamo(operation) if self.latency else 0.0
         if delay:
             time.sleep(delay / 2)
-        with self.items.hold(operation, parsed if isinstance(parsed, dict) else {}):
+        with self._waited(self.items.hold(operation, parsed if isinstance(parsed, dict) else {})):
             result = call()
         if delay:
             time.sleep(delay / 2)
         return result
+
+    @contextlib.contextmanager
+    def _waited(self, lock: contextlib.AbstractContextManager[Any]) -> Iterator[None]:
+        asked = time.perf_counter()
+        with lock:
+            waited = time.perf_counter() - asked
+            with self._count_lock:
+                self.lock_wait_s += waited
+            yield
 
     def take_counts(self) -> collections.Counter[str]:
         with self._count_lock:
@@ -96,6 +107,9 @@ class ConcurrentMoto:
         """moto's server app guarded likewise: the body is read here (to find the item) and handed on."""
 
         def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+            if environ.get("PATH_INFO", "").startswith("/moto-api/"):  # reset, state: every service at once
+                with self._others, self.items.all_tables():
+                    return list(inner(environ, start_response))
             target = environ.get("HTTP_X_AMZ_TARGET", "")
             if not target.startswith(DYNAMODB_TARGET):
                 return self.handle("", b"", lambda: list(inner(environ, start_response)))

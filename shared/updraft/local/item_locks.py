@@ -15,8 +15,8 @@ as one. Here each request takes only the locks its own atomicity needs, always i
   moto walks every item of the table for them (a dict that grows while it is walked would raise) and its
   transactions copy and restore whole tables.
 
-Locks are striped (a fixed number per table, chosen by a hash of the key), so memory stays bounded however many
-items exist; two keys sharing a stripe only wait for each other, which costs time, never correctness.
+A key's lock exists while a request holds or waits for it (``KeyedLocks``), so memory stays bounded by the
+requests in flight however many items exist, and two different items never wait for each other.
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+L = TypeVar("L")
 
 ITEM_OPERATIONS = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem"})
-STRIPES = 512
 
 
 class ReadWriteLock:
@@ -72,11 +73,35 @@ class ReadWriteLock:
                 self._cond.notify_all()
 
 
+class KeyedLocks(Generic[L]):
+    """One lock per key, made when a request first asks for it and dropped when the last one lets it go."""
+
+    def __init__(self, make: Callable[[], L]) -> None:
+        self._make = make
+        self._guard = threading.Lock()
+        self._locks: dict[str, tuple[L, int]] = {}
+
+    @contextlib.contextmanager
+    def get(self, key: str) -> Iterator[L]:
+        with self._guard:
+            lock, users = self._locks.get(key) or (self._make(), 0)
+            self._locks[key] = (lock, users + 1)
+        try:
+            yield lock
+        finally:
+            with self._guard:
+                users = self._locks[key][1] - 1
+                if users:
+                    self._locks[key] = (lock, users)
+                else:
+                    del self._locks[key]
+
+
 class _TableLocks:
     def __init__(self) -> None:
         self.table = ReadWriteLock()
-        self.partitions = [ReadWriteLock() for _ in range(STRIPES)]
-        self.items = [threading.Lock() for _ in range(STRIPES)]
+        self.partitions: KeyedLocks[ReadWriteLock] = KeyedLocks(ReadWriteLock)
+        self.items: KeyedLocks[threading.Lock] = KeyedLocks(threading.Lock)
 
 
 # A table's key attribute names (partition key, sort key or None), or None when the table is unknown.
@@ -102,7 +127,7 @@ class DynamoItemLocks:
     def hold(self, operation: str, body: dict[str, Any]) -> Iterator[None]:
         table = body.get("TableName")
         if not isinstance(table, str):  # batches, transactions, ListTables: every table they name, or all
-            with self._all_tables():
+            with self.all_tables():
                 yield
             return
         locks = self._locks(table)
@@ -112,12 +137,12 @@ class DynamoItemLocks:
                 yield
             return
         partition, item = key
-        with locks.table.shared():
+        with locks.table.shared(), locks.partitions.get(partition) as partition_lock:
             if item is None:  # a Query of one partition
-                with locks.partitions[hash(partition) % STRIPES].exclusive():
+                with partition_lock.exclusive():
                     yield
                 return
-            with locks.partitions[hash(partition) % STRIPES].shared(), locks.items[hash(item) % STRIPES]:
+            with partition_lock.shared(), locks.items.get(item) as item_lock, item_lock:
                 yield
 
     def _key(self, operation: str, table: str, body: dict[str, Any]) -> tuple[str, str | None] | None:
@@ -139,7 +164,7 @@ class DynamoItemLocks:
         return None
 
     @contextlib.contextmanager
-    def _all_tables(self) -> Iterator[None]:
+    def all_tables(self) -> Iterator[None]:
         """Every table known so far, exclusive, in name order (one order for all callers: no deadlock)."""
         with self._guard:
             tables = [self._tables[name] for name in sorted(self._tables)]

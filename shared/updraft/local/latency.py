@@ -13,19 +13,17 @@ tail a few times longer), fitted to a median and a 99th percentile:
   in a warm execution environment as p50 25 ms / p99 80 ms (the internal queue's poll plus the warm start), the
   order of magnitude commonly measured in-region. They are assumptions, named here so a reader can change them.
 
-Benchmarks only: local mode runs without any (``UPDRAFT_LOCAL_LATENCY`` unset), and no test sleeps on them.
+Benchmarks only (``bench/latency_bench.py``): local mode runs without any, and no test sleeps on them.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import random
 from dataclasses import dataclass
 
 # How far the 99th percentile of a standard normal lies from its median.
 Z99 = 2.3263
-ENV = "UPDRAFT_LOCAL_LATENCY"  # "aws": local mode's compute and embedded AWS add the figures below
 
 WRITE_OPERATIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 MANY_ITEM_OPERATIONS = frozenset({"Query", "Scan", "BatchWriteItem", "BatchGetItem"})
@@ -85,12 +83,3 @@ class LatencySource:
     def event_to_start(self) -> float:
         return self.profile.lambda_event_to_start.draw(self._rng)
 
-
-def from_environment() -> LatencySource | None:
-    """The profile ``UPDRAFT_LOCAL_LATENCY`` names (worker processes read it as local mode does), or None."""
-    name = os.environ.get(ENV, "")
-    if not name:
-        return None
-    if name not in PROFILES:
-        raise ValueError(f"{ENV}={name!r}: the latency profiles are {', '.join(sorted(PROFILES))}")
-    return LatencySource(PROFILES[name], seed=os.getpid())
