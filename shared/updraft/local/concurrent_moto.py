@@ -43,7 +43,8 @@ class ConcurrentMoto:
         self.serialize = serialize  # one request at a time, every service (what local mode has always done)
         self.items = DynamoItemLocks(moto_key_schema)
         self._others = threading.RLock()
-        self.lock_wait_s = 0.0  # time requests spent waiting for their locks (where concurrency was lost)
+        # Time requests spent waiting for their locks, by operation (where concurrency was lost).
+        self.lock_waits: collections.Counter[str] = collections.Counter()
         self._count_lock = threading.Lock()
         self.counts: collections.Counter[str] = collections.Counter()
 
@@ -53,7 +54,7 @@ class ConcurrentMoto:
         with self._count_lock:
             self.counts[operation or "other"] += 1
         if not operation or self.serialize:
-            with self._waited(self._others):
+            with self._waited(self._others, operation or "other"):
                 return call()
         try:
             parsed = json.loads(body or b"{}")
@@ -62,19 +63,19 @@ class ConcurrentMoto:
         delay = self.latency.dynamo(operation) if self.latency else 0.0
         if delay:
             time.sleep(delay / 2)
-        with self._waited(self.items.hold(operation, parsed if isinstance(parsed, dict) else {})):
+        with self._waited(self.items.hold(operation, parsed if isinstance(parsed, dict) else {}), operation):
             result = call()
         if delay:
             time.sleep(delay / 2)
         return result
 
     @contextlib.contextmanager
-    def _waited(self, lock: contextlib.AbstractContextManager[Any]) -> Iterator[None]:
+    def _waited(self, lock: contextlib.AbstractContextManager[Any], operation: str) -> Iterator[None]:
         asked = time.perf_counter()
         with lock:
             waited = time.perf_counter() - asked
             with self._count_lock:
-                self.lock_wait_s += waited
+                self.lock_waits[operation] += waited
             yield
 
     def take_counts(self) -> collections.Counter[str]:
