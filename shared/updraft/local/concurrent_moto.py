@@ -39,6 +39,10 @@ def moto_key_schema(table: str) -> tuple[str, str | None] | None:
 
 class ConcurrentMoto:
     def __init__(self, latency: LatencySource | None = None, *, serialize: bool = False) -> None:
+        from updraft.local import moto_speedups
+
+        # A Query of one partition may run beside writes to others only if moto walks that partition alone.
+        moto_speedups.apply()
         self.latency = latency
         self.serialize = serialize  # one request at a time, every service (what local mode has always done)
         self.items = DynamoItemLocks(moto_key_schema)
