@@ -15,7 +15,8 @@ CPU time on this machine (reported beside them as the load average: on a busy 2-
   scheduler, as the worker Lambda does), started ``event -> handler`` after each invoke; hop = task N's end ->
   task N+1's start, from the store's timestamps.
 - fanout: 1 -> ``--tasks`` -> 1 at max_active_tasks 32 (Airflow's baseline: 28.6 s) and at ``--tasks`` (Lambda
-  scaling out): trigger -> run finished, and the most tries running at once.
+  scaling out): trigger -> run finished, and the most worker invocations in flight at once (a try gives its
+  slot back at its finish, before its mini scheduler ends, so this may exceed max_active_tasks).
 Prints a markdown table and writes bench/results/latency.json.
 """
 
@@ -276,8 +277,8 @@ def render(results: dict[str, Any], tasks: int) -> str:
                        (f"fanout_{tasks}", f"fan-out 1 -> {tasks} -> 1, max_active_tasks {tasks}")):
         if key in results:
             f = results[key]
-            rows.append(f"| {label} | {f['wall_s']:.2f} s | {f['peak_running']:.0f} tries running at peak | "
-                        f"{f['requests_per_task']:.1f} | {', '.join(f['states'])} |")
+            rows.append(f"| {label} | {f['wall_s']:.2f} s | {f['peak_running']:.0f} worker invocations in flight "
+                        f"at peak | {f['requests_per_task']:.1f} | {', '.join(f['states'])} |")
     if rows:
         lines += ["| run | trigger -> done | shape | DynamoDB requests per task | states |", "|---|---|---|---|---|",
                   *rows]
