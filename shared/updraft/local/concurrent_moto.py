@@ -48,7 +48,7 @@ class ConcurrentMoto:
         self.items = DynamoItemLocks(moto_key_schema)
         self._others = threading.RLock()
         # Time requests spent waiting for their locks, by operation (where concurrency was lost).
-        self.lock_waits: collections.Counter[str] = collections.Counter()
+        self.lock_waits: dict[str, float] = collections.defaultdict(float)
         self._count_lock = threading.Lock()
         self.counts: collections.Counter[str] = collections.Counter()
 

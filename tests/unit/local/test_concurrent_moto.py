@@ -20,8 +20,9 @@ from updraft.local.concurrent_moto import ConcurrentMoto
 RACERS = 8
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def table() -> Iterator[Any]:
+    """One table for the module: each test writes keys of its own."""
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
         client.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
@@ -83,7 +84,7 @@ def test_the_widened_race_does_break_unguarded_moto(table, monkeypatch):
     """The control: without the locks every writer checks before any writes (they all meet inside moto), and
     every one of them wins: what the locks prevent."""
     _slow_lookups(monkeypatch, threading.Barrier(RACERS, timeout=10).wait)
-    won = _race(lambda i: _claim(table, "one", i))
+    won = _race(lambda i: _claim(table, "two", i))
     assert sum(won) == RACERS
 
 
@@ -110,3 +111,22 @@ def test_a_query_reads_its_partition_while_other_partitions_are_written(table):
         counts = _race(work)
     assert [c for c in counts if c != -1] == [5] * (RACERS // 2)
     assert guard.take_counts() == {"Query": RACERS // 2, "PutItem": RACERS // 2}
+
+
+def test_which_lock_a_request_takes():
+    """An item request its item, a Query its partition (as pynamodb writes its key condition), the rest the table."""
+    from updraft.local.item_locks import DynamoItemLocks
+
+    locks = DynamoItemLocks(lambda table: ("pk", "sk") if table == "t" else None)
+    run = {"S": "RUN#d#r"}
+    query = {"KeyConditionExpression": "(#0 = :0 AND begins_with(#1, :1))",
+             "ExpressionAttributeNames": {"#0": "pk", "#1": "sk"},
+             "ExpressionAttributeValues": {":0": run, ":1": {"S": "TI#"}}}
+    assert locks._key("Query", "t", query) == ('{"S":"RUN#d#r"}', None)
+    assert locks._key("Query", "t", {**query, "IndexName": "list_index"}) is None
+    assert locks._key("UpdateItem", "t", {"Key": {"pk": run, "sk": {"S": "TI#a"}}}) == (
+        '{"S":"RUN#d#r"}', '{"S":"RUN#d#r"}\x00{"S":"TI#a"}')
+    assert locks._key("PutItem", "t", {"Item": {"pk": run, "sk": {"S": "TI#a"}, "state": {"S": "queued"}}}) == (
+        '{"S":"RUN#d#r"}', '{"S":"RUN#d#r"}\x00{"S":"TI#a"}')
+    assert locks._key("Scan", "t", {}) is None
+    assert locks._key("GetItem", "unknown", {"Key": {"pk": run}}) is None
