@@ -57,17 +57,20 @@ class ConcurrentMoto:
         operation = target[len(DYNAMODB_TARGET):] if target.startswith(DYNAMODB_TARGET) else ""
         with self._count_lock:
             self.counts[operation or "other"] += 1
-        if not operation or self.serialize:
-            with self._waited(self._others, operation or "other"):
+        if not operation:
+            with self._waited(self._others, "other"):
                 return call()
         try:
             parsed = json.loads(body or b"{}")
         except ValueError:
             parsed = {}
+        if not isinstance(parsed, dict):
+            parsed = {}
+        lock = self._others if self.serialize else self.items.hold(operation, parsed)
         delay = self.latency.dynamo(operation) if self.latency else 0.0
         if delay:
             time.sleep(delay / 2)
-        with self._waited(self.items.hold(operation, parsed if isinstance(parsed, dict) else {}), operation):
+        with self._waited(lock, operation):
             result = call()
         if delay:
             time.sleep(delay / 2)

@@ -41,10 +41,8 @@ class EmbeddedAwsServer:
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
         from werkzeug.serving import make_server
 
-        from updraft.local import moto_speedups
-        from updraft.local.concurrent_moto import ConcurrentMoto
+        from updraft.local.concurrent_moto import ConcurrentMoto  # applies moto_speedups
 
-        moto_speedups.apply()
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
         self.guard = ConcurrentMoto(self.latency, serialize=not self.concurrent)
         app = self.guard.wsgi(DomainDispatcherApplication(create_backend_app))
