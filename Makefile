@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: local test install bench-parse bench-scheduler bench-e2e bench-api bench-ui bench-capacity clean
+.PHONY: local test install bench-parse bench-scheduler bench-e2e bench-api bench-ui bench-capacity bench-latency clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -52,6 +52,11 @@ bench-ui: $(STAMP)
 # Issue 19's capacity model: every DynamoDB request of five scenarios charged by DynamoDB's rules (bench/README.md).
 bench-capacity: $(STAMP)
 	$(PY) bench/capacity_bench.py
+
+# Claims/s for 1-8 schedulers, hop latency and fan-out wall time on moto served per-item concurrently with AWS's
+# request latencies (bench/README.md, "Latency-true embedded AWS").
+bench-latency: $(STAMP)
+	$(PY) bench/latency_bench.py
 
 clean:
 	rm -rf $(VENV)

@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCH_DAGS = ROOT.parent / "shared" / "notes" / "airflow-bench"
+# The notes sit beside the checkout (``../shared``); a worktree is one level deeper, so the nearest ancestor wins.
+_NOTES = Path("shared") / "notes" / "airflow-bench"
+BENCH_DAGS = next((p / _NOTES for p in ROOT.parents if (p / _NOTES).is_dir()), ROOT.parent / _NOTES)
 DAGS = ("bench_chain20", "bench_fanout200", "bench_pools")
 POOL, POOL_SLOTS = "bench_p2", 2
 
@@ -117,7 +119,7 @@ def _one_slot(ti: Any) -> Any:
     return replace(ti, pool_slots=1)
 
 
-def one_repetition(workers: int, dags: list[str], tick: float) -> dict[str, Any]:
+def one_repetition(workers: int, dags: list[str], tick: float, concurrent_aws: bool = False) -> dict[str, Any]:
     from updraft.local.system import LocalOptions, LocalSystem
     from updraft.scheduling.dag_registration import set_paused
     from updraft.scheduling.triggering import trigger_dag
@@ -128,7 +130,7 @@ def one_repetition(workers: int, dags: list[str], tick: float) -> dict[str, Any]
     for dag_id in dags:
         shutil.copy(BENCH_DAGS / f"{dag_id}.py", folder / f"{dag_id}.py")
     system = LocalSystem(LocalOptions(dags_folder=str(folder), workers=workers, tick_seconds=tick,
-                                      write_endpoint=False), say=lambda line: None)
+                                      write_endpoint=False, concurrent_aws=concurrent_aws), say=lambda line: None)
     started = time.monotonic()
     system.start()
     results: dict[str, Any] = {"startup_s": round(time.monotonic() - started, 2)}
@@ -139,10 +141,12 @@ def one_repetition(workers: int, dags: list[str], tick: float) -> dict[str, Any]
         for dag_id in dags:
             set_paused(store, dag_id, False)
             time.sleep(0.2)  # let the unpause settle so no tick races the trigger
+            system.pool.take_peak_busy()
             run = trigger_dag(store, dag_id, now=_now())
             system.services.nudge_scheduler(dag_id, run.run_id)
             finished = _wait(lambda r=run, d=dag_id: _finished(store, d, r.run_id), 300, f"{dag_id} finishing")
             results[dag_id] = measure(store, dag_id, finished)
+            results[dag_id]["peak_busy_workers"] = system.pool.take_peak_busy()
     finally:
         system.stop()
         shutil.rmtree(folder, ignore_errors=True)
@@ -168,6 +172,7 @@ def summarize(reps: list[dict[str, Any]], dags: list[str]) -> dict[str, dict[str
             row["median_hop_ms"] = _median([r["median_hop_ms"] for r in runs])
         if dag_id == "bench_fanout200":
             row["peak_concurrency"] = max(r["peak_concurrency"] for r in runs)
+            row["peak_busy_workers"] = max(r["peak_busy_workers"] for r in runs)
         if dag_id == "bench_pools":
             row["peak_slots"] = max(r["peak_slots"] for r in runs)
             row["priority_inversions"] = sum(len(r["priority_inversions"]) for r in runs)
@@ -186,7 +191,8 @@ def render(summary: dict[str, dict[str, Any]], meta: dict[str, Any]) -> str:
         if "median_hop_ms" in row:
             figure += f", median hop {row['median_hop_ms']:.0f} ms"
         if "peak_concurrency" in row:
-            figure += f", {row['peak_concurrency']} concurrent at peak"
+            figure += (f", {row['peak_concurrency']} concurrent at peak, "
+                       f"{row['peak_busy_workers']}/{meta['workers']} workers busy at peak")
         if "peak_slots" in row:
             figure += (f", peak slots {row['peak_slots']}/{POOL_SLOTS}, "
                        f"{row['priority_inversions']} priority inversions")
@@ -205,14 +211,17 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=32)
     parser.add_argument("--tick", type=float, default=5.0)
     parser.add_argument("--dags", default=",".join(DAGS))
+    parser.add_argument("--concurrent-aws", action="store_true",
+                        help="the embedded DynamoDB serves different items at once (per-item atomic)")
     args = parser.parse_args()
     dags = [d for d in args.dags.split(",") if d]
     load_before = round(os.getloadavg()[0], 2)
     reps = []
     for index in range(args.repeat):
-        reps.append(one_repetition(args.workers, dags, args.tick))
+        reps.append(one_repetition(args.workers, dags, args.tick, args.concurrent_aws))
         print(f"run {index + 1}/{args.repeat}: " + json.dumps({d: reps[-1][d]["total_s"] for d in dags}), flush=True)
-    meta = {"workers": args.workers, "repeat": args.repeat, "load_before": load_before,
+    meta = {"workers": args.workers, "repeat": args.repeat, "concurrent_aws": args.concurrent_aws,
+            "load_before": load_before,
             "load_after": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(), "tick_s": args.tick}
     summary = summarize(reps, dags)
     print(render(summary, meta))

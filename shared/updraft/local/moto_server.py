@@ -1,25 +1,34 @@
-"""The embedded AWS of local mode: moto in server mode, letting one request in at a time.
+"""The embedded AWS of local mode: moto in server mode, guarded so that each DynamoDB item stays atomic.
 
 Server mode, because the worker processes and Fargate subprocesses of local mode must see the same AWS as the
-scheduler. Serialized, because moto is not atomic under concurrent requests (its transactions snapshot and
-restore whole tables, and even a single-item check-then-write can interleave): without the lock, concurrent
-claims could both win here although they cannot on DynamoDB (``notes/aws-offline.md``, section 2a). Two cores
-and the GIL mean moto gains nothing from parallel requests anyway.
+scheduler. Guarded, because moto is not atomic under concurrent requests (its transactions snapshot and
+restore whole tables, and even a single-item check-then-write can interleave): without a guard, concurrent
+claims could both win here although they cannot on DynamoDB (``notes/aws-offline.md``, section 2a). The guard
+is ``concurrent_moto.ConcurrentMoto``: by default one request at a time, as local mode has always run (under
+the GIL on two cores, interleaving requests gains no CPU and measured slower under load); with ``concurrent``,
+requests to different DynamoDB items go through at once and each item stays atomic. With a ``LatencySource``
+every DynamoDB request also waits AWS's latency (benchmarks only).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from updraft.local.latency import LatencySource
 
 
 class EmbeddedAwsServer:
     """A moto server on ``host:port`` (port 0: any free port) in a daemon thread of this process."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, concurrent: bool = False,
+                 latency: LatencySource | None = None) -> None:
         self.host = host
         self.port = port
+        self.concurrent = concurrent
+        self.latency = latency
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
@@ -32,17 +41,11 @@ class EmbeddedAwsServer:
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
         from werkzeug.serving import make_server
 
-        from updraft.local import moto_speedups
+        from updraft.local.concurrent_moto import ConcurrentMoto  # applies moto_speedups
 
-        moto_speedups.apply()
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
-        inner = DomainDispatcherApplication(create_backend_app)
-        lock = threading.Lock()
-
-        def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
-            with lock:
-                return list(inner(environ, start_response))
-
+        self.guard = ConcurrentMoto(self.latency, serialize=not self.concurrent)
+        app = self.guard.wsgi(DomainDispatcherApplication(create_backend_app))
         self._server = make_server(self.host, self.port, app, threaded=True, request_handler=MotoRequestHandler)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, name="embedded-aws", daemon=True)

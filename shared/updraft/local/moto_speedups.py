@@ -1,4 +1,4 @@
-"""Two speed-ups for moto, applied wherever Updraft embeds moto (local mode, ``dags test``).
+"""Three speed-ups for moto, applied wherever Updraft embeds moto (local mode, ``dags test``).
 
 Its server lists moto's package directory (a ``listdir`` and ~60 ``stat`` calls) on every request to find the
 backend for the host; the list never changes in a process, so it is computed once (~12% of a request's time).
@@ -8,7 +8,14 @@ moto 5.2 serializes every response by walking botocore's output shapes, member b
 returning a run's 200 task instances costs ~100 ms of moto's time (measured), and moto serves one request at a
 time. The items moto holds are already in DynamoDB's wire format (``{"S": ...}``, ``{"L": [...]}``), so they
 are written as they are, with binary values base64-encoded as the JSON protocol requires; everything else still
-goes through moto's serializer. ``tests/unit/local/test_moto_speedups.py`` checks the responses are identical.
+goes through moto's serializer.
+
+moto 5.2 answers a Query on a table's own key by listing and sorting every item of the table, then keeping the
+queried partition's: each of a run's Queries walked the whole table, so a Query's cost grew with everything ever
+stored (thousands of items after a few runs). While such a Query runs, the table's item list is that partition's
+alone (its items, in the same order), so the Query does the same work on what it keeps.
+
+``tests/unit/local/test_moto_speedups.py`` checks the responses are identical.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from updraft.local.snapshot import map_binary
 
 _lock = threading.Lock()
 _applied = False
+_queried = threading.local()  # .partition: the hash key of the base-table Query this thread is answering
 
 
 def wire_value(value: dict[str, Any]) -> dict[str, Any]:
@@ -46,8 +54,37 @@ def apply() -> None:
 
         BaseJSONSerializer._serialize_type_structure = serialize_structure  # type: ignore[method-assign]
 
+        _query_one_partition()
+
         from moto import backends
 
         modules = tuple(backends.list_of_moto_modules())
         backends.list_of_moto_modules = lambda: modules  # type: ignore[assignment]
         _applied = True
+
+
+def _query_one_partition() -> None:
+    from moto.dynamodb.models.table import Table
+
+    query, all_items = Table.query, Table.all_items
+    index_position = 7  # query(hash_key, range_comparison, range_objs, limit, start, forward, projection, index_name)
+
+    def partition_query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = args[index_position - 1] if len(args) >= index_position else kwargs.get("index_name")
+        if index_name or hash_key is None or not self.range_key_attr:
+            return query(self, hash_key, *args, **kwargs)
+        _queried.partition = (self, hash_key)
+        try:
+            return query(self, hash_key, *args, **kwargs)
+        finally:
+            _queried.partition = None
+
+    def partition_items(self: Any) -> Any:
+        queried = getattr(_queried, "partition", None)
+        if queried is None or queried[0] is not self:
+            return all_items(self)
+        partition = dict.get(self.items, queried[1]) or {}
+        return sorted(partition.values(), key=lambda item: item.range_key)
+
+    Table.query = partition_query  # type: ignore[method-assign]
+    Table.all_items = partition_items  # type: ignore[method-assign]

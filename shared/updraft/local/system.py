@@ -61,6 +61,7 @@ class LocalOptions:
     unpause_new_dags: bool = False  # Airflow's dags_are_paused_at_creation = False
     users: str | None = None  # Airflow's simple_auth_manager_users ("name:role,..."); None: every caller admin
     passwords_file: str | None = None  # their passwords (JSON); default $UPDRAFT_HOME/local_passwords.json
+    concurrent_aws: bool = False  # the embedded DynamoDB serves different items at once (``moto_server``)
 
     @property
     def claim_parallelism(self) -> int:
@@ -108,7 +109,7 @@ class LocalSystem:
         users = self._users()
         self._saved_env = dict(os.environ)
         os.environ.update(LOCAL_CREDENTIALS)
-        self.server = EmbeddedAwsServer(port=opts.port).start()
+        self.server = EmbeddedAwsServer(port=opts.port, concurrent=opts.concurrent_aws).start()
         self.server.reset()  # moto's backends are process-wide: a second start in one process starts empty
         self.resources = provision(self.names, self.server.url, notify=False)
         self.state = StateDir(opts.state_dir) if opts.state_dir else None

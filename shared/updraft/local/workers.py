@@ -161,6 +161,7 @@ class WorkerPool:
         self._busy: dict[Connection, _Worker] = {}
         self._pending: collections.deque[tuple[Any, concurrent.futures.Future]] = collections.deque()
         self._closing = False
+        self._peak_busy = 0  # the most processes busy at once since the last take_peak_busy (for benchmarks)
         self._wake_r, self._wake_w = multiprocessing.Pipe(duplex=False)
         self._reader = threading.Thread(target=self._read_replies, name="worker-replies", daemon=True)
         self._reader.start()
@@ -208,9 +209,16 @@ class WorkerPool:
                     threading.Thread(target=self._replace, daemon=True).start()
                     continue
                 self._busy[worker.conn] = worker
+                self._peak_busy = max(self._peak_busy, len(self._busy))
                 dispatched = True
         if dispatched:  # the reader must add the new busy connection to what it waits on
             self._wake_w.send_bytes(b"")
+
+    def take_peak_busy(self) -> int:
+        """The most worker processes busy at once since the last call (then counting starts again)."""
+        with self._lock:
+            peak, self._peak_busy = self._peak_busy, len(self._busy)
+        return peak
 
     def _read_replies(self) -> None:
         while not self._closing:

@@ -30,6 +30,11 @@ SCRIPT = textwrap.dedent("""
                                              {"AttributeName": "sk", "AttributeType": "S"}])
         c.put_item(TableName="t", Item=ITEM)
         c.put_item(TableName="t", Item={**ITEM, "sk": {"S": "2"}})
+        for pk, sk in (("b", "3"), ("b", "1"), ("b", "2"), ("0", "9"), ("c", "0")):
+            c.put_item(TableName="t", Item={"pk": {"S": pk}, "sk": {"S": sk}, "n": {"N": sk}})
+        values = {":p": {"S": "b"}, ":s": {"S": "1"}}
+        page = c.query(TableName="t", KeyConditionExpression="pk = :p AND sk > :s", ScanIndexForward=False,
+                       ExpressionAttributeValues=values, Limit=1)
         out = {
             "get": c.get_item(TableName="t", Key={"pk": {"S": "a"}, "sk": {"S": "1"}})["Item"],
             "query": c.query(TableName="t", KeyConditionExpression="pk = :p",
@@ -38,6 +43,16 @@ SCRIPT = textwrap.dedent("""
                                     UpdateExpression="SET n = n + :one", ReturnValues="ALL_NEW",
                                     ExpressionAttributeValues={":one": {"N": "1"}})["Attributes"],
             "failed": None,
+            "other_partition": c.query(TableName="t", KeyConditionExpression="pk = :p",
+                                       ExpressionAttributeValues={":p": {"S": "b"}})["Items"],
+            "missing_partition": c.query(TableName="t", KeyConditionExpression="pk = :p",
+                                         ExpressionAttributeValues={":p": {"S": "z"}})["Items"],
+            "pages": [page["Items"], page.get("LastEvaluatedKey"),
+                      c.query(TableName="t", KeyConditionExpression="pk = :p AND sk > :s", ScanIndexForward=False,
+                              ExpressionAttributeValues=values, ExclusiveStartKey=page["LastEvaluatedKey"])["Items"]],
+            "filtered": c.query(TableName="t", KeyConditionExpression="pk = :p", FilterExpression="n > :s",
+                                ExpressionAttributeValues={":p": {"S": "b"}, ":s": {"N": "1"}})["Items"],
+            "scan": c.scan(TableName="t")["Items"],
         }
         try:
             c.put_item(TableName="t", Item=ITEM, ConditionExpression="attribute_not_exists(pk)",
@@ -58,3 +73,5 @@ def test_fast_path_responses_equal_motos_own():
     assert fast == slow
     assert fast["get"]["b"]["B"] == repr(bytes(range(40)))  # binary came back as bytes, not as base64 text
     assert fast["failed"] is not None and fast["update"]["n"] == {"N": "2.5"}
+    assert [i["sk"]["S"] for i in fast["other_partition"]] == ["1", "2", "3"] and fast["missing_partition"] == []
+    assert [i["sk"]["S"] for i in fast["pages"][0] + fast["pages"][2]] == ["3", "2"]

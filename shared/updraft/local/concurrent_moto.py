@@ -1,0 +1,129 @@
+"""moto served concurrently with DynamoDB's per-item atomicity, optionally with AWS's latency added.
+
+One ``ConcurrentMoto`` guards every request to one moto (in-process through its botocore stubber, or its server's
+WSGI app): a DynamoDB request takes the locks of ``item_locks.DynamoItemLocks`` (its item, its partition, or the
+whole table), any other service's request one lock shared by them all (S3, SQS and the rest stay one at a time,
+as before). With a ``LatencySource``, each DynamoDB request waits a drawn delay, half before moto handles it and
+half after (the way there and back), outside every lock: requests to different items then overlap as they do on
+DynamoDB, which a single global lock would turn into a queue.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import io
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from updraft.local.item_locks import DynamoItemLocks
+from updraft.local.latency import LatencySource
+
+DYNAMODB_TARGET = "DynamoDB_20120810."
+
+
+def moto_key_schema(table: str) -> tuple[str, str | None] | None:
+    """The partition and sort key names of ``table`` in moto's DynamoDB (any account and region), or None."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    for account in list(dict.values(dynamodb_backends)):
+        for backend in list(dict.values(account)):
+            found = backend.tables.get(table)
+            if found is not None:
+                return found.hash_key_attr, found.range_key_attr
+    return None
+
+
+class ConcurrentMoto:
+    def __init__(self, latency: LatencySource | None = None, *, serialize: bool = False) -> None:
+        from updraft.local import moto_speedups
+
+        # A Query of one partition may run beside writes to others only if moto walks that partition alone.
+        moto_speedups.apply()
+        self.latency = latency
+        self.serialize = serialize  # one request at a time, every service (what local mode has always done)
+        self.items = DynamoItemLocks(moto_key_schema)
+        self._others = threading.RLock()
+        # Time requests spent waiting for their locks, by operation (where concurrency was lost).
+        self.lock_waits: dict[str, float] = collections.defaultdict(float)
+        self._count_lock = threading.Lock()
+        self.counts: collections.Counter[str] = collections.Counter()
+
+    def handle(self, target: str, body: bytes, call: Callable[[], Any]) -> Any:
+        """Run ``call`` (moto handling one request) under the locks the request needs."""
+        operation = target[len(DYNAMODB_TARGET):] if target.startswith(DYNAMODB_TARGET) else ""
+        with self._count_lock:
+            self.counts[operation or "other"] += 1
+        if not operation:
+            with self._waited(self._others, "other"):
+                return call()
+        try:
+            parsed = json.loads(body or b"{}")
+        except ValueError:
+            parsed = {}
+        if not isinstance(parsed, dict):
+            parsed = {}
+        lock = self._others if self.serialize else self.items.hold(operation, parsed)
+        delay = self.latency.dynamo(operation) if self.latency else 0.0
+        if delay:
+            time.sleep(delay / 2)
+        with self._waited(lock, operation):
+            result = call()
+        if delay:
+            time.sleep(delay / 2)
+        return result
+
+    @contextlib.contextmanager
+    def _waited(self, lock: contextlib.AbstractContextManager[Any], operation: str) -> Iterator[None]:
+        asked = time.perf_counter()
+        with lock:
+            waited = time.perf_counter() - asked
+            with self._count_lock:
+                self.lock_waits[operation] += waited
+            yield
+
+    def take_counts(self) -> collections.Counter[str]:
+        with self._count_lock:
+            counts, self.counts = self.counts, collections.Counter()
+        return counts
+
+    @contextlib.contextmanager
+    def in_process(self) -> Iterator[ConcurrentMoto]:
+        """Guard in-process moto (``mock_aws``) for the block: its stubber's ``__call__`` is swapped on the class,
+        as ``embedded_aws.serialized_moto`` does, and restored after."""
+        from moto.core import botocore_stubber
+
+        original = botocore_stubber.BotocoreStubber.__call__
+        guard = self
+
+        def guarded(stub: Any, event_name: str, request: Any, **kwargs: Any) -> Any:
+            target = request.headers.get("X-Amz-Target", b"")
+            target = target.decode() if isinstance(target, bytes) else str(target)
+            body = request.body if isinstance(request.body, bytes) else (request.body or "").encode()
+            return guard.handle(target, body, lambda: original(stub, event_name, request, **kwargs))
+
+        botocore_stubber.BotocoreStubber.__call__ = guarded  # type: ignore[method-assign,assignment]
+        try:
+            yield self
+        finally:
+            botocore_stubber.BotocoreStubber.__call__ = original  # type: ignore[method-assign]
+
+    def wsgi(self, inner: Callable[..., Any]) -> Callable[[dict[str, Any], Any], list[bytes]]:
+        """moto's server app guarded likewise: the body is read here (to find the item) and handed on."""
+
+        def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+            if environ.get("PATH_INFO", "").startswith("/moto-api/"):  # reset, state: every service at once
+                with self._others, self.items.all_tables():
+                    return list(inner(environ, start_response))
+            target = environ.get("HTTP_X_AMZ_TARGET", "")
+            if not target.startswith(DYNAMODB_TARGET):
+                return self.handle("", b"", lambda: list(inner(environ, start_response)))
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            body = environ["wsgi.input"].read(length) if length else b""
+            environ["wsgi.input"] = io.BytesIO(body)
+            return self.handle(target, body, lambda: list(inner(environ, start_response)))  # type: ignore[no-any-return]
+
+        return app
