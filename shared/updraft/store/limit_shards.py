@@ -11,7 +11,6 @@ An unlimited limit (-1) admits by entry count only and adds shards when every on
 from __future__ import annotations
 
 import datetime as dt
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -58,11 +57,9 @@ def plan_caps(limit: int, held: Sequence[int], entry_counts: Sequence[int]) -> l
     return caps
 
 
-def cap_of(limit: int, index: int) -> int:
-    """Shard ``index``'s share of a limit of ``limit`` slots: full shards first, the rest 0; -1 when unlimited."""
-    if limit < 0:
-        return -1
-    return min(max(limit - index * SHARD_SLOTS, 0), SHARD_SLOTS)
+def root_cap(limit: int) -> int:
+    """A new limit's root offers up to one shard's share (-1 when unlimited); more shards come with the need."""
+    return -1 if limit < 0 else min(limit, SHARD_SLOTS)
 
 
 def effective(cap: int) -> int:
@@ -74,10 +71,6 @@ def active_shards(caps: Sequence[int]) -> int:
     """The shards takes are placed on: up to the last one with a share of the size (every shard when unlimited)."""
     offering = [i for i, cap in enumerate(caps) if cap != 0]
     return offering[-1] + 1 if offering else 1
-
-
-def shards_needed(limit: int) -> int:
-    return 1 if limit < 0 else max(1, math.ceil(limit / SHARD_SLOTS))
 
 
 def inline_name(holder: str) -> bool:

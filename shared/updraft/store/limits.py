@@ -6,9 +6,10 @@ The root item is also shard 0 and says the size, how many shards takes use (``ac
 (``extent``). A take writes its holder's home shard (a hash of the holder), then the next one; when both refuse,
 one read of every shard finds the room left (or that there is none, or that the holder holds already) and the
 take goes there, in pieces over several shards when no single one has room. Each write is conditional on that
-shard's room and on the holder not holding in it, so no shard, and so no limit, is ever over its size; a resize
-lowers shards before it lowers the root and raises the root before the shards. Pool records (name, description,
-include_deferred) are items of their own beside the root, written only by ``set_pool``.
+shard's room and on the holder not holding in it, and the shards' caps never offer more than the limit has free
+(``plan_caps``), so the limit is never over its size. A new limit is its root alone; the first take that finds it
+full while the limit has room spreads the rest over new shards, and a resize plans every cap again: both in
+transactions conditional on the root's version. Pools add a record of their own (``store/pools.py``).
 """
 
 from __future__ import annotations
@@ -22,20 +23,19 @@ from typing import Any
 
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.expressions.condition import Condition, size
+from pynamodb.expressions.operand import Path
 from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit, pool_of
 from updraft.store import keys
-from updraft.store.api import LimitState, Pool
+from updraft.store.api import LimitState
 from updraft.store.base import StoreBase
-from updraft.store.errors import DefaultPoolCannotBeDeleted, StoreError
 from updraft.store.limit_shards import (
     PIECE,
     SHARD_ENTRIES,
     ShardView,
     active_shards,
-    cap_of,
     effective,
     entries,
     entry_value,
@@ -43,7 +43,7 @@ from updraft.store.limit_shards import (
     plan_caps,
     plan_take,
     probe_order,
-    shards_needed,
+    root_cap,
 )
 from updraft.store.models import LimitItem
 from updraft.store.writes import (
@@ -53,7 +53,6 @@ from updraft.store.writes import (
     any_of,
     conditional,
     item_absent,
-    item_present,
     update_quietly,
     write_token,
 )
@@ -94,12 +93,19 @@ def entry_room(L: type[LimitItem]) -> Condition:
 
 
 def holding(L: type[LimitItem], entry_key: str) -> Condition:
-    return L.holders[entry_key].exists()
+    entry: Path = L.holders[entry_key]
+    return entry.exists()
 
 
 def version_is(L: type[LimitItem], version: int) -> Condition:
     """The root is still as read: two rebalances cannot both apply their plan to one old layout."""
     return any_of(L.version == version, L.version.does_not_exist()) if version == 0 else L.version == version
+
+
+def unused_or_absent(L: type[LimitItem]) -> Condition:
+    """No shard here, or one no take can have used: no cap, no holders."""
+    unused: Condition = size(L.holders) == 0  # type: ignore[no-untyped-call]
+    return any_of(item_absent(L), all_of(L.cap == 0, unused))
 
 
 def cap_is(L: type[LimitItem], cap: int) -> Condition:
@@ -187,16 +193,13 @@ class LimitStore(StoreBase):
 
     # --------------------------------------------------------------------------------------- creation
     def _create(self, limit_id: str, limit: int) -> bool:
-        """Create the limit at ``limit`` slots: its other shards first, the root last (a root means a whole limit),
-        each a conditional put, so racing creators agree. True when this call created the root."""
+        """Create the limit at ``limit`` slots as its root alone, offering up to one shard's share (a conditional
+        put, so racing creators agree): one write, as before sharding, and most limits (a run's max_active_tasks,
+        a small pool) never need more. The first take that finds the root full while the limit has room spreads
+        the rest over new shards (``_rebalance``). True when this call created it."""
         L = self.models.limit
-        caps = [cap_of(limit, index) for index in range(shards_needed(limit))]
-        for index in range(1, len(caps)):
-            shard = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK, cap=caps[index],
-                      available=effective(caps[index]), holders={})
-            conditional(functools.partial(shard.save, condition=item_absent(L)))
-        root = L(keys.limit_pk(limit_id), keys.LIMIT_SK, limit=limit, active=active_shards(caps), extent=len(caps),
-                 version=0, cap=caps[0], available=effective(caps[0]), holders={})
+        root = L(keys.limit_pk(limit_id), keys.LIMIT_SK, limit=limit, active=1, extent=1, version=0,
+                 cap=root_cap(limit), available=effective(root_cap(limit)), holders={})
         created = conditional(functools.partial(root.save, condition=item_absent(L)))
         if created:
             self._remember(limit_id, root)
@@ -213,7 +216,6 @@ class LimitStore(StoreBase):
         created = False
         if limit_id == pool_limit(DEFAULT_POOL):
             created = self._create(limit_id, DEFAULT_POOL_SLOTS)
-            self._put_pool_record(DEFAULT_POOL, "Default pool", None, only_if_absent=True)
         elif pool_of(limit_id) is None:
             created = self._create(limit_id, limit)
         with self._lock:
@@ -334,11 +336,14 @@ class LimitStore(StoreBase):
         found = [entries(_raw(shard)) for shard in shards]
         caps = plan_caps(size, [sum(e.slots for e in f) for f in found], [len(f) for f in found])
         old_caps = [int(shard.cap or 0) for shard in shards] + [0] * (len(caps) - len(shards))
-        for shard in shards:
-            if shard.cap is None:  # counted by the root but never written (a rebalance that stopped half way)
-                L(shard.pk, keys.LIMIT_SK, cap=0, available=0, holders={}).save()
-        for index in range(len(shards), len(caps)):
-            L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK, cap=0, available=0, holders={}).save()
+        # Shards the plan adds, or the root counts but nobody wrote (a rebalance that stopped half way), are written
+        # first, empty and with no cap: over nothing or over such an empty one (a rebalance that lost its
+        # transaction leaves it), never over one with holders or a cap (then this read is stale).
+        missing = [i for i, shard in enumerate(shards) if shard.cap is None] + list(range(len(shards), len(caps)))
+        for index in missing:
+            new = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK, cap=0, available=0, holders={})
+            if not conditional(functools.partial(new.save, condition=unused_or_absent(L))):
+                return False
         extent = max(len(shards), len(caps))
         caps += old_caps[len(caps):]
         changes = sorted((i for i in range(1, len(caps)) if caps[i] != old_caps[i]),
@@ -379,75 +384,3 @@ class LimitStore(StoreBase):
 
     def resize_limit(self, limit_id: str, limit: int, *, create: bool = True) -> bool:
         return self._resize(limit_id, limit, create=create)
-
-    # ----------------------------------------------------------------------------------------------- pools
-    def _put_pool_record(self, name: str, description: str | None, include_deferred: bool | None, *,
-                         only_if_absent: bool = False) -> None:
-        """The pool's record: its name in the pools list, description and include_deferred (None: unchanged)."""
-        L = self.models.limit
-        pk = keys.limit_pk(pool_limit(name))
-        current = None if only_if_absent else self._get(pk, keys.POOL_SK)
-        record = L(pk, keys.POOL_SK, pool_name=name, list_pk=keys.POOLS_LIST_PK, list_sk=name,
-                   description=description if description is not None else (current.description if current else ""),
-                   include_deferred=bool(include_deferred if include_deferred is not None
-                                         else (current.include_deferred if current else False)))
-        if only_if_absent:
-            conditional(functools.partial(record.save, condition=item_absent(L)))
-        else:
-            record.save()
-
-    def _pool(self, record: LimitItem) -> Pool | None:
-        state = self.get_limit(pool_limit(record.pool_name or ""))
-        if state is None:
-            return None
-        return Pool(name=record.pool_name or "", slots=state.limit, description=record.description or "",
-                    occupied=sum(state.holders.values()), include_deferred=bool(record.include_deferred))
-
-    def get_pool(self, name: str) -> Pool | None:
-        record = self._get(keys.limit_pk(pool_limit(name)), keys.POOL_SK)
-        if record is None and name == DEFAULT_POOL:
-            self._limits_known.discard(pool_limit(name))
-            self._ensure_limit(pool_limit(name), DEFAULT_POOL_SLOTS)
-            record = self._get(keys.limit_pk(pool_limit(name)), keys.POOL_SK)
-        return None if record is None else self._pool(record)
-
-    def list_pools(self) -> list[Pool]:
-        L = self.models.limit
-        found = set(self._listed_keys(L.list_index, [keys.POOLS_LIST_PK]))
-        found.add((keys.limit_pk(pool_limit(DEFAULT_POOL)), keys.POOL_SK))  # the index may lag its creation
-        pools = {p.name: p for p in (self._pool(r) for r in self._batch_get(L, sorted(found))) if p is not None}
-        if DEFAULT_POOL not in pools:
-            default = self.get_pool(DEFAULT_POOL)
-            if default is not None:
-                pools[DEFAULT_POOL] = default
-        return [pools[n] for n in sorted(pools)]
-
-    def set_pool(self, name: str, slots: int, description: str = "", include_deferred: bool | None = None
-                 ) -> Pool:
-        if slots < -1:
-            raise ValueError("pool slots must be >= 0, or -1 for unlimited")
-        if not self._resize(pool_limit(name), slots, create=True):
-            raise StoreError(f"pool {name}: too much contention to resize it")
-        self._put_pool_record(name, description, include_deferred)
-        with self._lock:
-            self._limits_known.add(pool_limit(name))
-        pool = self.get_pool(name)
-        if pool is None:
-            raise StoreError(f"pool {name}: deleted while it was being set")
-        return pool
-
-    def delete_pool(self, name: str) -> bool:
-        """The record first (the pool is gone for every reader), then the limit's shards, its root last."""
-        if name == DEFAULT_POOL:
-            raise DefaultPoolCannotBeDeleted()
-        L = self.models.limit
-        limit_id = pool_limit(name)
-        record = L(keys.limit_pk(limit_id), keys.POOL_SK)
-        deleted = conditional(lambda: record.delete(item_present(L)))
-        shards = self._read(limit_id)
-        for index in reversed(range(len(shards))):
-            L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK).delete()
-        with self._lock:
-            self._limits_known.discard(limit_id)
-            self._limit_shapes.pop(limit_id, None)
-        return deleted
