@@ -21,11 +21,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from pynamodb.exceptions import TransactWriteError
 from pynamodb.expressions.condition import Condition, size
 from pynamodb.expressions.operand import Path
 from pynamodb.expressions.update import Action
-from pynamodb.transactions import TransactWrite
 
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit, pool_of
 from updraft.store import keys
@@ -60,19 +58,9 @@ from updraft.store.writes import (
 # How long a process trusts the shard count it last read: a take refused by a one-shard limit read this recently
 # is refused without a read (a resize that grew it is seen at the latest this much later).
 SHAPE_TTL_S = 10.0
-FAST_PROBES = 2  # shards a take writes before it reads the limit to find room
-_TRANSACTION_SHARDS = 98  # shard updates per transaction (DynamoDB's limit is 100 items, the root is one)
-
-
-def _committed(transaction: TransactWrite) -> bool:
-    """Commit; a cancelled transaction (a condition failed: another rebalance) is a lost race, reported as False."""
-    try:
-        transaction._commit()
-    except TransactWriteError as exc:
-        if getattr(exc, "cause_response_code", None) == "TransactionCanceledException":
-            return False
-        raise
-    return True
+FAST_PROBES = 3  # shards a take writes before it reads the limit to find room
+# A rebalance's hold on the root: a crashed one's plan is taken over after this long.
+REBALANCE_LEASE = dt.timedelta(seconds=30)
 
 
 # ----------------------------------------------------------------------------------------- named conditions
@@ -97,9 +85,9 @@ def holding(L: type[LimitItem], entry_key: str) -> Condition:
     return entry.exists()
 
 
-def version_is(L: type[LimitItem], version: int) -> Condition:
-    """The root is still as read: two rebalances cannot both apply their plan to one old layout."""
-    return any_of(L.version == version, L.version.does_not_exist()) if version == 0 else L.version == version
+def lease_free(L: type[LimitItem], version: int, now_ms: int) -> Condition:
+    """The root is as read and no other rebalance holds it (or its lease ran out): two never mix their plans."""
+    return all_of(L.version == version, any_of(L.lease.does_not_exist(), L.lease < now_ms))
 
 
 def unused_or_absent(L: type[LimitItem]) -> Condition:
@@ -121,6 +109,9 @@ class _Shape:
     extent: int
     read_at: float
     whole: bool  # one shard offering the whole size: its refusal is the limit's (full, or the holder holds)
+    # Shards that had room at the last read of every shard (None: not read), less those that refused since and
+    # plus those this process released into: where takes go without reading, while it lasts.
+    open_shards: set[int] | None = None
 
     @property
     def fresh(self) -> bool:
@@ -141,10 +132,10 @@ class LimitStore(StoreBase):
         shape: _Shape | None = self._limit_shapes.get(limit_id)
         return shape
 
-    def _remember(self, limit_id: str, root: LimitItem) -> _Shape:
+    def _remember(self, limit_id: str, root: LimitItem, open_shards: set[int] | None = None) -> _Shape:
         limit, extent = int(root.limit or 0), int(root.extent or 1)
         shape = _Shape(limit, int(root.active or 1), extent, time.monotonic(),
-                       whole=limit >= 0 and extent == 1 and int(root.cap or 0) == limit)
+                       whole=limit >= 0 and extent == 1 and int(root.cap or 0) == limit, open_shards=open_shards)
         with self._lock:
             self._limit_shapes[limit_id] = shape
         return shape
@@ -267,10 +258,17 @@ class LimitStore(StoreBase):
         return self._take_spread(limit_id, holder, key, value)
 
     def _take_fast(self, limit_id: str, holder: str, key: str, value: list[Any], shape: _Shape | None) -> bool:
-        """The holder's home shard, then the next one (a process that has not read the limit tries the root)."""
+        """The holder's home shard, then onward, skipping those known full (a process that has not read the limit
+        tries the root)."""
         count = shape.active if shape is not None else 1
-        order = probe_order(keys.holder_shard(holder, count), count)[:FAST_PROBES]
-        return any(self._take_at(limit_id, index, key, value) for index in order)
+        order = probe_order(keys.holder_shard(holder, count), count)
+        known = shape.open_shards if shape is not None and count > 1 else None
+        for index in [i for i in order if known is None or i in known][:FAST_PROBES]:
+            if self._take_at(limit_id, index, key, value):
+                return True
+            if known is not None:
+                known.discard(index)
+        return False
 
     def _take_spread(self, limit_id: str, holder: str, key: str, value: list[Any]) -> bool:
         """Read every shard, then take where there is room: in one shard, or in pieces over several (each piece
@@ -282,9 +280,10 @@ class LimitStore(StoreBase):
             found = [entries(_raw(shard)) for shard in shards]
             if any(e.key == key for shard_entries in found for e in shard_entries):
                 return False  # the holder holds already
-            shape = self._remember(limit_id, shards[0])
             views = [ShardView(i, int(s.cap if s.cap is not None else 0), int(s.available or 0), len(found[i]))
                      for i, s in enumerate(shards)]
+            shape = self._remember(limit_id, shards[0], {v.index for v in views if v.entry_count < SHARD_ENTRIES
+                                                         and (v.cap < 0 or v.available > 0)})
             order = probe_order(keys.holder_shard(holder, shape.active), shape.active) if shape.limit >= 0 \
                 else probe_order(keys.holder_shard(holder, shape.extent), shape.extent)
             plan = plan_take(views, int(value[0]), order)
@@ -312,7 +311,10 @@ class LimitStore(StoreBase):
         key = keys.holder_key(holder)
         shape = self._shape(limit_id)
         count = shape.active if shape is not None else 1
-        released = self._release_at(limit_id, keys.holder_shard(holder, count), key)
+        home = keys.holder_shard(holder, count)
+        released = self._release_at(limit_id, home, key)
+        if released and shape is not None and shape.open_shards is not None:
+            shape.open_shards.add(home)
         if not released:  # not whole in its home shard: elsewhere, in pieces, or not held
             for index, shard in enumerate(self._read(limit_id)):
                 held = [k for k in _raw(shard) if k.removesuffix(PIECE) == key]
@@ -323,10 +325,14 @@ class LimitStore(StoreBase):
 
     # ----------------------------------------------------------------------------------------------- resize
     def _rebalance(self, limit_id: str, limit: int | None = None) -> bool:
-        """Give every shard its cap for ``limit`` (None: the root's size) from one read of the limit
-        (``plan_caps``), new shards written first; the caps and the root change in transactions conditional on the
-        root's version, so two rebalances never mix their plans, lowered caps before raised ones. False when the
-        limit does not exist or another rebalance got there first."""
+        """Give every shard its cap for ``limit`` (None: the root's size) from one read of the limit (``plan_caps``).
+
+        One rebalance at a time: it leases the root (a conditional write on the version read), writes the shards
+        the plan adds, lowers caps before it raises any, and last sets the root (its size, shard counts and own
+        cap) and ends the lease, so the shards never offer more than the larger of the two plans. A lease left by
+        a crash expires after ``REBALANCE_LEASE``. Each shard write is conditional on the cap read. False when the
+        limit does not exist or another rebalance holds it (the caller reads again).
+        """
         L = self.models.limit
         shards = self._read(limit_id)
         if not shards:
@@ -336,9 +342,14 @@ class LimitStore(StoreBase):
         found = [entries(_raw(shard)) for shard in shards]
         caps = plan_caps(size, [sum(e.slots for e in f) for f in found], [len(f) for f in found])
         old_caps = [int(shard.cap or 0) for shard in shards] + [0] * (len(caps) - len(shards))
+        now_ms = int(time.time() * 1000)
+        row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
+        lease = [L.version.set(version + 1), L.lease.set(now_ms + int(REBALANCE_LEASE.total_seconds() * 1000))]
+        if not conditional(functools.partial(update_quietly, row, lease, lease_free(L, version, now_ms))):
+            return False
         # Shards the plan adds, or the root counts but nobody wrote (a rebalance that stopped half way), are written
-        # first, empty and with no cap: over nothing or over such an empty one (a rebalance that lost its
-        # transaction leaves it), never over one with holders or a cap (then this read is stale).
+        # first, empty and with no cap: over nothing or over such an empty one (a rebalance that stopped before
+        # its root write leaves it), never over one with holders or a cap (then this read is stale).
         missing = [i for i, shard in enumerate(shards) if shard.cap is None] + list(range(len(shards), len(caps)))
         for index in missing:
             new = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK, cap=0, available=0, holders={})
@@ -346,31 +357,28 @@ class LimitStore(StoreBase):
                 return False
         extent = max(len(shards), len(caps))
         caps += old_caps[len(caps):]
-        changes = sorted((i for i in range(1, len(caps)) if caps[i] != old_caps[i]),
-                         key=lambda i: effective(caps[i]) - effective(old_caps[i]))
+        for index in sorted((i for i in range(1, len(caps)) if caps[i] != old_caps[i]),
+                            key=lambda i: effective(caps[i]) - effective(old_caps[i])):
+            delta = effective(caps[index]) - effective(old_caps[index])
+            shard_row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
+            conditional(functools.partial(update_quietly, shard_row, [L.cap.set(caps[index]),
+                                                                      L.available.set(L.available + delta)],
+                                          cap_is(L, old_caps[index])))
         root_actions: list[Action] = [
             L.limit.set(size), L.extent.set(extent), L.active.set(active_shards(caps)), L.cap.set(caps[0]),
-            L.available.set(L.available + (effective(caps[0]) - effective(old_caps[0])))]
-        for step, chunk in enumerate([changes[n:n + _TRANSACTION_SHARDS]
-                                      for n in range(0, len(changes), _TRANSACTION_SHARDS)] or [[]]):
-            transaction = TransactWrite(connection=L._get_connection().connection)
-            transaction.update(L(keys.limit_pk(limit_id), keys.LIMIT_SK),
-                               [*(root_actions if step == 0 else []), L.version.set(version + step + 1)],
-                               condition=version_is(L, version + step))
-            for index in chunk:
-                delta = effective(caps[index]) - effective(old_caps[index])
-                transaction.update(L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK),
-                                   [L.cap.set(caps[index]), L.available.set(L.available + delta)],
-                                   condition=cap_is(L, old_caps[index]))
-            if not _committed(transaction):
-                return False
+            L.available.set(L.available + (effective(caps[0]) - effective(old_caps[0]))),
+            L.version.set(version + 2), L.lease.remove()]
+        done = conditional(functools.partial(update_quietly, row, root_actions, L.version == version + 1))
         self._read(limit_id)  # the shape this process places takes by
-        return True
+        return done
 
     def _resize(self, limit_id: str, limit: int, *, create: bool) -> bool:
         """Set the limit to ``limit`` slots, holders keeping theirs (a shrink below them admits nobody until they
-        fall below it)."""
-        for _ in range(RETRIES):
+        fall below it). Waits out another rebalance (a resize is an operator's or a deploy's act, never on a task's
+        path), up to ``REBALANCE_LEASE``."""
+        deadline = time.monotonic() + REBALANCE_LEASE.total_seconds()
+        pause = 0.01
+        while time.monotonic() < deadline:
             root = self._get(keys.limit_pk(limit_id), keys.LIMIT_SK)
             if root is None:
                 if not create:
@@ -380,6 +388,8 @@ class LimitStore(StoreBase):
                 continue
             if int(root.limit or 0) == limit or self._rebalance(limit_id, limit):
                 return True
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
         return False
 
     def resize_limit(self, limit_id: str, limit: int, *, create: bool = True) -> bool:

@@ -224,6 +224,7 @@ class LimitItem(Item):
     active = NumberAttribute(null=True)  # root: the shards takes are placed on
     extent = NumberAttribute(null=True)  # root: the shards that exist (a shrunk limit's idle shards still count)
     version = NumberAttribute(null=True)  # root: bumped by every rebalance of the shards' caps
+    lease = NumberAttribute(null=True)  # root: until when (epoch ms) a rebalance holds it
     cap = NumberAttribute(null=True)  # shard: its share of the size (-1: unlimited)
     available = NumberAttribute(null=True)  # shard: cap - held slots (an unlimited shard counts from 0)
     # shard: holder key -> [slots, taken at (epoch ms), write token, name ("" when kept in a name item)]
