@@ -66,7 +66,8 @@ def main() -> None:
     print(f"| figure per take + release | value |\n|---|---|\n| requests | {result.requests_per_task:.2f} |\n"
           f"| WCU | {result.wcu_per_task:.2f} |\n| RCU | {result.rcu_per_task:.2f} |\n"
           f"| hottest key | `{key}` ({units:.3f} {kind}) |\n"
-          f"| its share of a partition at {REFERENCE_STARTS_PER_S} starts/s | {result.hottest_share_at_reference:.1%} |\n"
+          f"| its share of a partition at {REFERENCE_STARTS_PER_S} starts/s | "
+          f"{result.hottest_share_at_reference:.1%} |\n"
           f"| ceiling (task starts/s, this limit alone) | {result.ceiling_starts_per_s:,.0f} |\n"
           f"| largest item written | {result.largest_item_bytes:,.0f} B |")
     print("\nRequests by operation: " + ", ".join(f"{op} {c}" for op, c in sorted(result.by_operation.items())))

@@ -172,6 +172,6 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
 
 Limits and capacity: a limit of N slots spreads over shard items of 4 slots and at most 4 holders each
 (``store/limits.py``, ``store/limit_shards.py``), so every item stays under 1 KB (one write unit) and a busy
-pool or parallelism spreads its writes over ~N/4 partition keys. The LSI caps each ``DAG#<dag_id>`` item collection at 10 GB: versions above
-large_item_bytes go to S3, so that is millions of runs per DAG.
+pool or parallelism spreads its writes over ~N/4 partition keys. The LSI caps each ``DAG#<dag_id>`` item
+collection at 10 GB: versions above large_item_bytes go to S3, so that is millions of runs per DAG.
 """
