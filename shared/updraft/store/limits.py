@@ -311,11 +311,15 @@ class LimitStore(StoreBase):
         key = keys.holder_key(holder)
         shape = self._shape(limit_id)
         count = shape.active if shape is not None else 1
-        home = keys.holder_shard(holder, count)
-        released = self._release_at(limit_id, home, key)
-        if released and shape is not None and shape.open_shards is not None:
-            shape.open_shards.add(home)
-        if not released:  # not whole in its home shard: elsewhere, in pieces, or not held
+        released = False
+        # Where a take goes first: its home shard, then onward (a take skips only shards known full).
+        for index in probe_order(keys.holder_shard(holder, count), count)[:FAST_PROBES]:
+            if self._release_at(limit_id, index, key):
+                released = True
+                if shape is not None and shape.open_shards is not None:
+                    shape.open_shards.add(index)
+                break
+        if not released:  # placed further on, in pieces, or not held: read where
             for index, shard in enumerate(self._read(limit_id)):
                 held = [k for k in _raw(shard) if k.removesuffix(PIECE) == key]
                 released = any([self._release_at(limit_id, index, k) for k in held]) or released
