@@ -1,15 +1,18 @@
 """The limit aggregate: a limit (a pool, a run's max_active_tasks, max_active_runs, parallelism) spread over shard
-items of at most 1 KB each (layout in ``limit_shards``), so a take or a release is one conditional write on one
-small item, and a busy limit spreads over as many partitions as it has shards.
+items of at most 1 KB each (layout in ``limit_shards``), so every write is one write unit on one small item and
+a busy limit spreads over as many partitions as it has shards.
 
 The root item is also shard 0 and says the size, how many shards takes use (``active``) and how many exist
-(``extent``). A take writes its holder's home shard (a hash of the holder), then the next one; when both refuse,
-one read of every shard finds the room left (or that there is none, or that the holder holds already) and the
-take goes there, in pieces over several shards when no single one has room. Each write is conditional on that
-shard's room and on the holder not holding in it, and the shards' caps never offer more than the limit has free
-(``plan_caps``), so the limit is never over its size. A new limit is its root alone; the first take that finds it
-full while the limit has room spreads the rest over new shards, and a resize plans every cap again: both in
-transactions conditional on the root's version. Pools add a record of their own (``store/pools.py``).
+(``extent``). A take of a limit of one shard is one conditional write on the root. A take of a sharded limit
+reads every shard first (a root GetItem and a BatchGetItem per 100 shards): only that read tells a holder that
+holds already (a claim retried by another invocation) from a new one, and it finds the room left (or that there
+is none); the take then writes the first shard with room in the holder's own order (from a hash of the holder),
+or pieces over several shards when no single one has room. Each write is conditional on that shard's room and
+on the holder not holding in it, and the shards' caps never offer more than the limit has free (``plan_caps``),
+so the limit is never over its size. A release tries the shards a take tries first, then reads. A new limit is
+its root alone; the first take that finds it full while the limit has room spreads the rest over new shards,
+and a resize plans every cap again, both under a lease on the root. Pools add a record of their own
+(``store/pools.py``).
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from updraft.store.writes import (
 # How long a process trusts the shard count it last read: a take refused by a one-shard limit read this recently
 # is refused without a read (a resize that grew it is seen at the latest this much later).
 SHAPE_TTL_S = 10.0
-FAST_PROBES = 3  # shards a take writes before it reads the limit to find room
+FAST_PROBES = 3  # shards a release tries (where a take goes first) before it reads the limit
 # A rebalance's hold on the root: a crashed one's plan is taken over after this long.
 REBALANCE_LEASE = dt.timedelta(seconds=30)
 
@@ -109,9 +112,6 @@ class _Shape:
     extent: int
     read_at: float
     whole: bool  # one shard offering the whole size: its refusal is the limit's (full, or the holder holds)
-    # Shards that had room at the last read of every shard (None: not read), less those that refused since and
-    # plus those this process released into: where takes go without reading, while it lasts.
-    open_shards: set[int] | None = None
 
     @property
     def fresh(self) -> bool:
@@ -132,10 +132,10 @@ class LimitStore(StoreBase):
         shape: _Shape | None = self._limit_shapes.get(limit_id)
         return shape
 
-    def _remember(self, limit_id: str, root: LimitItem, open_shards: set[int] | None = None) -> _Shape:
+    def _remember(self, limit_id: str, root: LimitItem) -> _Shape:
         limit, extent = int(root.limit or 0), int(root.extent or 1)
         shape = _Shape(limit, int(root.active or 1), extent, time.monotonic(),
-                       whole=limit >= 0 and extent == 1 and int(root.cap or 0) == limit, open_shards=open_shards)
+                       whole=limit >= 0 and extent == 1 and int(root.cap or 0) == limit)
         with self._lock:
             self._limit_shapes[limit_id] = shape
         return shape
@@ -244,31 +244,26 @@ class LimitStore(StoreBase):
         if not inline_name(holder):  # the name first: an entry is never there without a way to its name
             self.models.limit(keys.holder_name_pk(limit_id, key), keys.HOLDER_NAME_SK, holder=holder).save()
         shape = self._shape(limit_id)
-        if self._take_fast(limit_id, holder, key, value, shape):
+        if shape is not None and shape.active > 1:
+            # A holder may sit in any shard: only a read of every shard tells a holder that holds already (a take
+            # retried by another invocation) from a new one, so a take of a sharded limit reads it first.
+            return self._take_spread(limit_id, holder, key, value)
+        if self._take_fast(limit_id, key, value):
             return True
         if shape is None and self._ensure_limit(limit_id, limit):
             # Refused by a limit this process had not seen, which did not exist (a run's max_active_tasks before
             # its first try): created on that first refusal, not checked before every first take, so the common
             # case (the limit exists) costs one request on the path from one task's end to the next.
             shape = self._shape(limit_id)
-            if self._take_fast(limit_id, holder, key, value, shape):
+            if self._take_fast(limit_id, key, value):
                 return True
         if shape is not None and shape.fresh and shape.whole:
             return False  # its one shard refused: full, or the holder holds already
         return self._take_spread(limit_id, holder, key, value)
 
-    def _take_fast(self, limit_id: str, holder: str, key: str, value: list[Any], shape: _Shape | None) -> bool:
-        """The holder's home shard, then onward, skipping those known full (a process that has not read the limit
-        tries the root)."""
-        count = shape.active if shape is not None else 1
-        order = probe_order(keys.holder_shard(holder, count), count)
-        known = shape.open_shards if shape is not None and count > 1 else None
-        for index in [i for i in order if known is None or i in known][:FAST_PROBES]:
-            if self._take_at(limit_id, index, key, value):
-                return True
-            if known is not None:
-                known.discard(index)
-        return False
+    def _take_fast(self, limit_id: str, key: str, value: list[Any]) -> bool:
+        """One write to the root, for a limit of one shard (or one this process has not read yet)."""
+        return self._take_at(limit_id, 0, key, value)
 
     def _take_spread(self, limit_id: str, holder: str, key: str, value: list[Any]) -> bool:
         """Read every shard, then take where there is room: in one shard, or in pieces over several (each piece
@@ -282,8 +277,7 @@ class LimitStore(StoreBase):
                 return False  # the holder holds already
             views = [ShardView(i, int(s.cap if s.cap is not None else 0), int(s.available or 0), len(found[i]))
                      for i, s in enumerate(shards)]
-            shape = self._remember(limit_id, shards[0], {v.index for v in views if v.entry_count < SHARD_ENTRIES
-                                                         and (v.cap < 0 or v.available > 0)})
+            shape = self._remember(limit_id, shards[0])
             order = probe_order(keys.holder_shard(holder, shape.active), shape.active) if shape.limit >= 0 \
                 else probe_order(keys.holder_shard(holder, shape.extent), shape.extent)
             plan = plan_take(views, int(value[0]), order)
@@ -316,8 +310,6 @@ class LimitStore(StoreBase):
         for index in probe_order(keys.holder_shard(holder, count), count)[:FAST_PROBES]:
             if self._release_at(limit_id, index, key):
                 released = True
-                if shape is not None and shape.open_shards is not None:
-                    shape.open_shards.add(index)
                 break
         if not released:  # placed further on, in pieces, or not held: read where
             for index, shard in enumerate(self._read(limit_id)):

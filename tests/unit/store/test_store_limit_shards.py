@@ -82,7 +82,7 @@ def _shard_of(store, limit_id: str, holder: str) -> int:
         k.removesuffix(PIECE) == key for k in (shard.holders.as_dict() if shard.holders else {})))
 
 
-N = 96  # holders of one pool of N slots (bench/limit_shards_bench.py goes to 1,000: moto takes ~20 ms a write)
+N = 40  # holders of one pool of N slots (bench/limit_shards_bench.py goes to 1,000: moto is slow at this)
 
 
 def test_a_full_pool_spreads_over_its_shards_and_refuses_one_more(store):
