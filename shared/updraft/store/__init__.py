@@ -119,14 +119,11 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     heartbeat            Update lease cond try_id = :t AND state IN (queued, running) cond         1
     set_blocked_reason   Update SET/REMOVE blocked_reason cond state = :expected      cond         1
                          (a queue_ti, or any change to queued, REMOVEs it in the same write)
-    take_slots           Update shard (home = hash(holder), then onward, up to 3)     cond         1 (+ a Put to
-                         SET available = available - :n, holders.#k = :v cond                      create the root
-                         (available >= :n OR cap < 0) AND size(holders) < 4 AND                    on first use;
-                         attribute_not_exists(holders.#k, holders.#k+)                             refused by the
-                                                                                                   shards tried:
-                                                                                                   Get root +
-                                                                                                   BatchGet shards,
-                                                                                                   then the take)
+    take_slots           one-shard limit: Update root SET available = available - :n, cond         1 (+ a Put to
+                         holders.#k = :v cond (available >= :n OR cap < 0) AND                     create the root
+                         size(holders) < 4 AND attribute_not_exists(holders.#k, .#k+)              on first use)
+                         sharded limit: Get root + BatchGet shards (is the holder in  SC + cond    2 + 1 per 100
+                         any? where is room?), then that Update on the shard chosen                shards
     release_slots        Update home shard SET available = available + holders.#k[0]  cond         1 (elsewhere or
                          REMOVE holders.#k cond attribute_exists(holders.#k)                       in pieces: + Get
                                                                                                    + BatchGet)
