@@ -32,8 +32,11 @@ Items (``pk`` / ``sk``)::
     recorded try    RUN#<dag_id>#<run_id>   TRY#<task_id>#<map_index+1>#<try, 5 digits>   a try a retry or a
                                                                      clear superseded (task-instance attributes)
     XCom            RUN#<dag_id>#<run_id>   XCOM#<task_id>#<map_index+1>#<key>   gzip JSON inline, or S3
-    limit / pool    LIMIT#<limit_id>        LIMIT                    limit, available, holders{holder: {slots, at}};
-                                                                     a pool is the limit ``pool:<name>``
+    limit root      LIMIT#<limit_id or ~digest>  LIMIT               limit, active, extent, version; and as shard 0:
+                                                                     cap, available, holders{key: [slots, at, w, name]}
+    limit shard     LIMIT#<id>#<n>          LIMIT                    cap, available, <= 4 holders (items < 1 KB)
+    holder name     LIMIT#<id>#N#<key>      NAME                     a holder name over 160 bytes, while it holds
+    pool record     LIMIT#pool:<name>       POOL                     name, description, include_deferred, list keys
     file            FILE#<relative_path>    META                     DAGs it owns, hash/version, import errors
     variable        VARIABLE#<key>          META                     value (KMS ciphertext when the environment
                                                                      has a key), description
@@ -116,19 +119,21 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     heartbeat            Update lease cond try_id = :t AND state IN (queued, running) cond         1
     set_blocked_reason   Update SET/REMOVE blocked_reason cond state = :expected      cond         1
                          (a queue_ti, or any change to queued, REMOVEs it in the same write)
-    take_slots           Update SET available = available - :n, holders.#h = :v       cond         1 (a refusal the
-                         cond (available >= :n OR limit < 0) AND                                   first time a
-                         attribute_not_exists(holders.#h)                                          process uses the
-                                                                                                   limit: + Put to
-                                                                                                   create it + 1)
-    release_slots        Update SET available = available + holders.#h.slots          cond         1
-                         REMOVE holders.#h cond attribute_exists(holders.#h)
-    get_limit, get_pool  Get LIMIT#<id>                                               SC           1
-    resize_limit,        Get LIMIT, Update SET limit, available += delta cond         SC + cond    2
-      set_pool           limit = old (or Put cond attribute_not_exists when new,
-                         unless create=False)
-    list_pools           Query list_index POOLS, BatchGet LIMIT                       EC find, SC  2
-    delete_pool          Delete cond attribute_exists (default_pool: refused)         cond         1
+    take_slots           one-shard limit: Update root SET available = available - :n, cond         1 (+ a Put to
+                         holders.#k = :v cond (available >= :n OR cap < 0) AND                     create the root
+                         size(holders) < 4 AND attribute_not_exists(holders.#k, .#k+)              on first use)
+                         sharded limit: Get root + BatchGet shards (is the holder in  SC + cond    2 + 1 per 100
+                         any? where is room?), then that Update on the shard chosen                shards
+    release_slots        Update home shard SET available = available + holders.#k[0]  cond         1 (elsewhere or
+                         REMOVE holders.#k cond attribute_exists(holders.#k)                       in pieces: + Get
+                                                                                                   + BatchGet)
+    get_limit            Get root (+ BatchGet the other shards, names)                SC           1 (+1)
+    get_pool             Get POOL record, then get_limit                              SC           2 (+1)
+    resize_limit,        Get root, BatchGet shards; Update root (lease) cond version; cond         4+
+      set_pool           Put new shards, Update each changed shard cond cap = old,
+                         Update root (size, counts, cap; lease ends) cond version
+    list_pools           Query list_index POOLS, BatchGet POOL records, get_limit     EC find, SC  2 + 1 per pool
+    delete_pool          Delete POOL cond attribute_exists, then the shards           cond         2+
     put_xcom, get_xcom   Put / Get RUN#dag#run / XCOM#... (+ S3 if large)             SC           1
     list_xcoms           Query sk begins_with XCOM#<task>#                            SC           1
     clear_xcoms          Query + Delete each                                          SC           1 + n
@@ -162,8 +167,8 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     complete_backfill    Update SET completed_at cond absent; Delete marker cond id    cond         2-3
     runs_dated_between   Query runs_by_date run_date_sk BETWEEN from AND to            SC           1 per page
 
-Limits and capacity: each limit is one item, so one pool, one run's max_active_tasks or the global parallelism
-limit sustains about 1,000 writes/s (a take and a release per try: ~500 task starts/s); shard the limit item
-when an environment needs more. The LSI caps each ``DAG#<dag_id>`` item collection at 10 GB: versions above
-large_item_bytes go to S3, so that is millions of runs per DAG.
+Limits and capacity: a limit of N slots spreads over shard items of 4 slots and at most 4 holders each
+(``store/limits.py``, ``store/limit_shards.py``), so every item stays under 1 KB (one write unit) and a busy
+pool or parallelism spreads its writes over ~N/4 partition keys. The LSI caps each ``DAG#<dag_id>`` item
+collection at 10 GB: versions above large_item_bytes go to S3, so that is millions of runs per DAG.
 """

@@ -39,6 +39,7 @@ class StoreBase:
         self.blobs = Blobs(config, s3_client)
         self._lock = threading.Lock()
         self._limits_known: set[str] = set()
+        self._limit_shapes: dict[str, Any] = {}  # limit id -> the shard counts last read (store/limits.py)
         self._dag_cache: LruCache[tuple[str, str], SerializedDAG] = LruCache(_DAG_CACHE_SIZE)
 
     def _shards(self) -> range:

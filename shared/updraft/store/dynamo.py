@@ -23,15 +23,15 @@ from updraft.store.dags import DagStore
 from updraft.store.event_logs import EventLogStore
 from updraft.store.files import FileStore
 from updraft.store.heartbeats import HeartbeatStore
-from updraft.store.limits import LimitStore
 from updraft.store.long_tasks import LongTaskStore
+from updraft.store.pools import PoolStore
 from updraft.store.runs import RunStore
 from updraft.store.task_instances import TaskInstanceStore
 from updraft.store.variables import VariableStore
 from updraft.store.xcoms import XComStore
 
 
-class DynamoStore(AssetStore, DagStore, FileStore, RunStore, TaskInstanceStore, LimitStore, XComStore, VariableStore,
+class DynamoStore(AssetStore, DagStore, FileStore, RunStore, TaskInstanceStore, PoolStore, XComStore, VariableStore,
                   ConnectionStore, EventLogStore, HeartbeatStore, DagDeletionStore, BackfillStore, LongTaskStore):
     """The store on DynamoDB. Thread-safe: it keeps only caches of immutable facts (versions, limit items
     known to exist), so one instance serves every thread of a process."""

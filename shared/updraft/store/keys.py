@@ -7,7 +7,9 @@ every process puts the same item in the same shard.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import hashlib
 import zlib
 
 from updraft.store.attributes import ts
@@ -65,11 +67,46 @@ def xcom_task_prefix(task_id: str, map_index: int | None) -> str:
     return f"XCOM#{task_id}#{map_index + 1:07d}#"
 
 
+# A limit id longer than this is named in keys by its digest: a run's or a task's limit id carries a dag_id, a
+# run_id and a task_id (250 characters each in Airflow), which would fill a 1 KB limit item on its own.
+LIMIT_KEY_MAX = 64
+
+
+def _digest(value: str, size: int) -> str:
+    """A short, stable, key-safe name for ``value`` (base64url of a BLAKE2b digest: no ``.``, ``[`` or ``]``)."""
+    return base64.urlsafe_b64encode(hashlib.blake2b(value.encode(), digest_size=size).digest()).decode().rstrip("=")
+
+
 def limit_pk(limit_id: str) -> str:
-    return f"LIMIT#{limit_id}"
+    """The limit's root item (which is also its shard 0)."""
+    name = limit_id if len(limit_id) <= LIMIT_KEY_MAX else f"~{_digest(limit_id, 15)}"
+    return f"LIMIT#{name}"
+
+
+def limit_shard_pk(limit_id: str, shard_index: int) -> str:
+    """Shard ``shard_index`` of a limit: shard 0 is the root, the others are items of their own partition key, so
+    a busy limit spreads over partitions."""
+    return limit_pk(limit_id) if shard_index == 0 else f"{limit_pk(limit_id)}#{shard_index}"
+
+
+def holder_name_pk(limit_id: str, holder_key: str) -> str:
+    """Where a holder too long to sit in its shard entry keeps its full name while it holds the limit."""
+    return f"{limit_pk(limit_id)}#N#{holder_key}"
 
 
 LIMIT_SK = "LIMIT"
+POOL_SK = "POOL"  # a pool's record (name, description, include_deferred) beside its limit's root item
+HOLDER_NAME_SK = "NAME"
+
+
+def holder_key(holder: str) -> str:
+    """A holder's key in a limit shard's holders map: 12 characters (72 bits) whatever the holder's length."""
+    return _digest(holder, 9)
+
+
+def holder_shard(holder: str, shards: int) -> int:
+    """The shard a holder tries first: spread by a stable hash, so takes of one busy limit spread evenly."""
+    return shard(holder, shards)
 
 
 def file_pk(relative_path: str) -> str:
@@ -103,16 +140,6 @@ def active_pk(dag_id: str, run_id: str, shards: int) -> str:
 
 def active_sk(sort_date: dt.datetime, dag_id: str, run_id: str) -> str:
     return f"{ts(sort_date)}#{dag_id}#{run_id}"
-
-
-def encode_holder(holder: str) -> str:
-    """A holder as one DynamoDB map key: pynamodb splits document paths on ``.`` only when given a string,
-    but brackets still read as list indexes, so ``[``, ``]`` (and ``%``, to stay reversible) are escaped."""
-    return holder.replace("%", "%25").replace("[", "%5B").replace("]", "%5D")
-
-
-def decode_holder(key: str) -> str:
-    return key.replace("%5B", "[").replace("%5D", "]").replace("%25", "%")
 
 
 def variable_pk(key: str) -> str:

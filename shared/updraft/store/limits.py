@@ -1,22 +1,51 @@
-"""The limit aggregate: one item per limit (a pool, a run's max_active_tasks, max_active_runs, parallelism)
-with its holders, so a take or a release is one conditional write."""
+"""The limit aggregate: a limit (a pool, a run's max_active_tasks, max_active_runs, parallelism) spread over shard
+items of at most 1 KB each (layout in ``limit_shards``), so every write is one write unit on one small item and
+a busy limit spreads over as many partitions as it has shards.
+
+The root item is also shard 0 and says the size, how many shards takes use (``active``) and how many exist
+(``extent``). A take of a limit of one shard is one conditional write on the root. A take of a sharded limit
+reads every shard first (a root GetItem and a BatchGetItem per 100 shards): only that read tells a holder that
+holds already (a claim retried by another invocation) from a new one, and it finds the room left (or that there
+is none); the take then writes the first shard with room in the holder's own order (from a hash of the holder),
+or pieces over several shards when no single one has room. Each write is conditional on that shard's room and
+on the holder not holding in it, and the shards' caps never offer more than the limit has free (``plan_caps``),
+so the limit is never over its size. A release tries the shards a take tries first, then reads. A new limit is
+its root alone; the first take that finds it full while the limit has room spreads the rest over new shards,
+and a resize plans every cap again, both under a lease on the root. Pools add a record of their own
+(``store/pools.py``).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
+import time
+from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
-from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.condition import Condition, size
 from pynamodb.expressions.operand import Path
 from pynamodb.expressions.update import Action
 
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit, pool_of
 from updraft.store import keys
-from updraft.store.api import LimitState, Pool
-from updraft.store.attributes import parse_ts, ts
+from updraft.store.api import LimitState
 from updraft.store.base import StoreBase
-from updraft.store.errors import DefaultPoolCannotBeDeleted, StoreError
+from updraft.store.limit_shards import (
+    PIECE,
+    SHARD_ENTRIES,
+    ShardView,
+    active_shards,
+    effective,
+    entries,
+    entry_value,
+    inline_name,
+    plan_caps,
+    plan_take,
+    probe_order,
+    root_cap,
+)
 from updraft.store.models import LimitItem
 from updraft.store.writes import (
     RETRIES,
@@ -25,215 +54,339 @@ from updraft.store.writes import (
     any_of,
     conditional,
     item_absent,
-    item_present,
     update_quietly,
     write_token,
 )
 
+# How long a process trusts the shard count it last read: a take refused by a one-shard limit read this recently
+# is refused without a read (a resize that grew it is seen at the latest this much later).
+SHAPE_TTL_S = 10.0
+FAST_PROBES = 3  # shards a release tries (where a take goes first) before it reads the limit
+# A rebalance's hold on the root: a crashed one's plan is taken over after this long.
+REBALANCE_LEASE = dt.timedelta(seconds=30)
+
 
 # ----------------------------------------------------------------------------------------- named conditions
 def room_for(L: type[LimitItem], slots: int) -> Condition:
-    """Enough slots are free; a negative limit is unlimited (Airflow's pool slots = -1), ``available`` still
-    counts what is held."""
-    return any_of(L.available >= slots, L.limit < 0)
+    """Enough slots are free in this shard; an unlimited shard (cap -1) still counts what is held."""
+    return any_of(L.available >= slots, L.cap < 0)
 
 
-def not_holding(L: type[LimitItem], h: str) -> Condition:
-    """The holder holds nothing yet: a take is idempotent, never counted twice."""
-    holder: Path = L.holders[h]
-    return holder.does_not_exist()
+def not_holding(L: type[LimitItem], key: str) -> Condition:
+    """The holder holds nothing in this shard yet (neither whole nor a piece): a take is never counted twice."""
+    return all_of(L.holders[key].does_not_exist(), L.holders[key + PIECE].does_not_exist())
 
 
-def holding(L: type[LimitItem], h: str) -> Condition:
-    holder: Path = L.holders[h]
-    return holder.exists()
+def entry_room(L: type[LimitItem]) -> Condition:
+    """The shard has room for one more entry: what keeps it under 1 KB, whatever the slots."""
+    entry_count: Condition = size(L.holders) < SHARD_ENTRIES  # type: ignore[no-untyped-call]
+    return entry_count
 
 
-def limit_is(L: type[LimitItem], limit: int) -> Condition:
-    """The size is still the one read: two resizes cannot both apply their delta to one old value."""
-    return L.limit == limit
+def holding(L: type[LimitItem], entry_key: str) -> Condition:
+    entry: Path = L.holders[entry_key]
+    return entry.exists()
 
 
-def _holders_raw(item: LimitItem) -> dict[str, dict[str, Any]]:
-    """By encoded holder. A MapAttribute as read (its as_dict is unannotated in pynamodb), or the plain dict a new
-    item was built with."""
+def lease_free(L: type[LimitItem], version: int, now_ms: int) -> Condition:
+    """The root is as read and no other rebalance holds it (or its lease ran out): two never mix their plans."""
+    return all_of(L.version == version, any_of(L.lease.does_not_exist(), L.lease < now_ms))
+
+
+def unused_or_absent(L: type[LimitItem]) -> Condition:
+    """No shard here, or one no take can have used: no cap, no holders."""
+    unused: Condition = size(L.holders) == 0  # type: ignore[no-untyped-call]
+    return any_of(item_absent(L), all_of(L.cap == 0, unused))
+
+
+def cap_is(L: type[LimitItem], cap: int) -> Condition:
+    return L.cap == cap
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What a process remembers of a limit to place a take without reading it."""
+
+    limit: int
+    active: int
+    extent: int
+    read_at: float
+    whole: bool  # one shard offering the whole size: its refusal is the limit's (full, or the holder holds)
+
+    @property
+    def fresh(self) -> bool:
+        return time.monotonic() - self.read_at < SHAPE_TTL_S
+
+
+def _raw(item: LimitItem) -> dict[str, Any]:
+    """The holders map as read (a MapAttribute: its as_dict is unannotated in pynamodb), or as built."""
     holders = item.holders
-    raw: dict[str, dict[str, Any]] = (holders.as_dict() if hasattr(holders, "as_dict")  # type: ignore[no-untyped-call]
-                                      else dict(holders or {}))
+    raw: dict[str, Any] = (holders.as_dict() if hasattr(holders, "as_dict")  # type: ignore[no-untyped-call]
+                           else dict(holders or {}))
     return raw
 
 
-def _holders(item: LimitItem) -> dict[str, dict[str, Any]]:
-    return {keys.decode_holder(k): v for k, v in _holders_raw(item).items()}
-
-
-def _pool_from_item(item: LimitItem) -> Pool:
-    holders = _holders(item)
-    return Pool(name=item.pool_name, slots=int(item.limit), description=item.description or "",
-                occupied=sum(int(v["slots"]) for v in holders.values()),
-                include_deferred=bool(item.include_deferred))
-
-
 class LimitStore(StoreBase):
-    def _limit_item(self, limit_id: str) -> LimitItem | None:
+    # ------------------------------------------------------------------------------------------------ reads
+    def _shape(self, limit_id: str) -> _Shape | None:
+        shape: _Shape | None = self._limit_shapes.get(limit_id)
+        return shape
+
+    def _remember(self, limit_id: str, root: LimitItem) -> _Shape:
+        limit, extent = int(root.limit or 0), int(root.extent or 1)
+        shape = _Shape(limit, int(root.active or 1), extent, time.monotonic(),
+                       whole=limit >= 0 and extent == 1 and int(root.cap or 0) == limit)
+        with self._lock:
+            self._limit_shapes[limit_id] = shape
+        return shape
+
+    def _get(self, pk: str, sk: str) -> LimitItem | None:
         L = self.models.limit
         try:
-            return L.get(keys.limit_pk(limit_id), keys.LIMIT_SK, consistent_read=True)
+            return L.get(pk, sk, consistent_read=True)
         except L.DoesNotExist:
             return None
 
-    def _new_limit(self, limit_id: str, limit: int, *, pool: str | None = None, description: str = "") -> LimitItem:
+    def _read(self, limit_id: str) -> list[LimitItem]:
+        """Every shard of the limit, root first, by index (a missing shard is an empty stand-in); [] when the
+        limit does not exist. One GetItem, plus one BatchGetItem per 100 other shards."""
+        root = self._get(keys.limit_pk(limit_id), keys.LIMIT_SK)
+        if root is None:
+            return []
+        shape = self._remember(limit_id, root)
         L = self.models.limit
-        item = L(keys.limit_pk(limit_id), keys.LIMIT_SK, limit_id=limit_id, limit=limit, available=limit,
-                 holders={})
-        if pool is not None:
-            item.pool_name = pool
-            item.description = description
-            item.list_pk = keys.POOLS_LIST_PK
-            item.list_sk = pool
-        return item
+        pks = [keys.limit_shard_pk(limit_id, i) for i in range(1, shape.extent)]
+        found = {item.pk: item for item in self._batch_get(L, [(pk, keys.LIMIT_SK) for pk in pks])}
+        # A shard the root counts but not yet written (a resize or a growth under way) stands in with no cap.
+        return [root, *(found.get(pk) or L(pk, keys.LIMIT_SK, available=0, holders={}) for pk in pks)]
 
-    def _ensure_limit(self, limit_id: str, limit: int) -> None:
-        """Create the limit item on first use (a conditional put, so racing creators agree), once per process.
+    def _names(self, limit_id: str, holder_keys: set[str]) -> dict[str, str]:
+        """Full names of the holders whose entries keep none (longer than ``NAME_INLINE_MAX``)."""
+        L = self.models.limit
+        wanted = [(keys.holder_name_pk(limit_id, k), keys.HOLDER_NAME_SK) for k in sorted(holder_keys)]
+        return {item.pk.rsplit("#", 1)[1]: item.holder or "" for item in self._batch_get(L, wanted)}
+
+    def get_limit(self, limit_id: str) -> LimitState | None:
+        shards = self._read(limit_id)
+        if not shards:
+            return None
+        found = [e for shard in shards for e in entries(_raw(shard))]
+        names = self._names(limit_id, {e.key for e in found if not e.name}) if any(not e.name for e in found) else {}
+        holders: dict[str, int] = defaultdict(int)
+        taken_at: dict[str, dt.datetime] = {}
+        for e in found:
+            name = e.name or names.get(e.key, e.key)
+            holders[name] += e.slots
+            taken_at[name] = min(taken_at.get(name, e.taken_at), e.taken_at)
+        limit = int(shards[0].limit or 0)
+        return LimitState(limit=limit, available=limit - sum(holders.values()), holders=dict(holders),
+                          taken_at=taken_at)
+
+    # --------------------------------------------------------------------------------------- creation
+    def _create(self, limit_id: str, limit: int) -> bool:
+        """Create the limit at ``limit`` slots as its root alone, offering up to one shard's share (a conditional
+        put, so racing creators agree): one write, as before sharding, and most limits (a run's max_active_tasks,
+        a small pool) never need more. The first take that finds the root full while the limit has room spreads
+        the rest over new shards (``_rebalance``). True when this call created it."""
+        L = self.models.limit
+        root = L(keys.limit_pk(limit_id), keys.LIMIT_SK, limit=limit, active=1, extent=1, version=0,
+                 cap=root_cap(limit), available=effective(root_cap(limit)), holders={})
+        created = conditional(functools.partial(root.save, condition=item_absent(L)))
+        if created:
+            self._remember(limit_id, root)
+        return created
+
+    def _ensure_limit(self, limit_id: str, limit: int) -> bool:
+        """Create the limit on first use, once per process; True when this call created it.
 
         Pools other than default_pool are never created here: a task naming a pool nobody created is not
         schedulable, as in Airflow, so its takes simply fail.
         """
         if limit_id in self._limits_known:
-            return
+            return False
+        created = False
         if limit_id == pool_limit(DEFAULT_POOL):
-            item = self._new_limit(limit_id, DEFAULT_POOL_SLOTS, pool=DEFAULT_POOL,
-                                   description="Default pool")
-        elif pool_of(limit_id) is not None:
-            item = None
-        else:
-            item = self._new_limit(limit_id, limit)
-        if item is not None:
-            L = self.models.limit
-            conditional(lambda: item.save(condition=item_absent(L)))
+            created = self._create(limit_id, DEFAULT_POOL_SLOTS)
+        elif pool_of(limit_id) is None:
+            created = self._create(limit_id, limit)
         with self._lock:
             self._limits_known.add(limit_id)
+        return created
 
-    def _holds_with(self, limit_id: str, h: str, token: str) -> bool:
-        """The holder's entry is the one the take with ``token`` wrote: ours landed, its acknowledgement was lost
-        (a holder that took before, say a claim retried by a new invocation, is not ours: it stays refused)."""
-        item = self._limit_item(limit_id)
-        entry = None if item is None else _holders_raw(item).get(h)
-        return entry is not None and entry.get("w") == token
-
-    def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> bool:
+    # ------------------------------------------------------------------------------------- take, release
+    def _take_at(self, limit_id: str, index: int, entry_key: str, value: list[Any]) -> bool:
+        """One conditional write of one shard: room for the slots, room for an entry, the holder not in it."""
         L = self.models.limit
-        h = keys.encode_holder(holder)
-        row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
-        token = write_token()
-        actions = [L.available.set(L.available - slots),
-                   L.holders[h].set({"slots": slots, "at": ts(now), "w": token})]
-        condition = all_of(room_for(L, slots), not_holding(L, h))
-        landed = functools.partial(self._holds_with, limit_id, h, token)
-        if acknowledged(lambda: update_quietly(row, actions, condition), landed):
-            return True
-        if limit_id in self._limits_known:
-            return False
-        # Refused by a limit this process has not seen yet: perhaps it does not exist (a run's max_active_tasks
-        # item before its first try). Created on that first refusal, not checked before every first take: the
-        # common case (the item exists) then costs one request, on the path from one task's end to the next.
-        self._ensure_limit(limit_id, limit)
+        slots = int(value[0])
+        row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
+        actions = [L.available.set(L.available - slots), L.holders[entry_key].set(value)]
+        condition = all_of(room_for(L, slots), not_holding(L, entry_key.removesuffix(PIECE)), entry_room(L))
+        landed = functools.partial(self._holds_with, limit_id, index, entry_key, str(value[2]))
         return acknowledged(lambda: update_quietly(row, actions, condition), landed)
 
-    def release_slots(self, limit_id: str, holder: str) -> bool:
+    def _holds_with(self, limit_id: str, index: int, entry_key: str, token: str) -> bool:
+        """The entry is the one the take with ``token`` wrote: ours landed, its acknowledgement was lost (a holder
+        that took before, say a claim retried by a new invocation, is not ours: it stays refused)."""
+        item = self._get(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
+        value = None if item is None else _raw(item).get(entry_key)
+        return value is not None and str(value[2]) == token
+
+    def _release_at(self, limit_id: str, index: int, entry_key: str) -> bool:
+        """One write: the entry itself says how many slots go back."""
         L = self.models.limit
-        h = keys.encode_holder(holder)
-        row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
-        # One write: the holder's own entry says how many slots go back.
-        actions = [L.available.set(L.available + L.holders[h]["slots"]), L.holders[h].remove()]
-        return conditional(lambda: update_quietly(row, actions, holding(L, h)))
+        row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
+        actions = [L.available.set(L.available + L.holders[entry_key][0]), L.holders[entry_key].remove()]
+        return conditional(lambda: update_quietly(row, actions, holding(L, entry_key)))
 
-    def get_limit(self, limit_id: str) -> LimitState | None:
-        item = self._limit_item(limit_id)
-        if item is None:
-            return None
-        holders = _holders(item)
-        return LimitState(
-            limit=int(item.limit), available=int(item.available),
-            holders={h: int(v["slots"]) for h, v in holders.items()},
-            taken_at={h: parse_ts(v["at"]) for h, v in holders.items() if v.get("at")},
-        )
+    def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> bool:
+        key = keys.holder_key(holder)
+        value = entry_value(slots, now, write_token(), holder)
+        if not inline_name(holder):  # the name first: an entry is never there without a way to its name
+            self.models.limit(keys.holder_name_pk(limit_id, key), keys.HOLDER_NAME_SK, holder=holder).save()
+        shape = self._shape(limit_id)
+        if shape is not None and shape.active > 1:
+            # A holder may sit in any shard: only a read of every shard tells a holder that holds already (a take
+            # retried by another invocation) from a new one, so a take of a sharded limit reads it first.
+            return self._take_spread(limit_id, holder, key, value)
+        if self._take_fast(limit_id, key, value):
+            return True
+        if shape is None and self._ensure_limit(limit_id, limit):
+            # Refused by a limit this process had not seen, which did not exist (a run's max_active_tasks before
+            # its first try): created on that first refusal, not checked before every first take, so the common
+            # case (the limit exists) costs one request on the path from one task's end to the next.
+            shape = self._shape(limit_id)
+            if self._take_fast(limit_id, key, value):
+                return True
+        if shape is not None and shape.fresh and shape.whole:
+            return False  # its one shard refused: full, or the holder holds already
+        return self._take_spread(limit_id, holder, key, value)
 
-    def _resize(self, limit_id: str, limit: int, *, create: bool, description: str | None = None,
-                include_deferred: bool | None = None) -> LimitItem | None:
-        """Set the limit to ``limit``, moving ``available`` by the same delta so holders keep their slots.
+    def _take_fast(self, limit_id: str, key: str, value: list[Any]) -> bool:
+        """One write to the root, for a limit of one shard (or one this process has not read yet)."""
+        return self._take_at(limit_id, 0, key, value)
 
-        Conditional on the limit read, so two resizes cannot both apply their delta to one old value.
-        Returns the item as written, or None (absent and ``create`` is False, or too much contention).
+    def _take_spread(self, limit_id: str, holder: str, key: str, value: list[Any]) -> bool:
+        """Read every shard, then take where there is room: in one shard, or in pieces over several (each piece
+        a conditional write; a refused piece gives back the ones taken and the take plans again)."""
+        for _ in range(RETRIES):
+            shards = self._read(limit_id)
+            if not shards:
+                return False
+            found = [entries(_raw(shard)) for shard in shards]
+            if any(e.key == key for shard_entries in found for e in shard_entries):
+                return False  # the holder holds already
+            views = [ShardView(i, int(s.cap if s.cap is not None else 0), int(s.available or 0), len(found[i]))
+                     for i, s in enumerate(shards)]
+            shape = self._remember(limit_id, shards[0])
+            order = probe_order(keys.holder_shard(holder, shape.active), shape.active) if shape.limit >= 0 \
+                else probe_order(keys.holder_shard(holder, shape.extent), shape.extent)
+            plan = plan_take(views, int(value[0]), order)
+            if plan is None:
+                held = sum(e.slots for shard_entries in found for e in shard_entries)
+                if shape.limit >= 0 and shape.limit - held < int(value[0]):
+                    return False  # full
+                # The limit has room its shards do not offer (a shrink parked them; every shard has its entries;
+                # an unlimited limit needs one more shard): the caps are planned again, then the take.
+                self._rebalance(limit_id)
+                continue
+            entry_keys = [key] if len(plan) == 1 else [key + PIECE] * len(plan)
+            taken: list[tuple[int, str]] = []
+            for (index, piece), entry_key in zip(plan, entry_keys, strict=True):
+                if not self._take_at(limit_id, index, entry_key, [piece, *value[1:]]):
+                    break
+                taken.append((index, entry_key))
+            if len(taken) == len(plan):
+                return True
+            for index, entry_key in taken:
+                self._release_at(limit_id, index, entry_key)
+        return False
+
+    def release_slots(self, limit_id: str, holder: str) -> bool:
+        key = keys.holder_key(holder)
+        shape = self._shape(limit_id)
+        count = shape.active if shape is not None else 1
+        released = False
+        # Where a take goes first: its home shard, then onward (a take skips only shards known full).
+        for index in probe_order(keys.holder_shard(holder, count), count)[:FAST_PROBES]:
+            if self._release_at(limit_id, index, key):
+                released = True
+                break
+        if not released:  # placed further on, in pieces, or not held: read where
+            for index, shard in enumerate(self._read(limit_id)):
+                held = [k for k in _raw(shard) if k.removesuffix(PIECE) == key]
+                released = any([self._release_at(limit_id, index, k) for k in held]) or released
+        if released and not inline_name(holder):
+            self.models.limit(keys.holder_name_pk(limit_id, key), keys.HOLDER_NAME_SK).delete()
+        return released
+
+    # ----------------------------------------------------------------------------------------------- resize
+    def _rebalance(self, limit_id: str, limit: int | None = None) -> bool:
+        """Give every shard its cap for ``limit`` (None: the root's size) from one read of the limit (``plan_caps``).
+
+        One rebalance at a time: it leases the root (a conditional write on the version read), writes the shards
+        the plan adds, lowers caps before it raises any, and last sets the root (its size, shard counts and own
+        cap) and ends the lease, so the shards never offer more than the larger of the two plans. A lease left by
+        a crash expires after ``REBALANCE_LEASE``. Each shard write is conditional on the cap read. False when the
+        limit does not exist or another rebalance holds it (the caller reads again).
         """
         L = self.models.limit
-        for _ in range(RETRIES):
-            item = self._limit_item(limit_id)
-            if item is None:
+        shards = self._read(limit_id)
+        if not shards:
+            return False
+        root, version = shards[0], int(shards[0].version or 0)
+        size = int(root.limit or 0) if limit is None else limit
+        found = [entries(_raw(shard)) for shard in shards]
+        caps = plan_caps(size, [sum(e.slots for e in f) for f in found], [len(f) for f in found])
+        old_caps = [int(shard.cap or 0) for shard in shards] + [0] * (len(caps) - len(shards))
+        now_ms = int(time.time() * 1000)
+        row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
+        lease = [L.version.set(version + 1), L.lease.set(now_ms + int(REBALANCE_LEASE.total_seconds() * 1000))]
+        if not conditional(functools.partial(update_quietly, row, lease, lease_free(L, version, now_ms))):
+            return False
+        # Shards the plan adds, or the root counts but nobody wrote (a rebalance that stopped half way), are written
+        # first, empty and with no cap: over nothing or over such an empty one (a rebalance that stopped before
+        # its root write leaves it), never over one with holders or a cap (then this read is stale).
+        missing = [i for i, shard in enumerate(shards) if shard.cap is None] + list(range(len(shards), len(caps)))
+        for index in missing:
+            new = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK, cap=0, available=0, holders={})
+            if not conditional(functools.partial(new.save, condition=unused_or_absent(L))):
+                return False
+        extent = max(len(shards), len(caps))
+        caps += old_caps[len(caps):]
+        for index in sorted((i for i in range(1, len(caps)) if caps[i] != old_caps[i]),
+                            key=lambda i: effective(caps[i]) - effective(old_caps[i])):
+            delta = effective(caps[index]) - effective(old_caps[index])
+            shard_row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
+            conditional(functools.partial(update_quietly, shard_row, [L.cap.set(caps[index]),
+                                                                      L.available.set(L.available + delta)],
+                                          cap_is(L, old_caps[index])))
+        root_actions: list[Action] = [
+            L.limit.set(size), L.extent.set(extent), L.active.set(active_shards(caps)), L.cap.set(caps[0]),
+            L.available.set(L.available + (effective(caps[0]) - effective(old_caps[0]))),
+            L.version.set(version + 2), L.lease.remove()]
+        done = conditional(functools.partial(update_quietly, row, root_actions, L.version == version + 1))
+        self._read(limit_id)  # the shape this process places takes by
+        return done
+
+    def _resize(self, limit_id: str, limit: int, *, create: bool) -> bool:
+        """Set the limit to ``limit`` slots, holders keeping theirs (a shrink below them admits nobody until they
+        fall below it). Waits out another rebalance (a resize is an operator's or a deploy's act, never on a task's
+        path), up to ``REBALANCE_LEASE``."""
+        deadline = time.monotonic() + REBALANCE_LEASE.total_seconds()
+        pause = 0.01
+        while time.monotonic() < deadline:
+            root = self._get(keys.limit_pk(limit_id), keys.LIMIT_SK)
+            if root is None:
                 if not create:
-                    return None
-                pool = pool_of(limit_id)
-                new = self._new_limit(limit_id, limit, pool=pool, description=description or "")
-                if pool is not None and include_deferred:
-                    new.include_deferred = True
-                if conditional(functools.partial(new.save, condition=item_absent(L))):
-                    return new
+                    return False
+                if self._create(limit_id, limit):
+                    return True
                 continue
-            actions: list[Action] = []
-            if int(item.limit) != limit:
-                actions += [L.limit.set(limit), L.available.set(L.available + (limit - int(item.limit)))]
-            if description is not None and item.description != description:
-                actions.append(L.description.set(description))
-            if include_deferred is not None and bool(item.include_deferred) != include_deferred:
-                actions.append(L.include_deferred.set(include_deferred))
-            if not actions:
-                return item
-            row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
-            if conditional(functools.partial(row.update, actions, limit_is(L, int(item.limit)))):
-                return row
-        return None
+            if int(root.limit or 0) == limit or self._rebalance(limit_id, limit):
+                return True
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+        return False
 
     def resize_limit(self, limit_id: str, limit: int, *, create: bool = True) -> bool:
-        return self._resize(limit_id, limit, create=create) is not None
-
-    # ----------------------------------------------------------------------------------------------- pools
-    def get_pool(self, name: str) -> Pool | None:
-        item = self._limit_item(pool_limit(name))
-        if item is None and name == DEFAULT_POOL:
-            self._limits_known.discard(pool_limit(name))
-            self._ensure_limit(pool_limit(name), DEFAULT_POOL_SLOTS)
-            item = self._limit_item(pool_limit(name))
-        return None if item is None else _pool_from_item(item)
-
-    def list_pools(self) -> list[Pool]:
-        L = self.models.limit
-        found = set(self._listed_keys(L.list_index, [keys.POOLS_LIST_PK]))
-        found.add((keys.limit_pk(pool_limit(DEFAULT_POOL)), keys.LIMIT_SK))  # the index may lag its creation
-        pools = {p.name: p for p in (_pool_from_item(i) for i in self._batch_get(L, sorted(found)))}
-        if DEFAULT_POOL not in pools:
-            default = self.get_pool(DEFAULT_POOL)
-            if default is not None:
-                pools[DEFAULT_POOL] = default
-        return [pools[n] for n in sorted(pools)]
-
-    def set_pool(self, name: str, slots: int, description: str = "", include_deferred: bool | None = None
-                 ) -> Pool:
-        if slots < -1:
-            raise ValueError("pool slots must be >= 0, or -1 for unlimited")
-        item = self._resize(pool_limit(name), slots, create=True, description=description,
-                            include_deferred=include_deferred)
-        if item is None:
-            raise StoreError(f"pool {name}: too much contention to resize it")
-        with self._lock:
-            self._limits_known.add(pool_limit(name))
-        return self.get_pool(name) or _pool_from_item(item)
-
-    def delete_pool(self, name: str) -> bool:
-        if name == DEFAULT_POOL:
-            raise DefaultPoolCannotBeDeleted()
-        L = self.models.limit
-        row = L(keys.limit_pk(pool_limit(name)), keys.LIMIT_SK)
-        deleted = conditional(lambda: row.delete(item_present(L)))
-        with self._lock:
-            self._limits_known.discard(pool_limit(name))
-        return deleted
+        return self._resize(limit_id, limit, create=create)

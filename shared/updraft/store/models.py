@@ -217,13 +217,21 @@ class TaskInstanceItem(Item):
 
 
 class LimitItem(Item):
-    limit_id = UnicodeAttribute()
-    limit = NumberAttribute()
-    available = NumberAttribute()
-    # encoded holder -> {"slots": n, "at": ts}; encoded so any holder string is one document-path segment
-    holders: MapAttribute[str, Any] = MapAttribute(default=dict)  # type: ignore[no-untyped-call]
-    pool_name = UnicodeAttribute(null=True)  # set on pool items only
-    include_deferred = BooleanAttribute(null=True)  # pools only: deferred tasks keep their slot (absent: False)
+    """One item of a limit (``store/limits.py``): its root, which is also its shard 0, another shard, a pool's
+    record beside the root, or the name of a holder too long to sit in its entry. Every one stays under 1 KB."""
+
+    limit = NumberAttribute(null=True)  # root: the size (-1: unlimited)
+    active = NumberAttribute(null=True)  # root: the shards takes are placed on
+    extent = NumberAttribute(null=True)  # root: the shards that exist (a shrunk limit's idle shards still count)
+    version = NumberAttribute(null=True)  # root: bumped by every rebalance of the shards' caps
+    lease = NumberAttribute(null=True)  # root: until when (epoch ms) a rebalance holds it
+    cap = NumberAttribute(null=True)  # shard: its share of the size (-1: unlimited)
+    available = NumberAttribute(null=True)  # shard: cap - held slots (an unlimited shard counts from 0)
+    # shard: holder key -> [slots, taken at (epoch ms), write token, name ("" when kept in a name item)]
+    holders: MapAttribute[str, Any] = MapAttribute(null=True)  # type: ignore[no-untyped-call]
+    holder = UnicodeAttribute(null=True)  # a name item: the holder's full name
+    pool_name = UnicodeAttribute(null=True)  # pool record only
+    include_deferred = BooleanAttribute(null=True)  # pool record: deferred tasks keep their slot (absent: False)
     description = UnicodeAttribute(null=True)
     list_pk = UnicodeAttribute(null=True)
     list_sk = UnicodeAttribute(null=True)
