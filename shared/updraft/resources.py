@@ -53,6 +53,11 @@ class ResourceNames:
         return f"{self.prefix}-{self.account}-{self.region}"
 
     @property
+    def dag_code_role(self) -> str:
+        """The role user code runs with (the stack's ``DagCodeRole``; local mode creates one of this name)."""
+        return f"{self.prefix}-dag-code"
+
+    @property
     def parser_function(self) -> str:
         return f"{self.prefix}-parser"
 

@@ -1,8 +1,10 @@
 """Create, on the embedded AWS, the resources the CDK stack defines, under the names it gives them.
 
 Idempotent: local mode calls it on every start, over a fresh server or one restored from ``--state-dir``.
-Lambda functions, the tick rule and the ECS cluster are not created: moto cannot run Lambda code, fire schedule
-rules or run Fargate tasks without Docker, so local mode plays those parts itself (``updraft.local.system``).
+The DAG-code role is created too, so user code in local mode holds that role's (embedded STS) credentials as on
+AWS, never local mode's own. Lambda functions, the tick rule and the ECS cluster are not created: moto cannot
+run Lambda code, fire schedule rules or run Fargate tasks without Docker, so local mode plays those parts itself
+(``updraft.local.system``).
 S3 -> Lambda notifications are dropped by moto too; the bucket notifies a queue instead, which local mode
 drains into the parser handler, so the parser sees exactly the S3 events it gets on AWS.
 """
@@ -22,6 +24,7 @@ class LocalResources:
     names: ResourceNames
     endpoint_url: str
     dag_events_queue_url: str
+    dag_code_role_arn: str
 
     def config(self, **overrides: Any) -> UpdraftConfig:
         """The configuration every local handler and process runs with."""
@@ -30,6 +33,7 @@ class LocalResources:
             "dags_prefix": DAGS_PREFIX, "dynamodb_endpoint": self.endpoint_url, "endpoint_url": self.endpoint_url,
             "worker_function": self.names.worker_function, "ecs_cluster": self.names.ecs_cluster,
             "ecs_task_definition": self.names.ecs_task_family, "ecs_container": self.names.ecs_container,
+            "dag_code_role": self.dag_code_role_arn,
         }
         values.update(overrides)
         return UpdraftConfig(**values)
@@ -55,10 +59,24 @@ def provision(names: ResourceNames, endpoint_url: str, *, session: Any = None, n
         s3.create_bucket(**bucket_kwargs)
     s3.put_bucket_versioning(Bucket=names.bucket, VersioningConfiguration={"Status": "Enabled"})
     queue_url = session.client("sqs", **kwargs).create_queue(QueueName=names.dag_events_queue)["QueueUrl"]
-    resources = LocalResources(names=names, endpoint_url=endpoint_url, dag_events_queue_url=queue_url)
+    resources = LocalResources(names=names, endpoint_url=endpoint_url, dag_events_queue_url=queue_url,
+                               dag_code_role_arn=_dag_code_role(session.client("iam", **kwargs), names))
     if notify:
         notify_dag_events(resources, session=session)
     return resources
+
+
+def _dag_code_role(iam: Any, names: ResourceNames) -> str:
+    """The DAG-code role's ARN, created if missing; trusted by the account, as the stack's is by its functions."""
+    import json
+
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["sts:AssumeRole", "sts:TagSession"],
+                                                      "Principal": {"AWS": f"arn:aws:iam::{names.account}:root"}}]}
+    try:
+        role = iam.create_role(RoleName=names.dag_code_role, AssumeRolePolicyDocument=json.dumps(trust))
+    except iam.exceptions.EntityAlreadyExistsException:
+        role = iam.get_role(RoleName=names.dag_code_role)
+    return str(role["Role"]["Arn"])
 
 
 def notify_dag_events(resources: LocalResources, *, session: Any = None) -> None:

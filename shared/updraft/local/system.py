@@ -296,7 +296,9 @@ class LocalSystem:
 
         def call(function: str, payload: Any) -> Any:
             loader = self.services.loader  # the trigger's look runs in a child, with the user's folders importable
+            role = self.services.dag_code_credentials  # and the DAG-code role's credentials, as the check Lambda
             return check(payload, store=self.services.store, now=dt.datetime.now(dt.UTC),
+                         credentials=role.environment() if role is not None else None,
                          dags_folder=loader.dags_folder, plugins_folder=loader.plugins_folder)
 
         return LocalStepFunctions(definition(self.names.worker_function, LOCAL_CHECK_FUNCTION), invoke=invoke,
