@@ -17,7 +17,7 @@ from updraft.sdk.baseoperator import BaseOperator, merged_default_args, merged_p
 from updraft.sdk.exceptions import UnsupportedFeatureError
 from updraft.sdk.node import TaskNode
 from updraft.sdk.taskgroup import mapped_group_enclosing
-from updraft.sdk.xcom_arg import XCOM_RETURN_KEY, PlainXComArg, XComArg
+from updraft.sdk.xcom_arg import XCOM_RETURN_KEY, MappedArgument, PlainXComArg, XComArg
 
 if TYPE_CHECKING:
     from updraft.sdk.dag import DAG
@@ -82,8 +82,10 @@ def required_init_parameters(operator_class: type) -> set[str]:
 
 
 def is_mappable(value: Any) -> bool:
-    """An XComArg, or an ordered collection that is not a string (Airflow's ``is_mappable``)."""
-    if isinstance(value, XComArg):
+    """An XComArg, a mapped group's argument, or a collection that is not a string (Airflow's ``is_mappable``).
+
+    A ``MappedArgument`` passes here, as in Airflow, so that expanding over it meets Airflow's own refusal."""
+    if isinstance(value, (XComArg, MappedArgument)):
         return True
     return isinstance(value, (Sequence, dict)) and not isinstance(value, (str, bytes, bytearray))
 

@@ -262,16 +262,23 @@ class MappedTaskGroup(TaskGroup):
 
     Every task inside has the group's map indexes; inside the group, instance ``i`` of a task follows instance ``i``
     of its upstream tasks in the group, and a task downstream of the group waits for every instance. Refused as
-    Airflow refuses (a mapped task inside, ``MappedTaskInMappedGroupError``, as Airflow 3.3's NotImplementedError),
-    and beyond it where Updraft cannot count instances (a mapped group inside a mapped group would multiply the
-    indexes): each a clear error when the DAG is parsed.
+    Airflow refuses (a mapped task inside, ``MappedTaskInMappedGroupError``, as Airflow 3.3's NotImplementedError;
+    a group expanded over an enclosing group's argument, ``MappedArgument``'s ValueError), and beyond it where
+    Updraft counts instances differently (a mapped group inside a mapped group, which Airflow accepts): each a
+    clear error when the DAG is parsed.
     """
 
     def __init__(self, group_id: str | None, *, expand_input: Any, **kwargs: Any) -> None:
         super().__init__(group_id, **kwargs)
-        if any(isinstance(g, MappedTaskGroup) for g in self._enclosing_groups()):
-            raise UnsupportedFeatureError("nested mapped task groups",
-                                          "expand the outer group only, or map a task inside it instead")
+        outer = next((g for g in self._enclosing_groups() if isinstance(g, MappedTaskGroup)), None)
+        if outer is not None:
+            raise UnsupportedFeatureError(
+                f"nested mapped task groups (mapped group {self.group_id!r} inside mapped group {outer.group_id!r})",
+                "Airflow 3.3 accepts this and gives each task inside the product of the groups' lengths as map "
+                "indexes, resolving every group's argument at the task's map index modulo that group's own length "
+                "(so groups of equal length repeat combinations, and an expand_kwargs list is indexed past its "
+                "end); Updraft maps a task by one group only. Expand only the outer group, over the combinations "
+                "you want (expand_kwargs with a list of dicts, e.g. from itertools.product)")
         self.expand_input = expand_input
 
     def _enclosing_groups(self) -> Iterator[TaskGroup]:

@@ -228,6 +228,12 @@ class MappedArgument:
     replaces it, and it names its key when shown."""
 
     def __init__(self, expand_input: Any, key: str) -> None:
+        from updraft.sdk.mappedoperator import DictOfListsExpandInput
+
+        # Airflow's own refusal (its MappedArgument validator): a group expanded over an enclosing group's argument
+        if isinstance(expand_input, DictOfListsExpandInput) and any(
+                isinstance(v, MappedArgument) for v in expand_input.value.values()):
+            raise ValueError("Nested Mapped TaskGroups are not yet supported")
         self.expand_input = expand_input
         self.key = key
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.functional.api.asset_helpers import seed_assets
+from tests.functional.api.asset_helpers import seed_assets, seed_watched_assets
 from tests.functional.api.conftest import NOW
 from updraft.scheduling.asset_triggers import create_asset_triggered_runs
 from updraft.scheduling.dag_versions import pinned_dag
@@ -30,6 +30,20 @@ def test_assets_list_and_get(api, assets):
     aliases = api.get("/api/v2/assets/aliases").body
     assert [a["name"] for a in aliases["asset_aliases"]] == ["al"]
     assert api.get(f"/api/v2/assets/aliases/{aliases['asset_aliases'][0]['id']}").body["name"] == "al"
+
+
+def test_assets_list_their_watchers_as_airflow(api, store):
+    seed_watched_assets(store)
+    seed_assets(store)
+    orders = api.get(f"/api/v2/assets/{asset_id_of('orders')}").body
+    refunds = api.get(f"/api/v2/assets/{asset_id_of('refunds')}").body
+    [watcher] = orders["watchers"]
+    assert set(watcher) == {"name", "trigger_id", "created_date"}
+    assert watcher["name"] == "orders_queue" and watcher["created_date"] == orders["created_at"]
+    # one queue is one trigger, as Airflow's deduplicated trigger row: both watchers point at it
+    assert [w["name"] for w in refunds["watchers"]] == ["refunds_queue"]
+    assert refunds["watchers"][0]["trigger_id"] == watcher["trigger_id"]
+    assert api.get(f"/api/v2/assets/{asset_id_of('raw')}").body["watchers"] == []
 
 
 def test_post_event_queues_the_consumer_and_events_list(api, assets):

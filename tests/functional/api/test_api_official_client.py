@@ -224,10 +224,14 @@ def test_assets_through_the_official_client(client, store):
     from airflow_client.client.api.asset_api import AssetApi
     from airflow_client.client.models.create_asset_events_body import CreateAssetEventsBody
 
-    from tests.functional.api.asset_helpers import seed_assets
+    from tests.functional.api.asset_helpers import seed_assets, seed_watched_assets
+    from updraft.store.assets import asset_id_of
 
     seed_assets(store)
+    seed_watched_assets(store)
     assets = AssetApi(client)
+    [watcher] = assets.get_asset(asset_id_of("orders")).watchers
+    assert watcher.name == "orders_queue" and isinstance(watcher.trigger_id, int)
     listed = assets.get_assets(name_pattern="raw")
     assert listed.total_entries == 1 and listed.assets[0].uri == "s3://bucket/raw"
     raw_id = listed.assets[0].id

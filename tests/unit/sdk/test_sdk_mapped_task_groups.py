@@ -127,6 +127,38 @@ def test_nested_mapping_is_refused_at_parse_time():
             with_always.expand(x=[1, 2])
 
 
+def test_nested_mapping_refusals_say_what_airflow_does():
+    with DAG("d", schedule=None, start_date=START):
+        @task_group
+        def inner(y):
+            use(y)
+
+        @task_group
+        def over_outer_argument(x):
+            inner.expand(y=x)
+
+        # Airflow itself refuses a group expanded over its enclosing group's argument, with this ValueError
+        with pytest.raises(ValueError, match=r"^Nested Mapped TaskGroups are not yet supported$"):
+            over_outer_argument.expand(x=[1, 2])
+
+        @task_group
+        def task_over_group_argument(x):
+            use.expand(x=x)
+
+        # a task mapped over the group's argument meets Airflow's refusal of a mapped task in a mapped group
+        with pytest.raises(UnsupportedFeatureError, match="mapped tasks inside a mapped task group"):
+            task_over_group_argument.expand(x=[1, 2])
+
+        @task_group
+        def over_a_literal(x):
+            inner.expand(y=[1, 2])
+
+        # Airflow accepts this one: the refusal names both groups and Airflow's map indexes
+        with pytest.raises(UnsupportedFeatureError, match=r"'over_a_literal\.inner' inside mapped group "
+                                                          r"'over_a_literal'.*product of the groups' lengths.*modulo"):
+            over_a_literal.expand(x=[1, 2])
+
+
 def test_a_mapped_task_inside_a_mapped_group_is_refused_as_airflow_3_3_refuses_it():
     """Airflow 3.3.2 raises NotImplementedError("operator expansion in an expanded task group is not yet
     supported") when the mapped task is made (checked with real Airflow's `dags test`); so does Updraft, also inside

@@ -9,6 +9,7 @@ the per-DAG queue (Airflow's ``asset_dag_run_queue``): only the assets with even
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 from updraft.api.body import Field, parse_body
@@ -51,9 +52,18 @@ def asset_response(call: Call, asset: AssetRecord) -> dict[str, Any]:
         "scheduled_dags": [{"dag_id": d, "created_at": created, "updated_at": updated} for d in asset.consumers],
         "producing_tasks": [{"dag_id": d, "task_id": t, "created_at": created, "updated_at": updated}
                             for d, t in producing],
-        "consuming_tasks": [], "aliases": [], "watchers": [],
+        "consuming_tasks": [], "aliases": [], "watchers": [watcher_response(asset, w) for w in asset.watchers],
         "last_asset_event": {"id": last[0].event_id, "timestamp": iso(last[0].timestamp)} if last else None,
     }
+
+
+def watcher_response(asset: AssetRecord, watcher: dict[str, Any]) -> dict[str, Any]:
+    """Airflow's ``AssetWatcherResponse``. Updraft keeps no trigger rows (AWS delivers the events), so the trigger
+    id is a stable hash of what the trigger watches: assets watching the same queue share it, as Airflow's
+    deduplicated trigger row; the watcher is created with the asset's definition."""
+    watch = json.dumps({k: v for k, v in watcher.items() if k != "name"}, sort_keys=True)
+    return {"name": watcher["name"], "trigger_id": asset_id_of(f"trigger:{watch}"),
+            "created_date": iso(asset.created_at)}
 
 
 def event_response(call: Call, event: AssetEvent) -> dict[str, Any]:
