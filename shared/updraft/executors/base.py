@@ -58,5 +58,8 @@ class Dispatch:
 
 
 class Executor(Protocol):
+    """An executor may also set ``dispatches_over_network = True``: its ``dispatch`` waits on a network call and is
+    safe from several threads, so a claim pass sends its dispatches concurrently (``scheduling.pass_invokes``)."""
+
     def dispatch(self, items: list[Dispatch]) -> None:
         """Start the given tries. Delivery may duplicate a dispatch: workers are fenced by ``try_id``."""

@@ -38,6 +38,9 @@ def _tag(value: object) -> str:
 
 
 class FargateExecutor:
+    # Like LambdaExecutor: a claim pass sends its run_task calls from a few threads at once.
+    dispatches_over_network = True
+
     def __init__(self, ecs_client: ECSClient, cluster: str, task_definition: str, subnets: Sequence[str],
                  security_groups: Sequence[str], container_name: str, *, assign_public_ip: bool = False,
                  command: Sequence[str] = DEFAULT_COMMAND, environment: dict[str, str] | None = None) -> None:

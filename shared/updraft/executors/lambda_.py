@@ -25,6 +25,10 @@ log = logging.getLogger(__name__)
 
 
 class LambdaExecutor:
+    # A claim pass sends its invokes from a few threads at once (``scheduling.pass_invokes``): boto3's client is
+    # thread-safe and the failure record below is locked.
+    dispatches_over_network = True
+
     def __init__(self, lambda_client: LambdaClient, function_name: str) -> None:
         self.lambda_client = lambda_client
         self.function_name = function_name

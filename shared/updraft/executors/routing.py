@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import logging
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -33,6 +34,7 @@ class RoutingExecutor:
     def __init__(self, executors: Mapping[str, Executor], *, long_tasks: LongTasks | None = None) -> None:
         self.executors = dict(executors)
         self.long_tasks = long_tasks
+        self._lock = threading.Lock()  # a claim pass dispatches from several threads
         self.undeliverable_count = 0
         self.undeliverable: collections.deque[Dispatch] = collections.deque(maxlen=100)
 
@@ -56,6 +58,12 @@ class RoutingExecutor:
                           if moved else item)
         return routed
 
+    @property
+    def dispatches_over_network(self) -> bool:
+        """Whether a claim pass may send through this from several threads (``scheduling.pass_invokes``): only
+        when every executor behind it may."""
+        return all(getattr(e, "dispatches_over_network", False) for e in self.executors.values())
+
     def dispatch(self, items: list[Dispatch]) -> None:
         groups: dict[str, list[Dispatch]] = {}
         for item in self.route(items):
@@ -65,8 +73,9 @@ class RoutingExecutor:
             if executor is None:
                 log.error("no %r executor in this environment (have %s); %s stay queued", name,
                           sorted(self.executors), [f"{i.key.label} try {i.try_number}" for i in group])
-                self.undeliverable.extend(group)
-                self.undeliverable_count += len(group)
+                with self._lock:
+                    self.undeliverable.extend(group)
+                    self.undeliverable_count += len(group)
                 continue
             executor.dispatch(group)
 

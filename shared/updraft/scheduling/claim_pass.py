@@ -24,6 +24,7 @@ from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claims import LimitNeed, claim, claim_needs
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.ordering import claim_order
+from updraft.scheduling.pass_invokes import InvokePool, PassInvokes
 from updraft.scheduling.pass_report import PassReport
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
@@ -45,6 +46,7 @@ class ClaimPass:
         self.dag = dag
         self.parallelism = parallelism
         self._pool_sizes: dict[str, tuple[int, float]] = {}
+        self._invokes = InvokePool()
 
     def claim(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
               creations: dict[TIKey, TIChange] | None = None,
@@ -91,6 +93,15 @@ class ClaimPass:
                        reasons: dict[TIKey, BlockedReason]) -> None:
         if not candidates:
             return
+        invokes = PassInvokes(self.executor, self._invokes)
+        try:
+            self._claim_each(candidates, now, report, creations, active, reasons, invokes)
+        finally:
+            invokes.wait()  # every claimed try handed over (or its refusal logged) before the pass returns
+
+    def _claim_each(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
+                    creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],
+                    reasons: dict[TIKey, BlockedReason], invokes: PassInvokes) -> None:
         runs = {(run.dag_id, run.run_id): run for _, run in candidates}
         ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs)
         pool_sizes: dict[str, int | None] = {}
@@ -136,7 +147,7 @@ class ClaimPass:
             if result.dispatch is not None:
                 active[(ti.dag_id, ti.run_id)] = active.get((ti.dag_id, ti.run_id), 0) + 1
                 report.dispatched.append(result.dispatch)
-                self.executor.dispatch([result.dispatch])
+                invokes.send(result.dispatch)
                 continue
             if result.refused is not None and result.full is not None:
                 full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots), result.full.slots)
