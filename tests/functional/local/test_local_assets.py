@@ -9,9 +9,9 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from local_helpers import eventually, now, write_dag
+from local_helpers import eventually, now, quick_system
 
-from updraft.local.system import LocalOptions, LocalSystem
+from updraft.local.system import LocalSystem
 from updraft.scheduling.triggering import trigger_dag
 
 SCHEDULERS = 4
@@ -57,20 +57,9 @@ PIPELINE = """
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
-    root = tmp_path_factory.mktemp("local_assets")
-    dags = root / "dags"
-    dags.mkdir()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("UPDRAFT_HOME", str(root / "home"))
-        options = LocalOptions(dags_folder=str(dags), tick_seconds=0.5, workers=2, sync_seconds=0.2,
-                               grace_seconds=0.0, unpause_new_dags=True)
-        started = LocalSystem(options, say=lambda line: None).start()
-        try:
-            write_dag(dags, "assets.py", DAGS.format(bucket=started.names.bucket))
-            write_dag(dags, "pipeline.py", PIPELINE)
-            yield started
-        finally:
-            started.stop()
+    with quick_system(tmp_path_factory.mktemp("local_assets"), lambda started: {
+            "assets.py": DAGS.format(bucket=started.names.bucket), "pipeline.py": PIPELINE}) as started:
+        yield started
 
 
 def _asset_runs(store, dag_id: str):

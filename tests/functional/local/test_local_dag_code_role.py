@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from local_helpers import eventually, now, write_dag
+from local_helpers import eventually, now, quick_system
 
-from updraft.local.system import LocalOptions, LocalSystem
+from updraft.local.system import LocalSystem
 from updraft.model.records import TIKey
 from updraft.scheduling.triggering import trigger_dag
 
@@ -37,19 +37,9 @@ DAG_FILE = """
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSystem]:
-    root = tmp_path_factory.mktemp("local_dag_code_role")
-    dags = root / "dags"
-    dags.mkdir()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("UPDRAFT_HOME", str(root / "home"))
-        options = LocalOptions(dags_folder=str(dags), tick_seconds=0.5, workers=2, sync_seconds=0.2,
-                               grace_seconds=0.0, unpause_new_dags=True)
-        started = LocalSystem(options, say=lambda line: None).start()
-        try:
-            write_dag(dags, "aws_reader.py", DAG_FILE.format(bucket=started.names.bucket))
-            yield started
-        finally:
-            started.stop()
+    with quick_system(tmp_path_factory.mktemp("local_dag_code_role"),
+                      lambda started: {"aws_reader.py": DAG_FILE.format(bucket=started.names.bucket)}) as started:
+        yield started
 
 
 def test_tasks_and_deferrable_s3_waits_run_with_the_dag_code_role(system: LocalSystem) -> None:
