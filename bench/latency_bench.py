@@ -71,7 +71,7 @@ class LatencyLambda:
 
 
 def claims(width: int, schedulers: int, latency: Any, guard: Any) -> dict[str, Any]:
-    from scheduler_bench import _setup
+    from scheduler_bench import _setup, race_schedulers
 
     from updraft.executors.lambda_ import LambdaExecutor
     from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
@@ -82,24 +82,8 @@ def claims(width: int, schedulers: int, latency: Any, guard: Any) -> dict[str, A
     config = SchedulerConfig(parallelism=width * 2)
     guard.take_counts()
     guard.lock_waits.clear()
-    done = threading.Event()
-
-    def loop() -> None:
-        scheduler = Scheduler(store, executor, config, clock=clock)
-        for _ in range(1000):  # bounded: a bug must not hang the benchmark
-            if done.is_set():
-                return
-            scheduler.run_pass()
-            if client.invokes >= width:
-                done.set()
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=loop) for _ in range(schedulers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - started
+    wall = race_schedulers(schedulers, lambda: Scheduler(store, executor, config, clock=clock),
+                           lambda: client.invokes >= width)
     requests = guard.take_counts()
     return {"wall_s": wall, "claims_per_s": width / wall, "invokes": client.invokes,
             "double_dispatches": client.invokes - width, "requests": sum(requests.values()),

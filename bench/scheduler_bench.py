@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -91,23 +92,18 @@ def _setup(width: int):
     return store, clock, run
 
 
-def claim_phase(width: int, schedulers: int, counter: RequestCounter) -> dict:
-    from updraft.executors.recording import RecordingExecutor
-    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
-
-    store, clock, _ = _setup(width)
-    executor = RecordingExecutor()
-    config = SchedulerConfig(parallelism=width * 2)
-    counter.take()
+def race_schedulers(schedulers: int, make_scheduler: Any, finished: Any) -> float:
+    """Wall seconds for ``schedulers`` threads, each with its own scheduler (``make_scheduler()``), to run passes
+    until ``finished()`` (bounded: a bug must not hang the benchmark)."""
     done = threading.Event()
 
     def loop() -> None:
-        scheduler = Scheduler(store, executor, config, clock=clock)
-        for _ in range(1000):  # bounded: a bug must not hang the benchmark
+        scheduler = make_scheduler()
+        for _ in range(1000):
             if done.is_set():
                 return
             scheduler.run_pass()
-            if len(executor.dispatched) >= width:
+            if finished():
                 done.set()
 
     started = time.perf_counter()
@@ -116,7 +112,19 @@ def claim_phase(width: int, schedulers: int, counter: RequestCounter) -> dict:
         t.start()
     for t in threads:
         t.join()
-    wall = time.perf_counter() - started
+    return time.perf_counter() - started
+
+
+def claim_phase(width: int, schedulers: int, counter: RequestCounter) -> dict:
+    from updraft.executors.recording import RecordingExecutor
+    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+
+    store, clock, _ = _setup(width)
+    executor = RecordingExecutor()
+    config = SchedulerConfig(parallelism=width * 2)
+    counter.take()
+    wall = race_schedulers(schedulers, lambda: Scheduler(store, executor, config, clock=clock),
+                           lambda: len(executor.dispatched) >= width)
     requests = counter.take()
     per_try = collections.Counter((d.key, d.try_number) for d in executor.dispatched)
     return {"wall_s": wall, "claims_per_s": width / wall, "double_dispatches": sum(n - 1 for n in per_try.values()),
