@@ -7,8 +7,7 @@ import datetime
 from typing import Any, ClassVar, NoReturn
 
 from updraft.sensors.base import BaseSensorOperator
-from updraft.triggers.base import StartTriggerArgs
-from updraft.triggers.temporal import DateTimeTrigger
+from updraft.triggers.temporal import START_AT_MOMENT, DateTimeTrigger
 
 
 def _target_time(value: Any) -> Any:
@@ -52,13 +51,7 @@ class DateTimeSensorAsync(DateTimeSensor):
     """
 
     deferrable: bool = True
-    start_trigger_args = StartTriggerArgs(
-        trigger_cls="airflow.providers.standard.triggers.temporal.DateTimeTrigger",
-        trigger_kwargs={"moment": "", "end_from_trigger": False},
-        next_method="execute_complete",
-        next_kwargs=None,
-        timeout=None,
-    )
+    start_trigger_args = START_AT_MOMENT
     extra_serialized_fields: ClassVar[tuple[str, ...]] = (
         *DateTimeSensor.extra_serialized_fields,
         "start_from_trigger",

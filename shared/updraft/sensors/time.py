@@ -14,20 +14,13 @@ import warnings
 from typing import Any, ClassVar, NoReturn
 
 from updraft.sensors.base import BaseSensorOperator
-from updraft.triggers.base import StartTriggerArgs
-from updraft.triggers.temporal import DateTimeTrigger
+from updraft.triggers.temporal import START_AT_MOMENT, DateTimeTrigger
 
 
 class TimeSensor(BaseSensorOperator):
     """Waits until ``target_time`` (a ``datetime.time``) of the day."""
 
-    start_trigger_args = StartTriggerArgs(
-        trigger_cls="airflow.providers.standard.triggers.temporal.DateTimeTrigger",
-        trigger_kwargs={"moment": "", "end_from_trigger": False},
-        next_method="execute_complete",
-        next_kwargs=None,
-        timeout=None,
-    )
+    start_trigger_args = START_AT_MOMENT
     start_from_trigger = False
     extra_serialized_fields: ClassVar[tuple[str, ...]] = (
         *BaseSensorOperator.extra_serialized_fields,

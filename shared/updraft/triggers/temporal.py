@@ -13,9 +13,13 @@ from typing import Any
 
 import pendulum
 
-from updraft.triggers.base import BaseTrigger, TaskSuccessEvent, TriggerEvent
+from updraft.triggers.base import BaseTrigger, StartTriggerArgs, TaskSuccessEvent, TriggerEvent
 
 CLASSPATH = "airflow.providers.standard.triggers.temporal.DateTimeTrigger"
+# What a sensor waiting for a moment declares it starts from (Airflow's DateTimeSensorAsync and TimeSensor): its
+# __init__ replaces it with the moment, never mutates it, so one instance serves every such sensor class.
+START_AT_MOMENT = StartTriggerArgs(trigger_cls=CLASSPATH, trigger_kwargs={"moment": "", "end_from_trigger": False},
+                                   next_method="execute_complete", next_kwargs=None, timeout=None)
 
 
 def _utc(value: datetime.datetime) -> pendulum.DateTime:
