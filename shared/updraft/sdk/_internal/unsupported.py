@@ -64,7 +64,6 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.providers.common.compat": ("of the common-compat provider only airflow.providers.common.compat.sdk "
                                         "is available"),
     "airflow.utils.weekday": "removed in Airflow 3; import WeekDay from airflow.providers.standard.utils.weekday",
-    "airflow.providers.standard.operators.python_virtualenv": f"virtualenv tasks are not available; {_FARGATE}",
     "airflow.hooks": _NO_HOOKS,
     "airflow.sdk.definitions.deadline": f"deadline alerts are {_NOT_YET}",
     "airflow.sdk.io": "ObjectStoragePath is not available; use boto3 for S3",
@@ -106,13 +105,6 @@ MODULE_HINTS: dict[str, str] = {
 _LOCAL_FILE_WATCH = ("watching local files needs an always-on triggerer and a filesystem shared with the writer, "
                      "which Updraft has neither of; watch uploads to the environment's bucket under asset-events/ "
                      "(an asset with an s3:// URI there) or its asset-events SQS queue (MessageQueueTrigger) instead")
-_VIRTUALENV = f"virtualenv and external-Python tasks are not available; {_FARGATE}"
-_PYTHON_OPERATOR_NAMES = {
-    "PythonVirtualenvOperator": _VIRTUALENV,
-    "BranchPythonVirtualenvOperator": _VIRTUALENV,
-    "ExternalPythonOperator": _VIRTUALENV,
-    "BranchExternalPythonOperator": _VIRTUALENV,
-}
 _S3_ONLY_KEY = ("of the Amazon provider's S3 sensors and triggers only S3KeySensor/S3KeyTrigger are available; "
                 "call boto3 from a @task for the others")
 _MODELS_NAMES = {name: _NO_METADATA_DB for name in (
@@ -188,8 +180,6 @@ NAME_HINTS: dict[str, dict[str, str]] = {
     "airflow.providers.standard.triggers.file": {name: _LOCAL_FILE_WATCH for name in (
         "FileDeleteTrigger", "DirectoryFileDeleteTrigger")},
     "airflow.models": {**_MODELS_NAMES, "BaseOperatorLink": _SDK_NAMES["BaseOperatorLink"]},
-    "airflow.operators.python": _PYTHON_OPERATOR_NAMES,
-    "airflow.providers.standard.operators.python": _PYTHON_OPERATOR_NAMES,
     "airflow.providers.common.compat.sdk": _COMPAT_SDK_NAMES,
     "airflow.providers.amazon.aws.sensors.s3": {"S3KeysUnchangedSensor": _S3_ONLY_KEY},
     "airflow.providers.amazon.aws.triggers.s3": {"S3KeysUnchangedTrigger": _S3_ONLY_KEY},

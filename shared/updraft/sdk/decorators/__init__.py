@@ -1,5 +1,5 @@
-"""``@task`` (with ``.branch``, ``.short_circuit``, ``.bash``, ``.sensor``, ``.run_if``, ``.skip_if``), ``@dag`` and
-``@task_group``."""
+"""``@task`` (with ``.branch``, ``.short_circuit``, ``.bash``, ``.sensor``, ``.virtualenv``, ``.external_python``,
+their ``.branch_*`` forms, ``.run_if``, ``.skip_if``), ``@dag`` and ``@task_group``."""
 
 from __future__ import annotations
 
@@ -11,8 +11,12 @@ from updraft.sdk.decorators.dag import dag
 from updraft.sdk.decorators.task_group import task_group
 from updraft.sdk.decorators.taskflow import (
     BashDecoratedOperator,
+    BranchExternalPythonDecoratedOperator,
     BranchPythonDecoratedOperator,
+    BranchPythonVirtualenvDecoratedOperator,
+    ExternalPythonDecoratedOperator,
     PythonDecoratedOperator,
+    PythonVirtualenvDecoratedOperator,
     SensorDecoratedOperator,
     ShortCircuitDecoratedOperator,
 )
@@ -22,10 +26,6 @@ from updraft.sdk.setup_teardown import setup, teardown
 __all__ = ["dag", "setup", "task", "task_group", "teardown"]
 
 _UNSUPPORTED = {
-    "virtualenv": "run the task on Fargate (executor='fargate') with an image that has its dependencies",
-    "external_python": "run the task on Fargate (executor='fargate') with an image that has its dependencies",
-    "branch_virtualenv": "use @task.branch",
-    "branch_external_python": "use @task.branch",
     "docker": "run the task on Fargate (executor='fargate')",
     "kubernetes": "run the task on Fargate (executor='fargate')",
     "kubernetes_cmd": "run the task on Fargate (executor='fargate')",
@@ -72,6 +72,38 @@ class TaskDecoratorCollection:
         from updraft.sdk.decorators.base import make_task_decorator
 
         return make_task_decorator(SensorDecoratedOperator(), python_callable, False, kwargs)
+
+    @staticmethod
+    def virtualenv(python_callable: Callable | None = None, multiple_outputs: bool | None = None,
+                   **kwargs: Any) -> Any:
+        from updraft.sdk.decorators.base import make_task_decorator
+
+        return make_task_decorator(PythonVirtualenvDecoratedOperator, python_callable, multiple_outputs, kwargs)
+
+    @staticmethod
+    def branch_virtualenv(python_callable: Callable | None = None, multiple_outputs: bool | None = None,
+                          **kwargs: Any) -> Any:
+        from updraft.sdk.decorators.base import make_task_decorator
+
+        return make_task_decorator(BranchPythonVirtualenvDecoratedOperator, python_callable, multiple_outputs,
+                                   kwargs)
+
+    @staticmethod
+    def external_python(python: str | None = None, python_callable: Callable | None = None,
+                        multiple_outputs: bool | None = None, **kwargs: Any) -> Any:
+        """``python`` first, as in Airflow: ``@task.external_python("/venv/bin/python")``."""
+        from updraft.sdk.decorators.base import make_task_decorator
+
+        return make_task_decorator(ExternalPythonDecoratedOperator, python_callable, multiple_outputs,
+                                   {"python": python, **kwargs})
+
+    @staticmethod
+    def branch_external_python(python: str | None = None, python_callable: Callable | None = None,
+                               multiple_outputs: bool | None = None, **kwargs: Any) -> Any:
+        from updraft.sdk.decorators.base import make_task_decorator
+
+        return make_task_decorator(BranchExternalPythonDecoratedOperator, python_callable, multiple_outputs,
+                                   {"python": python, **kwargs})
 
     run_if = staticmethod(run_if)
     skip_if = staticmethod(skip_if)

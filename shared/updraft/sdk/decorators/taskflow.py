@@ -7,7 +7,14 @@ from typing import Any, ClassVar
 
 from updraft.operators.bash import BashOperator
 from updraft.operators.python import BranchPythonOperator, PythonOperator, ShortCircuitOperator
+from updraft.operators.python_venv import (
+    BranchExternalPythonOperator,
+    BranchPythonVirtualenvOperator,
+    ExternalPythonOperator,
+    PythonVirtualenvOperator,
+)
 from updraft.sdk.decorators.base import DecoratedOperator
+from updraft.sdk.decorators.source import decorated_function_source
 
 
 class PythonDecoratedOperator(DecoratedOperator, PythonOperator):
@@ -23,6 +30,35 @@ class BranchPythonDecoratedOperator(DecoratedOperator, BranchPythonOperator):
 class ShortCircuitDecoratedOperator(DecoratedOperator, ShortCircuitOperator):
     custom_operator_name: ClassVar[str] = "@task.short_circuit"
     template_fields: ClassVar[tuple[str, ...]] = PythonOperator.template_fields
+
+
+class _SubprocessDecoratedOperator(DecoratedOperator):
+    """The function runs from its source in another interpreter: its task decorator is stripped first."""
+
+    python_callable: Callable[..., Any]
+
+    def get_python_source(self) -> str:
+        return decorated_function_source(self.python_callable, self.custom_operator_name)
+
+
+class PythonVirtualenvDecoratedOperator(_SubprocessDecoratedOperator, PythonVirtualenvOperator):
+    custom_operator_name: ClassVar[str] = "@task.virtualenv"
+    template_fields: ClassVar[tuple[str, ...]] = PythonVirtualenvOperator.template_fields
+
+
+class BranchPythonVirtualenvDecoratedOperator(_SubprocessDecoratedOperator, BranchPythonVirtualenvOperator):
+    custom_operator_name: ClassVar[str] = "@task.branch_virtualenv"
+    template_fields: ClassVar[tuple[str, ...]] = PythonVirtualenvOperator.template_fields
+
+
+class ExternalPythonDecoratedOperator(_SubprocessDecoratedOperator, ExternalPythonOperator):
+    custom_operator_name: ClassVar[str] = "@task.external_python"
+    template_fields: ClassVar[tuple[str, ...]] = ExternalPythonOperator.template_fields
+
+
+class BranchExternalPythonDecoratedOperator(_SubprocessDecoratedOperator, BranchExternalPythonOperator):
+    custom_operator_name: ClassVar[str] = "@task.branch_external_python"
+    template_fields: ClassVar[tuple[str, ...]] = ExternalPythonOperator.template_fields
 
 
 class BashDecoratedOperator(DecoratedOperator, BashOperator):

@@ -1,14 +1,29 @@
-"""``airflow.providers.standard.operators.python``; virtualenv operators raise a clear error."""
+"""``airflow.providers.standard.operators.python``."""
 
 from updraft.operators.python import (
     BranchPythonOperator,
     PythonOperator,
     ShortCircuitOperator,
 )
+from updraft.operators.python_venv import (
+    BranchExternalPythonOperator,
+    BranchPythonVirtualenvOperator,
+    ExternalPythonOperator,
+    PythonVirtualenvOperator,
+)
 from updraft.sdk._internal.unsupported import module_getattr
 from updraft.sdk.context import get_current_context
 
-__all__ = ["BranchPythonOperator", "PythonOperator", "ShortCircuitOperator", "get_current_context"]
+__all__ = [
+    "BranchExternalPythonOperator",
+    "BranchPythonOperator",
+    "BranchPythonVirtualenvOperator",
+    "ExternalPythonOperator",
+    "PythonOperator",
+    "PythonVirtualenvOperator",
+    "ShortCircuitOperator",
+    "get_current_context",
+]
 
 # Names Airflow has here that Updraft does not support raise an ImportError naming them.
 __getattr__ = module_getattr(__name__, globals())
