@@ -25,6 +25,8 @@ LAMBDA_REQUIREMENTS = (
     "jsonschema>=4.0",
     "jinja2>=3.1",
     "python-dateutil>=2.8,<3",
+    "cloudpickle>=2.2",  # virtualenv tasks' serializer="cloudpickle" / "dill" (updraft.operators.python_venv)
+    "dill>=0.3",
 )
 
 
