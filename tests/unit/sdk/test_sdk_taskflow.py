@@ -205,7 +205,7 @@ class TestVariants:
         assert (op.poke_interval, op.timeout, op.mode) == (30, 600, "reschedule")
         assert op.custom_operator_name == "@task.sensor"
 
-    @pytest.mark.parametrize("name", ["virtualenv", "docker", "external_python", "kubernetes"])
+    @pytest.mark.parametrize("name", ["docker", "kubernetes", "kubernetes_cmd", "pyspark"])
     def test_unsupported_variants_name_themselves(self, name):
         with pytest.raises(UnsupportedFeatureError, match=f"@task.{name}"):
             getattr(task, name)
