@@ -42,6 +42,12 @@ AIRFLOW_STATES: dict[str, str] = {
     "example_short_circuit_operator": "success",
     # also_run_this renders {{ params.foo }} with no foo: jinja2 UndefinedError, in Airflow as here (without -c)
     "example_passing_params_via_test_command": "failed",
+    # Virtualenv and external-Python tasks: their venvs install colorama, numpy, funcsigs and dill from PyPI.
+    "example_python_operator": "success",
+    "example_python_decorator": "success",
+    "example_branch_operator": "success",
+    "example_branch_python_operator_decorator": "success",
+    "tutorial_taskflow_api_virtualenv": "success",
 }
 
 
