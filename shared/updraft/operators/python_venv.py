@@ -98,7 +98,6 @@ class _BasePythonVirtualenvOperator(PythonOperator):
         "macros", "conf", "dag", "dag_run", "task", "params", "triggering_asset_events",
         "triggering_dataset_events",
     })
-    extra_serialized_fields: ClassVar[tuple[str, ...]] = ("serializer", "expect_airflow", "string_args")
 
     def __init__(
         self,
@@ -249,8 +248,6 @@ class PythonVirtualenvOperator(_BasePythonVirtualenvOperator):
     template_fields: ClassVar[tuple[str, ...]] = (
         "requirements", "index_urls", "venv_cache_path", *PythonOperator.template_fields)
     template_ext: tuple[str, ...] = (".txt",)
-    extra_serialized_fields: ClassVar[tuple[str, ...]] = (
-        *_BasePythonVirtualenvOperator.extra_serialized_fields, "python_version", "system_site_packages")
 
     def __init__(
         self,
@@ -401,8 +398,6 @@ class ExternalPythonOperator(_BasePythonVirtualenvOperator):
     """Run the callable with an existing interpreter (``python``: an absolute path), created by nobody here."""
 
     template_fields: ClassVar[tuple[str, ...]] = ("python", *PythonOperator.template_fields)
-    extra_serialized_fields: ClassVar[tuple[str, ...]] = (
-        *_BasePythonVirtualenvOperator.extra_serialized_fields, "python")
 
     def __init__(self, *, python: str, python_callable: Callable, expect_pendulum: bool = False,
                  **kwargs: Any) -> None:
