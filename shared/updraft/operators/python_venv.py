@@ -179,8 +179,6 @@ class _BasePythonVirtualenvOperator(PythonOperator):
             raise DeserializingResultError() from err
 
     def _jinja_context(self, op_kwargs: dict[str, Any]) -> dict[str, Any]:
-        from updraft.parsing.loader import unique_module_name
-
         context: dict[str, Any] = {
             "op_args": self.op_args,
             "op_kwargs": op_kwargs,
@@ -190,8 +188,11 @@ class _BasePythonVirtualenvOperator(PythonOperator):
             "python_callable_source": self.get_python_source(),
         }
         fileloc = getattr(self.dag, "fileloc", None) if self.has_dag() else None
-        if fileloc and inspect.getfile(self.python_callable) == fileloc:
-            context["modified_dag_module_name"] = unique_module_name(fileloc)
+        module = self.python_callable.__module__
+        if fileloc and inspect.getfile(self.python_callable) == fileloc and module.isidentifier():
+            # The DAG file's module, named as Airflow names it (unusual_prefix_<sha1>_<stem>) by the loader: the
+            # script registers the function under it so pickled references to it resolve.
+            context["modified_dag_module_name"] = module
         return context
 
     def _subprocess_env(self) -> dict[str, str]:

@@ -22,8 +22,11 @@ CACHE = Path(tempfile.gettempdir()) / "updraft-test-venv-cache"
 def add(a, b, *, scale, templates_dict=None, ds=None):
     import sys
 
-    return {"sum": (a + b) * scale, "query": templates_dict["query"], "ds": ds, "strings": virtualenv_string_args,  # noqa: F821 (the script defines it)
-            "prefix": sys.prefix}
+    # The DAG file's module is registered under its Airflow name, holding the function (pickles resolve).
+    registered = [name for name, module in sys.modules.items()
+                  if name.startswith("unusual_prefix_") and getattr(module, "add", None) is add]
+    return {"sum": (a + b) * scale, "query": templates_dict["query"], "ds": ds, "prefix": sys.prefix,
+            "strings": virtualenv_string_args, "registered": registered}  # noqa: F821 (the script defines it)
 
 
 def choose(options):
@@ -66,7 +69,7 @@ with DAG("virtualenv_tasks", schedule=None, start_date=pendulum.datetime(2024, 1
     def check(venv, doubled, year, ext):
         assert venv["sum"] == 30 and venv["ds"] == "2024-03-05", venv
         assert venv["query"] == "SELECT '2024-03-05'" and venv["strings"] == ["x", "y"], venv
-        assert venv["prefix"] != sys.prefix, venv
+        assert venv["prefix"] != sys.prefix and venv["registered"] == [add.__module__], venv
         assert (doubled, year) == (42, 2024)
         assert ext[:3] == [8, "2024-03-05", "2024-03-05T00:00:00+00:00"] and ext[3] == sys.executable, ext
 
