@@ -113,7 +113,6 @@ class _BasePythonVirtualenvOperator(PythonOperator):
         skip_on_exit_code: int | Container[int] | None = None,
         env_vars: dict[str, str] | None = None,
         inherit_env: bool = True,
-        use_dill: bool = False,
         **kwargs: Any,
     ) -> None:
         if (not isinstance(python_callable, types.FunctionType)
@@ -124,8 +123,8 @@ class _BasePythonVirtualenvOperator(PythonOperator):
         super().__init__(python_callable=python_callable, op_args=op_args, op_kwargs=op_kwargs,
                          templates_dict=templates_dict, templates_exts=templates_exts, **kwargs)
         self.string_args = list(string_args or [])
-        # use_dill: the Airflow 2 spelling of serializer="dill", still accepted by the 3.3 provider's decorators.
-        serializer = serializer or ("dill" if use_dill else "pickle")
+        # No use_dill: Airflow 3.3's provider dropped it (serializer="dill"), so it is an invalid argument here too.
+        serializer = serializer or "pickle"
         if serializer not in SERIALIZERS:
             raise AirflowException(f"Unsupported serializer {serializer!r}. Expected one of "
                                    f"{', '.join(map(repr, SERIALIZERS))}")

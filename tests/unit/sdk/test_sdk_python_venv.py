@@ -60,9 +60,12 @@ def test_generators_and_a_missing_python_are_refused():
         ExternalPythonOperator(task_id="t", python="", python_callable=plain)
 
 
-def test_serializer_defaults_and_use_dill():
+def test_serializer_defaults_to_pickle_and_use_dill_is_gone_as_in_airflow_3():
+    from updraft.sdk.baseoperator import InvalidOperatorArguments
+
     assert PythonVirtualenvOperator(task_id="a", python_callable=plain).serializer == "pickle"
-    assert PythonVirtualenvOperator(task_id="b", python_callable=plain, use_dill=True).serializer == "dill"
+    with pytest.raises(InvalidOperatorArguments, match="use_dill"):
+        PythonVirtualenvOperator(task_id="b", python_callable=plain, use_dill=True)
 
 
 def test_requirements_gain_the_serializer_only_without_system_site_packages():
