@@ -47,6 +47,7 @@ with DAG("virtualenv_tasks", schedule=None, start_date=pendulum.datetime(2024, 1
     venv_add = PythonVirtualenvOperator(
         task_id="venv_add", python_callable=add, op_args=[1, 2], op_kwargs={"scale": 10},
         templates_dict={"query": "SELECT '{{ ds }}'"}, string_args=["x", "y"], system_site_packages=False,
+        requirements="venv_requirements.txt",  # read and rendered as a template file: pip would fail on its name
     )
 
     @task.virtualenv(serializer="cloudpickle", venv_cache_path=str(CACHE), multiple_outputs=True)
