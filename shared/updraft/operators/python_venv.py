@@ -7,8 +7,6 @@ return value back, and ``string_args`` reach it as the global ``virtualenv_strin
 the target interpreter can unpickle are offered to the callable (Airflow's three key sets). The script runs with
 the task process's own environment (``inherit_env``): on AWS that is the credential-less task child's, holding
 only the DAG-code role's credentials, never Updraft's.
-
-Not honoured, and refused by name: ``index_urls_from_connection_ids`` (Airflow's package-index connections).
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ from typing import Any, ClassVar
 from updraft.operators.branch import BranchMixIn
 from updraft.operators.python import PythonOperator
 from updraft.sdk.context import Context
-from updraft.sdk.exceptions import AirflowException, AirflowSkipException, UnsupportedFeatureError
+from updraft.sdk.exceptions import AirflowException, AirflowSkipException
 
 SERIALIZERS = ("pickle", "cloudpickle", "dill")
 CACHE_KEY_VARIABLE = "python_virtualenv_operator_cache_key"
@@ -246,7 +244,8 @@ class PythonVirtualenvOperator(_BasePythonVirtualenvOperator):
     """Run the callable in a virtualenv created for the task (or reused from ``venv_cache_path``)."""
 
     template_fields: ClassVar[tuple[str, ...]] = (
-        "requirements", "index_urls", "venv_cache_path", *PythonOperator.template_fields)
+        "requirements", "index_urls", "index_urls_from_connection_ids", "venv_cache_path",
+        *PythonOperator.template_fields)
     template_ext: tuple[str, ...] = (".txt",)
 
     def __init__(
@@ -272,10 +271,6 @@ class PythonVirtualenvOperator(_BasePythonVirtualenvOperator):
         inherit_env: bool = True,
         **kwargs: Any,
     ) -> None:
-        if index_urls_from_connection_ids:
-            raise UnsupportedFeatureError(
-                "index_urls_from_connection_ids", "Updraft has no package-index connections; pass the index "
-                "URLs (credentials from a Variable or a secrets backend) as index_urls")
         if python_version and str(python_version)[0] != str(sys.version_info.major) and (op_args or op_kwargs):
             raise AirflowException(
                 "Passing op_args or op_kwargs is not supported across different Python major versions for "
@@ -298,6 +293,12 @@ class PythonVirtualenvOperator(_BasePythonVirtualenvOperator):
             self.index_urls = list(index_urls)
         else:
             self.index_urls = None
+        if isinstance(index_urls_from_connection_ids, str):
+            self.index_urls_from_connection_ids: list[str] | None = [index_urls_from_connection_ids]
+        elif isinstance(index_urls_from_connection_ids, Collection):
+            self.index_urls_from_connection_ids = list(index_urls_from_connection_ids)
+        else:
+            self.index_urls_from_connection_ids = None
         self.venv_cache_path = venv_cache_path
         super().__init__(python_callable=python_callable, serializer=serializer, op_args=op_args,
                          op_kwargs=op_kwargs, string_args=string_args, templates_dict=templates_dict,
@@ -369,7 +370,16 @@ class PythonVirtualenvOperator(_BasePythonVirtualenvOperator):
             self.log.info("New Python virtual environment created in %s", venv_path)
             return venv_path
 
+    def _retrieve_index_urls_from_connection_ids(self) -> None:
+        """Each connection's index URL (credentials embedded) joins ``index_urls``, read when the task runs."""
+        from updraft.hooks.package_index import PackageIndexHook
+
+        self.index_urls = [*(self.index_urls or []), *(
+            PackageIndexHook(conn_id).get_connection_url() for conn_id in self.index_urls_from_connection_ids or [])]
+
     def execute_callable(self) -> Any:
+        if self.index_urls_from_connection_ids:
+            self._retrieve_index_urls_from_connection_ids()
         if self.venv_cache_path:
             venv_path = self._ensure_venv_cache_exists(Path(self.venv_cache_path))
             return self._execute_python_callable_in_subprocess(venv_path / "bin" / "python")

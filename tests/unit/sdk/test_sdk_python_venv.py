@@ -19,7 +19,7 @@ from updraft.operators.python_venv import (
     PythonVirtualenvOperator,
 )
 from updraft.sdk.decorators.source import remove_task_decorator
-from updraft.sdk.exceptions import AirflowException, UnsupportedFeatureError
+from updraft.sdk.exceptions import AirflowException
 
 
 def plain(x):
@@ -43,9 +43,8 @@ def test_every_airflow_import_path_gives_the_operators():
     ({"serializer": "json"}, AirflowException, "Unsupported serializer 'json'"),
     ({"python_version": 3}, AirflowException, "non-string types"),
     ({"python_version": "2.7", "op_args": [1]}, AirflowException, "different Python major versions"),
-    ({"index_urls_from_connection_ids": ["pypi"]}, UnsupportedFeatureError, "index_urls_from_connection_ids"),
 ])
-def test_virtualenv_operator_refuses_what_airflow_refuses_and_names_what_updraft_lacks(kwargs, error, match):
+def test_virtualenv_operator_refuses_what_airflow_refuses(kwargs, error, match):
     with pytest.raises(error, match=match):
         PythonVirtualenvOperator(task_id="t", **{"python_callable": plain, **kwargs})
 
@@ -98,6 +97,21 @@ def test_an_invalid_requirement_is_airflows_value_error():
                                   system_site_packages=False)
     with pytest.raises(ValueError, match="Invalid requirement '!!nope'"):
         set(op._iter_serializable_context_keys())
+
+
+def test_index_urls_from_package_index_connections(monkeypatch):
+    """PackageIndexHook's URL: the connection's host with its login and password quoted into it, after index_urls."""
+    from airflow.providers.standard.hooks.package_index import PackageIndexHook
+
+    monkeypatch.setenv("AIRFLOW_CONN_MIRROR", '{"conn_type": "package_index", "host": '
+                       '"https://old@mirror.example/simple", "login": "me", "password": "p@ss"}')
+    monkeypatch.setenv("AIRFLOW_CONN_BARE", '{"conn_type": "package_index", "login": "me"}')
+    op = PythonVirtualenvOperator(task_id="t", python_callable=plain, index_urls="https://a.example/simple",
+                                  index_urls_from_connection_ids="mirror")
+    op._retrieve_index_urls_from_connection_ids()
+    assert op.index_urls == ["https://a.example/simple", "https://me:p%40ss@mirror.example/simple"]
+    with pytest.raises(ValueError, match="Please provide an index URL"):
+        PackageIndexHook("bare").get_conn()
 
 
 def test_the_cache_hash_covers_the_cache_key_variable(monkeypatch):

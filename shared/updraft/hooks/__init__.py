@@ -1,0 +1,1 @@
+"""The hooks Updraft bundles from Airflow's standard provider."""
