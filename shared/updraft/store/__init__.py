@@ -5,7 +5,8 @@ table as plain data, shared with the CDK stack, and ``create_table``), ``models`
 config), ``keys`` (every key string), ``writes`` (the conditional-write helpers), ``blobs`` (values inline or in
 S3), ``lru`` (the serialized-DAG cache), ``base`` (what the aggregates share), one module per aggregate with its
 named conditions and writes (``dags``, ``files``, ``runs``, ``task_instances``, ``limits``, ``xcoms``,
-``variables``, ``connections``, ``event_logs``, ``heartbeats``, ``dag_deletion``, ``backfills``; ``encryption``
+``variables``, ``connections``, ``event_logs``, ``heartbeats``, ``dag_deletion``, ``backfills``,
+``state_stores``; ``encryption``
 is the KMS cipher of variables and connections) and ``dynamo`` (:class:`DynamoStore`, composed of them).
 Importing this package imports none of them: handlers load
 only what they use. The store decides nothing about scheduling: it imports nothing from ``updraft.scheduling`` or
@@ -48,6 +49,9 @@ Items (``pk`` / ``sk``)::
     backfill        BACKFILL#<id>           META                     range, conf, limits, plan progress (``created``)
     active backfill ACTIVE_BACKFILL#<dag>   META                     the DAG's one active backfill id (put cond absent)
     id sequence     BACKFILL_SEQUENCE       META                     the last backfill id (ADD 1 per backfill)
+    task state      TASK_STATE#<dag>#<run>#<task>#<map_index+1>  KEY#<key>   a task instance's state store
+                                                                     (gzip JSON or S3, expires_at + TTL ``expires``)
+    asset state     ASSET_STATE#<asset_id>  KEY#<key>                an asset's state store (``state_stores``)
 
 Indexes::
 
