@@ -172,9 +172,13 @@ def _put_outlet_events(store: Store, scope: TryScope, key: Any, try_number: Any,
     assets.put_outlet_events(_own(scope, key), scope.try_number, events, scope.now_fn())
 
 
+STATE_KEY_MAX = 512
+
+
 def _state_key(raw: Any) -> str:
-    if not isinstance(raw, str) or not raw:
-        raise ScopeError(f"a state store key must be a non-empty string, got {raw!r}")
+    if not isinstance(raw, str) or not raw or len(raw) > STATE_KEY_MAX:
+        raise ScopeError(f"a state store key must be a non-empty string of at most {STATE_KEY_MAX} characters "
+                         f"(Airflow's column), got {raw[:80] if isinstance(raw, str) else raw!r}")
     return raw
 
 

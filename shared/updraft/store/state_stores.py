@@ -127,10 +127,12 @@ class StateStore(StoreBase):
 
     def set_asset_state(self, asset_name: str, state_key: str, value: Any, *, now: dt.datetime,
                         writer: TIKey | None = None) -> None:
-        """Create or overwrite the key; ``writer`` is the task instance that wrote it (None: the REST API)."""
+        """Create or overwrite the key; ``writer`` is the task instance that wrote it (None: the REST API, Airflow's
+        writer kind ``api``)."""
         asset_id = asset_id_of(asset_name)
-        by = None if writer is None else {"kind": "task", "dag_id": writer.dag_id, "run_id": writer.run_id,
-                                          "task_id": writer.task_id, "map_index": writer.map_index}
+        by = ({"kind": "api"} if writer is None else
+              {"kind": "task", "dag_id": writer.dag_id, "run_id": writer.run_id, "task_id": writer.task_id,
+               "map_index": writer.map_index})
         self._state_put(asset_state_pk(asset_id), state_key, value, now=now, expires_at=None, asset_id=asset_id,
                   last_updated_by=by, blob=f"state/asset/{asset_id}/{state_key}")
 
