@@ -49,6 +49,21 @@ def _checked_value(value: Any, what: str, key: str) -> Any:
     return value
 
 
+DEFAULT_BACKEND = "airflow.state.metastore.MetastoreBackend"
+
+
+def _refuse_other_backends() -> None:
+    """Updraft keeps state in its own table only: a backend class configured for Airflow is refused, by name,
+    rather than left unused."""
+    worker = airflow_config.get("workers", "state_store_backend", "")
+    server = airflow_config.get("state_store", "backend", DEFAULT_BACKEND)
+    for name, value in (("AIRFLOW__WORKERS__STATE_STORE_BACKEND", worker),
+                        ("AIRFLOW__STATE_STORE__BACKEND", "" if server == DEFAULT_BACKEND else server)):
+        if value:
+            raise NotImplementedError(f"{name}={value!r}: custom state store backends are not supported by "
+                                      "Updraft, which keeps task and asset state in its DynamoDB table; unset it")
+
+
 def expires_at(retention: dt.timedelta | None, now: dt.datetime) -> dt.datetime | None:
     """When a key set ``now`` with ``retention`` expires (None: never)."""
     if retention is NEVER_EXPIRE:
@@ -70,11 +85,22 @@ def _now(store: Any) -> dt.datetime:
     return clock() if callable(clock) else dt.datetime.now(dt.UTC)
 
 
-class TaskStateStoreAccessor:
+class _ReachesTheStore:
+    """The store (the worker's proxy in a try), checked on each use against a backend Updraft does not have."""
+
+    _raw_store: Any
+
+    @property
+    def _store(self) -> Any:
+        _refuse_other_backends()  # on use: a task that never touches its state is not failed for it
+        return self._raw_store
+
+
+class TaskStateStoreAccessor(_ReachesTheStore):
     """``context['task_state_store']``: the try's task instance's keys (shared by all its tries)."""
 
     def __init__(self, store: Any, key: TIKey) -> None:
-        self._store = store
+        self._raw_store = store
         self._key = key
 
     def __eq__(self, other: object) -> bool:
@@ -106,13 +132,13 @@ class TaskStateStoreAccessor:
         self._store.clear_task_state(self._key)
 
 
-class AssetStateStoreAccessor:
+class AssetStateStoreAccessor(_ReachesTheStore):
     """One asset's state, by its name (``Asset``, ``AssetNameRef``) or its URI (``AssetUriRef``)."""
 
     def __init__(self, store: Any, writer: TIKey, *, name: str | None = None, uri: str | None = None) -> None:
         if not name and not uri:
             raise ValueError("Either `name` or `uri` must be provided")
-        self._store = store
+        self._raw_store = store
         self._writer = writer
         self._name = name
         self._uri = uri
@@ -259,3 +285,10 @@ def install_state_stores(context: dict[str, Any], store: Any, key: TIKey, task: 
     context["task_state_store"] = TaskStateStoreAccessor(store, key)
     context["asset_state_store"] = AssetStateStoreAccessors(store, key, list(getattr(task, "inlets", None) or []),
                                                             list(getattr(task, "outlets", None) or []))
+
+
+def clear_on_success(store: Any, key: TIKey) -> None:
+    """``[state_store] clear_on_success`` (off by default, as in Airflow): a task instance that succeeded keeps no
+    task state. Called by the worker once the success is recorded (Airflow's API server clears on SucceedTask)."""
+    if airflow_config.get_bool("state_store", "clear_on_success", False):
+        store.clear_task_state(key)

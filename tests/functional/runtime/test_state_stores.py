@@ -7,6 +7,7 @@ the store's and the proxy's unit tests check the partitions and the refusals.)""
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pytest
 from moto import mock_aws
@@ -61,7 +62,8 @@ ORDERS = Asset(name="orders/daily", uri="s3://warehouse/orders/daily")
 with DAG("state_stores_next", schedule=None, start_date=START):
 
     @task(inlets=[ORDERS], outlets=[ORDERS])
-    def produce_again(asset_state_store=None):
+    def produce_again(asset_state_store=None, task_state_store=None):
+        task_state_store.set("progress", "all done")  # cleared once the success is recorded (clear_on_success)
         asset_state_store.set("total_runs", asset_state_store.get("total_runs") + 1)
         return asset_state_store.get("total_runs")
 
@@ -80,7 +82,12 @@ def env(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def runs(env):
-    return [env.run("state_stores", tick=dt.timedelta(seconds=11)), env.run("state_stores_next")]
+    first = env.run("state_stores", tick=dt.timedelta(seconds=11))
+    os.environ["AIRFLOW__STATE_STORE__CLEAR_ON_SUCCESS"] = "True"  # the worker reads it (off by default)
+    try:
+        return [first, env.run("state_stores_next")]
+    finally:
+        del os.environ["AIRFLOW__STATE_STORE__CLEAR_ON_SUCCESS"]
 
 
 def test_a_retry_reattaches_to_what_the_first_try_kept_and_expired_keys_are_gone(env, runs):
@@ -108,3 +115,10 @@ def test_task_code_forging_another_scope_through_the_proxy_is_refused(env, runs)
     assert env.xcom("state_stores", runs[0].run_id, "produce")["refused"] == ["ScopeError"] * 3
     assert env.store.get_task_state(TIKey("state_stores", runs[0].run_id, "reattach", -1), "job_id",
                                     now=env.clock()).value == "job-of-try-1"
+
+
+def test_clear_on_success_leaves_a_succeeded_instance_no_task_state(env, runs):
+    """``[state_store] clear_on_success``: off, the first run's succeeded instance kept its keys (above); on, the
+    second run's has none left, its asset state untouched."""
+    assert env.store.list_task_state(TIKey("state_stores_next", runs[1].run_id, "produce_again", -1),
+                                     now=env.clock()) == []

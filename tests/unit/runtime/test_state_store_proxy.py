@@ -198,3 +198,19 @@ def test_asset_accessors_cover_concrete_inlets_and_outlets_only() -> None:
     assert single.get("watermark") == "2026"
     asyncio.run(single.aset("total_runs", 1))
     assert asyncio.run(single.aget("total_runs")) == 1
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    ("AIRFLOW__WORKERS__STATE_STORE_BACKEND", "mypackage.state.S3StateBackend"),
+    ("AIRFLOW__STATE_STORE__BACKEND", "mypackage.state.CustomStoreBackend"),
+])
+def test_a_custom_state_backend_is_refused_by_name_when_state_is_used(monkeypatch: pytest.MonkeyPatch,
+                                                                      variable: str, value: str) -> None:
+    monkeypatch.setenv(variable, value)
+    state = FakeState()
+    accessor = TaskStateStoreAccessor(state, OWN)  # built for every try: only its use is refused
+    with pytest.raises(NotImplementedError, match=variable):
+        accessor.get("job_id")
+    with pytest.raises(NotImplementedError, match="custom state store backends are not supported"):
+        AssetStateStoreAccessors(state, OWN, [Asset(name=ORDERS)]).set("k", 1)
+    assert state.task == {} and state.assets == {}
