@@ -25,7 +25,7 @@ from typing import Any
 
 from updraft import airflow_config
 from updraft.model.records import TIKey
-from updraft.sdk.assets import Asset, AssetNameRef, AssetUriRef
+from updraft.sdk.assets import Asset, AssetAlias, AssetNameRef, AssetUriRef
 
 log = logging.getLogger(__name__)
 
@@ -197,18 +197,32 @@ class AssetStateStoreAccessors:
     one of them, its methods directly (``asset_state_store.get('watermark')``)."""
 
     def __init__(self, store: Any, writer: TIKey, inlets: list[Any], outlets: list[Any] | None = None) -> None:
+        self._store = store
+        self._writer = writer
         self._by_name: dict[str, AssetStateStoreAccessor] = {}
         self._by_uri: dict[str, AssetStateStoreAccessor] = {}
-        # Aliases are skipped: an AssetAlias outlet emits events, it holds no state; an alias inlet's assets are
-        # not resolved here (reach them by naming the asset as an inlet).
+        # An AssetAlias inlet stands for the assets that had events through it (resolved on first use, as each
+        # costs reads); an AssetAlias outlet emits events and holds no state, so it is skipped, as in Airflow.
+        self._aliases = [inlet.name for inlet in inlets if isinstance(inlet, AssetAlias)]
         for asset in [*inlets, *(outlets or [])]:
-            if isinstance(asset, (Asset, AssetNameRef)) and asset.name not in self._by_name:
-                self._by_name[asset.name] = AssetStateStoreAccessor(store, writer, name=asset.name)
+            if isinstance(asset, (Asset, AssetNameRef)):
+                self._add_name(asset.name)
             elif isinstance(asset, AssetUriRef) and asset.uri not in self._by_uri:
                 self._by_uri[asset.uri] = AssetStateStoreAccessor(store, writer, uri=asset.uri)
-        self._total = len(self._by_name) + len(self._by_uri)
+
+    def _add_name(self, name: str) -> None:
+        if name not in self._by_name:
+            self._by_name[name] = AssetStateStoreAccessor(self._store, self._writer, name=name)
+
+    def _resolved(self) -> AssetStateStoreAccessors:
+        for alias in self._aliases:
+            for name in assets_of_alias(self._store, alias):
+                self._add_name(name)
+        self._aliases = []
+        return self
 
     def __getitem__(self, key: Asset | AssetNameRef | AssetUriRef) -> AssetStateStoreAccessor:
+        self._resolved()
         try:
             if isinstance(key, (Asset, AssetNameRef)):
                 return self._by_name[key.name]
@@ -219,10 +233,11 @@ class AssetStateStoreAccessors:
         raise TypeError(f"Expected Asset, AssetNameRef, or AssetUriRef; got {type(key).__name__}")
 
     def _single_accessor(self) -> AssetStateStoreAccessor:
-        if self._total != 1:
-            raise ValueError(f"Task has {self._total} concrete inlets and outlets — use "
+        accessors = [*self._resolved()._by_name.values(), *self._by_uri.values()]
+        if len(accessors) != 1:
+            raise ValueError(f"Task has {len(accessors)} concrete inlets and outlets — use "
                              "context['asset_state_store'][MY_ASSET] to specify which")
-        return next(iter([*self._by_name.values(), *self._by_uri.values()]))
+        return accessors[0]
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._single_accessor().get(key, default)
@@ -249,7 +264,7 @@ class AssetStateStoreAccessors:
         await self._single_accessor().aclear()
 
     def __repr__(self) -> str:
-        parts = [f"name={k!r}" for k in self._by_name] + [f"uri={k!r}" for k in self._by_uri]
+        parts = [f"name={k!r}" for k in self._resolved()._by_name] + [f"uri={k!r}" for k in self._by_uri]
         return f"<AssetStateStoreAccessors [{', '.join(parts)}]>"
 
 
@@ -262,17 +277,26 @@ def asset_named_by_uri(store: Any, uri: str) -> str:
     raise KeyError(f"Asset with uri={uri!r} not found")
 
 
+def assets_of_alias(store: Any, alias: str) -> list[str]:
+    """The assets an alias stands for: those with an event emitted through it (Airflow's alias-asset links)."""
+    return sorted(asset.name for asset in store.list_assets()
+                  if any(alias in event.source_aliases for event in store.list_asset_events(asset.asset_id)))
+
+
 def granted_asset_names(serialized_task: Any, store: Any) -> frozenset[str]:
-    """The assets whose state a try of ``serialized_task`` may reach: its concrete inlets and outlets, by name
-    (what :class:`AssetStateStoreAccessors` builds accessors for; the worker fences the proxy with it)."""
+    """The assets whose state a try of ``serialized_task`` may reach: its concrete inlets and outlets and the
+    assets of its alias inlets, by name (what :class:`AssetStateStoreAccessors` builds accessors for; the worker
+    fences the proxy with it)."""
     names: set[str] = set()
-    for tagged in [*(getattr(serialized_task, "inlets", None) or []), *(getattr(serialized_task, "outlets", None)
-                                                                        or [])]:
+    inlets = list(getattr(serialized_task, "inlets", None) or [])
+    for tagged in [*inlets, *(getattr(serialized_task, "outlets", None) or [])]:
         data = getattr(tagged, "data", None)
         if not isinstance(data, dict):
             continue
         asset = data.get("asset") or data.get("asset_ref") or {}
-        if "asset" in data or asset.get("name"):
+        if "alias" in data and tagged in inlets:
+            names.update(assets_of_alias(store, data["alias"]["name"]))
+        elif "asset" in data or asset.get("name"):
             names.add(asset["name"])
         elif asset.get("uri"):
             with contextlib.suppress(KeyError):  # no asset has that URI: there is no state to reach through it

@@ -97,7 +97,23 @@ def test_the_asset_writer_is_the_worker_s_try_not_what_the_child_says() -> None:
     assert store.calls == [("set_asset_state", (ORDERS, "watermark", "2026"), {"now": NOW, "writer": OWN})]
 
 
-class DagVersionStore(RecordingStore):
+# Two assets beyond the task's own: one named by its URI, one with an event emitted through the alias an_alias.
+ASSETS = [SimpleNamespace(asset_id=1, name="named_by_uri", uri="s3://w/by-uri"),
+          SimpleNamespace(asset_id=2, name="via_alias", uri="via_alias")]
+EVENTS = {1: [SimpleNamespace(source_aliases=[])], 2: [SimpleNamespace(source_aliases=["an_alias"])]}
+
+
+class KnownAssets:
+    """The assets and their events, as the store (or the proxy) lists them."""
+
+    def list_assets(self) -> list[Any]:
+        return ASSETS
+
+    def list_asset_events(self, asset_id: int) -> list[Any]:
+        return EVENTS.get(asset_id, [])
+
+
+class DagVersionStore(KnownAssets, RecordingStore):
     """Answers the run and its DAG version, whose task has inlets and outlets of every kind."""
 
     def __init__(self) -> None:
@@ -116,22 +132,20 @@ class DagVersionStore(RecordingStore):
     def get_serialized_dag(self, dag_id: str, dag_hash: str) -> Any:
         return SimpleNamespace(task_dict={OWN.task_id: self.task})
 
-    def list_assets(self) -> list[Any]:
-        return [SimpleNamespace(name="named_by_uri", uri="s3://w/by-uri")]
-
 
 def test_the_grant_is_the_task_s_inlets_and_outlets_read_from_the_run_s_dag_version() -> None:
     store = DagVersionStore()
-    assert granted_asset_names(store.task, store) == frozenset({ORDERS, "by_name", "named_by_uri", "out"})
+    granted = frozenset({ORDERS, "by_name", "named_by_uri", "via_alias", "out"})
+    assert granted_asset_names(store.task, store) == granted
     scope = TryScope(OWN, "token-1", lambda: NOW, try_number=2)
     reply = pickle.loads(serve_call(store, scope, {"call": "get_asset_state", "args": ["named_by_uri", "k"]}))
     assert reply == {"ok": "get_asset_state-answer"}
-    assert scope.state_assets == frozenset({ORDERS, "by_name", "named_by_uri", "out"})  # read once per try
+    assert scope.state_assets == granted  # read once per try
     reply = pickle.loads(serve_call(store, scope, {"call": "get_asset_state", "args": ["an_alias", "k"]}))
-    assert reply["error"][0] == "ScopeError"
+    assert reply["error"][0] == "ScopeError"  # the alias itself holds no state
 
 
-class FakeState:
+class FakeState(KnownAssets):
     """The state methods the accessors call, in memory (the child's proxy and DynamoStore have them)."""
 
     def __init__(self) -> None:
@@ -154,9 +168,6 @@ class FakeState:
 
     def set_asset_state(self, name: str, state_key: str, value: Any, *, now: Any, writer: Any) -> None:
         self.assets[(name, state_key)] = value
-
-    def list_assets(self) -> list[Any]:
-        return [SimpleNamespace(name="named_by_uri", uri="s3://w/by-uri")]
 
 
 def test_task_accessor_retention_as_airflow(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,9 +200,10 @@ def test_asset_accessors_cover_concrete_inlets_and_outlets_only() -> None:
     accessors[AssetUriRef("s3://w/by-uri")].set("k", 1)  # kept under the asset's name
     assert accessors[AssetNameRef(ORDERS)].get("watermark") == "2026"
     assert state.assets == {(ORDERS, "watermark"): "2026", ("named_by_uri", "k"): 1}
+    accessors[Asset(name="via_alias")].set("k", 2)  # an asset the alias inlet stands for
     with pytest.raises(KeyError, match="not in this task's inlets or outlets"):
         accessors[Asset(name="elsewhere")]
-    with pytest.raises(ValueError, match="Task has 3 concrete inlets and outlets"):
+    with pytest.raises(ValueError, match="Task has 4 concrete inlets and outlets"):
         accessors.get("watermark")
 
     single = AssetStateStoreAccessors(state, OWN, [orders])
