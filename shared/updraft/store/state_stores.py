@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,6 +188,13 @@ class StateStore(StoreBase):
         return StateEntry(key=item.key, value=self.blobs.unpack(item.data, item.s3_key)["v"],
                           updated_at=item.updated_at, expires_at=item.expires_at,
                           last_updated_by=item.last_updated_by)
+
+
+def clear_task_states(store: Any, keys: Iterable[TIKey]) -> None:
+    """Remove the task state of these task instances: a deleted run's, as Airflow's rows go with their run (a new
+    run given the same run id must not find them). Safe to repeat."""
+    for key in keys:
+        store.clear_task_state(key)
 
 
 def _expired(item: StateItem, now: dt.datetime) -> bool:

@@ -7,6 +7,7 @@ import datetime as dt
 
 from tests.functional.api.conftest import NOW
 from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
 
 STORE = "/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/state-store"
 LATER = dt.datetime(2024, 3, 2, tzinfo=dt.UTC)
@@ -71,3 +72,18 @@ def test_asset_state_store_routes(api, store):
     assert api("DELETE", base + "/total_runs").status == 204
     assert api("DELETE", base).status == 204
     assert api.get(base).body == {"asset_state_store": [], "total_entries": 0}
+
+
+def test_deleting_a_run_or_its_dag_removes_its_task_state(api, store):
+    """As Airflow's rows go with their run: a new run given the same run id must not find an old job id."""
+    for run_id in ("r1", "r2"):
+        api("POST", "/api/v2/dags/etl/dagRuns",
+            body={"dag_run_id": run_id, "logical_date": f"2024-02-0{run_id[1]}T00:00:00Z"})
+        store.transition_ti(TIKey("etl", run_id, "extract"), expected=[None], state=TaskInstanceState.SUCCESS,
+                            fields={"try_number": 1})
+        store.set_task_state(TIKey("etl", run_id, "extract"), "job_id", "job-1", expires_at=None, now=NOW)
+    assert api("DELETE", "/api/v2/dags/etl/dagRuns/r1").status == 204
+    assert store.list_task_state(TIKey("etl", "r1", "extract"), now=NOW) == []
+    assert store.list_task_state(TIKey("etl", "r2", "extract"), now=NOW) != []
+    assert api("DELETE", "/api/v2/dags/etl").status == 204
+    assert store.list_task_state(TIKey("etl", "r2", "extract"), now=NOW) == []
