@@ -170,6 +170,12 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     advance_backfill     Update SET created cond created = expected AND not completed  cond         1
     complete_backfill    Update SET completed_at cond absent; Delete marker cond id    cond         2-3
     runs_dated_between   Query runs_by_date run_date_sk BETWEEN from AND to            SC           1 per page
+    get_task_state,      Get TASK_STATE#<ti>/KEY#<key> (expired: absent) / ASSET_STATE  SC           1
+      get_asset_state
+    set_task_state,      Put (last write wins; ``expires`` TTL epoch seconds when it    -            1
+      set_asset_state    expires)
+    list_/clear_task_    Query TASK_STATE#<ti> / ASSET_STATE#<id> (+ Delete each)      SC           1 (+ n)
+      state, ..._asset_state
 
 Limits and capacity: a limit of N slots spreads over shard items of 4 slots and at most 4 holders each
 (``store/limits.py``, ``store/limit_shards.py``), so every item stays under 1 KB (one write unit) and a busy
