@@ -26,14 +26,12 @@ from typing import Any
 from updraft import airflow_config
 from updraft.model.records import TIKey
 from updraft.sdk.assets import Asset, AssetAlias, AssetNameRef, AssetUriRef
+from updraft.store.state_stores import default_expiry, max_value_bytes
 
 log = logging.getLogger(__name__)
 
 #: ``retention=NEVER_EXPIRE``: the key never expires, whatever ``default_retention_days`` says.
 NEVER_EXPIRE: dt.timedelta = dt.timedelta.max
-
-DEFAULT_RETENTION_DAYS = 30
-DEFAULT_MAX_VALUE_BYTES = 65535
 
 
 def _checked_value(value: Any, what: str, key: str) -> Any:
@@ -42,7 +40,7 @@ def _checked_value(value: Any, what: str, key: str) -> Any:
     if value is None:
         raise ValueError("Cannot set value as None")
     size = len(json.dumps(value))
-    limit = airflow_config.get_int("state_store", "max_value_storage_bytes", DEFAULT_MAX_VALUE_BYTES)
+    limit = max_value_bytes()
     if 0 < limit < size:
         log.warning("%s value for key %r is %d bytes, which exceeds configured max_value_storage_bytes=%d.",
                     what, key, size, limit)
@@ -72,11 +70,7 @@ def expires_at(retention: dt.timedelta | None, now: dt.datetime) -> dt.datetime 
         if not isinstance(retention, dt.timedelta):
             raise TypeError(f"retention must be a timedelta or NEVER_EXPIRE, got {type(retention).__name__}")
         return now + retention
-    days = airflow_config.get_int("state_store", "default_retention_days", DEFAULT_RETENTION_DAYS)
-    if days < 0:
-        raise ValueError(f"[state_store] default_retention_days must be >= 0, got {days}. "
-                         "Set to 0 to disable expiry.")
-    return None if days == 0 else now + dt.timedelta(days=days)
+    return default_expiry(now)
 
 
 def _now(store: Any) -> dt.datetime:

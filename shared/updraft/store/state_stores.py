@@ -32,6 +32,7 @@ from typing import Any
 
 from pynamodb.attributes import BinaryAttribute, JSONAttribute, NumberAttribute, UnicodeAttribute
 
+from updraft import airflow_config
 from updraft.model.records import TIKey
 from updraft.serialization import canonical_json
 from updraft.store.assets import asset_id_of
@@ -42,6 +43,23 @@ from updraft.store.models import Item, _bound, build_models
 from updraft.store.tables import TTL_ATTRIBUTE
 
 _KEY = "KEY#"
+DEFAULT_RETENTION_DAYS = 30  # Airflow's [state_store] default_retention_days
+DEFAULT_MAX_VALUE_BYTES = 65535  # Airflow's [state_store] max_value_storage_bytes
+
+
+def default_expiry(now: dt.datetime) -> dt.datetime | None:
+    """When a task state key written ``now`` without a retention expires: ``[state_store] default_retention_days``
+    (``AIRFLOW__STATE_STORE__DEFAULT_RETENTION_DAYS``) later; never with 0; a negative value is an error."""
+    days = airflow_config.get_int("state_store", "default_retention_days", DEFAULT_RETENTION_DAYS)
+    if days < 0:
+        raise ValueError(f"[state_store] default_retention_days must be >= 0, got {days}. "
+                         "Set to 0 to disable expiry.")
+    return None if days == 0 else now + dt.timedelta(days=days)
+
+
+def max_value_bytes() -> int:
+    """``[state_store] max_value_storage_bytes``: the REST API refuses a larger value, a task logs a warning."""
+    return airflow_config.get_int("state_store", "max_value_storage_bytes", DEFAULT_MAX_VALUE_BYTES)
 
 
 class StateItem(Item):

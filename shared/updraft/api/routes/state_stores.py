@@ -16,20 +16,18 @@ import datetime as dt
 import json
 from typing import Any
 
-from updraft import airflow_config
 from updraft.api.body import Field, parse_body
 from updraft.api.errors import BadRequest, NotFound, Unprocessable, issue
 from updraft.api.formats import iso, parse_datetime
 from updraft.api.routes.task_instances import run_instances
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.records import UNMAPPED, TIKey
+from updraft.store.state_stores import default_expiry, max_value_bytes
 
 routes = RouteTable()
 
 TASK = "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/state-store"
 ASSET = "/assets/{asset_id}/state-store"
-DEFAULT_RETENTION_DAYS = 30
-DEFAULT_MAX_VALUE_BYTES = 65535
 VALUE = {"value": Field("json", required=True)}
 
 
@@ -64,7 +62,7 @@ def _value(body: dict[str, Any]) -> Any:
         except ValueError:
             size, problem = 0, ("Value error, value contains non-finite numbers; NaN and Inf are not JSON "
                                 "representable")
-        limit = airflow_config.get_int("state_store", "max_value_storage_bytes", DEFAULT_MAX_VALUE_BYTES)
+        limit = max_value_bytes()
         if problem is None and 0 < limit < size:
             problem = (f"Value error, value exceeds max_value_storage_bytes ({limit}); raise [state_store] "
                        "max_value_storage_bytes or set it to 0 to disable the limit")
@@ -76,11 +74,10 @@ def _value(body: dict[str, Any]) -> Any:
 def _expires_at(call: Call, body: dict[str, Any]) -> dt.datetime | None:
     raw = body.get("expires_at", "default")
     if raw == "default":
-        days = airflow_config.get_int("state_store", "default_retention_days", DEFAULT_RETENTION_DAYS)
-        if days < 0:
-            raise BadRequest(f"[state_store] default_retention_days must be >= 0, got {days}. "
-                             "Set to 0 to disable expiry.")
-        return None if days == 0 else call.now() + dt.timedelta(days=days)
+        try:
+            return default_expiry(call.now())
+        except ValueError as err:
+            raise BadRequest(str(err)) from None
     if raw is None:
         return None
     parsed = parse_datetime(raw) if isinstance(raw, str) else None
