@@ -226,3 +226,13 @@ def test_a_custom_state_backend_is_refused_by_name_when_state_is_used(monkeypatc
     with pytest.raises(NotImplementedError, match="custom state store backends are not supported"):
         AssetStateStoreAccessors(state, OWN, [Asset(name=ORDERS)]).set("k", 1)
     assert state.task == {} and state.assets == {}
+
+
+def test_dag_files_import_the_names_where_airflow_has_them() -> None:
+    from airflow.sdk import NEVER_EXPIRE as FROM_SDK
+    from airflow.sdk.execution_time.context import NEVER_EXPIRE as FROM_CONTEXT
+    from airflow.sdk.execution_time.context import AssetStateStoreAccessors as Accessors
+    from airflow.sdk.execution_time.context import TaskStateStoreAccessor as Accessor
+
+    assert FROM_SDK is FROM_CONTEXT is NEVER_EXPIRE
+    assert (Accessor, Accessors) == (TaskStateStoreAccessor, AssetStateStoreAccessors)
