@@ -48,6 +48,15 @@ AIRFLOW_STATES: dict[str, str] = {
     "example_branch_operator": "success",
     "example_branch_python_operator_decorator": "success",
     "tutorial_taskflow_api_virtualenv": "success",
+    # AIP-103 state stores. They start in 2026: at LOGICAL_DATE (2024) no task runs and every run succeeds, in
+    # Airflow 3.3.2 as here (reference run 2026-11-24). Without a logical date (`dags test <dag_id>`), both end as
+    # Airflow does: run_job succeeds on try 2 (it reattaches to try 1's job id); the async one fails on all 3
+    # tries (3.3.2's task accessor has no aget: AttributeError); the mapped and asset ones succeed on try 1.
+    "example_task_state_store": "success",
+    "example_task_state_store_async": "success",
+    "example_task_state_store_mapped": "success",
+    "example_asset_state_store_producer": "success",
+    "example_asset_state_store_consumer": "success",
 }
 
 

@@ -44,6 +44,7 @@ class UpdraftData(Construct):
             point_in_time_recovery_specification=ddb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True),
             encryption=ddb.TableEncryption.AWS_MANAGED,
+            time_to_live_attribute=spec.ttl_attribute,
             removal_policy=removal,
         )
         for index in spec.global_indexes:

@@ -59,6 +59,11 @@ def test_table_matches_the_store_spec(synth) -> None:
     })
 
 
+def test_the_table_deletes_expired_task_state_by_ttl(synth) -> None:
+    synth.template.has_resource_properties("AWS::DynamoDB::Table", {
+        "TimeToLiveSpecification": {"AttributeName": TABLE.ttl_attribute, "Enabled": True}})
+
+
 def test_dev_data_is_destroyed_with_the_stack(synth) -> None:
     synth.template.has_resource("AWS::DynamoDB::Table", {"DeletionPolicy": "Delete"})
     synth.template.has_resource("AWS::S3::Bucket", {"DeletionPolicy": "Delete"})

@@ -31,6 +31,7 @@ _LAZY = {
     "BaseHook": "updraft.sdk.hooks",
     "Connection": "updraft.sdk.connection",
     "Variable": "updraft.sdk.variable",
+    "NEVER_EXPIRE": "updraft.runtime.state_stores",
     "Context": "updraft.sdk.context",
     "get_current_context": "updraft.sdk.context",
     "get_parsing_context": "updraft.sdk.parsing_context",

@@ -20,7 +20,7 @@ from updraft.api.request import Query, Request
 
 API_PREFIX = "/api/v2"
 ID_LEN = 250  # Airflow's limit on dag, run and task ids
-PATH_LIMITS = {"pool_name": 256, "xcom_key": 512}  # Airflow's columns for the other named things
+PATH_LIMITS = {"pool_name": 256, "xcom_key": 512, "key": 512}  # Airflow's columns for the other named things
 
 
 @dataclass

@@ -52,10 +52,19 @@ class PythonOperator(BaseOperator):
         return return_value
 
     def execute_callable(self) -> Any:
+        """The callable's result; an ``async def`` callable is run to its end on an event loop of its own, as
+        Airflow 3.3's PythonOperator runs one (``aexecute``), not returned as an unawaited coroutine."""
+        import inspect
+
         from updraft.sdk.assets import call_collecting_metadata
 
-        return call_collecting_metadata(self.python_callable, self.op_args, self.op_kwargs,
-                                        getattr(self, "_outlet_events", None))
+        result = call_collecting_metadata(self.python_callable, self.op_args, self.op_kwargs,
+                                          getattr(self, "_outlet_events", None))
+        if inspect.iscoroutine(result):
+            import asyncio
+
+            result = asyncio.run(result)
+        return result
 
 
 class BranchPythonOperator(PythonOperator):

@@ -37,6 +37,7 @@ from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.rendered_fields import record_rendered_fields
 from updraft.runtime.secrets import prepare_secrets
+from updraft.runtime.state_stores import install_state_stores
 from updraft.runtime.store_proxy import StoreProxy
 from updraft.runtime.task_email import send_error_email, wants_email
 from updraft.runtime.xcom import XComClient, XComSerializationError, push_result
@@ -325,6 +326,7 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
                     else CrossDag(store, now_fn=now_fn, nudge=nudge))
     context = build_context(ti=ti, task=task, dag=dag, run=run, store=store)
     install_asset_context(context, store, task, run)
+    install_state_stores(context, store, key, task)
     skip: set[int] = set()
     if getattr(task, "is_mapped", False):
         context["expanded_ti_count"] = expand_lengths(task, context)

@@ -20,6 +20,10 @@ within the try's :class:`TryScope`:
 - assets: reads of asset events (``inlet_events``, ``triggering_asset_events``) are open; the try keeps its own
   outlet events (``put_outlet_events``, its task instance and try number), which the worker emits after it
   records the success;
+- state stores (Airflow 3.3's AIP-103): the try reads and writes the task state of its own task instance only
+  (``*_task_state``; every try and map index of the instance has its own key, the expiry is checked on the
+  worker's clock) and the asset state of its task's inlets and outlets only (``*_asset_state``, the names read
+  from the run's DAG version, the writer stamped by the worker); callbacks and triggers only read them;
 - other DAGs: ``cross_dag`` runs one of :data:`CROSS_DAG_CALLS` on a ``runtime.cross_dag.CrossDag`` in the worker,
   what Airflow's execution API lets a task do (``TriggerDagRunOperator`` triggers or clears a run,
   ``ExternalTaskSensor`` reads runs and task states): the run is created or cleared by the REST API's own code
@@ -76,6 +80,9 @@ class TryScope:
     # no run (Airflow's DAG processor and triggerer offer them reads and Variables only).
     writes: bool = True
     served: dict[str, int] = field(default_factory=dict)  # calls served, by method (the bench reads it)
+    # The assets whose state the try may reach (its task's inlets and outlets, by name): read from the run's DAG
+    # version on the first asset state call.
+    state_assets: frozenset[str] | None = None
 
 
 def _ti_key(raw: Any) -> TIKey:
@@ -165,6 +172,70 @@ def _put_outlet_events(store: Store, scope: TryScope, key: Any, try_number: Any,
     assets.put_outlet_events(_own(scope, key), scope.try_number, events, scope.now_fn())
 
 
+STATE_KEY_MAX = 512
+
+
+def _state_key(raw: Any) -> str:
+    if not isinstance(raw, str) or not raw or len(raw) > STATE_KEY_MAX:
+        raise ScopeError(f"a state store key must be a non-empty string of at most {STATE_KEY_MAX} characters "
+                         f"(Airflow's column), got {raw[:80] if isinstance(raw, str) else raw!r}")
+    return raw
+
+
+def _own_state(scope: TryScope, raw: Any, *, write: bool) -> TIKey:
+    """The try's own task instance: the only one whose task state it may read or write (Airflow's ``ti:self``)."""
+    if write:
+        return _own(scope, raw)
+    key = _ti_key(raw)
+    if key != scope.key:
+        raise ScopeError(f"this try ({scope.key.label}) may not read the task state of {key.label}")
+    return key
+
+
+def _states(store: Store) -> Any:
+    return store  # the state methods are StateStore's (DynamoStore), not the Store protocol's
+
+
+def _get_task_state(store: Store, scope: TryScope, key: Any, state_key: Any) -> Any:
+    return _states(store).get_task_state(_own_state(scope, key, write=False), _state_key(state_key),
+                                         now=scope.now_fn())
+
+
+def _set_task_state(store: Store, scope: TryScope, key: Any, state_key: Any, value: Any, expires_at: Any) -> None:
+    own = _own_state(scope, key, write=True)
+    if value is None:
+        raise ScopeError("Cannot set value as None")
+    expiry = None if expires_at is None else _date(expires_at)
+    if expiry is not None and expiry.tzinfo is None:
+        raise ScopeError(f"a state store expiry must carry its time zone, got {expires_at!r}")
+    _states(store).set_task_state(own, _state_key(state_key), value, expires_at=expiry, now=scope.now_fn())
+
+
+def _granted_asset(store: Store, scope: TryScope, name: Any, *, write: bool) -> str:
+    """``name`` when it is an inlet or outlet of the try's task (the assets Airflow gives it accessors for)."""
+    from updraft.runtime.state_stores import granted_asset_names
+
+    asset = _text(name, "an asset name")
+    if write and not scope.writes:
+        raise ScopeError(f"callbacks and triggers may not write asset state (asked for {asset!r})")
+    if scope.state_assets is None:
+        run = store.get_run(scope.key.dag_id, scope.key.run_id)
+        dag = store.get_serialized_dag(run.dag_id, run.dag_hash) if run is not None else None
+        task = dag.task_dict.get(scope.key.task_id) if dag is not None else None
+        scope.state_assets = granted_asset_names(task, store)
+    if asset not in scope.state_assets:
+        raise ScopeError(f"task {scope.key.task_id!r} has no inlet or outlet asset {asset!r}: its state is not "
+                         "reachable from this try")
+    return asset
+
+
+def _set_asset_state(store: Store, scope: TryScope, name: Any, state_key: Any, value: Any) -> None:
+    asset = _granted_asset(store, scope, name, write=True)
+    if value is None:
+        raise ScopeError("Cannot set value as None")
+    _states(store).set_asset_state(asset, _state_key(state_key), value, now=scope.now_fn(), writer=scope.key)
+
+
 # What a try may ask of ``CrossDag`` (the public methods operators and sensors call), and which of their keyword
 # arguments are datetimes (one, or a list of them) that JSON carried as ISO strings.
 CROSS_DAG_CALLS: Mapping[str, tuple[str, ...]] = {
@@ -231,6 +302,18 @@ ALLOWED: Mapping[str, Callable[..., Any]] = {
         _text(dag_id, "dag_id"), _text(run_id, "run_id")),
     "put_outlet_events": _put_outlet_events,
     "cross_dag": _cross_dag,
+    "get_task_state": _get_task_state,
+    "set_task_state": _set_task_state,
+    "delete_task_state": lambda store, scope, key, state_key: _states(store).delete_task_state(
+        _own_state(scope, key, write=True), _state_key(state_key)),
+    "clear_task_state": lambda store, scope, key: _states(store).clear_task_state(_own_state(scope, key, write=True)),
+    "get_asset_state": lambda store, scope, name, state_key: _states(store).get_asset_state(
+        _granted_asset(store, scope, name, write=False), _state_key(state_key)),
+    "set_asset_state": _set_asset_state,
+    "delete_asset_state": lambda store, scope, name, state_key: _states(store).delete_asset_state(
+        _granted_asset(store, scope, name, write=True), _state_key(state_key)),
+    "clear_asset_state": lambda store, scope, name: _states(store).clear_asset_state(
+        _granted_asset(store, scope, name, write=True)),
 }
 
 
@@ -375,6 +458,35 @@ class StoreProxy:
     def put_outlet_events(self, key: TIKey, try_number: int, events: list[dict[str, Any]],
                           now: dt.datetime | None = None) -> None:
         self.channel.call("put_outlet_events", _key(key), try_number, events)  # the worker's clock stamps them
+
+    # -- the task and asset state stores (runtime.state_stores): the worker fences each call to the try ---------
+    def get_task_state(self, key: TIKey, state_key: str, *, now: dt.datetime | None = None) -> Any:
+        return self.channel.call("get_task_state", _key(key), state_key)  # expiry checked on the worker's clock
+
+    def set_task_state(self, key: TIKey, state_key: str, value: Any, *, expires_at: dt.datetime | None,
+                       now: dt.datetime | None = None) -> None:
+        self.channel.call("set_task_state", _key(key), state_key, value, expires_at)  # the worker stamps it
+
+    def delete_task_state(self, key: TIKey, state_key: str) -> None:
+        self.channel.call("delete_task_state", _key(key), state_key)
+
+    def clear_task_state(self, key: TIKey) -> int:
+        count: int = self.channel.call("clear_task_state", _key(key))
+        return count
+
+    def get_asset_state(self, asset_name: str, state_key: str) -> Any:
+        return self.channel.call("get_asset_state", asset_name, state_key)
+
+    def set_asset_state(self, asset_name: str, state_key: str, value: Any, *, now: dt.datetime | None = None,
+                        writer: TIKey | None = None) -> None:
+        self.channel.call("set_asset_state", asset_name, state_key, value)  # the writer is the worker's try
+
+    def delete_asset_state(self, asset_name: str, state_key: str) -> None:
+        self.channel.call("delete_asset_state", asset_name, state_key)
+
+    def clear_asset_state(self, asset_name: str) -> int:
+        count: int = self.channel.call("clear_asset_state", asset_name)
+        return count
 
     def cross_dag(self) -> CrossDagProxy:
         """The try's ``ti.cross_dag``: other DAGs' runs, read and triggered by the worker."""

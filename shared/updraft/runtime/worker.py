@@ -34,6 +34,7 @@ from updraft.runtime.handoff import HandedOff, KeepEarlierLog, LambdaLimitReache
 from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LogSink
 from updraft.runtime.next_poke import wake_at_next_poke
+from updraft.runtime.state_stores import clear_on_success
 from updraft.runtime.stopping import WorkerStopped
 from updraft.runtime.task_callbacks import run_task_callbacks
 from updraft.scheduling.claims import release_try_limits
@@ -128,6 +129,8 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
     elif result.state == TaskInstanceState.SUCCESS and emits_assets(dag.task_dict[key.task_id]):
         publish_and_nudge(store, scheduler, key, dispatch.try_number, now_fn())
+    if finished and result.state == TaskInstanceState.SUCCESS:
+        clear_on_success(store, key)
     if result.state == TaskInstanceState.UP_FOR_RESCHEDULE and finished:  # the next poke at its second
         wake_at_next_poke(waits, key, dispatch.try_number, finished.reschedule_count + 1, result.reschedule_date)
     if result.state == TaskInstanceState.DEFERRED:  # its slots are back already (all but a kept pool slot)

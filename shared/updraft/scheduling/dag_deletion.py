@@ -13,6 +13,7 @@ from updraft.model.limits import dag_runs_limit
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.store.api import Store
+from updraft.store.state_stores import clear_task_states
 
 
 class DagStillRunning(Exception):
@@ -34,6 +35,7 @@ def delete_dag(store: Store, dag_id: str, *, waits: Waits | None = None) -> bool
             for limit_id in ti.held_limits:
                 store.release_slots(limit_id, ti.key.holder(ti.try_number))
         store.release_slots(dag_runs_limit(dag_id), run.run_id)
+        clear_task_states(store, [ti.key for ti in instances[run.run_id]])
         store.delete_run_items(dag_id, run.run_id)
     store.delete_dag_items(dag_id)
     return True

@@ -21,6 +21,7 @@ from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.clearing import Reset, as_recorded, run_state_after_clear
 from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.store.api import Store
+from updraft.store.state_stores import clear_task_states
 
 _ALL_RUN_STATES = tuple(DagRunState)
 
@@ -75,7 +76,7 @@ def set_run_state(store: Store, run: DagRun, state: DagRunState, *, now: dt.date
 def delete_run(store: Store, run: DagRun, tis: Iterable[TaskInstance], *, deletable: Iterable[DagRunState],
                waits: Waits | None = None) -> bool:
     """Delete a run (only while in ``deletable``), then what its tries held and its partition (instances,
-    recorded tries, XComs). False: the run was not (or no longer) deletable."""
+    recorded tries, XComs) and its task instances' task state. False: the run was not (or no longer) deletable."""
     if not store.delete_run(run.dag_id, run.run_id, expected=deletable):
         return False
     tis = list(tis)
@@ -84,5 +85,6 @@ def delete_run(store: Store, run: DagRun, tis: Iterable[TaskInstance], *, deleta
         if ti.held_limits:
             release_try_limits(store, ti)
     store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
+    clear_task_states(store, [ti.key for ti in tis])
     store.delete_run_partition(run.dag_id, run.run_id)
     return True

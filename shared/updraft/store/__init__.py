@@ -5,7 +5,8 @@ table as plain data, shared with the CDK stack, and ``create_table``), ``models`
 config), ``keys`` (every key string), ``writes`` (the conditional-write helpers), ``blobs`` (values inline or in
 S3), ``lru`` (the serialized-DAG cache), ``base`` (what the aggregates share), one module per aggregate with its
 named conditions and writes (``dags``, ``files``, ``runs``, ``task_instances``, ``limits``, ``xcoms``,
-``variables``, ``connections``, ``event_logs``, ``heartbeats``, ``dag_deletion``, ``backfills``; ``encryption``
+``variables``, ``connections``, ``event_logs``, ``heartbeats``, ``dag_deletion``, ``backfills``,
+``state_stores``; ``encryption``
 is the KMS cipher of variables and connections) and ``dynamo`` (:class:`DynamoStore`, composed of them).
 Importing this package imports none of them: handlers load
 only what they use. The store decides nothing about scheduling: it imports nothing from ``updraft.scheduling`` or
@@ -48,6 +49,9 @@ Items (``pk`` / ``sk``)::
     backfill        BACKFILL#<id>           META                     range, conf, limits, plan progress (``created``)
     active backfill ACTIVE_BACKFILL#<dag>   META                     the DAG's one active backfill id (put cond absent)
     id sequence     BACKFILL_SEQUENCE       META                     the last backfill id (ADD 1 per backfill)
+    task state      TASK_STATE#<dag>#<run>#<task>#<map_index+1>  KEY#<key>   a task instance's state store
+                                                                     (gzip JSON or S3, expires_at + TTL ``expires``)
+    asset state     ASSET_STATE#<asset_id>  KEY#<key>                an asset's state store (``state_stores``)
 
 Indexes::
 
@@ -166,6 +170,12 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     advance_backfill     Update SET created cond created = expected AND not completed  cond         1
     complete_backfill    Update SET completed_at cond absent; Delete marker cond id    cond         2-3
     runs_dated_between   Query runs_by_date run_date_sk BETWEEN from AND to            SC           1 per page
+    get_task_state,      Get TASK_STATE#<ti>/KEY#<key> (expired: absent) / ASSET_STATE  SC           1
+      get_asset_state
+    set_task_state,      Put (last write wins; ``expires`` TTL epoch seconds when it    -            1
+      set_asset_state    expires)
+    list_/clear_task_    Query TASK_STATE#<ti> / ASSET_STATE#<id> (+ Delete each)      SC           1 (+ n)
+      state, ..._asset_state
 
 Limits and capacity: a limit of N slots spreads over shard items of 4 slots and at most 4 holders each
 (``store/limits.py``, ``store/limit_shards.py``), so every item stays under 1 KB (one write unit) and a busy

@@ -41,6 +41,7 @@ class TableSpec:
     global_indexes: tuple[IndexSpec, ...] = ()
     local_indexes: tuple[IndexSpec, ...] = ()
     billing_mode: str = "PAY_PER_REQUEST"
+    ttl_attribute: str | None = None  # epoch seconds after which DynamoDB deletes the item (in the background)
 
     def key_attributes(self) -> list[KeyAttr]:
         """Every attribute that is a key of the table or of an index (DynamoDB's AttributeDefinitions)."""
@@ -58,6 +59,8 @@ LIST_INDEX = "list_index"
 ACTIVE_RUNS_INDEX = "active_runs"
 DUE_DAGS_INDEX = "due_dags"
 RUNS_BY_DATE_INDEX = "runs_by_date"
+# The TTL attribute: only task state keys with a retention carry it (updraft.store.state_stores).
+TTL_ATTRIBUTE = "expires"
 
 TABLE = TableSpec(
     partition_key=KeyAttr("pk"),
@@ -83,6 +86,7 @@ TABLE = TableSpec(
             "A DAG's runs by logical date, strongly consistent (list_runs, previous_run).",
         ),
     ),
+    ttl_attribute=TTL_ATTRIBUTE,
 )
 
 
@@ -124,10 +128,13 @@ def create_table(config: StoreConfig, *, client: DynamoDBClient | None = None, w
         created = True
     except client.exceptions.ResourceInUseException:
         created = False
-    if wait:
+    if wait or created:
         for _ in range(600):
             status = client.describe_table(TableName=config.table_name)["Table"]["TableStatus"]
             if status == "ACTIVE":
                 break
             time.sleep(0.1)
+    if created and TABLE.ttl_attribute:
+        client.update_time_to_live(TableName=config.table_name, TimeToLiveSpecification={
+            "Enabled": True, "AttributeName": TABLE.ttl_attribute})
     return created

@@ -39,7 +39,7 @@ def test_the_document_describes_exactly_the_served_routes_with_airflow_s_operati
 def test_the_served_document_is_valid_openapi_3_1(served):
     OpenAPIV31SpecValidator(served).validate()
     assert served["openapi"].startswith("3.1")
-    assert "DAGResponse" in served["components"]["schemas"] and "AssetStateStoreResponse" not in served["components"]["schemas"]
+    assert "DAGResponse" in served["components"]["schemas"] and "DAGWarningCollectionResponse" not in served["components"]["schemas"]
 
 
 def test_a_recorded_change_is_named_as_airflow_names_it():

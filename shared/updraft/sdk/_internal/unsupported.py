@@ -131,7 +131,6 @@ _SDK_NAMES = {
     "conf": MODULE_HINTS["airflow.configuration"],
     "macros": MODULE_HINTS["airflow.macros"],
     "lineage": "lineage is not supported",
-    "NEVER_EXPIRE": f"task state expiry is {_NOT_YET}",
     "SecretCache": "the secrets cache is internal to Airflow",
     "literal": f"literal() template values are {_NOT_YET}",
     "DagRunState": MODULE_HINTS["airflow.utils.state"],
