@@ -25,6 +25,7 @@ LAMBDA_REQUIREMENTS = (
     "jsonschema>=4.0",
     "jinja2>=3.1",
     "python-dateutil>=2.8,<3",
+    "universal-pathlib>=0.3.10",  # ObjectStoragePath in task code (pulls fsspec)
 )
 
 

@@ -17,6 +17,7 @@ _LAZY = {
     "AssetAny": "updraft.sdk.assets",
     "AssetWatcher": "updraft.sdk.assets",
     "Metadata": "updraft.sdk.assets",
+    "ObjectStoragePath": "updraft.sdk.io.path",
     "AssetOrTimeSchedule": "updraft.timetables.assets",
     "asset": "updraft.sdk.decorators.asset",
     "BaseOperator": "updraft.sdk.baseoperator",

@@ -67,8 +67,6 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.providers.standard.operators.python_virtualenv": f"virtualenv tasks are not available; {_FARGATE}",
     "airflow.hooks": _NO_HOOKS,
     "airflow.sdk.definitions.deadline": f"deadline alerts are {_NOT_YET}",
-    "airflow.sdk.io": "ObjectStoragePath is not available; use boto3 for S3",
-    "airflow.io": "ObjectStoragePath is not available; use boto3 for S3",
     "airflow.triggers": ("of airflow.triggers only base (BaseTrigger, TriggerEvent) and temporal (DateTimeTrigger, "
                          "TimeDeltaTrigger) are available; deferrable waits run on Step Functions"),
     "airflow.providers.standard.triggers": ("of the standard provider's triggers only temporal (DateTimeTrigger, "
@@ -121,7 +119,6 @@ _MODELS_NAMES = {name: _NO_METADATA_DB for name in (
     "clear_task_instances",
 )}
 _SDK_NAMES = {
-    "ObjectStoragePath": MODULE_HINTS["airflow.io"],
     "DeadlineAlert": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "DeadlineReference": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "AsyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
@@ -156,10 +153,10 @@ _SDK_NAMES = {
 # What airflow.providers.common.compat.sdk exports that Updraft lacks (the rest it re-exports).
 _COMPAT_SDK_NAMES = {
     **{name: _SDK_NAMES[name] for name in (
-        "ObjectStoragePath", "BaseOperatorLink", "conf", "literal",
+        "BaseOperatorLink", "conf", "literal",
         "DagRunState", "TaskInstanceState", "SkipMixin", "ResumableJobMixin",
     )},
-    "io": MODULE_HINTS["airflow.io"],
+    "io": "the io module is not re-exported here; import airflow.sdk.io (attach, ObjectStoragePath) directly",
     "XCom": _NO_METADATA_DB,
     "TaskInstanceKey": _NO_METADATA_DB,
     **{name: _SDK_NAMES["lineage"] for name in (
