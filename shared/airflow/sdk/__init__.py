@@ -12,6 +12,7 @@ __version__ = "1.3.2"
 
 _LAZY = {
     "Asset": "updraft.sdk.assets",
+    "AssetAccessControl": "updraft.sdk.assets",
     "AssetAlias": "updraft.sdk.assets",
     "AssetAll": "updraft.sdk.assets",
     "AssetAny": "updraft.sdk.assets",

@@ -123,7 +123,6 @@ _SDK_NAMES = {
     "DeadlineReference": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "AsyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "SyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
-    "AssetAccessControl": f"asset access control is {_NOT_YET}",
     "PartitionedAssetTimetable": f"asset partitions are {_NOT_YET}",
     "PartitionAtRuntime": f"asset partitions are {_NOT_YET}",
     "CronPartitionTimetable": f"partitioned schedules are {_NOT_YET}",
@@ -181,7 +180,6 @@ _COMPAT_SDK_NAMES = {
 # Names Airflow defines in a module the shim does provide, but which Updraft does not support.
 NAME_HINTS: dict[str, dict[str, str]] = {
     "airflow.sdk": _SDK_NAMES,
-    "airflow.sdk.definitions.asset": {"AssetAccessControl": _SDK_NAMES["AssetAccessControl"]},
     "airflow.providers.standard.triggers.file": {name: _LOCAL_FILE_WATCH for name in (
         "FileDeleteTrigger", "DirectoryFileDeleteTrigger")},
     "airflow.models": {**_MODELS_NAMES, "BaseOperatorLink": _SDK_NAMES["BaseOperatorLink"]},
