@@ -100,10 +100,15 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.sensors.time_delta_sensor": _AIRFLOW1.format("airflow.sensors.time_delta"),
 }
 
-# Why asset watchers on local files cannot be: no triggerer polls, and Lambda/Fargate tasks share no filesystem.
+# Why asset watchers on local files cannot be: their triggers poll forever, and no writer shares the poller's disk.
 _LOCAL_FILE_WATCH = ("watching local files needs an always-on triggerer and a filesystem shared with the writer, "
-                     "which Updraft has neither of; watch uploads to the environment's bucket under asset-events/ "
-                     "(an asset with an s3:// URI there) or its asset-events SQS queue (MessageQueueTrigger) instead")
+                     "which Updraft has neither of: an AssetWatcher whose trigger polls (FileDeleteTrigger, "
+                     "DirectoryFileDeleteTrigger) needs a loop polling for as long as its DAG is unpaused, and "
+                     "Updraft polls triggers only for deferred tasks (on Step Functions); a local path would be "
+                     "looked at on a Lambda's own /tmp, which no writer of files shares. Upload the file to the "
+                     "environment's bucket under asset-events/ instead (an asset with that s3:// URI gets an event "
+                     "per object, no watcher needed), or send a message to its asset-events SQS queue (AssetWatcher "
+                     "with MessageQueueTrigger)")
 _VIRTUALENV = f"virtualenv and external-Python tasks are not available; {_FARGATE}"
 _PYTHON_OPERATOR_NAMES = {
     "PythonVirtualenvOperator": _VIRTUALENV,
