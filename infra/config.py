@@ -27,6 +27,7 @@ LAMBDA_REQUIREMENTS = (
     "python-dateutil>=2.8,<3",
     "cloudpickle>=2.2",  # virtualenv tasks' serializer="cloudpickle" / "dill" (updraft.operators.python_venv)
     "dill>=0.3",
+    "universal-pathlib>=0.3.10",  # ObjectStoragePath in task code (pulls fsspec)
 )
 
 

@@ -54,3 +54,14 @@ def test_the_mapped_state_store_example_ends_as_in_airflow():
         "get_tables": ("success", 1), "process_table[0]": ("success", 1), "process_table[1]": ("success", 1),
         "process_table[2]": ("success", 1)}
     assert result.run_state == "success"
+TUTORIALS = Path(__file__).parent / "airflow_tutorials"  # Airflow's tutorial_*.py files, unchanged
+
+
+def test_object_storage_tutorial_ends_offline_as_airflow_does():
+    """The tutorial imports pandas (and fetches over HTTP): offline and without pandas Airflow 3.3.2's dags test
+    fails the first task on its first try and the second is upstream_failed; so does Updraft's, after the file
+    (its module-level ``ObjectStoragePath("s3://aws_default@...")``) loaded."""
+    result = run_dag_test("tutorial_objectstorage", dags_folder=str(TUTORIALS), logical_date=LOGICAL_DATE)
+    assert {label: (ti["state"], ti["try_number"]) for label, ti in result.tasks.items()} == {
+        "get_air_quality_data": ("failed", 1), "analyze": ("upstream_failed", 0)}
+    assert result.run_state == "failed"

@@ -12,11 +12,13 @@ __version__ = "1.3.2"
 
 _LAZY = {
     "Asset": "updraft.sdk.assets",
+    "AssetAccessControl": "updraft.sdk.assets",
     "AssetAlias": "updraft.sdk.assets",
     "AssetAll": "updraft.sdk.assets",
     "AssetAny": "updraft.sdk.assets",
     "AssetWatcher": "updraft.sdk.assets",
     "Metadata": "updraft.sdk.assets",
+    "ObjectStoragePath": "updraft.sdk.io.path",
     "AssetOrTimeSchedule": "updraft.timetables.assets",
     "asset": "updraft.sdk.decorators.asset",
     "BaseOperator": "updraft.sdk.baseoperator",

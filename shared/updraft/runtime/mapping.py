@@ -61,15 +61,18 @@ def mapped_kwargs(mapped: MappedOperator, map_index: int,
 
 
 def resolve_mapped_argument(arg: MappedArgument, context: Mapping[str, Any]) -> Any:
-    """A mapped task group's argument for the running map index (Airflow's ``MappedArgument.resolve``)."""
-    values, _ = expand_input_kwargs(arg.expand_input, context["ti"].map_index, context)
+    """A mapped task group's argument for the running map index (Airflow's ``MappedArgument.resolve``).
+
+    In nested mapped groups the map index runs over the product of the groups' lengths: ``expand`` arguments are
+    taken at the index modulo their lengths (``wrap``), as Airflow's ``_expand_mapped_field`` does."""
+    values, _ = expand_input_kwargs(arg.expand_input, context["ti"].map_index, context, wrap=True)
     if arg.key not in values:
         raise MappingError(f"expand_kwargs() item {context['ti'].map_index} has no value for {arg.key!r}")
     return values[arg.key]
 
 
-def expand_input_kwargs(expand_input: Any, map_index: int,
-                        context: Mapping[str, Any]) -> tuple[dict[str, Any], set[int]]:
+def expand_input_kwargs(expand_input: Any, map_index: int, context: Mapping[str, Any],
+                        wrap: bool = False) -> tuple[dict[str, Any], set[int]]:
     """The arguments ``expand``/``expand_kwargs`` give one map index, and the ids of the values from XComs."""
     from_xcom: set[int] = set()
     if isinstance(expand_input, DictOfListsExpandInput):
@@ -83,7 +86,7 @@ def expand_input_kwargs(expand_input: Any, map_index: int,
                 raise MappingError(f"expand() argument {name!r} is empty: there is no map index {map_index}")
             out[name] = _item(resolved[name], index % length, f"expand() argument {name!r}")
             index //= length
-        if index:
+        if index and not wrap:
             raise MappingError(f"map index {map_index} is beyond the expansion's {sum(lengths.values())} items")
         picked = {k: out[k] for k in resolved}
         for k, v in picked.items():

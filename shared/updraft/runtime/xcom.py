@@ -1,10 +1,10 @@
 """XComs at run time: push and pull over the store, XComArg resolution, and the lazy sequence of a mapped task.
 
 Values are JSON (the store keeps JSON, large ones in S3), plus what Airflow's XCom serde gives back as it was
-and DAGs commonly return: datetimes (pendulum's too), dates, times and timedeltas, stored tagged the way serde tags
-them (``{"__classname__": ..., "__version__": ..., "__data__": ...}``) and rebuilt when pulled. Any other value
-that is not JSON-serializable fails the task with a message naming the task and key, instead of a serializer
-traceback. ``None`` return values are not pushed
+and DAGs commonly return: datetimes (pendulum's too), dates, times, timedeltas and ObjectStoragePaths, stored
+tagged the way serde tags them (``{"__classname__": ..., "__version__": ..., "__data__": ...}``) and rebuilt
+when pulled. Any other value that is not JSON-serializable fails the task with a message naming the task and
+key, instead of a serializer traceback. ``None`` return values are not pushed
 (Airflow pushes only a result that is not None), which is also how a mapped upstream's instances that returned
 nothing drop out of the lazy sequence a reducing task receives.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -31,6 +32,7 @@ class XComSerializationError(AirflowException, TypeError):
 _CLASSNAME, _VERSION, _DATA = "__classname__", "__version__", "__data__"
 _TAGGED = frozenset((_CLASSNAME, _VERSION, _DATA))
 _PENDULUM_DATETIME = "pendulum.datetime.DateTime"
+_OBJECT_STORAGE_PATH = "airflow.sdk.io.path.ObjectStoragePath"  # serde's name for it, with its serialize() data
 
 
 def _encode_one(value: Any) -> Any:
@@ -49,6 +51,10 @@ def _encode_one(value: Any) -> Any:
     if isinstance(value, dt.timedelta):
         return {_CLASSNAME: "datetime.timedelta", _VERSION: 1,
                 _DATA: [value.days, value.seconds, value.microseconds]}
+    paths = sys.modules.get("updraft.sdk.io.path")  # loaded once DAG code made a path: none to encode before
+    if paths is not None and isinstance(value, paths.ObjectStoragePath):
+        return {_CLASSNAME: _OBJECT_STORAGE_PATH, _VERSION: paths.ObjectStoragePath.__version__,
+                _DATA: value.serialize()}
     return value
 
 
@@ -75,6 +81,10 @@ def _decode_one(value: dict) -> Any:
         return dt.time.fromisoformat(data)
     if name == "datetime.timedelta" and isinstance(data, list):
         return dt.timedelta(days=data[0], seconds=data[1], microseconds=data[2])
+    if name == _OBJECT_STORAGE_PATH and isinstance(data, dict):
+        from updraft.sdk.io.path import ObjectStoragePath
+
+        return ObjectStoragePath.deserialize(dict(data), value[_VERSION])
     return value  # a user's dict that only looks tagged
 
 

@@ -5,7 +5,8 @@ the length its worker recorded (``xcom_length``, Airflow's ``TaskMap.length``); 
 counts that upstream's instances that returned a value, once none of its instances is unfinished. ``expand``
 over several arguments is their cross product (the product of lengths); ``expand_kwargs`` is the length of its
 list. ``.map`` keeps its input's length, ``zip`` the shortest (the longest with a ``fillvalue``), ``concat`` the
-sum. None means "not known": not yet, or never (an upstream that failed, a value the scheduler cannot see).
+sum; a task in nested mapped task groups, the product of the groups' lengths. None means "not known": not yet, or
+never (an upstream that failed, a value the scheduler cannot see).
 """
 
 from __future__ import annotations
@@ -22,8 +23,14 @@ _LITERAL = (list, tuple, dict, set, frozenset)
 
 
 def map_length(task: SerializedTask, view: RunView) -> int | None:
-    expand_input = task.expand_input or {}
+    return _input_length(task.expand_input or {}, view)
+
+
+def _input_length(expand_input: dict[str, Any], view: RunView) -> int | None:
     value = expand_input.get("value")
+    if expand_input.get("kind") == "nested-groups":  # a task in nested mapped groups: the product of theirs
+        groups = [_input_length(group, view) for group in value or []]
+        return None if any(n is None for n in groups) else math.prod(groups)  # type: ignore[arg-type]
     if expand_input.get("kind") == "list-of-dicts" or not isinstance(value, dict):
         return value_length(value, view)
     lengths = [value_length(v, view) for v in value.values()]

@@ -148,11 +148,70 @@ class AssetWatcher:
         return f"AssetWatcher(name={self.name!r}, trigger={self.trigger!r})"
 
 
+def _validate_teams(field: str, value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    for entry in value:
+        if not isinstance(entry, str) or not entry or entry.isspace():
+            raise ValueError(f"Each entry in {field} must be a non-empty string")
+    return list(value)
+
+
+class AssetAccessControl:
+    """Airflow 3.3's ``AssetAccessControl``: which teams' producers (and consumers) an asset's events are for.
+
+    Airflow applies it only in multi-team mode (``[core] multi_team``, off by default): with the mode off it is
+    stored with the asset in the serialized DAG and filters nothing. Updraft has no teams, so that is what it
+    does; multi-team mode itself is refused by name (``AIRFLOW__CORE__MULTI_TEAM=True`` makes building one an
+    import error), since Updraft could not filter events by team.
+    """
+
+    def __init__(self, producer_teams: list[str] | None = None, consumer_teams: list[str] | None = None,
+                 allow_global: bool = True) -> None:
+        from updraft import airflow_config
+        from updraft.sdk.exceptions import UnsupportedFeatureError
+
+        if airflow_config.get_bool("core", "multi_team"):
+            raise UnsupportedFeatureError(
+                "[core] multi_team (AIRFLOW__CORE__MULTI_TEAM=True)",
+                "Updraft has no teams, so it cannot filter asset events by AssetAccessControl; without multi_team, "
+                "as in Airflow by default, access control is stored and has no effect")
+        self.producer_teams = [] if producer_teams is None else _validate_teams("producer_teams", producer_teams)
+        self.consumer_teams = _validate_teams("consumer_teams", consumer_teams)
+        if not isinstance(allow_global, bool):
+            raise TypeError(f"'allow_global' must be <class 'bool'> (got {allow_global!r} that is a "
+                            f"{type(allow_global)}).")
+        self.allow_global = allow_global
+
+    def is_default(self) -> bool:
+        """Whether it allows every producer and consumer (Airflow then leaves it out of the serialized asset)."""
+        return not self.producer_teams and self.consumer_teams is None and self.allow_global
+
+    def serialize(self) -> dict[str, Any]:
+        """Airflow's serialized form (``airflow.serialization.encoders``)."""
+        out: dict[str, Any] = {"producer_teams": self.producer_teams, "allow_global": self.allow_global}
+        if self.consumer_teams is not None:
+            out["consumer_teams"] = self.consumer_teams
+        return out
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, AssetAccessControl):
+            return NotImplemented
+        return (self.producer_teams, self.consumer_teams, self.allow_global) == (
+            other.producer_teams, other.consumer_teams, other.allow_global)
+
+    __hash__ = None  # type: ignore[assignment]  # attrs' mutable default, as Airflow's
+
+    def __repr__(self) -> str:
+        return (f"AssetAccessControl(producer_teams={self.producer_teams!r}, consumer_teams={self.consumer_teams!r}, "
+                f"allow_global={self.allow_global!r})")
+
+
 class Asset(os.PathLike, BaseAsset):
     """An asset identified by ``name`` and ``uri``; either one alone stands for both, as in Airflow 3."""
 
     asset_type: ClassVar[str] = "asset"
-    _FIELDS: ClassVar[tuple[str, ...]] = ("name", "uri", "group", "extra", "watchers")
+    _FIELDS: ClassVar[tuple[str, ...]] = ("name", "uri", "group", "extra", "watchers", "access_control")
 
     def __init__(
         self,
@@ -162,6 +221,7 @@ class Asset(os.PathLike, BaseAsset):
         group: str | None = None,
         extra: dict[str, Any] | None = None,
         watchers: list | None = None,
+        access_control: AssetAccessControl | None = None,
     ) -> None:
         if name is None and uri is None:
             raise TypeError("Asset() requires either 'name' or 'uri'")
@@ -189,6 +249,9 @@ class Asset(os.PathLike, BaseAsset):
         self.group: str = group
         self.extra: dict[str, Any] = {} if extra is None else extra
         self.watchers: list[AssetWatcher] = list(watchers or ())
+        if access_control is not None and not isinstance(access_control, AssetAccessControl):
+            raise TypeError(f"access_control must be an AssetAccessControl, got {type(access_control).__name__}")
+        self.access_control = access_control if access_control is not None else AssetAccessControl()
 
     @staticmethod
     def ref(*, name: str = "", uri: str = "") -> AssetRef:
@@ -205,7 +268,7 @@ class Asset(os.PathLike, BaseAsset):
         return self.uri
 
     def _key(self) -> tuple:
-        return (self.name, self.uri, self.group, self.extra, self.watchers)
+        return (self.name, self.uri, self.group, self.extra, self.watchers, self.access_control)
 
     def __eq__(self, other: Any) -> bool:
         # Compare only Asset's own fields, so subclasses (Dataset, Model) with equal fields are equal, as in Airflow.

@@ -486,7 +486,10 @@ class DAG:
             raise AirflowException(f"DAG '{self.dag_id}': end_date ({self.end_date}) is before start_date "
                                    f"({self.start_date})")
         self.validate_schedule_and_params()
+        from updraft.sdk.taskgroup import validate_nested_mapped_groups
+
         validate_setup_teardown(self.tasks)
+        validate_nested_mapped_groups(self.tasks)
         for task in self.tasks:
             validate_task = getattr(task, "validate_for_dag", None)
             if validate_task is not None:

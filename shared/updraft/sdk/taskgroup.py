@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
@@ -263,22 +263,12 @@ class MappedTaskGroup(TaskGroup):
     Every task inside has the group's map indexes; inside the group, instance ``i`` of a task follows instance ``i``
     of its upstream tasks in the group, and a task downstream of the group waits for every instance. Refused as
     Airflow refuses (a mapped task inside, ``MappedTaskInMappedGroupError``, as Airflow 3.3's NotImplementedError;
-    a group expanded over an enclosing group's argument, ``MappedArgument``'s ValueError), and beyond it where
-    Updraft counts instances differently (a mapped group inside a mapped group, which Airflow accepts): each a
-    clear error when the DAG is parsed.
+    a group expanded over an enclosing group's argument, ``MappedArgument``'s ValueError), each a clear error
+    when the DAG is parsed. A mapped group inside a mapped group is Airflow's: see ``validate_nested_mapped_groups``.
     """
 
     def __init__(self, group_id: str | None, *, expand_input: Any, **kwargs: Any) -> None:
         super().__init__(group_id, **kwargs)
-        outer = next((g for g in self._enclosing_groups() if isinstance(g, MappedTaskGroup)), None)
-        if outer is not None:
-            raise UnsupportedFeatureError(
-                f"nested mapped task groups (mapped group {self.group_id!r} inside mapped group {outer.group_id!r})",
-                "Airflow 3.3 accepts this and gives each task inside the product of the groups' lengths as map "
-                "indexes, resolving every group's argument at the task's map index modulo that group's own length "
-                "(so groups of equal length repeat combinations, and an expand_kwargs list is indexed past its "
-                "end); Updraft maps a task by one group only. Expand only the outer group, over the combinations "
-                "you want (expand_kwargs with a list of dicts, e.g. from itertools.product)")
         self.expand_input = expand_input
 
     def _enclosing_groups(self) -> Iterator[TaskGroup]:
@@ -307,8 +297,50 @@ class MappedTaskGroup(TaskGroup):
                                  "rule 'always'")
 
 
+def mapped_groups_of(node: Any) -> list[MappedTaskGroup]:
+    """Every mapped task group a task is in, outermost first."""
+    groups: list[MappedTaskGroup] = []
+    group = mapped_group_enclosing(getattr(node, "task_group", None))
+    while group is not None:
+        groups.insert(0, group)
+        group = mapped_group_enclosing(group.parent_group)
+    return groups
+
+
+def validate_nested_mapped_groups(tasks: Iterable[Any]) -> None:
+    """Nested mapped task groups, as Airflow 3.3 runs them, or an import error where Updraft would differ.
+
+    A task inside mapped groups inside mapped groups has one instance per map index of the product of the groups'
+    lengths, and each group's argument is resolved at that map index modulo the group's own length (Airflow's
+    ``_expand_mapped_field``: so groups of equal length repeat combinations). Refused: a dependency between such a
+    task and a task of an enclosing mapped group outside its own innermost group (or of another group nested in
+    it), for which Airflow picks upstream instances by a third rule (``map_index * ancestor_count // count``) that
+    Updraft's scheduler does not follow; dependencies within the innermost group, and with tasks outside every
+    mapped group, are Airflow's.
+    """
+    tasks = list(tasks)
+    by_id = {t.task_id: t for t in tasks}
+    for task in tasks:
+        groups = mapped_groups_of(task)
+        if len(groups) < 2:
+            continue
+        for other_id in sorted(set(task.upstream_task_ids) | set(task.downstream_task_ids)):
+            other = by_id.get(other_id)
+            other_groups = mapped_groups_of(other) if other is not None else []
+            if (other_groups and other_groups[-1] is groups[-1]) or not set(other_groups) & set(groups):
+                continue
+            raise UnsupportedFeatureError(
+                f"a dependency between {task.task_id!r} (in nested mapped task group {groups[-1].group_id!r}) and "
+                f"{other_id!r} (in its enclosing mapped group {other_groups[0].group_id!r} but not in "
+                f"{groups[-1].group_id!r})",
+                "Airflow matches their map indexes by map_index * outer_count // inner_count while resolving the "
+                "groups' arguments by map_index modulo each group's length; Updraft runs nested mapped groups only "
+                "where these agree: keep the dependencies of the inner group's tasks inside that group, or on "
+                "tasks outside every mapped group")
+
+
 def closest_mapped_group(node: Any) -> MappedTaskGroup | None:
-    """The innermost mapped task group a task is in (there is at most one), or None."""
+    """The innermost mapped task group a task is in, or None."""
     return mapped_group_enclosing(getattr(node, "task_group", None))
 
 

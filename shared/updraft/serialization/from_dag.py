@@ -59,14 +59,18 @@ def _task_group_tree(group: TaskGroup) -> dict[str, Any]:
 
 def _mapping_fields(task: TaskNode) -> dict[str, Any]:
     from updraft.sdk.mappedoperator import MappedOperator
-    from updraft.sdk.taskgroup import closest_mapped_group
+    from updraft.sdk.taskgroup import mapped_groups_of
 
     if not isinstance(task, MappedOperator):
         fields: dict[str, Any] = {"template_values": {f: getattr(task, f, None) for f in task.template_fields}}
-        group = closest_mapped_group(task)
-        if group is not None:  # the scheduler maps it as the group: one instance per index of the group's input
-            fields.update(is_mapped=True, map_group_id=group.group_id, expand_input={
-                "kind": group.expand_input.kind, "target": "group", "value": group.expand_input.value})
+        groups = mapped_groups_of(task)
+        if len(groups) == 1:  # the scheduler maps it as the group: one instance per index of the group's input
+            fields.update(is_mapped=True, map_group_id=groups[0].group_id, expand_input={
+                "kind": groups[0].expand_input.kind, "target": "group", "value": groups[0].expand_input.value})
+        elif groups:  # nested mapped groups: one instance per index of the product of their lengths (Airflow's)
+            fields.update(is_mapped=True, map_group_id=groups[-1].group_id, expand_input={
+                "kind": "nested-groups", "target": "group",
+                "value": [{"kind": g.expand_input.kind, "value": g.expand_input.value} for g in groups]})
         return fields
     partial = {k: v for k, v in task.partial_kwargs.items() if k != "task_id"}
     return {

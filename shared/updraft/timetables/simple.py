@@ -194,6 +194,9 @@ def encode_asset_condition(obj: Any) -> dict[str, Any]:
     watchers = getattr(obj, "watchers", None)
     if watchers:  # as Airflow, only when there are any: what each AssetWatcher's trigger watches
         encoded["watchers"] = [{"name": w.name, **w.watch} for w in watchers]
+    access_control = getattr(obj, "access_control", None)
+    if access_control is not None and not access_control.is_default():  # as Airflow: stored, no effect
+        encoded["access_control"] = access_control.serialize()
     return encoded
 
 

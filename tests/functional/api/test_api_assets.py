@@ -68,6 +68,21 @@ def test_post_event_queues_the_consumer_and_events_list(api, assets):
     assert api.get("/api/v2/dags/use_raw/assets/queuedEvents").body["total_entries"] == 0
 
 
+def test_post_event_access_control_is_checked_and_without_multi_team_filters_nothing(api, assets):
+    raw_id = asset_id_of("raw")
+    control = {"consumer_teams": ["team_ml"], "allow_global": False}
+    assert api("POST", "/api/v2/assets/events", body={"asset_id": raw_id, "access_control": control}).status == 200
+    queued = api.get("/api/v2/dags/use_raw/assets/queuedEvents").body  # a teamless consumer, queued all the same
+    assert [q["asset_id"] for q in queued["queued_events"]] == [raw_id]
+    wrong = api("POST", "/api/v2/assets/events", body={"asset_id": raw_id,
+                                                       "access_control": {"allow_global": "no", "teams": []}})
+    assert wrong.status == 422
+    assert sorted((i["type"], tuple(i["loc"])) for i in wrong.body["detail"]) == [
+        ("bool_type", ("body", "access_control", "allow_global")),
+        ("extra_forbidden", ("body", "access_control", "teams"))]
+    assert api("DELETE", "/api/v2/dags/use_raw/assets/queuedEvents").status == 204
+
+
 def test_delete_queued_events(api, assets):
     raw_id = asset_id_of("raw")
     api("POST", "/api/v2/assets/events", body={"asset_id": raw_id})

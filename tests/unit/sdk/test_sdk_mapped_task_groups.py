@@ -109,8 +109,7 @@ def test_nested_mapping_is_refused_at_parse_time():
         def outer(x):
             inner.expand(y=[1, 2])
 
-        with pytest.raises(UnsupportedFeatureError, match="nested mapped task groups"):
-            outer.expand(x=[1, 2])
+        outer.expand(x=[1, 2])  # Airflow accepts it, and so does Updraft (tests/functional/runtime)
 
         @task_group
         def with_mapped_task(x):
@@ -153,10 +152,23 @@ def test_nested_mapping_refusals_say_what_airflow_does():
         def over_a_literal(x):
             inner.expand(y=[1, 2])
 
-        # Airflow accepts this one: the refusal names both groups and Airflow's map indexes
-        with pytest.raises(UnsupportedFeatureError, match=r"'over_a_literal\.inner' inside mapped group "
-                                                          r"'over_a_literal'.*product of the groups' lengths.*modulo"):
-            over_a_literal.expand(x=[1, 2])
+        over_a_literal.expand(x=[1, 2])  # Airflow accepts this one, as Updraft does
+
+
+def test_nested_groups_depending_across_levels_are_refused_when_the_dag_is_validated():
+    with DAG("d", schedule=None, start_date=START) as dag:
+        @task_group
+        def outer(x):
+            @task_group
+            def inner(y):
+                use(y)
+
+            use.override(task_id="first")(x) >> inner.expand(y=[1, 2])
+
+        outer.expand(x=[1, 2])
+    with pytest.raises(UnsupportedFeatureError, match=r"dependency between 'outer\.inner\.use' \(in nested mapped task "
+                                                      r"group 'outer\.inner'\) and 'outer\.first'.*outer_count"):
+        dag.validate()
 
 
 def test_a_mapped_task_inside_a_mapped_group_is_refused_as_airflow_3_3_refuses_it():

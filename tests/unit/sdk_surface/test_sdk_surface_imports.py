@@ -178,7 +178,7 @@ def test_authoring_a_dag_does_not_load_aws_or_validation_libraries():
      "airflow.providers.cncf.kubernetes.operators.pod", 'executor="fargate"'),
     ("from airflow.operators.subdag import SubDagOperator", "airflow.operators.subdag", "TaskGroup"),
     ("from airflow.hooks.dbapi import DbApiHook", "airflow.hooks.dbapi", "Connection.get"),
-    ("from airflow.sdk import ObjectStoragePath", "airflow.sdk.ObjectStoragePath", "boto3"),
+    ("from airflow.sdk import BaseOperatorLink", "airflow.sdk.BaseOperatorLink", "extra links"),
     ("from airflow.sdk import DeadlineAlert", "airflow.sdk.DeadlineAlert", "deadline"),
     ("from airflow.providers.standard.triggers.file import FileDeleteTrigger",
      "airflow.providers.standard.triggers.file.FileDeleteTrigger", "asset-events"),

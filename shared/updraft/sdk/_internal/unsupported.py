@@ -66,8 +66,6 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.utils.weekday": "removed in Airflow 3; import WeekDay from airflow.providers.standard.utils.weekday",
     "airflow.hooks": _NO_HOOKS,
     "airflow.sdk.definitions.deadline": f"deadline alerts are {_NOT_YET}",
-    "airflow.sdk.io": "ObjectStoragePath is not available; use boto3 for S3",
-    "airflow.io": "ObjectStoragePath is not available; use boto3 for S3",
     "airflow.triggers": ("of airflow.triggers only base (BaseTrigger, TriggerEvent) and temporal (DateTimeTrigger, "
                          "TimeDeltaTrigger) are available; deferrable waits run on Step Functions"),
     "airflow.providers.standard.triggers": ("of the standard provider's triggers only temporal (DateTimeTrigger, "
@@ -101,10 +99,15 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.sensors.time_delta_sensor": _AIRFLOW1.format("airflow.sensors.time_delta"),
 }
 
-# Why asset watchers on local files cannot be: no triggerer polls, and Lambda/Fargate tasks share no filesystem.
+# Why asset watchers on local files cannot be: their triggers poll forever, and no writer shares the poller's disk.
 _LOCAL_FILE_WATCH = ("watching local files needs an always-on triggerer and a filesystem shared with the writer, "
-                     "which Updraft has neither of; watch uploads to the environment's bucket under asset-events/ "
-                     "(an asset with an s3:// URI there) or its asset-events SQS queue (MessageQueueTrigger) instead")
+                     "which Updraft has neither of: an AssetWatcher whose trigger polls (FileDeleteTrigger, "
+                     "DirectoryFileDeleteTrigger) needs a loop polling for as long as its DAG is unpaused, and "
+                     "Updraft polls triggers only for deferred tasks (on Step Functions); a local path would be "
+                     "looked at on a Lambda's own /tmp, which no writer of files shares. Upload the file to the "
+                     "environment's bucket under asset-events/ instead (an asset with that s3:// URI gets an event "
+                     "per object, no watcher needed), or send a message to its asset-events SQS queue (AssetWatcher "
+                     "with MessageQueueTrigger)")
 _S3_ONLY_KEY = ("of the Amazon provider's S3 sensors and triggers only S3KeySensor/S3KeyTrigger are available; "
                 "call boto3 from a @task for the others")
 _MODELS_NAMES = {name: _NO_METADATA_DB for name in (
@@ -113,12 +116,10 @@ _MODELS_NAMES = {name: _NO_METADATA_DB for name in (
     "clear_task_instances",
 )}
 _SDK_NAMES = {
-    "ObjectStoragePath": MODULE_HINTS["airflow.io"],
     "DeadlineAlert": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "DeadlineReference": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "AsyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "SyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
-    "AssetAccessControl": f"asset access control is {_NOT_YET}",
     "PartitionedAssetTimetable": f"asset partitions are {_NOT_YET}",
     "PartitionAtRuntime": f"asset partitions are {_NOT_YET}",
     "CronPartitionTimetable": f"partitioned schedules are {_NOT_YET}",
@@ -147,10 +148,10 @@ _SDK_NAMES = {
 # What airflow.providers.common.compat.sdk exports that Updraft lacks (the rest it re-exports).
 _COMPAT_SDK_NAMES = {
     **{name: _SDK_NAMES[name] for name in (
-        "ObjectStoragePath", "BaseOperatorLink", "conf", "literal",
+        "BaseOperatorLink", "conf", "literal",
         "DagRunState", "TaskInstanceState", "SkipMixin", "ResumableJobMixin",
     )},
-    "io": MODULE_HINTS["airflow.io"],
+    "io": "the io module is not re-exported here; import airflow.sdk.io (attach, ObjectStoragePath) directly",
     "XCom": _NO_METADATA_DB,
     "TaskInstanceKey": _NO_METADATA_DB,
     **{name: _SDK_NAMES["lineage"] for name in (
@@ -175,7 +176,6 @@ _COMPAT_SDK_NAMES = {
 # Names Airflow defines in a module the shim does provide, but which Updraft does not support.
 NAME_HINTS: dict[str, dict[str, str]] = {
     "airflow.sdk": _SDK_NAMES,
-    "airflow.sdk.definitions.asset": {"AssetAccessControl": _SDK_NAMES["AssetAccessControl"]},
     "airflow.providers.standard.triggers.file": {name: _LOCAL_FILE_WATCH for name in (
         "FileDeleteTrigger", "DirectoryFileDeleteTrigger")},
     "airflow.models": {**_MODELS_NAMES, "BaseOperatorLink": _SDK_NAMES["BaseOperatorLink"]},

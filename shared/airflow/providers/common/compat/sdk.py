@@ -15,7 +15,7 @@ _LAZY = {
         "Context", "DAG", "EdgeModifier", "Label", "Metadata", "Param", "PokeReturnValue", "TaskGroup",
         "TriggerRule", "Variable", "WeightRule", "XComArg", "chain", "chain_linear", "cross_downstream", "dag",
         "get_current_context", "get_parsing_context", "task", "task_group", "setup", "teardown",
-        "BaseBranchOperator", "BranchMixIn", "BaseNotifier",
+        "BaseBranchOperator", "BranchMixIn", "BaseNotifier", "ObjectStoragePath",
     )},
     **{name: "airflow.sdk.exceptions" for name in (
         "AirflowConfigException", "AirflowException", "AirflowFailException", "AirflowNotFoundException",

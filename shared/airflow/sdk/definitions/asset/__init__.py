@@ -3,6 +3,7 @@
 from updraft.sdk._internal.unsupported import module_getattr
 from updraft.sdk.assets import (
     Asset,
+    AssetAccessControl,
     AssetAlias,
     AssetAll,
     AssetAny,
@@ -17,6 +18,7 @@ from updraft.sdk.assets import (
 
 __all__ = [
     "Asset",
+    "AssetAccessControl",
     "AssetAlias",
     "AssetAll",
     "AssetAny",
