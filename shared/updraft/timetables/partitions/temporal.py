@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from abc import abstractmethod
-from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -50,7 +49,8 @@ def compile_output_format_regex(fmt: str, placeholder_patterns: dict[str, str] |
             is_default = name not in placeholder_patterns
             if is_default and prev_default:
                 raise ValueError(f"output_format {fmt!r} has adjacent default-pattern placeholders ending at "
-                                 f"{{{name}}}; insert a separator between them, or narrow one via placeholder_patterns.")
+                                 f"{{{name}}}; insert a separator between them, or narrow one via "
+                                 "placeholder_patterns.")
             pattern = placeholder_patterns.get(name, _DEFAULT_PLACEHOLDER)
             parts.append(f"(?P<{name}>{pattern})")
             i = end + 1

@@ -26,7 +26,7 @@ class Window(ABC):
     """One downstream period's upstream members; ``direction`` BACKWARD yields the trailing period ending at the
     anchor instead of the one starting there."""
 
-    class Direction(str, enum.Enum):
+    class Direction(enum.StrEnum):
         BACKWARD = "backward"
         FORWARD = "forward"
 
