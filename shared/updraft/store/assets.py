@@ -128,6 +128,8 @@ class AssetEvent:
     source_run_id: str | None = None
     source_map_index: int = -1
     source_aliases: list[str] = field(default_factory=list)
+    partition_key: str | None = None  # the partition the event is for (asset partitions)
+    partition_date: dt.datetime | None = None  # the producing run's partition date, when the key is the run's
 
     @property
     def ref(self) -> str:
@@ -138,7 +140,8 @@ class AssetEvent:
                 "group": self.group, "timestamp": ts(self.timestamp), "extra": self.extra,
                 "source_dag_id": self.source_dag_id, "source_task_id": self.source_task_id,
                 "source_run_id": self.source_run_id, "source_map_index": self.source_map_index,
-                "source_aliases": self.source_aliases}
+                "source_aliases": self.source_aliases, "partition_key": self.partition_key,
+                "partition_date": ts(self.partition_date) if self.partition_date is not None else None}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssetEvent:
@@ -146,6 +149,8 @@ class AssetEvent:
 
         values = dict(data)
         values["timestamp"] = parse_ts(values["timestamp"])
+        if values.get("partition_date"):
+            values["partition_date"] = parse_ts(values["partition_date"])
         return cls(**values)
 
 

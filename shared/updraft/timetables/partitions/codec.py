@@ -52,14 +52,14 @@ class CustomPartitionClassError(TypeError):
             f"the StartOf*/FixedKey/AllowedKey mappers, the *Window classes, WaitForAll/MinimumCount) instead")
 
 
-def _encode(kind: str, table: dict[str, type], obj: Any) -> dict[str, Any]:
+def _encode(kind: str, table: dict[str, Any], obj: Any) -> dict[str, Any]:
     for path, cls in table.items():
         if type(obj) is cls:
             return {TYPE_KEY: path, VAR_KEY: obj.serialize()}
     raise CustomPartitionClassError(kind, type(obj))
 
 
-def _decode(kind: str, table: dict[str, type], data: dict[str, Any]) -> Any:
+def _decode(kind: str, table: dict[str, Any], data: dict[str, Any]) -> Any:
     cls = table.get(data.get(TYPE_KEY, ""))
     if cls is None:
         raise ValueError(f"not a serialized built-in {kind}: {data!r}")
