@@ -64,7 +64,8 @@ def downstream_keys(mapper: PartitionMapper, partition_key: str) -> list[str]:
 
 def queue_partitions(store: DynamoStore, dag_id: str, timetable: PartitionedAssetTimetable, event: AssetEvent, *,
                      now: dt.datetime) -> bool:
-    """Log the event against ``dag_id``'s pending run of each key its partition maps to; False when none.
+    """Log the event against ``dag_id``'s pending run of each key its partition maps to; False when none (or
+    when runs were already made of it: a redelivered event).
 
     As Airflow, an event without a partition key, or one its mapper cannot map, queues nothing (logged, not
     raised: the producer's success stands)."""
@@ -81,9 +82,7 @@ def queue_partitions(store: DynamoStore, dag_id: str, timetable: PartitionedAsse
                       dag_id)
         return False
     entry = PartitionLog(event.asset_id, event.event_id, event.partition_key, carried)
-    for key in keys:
-        store.queue_partition(dag_id, key, entry, now=now)
-    return bool(keys)
+    return any([store.queue_partition(dag_id, key, entry, now=now) for key in keys])
 
 
 def create_partitioned_runs(store: DynamoStore, dag_for: DagFor, *, now: dt.datetime,

@@ -64,6 +64,7 @@ class AssetPartitionItem(Item):
     partition_key = UnicodeAttribute()
     created_at = DateTimeAttribute()
     logs = UnicodeSetAttribute(null=True)  # the events mapped here (store.asset_partitions.PartitionLog)
+    done = UnicodeSetAttribute(null=True)  # logs a run was made of: a redelivered event never counts twice
     version = NumberAttribute(default=0)
     run_id = UnicodeAttribute(null=True)  # the claimed run, until it exists and its logs left the item
     run_after = DateTimeAttribute(null=True)

@@ -10,8 +10,9 @@ recording an event is one idempotent ``ADD`` (a redelivered event adds nothing n
 item. A run is claimed as the asset queue's batches are (:mod:`updraft.store.assets`): one conditional write
 (``version`` as read, no claim pending) records the run id and the logs it is made of; the claimer, or whoever
 later finds the claim unfinished, creates the run (its id is in the claim: created once) and takes exactly the
-claimed logs off the item. Events that arrived since stay, for the key's next run, as Airflow's next
-``asset_partition_dag_run`` row.
+claimed logs off the item into its ``done`` set. Events that arrived since stay, for the key's next run, as
+Airflow's next ``asset_partition_dag_run`` row; an event delivered again after its run (a Lambda retry) is
+refused by ``done``, so it never makes a second run. An item with nothing pending leaves the scheduler's list.
 """
 
 from __future__ import annotations
@@ -77,13 +78,17 @@ class AssetPartitionStore(StoreBase):
     def _models(self) -> AssetModels:
         return asset_models(self.config)
 
-    def queue_partition(self, dag_id: str, partition_key: str, log: PartitionLog, *, now: dt.datetime) -> None:
-        """Map one event to the DAG's pending run for ``partition_key`` (idempotent: the logs are a set)."""
+    def queue_partition(self, dag_id: str, partition_key: str, log: PartitionLog, *, now: dt.datetime) -> bool:
+        """Map one event to the DAG's pending run for ``partition_key``; False when a run was already made of it.
+        Idempotent: the logs are a set."""
         P = self._models.asset_partition
         row = P(_pk(dag_id), _KEY + partition_key)
-        update_quietly(row, [P.dag_id.set(dag_id), P.partition_key.set(partition_key),
-                             P.created_at.set(P.created_at | now), P.logs.add({log.encode()}), P.version.add(1),
-                             P.list_pk.set(PARTITIONS_LIST_PK), P.list_sk.set(f"{dag_id}#{partition_key}")], None)
+        entry = log.encode()
+        return conditional(lambda: update_quietly(
+            row, [P.dag_id.set(dag_id), P.partition_key.set(partition_key), P.created_at.set(P.created_at | now),
+                  P.logs.add({entry}), P.version.add(1), P.list_pk.set(PARTITIONS_LIST_PK),
+                  P.list_sk.set(f"{dag_id}#{partition_key}")],
+            P.done.does_not_exist() | ~P.done.contains(entry)))
 
     def pending_partitions(self, dag_id: str | None = None) -> list[PendingPartition]:
         """The pending (dag, key) items, oldest first (Airflow fires the oldest pending partition first)."""
@@ -93,7 +98,8 @@ class AssetPartitionStore(StoreBase):
         else:
             items = list(P.query(_pk(dag_id), consistent_read=True))
         found = [PendingPartition(i.dag_id, i.partition_key, i.created_at, frozenset(i.logs or ()), int(i.version),
-                                  i.run_id, i.run_after, frozenset(i.claimed or ())) for i in items]
+                                  i.run_id, i.run_after, frozenset(i.claimed or ())) for i in items
+                 if i.logs or i.run_id is not None]
         return sorted(found, key=lambda p: (p.created_at, p.dag_id, p.partition_key))
 
     def claim_partition(self, pending: PendingPartition, *, run_id: str, run_after: dt.datetime,
@@ -111,18 +117,14 @@ class AssetPartitionStore(StoreBase):
                                 pending.version, run_id, run_after, claimed)
 
     def finish_partition(self, claim: PendingPartition) -> None:
-        """Take the claimed logs off the item and end the claim (idempotent); drop the item if nothing is left."""
+        """Move the claimed logs to ``done`` and end the claim (idempotent); an item with nothing left pending
+        leaves the scheduler's list."""
         P = self._models.asset_partition
         row = P(_pk(claim.dag_id), _KEY + claim.partition_key)
         actions = [P.run_id.remove(), P.run_after.remove(), P.claimed.remove(), P.version.add(1)]
         if claim.claimed:
-            actions.append(P.logs.delete(set(claim.claimed)))
+            actions += [P.logs.delete(set(claim.claimed)), P.done.add(set(claim.claimed))]
         if not conditional(lambda: update_quietly(row, actions, all_of(item_present(P), P.run_id == claim.run_id))):
             return  # finished before
-        try:
-            item = P.get(_pk(claim.dag_id), _KEY + claim.partition_key, consistent_read=True)
-        except P.DoesNotExist:
-            return
-        if not item.logs and item.run_id is None:  # nothing arrived since: the pending run is gone
-            conditional(lambda: row.delete(all_of(P.version == item.version, P.logs.does_not_exist(),
-                                                  P.run_id.does_not_exist())))
+        conditional(lambda: update_quietly(row, [P.list_pk.remove(), P.list_sk.remove()],
+                                           all_of(P.logs.does_not_exist(), P.run_id.does_not_exist())))

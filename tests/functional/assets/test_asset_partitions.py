@@ -29,7 +29,8 @@ from airflow.sdk import (
 )
 from tests.functional.scheduling.harness import START, Clock, make_store, store_dags
 from updraft.runtime.assets import OutletEventAccessors, outlet_event_specs
-from updraft.scheduling.asset_events import record_asset_event
+from updraft.model.records import TIKey
+from updraft.scheduling.asset_events import publish_outlet_events, record_asset_event
 from updraft.scheduling.asset_triggers import create_asset_triggered_runs
 from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.run_creation import next_runs, scheduled_run
@@ -156,6 +157,22 @@ def test_cron_partition_runs_and_runtime_partition_keys(env):
     assert (run.partition_key, run.logical_date) == ("2024-03-05T10:15:00", None)
     assert run.partition_date == dt.datetime(2024, 3, 5, 10, 15, tzinfo=dt.UTC)
     assert run.run_id == "scheduled__2024-03-05T10:15:00+00:00__2024-03-05T10:15:00"
+
+    # the run's task emits its outlet for the run's partition, with its date; an identity consumer carries both
+    store_dags(store, _dag("hourly_consumer", PartitionedAssetTimetable(assets=Asset("hourly_out"))), now=clock())
+    with DAG("hourly_producer", schedule=CronPartitionTimetable("15 * * * *", timezone="UTC"), start_date=START):
+        @task(outlets=[Asset("hourly_out")])
+        def produce():
+            return None
+
+        producer = produce()
+    ti = TIKey("hourly_producer", run.run_id, "produce")
+    store.put_outlet_events(ti, 1, outlet_event_specs(producer.operator, OutletEventAccessors(), run), clock())
+    assert publish_outlet_events(store, ti, 1) == {"hourly_consumer"}
+    [consumed] = create_asset_triggered_runs(store, _dag_for(store), now=clock(), dag_ids=["hourly_consumer"])
+    assert (consumed.partition_key, consumed.partition_date) == (run.partition_key, run.partition_date)
+    assert publish_outlet_events(store, ti, 1) == set()  # delivered again: no second run
+    assert create_asset_triggered_runs(store, _dag_for(store), now=clock(), dag_ids=["hourly_consumer"]) == []
 
     raw = Asset("sales")
     with DAG("runtime", schedule=PartitionedAtRuntime(), start_date=START):
