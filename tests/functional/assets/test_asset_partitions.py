@@ -28,8 +28,8 @@ from airflow.sdk import (
     task,
 )
 from tests.functional.scheduling.harness import START, Clock, make_store, store_dags
-from updraft.runtime.assets import OutletEventAccessors, outlet_event_specs
 from updraft.model.records import TIKey
+from updraft.runtime.assets import OutletEventAccessors, outlet_event_specs
 from updraft.scheduling.asset_events import publish_outlet_events, record_asset_event
 from updraft.scheduling.asset_triggers import create_asset_triggered_runs
 from updraft.scheduling.dag_versions import pinned_dag
