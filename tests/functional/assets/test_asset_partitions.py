@@ -32,6 +32,7 @@ from updraft.model.records import TIKey
 from updraft.runtime.assets import OutletEventAccessors, outlet_event_specs
 from updraft.scheduling.asset_events import publish_outlet_events, record_asset_event
 from updraft.scheduling.asset_triggers import create_asset_triggered_runs
+from updraft.scheduling.backfill_commands import BackfillRequest, InvalidBackfill, dry_run
 from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.run_creation import next_runs, scheduled_run
 
@@ -157,6 +158,8 @@ def test_cron_partition_runs_and_runtime_partition_keys(env):
     assert (run.partition_key, run.logical_date) == ("2024-03-05T10:15:00", None)
     assert run.partition_date == dt.datetime(2024, 3, 5, 10, 15, tzinfo=dt.UTC)
     assert run.run_id == "scheduled__2024-03-05T10:15:00+00:00__2024-03-05T10:15:00"
+    with pytest.raises(InvalidBackfill, match="partitioned schedule"):  # not backfilled by logical date
+        dry_run(store, BackfillRequest("hourly", START, START + dt.timedelta(days=1)), now=clock())
 
     # the run's task emits its outlet for the run's partition, with its date; an identity consumer carries both
     store_dags(store, _dag("hourly_consumer", PartitionedAssetTimetable(assets=Asset("hourly_out"))), now=clock())
