@@ -28,13 +28,16 @@ from airflow.sdk import (
     task,
 )
 from tests.functional.scheduling.harness import START, Clock, make_store, store_dags
+from updraft.executors.recording import RecordingExecutor
 from updraft.model.records import TIKey
 from updraft.runtime.assets import OutletEventAccessors, outlet_event_specs
 from updraft.scheduling.asset_events import publish_outlet_events, record_asset_event
 from updraft.scheduling.asset_triggers import create_asset_triggered_runs
 from updraft.scheduling.backfill_commands import BackfillRequest, InvalidBackfill, dry_run
 from updraft.scheduling.dag_versions import pinned_dag
+from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.run_creation import next_runs, scheduled_run
+from updraft.scheduling.scheduler import Scheduler
 
 SCHEDULERS = 3
 
@@ -158,6 +161,11 @@ def test_cron_partition_runs_and_runtime_partition_keys(env):
     assert (run.partition_key, run.logical_date) == ("2024-03-05T10:15:00", None)
     assert run.partition_date == dt.datetime(2024, 3, 5, 10, 15, tzinfo=dt.UTC)
     assert run.run_id == "scheduled__2024-03-05T10:15:00+00:00__2024-03-05T10:15:00"
+    scheduler = Scheduler(store, RecordingExecutor(), clock=clock)
+    scheduler.create_due_runs(PassReport())  # the scheduler's clock run, at the latest fire time before now
+    [due] = store.list_runs("hourly")
+    assert (due.run_type, due.logical_date, due.data_interval_start) == ("scheduled", None, None)
+    assert due.partition_key == due.partition_date.strftime("%Y-%m-%dT%H:%M:%S") == due.run_id.rsplit("__", 1)[1]
     with pytest.raises(InvalidBackfill, match="partitioned schedule"):  # not backfilled by logical date
         dry_run(store, BackfillRequest("hourly", START, START + dt.timedelta(days=1)), now=clock())
 
