@@ -109,9 +109,8 @@ def _trigger_partition(store: DynamoStore, dag_for: DagFor, partition: PendingPa
     meta = store.get_dag_meta(partition.dag_id)
     if meta is None or not meta.is_active or meta.is_paused:
         return None  # stays pending: unpausing runs it
-    if partition.run_id is not None:  # a claim nobody finished: finish it first
-        _finish(store, meta.dag_hash, partition, dag_for, now=now)
-        return None  # the rest waits for the next pass, which reads the item afresh
+    if partition.run_id is not None:  # a claim nobody finished (its claimer died): finish it; what arrived since
+        return _finish(store, meta.dag_hash, partition, dag_for, now=now)  # waits for the next pass
     timetable = dag_for(partition.dag_id, meta.dag_hash).timetable
     if not isinstance(timetable, PartitionedAssetTimetable) or not partition.logs:
         return None

@@ -148,6 +148,14 @@ def test_racing_schedulers_make_each_partition_run_once(env, serialized_moto):
     seen = [e.ref for r in runs for e in store.get_triggering_events("raced", r.run_id)]
     assert len(seen) == len(set(seen)) == 6  # every event in exactly one run
     assert store.pending_partitions("raced") == []
+    # a claimer that dies before creating the run: the next pass finishes its claim, under the claimed id
+    _emit(store, clock, "raw", "k9", "raw9")
+    [pending] = store.pending_partitions("raced")
+    assert store.claim_partition(pending, run_id="asset_triggered__lost", run_after=clock(), logs=pending.logs)
+    assert store.claim_partition(pending, run_id="asset_triggered__other", run_after=clock(), logs=pending.logs) is None
+    [run] = create_asset_triggered_runs(store, _dag_for(store), now=clock(), dag_ids=["raced"])
+    assert (run.run_id, run.partition_key) == ("asset_triggered__lost", "k9")
+    assert store.pending_partitions("raced") == []
 
 
 def test_cron_partition_runs_and_runtime_partition_keys(env):
