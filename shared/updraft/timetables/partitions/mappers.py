@@ -59,10 +59,8 @@ class PartitionMapper(ABC):
         return cls(max_downstream_keys=data.get("max_downstream_keys"))
 
     def __eq__(self, other: object) -> bool:
-        from updraft.timetables.partitions.codec import encode_partition_mapper
-
         return (type(other) is type(self) and isinstance(other, PartitionMapper)
-                and encode_partition_mapper(self) == encode_partition_mapper(other))
+                and self.serialize() == other.serialize())
 
     def __hash__(self) -> int:
         return hash((type(self), repr(self.serialize())))
