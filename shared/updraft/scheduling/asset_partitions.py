@@ -86,10 +86,12 @@ def queue_partitions(store: DynamoStore, dag_id: str, timetable: PartitionedAsse
 
 
 def create_partitioned_runs(store: DynamoStore, dag_for: DagFor, *, now: dt.datetime,
-                            dag_ids: Iterable[str] | None = None) -> list[DagRun]:
-    """Create the runs of every pending partition (of ``dag_ids``, else of every DAG) whose condition holds."""
+                            dag_ids: Iterable[str] | None = None,
+                            listed: list[tuple[str, str]] | None = None) -> list[DagRun]:
+    """Create the runs of every pending partition (of ``dag_ids``, else of every DAG: those among ``listed``, the
+    asset queue's keys, when the caller has read them) whose condition holds."""
     wanted = None if dag_ids is None else set(dag_ids)
-    pending = (store.pending_partitions() if wanted is None
+    pending = (store.pending_partitions(listed=listed) if wanted is None
                else [p for dag_id in sorted(wanted) for p in store.pending_partitions(dag_id)])
     created: list[DagRun] = []
     for partition in sorted(pending, key=lambda p: (p.created_at, p.dag_id, p.partition_key)):

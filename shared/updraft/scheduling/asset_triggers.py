@@ -42,8 +42,9 @@ def create_asset_triggered_runs(store: AssetStore, dag_for: DagFor, *, now: dt.d
     """Create the runs whose conditions the queued events meet (for ``dag_ids``, else every DAG with some), the
     partitioned DAGs' per partition key (:mod:`updraft.scheduling.asset_partitions`)."""
     dag_ids = None if dag_ids is None else list(dag_ids)
+    listed = store.list_queued_keys() if dag_ids is None else None  # one query for both kinds of work
     created: list[DagRun] = []
-    for dag_id in (store.dags_with_queued_events() if dag_ids is None else dag_ids):
+    for dag_id in (store.dags_with_queued_events(listed) if dag_ids is None else dag_ids):
         try:
             run = trigger_dag_from_queue(store, dag_for, dag_id, now=now)
         except Exception:  # one DAG's bad version must not stop the others
@@ -51,7 +52,7 @@ def create_asset_triggered_runs(store: AssetStore, dag_for: DagFor, *, now: dt.d
             continue
         if run is not None:
             created.append(run)
-    return created + create_partitioned_runs(store, dag_for, now=now, dag_ids=dag_ids)
+    return created + create_partitioned_runs(store, dag_for, now=now, dag_ids=dag_ids, listed=listed)
 
 
 def trigger_dag_from_queue(store: AssetStore, dag_for: DagFor, dag_id: str, *, now: dt.datetime) -> DagRun | None:

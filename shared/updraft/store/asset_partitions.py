@@ -2,7 +2,9 @@
 
 Items (``pk`` / ``sk``)::
 
-    pending partition   ASSET_PARTITION#<dag_id>   KEY#<partition key>   logs, version, created_at, claim
+    pending partition   ASSET_PARTITION#<dag_id>   KEY#<partition key>   logs, done, version, created_at, claim
+
+listed, while something is pending, under the asset queue's list key (one query per tick finds both kinds).
 
 Airflow keeps an ``asset_partition_dag_run`` row per (DAG, key) until it becomes a run, and a
 ``partitioned_asset_key_log`` row per event mapped to it. Here the logs are a string set on the key's item, so
@@ -22,11 +24,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from updraft.store.asset_items import AssetModels, asset_models
+from updraft.store.assets import QUEUES_LIST_PK
 from updraft.store.attributes import parse_ts, ts
 from updraft.store.base import StoreBase
 from updraft.store.writes import all_of, conditional, item_present, update_quietly
 
-PARTITIONS_LIST_PK = "ASSET_PARTITIONS"  # every pending (dag, key): the scheduler's one query per tick
 _KEY = "KEY#"
 
 
@@ -86,15 +88,18 @@ class AssetPartitionStore(StoreBase):
         entry = log.encode()
         return conditional(lambda: update_quietly(
             row, [P.dag_id.set(dag_id), P.partition_key.set(partition_key), P.created_at.set(P.created_at | now),
-                  P.logs.add({entry}), P.version.add(1), P.list_pk.set(PARTITIONS_LIST_PK),
+                  P.logs.add({entry}), P.version.add(1), P.list_pk.set(QUEUES_LIST_PK),
                   P.list_sk.set(f"{dag_id}#{partition_key}")],
             P.done.does_not_exist() | ~P.done.contains(entry)))
 
-    def pending_partitions(self, dag_id: str | None = None) -> list[PendingPartition]:
-        """The pending (dag, key) items, oldest first (Airflow fires the oldest pending partition first)."""
+    def pending_partitions(self, dag_id: str | None = None, *,
+                           listed: list[tuple[str, str]] | None = None) -> list[PendingPartition]:
+        """The pending (dag, key) items (of ``dag_id``, else of every DAG: from ``listed``, the asset queue's list
+        of keys, when the caller has it), oldest first: Airflow fires the oldest pending partition first."""
         P = self._models.asset_partition
         if dag_id is None:
-            items = self._batch_get(P, self._listed_keys(P.list_index, [PARTITIONS_LIST_PK]))
+            keys = self._listed_keys(P.list_index, [QUEUES_LIST_PK]) if listed is None else listed
+            items = self._batch_get(P, [(pk, sk) for pk, sk in keys if pk.startswith(_pk(""))])
         else:
             items = list(P.query(_pk(dag_id), consistent_read=True))
         found = [PendingPartition(i.dag_id, i.partition_key, i.created_at, frozenset(i.logs or ()), int(i.version),

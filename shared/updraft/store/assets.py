@@ -293,9 +293,17 @@ class AssetStore(StoreBase):
             actions.append(Q.asset_id.set(asset_id))
         update_quietly(row, actions, None)
 
-    def dags_with_queued_events(self) -> list[str]:
+    def list_queued_keys(self) -> list[tuple[str, str]]:
+        """The keys of every queued (dag, target) and pending partition (:mod:`updraft.store.asset_partitions`
+        lists its items here too): the scheduler's one query per tick for all asset-triggered work."""
         Q = self._assets.asset_queue
-        return sorted({pk[len("ASSET_QUEUE#"):] for pk, _ in self._listed_keys(Q.list_index, [QUEUES_LIST_PK])})
+        return self._listed_keys(Q.list_index, [QUEUES_LIST_PK])
+
+    def dags_with_queued_events(self, listed: list[tuple[str, str]] | None = None) -> list[str]:
+        """The DAGs with queued events, from ``listed`` (:meth:`list_queued_keys`) when the caller has it."""
+        prefix = _queue_pk("")
+        keys = self.list_queued_keys() if listed is None else listed
+        return sorted({pk[len(prefix):] for pk, _ in keys if pk.startswith(prefix)})
 
     def read_queue(self, dag_id: str) -> tuple[TriggerCursor, list[QueuedTarget]]:
         """The DAG's cursor and queued targets in one strongly consistent query (the cursor is read first)."""
