@@ -63,6 +63,28 @@ AIRFLOW_STATES: dict[str, str] = {
     # AssetAccessControl is stored and, without [core] multi_team, changes nothing (produce/consume: try 1)
     "team_analytics_producer": "success",
     "team_ml_consumer": "success",
+    # example_asset_partition.py: each DAG's one task succeeds at try 1 (a manual run has no partition key)
+    "aggregate_regional_sales": "success",
+    "clean_and_combine_player_stats": "success",
+    "compute_player_odds": "success",
+    "daily_inference": "success",
+    "daily_team_a_rollup": "success",
+    "ingest_region_stats": "success",
+    "ingest_regional_sales": "success",
+    "ingest_team_a_player_stats": "success",
+    "live_region_player_stats": "success",
+    "monthly_team_a_rollup": "success",
+    "multi_region_player_stats": "success",
+    "player_odds_quality_check_wont_ever_to_trigger": "success",
+    "regional_stats_breakdown": "success",
+    "scatter_live_region_to_segments": "success",
+    "segment_region_stats_early_rollup": "success",
+    "segment_region_stats_rollup": "success",
+    "summarize_live_region_stats": "success",
+    "team_b_player_stats": "success",
+    "team_c_player_stats": "success",
+    "trailing_week_inference": "success",
+    "train_weekly_model": "success",
 }
 
 

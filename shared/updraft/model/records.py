@@ -107,3 +107,6 @@ class DagRun:
     start_date: dt.datetime | None = None
     end_date: dt.datetime | None = None
     note: str | None = None
+    # Asset partitions (Airflow 3.3): the partition a run is for, and that partition's date (None: not temporal).
+    partition_key: str | None = None
+    partition_date: dt.datetime | None = None

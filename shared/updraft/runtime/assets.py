@@ -18,8 +18,10 @@ from updraft.model.records import DagRun, TIKey
 from updraft.model.states import DagRunType
 from updraft.sdk.assets import Asset, AssetAlias, AssetNameRef, AssetRef, AssetUriRef
 from updraft.store.assets import AssetEvent, asset_id_of
+from updraft.store.attributes import ts
 
 EventReader = Callable[[str], list[AssetEvent]]  # asset name -> its events, oldest first
+PARTITION_KEY_MAX_LENGTH = 250  # Airflow's ID_LEN, the width of its partition_key columns
 
 
 @dataclass
@@ -36,6 +38,20 @@ class OutletEventAccessor:
     key: Asset | AssetAlias
     extra: dict[str, Any] = field(default_factory=dict)
     asset_alias_events: list[AssetAliasEvent] = field(default_factory=list)
+    partition_keys: set[str] = field(default_factory=set)
+
+    def add_partitions(self, keys: str | list[str]) -> None:
+        """Emit the asset once per partition key (Airflow 3.3) instead of once for the run's own partition."""
+        if isinstance(self.key, AssetAlias):
+            raise TypeError("add_partitions() is not supported on asset alias outlet events; partition keys can "
+                            "only be attached to a concrete asset.")
+        for key in [keys] if isinstance(keys, str) else keys:
+            if not key.strip():
+                raise ValueError(f"partition_key must not be empty or whitespace-only; got {key!r}.")
+            if len(key) > PARTITION_KEY_MAX_LENGTH:
+                raise ValueError(f"partition_key must be at most {PARTITION_KEY_MAX_LENGTH} characters; "
+                                 f"got {len(key)}.")
+            self.partition_keys.add(key)
 
     def add(self, asset: Asset | AssetRef, extra: dict[str, Any] | None = None) -> None:
         if not isinstance(self.key, AssetAlias):
@@ -208,24 +224,42 @@ def install_asset_context(context: dict[str, Any], store: Any, task: Any, run: D
     context["triggering_asset_events"] = TriggeringAssetEventsAccessor(triggering)
 
 
-def outlet_event_specs(task: Any, accessors: OutletEventAccessors) -> list[dict[str, Any]]:
-    """What a successful try emits: one event per outlet asset (with its ``extra``) and per alias ``add``."""
+def outlet_event_specs(task: Any, accessors: OutletEventAccessors, run: DagRun | None = None) -> list[dict[str, Any]]:
+    """What a successful try emits: one event per outlet asset (with its ``extra``), or one per partition key
+    ``add_partitions`` named, and one per alias ``add``. An event without its own key is for the run's partition
+    (and carries the run's partition date), as Airflow's ``TaskInstance.register_asset_changes``."""
     specs: list[dict[str, Any]] = []
     for outlet in getattr(task, "outlets", None) or []:
-        if isinstance(outlet, Asset):
-            extra = accessors[outlet].extra if _key(outlet) in accessors._dict else {}
-            specs.append({"name": outlet.name, "uri": outlet.uri, "group": outlet.group, "extra": dict(extra)})
-        elif isinstance(outlet, AssetAlias):
+        if isinstance(outlet, AssetAlias):
             for event in accessors[outlet].asset_alias_events:
                 asset = event.dest_asset
-                specs.append({"name": asset.name, "uri": asset.uri, "group": asset.group, "extra": event.extra,
-                              "aliases": [event.source_alias_name]})
+                specs.append(_for_run({"name": asset.name, "uri": asset.uri, "group": asset.group,
+                                       "extra": event.extra, "aliases": [event.source_alias_name]}, run))
+            continue
+        spec: dict[str, Any]
+        if isinstance(outlet, Asset):
+            spec = {"name": outlet.name, "uri": outlet.uri, "group": outlet.group}
         elif isinstance(outlet, AssetRef):
             name = getattr(outlet, "name", None) or getattr(outlet, "uri", "")
-            extra = accessors[outlet].extra if _key(outlet) in accessors._dict else {}
-            specs.append({"name": name, "uri": getattr(outlet, "uri", None) or name, "group": "asset",
-                          "extra": dict(extra)})
+            spec = {"name": name, "uri": getattr(outlet, "uri", None) or name, "group": "asset"}
+        else:
+            continue
+        accessor = accessors[outlet] if _key(outlet) in accessors._dict else None
+        spec["extra"] = dict(accessor.extra) if accessor else {}
+        keys = sorted(accessor.partition_keys) if accessor else []
+        specs += [_for_run({**spec, "partition_key": key}, run) for key in keys] or [_for_run(spec, run)]
     return specs
+
+
+def _for_run(spec: dict[str, Any], run: DagRun | None) -> dict[str, Any]:
+    """The event's partition: its own key, else the run's; the run's date only when the key is the run's."""
+    run_key = run.partition_key if run is not None else None
+    spec.setdefault("partition_key", run_key)
+    if spec["partition_key"] is None:
+        del spec["partition_key"]
+    elif run is not None and spec["partition_key"] == run_key and run.partition_date is not None:
+        spec["partition_date"] = ts(run.partition_date)
+    return spec
 
 
 def keep_outlet_events(store: Any, key: TIKey, try_number: int, task: Any, context: Mapping[str, Any],
@@ -234,7 +268,8 @@ def keep_outlet_events(store: Any, key: TIKey, try_number: int, task: Any, conte
     accessors = context.get("outlet_events")
     if not isinstance(accessors, OutletEventAccessors):
         return
-    specs = outlet_event_specs(task, accessors)
+    run = context.get("dag_run")
+    specs = outlet_event_specs(task, accessors, run if isinstance(run, DagRun) else None)
     if specs:
         store.put_outlet_events(key, try_number, specs, now)
 

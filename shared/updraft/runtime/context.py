@@ -244,6 +244,8 @@ def build_context(*, ti: RuntimeTaskInstance, task: Any, dag: Any, run: DagRun, 
         "task_instance_key_str": f"{dag.dag_id}__{task.task_id}__{run.run_id}",
         "task_reschedule_count": ti.task_reschedule_count,
         "try_number": ti.try_number,
+        "partition_key": run.partition_key,  # Airflow 3.3's asset partitions: the run's, None when it has none
+        "partition_date": run.partition_date,
     })
     ti.context = context
     # Computed now (one query) rather than lazily as in Airflow: values handed to user code and to Jinja must be

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState, DagRunType
 from updraft.scheduling.asset_conditions import evaluate
+from updraft.scheduling.asset_partitions import create_partitioned_runs
 from updraft.serialization.model import SerializedDAG
 from updraft.store.assets import AssetEvent, TriggerCursor
 from updraft.store.attributes import ts
@@ -38,9 +39,12 @@ def asset_run_id(run_after: dt.datetime) -> str:
 
 def create_asset_triggered_runs(store: AssetStore, dag_for: DagFor, *, now: dt.datetime,
                                 dag_ids: Iterable[str] | None = None) -> list[DagRun]:
-    """Create the runs whose conditions the queued events meet (for ``dag_ids``, else every DAG with some)."""
+    """Create the runs whose conditions the queued events meet (for ``dag_ids``, else every DAG with some), the
+    partitioned DAGs' per partition key (:mod:`updraft.scheduling.asset_partitions`)."""
+    dag_ids = None if dag_ids is None else list(dag_ids)
+    listed = store.list_queued_keys() if dag_ids is None else None  # one query for both kinds of work
     created: list[DagRun] = []
-    for dag_id in (store.dags_with_queued_events() if dag_ids is None else dag_ids):
+    for dag_id in (store.dags_with_queued_events(listed) if dag_ids is None else dag_ids):
         try:
             run = trigger_dag_from_queue(store, dag_for, dag_id, now=now)
         except Exception:  # one DAG's bad version must not stop the others
@@ -48,7 +52,7 @@ def create_asset_triggered_runs(store: AssetStore, dag_for: DagFor, *, now: dt.d
             continue
         if run is not None:
             created.append(run)
-    return created
+    return created + create_partitioned_runs(store, dag_for, now=now, dag_ids=dag_ids, listed=listed)
 
 
 def trigger_dag_from_queue(store: AssetStore, dag_for: DagFor, dag_id: str, *, now: dt.datetime) -> DagRun | None:

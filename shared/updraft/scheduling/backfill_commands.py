@@ -148,6 +148,9 @@ def _backfillable_dag(store: Store, dag_id: str) -> tuple[str, SerializedDAG]:
     dag = pinned_dag(store, dag_id, meta.dag_hash)
     if not dag.timetable.periodic or not dag.timetable.can_be_scheduled:
         raise InvalidBackfill(f"{dag_id} has a non-periodic schedule that does not support backfills")
+    if dag.timetable.partitioned:  # Airflow backfills these by partition date (iter_partition_dagrun_infos)
+        raise InvalidBackfill(f"{dag_id} has a partitioned schedule: backfilling partitions is not implemented in "
+                              "Updraft yet; trigger a run per partition with its partition_key instead")
     return meta.dag_hash, dag
 
 

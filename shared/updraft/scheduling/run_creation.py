@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from updraft.model.records import DagRun
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import DagMeta
 from updraft.timetables._time import coerce_datetime, frozen_now
@@ -96,6 +97,23 @@ def _stored_first_run(dag: SerializedDAG, source: DataInterval | DagMeta | None)
     interval = DataInterval(coerce_datetime(start) if start else stored, coerce_datetime(end) if end else stored)
     run_after = source.next_dagrun_run_after
     return DagRunInfo(run_after=coerce_datetime(run_after) if run_after else stored, data_interval=interval)
+
+
+def scheduled_run(dag: SerializedDAG, dag_hash: str, info: DagRunInfo, *, now: dt.datetime) -> DagRun:
+    """The scheduled run ``info`` describes. A partitioned schedule's run (``CronPartitionTimetable``) is for a
+    partition instead of a logical date: as Airflow, its logical date and data interval are None, and its id
+    names the partition key."""
+    partition_of = getattr(dag.timetable, "partition_of", None)
+    if dag.timetable.partitioned and partition_of is not None:
+        partition_date, partition_key = partition_of(info.run_after)
+        run_id = dag.timetable.generate_run_id(run_type=DagRunType.SCHEDULED, run_after=coerce_datetime(info.run_after),
+                                               data_interval=None, partition_key=partition_key)
+        return DagRun(dag_id=dag.dag_id, run_id=run_id, run_type="scheduled", dag_hash=dag_hash,
+                      run_after=info.run_after, queued_at=now, partition_key=partition_key,
+                      partition_date=partition_date)
+    return DagRun(dag_id=dag.dag_id, run_id=run_id_for(dag, info), run_type="scheduled", dag_hash=dag_hash,
+                  logical_date=info.logical_date, data_interval_start=info.data_interval.start,
+                  data_interval_end=info.data_interval.end, run_after=info.run_after, queued_at=now)
 
 
 def run_id_for(dag: SerializedDAG, info: DagRunInfo) -> str:

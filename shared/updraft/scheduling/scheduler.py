@@ -181,7 +181,7 @@ class Scheduler:
 
     # -- run creation -----------------------------------------------------------------------------------------
     def create_due_runs(self, report: PassReport) -> None:
-        from updraft.scheduling.run_creation import next_run_info, next_runs, run_id_for
+        from updraft.scheduling.run_creation import next_run_info, next_runs, scheduled_run
 
         now = self.clock()
         budget = self.config.max_dagruns_to_create_per_loop
@@ -203,10 +203,7 @@ class Scheduler:
             active = self._active_run_count(meta.dag_id, active_by_dag.get(meta.dag_id, set()))
             expected = meta.next_dagrun_logical_date
             for info in next_runs(dag, meta, now=now, active_runs=active, max_to_create=budget):
-                run = DagRun(dag_id=meta.dag_id, run_id=run_id_for(dag, info), run_type="scheduled",
-                             dag_hash=meta.dag_hash, logical_date=info.logical_date,
-                             data_interval_start=info.data_interval.start,
-                             data_interval_end=info.data_interval.end, run_after=info.run_after, queued_at=now)
+                run = scheduled_run(dag, meta.dag_hash, info, now=now)
                 if self.store.create_run(run):
                     report.runs_created.append(run.run_id)
                     budget -= 1

@@ -25,14 +25,15 @@ class InvalidRunId(AirflowBadRequest):
 
 def trigger_dag(store: Store, dag_id: str, *, now: dt.datetime, conf: dict[str, Any] | None = None,
                 logical_date: dt.datetime | None = None, run_id: str | None = None,
-                run_type: DagRunType = DagRunType.MANUAL) -> DagRun:
+                run_type: DagRunType = DagRunType.MANUAL, partition_key: str | None = None) -> DagRun:
     """Create a queued manual run pinned to the DAG's current version; conf is validated against its params.
 
     The run's data interval is the timetable's ``infer_manual_data_interval(run_after=now)``; its logical date is
     the one given, else the trigger time (``run_after``), so templates such as ``ds`` have a value; its id, when
     not given, is ``manual__<logical date>`` whatever ``run_type`` (a TriggerDagRunOperator's runs are
     ``operator_triggered`` with a ``manual__`` id, as Airflow names them). A run id Airflow would refuse (``..``,
-    ``/``, a newline, over 250 characters) raises :class:`InvalidRunId`.
+    ``/``, a newline, over 250 characters) raises :class:`InvalidRunId`. ``partition_key`` is the partition the
+    run is for (Airflow 3.3's trigger field; a ``PartitionedAtRuntime`` DAG's runs get theirs this way).
     """
     from updraft.scheduling.run_creation import manual_run_info
 
@@ -49,7 +50,8 @@ def trigger_dag(store: Store, dag_id: str, *, now: dt.datetime, conf: dict[str, 
     run_id = run_id or f"{DagRunType.MANUAL.value}__{logical.isoformat()}"
     run = DagRun(dag_id=dag_id, run_id=run_id, run_type=run_type.value, dag_hash=meta.dag_hash,
                  state=DagRunState.QUEUED, logical_date=logical, data_interval_start=info.data_interval.start,
-                 data_interval_end=info.data_interval.end, run_after=now, conf=conf, queued_at=now)
+                 data_interval_end=info.data_interval.end, run_after=now, conf=conf, queued_at=now,
+                 partition_key=partition_key)
     if not store.create_run(run):
         raise DagRunAlreadyExists(f"A DAG run with run_id '{run_id}' already exists for DAG '{dag_id}'")
     return run

@@ -56,19 +56,39 @@ class AssetQueueItem(Item):
     list_index: ListIndex[AssetQueueItem] = ListIndex()
 
 
+class AssetPartitionItem(Item):
+    """A partitioned DAG's pending run for one partition key (Airflow's ``asset_partition_dag_run`` with its
+    ``partitioned_asset_key_log`` rows): :mod:`updraft.store.asset_partitions`."""
+
+    dag_id = UnicodeAttribute()
+    partition_key = UnicodeAttribute()
+    created_at = DateTimeAttribute()
+    logs = UnicodeSetAttribute(null=True)  # the events mapped here (store.asset_partitions.PartitionLog)
+    done = UnicodeSetAttribute(null=True)  # logs a run was made of: a redelivered event never counts twice
+    version = NumberAttribute(default=0)
+    run_id = UnicodeAttribute(null=True)  # the claimed run, until it exists and its logs left the item
+    run_after = DateTimeAttribute(null=True)
+    claimed = UnicodeSetAttribute(null=True)
+    list_pk = UnicodeAttribute(null=True)
+    list_sk = UnicodeAttribute(null=True)
+    list_index: ListIndex[AssetPartitionItem] = ListIndex()
+
+
 @dataclass(frozen=True)
 class AssetModels:
     asset: type[AssetItem]
     asset_event: type[AssetEventItem]
     asset_queue: type[AssetQueueItem]
+    asset_partition: type[AssetPartitionItem]
 
 
 @functools.cache
 def asset_models(config: StoreConfig) -> AssetModels:
     """The asset item classes on ``config``'s table (cached, as ``build_models``)."""
     models = AssetModels(asset=_bound(AssetItem, config), asset_event=_bound(AssetEventItem, config),
-                         asset_queue=_bound(AssetQueueItem, config))
+                         asset_queue=_bound(AssetQueueItem, config),
+                         asset_partition=_bound(AssetPartitionItem, config))
     connection = build_models(config).dag_meta._connection
-    for model in (models.asset, models.asset_event, models.asset_queue):
+    for model in (models.asset, models.asset_event, models.asset_queue, models.asset_partition):
         model._connection = connection
     return models

@@ -128,6 +128,8 @@ class AssetEvent:
     source_run_id: str | None = None
     source_map_index: int = -1
     source_aliases: list[str] = field(default_factory=list)
+    partition_key: str | None = None  # the partition the event is for (asset partitions)
+    partition_date: dt.datetime | None = None  # the producing run's partition date, when the key is the run's
 
     @property
     def ref(self) -> str:
@@ -138,7 +140,8 @@ class AssetEvent:
                 "group": self.group, "timestamp": ts(self.timestamp), "extra": self.extra,
                 "source_dag_id": self.source_dag_id, "source_task_id": self.source_task_id,
                 "source_run_id": self.source_run_id, "source_map_index": self.source_map_index,
-                "source_aliases": self.source_aliases}
+                "source_aliases": self.source_aliases, "partition_key": self.partition_key,
+                "partition_date": ts(self.partition_date) if self.partition_date is not None else None}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssetEvent:
@@ -146,6 +149,8 @@ class AssetEvent:
 
         values = dict(data)
         values["timestamp"] = parse_ts(values["timestamp"])
+        if values.get("partition_date"):
+            values["partition_date"] = parse_ts(values["partition_date"])
         return cls(**values)
 
 
@@ -288,9 +293,17 @@ class AssetStore(StoreBase):
             actions.append(Q.asset_id.set(asset_id))
         update_quietly(row, actions, None)
 
-    def dags_with_queued_events(self) -> list[str]:
+    def list_queued_keys(self) -> list[tuple[str, str]]:
+        """The keys of every queued (dag, target) and pending partition (:mod:`updraft.store.asset_partitions`
+        lists its items here too): the scheduler's one query per tick for all asset-triggered work."""
         Q = self._assets.asset_queue
-        return sorted({pk[len("ASSET_QUEUE#"):] for pk, _ in self._listed_keys(Q.list_index, [QUEUES_LIST_PK])})
+        return self._listed_keys(Q.list_index, [QUEUES_LIST_PK])
+
+    def dags_with_queued_events(self, listed: list[tuple[str, str]] | None = None) -> list[str]:
+        """The DAGs with queued events, from ``listed`` (:meth:`list_queued_keys`) when the caller has it."""
+        prefix = _queue_pk("")
+        keys = self.list_queued_keys() if listed is None else listed
+        return sorted({pk[len(prefix):] for pk, _ in keys if pk.startswith(prefix)})
 
     def read_queue(self, dag_id: str) -> tuple[TriggerCursor, list[QueuedTarget]]:
         """The DAG's cursor and queued targets in one strongly consistent query (the cursor is read first)."""

@@ -15,6 +15,7 @@ The access patterns and their costs are listed in :mod:`updraft.store`.
 
 from __future__ import annotations
 
+from updraft.store.asset_partitions import AssetPartitionStore
 from updraft.store.assets import AssetStore
 from updraft.store.backfills import BackfillStore
 from updraft.store.connections import ConnectionStore
@@ -32,8 +33,8 @@ from updraft.store.variables import VariableStore
 from updraft.store.xcoms import XComStore
 
 
-class DynamoStore(AssetStore, DagStore, FileStore, RunStore, TaskInstanceStore, PoolStore, XComStore, VariableStore,
-                  ConnectionStore, EventLogStore, HeartbeatStore, DagDeletionStore, BackfillStore, LongTaskStore,
-                  StateStore):
+class DynamoStore(AssetStore, AssetPartitionStore, DagStore, FileStore, RunStore, TaskInstanceStore, PoolStore,
+                  XComStore, VariableStore, ConnectionStore, EventLogStore, HeartbeatStore, DagDeletionStore,
+                  BackfillStore, LongTaskStore, StateStore):
     """The store on DynamoDB. Thread-safe: it keeps only caches of immutable facts (versions, limit items
     known to exist), so one instance serves every thread of a process."""

@@ -171,6 +171,8 @@ class RunItem(Item):
     start_date = DateTimeAttribute(null=True)
     end_date = DateTimeAttribute(null=True)
     note = UnicodeAttribute(null=True)
+    partition_key = UnicodeAttribute(null=True)
+    partition_date = DateTimeAttribute(null=True)
     run_date_sk = UnicodeAttribute(null=True)
     active_pk = UnicodeAttribute(null=True)
     active_sk = UnicodeAttribute(null=True)

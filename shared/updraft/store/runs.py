@@ -49,6 +49,7 @@ def _run_from_item(item: RunItem) -> DagRun:
         data_interval_start=item.data_interval_start, data_interval_end=item.data_interval_end,
         run_after=item.run_after, conf=item.conf or {}, queued_at=item.queued_at,
         start_date=item.start_date, end_date=item.end_date, note=item.note,
+        partition_key=item.partition_key, partition_date=item.partition_date,
     )
 
 
@@ -71,6 +72,7 @@ class RunStore(StoreBase):
                  logical_date=run.logical_date, data_interval_start=run.data_interval_start,
                  data_interval_end=run.data_interval_end, run_after=run.run_after, conf=run.conf or None,
                  queued_at=run.queued_at, start_date=run.start_date, end_date=run.end_date, note=run.note,
+                 partition_key=run.partition_key, partition_date=run.partition_date,
                  run_date_sk=keys.run_date_sk(sort_date, run.run_id), write_token=write_token())
         if run.state in _ACTIVE_RUN_STATES:
             item.active_pk = keys.active_pk(run.dag_id, run.run_id, self.config.index_shards)

@@ -144,6 +144,13 @@ class Timetable:
     asset_condition: dict[str, Any] | None = None
     """The encoded asset condition that triggers the DAG, or None for time-based schedules."""
 
+    partitioned: bool = False
+    """Runs carry a partition key worked out before they start (``CronPartitionTimetable``, or the asset
+    partitions that triggered them: ``PartitionedAssetTimetable``); see :mod:`updraft.timetables.partitioned`."""
+
+    partitioned_at_runtime: bool = False
+    """Tasks name their partition keys as they run (``outlet_events[asset].add_partitions``)."""
+
     @classmethod
     def deserialize(cls, data: dict[str, Any]) -> Timetable:
         return cls()

@@ -14,6 +14,7 @@ from updraft.timetables.assets import AssetOrTimeSchedule
 from updraft.timetables.base import Timetable
 from updraft.timetables.events import EventsTimetable
 from updraft.timetables.interval import CronDataIntervalTimetable, DeltaDataIntervalTimetable
+from updraft.timetables.partitioned import CronPartitionTimetable, PartitionedAssetTimetable, PartitionedAtRuntime
 from updraft.timetables.simple import (
     AssetTriggeredTimetable,
     ContinuousTimetable,
@@ -50,6 +51,9 @@ BUILTIN_TIMETABLES: dict[str, type[Timetable]] = {
     "airflow.timetables.trigger.MultipleCronTriggerTimetable": MultipleCronTriggerTimetable,
     "airflow.timetables.simple.NullTimetable": NullTimetable,
     "airflow.timetables.simple.OnceTimetable": OnceTimetable,
+    "airflow.timetables.trigger.CronPartitionTimetable": CronPartitionTimetable,
+    "airflow.timetables.simple.PartitionedAssetTimetable": PartitionedAssetTimetable,
+    "airflow.timetables.simple.PartitionedAtRuntime": PartitionedAtRuntime,
 }
 """Canonical (Airflow core) import path -> class."""
 
@@ -62,7 +66,7 @@ def _aliases() -> dict[str, type[Timetable]]:
     aliases: dict[str, type[Timetable]] = {}
     for path, cls in BUILTIN_TIMETABLES.items():
         module = path.rsplit(".", 2)[-2]
-        if cls is AssetTriggeredTimetable or cls is AssetOrTimeSchedule:
+        if cls in (AssetTriggeredTimetable, AssetOrTimeSchedule, PartitionedAssetTimetable, PartitionedAtRuntime):
             module = "assets"
         aliases[f"airflow.sdk.definitions.timetables.{module}.{cls.__name__}"] = cls
         aliases[f"{cls.__module__}.{cls.__qualname__}"] = cls

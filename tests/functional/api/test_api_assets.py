@@ -57,7 +57,9 @@ def test_post_event_queues_the_consumer_and_events_list(api, assets):
     assert [q["asset_id"] for q in queued["queued_events"]] == [raw_id]
     assert api.get(f"/api/v2/assets/{raw_id}/queuedEvents").body["total_entries"] == 1
     assert api.get(f"/api/v2/dags/use_raw/assets/{raw_id}/queuedEvents").body["dag_id"] == "use_raw"
-    assert api("POST", "/api/v2/assets/events", body={"asset_id": raw_id, "partition_key": "p"}).status == 400
+    keyed = api("POST", "/api/v2/assets/events", body={"asset_id": raw_id, "partition_key": "p"})
+    assert keyed.status == 200 and keyed.body["partition_key"] == "p"  # a partitioned event: use_raw is not keyed
+    assert api.get("/api/v2/dags/use_raw/assets/queuedEvents").body["total_entries"] == 1
 
     # the second asset completes raw & other: one run, whose upstream events are both
     api("POST", "/api/v2/assets/events", body={"asset_id": other_id})

@@ -28,6 +28,8 @@ from updraft.timetables import (
     next_dagruns,
 )
 from updraft.timetables.assets import AssetOrTimeSchedule
+from updraft.timetables.partitioned import CronPartitionTimetable, PartitionedAssetTimetable, PartitionedAtRuntime
+from updraft.timetables.partitions.temporal import StartOfDayMapper, StartOfHourMapper
 from updraft.timetables.registry import BUILTIN_TIMETABLES
 
 
@@ -60,6 +62,10 @@ BUILTINS = [
     EventsTimetable([pendulum.datetime(2021, 1, 1, tz="Europe/Berlin")], description="Kick-off"),
     MultipleCronTriggerTimetable("0 0 * * *", "0 12 * * 1-5", timezone="Asia/Kolkata"),
     AssetOrTimeSchedule(timetable=CronTriggerTimetable("@daily", timezone="UTC"), assets=[FakeAsset("s3://b/a")]),
+    CronPartitionTimetable("15 * * * *", timezone="Asia/Taipei", run_offset=-1, key_format="%Y-%m-%dT%H"),
+    PartitionedAssetTimetable(assets=FakeAsset("s3://b/a"), default_partition_mapper=StartOfHourMapper(),
+                              partition_mapper_config={FakeAsset("s3://b/c", name="c"): StartOfDayMapper()}),
+    PartitionedAtRuntime(),
 ]
 
 

@@ -74,7 +74,7 @@ def event_response(call: Call, event: AssetEvent) -> dict[str, Any]:
         "group": event.group, "extra": event.extra, "source_task_id": event.source_task_id,
         "source_dag_id": event.source_dag_id, "source_run_id": event.source_run_id,
         "source_map_index": event.source_map_index, "created_dagruns": [], "timestamp": iso(event.timestamp),
-        "partition_key": None,
+        "partition_key": event.partition_key,
     }
 
 
@@ -147,15 +147,14 @@ def create_asset_event(call: Call) -> dict[str, Any]:
     from updraft.scheduling.asset_events import record_asset_event
 
     body = parse_body(call.request.body, EVENT_BODY)
-    if body.get("partition_key") is not None:
-        raise BadRequest("Updraft has no asset partitions: partition_key must be null")
     if body.get("access_control") is not None:
         _check_access_control(body["access_control"])
     asset = _asset(call, body["asset_id"])
     request_id = call.request.context.get("requestId") or call.now().isoformat()
     event, _ = record_asset_event(call.store, name=asset.name, uri=asset.uri, group=asset.group,
                                   source=f"api#{request_id}", timestamp=call.now(),
-                                  extra={**(body.get("extra") or {}), "from_rest_api": True})
+                                  extra={**(body.get("extra") or {}), "from_rest_api": True},
+                                  partition_key=body.get("partition_key"))
     return event_response(call, event)
 
 

@@ -61,7 +61,8 @@ def run_response(run: Any, dag_display_name: str) -> dict[str, Any]:
         "last_scheduling_decision": None, "run_type": run.run_type, "state": run.state.value,
         "triggered_by": TRIGGERED_BY.get(run.run_type), "triggering_user_name": None,
         "conf": run.conf, "note": run.note, "dag_versions": [], "bundle_version": None,
-        "dag_display_name": dag_display_name, "partition_key": None, "partition_date": None,
+        "dag_display_name": dag_display_name, "partition_key": run.partition_key,
+        "partition_date": iso(run.partition_date),
     }
 
 
@@ -151,7 +152,7 @@ def get_dag_run(call: Call) -> dict[str, Any]:
 
 
 MAX_CONF_BYTES = 300_000
-_UNSUPPORTED_TRIGGER_FIELDS = ("data_interval_start", "data_interval_end", "run_after", "note", "partition_key")
+_UNSUPPORTED_TRIGGER_FIELDS = ("data_interval_start", "data_interval_end", "run_after", "note")
 
 
 @routes.post("/dags/{dag_id}/dagRuns")
@@ -175,7 +176,8 @@ def trigger_dag_run(call: Call) -> Reply:
         raise BadRequest(f"DAG with dag_id: '{dag_id}' has import errors and cannot be triggered")
     try:
         run = trigger_dag(call.store, dag_id, now=call.now(), conf=body.get("conf"),
-                          logical_date=body.get("logical_date"), run_id=body.get("dag_run_id"))
+                          logical_date=body.get("logical_date"), run_id=body.get("dag_run_id"),
+                          partition_key=body.get("partition_key"))
     except DagNotFound:
         raise dag_not_found(dag_id) from None
     except (ParamValidationError, InvalidRunId) as err:

@@ -120,9 +120,6 @@ _SDK_NAMES = {
     "DeadlineReference": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "AsyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "SyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
-    "PartitionedAssetTimetable": f"asset partitions are {_NOT_YET}",
-    "PartitionAtRuntime": f"asset partitions are {_NOT_YET}",
-    "CronPartitionTimetable": f"partitioned schedules are {_NOT_YET}",
     "BaseOperatorLink": "operator extra links are not supported",
     "BaseXCom": "custom XCom backends are not supported; XComs are stored by Updraft",
     "BaseAsyncOperator": f"async operators are {_NOT_YET}",
@@ -136,13 +133,6 @@ _SDK_NAMES = {
     "literal": f"literal() template values are {_NOT_YET}",
     "DagRunState": MODULE_HINTS["airflow.utils.state"],
     "TaskInstanceState": MODULE_HINTS["airflow.utils.state"],
-    **{name: f"asset partitions are {_NOT_YET}" for name in (
-        "PartitionMapper", "RollupMapper", "AllowedKeyMapper", "ChainMapper", "FixedKeyMapper",
-        "IdentityMapper", "ProductMapper", "FanOutMapper", "StartOfDayMapper", "StartOfHourMapper",
-        "StartOfMonthMapper", "StartOfQuarterMapper", "StartOfWeekMapper", "StartOfYearMapper",
-        "MinimumCount", "WaitForAll", "Window", "DayWindow", "HourWindow", "MonthWindow", "QuarterWindow",
-        "SegmentWindow", "WeekWindow", "YearWindow",
-    )},
 }
 
 # What airflow.providers.common.compat.sdk exports that Updraft lacks (the rest it re-exports).
