@@ -17,7 +17,8 @@ KNOWN_CONTEXT_KEYS = frozenset({
     "outlet_events", "outlets", "params", "partition_date", "partition_key", "prev_data_interval_end_success",
     "prev_data_interval_start_success", "prev_end_date_success", "prev_start_date_success", "reason", "run_id",
     "start_date", "task", "task_instance", "task_instance_key_str", "task_reschedule_count", "templates_dict",
-    "test_mode", "ti", "asset_state_store", "task_state_store", "triggering_asset_events", "ts", "ts_nodash", "ts_nodash_with_tz", "try_number", "var",
+    "test_mode", "ti", "asset_state_store", "task_state_store", "triggering_asset_events", "ts", "ts_nodash",
+    "ts_nodash_with_tz", "try_number", "var",
 })
 
 

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from updraft.api.body import Field, parse_body
-from updraft.api.errors import BadRequest, Conflict, NotFound, Unprocessable
+from updraft.api.errors import Conflict, NotFound, Unprocessable
 from updraft.api.formats import iso, pattern_matcher
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routing import Call, Reply, RouteTable
