@@ -41,3 +41,23 @@ def test_example_runs(dag_id, expected):
     result = run_dag_test(dag_id, dags_folder=str(EXAMPLES), logical_date=LOGICAL_DATE)
     assert {label: ti["state"] for label, ti in result.tasks.items()} == expected
     assert result.run_state == "success"
+
+
+class _AllAsking(Exception):
+    pass
+
+
+def test_the_hitl_example_waits_for_input_as_airflows_dags_test():
+    """Airflow 3.3.2's `dags test example_hitl_operator` never ends: it logs "Waiting for Human-in-the-loop input
+    for tasks: [...]" for these four (even the one whose 1 s response timeout passed) until someone responds."""
+    asked: list[list[str]] = []
+
+    def on_input_wait(task_ids: list[str]) -> None:
+        asked.append(task_ids)
+        if len(task_ids) == 4:
+            raise _AllAsking
+
+    with pytest.raises(_AllAsking):
+        run_dag_test("example_hitl_operator", dags_folder=str(EXAMPLES), logical_date=LOGICAL_DATE,
+                     on_input_wait=on_input_wait)
+    assert asked[-1] == ["wait_for_default_option", "wait_for_input", "wait_for_multiple_options", "wait_for_option"]

@@ -76,7 +76,7 @@ class HITLOperator(BaseOperator):
         self.defaults = [defaults] if isinstance(defaults, str) else defaults
         self.multiple = multiple
         merged = params if isinstance(params, ParamsDict) else ParamsDict(params or {})
-        self.params = _task_params(merged, getattr(self, "dag", None))
+        self.params = _task_params(merged, self.dag if self.has_dag() else None)
         self.notifiers: Sequence[BaseNotifier] = (
             [notifiers] if isinstance(notifiers, BaseNotifier) else notifiers or [])
         self.assigned_users = [assigned_users] if isinstance(assigned_users, dict) else assigned_users
