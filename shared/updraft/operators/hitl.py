@@ -44,7 +44,9 @@ class HITLRejectException(AirflowException):
 def _task_params(params: ParamsDict, dag: Any) -> ParamsDict:
     """The task's own params: Airflow's ``filter_params_by_source(params, source="task")``; the DAG's params (those
     the task did not set itself) are no form field of the request."""
-    dag_params = getattr(dag, "params", None) or {}
+    dag_params = getattr(dag, "params", None)
+    if not isinstance(dag_params, ParamsDict):
+        return params
     own = {key: params.get_param(key) for key in params
            if key not in dag_params or params.get_param(key) != dag_params.get_param(key)}
     return ParamsDict(own)

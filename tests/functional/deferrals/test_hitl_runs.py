@@ -58,7 +58,7 @@ def env(tmp_path_factory):
 def _respond(env, run_id: str, task_id: str, body: dict) -> dict:
     """The REST route's function, called as API Gateway would call it for user ``ann``."""
     services = SimpleNamespace(store=env.store, waits=env.waits, config=SimpleNamespace(iam_caller_role="USER"),
-                               nudge_scheduler=lambda dag_id, run: env.scheduler.schedule_run(dag_id, run))
+                               nudge_scheduler=env.scheduler.schedule_run)
     request = Request("PATCH", "", {"dag_id": "hitl_dag", "dag_run_id": run_id, "task_id": task_id,
                                     "map_index": "-1"}, body=json.dumps(body),
                       context={"authorizer": {"claims": {"cognito:username": "ann", "cognito:groups": "User"}}})

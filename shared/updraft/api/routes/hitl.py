@@ -90,7 +90,7 @@ def get_hitl_detail_try_detail(call: Call) -> dict[str, Any]:
     """A try's request: the instance's when it is that try, else its recorded try's (Airflow's history row)."""
     number = call.int_path("try_number")
     ti, run, sdag = _instance(call)
-    tries = [ti] + list(reversed(call.store.get_tries(ti.key)))
+    tries = [ti, *reversed(call.store.get_tries(ti.key))]
     found = next((t for t in tries if t.try_number == number and hitl.of_try(t.hitl, number)), None)
     if found is None:
         if all(t.try_number != number for t in tries):
