@@ -42,6 +42,8 @@ AIRFLOW_STATES: dict[str, str] = {
     "example_short_circuit_operator": "success",
     # also_run_this renders {{ params.foo }} with no foo: jinja2 UndefinedError, in Airflow as here (without -c)
     "example_passing_params_via_test_command": "failed",
+    # Airflow's dags test waits for a response (none can come) and applies no response timeout: it never ends.
+    "example_hitl_operator": "no end: waits for Human-in-the-loop input",
 }
 
 
