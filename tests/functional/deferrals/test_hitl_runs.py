@@ -49,7 +49,7 @@ with DAG("hitl_timeouts", schedule=None, start_date=START):
 def env(tmp_path_factory):
     with mock_aws():
         env = DeferralEnv(tmp_path_factory.mktemp("hitl_runs"), parallelism=4)
-        env.in_process = True
+        env.in_process = True  # tries in this process: half the time (the same tests pass with children)
         env.add("hitl_dag", HITL_DAG)
         env.add("hitl_timeouts", TIMEOUTS_DAG)
         yield env
