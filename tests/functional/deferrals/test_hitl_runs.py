@@ -21,9 +21,23 @@ HITL_DAG = """
 from airflow.providers.standard.operators.hitl import (
     ApprovalOperator, HITLBranchOperator, HITLEntryOperator, HITLOperator)
 
+from airflow.sdk.bases.notifier import BaseNotifier
+
+
+class Asked(BaseNotifier):
+    template_fields = ("message",)
+
+    def __init__(self, message):
+        self.message = message
+
+    def notify(self, context):
+        self.log.info("%s at %s", self.message, HITLOperator.generate_link_to_ui_from_context(
+            context=context, base_url="http://ui.example"))
+
+
 with DAG("hitl_dag", schedule=None, start_date=START):
     entry = HITLEntryOperator(task_id="entry", subject="Fill in {{ dag.dag_id }}",
-                              params={"n": Param(1, type="integer")})
+                              params={"n": Param(1, type="integer")}, notifiers=[Asked("asked: {{ task.subject }}")])
     choose = HITLBranchOperator(task_id="choose", subject="Which way?", options=["Go left", "right"],
                                 options_mapping={"Go left": "left"})
     left = EmptyOperator(task_id="left")
@@ -72,6 +86,7 @@ def test_a_response_resumes_the_task_at_once_and_the_branch_follows_it(env):
     entry = env.ti("hitl_dag", run.run_id, "entry")
     assert entry.hitl["subject"] == "Fill in hitl_dag" and entry.hitl["defaults"] == ["OK"]
     assert env.status_of(entry) is None  # no response timeout: nothing waits on Step Functions
+    assert ("asked: Fill in hitl_dag at http://ui.example/dags/hitl_dag/runs/" in env.log("hitl_dag", run.run_id, "entry"))
 
     _respond(env, run.run_id, "entry", {"chosen_options": ["OK"], "params_input": {"n": 5}})
     env.drain()  # no clock advance: the response itself resumed it

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from airflow.providers.standard.exceptions import HITLTimeoutError
+from airflow.providers.standard.exceptions import HITLRejectException, HITLTimeoutError
 from airflow.providers.standard.operators.hitl import (
     ApprovalOperator,
     HITLBranchOperator,
@@ -64,6 +64,15 @@ def test_an_error_event_fails_with_airflows_exception_and_a_response_is_checked(
                                           "responded_at": T0.isoformat(), "responded_by_user": {"id": "u"}})
     assert done == {"chosen_options": ["y"], "params_input": {"n": 4}, "responded_at": T0,
                     "responded_by_user": {"id": "u"}}
+
+
+def test_reject_fails_the_approval_only_with_fail_on_reject():
+    answer = {"chosen_options": ["Reject"], "params_input": {}, "responded_at": T0.isoformat(),
+              "responded_by_user": None}
+    with pytest.raises(HITLRejectException):
+        ApprovalOperator(task_id="a", subject="s", fail_on_reject=True).execute_complete({}, event=answer)
+    kept = ApprovalOperator(task_id="b", subject="s").execute_complete({}, event=answer)  # no downstream task
+    assert kept["chosen_options"] == ["Reject"]
 
 
 def test_a_timeout_resumes_with_the_response_the_defaults_or_airflows_error():
