@@ -54,6 +54,8 @@ def test_requests_are_listed_and_read_as_airflows_hitl_detail(api, store):
     assert api.get("/api/v2/dags/~/dagRuns/~/hitlDetails", query={"subject_search": "pick"}).body[
         "total_entries"] == 2
     assert api.get(f"{RUNS}/r1/hitlDetails").body["total_entries"] == 1
+    assert api.get("/api/v2/dags/~/dagRuns/r2/hitlDetails").body["total_entries"] == 1
+    assert api.get("/api/v2/dags/nope/dagRuns/~/hitlDetails").body == {"hitl_details": [], "total_entries": 0}
     assert api.get(f"{RUNS}/~/hitlDetails", query={"response_received": "true"}).body["total_entries"] == 0
     assert api.get(f"{RUNS}/~/hitlDetails", query={"task_id": "load"}).body["total_entries"] == 0
     assert api.get(f"{RUNS}/~/hitlDetails", query={"state": "nope"}).status == 422

@@ -21,10 +21,10 @@ from updraft.api.changes import nudge
 from updraft.api.errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable, issue
 from updraft.api.filters import date_bounds, range_checks
 from updraft.api.formats import pattern_matcher
-from updraft.api.lookups import dag_or_404, field_keys, run_or_404
+from updraft.api.lookups import WILDCARD, dag_or_404, field_keys, run_or_404
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routes.task_instance_tries import history_response
-from updraft.api.routes.task_instances import run_dag, runs_of, ti_id, ti_response
+from updraft.api.routes.task_instances import run_dag, ti_id, ti_response
 from updraft.api.routing import Call, RouteTable
 from updraft.model import hitl
 from updraft.model.records import TaskInstance, TIKey
@@ -118,7 +118,7 @@ def get_hitl_details(call: Call) -> dict[str, Any]:
     dates = range_checks(date_bounds(q, ("created_at",)))
     q.check()
     rows = []
-    for run in runs_of(call, call.path("dag_id"), call.path("dag_run_id")):
+    for run in _runs(call, call.path("dag_id"), call.path("dag_run_id")):
         sdag = None
         for ti in call.store.get_run_tis(run.dag_id, run.run_id):
             record = hitl.of_try(ti.hitl, ti.try_number)
@@ -144,6 +144,19 @@ def get_hitl_details(call: Call) -> dict[str, Any]:
     found, total = paginate(keyed, page, HITL_ORDER)
     return {"hitl_details": [{k: v for k, v in row.items() if k not in _SORT_ONLY} for row in found],
             "total_entries": total}
+
+
+def _runs(call: Call, dag_id: str, run_id: str) -> list[Any]:
+    """The runs a list path names (``~``: all); as Airflow's list, an unknown DAG or run only lists nothing."""
+    metas = (call.store.list_dags(include_inactive=True) if dag_id == WILDCARD
+             else [meta for meta in (call.store.get_dag_meta(dag_id),) if meta is not None])
+    runs: list[Any] = []
+    for meta in metas:
+        if run_id == WILDCARD:
+            runs += call.store.list_runs(meta.dag_id)
+        elif (run := call.store.get_run(meta.dag_id, run_id)) is not None:
+            runs.append(run)
+    return runs
 
 
 _SORT_ONLY = ("ti_id", "responded_by_user_id", "responded_by_user_name", "dag_id", "run_id", "task_display_name",
