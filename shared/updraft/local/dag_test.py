@@ -11,9 +11,10 @@ sit through them: each wait ends at once and ``on_skip(label, span)`` is told ho
 prints it); ``skip_waits=False`` waits in real time.
 
 A Human-in-the-loop task waits as in Airflow's ``dags test``: for a response, which no one can send to the
-embedded AWS, and never for its response timeout (Airflow's test loop applies none), so its timeout's wait is
-not started (``HumanInputWaits``); ``on_input_wait(task_ids)`` is told which tasks wait for input whenever that
-set changes, and the test ends at its ``timeout_s`` as any test that cannot finish.
+embedded AWS, and not for its response timeout (Airflow's test loop applies none), so its timeout's wait is not
+started (``HumanInputWaits``; only the scheduler's backstop for a lost wait resumes it, with its defaults, 5
+minutes past that timeout); ``on_input_wait(task_ids)`` is told which tasks wait for input whenever that set
+changes, and the test ends at its ``timeout_s`` as any test that cannot finish.
 
 Unlike Airflow's, a test does not sit through a reschedule-mode sensor's waits: once nothing else can run and a
 sensor waits for its next poke, the test's clock (the scheduler's, the workers' and the tasks' ``utcnow``) skips
@@ -226,6 +227,8 @@ def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[An
     engine = LocalStepFunctions(definition("dags-test-worker", "dags-test-trigger-check"), invoke=invoke,
                                 clock=clock, skip_waits=skip_waits, on_skip=skipped, call=call)
     return engine, StepFunctionsWaits(engine, engine.state_machine_arn)
+
+
 def awaiting_input(tis: list[TaskInstance]) -> list[str]:
     """The tasks of a run deferred for a Human-in-the-loop response (Airflow's ``awaiting_input``)."""
     return sorted({ti.task_id for ti in tis if ti.state == TaskInstanceState.DEFERRED and is_hitl(ti.trigger)})
