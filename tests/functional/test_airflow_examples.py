@@ -56,6 +56,8 @@ def test_the_mapped_state_store_example_ends_as_in_airflow():
         "get_tables": ("success", 1), "process_table[0]": ("success", 1), "process_table[1]": ("success", 1),
         "process_table[2]": ("success", 1)}
     assert result.run_state == "success"
+
+
 TUTORIALS = Path(__file__).parent / "airflow_tutorials"  # Airflow's tutorial_*.py files, unchanged
 
 
@@ -67,3 +69,23 @@ def test_object_storage_tutorial_ends_offline_as_airflow_does():
     assert {label: (ti["state"], ti["try_number"]) for label, ti in result.tasks.items()} == {
         "get_air_quality_data": ("failed", 1), "analyze": ("upstream_failed", 0)}
     assert result.run_state == "failed"
+
+
+class _AllAsking(Exception):
+    pass
+
+
+def test_the_hitl_example_waits_for_input_as_airflows_dags_test():
+    """Airflow 3.3.2's `dags test example_hitl_operator` never ends: it logs "Waiting for Human-in-the-loop input
+    for tasks: [...]" for these four (even the one whose 1 s response timeout passed) until someone responds."""
+    asked: list[list[str]] = []
+
+    def on_input_wait(task_ids: list[str]) -> None:
+        asked.append(task_ids)
+        if len(task_ids) == 4:
+            raise _AllAsking
+
+    with pytest.raises(_AllAsking):
+        run_dag_test("example_hitl_operator", dags_folder=str(EXAMPLES), logical_date=LOGICAL_DATE,
+                     on_input_wait=on_input_wait)
+    assert asked[-1] == ["wait_for_default_option", "wait_for_input", "wait_for_multiple_options", "wait_for_option"]

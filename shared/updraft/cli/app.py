@@ -101,6 +101,7 @@ def _register_commands() -> None:
     from updraft.cli.connections import connections
     from updraft.cli.dags import dags
     from updraft.cli.env import env
+    from updraft.cli.hitl import hitl
     from updraft.cli.local import local
     from updraft.cli.login import login
     from updraft.cli.pools import pools
@@ -109,7 +110,7 @@ def _register_commands() -> None:
     from updraft.cli.tasks import tasks
     from updraft.cli.variables import variables
 
-    for command in (dags, runs, tasks, pools, backfill, local, variables, connections, env, login, assets):
+    for command in (dags, runs, tasks, pools, backfill, local, variables, connections, env, login, assets, hitl):
         cli.add_command(command)
     register_run_changes()  # tasks clear|state, runs mark-success|mark-failed, dags state
 

@@ -290,10 +290,15 @@ def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | 
     def on_sensor_skip(message: str) -> None:  # a sensor's wait, skipped: said even with --output json
         click.echo(message, err=True)
 
+    def on_input_wait(task_ids: list[str]) -> None:  # as Airflow's dags test, which waits for them too
+        click.echo(f"Waiting for Human-in-the-loop input for tasks: {task_ids} (no response can reach this "
+                   "embedded test; Ctrl-C to stop it)", err=True)
+
     try:
         result = run_dag_test(dag_id, dags_folder=dags_folder, parse_options=options, logical_date=when,
                               conf=conf_dict, workers=workers, log_folder=log_folder, on_change=on_change,
-                              skip_waits=skip_waits, on_skip=on_skip, on_sensor_skip=on_sensor_skip)
+                              skip_waits=skip_waits, on_skip=on_skip, on_sensor_skip=on_sensor_skip,
+                              on_input_wait=on_input_wait)
     except (DagTestError, ParamValidationError) as err:  # a --conf the DAG's params reject is a usage error
         click.echo(f"Error: {err}", err=True)
         ctx.exit(2)

@@ -10,6 +10,12 @@ Deferred tries wait on the deferral state machine's own ASL (``local.step_functi
 sit through them: each wait ends at once and ``on_skip(label, span)`` is told how much time was skipped (the CLI
 prints it); ``skip_waits=False`` waits in real time.
 
+A Human-in-the-loop task waits as in Airflow's ``dags test``: for a response, which no one can send to the
+embedded AWS, and not for its response timeout (Airflow's test loop applies none), so its timeout's wait is not
+started (``HumanInputWaits``; only the scheduler's backstop for a lost wait resumes it, with its defaults, 5
+minutes past that timeout); ``on_input_wait(task_ids)`` is told which tasks wait for input whenever that set
+changes, and the test ends at its ``timeout_s`` as any test that cannot finish.
+
 Unlike Airflow's, a test does not sit through a reschedule-mode sensor's waits: once nothing else can run and a
 sensor waits for its next poke, the test's clock (the scheduler's, the workers' and the tasks' ``utcnow``) skips
 to that poke, and says so (``on_sensor_skip``). The sensor's timeout and backoff see the time they would on AWS.
@@ -26,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from updraft.model.hitl import is_hitl
 from updraft.model.parse_results import ImportErrorRecord
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
@@ -63,9 +70,11 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
                  conf: dict[str, Any] | None = None, workers: int = 4, log_folder: str | None = None,
                  timeout_s: float = 3600.0, on_change: Callable[[str, str, int], None] | None = None,
                  skip_waits: bool = True, on_skip: Callable[[str, dt.timedelta], None] | None = None,
-                 on_sensor_skip: Callable[[str], None] | None = None) -> DagTestResult:
-    """Run one DAG run to its end; ``on_change(label, state, try_number)`` sees every task state change and
-    ``on_sensor_skip(message)`` every skip of the clock to a sensor's next poke."""
+                 on_sensor_skip: Callable[[str], None] | None = None,
+                 on_input_wait: Callable[[list[str]], None] | None = None) -> DagTestResult:
+    """Run one DAG run to its end; ``on_change(label, state, try_number)`` sees every task state change,
+    ``on_sensor_skip(message)`` every skip of the clock to a sensor's next poke and ``on_input_wait(task_ids)``
+    the Human-in-the-loop tasks waiting for a response."""
     from updraft.local.embedded_aws import embedded_aws
     from updraft.parsing import ParseOptions, parse_dags_folder
 
@@ -83,14 +92,16 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
     with embedded_aws():
         return _run(owner, dag_id, dags_folder=parsed.dags_folder, logical_date=logical_date, conf=conf,
                     plugins_folder=plugins_folder, workers=workers, log_folder=log_folder, timeout_s=timeout_s,
-                    on_change=on_change, skip_waits=skip_waits, on_skip=on_skip, on_sensor_skip=on_sensor_skip)
+                    on_change=on_change, skip_waits=skip_waits, on_skip=on_skip, on_sensor_skip=on_sensor_skip,
+                    on_input_wait=on_input_wait)
 
 
 def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime | None, conf: dict | None,
          plugins_folder: str | None, workers: int, log_folder: str | None, timeout_s: float,
          on_change: Callable[[str, str, int], None] | None, skip_waits: bool = True,
          on_skip: Callable[[str, dt.timedelta], None] | None = None,
-         on_sensor_skip: Callable[[str], None] | None = None) -> DagTestResult:
+         on_sensor_skip: Callable[[str], None] | None = None,
+         on_input_wait: Callable[[list[str]], None] | None = None) -> DagTestResult:
     from updraft.executors.callback_requests import DagCallbackRequest
     from updraft.model.states import FINISHED_RUN_STATES
     from updraft.runtime.loader import LocalDagLoader
@@ -152,8 +163,10 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
 
     engine, waits = _wait_engine(pool, work, store, clock=utcnow, skip_waits=skip_waits, on_skip=on_skip,
                                  loader=loader)
+    waits = HumanInputWaits(waits, store)
     scheduler.waits = waits
     started = time.perf_counter()
+    asking: list[str] = []
     run = trigger_dag(store, dag_id, now=utcnow(), conf=conf, logical_date=logical_date)
     try:
         while True:
@@ -166,7 +179,12 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                 break
             if time.perf_counter() - started > timeout_s:
                 raise DagTestError(f"DAG run did not finish within {timeout_s:.0f} s")
-            skipped = utcnow.skip_to_next_poke(store.get_run_tis(dag_id, run.run_id)) if skip_waits else None
+            tis = store.get_run_tis(dag_id, run.run_id)
+            if (waiting := awaiting_input(tis)) != asking:
+                asking = waiting
+                if waiting and on_input_wait is not None:
+                    on_input_wait(waiting)
+            skipped = utcnow.skip_to_next_poke(tis) if skip_waits else None
             if skipped is not None:
                 if on_sensor_skip is not None:
                     on_sensor_skip(skipped)
@@ -209,6 +227,34 @@ def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[An
     engine = LocalStepFunctions(definition("dags-test-worker", "dags-test-trigger-check"), invoke=invoke,
                                 clock=clock, skip_waits=skip_waits, on_skip=skipped, call=call)
     return engine, StepFunctionsWaits(engine, engine.state_machine_arn)
+
+
+def awaiting_input(tis: list[TaskInstance]) -> list[str]:
+    """The tasks of a run deferred for a Human-in-the-loop response (Airflow's ``awaiting_input``)."""
+    return sorted({ti.task_id for ti in tis if ti.state == TaskInstanceState.DEFERRED and is_hitl(ti.trigger)})
+
+
+class HumanInputWaits:
+    """The test's waits, but a Human-in-the-loop try's timeout is never waited for (Airflow's ``dags test`` applies
+    no response timeout: the task waits for a response)."""
+
+    def __init__(self, waits: Any, store: Any) -> None:
+        self.waits = waits
+        self.store = store
+
+    def start(self, name: str, execution_input: dict[str, Any]) -> None:
+        resume = execution_input.get("resume") or {}
+        key = TIKey(resume.get("dag_id", ""), resume.get("run_id", ""), resume.get("task_id", ""),
+                    resume.get("map_index", -1))
+        ti = self.store.get_ti(key)
+        if ti is not None and is_hitl(ti.trigger):
+            return
+        self.waits.start(name, execution_input)
+
+    def __getattr__(self, name: str) -> Any:  # stop, and the deferral sweep's reads, as the wrapped waits
+        return getattr(self.waits, name)
+
+
 class SkippingClock:
     """The test's clock: the wall clock plus the waits skipped so far."""
 

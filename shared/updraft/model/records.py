@@ -85,6 +85,8 @@ class TaskInstance:
     reschedule_count: int = 0
     first_reschedule_date: dt.datetime | None = None
     rescheduled_try_id: str | None = None
+    # A Human-in-the-loop request and its response (``model.hitl``: Airflow's hitl_detail), of the try it names.
+    hitl: dict[str, Any] | None = None
 
     @property
     def key(self) -> TIKey:

@@ -20,6 +20,7 @@ import importlib
 from typing import Any
 
 from updraft.model.deferrals import POLL_KIND, Deferral
+from updraft.model.hitl import CLASSPATH as HITL_CLASSPATH
 from updraft.model.records import TaskInstance
 from updraft.runtime.xcom import check_json, decode_value, encode_value
 from updraft.sdk.exceptions import (
@@ -72,6 +73,11 @@ def deferral_of(exc: TaskDeferred, *, task_id: str, now: dt.datetime, task: Any 
     check_json(next_kwargs, task_id=task_id, key="next_kwargs")
     timeout = _timeout(exc.timeout)
     timeout_at = now + timeout if timeout is not None else None
+    if classpath == HITL_CLASSPATH:  # a response resumes it (the REST route): the wait is to its timeout only
+        moment = getattr(trigger, "timeout_datetime", None)
+        return Deferral(classpath=classpath, kwargs=encoded_kwargs, next_method=exc.method_name,
+                        next_kwargs=next_kwargs, resume_at=moment or NO_TIMEOUT, times_out=False, created_at=now,
+                        timeout_at=moment)
     if not isinstance(trigger, DateTimeTrigger):
         if end_from_trigger:
             raise TaskDeferralError(f"task {task_id!r} deferred to {classpath} with end_from_trigger: Updraft ends "

@@ -26,6 +26,7 @@ from updraft.model.deferrals import (
     execution_name,
     resume_at,
 )
+from updraft.model.hitl import is_hitl, request_record, timeout_resume
 from updraft.model.limits import pool_limit
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
@@ -56,13 +57,15 @@ def defer_try(store: Store, key: TIKey, try_id: str, deferral: Deferral, *, ti: 
     fields: dict[str, object] = {"trigger": record, "next_method": deferral.next_method,
                                  "next_kwargs": deferral.next_kwargs, "lease_expires_at": None,
                                  "held_limits": kept, "note": None}
+    if is_hitl(record):  # a Human-in-the-loop request: kept on the instance, for this try (``model.hitl``)
+        fields["hitl"] = request_record(deferral.kwargs, try_number=ti.try_number, now=now)
     if not store.end_try(key, try_id=try_id, state=TaskInstanceState.DEFERRED, fields=fields):
         return None
     holder = key.holder(ti.try_number)
     for limit_id in ti.held_limits:
         if limit_id not in kept:
             store.release_slots(limit_id, holder)
-    return TaskInstance(**{**ti.__dict__, "state": TaskInstanceState.DEFERRED, "trigger": record,
+    return TaskInstance(**{**ti.__dict__, **fields, "state": TaskInstanceState.DEFERRED, "trigger": record,
                            "next_method": deferral.next_method, "next_kwargs": deferral.next_kwargs,
                            "held_limits": kept, "lease_expires_at": None})
 
@@ -77,6 +80,8 @@ def start_wait(waits: Waits, ti: TaskInstance) -> str:
     if ti.try_id is None:
         raise ValueError(f"{ti.key.label} has no try to wait for")
     name = execution_name(ti.key, ti.try_number, ti.try_id)
+    if is_hitl(ti.trigger) and not (ti.trigger or {}).get("timeout_at"):
+        return name  # a request without a response timeout: only a response resumes it, nothing to wait for
     waits.start(name, execution_input(ti))
     return name
 
@@ -102,6 +107,13 @@ def resume_change(ti: TaskInstance, *, now: dt.datetime) -> TIChange:
     if record.get("times_out"):
         fields: dict[str, Any] = {**_RESUME_CLEARS, "next_method": TRIGGER_FAIL_REPR,
                                   "next_kwargs": {"error": TRIGGER_TIMEOUT}}
+        state = TaskInstanceState.SCHEDULED
+    elif is_hitl(record):  # its response timeout passed (a response resumes it without the wait)
+        event, answered = timeout_resume(ti.hitl, now)
+        fields = {**_RESUME_CLEARS, "next_method": ti.next_method,
+                  "next_kwargs": {**(ti.next_kwargs or {}), "event": event}}
+        if answered is not None:
+            fields["hitl"] = answered
         state = TaskInstanceState.SCHEDULED
     elif record.get("end_from_trigger"):
         fields = {**_RESUME_CLEARS, "next_method": None, "next_kwargs": None, "end_date": now, "held_limits": []}

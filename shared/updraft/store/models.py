@@ -215,6 +215,7 @@ class TaskInstanceItem(Item):
     reschedule_count = NumberAttribute(null=True)
     first_reschedule_date = DateTimeAttribute(null=True)
     rescheduled_try_id = UnicodeAttribute(null=True)
+    hitl = JSONAttribute(null=True)  # a Human-in-the-loop request and response (``TaskInstance.hitl``)
     write_token = UnicodeAttribute(null=True)  # the last state write's (store.writes.write_token: lost acks)
 
 

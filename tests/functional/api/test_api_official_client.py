@@ -38,10 +38,12 @@ from airflow_client.client.models.patch_task_instance_body import PatchTaskInsta
 from airflow_client.client.models.pool_body import PoolBody
 from airflow_client.client.models.pool_patch_body import PoolPatchBody
 from airflow_client.client.models.trigger_dag_run_post_body import TriggerDAGRunPostBody
+from airflow_client.client.models.update_hitl_detail_payload import UpdateHITLDetailPayload
 
 from tests.functional.api.conftest import BUCKET, REGION
 from tests.functional.lambda_helpers import lambda_context
 from updraft.local.api_gateway import LocalApiGateway
+from updraft.model import hitl
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.logs import S3LogSink
@@ -247,3 +249,27 @@ def test_assets_through_the_official_client(client, store):
     assets.delete_dag_asset_queued_event("use_raw", raw_id)
     assert assets.get_dag_asset_queued_events("use_raw").total_entries == 0
     assert assets.materialize_asset(raw_id).run_type == "asset_materialization"
+
+
+def test_human_in_the_loop_details_list_get_and_respond(client, store):
+    DagRunApi(client).trigger_dag_run("etl", TriggerDAGRunPostBody(dag_run_id="h1"))
+    key = TIKey("etl", "h1", "extract")
+    request = hitl.request_record({"options": ["go", "stop"], "subject": "Go?", "assigned_users": [],
+                                   "params": {"why": {"value": "", "description": None, "schema": {}}}},
+                                  try_number=1, now=dt.datetime(2024, 3, 1, tzinfo=dt.UTC))
+    store.transition_ti(key, expected=[None], state=TaskInstanceState.DEFERRED, fields={
+        "try_number": 1, "try_id": "tok", "next_method": "execute_complete", "next_kwargs": {}, "hitl": request,
+        "trigger": {"classpath": hitl.CLASSPATH, "kwargs": {}, "kind": "wait", "timeout_at": None,
+                    "created_at": "2024-03-01T00:00:00+00:00"}})
+    tis = TaskInstanceApi(client)
+    listed = tis.get_hitl_details("~", "~", response_received=False)
+    assert listed.total_entries == 1 and listed.hitl_details[0].task_instance.task_id == "extract"
+    one = tis.get_hitl_detail("etl", "h1", "extract", -1)
+    assert (one.subject, one.options, one.response_received) == ("Go?", ["go", "stop"], False)
+    answer = tis.update_hitl_detail("etl", "h1", "extract", -1,
+                                    UpdateHITLDetailPayload(chosen_options=["go"], params_input={"why": "ok"}))
+    assert answer.chosen_options == ["go"] and answer.responded_by.name == answer.responded_by.id  # the caller
+    assert tis.get_hitl_detail_try_detail("etl", "h1", "extract", -1, 1).response_received is True
+    with pytest.raises(ConflictException):
+        tis.update_hitl_detail("etl", "h1", "extract", -1, UpdateHITLDetailPayload(chosen_options=["stop"]))
+    assert store.get_ti(key).state == TaskInstanceState.SCHEDULED

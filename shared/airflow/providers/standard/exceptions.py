@@ -1,5 +1,6 @@
-"""``airflow.providers.standard.exceptions``: the ExternalTaskSensor errors."""
+"""``airflow.providers.standard.exceptions``: the ExternalTaskSensor and Human-in-the-loop errors."""
 
+from updraft.operators.hitl import HITLRejectException, HITLTimeoutError, HITLTriggerEventError
 from updraft.sensors.external_task import (
     AirflowExternalTaskSensorException,
     DuplicateStateError,
@@ -22,4 +23,7 @@ __all__ = [
     "ExternalTaskGroupFailedError",
     "ExternalTaskGroupNotFoundError",
     "ExternalTaskNotFoundError",
+    "HITLRejectException",
+    "HITLTimeoutError",
+    "HITLTriggerEventError",
 ]

@@ -10,8 +10,8 @@ from updraft.api.routing import Route
 # before task_instances' ``.../{task_id}/{map_index}``, which would otherwise take that segment for a map index.
 MODULES = ("monitor", "version", "auth", "assets", "dags", "dag_sources", "event_logs", "dag_runs", "dag_stats",
            "xcom_entries", "task_logs", "task_dependencies", "task_instance_tries", "task_instance_marks",
-           "task_instance_clears", "task_instance_links", "state_stores", "task_instances", "pools", "import_errors",
-           "variables", "connections", "backfills", "openapi", "ui")
+           "task_instance_clears", "task_instance_links", "state_stores", "hitl", "task_instances", "pools",
+           "import_errors", "variables", "connections", "backfills", "openapi", "ui")
 
 
 def all_routes() -> list[Route]:

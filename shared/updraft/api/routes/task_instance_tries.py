@@ -44,7 +44,7 @@ def _tries(call: Call, map_index: int) -> tuple[list[TaskInstance], Any, Any]:
     return tries, run, sdag
 
 
-def _history(ti: TaskInstance, run: Any, sdag: Any) -> dict[str, Any]:
+def history_response(ti: TaskInstance, run: Any, sdag: Any) -> dict[str, Any]:
     response = ti_response(ti, run, sdag)
     for name in _NOT_IN_HISTORY:
         response.pop(name, None)
@@ -53,7 +53,7 @@ def _history(ti: TaskInstance, run: Any, sdag: Any) -> dict[str, Any]:
 
 def _listed(call: Call, map_index: int) -> dict[str, Any]:
     tries, run, sdag = _tries(call, map_index)
-    return {"task_instances": [_history(ti, run, sdag) for ti in tries], "total_entries": len(tries)}
+    return {"task_instances": [history_response(ti, run, sdag) for ti in tries], "total_entries": len(tries)}
 
 
 def _one(call: Call, map_index: int) -> dict[str, Any]:
@@ -64,7 +64,7 @@ def _one(call: Call, map_index: int) -> dict[str, Any]:
     if found is None:
         raise NotFound(f"The Task Instance with dag_id: `{run.dag_id}`, run_id: `{run.run_id}`, task_id: "
                        f"`{call.path('task_id')}`, try_number: `{number}` and map_index: `{map_index}` was not found")
-    return _history(found, run, sdag)
+    return history_response(found, run, sdag)
 
 
 def _query_map_index(call: Call) -> int:

@@ -70,7 +70,8 @@ MODULE_HINTS: dict[str, str] = {
                          "TimeDeltaTrigger) are available; deferrable waits run on Step Functions"),
     "airflow.providers.standard.triggers": ("of the standard provider's triggers only temporal (DateTimeTrigger, "
                                             "TimeDeltaTrigger), external_task (DagStateTrigger, "
-                                            "WorkflowTrigger) and file (FileTrigger) are available"),
+                                            "WorkflowTrigger), file (FileTrigger) and hitl (HITLTrigger) are "
+                                            "available"),
     "airflow.timetables.datasets": "removed in Airflow 3; import AssetOrTimeSchedule from airflow.timetables.assets",
     "airflow.models.dagrun": _NO_METADATA_DB,
     "airflow.models.taskinstance": _NO_METADATA_DB,
