@@ -41,3 +41,18 @@ def test_example_runs(dag_id, expected):
     result = run_dag_test(dag_id, dags_folder=str(EXAMPLES), logical_date=LOGICAL_DATE)
     assert {label: ti["state"] for label, ti in result.tasks.items()} == expected
     assert result.run_state == "success"
+
+
+def test_custom_weight_example_starts_its_heavier_tries_first():
+    """example_custom_weight imports its strategy from ``airflow.example_dags.plugins`` (the folder's plugins/, as
+    Airflow lays the examples out). DecreasingPriorityStrategy gives task_1 and task_2 weight 4 at try 0, above
+    task_non_custom's 2: with one worker both start before it, as Airflow's scheduler orders them."""
+    starts: list[str] = []
+    result = run_dag_test("example_custom_weight", dags_folder=str(EXAMPLES), logical_date=LOGICAL_DATE, workers=1,
+                          on_change=lambda label, state, _try: starts.append(label) if state == "running" else None)
+    # Airflow 3.3.2's `dags test example_custom_weight 2024-03-05`: success, every task success at try 1.
+    assert result.run_state == "success"
+    assert {label: (ti["state"], ti["try_number"]) for label, ti in result.tasks.items()} == dict.fromkeys(
+        ["start", "task_1", "task_2", "task_non_custom"], ("success", 1))
+    # start is an EmptyOperator: it succeeds without running.
+    assert set(starts[:2]) == {"task_1", "task_2"} and starts[2:] == ["task_non_custom"]

@@ -132,6 +132,7 @@ def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
     code into this interpreter and leaves it there.
     """
     from updraft.sdk._internal import dag_registry
+    from updraft.sdk._internal.bundle_root import use_dags_folder
 
     started = time.perf_counter()
     path = job.path
@@ -153,6 +154,8 @@ def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
         # Appended, as Airflow does with the DAGs folder: installed packages win
         # over a same-named file in the folder.
         sys.path.append(folder)
+    if folder:
+        use_dags_folder(folder)
 
     if options.plugins_folder:
         _load_plugins(options.plugins_folder)
