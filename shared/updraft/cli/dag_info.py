@@ -47,6 +47,8 @@ def next_runs(serialized: dict[str, Any], n: int, *, plugins_folder: str | None 
     ``updraft.timetables.planning.next_dagruns``. The timetable is rebuilt
     from its serialized form; a custom one must be registered by a plugin.
     """
+    from updraft.model.parse_results import HORIZON_KEY
+    from updraft.scheduling.run_creation import timetable_of
     from updraft.serialization import deserialize_dag
     from updraft.timetables.planning import next_dagruns
     from updraft.timetables.registry import TimetableNotRegistered
@@ -65,7 +67,7 @@ def next_runs(serialized: dict[str, Any], n: int, *, plugins_folder: str | None 
             "put its plugin in the plugins folder (--plugins-folder)"
         ) from exc
     infos = next_dagruns(
-        dag.timetable,
+        timetable_of(dag, serialized.get(HORIZON_KEY)),  # a custom timetable: the parser's evaluation of it
         start_date=dag.start_date,
         end_date=dag.end_date,
         catchup=dag.catchup,

@@ -161,6 +161,7 @@ def trigger_dag_run(call: Call) -> Reply:
     gives every manual run one, so templates such as ``ds`` render, as the CLI's trigger does)."""
     from updraft.scheduling.triggering import DagRunAlreadyExists, InvalidRunId, trigger_dag
     from updraft.sdk.exceptions import DagNotFound, ParamValidationError
+    from updraft.timetables.evaluated import ManualIntervalNotEvaluated
 
     dag_id = call.path("dag_id")
     body = parse_body(call.request.body, TRIGGER_BODY)
@@ -178,7 +179,7 @@ def trigger_dag_run(call: Call) -> Reply:
                           logical_date=body.get("logical_date"), run_id=body.get("dag_run_id"))
     except DagNotFound:
         raise dag_not_found(dag_id) from None
-    except (ParamValidationError, InvalidRunId) as err:
+    except (ParamValidationError, InvalidRunId, ManualIntervalNotEvaluated) as err:
         raise BadRequest(str(err)) from None
     except DagRunAlreadyExists as err:
         raise Conflict(str(err)) from None
