@@ -56,3 +56,19 @@ def test_custom_weight_example_starts_its_heavier_tries_first():
         ["start", "task_1", "task_2", "task_non_custom"], ("success", 1))
     # start is an EmptyOperator: it succeeds without running.
     assert set(starts[:2]) == {"task_1", "task_2"} and starts[2:] == ["task_non_custom"]
+
+
+def test_workday_timetable_example_is_scheduled_from_the_parsers_evaluation(parsed):
+    """example_workday_timetable imports AfterWorkdayTimetable from ``airflow.example_dags.plugins.workday``. The
+    parse stores it as evaluated (a horizon of runs, Airflow's dates: each workday's interval, run at its end) and
+    `dags test` ends as Airflow 3.3.2's `dags test example_workday_timetable 2024-03-05`: success, run_this at try 1."""
+    document = next(d for f in parsed.files for d in f.dags if d["dag"]["dag_id"] == "example_workday_timetable")
+    runs = document["timetable_horizon"]["runs"]
+    for run_after, start, end in runs:
+        start_day = dt.datetime.fromisoformat(start)
+        assert start_day.weekday() < 5 and dt.datetime.fromisoformat(end) - start_day == dt.timedelta(days=1)
+        assert run_after == end
+    assert [dt.datetime.fromisoformat(r[1]).weekday() for r in runs[:10]].count(5) == 0
+    result = run_dag_test("example_workday_timetable", dags_folder=str(EXAMPLES), logical_date=LOGICAL_DATE)
+    assert result.run_state == "success"
+    assert {label: (ti["state"], ti["try_number"]) for label, ti in result.tasks.items()} == {"run_this": ("success", 1)}

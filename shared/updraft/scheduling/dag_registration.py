@@ -18,14 +18,14 @@ from typing import Any
 from updraft.model.limits import dag_runs_limit, run_tasks_limit
 from updraft.model.parse_results import HORIZON_KEY, ImportErrorRecord, ParsedFile, dag_id_of
 from updraft.scheduling.asset_definitions import declare_dag_assets
-from updraft.scheduling.run_creation import next_run_info, time_restriction
+from updraft.scheduling.run_creation import last_automated_interval, next_run_info, time_restriction
 from updraft.serialization import dag_hash, deserialize_dag
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import DagMeta, FileRecord, Store
 from updraft.store.dags import next_run_fields
 from updraft.store.errors import StoreError
 from updraft.store.writes import RETRIES
-from updraft.timetables.evaluated import EvaluatedTimetable
+from updraft.timetables.evaluated import EvaluatedTimetable, Horizon
 
 # Longer than a parser Lambda can live (15 minutes): a save in progress is never mistaken for a stale one.
 _STALE_OWNER_AFTER = dt.timedelta(minutes=20)
@@ -198,7 +198,7 @@ def _register_dag(store: Store, document: dict[str, Any], dag_id: str, parsed: P
             if sdag is not None:
                 declare_dag_assets(store, sdag, now=now)
         error = sdag_error
-        row_values = dict(values, timetable_horizon=horizon)
+        row_values = dict(values, timetable_horizon=_newer_horizon(meta, horizon))
         if sdag is not None and (meta is None or meta.schedule_key != skey
                                  or (horizon is not None and meta.next_dagrun_logical_date is None)):
             info = None
@@ -220,6 +220,17 @@ def _register_dag(store: Store, document: dict[str, Any], dag_id: str, parsed: P
             _resize_dag_limits(store, dag_id, meta, document.get("dag", {}))
             return "stored", error
     raise StoreError(f"DAG {dag_id}: its row kept changing under {RETRIES} attempts to store it")
+
+
+def _newer_horizon(meta: DagMeta | None, horizon: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The parse's horizon, unless it is stale: one that does not reach the DAG's last automated run while the
+    row's does (an evaluation from an older anchor, delivered late) leaves the row's in place."""
+    if meta is None or meta.timetable_horizon is None or horizon is None:
+        return horizon
+    last = last_automated_interval(meta)
+    if not Horizon.from_dict(horizon).covers(last) and Horizon.from_dict(meta.timetable_horizon).covers(last):
+        return meta.timetable_horizon
+    return horizon
 
 
 def _resize_dag_limits(store: Store, dag_id: str, meta: DagMeta, body: dict[str, Any]) -> None:
