@@ -42,6 +42,10 @@ AIRFLOW_STATES: dict[str, str] = {
     "example_short_circuit_operator": "success",
     # also_run_this renders {{ params.foo }} with no foo: jinja2 UndefinedError, in Airflow as here (without -c)
     "example_passing_params_via_test_command": "failed",
+    # Airflow with the two example plugins registered from its plugins folder: every task success at try 1
+    # (priority weights start 5, task_1 4, task_2 4, task_non_custom 2; run_this 1), as here.
+    "example_custom_weight": "success",
+    "example_workday_timetable": "success",
 }
 
 

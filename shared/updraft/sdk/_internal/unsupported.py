@@ -87,7 +87,11 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.utils.state": f"importing State, DagRunState and TaskInstanceState is {_NOT_YET}",
     "airflow.configuration": "Airflow's configuration is not available; use environment variables or Variables",
     "airflow.macros": f"importing macros is {_NOT_YET}",
-    "airflow.listeners": "listeners are not supported",
+    # Airflow calls listeners inside its scheduler (DAG run events), API server and workers (task instance events):
+    # Updraft's scheduler and API run no user code, so only some events could ever reach a listener, silently.
+    "airflow.listeners": ("listeners are not supported: Airflow calls them inside its scheduler and API server "
+                          "(DAG run and task state changes), where Updraft runs no user code; use on_*_callback "
+                          "on the DAG or task (run in a worker) instead"),
     # Airflow's examples import their helpers from Airflow's own package (airflow/example_dags/plugins/); Updraft
     # maps airflow.example_dags to the DAGs folder (updraft.sdk._internal.bundle_root), so this is a helper missing.
     "airflow.example_dags": ("airflow.example_dags is your DAGs folder in Updraft: put the example's plugins folder "
