@@ -28,12 +28,12 @@ def test_example_dags_package_is_the_dags_folder(tmp_path):
 
 
 def test_a_helper_missing_from_the_dags_folder_says_where_to_put_it():
-    with pytest.raises(UnsupportedFeatureError, match="plugins folder .* in the DAGs folder"):
+    with pytest.raises(UnsupportedFeatureError, match=r"plugins folder .* in the DAGs folder"):
         importlib.import_module("airflow.example_dags.plugins.not_there_at_all")
 
 
 def test_listeners_are_refused_naming_why():
-    with pytest.raises(UnsupportedFeatureError, match="scheduler and API server .* on_\\*_callback"):
+    with pytest.raises(UnsupportedFeatureError, match=r"scheduler and API server .* on_\*_callback"):
         importlib.import_module("airflow.listeners")
 
 
