@@ -4,12 +4,14 @@ the parser for more when it runs low, and late, duplicate or stale evaluations n
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 import pendulum
 from store_helpers import T0, dag_doc, parsed_file
 
 from updraft.model.parse_results import HORIZON_KEY
+from updraft.parsing.timetable_horizons import contexts_for
 from updraft.scheduling.dag_registration import register_parsed_file, set_paused
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.run_creation import last_automated_interval
@@ -75,7 +77,11 @@ def test_runs_come_from_the_horizon_and_a_refresh_continues_them_exactly(store):
     assert meta.next_dagrun_logical_date is None  # the horizon ran out: nothing due until the parser answers
 
     # The parser re-runs the file from the row's last automated interval; the same answer delivered twice.
-    again = _evaluated(last_automated_interval(meta))
+    # What the parser's parent hands the child: the row's last automated interval, for the file's DAGs.
+    last = last_automated_interval(meta)
+    assert json.loads(contexts_for(store, ["wd.py", "other.py"])["wd.py"])["anchors"] == {
+        "wd": [last.start.isoformat(), last.end.isoformat()]}
+    again = _evaluated(last)
     assert _parse(store, again).stored == ["wd"]
     assert _parse(store, again).unchanged == ["wd"]
     # A stale evaluation (from the first anchor) arriving late does not replace the newer horizon.
