@@ -20,7 +20,6 @@ scheduling loop) reads the answers:
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import itertools
 from collections.abc import Iterable, Sequence
@@ -28,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from updraft.timetables._time import coerce_datetime, frozen_now
-from updraft.timetables.base import DagRunInfo, DataInterval, SerializedEquality, Timetable
+from updraft.timetables.base import DagRunInfo, DataInterval, Timetable
 
 if TYPE_CHECKING:
     from pendulum import DateTime
@@ -137,7 +136,7 @@ class Horizon:
         )
 
 
-class EvaluatedTimetable(SerializedEquality, Timetable):
+class EvaluatedTimetable(Timetable):
     """A custom timetable in a process that has not loaded (and must not load) its class: the serialized DAG's
     ``{"__type": <user class path>, "__var": <its serialize()>}`` kept as is, answering from a :class:`Horizon`.
 
@@ -255,7 +254,7 @@ def evaluate_horizon(timetable: Timetable, restriction: TimeRestriction, *, anch
     """Ask the live user timetable (in the parser's child) for its next ``size`` runs after ``anchor``, and its
     manual intervals (see :class:`Horizon`), with the clock pinned at ``now``."""
     _refuse_custom_run_ids(timetable)
-    with frozen_now(now) if now is not None else contextlib.nullcontext():
+    with frozen_now(now):
         runs, ended = _chain(timetable, anchor, restriction, size)
         points = []
         for at in manual_at:
