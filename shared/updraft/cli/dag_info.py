@@ -52,7 +52,7 @@ def next_runs(serialized: dict[str, Any], n: int, *, plugins_folder: str | None 
     from updraft.timetables.planning import next_dagruns
 
     if plugins_folder:
-        # A preview on the author's machine may run the plugin's own class, which answers beyond the 64 runs
+        # A preview on the author's machine may run the plugin's own class, which answers beyond the 32 runs
         # the parser evaluated.
         from updraft.plugins import load_plugins_folder
 

@@ -95,7 +95,7 @@ def test_runs_come_from_the_horizon_and_a_refresh_continues_them_exactly(store):
 
 def test_the_scheduler_asks_early_while_runs_are_left():
     horizon = Horizon.from_dict(_evaluated(None))
-    assert horizon.running_low(None)  # 4 runs ahead: fewer than the 16 the scheduler wants left
+    assert horizon.running_low(None)  # 4 runs ahead: no more than the 8 the scheduler wants left
     assert horizon.covers(horizon.runs[0].data_interval) and horizon.after(horizon.runs[-1].data_interval) is None
     assert not horizon.covers(horizon.runs[-1].data_interval)  # the end of the chain: ask again
     assert not horizon.covers(DataInterval(LATER, LATER))  # an interval not on the chain: ask again
