@@ -38,6 +38,7 @@ from updraft.sdk.exceptions import AirflowBadRequest, AirflowException, DagNotFo
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 from updraft.timetables.base import DagRunInfo
+from updraft.timetables.evaluated import EvaluatedTimetable
 
 
 class InvalidBackfill(AirflowException):
@@ -148,6 +149,10 @@ def _backfillable_dag(store: Store, dag_id: str) -> tuple[str, SerializedDAG]:
     dag = pinned_dag(store, dag_id, meta.dag_hash)
     if not dag.timetable.periodic or not dag.timetable.can_be_scheduled:
         raise InvalidBackfill(f"{dag_id} has a non-periodic schedule that does not support backfills")
+    if isinstance(dag.timetable, EvaluatedTimetable):
+        raise InvalidBackfill(f"backfills of {dag_id} are not supported in Updraft: its custom timetable "
+                              f"{dag.timetable.timetable} runs only in the parser, which evaluates the runs ahead "
+                              "and not those of a past date range")
     return meta.dag_hash, dag
 
 

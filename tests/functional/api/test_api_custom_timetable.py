@@ -63,3 +63,9 @@ def test_manual_run_interval_is_airflows_where_evaluated_and_a_400_where_not(api
         expected.start.isoformat().replace("+00:00", "Z"), expected.end.isoformat().replace("+00:00", "Z"))
     far = api("POST", "/api/v2/dags/workdays/dagRuns", body={"logical_date": "2035-01-01T00:00:00Z"})
     assert far.status == 400 and "not evaluated for a manual run" in far.body["detail"]
+
+
+def test_a_backfill_is_refused_naming_why(api, workdays):
+    answer = api("POST", "/api/v2/backfills", body={"dag_id": "workdays", "from_date": "2024-01-01T00:00:00Z",
+                                                     "to_date": "2024-01-10T00:00:00Z"})
+    assert answer.status in (400, 409, 422) and "custom timetable" in answer.body["detail"]
