@@ -87,6 +87,10 @@ AIRFLOW_STATES: dict[str, str] = {
     "train_weekly_model": "success",
     # Airflow's dags test waits for a response (none can come) and applies no response timeout: it never ends.
     "example_hitl_operator": "no end: waits for Human-in-the-loop input",
+    # Airflow with the two example plugins registered from its plugins folder: every task success at try 1
+    # (priority weights start 5, task_1 4, task_2 4, task_non_custom 2; run_this 1), as here.
+    "example_custom_weight": "success",
+    "example_workday_timetable": "success",
 }
 
 

@@ -37,8 +37,7 @@ metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service=
 @metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    svc = services()
-    svc.load_plugins()
+    svc = services()  # plugins are loaded in each file's child process only (ParseOptions.plugins_folder)
     if svc.dag_code_credentials is not None:  # parse-time code gets the DAG-code role's credentials, not ours
         use_dag_code_credentials(svc.dag_code_credentials.environment)
     result = handle_dag_file_events(event, s3_client=svc.client("s3"), prefix=svc.config.dags_prefix,

@@ -95,6 +95,12 @@ def invoke_scheduler(scope: Construct, scheduler_function: str) -> iam.PolicySta
                                resources=[function_arn(scope, scheduler_function)])
 
 
+def invoke_parser(scope: Construct, parser_function: str) -> iam.PolicyStatement:
+    """The scheduler has the parser evaluate a DAG file's custom timetables again (an async invoke)."""
+    return iam.PolicyStatement(sid="InvokeParser", actions=["lambda:InvokeFunction"],
+                               resources=[function_arn(scope, parser_function)])
+
+
 def state_machine_arn(scope: Construct, state_machine: str) -> str:
     """The deferral state machine's ARN from its physical name (no reference: the worker's role may start it
     although the machine's definition refers to the worker)."""

@@ -101,8 +101,10 @@ class UpdraftFunctions(Construct):
         # Every async-invoked function keeps what it failed on: the scheduler's ticks and nudges, the parser's S3
         # notifications (after Lambda's own retries) go to the same dead-letter queue as the worker's; each
         # message names the function it failed in (requestContext.functionArn).
+        # The scheduler also asks the parser to evaluate a DAG file's custom timetables again (an async invoke).
         self.scheduler = self._function("scheduler", names.scheduler_function, settings.scheduler,
-                                        dispatching.to_env(), retry_attempts=0,
+                                        replace(dispatching, parser_function=names.parser_function).to_env(),
+                                        retry_attempts=0,
                                         on_failure=destinations.SqsDestination(self.dead_letter_queue))
         self.scheduler.node.add_dependency(self.worker)  # the first tick must find the worker to invoke
         self.parser = self._function("parser", names.parser_function, settings.parser, base.to_env(),
@@ -164,6 +166,7 @@ class UpdraftFunctions(Construct):
             self.parser: [access.table_read_write(table), access.store_objects(bucket),
                           *access.read_dag_files(bucket)],
             self.scheduler: [access.table_read_write(table), access.store_objects(bucket), *dispatch(),
+                             access.invoke_parser(self, names.parser_function),
                              access.stop_deferrals(self, names.deferral_state_machine),
                              *access.sweep_deferrals(self, names.deferral_state_machine)],
             self.asset_events: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],

@@ -4,6 +4,7 @@ from updraft.plugins import (
     AirflowPlugin,
     AirflowPluginException,
     plugin_import_errors,
+    registered_priority_weight_strategies,
     registered_timetables,
 )
 
@@ -13,10 +14,17 @@ def get_timetables_plugins() -> dict[str, type]:
     return registered_timetables()
 
 
+def get_priority_weight_strategy_plugins() -> dict[str, type]:
+    """Airflow's name for the registered custom priority weight strategies, keyed by class path."""
+    return registered_priority_weight_strategies()
+
+
 __all__ = [
     "AirflowPlugin",
     "AirflowPluginException",
+    "get_priority_weight_strategy_plugins",
     "get_timetables_plugins",
     "plugin_import_errors",
+    "registered_priority_weight_strategies",
     "registered_timetables",
 ]

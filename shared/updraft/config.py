@@ -95,6 +95,7 @@ class UpdraftConfig:
     endpoint_url: str | None = None
     worker_function: str | None = None
     scheduler_function: str | None = None
+    parser_function: str | None = None
     deferral_state_machine: str | None = None
     local_compute: str | None = None
     ecs_cluster: str | None = None
@@ -133,6 +134,7 @@ class UpdraftConfig:
             endpoint_url=env.get("AWS_ENDPOINT_URL") or None,
             worker_function=env.get("UPDRAFT_WORKER_FUNCTION") or None,
             scheduler_function=env.get("UPDRAFT_SCHEDULER_FUNCTION") or None,
+            parser_function=env.get("UPDRAFT_PARSER_FUNCTION") or None,
             deferral_state_machine=env.get("UPDRAFT_DEFERRAL_STATE_MACHINE") or None,
             local_compute=env.get("UPDRAFT_LOCAL_COMPUTE") or None,
             ecs_cluster=env.get("UPDRAFT_ECS_CLUSTER") or None,
@@ -167,6 +169,7 @@ class UpdraftConfig:
             "AWS_ENDPOINT_URL": self.endpoint_url,
             "UPDRAFT_WORKER_FUNCTION": self.worker_function,
             "UPDRAFT_SCHEDULER_FUNCTION": self.scheduler_function, "UPDRAFT_LOCAL_COMPUTE": self.local_compute,
+            "UPDRAFT_PARSER_FUNCTION": self.parser_function,
             "UPDRAFT_DEFERRAL_STATE_MACHINE": self.deferral_state_machine,
             "UPDRAFT_ECS_CLUSTER": self.ecs_cluster,
             "UPDRAFT_ECS_TASK_DEFINITION": self.ecs_task_definition, "UPDRAFT_ECS_CONTAINER": self.ecs_container,

@@ -23,6 +23,7 @@ __all__ = [
     "load_plugins_folder",
     "plugin_import_errors",
     "registered_plugins",
+    "registered_priority_weight_strategies",
     "registered_timetables",
 ]
 
@@ -43,7 +44,8 @@ def _class_path(cls: type) -> str:
 class AirflowPlugin:
     """Subclass with a ``name`` and any of the extension lists below to extend Updraft.
 
-    The attributes are Airflow's; Updraft acts on ``timetables`` and ``macros`` and keeps the others so
+    The attributes are Airflow's; Updraft acts on ``timetables``, ``macros`` and ``priority_weight_strategies``
+    and keeps the others so
     that plugins written for Airflow import and register unchanged.
     """
 
@@ -109,6 +111,11 @@ def registered_plugins() -> dict[str, type[AirflowPlugin]]:
 def registered_timetables() -> dict[str, type]:
     """Timetable classes contributed by plugins, keyed by ``module.QualName`` (their serialized name)."""
     return {_class_path(tt): tt for plugin in _plugins.values() for tt in plugin.timetables}
+
+
+def registered_priority_weight_strategies() -> dict[str, type]:
+    """Priority weight strategy classes contributed by plugins, keyed by ``module.QualName`` (as serialized)."""
+    return {_class_path(s): s for plugin in _plugins.values() for s in plugin.priority_weight_strategies}
 
 
 def plugin_import_errors() -> dict[str, str]:

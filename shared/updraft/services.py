@@ -45,7 +45,6 @@ class Services:
     def __init__(self, config: UpdraftConfig | None = None) -> None:
         self.config = config or UpdraftConfig.from_env()
         self._clients: dict[str, Any] = {}
-        self._plugins_loaded = False
 
     @overload
     def client(self, service: Literal["cognito-idp"]) -> Any: ...  # boto3-stubs' cognito-idp is not installed
@@ -141,22 +140,28 @@ class Services:
 
         return ParseOptions(plugins_folder=self.config.plugins_folder)
 
-    def load_plugins(self) -> None:
-        """Register the plugins' timetables (once): a serialized DAG naming one decodes only where it is loaded,
-        which is the scheduler, the worker, and the parser storing a DAG (it computes the next run)."""
-        if self.config.plugins_folder and not self._plugins_loaded:
-            from updraft.plugins import load_plugins_folder
+    def evaluate_timetables(self, relative_fileloc: str) -> None:
+        """Have the parser run a DAG file again, so its custom timetables are evaluated from where their runs stand
+        (an asynchronous invoke with the S3 notification a re-upload would send: the parser's one entry point)."""
+        import json
 
-            load_plugins_folder(self.config.plugins_folder)
-            self._plugins_loaded = True
+        from updraft.parsing.timetable_horizons import reparse_event
+
+        if not self.config.parser_function or not self.config.bucket:
+            raise ConfigError("asking the parser needs UPDRAFT_PARSER_FUNCTION and UPDRAFT_BUCKET")
+        self.client("lambda").invoke(
+            FunctionName=self.config.parser_function, InvocationType="Event",
+            Payload=json.dumps(reparse_event(self.config.bucket, self.config.dags_prefix, relative_fileloc)).encode())
 
     @functools.cached_property
     def scheduler(self) -> Scheduler:
+        # No plugins here: the scheduler runs no user code (a custom timetable is the parser's evaluation of it).
         from updraft.scheduling.scheduler import Scheduler
 
-        self.load_plugins()
         scheduler = Scheduler(self.store, self.executor, self.config.scheduler_config())
         scheduler.waits = self.waits
+        if self.config.parser_function and self.config.bucket:
+            scheduler.evaluate_timetables = self.evaluate_timetables
         return scheduler
 
     @functools.cached_property

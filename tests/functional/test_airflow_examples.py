@@ -89,3 +89,34 @@ def test_the_hitl_example_waits_for_input_as_airflows_dags_test():
         run_dag_test("example_hitl_operator", dags_folder=str(EXAMPLES), logical_date=LOGICAL_DATE,
                      on_input_wait=on_input_wait)
     assert asked[-1] == ["wait_for_default_option", "wait_for_input", "wait_for_multiple_options", "wait_for_option"]
+
+
+def test_custom_weight_example_starts_its_heavier_tries_first():
+    """example_custom_weight imports its strategy from ``airflow.example_dags.plugins`` (the folder's plugins/, as
+    Airflow lays the examples out). DecreasingPriorityStrategy gives task_1 and task_2 weight 4 at try 0, above
+    task_non_custom's 2: with one worker both start before it, as Airflow's scheduler orders them."""
+    starts: list[str] = []
+    result = run_dag_test("example_custom_weight", dags_folder=str(EXAMPLES), logical_date=LOGICAL_DATE, workers=1,
+                          on_change=lambda label, state, _try: starts.append(label) if state == "running" else None)
+    # Airflow 3.3.2's `dags test example_custom_weight 2024-03-05`: success, every task success at try 1.
+    assert result.run_state == "success"
+    assert {label: (ti["state"], ti["try_number"]) for label, ti in result.tasks.items()} == dict.fromkeys(
+        ["start", "task_1", "task_2", "task_non_custom"], ("success", 1))
+    # start is an EmptyOperator: it succeeds without running.
+    assert set(starts[:2]) == {"task_1", "task_2"} and starts[2:] == ["task_non_custom"]
+
+
+def test_workday_timetable_example_is_scheduled_from_the_parsers_evaluation(parsed):
+    """example_workday_timetable imports AfterWorkdayTimetable from ``airflow.example_dags.plugins.workday``. The
+    parse stores it as evaluated (a horizon of runs, Airflow's dates: each workday's interval, run at its end) and
+    `dags test` ends as Airflow 3.3.2's `dags test example_workday_timetable 2024-03-05`: success, run_this at try 1."""
+    document = next(d for f in parsed.files for d in f.dags if d["dag"]["dag_id"] == "example_workday_timetable")
+    runs = document["timetable_horizon"]["runs"]
+    for run_after, start, end in runs:
+        start_day = dt.datetime.fromisoformat(start)
+        assert start_day.weekday() < 5 and dt.datetime.fromisoformat(end) - start_day == dt.timedelta(days=1)
+        assert run_after == end
+    assert [dt.datetime.fromisoformat(r[1]).weekday() for r in runs[:10]].count(5) == 0
+    result = run_dag_test("example_workday_timetable", dags_folder=str(EXAMPLES), logical_date=LOGICAL_DATE)
+    assert result.run_state == "success"
+    assert {label: (ti["state"], ti["try_number"]) for label, ti in result.tasks.items()} == {"run_this": ("success", 1)}

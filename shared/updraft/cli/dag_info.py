@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import click
-
 # Airflow's [core] dags_are_paused_at_creation default: a DAG that does not
 # set is_paused_upon_creation starts paused.
 PAUSED_AT_CREATION_DEFAULT = True
@@ -45,27 +43,23 @@ def next_runs(serialized: dict[str, Any], n: int, *, plugins_folder: str | None 
     The runs are the ones the scheduler would create for a DAG that has never
     run (start_date, end_date and catchup applied), as computed by
     ``updraft.timetables.planning.next_dagruns``. The timetable is rebuilt
-    from its serialized form; a custom one must be registered by a plugin.
+    from its serialized form; a custom one is its own class when a plugin registers it here, else the parser's
+    evaluation of it (the document's horizon).
     """
+    from updraft.model.parse_results import HORIZON_KEY
+    from updraft.scheduling.run_creation import timetable_of
     from updraft.serialization import deserialize_dag
     from updraft.timetables.planning import next_dagruns
-    from updraft.timetables.registry import TimetableNotRegistered
 
     if plugins_folder:
-        # Like Airflow's scheduler, the process that computes runs loads the
-        # plugins: a custom timetable can only be rebuilt by its plugin.
+        # A preview on the author's machine may run the plugin's own class, which answers beyond the 32 runs
+        # the parser evaluated.
         from updraft.plugins import load_plugins_folder
 
         load_plugins_folder(plugins_folder)
-    try:
-        dag = deserialize_dag(serialized)
-    except TimetableNotRegistered as exc:
-        raise click.ClickException(
-            f"DAG {serialized['dag']['dag_id']!r} uses the custom timetable {exc}, which no plugin registers; "
-            "put its plugin in the plugins folder (--plugins-folder)"
-        ) from exc
+    dag = deserialize_dag(serialized)
     infos = next_dagruns(
-        dag.timetable,
+        timetable_of(dag, serialized.get(HORIZON_KEY)),  # a custom timetable: the parser's evaluation of it
         start_date=dag.start_date,
         end_date=dag.end_date,
         catchup=dag.catchup,

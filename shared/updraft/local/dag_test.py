@@ -24,6 +24,7 @@ to that poke, and says so (``on_sensor_skip``). The sensor's timeout and backoff
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import datetime as dt
 import tempfile
 import threading
@@ -77,8 +78,14 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
     the Human-in-the-loop tasks waiting for a response."""
     from updraft.local.embedded_aws import embedded_aws
     from updraft.parsing import ParseOptions, parse_dags_folder
+    from updraft.parsing.timetable_horizons import TimetableContext
 
     parse_options = parse_options or ParseOptions()
+    if logical_date is not None:
+        # A custom timetable is asked for the run's manual data interval at its date in the parser's child (this
+        # process runs no timetable code); without a date, the spans evaluated around now answer.
+        parse_options = dataclasses.replace(
+            parse_options, timetable_context=TimetableContext(manual_at=(logical_date.isoformat(),)).to_json())
     plugins_folder = parse_options.plugins_folder
     parsed = parse_dags_folder(dags_folder, parse_options)
     owner = next((f for f in parsed.files if dag_id in f.dag_ids), None)

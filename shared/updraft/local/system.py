@@ -125,7 +125,8 @@ class LocalSystem:
         self.deferrals = self._deferral_engine()
         self.config = self.resources.config(
             deferral_state_machine=self.deferrals.state_machine_arn,
-            scheduler_function=self.names.scheduler_function, local_compute=self.compute.address,
+            scheduler_function=self.names.scheduler_function, parser_function=self.names.parser_function,
+            local_compute=self.compute.address,
             ecs_subnets=("subnet-local",), ecs_security_groups=("sg-local",),
             tick_seconds=max(1, round(opts.tick_seconds)), parallelism=opts.claim_parallelism,
             plugins_folder=str(Path(opts.plugins_folder).resolve()) if opts.plugins_folder else None,
@@ -272,6 +273,10 @@ class LocalSystem:
         if function == self.names.scheduler_function:
             if not self._stopping:
                 self._call_scheduler_later(payload)
+            return {"StatusCode": 202}
+        if function == self.names.parser_function:  # the scheduler asks for a DAG file's timetables again
+            if not self._stopping:
+                self._scheduler_calls.submit(self._logged, self.handlers.parse, payload)
             return {"StatusCode": 202}
         if function != self.names.worker_function:
             return {"error": f"ResourceNotFoundException: Function not found: {function}"}

@@ -12,6 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+HORIZON_KEY = "timetable_horizon"
+"""Where a parsed DAG document carries its custom timetable's evaluated horizon (``updraft.timetables.evaluated``),
+beside the versioned ``dag`` body: registration moves it onto the DAG's row."""
+
 
 @dataclass
 class ImportErrorRecord:

@@ -52,6 +52,8 @@ def _job_line(run: int, index: int, job: FileJob, env: dict[str, str] | None = N
                                "folder": job.dags_folder}
     if job.file_version is not None:
         data["version"] = job.file_version
+    if job.timetable_context:
+        data["timetables"] = job.timetable_context
     if env:  # the DAG-code role's credentials, for the child's environment only (never in the server's argv)
         data["env"] = env
     return json.dumps(data, separators=(",", ":")).encode() + b"\n"
@@ -115,7 +117,7 @@ def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
                     data = json.loads(pending[:end])
                     del pending[: end + 1]
                     job = FileJob(data["path"], data["rel"], data["folder"], data.get("version"),
-                                  tuple(sorted(data.get("env", {}).items())))
+                                  tuple(sorted(data.get("env", {}).items())), data.get("timetables", ""))
                     queue.append((data["r"], data["i"], job))
             for finished in forker.kill_overdue():
                 send(finished)

@@ -132,6 +132,7 @@ def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
     code into this interpreter and leaves it there.
     """
     from updraft.sdk._internal import dag_registry
+    from updraft.sdk._internal.bundle_root import use_dags_folder
 
     started = time.perf_counter()
     path = job.path
@@ -153,6 +154,8 @@ def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
         # Appended, as Airflow does with the DAGs folder: installed packages win
         # over a same-named file in the folder.
         sys.path.append(folder)
+    if folder:
+        use_dags_folder(folder)
 
     if options.plugins_folder:
         _load_plugins(options.plugins_folder)
@@ -174,7 +177,7 @@ def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
     dags = collect_dags(module, dag_registry.registered_dags()) if module is not None else []
     dag_registry.reset()
 
-    serialized = [] if module is None else _validate_and_serialize(dags, job, digest, source, errors)
+    serialized = [] if module is None else _validate_and_serialize(dags, job, options, digest, source, errors)
     return ParsedFile(
         relative_path=job.relative_path,
         file_hash=digest,
@@ -186,10 +189,12 @@ def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
 
 
 def _validate_and_serialize(
-    dags: list[DAG], job: FileJob, digest: str, source: bytes, errors: list[ImportErrorRecord]
+    dags: list[DAG], job: FileJob, options: ParseOptions, digest: str, source: bytes, errors: list[ImportErrorRecord]
 ) -> list[dict[str, Any]]:
+    from updraft.parsing.timetable_horizons import TimetableContext, add_horizon
     from updraft.serialization import serialize_dag
 
+    context = TimetableContext.from_json(job.timetable_context or options.timetable_context)
     out: list[dict[str, Any]] = []
     for dag in dags:
         # Airflow points every DAG at the module that was imported, even one
@@ -212,7 +217,9 @@ def _validate_and_serialize(
             )
             continue
         try:
-            out.append(serialize_dag(dag, relative_fileloc=job.relative_path, file_hash=digest))
+            document = serialize_dag(dag, relative_fileloc=job.relative_path, file_hash=digest)
+            add_horizon(document, dag, context)
+            out.append(document)
         except Exception as exc:
             record = record_from_exception(
                 exc, path=job.path, relative_path=job.relative_path, dag_id=dag.dag_id

@@ -53,6 +53,9 @@ class ParseOptions:
     max_log_bytes: int = DEFAULT_MAX_LOG_BYTES
     plugins_folder: str | None = None
     max_processes: int | None = DEFAULT_MAX_PROCESSES
+    # What custom timetables are evaluated from for every file (``dags test``'s logical date), as JSON; a job's
+    # own ``timetable_context`` takes precedence.
+    timetable_context: str = ""
 
     def __post_init__(self) -> None:
         if self.timeout_s <= 0:
@@ -82,3 +85,5 @@ class FileJob:
     file_version: str | None = None
     # The DAG-code role's credentials, set in the child's environment (``scrub.dag_code_environment``).
     env: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
+    # What custom timetables are evaluated from (``parsing.timetable_horizons.TimetableContext`` as JSON; "": none).
+    timetable_context: str = ""

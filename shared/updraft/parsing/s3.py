@@ -16,11 +16,12 @@ checked source.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -188,6 +189,7 @@ def parse_s3_dag_files(
     workdir: str | Path | None = None,
     options: ParseOptions | None = None,
     ignore_syntax: str = "glob",
+    timetable_contexts: Mapping[str, str] | None = None,
 ) -> Iterator[tuple[str, ParsedFile | DagFileNotFound]]:
     """Parse the DAG files at ``s3://bucket/<key>``, all at once, yielding ``(key, result)`` as each finishes.
 
@@ -198,8 +200,9 @@ def parse_s3_dag_files(
     else its ETag. A file the folder parse would skip (``.airflowignore``, safe mode) comes back with no DAGs and
     the reason in ``logs``: it defines no DAGs as far as Airflow is concerned. A key that is gone comes back as
     a :class:`DagFileNotFound`. Duplicate dag_ids across files are not checked here: that needs the other
-    files' stored results. Raises ``ValueError`` (before any work) for a key that is not a ``.py`` file under
-    ``prefix``.
+    files' stored results. ``timetable_contexts`` (relative path -> ``TimetableContext`` JSON) says where each
+    file's custom timetables are evaluated from. Raises ``ValueError`` (before any work) for a key that is not
+    a ``.py`` file under ``prefix``.
     """
     prefix = folder_prefix(prefix)
     relatives = {}
@@ -217,7 +220,7 @@ def parse_s3_dag_files(
     for key, rel in relatives.items():
         fetched = _fetch(s3_client, bucket, key, rel, root, options, ignore_syntax)
         if isinstance(fetched, FileJob):
-            jobs.append(fetched)
+            jobs.append(dataclasses.replace(fetched, timetable_context=(timetable_contexts or {}).get(rel, "")))
             job_keys.append(key)
         else:
             yield key, fetched

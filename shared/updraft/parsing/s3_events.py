@@ -109,8 +109,9 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
     keys = list(dict.fromkeys(item.key for item in found.events))
     if keys and bucket is not None:
         try:
+            contexts = _timetable_contexts(store, keys, prefix)
             for key, result in parse_s3_dag_files(s3_client, bucket, keys, prefix=prefix, workdir=workdir,
-                                                  options=options):
+                                                  options=options, timetable_contexts=contexts):
                 try:
                     if isinstance(result, DagFileNotFound):
                         removed.append(key)
@@ -132,6 +133,15 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
     if failed:
         out["failed"] = failed
     return out
+
+
+def _timetable_contexts(store: Any, keys: list[str], prefix: str) -> dict[str, str]:
+    """Where the files' custom timetables are evaluated from (their DAGs' runs as stored); none without a store."""
+    if store is None:
+        return {}
+    from updraft.parsing.timetable_horizons import contexts_for
+
+    return contexts_for(store, [rel for key in keys if (rel := relative_key(key, prefix)) is not None])
 
 
 def _remove(store: Any, key: str, prefix: str) -> list[str]:

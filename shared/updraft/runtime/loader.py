@@ -63,9 +63,11 @@ class LocalDagLoader:
     def _import(self, path: str, source: bytes) -> dict[str, Any]:
         from updraft.parsing.loader import _exec_module, collect_dags, unique_module_name
         from updraft.sdk._internal import dag_registry
+        from updraft.sdk._internal.bundle_root import use_dags_folder
 
         if self.dags_folder not in sys.path:
             sys.path.append(self.dags_folder)
+        use_dags_folder(self.dags_folder)
         if self.plugins_folder and not self._plugins_loaded:
             # Plugins (timetables, macros, helper modules) are importable by DAG files, as at parse time.
             from updraft.plugins import load_plugins_folder

@@ -38,6 +38,7 @@ from updraft.sdk.exceptions import AirflowBadRequest, AirflowException, DagNotFo
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 from updraft.timetables.base import DagRunInfo
+from updraft.timetables.evaluated import EvaluatedTimetable
 
 
 class InvalidBackfill(AirflowException):
@@ -151,6 +152,10 @@ def _backfillable_dag(store: Store, dag_id: str) -> tuple[str, SerializedDAG]:
     if dag.timetable.partitioned:  # Airflow backfills these by partition date (iter_partition_dagrun_infos)
         raise InvalidBackfill(f"{dag_id} has a partitioned schedule: backfilling partitions is not implemented in "
                               "Updraft yet; trigger a run per partition with its partition_key instead")
+    if isinstance(dag.timetable, EvaluatedTimetable):
+        raise InvalidBackfill(f"backfills of {dag_id} are not supported in Updraft: its custom timetable "
+                              f"{dag.timetable.timetable} runs only in the parser, which evaluates the runs ahead "
+                              "and not those of a past date range")
     return meta.dag_hash, dag
 
 

@@ -88,6 +88,9 @@ def reset_of(ti: TaskInstance, task: SerializedTask | None, *, note: str | None 
     fields: dict[str, Any] = {"max_tries": max_tries, "queued_at": None, "next_retry_at": None,
                               "lease_expires_at": None, "held_limits": None, "xcom_length": None,
                               "blocked_reason": None, "trigger": None, "next_method": None, "next_kwargs": None}
+    if task is not None and task.weights_by_try:
+        # Airflow re-evaluates the priority weight strategy on clear, at the instance's current try number.
+        fields["priority_weight"] = task.weight_at_try(ti.try_number)
     if note is not None:
         fields["note"] = note
     return Reset(ti, fields)

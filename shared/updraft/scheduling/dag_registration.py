@@ -16,15 +16,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from updraft.model.limits import dag_runs_limit, run_tasks_limit
-from updraft.model.parse_results import ImportErrorRecord, ParsedFile, dag_id_of
+from updraft.model.parse_results import HORIZON_KEY, ImportErrorRecord, ParsedFile, dag_id_of
 from updraft.scheduling.asset_definitions import declare_dag_assets
-from updraft.scheduling.run_creation import next_run_info, time_restriction
+from updraft.scheduling.run_creation import last_automated_interval, next_run_info, time_restriction
 from updraft.serialization import dag_hash, deserialize_dag
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import DagMeta, FileRecord, Store
 from updraft.store.dags import next_run_fields
 from updraft.store.errors import StoreError
 from updraft.store.writes import RETRIES
+from updraft.timetables.evaluated import EvaluatedTimetable, Horizon
 
 # Longer than a parser Lambda can live (15 minutes): a save in progress is never mistaken for a stale one.
 _STALE_OWNER_AFTER = dt.timedelta(minutes=20)
@@ -165,15 +166,23 @@ def _owned_elsewhere(store: Store, meta: DagMeta | None, path: str, now: dt.date
 
 def _register_dag(store: Store, document: dict[str, Any], dag_id: str, parsed: ParsedFile,
                   now: dt.datetime, paused_at_creation: bool) -> tuple[str, str | None]:
-    """("stored" | "unchanged", schedule error or None) or ("duplicate", the owning file)."""
+    """("stored" | "unchanged", schedule error or None) or ("duplicate", the owning file).
+
+    A custom timetable's horizon (the parser's evaluation, beside the versioned document) goes on the row; a
+    DAG whose runs had run out of horizon gets its next run from the new one."""
+    horizon = document.get(HORIZON_KEY)
+    document = {key: value for key, value in document.items() if key != HORIZON_KEY}
     path = parsed.relative_path
     values = _row_values(document, dag_id, parsed, now)
     digest = values["dag_hash"]
     sdag, sdag_error = None, None
     try:
         sdag = deserialize_dag(document)
-    except Exception as exc:  # a custom timetable this process has no plugin for, a newer schema...
+    except Exception as exc:  # a newer schema...
         sdag_error = f"{type(exc).__name__}: {exc}"
+    if sdag is not None and isinstance(sdag.timetable, EvaluatedTimetable) and horizon is None:
+        sdag_error = (f"the custom timetable {sdag.timetable.timetable} was not evaluated by the parser (the file's "
+                      "parse gave no horizon of runs), so the DAG cannot be scheduled")
     skey = schedule_key(document, sdag) if sdag is not None else None
     version_written = False
     for _ in range(RETRIES):
@@ -181,7 +190,7 @@ def _register_dag(store: Store, document: dict[str, Any], dag_id: str, parsed: P
         if meta is not None and _owned_elsewhere(store, meta, path, now):
             return "duplicate", meta.relative_fileloc
         if (meta is not None and meta.relative_fileloc == path and meta.is_active and meta.dag_hash == digest
-                and meta.schedule_key == skey):
+                and meta.schedule_key == skey and meta.timetable_horizon == horizon):
             return "unchanged", sdag_error
         if not version_written and (meta is None or meta.dag_hash != digest):
             store.put_version(dag_id, digest, document, now)
@@ -189,11 +198,12 @@ def _register_dag(store: Store, document: dict[str, Any], dag_id: str, parsed: P
             if sdag is not None:
                 declare_dag_assets(store, sdag, now=now)
         error = sdag_error
-        row_values = dict(values)
-        if sdag is not None and (meta is None or meta.schedule_key != skey):
+        row_values = dict(values, timetable_horizon=_newer_horizon(meta, horizon))
+        if sdag is not None and (meta is None or meta.schedule_key != skey
+                                 or (horizon is not None and meta.next_dagrun_logical_date is None)):
             info = None
             try:
-                info = next_run_info(sdag, meta, now=now)
+                info = next_run_info(sdag, meta, now=now, horizon=horizon)
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
             row_values.update(next_run_fields(info), schedule_key=skey)
@@ -210,6 +220,17 @@ def _register_dag(store: Store, document: dict[str, Any], dag_id: str, parsed: P
             _resize_dag_limits(store, dag_id, meta, document.get("dag", {}))
             return "stored", error
     raise StoreError(f"DAG {dag_id}: its row kept changing under {RETRIES} attempts to store it")
+
+
+def _newer_horizon(meta: DagMeta | None, horizon: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The parse's horizon, unless it is stale: one that does not reach the DAG's last automated run while the
+    row's does (an evaluation from an older anchor, delivered late) leaves the row's in place."""
+    if meta is None or meta.timetable_horizon is None or horizon is None:
+        return horizon
+    last = last_automated_interval(meta)
+    if not Horizon.from_dict(horizon).covers(last) and Horizon.from_dict(meta.timetable_horizon).covers(last):
+        return meta.timetable_horizon
+    return horizon
 
 
 def _resize_dag_limits(store: Store, dag_id: str, meta: DagMeta, body: dict[str, Any]) -> None:

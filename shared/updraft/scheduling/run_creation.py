@@ -14,12 +14,14 @@ logical date only, so two schedulers creating the same run compute the same id a
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from updraft.model.records import DagRun
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import DagMeta
 from updraft.timetables._time import coerce_datetime, frozen_now
-from updraft.timetables.base import DagRunInfo, DagRunType, DataInterval, TimeRestriction
+from updraft.timetables.base import DagRunInfo, DagRunType, DataInterval, TimeRestriction, Timetable
+from updraft.timetables.evaluated import EvaluatedTimetable, Horizon
 
 MAX_DAGRUNS_TO_CREATE_PER_LOOP = 10
 
@@ -50,10 +52,28 @@ def last_automated_interval(source: DataInterval | DagMeta | None) -> DataInterv
     return DataInterval(coerce_datetime(start), coerce_datetime(end))
 
 
-def next_run_info(dag: SerializedDAG, last_automated: DataInterval | DagMeta | None, *,
-                  now: dt.datetime) -> DagRunInfo | None:
-    """The run after ``last_automated`` (a DataInterval, a DagMeta or None), due or not; None when there is none."""
+def timetable_of(dag: SerializedDAG, horizon: dict[str, Any] | None) -> Timetable:
+    """The timetable to ask: a custom one answers from the horizon the parser evaluated (the DAG row's)."""
     timetable = dag.timetable
+    if isinstance(timetable, EvaluatedTimetable) and horizon is not None:
+        return timetable.with_horizon(horizon)
+    return timetable
+
+
+def horizon_of(dag: SerializedDAG, horizon: dict[str, Any] | None) -> Horizon | None:
+    """The evaluated horizon of a DAG on a custom timetable (None for built-in schedules)."""
+    if not isinstance(dag.timetable, EvaluatedTimetable) or horizon is None:
+        return None
+    return Horizon.from_dict(horizon)
+
+
+def next_run_info(dag: SerializedDAG, last_automated: DataInterval | DagMeta | None, *,
+                  now: dt.datetime, horizon: dict[str, Any] | None = None) -> DagRunInfo | None:
+    """The run after ``last_automated`` (a DataInterval, a DagMeta or None), due or not; None when there is none.
+    A custom timetable answers from ``horizon``, else from the DagMeta's."""
+    if horizon is None and isinstance(last_automated, DagMeta):
+        horizon = last_automated.timetable_horizon
+    timetable = timetable_of(dag, horizon)
     if timetable is None or not timetable.can_be_scheduled:
         return None
     with frozen_now(now):
@@ -71,8 +91,10 @@ def next_runs(dag: SerializedDAG, last_automated: DataInterval | DagMeta | None 
     room = min(limit - active_runs, max_to_create)
     runs: list[DagRunInfo] = []
     last = last_automated_interval(last_automated)
+    horizon = last_automated.timetable_horizon if isinstance(last_automated, DagMeta) else None
     while len(runs) < room:
-        info = (_stored_first_run(dag, last_automated) if last is None else None) or next_run_info(dag, last, now=now)
+        info = ((_stored_first_run(dag, last_automated) if last is None else None)
+                or next_run_info(dag, last, now=now, horizon=horizon))
         if info is None or info.run_after > now:
             break
         if runs and info.run_after <= runs[-1].run_after and info.logical_date <= runs[-1].logical_date:
@@ -122,8 +144,10 @@ def run_id_for(dag: SerializedDAG, info: DagRunInfo) -> str:
                                          data_interval=info.data_interval)
 
 
-def manual_run_info(dag: SerializedDAG, run_after: dt.datetime, logical_date: dt.datetime | None = None) -> DagRunInfo:
-    """A manual run's data interval: ``infer_manual_data_interval`` at its logical date (else at ``run_after``)."""
+def manual_run_info(dag: SerializedDAG, run_after: dt.datetime, logical_date: dt.datetime | None = None,
+                    horizon: dict[str, Any] | None = None) -> DagRunInfo:
+    """A manual run's data interval: ``infer_manual_data_interval`` at its logical date (else at ``run_after``);
+    a custom timetable's from ``horizon`` (``ManualIntervalNotEvaluated`` where the parser did not evaluate it)."""
     when = coerce_datetime(logical_date if logical_date is not None else run_after)
-    interval = dag.timetable.infer_manual_data_interval(run_after=when)
+    interval = timetable_of(dag, horizon).infer_manual_data_interval(run_after=when)
     return DagRunInfo(run_after=coerce_datetime(run_after), data_interval=interval)

@@ -70,6 +70,9 @@ class Scheduler:
         self.clock = clock
         # Where deferred tries wait (Services sets it): a deferred try this scheduler ends has its wait stopped.
         self.waits: Waits | None = None
+        # Asks the parser to evaluate a DAG file's custom timetables again (Services sets it; see
+        # ``updraft.timetables.evaluated``): called with the file's relative path, at least once per tick that needs it.
+        self.evaluate_timetables: Callable[[str], None] | None = None
         self.claims = ClaimPass(store, executor, self.dag, parallelism=self.config.parallelism)
         self._last_reconcile: dt.datetime | None = None
         self._last_wait_sweep: dt.datetime | None = None
@@ -181,9 +184,16 @@ class Scheduler:
 
     # -- run creation -----------------------------------------------------------------------------------------
     def create_due_runs(self, report: PassReport) -> None:
-        from updraft.scheduling.run_creation import next_run_info, next_runs, scheduled_run
+        from updraft.scheduling.run_creation import (
+            horizon_of,
+            last_automated_interval,
+            next_run_info,
+            next_runs,
+            scheduled_run,
+        )
 
         now = self.clock()
+        evaluations: set[str] = set()
         budget = self.config.max_dagruns_to_create_per_loop
         active_by_dag: dict[str, set[str]] | None = None
         for due in self.store.due_dags(now):
@@ -202,17 +212,33 @@ class Scheduler:
                 active_by_dag = self._active_runs_by_dag()
             active = self._active_run_count(meta.dag_id, active_by_dag.get(meta.dag_id, set()))
             expected = meta.next_dagrun_logical_date
+            horizon = horizon_of(dag, meta.timetable_horizon)
+            if horizon is not None and not horizon.covers(last_automated_interval(meta)):
+                self._evaluate_timetables(meta.relative_fileloc, evaluations)  # the parser's answer ran out
             for info in next_runs(dag, meta, now=now, active_runs=active, max_to_create=budget):
                 run = scheduled_run(dag, meta.dag_hash, info, now=now)
                 if self.store.create_run(run):
                     report.runs_created.append(run.run_id)
                     budget -= 1
                 # Created by us or by a racing scheduler: either way the DAG's next run moves past this one.
-                following = next_run_info(dag, info.data_interval, now=now)
+                following = next_run_info(dag, info.data_interval, now=now, horizon=meta.timetable_horizon)
+                if horizon is not None and horizon.running_low(info.data_interval):
+                    self._evaluate_timetables(meta.relative_fileloc, evaluations)
                 if not self.store.advance_next_dagrun(meta.dag_id, expected_logical_date=expected,
                                                       next_info=following, last_automated=info.data_interval):
                     break  # another scheduler advanced it first: it owns the rest of this DAG's creation
                 expected = following.logical_date if following is not None else None
+
+    def _evaluate_timetables(self, relative_fileloc: str, asked: set[str]) -> None:
+        """Ask (once per pass) for a file's custom timetables to be evaluated from where their runs stand now.
+        A lost request is asked again at the next run made or the next tick the DAG is due."""
+        if relative_fileloc in asked or self.evaluate_timetables is None:
+            return
+        asked.add(relative_fileloc)
+        try:
+            self.evaluate_timetables(relative_fileloc)
+        except Exception:  # the next run made asks again; the runs left in the horizon go on meanwhile
+            logger.exception("asking the parser to evaluate the timetables of %s failed", relative_fileloc)
 
     def create_asset_triggered_runs(self, report: PassReport) -> None:
         """Runs of DAGs whose asset condition the queued events meet (:mod:`updraft.scheduling.asset_triggers`)."""

@@ -45,7 +45,7 @@ def trigger_dag(store: Store, dag_id: str, *, now: dt.datetime, conf: dict[str, 
     dag = pinned_dag(store, dag_id, meta.dag_hash)
     conf = dict(conf or {})
     _validate_conf(dag, conf)
-    info = manual_run_info(dag, run_after=now, logical_date=logical_date)
+    info = manual_run_info(dag, run_after=now, logical_date=logical_date, horizon=meta.timetable_horizon)
     logical = logical_date or now
     run_id = run_id or f"{DagRunType.MANUAL.value}__{logical.isoformat()}"
     run = DagRun(dag_id=dag_id, run_id=run_id, run_type=run_type.value, dag_hash=meta.dag_hash,

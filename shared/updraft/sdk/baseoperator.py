@@ -27,6 +27,7 @@ from updraft.sdk.compute import resolve_compute
 from updraft.sdk.exceptions import AirflowException
 from updraft.sdk.node import TaskNode
 from updraft.sdk.param import ParamsDict
+from updraft.sdk.priority_strategy import PriorityWeightStrategy, load_weight_rule
 from updraft.sdk.setup_teardown import SetupTeardownContext
 from updraft.sdk.trigger_rule import TriggerRule, WeightRule
 
@@ -239,13 +240,9 @@ _REMOVED_TRIGGER_RULES = {
 }
 
 
-def validate_weight_rule(rule: Any, task_id: str) -> WeightRule:
-    value = rule.value if isinstance(rule, WeightRule) else rule
-    if not isinstance(value, str) or not WeightRule.is_valid(value):
-        raise ValueError(f"The weight_rule must be one of {sorted(WeightRule.all_weight_rules())}, "
-                         f"'{task_id}'; received '{value}'. Custom PriorityWeightStrategy classes are not "
-                         "supported by Updraft.")
-    return WeightRule(value)
+def validate_weight_rule(rule: Any, task_id: str) -> WeightRule | PriorityWeightStrategy:
+    """A built-in rule as its ``WeightRule``; a custom strategy (instance or registered class path) as an instance."""
+    return load_weight_rule(rule, task_id)
 
 
 def validate_priority_weight(weight: Any, task_id: str) -> int:
@@ -314,7 +311,7 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
         params: dict | None = None,
         default_args: dict | None = None,
         priority_weight: int = DEFAULT_PRIORITY_WEIGHT,
-        weight_rule: str | WeightRule = DEFAULT_WEIGHT_RULE,
+        weight_rule: str | WeightRule | PriorityWeightStrategy = DEFAULT_WEIGHT_RULE,
         queue: str = DEFAULT_QUEUE,
         pool: str | None = None,
         pool_slots: int = DEFAULT_POOL_SLOTS,

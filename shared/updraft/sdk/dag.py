@@ -517,9 +517,11 @@ class DAG:
 
         Its own weight plus the weights of every task reachable downstream (or upstream), each counted once,
         clamped to 32 bits. Reachability is a bitset per task built in topological order, so a deep chain
-        costs big-int ORs instead of the quadratic set unions a naive walk needs.
+        costs big-int ORs instead of the quadratic set unions a naive walk needs. A task with a custom
+        ``PriorityWeightStrategy`` gets its strategy's weight for a new task instance (try number 0).
         """
         from updraft.sdk.baseoperator import MAXIMUM_PRIORITY_WEIGHT, MINIMUM_PRIORITY_WEIGHT
+        from updraft.sdk.priority_strategy import weights_by_try
 
         order = [t.task_id for t in self.topological_sort()]
         index = {tid: i for i, tid in enumerate(order)}
@@ -533,9 +535,11 @@ class DAG:
             reach[WeightRule.UPSTREAM] = _reach(order, index, lambda tid: self.task_dict[tid].upstream_task_ids)
         weights = {}
         for tid, task in self.task_dict.items():
-            total = task.priority_weight
-            if rules[tid] != WeightRule.ABSOLUTE:
-                total += weight_sum(reach[rules[tid]][tid])
+            total, rule = task.priority_weight, rules[tid]
+            if not isinstance(rule, WeightRule):
+                total = weights_by_try(task, rule)[0]
+            elif rule != WeightRule.ABSOLUTE:
+                total += weight_sum(reach[rule][tid])
             weights[tid] = max(MINIMUM_PRIORITY_WEIGHT, min(MAXIMUM_PRIORITY_WEIGHT, total))
         return weights
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from updraft.sdk.dag import DAG
     from updraft.sdk.edges import EdgeModifier
     from updraft.sdk.param import ParamsDict
+    from updraft.sdk.priority_strategy import PriorityWeightStrategy
     from updraft.sdk.taskgroup import TaskGroup
     from updraft.sdk.trigger_rule import TriggerRule, WeightRule
 
@@ -40,7 +41,7 @@ class TaskNode(SetupTeardownFlags, DependencyMixin):
     start_date: datetime | None
     end_date: datetime | None
     trigger_rule: TriggerRule
-    weight_rule: WeightRule
+    weight_rule: WeightRule | PriorityWeightStrategy
     priority_weight: int
     params: ParamsDict
     compute: Compute

@@ -60,7 +60,7 @@ class _Timetable(Codec):
     def decode(self, data: Any) -> Any:
         from updraft.timetables.registry import decode_timetable
 
-        return decode_timetable(data)
+        return decode_timetable(data, unloaded_ok=True)
 
 
 class _Sorted(Codec):

@@ -93,6 +93,7 @@ def serialize_task(task: TaskNode, effective_weight: int) -> SerializedTask:
         upstream_task_ids=sorted(task.upstream_task_ids),
         downstream_task_ids=sorted(task.downstream_task_ids),
         effective_priority_weight=effective_weight,
+        **_weight_fields(task),
         compute=task.compute.to_dict(),
         params=dict(getattr(task, "params", {}) and _as_params(task.params)),
         template_fields=list(task.template_fields),
@@ -106,6 +107,16 @@ def serialize_task(task: TaskNode, effective_weight: int) -> SerializedTask:
         **_mapping_fields(task),
     )
     return SerializedTask(**values)
+
+
+def _weight_fields(task: TaskNode) -> dict[str, Any]:
+    """A custom priority weight strategy: its class path as the rule, and its weights per try number."""
+    from updraft.sdk.priority_strategy import PriorityWeightStrategy, strategy_path, weights_by_try
+
+    rule = getattr(task, "weight_rule", None)
+    if not isinstance(rule, PriorityWeightStrategy):
+        return {}
+    return {"weight_rule": strategy_path(rule), "weights_by_try": weights_by_try(task, rule)}
 
 
 def _as_params(params: Any) -> dict[str, Any]:

@@ -62,9 +62,11 @@ class SerializedTask:
     upstream_task_ids: list[str] = spec(SORTED, factory=list)
     downstream_task_ids: list[str] = spec(SORTED, factory=list)
     trigger_rule: str = spec(RAW, "all_success")
-    weight_rule: str = spec(RAW, "downstream")
+    weight_rule: str = spec(RAW, "downstream")  # a WeightRule value, or a custom strategy's class path
     priority_weight: int = spec(RAW, 1)
     effective_priority_weight: int = spec(RAW, 1)
+    # A custom PriorityWeightStrategy's weight per try number, evaluated at parse time (sdk.priority_strategy).
+    weights_by_try: list[int] | None = spec(RAW)
     pool: str = spec(RAW, "default_pool")
     pool_slots: int = spec(RAW, 1)
     queue: str = spec(RAW, "default")
@@ -118,6 +120,13 @@ class SerializedTask:
     inlets: list[Any] = spec(VALUE, factory=list)
     outlets: list[Any] = spec(VALUE, factory=list)
     extra: dict[str, Any] = spec(VALUE, factory=dict)
+
+    def weight_at_try(self, try_number: int) -> int:
+        """The priority weight Airflow gives the instance when it is (re)created at ``try_number``: a custom
+        strategy's evaluated weight (the last evaluated try's beyond the table), else the effective weight."""
+        if not self.weights_by_try:
+            return self.effective_priority_weight
+        return self.weights_by_try[min(try_number, len(self.weights_by_try) - 1)]
 
     def to_dict(self) -> dict[str, Any]:
         return _encode_fields(self, drop_none=True)

@@ -64,6 +64,8 @@ class DagMeta:
     schedule_key: str | None = None
     catchup: bool = False
     updated_at: dt.datetime | None = None
+    # A custom timetable's runs ahead, as the parser evaluated them (``Horizon.to_dict()``); None otherwise.
+    timetable_horizon: dict[str, Any] | None = None
 
 
 @dataclass

@@ -86,6 +86,7 @@ def _meta_from_item(item: DagMetaItem) -> DagMeta:
         schedule_key=item.schedule_key,
         catchup=bool(item.catchup),
         updated_at=item.updated_at,
+        timetable_horizon=item.timetable_horizon,
     )
 
 

@@ -139,6 +139,8 @@ class DagMetaItem(Item):
     schedule_key = UnicodeAttribute(null=True)
     catchup = BooleanAttribute(default=False)
     updated_at = DateTimeAttribute(null=True)
+    # A custom timetable's runs ahead, as the parser evaluated them (updraft.timetables.evaluated.Horizon).
+    timetable_horizon = JSONAttribute(null=True)
     list_pk = UnicodeAttribute(null=True)
     list_sk = UnicodeAttribute(null=True)
     due_pk = UnicodeAttribute(null=True)

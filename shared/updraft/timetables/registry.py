@@ -12,6 +12,7 @@ from typing import Any
 
 from updraft.timetables.assets import AssetOrTimeSchedule
 from updraft.timetables.base import Timetable
+from updraft.timetables.evaluated import EvaluatedTimetable
 from updraft.timetables.events import EventsTimetable
 from updraft.timetables.interval import CronDataIntervalTimetable, DeltaDataIntervalTimetable
 from updraft.timetables.partitioned import CronPartitionTimetable, PartitionedAssetTimetable, PartitionedAtRuntime
@@ -114,15 +115,22 @@ def _registered_custom_timetable(path: str) -> type[Timetable]:
 
 
 def encode_timetable(tt: Timetable) -> dict[str, Any]:
-    """Serialize *tt*; a custom class must be registered by a plugin, or the DAG could never be scheduled."""
+    """Serialize *tt*; a custom class must be registered by a plugin, or the DAG could never be scheduled. A
+    custom timetable this process did not load (:class:`EvaluatedTimetable`) encodes back to what it was read as."""
+    if isinstance(tt, EvaluatedTimetable):
+        return {TYPE_KEY: tt.timetable, VAR_KEY: tt.data}
     path = timetable_import_path(type(tt))
     if not is_builtin_timetable(type(tt)):
         _registered_custom_timetable(path)
     return {TYPE_KEY: path, VAR_KEY: tt.serialize()}
 
 
-def decode_timetable(data: dict[str, Any]) -> Timetable:
-    """Rebuild a timetable from :func:`encode_timetable` output without importing anything by name."""
+def decode_timetable(data: dict[str, Any], *, unloaded_ok: bool = False) -> Timetable:
+    """Rebuild a timetable from :func:`encode_timetable` output without importing anything by name.
+
+    A custom class no plugin registered in this process raises :class:`TimetableNotRegistered`, as in Airflow,
+    unless ``unloaded_ok``: a serialized DAG read where user code never runs (scheduler, API) then holds an
+    :class:`EvaluatedTimetable` answering from the parser's evaluation."""
     try:
         path = data[TYPE_KEY]
         var = data.get(VAR_KEY, {})
@@ -130,5 +138,10 @@ def decode_timetable(data: dict[str, Any]) -> Timetable:
         raise ValueError(f"not a serialized timetable: {data!r}") from None
     cls = _DECODABLE.get(path)
     if cls is None:
-        cls = _registered_custom_timetable(path)
+        try:
+            cls = _registered_custom_timetable(path)
+        except TimetableNotRegistered:
+            if not unloaded_ok:
+                raise
+            return EvaluatedTimetable(path, var)
     return cls.deserialize(var)

@@ -162,6 +162,7 @@ def trigger_dag_run(call: Call) -> Reply:
     gives every manual run one, so templates such as ``ds`` render, as the CLI's trigger does)."""
     from updraft.scheduling.triggering import DagRunAlreadyExists, InvalidRunId, trigger_dag
     from updraft.sdk.exceptions import DagNotFound, ParamValidationError
+    from updraft.timetables.evaluated import ManualIntervalNotEvaluated
 
     dag_id = call.path("dag_id")
     body = parse_body(call.request.body, TRIGGER_BODY)
@@ -180,7 +181,7 @@ def trigger_dag_run(call: Call) -> Reply:
                           partition_key=body.get("partition_key"))
     except DagNotFound:
         raise dag_not_found(dag_id) from None
-    except (ParamValidationError, InvalidRunId) as err:
+    except (ParamValidationError, InvalidRunId, ManualIntervalNotEvaluated) as err:
         raise BadRequest(str(err)) from None
     except DagRunAlreadyExists as err:
         raise Conflict(str(err)) from None

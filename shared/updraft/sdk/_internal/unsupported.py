@@ -85,13 +85,16 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.utils.state": f"importing State, DagRunState and TaskInstanceState is {_NOT_YET}",
     "airflow.configuration": "Airflow's configuration is not available; use environment variables or Variables",
     "airflow.macros": f"importing macros is {_NOT_YET}",
-    "airflow.listeners": "listeners are not supported",
-    # Airflow's examples import their helpers from Airflow's own package (airflow/example_dags/plugins/); in
-    # Updraft the examples are files of your DAGs folder, and a package named airflow.example_dags there would be
-    # shadowed by the airflow shim, so the helper must be imported by its own module name.
-    "airflow.example_dags": ("Airflow's bundled example package is not part of Updraft: put the example's helper "
-                             "module (plugins/workday.py, ...) in your plugins folder, or beside the DAG file, and "
-                             "import it by its own name"),
+    # Airflow calls listeners inside its scheduler (DAG run events), API server and workers (task instance events):
+    # Updraft's scheduler and API run no user code, so only some events could ever reach a listener, silently.
+    "airflow.listeners": ("listeners are not supported: Airflow calls them inside its scheduler and API server "
+                          "(DAG run and task state changes), where Updraft runs no user code; use on_*_callback "
+                          "on the DAG or task (run in a worker) instead"),
+    # Airflow's examples import their helpers from Airflow's own package (airflow/example_dags/plugins/); Updraft
+    # maps airflow.example_dags to the DAGs folder (updraft.sdk._internal.bundle_root), so this is a helper missing.
+    "airflow.example_dags": ("airflow.example_dags is your DAGs folder in Updraft: put the example's plugins folder "
+                             "(plugins/workday.py, ...) in the DAGs folder beside the example file, as Airflow's "
+                             "example layout has it"),
     "airflow.contrib": "Airflow 1 contrib modules were removed; most moved to provider packages",
     "airflow.operators.python_operator": _AIRFLOW1.format("airflow.operators.python"),
     "airflow.operators.bash_operator": _AIRFLOW1.format("airflow.operators.bash"),

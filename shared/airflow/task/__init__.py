@@ -1,0 +1,1 @@
+"""``airflow.task``: priority weight strategies and weight rules."""
