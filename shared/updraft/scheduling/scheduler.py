@@ -300,12 +300,12 @@ class Scheduler:
 
     def _mark_waiting(self, runs: list[DagRun], candidates: list[tuple[TaskInstance, DagRun]], report: PassReport,
                       marks: dict[str, tuple[str | None, bool]]) -> None:
-        """Keep each run's waiting mark true: set when this pass left a scheduled instance of the run unclaimed (a
-        full limit), so a worker ending a try there schedules the whole run (``scheduling.downstream``) and claims
-        it; removed when a pass that read the whole run after the mark found none waiting (the mark's token is
-        the condition: a pass that left one waiting since then set another). Unread (the tick): only set."""
-        claimed = {dispatch.key for dispatch in report.dispatched}
-        waiting = {(ti.dag_id, ti.run_id) for ti, _ in candidates if ti.key not in claimed}
+        """Keep each run's waiting mark true: set when this pass refused a scheduled instance of the run (a full
+        limit; not one another scheduler claimed first), so a worker ending a try there schedules the whole run
+        (``scheduling.downstream``) and claims it; removed when a pass that read the whole run after the mark
+        found none waiting (the mark's token is the condition: a pass that left one waiting since then set
+        another). Unread (the tick): only set."""
+        waiting = {(ti.dag_id, ti.run_id) for ti, _ in candidates if ti.key.label in report.not_claimed}
         for run in runs:
             token, whole = marks.get(run.run_id, (None, False))
             if (run.dag_id, run.run_id) in waiting:
