@@ -146,11 +146,11 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
                 return None
             return scheduler.schedule_run(key.dag_id, key.run_id)
 
-        _schedule_after(scheduler, dag, finished, result, hand_off_or_here)
+        _schedule_after(store, scheduler, dag, finished, result, hand_off_or_here)
         return result
     # The next task first, its slots (of the default pool and the DAG-wide limits) still held by this try; then
     # the slots, and once more if a limit this try held was what kept a task waiting.
-    report = _schedule_after(scheduler, dag, finished, result,
+    report = _schedule_after(store, scheduler, dag, finished, result,
                              functools.partial(scheduler.schedule_run, key.dag_id, key.run_id))
     _release(store, finished)
     held = set(finished.held_limits) if finished else set()
@@ -159,13 +159,14 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
     return result
 
 
-def _schedule_after(scheduler: Scheduler, dag: SerializedDAG, finished: TaskInstance | None, result: TryResult,
-                    whole_run: Callable[[], PassReport | None]) -> PassReport | None:
+def _schedule_after(store: Store, scheduler: Scheduler, dag: SerializedDAG, finished: TaskInstance | None,
+                    result: TryResult, whole_run: Callable[[], PassReport | None]) -> PassReport | None:
     """The mini scheduler after the try: only its downstream where it can (``scheduling.downstream``: no read
     of the whole run), else ``whole_run``; a try ended elsewhere leaves its run to ``whole_run``."""
     if not finished:
         return whole_run()
-    return schedule_downstream(scheduler, dag, finished, branched=bool(result.skip_task_ids), whole_run=whole_run)
+    return schedule_downstream(store, scheduler, dag, finished, branched=bool(result.skip_task_ids),
+                               whole_run=whole_run)
 
 
 def _republish_assets(store: Store, scheduler: Scheduler, dispatch: Dispatch,

@@ -1,18 +1,21 @@
 """The mini scheduler's incremental step: after a try ends, decide its downstream tasks from the few items they
 depend on instead of reading and evaluating the whole run (issue 19).
 
-Airflow's mini scheduler does the same (``TaskInstance._schedule_downstream_tasks``: a partial DAG of the
-finished task's direct downstream, its upstream rows counted by SQL). Reading a wide run whole after every try
+Airflow 2's mini scheduler did the same (``TaskInstance._schedule_downstream_tasks``: a partial DAG of the
+finished task's direct downstream, its upstream rows counted by SQL; Airflow 3 leaves it to its scheduler loop,
+Updraft keeps it so a hop does not wait for a tick). Reading a wide run whole after every try
 made the run's own partition the hottest key of a wide fan-out (~100 RCU per task at 1,000 wide) and its
 requests linear in the run. Here, for the task that ended (``plan``):
 
 - each downstream task with at most ``DIRECT_UPSTREAMS`` upstreams is decided here from its upstreams' items,
   read with the run and its DAG's row in one BatchGetItem (a chain, a fan-out, a small join): the claim's
   conditional create guards against another scheduler having decided it first;
-- a wider fan-in is *counted*: its counter of finished upstreams (``store.count_join``, one small UpdateItem)
+- a wider fan-in is *counted*: its counter of finished upstreams (``store.count_ends``, one small UpdateItem)
   says when the last upstream ended, and only that worker evaluates the whole run;
 - a leaf may have been the run's last task: the other leaves are read when few (or counted when many), and the
-  whole run is evaluated once every leaf ended, which ends the run (its end is a conditional write: exactly once).
+  whole run is evaluated once every leaf ended, which ends the run (its end is a conditional write: exactly once);
+- a run whose pass refused a scheduled instance (a full limit) is marked waiting (``Scheduler._mark_waiting``):
+  while it is, every end reads the whole run, as the slots it frees may be what the instance waits for.
 
 Anything else evaluates the whole run as before (``Scheduler.schedule_run``): a try that did not succeed (its
 downstream may be skipped or upstream_failed, a cascade through the run), mapped tasks and mapped task groups
@@ -35,7 +38,7 @@ from updraft.scheduling.evaluation import finishes_in_scheduler
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.run_view import UNFINISHED
 from updraft.serialization.model import SerializedDAG, SerializedTask
-from updraft.store.api import RunEnds
+from updraft.store.api import RunEnds, Store
 
 if TYPE_CHECKING:
     from updraft.scheduling.scheduler import Scheduler
@@ -97,8 +100,9 @@ def _needs_whole_run(task: SerializedTask) -> bool:
     return bool(task.is_mapped or task.map_group_id or task.depends_on_past or task.wait_for_downstream)
 
 
-def schedule_downstream(scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, *, branched: bool = False,
-                        whole_run: Callable[[], PassReport | None] | None = None) -> PassReport | None:
+def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, *,
+                        branched: bool = False, whole_run: Callable[[], PassReport | None] | None = None
+                        ) -> PassReport | None:
     """Schedule what the end of ``ended`` (the instance in the state its try ended in) lets go, incrementally
     where ``plan`` allows; ``branched``: the try skipped tasks (a branch), which cascades through the run;
     ``whole_run`` schedules the whole run when that is needed (default: ``Scheduler.schedule_run`` here). None:
@@ -108,7 +112,6 @@ def schedule_downstream(scheduler: Scheduler, dag: SerializedDAG, ended: TaskIns
     found = plan(dag, ended.task_id)
     if ended.state not in _ENDED:
         return whole_run()
-    store = scheduler.store
     counted = [task_id for task_id, _ in found.counted] + ([None] if found.leaves_counted else [])
     ends = store.count_ends(ended.dag_id, ended.run_id, counted) if counted else None
     if ends is not None and (ends.waiting is not None or _complete(found, ends)):
