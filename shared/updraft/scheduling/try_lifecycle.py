@@ -50,10 +50,10 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     """Record the try's outcome (retry or fail as the task's retries decide), free its slots, apply skips.
 
     Returns the instance as it was while running, in the state its try ended in (falsy: the try was ended
-    elsewhere). With ``release=False``
-    the caller frees the slots itself (``release_try_limits`` with that instance) when it suits it: a worker
-    schedules the next task first, so that hop does not wait for the releases (holding a slot a little longer
-    never admits too much).
+    elsewhere); the mini scheduler decides from that state (``scheduling.downstream``). With ``release=False`` the
+    caller frees the slots itself (``release_try_limits`` with that instance) when it suits it: a worker schedules
+    the next task first, so that hop does not wait for the releases (holding a slot a little longer never admits
+    too much).
     """
     from updraft.scheduling.retries import failure_outcome
 
