@@ -20,7 +20,9 @@ from moto import mock_aws
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
 from updraft.model.states import DagRunState
+from updraft.scheduling import claim_pass
 from updraft.scheduling.triggering import trigger_dag
+from updraft.store import limits
 
 TASKS = 6
 # The workers' part, per task (the worker Lambda's requests): start, the run, end, the mini scheduler's one read
@@ -55,8 +57,12 @@ def counted(keys: list | None = None) -> Iterator[collections.Counter[str]]:
 
 @pytest.fixture(scope="module")
 def chain_run() -> Iterator[tuple[collections.Counter[str], collections.Counter[str]]]:
-    """(requests of the whole run, requests of the workers' part) for one run of a chain of TASKS."""
-    with mock_aws():
+    """(requests of the whole run, requests of the workers' part) for one run of a chain of TASKS.
+
+    The pool size and limit shape caches expire by wall-clock time; on a loaded machine the run outlasts them and
+    re-reads them (a few GetItems more): held for the run, so the counts are the protocol's, not the machine's."""
+    with mock_aws(), mock.patch.object(claim_pass, "POOL_SIZE_TTL_S", 3600.0), \
+            mock.patch.object(limits, "SHAPE_TTL_S", 3600.0):
         store = make_store("requests-per-task")
         clock = Clock()
         dag = DAG("chain", schedule=None, start_date=START)
