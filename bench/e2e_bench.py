@@ -119,7 +119,8 @@ def _one_slot(ti: Any) -> Any:
     return replace(ti, pool_slots=1)
 
 
-def one_repetition(workers: int, dags: list[str], tick: float, concurrent_aws: bool = False) -> dict[str, Any]:
+def one_repetition(workers: int, dags: list[str], tick: float, concurrent_aws: bool = False,
+                   run_timeout: float = 300) -> dict[str, Any]:
     from updraft.local.system import LocalOptions, LocalSystem
     from updraft.scheduling.dag_registration import set_paused
     from updraft.scheduling.triggering import trigger_dag
@@ -144,7 +145,8 @@ def one_repetition(workers: int, dags: list[str], tick: float, concurrent_aws: b
             system.pool.take_peak_busy()
             run = trigger_dag(store, dag_id, now=_now())
             system.services.nudge_scheduler(dag_id, run.run_id)
-            finished = _wait(lambda r=run, d=dag_id: _finished(store, d, r.run_id), 300, f"{dag_id} finishing")
+            finished = _wait(lambda r=run, d=dag_id: _finished(store, d, r.run_id), run_timeout,
+                             f"{dag_id} finishing")
             results[dag_id] = measure(store, dag_id, finished)
             results[dag_id]["peak_busy_workers"] = system.pool.take_peak_busy()
     finally:
@@ -210,6 +212,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workers", type=int, default=32)
     parser.add_argument("--tick", type=float, default=5.0)
+    parser.add_argument("--run-timeout", type=float, default=300,
+                        help="seconds a run may take before the repetition fails (a loaded machine needs more)")
     parser.add_argument("--dags", default=",".join(DAGS))
     parser.add_argument("--concurrent-aws", action="store_true",
                         help="the embedded DynamoDB serves different items at once (per-item atomic)")
@@ -218,7 +222,7 @@ def main() -> int:
     load_before = round(os.getloadavg()[0], 2)
     reps = []
     for index in range(args.repeat):
-        reps.append(one_repetition(args.workers, dags, args.tick, args.concurrent_aws))
+        reps.append(one_repetition(args.workers, dags, args.tick, args.concurrent_aws, args.run_timeout))
         print(f"run {index + 1}/{args.repeat}: " + json.dumps({d: reps[-1][d]["total_s"] for d in dags}), flush=True)
     meta = {"workers": args.workers, "repeat": args.repeat, "concurrent_aws": args.concurrent_aws,
             "load_before": load_before,

@@ -14,6 +14,7 @@ heartbeat (someone ended the try) is logged and the result is then refused by ``
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import socket
 import threading
@@ -40,6 +41,8 @@ from updraft.runtime.task_callbacks import run_task_callbacks
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.dag_callbacks import claim_callback
 from updraft.scheduling.deferrals import Waits, resume_try, start_wait
+from updraft.scheduling.downstream import schedule_downstream
+from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
@@ -140,18 +143,33 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
         return result
     if next_hop(dag, key.task_id, finished) is NextHop.RELEASE_THEN_HAND_OFF:
         _release(store, finished)
-        if hand_off is not None and hand_off(key.dag_id, key.run_id):
-            return result
-        scheduler.schedule_run(key.dag_id, key.run_id)
+
+        def hand_off_or_here() -> PassReport | None:
+            if hand_off is not None and hand_off(key.dag_id, key.run_id):
+                return None
+            return scheduler.schedule_run(key.dag_id, key.run_id)
+
+        _schedule_after(store, scheduler, dag, finished, result, hand_off_or_here)
         return result
     # The next task first, its slots (of the default pool and the DAG-wide limits) still held by this try; then
     # the slots, and once more if a limit this try held was what kept a task waiting.
-    report = scheduler.schedule_run(key.dag_id, key.run_id)
+    report = _schedule_after(store, scheduler, dag, finished, result,
+                             functools.partial(scheduler.schedule_run, key.dag_id, key.run_id))
     _release(store, finished)
     held = set(finished.held_limits) if finished else set()
-    if report.coalesced or report.full_limits & held:
+    if report is not None and (report.coalesced or report.full_limits & held):
         scheduler.schedule_run(key.dag_id, key.run_id)
     return result
+
+
+def _schedule_after(store: Store, scheduler: Scheduler, dag: SerializedDAG, finished: TaskInstance | None,
+                    result: TryResult, whole_run: Callable[[], PassReport | None]) -> PassReport | None:
+    """The mini scheduler after the try: only its downstream where it can (``scheduling.downstream``: no read
+    of the whole run), else ``whole_run``; a try ended elsewhere leaves its run to ``whole_run``."""
+    if not finished:
+        return whole_run()
+    return schedule_downstream(store, scheduler, dag, finished, branched=bool(result.skip_task_ids),
+                               whole_run=whole_run)
 
 
 def _republish_assets(store: Store, scheduler: Scheduler, dispatch: Dispatch,

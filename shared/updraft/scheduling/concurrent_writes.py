@@ -5,11 +5,9 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
-A = TypeVar("A")
-B = TypeVar("B")
 _writers: concurrent.futures.ThreadPoolExecutor | None = None
 _writers_lock = threading.Lock()
 
@@ -27,15 +25,6 @@ def concurrently(calls: list[Callable[[], T]]) -> list[T]:
     futures = [pool.submit(call) for call in calls]
     concurrent.futures.wait(futures)
     return [future.result() for future in futures]
-
-
-def concurrently2(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
-    """Two independent requests of different result types at once (a run with its DAG row, and its instances)."""
-    pool = _pool()
-    a, b = pool.submit(first), pool.submit(second)
-    futures: list[concurrent.futures.Future[Any]] = [a, b]  # Any: only waited on, each result read typed
-    concurrent.futures.wait(futures)  # both done before any error is raised, as in concurrently
-    return a.result(), b.result()
 
 
 def _pool() -> concurrent.futures.ThreadPoolExecutor:

@@ -20,6 +20,7 @@ The result is a list of conditional writes; applying them is the store's and the
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from typing import Any
 
 from updraft.executors.choice import executor_for
@@ -47,7 +48,7 @@ from updraft.scheduling.setup_teardown_rules import SetupTeardownRules
 from updraft.scheduling.task_graph import has_setups
 from updraft.serialization.model import SerializedDAG, SerializedTask
 
-__all__ = ["RunEvaluation", "TIChange", "evaluate_run"]
+__all__ = ["RunEvaluation", "TIChange", "evaluate_run", "evaluate_tasks"]
 
 TI = TaskInstanceState
 # Airflow finishes these EmptyOperators itself; with a callback, inlets or outlets they need a worker.
@@ -64,6 +65,24 @@ def evaluate_run(dag: SerializedDAG, run: DagRun, tis: list[TaskInstance], *, no
     if previous_tis is not None or has_previous_run or previous_run is not None:
         previous = PreviousRun(list(previous_tis or ()), previous_run.logical_date if previous_run else None)
     return _Evaluation(dag, run, tis, now, previous).evaluate()
+
+
+def evaluate_tasks(dag: SerializedDAG, run: DagRun, tis: list[TaskInstance], task_ids: Iterable[str], *,
+                   now: dt.datetime) -> RunEvaluation:
+    """Decide only the instances of ``task_ids``, from ``tis``: the items those decisions depend on (their
+    upstream instances), not the whole run. The mini scheduler's incremental step (``scheduling.downstream``)
+    after one try ended; it makes step 5 alone, leaving the run-wide steps (timeout, backstops, fail_fast, the
+    run's end) to the evaluations of the whole run."""
+    evaluation = _Evaluation(dag, run, tis, now, None)
+    if run.state != DagRunState.RUNNING or not dagrun_running_status(run, now).passed:
+        return evaluation.result
+    wanted = set(task_ids) & evaluation.view.in_run
+    for task_id in evaluation.view.order:
+        if task_id in wanted:
+            for key in evaluation.view.instances(task_id):
+                if evaluation.view.state(key) in SCHEDULABLE:
+                    evaluation._decide(evaluation.view.tasks[task_id], key)
+    return evaluation.result
 
 
 class _Evaluation:
@@ -178,7 +197,7 @@ class _Evaluation:
         state = self.view.state(key)
         if state == TI.SCHEDULED:
             return  # already a claim candidate
-        if _finishes_in_scheduler(task):
+        if finishes_in_scheduler(task):
             ti = self.view.ti(key)
             fields = {**self._task_fields(task), "start_date": self.now, "end_date": self.now,
                       "try_number": (ti.try_number if ti else 0) + 1}
@@ -273,6 +292,6 @@ class _Evaluation:
             self._counts.pop(downstream_id, None)
 
 
-def _finishes_in_scheduler(task: SerializedTask) -> bool:
+def finishes_in_scheduler(task: SerializedTask) -> bool:
     return bool(task.is_empty and not _WORKER_CALLBACKS.intersection(task.callbacks)
                 and not task.inlets and not task.outlets)

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import functools
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from updraft.executors.base import Executor
@@ -26,14 +25,13 @@ from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, DagRunType, TaskInstanceState
 from updraft.scheduling.backfill_pass import drive_backfills
 from updraft.scheduling.backfills import run_limit
-from updraft.scheduling.changes import TIChange
+from updraft.scheduling.changes import RunEvaluation, TIChange
 from updraft.scheduling.claim_pass import ClaimPass, take_creations
 from updraft.scheduling.claims import release_try_limits
-from updraft.scheduling.concurrent_writes import concurrently2
 from updraft.scheduling.dag_callbacks import callback_request, task_callback_request
 from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.deferrals import Waits, stop_waits
-from updraft.scheduling.evaluation import evaluate_run
+from updraft.scheduling.evaluation import evaluate_run, evaluate_tasks
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.poison import clear_poisoned_note, describe, record_poisoned_run
 from updraft.scheduling.previous_run import previous_run_tis
@@ -161,13 +159,13 @@ class Scheduler:
         report = PassReport()
         try:
             while True:
-                # The reads a run's scheduling starts with, at once: one round trip on the path from one task's
-                # end to the next one's start, and two requests (the run and its DAG's row share a partition: one
-                # batch read; the instances are one Query).
-                (run, meta), tis = concurrently2(functools.partial(self.store.get_run_and_dag_meta, dag_id, run_id),
-                                                 functools.partial(self.store.get_run_tis, dag_id, run_id))
+                # The run, its DAG's row and the run's waiting mark in one batch read, then its instances (one
+                # Query): in this order, so that a mark read before the Query that finds nobody waiting may go.
+                run, meta, _, ends = self.store.get_run_meta_and_tis(dag_id, run_id, ())
                 if run is not None:
-                    self._schedule_runs([run], report, metas={dag_id: meta}, tis={run_id: tis})
+                    tis = self.store.get_run_tis(dag_id, run_id)
+                    self._schedule_runs([run], report, metas={dag_id: meta}, tis={run_id: tis},
+                                        marks={run_id: (ends.waiting, True)})
                 with self._lock:
                     if key in report.stale_runs:
                         report.stale_runs.discard(key)
@@ -181,6 +179,21 @@ class Scheduler:
                 self._in_progress.discard(key)
                 self._dirty.discard(key)
             raise
+
+    def schedule_tasks(self, run: DagRun, meta: DagMeta | None, tis: list[TaskInstance],
+                       task_ids: Collection[str], *, waiting: str | None = None) -> PassReport | None:
+        """The mini scheduler's incremental step (``scheduling.downstream``): decide and claim only the instances
+        of ``task_ids``, from ``tis`` (the items they depend on, read with the run and its DAG's row). None: a
+        decision there ends an instance (skipped, upstream_failed, an EmptyOperator's success), which can decide
+        more downstream: the caller schedules the whole run instead (nothing was written). ``waiting``: the run's
+        waiting mark as read with ``tis``."""
+        evaluation = evaluate_tasks(self.dag(run.dag_id, run.dag_hash), run, tis, task_ids, now=self.clock())
+        if any(change.state != TaskInstanceState.SCHEDULED for change in evaluation.changes):
+            return None
+        report = PassReport()
+        self._schedule_runs([run], report, metas={run.dag_id: meta}, tis={run.run_id: tis},
+                            evaluations={run.run_id: evaluation}, marks={run.run_id: (waiting, False)})
+        return report
 
     # -- run creation -----------------------------------------------------------------------------------------
     def create_due_runs(self, report: PassReport) -> None:
@@ -268,8 +281,12 @@ class Scheduler:
 
     # -- evaluation and claims --------------------------------------------------------------------------------
     def _schedule_runs(self, runs: list[DagRun], report: PassReport, *, metas: dict[str, DagMeta | None] | None = None,
-                       tis: dict[str, list[TaskInstance]] | None = None, keep_reasons: bool = False) -> None:
-        """``metas`` and ``tis`` are reads the caller already made (by dag_id and run_id), read no earlier.
+                       tis: dict[str, list[TaskInstance]] | None = None, keep_reasons: bool = False,
+                       evaluations: dict[str, RunEvaluation] | None = None,
+                       marks: dict[str, tuple[str | None, bool]] | None = None) -> None:
+        """``metas`` and ``tis`` are reads the caller already made (by dag_id and run_id), read no earlier;
+        ``evaluations`` (by run_id) what was decided from them, when not the whole run (``schedule_tasks``);
+        ``marks`` (by run_id) the run's waiting mark as read before ``tis`` and whether ``tis`` is the whole run.
         ``keep_reasons``: the tick's pass stores why each stored instance was not claimed; the mini scheduler, on
         the path from one task's end to the next one's start, leaves that to the tick (see ``ClaimPass.claim``)."""
         now = self.clock()
@@ -291,7 +308,8 @@ class Scheduler:
                     continue
                 if run.state != DagRunState.RUNNING:
                     continue
-                found = self._evaluate(run, now, report, tis.get(run.run_id), creations, active)
+                found = self._evaluate(run, now, report, tis.get(run.run_id), creations, active,
+                                       evaluation=(evaluations or {}).get(run.run_id))
             except Exception as exc:
                 # A poison pill (its DAG version cannot be loaded, its items cannot be decided): set aside with
                 # a record, so one bad run never stops the pass for the others (issue 18).
@@ -301,6 +319,23 @@ class Scheduler:
             clear_poisoned_note(self.store, run)
             candidates.extend((ti, run) for ti in found)
         self.claims.claim(candidates, now, report, creations, active, keep_reasons=keep_reasons)
+        self._mark_waiting(runs, candidates, report, marks or {})
+
+    def _mark_waiting(self, runs: list[DagRun], candidates: list[tuple[TaskInstance, DagRun]], report: PassReport,
+                      marks: dict[str, tuple[str | None, bool]]) -> None:
+        """Keep each run's waiting mark true: set when this pass refused a scheduled instance of the run (a full
+        limit; not one another scheduler claimed first), so a worker ending a try there schedules the whole run
+        (``scheduling.downstream``) and claims it; removed when a pass that read the whole run after the mark
+        found none waiting (the mark's token is the condition: a pass that left one waiting since then set
+        another). Unread (the tick): only set."""
+        waiting = {(ti.dag_id, ti.run_id) for ti, _ in candidates if ti.key.label in report.not_claimed}
+        for run in runs:
+            token, whole = marks.get(run.run_id, (None, False))
+            if (run.dag_id, run.run_id) in waiting:
+                if token is None:
+                    self.store.mark_waiting(run.dag_id, run.run_id)
+            elif token is not None and whole:
+                self.store.clear_waiting(run.dag_id, run.run_id, token)
 
     def _start_run(self, run: DagRun, now: dt.datetime, report: PassReport) -> bool:
         """queued -> running, within max_active_runs (the run holds a slot of its DAG's run limit, or of its
@@ -328,8 +363,10 @@ class Scheduler:
 
     def _evaluate(self, run: DagRun, now: dt.datetime, report: PassReport, tis: list[TaskInstance] | None = None,
                   creations: dict[TIKey, TIChange] | None = None,
-                  active: dict[tuple[str, str], int] | None = None) -> list[TaskInstance]:
-        """Apply what the run's state implies; return its scheduled instances (the claim candidates).
+                  active: dict[tuple[str, str], int] | None = None, *,
+                  evaluation: RunEvaluation | None = None) -> list[TaskInstance]:
+        """Apply what the run's state implies (or ``evaluation``, made from ``tis``); return its scheduled
+        instances (the claim candidates).
 
         An instance that does not exist yet and is now scheduled is not written here when ``creations`` is
         given: its claim creates it as queued in one conditional write (or, unclaimed, it is created scheduled),
@@ -338,8 +375,10 @@ class Scheduler:
         dag = self.dag(run.dag_id, run.dag_hash)
         if tis is None:
             tis = self.store.get_run_tis(run.dag_id, run.run_id)
-        previous_tis, has_previous = previous_run_tis(self.store, dag, run)
-        evaluation = evaluate_run(dag, run, tis, now=now, previous_tis=previous_tis, has_previous_run=has_previous)
+        if evaluation is None:
+            previous_tis, has_previous = previous_run_tis(self.store, dag, run)
+            evaluation = evaluate_run(dag, run, tis, now=now, previous_tis=previous_tis,
+                                      has_previous_run=has_previous)
         by_key = {ti.key: ti for ti in tis}
         all_applied = True
         for change in evaluation.changes:

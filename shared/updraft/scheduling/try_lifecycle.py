@@ -49,10 +49,11 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
                dag: SerializedDAG, release: bool = True, started: TaskInstance | None = None) -> TaskInstance | None:
     """Record the try's outcome (retry or fail as the task's retries decide), free its slots, apply skips.
 
-    Returns the instance as it was while running (falsy: the try was ended elsewhere). With ``release=False``
-    the caller frees the slots itself (``release_try_limits`` with that instance) when it suits it: a worker
-    schedules the next task first, so that hop does not wait for the releases (holding a slot a little longer
-    never admits too much).
+    Returns the instance as it was while running, in the state its try ended in (falsy: the try was ended
+    elsewhere); the mini scheduler decides from that state (``scheduling.downstream``). With ``release=False`` the
+    caller frees the slots itself (``release_try_limits`` with that instance) when it suits it: a worker schedules
+    the next task first, so that hop does not wait for the releases (holding a slot a little longer never admits
+    too much).
     """
     from updraft.scheduling.retries import failure_outcome
 
@@ -89,10 +90,10 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
         # The next poke is claimed under the same try_number, hence the same holder id: its slots go back now,
         # once, and the caller is told it holds none (a later release could take the next poke's slots).
         release_try_limits(store, ti)
-        return dataclasses.replace(ti, held_limits=[])
+        return dataclasses.replace(ti, state=state, held_limits=[])
     if release:
         release_try_limits(store, ti)
-    return ti
+    return dataclasses.replace(ti, state=state)
 
 
 def reschedule_fields(ti: TaskInstance, try_id: str, result: TryResult) -> dict[str, object]:

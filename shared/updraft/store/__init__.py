@@ -33,6 +33,9 @@ Items (``pk`` / ``sk``)::
     recorded try    RUN#<dag_id>#<run_id>   TRY#<task_id>#<map_index+1>#<try, 5 digits>   a try a retry or a
                                                                      clear superseded (task-instance attributes)
     XCom            RUN#<dag_id>#<run_id>   XCOM#<task_id>#<map_index+1>#<key>   gzip JSON inline, or S3
+    run's ends      RUN#<dag_id>#<run_id>   ENDS                     ended#<task>: ended upstreams of a wide fan-in,
+                                                                     ended#: ended leaves; waiting: the token of the
+                                                                     last pass that left instances unclaimed
     limit root      LIMIT#<limit_id or ~digest>  LIMIT               limit, active, extent, version; and as shard 0:
                                                                      cap, available, holders{key: [slots, at, w, name]}
     limit shard     LIMIT#<id>#<n>          LIMIT                    cap, available, <= 4 holders (items < 1 KB)
@@ -109,6 +112,11 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                          (+ S3 delete per large XCom)
     get_run_tis          Query RUN#dag#run, sk begins_with TI#                        SC           1 per MB
     get_ti               Get                                                          SC           1
+    get_run_meta_and_tis BatchGet RUN, META, the named TI# items and ENDS (any        SC           1 per 100
+                         partitions: the mini scheduler's one read, scheduling.downstream)
+    count_ends           Update ENDS ADD ended#<task> :1 ..., ReturnValues ALL_NEW    -            1
+    mark_waiting,        Update ENDS SET waiting = :token / REMOVE waiting cond       cond (clear) 1
+      clear_waiting      waiting = :token read before the run's instances
     create_ti, queue_ti, expected {None}: Put cond attribute_not_exists(pk), and when  cond         1 (2 for a
       end_try,           it exists an Update cond no state (a cleared item keeps its               cleared item
       apply_ti_change,   try number); else Update cond state IN (...) [OR no state]                or a lost

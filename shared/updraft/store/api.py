@@ -37,6 +37,16 @@ class Pool:
     include_deferred: bool = False
 
 
+@dataclass(frozen=True)
+class RunEnds:
+    """A run's bookkeeping for its mini scheduler's incremental step (``scheduling.downstream``): ended upstream
+    instances counted per wide fan-in task (None: ended leaves), and the token of the last pass that left
+    scheduled instances of the run unclaimed (None: none is known to wait)."""
+
+    counts: dict[str | None, int] = field(default_factory=dict)
+    waiting: str | None = None
+
+
 @dataclass
 class DagMeta:
     """The per-DAG row: which file and version define it, pause state, and when its next run is due."""
@@ -162,6 +172,21 @@ class Store(Protocol):
         """Every task instance item of the run, strongly consistent (absent = never touched)."""
 
     def get_ti(self, key: TIKey) -> TaskInstance | None: ...
+
+    def get_run_meta_and_tis(self, dag_id: str, run_id: str, ti_keys: Iterable[TIKey]
+                             ) -> tuple[DagRun | None, DagMeta | None, dict[TIKey, TaskInstance], RunEnds]:
+        """The run, its DAG's row, those of ``ti_keys`` that have an item and the run's ``RunEnds``, strongly
+        read, in one request."""
+
+    def count_ends(self, dag_id: str, run_id: str, task_ids: Iterable[str | None]) -> RunEnds:
+        """One more ended upstream instance of each fan-in of ``task_ids`` (None: one more ended leaf), in one
+        write: the counts after it and the waiting mark."""
+
+    def mark_waiting(self, dag_id: str, run_id: str) -> str:
+        """Note that scheduled instances of the run were left unclaimed; returns the mark's token."""
+
+    def clear_waiting(self, dag_id: str, run_id: str, token: str) -> bool:
+        """Remove the waiting mark if it is still ``token`` (no pass left instances waiting since it was read)."""
 
     def create_ti(self, key: TIKey, *, state: TaskInstanceState, fields: Mapping[str, Any] | None = None) -> bool:
         """Create a never-touched instance in ``state``; False if it exists."""

@@ -44,6 +44,11 @@ def ti_sk(task_id: str, map_index: int) -> str:
 
 
 TI_PREFIX = "TI#"
+
+
+# A run's bookkeeping for its mini scheduler (``scheduling.downstream``), next to its instances (deleted with the
+# run's partition): counters of ended instances of its wide fan-ins and leaves, and whether instances wait.
+RUN_ENDS_SK = "ENDS"
 TRY_PREFIX = "TRY#"
 
 

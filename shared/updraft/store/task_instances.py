@@ -11,11 +11,13 @@ from typing import Any
 
 from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.operand import Path
 from pynamodb.expressions.update import Action
 
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.store import keys
+from updraft.store.api import RunEnds
 from updraft.store.base import StoreBase
 from updraft.store.models import TaskInstanceItem
 from updraft.store.writes import (
@@ -37,6 +39,9 @@ _TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)}
 # instance a try ends with holds the previous try's (and Airflow's task instance history has none).
 _TRY_FIELDS = _TI_FIELDS - {"rendered_fields"}
 _TI_IDENTITY = {"dag_id", "run_id", "task_id", "map_index", "state"}
+# A run's ENDS item: counters of ended instances ("ended#<task_id>", "ended#" for leaves) and the waiting mark.
+_ENDED = "ended#"
+_WAITING = "waiting"
 _LIVE_STATES = (str(TaskInstanceState.QUEUED), str(TaskInstanceState.RUNNING))
 
 
@@ -91,6 +96,14 @@ def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
     )
 
 
+def run_ends(raw: Mapping[str, Any]) -> RunEnds:
+    """A run's ENDS item as read (low-level attribute values), or nothing counted when it has none yet."""
+    counts: dict[str | None, int] = {name.removeprefix(_ENDED) or None: int(value["N"])
+                                     for name, value in raw.items() if name.startswith(_ENDED)}
+    waiting = raw.get(_WAITING, {}).get("S")
+    return RunEnds(counts, waiting)
+
+
 class TaskInstanceStore(StoreBase):
     def _ti_row(self, key: TIKey) -> TaskInstanceItem:
         return self.models.task_instance(*_ti_keys(key))
@@ -108,6 +121,29 @@ class TaskInstanceStore(StoreBase):
         T = self.models.task_instance
         items = T.query(keys.run_pk(dag_id, run_id), T.sk.startswith(keys.TI_PREFIX), consistent_read=True)
         return [_ti_from_item(i) for i in items]
+
+    def count_ends(self, dag_id: str, run_id: str, task_ids: Iterable[str | None]) -> RunEnds:
+        """Count one more ended upstream instance of each fan-in of ``task_ids`` (None: one more ended leaf), in
+        one small UpdateItem instead of reading every upstream instance. The counts only say when to look:
+        callers count once per ended try (after its fenced end won) and read the run before they decide, so a
+        count lost to a crash leaves the decision to the tick, and one made twice (a cleared upstream that ran
+        again) costs an early look, never a wrong decision."""
+        data = self.models.task_instance._get_connection().update_item(
+            keys.run_pk(dag_id, run_id), keys.RUN_ENDS_SK,
+            actions=[Path(_ENDED + (t or "")).add(1) for t in dict.fromkeys(task_ids)], return_values="ALL_NEW")
+        return run_ends(data.get("Attributes", {}))
+
+    def mark_waiting(self, dag_id: str, run_id: str) -> str:
+        token = write_token()
+        self.models.task_instance._get_connection().update_item(
+            keys.run_pk(dag_id, run_id), keys.RUN_ENDS_SK, actions=[Path(_WAITING).set(token)])
+        return token
+
+    def clear_waiting(self, dag_id: str, run_id: str, token: str) -> bool:
+        connection = self.models.task_instance._get_connection()
+        return conditional(lambda: connection.update_item(
+            keys.run_pk(dag_id, run_id), keys.RUN_ENDS_SK, actions=[Path(_WAITING).remove()],
+            condition=Path(_WAITING) == token))
 
     def get_ti(self, key: TIKey) -> TaskInstance | None:
         T = self.models.task_instance
