@@ -30,7 +30,7 @@ from pynamodb.expressions.update import Action
 
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit, pool_of
 from updraft.store import keys
-from updraft.store.api import LimitState
+from updraft.store.api import LimitState, Taken
 from updraft.store.base import StoreBase
 from updraft.store.limit_shards import (
     PIECE,
@@ -54,6 +54,7 @@ from updraft.store.writes import (
     any_of,
     conditional,
     item_absent,
+    item_present,
     update_quietly,
     write_token,
 )
@@ -64,6 +65,11 @@ SHAPE_TTL_S = 10.0
 FAST_PROBES = 3  # shards a release tries (where a take goes first) before it reads the limit
 # A rebalance's hold on the root: a crashed one's plan is taken over after this long.
 REBALANCE_LEASE = dt.timedelta(seconds=30)
+
+
+def _now_ms() -> int:
+    """Wall time in epoch milliseconds: a lease is compared across processes."""
+    return int(time.time() * 1000)
 
 
 # ----------------------------------------------------------------------------------------- named conditions
@@ -83,6 +89,11 @@ def entry_room(L: type[LimitItem]) -> Condition:
     return entry_count
 
 
+def root_alone(L: type[LimitItem]) -> Condition:
+    """The root is the limit's only active shard (a sharded limit's holder may sit in any of its shards)."""
+    return L.active == 1
+
+
 def holding(L: type[LimitItem], entry_key: str) -> Condition:
     entry: Path = L.holders[entry_key]
     return entry.exists()
@@ -93,10 +104,19 @@ def lease_free(L: type[LimitItem], version: int, now_ms: int) -> Condition:
     return all_of(L.version == version, any_of(L.lease.does_not_exist(), L.lease < now_ms))
 
 
-def unused_or_absent(L: type[LimitItem]) -> Condition:
-    """No shard here, or one no take can have used: no cap, no holders."""
+def unused_before(L: type[LimitItem], fence: int) -> Condition:
+    """No shard here, or one no take can have used (no holders) that no later rebalance stamped."""
     unused: Condition = size(L.holders) == 0  # type: ignore[no-untyped-call]
-    return any_of(item_absent(L), all_of(L.cap == 0, unused))
+    return any_of(item_absent(L), all_of(any_of(L.holders.does_not_exist(), unused), stamp_older(L, fence)))
+
+
+def stamp_older(L: type[LimitItem], fence: int) -> Condition:
+    """No rebalance after the one of ``fence`` stamped this shard (its own stamp passes)."""
+    return any_of(L.version.does_not_exist(), L.version <= fence)
+
+
+def stamped(L: type[LimitItem], fence: int) -> Condition:
+    return L.version == fence
 
 
 def cap_is(L: type[LimitItem], cap: int) -> Condition:
@@ -214,13 +234,18 @@ class LimitStore(StoreBase):
         return created
 
     # ------------------------------------------------------------------------------------- take, release
-    def _take_at(self, limit_id: str, index: int, entry_key: str, value: list[Any]) -> bool:
-        """One conditional write of one shard: room for the slots, room for an entry, the holder not in it."""
+    def _take_at(self, limit_id: str, index: int, entry_key: str, value: list[Any], *, alone: bool = False) -> bool:
+        """One conditional write of one shard: room for the slots, room for an entry, the holder not in it. With
+        ``alone`` (a take on the root placed without a read) also that the root is the limit's only active
+        shard: then the holder can be nowhere else, so "not in it" means "not holding" (a sharded limit refuses,
+        and the take reads where the holder may be)."""
         L = self.models.limit
         slots = int(value[0])
         row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
         actions = [L.available.set(L.available - slots), L.holders[entry_key].set(value)]
         condition = all_of(room_for(L, slots), not_holding(L, entry_key.removesuffix(PIECE)), entry_room(L))
+        if alone:
+            condition = all_of(condition, root_alone(L))
         landed = functools.partial(self._holds_with, limit_id, index, entry_key, str(value[2]))
         return acknowledged(lambda: update_quietly(row, actions, condition), landed)
 
@@ -238,7 +263,7 @@ class LimitStore(StoreBase):
         actions = [L.available.set(L.available + L.holders[entry_key][0]), L.holders[entry_key].remove()]
         return conditional(lambda: update_quietly(row, actions, holding(L, entry_key)))
 
-    def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> bool:
+    def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> Taken:
         key = keys.holder_key(holder)
         value = entry_value(slots, now, write_token(), holder)
         if not inline_name(holder):  # the name first: an entry is never there without a way to its name
@@ -249,32 +274,33 @@ class LimitStore(StoreBase):
             # retried by another invocation) from a new one, so a take of a sharded limit reads it first.
             return self._take_spread(limit_id, holder, key, value)
         if self._take_fast(limit_id, key, value):
-            return True
+            return Taken.YES
         if shape is None and self._ensure_limit(limit_id, limit):
             # Refused by a limit this process had not seen, which did not exist (a run's max_active_tasks before
             # its first try): created on that first refusal, not checked before every first take, so the common
             # case (the limit exists) costs one request on the path from one task's end to the next.
             shape = self._shape(limit_id)
             if self._take_fast(limit_id, key, value):
-                return True
+                return Taken.YES
         if shape is not None and shape.fresh and shape.whole:
-            return False  # its one shard refused: full, or the holder holds already
+            return Taken.FULL  # its one shard refused: full, or the holder holds already
         return self._take_spread(limit_id, holder, key, value)
 
     def _take_fast(self, limit_id: str, key: str, value: list[Any]) -> bool:
-        """One write to the root, for a limit of one shard (or one this process has not read yet)."""
-        return self._take_at(limit_id, 0, key, value)
+        """One write to the root, for a limit of one shard (or one this process has not read yet: refused, not
+        counted twice, when the limit has more shards)."""
+        return self._take_at(limit_id, 0, key, value, alone=True)
 
-    def _take_spread(self, limit_id: str, holder: str, key: str, value: list[Any]) -> bool:
+    def _take_spread(self, limit_id: str, holder: str, key: str, value: list[Any]) -> Taken:
         """Read every shard, then take where there is room: in one shard, or in pieces over several (each piece
         a conditional write; a refused piece gives back the ones taken and the take plans again)."""
         for _ in range(RETRIES):
             shards = self._read(limit_id)
             if not shards:
-                return False
+                return Taken.FULL
             found = [entries(_raw(shard)) for shard in shards]
             if any(e.key == key for shard_entries in found for e in shard_entries):
-                return False  # the holder holds already
+                return Taken.HELD
             views = [ShardView(i, int(s.cap if s.cap is not None else 0), int(s.available or 0), len(found[i]))
                      for i, s in enumerate(shards)]
             shape = self._remember(limit_id, shards[0])
@@ -284,7 +310,7 @@ class LimitStore(StoreBase):
             if plan is None:
                 held = sum(e.slots for shard_entries in found for e in shard_entries)
                 if shape.limit >= 0 and shape.limit - held < int(value[0]):
-                    return False  # full
+                    return Taken.FULL
                 # The limit has room its shards do not offer (a shrink parked them; every shard has its entries;
                 # an unlimited limit needs one more shard): the caps are planned again, then the take.
                 self._rebalance(limit_id)
@@ -296,10 +322,10 @@ class LimitStore(StoreBase):
                     break
                 taken.append((index, entry_key))
             if len(taken) == len(plan):
-                return True
+                return Taken.YES
             for index, entry_key in taken:
                 self._release_at(limit_id, index, entry_key)
-        return False
+        return Taken.FULL
 
     def release_slots(self, limit_id: str, holder: str) -> bool:
         key = keys.holder_key(holder)
@@ -312,61 +338,128 @@ class LimitStore(StoreBase):
                 released = True
                 break
         if not released:  # placed further on, in pieces, or not held: read where
-            for index, shard in enumerate(self._read(limit_id)):
-                held = [k for k in _raw(shard) if k.removesuffix(PIECE) == key]
-                released = any([self._release_at(limit_id, index, k) for k in held]) or released
+            released = self._release_one_take(limit_id, key)
         if released and not inline_name(holder):
             self.models.limit(keys.holder_name_pk(limit_id, key), keys.HOLDER_NAME_SK).delete()
         return released
+
+    def _release_one_take(self, limit_id: str, key: str) -> bool:
+        """Give back one take of the holder, found by a read: its whole entry or all its pieces (one take's pieces
+        share its write token). One take per release, as on the fast path: two takes of one holder (two schedulers
+        claiming the same try; each gives its own back) are two releases, so a release never frees a live one."""
+        placed: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        for index, shard in enumerate(self._read(limit_id)):
+            for entry_key, value in _raw(shard).items():
+                if entry_key.removesuffix(PIECE) == key:
+                    placed[str(value[2])].append((index, entry_key))
+        if not placed:
+            return False
+        one = next(iter(placed.values()))
+        return any([self._release_at(limit_id, index, entry_key) for index, entry_key in one])
 
     # ----------------------------------------------------------------------------------------------- resize
     def _rebalance(self, limit_id: str, limit: int | None = None) -> bool:
         """Give every shard its cap for ``limit`` (None: the root's size) from one read of the limit (``plan_caps``).
 
-        One rebalance at a time: it leases the root (a conditional write on the version read), writes the shards
-        the plan adds, lowers caps before it raises any, and last sets the root (its size, shard counts and own
-        cap) and ends the lease, so the shards never offer more than the larger of the two plans. A lease left by
-        a crash expires after ``REBALANCE_LEASE``. Each shard write is conditional on the cap read. False when the
-        limit does not exist or another rebalance holds it (the caller reads again).
+        One rebalance at a time: it leases the root (a conditional write on the version read; its version while
+        leased is the rebalance's fence), stamps every shard with that fence, and only then reads the limit and
+        plans. Every later write of the plan is conditional on the shard's stamp being its own, so a rebalance
+        stalled past ``REBALANCE_LEASE`` and taken over writes nothing more, never a piece of its stale plan
+        among the next one's. It writes the shards the plan adds, lowers caps before it raises any, and last sets
+        the root (its size, shard counts and own cap) and ends the lease, so the shards never offer more than the
+        larger of the two plans. Each cap write is also conditional on the cap read. False when the limit does
+        not exist or another rebalance holds it (the caller reads again).
         """
-        L = self.models.limit
-        shards = self._read(limit_id)
-        if not shards:
+        fence = self._lease(limit_id)
+        if fence is None:
             return False
-        root, version = shards[0], int(shards[0].version or 0)
+        self._stamp(limit_id, fence)
+        shards = self._read(limit_id)
+        taken_over = any(int(shard.version or 0) > fence for shard in shards[1:])
+        done = bool(shards) and not taken_over and self._apply_plan(limit_id, shards, fence, limit)
+        if not done:
+            self._end_lease(limit_id, fence)
+        self._read(limit_id)  # the shape this process places takes by
+        return done
+
+    def _lease(self, limit_id: str) -> int | None:
+        """Lease the root for one rebalance; its version while leased (the fence of the rebalance's writes)."""
+        L = self.models.limit
+        root = self._get(keys.limit_pk(limit_id), keys.LIMIT_SK)
+        if root is None:
+            return None
+        version, now_ms = int(root.version or 0), _now_ms()
+        self._remember(limit_id, root)
+        row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
+        lease = [L.version.set(version + 1), L.lease.set(now_ms + int(REBALANCE_LEASE.total_seconds() * 1000))]
+        if not conditional(functools.partial(update_quietly, row, lease, lease_free(L, version, now_ms))):
+            return None
+        return version + 1
+
+    def _stamp(self, limit_id: str, fence: int) -> None:
+        """Every shard there is carries this rebalance's fence: an earlier rebalance's writes fail on them from
+        here on (one write per shard; rebalances are rare: a limit's growth, a resize). A shard a later rebalance
+        stamped keeps its stamp; the read that follows sees it."""
+        L = self.models.limit
+        shape = self._shape(limit_id)
+        for index in range(1, shape.extent if shape is not None else 1):
+            row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
+            conditional(functools.partial(update_quietly, row, [L.version.set(fence)],
+                                          all_of(item_present(L), stamp_older(L, fence))))
+
+    def _end_lease(self, limit_id: str, fence: int) -> None:
+        """A rebalance that stopped part way gives the root back at once (not after the lease runs out)."""
+        L = self.models.limit
+        row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
+        conditional(functools.partial(update_quietly, row, [L.version.set(fence + 1), L.lease.remove()],
+                                      L.version == fence))
+
+    def _apply_plan(self, limit_id: str, shards: list[LimitItem], fence: int, limit: int | None) -> bool:
+        """Write the plan for ``limit`` made from ``shards`` (read under the lease ``fence``), root last."""
+        L = self.models.limit
+        root = shards[0]
         size = int(root.limit or 0) if limit is None else limit
         found = [entries(_raw(shard)) for shard in shards]
         caps = plan_caps(size, [sum(e.slots for e in f) for f in found], [len(f) for f in found])
         old_caps = [int(shard.cap or 0) for shard in shards] + [0] * (len(caps) - len(shards))
-        now_ms = int(time.time() * 1000)
-        row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
-        lease = [L.version.set(version + 1), L.lease.set(now_ms + int(REBALANCE_LEASE.total_seconds() * 1000))]
-        if not conditional(functools.partial(update_quietly, row, lease, lease_free(L, version, now_ms))):
-            return False
         # Shards the plan adds, or the root counts but nobody wrote (a rebalance that stopped half way), are written
-        # first, empty and with no cap: over nothing or over such an empty one (a rebalance that stopped before
-        # its root write leaves it), never over one with holders or a cap (then this read is stale).
+        # first, empty and with no cap: over nothing or over one no take can have used (no holders: what a
+        # rebalance that stopped part way, or one taken over, leaves), never over one with holders.
         missing = [i for i, shard in enumerate(shards) if shard.cap is None] + list(range(len(shards), len(caps)))
         for index in missing:
-            new = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK, cap=0, available=0, holders={})
-            if not conditional(functools.partial(new.save, condition=unused_or_absent(L))):
+            new = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK, cap=0, available=0, holders={},
+                    version=fence)
+            if not conditional(functools.partial(new.save, condition=unused_before(L, fence))):
                 return False
         extent = max(len(shards), len(caps))
         caps += old_caps[len(caps):]
+        if not self._set_caps(limit_id, fence, caps, old_caps):
+            return False
+        row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
+        root_actions: list[Action] = [
+            L.limit.set(size), L.extent.set(extent), L.active.set(active_shards(caps)), L.cap.set(caps[0]),
+            L.available.set(L.available + (effective(caps[0]) - effective(old_caps[0]))),
+            L.version.set(fence + 1), L.lease.remove()]
+        return conditional(functools.partial(update_quietly, row, root_actions, L.version == fence))
+
+    def _set_caps(self, limit_id: str, fence: int, caps: list[int], old_caps: list[int]) -> bool:
+        """Every shard but the root to its cap, lowered ones first, each conditional on the cap read and on this
+        rebalance's stamp; False when a later rebalance stamped a shard (this one's plan is stale)."""
+        L = self.models.limit
         for index in sorted((i for i in range(1, len(caps)) if caps[i] != old_caps[i]),
                             key=lambda i: effective(caps[i]) - effective(old_caps[i])):
             delta = effective(caps[index]) - effective(old_caps[index])
             shard_row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
-            conditional(functools.partial(update_quietly, shard_row, [L.cap.set(caps[index]),
-                                                                      L.available.set(L.available + delta)],
-                                          cap_is(L, old_caps[index])))
-        root_actions: list[Action] = [
-            L.limit.set(size), L.extent.set(extent), L.active.set(active_shards(caps)), L.cap.set(caps[0]),
-            L.available.set(L.available + (effective(caps[0]) - effective(old_caps[0]))),
-            L.version.set(version + 2), L.lease.remove()]
-        done = conditional(functools.partial(update_quietly, row, root_actions, L.version == version + 1))
-        self._read(limit_id)  # the shape this process places takes by
-        return done
+            actions = [L.cap.set(caps[index]), L.available.set(L.available + delta)]
+            written = conditional(functools.partial(update_quietly, shard_row, actions,
+                                                    all_of(stamped(L, fence), cap_is(L, old_caps[index]))))
+            if not written and not self._stamped_with(limit_id, index, fence):
+                return False
+        return True
+
+    def _stamped_with(self, limit_id: str, index: int, fence: int) -> bool:
+        shard = self._get(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
+        return shard is not None and int(shard.version or 0) == fence
 
     def _resize(self, limit_id: str, limit: int, *, create: bool) -> bool:
         """Set the limit to ``limit`` slots, holders keeping theirs (a shrink below them admits nobody until they
