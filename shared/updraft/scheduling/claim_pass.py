@@ -109,6 +109,7 @@ class ClaimPass:
         ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs,
                               random.randrange(BUCKETS))
         left: set[tuple[Tie, int]] = set()  # buckets where a race was lost: another scheduler claims them
+        checked: set[tuple[Tie, int]] = set()  # buckets this pass has entered
         pool_sizes: dict[str, int | None] = {}
         # Limits found full in this pass, with the fewest slots that did not fit: asking again is a wasted write.
         full: dict[str, int] = {}
@@ -121,7 +122,15 @@ class ClaimPass:
         for ti in ordered:
             if (ti.dag_id, ti.run_id) in report.stale_runs:
                 continue
-            if (tie_of(ti, runs), bucket_of(ti)) in left:
+            group = (tie_of(ti, runs), bucket_of(ti))
+            if group not in checked and left:
+                # A race was lost: other schedulers are claiming from this pass's read. A bucket's first instance
+                # is read before it is claimed (one small read against a lost claim's takes and give-backs).
+                checked.add(group)
+                if self._claimed_meanwhile(ti, ti.key in creations):
+                    left.add(group)
+            checked.add(group)
+            if group in left:
                 # Another scheduler claims this bucket: its new instances are its to create (or, should it stop,
                 # the next evaluation's: an instance nobody wrote is evaluated again).
                 creations.pop(ti.key, None)
@@ -155,7 +164,7 @@ class ClaimPass:
             if result.lost:
                 # Another scheduler is claiming this instance or claimed it meanwhile: it works this bucket, so the
                 # bucket is left to it and the pass goes on in the next one.
-                left.add((tie_of(ti, runs), bucket_of(ti)))
+                left.add(group)
                 creations.pop(ti.key, None)
                 continue
             if creation is not None and result.dispatch is not None:
@@ -168,6 +177,13 @@ class ClaimPass:
             if result.refused is not None and result.full is not None:
                 full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots), result.full.slots)
                 refuse(ti, result.refused, result.full)
+
+    def _claimed_meanwhile(self, ti: TaskInstance, new: bool) -> bool:
+        """Whether another scheduler has claimed (or created) ``ti`` since this pass read it."""
+        current = self.store.get_ti(ti.key)
+        if new:
+            return current is not None
+        return current is None or current.state != TaskInstanceState.SCHEDULED or current.try_number != ti.try_number
 
     def pool_size(self, name: str) -> int | None:
         """A pool's size, remembered for POOL_SIZE_TTL: it only screens out tries that can never fit (the limit
