@@ -11,8 +11,8 @@ or pieces over several shards when no single one has room. Each write is conditi
 on the holder not holding in it, and the shards' caps never offer more than the limit has free (``plan_caps``),
 so the limit is never over its size. A release tries the shards a take tries first, then reads. A new limit is
 its root alone; the first take that finds it full while the limit has room spreads the rest over new shards,
-and a resize plans every cap again, both under a lease on the root. Pools add a record of their own
-(``store/pools.py``).
+and a resize plans every cap again, both under a lease on the root (``limit_rebalance``; reads in
+``limit_reads``). Pools add a record of their own (``store/pools.py``).
 """
 
 from __future__ import annotations
@@ -21,27 +21,24 @@ import datetime as dt
 import functools
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 from pynamodb.expressions.condition import Condition, size
 from pynamodb.expressions.operand import Path
-from pynamodb.expressions.update import Action
 
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit, pool_of
 from updraft.store import keys
-from updraft.store.api import LimitState, Taken
-from updraft.store.base import StoreBase
+from updraft.store.api import Taken
+from updraft.store.limit_reads import raw_holders
+from updraft.store.limit_rebalance import REBALANCE_LEASE, LimitRebalance
 from updraft.store.limit_shards import (
     PIECE,
     SHARD_ENTRIES,
     ShardView,
-    active_shards,
     effective,
     entries,
     entry_value,
     inline_name,
-    plan_caps,
     plan_take,
     probe_order,
     root_cap,
@@ -54,24 +51,11 @@ from updraft.store.writes import (
     any_of,
     conditional,
     item_absent,
-    item_present,
     update_quietly,
     write_token,
 )
 
-# How long a process trusts the shard count it last read: a take refused by a one-shard limit read this recently
-# is refused without a read (a resize that grew it is seen at the latest this much later).
-SHAPE_TTL_S = 10.0
 FAST_PROBES = 3  # shards a release tries (where a take goes first) before it reads the limit
-# A rebalance's hold on the root: a crashed one's plan is taken over after this long.
-REBALANCE_LEASE = dt.timedelta(seconds=30)
-
-
-def _now_ms() -> int:
-    """Wall time in epoch milliseconds: a lease is compared across processes."""
-    return int(time.time() * 1000)
-
-
 # ----------------------------------------------------------------------------------------- named conditions
 def room_for(L: type[LimitItem], slots: int) -> Condition:
     """Enough slots are free in this shard; an unlimited shard (cap -1) still counts what is held."""
@@ -99,109 +83,7 @@ def holding(L: type[LimitItem], entry_key: str) -> Condition:
     return entry.exists()
 
 
-def lease_free(L: type[LimitItem], version: int, now_ms: int) -> Condition:
-    """The root is as read and no other rebalance holds it (or its lease ran out): two never mix their plans."""
-    return all_of(L.version == version, any_of(L.lease.does_not_exist(), L.lease < now_ms))
-
-
-def unused_before(L: type[LimitItem], fence: int) -> Condition:
-    """No shard here, or one no take can have used (no holders) that no later rebalance stamped."""
-    unused: Condition = size(L.holders) == 0  # type: ignore[no-untyped-call]
-    return any_of(item_absent(L), all_of(any_of(L.holders.does_not_exist(), unused), stamp_older(L, fence)))
-
-
-def stamp_older(L: type[LimitItem], fence: int) -> Condition:
-    """No rebalance after the one of ``fence`` stamped this shard (its own stamp passes)."""
-    return any_of(L.version.does_not_exist(), L.version <= fence)
-
-
-def stamped(L: type[LimitItem], fence: int) -> Condition:
-    return L.version == fence
-
-
-def cap_is(L: type[LimitItem], cap: int) -> Condition:
-    return L.cap == cap
-
-
-@dataclass(frozen=True)
-class _Shape:
-    """What a process remembers of a limit to place a take without reading it."""
-
-    limit: int
-    active: int
-    extent: int
-    read_at: float
-    whole: bool  # one shard offering the whole size: its refusal is the limit's (full, or the holder holds)
-
-    @property
-    def fresh(self) -> bool:
-        return time.monotonic() - self.read_at < SHAPE_TTL_S
-
-
-def _raw(item: LimitItem) -> dict[str, Any]:
-    """The holders map as read (a MapAttribute: its as_dict is unannotated in pynamodb), or as built."""
-    holders = item.holders
-    raw: dict[str, Any] = (holders.as_dict() if hasattr(holders, "as_dict")  # type: ignore[no-untyped-call]
-                           else dict(holders or {}))
-    return raw
-
-
-class LimitStore(StoreBase):
-    # ------------------------------------------------------------------------------------------------ reads
-    def _shape(self, limit_id: str) -> _Shape | None:
-        shape: _Shape | None = self._limit_shapes.get(limit_id)
-        return shape
-
-    def _remember(self, limit_id: str, root: LimitItem) -> _Shape:
-        limit, extent = int(root.limit or 0), int(root.extent or 1)
-        shape = _Shape(limit, int(root.active or 1), extent, time.monotonic(),
-                       whole=limit >= 0 and extent == 1 and int(root.cap or 0) == limit)
-        with self._lock:
-            self._limit_shapes[limit_id] = shape
-        return shape
-
-    def _get(self, pk: str, sk: str) -> LimitItem | None:
-        L = self.models.limit
-        try:
-            return L.get(pk, sk, consistent_read=True)
-        except L.DoesNotExist:
-            return None
-
-    def _read(self, limit_id: str) -> list[LimitItem]:
-        """Every shard of the limit, root first, by index (a missing shard is an empty stand-in); [] when the
-        limit does not exist. One GetItem, plus one BatchGetItem per 100 other shards."""
-        root = self._get(keys.limit_pk(limit_id), keys.LIMIT_SK)
-        if root is None:
-            return []
-        shape = self._remember(limit_id, root)
-        L = self.models.limit
-        pks = [keys.limit_shard_pk(limit_id, i) for i in range(1, shape.extent)]
-        found = {item.pk: item for item in self._batch_get(L, [(pk, keys.LIMIT_SK) for pk in pks])}
-        # A shard the root counts but not yet written (a resize or a growth under way) stands in with no cap.
-        return [root, *(found.get(pk) or L(pk, keys.LIMIT_SK, available=0, holders={}) for pk in pks)]
-
-    def _names(self, limit_id: str, holder_keys: set[str]) -> dict[str, str]:
-        """Full names of the holders whose entries keep none (longer than ``NAME_INLINE_MAX``)."""
-        L = self.models.limit
-        wanted = [(keys.holder_name_pk(limit_id, k), keys.HOLDER_NAME_SK) for k in sorted(holder_keys)]
-        return {item.pk.rsplit("#", 1)[1]: item.holder or "" for item in self._batch_get(L, wanted)}
-
-    def get_limit(self, limit_id: str) -> LimitState | None:
-        shards = self._read(limit_id)
-        if not shards:
-            return None
-        found = [e for shard in shards for e in entries(_raw(shard))]
-        names = self._names(limit_id, {e.key for e in found if not e.name}) if any(not e.name for e in found) else {}
-        holders: dict[str, int] = defaultdict(int)
-        taken_at: dict[str, dt.datetime] = {}
-        for e in found:
-            name = e.name or names.get(e.key, e.key)
-            holders[name] += e.slots
-            taken_at[name] = min(taken_at.get(name, e.taken_at), e.taken_at)
-        limit = int(shards[0].limit or 0)
-        return LimitState(limit=limit, available=limit - sum(holders.values()), holders=dict(holders),
-                          taken_at=taken_at)
-
+class LimitStore(LimitRebalance):
     # --------------------------------------------------------------------------------------- creation
     def _create(self, limit_id: str, limit: int) -> bool:
         """Create the limit at ``limit`` slots as its root alone, offering up to one shard's share (a conditional
@@ -253,7 +135,7 @@ class LimitStore(StoreBase):
         """The entry is the one the take with ``token`` wrote: ours landed, its acknowledgement was lost (a holder
         that took before, say a claim retried by a new invocation, is not ours: it stays refused)."""
         item = self._get(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
-        value = None if item is None else _raw(item).get(entry_key)
+        value = None if item is None else raw_holders(item).get(entry_key)
         return value is not None and str(value[2]) == token
 
     def _release_at(self, limit_id: str, index: int, entry_key: str) -> bool:
@@ -298,7 +180,7 @@ class LimitStore(StoreBase):
             shards = self._read(limit_id)
             if not shards:
                 return Taken.FULL
-            found = [entries(_raw(shard)) for shard in shards]
+            found = [entries(raw_holders(shard)) for shard in shards]
             if any(e.key == key for shard_entries in found for e in shard_entries):
                 return Taken.HELD
             views = [ShardView(i, int(s.cap if s.cap is not None else 0), int(s.available or 0), len(found[i]))
@@ -349,7 +231,7 @@ class LimitStore(StoreBase):
         claiming the same try; each gives its own back) are two releases, so a release never frees a live one."""
         placed: dict[str, list[tuple[int, str]]] = defaultdict(list)
         for index, shard in enumerate(self._read(limit_id)):
-            for entry_key, value in _raw(shard).items():
+            for entry_key, value in raw_holders(shard).items():
                 if entry_key.removesuffix(PIECE) == key:
                     placed[str(value[2])].append((index, entry_key))
         if not placed:
@@ -358,109 +240,6 @@ class LimitStore(StoreBase):
         return any([self._release_at(limit_id, index, entry_key) for index, entry_key in one])
 
     # ----------------------------------------------------------------------------------------------- resize
-    def _rebalance(self, limit_id: str, limit: int | None = None) -> bool:
-        """Give every shard its cap for ``limit`` (None: the root's size) from one read of the limit (``plan_caps``).
-
-        One rebalance at a time: it leases the root (a conditional write on the version read; its version while
-        leased is the rebalance's fence), stamps every shard with that fence, and only then reads the limit and
-        plans. Every later write of the plan is conditional on the shard's stamp being its own, so a rebalance
-        stalled past ``REBALANCE_LEASE`` and taken over writes nothing more, never a piece of its stale plan
-        among the next one's. It writes the shards the plan adds, lowers caps before it raises any, and last sets
-        the root (its size, shard counts and own cap) and ends the lease, so the shards never offer more than the
-        larger of the two plans. Each cap write is also conditional on the cap read. False when the limit does
-        not exist or another rebalance holds it (the caller reads again).
-        """
-        fence = self._lease(limit_id)
-        if fence is None:
-            return False
-        self._stamp(limit_id, fence)
-        shards = self._read(limit_id)
-        taken_over = any(int(shard.version or 0) > fence for shard in shards[1:])
-        done = bool(shards) and not taken_over and self._apply_plan(limit_id, shards, fence, limit)
-        if not done:
-            self._end_lease(limit_id, fence)
-        self._read(limit_id)  # the shape this process places takes by
-        return done
-
-    def _lease(self, limit_id: str) -> int | None:
-        """Lease the root for one rebalance; its version while leased (the fence of the rebalance's writes)."""
-        L = self.models.limit
-        root = self._get(keys.limit_pk(limit_id), keys.LIMIT_SK)
-        if root is None:
-            return None
-        version, now_ms = int(root.version or 0), _now_ms()
-        self._remember(limit_id, root)
-        row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
-        lease = [L.version.set(version + 1), L.lease.set(now_ms + int(REBALANCE_LEASE.total_seconds() * 1000))]
-        if not conditional(functools.partial(update_quietly, row, lease, lease_free(L, version, now_ms))):
-            return None
-        return version + 1
-
-    def _stamp(self, limit_id: str, fence: int) -> None:
-        """Every shard there is carries this rebalance's fence: an earlier rebalance's writes fail on them from
-        here on (one write per shard; rebalances are rare: a limit's growth, a resize). A shard a later rebalance
-        stamped keeps its stamp; the read that follows sees it."""
-        L = self.models.limit
-        shape = self._shape(limit_id)
-        for index in range(1, shape.extent if shape is not None else 1):
-            row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
-            conditional(functools.partial(update_quietly, row, [L.version.set(fence)],
-                                          all_of(item_present(L), stamp_older(L, fence))))
-
-    def _end_lease(self, limit_id: str, fence: int) -> None:
-        """A rebalance that stopped part way gives the root back at once (not after the lease runs out)."""
-        L = self.models.limit
-        row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
-        conditional(functools.partial(update_quietly, row, [L.version.set(fence + 1), L.lease.remove()],
-                                      L.version == fence))
-
-    def _apply_plan(self, limit_id: str, shards: list[LimitItem], fence: int, limit: int | None) -> bool:
-        """Write the plan for ``limit`` made from ``shards`` (read under the lease ``fence``), root last."""
-        L = self.models.limit
-        root = shards[0]
-        size = int(root.limit or 0) if limit is None else limit
-        found = [entries(_raw(shard)) for shard in shards]
-        caps = plan_caps(size, [sum(e.slots for e in f) for f in found], [len(f) for f in found])
-        old_caps = [int(shard.cap or 0) for shard in shards] + [0] * (len(caps) - len(shards))
-        # Shards the plan adds, or the root counts but nobody wrote (a rebalance that stopped half way), are written
-        # first, empty and with no cap: over nothing or over one no take can have used (no holders: what a
-        # rebalance that stopped part way, or one taken over, leaves), never over one with holders.
-        missing = [i for i, shard in enumerate(shards) if shard.cap is None] + list(range(len(shards), len(caps)))
-        for index in missing:
-            new = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK, cap=0, available=0, holders={},
-                    version=fence)
-            if not conditional(functools.partial(new.save, condition=unused_before(L, fence))):
-                return False
-        extent = max(len(shards), len(caps))
-        caps += old_caps[len(caps):]
-        if not self._set_caps(limit_id, fence, caps, old_caps):
-            return False
-        row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
-        root_actions: list[Action] = [
-            L.limit.set(size), L.extent.set(extent), L.active.set(active_shards(caps)), L.cap.set(caps[0]),
-            L.available.set(L.available + (effective(caps[0]) - effective(old_caps[0]))),
-            L.version.set(fence + 1), L.lease.remove()]
-        return conditional(functools.partial(update_quietly, row, root_actions, L.version == fence))
-
-    def _set_caps(self, limit_id: str, fence: int, caps: list[int], old_caps: list[int]) -> bool:
-        """Every shard but the root to its cap, lowered ones first, each conditional on the cap read and on this
-        rebalance's stamp; False when a later rebalance stamped a shard (this one's plan is stale)."""
-        L = self.models.limit
-        for index in sorted((i for i in range(1, len(caps)) if caps[i] != old_caps[i]),
-                            key=lambda i: effective(caps[i]) - effective(old_caps[i])):
-            delta = effective(caps[index]) - effective(old_caps[index])
-            shard_row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
-            actions = [L.cap.set(caps[index]), L.available.set(L.available + delta)]
-            written = conditional(functools.partial(update_quietly, shard_row, actions,
-                                                    all_of(stamped(L, fence), cap_is(L, old_caps[index]))))
-            if not written and not self._stamped_with(limit_id, index, fence):
-                return False
-        return True
-
-    def _stamped_with(self, limit_id: str, index: int, fence: int) -> bool:
-        shard = self._get(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
-        return shard is not None and int(shard.version or 0) == fence
-
     def _resize(self, limit_id: str, limit: int, *, create: bool) -> bool:
         """Set the limit to ``limit`` slots, holders keeping theirs (a shrink below them admits nobody until they
         fall below it). Waits out another rebalance (a resize is an operator's or a deploy's act, never on a task's

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pendulum
 
 from updraft.model.limits import pool_limit
-from updraft.store import keys, limits
+from updraft.store import keys, limit_rebalance, limit_shards
 from updraft.store.api import Taken
 from updraft.store.dynamo import DynamoStore
-from updraft.store.limits import REBALANCE_LEASE
+from updraft.store.limit_rebalance import REBALANCE_LEASE
 
 NOW = pendulum.datetime(2024, 1, 1, tz="UTC")
 
@@ -47,7 +47,7 @@ def test_a_release_gives_back_one_take_of_a_holder_taken_twice(store):
     assert store.take_slots(limit_id, holder, 1, limit=40, now=NOW)
     home = keys.holder_shard(holder, store._shape(limit_id).active)
     elsewhere = (home + 1) % store._shape(limit_id).active
-    value = limits.entry_value(1, NOW, "other-claim", holder)
+    value = limit_shards.entry_value(1, NOW, "other-claim", holder)
     assert store._take_at(limit_id, elsewhere, keys.holder_key(holder), value)  # the racing claim's own take
     before = store.get_limit(limit_id).available
     assert store._release_one_take(limit_id, keys.holder_key(holder))
@@ -65,8 +65,8 @@ def test_a_rebalance_stalled_past_its_lease_writes_nothing_of_its_plan(store, mo
     fence = store._lease(limit_id)
     stale = store._read(limit_id)
     assert [int(shard.cap) for shard in stale] == [4, 4, 2]
-    later = limits._now_ms() + int(REBALANCE_LEASE.total_seconds() * 1000) + 1000
-    monkeypatch.setattr(limits, "_now_ms", lambda: later)
+    later = limit_rebalance._now_ms() + int(REBALANCE_LEASE.total_seconds() * 1000) + 1000
+    monkeypatch.setattr(limit_rebalance, "_now_ms", lambda: later)
     assert store._rebalance(limit_id)  # the next one, at the same size
     assert not store._apply_plan(limit_id, stale, fence, 16)  # the stalled one wakes up
     assert sum(store.take_slots(limit_id, f"h{n}", 1, limit=10, now=NOW) for n in range(12)) == 10
