@@ -19,7 +19,7 @@ from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 
-WIDTH = 24
+WIDTH = 12
 
 
 def _wide_run(store, clock, scheduler):
