@@ -4,6 +4,8 @@ Built from the store, the executor the claimed tries go to and the DAG lookup; `
 for one instance. A pass remembers the limits it found full so it stops asking them, writes every new instance
 no claim created as scheduled, and stores on each instance it could not claim why (only when that changed, so
 an instance that stays blocked costs no write per pass; the mini scheduler leaves stored instances to the tick).
+Concurrent schedulers claim apart: equal instances are cut into buckets, each pass starts at a random one, and a
+race lost in a bucket leaves it to the scheduler met there (``spread_ties``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from updraft.scheduling.ordering import claim_order
 from updraft.scheduling.pass_invokes import InvokePool, PassInvokes
 from updraft.scheduling.pass_report import PassReport
 from updraft.serialization.model import SerializedDAG
+from updraft.store import keys
 from updraft.store.api import Store
 
 POOL_SIZE_TTL_S = 10.0
@@ -103,7 +106,10 @@ class ClaimPass:
                     creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],
                     reasons: dict[TIKey, BlockedReason], invokes: PassInvokes) -> None:
         runs = {(run.dag_id, run.run_id): run for _, run in candidates}
-        ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs)
+        ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs,
+                              random.randrange(BUCKETS))
+        left: set[tuple[Tie, int]] = set()  # buckets where a race was lost: another scheduler claims them
+        checked: set[tuple[Tie, int]] = set()  # buckets this pass has entered
         pool_sizes: dict[str, int | None] = {}
         # Limits found full in this pass, with the fewest slots that did not fit: asking again is a wasted write.
         full: dict[str, int] = {}
@@ -115,6 +121,19 @@ class ClaimPass:
 
         for ti in ordered:
             if (ti.dag_id, ti.run_id) in report.stale_runs:
+                continue
+            group = (tie_of(ti, runs), bucket_of(ti))
+            if group not in checked and left:
+                # A race was lost: other schedulers are claiming from this pass's read. A bucket's first instance
+                # is read before it is claimed (one small read against a lost claim's takes and give-backs).
+                checked.add(group)
+                if self._claimed_meanwhile(ti, ti.key in creations):
+                    left.add(group)
+            checked.add(group)
+            if group in left:
+                # Another scheduler claims this bucket: its new instances are its to create (or, should it stop,
+                # the next evaluation's: an instance nobody wrote is evaluated again).
+                creations.pop(ti.key, None)
                 continue
             if ti.pool not in pool_sizes:
                 pool_sizes[ti.pool] = self.pool_size(ti.pool)
@@ -136,11 +155,17 @@ class ClaimPass:
             creation = creations.get(ti.key)
             result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
                            create_fields=creation.fields if creation is not None else None)
-            if creation is not None and result.lost:
+            if creation is not None and result.lost and not result.held:
                 # What this pass read of the run is stale (another scheduler created its instances meanwhile):
                 # more claims and creations from it would be writes lost in advance. The run is read again.
                 report.stale_runs.add((ti.dag_id, ti.run_id))
                 take_creations(creations, (ti.dag_id, ti.run_id))
+                continue
+            if result.lost:
+                # Another scheduler is claiming this instance or claimed it meanwhile: it works this bucket, so the
+                # bucket is left to it and the pass goes on in the next one.
+                left.add(group)
+                creations.pop(ti.key, None)
                 continue
             if creation is not None and result.dispatch is not None:
                 del creations[ti.key]  # created, queued, by this claim
@@ -152,6 +177,13 @@ class ClaimPass:
             if result.refused is not None and result.full is not None:
                 full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots), result.full.slots)
                 refuse(ti, result.refused, result.full)
+
+    def _claimed_meanwhile(self, ti: TaskInstance, new: bool) -> bool:
+        """Whether another scheduler has claimed (or created) ``ti`` since this pass read it."""
+        current = self.store.get_ti(ti.key)
+        if new:
+            return current is not None
+        return current is None or current.state != TaskInstanceState.SCHEDULED or current.try_number != ti.try_number
 
     def pool_size(self, name: str) -> int | None:
         """A pool's size, remembered for POOL_SIZE_TTL: it only screens out tries that can never fit (the limit
@@ -167,23 +199,34 @@ class ClaimPass:
         return pool.slots
 
 
-def spread_ties(ordered: list[TaskInstance], runs: dict[tuple[str, str], DagRun]) -> list[TaskInstance]:
-    """Shuffle instances that tie on priority, run date and map index, keeping the order between ties.
+# The buckets a tie group of ready instances is cut into (by a hash of each instance's key) so that concurrent
+# schedulers claim apart: enough that 8 schedulers mostly start in different ones.
+BUCKETS = 16
 
-    Concurrent schedulers read the same runs; with one deterministic order they would all race for the same
-    first instances and lose most claims. Shuffling only among equals keeps Airflow's priority order intact.
+Tie = tuple[int, object, int]
+
+
+def tie_of(ti: TaskInstance, runs: dict[tuple[str, str], DagRun]) -> Tie:
+    """What Airflow's claim order cannot tell apart: priority weight, run date, map index."""
+    return ti.priority_weight, runs[(ti.dag_id, ti.run_id)].logical_date, ti.map_index
+
+
+def bucket_of(ti: TaskInstance) -> int:
+    """The bucket an instance falls in: the same in every scheduler, so schedulers agree on what a bucket is."""
+    return keys.shard(ti.key.label, BUCKETS)
+
+
+def spread_ties(ordered: list[TaskInstance], runs: dict[tuple[str, str], DagRun], start: int) -> list[TaskInstance]:
+    """Order instances that tie on priority, run date and map index by bucket, starting at bucket ``start`` and
+    wrapping round (within a bucket by key), keeping Airflow's order between ties.
+
+    Concurrent schedulers read the same runs; with one order they would all race for the same first instances and
+    lose most claims. Each pass starts at a random bucket, so schedulers start apart and walk their own buckets;
+    one that loses a race in a bucket leaves the rest of it to the scheduler it met there (``ClaimPass``). Alone,
+    a scheduler walks every bucket: nothing is left to a scheduler that is not there.
     """
-    out: list[TaskInstance] = []
-    group: list[TaskInstance] = []
-    tie = None
-    for ti in ordered:
-        key = (ti.priority_weight, runs[(ti.dag_id, ti.run_id)].logical_date, ti.map_index)
-        if key != tie and group:
-            random.shuffle(group)
-            out.extend(group)
-            group = []
-        tie = key
-        group.append(ti)
-    random.shuffle(group)
-    out.extend(group)
-    return out
+    groups: dict[Tie, list[TaskInstance]] = {}
+    for ti in ordered:  # dicts keep insertion order: the groups stay in Airflow's order
+        groups.setdefault(tie_of(ti, runs), []).append(ti)
+    return [ti for group in groups.values()
+            for ti in sorted(group, key=lambda ti: ((bucket_of(ti) - start) % BUCKETS, ti.key.label))]

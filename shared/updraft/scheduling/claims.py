@@ -36,7 +36,7 @@ from updraft.scheduling.clearing import as_recorded
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.deferrals import is_resuming
 from updraft.serialization.model import SerializedDAG, SerializedTask
-from updraft.store.api import Store
+from updraft.store.api import Store, Taken
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ class ClaimResult:
     dispatch: Dispatch | None = None
     refused: BlockedReason | None = None  # a limit had no room
     lost: bool = False  # claimed (or created) by another scheduler meanwhile
+    held: bool = False  # lost because a limit holds this try already: another scheduler is claiming it now
     full: LimitNeed | None = None  # the limit that had no room, so a pass can stop asking it
 
     @property
@@ -112,7 +113,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     holder = ti.key.holder(try_number)
     kept = list(ti.held_limits) if resuming else []
 
-    def take(need: LimitNeed) -> bool:
+    def take(need: LimitNeed) -> Taken:
         return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now)
 
     # A named pool (small, the limit most often full) alone first, so a full pool costs one write; the default
@@ -120,15 +121,21 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     first: list[LimitNeed] = []
     if needs and needs[0].limit_id != pool_limit(DEFAULT_POOL) and pool_of(needs[0].limit_id) is not None:
         first = needs[:1]
-        if not take(first[0]):
+        outcome = take(first[0])
+        if outcome is Taken.HELD:
+            return ClaimResult(lost=True, held=True)
+        if outcome is not Taken.YES:
             return ClaimResult(refused=first[0].refusal, full=first[0])
     rest = needs[len(first):]
     results = concurrently([functools.partial(take, need) for need in rest])
-    taken = [need.limit_id for need in first] + [need.limit_id for need, ok in zip(rest, results, strict=True) if ok]
+    landed = [need.limit_id for need, ok in zip(rest, results, strict=True) if ok is Taken.YES]
+    taken = [need.limit_id for need in first] + landed
     held = kept + taken
-    refused = [need for need, ok in zip(rest, results, strict=True) if not ok]
+    refused = [need for need, ok in zip(rest, results, strict=True) if ok is not Taken.YES]
     if refused:
         _release(store, taken, holder)
+        if any(ok is Taken.HELD for ok in results):  # a race lost, not a full limit: the pass goes on asking it
+            return ClaimResult(lost=True, held=True)
         return ClaimResult(refused=refused[0].refusal, full=refused[0])
     try_id = uuid.uuid4().hex
     fields = {"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": held,

@@ -113,4 +113,4 @@ def claim_callback(store: Store, request: DagCallbackRequest | TaskCallbackReque
     exactly a run-once fence; the limit is unlimited (-1) and the holder takes no slots, so it limits nothing.
     """
     key = request.key
-    return store.take_slots(callback_fence(key.dag_id, key.run_id), request.request_id, 0, limit=-1, now=now)
+    return bool(store.take_slots(callback_fence(key.dag_id, key.run_id), request.request_id, 0, limit=-1, now=now))

@@ -105,8 +105,9 @@ def reschedule_fields(ti: TaskInstance, try_id: str, result: TryResult) -> dict[
     if result.reschedule_date is None:
         raise ValueError("an up_for_reschedule result needs its reschedule_date")
     first = first or ti.start_date
+    # Its slots go back as it ends (``finish_try``): its record lists none, as the instance it returns.
     return {"next_retry_at": result.reschedule_date, "reschedule_count": ti.reschedule_count + 1,
-            "first_reschedule_date": first, "rescheduled_try_id": try_id, "start_date": first}
+            "first_reschedule_date": first, "rescheduled_try_id": try_id, "start_date": first, "held_limits": []}
 
 
 class NextHop(enum.Enum):

@@ -134,6 +134,7 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     take_slots           one-shard limit: Update root SET available = available - :n, cond         1 (+ a Put to
                          holders.#k = :v cond (available >= :n OR cap < 0) AND                     create the root
                          size(holders) < 4 AND attribute_not_exists(holders.#k, .#k+)              on first use)
+                         AND active = 1 (the root alone: refused, then read, on a sharded limit)
                          sharded limit: Get root + BatchGet shards (is the holder in  SC + cond    2 + 1 per 100
                          any? where is room?), then that Update on the shard chosen                shards
     release_slots        Update home shard SET available = available + holders.#k[0]  cond         1 (elsewhere or
@@ -141,8 +142,9 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                                                                                                    + BatchGet)
     get_limit            Get root (+ BatchGet the other shards, names)                SC           1 (+1)
     get_pool             Get POOL record, then get_limit                              SC           2 (+1)
-    resize_limit,        Get root, BatchGet shards; Update root (lease) cond version; cond         4+
-      set_pool           Put new shards, Update each changed shard cond cap = old,
+    resize_limit,        Get root; Update root (lease) cond version; Update each shard cond         4+
+      set_pool           SET version = lease cond version <= lease; Get + BatchGet; Put new shards,
+                         Update each changed shard cond cap = old AND version = lease,
                          Update root (size, counts, cap; lease ends) cond version
     list_pools           Query list_index POOLS, BatchGet POOL records, get_limit     EC find, SC  2 + 1 per pool
     delete_pool          Delete POOL cond attribute_exists, then the shards           cond         2+

@@ -10,13 +10,36 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from updraft.model.backfills import Backfill
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.serialization.model import SerializedDAG
 from updraft.timetables.base import DagRunInfo, DataInterval
+
+
+class Taken(int):
+    """What a take of limit slots did: true (1) when taken, false (0) when refused, and a refusal says why, so a
+    claim tells ``HELD`` (the same holder took them first: another scheduler claiming the same try, a race lost)
+    from ``FULL`` (no room: stop asking this limit). An int, so it counts and tests as the bool it always was;
+    compare with ``is``."""
+
+    YES: ClassVar[Taken]
+    FULL: ClassVar[Taken]
+    HELD: ClassVar[Taken]
+    reason: str
+
+    def __new__(cls, value: int, reason: str) -> Taken:
+        taken = super().__new__(cls, value)
+        taken.reason = reason
+        return taken
+
+    def __repr__(self) -> str:
+        return f"Taken.{self.reason}"
+
+
+Taken.YES, Taken.FULL, Taken.HELD = Taken(1, "YES"), Taken(0, "FULL"), Taken(0, "HELD")
 
 
 @dataclass
@@ -239,9 +262,10 @@ class Store(Protocol):
         ``expected_state``; a claim to queued removes it."""
 
     # -- limits and pools ------------------------------------------------------------------------------------
-    def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> bool:
+    def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> Taken:
         """Add ``holder`` with ``slots`` if that many are available (the limit item is created at ``limit``
-        on first use). Idempotent: a holder already present is refused, never counted twice."""
+        on first use). Idempotent: a holder already present is refused, never counted twice (``HELD`` where
+        the store saw it: a sharded limit reads its shards; a one-shard limit's refusal is ``FULL`` for both)."""
 
     def release_slots(self, limit_id: str, holder: str) -> bool:
         """Remove ``holder`` and give its slots back; False if it held none."""

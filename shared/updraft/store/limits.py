@@ -11,8 +11,8 @@ or pieces over several shards when no single one has room. Each write is conditi
 on the holder not holding in it, and the shards' caps never offer more than the limit has free (``plan_caps``),
 so the limit is never over its size. A release tries the shards a take tries first, then reads. A new limit is
 its root alone; the first take that finds it full while the limit has room spreads the rest over new shards,
-and a resize plans every cap again, both under a lease on the root. Pools add a record of their own
-(``store/pools.py``).
+and a resize plans every cap again, both under a lease on the root (``limit_rebalance``; reads in
+``limit_reads``). Pools add a record of their own (``store/pools.py``).
 """
 
 from __future__ import annotations
@@ -21,27 +21,24 @@ import datetime as dt
 import functools
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 from pynamodb.expressions.condition import Condition, size
 from pynamodb.expressions.operand import Path
-from pynamodb.expressions.update import Action
 
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit, pool_of
 from updraft.store import keys
-from updraft.store.api import LimitState
-from updraft.store.base import StoreBase
+from updraft.store.api import Taken
+from updraft.store.limit_reads import raw_holders
+from updraft.store.limit_rebalance import REBALANCE_LEASE, LimitRebalance
 from updraft.store.limit_shards import (
     PIECE,
     SHARD_ENTRIES,
     ShardView,
-    active_shards,
     effective,
     entries,
     entry_value,
     inline_name,
-    plan_caps,
     plan_take,
     probe_order,
     root_cap,
@@ -58,14 +55,7 @@ from updraft.store.writes import (
     write_token,
 )
 
-# How long a process trusts the shard count it last read: a take refused by a one-shard limit read this recently
-# is refused without a read (a resize that grew it is seen at the latest this much later).
-SHAPE_TTL_S = 10.0
 FAST_PROBES = 3  # shards a release tries (where a take goes first) before it reads the limit
-# A rebalance's hold on the root: a crashed one's plan is taken over after this long.
-REBALANCE_LEASE = dt.timedelta(seconds=30)
-
-
 # ----------------------------------------------------------------------------------------- named conditions
 def room_for(L: type[LimitItem], slots: int) -> Condition:
     """Enough slots are free in this shard; an unlimited shard (cap -1) still counts what is held."""
@@ -83,105 +73,17 @@ def entry_room(L: type[LimitItem]) -> Condition:
     return entry_count
 
 
+def root_alone(L: type[LimitItem]) -> Condition:
+    """The root is the limit's only active shard (a sharded limit's holder may sit in any of its shards)."""
+    return L.active == 1
+
+
 def holding(L: type[LimitItem], entry_key: str) -> Condition:
     entry: Path = L.holders[entry_key]
     return entry.exists()
 
 
-def lease_free(L: type[LimitItem], version: int, now_ms: int) -> Condition:
-    """The root is as read and no other rebalance holds it (or its lease ran out): two never mix their plans."""
-    return all_of(L.version == version, any_of(L.lease.does_not_exist(), L.lease < now_ms))
-
-
-def unused_or_absent(L: type[LimitItem]) -> Condition:
-    """No shard here, or one no take can have used: no cap, no holders."""
-    unused: Condition = size(L.holders) == 0  # type: ignore[no-untyped-call]
-    return any_of(item_absent(L), all_of(L.cap == 0, unused))
-
-
-def cap_is(L: type[LimitItem], cap: int) -> Condition:
-    return L.cap == cap
-
-
-@dataclass(frozen=True)
-class _Shape:
-    """What a process remembers of a limit to place a take without reading it."""
-
-    limit: int
-    active: int
-    extent: int
-    read_at: float
-    whole: bool  # one shard offering the whole size: its refusal is the limit's (full, or the holder holds)
-
-    @property
-    def fresh(self) -> bool:
-        return time.monotonic() - self.read_at < SHAPE_TTL_S
-
-
-def _raw(item: LimitItem) -> dict[str, Any]:
-    """The holders map as read (a MapAttribute: its as_dict is unannotated in pynamodb), or as built."""
-    holders = item.holders
-    raw: dict[str, Any] = (holders.as_dict() if hasattr(holders, "as_dict")  # type: ignore[no-untyped-call]
-                           else dict(holders or {}))
-    return raw
-
-
-class LimitStore(StoreBase):
-    # ------------------------------------------------------------------------------------------------ reads
-    def _shape(self, limit_id: str) -> _Shape | None:
-        shape: _Shape | None = self._limit_shapes.get(limit_id)
-        return shape
-
-    def _remember(self, limit_id: str, root: LimitItem) -> _Shape:
-        limit, extent = int(root.limit or 0), int(root.extent or 1)
-        shape = _Shape(limit, int(root.active or 1), extent, time.monotonic(),
-                       whole=limit >= 0 and extent == 1 and int(root.cap or 0) == limit)
-        with self._lock:
-            self._limit_shapes[limit_id] = shape
-        return shape
-
-    def _get(self, pk: str, sk: str) -> LimitItem | None:
-        L = self.models.limit
-        try:
-            return L.get(pk, sk, consistent_read=True)
-        except L.DoesNotExist:
-            return None
-
-    def _read(self, limit_id: str) -> list[LimitItem]:
-        """Every shard of the limit, root first, by index (a missing shard is an empty stand-in); [] when the
-        limit does not exist. One GetItem, plus one BatchGetItem per 100 other shards."""
-        root = self._get(keys.limit_pk(limit_id), keys.LIMIT_SK)
-        if root is None:
-            return []
-        shape = self._remember(limit_id, root)
-        L = self.models.limit
-        pks = [keys.limit_shard_pk(limit_id, i) for i in range(1, shape.extent)]
-        found = {item.pk: item for item in self._batch_get(L, [(pk, keys.LIMIT_SK) for pk in pks])}
-        # A shard the root counts but not yet written (a resize or a growth under way) stands in with no cap.
-        return [root, *(found.get(pk) or L(pk, keys.LIMIT_SK, available=0, holders={}) for pk in pks)]
-
-    def _names(self, limit_id: str, holder_keys: set[str]) -> dict[str, str]:
-        """Full names of the holders whose entries keep none (longer than ``NAME_INLINE_MAX``)."""
-        L = self.models.limit
-        wanted = [(keys.holder_name_pk(limit_id, k), keys.HOLDER_NAME_SK) for k in sorted(holder_keys)]
-        return {item.pk.rsplit("#", 1)[1]: item.holder or "" for item in self._batch_get(L, wanted)}
-
-    def get_limit(self, limit_id: str) -> LimitState | None:
-        shards = self._read(limit_id)
-        if not shards:
-            return None
-        found = [e for shard in shards for e in entries(_raw(shard))]
-        names = self._names(limit_id, {e.key for e in found if not e.name}) if any(not e.name for e in found) else {}
-        holders: dict[str, int] = defaultdict(int)
-        taken_at: dict[str, dt.datetime] = {}
-        for e in found:
-            name = e.name or names.get(e.key, e.key)
-            holders[name] += e.slots
-            taken_at[name] = min(taken_at.get(name, e.taken_at), e.taken_at)
-        limit = int(shards[0].limit or 0)
-        return LimitState(limit=limit, available=limit - sum(holders.values()), holders=dict(holders),
-                          taken_at=taken_at)
-
+class LimitStore(LimitRebalance):
     # --------------------------------------------------------------------------------------- creation
     def _create(self, limit_id: str, limit: int) -> bool:
         """Create the limit at ``limit`` slots as its root alone, offering up to one shard's share (a conditional
@@ -214,13 +116,18 @@ class LimitStore(StoreBase):
         return created
 
     # ------------------------------------------------------------------------------------- take, release
-    def _take_at(self, limit_id: str, index: int, entry_key: str, value: list[Any]) -> bool:
-        """One conditional write of one shard: room for the slots, room for an entry, the holder not in it."""
+    def _take_at(self, limit_id: str, index: int, entry_key: str, value: list[Any], *, alone: bool = False) -> bool:
+        """One conditional write of one shard: room for the slots, room for an entry, the holder not in it. With
+        ``alone`` (a take on the root placed without a read) also that the root is the limit's only active
+        shard: then the holder can be nowhere else, so "not in it" means "not holding" (a sharded limit refuses,
+        and the take reads where the holder may be)."""
         L = self.models.limit
         slots = int(value[0])
         row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
         actions = [L.available.set(L.available - slots), L.holders[entry_key].set(value)]
         condition = all_of(room_for(L, slots), not_holding(L, entry_key.removesuffix(PIECE)), entry_room(L))
+        if alone:
+            condition = all_of(condition, root_alone(L))
         landed = functools.partial(self._holds_with, limit_id, index, entry_key, str(value[2]))
         return acknowledged(lambda: update_quietly(row, actions, condition), landed)
 
@@ -228,7 +135,7 @@ class LimitStore(StoreBase):
         """The entry is the one the take with ``token`` wrote: ours landed, its acknowledgement was lost (a holder
         that took before, say a claim retried by a new invocation, is not ours: it stays refused)."""
         item = self._get(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
-        value = None if item is None else _raw(item).get(entry_key)
+        value = None if item is None else raw_holders(item).get(entry_key)
         return value is not None and str(value[2]) == token
 
     def _release_at(self, limit_id: str, index: int, entry_key: str) -> bool:
@@ -238,7 +145,7 @@ class LimitStore(StoreBase):
         actions = [L.available.set(L.available + L.holders[entry_key][0]), L.holders[entry_key].remove()]
         return conditional(lambda: update_quietly(row, actions, holding(L, entry_key)))
 
-    def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> bool:
+    def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> Taken:
         key = keys.holder_key(holder)
         value = entry_value(slots, now, write_token(), holder)
         if not inline_name(holder):  # the name first: an entry is never there without a way to its name
@@ -249,32 +156,33 @@ class LimitStore(StoreBase):
             # retried by another invocation) from a new one, so a take of a sharded limit reads it first.
             return self._take_spread(limit_id, holder, key, value)
         if self._take_fast(limit_id, key, value):
-            return True
+            return Taken.YES
         if shape is None and self._ensure_limit(limit_id, limit):
             # Refused by a limit this process had not seen, which did not exist (a run's max_active_tasks before
             # its first try): created on that first refusal, not checked before every first take, so the common
             # case (the limit exists) costs one request on the path from one task's end to the next.
             shape = self._shape(limit_id)
             if self._take_fast(limit_id, key, value):
-                return True
+                return Taken.YES
         if shape is not None and shape.fresh and shape.whole:
-            return False  # its one shard refused: full, or the holder holds already
+            return Taken.FULL  # its one shard refused: full, or the holder holds already
         return self._take_spread(limit_id, holder, key, value)
 
     def _take_fast(self, limit_id: str, key: str, value: list[Any]) -> bool:
-        """One write to the root, for a limit of one shard (or one this process has not read yet)."""
-        return self._take_at(limit_id, 0, key, value)
+        """One write to the root, for a limit of one shard (or one this process has not read yet: refused, not
+        counted twice, when the limit has more shards)."""
+        return self._take_at(limit_id, 0, key, value, alone=True)
 
-    def _take_spread(self, limit_id: str, holder: str, key: str, value: list[Any]) -> bool:
+    def _take_spread(self, limit_id: str, holder: str, key: str, value: list[Any]) -> Taken:
         """Read every shard, then take where there is room: in one shard, or in pieces over several (each piece
         a conditional write; a refused piece gives back the ones taken and the take plans again)."""
         for _ in range(RETRIES):
             shards = self._read(limit_id)
             if not shards:
-                return False
-            found = [entries(_raw(shard)) for shard in shards]
+                return Taken.FULL
+            found = [entries(raw_holders(shard)) for shard in shards]
             if any(e.key == key for shard_entries in found for e in shard_entries):
-                return False  # the holder holds already
+                return Taken.HELD
             views = [ShardView(i, int(s.cap if s.cap is not None else 0), int(s.available or 0), len(found[i]))
                      for i, s in enumerate(shards)]
             shape = self._remember(limit_id, shards[0])
@@ -284,7 +192,7 @@ class LimitStore(StoreBase):
             if plan is None:
                 held = sum(e.slots for shard_entries in found for e in shard_entries)
                 if shape.limit >= 0 and shape.limit - held < int(value[0]):
-                    return False  # full
+                    return Taken.FULL
                 # The limit has room its shards do not offer (a shrink parked them; every shard has its entries;
                 # an unlimited limit needs one more shard): the caps are planned again, then the take.
                 self._rebalance(limit_id)
@@ -296,10 +204,10 @@ class LimitStore(StoreBase):
                     break
                 taken.append((index, entry_key))
             if len(taken) == len(plan):
-                return True
+                return Taken.YES
             for index, entry_key in taken:
                 self._release_at(limit_id, index, entry_key)
-        return False
+        return Taken.FULL
 
     def release_slots(self, limit_id: str, holder: str) -> bool:
         key = keys.holder_key(holder)
@@ -312,62 +220,26 @@ class LimitStore(StoreBase):
                 released = True
                 break
         if not released:  # placed further on, in pieces, or not held: read where
-            for index, shard in enumerate(self._read(limit_id)):
-                held = [k for k in _raw(shard) if k.removesuffix(PIECE) == key]
-                released = any([self._release_at(limit_id, index, k) for k in held]) or released
+            released = self._release_one_take(limit_id, key)
         if released and not inline_name(holder):
             self.models.limit(keys.holder_name_pk(limit_id, key), keys.HOLDER_NAME_SK).delete()
         return released
 
+    def _release_one_take(self, limit_id: str, key: str) -> bool:
+        """Give back one take of the holder, found by a read: its whole entry or all its pieces (one take's pieces
+        share its write token). One take per release, as on the fast path: two takes of one holder (two schedulers
+        claiming the same try; each gives its own back) are two releases, so a release never frees a live one."""
+        placed: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        for index, shard in enumerate(self._read(limit_id)):
+            for entry_key, value in raw_holders(shard).items():
+                if entry_key.removesuffix(PIECE) == key:
+                    placed[str(value[2])].append((index, entry_key))
+        if not placed:
+            return False
+        one = next(iter(placed.values()))
+        return any([self._release_at(limit_id, index, entry_key) for index, entry_key in one])
+
     # ----------------------------------------------------------------------------------------------- resize
-    def _rebalance(self, limit_id: str, limit: int | None = None) -> bool:
-        """Give every shard its cap for ``limit`` (None: the root's size) from one read of the limit (``plan_caps``).
-
-        One rebalance at a time: it leases the root (a conditional write on the version read), writes the shards
-        the plan adds, lowers caps before it raises any, and last sets the root (its size, shard counts and own
-        cap) and ends the lease, so the shards never offer more than the larger of the two plans. A lease left by
-        a crash expires after ``REBALANCE_LEASE``. Each shard write is conditional on the cap read. False when the
-        limit does not exist or another rebalance holds it (the caller reads again).
-        """
-        L = self.models.limit
-        shards = self._read(limit_id)
-        if not shards:
-            return False
-        root, version = shards[0], int(shards[0].version or 0)
-        size = int(root.limit or 0) if limit is None else limit
-        found = [entries(_raw(shard)) for shard in shards]
-        caps = plan_caps(size, [sum(e.slots for e in f) for f in found], [len(f) for f in found])
-        old_caps = [int(shard.cap or 0) for shard in shards] + [0] * (len(caps) - len(shards))
-        now_ms = int(time.time() * 1000)
-        row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
-        lease = [L.version.set(version + 1), L.lease.set(now_ms + int(REBALANCE_LEASE.total_seconds() * 1000))]
-        if not conditional(functools.partial(update_quietly, row, lease, lease_free(L, version, now_ms))):
-            return False
-        # Shards the plan adds, or the root counts but nobody wrote (a rebalance that stopped half way), are written
-        # first, empty and with no cap: over nothing or over such an empty one (a rebalance that stopped before
-        # its root write leaves it), never over one with holders or a cap (then this read is stale).
-        missing = [i for i, shard in enumerate(shards) if shard.cap is None] + list(range(len(shards), len(caps)))
-        for index in missing:
-            new = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK, cap=0, available=0, holders={})
-            if not conditional(functools.partial(new.save, condition=unused_or_absent(L))):
-                return False
-        extent = max(len(shards), len(caps))
-        caps += old_caps[len(caps):]
-        for index in sorted((i for i in range(1, len(caps)) if caps[i] != old_caps[i]),
-                            key=lambda i: effective(caps[i]) - effective(old_caps[i])):
-            delta = effective(caps[index]) - effective(old_caps[index])
-            shard_row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
-            conditional(functools.partial(update_quietly, shard_row, [L.cap.set(caps[index]),
-                                                                      L.available.set(L.available + delta)],
-                                          cap_is(L, old_caps[index])))
-        root_actions: list[Action] = [
-            L.limit.set(size), L.extent.set(extent), L.active.set(active_shards(caps)), L.cap.set(caps[0]),
-            L.available.set(L.available + (effective(caps[0]) - effective(old_caps[0]))),
-            L.version.set(version + 2), L.lease.remove()]
-        done = conditional(functools.partial(update_quietly, row, root_actions, L.version == version + 1))
-        self._read(limit_id)  # the shape this process places takes by
-        return done
-
     def _resize(self, limit_id: str, limit: int, *, create: bool) -> bool:
         """Set the limit to ``limit`` slots, holders keeping theirs (a shrink below them admits nobody until they
         fall below it). Waits out another rebalance (a resize is an operator's or a deploy's act, never on a task's

@@ -228,7 +228,9 @@ class LimitItem(Item):
     limit = NumberAttribute(null=True)  # root: the size (-1: unlimited)
     active = NumberAttribute(null=True)  # root: the shards takes are placed on
     extent = NumberAttribute(null=True)  # root: the shards that exist (a shrunk limit's idle shards still count)
-    version = NumberAttribute(null=True)  # root: bumped by every rebalance of the shards' caps
+    # root: bumped by every rebalance of the shards' caps; other shard: the lease version of the last rebalance
+    # that stamped it (a stalled earlier one's writes then fail there)
+    version = NumberAttribute(null=True)
     lease = NumberAttribute(null=True)  # root: until when (epoch ms) a rebalance holds it
     cap = NumberAttribute(null=True)  # shard: its share of the size (-1: unlimited)
     available = NumberAttribute(null=True)  # shard: cap - held slots (an unlimited shard counts from 0)

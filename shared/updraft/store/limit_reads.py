@@ -1,0 +1,99 @@
+"""The reads of a limit (``store/limits.py``): its root and shards by index, the holders' full names, and what a
+process remembers of a limit's shape (its shard counts) to place a take without reading it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from updraft.store import keys
+from updraft.store.api import LimitState
+from updraft.store.base import StoreBase
+from updraft.store.limit_shards import entries
+from updraft.store.models import LimitItem
+
+# How long a process trusts the shard count it last read: a take refused by a one-shard limit read this recently
+# is refused without a read (a resize that grew it is seen at the latest this much later).
+SHAPE_TTL_S = 10.0
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What a process remembers of a limit to place a take without reading it."""
+
+    limit: int
+    active: int
+    extent: int
+    read_at: float
+    whole: bool  # one shard offering the whole size: its refusal is the limit's (full, or the holder holds)
+
+    @property
+    def fresh(self) -> bool:
+        return time.monotonic() - self.read_at < SHAPE_TTL_S
+
+
+def raw_holders(item: LimitItem) -> dict[str, Any]:
+    """The holders map as read (a MapAttribute: its as_dict is unannotated in pynamodb), or as built."""
+    holders = item.holders
+    raw: dict[str, Any] = (holders.as_dict() if hasattr(holders, "as_dict")  # type: ignore[no-untyped-call]
+                           else dict(holders or {}))
+    return raw
+
+
+class LimitReads(StoreBase):
+    def _shape(self, limit_id: str) -> _Shape | None:
+        shape: _Shape | None = self._limit_shapes.get(limit_id)
+        return shape
+
+    def _remember(self, limit_id: str, root: LimitItem) -> _Shape:
+        limit, extent = int(root.limit or 0), int(root.extent or 1)
+        shape = _Shape(limit, int(root.active or 1), extent, time.monotonic(),
+                       whole=limit >= 0 and extent == 1 and int(root.cap or 0) == limit)
+        with self._lock:
+            self._limit_shapes[limit_id] = shape
+        return shape
+
+    def _get(self, pk: str, sk: str) -> LimitItem | None:
+        L = self.models.limit
+        try:
+            return L.get(pk, sk, consistent_read=True)
+        except L.DoesNotExist:
+            return None
+
+    def _read(self, limit_id: str) -> list[LimitItem]:
+        """Every shard of the limit, root first, by index (a missing shard is an empty stand-in); [] when the
+        limit does not exist. One GetItem, plus one BatchGetItem per 100 other shards."""
+        root = self._get(keys.limit_pk(limit_id), keys.LIMIT_SK)
+        if root is None:
+            return []
+        shape = self._remember(limit_id, root)
+        L = self.models.limit
+        pks = [keys.limit_shard_pk(limit_id, i) for i in range(1, shape.extent)]
+        found = {item.pk: item for item in self._batch_get(L, [(pk, keys.LIMIT_SK) for pk in pks])}
+        # A shard the root counts but not yet written (a resize or a growth under way) stands in with no cap.
+        return [root, *(found.get(pk) or L(pk, keys.LIMIT_SK, available=0, holders={}) for pk in pks)]
+
+    def _names(self, limit_id: str, holder_keys: set[str]) -> dict[str, str]:
+        """Full names of the holders whose entries keep none (longer than ``NAME_INLINE_MAX``)."""
+        L = self.models.limit
+        wanted = [(keys.holder_name_pk(limit_id, k), keys.HOLDER_NAME_SK) for k in sorted(holder_keys)]
+        return {item.pk.rsplit("#", 1)[1]: item.holder or "" for item in self._batch_get(L, wanted)}
+
+    def get_limit(self, limit_id: str) -> LimitState | None:
+        shards = self._read(limit_id)
+        if not shards:
+            return None
+        found = [e for shard in shards for e in entries(raw_holders(shard))]
+        names = self._names(limit_id, {e.key for e in found if not e.name}) if any(not e.name for e in found) else {}
+        holders: dict[str, int] = defaultdict(int)
+        taken_at: dict[str, dt.datetime] = {}
+        for e in found:
+            name = e.name or names.get(e.key, e.key)
+            holders[name] += e.slots
+            taken_at[name] = min(taken_at.get(name, e.taken_at), e.taken_at)
+        limit = int(shards[0].limit or 0)
+        return LimitState(limit=limit, available=limit - sum(holders.values()), holders=dict(holders),
+                          taken_at=taken_at)
