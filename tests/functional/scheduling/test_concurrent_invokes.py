@@ -20,10 +20,12 @@ WIDTH = 6
 
 class BlockingLambda:
     """Each invoke waits until all the good ones are in flight at once: sequential invokes break the barrier
-    (after its timeout), so the test fails instead of hanging. The ``refused`` task's invoke is throttled."""
+    (after its timeout), so the test fails instead of hanging. The ``refused`` task's invoke is throttled. The
+    timeout is generous: on a 2-core machine at load ~30 the pool's threads can take seconds to all get scheduled,
+    and 5 s broke the barrier there although the invokes were concurrent."""
 
     def __init__(self, parties: int, refused: str) -> None:
-        self.barrier = threading.Barrier(parties, timeout=5)
+        self.barrier = threading.Barrier(parties, timeout=60)
         self.refused = refused
         self.lock = threading.Lock()
         self.in_flight = self.peak = 0
