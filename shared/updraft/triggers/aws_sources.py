@@ -18,6 +18,7 @@ never fires; the asset-events Lambda only ever receives its own queue's messages
 
 from __future__ import annotations
 
+import json
 import urllib.parse
 from collections.abc import AsyncIterator
 from typing import Any
@@ -92,7 +93,11 @@ def watch_of(trigger: Any) -> dict[str, Any]:
         raise UnsupportedFeatureError(
             f"{name} in an AssetWatcher", "an asset watcher's trigger must be an event trigger (BaseEventTrigger: "
             "FileDeleteTrigger, DirectoryFileDeleteTrigger, MessageQueueTrigger on SQS, or your own), as in Airflow")
-    from updraft.runtime.xcom import encode_value
-
     classpath, kwargs = trigger.serialize()
-    return {"source": "poll", "classpath": classpath, "kwargs": encode_value(dict(kwargs))}
+    try:  # kept with the asset and handed to each check: JSON, as the store and Step Functions keep it
+        plain = json.loads(json.dumps(dict(kwargs)))
+    except (TypeError, ValueError):
+        raise UnsupportedFeatureError(f"{classpath} with keyword arguments that are not JSON in an AssetWatcher",
+                                      "a polled watcher's trigger is rebuilt from JSON keyword arguments "
+                                      "(strings, numbers, lists, mappings)") from None
+    return {"source": "poll", "classpath": classpath, "kwargs": plain}
