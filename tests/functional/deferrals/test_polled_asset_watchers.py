@@ -113,3 +113,36 @@ def test_pause_stops_the_watcher_and_unpause_starts_it_again(env):
     [second] = running_watchers(env)
     assert second != first and second.endswith("-g2")
     assert not env.flag.exists() and len(inbox_events(env)) == 3
+
+
+def test_a_changed_trigger_ends_the_old_watcher_and_starts_the_new_one(env):
+    [old] = running_watchers(env)
+    asset = next(a for a in env.store.list_assets() if a.name == "inbox")
+    changed = [{**w, "kwargs": {**w["kwargs"], "poke_interval": 10.0}} for w in asset.watchers]
+    env.store.declare_asset(name="inbox", uri=None, group=None, extra=None, now=env.clock(), watchers=changed)
+    env.advance(minutes=1)  # the old one's next check ends it; the sweep starts the new trigger's first generation
+    [new] = running_watchers(env)
+    assert new != old and new.endswith("-g1") and env.engine.executions[old].status in ("SUCCEEDED", "ABORTED")
+    assert env.engine.executions[new].input["watch"]["kwargs"]["poke_interval"] == 10.0
+
+
+def test_the_file_triggers_delete_what_they_see_as_airflows(tmp_path):
+    import asyncio
+
+    from updraft.triggers.file import DirectoryFileDeleteTrigger, FileDeleteTrigger
+
+    us = DirectoryFileDeleteTrigger(directory=str(tmp_path), filename="us.flag", poke_interval=5.0)
+    eu = DirectoryFileDeleteTrigger(directory=str(tmp_path), filename="eu.flag", poke_interval=5.0)
+    (tmp_path / "us.flag").write_text("")
+    assert eu.poll_once() is None and (tmp_path / "us.flag").exists()  # each fires only for its own file
+    assert us.poll_once() == TriggerEvent({"filepath": str(tmp_path / "us.flag")})
+    assert not (tmp_path / "us.flag").exists() and us.poll_once() is None
+    single = FileDeleteTrigger(filepath=str(tmp_path / "test"))
+    (tmp_path / "test").write_text("")
+
+    async def first(trigger):
+        return await anext(trigger.run())
+
+    assert asyncio.run(first(single)) == TriggerEvent(True) and not (tmp_path / "test").exists()
+    assert single.serialize() == ("airflow.providers.standard.triggers.file.FileDeleteTrigger",
+                                  {"filepath": str(tmp_path / "test"), "poke_interval": 5.0})
