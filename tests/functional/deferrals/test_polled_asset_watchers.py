@@ -15,6 +15,7 @@ from moto import mock_aws
 from tests.functional.deferrals.defer_harness import DeferralEnv
 from tests.functional.runtime.rt_harness import HEADER
 from updraft.model.asset_watches import PolledWatch, is_watch_execution
+from updraft.runtime.asset_watch import RENEW_AFTER
 from updraft.runtime.trigger_check import check
 from updraft.scheduling.asset_watchers import polled_watches
 from updraft.scheduling.dag_registration import set_paused
@@ -40,6 +41,15 @@ class Always(BaseEventTrigger):
 
     async def run(self):
         yield TriggerEvent({"seen": True})
+
+
+class Broken(BaseEventTrigger):
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return f"{__name__}.Broken", {}
+
+    async def run(self):
+        raise OSError("the mount is gone")
+        yield  # an async generator, as Airflow's run()
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +106,15 @@ def test_a_check_delivered_twice_records_its_event_once(env):
                      in_process=True) for late in (0, 3)]
     assert [a["outcome"] for a in answers] == ["fired", "fired"] and answers[0]["seq"] == 1
     assert len(inbox_events(env)) == before + 1  # the second delivery wrote the same event (same id): no new one
+    # a trigger that raises is looked at again later, its error in the execution's state; the loop goes on
+    broken = PolledWatch(**{**always.__dict__, "name": "broken", "classpath": f"{__name__}.Broken"})
+    env.store.declare_asset(name="inbox", uri=None, group=None, extra=None, now=env.clock(),
+                            watchers=[*asset.watchers, {"name": "broken", "source": "poll",
+                                                        "classpath": broken.classpath, "kwargs": {}}])
+    failed = check(broken.to_input(1, env.clock()), store=env.store, now=env.clock(), in_process=True)
+    assert (failed["outcome"], failed["error"], failed["seq"]) == ("failed", "OSError: the mount is gone", 1)
+    # past RENEW_AFTER checks an execution ends (Step Functions' history limit): the sweep starts the next one
+    assert check({**failed, "seq": RENEW_AFTER}, store=env.store, now=env.clock(), in_process=True)["outcome"] == "gone"
     env.store.declare_asset(name="inbox", uri=None, group=None, extra=None, now=env.clock(), watchers=asset.watchers)
     assert check(answers[0], store=env.store, now=env.clock(), in_process=True)["outcome"] == "gone"
 
