@@ -63,6 +63,8 @@ AIRFLOW_STATES: dict[str, str] = {
     # AssetAccessControl is stored and, without [core] multi_team, changes nothing (produce/consume: try 1)
     "team_analytics_producer": "success",
     "team_ml_consumer": "success",
+    # example_asset_with_watchers.py: test_task succeeds at try 1 (dags test starts no watcher, in Airflow as here)
+    "example_asset_with_watchers": "success",
     # example_asset_partition.py: each DAG's one task succeeds at try 1 (a manual run has no partition key)
     "aggregate_regional_sales": "success",
     "clean_and_combine_player_stats": "success",

@@ -158,7 +158,9 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     # otherwise run its backlog beside the test, or wait behind it with max_active_runs). Parallelism is the worker
     # count, as Airflow's LocalExecutor has exactly that many processes: a try claimed beyond it would wait in the
     # thread pool's FIFO queue holding its slots, and a heavier try that becomes ready later would start after it.
-    scheduler_config = SchedulerConfig(max_dagruns_to_create_per_loop=0, parallelism=workers)
+    # No asset watcher runs either (Airflow's dags test starts no triggerer): a file watcher would delete its files.
+    scheduler_config = SchedulerConfig(max_dagruns_to_create_per_loop=0, parallelism=workers,
+                                       watcher_sweep_interval=None)
     scheduler = Scheduler(store, ThreadExecutor(), scheduler_config, clock=utcnow)
 
     def work(item: Any) -> None:

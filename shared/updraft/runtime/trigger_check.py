@@ -36,6 +36,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from updraft.model.asset_watches import WATCH_KIND
 from updraft.model.deferrals import ResumeRequest
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.cross_dag import poll_trigger
@@ -135,7 +136,13 @@ def check(state: dict[str, Any], *, store: Store, now: dt.datetime, step_seconds
     """The execution's next state after one look at the deferred try's trigger, taken in a child with
     ``credentials`` (the DAG-code role's environment; none without) and the DAGs and plugins folders importable (a
     user's trigger class may live there: Airflow puts both on the triggerer's path). ``in_process`` looks here,
-    still with only ``credentials`` for AWS: for tests whose trigger reads the test's own memory."""
+    still with only ``credentials`` for AWS: for tests whose trigger reads the test's own memory. A polled asset
+    watcher's execution (``kind`` ``watch``) is checked by ``runtime.asset_watch``."""
+    if state.get("kind") == WATCH_KIND:
+        from updraft.runtime.asset_watch import check_watch
+
+        return check_watch(state, store=store, now=now, step_seconds=step_seconds, credentials=credentials,
+                           dags_folder=dags_folder, plugins_folder=plugins_folder, in_process=in_process)
     request = ResumeRequest.from_payload(state.get("resume"))
     if request is None:
         raise ValueError("the check's input has no resume payload")

@@ -87,7 +87,7 @@ def _s3_record(store: DynamoStore, record: Mapping[str, Any], assets: Iterable[A
         _record(store, asset, source, extra, outcome, now=when)
 
 
-def _from_trigger(payload: dict[str, Any]) -> dict[str, Any]:
+def watcher_extra(payload: Any) -> dict[str, Any]:
     """An AssetWatcher's event extra, as Airflow's triggerer records it (``AssetManager.register_asset_change``)."""
     return {"from_trigger": True, "payload": payload}
 
@@ -104,7 +104,7 @@ def _sqs_record(store: DynamoStore, record: Mapping[str, Any], assets: list[Asse
                    "MessageAttributes": record.get("messageAttributes") or {}}
         payload = {"status": "success", "message_batch": [message]}  # SqsSensorTrigger's event
         for asset in watching:
-            _record(store, asset, f"sqs#{record['messageId']}", _from_trigger(payload), outcome, now=when)
+            _record(store, asset, f"sqs#{record['messageId']}", watcher_extra(payload), outcome, now=when)
         return
     body = json.loads(record["body"])
     if isinstance(body, dict) and "Records" in body:  # a bucket notifying the queue

@@ -57,6 +57,9 @@ class SchedulerConfig:
     reconcile_interval: dt.timedelta = dt.timedelta(seconds=30)
     # The deferral sweep (``wait_sweep``) lists the wait engine's executions: rarer still, as lost waits are.
     wait_sweep_interval: dt.timedelta = dt.timedelta(minutes=5)
+    # Polled asset watchers are started and stopped (``asset_watchers``) this often: an unpause starts its watchers
+    # within it (a pause ends them at their next check). None: no watcher runs (``dags test``, as Airflow's).
+    watcher_sweep_interval: dt.timedelta | None = dt.timedelta(minutes=1)
 
 
 class Scheduler:
@@ -74,6 +77,7 @@ class Scheduler:
         self.claims = ClaimPass(store, executor, self.dag, parallelism=self.config.parallelism)
         self._last_reconcile: dt.datetime | None = None
         self._last_wait_sweep: dt.datetime | None = None
+        self._last_watcher_sweep: dt.datetime | None = None
         self._lock = threading.Lock()
         self._in_progress: set[tuple[str, str]] = set()
         self._dirty: set[tuple[str, str]] = set()
@@ -100,6 +104,10 @@ class Scheduler:
         if self._last_wait_sweep is None or self.clock() - self._last_wait_sweep >= self.config.wait_sweep_interval:
             self.sweep_waits(runs, report)
             self._last_wait_sweep = self.clock()
+        last_watch, every = self._last_watcher_sweep, self.config.watcher_sweep_interval
+        if every is not None and (last_watch is None or self.clock() - last_watch >= every):
+            self.sweep_watchers(report)
+            self._last_watcher_sweep = self.clock()
         return report
 
     def _runs_to_examine(self, runs: list[DagRun]) -> list[DagRun]:
@@ -135,6 +143,20 @@ class Scheduler:
         except Exception as exc:
             logger.exception("deferral sweep skipped this pass")
             report.poisoned["deferral sweep"] = describe(exc)
+
+    def sweep_watchers(self, report: PassReport) -> None:
+        """Start the polled asset watchers that should run and stop the others (``asset_watchers``); a failing
+        sweep is reported, never raised."""
+        from updraft.scheduling.asset_watchers import reconcile_watchers
+        from updraft.scheduling.wait_sweep import SweptWaits
+
+        if not isinstance(self.waits, SweptWaits) or not hasattr(self.store, "list_assets"):
+            return
+        try:
+            reconcile_watchers(self.store, self.waits, now=self.clock())  # type: ignore[arg-type]
+        except Exception as exc:
+            logger.exception("asset watcher sweep skipped this pass")
+            report.poisoned["asset watcher sweep"] = describe(exc)
 
     def _loads(self, run: DagRun) -> bool:
         try:

@@ -14,7 +14,8 @@ reconcile pass runs this sweep, throttled (``SchedulerConfig.wait_sweep_interval
 
 The executions are listed before the tries are read, so a try that defers meanwhile is never taken for gone
 (its execution starts after its deferred record is written), and executions younger than ``SWEEP_GRACE`` are
-left alone. Next-poke wakes (``reschedule`` executions) end on their own and are not swept.
+left alone. Next-poke wakes (``reschedule`` executions) end on their own and are not swept; asset watchers'
+executions are ``asset_watchers.reconcile_watchers``'s.
 
 What a sweep costs: one ListExecutions call per 100 running executions, one read of the task instances of each
 active run, and one DescribeExecution per polling deferred try without a running execution (none when all is
@@ -29,6 +30,7 @@ import logging
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
+from updraft.model.asset_watches import is_watch_execution
 from updraft.model.deferrals import POLL_KIND, TRIGGER_FAIL_REPR, execution_name
 from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import TaskInstanceState
@@ -68,7 +70,7 @@ def sweep_waits(store: Store, waits: SweptWaits, runs: Iterable[DagRun], *, now:
                 if ti.state == TaskInstanceState.DEFERRED and ti.try_id is not None}
     running_names = {name for name, _ in running}
     for name, started_at in running:
-        if name in deferred or now - started_at < SWEEP_GRACE or _is_wake(name):
+        if name in deferred or now - started_at < SWEEP_GRACE or _is_wake(name) or is_watch_execution(name):
             continue
         waits.stop(name)
         report.stopped.append(name)

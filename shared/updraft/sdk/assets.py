@@ -124,9 +124,9 @@ class BaseAsset:
 class AssetWatcher:
     """Airflow 3's ``AssetWatcher(name, trigger)``: the asset gets an event whenever the trigger fires.
 
-    Updraft has no triggerer: a trigger is accepted only when AWS already delivers its events to the environment
-    (``updraft.triggers.aws_sources``: an SQS queue, or uploads under the bucket's asset-events prefix), and
-    refused here, when the DAG file is parsed, otherwise.
+    Updraft has no triggerer: an SQS trigger is delivered by AWS to the environment (``updraft.triggers.aws_sources``),
+    any other event trigger is polled by a Step Functions execution per watcher (``scheduling.asset_watchers``), and
+    a trigger that is not an event trigger is refused here, when the DAG file is parsed.
     """
 
     def __init__(self, name: str, trigger: Any) -> None:

@@ -1,5 +1,6 @@
-"""The event triggers an ``AssetWatcher`` may hold in Updraft: those whose events AWS already delivers to the
-environment's asset-events Lambda, so no triggerer has to poll (``updraft.scheduling.asset_sources``).
+"""The event triggers an ``AssetWatcher`` may hold in Updraft, and what each watches: those whose events AWS already
+delivers to the environment's asset-events Lambda, so nothing has to poll (``updraft.scheduling.asset_sources``),
+and the others, which are polled.
 
 ``MessageQueueTrigger`` on an SQS queue (Airflow 3's common-messaging provider, the trigger Airflow documents for
 event-driven scheduling): every message on the environment's asset-events queue (``asset_events_queue_arn`` in
@@ -7,14 +8,17 @@ infra/config.py) is an event of the assets watching that queue (matched by the q
 watcher extra. Uploads need no watcher: an asset whose URI is under ``s3://<bucket>/asset-events/`` gets an event
 per object created there.
 
-A watch Updraft could never be told about (a queue that is not SQS, a filter Updraft does not apply, any other
-trigger) is refused when the DAG file is parsed, naming it. Which queue the environment has is not visible to
+Any other event trigger (``FileDeleteTrigger``, a user's ``BaseEventTrigger``) is polled, one look per check, by a Step
+Functions execution per watcher (``updraft.scheduling.asset_watchers``). A watch Updraft could never be told about
+(a queue that is not SQS, a filter Updraft does not apply, a trigger that is not an event trigger) is refused when
+the DAG file is parsed, naming it. Which queue the environment has is not visible to
 DAG-file code (the parse child runs without Updraft's settings), so a watch on another SQS queue is accepted and
 never fires; the asset-events Lambda only ever receives its own queue's messages.
 """
 
 from __future__ import annotations
 
+import json
 import urllib.parse
 from collections.abc import AsyncIterator
 from typing import Any
@@ -78,13 +82,22 @@ class MessageQueueTrigger(BaseEventTrigger):
 
 
 def watch_of(trigger: Any) -> dict[str, Any]:
-    """What an AssetWatcher's trigger watches, or the error naming a trigger Updraft is never told about."""
+    """What an AssetWatcher's trigger watches: an SQS queue AWS delivers, or a trigger Updraft polls for as long as a
+    DAG scheduled on the asset is unpaused (any other event trigger: ``updraft.scheduling.asset_watchers``)."""
     if not isinstance(trigger, BaseTrigger):
         raise ValueError("Asset watcher trigger must inherit BaseEventTrigger")  # Airflow's words
-    if not isinstance(trigger, MessageQueueTrigger):
+    if isinstance(trigger, MessageQueueTrigger):
+        return trigger.watch()
+    if not isinstance(trigger, BaseEventTrigger):
         name = f"{type(trigger).__module__}.{type(trigger).__name__}"
         raise UnsupportedFeatureError(
-            f"{name} in an AssetWatcher", "Updraft has no triggerer; watch the environment's asset-events SQS queue "
-            "with MessageQueueTrigger(scheme='sqs', sqs_queue=...), or give the asset an s3:// URI under the "
-            "bucket's asset-events/ prefix (each upload there is an event)")
-    return trigger.watch()
+            f"{name} in an AssetWatcher", "an asset watcher's trigger must be an event trigger (BaseEventTrigger: "
+            "FileDeleteTrigger, DirectoryFileDeleteTrigger, MessageQueueTrigger on SQS, or your own), as in Airflow")
+    classpath, kwargs = trigger.serialize()
+    try:  # kept with the asset and handed to each check: JSON, as the store and Step Functions keep it
+        plain = json.loads(json.dumps(dict(kwargs)))
+    except (TypeError, ValueError):
+        raise UnsupportedFeatureError(f"{classpath} with keyword arguments that are not JSON in an AssetWatcher",
+                                      "a polled watcher's trigger is rebuilt from JSON keyword arguments "
+                                      "(strings, numbers, lists, mappings)") from None
+    return {"source": "poll", "classpath": classpath, "kwargs": plain}

@@ -16,6 +16,9 @@ An execution's input is ``model.deferrals.execution_input``: ``{"kind": "wait" |
 - ``reschedule`` (a reschedule-mode sensor's next poke): a Wait until ``resume_at``, the poke's date, then an
   asynchronous invoke of the worker with ``schedule`` (``ScheduleRunRequest``: schedule the sensor's run, which
   claims the poke), so the poke comes at its second, not at the next one-minute tick, for three state transitions.
+- ``watch`` (a polled ``AssetWatcher``: ``model.asset_watches``): the same Task/Choice/Wait loop, with no end while
+  the watcher is wanted; each check (``updraft.runtime.asset_watch``) records a fired event as an asset event and the
+  loop goes on watching, as Airflow's triggerer keeps a watcher's trigger running. ``gone`` ends it.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER,
                     {"Variable": "$.kind", "StringEquals": "wait", "Next": "WaitUntilResumeAt"},
                     {"Variable": "$.kind", "StringEquals": "poll", "Next": "PollTrigger"},
                     {"Variable": "$.kind", "StringEquals": "reschedule", "Next": "WaitUntilNextPoke"},
+                    {"Variable": "$.kind", "StringEquals": "watch", "Next": "CheckWatcher"},
                 ],
                 "Default": "UnknownKind",
             },
@@ -86,7 +90,25 @@ def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER,
             "WaitToPoll": {"Type": "Wait", "SecondsPath": "$.poll_seconds", "Next": "PollTrigger"},
             "TryGone": {"Type": "Succeed", "Comment": "the deferred try was cleared, marked or resumed: nothing "
                                                       "to resume"},
+            "CheckWatcher": {
+                "Type": "Task",
+                "Resource": INVOKE_RESOURCE,
+                "Parameters": {"FunctionName": check_function_arn, "InvocationType": "RequestResponse",
+                               "Payload.$": "$"},
+                "OutputPath": "$.Payload",
+                "Retry": _LAMBDA_RETRY,
+                "Next": "WatcherOutcome",
+            },
+            "WatcherOutcome": {
+                "Type": "Choice",
+                "Choices": [{"Variable": "$.outcome", "StringEquals": "gone", "Next": "WatcherStopped"}],
+                "Default": "WaitToCheckWatcher",
+            },
+            "WaitToCheckWatcher": {"Type": "Wait", "SecondsPath": "$.poll_seconds", "Next": "CheckWatcher"},
+            "WatcherStopped": {"Type": "Succeed", "Comment": "no unpaused DAG is scheduled on the watcher's asset "
+                                                            "any more, its trigger changed, or the execution is "
+                                                            "renewed (the sweep starts the next generation)"},
             "UnknownKind": {"Type": "Fail", "Error": "Updraft.UnknownTriggerKind",
-                            "Cause": "the execution input's kind is not wait, poll or reschedule"},
+                            "Cause": "the execution input's kind is not wait, poll, reschedule or watch"},
         },
     }

@@ -77,14 +77,18 @@ def test_watches_updraft_is_never_told_about_are_refused_naming_them(make, named
         make()
 
 
-def test_other_triggers_are_refused_in_the_watcher_and_local_file_watchers_at_import():
+def test_triggers_that_are_not_event_triggers_are_refused_in_the_watcher():
     from airflow.triggers.base import BaseTrigger
     from updraft.triggers.file import FileTrigger
 
     with pytest.raises(UnsupportedFeatureError, match="FileTrigger in an AssetWatcher"):
         AssetWatcher(name="w", trigger=FileTrigger(filepath="/tmp/x"))
     assert issubclass(FileTrigger, BaseTrigger)
-    with pytest.raises(UnsupportedFeatureError, match="triggerer and a filesystem"):
-        exec("from airflow.providers.standard.triggers.file import FileDeleteTrigger", {})
+    # file watchers are polled (tests/functional/deferrals/test_polled_asset_watchers.py)
+    scope: dict = {}
+    exec("from airflow.providers.standard.triggers.file import FileDeleteTrigger", scope)
+    watcher = AssetWatcher(name="w", trigger=scope["FileDeleteTrigger"](filepath="/tmp/x"))
+    assert watcher.watch == {"source": "poll", "classpath": "airflow.providers.standard.triggers.file.FileDeleteTrigger",
+                             "kwargs": {"filepath": "/tmp/x", "poke_interval": 5.0}}
     with pytest.raises(UnsupportedFeatureError, match="MessageQueueTrigger"):
         exec("from airflow.providers.amazon.aws.triggers.sqs import SqsSensorTrigger", {})

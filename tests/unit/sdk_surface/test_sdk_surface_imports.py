@@ -180,8 +180,6 @@ def test_authoring_a_dag_does_not_load_aws_or_validation_libraries():
     ("from airflow.hooks.dbapi import DbApiHook", "airflow.hooks.dbapi", "Connection.get"),
     ("from airflow.sdk import BaseOperatorLink", "airflow.sdk.BaseOperatorLink", "extra links"),
     ("from airflow.sdk import DeadlineAlert", "airflow.sdk.DeadlineAlert", "deadline"),
-    ("from airflow.providers.standard.triggers.file import FileDeleteTrigger",
-     "airflow.providers.standard.triggers.file.FileDeleteTrigger", "asset-events"),
     ("from airflow.models import DagRun", "airflow.models.DagRun", "metadata database"),
     ("from airflow.models.taskinstance import TaskInstance", "airflow.models.taskinstance", "metadata database"),
     ("from airflow.providers.standard.operators.smooth import SmoothOperator",

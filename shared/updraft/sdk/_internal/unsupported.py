@@ -70,8 +70,8 @@ MODULE_HINTS: dict[str, str] = {
                          "TimeDeltaTrigger) are available; deferrable waits run on Step Functions"),
     "airflow.providers.standard.triggers": ("of the standard provider's triggers only temporal (DateTimeTrigger, "
                                             "TimeDeltaTrigger), external_task (DagStateTrigger, "
-                                            "WorkflowTrigger), file (FileTrigger) and hitl (HITLTrigger) are "
-                                            "available"),
+                                            "WorkflowTrigger), file (FileTrigger, FileDeleteTrigger, "
+                                            "DirectoryFileDeleteTrigger) and hitl (HITLTrigger) are available"),
     "airflow.timetables.datasets": "removed in Airflow 3; import AssetOrTimeSchedule from airflow.timetables.assets",
     "airflow.models.dagrun": _NO_METADATA_DB,
     "airflow.models.taskinstance": _NO_METADATA_DB,
@@ -103,15 +103,6 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.sensors.time_delta_sensor": _AIRFLOW1.format("airflow.sensors.time_delta"),
 }
 
-# Why asset watchers on local files cannot be: their triggers poll forever, and no writer shares the poller's disk.
-_LOCAL_FILE_WATCH = ("watching local files needs an always-on triggerer and a filesystem shared with the writer, "
-                     "which Updraft has neither of: an AssetWatcher whose trigger polls (FileDeleteTrigger, "
-                     "DirectoryFileDeleteTrigger) needs a loop polling for as long as its DAG is unpaused, and "
-                     "Updraft polls triggers only for deferred tasks (on Step Functions); a local path would be "
-                     "looked at on a Lambda's own /tmp, which no writer of files shares. Upload the file to the "
-                     "environment's bucket under asset-events/ instead (an asset with that s3:// URI gets an event "
-                     "per object, no watcher needed), or send a message to its asset-events SQS queue (AssetWatcher "
-                     "with MessageQueueTrigger)")
 _S3_ONLY_KEY = ("of the Amazon provider's S3 sensors and triggers only S3KeySensor/S3KeyTrigger are available; "
                 "call boto3 from a @task for the others")
 _MODELS_NAMES = {name: _NO_METADATA_DB for name in (
@@ -170,8 +161,6 @@ _COMPAT_SDK_NAMES = {
 # Names Airflow defines in a module the shim does provide, but which Updraft does not support.
 NAME_HINTS: dict[str, dict[str, str]] = {
     "airflow.sdk": _SDK_NAMES,
-    "airflow.providers.standard.triggers.file": {name: _LOCAL_FILE_WATCH for name in (
-        "FileDeleteTrigger", "DirectoryFileDeleteTrigger")},
     "airflow.models": {**_MODELS_NAMES, "BaseOperatorLink": _SDK_NAMES["BaseOperatorLink"]},
     "airflow.providers.common.compat.sdk": _COMPAT_SDK_NAMES,
     "airflow.providers.amazon.aws.sensors.s3": {"S3KeysUnchangedSensor": _S3_ONLY_KEY},
