@@ -166,6 +166,12 @@ class ClaimPass:
                 # bucket is left to it and the pass goes on in the next one.
                 left.add(group)
                 creations.pop(ti.key, None)
+                if result.held:
+                    # ... and holds slots for it right now, which it gives back if another of its limits is full:
+                    # a lower-priority try must not take them in between (Airflow starts the heaviest ready try),
+                    # so this pass asks those limits no more, as when they are full.
+                    for need in needs:
+                        full[need.limit_id] = min(full.get(need.limit_id, need.slots), need.slots)
                 continue
             if creation is not None and result.dispatch is not None:
                 del creations[ti.key]  # created, queued, by this claim

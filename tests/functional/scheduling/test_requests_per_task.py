@@ -22,7 +22,7 @@ from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, mak
 from updraft.model.states import DagRunState
 from updraft.scheduling import claim_pass
 from updraft.scheduling.triggering import trigger_dag
-from updraft.store import limits
+from updraft.store import limit_reads
 
 TASKS = 6
 # The workers' part, per task (the worker Lambda's requests): start, the run, end, the mini scheduler's one read
@@ -62,7 +62,7 @@ def chain_run() -> Iterator[tuple[collections.Counter[str], collections.Counter[
     The pool size and limit shape caches expire by wall-clock time; on a loaded machine the run outlasts them and
     re-reads them (a few GetItems more): held for the run, so the counts are the protocol's, not the machine's."""
     with mock_aws(), mock.patch.object(claim_pass, "POOL_SIZE_TTL_S", 3600.0), \
-            mock.patch.object(limits, "SHAPE_TTL_S", 3600.0):
+            mock.patch.object(limit_reads, "SHAPE_TTL_S", 3600.0):
         store = make_store("requests-per-task")
         clock = Clock()
         dag = DAG("chain", schedule=None, start_date=START)
