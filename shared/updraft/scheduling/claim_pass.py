@@ -155,7 +155,7 @@ class ClaimPass:
             creation = creations.get(ti.key)
             result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
                            create_fields=creation.fields if creation is not None else None)
-            if creation is not None and result.lost and not result.held:
+            if creation is not None and result.lost:
                 # What this pass read of the run is stale (another scheduler created its instances meanwhile):
                 # more claims and creations from it would be writes lost in advance. The run is read again.
                 report.stale_runs.add((ti.dag_id, ti.run_id))
@@ -166,12 +166,6 @@ class ClaimPass:
                 # bucket is left to it and the pass goes on in the next one.
                 left.add(group)
                 creations.pop(ti.key, None)
-                if result.held:
-                    # ... and holds slots for it right now, which it gives back if another of its limits is full:
-                    # a lower-priority try must not take them in between (Airflow starts the heaviest ready try),
-                    # so this pass asks those limits no more, as when they are full.
-                    for need in needs:
-                        full[need.limit_id] = min(full.get(need.limit_id, need.slots), need.slots)
                 continue
             if creation is not None and result.dispatch is not None:
                 del creations[ti.key]  # created, queued, by this claim

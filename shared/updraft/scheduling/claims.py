@@ -52,7 +52,6 @@ class ClaimResult:
     dispatch: Dispatch | None = None
     refused: BlockedReason | None = None  # a limit had no room
     lost: bool = False  # claimed (or created) by another scheduler meanwhile
-    held: bool = False  # lost because a limit holds this try already: another scheduler is claiming it now
     full: LimitNeed | None = None  # the limit that had no room, so a pass can stop asking it
 
     @property
@@ -121,10 +120,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     first: list[LimitNeed] = []
     if needs and needs[0].limit_id != pool_limit(DEFAULT_POOL) and pool_of(needs[0].limit_id) is not None:
         first = needs[:1]
-        outcome = take(first[0])
-        if outcome is Taken.HELD:
-            return ClaimResult(lost=True, held=True)
-        if outcome is not Taken.YES:
+        if take(first[0]) is not Taken.YES:
             return ClaimResult(refused=first[0].refusal, full=first[0])
     rest = needs[len(first):]
     results = concurrently([functools.partial(take, need) for need in rest])
@@ -134,8 +130,6 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     refused = [need for need, ok in zip(rest, results, strict=True) if ok is not Taken.YES]
     if refused:
         _release(store, taken, holder)
-        if any(ok is Taken.HELD for ok in results):  # a race lost, not a full limit: the pass goes on asking it
-            return ClaimResult(lost=True, held=True)
         return ClaimResult(refused=refused[0].refusal, full=refused[0])
     try_id = uuid.uuid4().hex
     fields = {"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": held,

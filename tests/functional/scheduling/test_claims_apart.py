@@ -12,10 +12,7 @@ from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, store_dags
 from updraft.model.limits import pool_limit
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling import claim_pass
-from updraft.scheduling.claim_pass import BUCKETS, ClaimPass, bucket_of, spread_ties
-from updraft.scheduling.claims import claim, claim_needs
-from updraft.scheduling.pass_report import PassReport
+from updraft.scheduling.claim_pass import BUCKETS, bucket_of, spread_ties
 from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 
@@ -46,37 +43,6 @@ def test_each_start_walks_every_bucket_once_from_its_own(env):
         assert sorted(ti.key.label for ti in ordered) == sorted(ti.key.label for ti in tis)
         buckets = [(bucket_of(ti) - start) % BUCKETS for ti in ordered]
         assert buckets == sorted(buckets)  # from its start onward, wrapping, each bucket once
-
-
-def test_a_race_lost_in_a_bucket_leaves_that_bucket_and_claims_the_others(env, monkeypatch):
-    """Another scheduler claimed two buckets after this pass read the run: the pass asks one instance of the first
-    (a race lost) and leaves it; from then on it reads a bucket's first instance before it claims, so it leaves
-    the second without asking a limit, and claims every other instance."""
-    store, clock, scheduler, executor = env
-    run, tis = _wide_run(store, clock, scheduler)
-    dag = scheduler.dag(run.dag_id, run.dag_hash)
-    present = sorted({bucket_of(ti) for ti in tis})
-    taken = present[0]
-    theirs = [ti for ti in tis if bucket_of(ti) in present[:2]]
-    for ti in theirs:  # the other scheduler, claiming its bucket
-        needs = claim_needs(ti, dag.task_dict[ti.task_id], dag, parallelism=64, pool_sizes={"apart": WIDTH})
-        assert claim(store, ti, dag.task_dict[ti.task_id], needs, now=clock()).claimed
-    asked = []
-    original = store.take_slots
-
-    def counted(limit_id, holder, *args, **kwargs):
-        if limit_id == pool_limit("apart"):
-            asked.append(holder)
-        return original(limit_id, holder, *args, **kwargs)
-
-    monkeypatch.setattr(store, "take_slots", counted)
-    monkeypatch.setattr(claim_pass.random, "randrange", lambda n: taken)  # this pass starts in their bucket
-    report = PassReport()
-    ClaimPass(store, executor, scheduler.dag, parallelism=64).claim([(ti, run) for ti in tis], clock(), report)
-    assert len(asked) == WIDTH - len(theirs) + 1
-    assert sorted(d.key.task_id for d in report.dispatched) == sorted(
-        ti.task_id for ti in tis if ti not in theirs)
-    assert store.get_limit(pool_limit("apart")).available == 0
 
 
 @pytest.fixture
