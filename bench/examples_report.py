@@ -166,7 +166,7 @@ AIRFLOW_STATES: dict[str, str] = {
     # (5, 60 s apart): up_for_retry try 2 at 120 s; run for 420 s, it fails on try 6 after 346 s
     "example_retry_policy": "failed",
     # dags test runs timeout_after_second_date_in_the_future_async's trigger in line until its target time (an
-    # hour on): at 120 s that task is queued, 11 others scheduled, try 1. wait_for_file (`airflow tasks test`)
+    # hour on): at 120 s that task is queued, Sensor_succeeds success, 11 scheduled (try 1, not yet run). wait_for_file (`airflow tasks test`)
     # fails: "The conn_id `fs_default` isn't defined", as here.
     "example_sensors": "no end: waits an hour for a deferred TimeSensor",
 }
