@@ -160,14 +160,14 @@ AIRFLOW_STATES: dict[str, str] = {
     # deferred parent_task_sensor's trigger in line, waiting for child_dag forever (the row reads queued, try 1).
     "example_external_task": "no end: parent_task_sensor waits for child_dag (deferred, no timeout)",
     # child_task1 (reschedule mode, timeout 600 s) pokes for a parent run that does not exist every 60 s of real
-    # time: up_for_reschedule, try 1 at 120 s; run for 700 s, it times out (AirflowSensorTimeout) and fails
+    # time: up_for_reschedule, try 1 at 120 s; run for 700 s, it times out (AirflowSensorTimeout) and fails at 659 s
     "example_external_task_marker_child": "failed",
     # requests' ConnectionError is no builtin ConnectionError: the policy falls through to the task's own retries
     # (5, 60 s apart): up_for_retry try 2 at 120 s; run for 420 s, it fails on try 6 after 346 s
     "example_retry_policy": "failed",
     # dags test runs timeout_after_second_date_in_the_future_async's trigger in line until its target time (an
-    # hour on): at 120 s that task is queued, Sensor_succeeds success, 11 scheduled (try 1, not yet run). wait_for_file (`airflow tasks test`)
-    # fails: "The conn_id `fs_default` isn't defined", as here.
+    # hour on): at 120 s that task is queued, Sensor_succeeds success, 11 scheduled (try 1, not yet run).
+    # wait_for_file (`airflow tasks test`) fails: "The conn_id `fs_default` isn't defined", as here.
     "example_sensors": "no end: waits an hour for a deferred TimeSensor",
 }
 
