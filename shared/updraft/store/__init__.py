@@ -40,6 +40,8 @@ Items (``pk`` / ``sk``)::
                                                                      cap, available, holders{key: [slots, at, w, name]}
     limit shard     LIMIT#<id>#<n>          LIMIT                    cap, available, <= 4 holders (items < 1 KB)
     holder name     LIMIT#<id>#N#<key>      NAME                     a holder name over 160 bytes, while it holds
+    holder marker   LIMIT#<id>#N#<key>      HOLD                     token, marked_at, TTL expires: the holder holds
+                                                                     a sharded limit (``limit_markers``)
     pool record     LIMIT#pool:<name>       POOL                     name, description, include_deferred, list keys
     file            FILE#<relative_path>    META                     DAGs it owns, hash/version, import errors
     variable        VARIABLE#<key>          META                     value (KMS ciphertext when the environment
@@ -134,12 +136,16 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     take_slots           one-shard limit: Update root SET available = available - :n, cond         1 (+ a Put to
                          holders.#k = :v cond (available >= :n OR cap < 0) AND                     create the root
                          size(holders) < 4 AND attribute_not_exists(holders.#k, .#k+)              on first use)
-                         AND active = 1 (the root alone: refused, then read, on a sharded limit)
-                         sharded limit: Get root + BatchGet shards (is the holder in  SC + cond    2 + 1 per 100
-                         any? where is room?), then that Update on the shard chosen                shards
-    release_slots        Update home shard SET available = available + holders.#k[0]  cond         1 (elsewhere or
-                         REMOVE holders.#k cond attribute_exists(holders.#k)                       in pieces: + Get
-                                                                                                   + BatchGet)
+                         AND extent = 1 (the root alone; refused on a sharded limit, the
+                         refusal returning the root: ReturnValuesOnConditionCheckFailure)
+                         sharded limit: Put marker cond attribute_not_exists (refused:  cond         2 (home full:
+                         the holder holds), then that Update on the home shard, then               + 1 per next
+                         the next 2; all refused: Get root + BatchGet shards (room?)               shard, then
+                                                                                                   2 + 1 per 100)
+    release_slots        Update home shard SET available = available + holders.#k[0]  cond         1 (sharded: +
+                         REMOVE holders.#k cond attribute_exists(holders.#k); then                 Delete marker;
+                         Delete the holder's marker (sharded limit)                                elsewhere: +
+                                                                                                   Get + BatchGet)
     get_limit            Get root (+ BatchGet the other shards, names)                SC           1 (+1)
     get_pool             Get POOL record, then get_limit                              SC           2 (+1)
     resize_limit,        Get root; Update root (lease) cond version; Update each shard cond         4+

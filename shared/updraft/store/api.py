@@ -264,8 +264,8 @@ class Store(Protocol):
     # -- limits and pools ------------------------------------------------------------------------------------
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> Taken:
         """Add ``holder`` with ``slots`` if that many are available (the limit item is created at ``limit``
-        on first use). Idempotent: a holder already present is refused, never counted twice (``HELD`` where
-        the store saw it: a sharded limit reads its shards; a one-shard limit's refusal is ``FULL`` for both)."""
+        on first use). Idempotent: a holder already present is refused (``HELD``), never counted twice (a limit
+        that is its root alone sees it there, a sharded one by the holder's marker)."""
 
     def release_slots(self, limit_id: str, holder: str) -> bool:
         """Remove ``holder`` and give its slots back; False if it held none."""

@@ -95,13 +95,15 @@ def limit_shard_pk(limit_id: str, shard_index: int) -> str:
 
 
 def holder_name_pk(limit_id: str, holder_key: str) -> str:
-    """Where a holder too long to sit in its shard entry keeps its full name while it holds the limit."""
+    """A holder's own partition under a limit: its full name when too long to sit in its shard entry
+    (``HOLDER_NAME_SK``), and its marker while it holds a sharded limit (``HOLDER_MARKER_SK``)."""
     return f"{limit_pk(limit_id)}#N#{holder_key}"
 
 
 LIMIT_SK = "LIMIT"
 POOL_SK = "POOL"  # a pool's record (name, description, include_deferred) beside its limit's root item
 HOLDER_NAME_SK = "NAME"
+HOLDER_MARKER_SK = "HOLD"
 
 
 def holder_key(holder: str) -> str:

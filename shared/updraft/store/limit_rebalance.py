@@ -11,7 +11,8 @@ from pynamodb.expressions.condition import Condition, size
 from pynamodb.expressions.update import Action
 
 from updraft.store import keys
-from updraft.store.limit_reads import LimitReads, raw_holders
+from updraft.store.limit_markers import LimitMarkers
+from updraft.store.limit_reads import raw_holders
 from updraft.store.limit_shards import active_shards, effective, entries, plan_caps
 from updraft.store.models import LimitItem
 from updraft.store.writes import all_of, any_of, conditional, item_absent, item_present, update_quietly
@@ -49,7 +50,7 @@ def cap_is(L: type[LimitItem], cap: int) -> Condition:
     return L.cap == cap
 
 
-class LimitRebalance(LimitReads):
+class LimitRebalance(LimitMarkers):
     def _rebalance(self, limit_id: str, limit: int | None = None) -> bool:
         """Give every shard its cap for ``limit`` (None: the root's size) from one read of the limit (``plan_caps``).
 
@@ -59,8 +60,9 @@ class LimitRebalance(LimitReads):
         stalled past ``REBALANCE_LEASE`` and taken over writes nothing more, never a piece of its stale plan
         among the next one's. It writes the shards the plan adds, lowers caps before it raises any, and last sets
         the root (its size, shard counts and own cap) and ends the lease, so the shards never offer more than the
-        larger of the two plans. Each cap write is also conditional on the cap read. False when the limit does
-        not exist or another rebalance holds it (the caller reads again).
+        larger of the two plans. Each cap write is also conditional on the cap read. A limit that grows from its
+        root alone marks the root's holders (``limit_markers``). False when the limit does not exist or another
+        rebalance holds it (the caller reads again).
         """
         fence = self._lease(limit_id)
         if fence is None:
@@ -71,7 +73,9 @@ class LimitRebalance(LimitReads):
         done = bool(shards) and not taken_over and self._apply_plan(limit_id, shards, fence, limit)
         if not done:
             self._end_lease(limit_id, fence)
-        self._read(limit_id)  # the shape this process places takes by
+        after = self._read(limit_id)  # the shape this process places takes by
+        if done and int(shards[0].extent or 1) == 1 and after and int(after[0].extent or 1) > 1:
+            self._mark_root_holders(after[0], limit_id)  # grew from its root alone: from now on takes mark
         return done
 
     def _lease(self, limit_id: str) -> int | None:

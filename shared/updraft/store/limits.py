@@ -3,16 +3,19 @@ items of at most 1 KB each (layout in ``limit_shards``), so every write is one w
 a busy limit spreads over as many partitions as it has shards.
 
 The root item is also shard 0 and says the size, how many shards takes use (``active``) and how many exist
-(``extent``). A take of a limit of one shard is one conditional write on the root. A take of a sharded limit
-reads every shard first (a root GetItem and a BatchGetItem per 100 shards): only that read tells a holder that
-holds already (a claim retried by another invocation) from a new one, and it finds the room left (or that there
-is none); the take then writes the first shard with room in the holder's own order (from a hash of the holder),
-or pieces over several shards when no single one has room. Each write is conditional on that shard's room and
-on the holder not holding in it, and the shards' caps never offer more than the limit has free (``plan_caps``),
-so the limit is never over its size. A release tries the shards a take tries first, then reads. A new limit is
-its root alone; the first take that finds it full while the limit has room spreads the rest over new shards,
-and a resize plans every cap again, both under a lease on the root (``limit_rebalance``; reads in
-``limit_reads``). Pools add a record of their own (``store/pools.py``).
+(``extent``). A take of a limit that is its root alone is one conditional write on the root (conditional on
+``extent = 1``, so the holder can be nowhere else). A take of a sharded limit first puts the holder's marker
+(``limit_markers``: a conditional put that fails when the holder holds, wherever), then writes the first shard
+with room in the holder's own order (from a hash of the holder), trying its home and the next two; only when those
+refuse does it read every shard (a root GetItem and a BatchGetItem per 100 shards) to find room, in pieces over
+several shards when no single one has it, or to say the limit is full. Every refused write returns the item as it
+was (``ReturnValuesOnConditionCheckFailure``, no read units), which is how a take learns a limit's shape and tells
+"full" from "held". Each shard write is conditional on that shard's room and on the holder not holding in it, and
+the shards' caps never offer more than the limit has free (``plan_caps``), so the limit is never over its size. A
+release tries the shards a take tries first, then reads, then deletes the marker. A new limit is its root alone;
+the first take that finds it full while the limit has room spreads the rest over new shards, and a resize plans
+every cap again, both under a lease on the root (``limit_rebalance``; reads in ``limit_reads``). Pools add a
+record of their own (``store/pools.py``).
 """
 
 from __future__ import annotations
@@ -46,16 +49,15 @@ from updraft.store.limit_shards import (
 from updraft.store.models import LimitItem
 from updraft.store.writes import (
     RETRIES,
-    acknowledged,
     all_of,
     any_of,
     conditional,
     item_absent,
-    update_quietly,
+    write_reporting,
     write_token,
 )
 
-FAST_PROBES = 3  # shards a release tries (where a take goes first) before it reads the limit
+FAST_PROBES = 3  # shards a take or release tries (its home, then the next) before it reads the limit
 # ----------------------------------------------------------------------------------------- named conditions
 def room_for(L: type[LimitItem], slots: int) -> Condition:
     """Enough slots are free in this shard; an unlimited shard (cap -1) still counts what is held."""
@@ -74,8 +76,9 @@ def entry_room(L: type[LimitItem]) -> Condition:
 
 
 def root_alone(L: type[LimitItem]) -> Condition:
-    """The root is the limit's only active shard (a sharded limit's holder may sit in any of its shards)."""
-    return L.active == 1
+    """The root is the limit's only shard (once a limit has others, its holders may sit in any of them, and its
+    takes go through their markers)."""
+    return L.extent == 1
 
 
 def holding(L: type[LimitItem], entry_key: str) -> Condition:
@@ -116,11 +119,12 @@ class LimitStore(LimitRebalance):
         return created
 
     # ------------------------------------------------------------------------------------- take, release
-    def _take_at(self, limit_id: str, index: int, entry_key: str, value: list[Any], *, alone: bool = False) -> bool:
+    def _take_at(self, limit_id: str, index: int, entry_key: str, value: list[Any], *,
+                 alone: bool = False) -> tuple[bool, LimitItem | None]:
         """One conditional write of one shard: room for the slots, room for an entry, the holder not in it. With
-        ``alone`` (a take on the root placed without a read) also that the root is the limit's only active
-        shard: then the holder can be nowhere else, so "not in it" means "not holding" (a sharded limit refuses,
-        and the take reads where the holder may be)."""
+        ``alone`` (a take on a root with no marker) also that the root is the limit's only shard: then the holder
+        can be nowhere else, so "not in it" means "not holding". Whether it landed, and the shard as it was when
+        refused (None: no such shard), which says why at no read cost."""
         L = self.models.limit
         slots = int(value[0])
         row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
@@ -128,22 +132,23 @@ class LimitStore(LimitRebalance):
         condition = all_of(room_for(L, slots), not_holding(L, entry_key.removesuffix(PIECE)), entry_room(L))
         if alone:
             condition = all_of(condition, root_alone(L))
-        landed = functools.partial(self._holds_with, limit_id, index, entry_key, str(value[2]))
-        return acknowledged(lambda: update_quietly(row, actions, condition), landed)
+        written = write_reporting(row, actions=actions, condition=condition)
+        shard = L.from_raw_data(written.item) if written.item else None
+        if written.landed:
+            return True, shard
+        # A resent request refused by our own landed write (its acknowledgement was lost): the entry is ours.
+        mine = written.resent and shard is not None and str(raw_holders(shard).get(entry_key, [0, 0, ""])[2]) \
+            == str(value[2])
+        return mine, shard
 
-    def _holds_with(self, limit_id: str, index: int, entry_key: str, token: str) -> bool:
-        """The entry is the one the take with ``token`` wrote: ours landed, its acknowledgement was lost (a holder
-        that took before, say a claim retried by a new invocation, is not ours: it stays refused)."""
-        item = self._get(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
-        value = None if item is None else raw_holders(item).get(entry_key)
-        return value is not None and str(value[2]) == token
-
-    def _release_at(self, limit_id: str, index: int, entry_key: str) -> bool:
-        """One write: the entry itself says how many slots go back."""
+    def _release_at(self, limit_id: str, index: int, entry_key: str) -> tuple[bool, LimitItem | None]:
+        """One write: the entry itself says how many slots go back. Whether it released, and the shard after the
+        write or as refused (None: no such shard)."""
         L = self.models.limit
         row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
         actions = [L.available.set(L.available + L.holders[entry_key][0]), L.holders[entry_key].remove()]
-        return conditional(lambda: update_quietly(row, actions, holding(L, entry_key)))
+        written = write_reporting(row, actions=actions, condition=holding(L, entry_key))
+        return written.landed, L.from_raw_data(written.item) if written.item else None
 
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> Taken:
         key = keys.holder_key(holder)
@@ -151,27 +156,61 @@ class LimitStore(LimitRebalance):
         if not inline_name(holder):  # the name first: an entry is never there without a way to its name
             self.models.limit(keys.holder_name_pk(limit_id, key), keys.HOLDER_NAME_SK, holder=holder).save()
         shape = self._shape(limit_id)
-        if shape is not None and shape.active > 1:
-            # A holder may sit in any shard: only a read of every shard tells a holder that holds already (a take
-            # retried by another invocation) from a new one, so a take of a sharded limit reads it first.
-            return self._take_spread(limit_id, holder, key, value)
-        if self._take_fast(limit_id, key, value):
-            return Taken.YES
-        if shape is None and self._ensure_limit(limit_id, limit):
-            # Refused by a limit this process had not seen, which did not exist (a run's max_active_tasks before
-            # its first try): created on that first refusal, not checked before every first take, so the common
-            # case (the limit exists) costs one request on the path from one task's end to the next.
-            shape = self._shape(limit_id)
-            if self._take_fast(limit_id, key, value):
-                return Taken.YES
-        if shape is not None and shape.fresh and shape.whole:
-            return Taken.FULL  # its one shard refused: full, or the holder holds already
-        return self._take_spread(limit_id, holder, key, value)
+        if shape is None or shape.extent == 1:
+            taken = self._take_root_alone(limit_id, key, value, limit)
+            if taken is not None:
+                return taken
+        if not self._mark(limit_id, key, str(value[2])):
+            return Taken.HELD
+        taken = self._take_marked(limit_id, holder, key, value)
+        if taken is not Taken.YES:
+            self._unmark(limit_id, key, str(value[2]))
+        return taken
 
-    def _take_fast(self, limit_id: str, key: str, value: list[Any]) -> bool:
-        """One write to the root, for a limit of one shard (or one this process has not read yet: refused, not
-        counted twice, when the limit has more shards)."""
-        return self._take_at(limit_id, 0, key, value, alone=True)
+    def _take_root_alone(self, limit_id: str, key: str, value: list[Any], limit: int) -> Taken | None:
+        """A take of a limit that is (or was, when this process last saw it) its root alone: one conditional write
+        on the root. None: the limit is spread over shards (it grew meanwhile, or this one's refusal grew it), so
+        the take goes through its marker."""
+        created = False
+        for _ in range(RETRIES):
+            landed, root = self._take_at(limit_id, 0, key, value, alone=True)
+            if landed:
+                return Taken.YES
+            if root is None:
+                # Refused by a limit that does not exist: created here on its first take (a run's
+                # max_active_tasks), not checked before every first take, so the common case costs one request.
+                if created or not self._ensure_limit(limit_id, limit):
+                    return Taken.FULL  # a pool nobody created: not schedulable, as in Airflow
+                created = True
+                continue
+            shape = self._remember(limit_id, root)
+            if shape.extent > 1:
+                return None
+            found = entries(raw_holders(root))
+            if any(e.key == key for e in found):
+                return Taken.HELD
+            held = sum(e.slots for e in found)
+            if shape.limit >= 0 and shape.limit - held < int(value[0]):
+                return Taken.FULL
+            # The limit has room its root does not offer (its first growth; a shrink parked it; every entry is
+            # used; an unlimited limit needs a shard): planned again, then taken again.
+            self._rebalance(limit_id)
+        return Taken.FULL
+
+    def _take_marked(self, limit_id: str, holder: str, key: str, value: list[Any]) -> Taken:
+        """A marked holder's take of a sharded limit: its home shard, then the next ones (each one conditional
+        write, no read); only when they all refuse, a read of every shard finds room (in pieces for a take bigger
+        than a shard), or says the limit is full."""
+        shape = self._shape(limit_id)
+        if shape is not None and int(value[0]) > 0:
+            count = shape.active if shape.limit >= 0 else shape.extent
+            for index in probe_order(keys.holder_shard(holder, count), count)[:FAST_PROBES]:
+                landed, shard = self._take_at(limit_id, index, key, value)
+                if landed:
+                    return Taken.YES
+                if shard is None:
+                    break  # a shard the root counts but not yet written (a growth under way): read
+        return self._take_spread(limit_id, holder, key, value)
 
     def _take_spread(self, limit_id: str, holder: str, key: str, value: list[Any]) -> Taken:
         """Read every shard, then take where there is room: in one shard, or in pieces over several (each piece
@@ -182,7 +221,7 @@ class LimitStore(LimitRebalance):
                 return Taken.FULL
             found = [entries(raw_holders(shard)) for shard in shards]
             if any(e.key == key for shard_entries in found for e in shard_entries):
-                return Taken.HELD
+                return Taken.HELD  # taken before its marker (while the limit was its root alone)
             views = [ShardView(i, int(s.cap if s.cap is not None else 0), int(s.available or 0), len(found[i]))
                      for i, s in enumerate(shards)]
             shape = self._remember(limit_id, shards[0])
@@ -200,7 +239,7 @@ class LimitStore(LimitRebalance):
             entry_keys = [key] if len(plan) == 1 else [key + PIECE] * len(plan)
             taken: list[tuple[int, str]] = []
             for (index, piece), entry_key in zip(plan, entry_keys, strict=True):
-                if not self._take_at(limit_id, index, entry_key, [piece, *value[1:]]):
+                if not self._take_at(limit_id, index, entry_key, [piece, *value[1:]])[0]:
                     break
                 taken.append((index, entry_key))
             if len(taken) == len(plan):
@@ -212,15 +251,22 @@ class LimitStore(LimitRebalance):
     def release_slots(self, limit_id: str, holder: str) -> bool:
         key = keys.holder_key(holder)
         shape = self._shape(limit_id)
-        count = shape.active if shape is not None else 1
         released = False
-        # Where a take goes first: its home shard, then onward (a take skips only shards known full).
-        for index in probe_order(keys.holder_shard(holder, count), count)[:FAST_PROBES]:
-            if self._release_at(limit_id, index, key):
-                released = True
-                break
+        if shape is None:  # the root first, as a limit's root alone holds all (else its answer says the shape)
+            released, root = self._release_at(limit_id, 0, key)
+            shape = self._remember(limit_id, root) if root is not None else None
+        if not released and shape is not None:
+            # Where a take goes first: its home shard, then onward (a take skips only shards known full).
+            count = shape.active if shape.limit >= 0 else shape.extent
+            for index in probe_order(keys.holder_shard(holder, count), count)[:FAST_PROBES]:
+                if self._release_at(limit_id, index, key)[0]:
+                    released = True
+                    break
         if not released:  # placed further on, in pieces, or not held: read where
             released = self._release_one_take(limit_id, key)
+            shape = self._shape(limit_id)
+        if shape is None or shape.extent > 1:
+            self._unmark(limit_id, key)  # after the slots: a marker never goes before its holder's entry
         if released and not inline_name(holder):
             self.models.limit(keys.holder_name_pk(limit_id, key), keys.HOLDER_NAME_SK).delete()
         return released
@@ -237,7 +283,7 @@ class LimitStore(LimitRebalance):
         if not placed:
             return False
         one = next(iter(placed.values()))
-        return any([self._release_at(limit_id, index, entry_key) for index, entry_key in one])
+        return any([self._release_at(limit_id, index, entry_key)[0] for index, entry_key in one])
 
     # ----------------------------------------------------------------------------------------------- resize
     def _resize(self, limit_id: str, limit: int, *, create: bool) -> bool:

@@ -42,6 +42,7 @@ from updraft.store.tables import (
     LIST_INDEX,
     RUNS_BY_DATE_INDEX,
     TABLE,
+    TTL_ATTRIBUTE,
     IndexSpec,
     TableSpec,
 )
@@ -237,6 +238,9 @@ class LimitItem(Item):
     # shard: holder key -> [slots, taken at (epoch ms), write token, name ("" when kept in a name item)]
     holders: MapAttribute[str, Any] = MapAttribute(null=True)  # type: ignore[no-untyped-call]
     holder = UnicodeAttribute(null=True)  # a name item: the holder's full name
+    token = UnicodeAttribute(null=True)  # a holder's marker (sharded limits): the write token of its take
+    marked_at = NumberAttribute(null=True)  # a holder's marker: when its take began (epoch ms)
+    expires = NumberAttribute(null=True, attr_name=TTL_ATTRIBUTE)  # a holder's marker: DynamoDB's TTL deletes it
     pool_name = UnicodeAttribute(null=True)  # pool record only
     include_deferred = BooleanAttribute(null=True)  # pool record: deferred tasks keep their slot (absent: False)
     description = UnicodeAttribute(null=True)

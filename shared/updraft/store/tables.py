@@ -59,7 +59,8 @@ LIST_INDEX = "list_index"
 ACTIVE_RUNS_INDEX = "active_runs"
 DUE_DAGS_INDEX = "due_dags"
 RUNS_BY_DATE_INDEX = "runs_by_date"
-# The TTL attribute: only task state keys with a retention carry it (updraft.store.state_stores).
+# The TTL attribute: task state keys with a retention (updraft.store.state_stores) and the holder markers of
+# sharded limits (updraft.store.limit_markers) carry it.
 TTL_ATTRIBUTE = "expires"
 
 TABLE = TableSpec(

@@ -10,9 +10,11 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
-from pynamodb.constants import NONE
+from botocore.exceptions import ClientError
+from pynamodb.constants import ALL_NEW, ALL_OLD, ITEM, NONE, PUT_ITEM, UPDATE_ITEM
 from pynamodb.exceptions import DeleteError, PutError, UpdateError
 from pynamodb.expressions.condition import And, Condition, Or
 from pynamodb.expressions.update import Action
@@ -81,6 +83,48 @@ def update_quietly(row: Item, actions: Sequence[Action], condition: Condition | 
     hash_key, range_key = row._get_hash_range_key_serialized_values()
     row._get_connection().update_item(hash_key, range_key=range_key, actions=list(actions), condition=condition,
                                       return_values=NONE)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a conditional write that reports its item did: ``landed``, and the item as the write left it (landed)
+    or found it (refused; None when there is no such item), raw as DynamoDB returns it. ``resent``: the SDK sent
+    the request more than once, so a refusal may have met our own landed write (``acknowledged``)."""
+
+    landed: bool
+    item: dict[str, Any] | None
+    resent: bool = False
+
+
+def write_reporting(row: Item, *, actions: Sequence[Action] | None = None, condition: Condition | None) -> Written:
+    """One conditional UpdateItem (``actions``) or PutItem (``row`` as it is) that returns the item both ways: as
+    written when it lands, as found when its condition fails (``ReturnValuesOnConditionCheckFailure``). Neither
+    costs read units, so a refused take says why (full, held, or a limit that grew) without a read."""
+    table = row._get_connection()
+    connection = table.connection
+    hash_key, range_key = row._get_hash_range_key_serialized_values()
+    if actions is None:
+        _, save = row._get_save_args(condition)
+        kwargs = connection.get_operation_kwargs(
+            table.table_name, hash_key, range_key=range_key, key=ITEM, attributes=save["attributes"],
+            condition=condition, return_values=NONE, return_values_on_condition_failure=ALL_OLD)
+        operation = PUT_ITEM
+    else:
+        kwargs = connection.get_operation_kwargs(
+            table.table_name, hash_key, range_key=range_key, actions=list(actions), condition=condition,
+            return_values=ALL_NEW, return_values_on_condition_failure=ALL_OLD)
+        operation = UPDATE_ITEM
+    try:
+        data = connection.dispatch(operation, kwargs)
+    except ClientError as exc:
+        original = exc.__cause__ if isinstance(exc.__cause__, ClientError) else exc
+        response = original.response
+        if response.get("Error", {}).get("Code") != _CONDITION_FAILED:
+            raise (PutError if operation == PUT_ITEM else UpdateError)(f"Failed to write item: {exc}", exc) from exc
+        retries = int(response.get("ResponseMetadata", {}).get("RetryAttempts", 0))
+        return Written(False, cast(dict[str, Any] | None, response.get("Item")), resent=retries > 0)
+    attributes: dict[str, Any] | None = (data or {}).get("Attributes") if actions is not None else None
+    return Written(True, attributes)
 
 
 def set_actions(model: type[Item], values: Mapping[str, Any]) -> list[Action]:

@@ -1,0 +1,113 @@
+"""Holder markers of sharded limits: a take is one marker put and one shard write, with no read of the limit,
+and a holder that holds (wherever it sits) is refused without one; a crash's marker blocks only for a while."""
+
+from __future__ import annotations
+
+import pendulum
+import pytest
+from botocore.client import BaseClient
+
+from updraft.model.limits import pool_limit
+from updraft.store import keys, limit_markers, limit_shards
+from updraft.store.api import Taken
+from updraft.store.dynamo import DynamoStore
+from updraft.store.limit_reads import raw_holders
+
+NOW = pendulum.datetime(2024, 1, 1, tz="UTC")
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every DynamoDB operation the store sends."""
+    recorded: list[str] = []
+    original = BaseClient._make_api_call
+
+    def record(self, operation, params):
+        if self.meta.service_model.service_name == "dynamodb":
+            recorded.append(operation)
+        return original(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", record)
+    return recorded
+
+
+def _wide_pool(store, name: str = "wide", size: int = 400, filled: int = 5) -> str:
+    """A pool of ``size`` slots spread over its shards by ``filled`` takes (the fifth finds the root full)."""
+    limit_id = pool_limit(name)
+    store.set_pool(name, size)
+    for n in range(filled):
+        assert store.take_slots(limit_id, f"first-{n}", 1, limit=size, now=NOW)
+    assert store._shape(limit_id).active > 1
+    return limit_id
+
+
+def test_a_take_of_a_sharded_limit_reads_nothing(store, config, s3, calls):
+    limit_id = _wide_pool(store)
+    calls.clear()
+    assert store.take_slots(limit_id, "h", 1, limit=400, now=NOW) is Taken.YES
+    assert calls == ["PutItem", "UpdateItem"]  # the marker, the home shard
+    calls.clear()
+    assert store.release_slots(limit_id, "h")
+    assert calls == ["UpdateItem", "DeleteItem"]  # the entry, then its marker
+    fresh = DynamoStore(config, s3_client=s3)  # another invocation, which never saw this limit
+    calls.clear()
+    assert fresh.take_slots(limit_id, "g", 1, limit=400, now=NOW) is Taken.YES
+    assert calls == ["UpdateItem", "PutItem", "UpdateItem"]  # the root refuses, saying its shape; marker; shard
+    assert fresh.get_limit(limit_id).holders["g"] == 1
+
+
+def _names_in(store, limit_id: str, index: int) -> list[str]:
+    return [e.name for e in limit_shards.entries(raw_holders(store._read(limit_id)[index]))]
+
+
+def test_a_holder_placed_away_from_its_home_is_refused_without_a_read(store, calls):
+    """Its home was full when it took, then gained room: only the marker knows it holds elsewhere."""
+    limit_id = _wide_pool(store, size=12, filled=12)  # caps 4, 4, 4: every shard full
+    active = store._shape(limit_id).active
+    holder = next(h for h in (f"holder-{n}" for n in range(200)) if keys.holder_shard(h, active) == 0)
+    assert store.release_slots(limit_id, _names_in(store, limit_id, 1)[0])  # one slot free, in shard 1
+    assert store.take_slots(limit_id, holder, 1, limit=12, now=NOW)  # its home (the root) full: placed in 1
+    assert holder in _names_in(store, limit_id, 1)
+    assert store.release_slots(limit_id, _names_in(store, limit_id, 0)[0])  # now its home has room
+    calls.clear()
+    assert store.take_slots(limit_id, holder, 1, limit=12, now=NOW) is Taken.HELD
+    assert calls == ["PutItem"]  # the marker's refusal alone
+    assert store.get_limit(limit_id).holders[holder] == 1
+
+
+def test_a_limit_that_grows_from_its_root_marks_the_root_holders(store, calls):
+    limit_id = pool_limit("growing")
+    store.set_pool("growing", 40)
+    for n in range(4):  # the root alone (4 slots): no markers
+        assert store.take_slots(limit_id, f"early-{n}", 1, limit=40, now=NOW)
+    assert store._shape(limit_id).extent == 1
+    assert store.take_slots(limit_id, "late", 1, limit=40, now=NOW)  # the root full: the limit grows
+    assert store._shape(limit_id).extent > 1
+    calls.clear()
+    assert store.take_slots(limit_id, "early-2", 1, limit=40, now=NOW) is Taken.HELD
+    assert calls == ["PutItem"]
+    assert store.get_limit(limit_id).holders["early-2"] == 1
+
+
+def test_a_crashed_takes_marker_blocks_only_until_it_is_stale(store, monkeypatch):
+    limit_id = _wide_pool(store)
+    key = keys.holder_key("crashed")
+    assert store._mark(limit_id, key, "token-of-a-take-that-died")  # then its invocation stopped
+    assert store.take_slots(limit_id, "crashed", 1, limit=400, now=NOW) is Taken.HELD  # maybe still under way
+    monkeypatch.setattr(limit_markers, "MARKER_STALE", pendulum.duration(seconds=-1))
+    assert store.take_slots(limit_id, "crashed", 1, limit=400, now=NOW) is Taken.YES  # holds nowhere: taken over
+    assert store.take_slots(limit_id, "crashed", 1, limit=400, now=NOW) is Taken.HELD  # it holds now
+    assert store.get_limit(limit_id).holders["crashed"] == 1
+
+
+def test_a_refused_take_leaves_no_marker_and_a_release_removes_it(store):
+    limit_id = _wide_pool(store, size=8, filled=8)
+    assert store.take_slots(limit_id, "late", 1, limit=8, now=NOW) is Taken.FULL
+    L = store.models.limit
+    marker_pk = keys.holder_name_pk(limit_id, keys.holder_key("late"))
+    assert list(L.query(marker_pk)) == []
+    assert store.release_slots(limit_id, "first-3")
+    assert store.take_slots(limit_id, "late", 1, limit=8, now=NOW) is Taken.YES
+    assert store.release_slots(limit_id, "late")
+    assert list(L.query(marker_pk)) == []
+    assert store.take_slots(limit_id, "late", 1, limit=8, now=NOW) is Taken.YES  # the same holder again
