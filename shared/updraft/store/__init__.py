@@ -33,7 +33,7 @@ Items (``pk`` / ``sk``)::
     recorded try    RUN#<dag_id>#<run_id>   TRY#<task_id>#<map_index+1>#<try, 5 digits>   a try a retry or a
                                                                      clear superseded (task-instance attributes)
     XCom            RUN#<dag_id>#<run_id>   XCOM#<task_id>#<map_index+1>#<key>   gzip JSON inline, or S3
-    run's ends      RUN#<dag_id>#<run_id>   ENDS                     ended#<task>: ended upstreams of a wide fan-in,
+    run's ends      ENDS#<dag_id>#<run_id>  ENDS                     ended#<task>: ended upstreams of a wide fan-in,
                                                                      ended#: ended leaves; waiting: the token of the
                                                                      last pass that left instances unclaimed
     limit root      LIMIT#<limit_id or ~digest>  LIMIT               limit, active, extent, version; and as shard 0:

@@ -38,6 +38,13 @@ def run_pk(dag_id: str, run_id: str) -> str:
     return f"RUN#{dag_id}#{run_id}"
 
 
+def run_ends_pk(dag_id: str, run_id: str) -> str:
+    """A run's ENDS counters (``count_ends``): a partition of their own, so a wide fan-in's one write per ended
+    upstream does not add to the run's partition, whose instances' three writes a task already cap one run's
+    starts per second (~1,000 WCU/s per partition)."""
+    return f"ENDS#{dag_id}#{run_id}"
+
+
 def ti_sk(task_id: str, map_index: int) -> str:
     # map_index + 1 zero-padded: the unmapped instance (-1) first, then map indexes in numeric order.
     return f"TI#{task_id}#{map_index + 1:07d}"

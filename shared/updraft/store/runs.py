@@ -106,7 +106,7 @@ class RunStore(StoreBase):
         wanted += [{T.pk.attr_name: {"S": keys.run_pk(k.dag_id, k.run_id)},
                     T.sk.attr_name: {"S": keys.ti_sk(k.task_id, k.map_index)}} for k in dict.fromkeys(ti_keys)]
         if ends:
-            wanted.append({T.pk.attr_name: {"S": keys.run_pk(dag_id, run_id)},
+            wanted.append({T.pk.attr_name: {"S": keys.run_ends_pk(dag_id, run_id)},
                            T.sk.attr_name: {"S": keys.RUN_ENDS_SK}})
         run_ends_read = RunEnds()
         run: DagRun | None = None

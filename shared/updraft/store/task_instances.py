@@ -129,20 +129,20 @@ class TaskInstanceStore(StoreBase):
         count lost to a crash leaves the decision to the tick, and one made twice (a cleared upstream that ran
         again) costs an early look, never a wrong decision."""
         data = self.models.task_instance._get_connection().update_item(
-            keys.run_pk(dag_id, run_id), keys.RUN_ENDS_SK,
+            keys.run_ends_pk(dag_id, run_id), keys.RUN_ENDS_SK,
             actions=[Path(_ENDED + (t or "")).add(1) for t in dict.fromkeys(task_ids)], return_values="ALL_NEW")
         return run_ends(data.get("Attributes", {}))
 
     def mark_waiting(self, dag_id: str, run_id: str) -> str:
         token = write_token()
         self.models.task_instance._get_connection().update_item(
-            keys.run_pk(dag_id, run_id), keys.RUN_ENDS_SK, actions=[Path(_WAITING).set(token)])
+            keys.run_ends_pk(dag_id, run_id), keys.RUN_ENDS_SK, actions=[Path(_WAITING).set(token)])
         return token
 
     def clear_waiting(self, dag_id: str, run_id: str, token: str) -> bool:
         connection = self.models.task_instance._get_connection()
         return conditional(lambda: connection.update_item(
-            keys.run_pk(dag_id, run_id), keys.RUN_ENDS_SK, actions=[Path(_WAITING).remove()],
+            keys.run_ends_pk(dag_id, run_id), keys.RUN_ENDS_SK, actions=[Path(_WAITING).remove()],
             condition=Path(_WAITING) == token))
 
     def get_ti(self, key: TIKey) -> TaskInstance | None:
