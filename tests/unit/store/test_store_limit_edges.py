@@ -48,7 +48,7 @@ def test_a_release_gives_back_one_take_of_a_holder_taken_twice(store):
     home = keys.holder_shard(holder, store._shape(limit_id).active)
     elsewhere = (home + 1) % store._shape(limit_id).active
     value = limit_shards.entry_value(1, NOW, "other-claim", holder)
-    assert store._take_at(limit_id, elsewhere, keys.holder_key(holder), value)  # the racing claim's own take
+    assert store._take_at(limit_id, elsewhere, keys.holder_key(holder), value)[0]  # the racing claim's own take
     before = store.get_limit(limit_id).available
     assert store._release_one_take(limit_id, keys.holder_key(holder))
     state = store.get_limit(limit_id)
