@@ -40,6 +40,7 @@ class StoreBase:
         self._lock = threading.Lock()
         self._limits_known: set[str] = set()
         self._limit_shapes: dict[str, Any] = {}  # limit id -> the shard counts last read (store/limits.py)
+        self._limit_rooms: dict[str, Any] = {}  # limit id -> the shards with room, as last seen (store/limits.py)
         self._dag_cache: LruCache[tuple[str, str], SerializedDAG] = LruCache(_DAG_CACHE_SIZE)
 
     def _shards(self) -> range:

@@ -12,12 +12,14 @@ from typing import Any
 from updraft.store import keys
 from updraft.store.api import LimitState
 from updraft.store.base import StoreBase
-from updraft.store.limit_shards import entries
+from updraft.store.limit_shards import SHARD_ENTRIES, entries
 from updraft.store.models import LimitItem
 
 # How long a process trusts the shard count it last read: a take refused by a one-shard limit read this recently
 # is refused without a read (a resize that grew it is seen at the latest this much later).
 SHAPE_TTL_S = 10.0
+# How long a process steers takes by the room it last saw in a sharded limit's shards (``_Rooms``).
+ROOMS_TTL_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,29 @@ class _Shape:
     @property
     def fresh(self) -> bool:
         return time.monotonic() - self.read_at < SHAPE_TTL_S
+
+
+@dataclass
+class _Rooms:
+    """The shards of a sharded limit that had room when this process last saw them (the last read of every
+    shard, then every take's written or refused shard coming back with its write): a take near full goes where
+    room was seen instead of probing full shards one by one and reading the limit again. Only a guide: each
+    take is still a conditional write, and a refusal corrects the view."""
+
+    read_at: float
+    room: dict[int, int]  # shard index -> free slots (a large number for an unlimited shard)
+
+    @property
+    def fresh(self) -> bool:
+        return time.monotonic() - self.read_at < ROOMS_TTL_S
+
+
+def shard_room(shard: LimitItem) -> int:
+    """The slots a take could get in ``shard``: none without room for one more entry."""
+    if len(raw_holders(shard)) >= SHARD_ENTRIES:
+        return 0
+    cap = int(shard.cap if shard.cap is not None else 0)
+    return 1 << 30 if cap < 0 else max(int(shard.available or 0), 0)
 
 
 def raw_holders(item: LimitItem) -> dict[str, Any]:
@@ -55,6 +80,28 @@ class LimitReads(StoreBase):
         with self._lock:
             self._limit_shapes[limit_id] = shape
         return shape
+
+    def _rooms(self, limit_id: str) -> dict[int, int] | None:
+        """The shards with room, as last seen, when seen recently (None: not seen recently)."""
+        rooms: _Rooms | None = self._limit_rooms.get(limit_id)
+        return dict(rooms.room) if rooms is not None and rooms.fresh else None
+
+    def _see_rooms(self, limit_id: str, shards: list[LimitItem]) -> None:
+        room = {i: free for i, shard in enumerate(shards) if (free := shard_room(shard)) > 0}
+        with self._lock:
+            self._limit_rooms[limit_id] = _Rooms(time.monotonic(), room)
+
+    def _see_room(self, limit_id: str, index: int, shard: LimitItem | None) -> None:
+        """One shard as a write left or found it."""
+        with self._lock:
+            rooms: _Rooms | None = self._limit_rooms.get(limit_id)
+            if rooms is None or shard is None:
+                return
+            free = shard_room(shard)
+            if free > 0:
+                rooms.room[index] = free
+            else:
+                rooms.room.pop(index, None)
 
     def _get(self, pk: str, sk: str) -> LimitItem | None:
         L = self.models.limit

@@ -198,19 +198,32 @@ class LimitStore(LimitRebalance):
         return Taken.FULL
 
     def _take_marked(self, limit_id: str, holder: str, key: str, value: list[Any]) -> Taken:
-        """A marked holder's take of a sharded limit: its home shard, then the next ones (each one conditional
-        write, no read); only when they all refuse, a read of every shard finds room (in pieces for a take bigger
-        than a shard), or says the limit is full."""
+        """A marked holder's take of a sharded limit: up to ``FAST_PROBES`` shards, each one conditional write
+        and no read (its home shard, then where this process last saw room, else the next ones); only when they
+        all refuse, a read of every shard finds room (in pieces for a take bigger than a shard), or says the
+        limit is full."""
         shape = self._shape(limit_id)
-        if shape is not None and int(value[0]) > 0:
+        slots = int(value[0])
+        if shape is not None and slots > 0:
             count = shape.active if shape.limit >= 0 else shape.extent
-            for index in probe_order(keys.holder_shard(holder, count), count)[:FAST_PROBES]:
+            for index in self._probes(limit_id, probe_order(keys.holder_shard(holder, count), count), slots):
                 landed, shard = self._take_at(limit_id, index, key, value)
+                self._see_room(limit_id, index, shard)
                 if landed:
                     return Taken.YES
                 if shard is None:
                     break  # a shard the root counts but not yet written (a growth under way): read
         return self._take_spread(limit_id, holder, key, value)
+
+    def _probes(self, limit_id: str, order: list[int], slots: int) -> list[int]:
+        """The shards a take tries before it reads: its home unless it was seen full, then the shards seen with
+        the most room (none when every shard was seen full: the take reads), else onward from its home."""
+        rooms = self._rooms(limit_id)
+        if rooms is None:
+            return order[:FAST_PROBES]
+        home = [order[0]] if rooms.get(order[0], 0) >= slots else []
+        seen = sorted((i for i, free in rooms.items() if free >= slots and i not in home), key=lambda i: -rooms[i])
+        return (home + seen)[:FAST_PROBES]
 
     def _take_spread(self, limit_id: str, holder: str, key: str, value: list[Any]) -> Taken:
         """Read every shard, then take where there is room: in one shard, or in pieces over several (each piece
@@ -219,6 +232,7 @@ class LimitStore(LimitRebalance):
             shards = self._read(limit_id)
             if not shards:
                 return Taken.FULL
+            self._see_rooms(limit_id, shards)
             found = [entries(raw_holders(shard)) for shard in shards]
             if any(e.key == key for shard_entries in found for e in shard_entries):
                 return Taken.HELD  # taken before its marker (while the limit was its root alone)

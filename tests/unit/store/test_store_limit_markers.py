@@ -111,3 +111,19 @@ def test_a_refused_take_leaves_no_marker_and_a_release_removes_it(store):
     assert store.release_slots(limit_id, "late")
     assert list(L.query(marker_pk)) == []
     assert store.take_slots(limit_id, "late", 1, limit=8, now=NOW) is Taken.YES  # the same holder again
+
+
+def test_a_take_near_full_goes_where_room_was_seen_instead_of_reading_again(store, calls):
+    limit_id = _wide_pool(store, size=40, filled=39)  # 10 shards, one slot left somewhere
+    active = store._shape(limit_id).active
+    free = next(i for i, shard in enumerate(store._read(limit_id)) if int(shard.available) > 0)
+    store._see_rooms(limit_id, store._read(limit_id))
+    # A holder whose home and the two shards after it are full: probing would refuse three times, then read.
+    holder = next(h for h in (f"late-{n}" for n in range(500))
+                  if free not in [(keys.holder_shard(h, active) + step) % active for step in range(3)])
+    calls.clear()
+    assert store.take_slots(limit_id, holder, 1, limit=40, now=NOW) is Taken.YES
+    assert calls == ["PutItem", "UpdateItem"]  # its marker, then the shard seen with room
+    calls.clear()
+    assert store.take_slots(limit_id, "one-too-many", 1, limit=40, now=NOW) is Taken.FULL
+    assert "UpdateItem" not in calls[1:-1]  # seen full: no shard is probed, the limit is read to be sure
