@@ -37,10 +37,18 @@ class Lognormal:
     p50_ms: float
     p99_ms: float
 
+    @property
+    def sigma(self) -> float:
+        return math.log(self.p99_ms / self.p50_ms) / Z99
+
+    @property
+    def mean_s(self) -> float:
+        """The distribution's mean, in seconds (what a benchmark's projection adds up)."""
+        return math.exp(math.log(self.p50_ms) + self.sigma ** 2 / 2) / 1000.0
+
     def draw(self, rng: random.Random) -> float:
         """One latency, in seconds."""
-        sigma = math.log(self.p99_ms / self.p50_ms) / Z99
-        return rng.lognormvariate(math.log(self.p50_ms), sigma) / 1000.0
+        return rng.lognormvariate(math.log(self.p50_ms), self.sigma) / 1000.0
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,178 @@
+"""Claims per second against schedulers, each scheduler in a process of its own, as deployed schedulers are.
+
+usage: python bench/claims_processes.py [--tasks 100] [--levels 1,2,4,8] [--repeat 1] [--no-latency]
+
+``latency_bench.py --only claims`` runs every scheduler as a thread of one interpreter beside moto, so one
+interpreter's CPU bounds it from the first scheduler on (its ``CPU busy`` column): it cannot show what a second
+scheduler adds. Here the embedded AWS is a server (``EmbeddedAwsServer``: per-item atomic, every DynamoDB request
+waiting AWS's latency from ``updraft.local.latency``, served by this process, which does nothing else) and each
+scheduler is a process with its own interpreter, its own store and its own ``LambdaExecutor`` whose async
+``Invoke`` waits the Invoke call's latency (the tries are not run: this measures claims). One run of ``--tasks``
+independent tasks; limits do not bind; the schedulers start together and run passes until every try is
+dispatched; a pass that claimed nothing waits 50 ms before the next (a deployed scheduler's invocation would
+end and the next event start one) instead of reading the run again at once. claims/s = tasks / wall time.
+Double dispatches are counted (must be 0).
+
+The embedded AWS is still one interpreter serving every request, so on this 2-core machine it bounds the
+measured claims/s from about two schedulers on (the table gives the load average beside the figures). So the
+table also *projects* each level onto AWS, where each scheduler is a Lambda with its own CPU and DynamoDB's
+partitions do not queue these rates: the schedulers' work is the mean AWS latency of the requests they made (by
+operation, from the latency profile) and of their invokes, plus their own CPU time (measured in their
+processes), split over N schedulers working at once: claims/s = tasks x N / that. It counts every request one
+after another, as if no claim overlapped its writes, so it is a lower bound for a given request count; what more
+schedulers cost shows in it as the requests and CPU per claim they add (lost races, re-reads).
+Prints a markdown table and writes bench/results/claims_processes.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import multiprocessing
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+for _name, _value in {"AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "bench",
+                      "AWS_SECRET_ACCESS_KEY": "bench"}.items():
+    os.environ.setdefault(_name, _value)
+
+TABLE = "claims-processes"
+IDLE_WAIT_S = 0.05
+
+
+class _CountingLambda:
+    """The Lambda client a scheduler process invokes: each async invoke waits the Invoke call's latency and
+    counts in the count shared by every process."""
+
+    def __init__(self, latency: Any, invokes: Any) -> None:
+        self.latency = latency
+        self.invokes = invokes
+
+    def invoke(self, *, FunctionName: str, InvocationType: str, Payload: bytes, **_: Any) -> dict[str, Any]:
+        if self.latency is not None:
+            time.sleep(self.latency.invoke_api())
+        with self.invokes.get_lock():
+            self.invokes.value += 1
+        return {"StatusCode": 202}
+
+
+def _scheduler_process(url: str, width: int, invokes: Any, ready: Any, latency_on: bool, seed: int,
+                       out: Any) -> None:
+    from updraft.executors.lambda_ import LambdaExecutor
+    from updraft.local.latency import AWS, LatencySource
+    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+    from updraft.store.config import StoreConfig
+    from updraft.store.dynamo import DynamoStore
+
+    store = DynamoStore(StoreConfig(table_name=TABLE, region="us-east-1", host=url))
+    latency = LatencySource(AWS, seed=seed) if latency_on else None
+    executor = LambdaExecutor(_CountingLambda(latency, invokes), "updraft-bench-worker")  # type: ignore[arg-type]
+    scheduler = Scheduler(store, executor, SchedulerConfig(parallelism=width * 2),
+                          clock=lambda: dt.datetime.now(dt.UTC))
+    ready.wait()
+    cpu, passes = time.process_time(), 0
+    while invokes.value < width and passes < 2000:
+        before = invokes.value
+        scheduler.run_pass()
+        passes += 1
+        if invokes.value == before:
+            time.sleep(IDLE_WAIT_S)
+    out.put({"passes": passes, "cpu_s": time.process_time() - cpu})
+
+
+def one_level(width: int, schedulers: int, latency_on: bool) -> dict[str, Any]:
+    from scheduler_bench import _dag
+
+    from tests.functional.scheduling.harness import store_dags
+    from updraft.local.latency import AWS, LatencySource
+    from updraft.local.moto_server import EmbeddedAwsServer
+    from updraft.scheduling.triggering import trigger_dag
+    from updraft.store.config import StoreConfig
+    from updraft.store.dynamo import DynamoStore
+    from updraft.store.tables import create_table
+
+    with EmbeddedAwsServer(concurrent=True, latency=LatencySource(AWS) if latency_on else None) as server:
+        config = StoreConfig(table_name=TABLE, region="us-east-1", host=server.url)
+        create_table(config)
+        store = DynamoStore(config)
+        now = dt.datetime.now(dt.UTC)
+        store.set_pool("default_pool", width * 2)  # limits must not bind: this measures the claim path itself
+        store_dags(store, _dag(width), now=now)
+        trigger_dag(store, "bench_fanout", now=now)
+        ctx = multiprocessing.get_context("spawn")
+        invokes, ready, out = ctx.Value("i", 0), ctx.Barrier(schedulers + 1), ctx.Queue()
+        processes = [ctx.Process(target=_scheduler_process,
+                                 args=(server.url, width, invokes, ready, latency_on, 19 + n, out))
+                     for n in range(schedulers)]
+        for process in processes:
+            process.start()
+        ready.wait()  # every scheduler imported and built: the clock starts
+        server.guard.take_counts()
+        started = time.monotonic()
+        reports = [out.get(timeout=1800) for _ in processes]
+        wall = time.monotonic() - started
+        for process in processes:
+            process.join(timeout=60)
+        requests = server.guard.take_counts()
+    work_s = (sum(n * AWS.dynamo(op).mean_s for op, n in requests.items() if op != "other")
+              + invokes.value * AWS.lambda_invoke_api.mean_s + sum(r["cpu_s"] for r in reports))
+    return {"wall_s": wall, "claims_per_s": width / wall, "invokes": invokes.value,
+            "projected_claims_per_s": width * schedulers / work_s,
+            "double_dispatches": invokes.value - width, "requests": sum(requests.values()),
+            "requests_per_claim": sum(requests.values()) / width, "by_operation": dict(requests),
+            "passes": sum(r["passes"] for r in reports),
+            "scheduler_cpu_per_claim_ms": 1000 * sum(r["cpu_s"] for r in reports) / width,
+            "load": os.getloadavg()[0]}
+
+
+def render(results: dict[int, list[dict[str, Any]]], width: int, latency_on: bool) -> str:
+    repeats = len(next(iter(results.values())))
+    lines = [f"Claims over one run of {width} tasks, each scheduler its own process "
+             f"({'AWS latency profile' if latency_on else 'no latency'}; medians of {repeats}):",
+             "",
+             "| schedulers | claims/s measured | projected on AWS | wall to claim all | double dispatches "
+             "| DynamoDB requests per claim | scheduler passes | schedulers' CPU per claim | load average |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for level, runs in results.items():
+        def median(field: str, runs: list[dict[str, Any]] = runs) -> float:
+            return float(statistics.median(r[field] for r in runs))
+        lines.append(f"| {level} | {median('claims_per_s'):.1f} | {median('projected_claims_per_s'):.1f} | "
+                     f"{median('wall_s'):.2f} s | "
+                     f"{max(r['double_dispatches'] for r in runs)} | {median('requests_per_claim'):.2f} | "
+                     f"{median('passes'):.0f} | {median('scheduler_cpu_per_claim_ms'):.0f} ms | "
+                     f"{median('load'):.1f} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--levels", default="1,2,4,8")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--no-latency", action="store_true")
+    args = parser.parse_args()
+    latency_on = not args.no_latency
+    results: dict[int, list[dict[str, Any]]] = {}
+    for _ in range(args.repeat):
+        for level in (int(n) for n in args.levels.split(",")):
+            result = one_level(args.tasks, level, latency_on)
+            print(f"{level} schedulers: {result['claims_per_s']:.1f} claims/s, "
+                  f"{result['requests_per_claim']:.2f} requests per claim", file=sys.stderr, flush=True)
+            results.setdefault(level, []).append(result)
+    print(render(results, args.tasks, latency_on))
+    out = ROOT / "bench" / "results"
+    out.mkdir(exist_ok=True)
+    (out / "claims_processes.json").write_text(json.dumps({str(k): v for k, v in results.items()}, indent=1))
+    return 0 if all(r["double_dispatches"] == 0 for runs in results.values() for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
