@@ -61,6 +61,8 @@ class TaskInstance:
     next_retry_at: dt.datetime | None = None
     lease_expires_at: dt.datetime | None = None  # a running try's worker must heartbeat before this
     held_limits: list[str] = dataclasses.field(default_factory=list)  # limit ids whose slots this try holds
+    # Where a take of a sharded limit placed this try's entry (limit id -> shard): its release writes there first.
+    limit_shards: dict[str, int] = dataclasses.field(default_factory=dict)
     hostname: str | None = None
     # Length of the return_value XCom when the try succeeded: what a downstream mapped task expands over.
     xcom_length: int | None = None

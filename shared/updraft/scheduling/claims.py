@@ -112,8 +112,10 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     holder = ti.key.holder(try_number)
     kept = list(ti.held_limits) if resuming else []
 
+    placed: dict[str, int] = {}  # where takes of sharded limits put the holder (its release writes there)
+
     def take(need: LimitNeed) -> Taken:
-        return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now)
+        return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now, placed=placed)
 
     # A named pool (small, the limit most often full) alone first, so a full pool costs one write; the default
     # pool (128 slots) with the rest, at once: one round trip for the whole claim.
@@ -129,10 +131,12 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     held = kept + taken
     refused = [need for need, ok in zip(rest, results, strict=True) if ok is not Taken.YES]
     if refused:
-        _release(store, taken, holder)
+        _release(store, taken, holder, placed)
         return ClaimResult(refused=refused[0].refusal, full=refused[0])
     try_id = uuid.uuid4().hex
+    shards = {limit_id: shard for limit_id, shard in ti.limit_shards.items() if limit_id in kept} | placed
     fields = {"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": held,
+              "limit_shards": shards or None,
               "start_date": None, "end_date": None, "lease_expires_at": None, "note": None, "blocked_reason": None}
     if not continues:  # a new try starts without the previous try's reschedules, as Airflow's new ti.id
         fields.update(reschedule_count=0, first_reschedule_date=None, rescheduled_try_id=None)
@@ -141,7 +145,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     expected = None if create_fields is not None else TaskInstanceState.SCHEDULED
     won = store.queue_ti(ti.key, expected=expected, fields=fields)
     if not won:
-        _release(store, taken, holder)
+        _release(store, taken, holder, placed)
         return ClaimResult(lost=True)
     if ti.try_number > 0 and not resuming and not continues:
         # A retry supersedes the try that failed: it is kept as the instance's history (the tries routes list
@@ -160,10 +164,11 @@ def continues_try(ti: TaskInstance) -> bool:
     return ti.rescheduled_try_id is not None and ti.rescheduled_try_id == ti.try_id
 
 
-def _release(store: Store, limit_ids: list[str], holder: str) -> None:
-    concurrently([functools.partial(store.release_slots, limit_id, holder) for limit_id in limit_ids])
+def _release(store: Store, limit_ids: list[str], holder: str, shards: dict[str, int] | None = None) -> None:
+    concurrently([functools.partial(store.release_slots, limit_id, holder, shard=(shards or {}).get(limit_id))
+                  for limit_id in limit_ids])
 
 
 def release_try_limits(store: Store, ti: TaskInstance) -> None:
     """Give back the slots a try held (after it left queued/running). Safe to repeat."""
-    _release(store, list(ti.held_limits), ti.key.holder(ti.try_number))
+    _release(store, list(ti.held_limits), ti.key.holder(ti.try_number), ti.limit_shards)

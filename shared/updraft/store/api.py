@@ -262,13 +262,16 @@ class Store(Protocol):
         ``expected_state``; a claim to queued removes it."""
 
     # -- limits and pools ------------------------------------------------------------------------------------
-    def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> Taken:
+    def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime,
+                   placed: dict[str, int] | None = None) -> Taken:
         """Add ``holder`` with ``slots`` if that many are available (the limit item is created at ``limit``
         on first use). Idempotent: a holder already present is refused (``HELD``), never counted twice (a limit
-        that is its root alone sees it there, a sharded one by the holder's marker)."""
+        that is its root alone sees it there, a sharded one by the holder's marker). ``placed``: where a take of
+        a sharded limit put the holder's entry goes in it (limit id -> shard), for ``release_slots``' ``shard``."""
 
-    def release_slots(self, limit_id: str, holder: str) -> bool:
-        """Remove ``holder`` and give its slots back; False if it held none."""
+    def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None) -> bool:
+        """Remove ``holder`` and give its slots back; False if it held none. ``shard``: where its take placed it
+        (one write there; otherwise the release tries where a take goes first, then reads)."""
 
     def get_limit(self, limit_id: str) -> LimitState | None: ...
 

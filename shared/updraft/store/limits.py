@@ -150,7 +150,8 @@ class LimitStore(LimitRebalance):
         written = write_reporting(row, actions=actions, condition=holding(L, entry_key))
         return written.landed, L.from_raw_data(written.item) if written.item else None
 
-    def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime) -> Taken:
+    def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime,
+                   placed: dict[str, int] | None = None) -> Taken:
         key = keys.holder_key(holder)
         value = entry_value(slots, now, write_token(), holder)
         if not inline_name(holder):  # the name first: an entry is never there without a way to its name
@@ -162,9 +163,11 @@ class LimitStore(LimitRebalance):
                 return taken
         if not self._mark(limit_id, key, str(value[2])):
             return Taken.HELD
-        taken = self._take_marked(limit_id, holder, key, value)
+        taken, index = self._take_marked(limit_id, holder, key, value)
         if taken is not Taken.YES:
             self._unmark(limit_id, key, str(value[2]))
+        elif placed is not None and index is not None:
+            placed[limit_id] = index
         return taken
 
     def _take_root_alone(self, limit_id: str, key: str, value: list[Any], limit: int) -> Taken | None:
@@ -197,11 +200,11 @@ class LimitStore(LimitRebalance):
             self._rebalance(limit_id)
         return Taken.FULL
 
-    def _take_marked(self, limit_id: str, holder: str, key: str, value: list[Any]) -> Taken:
+    def _take_marked(self, limit_id: str, holder: str, key: str, value: list[Any]) -> tuple[Taken, int | None]:
         """A marked holder's take of a sharded limit: up to ``FAST_PROBES`` shards, each one conditional write
         and no read (its home shard, then where this process last saw room, else the next ones); only when they
         all refuse, a read of every shard finds room (in pieces for a take bigger than a shard), or says the
-        limit is full."""
+        limit is full. With the shard its whole entry went to (None: in pieces, or refused)."""
         shape = self._shape(limit_id)
         slots = int(value[0])
         if shape is not None and slots > 0:
@@ -210,7 +213,7 @@ class LimitStore(LimitRebalance):
                 landed, shard = self._take_at(limit_id, index, key, value)
                 self._see_room(limit_id, index, shard)
                 if landed:
-                    return Taken.YES
+                    return Taken.YES, index
                 if shard is None:
                     break  # a shard the root counts but not yet written (a growth under way): read
         return self._take_spread(limit_id, holder, key, value)
@@ -225,17 +228,17 @@ class LimitStore(LimitRebalance):
         seen = sorted((i for i, free in rooms.items() if free >= slots and i not in home), key=lambda i: -rooms[i])
         return (home + seen)[:FAST_PROBES]
 
-    def _take_spread(self, limit_id: str, holder: str, key: str, value: list[Any]) -> Taken:
+    def _take_spread(self, limit_id: str, holder: str, key: str, value: list[Any]) -> tuple[Taken, int | None]:
         """Read every shard, then take where there is room: in one shard, or in pieces over several (each piece
         a conditional write; a refused piece gives back the ones taken and the take plans again)."""
         for _ in range(RETRIES):
             shards = self._read(limit_id)
             if not shards:
-                return Taken.FULL
+                return Taken.FULL, None
             self._see_rooms(limit_id, shards)
             found = [entries(raw_holders(shard)) for shard in shards]
             if any(e.key == key for shard_entries in found for e in shard_entries):
-                return Taken.HELD  # taken before its marker (while the limit was its root alone)
+                return Taken.HELD, None  # taken before its marker (while the limit was its root alone)
             views = [ShardView(i, int(s.cap if s.cap is not None else 0), int(s.available or 0), len(found[i]))
                      for i, s in enumerate(shards)]
             shape = self._remember(limit_id, shards[0])
@@ -245,7 +248,7 @@ class LimitStore(LimitRebalance):
             if plan is None:
                 held = sum(e.slots for shard_entries in found for e in shard_entries)
                 if shape.limit >= 0 and shape.limit - held < int(value[0]):
-                    return Taken.FULL
+                    return Taken.FULL, None
                 # The limit has room its shards do not offer (a shrink parked them; every shard has its entries;
                 # an unlimited limit needs one more shard): the caps are planned again, then the take.
                 self._rebalance(limit_id)
@@ -257,16 +260,20 @@ class LimitStore(LimitRebalance):
                     break
                 taken.append((index, entry_key))
             if len(taken) == len(plan):
-                return Taken.YES
+                return Taken.YES, plan[0][0] if len(plan) == 1 else None
             for index, entry_key in taken:
                 self._release_at(limit_id, index, entry_key)
-        return Taken.FULL
+        return Taken.FULL, None
 
-    def release_slots(self, limit_id: str, holder: str) -> bool:
+    def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None) -> bool:
         key = keys.holder_key(holder)
         shape = self._shape(limit_id)
         released = False
-        if shape is None:  # the root first, as a limit's root alone holds all (else its answer says the shape)
+        if shard is not None:  # where its take placed it (``placed``): one write
+            released, found = self._release_at(limit_id, shard, key)
+            if shard == 0 and found is not None:
+                shape = self._remember(limit_id, found)
+        if not released and shape is None:  # the root first: a limit's root alone holds all (else it says the shape)
             released, root = self._release_at(limit_id, 0, key)
             shape = self._remember(limit_id, root) if root is not None else None
         if not released and shape is not None:

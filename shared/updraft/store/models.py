@@ -202,6 +202,7 @@ class TaskInstanceItem(Item):
     next_retry_at = DateTimeAttribute(null=True)
     lease_expires_at = DateTimeAttribute(null=True)
     held_limits: ListAttribute[str] = ListAttribute(of=UnicodeAttribute, null=True)  # type: ignore[arg-type]
+    limit_shards = JSONAttribute(null=True)  # limit id -> the shard its take placed the try's entry in
     hostname = UnicodeAttribute(null=True)
     xcom_length = NumberAttribute(null=True)
     note = UnicodeAttribute(null=True)

@@ -127,3 +127,20 @@ def test_a_take_near_full_goes_where_room_was_seen_instead_of_reading_again(stor
     calls.clear()
     assert store.take_slots(limit_id, "one-too-many", 1, limit=40, now=NOW) is Taken.FULL
     assert "UpdateItem" not in calls[1:-1]  # seen full: no shard is probed, the limit is read to be sure
+
+
+def test_a_release_goes_straight_to_the_shard_its_take_named(store, config, s3, calls):
+    """A holder placed away from its home (its home full): told where, a release is one write and the marker's
+    delete, from any process; not told, it probes its home and onward, then reads."""
+    limit_id = _wide_pool(store, size=12, filled=12)
+    active = store._shape(limit_id).active
+    holder = next(h for h in (f"holder-{n}" for n in range(200)) if keys.holder_shard(h, active) == 0)
+    assert store.release_slots(limit_id, _names_in(store, limit_id, 2)[0])  # room only in shard 2
+    placed: dict[str, int] = {}
+    assert store.take_slots(limit_id, holder, 1, limit=12, now=NOW, placed=placed) is Taken.YES
+    assert placed == {limit_id: 2}
+    fresh = DynamoStore(config, s3_client=s3)  # the worker that ends the try
+    calls.clear()
+    assert fresh.release_slots(limit_id, holder, shard=placed[limit_id])
+    assert calls == ["UpdateItem", "DeleteItem"]
+    assert holder not in store.get_limit(limit_id).holders
