@@ -89,7 +89,7 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, 
         log.info("dispatch %s try %s is not runnable (duplicate or superseded)", key.label, dispatch.try_number)
         _republish_assets(store, scheduler, dispatch, now_fn)
         return None
-    run = store.get_run(key.dag_id, key.run_id)  # read once: the try runs it, its version decides the outcome
+    run = run_for(dispatch, store)  # once (or carried): the try runs it, its version decides the outcome
     dag = scheduler.dag(run.dag_id, run.dag_hash) if run is not None else None
     if dispatch.handed_off and log_sink is not None:
         log_sink = KeepEarlierLog(log_sink, key, dispatch.try_number)
@@ -118,6 +118,22 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, 
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
     return report_try(dispatch, result, store=store, scheduler=scheduler, dag=dag, started=started, now_fn=now_fn,
                       hand_off=hand_off, waits=waits)
+
+
+def run_for(dispatch: Dispatch, store: Store) -> DagRun | None:
+    """The try's run: as the claimer read it when the dispatch carries it (``executors.dispatch_run``), else read.
+
+    The claimer's copy (a strong read, or the tick's read of the active-runs index, which may lag it by a moment)
+    is as good as a read after the fenced start, because nothing the try takes from its run can change in between
+    without stopping the try first: a run's identity (its DAG version, logical date, data interval, conf, type)
+    never changes, and every user act that changes its state reaches the run's instances (a mark moves a queued
+    instance to skipped, a clear gives it a new try or none, a deleted run loses them), which the fenced start
+    refuses, so the try does not run. What may differ is what the try's context only shows: a note edited
+    meanwhile, and the state (or a cleared run's new start date) when the claim raced that act: a mark that read
+    the instance before the claim leaves it queued, and the run runs that try, as it did with the read."""
+    if dispatch.run is not None:
+        return dispatch.run
+    return store.get_run(dispatch.key.dag_id, dispatch.key.run_id)
 
 
 def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler: Scheduler, dag: SerializedDAG,

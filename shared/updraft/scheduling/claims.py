@@ -10,6 +10,7 @@ which ``reconcile.reconcile_limits`` returns after a grace period.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import uuid
@@ -28,7 +29,7 @@ from updraft.model.limits import (
     task_limit,
     task_run_limit,
 )
-from updraft.model.records import TaskInstance
+from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling import blocked
 from updraft.scheduling.blocked import BlockedReason
@@ -97,13 +98,15 @@ def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, p
 
 
 def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
-          create_fields: dict[str, Any] | None = None, donor: SlotDonor | None = None) -> ClaimResult:
+          create_fields: dict[str, Any] | None = None, donor: SlotDonor | None = None,
+          run: DagRun | None = None) -> ClaimResult:
     """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice.
 
     With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
     the claim creates it as queued, on the condition that nobody created it meanwhile. With ``donor`` (a worker's
     mini scheduler) the slots of the try that just ended go over to this try where offered, instead of a take
-    (``slot_donor``); a failed claim releases them like any slot it took.
+    (``slot_donor``); a failed claim releases them like any slot it took. ``run``: the run as the caller read it,
+    carried by the dispatch (``executors.dispatch_run``).
     """
     # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the slots
     # it kept while deferred (a pool with include_deferred): only the others are taken again.
@@ -153,8 +156,9 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
         # it). Written once per try number, so a clear that recorded it first keeps its record.
         store.record_try(as_recorded(ti))
     compute = dict(getattr(task, "compute", None) or {})
+    # The run copied: the caller goes on with its own object, the dispatch may be delivered in this process.
     return ClaimResult(Dispatch(ti.key, try_number, try_id, executor=executor_for(compute, ti.executor),
-                                compute=compute))
+                                compute=compute, run=dataclasses.replace(run) if run is not None else None))
 
 
 def continues_try(ti: TaskInstance) -> bool:
