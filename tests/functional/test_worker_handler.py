@@ -7,8 +7,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from botocore.client import BaseClient
 
 from tests.functional.lambda_helpers import WORKER, claimed_dispatch, lambda_context, spied_services, worker_account
+from updraft.executors.base import Dispatch
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
 
@@ -65,6 +67,25 @@ def test_dispatch_runs_the_try_logs_it_and_starts_the_next_task(env):
     assert again == {"status": "not_runnable", "task": "first", "try_number": 1}
     assert env.store.get_run_tis("handler_chain", SAMPLE["run_id"]) == before
     assert len(env.invokes) == 1
+
+
+def test_the_next_dispatch_carries_its_run_and_its_worker_does_not_read_it(env, monkeypatch):
+    env.handler.handler({**SAMPLE, "try_id": env.dispatch.try_id}, lambda_context(WORKER))
+    (downstream,) = env.invokes
+    run = env.store.get_run("handler_chain", SAMPLE["run_id"])
+    assert Dispatch.from_payload(downstream).run == run  # the mini scheduler's read, sent with the dispatch
+    reads = []
+    original = BaseClient._make_api_call
+
+    def call(client, operation, params):
+        if operation == "GetItem" and params["Key"]["sk"]["S"].startswith("RUN#"):
+            reads.append(params["Key"])
+        return original(client, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", call)
+    result = env.handler.handler(downstream, lambda_context(WORKER))
+    assert result == {"status": "ran", "task": "second", "try_number": 1, "state": "success"}
+    assert reads == []
 
 
 def test_a_superseded_try_is_not_run(env):

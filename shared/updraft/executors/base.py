@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from updraft.executors.choice import DEFAULT_EXECUTOR, executor_for
-from updraft.model.records import TIKey
+from updraft.executors.dispatch_run import run_from_payload, run_payload
+from updraft.model.records import DagRun, TIKey
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,9 @@ class Dispatch:
     # The try was started on Lambda, stopped before Lambda's limit and handed to this executor (same try number):
     # its log so far is kept ahead of this part (``updraft.runtime.handoff``).
     handed_off: bool = False
+    # The run as the claimer read it, which a Lambda worker uses instead of reading it again (``dispatch_run``);
+    # None: the worker reads it. Not part of the dispatch's identity.
+    run: DagRun | None = field(default=None, compare=False, repr=False)
 
     def to_payload(self) -> dict[str, Any]:
         """The JSON a worker invocation carries (no code, no XCom values)."""
@@ -31,9 +35,17 @@ class Dispatch:
             payload["handed_off"] = True
         return payload
 
+    def lambda_payload(self) -> dict[str, Any]:
+        """What the Lambda executor sends: ``to_payload`` and the run, when it is small (``dispatch_run``)."""
+        payload = self.to_payload()
+        if self.run is not None and (run := run_payload(self.run)) is not None:
+            payload["run"] = run
+        return payload
+
     @classmethod
     def from_payload(cls, payload: object) -> Dispatch:
-        """The inverse of ``to_payload``; ValueError naming the bad field for anything else (workers refuse it)."""
+        """The inverse of ``to_payload`` and ``lambda_payload``; ValueError naming the bad field for anything else
+        (workers refuse it)."""
         if not isinstance(payload, dict):
             raise ValueError(f"a dispatch payload is a JSON object, got {type(payload).__name__}")
         for name in ("dag_id", "run_id", "task_id", "try_id"):
@@ -53,8 +65,9 @@ class Dispatch:
         if not isinstance(handed_off, bool):
             raise ValueError("dispatch payload field 'handed_off' must be a boolean")
         key = TIKey(payload["dag_id"], payload["run_id"], payload["task_id"], payload.get("map_index", -1))
+        run = run_from_payload(key.dag_id, key.run_id, payload["run"]) if "run" in payload else None
         return cls(key, payload["try_number"], payload["try_id"], executor=executor, compute=dict(compute),
-                   handed_off=handed_off)
+                   handed_off=handed_off, run=run)
 
 
 class Executor(Protocol):

@@ -1,8 +1,9 @@
 """Runs tries in the worker Lambda: one asynchronous invoke per dispatch.
 
 ``InvocationType="Event"`` returns as soon as Lambda has queued the event, so a scheduler pass never waits for a
-task, and Lambda's async queue absorbs bursts. The payload is the dispatch's identity and fencing token only: the
-worker reads everything else from the store, and a duplicate delivery loses the ``try_id`` fence and runs nothing.
+task, and Lambda's async queue absorbs bursts. The payload is the dispatch's identity and fencing token, and the
+run as the claimer read it when small (``dispatch_run``): the worker reads everything else from the store, and a
+duplicate delivery loses the ``try_id`` fence and runs nothing.
 
 A failed invoke (throttled, function missing) is logged and the try stays queued: the scheduler's queued timeout
 (``scheduling.backstops``) puts it back to scheduled, so raising here would only abort the rest of the pass.
@@ -40,7 +41,7 @@ class LambdaExecutor:
 
     def dispatch(self, items: list[Dispatch]) -> None:
         for item in items:
-            payload = json.dumps(item.to_payload(), separators=(",", ":")).encode()
+            payload = json.dumps(item.lambda_payload(), separators=(",", ":")).encode()
             try:
                 response = self.lambda_client.invoke(FunctionName=self.function_name, InvocationType="Event",
                                                      Payload=payload)

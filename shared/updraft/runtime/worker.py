@@ -43,6 +43,7 @@ from updraft.scheduling.dag_callbacks import claim_callback
 from updraft.scheduling.deferrals import Waits, resume_try, start_wait
 from updraft.scheduling.downstream import schedule_downstream
 from updraft.scheduling.pass_report import PassReport
+from updraft.scheduling.slot_donor import SlotDonor
 from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
@@ -88,7 +89,7 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, 
         log.info("dispatch %s try %s is not runnable (duplicate or superseded)", key.label, dispatch.try_number)
         _republish_assets(store, scheduler, dispatch, now_fn)
         return None
-    run = store.get_run(key.dag_id, key.run_id)  # read once: the try runs it, its version decides the outcome
+    run = run_for(dispatch, store)  # once (or carried): the try runs it, its version decides the outcome
     dag = scheduler.dag(run.dag_id, run.dag_hash) if run is not None else None
     if dispatch.handed_off and log_sink is not None:
         log_sink = KeepEarlierLog(log_sink, key, dispatch.try_number)
@@ -117,6 +118,22 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, 
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
     return report_try(dispatch, result, store=store, scheduler=scheduler, dag=dag, started=started, now_fn=now_fn,
                       hand_off=hand_off, waits=waits)
+
+
+def run_for(dispatch: Dispatch, store: Store) -> DagRun | None:
+    """The try's run: as the claimer read it when the dispatch carries it (``executors.dispatch_run``), else read.
+
+    The claimer's copy (a strong read, or the tick's read of the active-runs index, which may lag it by a moment)
+    is as good as a read after the fenced start, because nothing the try takes from its run can change in between
+    without stopping the try first: a run's identity (its DAG version, logical date, data interval, conf, type)
+    never changes, and every user act that changes its state reaches the run's instances (a mark moves a queued
+    instance to skipped, a clear gives it a new try or none, a deleted run loses them), which the fenced start
+    refuses, so the try does not run. What may differ is what the try's context only shows: a note edited
+    meanwhile, and the state (or a cleared run's new start date) when the claim raced that act: a mark that read
+    the instance before the claim leaves it queued, and the run runs that try, as it did with the read."""
+    if dispatch.run is not None:
+        return dispatch.run
+    return store.get_run(dispatch.key.dag_id, dispatch.key.run_id)
 
 
 def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler: Scheduler, dag: SerializedDAG,
@@ -151,25 +168,30 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
 
         _schedule_after(store, scheduler, dag, finished, result, hand_off_or_here)
         return result
-    # The next task first, its slots (of the default pool and the DAG-wide limits) still held by this try; then
-    # the slots, and once more if a limit this try held was what kept a task waiting.
+    # The next task first, its slots (of the default pool and the DAG-wide limits) still held by this try, which
+    # the first claim takes over where one write can (``slot_donor``); then the slots not given, and once more if a
+    # limit this try freed was what kept a task waiting (one given to the next try frees nothing).
+    donor = SlotDonor.of(finished) if finished else None
+    given = donor.given if donor is not None else set()
     report = _schedule_after(store, scheduler, dag, finished, result,
-                             functools.partial(scheduler.schedule_run, key.dag_id, key.run_id))
-    _release(store, finished)
-    held = set(finished.held_limits) if finished else set()
-    if report is not None and (report.coalesced or report.full_limits & held):
+                             functools.partial(scheduler.schedule_run, key.dag_id, key.run_id, donor=donor),
+                             donor=donor)
+    _release(store, finished, given=given)
+    freed = set(finished.held_limits) - given if finished else set()
+    if report is not None and (report.coalesced or report.full_limits & freed):
         scheduler.schedule_run(key.dag_id, key.run_id)
     return result
 
 
 def _schedule_after(store: Store, scheduler: Scheduler, dag: SerializedDAG, finished: TaskInstance | None,
-                    result: TryResult, whole_run: Callable[[], PassReport | None]) -> PassReport | None:
+                    result: TryResult, whole_run: Callable[[], PassReport | None],
+                    donor: SlotDonor | None = None) -> PassReport | None:
     """The mini scheduler after the try: only its downstream where it can (``scheduling.downstream``: no read
     of the whole run), else ``whole_run``; a try ended elsewhere leaves its run to ``whole_run``."""
     if not finished:
         return whole_run()
     return schedule_downstream(store, scheduler, dag, finished, branched=bool(result.skip_task_ids),
-                               whole_run=whole_run)
+                               whole_run=whole_run, donor=donor)
 
 
 def _republish_assets(store: Store, scheduler: Scheduler, dispatch: Dispatch,
@@ -263,9 +285,9 @@ def _secrets_backend() -> tuple[object, str | None]:
         return None, f"{type(exc).__name__}: {exc}"
 
 
-def _release(store: Store, finished: TaskInstance | None) -> None:
+def _release(store: Store, finished: TaskInstance | None, *, given: set[str] | frozenset[str] = frozenset()) -> None:
     if finished:
-        release_try_limits(store, finished)
+        release_try_limits(store, finished, given=given)
 
 
 class _Heartbeat:

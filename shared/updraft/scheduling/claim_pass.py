@@ -154,7 +154,8 @@ class ClaimPass:
                 continue
             creation = creations.get(ti.key)
             result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
-                           create_fields=creation.fields if creation is not None else None)
+                           create_fields=creation.fields if creation is not None else None, donor=report.donor,
+                           run=run)
             if creation is not None and result.lost:
                 # What this pass read of the run is stale (another scheduler created its instances meanwhile):
                 # more claims and creations from it would be writes lost in advance. The run is read again.

@@ -10,6 +10,7 @@ which ``reconcile.reconcile_limits`` returns after a grace period.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import uuid
@@ -28,13 +29,14 @@ from updraft.model.limits import (
     task_limit,
     task_run_limit,
 )
-from updraft.model.records import TaskInstance
+from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling import blocked
 from updraft.scheduling.blocked import BlockedReason
 from updraft.scheduling.clearing import as_recorded
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.deferrals import is_resuming
+from updraft.scheduling.slot_donor import SlotDonor
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store, Taken
 
@@ -96,11 +98,15 @@ def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, p
 
 
 def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
-          create_fields: dict[str, Any] | None = None) -> ClaimResult:
+          create_fields: dict[str, Any] | None = None, donor: SlotDonor | None = None,
+          run: DagRun | None = None) -> ClaimResult:
     """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice.
 
     With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
-    the claim creates it as queued, on the condition that nobody created it meanwhile.
+    the claim creates it as queued, on the condition that nobody created it meanwhile. With ``donor`` (a worker's
+    mini scheduler) the slots of the try that just ended go over to this try where offered, instead of a take
+    (``slot_donor``); a failed claim releases them like any slot it took. ``run``: the run as the caller read it,
+    carried by the dispatch (``executors.dispatch_run``).
     """
     # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the slots
     # it kept while deferred (a pool with include_deferred): only the others are taken again.
@@ -115,6 +121,8 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     placed: dict[str, int] = {}  # where takes of sharded limits put the holder (its release writes there)
 
     def take(need: LimitNeed) -> Taken:
+        if donor is not None:
+            return donor.take(store, need.limit_id, holder, need.slots, limit=need.limit, now=now, placed=placed)
         return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now, placed=placed)
 
     # A named pool (small, the limit most often full) alone first, so a full pool costs one write; the default
@@ -152,8 +160,9 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
         # it). Written once per try number, so a clear that recorded it first keeps its record.
         store.record_try(as_recorded(ti))
     compute = dict(getattr(task, "compute", None) or {})
+    # The run copied: the caller goes on with its own object, the dispatch may be delivered in this process.
     return ClaimResult(Dispatch(ti.key, try_number, try_id, executor=executor_for(compute, ti.executor),
-                                compute=compute))
+                                compute=compute, run=dataclasses.replace(run) if run is not None else None))
 
 
 def continues_try(ti: TaskInstance) -> bool:
@@ -169,6 +178,8 @@ def _release(store: Store, limit_ids: list[str], holder: str, shards: dict[str, 
                   for limit_id in limit_ids])
 
 
-def release_try_limits(store: Store, ti: TaskInstance) -> None:
-    """Give back the slots a try held (after it left queued/running). Safe to repeat."""
-    _release(store, list(ti.held_limits), ti.key.holder(ti.try_number), ti.limit_shards)
+def release_try_limits(store: Store, ti: TaskInstance, *, given: set[str] | frozenset[str] = frozenset()) -> None:
+    """Give back the slots a try held (after it left queued/running), but those ``given`` to another try
+    (``slot_donor``). Safe to repeat."""
+    _release(store, [limit_id for limit_id in ti.held_limits if limit_id not in given], ti.key.holder(ti.try_number),
+             ti.limit_shards)

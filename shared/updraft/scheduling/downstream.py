@@ -37,6 +37,7 @@ from updraft.model.states import TaskInstanceState
 from updraft.scheduling.evaluation import finishes_in_scheduler
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.run_view import UNFINISHED
+from updraft.scheduling.slot_donor import SlotDonor
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import RunEnds, Store
 
@@ -101,12 +102,13 @@ def _needs_whole_run(task: SerializedTask) -> bool:
 
 
 def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, *,
-                        branched: bool = False, whole_run: Callable[[], PassReport | None] | None = None
-                        ) -> PassReport | None:
+                        branched: bool = False, whole_run: Callable[[], PassReport | None] | None = None,
+                        donor: SlotDonor | None = None) -> PassReport | None:
     """Schedule what the end of ``ended`` (the instance in the state its try ended in) lets go, incrementally
     where ``plan`` allows; ``branched``: the try skipped tasks (a branch), which cascades through the run;
     ``whole_run`` schedules the whole run when that is needed (default: ``Scheduler.schedule_run`` here). None:
-    nothing to do yet (only counters moved; a later end, or the tick, decides), or handed to ``whole_run``."""
+    nothing to do yet (only counters moved; a later end, or the tick, decides), or handed to ``whole_run``.
+    ``donor``: the ended try's slots, which the claims decided here may take over (``slot_donor``)."""
     if whole_run is None:
         whole_run = functools.partial(scheduler.schedule_run, ended.dag_id, ended.run_id)
     found = plan(dag, ended.task_id)
@@ -133,7 +135,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
         if all(key in items and items[key].state not in UNFINISHED for key in read):
             return whole_run()  # every leaf ended: the whole run decides the run's end
         return None
-    report = scheduler.schedule_tasks(run, meta, [ended, *items.values()], found.decide)
+    report = scheduler.schedule_tasks(run, meta, [ended, *items.values()], found.decide, donor=donor)
     if report is None or report.stale_runs:
         return whole_run()
     return report

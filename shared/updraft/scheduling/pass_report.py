@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from updraft.executors.base import Dispatch
 from updraft.scheduling.blocked import BlockedReason
+from updraft.scheduling.slot_donor import SlotDonor
 
 
 @dataclass
@@ -20,3 +21,6 @@ class PassReport:
     coalesced: bool = False  # another call in this process was scheduling the run and will look again
     stale_runs: set[tuple[str, str]] = field(default_factory=set)  # changed by someone else mid-pass
     poisoned: dict[str, str] = field(default_factory=dict)  # "dag_id/run_id" (or dag_id) set aside -> the error
+    # A worker's mini scheduler: the slots of the try that just ended, which this pass's claims take over
+    # (``slot_donor``; what it gave, the worker does not release)
+    donor: SlotDonor | None = None

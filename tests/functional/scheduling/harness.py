@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -107,18 +108,20 @@ class Workers:
 
 
 class LambdaWorkers(Workers):
-    """Workers that play each try as the worker Lambda does (``runtime.worker``): start fenced, read the run, then
-    ``report_try`` with the try as started (record, release, next hop); no task code. The capacity benchmark and
-    the request-count test use it, so their counts are the Lambda's."""
+    """Workers that play each try as the worker Lambda does (``runtime.worker``): the dispatch as the Lambda
+    executor's payload, start fenced, the run (carried, or read), then ``report_try`` with the try as started
+    (record, release, next hop); no task code. The capacity benchmark and the request-count test use it, so their
+    counts are the Lambda's."""
 
     def run_one(self, item: Dispatch) -> bool:
-        from updraft.runtime.worker import report_try
+        from updraft.runtime.worker import report_try, run_for
 
+        item = Dispatch.from_payload(json.loads(json.dumps(item.lambda_payload())))
         started = start_try(self.store, item.key, item.try_id, now=self.clock())
         if not started:
             return False
         self.started[(item.key, item.try_number)] += 1
-        run = self.store.get_run(item.key.dag_id, item.key.run_id)
+        run = run_for(item, self.store)
         assert run is not None
         report_try(item, self.outcome(item), store=self.store, scheduler=self.scheduler,
                    dag=self.scheduler.dag(run.dag_id, run.dag_hash), started=started, now_fn=self.clock)
