@@ -140,15 +140,17 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     landed = [need.limit_id for need, ok in zip(rest, results, strict=True) if ok is Taken.YES]
     taken = [need.limit_id for need in first] + landed
     held = kept + taken
-    refused = [need for need, ok in zip(rest, results, strict=True) if ok is not Taken.YES]
+    refused = [(need, ok) for need, ok in zip(rest, results, strict=True) if ok is not Taken.YES]
     if refused:
         _release(store, taken, holder)
-        why = Taken.HELD if any(ok is Taken.HELD for ok in results) else Taken.FULL
-        if why is Taken.HELD and not first:
+        full = next((need for need, ok in refused if ok is not Taken.HELD), None)
+        if full is not None:  # a limit with no room refuses whoever else claims the try
+            return ClaimResult(refused=full.refusal, full=full)
+        if not first:
             # Another scheduler claims this try at this moment, and each of the two may hold a limit the other
             # needs (both refused): once more with the first limit alone, which one of them wins.
             return claim(store, ti, task, needs, now=now, create_fields=create_fields, contended=True)
-        return _refused(store, ti, refused[0], why, new=create_fields is not None)
+        return _refused(store, ti, refused[0][0], Taken.HELD, new=create_fields is not None)
     try_id = uuid.uuid4().hex
     fields = {"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": held,
               "start_date": None, "end_date": None, "lease_expires_at": None, "note": None, "blocked_reason": None}
