@@ -1,6 +1,7 @@
 """Latency-true benchmark: claims/s for 1, 2, 4, 8 schedulers, hop latency and fan-out wall time, as on AWS.
 
 usage: python bench/latency_bench.py [--tasks 200] [--repeat 3] [--only claims,chain,fanout] [--no-latency]
+       [--loop back-to-back|event]
 
 Runs in one process on moto guarded by ``updraft.local.concurrent_moto``: DynamoDB requests to different items
 run at the same time, each item stays atomic, and every request waits a delay drawn from
@@ -10,7 +11,10 @@ CPU time on this machine (reported beside them as the load average: on a busy 2-
 
 - claims: one run of ``--tasks`` independent tasks; N scheduler threads run passes until every try is claimed
   and dispatched through the real ``LambdaExecutor`` (each invoke waits the Invoke call's latency); claims/s =
-  tasks / wall time. Limits do not bind. Double dispatches are counted (must be 0).
+  tasks / wall time. Limits do not bind. Double dispatches are counted (must be 0). ``--loop event``: a
+  scheduler whose pass claimed nothing waits for the tick (when all wait) instead of reading the run again at
+  once. The process's CPU time per claim is reported beside: every scheduler, request and moto share one
+  interpreter lock, so claims/s can never pass 1 / (CPU per claim), however many schedulers run.
 - chain: a 20-task chain run to the end by Lambda as a thread per invoke (start, no-op, finish, mini
   scheduler, as the worker Lambda does), started ``event -> handler`` after each invoke; hop = task N's end ->
   task N+1's start, from the store's timestamps.
@@ -70,7 +74,7 @@ class LatencyLambda:
         return {"StatusCode": 202}
 
 
-def claims(width: int, schedulers: int, latency: Any, guard: Any) -> dict[str, Any]:
+def claims(width: int, schedulers: int, latency: Any, guard: Any, *, event_driven: bool = False) -> dict[str, Any]:
     from scheduler_bench import _setup, race_schedulers
 
     from updraft.executors.lambda_ import LambdaExecutor
@@ -82,10 +86,12 @@ def claims(width: int, schedulers: int, latency: Any, guard: Any) -> dict[str, A
     config = SchedulerConfig(parallelism=width * 2)
     guard.take_counts()
     guard.lock_waits.clear()
+    cpu = time.process_time()
     wall = race_schedulers(schedulers, lambda: Scheduler(store, executor, config, clock=clock),
-                           lambda: client.invokes >= width)
+                           lambda: client.invokes >= width, event_driven=event_driven)
+    cpu = time.process_time() - cpu
     requests = guard.take_counts()
-    return {"wall_s": wall, "claims_per_s": width / wall, "invokes": client.invokes,
+    return {"wall_s": wall, "claims_per_s": width / wall, "invokes": client.invokes, "cpu_s": cpu,
             "double_dispatches": client.invokes - width, "requests": sum(requests.values()),
             "lock_wait_s": sum(guard.lock_waits.values()), "by_operation": dict(requests),
             "lock_wait_by_operation": {op: round(s, 2) for op, s in guard.lock_waits.items()}}
@@ -188,6 +194,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default="claims,chain,fanout")
     parser.add_argument("--no-latency", action="store_true", help="the same on the concurrent moto, no delays")
+    parser.add_argument("--loop", choices=("back-to-back", "event"), default="back-to-back",
+                        help="claims: a scheduler whose pass found nothing runs the next at once, or waits for the "
+                             "tick (as deployed: every scheduler waiting)")
     args = parser.parse_args()
     only = set(args.only.split(","))
 
@@ -200,18 +209,22 @@ def main() -> int:
     moto_speedups.apply()
     latency = None if args.no_latency else LatencySource(AWS)
     load_before = round(os.getloadavg()[0], 2)
-    results: dict[str, Any] = {"tasks": args.tasks, "repeat": args.repeat, "latency": not args.no_latency}
+    results: dict[str, Any] = {"tasks": args.tasks, "repeat": args.repeat, "latency": not args.no_latency,
+                               "loop": args.loop}
     with mock_aws(), ConcurrentMoto(latency).in_process() as guard:
         if "claims" in only:
             results["claims"] = {}
             for level in LEVELS:
-                samples = [claims(args.tasks, level, latency, guard) for _ in range(args.repeat)]
+                samples = [claims(args.tasks, level, latency, guard, event_driven=args.loop == "event")
+                           for _ in range(args.repeat)]
                 results["claims"][level] = {
                     "claims_per_s": statistics.median(s["claims_per_s"] for s in samples),
                     "wall_s": statistics.median(s["wall_s"] for s in samples),
                     "double_dispatches": max(s["double_dispatches"] for s in samples),
                     "requests_per_claim": statistics.median(s["requests"] / args.tasks for s in samples),
                     "lock_wait_s": statistics.median(s["lock_wait_s"] for s in samples),
+                    "cpu_per_claim_ms": statistics.median(s["cpu_s"] * 1000 / args.tasks for s in samples),
+                    "cpu_busy": statistics.median(s["cpu_s"] / s["wall_s"] for s in samples),
                     "by_operation": samples[0]["by_operation"],
                     "lock_wait_by_operation": samples[0]["lock_wait_by_operation"]}
                 print(f"{level} schedulers: {results['claims'][level]}", file=sys.stderr, flush=True)
@@ -244,13 +257,15 @@ def render(results: dict[str, Any], tasks: int) -> str:
     lines = [f"Latency-true embedded AWS ({mode}; concurrent moto, per-item atomic), median of {results['repeat']}; "
              f"load average {results['load'][0]} before, {results['load'][1]} after; {os.cpu_count()} CPUs", ""]
     if "claims" in results:
-        lines += [f"Claims of {tasks} independent tasks, dispatched through LambdaExecutor:", "",
+        lines += [f"Claims of {tasks} independent tasks, dispatched through LambdaExecutor, schedulers looping "
+                  f"{results['loop']}:", "",
                   "| schedulers | claims/s | wall to claim all | double dispatches | DynamoDB requests per claim "
-                  "| time requests waited for item locks (all threads) |",
-                  "|---|---|---|---|---|---|"]
+                  "| time requests waited for item locks (all threads) | CPU per claim (this process) | CPU busy |",
+                  "|---|---|---|---|---|---|---|---|"]
         for level, row in results["claims"].items():
-            lines.append(f"| {level} | {row['claims_per_s']:.0f} | {row['wall_s']:.2f} s | {row['double_dispatches']} "
-                         f"| {row['requests_per_claim']:.2f} | {row['lock_wait_s']:.2f} s |")
+            lines.append(f"| {level} | {row['claims_per_s']:.1f} | {row['wall_s']:.2f} s | {row['double_dispatches']} "
+                         f"| {row['requests_per_claim']:.2f} | {row['lock_wait_s']:.2f} s "
+                         f"| {row['cpu_per_claim_ms']:.0f} ms | {row['cpu_busy']:.0%} |")
         lines.append("")
     rows = []
     if "chain" in results:

@@ -92,19 +92,42 @@ def _setup(width: int):
     return store, clock, run
 
 
-def race_schedulers(schedulers: int, make_scheduler: Any, finished: Any) -> float:
+def race_schedulers(schedulers: int, make_scheduler: Any, finished: Any, *, event_driven: bool = False) -> float:
     """Wall seconds for ``schedulers`` threads, each with its own scheduler (``make_scheduler()``), to run passes
-    until ``finished()`` (bounded: a bug must not hang the benchmark)."""
+    until ``finished()`` (bounded: a bug must not hang the benchmark).
+
+    Back to back (the default), a scheduler whose pass found nothing to claim runs another at once, reading the
+    run again while the others claim. ``event_driven``: as deployed, where a pass runs on an event (a task's end,
+    the tick) and an invocation with nothing to do ends, such a scheduler waits for the next tick instead, and
+    the tick comes when every scheduler is waiting (nothing happens here but claims, so no sooner is needed)."""
     done = threading.Event()
+    idle = threading.Condition()
+    waiting = [0]
+    ticks = [0]
+
+    def wait_for_tick() -> None:
+        with idle:
+            waiting[0] += 1
+            tick = ticks[0]
+            if waiting[0] == schedulers:  # every scheduler waits: the tick wakes them all
+                waiting[0] = 0
+                ticks[0] += 1
+                idle.notify_all()
+                return
+            idle.wait_for(lambda: ticks[0] != tick or done.is_set(), timeout=60)
 
     def loop() -> None:
         scheduler = make_scheduler()
         for _ in range(1000):
             if done.is_set():
-                return
-            scheduler.run_pass()
+                break
+            report = scheduler.run_pass()
             if finished():
                 done.set()
+            elif event_driven and not report.dispatched and not report.stale_runs:
+                wait_for_tick()
+        with idle:
+            idle.notify_all()
 
     started = time.perf_counter()
     threads = [threading.Thread(target=loop) for _ in range(schedulers)]

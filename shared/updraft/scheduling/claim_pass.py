@@ -23,7 +23,7 @@ from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.blocked import BlockedReason
 from updraft.scheduling.changes import TIChange
-from updraft.scheduling.claims import LimitNeed, claim, claim_needs
+from updraft.scheduling.claims import LimitNeed, claim, claim_needs, claimed_meanwhile
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.ordering import claim_order
 from updraft.scheduling.pass_invokes import InvokePool, PassInvokes
@@ -127,7 +127,7 @@ class ClaimPass:
                 # A race was lost: other schedulers are claiming from this pass's read. A bucket's first instance
                 # is read before it is claimed (one small read against a lost claim's takes and give-backs).
                 checked.add(group)
-                if self._claimed_meanwhile(ti, ti.key in creations):
+                if claimed_meanwhile(self.store, ti, new=ti.key in creations):
                     left.add(group)
             checked.add(group)
             if group in left:
@@ -155,8 +155,8 @@ class ClaimPass:
             creation = creations.get(ti.key)
             result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
                            create_fields=creation.fields if creation is not None else None, donor=report.donor,
-                           run=run)
-            if creation is not None and result.lost:
+                           run=run, contended=bool(left))
+            if result.stale:
                 # What this pass read of the run is stale (another scheduler created its instances meanwhile):
                 # more claims and creations from it would be writes lost in advance. The run is read again.
                 report.stale_runs.add((ti.dag_id, ti.run_id))
@@ -178,13 +178,6 @@ class ClaimPass:
             if result.refused is not None and result.full is not None:
                 full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots), result.full.slots)
                 refuse(ti, result.refused, result.full)
-
-    def _claimed_meanwhile(self, ti: TaskInstance, new: bool) -> bool:
-        """Whether another scheduler has claimed (or created) ``ti`` since this pass read it."""
-        current = self.store.get_ti(ti.key)
-        if new:
-            return current is not None
-        return current is None or current.state != TaskInstanceState.SCHEDULED or current.try_number != ti.try_number
 
     def pool_size(self, name: str) -> int | None:
         """A pool's size, remembered for POOL_SIZE_TTL: it only screens out tries that can never fit (the limit

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,12 @@ from updraft.scheduling.slot_donor import SlotDonor
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store, Taken
 
+# How long a claim that finds its own try already holding a limit (``Taken.HELD``: another scheduler is claiming
+# the same try) waits for that claimer's outcome before it reads the instance again: a claim's remaining writes
+# are a round trip or two. Queued by then: a race lost, the pass goes on elsewhere. Still scheduled: the other
+# claimer was refused (or is slower than this), so the try is refused as by a full limit, as without the wait.
+HELD_WAITS_S = (0.01, 0.02, 0.04, 0.08)
+
 
 @dataclass(frozen=True)
 class LimitNeed:
@@ -54,6 +61,7 @@ class ClaimResult:
     dispatch: Dispatch | None = None
     refused: BlockedReason | None = None  # a limit had no room
     lost: bool = False  # claimed (or created) by another scheduler meanwhile
+    stale: bool = False  # lost a new instance another created meanwhile, claimed or not: the pass's read is old
     full: LimitNeed | None = None  # the limit that had no room, so a pass can stop asking it
 
     @property
@@ -99,14 +107,17 @@ def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, p
 
 def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
           create_fields: dict[str, Any] | None = None, donor: SlotDonor | None = None,
-          run: DagRun | None = None) -> ClaimResult:
+          run: DagRun | None = None, contended: bool = False) -> ClaimResult:
     """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice.
 
     With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
     the claim creates it as queued, on the condition that nobody created it meanwhile. With ``donor`` (a worker's
     mini scheduler) the slots of the try that just ended go over to this try where offered, instead of a take
     (``slot_donor``); a failed claim releases them like any slot it took. ``run``: the run as the caller read it,
-    carried by the dispatch (``executors.dispatch_run``).
+    carried by the dispatch (``executors.dispatch_run``). ``contended``: other schedulers are claiming the same
+    instances (the pass lost a race), so the first limit is taken alone: of two claims of one try, the one
+    refused there (``Taken.HELD``) has taken nothing else to give back, and the two can never each hold a limit
+    the other needs and both be refused.
     """
     # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the slots
     # it kept while deferred (a pool with include_deferred): only the others are taken again.
@@ -128,19 +139,29 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     # A named pool (small, the limit most often full) alone first, so a full pool costs one write; the default
     # pool (128 slots) with the rest, at once: one round trip for the whole claim.
     first: list[LimitNeed] = []
-    if needs and needs[0].limit_id != pool_limit(DEFAULT_POOL) and pool_of(needs[0].limit_id) is not None:
+    if needs and (contended or (needs[0].limit_id != pool_limit(DEFAULT_POOL)
+                                 and pool_of(needs[0].limit_id) is not None)):
         first = needs[:1]
-        if take(first[0]) is not Taken.YES:
-            return ClaimResult(refused=first[0].refusal, full=first[0])
+        first_taken = take(first[0])
+        if first_taken is not Taken.YES:
+            return _refused(store, ti, first[0], first_taken, new=create_fields is not None)
     rest = needs[len(first):]
     results = concurrently([functools.partial(take, need) for need in rest])
     landed = [need.limit_id for need, ok in zip(rest, results, strict=True) if ok is Taken.YES]
     taken = [need.limit_id for need in first] + landed
     held = kept + taken
-    refused = [need for need, ok in zip(rest, results, strict=True) if ok is not Taken.YES]
+    refused = [(need, ok) for need, ok in zip(rest, results, strict=True) if ok is not Taken.YES]
     if refused:
         _release(store, taken, holder, placed)
-        return ClaimResult(refused=refused[0].refusal, full=refused[0])
+        full = next((need for need, ok in refused if ok is not Taken.HELD), None)
+        if full is not None:  # a limit with no room refuses whoever else claims the try
+            return ClaimResult(refused=full.refusal, full=full)
+        if not first:
+            # Another scheduler claims this try at this moment, and each of the two may hold a limit the other
+            # needs (both refused): once more with the first limit alone, which one of them wins.
+            return claim(store, ti, task, needs, now=now, create_fields=create_fields, donor=donor, run=run,
+                         contended=True)
+        return _refused(store, ti, refused[0][0], Taken.HELD, new=create_fields is not None)
     try_id = uuid.uuid4().hex
     shards = {limit_id: shard for limit_id, shard in ti.limit_shards.items() if limit_id in kept} | placed
     fields = {"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": held,
@@ -154,7 +175,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     won = store.queue_ti(ti.key, expected=expected, fields=fields)
     if not won:
         _release(store, taken, holder, placed)
-        return ClaimResult(lost=True)
+        return ClaimResult(lost=True, stale=create_fields is not None)
     if ti.try_number > 0 and not resuming and not continues:
         # A retry supersedes the try that failed: it is kept as the instance's history (the tries routes list
         # it). Written once per try number, so a clear that recorded it first keeps its record.
@@ -163,6 +184,32 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     # The run copied: the caller goes on with its own object, the dispatch may be delivered in this process.
     return ClaimResult(Dispatch(ti.key, try_number, try_id, executor=executor_for(compute, ti.executor),
                                 compute=compute, run=dataclasses.replace(run) if run is not None else None))
+
+
+def _refused(store: Store, ti: TaskInstance, need: LimitNeed, taken: Taken, *, new: bool) -> ClaimResult:
+    """A claim a limit refused (what it took given back already). Refused because the same try holds the limit
+    (another scheduler claiming it at this moment): that claimer's outcome decides, so it is waited for (briefly)
+    rather than taken as "limit full", which would make the pass stop asking the limit for every later try."""
+    if taken is Taken.HELD:
+        for pause in HELD_WAITS_S:
+            time.sleep(pause)
+            current = store.get_ti(ti.key)
+            if new and current is not None and current.state == TaskInstanceState.SCHEDULED:
+                return ClaimResult(lost=True, stale=True)  # created unclaimed by another: the pass's read is old
+            if _claimed(ti, current, new=new):
+                return ClaimResult(lost=True)
+    return ClaimResult(refused=need.refusal, full=need)
+
+
+def claimed_meanwhile(store: Store, ti: TaskInstance, *, new: bool) -> bool:
+    """Whether another scheduler has claimed ``ti`` (or, ``new``: created it) since it was read as scheduled."""
+    return _claimed(ti, store.get_ti(ti.key), new=new)
+
+
+def _claimed(ti: TaskInstance, current: TaskInstance | None, *, new: bool) -> bool:
+    if new:
+        return current is not None
+    return current is None or current.state != TaskInstanceState.SCHEDULED or current.try_number != ti.try_number
 
 
 def continues_try(ti: TaskInstance) -> bool:
