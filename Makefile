@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: local test install bench-parse bench-scheduler bench-e2e bench-api bench-ui bench-capacity bench-latency clean
+.PHONY: local test install bench-parse bench-scheduler bench-e2e bench-api bench-ui bench-capacity bench-latency bench-claims clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -57,6 +57,9 @@ bench-capacity: $(STAMP)
 # request latencies (bench/README.md, "Latency-true embedded AWS").
 bench-latency: $(STAMP)
 	$(PY) bench/latency_bench.py
+
+bench-claims: $(STAMP)
+	$(PY) bench/claims_processes.py
 
 clean:
 	rm -rf $(VENV)
