@@ -14,6 +14,7 @@ from moto import mock_aws
 from tests.functional.ecs_helpers import fargate_cluster
 from tests.functional.lambda_helpers import SpyLambda, echo_function_zip, lambda_context
 from tests.functional.scheduling.harness import store_dags
+from updraft.executors.base import Dispatch
 from updraft.handler_events import MalformedEvent
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
@@ -86,7 +87,9 @@ def test_tick_creates_due_runs_and_dispatches_their_first_tasks(env, capsys):
     ti = env.store.get_ti(TIKey("handler_daily", run_id, "only"))
     assert ti.state == TaskInstanceState.QUEUED
     assert dispatched["try_id"] == ti.try_id
-    assert env.invokes == [dispatched]  # the worker Lambda got exactly the dispatch
+    (invoked,) = env.invokes  # the worker Lambda got exactly the dispatch, with the run its claimer read
+    assert Dispatch.from_payload(invoked) == Dispatch.from_payload(dispatched)
+    assert (invoked["run"]["state"], invoked["run"]["run_type"]) == ("running", "scheduled")
     emf = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
     assert emf and emf[-1]["RunsCreated"] == [1.0] and emf[-1]["TriesDispatched"] == [1.0]
     assert emf[-1]["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "Updraft"
