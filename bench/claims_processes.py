@@ -34,15 +34,9 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-for _name, _value in {"AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "bench",
-                      "AWS_SECRET_ACCESS_KEY": "bench"}.items():
-    os.environ.setdefault(_name, _value)
+from latency_bench import ROOT  # puts the repository on sys.path and sets the benchmarks' AWS defaults
 
 TABLE = "claims-processes"
 IDLE_WAIT_S = 0.05
