@@ -140,9 +140,10 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                          refusal returning the root: ReturnValuesOnConditionCheckFailure)
                          sharded limit: Put marker cond attribute_not_exists (refused:  cond         2 (home full:
                          the holder holds), then that Update on the home shard, then               + 1 per next
-                         the next 2; all refused: Get root + BatchGet shards (room?)               shard, then
-                                                                                                   2 + 1 per 100)
-    release_slots        Update home shard SET available = available + holders.#k[0]  cond         1 (sharded: +
+                         up to 2 seen with room (else the next 2); all refused: Get root           shard, then
+                         + BatchGet shards (room?)                                                 2 + 1 per 100)
+    release_slots        Update the shard its take named (TaskInstance.limit_shards), else the home
+                         shard: SET available = available + holders.#k[0]            cond         1 (sharded: +
                          REMOVE holders.#k cond attribute_exists(holders.#k); then                 Delete marker;
                          Delete the holder's marker (sharded limit)                                elsewhere: +
                                                                                                    Get + BatchGet)
