@@ -280,8 +280,12 @@ class LimitStore(LimitRebalance):
             # Where a take goes first: its home shard, then onward (a take skips only shards known full).
             count = shape.active if shape.limit >= 0 else shape.extent
             for index in probe_order(keys.holder_shard(holder, count), count)[:FAST_PROBES]:
-                if self._release_at(limit_id, index, key)[0]:
-                    released = True
+                released, found = self._release_at(limit_id, index, key)
+                if index == 0 and found is not None:
+                    # The root as this release left it: a limit this process last saw as its root alone may
+                    # have grown since, and the growth marked the root's holders (this one's marker goes too).
+                    shape = self._remember(limit_id, found)
+                if released:
                     break
         if not released:  # placed further on, in pieces, or not held: read where
             released = self._release_one_take(limit_id, key)

@@ -144,3 +144,20 @@ def test_a_release_goes_straight_to_the_shard_its_take_named(store, config, s3, 
     assert fresh.release_slots(limit_id, holder, shard=placed[limit_id])
     assert calls == ["UpdateItem", "DeleteItem"]
     assert holder not in store.get_limit(limit_id).holders
+
+
+def test_a_release_by_a_process_that_saw_the_root_alone_removes_the_marker_the_growth_wrote(store, config, s3):
+    """Taken while the limit was its root alone (no marker); another process's take grows the limit and marks
+    the root's holders; the release, by the process that still remembers the root alone, must remove that marker
+    too, or every later take of the holder is refused as held until the marker is stale."""
+    limit_id = pool_limit("grows_meanwhile")
+    store.set_pool("grows_meanwhile", 40)
+    assert store.take_slots(limit_id, "early", 1, limit=40, now=NOW)
+    other = DynamoStore(config, s3_client=s3)
+    for n in range(4):  # the root full: the fourth of these grows the limit and marks "early"
+        assert other.take_slots(limit_id, f"other-{n}", 1, limit=40, now=NOW)
+    assert other._shape(limit_id).extent > 1 and store._shape(limit_id).extent == 1
+    assert store.release_slots(limit_id, "early")
+    marker_pk = keys.holder_name_pk(limit_id, keys.holder_key("early"))
+    assert list(store.models.limit.query(marker_pk)) == []
+    assert other.take_slots(limit_id, "early", 1, limit=40, now=NOW) is Taken.YES
