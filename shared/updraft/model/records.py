@@ -63,6 +63,9 @@ class TaskInstance:
     held_limits: list[str] = dataclasses.field(default_factory=list)  # limit ids whose slots this try holds
     # Where a take of a sharded limit placed this try's entry (limit id -> shard): its release writes there first.
     limit_shards: dict[str, int] = dataclasses.field(default_factory=dict)
+    # The limits whose slot this try holds under an earlier try's entry (limit id -> that entry's holder id): a
+    # slot handed on by the try that ended before it (``scheduling.slot_donor``) keeps its entry, unwritten.
+    limit_entries: dict[str, str] = dataclasses.field(default_factory=dict)
     hostname: str | None = None
     # Length of the return_value XCom when the try succeeded: what a downstream mapped task expands over.
     xcom_length: int | None = None
@@ -93,6 +96,10 @@ class TaskInstance:
     @property
     def key(self) -> TIKey:
         return TIKey(self.dag_id, self.run_id, self.task_id, self.map_index)
+
+    def entry(self, limit_id: str) -> str:
+        """The holder id this try's slot of ``limit_id`` is entered under: its own, or the one handed on to it."""
+        return self.limit_entries.get(limit_id) or self.key.holder(self.try_number)
 
 
 @dataclasses.dataclass

@@ -169,8 +169,8 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
         _schedule_after(store, scheduler, dag, finished, result, hand_off_or_here)
         return result
     # The next task first, its slots (of the default pool and the DAG-wide limits) still held by this try, which
-    # the first claim takes over where one write can (``slot_donor``); then the slots not given, and once more if a
-    # limit this try freed was what kept a task waiting (one given to the next try frees nothing).
+    # the first claim needing them is handed, unwritten (``slot_donor``); then the slots not given, and once more if
+    # a limit this try freed was what kept a task waiting (one given to the next try frees nothing).
     donor = SlotDonor.of(finished) if finished else None
     given = donor.given if donor is not None else set()
     report = _schedule_after(store, scheduler, dag, finished, result,

@@ -37,7 +37,7 @@ from updraft.scheduling.blocked import BlockedReason
 from updraft.scheduling.clearing import as_recorded
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.deferrals import is_resuming
-from updraft.scheduling.slot_donor import SlotDonor
+from updraft.scheduling.slot_donor import Handed, SlotDonor
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store, Taken
 
@@ -112,8 +112,8 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
 
     With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
     the claim creates it as queued, on the condition that nobody created it meanwhile. With ``donor`` (a worker's
-    mini scheduler) the slots of the try that just ended go over to this try where offered, instead of a take
-    (``slot_donor``); a failed claim releases them like any slot it took. ``run``: the run as the caller read it,
+    mini scheduler) the slots of the try that just ended are handed on to this try where offered, instead of a
+    take (``slot_donor``); a failed claim gives them back to the donor. ``run``: the run as the caller read it,
     carried by the dispatch (``executors.dispatch_run``). ``contended``: other schedulers are claiming the same
     instances (the pass lost a race), so the first limit is taken alone: of two claims of one try, the one
     refused there (``Taken.HELD``) has taken nothing else to give back, and the two can never each hold a limit
@@ -130,11 +130,20 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     kept = list(ti.held_limits) if resuming else []
 
     placed: dict[str, int] = {}  # where takes of sharded limits put the holder (its release writes there)
+    handed: dict[str, Handed] = {}  # the slots the donor handed on to this try, by limit
 
     def take(need: LimitNeed) -> Taken:
-        if donor is not None:
-            return donor.take(store, need.limit_id, holder, need.slots, limit=need.limit, now=now, placed=placed)
+        slot = donor.hand_on(need.limit_id, need.slots) if donor is not None else None
+        if slot is not None:
+            handed[need.limit_id] = slot
+            return Taken.YES
         return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now, placed=placed)
+
+    def give_back(limit_ids: list[str]) -> None:
+        _release(store, [limit_id for limit_id in limit_ids if limit_id not in handed], holder, placed)
+        for limit_id, slot in handed.items():
+            if donor is not None:
+                donor.take_back(limit_id, slot)
 
     # A named pool (small, the limit most often full) alone first, so a full pool costs one write; the default
     # pool (128 slots) with the rest, at once: one round trip for the whole claim.
@@ -143,7 +152,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
                                  and pool_of(needs[0].limit_id) is not None)):
         first = needs[:1]
         first_taken = take(first[0])
-        if first_taken is not Taken.YES:
+        if first_taken is not Taken.YES:  # nothing taken before it (nor handed on: a refusal is a take's)
             return _refused(store, ti, first[0], first_taken, new=create_fields is not None)
     rest = needs[len(first):]
     results = concurrently([functools.partial(take, need) for need in rest])
@@ -152,7 +161,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     held = kept + taken
     refused = [(need, ok) for need, ok in zip(rest, results, strict=True) if ok is not Taken.YES]
     if refused:
-        _release(store, taken, holder, placed)
+        give_back(taken)
         full = next((need for need, ok in refused if ok is not Taken.HELD), None)
         if full is not None:  # a limit with no room refuses whoever else claims the try
             return ClaimResult(refused=full.refusal, full=full)
@@ -163,9 +172,12 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
                          contended=True)
         return _refused(store, ti, refused[0][0], Taken.HELD, new=create_fields is not None)
     try_id = uuid.uuid4().hex
-    shards = {limit_id: shard for limit_id, shard in ti.limit_shards.items() if limit_id in kept} | placed
+    shards = ({limit_id: shard for limit_id, shard in ti.limit_shards.items() if limit_id in kept} | placed
+              | {limit_id: slot.shard for limit_id, slot in handed.items() if slot.shard is not None})
+    entries = ({limit_id: entry for limit_id, entry in ti.limit_entries.items() if limit_id in kept}
+               | {limit_id: slot.entry for limit_id, slot in handed.items()})
     fields = {"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": held,
-              "limit_shards": shards or None,
+              "limit_shards": shards or None, "limit_entries": entries or None,
               "start_date": None, "end_date": None, "lease_expires_at": None, "note": None, "blocked_reason": None}
     if not continues:  # a new try starts without the previous try's reschedules, as Airflow's new ti.id
         fields.update(reschedule_count=0, first_reschedule_date=None, rescheduled_try_id=None)
@@ -174,7 +186,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     expected = None if create_fields is not None else TaskInstanceState.SCHEDULED
     won = store.queue_ti(ti.key, expected=expected, fields=fields)
     if not won:
-        _release(store, taken, holder, placed)
+        give_back(taken)
         return ClaimResult(lost=True, stale=create_fields is not None)
     if ti.try_number > 0 and not resuming and not continues:
         # A retry supersedes the try that failed: it is kept as the instance's history (the tries routes list
@@ -226,7 +238,8 @@ def _release(store: Store, limit_ids: list[str], holder: str, shards: dict[str, 
 
 
 def release_try_limits(store: Store, ti: TaskInstance, *, given: set[str] | frozenset[str] = frozenset()) -> None:
-    """Give back the slots a try held (after it left queued/running), but those ``given`` to another try
-    (``slot_donor``). Safe to repeat."""
-    _release(store, [limit_id for limit_id in ti.held_limits if limit_id not in given], ti.key.holder(ti.try_number),
-             ti.limit_shards)
+    """Give back the slots a try held (after it left queued/running), each under the entry it holds it by
+    (``TaskInstance.entry``), but those ``given`` to another try (``slot_donor``). Safe to repeat."""
+    concurrently([functools.partial(store.release_slots, limit_id, ti.entry(limit_id),
+                                    shard=ti.limit_shards.get(limit_id))
+                  for limit_id in ti.held_limits if limit_id not in given])

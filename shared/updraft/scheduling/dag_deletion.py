@@ -33,7 +33,7 @@ def delete_dag(store: Store, dag_id: str, *, waits: Waits | None = None) -> bool
         stop_waits(waits, instances[run.run_id])
         for ti in instances[run.run_id]:
             for limit_id in ti.held_limits:
-                store.release_slots(limit_id, ti.key.holder(ti.try_number))
+                store.release_slots(limit_id, ti.entry(limit_id), shard=ti.limit_shards.get(limit_id))
         store.release_slots(dag_runs_limit(dag_id), run.run_id)
         clear_task_states(store, [ti.key for ti in instances[run.run_id]])
         store.delete_run_items(dag_id, run.run_id)

@@ -61,10 +61,9 @@ def defer_try(store: Store, key: TIKey, try_id: str, deferral: Deferral, *, ti: 
         fields["hitl"] = request_record(deferral.kwargs, try_number=ti.try_number, now=now)
     if not store.end_try(key, try_id=try_id, state=TaskInstanceState.DEFERRED, fields=fields):
         return None
-    holder = key.holder(ti.try_number)
     for limit_id in ti.held_limits:
         if limit_id not in kept:
-            store.release_slots(limit_id, holder, shard=ti.limit_shards.get(limit_id))
+            store.release_slots(limit_id, ti.entry(limit_id), shard=ti.limit_shards.get(limit_id))
     return TaskInstance(**{**ti.__dict__, **fields, "state": TaskInstanceState.DEFERRED, "trigger": record,
                            "next_method": deferral.next_method, "next_kwargs": deferral.next_kwargs,
                            "held_limits": kept, "lease_expires_at": None})
@@ -146,7 +145,7 @@ def resume_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime) -> Ta
         return None
     if change.state == TaskInstanceState.SUCCESS:
         for limit_id in ti.held_limits:
-            store.release_slots(limit_id, key.holder(ti.try_number), shard=ti.limit_shards.get(limit_id))
+            store.release_slots(limit_id, ti.entry(limit_id), shard=ti.limit_shards.get(limit_id))
     return change.state
 
 

@@ -108,7 +108,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     where ``plan`` allows; ``branched``: the try skipped tasks (a branch), which cascades through the run;
     ``whole_run`` schedules the whole run when that is needed (default: ``Scheduler.schedule_run`` here). None:
     nothing to do yet (only counters moved; a later end, or the tick, decides), or handed to ``whole_run``.
-    ``donor``: the ended try's slots, which the claims decided here may take over (``slot_donor``)."""
+    ``donor``: the ended try's slots, which the claims decided here may be handed (``slot_donor``)."""
     if whole_run is None:
         whole_run = functools.partial(scheduler.schedule_run, ended.dag_id, ended.run_id)
     found = plan(dag, ended.task_id)

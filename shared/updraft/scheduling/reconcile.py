@@ -20,13 +20,13 @@ from updraft.model.limits import (
     task_run_limit,
 )
 from updraft.model.records import DagRun, TIKey
-from updraft.model.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, TaskInstanceState
+from updraft.model.states import FINISHED_RUN_STATES
+from updraft.scheduling.slot_holders import EntryHolders
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
 # A holder younger than this may belong to a claim still in progress; only older ones are reconciled.
 CLAIM_GRACE = dt.timedelta(seconds=60)
-KEPT_WHILE_DEFERRED = frozenset({TaskInstanceState.DEFERRED, TaskInstanceState.SCHEDULED})
 
 
 def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], SerializedDAG], *, now: dt.datetime,
@@ -65,29 +65,25 @@ def reconcile_run_slots(store: Store, dag_id: str, *, now: dt.datetime) -> None:
 
 
 def reconcile_limits(store: Store, limit_ids: list[str], *, now: dt.datetime, grace: dt.timedelta = CLAIM_GRACE) -> int:
-    """Release holders whose task instance does not hold them (a crash mid-claim or mid-release).
+    """Release entries no try holds (a crash mid-claim, mid-release or mid-hand-over).
 
-    A holder is legitimate while its try is queued or running (or deferred, or scheduled to resume, holding a pool
-    slot it kept) and lists the limit; anything else older than
-    ``grace`` is a leak. Returns how many slots holders were released.
+    An entry is legitimate while a try holding it (the one it names or, handed on, a later one: ``slot_holders``)
+    is queued or running (or deferred, or scheduled to resume, holding a pool slot it kept), or while a try that
+    held it ended less than ``grace`` ago (it may be handing it on); anything else older than ``grace`` is a leak.
+    Returns how many entries were released.
     """
     released = 0
+    holders = EntryHolders(store)
     for limit_id in limit_ids:
         state = store.get_limit(limit_id)
         if state is None:
             continue
-        for holder, _slots in list(state.holders.items()):
-            taken_at = state.taken_at.get(holder)
+        for entry in list(state.holders):
+            taken_at = state.taken_at.get(entry)
             if taken_at is not None and now - taken_at < grace:
                 continue
-            parsed = TIKey.parse_holder(holder)
-            if parsed is None:
+            if TIKey.parse_holder(entry) is None:
                 continue
-            key, try_number = parsed
-            ti = store.get_ti(key)
-            # A deferred try (and its resumption until claimed) keeps its slot of a pool with include_deferred.
-            legit = (ti is not None and ti.state in SLOT_HOLDING_STATES | KEPT_WHILE_DEFERRED
-                     and ti.try_number == try_number and limit_id in ti.held_limits)
-            if not legit and store.release_slots(limit_id, holder):
+            if not holders.in_use(limit_id, entry, now=now, grace=grace) and store.release_slots(limit_id, entry):
                 released += 1
     return released

@@ -168,7 +168,7 @@ class Scheduler:
 
     def schedule_run(self, dag_id: str, run_id: str, *, donor: SlotDonor | None = None) -> PassReport:
         """The mini scheduler: evaluate and claim for one run right after one of its tasks changed state
-        (``donor``: the slots of the try that ended, which its claims may take over: ``slot_donor``).
+        (``donor``: the slots of the try that ended, which its claims may be handed: ``slot_donor``).
 
         Calls for a run already being scheduled in this process (worker threads finishing together) coalesce:
         they mark the run dirty and return, and the call in progress evaluates once more before it returns, so

@@ -148,10 +148,6 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                          Delete the holder's marker (sharded limit)                                elsewhere: +
                                                                                                    Get + BatchGet)
     get_limit            Get root (+ BatchGet the other shards, names)                SC           1 (+1)
-    transfer_slots       Update root REMOVE holders.#donor SET holders.#k = :v,        cond         1 (0 on a limit
-                         available = available + :diff cond holders.#donor[0] = :d                 known sharded)
-                         AND attribute_not_exists(holders.#k, .#k+) AND the root alone
-                         (AND (available >= -:diff OR cap < 0) when :diff < 0)
     get_pool             Get POOL record, then get_limit                              SC           2 (+1)
     resize_limit,        Get root; Update root (lease) cond version; Update each shard cond         4+
       set_pool           SET version = lease cond version <= lease; Get + BatchGet; Put new shards,

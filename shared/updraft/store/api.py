@@ -273,13 +273,6 @@ class Store(Protocol):
         """Remove ``holder`` and give its slots back; False if it held none. ``shard``: where its take placed it
         (one write there; otherwise the release tries where a take goes first, then reads)."""
 
-    def transfer_slots(self, limit_id: str, donor: str, donor_slots: int, holder: str, slots: int, *,
-                       now: dt.datetime) -> bool:
-        """In one conditional write, remove ``donor`` (holding exactly ``donor_slots``) and add ``holder`` with
-        ``slots``, never over the limit. False changes nothing: the donor does not hold that entry where one write
-        finds it (a sharded limit), the holder holds already, or the difference has no room; the caller then
-        takes and releases (``store/limit_transfer.py``)."""
-
     def get_limit(self, limit_id: str) -> LimitState | None: ...
 
     def resize_limit(self, limit_id: str, limit: int, *, create: bool = True) -> bool:

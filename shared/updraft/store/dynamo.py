@@ -24,7 +24,6 @@ from updraft.store.dags import DagStore
 from updraft.store.event_logs import EventLogStore
 from updraft.store.files import FileStore
 from updraft.store.heartbeats import HeartbeatStore
-from updraft.store.limit_transfer import LimitTransfer
 from updraft.store.long_tasks import LongTaskStore
 from updraft.store.pools import PoolStore
 from updraft.store.runs import RunStore
@@ -35,7 +34,7 @@ from updraft.store.xcoms import XComStore
 
 
 class DynamoStore(AssetStore, AssetPartitionStore, DagStore, FileStore, RunStore, TaskInstanceStore, PoolStore,
-                  LimitTransfer, XComStore, VariableStore, ConnectionStore, EventLogStore, HeartbeatStore,
+                  XComStore, VariableStore, ConnectionStore, EventLogStore, HeartbeatStore,
                   DagDeletionStore, BackfillStore, LongTaskStore, StateStore):
     """The store on DynamoDB. Thread-safe: it keeps only caches of immutable facts (versions, limit items
     known to exist), so one instance serves every thread of a process."""

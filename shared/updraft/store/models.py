@@ -203,6 +203,7 @@ class TaskInstanceItem(Item):
     lease_expires_at = DateTimeAttribute(null=True)
     held_limits: ListAttribute[str] = ListAttribute(of=UnicodeAttribute, null=True)  # type: ignore[arg-type]
     limit_shards = JSONAttribute(null=True)  # limit id -> the shard its take placed the try's entry in
+    limit_entries = JSONAttribute(null=True)  # limit id -> the earlier try's entry a slot handed on is under
     hostname = UnicodeAttribute(null=True)
     xcom_length = NumberAttribute(null=True)
     note = UnicodeAttribute(null=True)

@@ -87,6 +87,7 @@ def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
         start_date=item.start_date, end_date=item.end_date, next_retry_at=item.next_retry_at,
         lease_expires_at=item.lease_expires_at, held_limits=list(item.held_limits or []),
         limit_shards={str(k): int(v) for k, v in (item.limit_shards or {}).items()},
+        limit_entries={str(k): str(v) for k, v in (item.limit_entries or {}).items()},
         hostname=item.hostname, xcom_length=None if item.xcom_length is None else int(item.xcom_length),
         note=item.note, blocked_reason=item.blocked_reason,
         max_tries=None if item.max_tries is None else int(item.max_tries),

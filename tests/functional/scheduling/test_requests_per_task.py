@@ -28,14 +28,15 @@ TASKS = 6
 # The workers' part, per task (the worker Lambda's requests): start, end (the run comes with the dispatch), the
 # mini scheduler's one read (the run with its DAG's row and the run's ENDS item in one batch: the next task's only
 # upstream is the one that ended, so no instance is read; ``scheduling.downstream``), the next task's claim (this
-# try's slot of each of its 3 limits transferred to it, one write each; its creation as queued) = 7, no release;
-# the last task ends the run instead of claiming, from one read of the run's instances (44 for the 6).
-WORKER_REQUESTS = 44
+# try's slot of each of its 3 limits handed on to it without a write, ``slot_donor``; its creation as queued) = 4,
+# no release; the last task ends the run instead of claiming, from one read of the run's instances, and releases
+# the slots the chain handed down (29 for the 6; 44 with a transfer write per limit, 62 with a take and a release).
+WORKER_REQUESTS = 29
 # The whole run, the tick's pass included (due DAGs, active runs, reconciliation, the run's start, the first
 # limit items' creation), spread over the chain's 6 tasks. 3 of them are the environment's first use of
 # default_pool, once per environment: its pool record is an item of its own beside the limit's root (sharded
 # limits keep a pool's description off every take), so its creation is a read and a write more than before.
-RUN_REQUESTS = 81
+RUN_REQUESTS = 66
 
 
 @contextlib.contextmanager

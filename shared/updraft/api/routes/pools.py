@@ -17,8 +17,8 @@ from updraft.api.formats import pattern_matcher
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.limits import DEFAULT_POOL, pool_limit
-from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.scheduling.slot_holders import EntryHolders
 
 routes = RouteTable()
 
@@ -43,9 +43,9 @@ def pool_response(call: Call, pool: Any) -> dict[str, Any]:
     limit = call.store.get_limit(pool_limit(pool.name))
     holders = limit.holders if limit is not None else {}
     running = deferred = scheduled = 0
-    for holder, slots in holders.items():
-        parsed = TIKey.parse_holder(holder)
-        ti = call.store.get_ti(parsed[0]) if parsed is not None else None
+    tries = EntryHolders(call.store)
+    for entry, slots in holders.items():
+        ti = tries.holder(pool_limit(pool.name), entry)  # the try it names, or the one it was handed on to
         if ti is not None and ti.state == TaskInstanceState.RUNNING:
             running += slots
         elif ti is not None and ti.state == TaskInstanceState.DEFERRED:

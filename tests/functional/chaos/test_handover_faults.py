@@ -1,11 +1,11 @@
-"""Every DynamoDB write of a chain hop that transfers its slots (issue 19), met by a crash after it and by its
+"""Every DynamoDB write of a chain hop that hands its slots on (issue 19), met by a crash after it and by its
 acknowledgement lost: the run still succeeds, no try runs twice, and every limit ends empty (what a crash leaves
 held, reconciliation returns).
 
 The hop is the worker Lambda's (``LambdaWorkers``: ``report_try``) for t0 of t0 >> t1: its fenced start and end,
-then t1's claim, which takes over t0's slot of each of its 3 limits in one write each, and t1's queueing. A crash
-after a write is an invocation that died there: its dispatch is delivered again (at least once), and the ticks go
-on with the clock moving past the claims' grace and the tries' lease.
+then t1's claim, which is handed t0's slot of each of its 3 limits without a write, and t1's queueing, which
+records that. A crash after a write is an invocation that died there: its dispatch is delivered again (at least
+once), and the ticks go on with the clock moving past the claims' grace and the tries' lease.
 """
 
 from __future__ import annotations
@@ -23,10 +23,7 @@ from updraft.model.limits import DEFAULT_POOL, PARALLELISM_LIMIT, pool_limit, ru
 from updraft.model.states import DagRunState
 from updraft.scheduling.triggering import trigger_dag
 
-WRITES_IN_A_HOP = 6  # start, end, 3 transfers, the next try's queueing
-# A crash after the start or the end is the try lifecycle's (tests/functional/chaos/test_write_fault_sweep.py):
-# here the writes from the first transfer on.
-FIRST_TRANSFER = 3
+WRITES_IN_A_HOP = 3  # start, end, the next try's queueing (with the slots handed on: no limit write)
 LIMITS = [pool_limit(DEFAULT_POOL), run_tasks_limit("hop", "r"), PARALLELISM_LIMIT]
 _TABLES = itertools.count()
 
@@ -53,7 +50,7 @@ def _dag() -> DAG:
 def _life(faults: DynamoFaults) -> tuple[DagRunState, int, dict[str, dict], bool]:
     """t0's hop under ``faults``, then ticks to the end: the run's state, the most times a try started, each
     limit's holders as left, and whether t1 went out from the hop itself (without a tick)."""
-    store = make_store(f"transfer-faults-{next(_TABLES)}")
+    store = make_store(f"handover-faults-{next(_TABLES)}")
     clock = Clock()
     store_dags(store, _dag(), now=clock())
     trigger_dag(store, "hop", now=clock(), run_id="r")
@@ -82,9 +79,9 @@ def test_the_sweep_covers_every_write_of_the_hop():
     assert faults.writes == WRITES_IN_A_HOP
 
 
-@pytest.mark.parametrize("at", range(FIRST_TRANSFER, WRITES_IN_A_HOP + 1))
+@pytest.mark.parametrize("at", range(1, WRITES_IN_A_HOP + 1))
 @pytest.mark.parametrize("mode", ["after", "lost_ack"])
-def test_every_write_of_a_transfer_hop_survives_every_fault(mode, at):
+def test_every_write_of_a_hand_over_hop_survives_every_fault(mode, at):
     faults = DynamoFaults(mode, at)
     state, most_starts, holders, from_the_hop = _life(faults)
     assert state == DagRunState.SUCCESS, faults.fired
