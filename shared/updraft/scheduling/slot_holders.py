@@ -31,14 +31,20 @@ def holds(ti: TaskInstance, limit_id: str, entry: str) -> bool:
 class EntryHolders:
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._named: dict[TIKey, TaskInstance | None] = {}
         self._runs: dict[tuple[str, str], list[TaskInstance]] = {}
+
+    def _read(self, key: TIKey) -> TaskInstance | None:
+        if key not in self._named:
+            self._named[key] = self.store.get_ti(key)
+        return self._named[key]
 
     def tries(self, limit_id: str, entry: str) -> list[TaskInstance]:
         """The tries whose record lists ``entry`` for ``limit_id`` (none for an entry that names no try)."""
         parsed = TIKey.parse_holder(entry)
         if parsed is None:
             return []
-        named = self.store.get_ti(parsed[0])
+        named = self._read(parsed[0])
         if named is not None and holds(named, limit_id, entry):
             return [named]
         run = (parsed[0].dag_id, parsed[0].run_id)
@@ -47,7 +53,12 @@ class EntryHolders:
         return [ti for ti in self._runs[run] if lists(ti, limit_id, entry)]
 
     def holder(self, limit_id: str, entry: str) -> TaskInstance | None:
-        """The live try holding ``entry``, if any."""
+        """The live try holding ``entry``, if any: the try it names while that try is live (its record's list of
+        limits not asked: an entry written by hand counts too), else the one it was handed on to."""
+        parsed = TIKey.parse_holder(entry)
+        named = self._read(parsed[0]) if parsed is not None else None
+        if named is not None and named.state in HOLDING_STATES and named.entry(limit_id) == entry:
+            return named
         return next((ti for ti in self.tries(limit_id, entry) if holds(ti, limit_id, entry)), None)
 
     def in_use(self, limit_id: str, entry: str, *, now: dt.datetime, grace: dt.timedelta) -> bool:
