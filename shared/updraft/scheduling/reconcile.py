@@ -3,7 +3,8 @@
 A claim takes limit slots before it moves its instance to queued, and a run takes a slot of its DAG's run limit
 before it starts; an invocation that dies between the writes leaves a holder nobody will release. Both sweeps
 here return such holders once they are older than ``CLAIM_GRACE`` (younger ones may belong to a claim still in
-progress). A holder names its try (``TIKey.holder``/``parse_holder``) or its run, which is how the sweep checks it.
+progress). A holder names its try (``TIKey.holder``/``parse_holder``; a slot handed on keeps the id of the try it
+was first taken for, and ``slot_holders`` finds the try holding it now) or its run, which is how the sweep checks it.
 """
 
 from __future__ import annotations
