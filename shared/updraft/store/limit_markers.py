@@ -69,8 +69,21 @@ class LimitMarkers(LimitReads):
 
     def _mark_root_holders(self, root: LimitItem, limit_id: str) -> None:
         """A limit that just grew from its root alone: the root's holders (taken without markers) get theirs, so
-        a retried take of one of them is refused as it was before the growth."""
+        a retried take of one of them is refused as it was before the growth.
+
+        A holder released between the read of ``root`` and its marker's write would keep that marker (its release
+        saw the limit grown and deleted a marker not written yet), blocking its holder until the marker is stale:
+        so the limit is read again after the marking (growth is rare: one Get and BatchGet), and the markers of
+        holders gone from it are deleted (each only the one written here, by its token). A release after that read
+        deletes the marker itself."""
         L = self.models.limit
+        marked = {}
         for entry in entries(raw_holders(root)):
             marker = self._marker(limit_id, entry.key, entry.token)
-            conditional(functools.partial(marker.save, condition=item_absent(L)))
+            if conditional(functools.partial(marker.save, condition=item_absent(L))):
+                marked[entry.key] = entry.token
+        if not marked:
+            return
+        still = {entry.key for shard in self._read(limit_id) for entry in entries(raw_holders(shard))}
+        for key in marked.keys() - still:
+            self._unmark(limit_id, key, marked[key])

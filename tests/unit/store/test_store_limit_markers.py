@@ -161,3 +161,18 @@ def test_a_release_by_a_process_that_saw_the_root_alone_removes_the_marker_the_g
     marker_pk = keys.holder_name_pk(limit_id, keys.holder_key("early"))
     assert list(store.models.limit.query(marker_pk)) == []
     assert other.take_slots(limit_id, "early", 1, limit=40, now=NOW) is Taken.YES
+
+
+def test_a_release_between_the_growths_read_and_its_marking_leaves_no_marker(store):
+    """The growth read the root with "gone" in it; "gone" was released before its marker was written (that
+    release saw the limit grown and had no marker to delete): the marking must not leave it blocked."""
+    limit_id = pool_limit("released_meanwhile")
+    store.set_pool("released_meanwhile", 40)
+    for name in ("gone", "stays"):
+        assert store.take_slots(limit_id, name, 1, limit=40, now=NOW)
+    root_as_read = store._get(keys.limit_pk(limit_id), keys.LIMIT_SK)
+    assert store.release_slots(limit_id, "gone")
+    store._mark_root_holders(root_as_read, limit_id)
+    markers = {name: list(store.models.limit.query(keys.holder_name_pk(limit_id, keys.holder_key(name))))
+               for name in ("gone", "stays")}
+    assert (len(markers["gone"]), len(markers["stays"])) == (0, 1)
