@@ -31,6 +31,7 @@ from updraft.store.writes import (
     resent,
     set_actions,
     update_quietly,
+    write_reporting,
     write_token,
 )
 
@@ -184,12 +185,13 @@ class TaskInstanceStore(StoreBase):
             if expected_try_id is not None:
                 # cannot hold on an absent item: False, as asked
                 condition = all_of(condition, try_matches(T, expected_try_id))
-            if acknowledged(lambda: item.save(condition=condition), landed):
-                return True
-            if expected_try_id is not None:
-                return False
-            # The item exists: a cleared one (no state) is updated instead, so it keeps its try number. Only a
-            # lost creation race or a cleared instance pays this second write.
+            written = write_reporting(item, condition=condition)
+            found = written.item or {}
+            if written.landed or (written.resent and found.get("write_token", {}).get("S") == token):
+                return True  # (a resent put refused by its own effect: ours, its acknowledgement lost)
+            if expected_try_id is not None or "state" in found:
+                return False  # (an instance with a state: a creation race lost, told by the item it returns)
+            # The item exists without a state: a cleared one is updated instead, so it keeps its try number.
             return acknowledged(lambda: update_quietly(self._ti_row(key), self._ti_actions(T, state, fields, token),
                                                        ti_cleared(T)), landed)
         actions = self._ti_actions(T, state, fields, token)

@@ -162,3 +162,16 @@ def test_access_patterns_are_written_down():
     for operation in ("register_parsed_file", "due_dags", "active_runs", "take_slots", "release_slots", "transition_ti",
                       "previous_run", "list_import_errors", "get_serialized_dag"):
         assert operation in doc
+
+
+def test_a_creation_race_lost_costs_one_write_and_a_cleared_instance_two(store, calls):
+    key = TIKey("d", "r1", "raced", -1)
+    assert count(calls, lambda: store.create_ti(key, state=S.SCHEDULED)) == ["PutItem"]
+    # Another scheduler created it first: the refused put returns the item, whose state says so (no second write).
+    assert not store.create_ti(key, state=S.SCHEDULED)
+    assert count(calls, lambda: store.create_ti(key, state=S.SCHEDULED)) == ["PutItem"]
+    # A cleared instance (no state) is updated instead, keeping its try number.
+    assert store.transition_ti(key, expected=[S.SCHEDULED], state=S.QUEUED, fields={"try_id": "x", "try_number": 3})
+    assert store.reset_ti(key, expected=S.QUEUED, expected_try_id="x", fields={})
+    assert count(calls, lambda: store.create_ti(key, state=S.SCHEDULED)) == ["PutItem", "UpdateItem"]
+    assert (store.get_ti(key).state, store.get_ti(key).try_number) == (S.SCHEDULED, 3)
