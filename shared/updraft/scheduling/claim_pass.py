@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from updraft.executors.base import Executor
-from updraft.model.limits import run_tasks_limit
+from updraft.model.limits import run_tasks_limit, task_run_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.blocked import BlockedReason
@@ -155,7 +155,8 @@ class ClaimPass:
             creation = creations.get(ti.key)
             result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
                            create_fields=creation.fields if creation is not None else None, donor=report.donor,
-                           run=run, contended=bool(left))
+                           run=run, contended=bool(left),
+                           new_limits=run_own_limits(ti) if ti.run_id in report.runs_started else ())
             if result.stale:
                 # What this pass read of the run is stale (another scheduler created its instances meanwhile):
                 # more claims and creations from it would be writes lost in advance. The run is read again.
@@ -191,6 +192,13 @@ class ClaimPass:
             return None
         self._pool_sizes[name] = (pool.slots, time.monotonic())
         return pool.slots
+
+
+def run_own_limits(ti: TaskInstance) -> frozenset[str]:
+    """The limits of ``ti``'s own run (its max_active_tasks, its task's max_active_tis_per_dagrun): created by the
+    run's first claims, so new at the claims of the pass that started the run (by run id: a run of another DAG
+    with the same id only costs the guess, one refused write)."""
+    return frozenset({run_tasks_limit(ti.dag_id, ti.run_id), task_run_limit(ti.dag_id, ti.run_id, ti.task_id)})
 
 
 # The buckets a tie group of ready instances is cut into (by a hash of each instance's key) so that concurrent

@@ -263,11 +263,13 @@ class Store(Protocol):
 
     # -- limits and pools ------------------------------------------------------------------------------------
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime,
-                   placed: dict[str, int] | None = None) -> Taken:
+                   placed: dict[str, int] | None = None, new: bool = False) -> Taken:
         """Add ``holder`` with ``slots`` if that many are available (the limit item is created at ``limit``
-        on first use). Idempotent: a holder already present is refused (``HELD``), never counted twice (a limit
-        that is its root alone sees it there, a sharded one by the holder's marker). ``placed``: where a take of
-        a sharded limit put the holder's entry goes in it (limit id -> shard), for ``release_slots``' ``shard``."""
+        on first use, holding the take). Idempotent: a holder already present is refused (``HELD``), never counted
+        twice (a limit that is its root alone sees it there, a sharded one by the holder's marker). ``placed``:
+        where a take of a sharded limit put the holder's entry goes in it (limit id -> shard), for
+        ``release_slots``' ``shard``. ``new``: the caller expects the limit not to exist yet, so its creation
+        (holding the take) is tried first: one write instead of two; a hint only, never a condition."""
 
     def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None) -> bool:
         """Remove ``holder`` and give its slots back; False if it held none. ``shard``: where its take placed it

@@ -5,6 +5,7 @@ limit's items stay small and a description of any length never rides on a take."
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit
 from updraft.store import keys
@@ -16,11 +17,12 @@ from updraft.store.writes import conditional, item_absent, item_present
 
 
 class PoolStore(LimitStore):
-    def _ensure_limit(self, limit_id: str, limit: int) -> bool:
+    def _ensure_limit(self, limit_id: str, limit: int, first: tuple[str, list[Any]] | None = None
+                      ) -> LimitItem | None:
         """default_pool exists from first use: its limit and its record (each written only when absent)."""
-        first = limit_id not in self._limits_known
-        created = super()._ensure_limit(limit_id, limit)
-        if first and limit_id == pool_limit(DEFAULT_POOL):
+        unknown = limit_id not in self._limits_known
+        created = super()._ensure_limit(limit_id, limit, first)
+        if unknown and limit_id == pool_limit(DEFAULT_POOL):
             self._put_pool_record(DEFAULT_POOL, "Default pool", None, only_if_absent=True)
         return created
 
