@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from updraft.executors.base import Executor
-from updraft.model.limits import run_tasks_limit, task_run_limit
+from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, run_tasks_limit, task_run_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.blocked import BlockedReason
@@ -183,15 +183,18 @@ class ClaimPass:
     def pool_size(self, name: str) -> int | None:
         """A pool's size, remembered for POOL_SIZE_TTL: it only screens out tries that can never fit (the limit
         item's conditional write is what holds the pool), so a resize seen a few seconds late only delays a
-        try, and a pool not found is asked again every time so a new pool is usable at once."""
+        try, and a pool not found is asked again every time so a new pool is usable at once. One read (the
+        size alone, not the holders); a missing default_pool has the size its first take creates it at."""
         cached = self._pool_sizes.get(name)
         if cached is not None and time.monotonic() - cached[1] < POOL_SIZE_TTL_S:
             return cached[0]
-        pool = self.store.get_pool(name)
-        if pool is None:
+        slots = self.store.pool_slots(name)
+        if slots is None and name == DEFAULT_POOL:
+            slots = DEFAULT_POOL_SLOTS
+        if slots is None:
             return None
-        self._pool_sizes[name] = (pool.slots, time.monotonic())
-        return pool.slots
+        self._pool_sizes[name] = (slots, time.monotonic())
+        return slots
 
 
 def run_own_limits(ti: TaskInstance) -> frozenset[str]:

@@ -9,7 +9,7 @@ progress). A holder names its try (``TIKey.holder``/``parse_holder``) or its run
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from updraft.model.limits import (
     PARALLELISM_LIMIT,
@@ -22,7 +22,7 @@ from updraft.model.limits import (
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, TaskInstanceState
 from updraft.serialization.model import SerializedDAG
-from updraft.store.api import Store
+from updraft.store.api import LimitState, Store
 
 # A holder younger than this may belong to a claim still in progress; only older ones are reconciled.
 CLAIM_GRACE = dt.timedelta(seconds=60)
@@ -32,8 +32,8 @@ KEPT_WHILE_DEFERRED = frozenset({TaskInstanceState.DEFERRED, TaskInstanceState.S
 def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], SerializedDAG], *, now: dt.datetime,
               parallelism: int) -> None:
     """Return slots a crashed invocation left taken in the limits ``runs`` (the active runs) count against."""
-    follow_parallelism(store, parallelism)
-    limit_ids = [pool_limit(p.name) for p in store.list_pools()] + [PARALLELISM_LIMIT]
+    read = {PARALLELISM_LIMIT: follow_parallelism(store, parallelism)}
+    limit_ids = [pool_limit(name) for name in store.pool_names()] + [PARALLELISM_LIMIT]
     for dag_id in sorted({r.dag_id for r in runs}):
         reconcile_run_slots(store, dag_id, now=now)
     for run in runs:
@@ -42,15 +42,17 @@ def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], Serial
         limit_ids += [task_limit(run.dag_id, t.task_id) for t in version.tasks if t.max_active_tis_per_dag]
         limit_ids += [task_run_limit(run.dag_id, run.run_id, t.task_id) for t in version.tasks
                       if t.max_active_tis_per_dagrun]
-    reconcile_limits(store, sorted(set(limit_ids)), now=now)
+    reconcile_limits(store, sorted(set(limit_ids)), now=now, read=read)
 
 
-def follow_parallelism(store: Store, parallelism: int) -> None:
+def follow_parallelism(store: Store, parallelism: int) -> LimitState | None:
     """Size the parallelism limit to the configured value: a take only sets it when it creates the item, so a
-    redeploy (or a local restart with other --workers) that changes parallelism would otherwise keep the old one."""
+    redeploy (or a local restart with other --workers) that changes parallelism would otherwise keep the old one.
+    The limit as read (its holders, which a resize keeps: reconciliation goes on from this read)."""
     state = store.get_limit(PARALLELISM_LIMIT)
     if state is None or state.limit != parallelism:
         store.resize_limit(PARALLELISM_LIMIT, parallelism)
+    return state
 
 
 def reconcile_run_slots(store: Store, dag_id: str, *, now: dt.datetime) -> None:
@@ -64,16 +66,17 @@ def reconcile_run_slots(store: Store, dag_id: str, *, now: dt.datetime) -> None:
             store.release_slots(dag_runs_limit(dag_id), run_id)
 
 
-def reconcile_limits(store: Store, limit_ids: list[str], *, now: dt.datetime, grace: dt.timedelta = CLAIM_GRACE) -> int:
+def reconcile_limits(store: Store, limit_ids: list[str], *, now: dt.datetime, grace: dt.timedelta = CLAIM_GRACE,
+                     read: Mapping[str, LimitState | None] | None = None) -> int:
     """Release holders whose task instance does not hold them (a crash mid-claim or mid-release).
 
     A holder is legitimate while its try is queued or running (or deferred, or scheduled to resume, holding a pool
     slot it kept) and lists the limit; anything else older than
-    ``grace`` is a leak. Returns how many slots holders were released.
+    ``grace`` is a leak. Returns how many slots holders were released. ``read``: limits this pass read already.
     """
     released = 0
     for limit_id in limit_ids:
-        state = store.get_limit(limit_id)
+        state = (read or {}).get(limit_id) or store.get_limit(limit_id)
         if state is None:
             continue
         for holder, _slots in list(state.holders.items()):

@@ -292,6 +292,12 @@ class Store(Protocol):
 
     def list_pools(self) -> list[Pool]: ...
 
+    def pool_slots(self, name: str) -> int | None:
+        """A pool's size (None: no such pool) in one read, for screening claims: no holders read."""
+
+    def pool_names(self) -> list[str]:
+        """The pools' names as listed (default_pool always), for reconciliation: no pool read."""
+
     def set_pool(self, name: str, slots: int, description: str = "", include_deferred: bool | None = None
                  ) -> Pool:
         """Create or resize a pool (``include_deferred`` None: unchanged, False for a new pool)."""

@@ -56,6 +56,25 @@ class PoolStore(LimitStore):
             record = self._get(keys.limit_pk(pool_limit(name)), keys.POOL_SK)
         return None if record is None else self._pool(record)
 
+    def pool_slots(self, name: str) -> int | None:
+        """A pool's size, None when there is no such pool: its record (which says it exists) and its root (which
+        says its size) in one batch read, whatever the shards, and nothing created (a missing default_pool is
+        created by its first take)."""
+        L = self.models.limit
+        pk = keys.limit_pk(pool_limit(name))
+        found = {item.sk: item for item in self._batch_get(L, [(pk, keys.POOL_SK), (pk, keys.LIMIT_SK)])}
+        root = found.get(keys.LIMIT_SK)
+        if keys.POOL_SK not in found or root is None:
+            return None
+        return self._remember(pool_limit(name), root).limit
+
+    def pool_names(self) -> list[str]:
+        """The pools' names from the pools list (an index: a pool created a moment ago may be missing, and
+        default_pool is always named), without reading any pool."""
+        L = self.models.limit
+        listed = {item.list_sk or "" for item in L.list_index.query(keys.POOLS_LIST_PK)}
+        return sorted((listed - {""}) | {DEFAULT_POOL})
+
     def list_pools(self) -> list[Pool]:
         L = self.models.limit
         found = set(self._listed_keys(L.list_index, [keys.POOLS_LIST_PK]))

@@ -1,0 +1,96 @@
+"""The scheduler pass's own DynamoDB requests (issue 19): the first pass of a fresh environment, counted at the
+client by item. A run's own limit is created by its first take in one write, a pool's size is one read whatever
+its shards, and reconciliation reads no limit the pass read already nor any pool record."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+from collections.abc import Iterator
+from unittest import mock
+
+import pytest
+from botocore.client import BaseClient
+from moto import mock_aws
+
+from airflow.sdk import DAG, task
+from tests.functional.scheduling.harness import START, Clock, make_store, scheduler_for, store_dags
+from updraft.model.limits import pool_limit
+from updraft.scheduling.triggering import trigger_dag
+
+Request = tuple[str, str, str]  # operation, pk, sk ("" for a Query or a batch)
+# The whole first pass (49 before issue 19's cuts to the pass): due DAGs and active runs (4 index shards each),
+# queued assets and backfills, the DAG rows, the run's start (max_active_runs created by its take: the refused
+# take, then a put holding it), the run's instances, each pool's size (one batch read), 2 claims (the named
+# pool's marker and shard; default_pool and parallelism created by their takes, default_pool's record; the run's
+# max_active_tasks created by its first take alone), the instances' creation as queued, and reconciliation
+# (parallelism, the pools list, then each other limit once: the named pool's root and shards).
+PASS_REQUESTS = 36
+
+
+def _key(params: dict) -> tuple[str, str]:
+    item = params.get("Key") or params.get("Item") or {}
+    return item.get("pk", {}).get("S", ""), item.get("sk", {}).get("S", "")
+
+
+@contextlib.contextmanager
+def recorded() -> Iterator[list[Request]]:
+    requests: list[Request] = []
+    original = BaseClient._make_api_call
+
+    def call(client, operation, params):
+        if client.meta.service_model.service_name == "dynamodb":
+            requests.append((operation, *_key(params)))
+        return original(client, operation, params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", call):
+        yield requests
+
+
+@pytest.fixture(scope="module")
+def first_pass() -> Iterator[list[Request]]:
+    """Every request of the first pass of an environment with one run of two tasks: one in default_pool, one in
+    a named pool of 32 slots (spread over shards)."""
+    with mock_aws():
+        store = make_store("pass-requests")
+        clock = Clock()
+        store.set_pool("wide", 32)
+        for n in range(6):  # more holders than a root takes: the pool spreads over shards
+            assert store.take_slots(pool_limit("wide"), f"other-{n}", 1, limit=32, now=clock())
+        dag = DAG("d", schedule=None, start_date=START)
+
+        @task(dag=dag)
+        def plain():
+            return None
+
+        @task(dag=dag, pool="wide")
+        def pooled():
+            return None
+
+        with dag:
+            plain()
+            pooled()
+        store_dags(store, dag, now=clock())
+        trigger_dag(store, "d", now=clock(), run_id="r")
+        scheduler, executor = scheduler_for(store, clock, parallelism=128)
+        store._limit_shapes.clear()  # a scheduler process of its own: it knows no limit yet
+        store._limits_known.clear()
+        with recorded() as requests:
+            scheduler.run_pass()
+        assert len(executor.take()) == 2
+        yield requests
+
+
+def test_a_run_started_by_the_pass_creates_its_own_limit_by_one_write(first_pass):
+    # created by the first claim's take, taken by the second's, read by reconciliation
+    assert [op for op, pk, _ in first_pass if pk == "LIMIT#run_tasks:d:r"] == ["PutItem", "UpdateItem", "GetItem"]
+
+
+def test_a_pass_reads_each_limit_and_pool_record_at_most_once(first_pass):
+    reads = collections.Counter((pk, sk) for op, pk, sk in first_pass if op == "GetItem" and pk.startswith("LIMIT#"))
+    assert all(n == 1 for n in reads.values()), reads
+    assert not [r for r in first_pass if r[2] == "POOL" and r[0] == "GetItem"]  # sizes come from the roots
+
+
+def test_the_first_pass_costs_no_more_requests_than_reached(first_pass):
+    assert len(first_pass) <= PASS_REQUESTS, collections.Counter(op for op, _, _ in first_pass)
