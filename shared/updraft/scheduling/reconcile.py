@@ -35,14 +35,24 @@ def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], Serial
     read = {PARALLELISM_LIMIT: follow_parallelism(store, parallelism)}
     limit_ids = [pool_limit(name) for name in store.pool_names()] + [PARALLELISM_LIMIT]
     for dag_id in sorted({r.dag_id for r in runs}):
-        reconcile_run_slots(store, dag_id, now=now)
+        if not created_within_grace(store, dag_runs_limit(dag_id), now):
+            reconcile_run_slots(store, dag_id, now=now)
     for run in runs:
         version = dag(run.dag_id, run.dag_hash)
         limit_ids.append(run_tasks_limit(run.dag_id, run.run_id))
         limit_ids += [task_limit(run.dag_id, t.task_id) for t in version.tasks if t.max_active_tis_per_dag]
         limit_ids += [task_run_limit(run.dag_id, run.run_id, t.task_id) for t in version.tasks
                       if t.max_active_tis_per_dagrun]
-    reconcile_limits(store, sorted(set(limit_ids)), now=now, read=read)
+    reconcile_limits(store, sorted(set(limit_ids) - {i for i in limit_ids if created_within_grace(store, i, now)}),
+                     now=now, read=read)
+
+
+def created_within_grace(store: Store, limit_id: str, now: dt.datetime) -> bool:
+    """Whether this process created the limit less than ``CLAIM_GRACE`` ago (a run's own limits, in the pass that
+    started it): every holder came later, so none is old enough to reconcile, and reading it would find nothing
+    to do. (Skipping a read only delays a leak's return, to the next sweep after the grace.)"""
+    created = store.created_at(limit_id)
+    return created is not None and now - created < CLAIM_GRACE
 
 
 def follow_parallelism(store: Store, parallelism: int) -> LimitState | None:

@@ -284,6 +284,10 @@ class Store(Protocol):
 
     def get_limit(self, limit_id: str) -> LimitState | None: ...
 
+    def created_at(self, limit_id: str) -> dt.datetime | None:
+        """When a take in this process created the limit (the take's ``now``), while the process remembers it
+        (None: not created here, or forgotten): every holder of the limit was taken after it."""
+
     def resize_limit(self, limit_id: str, limit: int, *, create: bool = True) -> bool:
         """Change a limit's size (a DAG's max_active_tasks changed), keeping its holders; without ``create``,
         False when the limit item does not exist."""

@@ -132,6 +132,10 @@ class LimitStore(LimitRebalance):
             self._limits_known.add(limit_id)
         return created
 
+    def created_at(self, limit_id: str) -> dt.datetime | None:
+        created: dt.datetime | None = self._limits_created.get(limit_id)
+        return created
+
     # ------------------------------------------------------------------------------------- take, release
     def _take_at(self, limit_id: str, index: int, entry_key: str, value: list[Any], *,
                  alone: bool = False) -> tuple[bool, LimitItem | None]:
@@ -172,7 +176,7 @@ class LimitStore(LimitRebalance):
         shape = self._shape(limit_id)
         if shape is None or shape.extent == 1:
             new = new and shape is None and limit_id not in self._limits_known
-            taken = self._take_root_alone(limit_id, key, value, limit, new=new)
+            taken = self._take_root_alone(limit_id, key, value, limit, now=now, new=new)
             if taken is not None:
                 return taken
         if not self._mark(limit_id, key, str(value[2])):
@@ -184,7 +188,7 @@ class LimitStore(LimitRebalance):
             placed[limit_id] = index
         return taken
 
-    def _take_root_alone(self, limit_id: str, key: str, value: list[Any], limit: int, *,
+    def _take_root_alone(self, limit_id: str, key: str, value: list[Any], limit: int, *, now: dt.datetime,
                          new: bool = False) -> Taken | None:
         """A take of a limit that is (or was, when this process last saw it) its root alone: one conditional write
         on the root. None: the limit is spread over shards (it grew meanwhile, or this one's refusal grew it), so
@@ -194,8 +198,10 @@ class LimitStore(LimitRebalance):
         created = new
         if new:
             made = self._ensure_limit(limit_id, limit, (key, value))
-            if made is not None and key in raw_holders(made):
-                return Taken.YES
+            if made is not None:
+                self._limits_created.put(limit_id, now)
+                if key in raw_holders(made):
+                    return Taken.YES
         for _ in range(RETRIES):
             landed, root = self._take_at(limit_id, 0, key, value, alone=True)
             if landed:
@@ -207,6 +213,7 @@ class LimitStore(LimitRebalance):
                 made = None if created else self._ensure_limit(limit_id, limit, (key, value))
                 if made is None:
                     return Taken.FULL  # a pool nobody created: not schedulable, as in Airflow
+                self._limits_created.put(limit_id, now)
                 if key in raw_holders(made):
                     return Taken.YES
                 created = True

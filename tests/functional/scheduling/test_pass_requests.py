@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 from unittest import mock
 
@@ -16,6 +17,8 @@ from moto import mock_aws
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Clock, make_store, scheduler_for, store_dags
 from updraft.model.limits import pool_limit
+from updraft.scheduling.reconcile import CLAIM_GRACE
+from updraft.scheduling.scheduler import Scheduler
 from updraft.scheduling.triggering import trigger_dag
 
 Request = tuple[str, str, str]  # operation, pk, sk ("" for a Query or a batch)
@@ -24,8 +27,9 @@ Request = tuple[str, str, str]  # operation, pk, sk ("" for a Query or a batch)
 # take, then a put holding it), the run's instances, each pool's size (one batch read), 2 claims (the named
 # pool's marker and shard; default_pool and parallelism created by their takes, default_pool's record; the run's
 # max_active_tasks created by its first take alone), the instances' creation as queued, and reconciliation
-# (parallelism, the pools list, then each other limit once: the named pool's root and shards).
-PASS_REQUESTS = 36
+# (parallelism, the pools list, the named pool's root and shards; none of the limits the pass created, which can
+# hold nothing older than the grace).
+PASS_REQUESTS = 33
 
 
 def _key(params: dict) -> tuple[str, str]:
@@ -48,7 +52,7 @@ def recorded() -> Iterator[list[Request]]:
 
 
 @pytest.fixture(scope="module")
-def first_pass() -> Iterator[list[Request]]:
+def first_pass() -> Iterator[Pass]:
     """Every request of the first pass of an environment with one run of two tasks: one in default_pool, one in
     a named pool of 32 slots (spread over shards)."""
     with mock_aws():
@@ -78,19 +82,37 @@ def first_pass() -> Iterator[list[Request]]:
         with recorded() as requests:
             scheduler.run_pass()
         assert len(executor.take()) == 2
-        yield requests
+        yield Pass(requests, scheduler, clock)
+
+
+@dataclasses.dataclass
+class Pass:
+    requests: list[Request]
+    scheduler: Scheduler
+    clock: Clock
 
 
 def test_a_run_started_by_the_pass_creates_its_own_limit_by_one_write(first_pass):
-    # created by the first claim's take, taken by the second's, read by reconciliation
-    assert [op for op, pk, _ in first_pass if pk == "LIMIT#run_tasks:d:r"] == ["PutItem", "UpdateItem", "GetItem"]
+    # created by the first claim's take, taken by the second's; not read by reconciliation (created within grace)
+    assert [op for op, pk, _ in first_pass.requests if pk == "LIMIT#run_tasks:d:r"] == ["PutItem", "UpdateItem"]
+    assert [op for op, pk, _ in first_pass.requests if pk == "LIMIT#dag_runs:d"] == ["UpdateItem", "PutItem"]
 
 
 def test_a_pass_reads_each_limit_and_pool_record_at_most_once(first_pass):
-    reads = collections.Counter((pk, sk) for op, pk, sk in first_pass if op == "GetItem" and pk.startswith("LIMIT#"))
+    reads = collections.Counter((pk, sk) for op, pk, sk in first_pass.requests
+                                if op == "GetItem" and pk.startswith("LIMIT#"))
     assert all(n == 1 for n in reads.values()), reads
-    assert not [r for r in first_pass if r[2] == "POOL" and r[0] == "GetItem"]  # sizes come from the roots
+    assert not [r for r in first_pass.requests if r[2] == "POOL" and r[0] == "GetItem"]  # sizes from the roots
 
 
 def test_the_first_pass_costs_no_more_requests_than_reached(first_pass):
-    assert len(first_pass) <= PASS_REQUESTS, collections.Counter(op for op, _, _ in first_pass)
+    assert len(first_pass.requests) <= PASS_REQUESTS, collections.Counter(op for op, _, _ in first_pass.requests)
+
+
+def test_limits_created_by_the_pass_are_reconciled_once_the_grace_is_over(first_pass):
+    first_pass.clock.advance(seconds=CLAIM_GRACE.total_seconds())
+    runs = first_pass.scheduler.store.active_runs()
+    with recorded() as requests:
+        first_pass.scheduler.reconcile(runs)
+    read = {pk for op, pk, _ in requests if op == "GetItem"}
+    assert {"LIMIT#run_tasks:d:r", "LIMIT#dag_runs:d", "LIMIT#pool:default_pool"} <= read
