@@ -43,8 +43,8 @@ def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], Serial
         limit_ids += [task_limit(run.dag_id, t.task_id) for t in version.tasks if t.max_active_tis_per_dag]
         limit_ids += [task_run_limit(run.dag_id, run.run_id, t.task_id) for t in version.tasks
                       if t.max_active_tis_per_dagrun]
-    reconcile_limits(store, sorted(set(limit_ids) - {i for i in limit_ids if created_within_grace(store, i, now)}),
-                     now=now, read=read)
+    reconcile_limits(store, sorted(i for i in set(limit_ids) if not created_within_grace(store, i, now)), now=now,
+                     read=read)
 
 
 def created_within_grace(store: Store, limit_id: str, now: dt.datetime) -> bool:
