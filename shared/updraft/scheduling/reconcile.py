@@ -20,7 +20,7 @@ from updraft.model.limits import (
     task_run_limit,
 )
 from updraft.model.records import DagRun, TIKey
-from updraft.model.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, TaskInstanceState
+from updraft.model.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import LimitState, Store
 
@@ -39,8 +39,10 @@ def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], Serial
             reconcile_run_slots(store, dag_id, now=now)
     for run in runs:
         version = dag(run.dag_id, run.dag_hash)
-        limit_ids.append(run_tasks_limit(run.dag_id, run.run_id))
         limit_ids += [task_limit(run.dag_id, t.task_id) for t in version.tasks if t.max_active_tis_per_dag]
+        if run.state == DagRunState.QUEUED:
+            continue  # nothing claimed since it was (re)queued: its own limits count again, and are swept, once it runs
+        limit_ids.append(run_tasks_limit(run.dag_id, run.run_id))
         limit_ids += [task_run_limit(run.dag_id, run.run_id, t.task_id) for t in version.tasks
                       if t.max_active_tis_per_dagrun]
     reconcile_limits(store, sorted(i for i in set(limit_ids) if not created_within_grace(store, i, now)), now=now,

@@ -116,3 +116,27 @@ def test_limits_created_by_the_pass_are_reconciled_once_the_grace_is_over(first_
         first_pass.scheduler.reconcile(runs)
     read = {pk for op, pk, _ in requests if op == "GetItem"}
     assert {"LIMIT#run_tasks:d:r", "LIMIT#dag_runs:d", "LIMIT#pool:default_pool"} <= read
+
+
+def test_reconciliation_reads_no_limit_of_a_run_still_queued():
+    with mock_aws():
+        store = make_store("queued-runs")
+        clock = Clock()
+        dag = DAG("one_at_a_time", schedule=None, start_date=START, max_active_runs=1)
+
+        @task(dag=dag)
+        def work():
+            return None
+
+        work()
+        store_dags(store, dag, now=clock())
+        for n in range(3):
+            trigger_dag(store, dag.dag_id, now=clock(), run_id=f"r{n}")
+        scheduler, _ = scheduler_for(store, clock, parallelism=128)
+        scheduler.run_pass()  # r0 starts; r1 and r2 wait for max_active_runs
+        clock.advance(seconds=CLAIM_GRACE.total_seconds())
+        with recorded() as requests:
+            scheduler.reconcile(store.active_runs())
+    read = {pk for op, pk, _ in requests if op == "GetItem"}
+    assert "LIMIT#run_tasks:one_at_a_time:r0" in read
+    assert not {"LIMIT#run_tasks:one_at_a_time:r1", "LIMIT#run_tasks:one_at_a_time:r2"} & read
