@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from updraft.executors.base import Executor
-from updraft.model.limits import run_tasks_limit
+from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, run_tasks_limit, task_run_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.blocked import BlockedReason
@@ -155,7 +155,8 @@ class ClaimPass:
             creation = creations.get(ti.key)
             result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
                            create_fields=creation.fields if creation is not None else None, donor=report.donor,
-                           run=run, contended=bool(left))
+                           run=run, contended=bool(left),
+                           new_limits=run_own_limits(ti) if ti.run_id in report.runs_started else ())
             if result.stale:
                 # What this pass read of the run is stale (another scheduler created its instances meanwhile):
                 # more claims and creations from it would be writes lost in advance. The run is read again.
@@ -182,15 +183,25 @@ class ClaimPass:
     def pool_size(self, name: str) -> int | None:
         """A pool's size, remembered for POOL_SIZE_TTL: it only screens out tries that can never fit (the limit
         item's conditional write is what holds the pool), so a resize seen a few seconds late only delays a
-        try, and a pool not found is asked again every time so a new pool is usable at once."""
+        try, and a pool not found is asked again every time so a new pool is usable at once. One read (the
+        size alone, not the holders); a missing default_pool has the size its first take creates it at."""
         cached = self._pool_sizes.get(name)
         if cached is not None and time.monotonic() - cached[1] < POOL_SIZE_TTL_S:
             return cached[0]
-        pool = self.store.get_pool(name)
-        if pool is None:
+        slots = self.store.pool_slots(name)
+        if slots is None and name == DEFAULT_POOL:
+            slots = DEFAULT_POOL_SLOTS
+        if slots is None:
             return None
-        self._pool_sizes[name] = (pool.slots, time.monotonic())
-        return pool.slots
+        self._pool_sizes[name] = (slots, time.monotonic())
+        return slots
+
+
+def run_own_limits(ti: TaskInstance) -> frozenset[str]:
+    """The limits of ``ti``'s own run (its max_active_tasks, its task's max_active_tis_per_dagrun): created by the
+    run's first claims, so new at the claims of the pass that started the run (by run id: a run of another DAG
+    with the same id only costs the guess, one refused write)."""
+    return frozenset({run_tasks_limit(ti.dag_id, ti.run_id), task_run_limit(ti.dag_id, ti.run_id, ti.task_id)})
 
 
 # The buckets a tie group of ready instances is cut into (by a hash of each instance's key) so that concurrent

@@ -15,6 +15,7 @@ import datetime as dt
 import functools
 import time
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,7 +108,7 @@ def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, p
 
 def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
           create_fields: dict[str, Any] | None = None, donor: SlotDonor | None = None,
-          run: DagRun | None = None, contended: bool = False) -> ClaimResult:
+          run: DagRun | None = None, contended: bool = False, new_limits: Collection[str] = ()) -> ClaimResult:
     """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice.
 
     With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
@@ -117,7 +118,8 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     carried by the dispatch (``executors.dispatch_run``). ``contended``: other schedulers are claiming the same
     instances (the pass lost a race), so the first limit is taken alone: of two claims of one try, the one
     refused there (``Taken.HELD``) has taken nothing else to give back, and the two can never each hold a limit
-    the other needs and both be refused.
+    the other needs and both be refused. ``new_limits``: limits the caller expects not to exist yet (the run's
+    own, in the pass that started it), created by their take in one write (``Store.take_slots``' ``new``).
     """
     # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the slots
     # it kept while deferred (a pool with include_deferred): only the others are taken again.
@@ -137,7 +139,8 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
         if slot is not None:
             handed[need.limit_id] = slot
             return Taken.YES
-        return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now, placed=placed)
+        return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now, placed=placed,
+                                new=need.limit_id in new_limits)
 
     def give_back(limit_ids: list[str]) -> None:
         _release(store, [limit_id for limit_id in limit_ids if limit_id not in handed], holder, placed)
@@ -169,7 +172,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
             # Another scheduler claims this try at this moment, and each of the two may hold a limit the other
             # needs (both refused): once more with the first limit alone, which one of them wins.
             return claim(store, ti, task, needs, now=now, create_fields=create_fields, donor=donor, run=run,
-                         contended=True)
+                         contended=True, new_limits=new_limits)
         return _refused(store, ti, refused[0][0], Taken.HELD, new=create_fields is not None)
     try_id = uuid.uuid4().hex
     shards = ({limit_id: shard for limit_id, shard in ti.limit_shards.items() if limit_id in kept} | placed

@@ -10,7 +10,7 @@ was first taken for, and ``slot_holders`` finds the try holding it now) or its r
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from updraft.model.limits import (
     PARALLELISM_LIMIT,
@@ -21,10 +21,10 @@ from updraft.model.limits import (
     task_run_limit,
 )
 from updraft.model.records import DagRun, TIKey
-from updraft.model.states import FINISHED_RUN_STATES
+from updraft.model.states import FINISHED_RUN_STATES, DagRunState
 from updraft.scheduling.slot_holders import EntryHolders
 from updraft.serialization.model import SerializedDAG
-from updraft.store.api import Store
+from updraft.store.api import LimitState, Store
 
 # A holder younger than this may belong to a claim still in progress; only older ones are reconciled.
 CLAIM_GRACE = dt.timedelta(seconds=60)
@@ -33,25 +33,39 @@ CLAIM_GRACE = dt.timedelta(seconds=60)
 def reconcile(store: Store, runs: list[DagRun], dag: Callable[[str, str], SerializedDAG], *, now: dt.datetime,
               parallelism: int) -> None:
     """Return slots a crashed invocation left taken in the limits ``runs`` (the active runs) count against."""
-    follow_parallelism(store, parallelism)
-    limit_ids = [pool_limit(p.name) for p in store.list_pools()] + [PARALLELISM_LIMIT]
+    read = {PARALLELISM_LIMIT: follow_parallelism(store, parallelism)}
+    limit_ids = [pool_limit(name) for name in store.pool_names()] + [PARALLELISM_LIMIT]
     for dag_id in sorted({r.dag_id for r in runs}):
-        reconcile_run_slots(store, dag_id, now=now)
+        if not created_within_grace(store, dag_runs_limit(dag_id), now):
+            reconcile_run_slots(store, dag_id, now=now)
     for run in runs:
         version = dag(run.dag_id, run.dag_hash)
-        limit_ids.append(run_tasks_limit(run.dag_id, run.run_id))
         limit_ids += [task_limit(run.dag_id, t.task_id) for t in version.tasks if t.max_active_tis_per_dag]
+        if run.state == DagRunState.QUEUED:
+            continue  # nothing claimed since it was (re)queued: its own limits count again, and are swept, once it runs
+        limit_ids.append(run_tasks_limit(run.dag_id, run.run_id))
         limit_ids += [task_run_limit(run.dag_id, run.run_id, t.task_id) for t in version.tasks
                       if t.max_active_tis_per_dagrun]
-    reconcile_limits(store, sorted(set(limit_ids)), now=now)
+    reconcile_limits(store, sorted(i for i in set(limit_ids) if not created_within_grace(store, i, now)), now=now,
+                     read=read)
 
 
-def follow_parallelism(store: Store, parallelism: int) -> None:
+def created_within_grace(store: Store, limit_id: str, now: dt.datetime) -> bool:
+    """Whether this process created the limit less than ``CLAIM_GRACE`` ago (a run's own limits, in the pass that
+    started it): every holder came later, so none is old enough to reconcile, and reading it would find nothing
+    to do. (Skipping a read only delays a leak's return, to the next sweep after the grace.)"""
+    created = store.created_at(limit_id)
+    return created is not None and now - created < CLAIM_GRACE
+
+
+def follow_parallelism(store: Store, parallelism: int) -> LimitState | None:
     """Size the parallelism limit to the configured value: a take only sets it when it creates the item, so a
-    redeploy (or a local restart with other --workers) that changes parallelism would otherwise keep the old one."""
+    redeploy (or a local restart with other --workers) that changes parallelism would otherwise keep the old one.
+    The limit as read (its holders, which a resize keeps: reconciliation goes on from this read)."""
     state = store.get_limit(PARALLELISM_LIMIT)
     if state is None or state.limit != parallelism:
         store.resize_limit(PARALLELISM_LIMIT, parallelism)
+    return state
 
 
 def reconcile_run_slots(store: Store, dag_id: str, *, now: dt.datetime) -> None:
@@ -65,18 +79,19 @@ def reconcile_run_slots(store: Store, dag_id: str, *, now: dt.datetime) -> None:
             store.release_slots(dag_runs_limit(dag_id), run_id)
 
 
-def reconcile_limits(store: Store, limit_ids: list[str], *, now: dt.datetime, grace: dt.timedelta = CLAIM_GRACE) -> int:
+def reconcile_limits(store: Store, limit_ids: list[str], *, now: dt.datetime, grace: dt.timedelta = CLAIM_GRACE,
+                     read: Mapping[str, LimitState | None] | None = None) -> int:
     """Release entries no try holds (a crash mid-claim, mid-release or mid-hand-over).
 
     An entry is legitimate while a try holding it (the one it names or, handed on, a later one: ``slot_holders``)
     is queued or running (or deferred, or scheduled to resume, holding a pool slot it kept), or while a try that
     held it ended less than ``grace`` ago (it may be handing it on); anything else older than ``grace`` is a leak.
-    Returns how many entries were released.
+    Returns how many entries were released. ``read``: limits this pass read already.
     """
     released = 0
     holders = EntryHolders(store)
     for limit_id in limit_ids:
-        state = store.get_limit(limit_id)
+        state = (read or {}).get(limit_id) or store.get_limit(limit_id)
         if state is None:
             continue
         for entry in list(state.holders):

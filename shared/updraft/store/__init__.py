@@ -133,11 +133,13 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     heartbeat            Update lease cond try_id = :t AND state IN (queued, running) cond         1
     set_blocked_reason   Update SET/REMOVE blocked_reason cond state = :expected      cond         1
                          (a queue_ti, or any change to queued, REMOVEs it in the same write)
-    take_slots           one-shard limit: Update root SET available = available - :n, cond         1 (+ a Put to
-                         holders.#k = :v cond (available >= :n OR cap < 0) AND                     create the root
-                         size(holders) < 4 AND attribute_not_exists(holders.#k, .#k+)              on first use)
-                         AND extent = 1 (the root alone; refused on a sharded limit, the
-                         refusal returning the root: ReturnValuesOnConditionCheckFailure)
+    take_slots           one-shard limit: Update root SET available = available - :n, cond         1 (first use:
+                         holders.#k = :v cond (available >= :n OR cap < 0) AND                     + a Put of the
+                         size(holders) < 4 AND attribute_not_exists(holders.#k, .#k+)              root holding
+                         AND extent = 1 (the root alone; refused on a sharded limit, the           the take; the
+                         refusal returning the root: ReturnValuesOnConditionCheckFailure)          Put alone with
+                         new=True (a run's own limits): Put the root holding the take              new=True)
+                         cond attribute_not_exists first
                          sharded limit: Put marker cond attribute_not_exists (refused:  cond         2 (home full:
                          the holder holds), then that Update on the home shard, then               + 1 per next
                          up to 2 seen with room (else the next 2); all refused: Get root           shard, then
@@ -154,6 +156,8 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                          Update each changed shard cond cap = old AND version = lease,
                          Update root (size, counts, cap; lease ends) cond version
     list_pools           Query list_index POOLS, BatchGet POOL records, get_limit     EC find, SC  2 + 1 per pool
+    pool_slots           BatchGet the POOL record and the root (a claim's screen)     SC           1
+    pool_names           Query list_index POOLS (reconciliation)                      EC           1
     delete_pool          Delete POOL cond attribute_exists, then the shards           cond         2+
     put_xcom, get_xcom   Put / Get RUN#dag#run / XCOM#... (+ S3 if large)             SC           1
     list_xcoms           Query sk begins_with XCOM#<task>#                            SC           1

@@ -263,17 +263,23 @@ class Store(Protocol):
 
     # -- limits and pools ------------------------------------------------------------------------------------
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime,
-                   placed: dict[str, int] | None = None) -> Taken:
+                   placed: dict[str, int] | None = None, new: bool = False) -> Taken:
         """Add ``holder`` with ``slots`` if that many are available (the limit item is created at ``limit``
-        on first use). Idempotent: a holder already present is refused (``HELD``), never counted twice (a limit
-        that is its root alone sees it there, a sharded one by the holder's marker). ``placed``: where a take of
-        a sharded limit put the holder's entry goes in it (limit id -> shard), for ``release_slots``' ``shard``."""
+        on first use, holding the take). Idempotent: a holder already present is refused (``HELD``), never counted
+        twice (a limit that is its root alone sees it there, a sharded one by the holder's marker). ``placed``:
+        where a take of a sharded limit put the holder's entry goes in it (limit id -> shard), for
+        ``release_slots``' ``shard``. ``new``: the caller expects the limit not to exist yet, so its creation
+        (holding the take) is tried first: one write instead of two; a hint only, never a condition."""
 
     def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None) -> bool:
         """Remove ``holder`` and give its slots back; False if it held none. ``shard``: where its take placed it
         (one write there; otherwise the release tries where a take goes first, then reads)."""
 
     def get_limit(self, limit_id: str) -> LimitState | None: ...
+
+    def created_at(self, limit_id: str) -> dt.datetime | None:
+        """When a take in this process created the limit (the take's ``now``), while the process remembers it
+        (None: not created here, or forgotten): every holder of the limit was taken after it."""
 
     def resize_limit(self, limit_id: str, limit: int, *, create: bool = True) -> bool:
         """Change a limit's size (a DAG's max_active_tasks changed), keeping its holders; without ``create``,
@@ -282,6 +288,12 @@ class Store(Protocol):
     def get_pool(self, name: str) -> Pool | None: ...
 
     def list_pools(self) -> list[Pool]: ...
+
+    def pool_slots(self, name: str) -> int | None:
+        """A pool's size (None: no such pool) in one read, for screening claims: no holders read."""
+
+    def pool_names(self) -> list[str]:
+        """The pools' names as listed (default_pool always), for reconciliation: no pool read."""
 
     def set_pool(self, name: str, slots: int, description: str = "", include_deferred: bool | None = None
                  ) -> Pool:

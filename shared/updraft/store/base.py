@@ -20,6 +20,8 @@ _I = TypeVar("_I", bound=Item)
 
 # Serialized DAG versions kept per process (each is the whole DAG; a scheduler touches few at once).
 _DAG_CACHE_SIZE = 64
+# Limits whose creation by a take a process remembers (``LimitStore.created_at``): a run's own limits, mostly.
+_CREATED_LIMITS = 4096
 
 
 class StoreBase:
@@ -41,6 +43,7 @@ class StoreBase:
         self._limits_known: set[str] = set()
         self._limit_shapes: dict[str, Any] = {}  # limit id -> the shard counts last read (store/limits.py)
         self._limit_rooms: dict[str, Any] = {}  # limit id -> the shards with room, as last seen (store/limits.py)
+        self._limits_created: LruCache[str, Any] = LruCache(_CREATED_LIMITS)  # -> its creating take's time
         self._dag_cache: LruCache[tuple[str, str], SerializedDAG] = LruCache(_DAG_CACHE_SIZE)
 
     def _shards(self) -> range:

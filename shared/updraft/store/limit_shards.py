@@ -62,6 +62,11 @@ def root_cap(limit: int) -> int:
     return -1 if limit < 0 else min(limit, SHARD_SLOTS)
 
 
+def root_admits(cap: int, slots: int) -> bool:
+    """Whether a new root of ``cap`` can be created holding a take of ``slots`` (its first take, in its creation)."""
+    return cap < 0 or slots <= cap
+
+
 def effective(cap: int) -> int:
     """What a cap contributes to ``available``: an unlimited shard counts its held slots down from 0."""
     return max(cap, 0)

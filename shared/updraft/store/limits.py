@@ -21,7 +21,6 @@ record of their own (``store/pools.py``).
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import time
 from collections import defaultdict
 from typing import Any
@@ -44,6 +43,7 @@ from updraft.store.limit_shards import (
     inline_name,
     plan_take,
     probe_order,
+    root_admits,
     root_cap,
 )
 from updraft.store.models import LimitItem
@@ -51,7 +51,6 @@ from updraft.store.writes import (
     RETRIES,
     all_of,
     any_of,
-    conditional,
     item_absent,
     write_reporting,
     write_token,
@@ -81,6 +80,11 @@ def root_alone(L: type[LimitItem]) -> Condition:
     return L.extent == 1
 
 
+def _entry_token(shard: LimitItem, entry_key: str) -> str:
+    """The write token of ``entry_key``'s entry in ``shard`` ("" when it has none): which write put it there."""
+    return str(raw_holders(shard).get(entry_key, [0, 0, ""])[2])
+
+
 def holding(L: type[LimitItem], entry_key: str) -> Condition:
     entry: Path = L.holders[entry_key]
     return entry.exists()
@@ -88,34 +92,48 @@ def holding(L: type[LimitItem], entry_key: str) -> Condition:
 
 class LimitStore(LimitRebalance):
     # --------------------------------------------------------------------------------------- creation
-    def _create(self, limit_id: str, limit: int) -> bool:
+    def _create(self, limit_id: str, limit: int, first: tuple[str, list[Any]] | None = None) -> LimitItem | None:
         """Create the limit at ``limit`` slots as its root alone, offering up to one shard's share (a conditional
         put, so racing creators agree): one write, as before sharding, and most limits (a run's max_active_tasks,
         a small pool) never need more. The first take that finds the root full while the limit has room spreads
-        the rest over new shards (``_rebalance``). True when this call created it."""
+        the rest over new shards (``_rebalance``). ``first``: the entry (holder key, value) of the take that found
+        the limit missing, which the root is created holding when its cap has room for it, so the creation is the
+        take (one write, not a put and the take again). The root this call created (None: it exists already)."""
         L = self.models.limit
-        root = L(keys.limit_pk(limit_id), keys.LIMIT_SK, limit=limit, active=1, extent=1, version=0,
-                 cap=root_cap(limit), available=effective(root_cap(limit)), holders={})
-        created = conditional(functools.partial(root.save, condition=item_absent(L)))
-        if created:
-            self._remember(limit_id, root)
-        return created
+        cap = root_cap(limit)
+        holders = {first[0]: first[1]} if first is not None and root_admits(cap, int(first[1][0])) else {}
+        root = L(keys.limit_pk(limit_id), keys.LIMIT_SK, limit=limit, active=1, extent=1, version=0, cap=cap,
+                 available=effective(cap) - sum(int(value[0]) for value in holders.values()), holders=holders)
+        written = write_reporting(root, condition=item_absent(L))
+        # A resent put refused by our own landed one (its acknowledgement was lost) created it all the same.
+        ours = written.resent and first is not None and written.item is not None \
+            and _entry_token(L.from_raw_data(written.item), first[0]) == str(first[1][2])
+        if not (written.landed or ours):
+            return None
+        self._remember(limit_id, root)
+        return root
 
-    def _ensure_limit(self, limit_id: str, limit: int) -> bool:
-        """Create the limit on first use, once per process; True when this call created it.
+    def _ensure_limit(self, limit_id: str, limit: int, first: tuple[str, list[Any]] | None = None
+                      ) -> LimitItem | None:
+        """Create the limit on first use, once per process (``first``: as for ``_create``); the root this call
+        created (None: it did not create one).
 
         Pools other than default_pool are never created here: a task naming a pool nobody created is not
         schedulable, as in Airflow, so its takes simply fail.
         """
         if limit_id in self._limits_known:
-            return False
-        created = False
+            return None
+        created = None
         if limit_id == pool_limit(DEFAULT_POOL):
-            created = self._create(limit_id, DEFAULT_POOL_SLOTS)
+            created = self._create(limit_id, DEFAULT_POOL_SLOTS, first)
         elif pool_of(limit_id) is None:
-            created = self._create(limit_id, limit)
+            created = self._create(limit_id, limit, first)
         with self._lock:
             self._limits_known.add(limit_id)
+        return created
+
+    def created_at(self, limit_id: str) -> dt.datetime | None:
+        created: dt.datetime | None = self._limits_created.get(limit_id)
         return created
 
     # ------------------------------------------------------------------------------------- take, release
@@ -137,8 +155,7 @@ class LimitStore(LimitRebalance):
         if written.landed:
             return True, shard
         # A resent request refused by our own landed write (its acknowledgement was lost): the entry is ours.
-        mine = written.resent and shard is not None and str(raw_holders(shard).get(entry_key, [0, 0, ""])[2]) \
-            == str(value[2])
+        mine = written.resent and shard is not None and _entry_token(shard, entry_key) == str(value[2])
         return mine, shard
 
     def _release_at(self, limit_id: str, index: int, entry_key: str) -> tuple[bool, LimitItem | None]:
@@ -151,14 +168,15 @@ class LimitStore(LimitRebalance):
         return written.landed, L.from_raw_data(written.item) if written.item else None
 
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime,
-                   placed: dict[str, int] | None = None) -> Taken:
+                   placed: dict[str, int] | None = None, new: bool = False) -> Taken:
         key = keys.holder_key(holder)
         value = entry_value(slots, now, write_token(), holder)
         if not inline_name(holder):  # the name first: an entry is never there without a way to its name
             self.models.limit(keys.holder_name_pk(limit_id, key), keys.HOLDER_NAME_SK, holder=holder).save()
         shape = self._shape(limit_id)
         if shape is None or shape.extent == 1:
-            taken = self._take_root_alone(limit_id, key, value, limit)
+            new = new and shape is None and limit_id not in self._limits_known
+            taken = self._take_root_alone(limit_id, key, value, limit, now=now, new=new)
             if taken is not None:
                 return taken
         if not self._mark(limit_id, key, str(value[2])):
@@ -170,20 +188,34 @@ class LimitStore(LimitRebalance):
             placed[limit_id] = index
         return taken
 
-    def _take_root_alone(self, limit_id: str, key: str, value: list[Any], limit: int) -> Taken | None:
+    def _take_root_alone(self, limit_id: str, key: str, value: list[Any], limit: int, *, now: dt.datetime,
+                         new: bool = False) -> Taken | None:
         """A take of a limit that is (or was, when this process last saw it) its root alone: one conditional write
         on the root. None: the limit is spread over shards (it grew meanwhile, or this one's refusal grew it), so
-        the take goes through its marker."""
-        created = False
+        the take goes through its marker. ``new``: the caller expects the limit not to exist yet (a run's own
+        limits at the claims of the pass that started it): the creation holding the entry is tried first, one
+        write in all (a wrong guess costs that write, refused, before the take)."""
+        created = new
+        if new:
+            made = self._ensure_limit(limit_id, limit, (key, value))
+            if made is not None:
+                self._limits_created.put(limit_id, now)
+                if key in raw_holders(made):
+                    return Taken.YES
         for _ in range(RETRIES):
             landed, root = self._take_at(limit_id, 0, key, value, alone=True)
             if landed:
                 return Taken.YES
             if root is None:
                 # Refused by a limit that does not exist: created here on its first take (a run's
-                # max_active_tasks), not checked before every first take, so the common case costs one request.
-                if created or not self._ensure_limit(limit_id, limit):
+                # max_active_tasks), not checked before every first take, so the common case costs one request,
+                # and created holding this take's entry, so a first take costs two.
+                made = None if created else self._ensure_limit(limit_id, limit, (key, value))
+                if made is None:
                     return Taken.FULL  # a pool nobody created: not schedulable, as in Airflow
+                self._limits_created.put(limit_id, now)
+                if key in raw_holders(made):
+                    return Taken.YES
                 created = True
                 continue
             shape = self._remember(limit_id, root)
@@ -322,7 +354,7 @@ class LimitStore(LimitRebalance):
             if root is None:
                 if not create:
                     return False
-                if self._create(limit_id, limit):
+                if self._create(limit_id, limit) is not None:
                     return True
                 continue
             if int(root.limit or 0) == limit or self._rebalance(limit_id, limit):

@@ -5,6 +5,7 @@ limit's items stay small and a description of any length never rides on a take."
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit
 from updraft.store import keys
@@ -16,11 +17,12 @@ from updraft.store.writes import conditional, item_absent, item_present
 
 
 class PoolStore(LimitStore):
-    def _ensure_limit(self, limit_id: str, limit: int) -> bool:
+    def _ensure_limit(self, limit_id: str, limit: int, first: tuple[str, list[Any]] | None = None
+                      ) -> LimitItem | None:
         """default_pool exists from first use: its limit and its record (each written only when absent)."""
-        first = limit_id not in self._limits_known
-        created = super()._ensure_limit(limit_id, limit)
-        if first and limit_id == pool_limit(DEFAULT_POOL):
+        unknown = limit_id not in self._limits_known
+        created = super()._ensure_limit(limit_id, limit, first)
+        if unknown and limit_id == pool_limit(DEFAULT_POOL):
             self._put_pool_record(DEFAULT_POOL, "Default pool", None, only_if_absent=True)
         return created
 
@@ -53,6 +55,25 @@ class PoolStore(LimitStore):
             self._ensure_limit(pool_limit(name), DEFAULT_POOL_SLOTS)
             record = self._get(keys.limit_pk(pool_limit(name)), keys.POOL_SK)
         return None if record is None else self._pool(record)
+
+    def pool_slots(self, name: str) -> int | None:
+        """A pool's size, None when there is no such pool: its record (which says it exists) and its root (which
+        says its size) in one batch read, whatever the shards, and nothing created (a missing default_pool is
+        created by its first take)."""
+        L = self.models.limit
+        pk = keys.limit_pk(pool_limit(name))
+        found = {item.sk: item for item in self._batch_get(L, [(pk, keys.POOL_SK), (pk, keys.LIMIT_SK)])}
+        root = found.get(keys.LIMIT_SK)
+        if keys.POOL_SK not in found or root is None:
+            return None
+        return self._remember(pool_limit(name), root).limit
+
+    def pool_names(self) -> list[str]:
+        """The pools' names from the pools list (an index: a pool created a moment ago may be missing, and
+        default_pool is always named), without reading any pool."""
+        L = self.models.limit
+        listed = {item.list_sk or "" for item in L.list_index.query(keys.POOLS_LIST_PK)}
+        return sorted((listed - {""}) | {DEFAULT_POOL})
 
     def list_pools(self) -> list[Pool]:
         L = self.models.limit

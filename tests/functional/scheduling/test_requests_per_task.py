@@ -33,10 +33,9 @@ TASKS = 6
 # the slots the chain handed down (29 for the 6; 44 with a transfer write per limit, 62 with a take and a release).
 WORKER_REQUESTS = 29
 # The whole run, the tick's pass included (due DAGs, active runs, reconciliation, the run's start, the first
-# limit items' creation), spread over the chain's 6 tasks. 3 of them are the environment's first use of
-# default_pool, once per environment: its pool record is an item of its own beside the limit's root (sharded
-# limits keep a pool's description off every take), so its creation is a read and a write more than before.
-RUN_REQUESTS = 66
+# limit items' creation, each limit created by its first take), spread over the chain's 6 tasks: 29 in the workers,
+# 25 in the tick's pass.
+RUN_REQUESTS = 54
 
 
 @contextlib.contextmanager

@@ -1,0 +1,142 @@
+"""The scheduler pass's own DynamoDB requests (issue 19): the first pass of a fresh environment, counted at the
+client by item. A run's own limit is created by its first take in one write, a pool's size is one read whatever
+its shards, and reconciliation reads no limit the pass read already nor any pool record."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+from unittest import mock
+
+import pytest
+from botocore.client import BaseClient
+from moto import mock_aws
+
+from airflow.sdk import DAG, task
+from tests.functional.scheduling.harness import START, Clock, make_store, scheduler_for, store_dags
+from updraft.model.limits import pool_limit
+from updraft.scheduling.reconcile import CLAIM_GRACE
+from updraft.scheduling.scheduler import Scheduler
+from updraft.scheduling.triggering import trigger_dag
+
+Request = tuple[str, str, str]  # operation, pk, sk ("" for a Query or a batch)
+# The whole first pass (49 before issue 19's cuts to the pass): due DAGs and active runs (4 index shards each),
+# queued assets and backfills, the DAG rows, the run's start (max_active_runs created by its take: the refused
+# take, then a put holding it), the run's instances, each pool's size (one batch read), 2 claims (the named
+# pool's marker and shard; default_pool and parallelism created by their takes, default_pool's record; the run's
+# max_active_tasks created by its first take alone), the instances' creation as queued, and reconciliation
+# (parallelism, the pools list, the named pool's root and shards; none of the limits the pass created, which can
+# hold nothing older than the grace).
+PASS_REQUESTS = 33
+
+
+def _key(params: dict) -> tuple[str, str]:
+    item = params.get("Key") or params.get("Item") or {}
+    return item.get("pk", {}).get("S", ""), item.get("sk", {}).get("S", "")
+
+
+@contextlib.contextmanager
+def recorded() -> Iterator[list[Request]]:
+    requests: list[Request] = []
+    original = BaseClient._make_api_call
+
+    def call(client, operation, params):
+        if client.meta.service_model.service_name == "dynamodb":
+            requests.append((operation, *_key(params)))
+        return original(client, operation, params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", call):
+        yield requests
+
+
+@pytest.fixture(scope="module")
+def first_pass() -> Iterator[Pass]:
+    """Every request of the first pass of an environment with one run of two tasks: one in default_pool, one in
+    a named pool of 32 slots (spread over shards)."""
+    with mock_aws():
+        store = make_store("pass-requests")
+        clock = Clock()
+        store.set_pool("wide", 32)
+        for n in range(6):  # more holders than a root takes: the pool spreads over shards
+            assert store.take_slots(pool_limit("wide"), f"other-{n}", 1, limit=32, now=clock())
+        dag = DAG("d", schedule=None, start_date=START)
+
+        @task(dag=dag)
+        def plain():
+            return None
+
+        @task(dag=dag, pool="wide")
+        def pooled():
+            return None
+
+        with dag:
+            plain()
+            pooled()
+        store_dags(store, dag, now=clock())
+        trigger_dag(store, "d", now=clock(), run_id="r")
+        scheduler, executor = scheduler_for(store, clock, parallelism=128)
+        store._limit_shapes.clear()  # a scheduler process of its own: it knows no limit yet
+        store._limits_known.clear()
+        with recorded() as requests:
+            scheduler.run_pass()
+        assert len(executor.take()) == 2
+        yield Pass(requests, scheduler, clock)
+
+
+@dataclasses.dataclass
+class Pass:
+    requests: list[Request]
+    scheduler: Scheduler
+    clock: Clock
+
+
+def test_a_run_started_by_the_pass_creates_its_own_limit_by_one_write(first_pass):
+    # created by the first claim's take, taken by the second's; not read by reconciliation (created within grace)
+    assert [op for op, pk, _ in first_pass.requests if pk == "LIMIT#run_tasks:d:r"] == ["PutItem", "UpdateItem"]
+    assert [op for op, pk, _ in first_pass.requests if pk == "LIMIT#dag_runs:d"] == ["UpdateItem", "PutItem"]
+
+
+def test_a_pass_reads_each_limit_and_pool_record_at_most_once(first_pass):
+    reads = collections.Counter((pk, sk) for op, pk, sk in first_pass.requests
+                                if op == "GetItem" and pk.startswith("LIMIT#"))
+    assert all(n == 1 for n in reads.values()), reads
+    assert not [r for r in first_pass.requests if r[2] == "POOL" and r[0] == "GetItem"]  # sizes from the roots
+
+
+def test_the_first_pass_costs_no_more_requests_than_reached(first_pass):
+    assert len(first_pass.requests) <= PASS_REQUESTS, collections.Counter(op for op, _, _ in first_pass.requests)
+
+
+def test_limits_created_by_the_pass_are_reconciled_once_the_grace_is_over(first_pass):
+    first_pass.clock.advance(seconds=CLAIM_GRACE.total_seconds())
+    runs = first_pass.scheduler.store.active_runs()
+    with recorded() as requests:
+        first_pass.scheduler.reconcile(runs)
+    read = {pk for op, pk, _ in requests if op == "GetItem"}
+    assert {"LIMIT#run_tasks:d:r", "LIMIT#dag_runs:d", "LIMIT#pool:default_pool"} <= read
+
+
+def test_reconciliation_reads_no_limit_of_a_run_still_queued():
+    with mock_aws():
+        store = make_store("queued-runs")
+        clock = Clock()
+        dag = DAG("one_at_a_time", schedule=None, start_date=START, max_active_runs=1)
+
+        @task(dag=dag)
+        def work():
+            return None
+
+        work()
+        store_dags(store, dag, now=clock())
+        for n in range(3):
+            trigger_dag(store, dag.dag_id, now=clock(), run_id=f"r{n}")
+        scheduler, _ = scheduler_for(store, clock, parallelism=128)
+        scheduler.run_pass()  # r0 starts; r1 and r2 wait for max_active_runs
+        clock.advance(seconds=CLAIM_GRACE.total_seconds())
+        with recorded() as requests:
+            scheduler.reconcile(store.active_runs())
+    read = {pk for op, pk, _ in requests if op == "GetItem"}
+    assert "LIMIT#run_tasks:one_at_a_time:r0" in read
+    assert not {"LIMIT#run_tasks:one_at_a_time:r1", "LIMIT#run_tasks:one_at_a_time:r2"} & read
