@@ -41,6 +41,19 @@ def _share_botocore_models() -> None:
 _share_botocore_models()
 
 
+def _speed_up_moto() -> None:
+    """moto as local mode runs it (``updraft.local.moto_speedups``), for every test, not only those that go
+    through ``embedded_aws``: the tests that ``mock_aws()`` themselves spent half their time in moto's
+    member-by-member response serializer. The speed-ups answer byte for byte as moto does
+    (tests/unit/local/test_moto_speedups.py compares the two in fresh processes, untouched by this)."""
+    from updraft.local import moto_speedups
+
+    moto_speedups.apply()
+
+
+_speed_up_moto()
+
+
 @pytest.fixture(scope="session")
 def serialized_moto():
     """One request at a time into in-process moto, as local mode runs it (see updraft.local.embedded_aws)."""

@@ -75,3 +75,25 @@ def test_fast_path_responses_equal_motos_own():
     assert fast["failed"] is not None and fast["update"]["n"] == {"N": "2.5"}
     assert [i["sk"]["S"] for i in fast["other_partition"]] == ["1", "2", "3"] and fast["missing_partition"] == []
     assert [i["sk"]["S"] for i in fast["pages"][0] + fast["pages"][2]] == ["3", "2"]
+
+
+def test_a_response_class_is_listed_once(monkeypatch):
+    """moto looks up each request's action among its response class's methods: listed once per class."""
+    import inspect
+
+    from moto.core import responses
+
+    from updraft.local import moto_speedups
+
+    moto_speedups.apply()
+    listed = []
+    members = inspect.getmembers
+    monkeypatch.setattr(inspect, "getmembers", lambda clazz, *a, **k: listed.append(clazz) or members(clazz, *a, **k))
+
+    class Fresh(responses.BaseResponse):
+        def some_action(self):
+            return "{}"
+
+    for _ in range(3):
+        assert "some_action" in responses.method_names_from_class(Fresh)
+    assert listed == [Fresh]
