@@ -1,6 +1,6 @@
 """Claims per second against schedulers, each scheduler in a process of its own, as deployed schedulers are.
 
-usage: python bench/claims_processes.py [--tasks 100] [--levels 1,2,4,8] [--repeat 1] [--no-latency]
+usage: python bench/claims_processes.py [--tasks 100] [--levels 1,2,4,8] [--repeat 1] [--no-latency] [--events]
 
 ``latency_bench.py --only claims`` runs every scheduler as a thread of one interpreter beside moto, so one
 interpreter's CPU bounds it from the first scheduler on (its ``CPU busy`` column): it cannot show what a second
@@ -11,7 +11,10 @@ scheduler is a process with its own interpreter, its own store and its own ``Lam
 independent tasks; limits do not bind; the schedulers start together and run passes until every try is
 dispatched; a pass that claimed nothing waits 50 ms before the next (a deployed scheduler's invocation would
 end and the next event start one) instead of reading the run again at once. claims/s = tasks / wall time.
-Double dispatches are counted (must be 0).
+Double dispatches are counted (must be 0). ``--events``: each scheduler's passes are the scheduler Lambda's
+answer to a task-finished event (``schedule_run`` of the one run: no due DAGs, active runs, reconciliation),
+as concurrent schedulers meet in a deployment (ticks come once a minute; ends of tries come together); without
+it, every pass is a tick's full ``run_pass``.
 
 The embedded AWS is still one interpreter serving every request, so on this 2-core machine it bounds the
 measured claims/s from about two schedulers on (the table gives the load average beside the figures). So the
@@ -59,7 +62,7 @@ class _CountingLambda:
 
 
 def _scheduler_process(url: str, width: int, invokes: Any, ready: Any, latency_on: bool, seed: int,
-                       out: Any) -> None:
+                       out: Any, run: tuple[str, str] | None) -> None:
     from updraft.executors.lambda_ import LambdaExecutor
     from updraft.local.latency import AWS, LatencySource
     from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
@@ -75,14 +78,17 @@ def _scheduler_process(url: str, width: int, invokes: Any, ready: Any, latency_o
     cpu, passes = time.process_time(), 0
     while invokes.value < width and passes < 2000:
         before = invokes.value
-        scheduler.run_pass()
+        if run is None:
+            scheduler.run_pass()
+        else:
+            scheduler.schedule_run(*run)
         passes += 1
         if invokes.value == before:
             time.sleep(IDLE_WAIT_S)
     out.put({"passes": passes, "cpu_s": time.process_time() - cpu})
 
 
-def one_level(width: int, schedulers: int, latency_on: bool) -> dict[str, Any]:
+def one_level(width: int, schedulers: int, latency_on: bool, events: bool = False) -> dict[str, Any]:
     from scheduler_bench import _dag
 
     from tests.functional.scheduling.harness import store_dags
@@ -100,11 +106,12 @@ def one_level(width: int, schedulers: int, latency_on: bool) -> dict[str, Any]:
         now = dt.datetime.now(dt.UTC)
         store.set_pool("default_pool", width * 2)  # limits must not bind: this measures the claim path itself
         store_dags(store, _dag(width), now=now)
-        trigger_dag(store, "bench_fanout", now=now)
+        triggered = trigger_dag(store, "bench_fanout", now=now)
+        run = (triggered.dag_id, triggered.run_id) if events else None
         ctx = multiprocessing.get_context("spawn")
         invokes, ready, out = ctx.Value("i", 0), ctx.Barrier(schedulers + 1), ctx.Queue()
         processes = [ctx.Process(target=_scheduler_process,
-                                 args=(server.url, width, invokes, ready, latency_on, 19 + n, out))
+                                 args=(server.url, width, invokes, ready, latency_on, 19 + n, out, run))
                      for n in range(schedulers)]
         for process in processes:
             process.start()
@@ -127,9 +134,10 @@ def one_level(width: int, schedulers: int, latency_on: bool) -> dict[str, Any]:
             "load": os.getloadavg()[0]}
 
 
-def render(results: dict[int, list[dict[str, Any]]], width: int, latency_on: bool) -> str:
+def render(results: dict[int, list[dict[str, Any]]], width: int, latency_on: bool, events: bool = False) -> str:
     repeats = len(next(iter(results.values())))
-    lines = [f"Claims over one run of {width} tasks, each scheduler its own process "
+    passes = "task-finished events (schedule_run)" if events else "ticks (run_pass)"
+    lines = [f"Claims over one run of {width} tasks, each scheduler its own process, its passes {passes} "
              f"({'AWS latency profile' if latency_on else 'no latency'}; medians of {repeats}):",
              "",
              "| schedulers | claims/s measured | projected on AWS | wall to claim all | double dispatches "
@@ -152,16 +160,17 @@ def main() -> int:
     parser.add_argument("--levels", default="1,2,4,8")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--no-latency", action="store_true")
+    parser.add_argument("--events", action="store_true", help="passes answer task-finished events, not ticks")
     args = parser.parse_args()
     latency_on = not args.no_latency
     results: dict[int, list[dict[str, Any]]] = {}
     for _ in range(args.repeat):
         for level in (int(n) for n in args.levels.split(",")):
-            result = one_level(args.tasks, level, latency_on)
+            result = one_level(args.tasks, level, latency_on, args.events)
             print(f"{level} schedulers: {result['claims_per_s']:.1f} claims/s, "
                   f"{result['requests_per_claim']:.2f} requests per claim", file=sys.stderr, flush=True)
             results.setdefault(level, []).append(result)
-    print(render(results, args.tasks, latency_on))
+    print(render(results, args.tasks, latency_on, args.events))
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     (out / "claims_processes.json").write_text(json.dumps({str(k): v for k, v in results.items()}, indent=1))
