@@ -5,23 +5,20 @@ its shards, and reconciliation reads no limit the pass read already nor any pool
 from __future__ import annotations
 
 import collections
-import contextlib
 import dataclasses
 from collections.abc import Iterator
-from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from moto import mock_aws
 
 from airflow.sdk import DAG, task
+from tests.dynamo_requests import Request, dynamo_requests
 from tests.functional.scheduling.harness import START, Clock, make_store, scheduler_for, store_dags
 from updraft.model.limits import pool_limit
 from updraft.scheduling.reconcile import CLAIM_GRACE
 from updraft.scheduling.scheduler import Scheduler
 from updraft.scheduling.triggering import trigger_dag
 
-Request = tuple[str, str, str]  # operation, pk, sk ("" for a Query or a batch)
 # The whole first pass (49 before issue 19's cuts to the pass): due DAGs and active runs (4 index shards each),
 # queued assets and backfills, the DAG rows, the run's start (max_active_runs created by its take: the refused
 # take, then a put holding it), the run's instances, each pool's size (one batch read), 2 claims (the named
@@ -30,25 +27,6 @@ Request = tuple[str, str, str]  # operation, pk, sk ("" for a Query or a batch)
 # (parallelism, the pools list, the named pool's root and shards; none of the limits the pass created, which can
 # hold nothing older than the grace).
 PASS_REQUESTS = 33
-
-
-def _key(params: dict) -> tuple[str, str]:
-    item = params.get("Key") or params.get("Item") or {}
-    return item.get("pk", {}).get("S", ""), item.get("sk", {}).get("S", "")
-
-
-@contextlib.contextmanager
-def recorded() -> Iterator[list[Request]]:
-    requests: list[Request] = []
-    original = BaseClient._make_api_call
-
-    def call(client, operation, params):
-        if client.meta.service_model.service_name == "dynamodb":
-            requests.append((operation, *_key(params)))
-        return original(client, operation, params)
-
-    with mock.patch.object(BaseClient, "_make_api_call", call):
-        yield requests
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +57,7 @@ def first_pass() -> Iterator[Pass]:
         scheduler, executor = scheduler_for(store, clock, parallelism=128)
         store._limit_shapes.clear()  # a scheduler process of its own: it knows no limit yet
         store._limits_known.clear()
-        with recorded() as requests:
+        with dynamo_requests() as requests:
             scheduler.run_pass()
         assert len(executor.take()) == 2
         yield Pass(requests, scheduler, clock)
@@ -112,7 +90,7 @@ def test_the_first_pass_costs_no_more_requests_than_reached(first_pass):
 def test_limits_created_by_the_pass_are_reconciled_once_the_grace_is_over(first_pass):
     first_pass.clock.advance(seconds=CLAIM_GRACE.total_seconds())
     runs = first_pass.scheduler.store.active_runs()
-    with recorded() as requests:
+    with dynamo_requests() as requests:
         first_pass.scheduler.reconcile(runs)
     read = {pk for op, pk, _ in requests if op == "GetItem"}
     assert {"LIMIT#run_tasks:d:r", "LIMIT#dag_runs:d", "LIMIT#pool:default_pool"} <= read
@@ -135,7 +113,7 @@ def test_reconciliation_reads_no_limit_of_a_run_still_queued():
         scheduler, _ = scheduler_for(store, clock, parallelism=128)
         scheduler.run_pass()  # r0 starts; r1 and r2 wait for max_active_runs
         clock.advance(seconds=CLAIM_GRACE.total_seconds())
-        with recorded() as requests:
+        with dynamo_requests() as requests:
             scheduler.reconcile(store.active_runs())
     read = {pk for op, pk, _ in requests if op == "GetItem"}
     assert "LIMIT#run_tasks:one_at_a_time:r0" in read

@@ -9,15 +9,14 @@ a task's life fails here, naming which operation grew.
 from __future__ import annotations
 
 import collections
-import contextlib
 from collections.abc import Iterator
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from moto import mock_aws
 
 from airflow.sdk import DAG, task
+from tests.dynamo_requests import dynamo_requests, operations
 from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
 from updraft.model.states import DagRunState
 from updraft.scheduling import claim_pass
@@ -36,23 +35,6 @@ WORKER_REQUESTS = 29
 # limit items' creation, each limit created by its first take), spread over the chain's 6 tasks: 29 in the workers,
 # 25 in the tick's pass.
 RUN_REQUESTS = 54
-
-
-@contextlib.contextmanager
-def counted(keys: list | None = None) -> Iterator[collections.Counter[str]]:
-    """DynamoDB requests by operation while the block runs (and each GetItem's key into ``keys``)."""
-    counts: collections.Counter[str] = collections.Counter()
-    original = BaseClient._make_api_call
-
-    def call(client, operation, params):
-        if client.meta.service_model.service_name == "dynamodb":
-            counts[operation] += 1
-            if operation == "GetItem" and keys is not None:
-                keys.append(params["Key"])
-        return original(client, operation, params)
-
-    with mock.patch.object(BaseClient, "_make_api_call", call):
-        yield counts
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +64,12 @@ def chain_run() -> Iterator[tuple[collections.Counter[str], collections.Counter[
         trigger_dag(store, "chain", now=clock(), run_id="r")
         scheduler, executor = scheduler_for(store, clock, parallelism=128)
         workers = LambdaWorkers(store, scheduler, executor, clock)
-        with counted() as whole:
+        with dynamo_requests() as whole:
             scheduler.run_pass()
-            with counted() as worker_part:
+            with dynamo_requests() as worker_part:
                 assert workers.drain() == TASKS
         assert store.get_run("chain", "r").state == DagRunState.SUCCESS
-        yield whole, worker_part
+        yield collections.Counter(operations(whole)), collections.Counter(operations(worker_part))
 
 
 def test_a_chain_task_costs_the_workers_no_more_requests_than_reached(chain_run):
@@ -120,10 +102,9 @@ def test_a_tick_reads_whether_its_runs_dags_are_paused_in_one_batch():
         for dag in dags:
             trigger_dag(store, dag.dag_id, now=clock(), run_id="r")
         scheduler, executor = scheduler_for(store, clock, parallelism=128)
-        read: list = []
-        with counted(read) as requests:
+        with dynamo_requests() as requests:
             scheduler.run_pass()
         assert len(executor.take()) == 4  # every run started and claimed its task
-        meta_reads = [key for key in read if key["sk"]["S"] == "META"]
+        meta_reads = [request for request in requests if request.operation == "GetItem" and request.sk == "META"]
         assert not meta_reads, f"the DAG rows were read one by one: {meta_reads}"
-        assert requests["BatchGetItem"] >= 1
+        assert "BatchGetItem" in operations(requests)

@@ -9,17 +9,16 @@ Workers are played as the worker Lambda plays them (``LambdaWorkers``: ``report_
 from __future__ import annotations
 
 import collections
-import contextlib
 import itertools
 from collections.abc import Iterator
 from types import SimpleNamespace
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from moto import mock_aws
 
 from airflow.sdk import DAG, task
+from tests.dynamo_requests import Request, dynamo_requests
 from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
 from updraft.api.routes.pools import pool_response
 from updraft.model.limits import DEFAULT_POOL, PARALLELISM_LIMIT, pool_limit, run_tasks_limit
@@ -39,21 +38,11 @@ def store() -> Iterator[DynamoStore]:
         yield make_store("slot-handover")
 
 
-@contextlib.contextmanager
-def limit_writes() -> Iterator[collections.Counter[str]]:
-    """Writes of limit items while the block runs, by limit (root and shard items), the operation ignored."""
-    counts: collections.Counter[str] = collections.Counter()
-    original = BaseClient._make_api_call
-
-    def call(client, operation, params):
-        if operation in ("UpdateItem", "PutItem", "DeleteItem"):
-            pk = params.get("Key", params.get("Item", {})).get("pk", {}).get("S", "")
-            if pk.startswith("LIMIT#"):
-                counts[pk.removeprefix("LIMIT#").split("#")[0]] += 1
-        return original(client, operation, params)
-
-    with mock.patch.object(BaseClient, "_make_api_call", call):
-        yield counts
+def limit_writes(sent: list[Request]) -> collections.Counter[str]:
+    """Writes of limit items among ``sent``, by limit (root and shard items), the operation ignored."""
+    return collections.Counter(request.pk.removeprefix("LIMIT#").split("#")[0] for request in sent
+                               if request.operation in ("UpdateItem", "PutItem", "DeleteItem")
+                               and request.pk.startswith("LIMIT#"))
 
 
 def _dag(dag_id: str, *, chain: int = 2, extra: str | None = None, **dag_kwargs) -> DAG:
@@ -104,19 +93,19 @@ def _entries(store: DynamoStore, dag_id: str, task_id: str) -> dict[str, str]:
 def test_a_chain_hop_writes_no_limit(store):
     workers, _ = _start(store, _dag("hop", chain=3))
     (first,) = workers.executor.take()
-    with limit_writes() as writes:
+    with dynamo_requests() as sent:
         assert workers.run_one(first)
     # Was 6 writes per limit pair (the next task's take and this try's release), then 1 (a transfer).
-    assert dict(writes) == {}
+    assert dict(limit_writes(sent)) == {}
     assert [d.key.task_id for d in workers.executor.dispatched] == ["t1"]
     (t0,) = _tries("hop", "t0")
     assert _entries(store, "hop", "t1") == {limit_id: t0 for limit_id in _limits("hop")}
     for limit_id in _limits("hop"):
         assert _holders(store, limit_id) == {t0}, limit_id  # the entry stays, under t0's id
-    with limit_writes() as writes:
+    with dynamo_requests() as sent:
         assert workers.drain() == 2
     # t2's release, once each, and the run's own slot of max_active_runs as it ends
-    assert dict(writes) == {**{limit_id: 1 for limit_id in _limits("hop")}, "dag_runs:hop": 1}
+    assert dict(limit_writes(sent)) == {**{limit_id: 1 for limit_id in _limits("hop")}, "dag_runs:hop": 1}
     assert _entries(store, "hop", "t2") == {limit_id: t0 for limit_id in _limits("hop")}  # passed on again
     assert store.get_run("hop", "r").state == DagRunState.SUCCESS
     for limit_id in _limits("hop"):
@@ -133,11 +122,11 @@ def test_a_queue_race_lost_after_a_hand_over_gives_the_slots_back(store):
         calls.append(args)
         return len(calls) > 1 and queue_ti(*args, **kwargs)
 
-    with mock.patch.object(store, "queue_ti", side_effect=lose_once), limit_writes() as writes:
+    with mock.patch.object(store, "queue_ti", side_effect=lose_once), dynamo_requests() as sent:
         assert workers.run_one(first)
     assert len(calls) == 2
     # The slots went back to the donor with the lost race and were handed on again by the look after.
-    assert dict(writes) == {}
+    assert dict(limit_writes(sent)) == {}
     (t0,) = _tries("lost", "t0")
     assert _entries(store, "lost", "t1") == {limit_id: t0 for limit_id in _limits("lost")}
     for limit_id in _limits("lost"):
@@ -180,16 +169,16 @@ def test_a_sharded_limit_is_handed_on_with_its_shard(store):
     workers, _ = _start(store, _dag("sharded", max_active_tasks=40))
     (first,) = workers.executor.take()
     placed = store.get_ti(first.key).limit_shards
-    with limit_writes() as writes:
+    with dynamo_requests() as sent:
         assert workers.run_one(first)
-    assert dict(writes) == {}
+    assert dict(limit_writes(sent)) == {}
     t1 = store.get_ti(TIKey("sharded", "r", "t1"))
     assert t1.limit_shards == placed  # where t0's entry sits: t1's release writes there
     (t0,) = _tries("sharded", "t0")
     assert _holders(store, run_tasks) == set(others) | {t0}
-    with limit_writes() as writes:
+    with dynamo_requests() as sent:
         assert workers.drain() == 1
-    assert writes[run_tasks] <= 2  # the entry's shard and its marker, no search
+    assert limit_writes(sent)[run_tasks] <= 2  # the entry's shard and its marker, no search
     assert _holders(store, run_tasks) == set(others)
 
 
@@ -220,11 +209,11 @@ def test_the_end_that_frees_a_full_limits_slot_claims_its_waiter_in_one_look(sto
     (first,) = workers.executor.take()
     assert first.key.task_id == "t0"
     with mock.patch.object(workers.scheduler, "schedule_run", wraps=workers.scheduler.schedule_run) as looks, \
-            limit_writes() as writes:
+            dynamo_requests() as sent:
         assert workers.run_one(first)
     # Before: a look whose claims the full limit refused (t0 still held its slot), the release, a second look.
     assert looks.call_count == 1
-    assert writes[run_tasks_limit("waiting", "r")] == 0
+    assert limit_writes(sent)[run_tasks_limit("waiting", "r")] == 0
     (next_try,) = workers.executor.take()
     assert _holders(store, run_tasks_limit("waiting", "r")) == _tries("waiting", "t0")
     assert store.get_ti(next_try.key).entry(run_tasks_limit("waiting", "r")) == first.key.holder(1)

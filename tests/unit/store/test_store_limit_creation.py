@@ -6,13 +6,10 @@ the same item as a creation followed by a take."""
 from __future__ import annotations
 
 import collections
-import contextlib
-from collections.abc import Iterator
-from unittest import mock
 
 import pendulum
-from botocore.client import BaseClient
 
+from tests.dynamo_requests import dynamo_requests, operations
 from tests.functional.chaos.dynamo_faults import DynamoFaults
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit
 from updraft.store.api import Taken
@@ -21,28 +18,13 @@ from updraft.store.dynamo import DynamoStore
 NOW = pendulum.datetime(2024, 1, 1, tz="UTC")
 
 
-@contextlib.contextmanager
-def sent() -> Iterator[list[str]]:
-    """The DynamoDB operations sent while the block runs, in order."""
-    ops: list[str] = []
-    original = BaseClient._make_api_call
-
-    def call(client, operation, params):
-        if client.meta.service_model.service_name == "dynamodb":
-            ops.append(operation)
-        return original(client, operation, params)
-
-    with mock.patch.object(BaseClient, "_make_api_call", call):
-        yield ops
-
-
 def test_an_expected_new_limit_is_created_by_its_first_take_in_one_write(store):
-    with sent() as ops:
+    with dynamo_requests() as ops:
         assert store.take_slots("run_tasks:d:r", "a", 1, limit=2, now=NOW, new=True) is Taken.YES
-    assert ops == ["PutItem"]
-    with sent() as ops:  # known now: the hint is not followed twice
+    assert operations(ops) == ["PutItem"]
+    with dynamo_requests() as ops:  # known now: the hint is not followed twice
         assert store.take_slots("run_tasks:d:r", "b", 1, limit=2, now=NOW, new=True) is Taken.YES
-    assert ops == ["UpdateItem"]
+    assert operations(ops) == ["UpdateItem"]
     assert store.take_slots("run_tasks:d:r", "c", 1, limit=2, now=NOW, new=True) is Taken.FULL
     state = store.get_limit("run_tasks:d:r")
     assert (state.limit, state.available, state.holders) == (2, 0, {"a": 1, "b": 1})
@@ -51,9 +33,9 @@ def test_an_expected_new_limit_is_created_by_its_first_take_in_one_write(store):
 def test_a_wrong_guess_costs_one_refused_write_and_never_counts_twice(store, config, s3):
     store.take_slots("x", "a", 1, limit=2, now=NOW)
     other = DynamoStore(config, s3_client=s3)  # a process that never saw the limit
-    with sent() as ops:
+    with dynamo_requests() as ops:
         assert other.take_slots("x", "b", 1, limit=2, new=True, now=NOW) is Taken.YES
-    assert ops == ["PutItem", "UpdateItem"]
+    assert operations(ops) == ["PutItem", "UpdateItem"]
     assert DynamoStore(config, s3_client=s3).take_slots("x", "a", 1, limit=2, new=True, now=NOW) is Taken.HELD
     assert store.get_limit("x").holders == {"a": 1, "b": 1}
 
@@ -74,9 +56,9 @@ def test_a_take_bigger_than_the_new_root_creates_it_then_grows_it(store):
 
 
 def test_an_unlimited_limit_is_created_holding_its_first_take(store):
-    with sent() as ops:
+    with dynamo_requests() as ops:
         assert store.take_slots("fence", "req", 0, limit=-1, now=NOW) is Taken.YES
-    assert ops == ["UpdateItem", "PutItem"]
+    assert operations(ops) == ["UpdateItem", "PutItem"]
     assert store.take_slots("fence", "req", 0, limit=-1, now=NOW) is Taken.HELD  # the fence holds
 
 
