@@ -9,15 +9,13 @@ without one shows its ends scheduled everything.
 from __future__ import annotations
 
 import collections
-import contextlib
 from collections.abc import Iterator
-from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from moto import mock_aws
 
 from airflow.sdk import DAG, task
+from tests.dynamo_requests import dynamo_requests, operations
 from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
 from tests.unit.scheduling.helpers import serialized
 from updraft.model.states import DagRunState, TaskInstanceState
@@ -32,21 +30,6 @@ WIDTH = DIRECT_UPSTREAMS + 1  # the fan-in is counted, not read
 def store() -> Iterator[DynamoStore]:
     with mock_aws():
         yield make_store("downstream")
-
-
-@contextlib.contextmanager
-def queries() -> Iterator[collections.Counter[str]]:
-    """DynamoDB requests by operation while the block runs."""
-    counts: collections.Counter[str] = collections.Counter()
-    original = BaseClient._make_api_call
-
-    def call(client, operation, params):
-        if client.meta.service_model.service_name == "dynamodb":
-            counts[operation] += 1
-        return original(client, operation, params)
-
-    with mock.patch.object(BaseClient, "_make_api_call", call):
-        yield counts
 
 
 def _fan_out(dag_id: str, width: int, **dag_kwargs) -> DAG:
@@ -71,13 +54,13 @@ def _run_with_workers_only(store: DynamoStore, dag: DAG, *, duplicate: bool = Fa
     scheduler, executor = scheduler_for(store, clock, parallelism=128)
     workers = LambdaWorkers(store, scheduler, executor, clock)
     scheduler.run_pass()
-    with queries() as sent:
+    with dynamo_requests() as sent:
         while items := executor.take():
             for item in items:
                 workers.run_one(item)
                 if duplicate:  # at-least-once delivery: the same dispatch again, refused by its fenced start
                     assert not workers.run_one(item)
-    return workers, sent
+    return workers, collections.Counter(operations(sent))
 
 
 def test_a_wide_fan_out_is_scheduled_by_its_workers_without_reading_the_run_per_task(store):

@@ -7,17 +7,14 @@ Workers are played as the worker Lambda plays them (``LambdaWorkers``: the Lambd
 
 from __future__ import annotations
 
-import collections
-import contextlib
 import dataclasses
 from collections.abc import Iterator
-from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from moto import mock_aws
 
 from airflow.sdk import DAG, task
+from tests.dynamo_requests import Request, dynamo_requests
 from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
 from updraft.model.limits import DEFAULT_POOL, PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.records import TIKey
@@ -35,20 +32,10 @@ def store() -> Iterator[DynamoStore]:
         yield make_store("run-in-dispatch")
 
 
-@contextlib.contextmanager
-def run_reads() -> Iterator[collections.Counter[str]]:
-    """GetItems of run items while the block runs, by run id."""
-    counts: collections.Counter[str] = collections.Counter()
-    original = BaseClient._make_api_call
-
-    def call(client, operation, params):
-        sk = params.get("Key", {}).get("sk", {}).get("S", "")
-        if operation == "GetItem" and sk.startswith(keys.run_sk("")):
-            counts[sk.removeprefix(keys.run_sk(""))] += 1
-        return original(client, operation, params)
-
-    with mock.patch.object(BaseClient, "_make_api_call", call):
-        yield counts
+def run_reads(sent: list[Request]) -> list[str]:
+    """The run ids of the run items GetItems among ``sent`` read."""
+    return [request.sk.removeprefix(keys.run_sk("")) for request in sent
+            if request.operation == "GetItem" and request.sk.startswith(keys.run_sk(""))]
 
 
 def _start(store: DynamoStore, dag_id: str, tasks: int) -> LambdaWorkers:
@@ -75,10 +62,10 @@ def _start(store: DynamoStore, dag_id: str, tasks: int) -> LambdaWorkers:
 
 def test_no_worker_of_a_chain_reads_its_run(store):
     workers = _start(store, "carried", 3)
-    with run_reads() as reads:
+    with dynamo_requests() as sent:
         assert workers.drain() == 3
     assert store.get_run("carried", "r").state == DagRunState.SUCCESS
-    assert reads == {}, "a worker read the run its dispatch carried"
+    assert run_reads(sent) == [], "a worker read the run its dispatch carried"
 
 
 @pytest.mark.parametrize("carried", [True, False])
