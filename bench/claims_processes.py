@@ -41,7 +41,7 @@ from typing import Any
 
 from latency_bench import ROOT  # puts the repository on sys.path and sets the benchmarks' AWS defaults
 
-TABLE = "claims-processes"
+TABLE = "claims-processes"  # one table per level: moto's state outlives a server in this process
 IDLE_WAIT_S = 0.05
 
 
@@ -61,7 +61,7 @@ class _CountingLambda:
         return {"StatusCode": 202}
 
 
-def _scheduler_process(url: str, width: int, invokes: Any, ready: Any, latency_on: bool, seed: int,
+def _scheduler_process(url: str, table: str, width: int, invokes: Any, ready: Any, latency_on: bool, seed: int,
                        out: Any, run: tuple[str, str] | None) -> None:
     from updraft.executors.lambda_ import LambdaExecutor
     from updraft.local.latency import AWS, LatencySource
@@ -69,7 +69,7 @@ def _scheduler_process(url: str, width: int, invokes: Any, ready: Any, latency_o
     from updraft.store.config import StoreConfig
     from updraft.store.dynamo import DynamoStore
 
-    store = DynamoStore(StoreConfig(table_name=TABLE, region="us-east-1", host=url))
+    store = DynamoStore(StoreConfig(table_name=table, region="us-east-1", host=url))
     latency = LatencySource(AWS, seed=seed) if latency_on else None
     executor = LambdaExecutor(_CountingLambda(latency, invokes), "updraft-bench-worker")  # type: ignore[arg-type]
     scheduler = Scheduler(store, executor, SchedulerConfig(parallelism=width * 2),
@@ -100,7 +100,9 @@ def one_level(width: int, schedulers: int, latency_on: bool, events: bool = Fals
     from updraft.store.tables import create_table
 
     with EmbeddedAwsServer(concurrent=True, latency=LatencySource(AWS) if latency_on else None) as server:
-        config = StoreConfig(table_name=TABLE, region="us-east-1", host=server.url)
+        # A fresh table: the earlier levels' tries (queued, never run) would otherwise hold the pool's slots.
+        table = f"{TABLE}-{schedulers}-{time.monotonic_ns()}"
+        config = StoreConfig(table_name=table, region="us-east-1", host=server.url)
         create_table(config)
         store = DynamoStore(config)
         now = dt.datetime.now(dt.UTC)
@@ -111,7 +113,7 @@ def one_level(width: int, schedulers: int, latency_on: bool, events: bool = Fals
         ctx = multiprocessing.get_context("spawn")
         invokes, ready, out = ctx.Value("i", 0), ctx.Barrier(schedulers + 1), ctx.Queue()
         processes = [ctx.Process(target=_scheduler_process,
-                                 args=(server.url, width, invokes, ready, latency_on, 19 + n, out, run))
+                                 args=(server.url, table, width, invokes, ready, latency_on, 19 + n, out, run))
                      for n in range(schedulers)]
         for process in processes:
             process.start()
