@@ -132,6 +132,15 @@ class LimitStore(LimitRebalance):
             self._limits_known.add(limit_id)
         return created
 
+    def _create_taking(self, limit_id: str, limit: int, key: str, value: list[Any],
+                       now: dt.datetime) -> LimitItem | None:
+        """``_ensure_limit`` with the take's entry (the root holds it when it has room), remembered as created
+        ``now`` (reconciliation leaves it alone within the grace); the root this call created, or None."""
+        made = self._ensure_limit(limit_id, limit, (key, value))
+        if made is not None:
+            self._limits_created.put(limit_id, now)
+        return made
+
     def created_at(self, limit_id: str) -> dt.datetime | None:
         created: dt.datetime | None = self._limits_created.get(limit_id)
         return created
@@ -197,11 +206,9 @@ class LimitStore(LimitRebalance):
         write in all (a wrong guess costs that write, refused, before the take)."""
         created = new
         if new:
-            made = self._ensure_limit(limit_id, limit, (key, value))
-            if made is not None:
-                self._limits_created.put(limit_id, now)
-                if key in raw_holders(made):
-                    return Taken.YES
+            made = self._create_taking(limit_id, limit, key, value, now)
+            if made is not None and key in raw_holders(made):
+                return Taken.YES
         for _ in range(RETRIES):
             landed, root = self._take_at(limit_id, 0, key, value, alone=True)
             if landed:
@@ -210,10 +217,9 @@ class LimitStore(LimitRebalance):
                 # Refused by a limit that does not exist: created here on its first take (a run's
                 # max_active_tasks), not checked before every first take, so the common case costs one request,
                 # and created holding this take's entry, so a first take costs two.
-                made = None if created else self._ensure_limit(limit_id, limit, (key, value))
+                made = None if created else self._create_taking(limit_id, limit, key, value, now)
                 if made is None:
                     return Taken.FULL  # a pool nobody created: not schedulable, as in Airflow
-                self._limits_created.put(limit_id, now)
                 if key in raw_holders(made):
                     return Taken.YES
                 created = True
