@@ -34,8 +34,11 @@ Items (``pk`` / ``sk``)::
                                                                      clear superseded (task-instance attributes)
     XCom            RUN#<dag_id>#<run_id>   XCOM#<task_id>#<map_index+1>#<key>   gzip JSON inline, or S3
     run's ends      ENDS#<dag_id>#<run_id>  ENDS                     ended#<task>: ended upstreams of a wide fan-in,
+                                                                     or a counted mapped task's ended instances;
+                                                                     expanded#<task>: that mapped task's instances;
                                                                      ended#: ended leaves; waiting: the token of the
-                                                                     last pass that left instances unclaimed
+                                                                     last pass that left instances unclaimed (a
+                                                                     number per counted task: the item stays small)
     limit root      LIMIT#<limit_id or ~digest>  LIMIT               limit, active, extent, version; and as shard 0:
                                                                      cap, available, holders{key: [slots, at, w, name]}
     limit shard     LIMIT#<id>#<n>          LIMIT                    cap, available, <= 4 holders (items < 1 KB)
@@ -117,6 +120,8 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     get_run_meta_and_tis BatchGet RUN, META, the named TI# items and ENDS (any        SC           1 per 100
                          partitions: the mini scheduler's one read, scheduling.downstream)
     count_ends           Update ENDS ADD ended#<task> :1 ..., ReturnValues ALL_NEW    -            1
+    record_expansions    Update ENDS SET expanded#<task> = :n ... (a mapped task's    -            1
+                         expansion, before its instances are created)
     mark_waiting,        Update ENDS SET waiting = :token / REMOVE waiting cond       cond (clear) 1
       clear_waiting      waiting = :token read before the run's instances
     create_ti, queue_ti, expected {None}: Put cond attribute_not_exists(pk), and when  cond         1 (2 for a

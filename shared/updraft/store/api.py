@@ -63,11 +63,13 @@ class Pool:
 @dataclass(frozen=True)
 class RunEnds:
     """A run's bookkeeping for its mini scheduler's incremental step (``scheduling.downstream``): ended upstream
-    instances counted per wide fan-in task (None: ended leaves), and the token of the last pass that left
-    scheduled instances of the run unclaimed (None: none is known to wait)."""
+    instances counted per wide fan-in task (None: ended leaves) and ended instances per counted mapped task, how
+    many instances each counted mapped task expanded into, and the token of the last pass that left scheduled
+    instances of the run unclaimed (None: none is known to wait)."""
 
     counts: dict[str | None, int] = field(default_factory=dict)
     waiting: str | None = None
+    expanded: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -202,8 +204,13 @@ class Store(Protocol):
         read, in one request."""
 
     def count_ends(self, dag_id: str, run_id: str, task_ids: Iterable[str | None]) -> RunEnds:
-        """One more ended upstream instance of each fan-in of ``task_ids`` (None: one more ended leaf), in one
-        write: the counts after it and the waiting mark."""
+        """One more ended upstream instance of each fan-in of ``task_ids`` (None: one more ended leaf; a counted
+        mapped task: one more of its ended instances), in one write: the item after it (counts, expansions and
+        the waiting mark)."""
+
+    def record_expansions(self, dag_id: str, run_id: str, expanded: Mapping[str, int]) -> None:
+        """Record how many instances each counted mapped task of ``expanded`` expanded into (a SET of the same
+        number again is harmless; a re-expansion writes its own), before those instances are created."""
 
     def mark_waiting(self, dag_id: str, run_id: str) -> str:
         """Note that scheduled instances of the run were left unclaimed; returns the mark's token."""

@@ -54,7 +54,8 @@ TI_PREFIX = "TI#"
 
 
 # A run's bookkeeping for its mini scheduler (``scheduling.downstream``), next to its instances (deleted with the
-# run's partition): counters of ended instances of its wide fan-ins and leaves, and whether instances wait.
+# run's partition): counters of ended instances of its wide fan-ins, leaves and mapped tasks, the mapped tasks'
+# expansions, and whether instances wait.
 RUN_ENDS_SK = "ENDS"
 TRY_PREFIX = "TRY#"
 

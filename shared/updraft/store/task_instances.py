@@ -40,8 +40,10 @@ _TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)}
 # instance a try ends with holds the previous try's (and Airflow's task instance history has none).
 _TRY_FIELDS = _TI_FIELDS - {"rendered_fields"}
 _TI_IDENTITY = {"dag_id", "run_id", "task_id", "map_index", "state"}
-# A run's ENDS item: counters of ended instances ("ended#<task_id>", "ended#" for leaves) and the waiting mark.
+# A run's ENDS item: counters of ended instances ("ended#<task_id>", "ended#" for leaves), the counted mapped
+# tasks' expansions ("expanded#<task_id>") and the waiting mark.
 _ENDED = "ended#"
+_EXPANDED = "expanded#"
 _WAITING = "waiting"
 _LIVE_STATES = (str(TaskInstanceState.QUEUED), str(TaskInstanceState.RUNNING))
 
@@ -99,12 +101,20 @@ def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
     )
 
 
+def _attribute(name: str) -> Path:
+    """A top-level attribute named ``name`` as is: a task id in a task group has a dot, which a string path would
+    take for a nested map's (an update of a path that does not exist fails)."""
+    return Path([name])
+
+
 def run_ends(raw: Mapping[str, Any]) -> RunEnds:
     """A run's ENDS item as read (low-level attribute values), or nothing counted when it has none yet."""
     counts: dict[str | None, int] = {name.removeprefix(_ENDED) or None: int(value["N"])
                                      for name, value in raw.items() if name.startswith(_ENDED)}
+    expanded = {name.removeprefix(_EXPANDED): int(value["N"])
+                for name, value in raw.items() if name.startswith(_EXPANDED)}
     waiting = raw.get(_WAITING, {}).get("S")
-    return RunEnds(counts, waiting)
+    return RunEnds(counts, waiting, expanded)
 
 
 class TaskInstanceStore(StoreBase):
@@ -126,15 +136,26 @@ class TaskInstanceStore(StoreBase):
         return [_ti_from_item(i) for i in items]
 
     def count_ends(self, dag_id: str, run_id: str, task_ids: Iterable[str | None]) -> RunEnds:
-        """Count one more ended upstream instance of each fan-in of ``task_ids`` (None: one more ended leaf), in
-        one small UpdateItem instead of reading every upstream instance. The counts only say when to look:
-        callers count once per ended try (after its fenced end won) and read the run before they decide, so a
-        count lost to a crash leaves the decision to the tick, and one made twice (a cleared upstream that ran
-        again) costs an early look, never a wrong decision."""
+        """Count one more ended upstream instance of each fan-in of ``task_ids`` (None: one more ended leaf; a
+        counted mapped task: one more of its own ended instances, never a fan-in's id, as a counted fan-in has no
+        mapped upstream), in one small UpdateItem instead of reading every upstream instance. The counts only say
+        when to look: callers count once per ended try (after its fenced end won) and read the run before they
+        decide, so a count lost to a crash leaves the decision to the tick, and one made twice (a cleared upstream
+        that ran again) costs an early look, never a wrong decision."""
         data = self.models.task_instance._get_connection().update_item(
             keys.run_ends_pk(dag_id, run_id), keys.RUN_ENDS_SK,
-            actions=[Path(_ENDED + (t or "")).add(1) for t in dict.fromkeys(task_ids)], return_values="ALL_NEW")
+            actions=[_attribute(_ENDED + (t or "")).add(1) for t in dict.fromkeys(task_ids)],
+            return_values="ALL_NEW")
         return run_ends(data.get("Attributes", {}))
+
+    def record_expansions(self, dag_id: str, run_id: str, expanded: Mapping[str, int]) -> None:
+        """One UpdateItem SETting each task's instance count: idempotent (evaluations racing to expand the same
+        task write the same number), and made before the instances exist, so an end never finds them without it
+        (a crash between leaves the number with no instance: the next expansion writes it again)."""
+        if expanded:
+            self.models.task_instance._get_connection().update_item(
+                keys.run_ends_pk(dag_id, run_id), keys.RUN_ENDS_SK,
+                actions=[_attribute(_EXPANDED + task_id).set(n) for task_id, n in sorted(expanded.items())])
 
     def mark_waiting(self, dag_id: str, run_id: str) -> str:
         token = write_token()

@@ -16,3 +16,14 @@ def test_ends_counters_are_outside_the_runs_partition_and_go_with_the_run(store)
     assert ends.counts == {"join": 2, None: 1}
     assert store.delete_run_items("d", "r") == 1
     assert list(T.query(keys.run_ends_pk("d", "r"))) == []
+
+
+def test_a_mapped_tasks_expansion_is_recorded_beside_its_count_and_task_group_ids_stay_one_attribute(store):
+    # A task group's task id has a dot: one attribute, not a path into a map (whose update would fail).
+    store.record_expansions("d", "m", {"group.mapped": 3})
+    store.record_expansions("d", "m", {"group.mapped": 3})  # another evaluation expanding it: the same number
+    ends = store.count_ends("d", "m", ["group.mapped"])
+    assert (ends.counts, ends.expanded) == ({"group.mapped": 1}, {"group.mapped": 3})
+    store.record_expansions("d", "m", {"group.mapped": 5})  # a re-expansion (a cleared run) writes its own
+    _, _, _, ends = store.get_run_meta_and_tis("d", "m", [])
+    assert (ends.counts, ends.expanded) == ({"group.mapped": 1}, {"group.mapped": 5})
