@@ -31,6 +31,9 @@ class RunEvaluation:
     run_state: DagRunState | None = None  # success/failed when the run is over; None: it goes on
     run_note: str | None = None  # why the run ended (Airflow's reasons: task_failure, timed_out, ...)
     blocked: dict[TIKey, list[DepStatus]] = field(default_factory=dict)  # why each waiting instance waits
+    # Mapped tasks this evaluation expanded whose ends are counted (``counted_ends``): their instance counts,
+    # recorded before the instances are created.
+    expanded: dict[str, int] = field(default_factory=dict)
 
     @property
     def scheduled(self) -> list[TIKey]:

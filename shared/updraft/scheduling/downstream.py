@@ -14,15 +14,19 @@ requests linear in the run. Here, for the task that ended (``plan``):
   says when the last upstream ended, and only that worker evaluates the whole run;
 - a leaf may have been the run's last task: the other leaves are read when few (or counted when many), and the
   whole run is evaluated once every leaf ended, which ends the run (its end is a conditional write: exactly once);
+- an instance of a plain mapped task (``counted_ends``) counts its task's ended instances on the same item, where
+  the scheduler recorded how many it expanded into: only the end that completes the count (or finds no count to
+  compare with) reads the whole run, which decides the task's downstream (a reduce over every mapped output) and,
+  for a leaf, the run's end; without it a run of N mapped instances read O(N^2) items;
 - a run whose pass refused a scheduled instance (a full limit) is marked waiting (``Scheduler._mark_waiting``):
   while it is, every end reads the whole run, as the slots it frees may be what the instance waits for.
 
 Anything else evaluates the whole run as before (``Scheduler.schedule_run``): a try that did not succeed (its
-downstream may be skipped or upstream_failed, a cascade through the run), mapped tasks and mapped task groups
-(their instances are not known without the run), setups and teardowns, depends_on_past, an EmptyOperator the
-scheduler finishes itself. Counters count every ended try (after its fenced end won, so once per try); a count
-lost to a crash delays a decision to the tick's full pass, never loses it, and a count made twice (a cleared
-upstream that ran again) only makes an early look at the whole run.
+downstream may be skipped or upstream_failed, a cascade through the run), mapped task groups and the mapped tasks
+not counted, setups and teardowns, depends_on_past, an EmptyOperator the scheduler finishes itself. Counters
+count every ended try (after its fenced end won, so once per try); a count lost to a crash (or an instance the
+scheduler ended, as a backstop does) delays a decision to the tick's full pass, never loses it, and a count made
+twice (a cleared upstream that ran again) only makes an early look at the whole run.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.scheduling.counted_ends import counts_mapped_ends, ends_countable
 from updraft.scheduling.evaluation import finishes_in_scheduler
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.run_view import UNFINISHED
@@ -61,15 +66,18 @@ class Plan:
     counted: tuple[tuple[str, int], ...] = ()  # wide fan-ins: (task, upstream tasks), counted, not read
     leaves: tuple[str, ...] = ()  # the ended task is a leaf: the other leaves, read to see whether the run ended
     leaves_counted: int = 0  # ... or, when there are many, how many leaves the run's counter waits for
+    mapped: bool = False  # a counted mapped task: its ended instances are counted against its expansion
 
 
 def plan(dag: SerializedDAG, task_id: str) -> Plan:
     """How the end of ``task_id``'s try is scheduled."""
     tasks = dag.task_dict
     task = tasks[task_id]
+    if counts_mapped_ends(dag, task):
+        return Plan(False, mapped=True)  # its downstream and leaves wait for its last instance: the whole run
     # Whether a wide fan-in's count is exact depends on it and its upstreams alone, so that each upstream's
     # end counts it, whatever else the upstream leads to.
-    countable = not any(t.is_setup or t.is_teardown for t in dag.tasks)
+    countable = ends_countable(dag)
     whole = not countable or _needs_whole_run(task)
     decide: list[str] = []
     reads: dict[str, None] = {}
@@ -114,12 +122,15 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     found = plan(dag, ended.task_id)
     if ended.state not in _ENDED:
         return whole_run()
-    counted = [task_id for task_id, _ in found.counted] + ([None] if found.leaves_counted else [])
+    counted = ([task_id for task_id, _ in found.counted] + ([None] if found.leaves_counted else [])
+               + ([ended.task_id] if found.mapped else []))
     ends = store.count_ends(ended.dag_id, ended.run_id, counted) if counted else None
-    if ends is not None and (ends.waiting is not None or _complete(found, ends)):
+    if ends is not None and (ends.waiting is not None or _complete(found, ends, ended.task_id)):
         return whole_run()  # the last upstream or leaf to end, or instances wait for slots
     if found.whole_run or branched or ended.state != TaskInstanceState.SUCCESS:
         return whole_run()
+    if found.mapped:
+        return None  # a mapped instance that was not the last to end: the last one's end reads the run
     is_leaf = not dag.task_dict[ended.task_id].downstream_task_ids
     if (is_leaf and found.leaves_counted) or not (found.decide or is_leaf):
         return None  # a counted leaf or fan-in upstream that was not the last to end
@@ -141,7 +152,10 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     return report
 
 
-def _complete(found: Plan, ends: RunEnds) -> bool:
-    """Whether a counted fan-in or the run's leaves have all ended (or were counted more: look)."""
-    return (any(ends.counts.get(task_id, 0) >= upstreams for task_id, upstreams in found.counted)
-            or bool(found.leaves_counted and ends.counts.get(None, 0) >= found.leaves_counted))
+def _complete(found: Plan, ends: RunEnds, task_id: str) -> bool:
+    """Whether a counted fan-in, the run's leaves or the mapped ``task_id``'s instances have all ended (or were
+    counted more: look). A mapped task with no expansion recorded (expanded before it was counted, or its
+    record lost) is looked at whole: no decision waits on a number that is not there."""
+    return (any(ends.counts.get(down_id, 0) >= upstreams for down_id, upstreams in found.counted)
+            or bool(found.leaves_counted and ends.counts.get(None, 0) >= found.leaves_counted)
+            or (found.mapped and ends.counts.get(task_id, 0) >= ends.expanded.get(task_id, 0)))

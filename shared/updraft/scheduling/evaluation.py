@@ -28,6 +28,7 @@ from updraft.model.records import UNMAPPED, DagRun, TaskInstance, TIKey
 from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
 from updraft.scheduling.backstops import backstop_change
 from updraft.scheduling.changes import RunEvaluation, TIChange
+from updraft.scheduling.counted_ends import counts_mapped_ends
 from updraft.scheduling.deps import (
     DepStatus,
     PreviousRun,
@@ -240,6 +241,8 @@ class _Evaluation:
         elif n == 0:
             self._finish(key, TI.SKIPPED, "skipped: mapped over an empty value")
         else:
+            if counts_mapped_ends(self.dag, task):
+                self.result.expanded[task.task_id] = n
             self.view.set_indexes(task.task_id, range(n))
             for index_key in self.view.instances(task.task_id):
                 self._decide(task, index_key)

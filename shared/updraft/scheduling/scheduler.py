@@ -405,6 +405,8 @@ class Scheduler:
             evaluation = evaluate_run(dag, run, tis, now=now, previous_tis=previous_tis,
                                       has_previous_run=has_previous)
         by_key = {ti.key: ti for ti in tis}
+        if evaluation.expanded:  # before the instances exist: an end of one finds how many there are
+            self.store.record_expansions(run.dag_id, run.run_id, evaluation.expanded)
         all_applied = True
         for change in evaluation.changes:
             before = by_key.get(change.key)

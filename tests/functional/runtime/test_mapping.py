@@ -111,3 +111,29 @@ def test_an_empty_expansion_skips_the_mapped_task(env):
     """)
     run = env.run("empty_map")
     assert env.states("empty_map", run.run_id)["each"] == "skipped"
+
+
+def test_the_last_mapped_instance_to_end_runs_the_reduce_with_every_output_without_a_tick(env):
+    # The mapped instances' ends are counted (no read of the run): the last one's end schedules the reduce.
+    env.add("mapcount", """
+    @dag(schedule=None, start_date=START)
+    def mapcount():
+        @task
+        def square(x):
+            return x * x
+
+        @task
+        def total(values):
+            return sorted(values)
+
+        total(square.expand(x=[1, 2, 3, 4, 5, 6]))
+
+    mapcount()
+    """)
+    run = env.trigger("mapcount")
+    env.scheduler.run_pass()
+    env.drain()
+    assert env.store.get_run("mapcount", run.run_id).state == "success"
+    assert env.xcom("mapcount", run.run_id, "total") == [1, 4, 9, 16, 25, 36]
+    _, _, _, ends = env.store.get_run_meta_and_tis("mapcount", run.run_id, ())
+    assert (ends.counts, ends.expanded) == ({"square": 6}, {"square": 6})

@@ -14,13 +14,25 @@ from collections.abc import Iterator
 import pytest
 from moto import mock_aws
 
-from airflow.sdk import DAG, task
+from airflow.sdk import DAG, TaskGroup, task, task_group
 from tests.dynamo_requests import dynamo_requests, operations
-from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
+from tests.functional.scheduling.harness import (
+    START,
+    Clock,
+    LambdaWorkers,
+    make_store,
+    scheduler_for,
+    store_dags,
+    succeed,
+)
 from tests.unit.scheduling.helpers import serialized
+from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.downstream import DIRECT_UPSTREAMS, plan
+from updraft.scheduling.clearing import Selection, resets, to_clear
+from updraft.scheduling.downstream import DIRECT_UPSTREAMS, Plan, plan
+from updraft.scheduling.manual_changes import apply_resets
 from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.try_lifecycle import TryResult
 from updraft.store.dynamo import DynamoStore
 
 WIDTH = DIRECT_UPSTREAMS + 1  # the fan-in is counted, not read
@@ -126,3 +138,114 @@ def test_the_plan_reads_few_upstreams_counts_many_and_leaves_mapped_tasks_to_the
     mapped = serialized(dag)
     assert plan(mapped, "before").whole_run  # its downstream is mapped: instances the DAG does not tell
     assert plan(mapped, "leaf0").whole_run  # a mapped leaf: how many leaves end is not known
+
+
+def _mapped(dag_id: str, width: int, *, leaf: bool = False, retries: int = 0) -> DAG:
+    """first >> mapped (``width`` instances) >> reduce, or with the mapped task as the run's leaf."""
+    dag = DAG(dag_id, schedule=None, start_date=START, max_active_tasks=width + 2)
+
+    @task(dag=dag, retries=retries, retry_delay=0)
+    def work(x=None):
+        return None
+
+    with dag:
+        mapped = work.override(task_id="first")() >> work.override(task_id="mapped").expand(x=list(range(width)))
+        if not leaf:
+            mapped >> work.override(task_id="reduce")()
+    return dag
+
+
+def _queries_per_end(store: DynamoStore, dag: DAG, run_id: str = "r", **worker_kwargs
+                     ) -> tuple[LambdaWorkers, list[tuple[str, int]]]:
+    """One tick, then workers alone: the Queries each try's end sent, in the order the tries ran."""
+    clock = Clock()
+    store_dags(store, dag, now=clock())
+    trigger_dag(store, dag.dag_id, now=clock(), run_id=run_id)
+    scheduler, executor = scheduler_for(store, clock, parallelism=128)
+    workers = LambdaWorkers(store, scheduler, executor, clock, **worker_kwargs)
+    scheduler.run_pass()
+    queries = []
+    while items := executor.take():
+        for item in items:
+            with dynamo_requests() as sent:
+                workers.run_one(item)
+            queries.append((item.key.task_id, operations(sent).count("Query")))
+    return workers, queries
+
+
+def test_a_mapped_instances_end_reads_no_run_until_the_last_one_which_schedules_the_reduce(store):
+    workers, queries = _queries_per_end(store, _mapped("mapcount", WIDTH))
+    assert store.get_run("mapcount", "r").state == DagRunState.SUCCESS  # no tick after the first
+    assert [ti.task_id for ti in store.get_run_tis("mapcount", "r")].count("mapped") == WIDTH
+    # Each mapped end counts on the run's ENDS item; only the last one's reads the run, and schedules the reduce.
+    assert [n for task_id, n in queries if task_id == "mapped"] == [0] * (WIDTH - 1) + [1]
+    assert sum(workers.started.values()) == WIDTH + 2
+    _, _, _, ends = store.get_run_meta_and_tis("mapcount", "r", ())
+    assert (ends.counts, ends.expanded) == ({"mapped": WIDTH}, {"mapped": WIDTH})
+
+
+def test_a_mapped_leaf_ends_the_run_at_its_last_instance_and_a_retry_counts_once(store):
+    # Instance 1 fails its first try (up_for_retry: not counted, it reads the run, which claims the retry at once).
+    workers, queries = _queries_per_end(store, _mapped("mapleaf", WIDTH, leaf=True, retries=1), outcome=lambda d: (
+        TryResult(TaskInstanceState.FAILED) if (d.key.map_index, d.try_number) == (1, 1) else succeed(d)))
+    assert store.get_run("mapleaf", "r").state == DagRunState.SUCCESS
+    assert workers.started[(TIKey("mapleaf", "r", "mapped", 1), 2)] == 1
+    mapped = [n for task_id, n in queries if task_id == "mapped"]
+    assert len(mapped) == WIDTH + 1 and sum(mapped) == 2  # the retried try's end, and the last end (the run's)
+    _, _, _, ends = store.get_run_meta_and_tis("mapleaf", "r", ())
+    assert (ends.counts, ends.expanded) == ({"mapped": WIDTH}, {"mapped": WIDTH})
+
+
+def test_a_cleared_mapped_task_counted_twice_looks_early_and_still_schedules_its_reduce(store):
+    _queries_per_end(store, _mapped("mapclear", 3), run_id="r")
+    run = store.get_run("mapclear", "r")
+    sdag = store.get_serialized_dag("mapclear", run.dag_hash)
+    chosen = to_clear(store.get_run_tis("mapclear", "r"), Selection(frozenset({"mapped", "reduce"})))
+    apply_resets(store, run, resets(sdag, chosen), now=START)
+    clock = Clock()
+    scheduler, executor = scheduler_for(store, clock, parallelism=128)
+    workers = LambdaWorkers(store, scheduler, executor, clock)
+    scheduler.run_pass()  # starts the run again and claims the mapped instances
+    workers.drain()
+    assert store.get_run("mapclear", "r").state == DagRunState.SUCCESS  # no tick after the first
+    assert {(ti.task_id, ti.try_number, ti.state) for ti in store.get_run_tis("mapclear", "r")} == {
+        ("first", 1, TaskInstanceState.SUCCESS), ("mapped", 2, TaskInstanceState.SUCCESS),
+        ("reduce", 2, TaskInstanceState.SUCCESS)}
+    _, _, _, ends = store.get_run_meta_and_tis("mapclear", "r", ())
+    assert ends.counts == {"mapped": 6}  # over the expansion: every end of the rerun looked at the run
+
+
+def test_a_mapped_task_without_its_expansion_recorded_reads_the_run_at_every_end(store, monkeypatch):
+    # A run expanded before its expansions were recorded (or the record lost): nothing waits on a missing number.
+    monkeypatch.setattr(DynamoStore, "record_expansions", lambda *args: None)
+    _, queries = _queries_per_end(store, _mapped("mapnone", 3))
+    assert store.get_run("mapnone", "r").state == DagRunState.SUCCESS
+    assert [n for task_id, n in queries if task_id == "mapped"] == [1, 1, 1]
+
+
+def test_the_plan_counts_plain_mapped_tasks_only():
+    assert plan(serialized(_mapped("plain", 2)), "mapped") == Plan(False, mapped=True)
+    dag = DAG("early", schedule=None, start_date=START)
+
+    @task(dag=dag)
+    def work(x=None):
+        return None
+
+    with dag:
+        work.override(task_id="first")() >> work.override(task_id="mapped").expand(x=[1, 2]) >> [
+            work.override(task_id="any", trigger_rule="one_success")(), work.override(task_id="all")()]
+        work.override(task_id="past", depends_on_past=True).expand(x=[1])
+        with TaskGroup("group"):
+            work.override(task_id="in_group").expand(x=[1])
+
+        @task_group(dag=dag)
+        def mapped_group(x):
+            work.override(task_id="member")(x)
+
+        mapped_group.expand(x=[1, 2])
+    early = serialized(dag)
+    # A one_success downstream starts at the first success, as Airflow's: every end reads the run.
+    assert plan(early, "mapped").whole_run and not plan(early, "mapped").mapped
+    assert plan(early, "past").whole_run
+    assert plan(early, "group.in_group").mapped  # a plain task group: its id has a dot (one ENDS attribute)
+    assert plan(early, "mapped_group.member").whole_run  # a mapped task group's instances follow their group's
