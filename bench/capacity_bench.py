@@ -151,14 +151,17 @@ def pool_of_32(dags: int, tasks: int) -> Scenario:
     return Scenario(f"{dags} DAGs x {tasks} tasks, one pool of 32", build)
 
 
-def mapped(instances: int) -> Scenario:
+def mapped(instances: int, parallelism: int = 128) -> Scenario:
+    """One mapped task of ``instances``; at parallelism 128 most wait for slots, at ``parallelism`` >= instances
+    none does (the cost of the mapped instances' ends alone, apart from the waiting run's)."""
     def build() -> Setup:
         dag, work = _work_dag("mapped", max_active_tasks=instances)
         with dag:
             work.expand(x=list(range(instances)))
-        return _setup("mapped", [dag], parallelism=128, pools={})
+        pools = {} if parallelism <= 128 else {"default_pool": parallelism}  # 128: the default pool's size
+        return _setup("mapped", [dag], parallelism=parallelism, pools=pools)
 
-    return Scenario(f"{instances} mapped instances, parallelism 128", build)
+    return Scenario(f"{instances} mapped instances, parallelism {parallelism}", build)
 
 
 def racing(schedulers: int, width: int) -> Scenario:
@@ -283,6 +286,9 @@ def scenarios(scale: float) -> dict[str, Sized]:
                         linear=False),
         # Both sizes above parallelism 128, so the limit items are as full as at 10,000 and only the run grows.
         "mapped": Sized("10000 mapped instances, parallelism 128", mapped, 10_000, sizes(150, 300)),
+        # The same with parallelism (and default pool) as wide as the run: no instance waits for a slot.
+        "mappedwide": Sized("10000 mapped instances, parallelism 10000", lambda n: mapped(n, parallelism=n),
+                            10_000, sizes(150, 300)),
         # Racing costs what the races cost, not a function of size: run as it is (at 50 tasks by default).
         "racing": Sized("8 schedulers racing", lambda n: racing(8, n), 1, sizes(50)),
     }
