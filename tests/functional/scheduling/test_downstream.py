@@ -26,6 +26,7 @@ from tests.functional.scheduling.harness import (
     succeed,
 )
 from tests.unit.scheduling.helpers import serialized
+from updraft.executors.base import Dispatch
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.clearing import Selection, resets, to_clear
@@ -249,3 +250,36 @@ def test_the_plan_counts_plain_mapped_tasks_only():
     assert plan(early, "past").whole_run
     assert plan(early, "group.in_group").mapped  # a plain task group: its id has a dot (one ENDS attribute)
     assert plan(early, "mapped_group.member").whole_run  # a mapped task group's instances follow their group's
+
+
+def test_a_zero_length_expansion_counts_nothing_and_its_cleared_run_records_the_new_expansion(store):
+    dag = DAG("mapzero", schedule=None, start_date=START, max_active_tasks=5)
+
+    @task(dag=dag)
+    def work(x=None):
+        return None
+
+    with dag:
+        work.override(task_id="mapped").expand(x=work.override(task_id="first")())
+    # The first try of "first" returns an empty list, its rerun three values.
+    def outcome(dispatch: Dispatch) -> TryResult:
+        first = dispatch.key.task_id == "first"
+        return TryResult(TaskInstanceState.SUCCESS, xcom_length={1: 0, 2: 3}[dispatch.try_number] if first else None)
+
+    _queries_per_end(store, dag, outcome=outcome)
+    states = {(ti.task_id, ti.map_index): ti.state for ti in store.get_run_tis("mapzero", "r")}
+    assert states == {("first", -1): TaskInstanceState.SUCCESS, ("mapped", -1): TaskInstanceState.SKIPPED}
+    _, _, _, ends = store.get_run_meta_and_tis("mapzero", "r", ())
+    assert ends.expanded == {} and "mapped" not in ends.counts
+
+    run = store.get_run("mapzero", "r")
+    chosen = to_clear(store.get_run_tis("mapzero", "r"), Selection(frozenset({"first", "mapped"})))
+    apply_resets(store, run, resets(store.get_serialized_dag("mapzero", run.dag_hash), chosen), now=START)
+    clock = Clock()
+    scheduler, executor = scheduler_for(store, clock, parallelism=128)
+    workers = LambdaWorkers(store, scheduler, executor, clock, outcome=outcome)
+    scheduler.run_pass()
+    workers.drain()
+    assert store.get_run("mapzero", "r").state == DagRunState.SUCCESS  # no tick after the first
+    _, _, _, ends = store.get_run_meta_and_tis("mapzero", "r", ())
+    assert (ends.counts, ends.expanded) == ({"mapped": 3}, {"mapped": 3})
