@@ -154,8 +154,8 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
 
 def _complete(found: Plan, ends: RunEnds, task_id: str) -> bool:
     """Whether a counted fan-in, the run's leaves or the mapped ``task_id``'s instances have all ended (or were
-    counted more: look). A mapped task with no expansion recorded (expanded before it was counted, or its
-    record lost) is looked at whole: no decision waits on a number that is not there."""
+    counted more: look). A mapped task with no expansion recorded (a run expanded before expansions were
+    recorded) is looked at whole: no decision waits on a number that is not there."""
     return (any(ends.counts.get(down_id, 0) >= upstreams for down_id, upstreams in found.counted)
             or bool(found.leaves_counted and ends.counts.get(None, 0) >= found.leaves_counted)
             or (found.mapped and ends.counts.get(task_id, 0) >= ends.expanded.get(task_id, 0)))
