@@ -17,7 +17,7 @@ from updraft.sdk.trigger_rule import TriggerRule
 from updraft.serialization.model import SerializedDAG, SerializedTask
 
 # Rules a success of one upstream instance can decide before the others end (see ``deps.trigger_rule``).
-_DECIDED_EARLY = frozenset({TriggerRule.ONE_SUCCESS, TriggerRule.ONE_DONE, TriggerRule.ALL_FAILED,
+DECIDED_EARLY = frozenset({TriggerRule.ONE_SUCCESS, TriggerRule.ONE_DONE, TriggerRule.ALL_FAILED,
                             TriggerRule.ALL_SKIPPED})
 
 
@@ -30,4 +30,4 @@ def counts_mapped_ends(dag: SerializedDAG, task: SerializedTask) -> bool:
     """Whether the ends of ``task``'s mapped instances are counted against its expansion (see the module)."""
     return bool(task.is_mapped and not task.map_group_id and not task.depends_on_past
                 and not task.wait_for_downstream and ends_countable(dag)
-                and not any(dag.task_dict[d].trigger_rule in _DECIDED_EARLY for d in task.downstream_task_ids))
+                and not any(dag.task_dict[d].trigger_rule in DECIDED_EARLY for d in task.downstream_task_ids))

@@ -11,7 +11,8 @@ requests linear in the run. Here, for the task that ended (``plan``):
   read with the run and its DAG's row in one BatchGetItem (a chain, a fan-out, a small join): the claim's
   conditional create guards against another scheduler having decided it first;
 - a wider fan-in is *counted*: its counter of finished upstreams (``store.count_ends``, one small UpdateItem)
-  says when the last upstream ended, and only that worker evaluates the whole run;
+  says when the last upstream ended, and only that worker evaluates the whole run (unless its rule is one a
+  first success decides, ``counted_ends.DECIDED_EARLY``: then it is decided from its upstreams' items);
 - a leaf may have been the run's last task: the other leaves are read when few (or counted when many), and the
   whole run is evaluated once every leaf ended, which ends the run (its end is a conditional write: exactly once);
 - an instance of a plain mapped task (``counted_ends``) counts its task's ended instances on the same item, where
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.counted_ends import counts_mapped_ends, ends_countable
+from updraft.scheduling.counted_ends import DECIDED_EARLY, counts_mapped_ends, ends_countable
 from updraft.scheduling.evaluation import finishes_in_scheduler
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.run_view import UNFINISHED
@@ -87,7 +88,9 @@ def plan(dag: SerializedDAG, task_id: str) -> Plan:
         upstream = [tasks[u] for u in down.upstream_task_ids]
         known = not (_needs_whole_run(down) or any(_needs_whole_run(u) or finishes_in_scheduler(u)
                                                    for u in upstream))
-        if countable and known and len(upstream) > DIRECT_UPSTREAMS:
+        # A rule one upstream's success decides (one_success, ...) is decided at that end, as Airflow's loop
+        # does: read, never counted to the last upstream.
+        if countable and known and len(upstream) > DIRECT_UPSTREAMS and down.trigger_rule not in DECIDED_EARLY:
             counted.append((down_id, len(upstream)))
         elif known and not finishes_in_scheduler(down):
             decide.append(down_id)

@@ -45,7 +45,7 @@ def store() -> Iterator[DynamoStore]:
         yield make_store("downstream")
 
 
-def _fan_out(dag_id: str, width: int, **dag_kwargs) -> DAG:
+def _fan_out(dag_id: str, width: int, last_rule: str = "all_success", **dag_kwargs) -> DAG:
     dag = DAG(dag_id, schedule=None, start_date=START, **dag_kwargs)
 
     @task(dag=dag)
@@ -54,7 +54,7 @@ def _fan_out(dag_id: str, width: int, **dag_kwargs) -> DAG:
 
     with dag:
         middle = [work.override(task_id=f"m{i:02d}")() for i in range(width)]
-        work.override(task_id="first")() >> middle >> work.override(task_id="last")()
+        work.override(task_id="first")() >> middle >> work.override(task_id="last", trigger_rule=last_rule)()
     return dag
 
 
@@ -88,6 +88,26 @@ def test_a_wide_fan_out_is_scheduled_by_its_workers_without_reading_the_run_per_
     assert sent["Query"] <= 2, dict(sent)
     _, _, _, ends = store.get_run_meta_and_tis("fan", "r", ())
     assert ends.counts == {"last": WIDTH}
+
+
+def test_a_wide_fan_in_that_one_success_decides_is_decided_at_the_first_success(store):
+    # Airflow's loop starts a one_success task at its first upstream's success; counting the fan-in would leave
+    # it to the last upstream's end (or a tick).
+    dag = _fan_out("early", WIDTH, last_rule="one_success", max_active_tasks=WIDTH + 2)
+    assert plan(serialized(dag), "m00").decide == ("last",)
+    clock = Clock()
+    store_dags(store, dag, now=clock())
+    trigger_dag(store, "early", now=clock(), run_id="r")
+    scheduler, executor = scheduler_for(store, clock, parallelism=128)
+    workers = LambdaWorkers(store, scheduler, executor, clock)
+    scheduler.run_pass()
+    (first,) = executor.take()
+    workers.run_one(first)
+    middles = executor.take()
+    assert len(middles) == WIDTH
+    workers.run_one(middles[0])
+    last = store.get_ti(TIKey("early", "r", "last"))
+    assert last is not None and last.state == TaskInstanceState.QUEUED
 
 
 def test_instances_waiting_for_slots_are_claimed_by_the_ends_that_free_them(store):
