@@ -32,7 +32,7 @@ from updraft.model.limits import (
     task_run_limit,
 )
 from updraft.model.records import DagRun, TaskInstance
-from updraft.model.states import TaskInstanceState
+from updraft.model.states import FINISHED_TI_STATES, TaskInstanceState
 from updraft.scheduling import blocked
 from updraft.scheduling.blocked import BlockedReason
 from updraft.scheduling.clearing import as_recorded
@@ -240,9 +240,22 @@ def _release(store: Store, limit_ids: list[str], holder: str, shards: dict[str, 
                   for limit_id in limit_ids])
 
 
-def release_try_limits(store: Store, ti: TaskInstance, *, given: set[str] | frozenset[str] = frozenset()) -> None:
+def release_try_limits(store: Store, ti: TaskInstance, *, given: set[str] | frozenset[str] = frozenset(),
+                       ended: bool = False) -> None:
     """Give back the slots a try held (after it left queued/running), each under the entry it holds it by
-    (``TaskInstance.entry``), but those ``given`` to another try (``slot_donor``). Safe to repeat."""
+    (``TaskInstance.entry``), but those ``given`` to another try (``slot_donor``). Safe to repeat.
+
+    ``ended``: ``ti`` is the try as its worker ended it, and when that state ends the try for good
+    (``ends_try_for_good``) its holders take no more, so each release is final (``Store.release_slots``: one
+    write, the marker left to expire)."""
+    final = ended and ends_try_for_good(ti)
     concurrently([functools.partial(store.release_slots, limit_id, ti.entry(limit_id),
-                                    shard=ti.limit_shards.get(limit_id))
+                                    shard=ti.limit_shards.get(limit_id), final=final)
                   for limit_id in ti.held_limits if limit_id not in given])
+
+
+def ends_try_for_good(ti: TaskInstance) -> bool:
+    """Whether ``ti``'s state ends its try so that no take under its holder ids can follow: finished, or up for
+    retry (the retry is the next try number). Not deferred nor up for reschedule: the resumed half and the next
+    poke keep the try number, so they take under the same holder."""
+    return ti.state in FINISHED_TI_STATES or ti.state == TaskInstanceState.UP_FOR_RETRY

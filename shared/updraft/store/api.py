@@ -271,9 +271,11 @@ class Store(Protocol):
         ``release_slots``' ``shard``. ``new``: the caller expects the limit not to exist yet, so its creation
         (holding the take) is tried first: one write instead of two; a hint only, never a condition."""
 
-    def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None) -> bool:
+    def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None, final: bool = False) -> bool:
         """Remove ``holder`` and give its slots back; False if it held none. ``shard``: where its take placed it
-        (one write there; otherwise the release tries where a take goes first, then reads)."""
+        (one write there; otherwise the release tries where a take goes first, then reads). ``final``: no take of
+        ``holder`` can follow (its try ended for good: the instance's next try is another holder), so a sharded
+        limit's marker of it is left to expire instead of deleted: the release is one write."""
 
     def get_limit(self, limit_id: str) -> LimitState | None: ...
 

@@ -12,10 +12,11 @@ several shards when no single one has it, or to say the limit is full. Every ref
 was (``ReturnValuesOnConditionCheckFailure``, no read units), which is how a take learns a limit's shape and tells
 "full" from "held". Each shard write is conditional on that shard's room and on the holder not holding in it, and
 the shards' caps never offer more than the limit has free (``plan_caps``), so the limit is never over its size. A
-release tries the shards a take tries first, then reads, then deletes the marker. A new limit is its root alone;
-the first take that finds it full while the limit has room spreads the rest over new shards, and a resize plans
-every cap again, both under a lease on the root (``limit_rebalance``; reads in ``limit_reads``). Pools add a
-record of their own (``store/pools.py``).
+release tries the shards a take tries first, then reads, then deletes the marker (a try's last release, once
+it ended for good, leaves it to expire: ``limit_markers``). A new limit is its root alone; the first take that
+finds it full while the limit has room spreads the rest over new shards, and a resize plans every cap again, both
+under a lease on the root (``limit_rebalance``; reads in ``limit_reads``). Pools add a record of their own
+(``store/pools.py``).
 """
 
 from __future__ import annotations
@@ -303,7 +304,7 @@ class LimitStore(LimitRebalance):
                 self._release_at(limit_id, index, entry_key)
         return Taken.FULL, None
 
-    def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None) -> bool:
+    def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None, final: bool = False) -> bool:
         key = keys.holder_key(holder)
         shape = self._shape(limit_id)
         released = False
@@ -328,8 +329,10 @@ class LimitStore(LimitRebalance):
         if not released:  # placed further on, in pieces, or not held: read where
             released = self._release_one_take(limit_id, key)
             shape = self._shape(limit_id)
-        if shape is None or shape.extent > 1:
-            self._unmark(limit_id, key)  # after the slots: a marker never goes before its holder's entry
+        if not final and (shape is None or shape.extent > 1):
+            # After the slots: a marker never goes before its holder's entry. A final release leaves it (its
+            # holder takes no more; ``limit_markers``: a dead marker).
+            self._unmark(limit_id, key)
         if released and not inline_name(holder):
             self.models.limit(keys.holder_name_pk(limit_id, key), keys.HOLDER_NAME_SK).delete()
         return released

@@ -176,3 +176,21 @@ def test_a_release_between_the_growths_read_and_its_marking_leaves_no_marker(sto
     markers = {name: list(store.models.limit.query(keys.holder_name_pk(limit_id, keys.holder_key(name))))
                for name in ("gone", "stays")}
     assert (len(markers["gone"]), len(markers["stays"])) == (0, 1)
+
+
+def test_a_final_release_is_one_write_and_its_marker_refuses_the_holder_after(store, calls):
+    """The last release of a try that ended for good leaves its marker to expire: one write instead of two, and
+    a claim that still names the ended try (a stale read of its instance) is refused at the marker."""
+    limit_id = _wide_pool(store)
+    placed: dict[str, int] = {}
+    assert store.take_slots(limit_id, "ended", 1, limit=400, now=NOW, placed=placed) is Taken.YES
+    calls.clear()
+    assert store.release_slots(limit_id, "ended", shard=placed[limit_id], final=True)
+    assert calls == ["UpdateItem"]  # the entry alone
+    assert "ended" not in store.get_limit(limit_id).holders
+    marker_pk = keys.holder_name_pk(limit_id, keys.holder_key("ended"))
+    assert len(list(store.models.limit.query(marker_pk))) == 1  # left to its TTL
+    calls.clear()
+    assert store.take_slots(limit_id, "ended", 1, limit=400, now=NOW) is Taken.HELD
+    assert calls == ["PutItem"]
+    assert "ended" not in store.get_limit(limit_id).holders
