@@ -15,7 +15,7 @@ import datetime as dt
 import functools
 import time
 import uuid
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,7 +108,8 @@ def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, p
 
 def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
           create_fields: dict[str, Any] | None = None, donor: SlotDonor | None = None,
-          run: DagRun | None = None, contended: bool = False, new_limits: Collection[str] = ()) -> ClaimResult:
+          run: DagRun | None = None, contended: bool = False, new_limits: Collection[str] = (),
+          reserved: Callable[[str, str], tuple[bool, int | None]] | None = None) -> ClaimResult:
     """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice.
 
     With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
@@ -120,6 +121,8 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     refused there (``Taken.HELD``) has taken nothing else to give back, and the two can never each hold a limit
     the other needs and both be refused. ``new_limits``: limits the caller expects not to exist yet (the run's
     own, in the pass that started it), created by their take in one write (``Store.take_slots``' ``new``).
+    ``reserved``: the slots the pass took ahead for this try (``slot_reservations``), asked by (limit id, holder)
+    before a take: (whether one was taken, its shard).
     """
     # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the slots
     # it kept while deferred (a pool with include_deferred): only the others are taken again.
@@ -127,7 +130,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     # A reschedule-mode sensor's next poke keeps it too (``continues_try``).
     resuming = is_resuming(ti)
     continues = continues_try(ti)
-    try_number = ti.try_number if resuming or continues else ti.try_number + 1
+    try_number = claim_try_number(ti)
     holder = ti.key.holder(try_number)
     kept = list(ti.held_limits) if resuming else []
 
@@ -139,6 +142,12 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
         if slot is not None:
             handed[need.limit_id] = slot
             return Taken.YES
+        if reserved is not None:
+            found, shard = reserved(need.limit_id, holder)
+            if found:
+                if shard is not None:
+                    placed[need.limit_id] = shard
+                return Taken.YES
         return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now, placed=placed,
                                 new=need.limit_id in new_limits)
 
@@ -172,7 +181,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
             # Another scheduler claims this try at this moment, and each of the two may hold a limit the other
             # needs (both refused): once more with the first limit alone, which one of them wins.
             return claim(store, ti, task, needs, now=now, create_fields=create_fields, donor=donor, run=run,
-                         contended=True, new_limits=new_limits)
+                         contended=True, new_limits=new_limits, reserved=reserved)
         return _refused(store, ti, refused[0][0], Taken.HELD, new=create_fields is not None)
     try_id = uuid.uuid4().hex
     shards = ({limit_id: shard for limit_id, shard in ti.limit_shards.items() if limit_id in kept} | placed
@@ -225,6 +234,12 @@ def _claimed(ti: TaskInstance, current: TaskInstance | None, *, new: bool) -> bo
     if new:
         return current is not None
     return current is None or current.state != TaskInstanceState.SCHEDULED or current.try_number != ti.try_number
+
+
+def claim_try_number(ti: TaskInstance) -> int:
+    """The try number a claim of ``ti`` starts (its holder's): the next one, but for a try resuming after a
+    deferral or a reschedule-mode sensor's next poke, which go on with theirs."""
+    return ti.try_number if is_resuming(ti) or continues_try(ti) else ti.try_number + 1
 
 
 def continues_try(ti: TaskInstance) -> bool:
