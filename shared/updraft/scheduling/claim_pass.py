@@ -148,7 +148,7 @@ class ClaimPass:
             counted: dict[tuple[str, str], int] = {}
             for ti in ordered[position:position + 4 * LOOKAHEAD]:
                 run = runs[(ti.dag_id, ti.run_id)]
-                if (ti.dag_id, ti.run_id) in report.stale_runs or ti.run_id in report.runs_started \
+                if (ti.dag_id, ti.run_id) in report.stale_runs \
                         or claim_try_number(ti) != ti.try_number + 1:
                     continue
                 needs = plan(ti)

@@ -160,8 +160,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     # A named pool (small, the limit most often full) alone first, so a full pool costs one write; the default
     # pool (128 slots) with the rest, at once: one round trip for the whole claim.
     first: list[LimitNeed] = []
-    if needs and (contended or (needs[0].limit_id != pool_limit(DEFAULT_POOL)
-                                 and pool_of(needs[0].limit_id) is not None)):
+    if needs and (contended or named_pool_first(needs)):
         first = needs[:1]
         first_taken = take(first[0])
         if first_taken is not Taken.YES:  # nothing taken before it (nor handed on: a refusal is a take's)
@@ -234,6 +233,12 @@ def _claimed(ti: TaskInstance, current: TaskInstance | None, *, new: bool) -> bo
     if new:
         return current is not None
     return current is None or current.state != TaskInstanceState.SCHEDULED or current.try_number != ti.try_number
+
+
+def named_pool_first(needs: list[LimitNeed]) -> bool:
+    """Whether a claim takes its first limit alone: a named pool, small and the limit most often full, so a full
+    pool costs one write and nothing to give back."""
+    return bool(needs) and needs[0].limit_id != pool_limit(DEFAULT_POOL) and pool_of(needs[0].limit_id) is not None
 
 
 def claim_try_number(ti: TaskInstance) -> int:

@@ -22,7 +22,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from updraft.scheduling.claims import LimitNeed
+from updraft.scheduling.claims import LimitNeed, named_pool_first
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.slot_donor import SlotDonor
 from updraft.store.api import Store
@@ -50,14 +50,23 @@ class Reservations:
                 if need.limit_id not in self.spent and (need.limit_id, holder) not in self.held:
                     wanted.setdefault((need.limit_id, need.slots), []).append(holder)
         batches = [(limit_id, slots, holders) for (limit_id, slots), holders in wanted.items() if len(holders) > 1]
-        placed = concurrently([functools.partial(self.store.take_slots_many, limit_id, holders, slots, now=self.now)
-                               for limit_id, slots, holders in batches])
-        for (limit_id, _, holders), got in zip(batches, placed, strict=True):
-            if got is None:
-                continue  # not a limit taken in batches (its root alone): nothing sent
-            if len(got) < len(holders):
-                self.spent.add(limit_id)
-            self.held.update({(limit_id, holder): shard for holder, shard in got.items()})
+        if batches and upcoming and named_pool_first(upcoming[0][1]) and batches[0][0] == upcoming[0][1][0].limit_id:
+            # A named pool first and alone, as a claim takes it: the others only for the tries it admitted.
+            pool = batches.pop(0)
+            got = self._take(*pool)
+            if got is not None:
+                admitted = set(got) | {h for h, needs in upcoming if pool[0] not in {n.limit_id for n in needs}}
+                batches = [(limit_id, slots, [h for h in holders if h in admitted])
+                           for limit_id, slots, holders in batches]
+        concurrently([functools.partial(self._take, *batch) for batch in batches if len(batch[2]) > 1])
+
+    def _take(self, limit_id: str, slots: int, holders: list[str]) -> dict[str, int] | None:
+        """One batch: the holders placed (None: not a limit taken in batches, its root alone: nothing sent)."""
+        got = self.store.take_slots_many(limit_id, holders, slots, now=self.now)
+        if got is not None and len(got) < len(holders):
+            self.spent.add(limit_id)
+        self.held.update({(limit_id, holder): shard for holder, shard in (got or {}).items()})
+        return got
 
     def has(self, holder: str) -> bool:
         return any(h == holder for _, h in self.held)

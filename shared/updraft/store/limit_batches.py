@@ -8,8 +8,9 @@ by shard, each write adding n entries on the condition that the shard has room f
 entries and that none of them holds in it (``limits._take_entries_at``): the limit is never over its size and
 no shard item passes its entry cap (1 KB). A refused write returns the shard as it was, which says how many it
 has room for: the next write asks for that many, or the next shard is tried; after more than ``FAST_PROBES``
-refusals in a row the batch stops. Holders are marked only just before the write that places them, so what a batch leaves unplaced
-(at most one write's worth) is unmarked at once, and its callers take those one by one, as without a batch.
+refusals in a row the batch stops. Holders are marked only just before the write that places them, so what a
+batch leaves unplaced (at most one write's worth) is unmarked at once, and its callers take those one by one, as
+without a batch. The next batch of the limit starts where this process's last one ended.
 
 Only limits this process knows to be spread over shards (a limit that is its root alone takes without markers,
 one write each) with a size (not unlimited), and holders whose names fit their entries.
