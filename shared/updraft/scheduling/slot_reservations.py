@@ -51,13 +51,12 @@ class Reservations:
                     wanted.setdefault((need.limit_id, need.slots), []).append(holder)
         batches = [(limit_id, slots, holders) for (limit_id, slots), holders in wanted.items() if len(holders) > 1]
         if batches and upcoming and named_pool_first(upcoming[0][1]) and batches[0][0] == upcoming[0][1][0].limit_id:
-            # A named pool first and alone, as a claim takes it: the others only for the tries it admitted.
+            # A named pool first and alone, as a claim takes it: the others only for the tries it admitted (none
+            # when it is not taken in batches: a pool of a root's size admits a few, which single takes serve).
             pool = batches.pop(0)
-            got = self._take(*pool)
-            if got is not None:
-                admitted = set(got) | {h for h, needs in upcoming if pool[0] not in {n.limit_id for n in needs}}
-                batches = [(limit_id, slots, [h for h in holders if h in admitted])
-                           for limit_id, slots, holders in batches]
+            got = self._take(*pool) or {}
+            admitted = set(got) | {h for h, needs in upcoming if pool[0] not in {n.limit_id for n in needs}}
+            batches = [(limit_id, slots, [h for h in holders if h in admitted]) for limit_id, slots, holders in batches]
         concurrently([functools.partial(self._take, *batch) for batch in batches if len(batch[2]) > 1])
 
     def _take(self, limit_id: str, slots: int, holders: list[str]) -> dict[str, int] | None:
