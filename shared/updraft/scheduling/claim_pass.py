@@ -188,7 +188,7 @@ class ClaimPass:
             if isinstance(needs, tuple):
                 refuse(ti, *needs)
                 continue
-            if not left and position >= look_from and not reservations.has(holder):
+            if report.donor is not None and not left and position >= look_from and not reservations.has(holder):
                 reservations.reserve(upcoming(position), report.donor)  # this try and those next in line
                 look_from = position + LOOKAHEAD // 4  # (a pass of limits not taken in batches: a look now and then)
             creation = creations.get(ti.key)

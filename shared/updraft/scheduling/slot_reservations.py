@@ -11,8 +11,11 @@ pass does not claim after all has its reserved slots given back before the pass 
 pass holds nothing past its own tries. A crash leaves what a crash between a take and the queue write leaves,
 entries no try holds, which reconciliation returns after the grace (``reconcile``).
 
-Only while the pass has lost no race (other schedulers claiming the same tries take one limit first, alone:
-``claims.claim``'s ``contended``), and a limit a batch fell short on (near full) is not batched again in that pass.
+Only in a worker's pass after its try ended (the mini scheduler, the one pass that claims a fan-out's middles)
+and while it has lost no race. Not in the scheduler's ticks, which race each other: a try taken ahead is one
+another scheduler's claim finds held, and it then waits and takes the limit as full for the rest of its pass (8
+schedulers racing over 50 tries sent 5 times the requests per task). A limit a batch fell short on (near full)
+is not batched again in that pass.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Slots taken ahead for the tries next in a pass's line (``scheduling/slot_reservations.py``, issue 19): a try the
-pass does not claim after all gives back what was taken for it, so every limit ends holding exactly the tries
-queued."""
+"""Slots taken ahead for the tries next in a worker's pass's line (``scheduling/slot_reservations.py``, issue 19):
+a try the pass does not claim after all gives back what was taken for it, so every limit ends holding exactly the
+tries queued."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from moto import mock_aws
 
 from airflow.sdk import DAG, task
 from tests.dynamo_requests import dynamo_requests
-from tests.functional.scheduling.harness import START, Clock, make_store, scheduler_for, store_dags
+from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
 from updraft.model.limits import PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
@@ -33,8 +33,8 @@ def _spread(store: DynamoStore, limit_id: str, size: int, now) -> None:
 
 @pytest.fixture(scope="module")
 def narrow_pool_pass() -> Iterator[tuple[DynamoStore, list, list]]:
-    """The pass that starts a run of TASKS ready tries of a pool of POOL slots, parallelism 64: (store, the
-    tries it queued, its requests)."""
+    """The worker's pass after "first" of first >> TASKS tries in a pool of POOL slots, parallelism 64: (store,
+    the tries it queued, its requests)."""
     with mock_aws():
         store = make_store("slot-reservations")
         clock = Clock()
@@ -43,18 +43,20 @@ def narrow_pool_pass() -> Iterator[tuple[DynamoStore, list, list]]:
         _spread(store, PARALLELISM_LIMIT, 64, clock())
         dag = DAG("wide", schedule=None, start_date=START, max_active_tasks=64)
 
-        @task(dag=dag, pool="narrow")
+        @task(dag=dag)
         def work():
             return None
 
         with dag:
-            for i in range(TASKS):
-                work.override(task_id=f"t{i:02d}")()
+            work.override(task_id="first")() >> [work.override(task_id=f"t{i:02d}", pool="narrow")()
+                                                 for i in range(TASKS)]
         store_dags(store, dag, now=clock())
         trigger_dag(store, "wide", now=clock(), run_id="r")
-        scheduler, _ = scheduler_for(store, clock, parallelism=64)
+        scheduler, executor = scheduler_for(store, clock, parallelism=64)
+        scheduler.run_pass()  # starts the run, claims "first"
+        [first] = executor.take()
         with dynamo_requests() as requests:
-            scheduler.run_pass()  # starts the run and claims what the pool admits
+            assert LambdaWorkers(store, scheduler, executor, clock).run_one(first)
         queued = [ti for ti in store.get_run_tis("wide", "r") if ti.state == TaskInstanceState.QUEUED]
         yield store, queued, requests
 
@@ -62,9 +64,9 @@ def narrow_pool_pass() -> Iterator[tuple[DynamoStore, list, list]]:
 def test_a_pass_holds_exactly_the_tries_it_queued(narrow_pool_pass):
     store, queued, _ = narrow_pool_pass
     assert len(queued) == POOL
-    holders = {ti.key.holder(ti.try_number) for ti in queued}
     for limit_id in (pool_limit("narrow"), PARALLELISM_LIMIT, run_tasks_limit("wide", "r")):
-        assert set(store.get_limit(limit_id).holders) == holders, limit_id
+        # (under the entry each holds it by: "first"'s slot of parallelism and of its run's limit handed on)
+        assert set(store.get_limit(limit_id).holders) == {ti.entry(limit_id) for ti in queued}, limit_id
 
 
 def test_a_narrow_pool_is_taken_ahead_first_and_the_other_limits_only_for_what_it_admitted(narrow_pool_pass):
