@@ -141,9 +141,9 @@ class ClaimPass:
 
         def upcoming(position: int) -> list[tuple[str, list[LimitNeed]]]:
             """The tries from ``position`` on that the pass is set to claim, as far as it can tell now (up to
-            ``LOOKAHEAD``; each run's within what its max_active_tasks leaves): their holders and needs. Not the
-            tries of a run started in this pass (its own limits are created by their first take) nor those that
-            go on with a try number (``claims.claim_try_number``)."""
+            ``LOOKAHEAD``; each run's within what its max_active_tasks leaves): their holders and needs. Not those
+            that go on with a try number (``claims.claim_try_number``: a deferral's second half, a sensor's next
+            poke), which keep their own ways of holding."""
             found: list[tuple[str, list[LimitNeed]]] = []
             counted: dict[tuple[str, str], int] = {}
             for ti in ordered[position:position + 4 * LOOKAHEAD]:
