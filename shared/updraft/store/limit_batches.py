@@ -13,7 +13,8 @@ batch leaves unplaced (at most one write's worth) is unmarked at once, and its c
 without a batch. The next batch of the limit starts where this process's last one ended.
 
 Only limits this process knows to be spread over shards (a limit that is its root alone takes without markers,
-one write each) with a size (not unlimited), and holders whose names fit their entries.
+one write each) with a size (not unlimited), takes of at most a shard's slots, and holders whose names fit their
+entries.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 
 from updraft.store import keys
 from updraft.store.limit_reads import raw_holders, shard_room
-from updraft.store.limit_shards import SHARD_ENTRIES, entry_value, inline_name, probe_order
+from updraft.store.limit_shards import SHARD_ENTRIES, SHARD_SLOTS, entry_value, inline_name, probe_order
 from updraft.store.limits import FAST_PROBES, LimitStore
 from updraft.store.models import LimitItem
 from updraft.store.writes import write_token
@@ -38,8 +39,8 @@ class LimitBatches(LimitStore):
     def take_slots_many(self, limit_id: str, holders: Sequence[str], slots: int, *,
                         now: dt.datetime) -> dict[str, int] | None:
         shape = self._shape(limit_id)
-        if shape is None or shape.extent == 1 or shape.limit < 0 or slots <= 0:
-            return None
+        if shape is None or shape.extent == 1 or shape.limit < 0 or not 0 < slots <= SHARD_SLOTS:
+            return None  # (more slots than a shard's: a take in pieces, as single takes place it)
         queue = [h for h in dict.fromkeys(holders) if inline_name(h)]
         values = {h: entry_value(slots, now, write_token(), h) for h in queue}
         placed: dict[str, int] = {}

@@ -246,3 +246,10 @@ def test_a_batch_leaves_a_limit_that_is_its_root_alone_to_single_takes(store, ca
     calls.clear()
     assert store.take_slots_many(limit_id, ["a", "b"], 1, now=NOW) is None
     assert calls == []
+
+
+def test_a_batch_leaves_takes_bigger_than_a_shard_to_single_takes(store, calls):
+    limit_id = _wide_pool(store, size=40)
+    calls.clear()
+    assert store.take_slots_many(limit_id, ["a", "b"], limit_shards.SHARD_SLOTS + 1, now=NOW) is None
+    assert calls == []
