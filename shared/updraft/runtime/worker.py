@@ -286,8 +286,8 @@ def _secrets_backend() -> tuple[object, str | None]:
 
 
 def _release(store: Store, finished: TaskInstance | None, *, given: set[str] | frozenset[str] = frozenset()) -> None:
-    if finished:
-        release_try_limits(store, finished, given=given)
+    if finished:  # as its worker ended it: a try ended for good releases in one write per limit
+        release_try_limits(store, finished, given=given, ended=True)
 
 
 class _Heartbeat:

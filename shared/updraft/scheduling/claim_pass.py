@@ -23,11 +23,12 @@ from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.blocked import BlockedReason
 from updraft.scheduling.changes import TIChange
-from updraft.scheduling.claims import LimitNeed, claim, claim_needs, claimed_meanwhile
+from updraft.scheduling.claims import LimitNeed, claim, claim_needs, claim_try_number, claimed_meanwhile
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.ordering import claim_order
 from updraft.scheduling.pass_invokes import InvokePool, PassInvokes
 from updraft.scheduling.pass_report import PassReport
+from updraft.scheduling.slot_reservations import LOOKAHEAD, Reservations
 from updraft.serialization.model import SerializedDAG
 from updraft.store import keys
 from updraft.store.api import Store
@@ -97,14 +98,16 @@ class ClaimPass:
         if not candidates:
             return
         invokes = PassInvokes(self.executor, self._invokes)
+        reservations = Reservations(self.store, now)
         try:
-            self._claim_each(candidates, now, report, creations, active, reasons, invokes)
+            self._claim_each(candidates, now, report, creations, active, reasons, invokes, reservations)
         finally:
+            reservations.release()  # whatever was taken ahead for tries the pass did not reach
             invokes.wait()  # every claimed try handed over (or its refusal logged) before the pass returns
 
     def _claim_each(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                     creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],
-                    reasons: dict[TIKey, BlockedReason], invokes: PassInvokes) -> None:
+                    reasons: dict[TIKey, BlockedReason], invokes: PassInvokes, reservations: Reservations) -> None:
         runs = {(run.dag_id, run.run_id): run for _, run in candidates}
         ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs,
                               random.randrange(BUCKETS))
@@ -119,7 +122,51 @@ class ClaimPass:
             if limit is not None:
                 report.full_limits.add(limit.limit_id)
 
-        for ti in ordered:
+        def plan(ti: TaskInstance) -> list[LimitNeed] | tuple[BlockedReason, LimitNeed | None]:
+            """The limits a claim of ``ti`` takes, or why the pass does not claim it (and the limit that says so)."""
+            if ti.pool not in pool_sizes:
+                pool_sizes[ti.pool] = self.pool_size(ti.pool)
+            run = runs[(ti.dag_id, ti.run_id)]
+            dag = self.dag(run.dag_id, run.dag_hash)
+            needs = claim_needs(ti, dag.task_dict[ti.task_id], dag, parallelism=self.parallelism,
+                                pool_sizes=pool_sizes)
+            if isinstance(needs, BlockedReason):
+                return needs, None
+            blocked = next((n for n in needs if n.slots >= full.get(n.limit_id, n.slots + 1)), None)
+            if blocked is None and active.get((ti.dag_id, ti.run_id), 0) >= dag.max_active_tasks:
+                # The run holds its max_active_tasks already (as evaluated): the limit is surely full, and asking
+                # it costs writes to take and give back (many, when a fan-out's tasks finish together).
+                blocked = next(n for n in needs if n.limit_id == run_tasks_limit(ti.dag_id, ti.run_id))
+            return (blocked.refusal, blocked) if blocked is not None else needs
+
+        def upcoming(position: int) -> list[tuple[str, list[LimitNeed]]]:
+            """The tries from ``position`` on that the pass is set to claim, as far as it can tell now (up to
+            ``LOOKAHEAD``; each run's within what its max_active_tasks leaves): their holders and needs. Not those
+            that go on with a try number (``claims.claim_try_number``: a deferral's second half, a sensor's next
+            poke), which keep their own ways of holding."""
+            found: list[tuple[str, list[LimitNeed]]] = []
+            counted: dict[tuple[str, str], int] = {}
+            for ti in ordered[position:position + 4 * LOOKAHEAD]:
+                run = runs[(ti.dag_id, ti.run_id)]
+                if (ti.dag_id, ti.run_id) in report.stale_runs \
+                        or claim_try_number(ti) != ti.try_number + 1:
+                    continue
+                needs = plan(ti)
+                room = self.dag(run.dag_id, run.dag_hash).max_active_tasks - active.get((ti.dag_id, ti.run_id), 0)
+                if isinstance(needs, tuple) or counted.get((ti.dag_id, ti.run_id), 0) >= room:
+                    continue
+                counted[(ti.dag_id, ti.run_id)] = counted.get((ti.dag_id, ti.run_id), 0) + 1
+                found.append((ti.key.holder(ti.try_number + 1), needs))
+                if len(found) == LOOKAHEAD:
+                    break
+            return found
+
+        passed: str | None = None
+        look_from = 0
+        for position, ti in enumerate(ordered):
+            if passed is not None:
+                reservations.release(passed)  # taken ahead for a try the pass did not claim after all (rare)
+            passed = holder = ti.key.holder(claim_try_number(ti))
             if (ti.dag_id, ti.run_id) in report.stale_runs:
                 continue
             group = (tie_of(ti, runs), bucket_of(ti))
@@ -135,28 +182,21 @@ class ClaimPass:
                 # the next evaluation's: an instance nobody wrote is evaluated again).
                 creations.pop(ti.key, None)
                 continue
-            if ti.pool not in pool_sizes:
-                pool_sizes[ti.pool] = self.pool_size(ti.pool)
             run = runs[(ti.dag_id, ti.run_id)]
             dag = self.dag(run.dag_id, run.dag_hash)
-            needs = claim_needs(ti, dag.task_dict[ti.task_id], dag, parallelism=self.parallelism,
-                                pool_sizes=pool_sizes)
-            if isinstance(needs, BlockedReason):
-                refuse(ti, needs)
+            needs = plan(ti)
+            if isinstance(needs, tuple):
+                refuse(ti, *needs)
                 continue
-            blocked = next((n for n in needs if n.slots >= full.get(n.limit_id, n.slots + 1)), None)
-            if blocked is None and active.get((ti.dag_id, ti.run_id), 0) >= dag.max_active_tasks:
-                # The run holds its max_active_tasks already (as evaluated): the limit is surely full, and asking
-                # it costs writes to take and give back (many, when a fan-out's tasks finish together).
-                blocked = next(n for n in needs if n.limit_id == run_tasks_limit(ti.dag_id, ti.run_id))
-            if blocked is not None:
-                refuse(ti, blocked.refusal, blocked)
-                continue
+            if report.donor is not None and not left and position >= look_from and not reservations.has(holder):
+                reservations.reserve(upcoming(position), report.donor)  # this try and those next in line
+                look_from = position + LOOKAHEAD // 4  # (a pass of limits not taken in batches: a look now and then)
             creation = creations.get(ti.key)
             result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
                            create_fields=creation.fields if creation is not None else None, donor=report.donor,
                            run=run, contended=bool(left),
-                           new_limits=run_own_limits(ti) if ti.run_id in report.runs_started else ())
+                           new_limits=run_own_limits(ti) if ti.run_id in report.runs_started else (),
+                           reserved=reservations.take)
             if result.stale:
                 # What this pass read of the run is stale (another scheduler created its instances meanwhile):
                 # more claims and creations from it would be writes lost in advance. The run is read again.

@@ -15,7 +15,7 @@ import datetime as dt
 import functools
 import time
 import uuid
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ from updraft.model.limits import (
     task_run_limit,
 )
 from updraft.model.records import DagRun, TaskInstance
-from updraft.model.states import TaskInstanceState
+from updraft.model.states import FINISHED_TI_STATES, TaskInstanceState
 from updraft.scheduling import blocked
 from updraft.scheduling.blocked import BlockedReason
 from updraft.scheduling.clearing import as_recorded
@@ -108,7 +108,8 @@ def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, p
 
 def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
           create_fields: dict[str, Any] | None = None, donor: SlotDonor | None = None,
-          run: DagRun | None = None, contended: bool = False, new_limits: Collection[str] = ()) -> ClaimResult:
+          run: DagRun | None = None, contended: bool = False, new_limits: Collection[str] = (),
+          reserved: Callable[[str, str], tuple[bool, int | None]] | None = None) -> ClaimResult:
     """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice.
 
     With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
@@ -120,6 +121,8 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     refused there (``Taken.HELD``) has taken nothing else to give back, and the two can never each hold a limit
     the other needs and both be refused. ``new_limits``: limits the caller expects not to exist yet (the run's
     own, in the pass that started it), created by their take in one write (``Store.take_slots``' ``new``).
+    ``reserved``: the slots the pass took ahead for this try (``slot_reservations``), asked by (limit id, holder)
+    before a take: (whether one was taken, its shard).
     """
     # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the slots
     # it kept while deferred (a pool with include_deferred): only the others are taken again.
@@ -127,7 +130,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     # A reschedule-mode sensor's next poke keeps it too (``continues_try``).
     resuming = is_resuming(ti)
     continues = continues_try(ti)
-    try_number = ti.try_number if resuming or continues else ti.try_number + 1
+    try_number = claim_try_number(ti)
     holder = ti.key.holder(try_number)
     kept = list(ti.held_limits) if resuming else []
 
@@ -139,6 +142,12 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
         if slot is not None:
             handed[need.limit_id] = slot
             return Taken.YES
+        if reserved is not None:
+            found, shard = reserved(need.limit_id, holder)
+            if found:
+                if shard is not None:
+                    placed[need.limit_id] = shard
+                return Taken.YES
         return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now, placed=placed,
                                 new=need.limit_id in new_limits)
 
@@ -151,8 +160,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     # A named pool (small, the limit most often full) alone first, so a full pool costs one write; the default
     # pool (128 slots) with the rest, at once: one round trip for the whole claim.
     first: list[LimitNeed] = []
-    if needs and (contended or (needs[0].limit_id != pool_limit(DEFAULT_POOL)
-                                 and pool_of(needs[0].limit_id) is not None)):
+    if needs and (contended or named_pool_first(needs)):
         first = needs[:1]
         first_taken = take(first[0])
         if first_taken is not Taken.YES:  # nothing taken before it (nor handed on: a refusal is a take's)
@@ -172,7 +180,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
             # Another scheduler claims this try at this moment, and each of the two may hold a limit the other
             # needs (both refused): once more with the first limit alone, which one of them wins.
             return claim(store, ti, task, needs, now=now, create_fields=create_fields, donor=donor, run=run,
-                         contended=True, new_limits=new_limits)
+                         contended=True, new_limits=new_limits, reserved=reserved)
         return _refused(store, ti, refused[0][0], Taken.HELD, new=create_fields is not None)
     try_id = uuid.uuid4().hex
     shards = ({limit_id: shard for limit_id, shard in ti.limit_shards.items() if limit_id in kept} | placed
@@ -227,6 +235,18 @@ def _claimed(ti: TaskInstance, current: TaskInstance | None, *, new: bool) -> bo
     return current is None or current.state != TaskInstanceState.SCHEDULED or current.try_number != ti.try_number
 
 
+def named_pool_first(needs: list[LimitNeed]) -> bool:
+    """Whether a claim takes its first limit alone: a named pool, small and the limit most often full, so a full
+    pool costs one write and nothing to give back."""
+    return bool(needs) and needs[0].limit_id != pool_limit(DEFAULT_POOL) and pool_of(needs[0].limit_id) is not None
+
+
+def claim_try_number(ti: TaskInstance) -> int:
+    """The try number a claim of ``ti`` starts (its holder's): the next one, but for a try resuming after a
+    deferral or a reschedule-mode sensor's next poke, which go on with theirs."""
+    return ti.try_number if is_resuming(ti) or continues_try(ti) else ti.try_number + 1
+
+
 def continues_try(ti: TaskInstance) -> bool:
     """Whether claiming ``ti`` is the next poke of a reschedule-mode sensor: the same try goes on (Airflow keeps
     try_number across reschedules). It holds while the poke that asked for it is still the instance's last try:
@@ -240,9 +260,22 @@ def _release(store: Store, limit_ids: list[str], holder: str, shards: dict[str, 
                   for limit_id in limit_ids])
 
 
-def release_try_limits(store: Store, ti: TaskInstance, *, given: set[str] | frozenset[str] = frozenset()) -> None:
+def release_try_limits(store: Store, ti: TaskInstance, *, given: set[str] | frozenset[str] = frozenset(),
+                       ended: bool = False) -> None:
     """Give back the slots a try held (after it left queued/running), each under the entry it holds it by
-    (``TaskInstance.entry``), but those ``given`` to another try (``slot_donor``). Safe to repeat."""
+    (``TaskInstance.entry``), but those ``given`` to another try (``slot_donor``). Safe to repeat.
+
+    ``ended``: ``ti`` is the try as its worker ended it, and when that state ends the try for good
+    (``ends_try_for_good``) its holders take no more, so each release is final (``Store.release_slots``: one
+    write, the marker left to expire)."""
+    final = ended and ends_try_for_good(ti)
     concurrently([functools.partial(store.release_slots, limit_id, ti.entry(limit_id),
-                                    shard=ti.limit_shards.get(limit_id))
+                                    shard=ti.limit_shards.get(limit_id), final=final)
                   for limit_id in ti.held_limits if limit_id not in given])
+
+
+def ends_try_for_good(ti: TaskInstance) -> bool:
+    """Whether ``ti``'s state ends its try so that no take under its holder ids can follow: finished, or up for
+    retry (the retry is the next try number). Not deferred nor up for reschedule: the resumed half and the next
+    poke keep the try number, so they take under the same holder."""
+    return ti.state in FINISHED_TI_STATES or ti.state == TaskInstanceState.UP_FOR_RETRY

@@ -149,10 +149,15 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                          the holder holds), then that Update on the home shard, then               + 1 per next
                          up to 2 seen with room (else the next 2); all refused: Get root           shard, then
                          + BatchGet shards (room?)                                                 2 + 1 per 100)
+    take_slots_many      sharded limit, several holders: Put each marker cond                      1 per holder
+                         attribute_not_exists, then per shard one Update adding up to 4           + 1 per 4 (+ a
+                         entries cond available >= their slots AND size(holders) <= 4 - n         refusal per
+                         AND attribute_not_exists(each entry) (limit_batches)                     shard with less)
     release_slots        Update the shard its take named (TaskInstance.limit_shards), else the home
                          shard: SET available = available + holders.#k[0]            cond         1 (sharded: +
-                         REMOVE holders.#k cond attribute_exists(holders.#k); then                 Delete marker;
-                         Delete the holder's marker (sharded limit)                                elsewhere: +
+                         REMOVE holders.#k cond attribute_exists(holders.#k); then                 Delete marker
+                         Delete the holder's marker (sharded limit; not a final release:          unless final;
+                         a try ended for good leaves it to its TTL)                                elsewhere: +
                                                                                                    Get + BatchGet)
     get_limit            Get root (+ BatchGet the other shards, names)                SC           1 (+1)
     get_pool             Get POOL record, then get_limit                              SC           2 (+1)

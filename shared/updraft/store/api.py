@@ -8,7 +8,7 @@ when several schedulers run at once. ``updraft.store.dynamo.DynamoStore`` implem
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -278,9 +278,19 @@ class Store(Protocol):
         ``release_slots``' ``shard``. ``new``: the caller expects the limit not to exist yet, so its creation
         (holding the take) is tried first: one write instead of two; a hint only, never a condition."""
 
-    def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None) -> bool:
+    def take_slots_many(self, limit_id: str, holders: Sequence[str], slots: int, *,
+                        now: dt.datetime) -> dict[str, int] | None:
+        """``take_slots`` for several holders of a limit spread over shards, up to one write per shard for the
+        holders it places (``limit_batches``); the holders placed, each with its shard (for ``release_slots``).
+        Those not placed (the limit near full, a holder that holds) are left untouched, for ``take_slots``.
+        Idempotent as ``take_slots``: a holder that holds is not placed. None: not a limit this process takes in
+        batches (not known spread over shards, or unlimited), and nothing was sent."""
+
+    def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None, final: bool = False) -> bool:
         """Remove ``holder`` and give its slots back; False if it held none. ``shard``: where its take placed it
-        (one write there; otherwise the release tries where a take goes first, then reads)."""
+        (one write there; otherwise the release tries where a take goes first, then reads). ``final``: no take of
+        ``holder`` can follow (its try ended for good: the instance's next try is another holder), so a sharded
+        limit's marker of it is left to expire instead of deleted: the release is one write."""
 
     def get_limit(self, limit_id: str) -> LimitState | None: ...
 

@@ -44,6 +44,7 @@ class StoreBase:
         self._limit_shapes: dict[str, Any] = {}  # limit id -> the shard counts last read (store/limits.py)
         self._limit_rooms: dict[str, Any] = {}  # limit id -> the shards with room, as last seen (store/limits.py)
         self._limits_created: LruCache[str, Any] = LruCache(_CREATED_LIMITS)  # -> its creating take's time
+        self._batch_cursors: LruCache[str, int] = LruCache(_CREATED_LIMITS)  # -> where its last batch ended
         self._dag_cache: LruCache[tuple[str, str], SerializedDAG] = LruCache(_DAG_CACHE_SIZE)
 
     def _shards(self) -> range:

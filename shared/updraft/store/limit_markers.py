@@ -13,6 +13,16 @@ marks the holders the root had (at most ``SHARD_ENTRIES``). A marker a crash lef
 before its shard write, a release before its marker's delete) blocks its holder for at most ``MARKER_STALE``:
 an older one is checked against the shards (a read) and taken over when the holder holds nowhere; DynamoDB's TTL
 removes what is left after ``MARKER_TTL``.
+
+A dead marker: the last release of a try that ended for good (success, failure, skip, up for retry; its worker's
+``release_slots(final=True)``) leaves its marker, a release in one write instead of two. Its holder names that
+try (``TIKey.holder``: dag, run, task, map index, try number), and nothing takes for it again: the instance's next
+try is another holder, and a claim from a stale read of the instance that names it is refused at the marker
+(``Taken.HELD``), which is right, as the try was claimed. Every release that can be followed by a take of the
+same holder deletes the marker as before: a claim's give-back, a deferral's or a reschedule's release (the next
+half or poke keeps its try number), reconciliation, and the releases of a deleted run or DAG (whose run id a new
+run may take again). A holder that does take again after a final release (none known) waits ``MARKER_STALE`` and
+is then taken over as after a crash; TTL removes the marker after ``MARKER_TTL``.
 """
 
 from __future__ import annotations

@@ -12,10 +12,11 @@ several shards when no single one has it, or to say the limit is full. Every ref
 was (``ReturnValuesOnConditionCheckFailure``, no read units), which is how a take learns a limit's shape and tells
 "full" from "held". Each shard write is conditional on that shard's room and on the holder not holding in it, and
 the shards' caps never offer more than the limit has free (``plan_caps``), so the limit is never over its size. A
-release tries the shards a take tries first, then reads, then deletes the marker. A new limit is its root alone;
-the first take that finds it full while the limit has room spreads the rest over new shards, and a resize plans
-every cap again, both under a lease on the root (``limit_rebalance``; reads in ``limit_reads``). Pools add a
-record of their own (``store/pools.py``).
+release tries the shards a take tries first, then reads, then deletes the marker (a try's last release, once
+it ended for good, leaves it to expire: ``limit_markers``). A new limit is its root alone; the first take that
+finds it full while the limit has room spreads the rest over new shards, and a resize plans every cap again, both
+under a lease on the root (``limit_rebalance``; reads in ``limit_reads``). Pools add a record of their own
+(``store/pools.py``).
 """
 
 from __future__ import annotations
@@ -68,9 +69,9 @@ def not_holding(L: type[LimitItem], key: str) -> Condition:
     return all_of(L.holders[key].does_not_exist(), L.holders[key + PIECE].does_not_exist())
 
 
-def entry_room(L: type[LimitItem]) -> Condition:
-    """The shard has room for one more entry: what keeps it under 1 KB, whatever the slots."""
-    entry_count: Condition = size(L.holders) < SHARD_ENTRIES  # type: ignore[no-untyped-call]
+def entry_room(L: type[LimitItem], count: int = 1) -> Condition:
+    """The shard has room for ``count`` more entries: what keeps it under 1 KB, whatever the slots."""
+    entry_count: Condition = size(L.holders) <= SHARD_ENTRIES - count  # type: ignore[no-untyped-call]
     return entry_count
 
 
@@ -152,19 +153,27 @@ class LimitStore(LimitRebalance):
         ``alone`` (a take on a root with no marker) also that the root is the limit's only shard: then the holder
         can be nowhere else, so "not in it" means "not holding". Whether it landed, and the shard as it was when
         refused (None: no such shard), which says why at no read cost."""
+        return self._take_entries_at(limit_id, index, {entry_key: value}, alone=alone)
+
+    def _take_entries_at(self, limit_id: str, index: int, taken: dict[str, list[Any]], *,
+                         alone: bool = False) -> tuple[bool, LimitItem | None]:
+        """``_take_at`` for several entries in one write (``limit_batches``): room for all their slots and entries,
+        none of their holders in the shard; all land or none."""
         L = self.models.limit
-        slots = int(value[0])
+        slots = sum(int(value[0]) for value in taken.values())
         row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
-        actions = [L.available.set(L.available - slots), L.holders[entry_key].set(value)]
-        condition = all_of(room_for(L, slots), not_holding(L, entry_key.removesuffix(PIECE)), entry_room(L))
+        actions = [L.available.set(L.available - slots), *(L.holders[k].set(v) for k, v in taken.items())]
+        condition = all_of(room_for(L, slots), entry_room(L, len(taken)),
+                           *(not_holding(L, entry_key.removesuffix(PIECE)) for entry_key in taken))
         if alone:
             condition = all_of(condition, root_alone(L))
         written = write_reporting(row, actions=actions, condition=condition)
         shard = L.from_raw_data(written.item) if written.item else None
         if written.landed:
             return True, shard
-        # A resent request refused by our own landed write (its acknowledgement was lost): the entry is ours.
-        mine = written.resent and shard is not None and _entry_token(shard, entry_key) == str(value[2])
+        # A resent request refused by our own landed write (its acknowledgement was lost): the entries are ours.
+        mine = written.resent and shard is not None \
+            and all(_entry_token(shard, k) == str(v[2]) for k, v in taken.items())
         return mine, shard
 
     def _release_at(self, limit_id: str, index: int, entry_key: str) -> tuple[bool, LimitItem | None]:
@@ -303,7 +312,7 @@ class LimitStore(LimitRebalance):
                 self._release_at(limit_id, index, entry_key)
         return Taken.FULL, None
 
-    def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None) -> bool:
+    def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None, final: bool = False) -> bool:
         key = keys.holder_key(holder)
         shape = self._shape(limit_id)
         released = False
@@ -328,8 +337,10 @@ class LimitStore(LimitRebalance):
         if not released:  # placed further on, in pieces, or not held: read where
             released = self._release_one_take(limit_id, key)
             shape = self._shape(limit_id)
-        if shape is None or shape.extent > 1:
-            self._unmark(limit_id, key)  # after the slots: a marker never goes before its holder's entry
+        if not final and (shape is None or shape.extent > 1):
+            # After the slots: a marker never goes before its holder's entry. A final release leaves it (its
+            # holder takes no more; ``limit_markers``: a dead marker).
+            self._unmark(limit_id, key)
         if released and not inline_name(holder):
             self.models.limit(keys.holder_name_pk(limit_id, key), keys.HOLDER_NAME_SK).delete()
         return released

@@ -18,10 +18,12 @@ from moto import mock_aws
 from airflow.sdk import DAG, task
 from tests.dynamo_requests import dynamo_requests, operations
 from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
+from updraft.model.limits import PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.states import DagRunState
 from updraft.scheduling import claim_pass
 from updraft.scheduling.triggering import trigger_dag
-from updraft.store import limit_reads
+from updraft.store import keys, limit_reads
+from updraft.store.dynamo import DynamoStore
 
 TASKS = 6
 # The workers' part, per task (the worker Lambda's requests): start, end (the run comes with the dispatch), the
@@ -108,3 +110,63 @@ def test_a_tick_reads_whether_its_runs_dags_are_paused_in_one_batch():
         meta_reads = [request for request in requests if request.operation == "GetItem" and request.sk == "META"]
         assert not meta_reads, f"the DAG rows were read one by one: {meta_reads}"
         assert "BatchGetItem" in operations(requests)
+
+
+# More than a root's 4 slots (parallelism, default_pool and the run's max_active_tasks spread over shards), and
+# more than a look ahead of the claim pass (``slot_reservations.LOOKAHEAD``): most middles are taken in batches.
+WIDTH = 40
+
+
+@pytest.fixture(scope="module")
+def fan_out_run() -> Iterator[tuple[list, DynamoStore, str]]:
+    """The workers' requests of one run of a fan-out 1 -> WIDTH -> 1 at parallelism WIDTH (each limit sharded),
+    with the store and the run id."""
+    with mock_aws(), mock.patch.object(claim_pass, "POOL_SIZE_TTL_S", 3600.0), \
+            mock.patch.object(limit_reads, "SHAPE_TTL_S", 3600.0):
+        store = make_store("requests-per-fan-out")
+        clock = Clock()
+        store.set_pool("default_pool", WIDTH)
+        dag = DAG("fan", schedule=None, start_date=START, max_active_tasks=WIDTH)
+
+        @task(dag=dag)
+        def work():
+            return None
+
+        with dag:
+            work.override(task_id="first")() >> [work.override(task_id=f"m{i}")() for i in range(WIDTH)] \
+                >> work.override(task_id="last")()
+        store_dags(store, dag, now=clock())
+        trigger_dag(store, "fan", now=clock(), run_id="r")
+        scheduler, executor = scheduler_for(store, clock, parallelism=WIDTH)
+        workers = LambdaWorkers(store, scheduler, executor, clock)
+        scheduler.run_pass()
+        with dynamo_requests() as worker_part:
+            workers.run_to_end("fan", "r")
+        yield worker_part, store, "r"
+
+
+def test_a_try_that_ended_releases_each_sharded_limit_in_one_write(fan_out_run):
+    """Its holder takes no more (the next try is another holder): the marker is left to expire, not deleted."""
+    worker_part, _, _ = fan_out_run
+    marker_deletes = [r for r in worker_part if r.operation == "DeleteItem" and r.sk == keys.HOLDER_MARKER_SK]
+    assert marker_deletes == [], f"{len(marker_deletes)} marker deletes for {WIDTH + 2} tasks"
+
+
+def test_a_fan_out_gives_every_slot_back(fan_out_run):
+    _, store, run_id = fan_out_run
+    assert store.get_run("fan", run_id).state == DagRunState.SUCCESS
+    for limit_id in (PARALLELISM_LIMIT, pool_limit("default_pool"), run_tasks_limit("fan", run_id)):
+        state = store.get_limit(limit_id)
+        assert state is not None and state.holders == {}, limit_id
+        assert store._shape(limit_id).extent > 1, f"{limit_id} was not spread over shards"
+
+
+def test_a_fan_outs_middles_take_their_sharded_limits_in_batches(fan_out_run):
+    """Taken one by one, each middle's 3 limits cost a shard write each, its release one more, and the limits'
+    growth from their roots a few: 7.95 writes of limit items per task. Taken ahead in batches
+    (``slot_reservations``), up to 4 holders share a shard write: 5.9."""
+    worker_part, _, _ = fan_out_run
+    limit_writes = [r for r in worker_part if r.operation == "UpdateItem" and r.pk.startswith("LIMIT#")
+                    and "#N#" not in r.pk]
+    per_task = len(limit_writes) / (WIDTH + 2)
+    assert per_task <= 6.5, f"{per_task:.2f} limit shard writes per task"

@@ -176,3 +176,80 @@ def test_a_release_between_the_growths_read_and_its_marking_leaves_no_marker(sto
     markers = {name: list(store.models.limit.query(keys.holder_name_pk(limit_id, keys.holder_key(name))))
                for name in ("gone", "stays")}
     assert (len(markers["gone"]), len(markers["stays"])) == (0, 1)
+
+
+def test_a_final_release_is_one_write_and_its_marker_refuses_the_holder_after(store, calls):
+    """The last release of a try that ended for good leaves its marker to expire: one write instead of two, and
+    a claim that still names the ended try (a stale read of its instance) is refused at the marker."""
+    limit_id = _wide_pool(store)
+    placed: dict[str, int] = {}
+    assert store.take_slots(limit_id, "ended", 1, limit=400, now=NOW, placed=placed) is Taken.YES
+    calls.clear()
+    assert store.release_slots(limit_id, "ended", shard=placed[limit_id], final=True)
+    assert calls == ["UpdateItem"]  # the entry alone
+    assert "ended" not in store.get_limit(limit_id).holders
+    marker_pk = keys.holder_name_pk(limit_id, keys.holder_key("ended"))
+    assert len(list(store.models.limit.query(marker_pk))) == 1  # left to its TTL
+    calls.clear()
+    assert store.take_slots(limit_id, "ended", 1, limit=400, now=NOW) is Taken.HELD
+    assert calls == ["PutItem"]
+    assert "ended" not in store.get_limit(limit_id).holders
+
+
+def test_a_batch_places_up_to_a_shards_entries_per_write(store, calls):
+    """Eight holders of a limit spread over empty shards: eight marker puts and two shard writes (not eight),
+    each holder counted once, each where the result says (its release goes there)."""
+    limit_id = _wide_pool(store, size=40, filled=5)
+    holders = [f"batch-{n}" for n in range(8)]
+    calls.clear()
+    placed = store.take_slots_many(limit_id, holders, 1, now=NOW)
+    assert sorted(placed) == holders
+    assert calls.count("PutItem") == 8 and calls.count("UpdateItem") <= 3  # a partly used shard may refuse once
+    held = store.get_limit(limit_id).holders
+    assert all(held[h] == 1 for h in holders) and sum(held.values()) == 13
+    for holder in holders:
+        assert holder in _names_in(store, limit_id, placed[holder])
+        assert store.take_slots(limit_id, holder, 1, limit=40, now=NOW) is Taken.HELD  # marked as one take is
+    calls.clear()
+    assert store.release_slots(limit_id, holders[0], shard=placed[holders[0]])
+    assert calls == ["UpdateItem", "DeleteItem"]
+
+
+def test_a_batch_never_goes_over_the_limit_and_leaves_no_marker_for_what_it_did_not_place(store):
+    limit_id = _wide_pool(store, size=8, filled=5)
+    holders = [f"over-{n}" for n in range(6)]
+    placed = store.take_slots_many(limit_id, holders, 1, now=NOW)
+    assert len(placed) <= 3
+    state = store.get_limit(limit_id)
+    assert sum(state.holders.values()) <= 8
+    L = store.models.limit
+    for holder in holders:
+        markers = list(L.query(keys.holder_name_pk(limit_id, keys.holder_key(holder))))
+        assert (holder in placed) == bool([m for m in markers if m.sk == keys.HOLDER_MARKER_SK]), holder
+    left = [h for h in holders if h not in placed]
+    taken = [h for h in left if store.take_slots(limit_id, h, 1, limit=8, now=NOW) is Taken.YES]
+    assert len(placed) + len(taken) == 3  # the rest is taken one by one; then the limit is full
+
+
+def test_a_batch_does_not_count_a_holder_that_holds_again(store):
+    limit_id = _wide_pool(store, size=40)
+    assert store.take_slots(limit_id, "twice", 1, limit=40, now=NOW) is Taken.YES
+    placed = store.take_slots_many(limit_id, ["twice", "once"], 1, now=NOW)
+    assert list(placed) == ["once"]
+    assert store.get_limit(limit_id).holders["twice"] == 1
+
+
+def test_a_batch_leaves_a_limit_that_is_its_root_alone_to_single_takes(store, calls):
+    limit_id = pool_limit("small")
+    store.set_pool("small", 40)
+    assert store.take_slots(limit_id, "early", 1, limit=40, now=NOW)
+    calls.clear()
+    assert store.take_slots_many(limit_id, ["a", "b"], 1, now=NOW) is None
+    assert calls == []
+
+
+def test_a_batch_leaves_takes_bigger_than_a_shard_to_single_takes(store, calls):
+    limit_id = _wide_pool(store, size=40)
+    calls.clear()
+    assert store.take_slots_many(limit_id, ["a", "b"], limit_shards.SHARD_SLOTS + 1, now=NOW) is None
+    assert calls == []
