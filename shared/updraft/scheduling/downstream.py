@@ -15,7 +15,9 @@ requests linear in the run. Here, for the task that ended (``plan``):
 - a leaf may have been the run's last task: the other leaves are read when few (or counted when many), and the
   whole run is evaluated once every leaf ended, which ends the run (its end is a conditional write: exactly once);
 - a run whose pass refused a scheduled instance (a full limit) is marked waiting (``Scheduler._mark_waiting``):
-  while it is, every end reads the whole run, as the slots it frees may be what the instance waits for.
+  while it is, a successful end claims the best waiting instances found through the run's waiting index
+  (``scheduling.waiting_claims``: reads bounded by the slots it frees, not by the run) as it decides its
+  downstream; a mapped instance's end there too, when its downstream waits for every instance of its task.
 
 Anything else evaluates the whole run as before (``Scheduler.schedule_run``): a try that did not succeed (its
 downstream may be skipped or upstream_failed, a cascade through the run), mapped tasks and mapped task groups
@@ -38,6 +40,7 @@ from updraft.scheduling.evaluation import finishes_in_scheduler
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.run_view import UNFINISHED
 from updraft.scheduling.slot_donor import SlotDonor
+from updraft.scheduling.waiting_claims import defers_to_waiting, schedule_waiting
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import RunEnds, Store
 
@@ -116,9 +119,17 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
         return whole_run()
     counted = [task_id for task_id, _ in found.counted] + ([None] if found.leaves_counted else [])
     ends = store.count_ends(ended.dag_id, ended.run_id, counted) if counted else None
-    if ends is not None and (ends.waiting is not None or _complete(found, ends)):
-        return whole_run()  # the last upstream or leaf to end, or instances wait for slots
-    if found.whole_run or branched or ended.state != TaskInstanceState.SUCCESS:
+    if ends is not None and _complete(found, ends):
+        return whole_run()  # the last upstream or leaf to end
+    succeeded = not branched and ended.state == TaskInstanceState.SUCCESS
+    deferred = found.whole_run and succeeded and defers_to_waiting(dag, ended.task_id)
+    marked = ends is not None and ends.waiting is not None
+    if marked or deferred:
+        # Instances wait for slots (or may: a mapped instance's end reads the mark before the whole run).
+        if not succeeded or (found.whole_run and not deferred):
+            return whole_run()
+        return _waiting(store, scheduler, ended, found, marked=marked, whole_run=whole_run, donor=donor)
+    if found.whole_run or not succeeded:
         return whole_run()
     is_leaf = not dag.task_dict[ended.task_id].downstream_task_ids
     if (is_leaf and found.leaves_counted) or not (found.decide or is_leaf):
@@ -130,7 +141,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     if run is None:
         return None
     if ends.waiting is not None:
-        return whole_run()
+        return _waiting(store, scheduler, ended, found, marked=True, whole_run=whole_run, donor=donor)
     if is_leaf:
         if all(key in items and items[key].state not in UNFINISHED for key in read):
             return whole_run()  # every leaf ended: the whole run decides the run's end
@@ -139,6 +150,19 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     if report is None or report.stale_runs:
         return whole_run()
     return report
+
+
+def _waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, found: Plan, *, marked: bool,
+             whole_run: Callable[[], PassReport | None], donor: SlotDonor | None) -> PassReport | None:
+    """The end in a run where instances wait: its downstream decided as planned, with the best waiting
+    instances claimed (``waiting_claims``); a leaf's end decides nothing else there (the run cannot end while an
+    instance waits)."""
+    if found.whole_run:  # a mapped instance's end: its downstream waits for the instance found waiting
+        return schedule_waiting(store, scheduler, ended, marked=marked, own_task_waits=True, whole_run=whole_run,
+                                donor=donor)
+    return schedule_waiting(store, scheduler, ended, marked=marked, decide=found.decide,
+                            reads=[TIKey(ended.dag_id, ended.run_id, task_id) for task_id in found.reads],
+                            whole_run=whole_run, donor=donor)
 
 
 def _complete(found: Plan, ends: RunEnds) -> bool:

@@ -43,6 +43,7 @@ from updraft.store.tables import (
     RUNS_BY_DATE_INDEX,
     TABLE,
     TTL_ATTRIBUTE,
+    WAITING_INDEX,
     IndexSpec,
     TableSpec,
 )
@@ -97,6 +98,18 @@ class ActiveRunsIndex(GlobalSecondaryIndex["RunItem"]):  # type: ignore[no-untyp
 
     active_pk = UnicodeAttribute(hash_key=True)
     active_sk = UnicodeAttribute(range_key=True)
+
+
+class WaitingIndex(GlobalSecondaryIndex["TaskInstanceItem"]):  # type: ignore[no-untyped-call]
+    """A run's waiting instances in claim order (``store.waiting``): keys only, so a waiting instance's other
+    writes (its reason changing) never write to it."""
+
+    class Meta:
+        index_name = WAITING_INDEX
+        projection = KeysOnlyProjection()
+
+    waiting_pk = UnicodeAttribute(hash_key=True)
+    waiting_sk = UnicodeAttribute(range_key=True)
 
 
 class RunsByDateIndex(LocalSecondaryIndex["RunItem"]):  # type: ignore[no-untyped-call]
@@ -222,6 +235,10 @@ class TaskInstanceItem(Item):
     rescheduled_try_id = UnicodeAttribute(null=True)
     hitl = JSONAttribute(null=True)  # a Human-in-the-loop request and response (``TaskInstance.hitl``)
     write_token = UnicodeAttribute(null=True)  # the last state write's (store.writes.write_token: lost acks)
+    # Set while the instance is scheduled and a claim refused it (``store.waiting``): its run's waiting index.
+    waiting_pk = UnicodeAttribute(null=True)
+    waiting_sk = UnicodeAttribute(null=True)
+    waiting_index = WaitingIndex()
 
 
 class LimitItem(Item):

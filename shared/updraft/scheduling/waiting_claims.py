@@ -1,0 +1,107 @@
+"""A try's end in a run where instances wait for slots: claim the best waiting ones without reading the run
+(issue 19).
+
+A run is marked waiting (``Scheduler._mark_waiting``) when a pass refused one of its scheduled instances for a
+full limit. The slot a try's end frees may be what such an instance needs; reading the whole run to find it made
+every end of a run of N instances at a limit far below N cost O(N) reads (O(N^2) per run). Airflow finds the
+next instances with an indexed query (``state = scheduled ORDER BY priority_weight DESC, ..., map_index LIMIT
+n``); here the run's sparse waiting index (``store.waiting``) does: one Query of a few index keys in claim order,
+then one strongly consistent BatchGetItem of those instances with the run, its DAG's row and the ENDS item (the
+index is eventually consistent: a hit claimed meanwhile is dropped, and a stale hit that slips through only
+costs a refused conditional write). The best of them go through the scheduler's normal claim path
+(``Scheduler.schedule_tasks`` with the ended try's ``donor``), as many as the slots the end frees can take, so
+every limit and the claim protocol's invariants hold as in any pass.
+
+The whole run is evaluated instead when nothing waiting is found (the mark is stale, or the index has not caught
+up: that pass claims what waits and clears a stale mark, as before), and when the end may decide something only
+the whole run sees (``defers_to_waiting``). Limits other than the ended try's (another DAG waits on the same
+pool) are the tick's business, as they are for the whole-run pass of one run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from updraft.model.records import TaskInstance, TIKey
+from updraft.model.states import TaskInstanceState
+from updraft.scheduling.ordering import claim_order
+from updraft.scheduling.pass_report import PassReport
+from updraft.scheduling.slot_donor import SlotDonor
+from updraft.serialization.model import SerializedDAG
+from updraft.store.api import Store
+
+if TYPE_CHECKING:
+    from updraft.scheduling.scheduler import Scheduler
+
+# Index entries read beyond the instances an end can start: hits claimed meanwhile (the index lags the claims)
+# and claims lost to a concurrent end are made up from these, not from a read of the run.
+SPARE_HITS = 3
+
+# Trigger rules that one upstream instance's success never decides while another instance of that upstream
+# task is unfinished (the others, one_success, one_done, all_failed, all_skipped, decide on the first end).
+_WAIT_FOR_ALL = frozenset({"all_success", "all_done", "all_done_min_one_success", "none_failed",
+                           "none_failed_min_one_success", "none_skipped", "one_failed", "always"})
+
+
+def defers_to_waiting(dag: SerializedDAG, task_id: str) -> bool:
+    """Whether a successful end of a mapped ``task_id``'s instance, in a run where one of its instances still
+    waits, can leave everything but the waiting instances' claims to later: its downstream cannot be decided
+    before that instance ends (their trigger rules wait for every upstream instance), and the run cannot end."""
+    task = dag.task_dict[task_id]
+    if not task.is_mapped or task.map_group_id or any(t.is_setup or t.is_teardown for t in dag.tasks):
+        return False
+    return all(dag.task_dict[down].trigger_rule in _WAIT_FOR_ALL for down in task.downstream_task_ids)
+
+
+def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *, marked: bool,
+                     decide: Sequence[str] = (), reads: Sequence[TIKey] = (), own_task_waits: bool = False,
+                     whole_run: Callable[[], PassReport | None],
+                     donor: SlotDonor | None = None) -> PassReport | None:
+    """After ``ended``'s successful try: claim the run's best waiting instances and decide ``decide`` (its
+    downstream tasks decided from their upstreams' items, ``reads``) in one pass; ``whole_run`` when the run is
+    not marked waiting, nothing waiting is found, or (``own_task_waits``: the end of a mapped instance, see
+    ``defers_to_waiting``) no instance of the ended task is among those found. ``marked``: the caller saw the
+    run's waiting mark (the index is read first, then everything in one batch); else the mark is read first, so
+    an end in a run where nothing waits costs no index read."""
+    wanted = max(1, ended.pool_slots)  # one try's end frees one slot of each limit, its pool's pool_slots
+    if not marked:
+        run, _, _, ends = store.get_run_meta_and_tis(ended.dag_id, ended.run_id, ())
+        if run is None:
+            return None
+        if ends.waiting is None:
+            return whole_run()
+    hits = store.waiting_tis(ended.dag_id, ended.run_id, limit=wanted + SPARE_HITS)
+    run, meta, items, ends = store.get_run_meta_and_tis(ended.dag_id, ended.run_id, [*reads, *hits])
+    if run is None:
+        return None
+    waiting = [items[key] for key in hits if key in items and items[key].state == TaskInstanceState.SCHEDULED]
+    if ends.waiting is None or not waiting:
+        return whole_run()  # nothing known to wait, or the mark is stale: that pass clears it
+    if own_task_waits and not any(ti.task_id == ended.task_id for ti in waiting):
+        return whole_run()
+    upstream = [items[key] for key in reads if key in items]
+    queue = claim_order(waiting, [run])
+    report: PassReport | None = None
+    while queue:
+        batch, queue = queue[:wanted], queue[wanted:]
+        tis = [ended, *upstream, *batch] if report is None else [ended, *batch]
+        step = scheduler.schedule_tasks(run, meta, tis, decide if report is None else (), waiting=ends.waiting,
+                                        donor=donor)
+        if step is None or step.stale_runs:
+            return whole_run()
+        report = step if report is None else _merged(report, step)
+        # A claim lost to a concurrent end (neither dispatched nor refused): the next hit takes its place.
+        dispatched = {d.key for d in step.dispatched}
+        wanted = sum(ti.key not in dispatched and ti.key.label not in step.not_claimed for ti in batch)
+        if not wanted:
+            break
+    return report
+
+
+def _merged(first: PassReport, then: PassReport) -> PassReport:
+    """One report of two passes over the same run (what the worker looks at after: tries, refusals)."""
+    return dataclasses.replace(first, dispatched=[*first.dispatched, *then.dispatched],
+                               not_claimed={**first.not_claimed, **then.not_claimed},
+                               full_limits=first.full_limits | then.full_limits)
