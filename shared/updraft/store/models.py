@@ -43,10 +43,10 @@ from updraft.store.tables import (
     RUNS_BY_DATE_INDEX,
     TABLE,
     TTL_ATTRIBUTE,
-    WAITING_INDEX,
     IndexSpec,
     TableSpec,
 )
+from updraft.store.waiting_index import WaitingIndex
 
 _M = TypeVar("_M", bound="Item")
 
@@ -98,18 +98,6 @@ class ActiveRunsIndex(GlobalSecondaryIndex["RunItem"]):  # type: ignore[no-untyp
 
     active_pk = UnicodeAttribute(hash_key=True)
     active_sk = UnicodeAttribute(range_key=True)
-
-
-class WaitingIndex(GlobalSecondaryIndex["TaskInstanceItem"]):  # type: ignore[no-untyped-call]
-    """A run's waiting instances in claim order (``store.waiting``): keys only, so a waiting instance's other
-    writes (its reason changing) never write to it."""
-
-    class Meta:
-        index_name = WAITING_INDEX
-        projection = KeysOnlyProjection()
-
-    waiting_pk = UnicodeAttribute(hash_key=True)
-    waiting_sk = UnicodeAttribute(range_key=True)
 
 
 class RunsByDateIndex(LocalSecondaryIndex["RunItem"]):  # type: ignore[no-untyped-call]
