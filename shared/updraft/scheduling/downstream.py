@@ -123,12 +123,11 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
         return whole_run()  # the last upstream or leaf to end
     succeeded = not branched and ended.state == TaskInstanceState.SUCCESS
     deferred = found.whole_run and succeeded and defers_to_waiting(dag, ended.task_id)
-    marked = ends is not None and ends.waiting is not None
-    if marked or deferred:
-        # Instances wait for slots (or may: a mapped instance's end reads the mark before the whole run).
+    if (ends is not None and ends.waiting is not None) or deferred:
+        # Instances wait for slots (or may: a mapped instance's end looks for them before the whole run).
         if not succeeded or (found.whole_run and not deferred):
             return whole_run()
-        return _waiting(store, scheduler, ended, found, marked=marked, whole_run=whole_run, donor=donor)
+        return _waiting(store, scheduler, ended, found, whole_run=whole_run, donor=donor)
     if found.whole_run or not succeeded:
         return whole_run()
     is_leaf = not dag.task_dict[ended.task_id].downstream_task_ids
@@ -141,7 +140,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     if run is None:
         return None
     if ends.waiting is not None:
-        return _waiting(store, scheduler, ended, found, marked=True, whole_run=whole_run, donor=donor)
+        return _waiting(store, scheduler, ended, found, whole_run=whole_run, donor=donor)
     if is_leaf:
         if all(key in items and items[key].state not in UNFINISHED for key in read):
             return whole_run()  # every leaf ended: the whole run decides the run's end
@@ -152,15 +151,14 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     return report
 
 
-def _waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, found: Plan, *, marked: bool,
+def _waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, found: Plan, *,
              whole_run: Callable[[], PassReport | None], donor: SlotDonor | None) -> PassReport | None:
     """The end in a run where instances wait: its downstream decided as planned, with the best waiting
     instances claimed (``waiting_claims``); a leaf's end decides nothing else there (the run cannot end while an
     instance waits)."""
     if found.whole_run:  # a mapped instance's end: its downstream waits for the instance found waiting
-        return schedule_waiting(store, scheduler, ended, marked=marked, own_task_waits=True, whole_run=whole_run,
-                                donor=donor)
-    return schedule_waiting(store, scheduler, ended, marked=marked, decide=found.decide,
+        return schedule_waiting(store, scheduler, ended, own_task_waits=True, whole_run=whole_run, donor=donor)
+    return schedule_waiting(store, scheduler, ended, decide=found.decide,
                             reads=[TIKey(ended.dag_id, ended.run_id, task_id) for task_id in found.reads],
                             whole_run=whole_run, donor=donor)
 

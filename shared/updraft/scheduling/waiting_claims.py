@@ -55,24 +55,20 @@ def defers_to_waiting(dag: SerializedDAG, task_id: str) -> bool:
     return all(dag.task_dict[down].trigger_rule in _WAIT_FOR_ALL for down in task.downstream_task_ids)
 
 
-def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *, marked: bool,
-                     decide: Sequence[str] = (), reads: Sequence[TIKey] = (), own_task_waits: bool = False,
+def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *, decide: Sequence[str] = (),
+                     reads: Sequence[TIKey] = (), own_task_waits: bool = False,
                      whole_run: Callable[[], PassReport | None],
                      donor: SlotDonor | None = None) -> PassReport | None:
     """After ``ended``'s successful try: claim the run's best waiting instances and decide ``decide`` (its
     downstream tasks decided from their upstreams' items, ``reads``) in one pass; ``whole_run`` when the run is
     not marked waiting, nothing waiting is found, or (``own_task_waits``: the end of a mapped instance, see
-    ``defers_to_waiting``) no instance of the ended task is among those found. ``marked``: the caller saw the
-    run's waiting mark (the index is read first, then everything in one batch); else the mark is read first, so
-    an end in a run where nothing waits costs no index read."""
+    ``defers_to_waiting``) no instance of the ended task is among those found. The index is read first (keys
+    only, eventually consistent: cheaper than the mark), so an end where it finds nothing goes to the whole run
+    at once; else one batch reads the hits with the run, its DAG's row, the mark and ``reads``."""
     wanted = max(1, ended.pool_slots)  # one try's end frees one slot of each limit, its pool's pool_slots
-    if not marked:
-        run, _, _, ends = store.get_run_meta_and_tis(ended.dag_id, ended.run_id, ())
-        if run is None:
-            return None
-        if ends.waiting is None:
-            return whole_run()
     hits = store.waiting_tis(ended.dag_id, ended.run_id, limit=wanted + SPARE_HITS)
+    if not hits:
+        return whole_run()  # nothing waits, or the index has not caught up: the whole run finds it
     run, meta, items, ends = store.get_run_meta_and_tis(ended.dag_id, ended.run_id, [*reads, *hits])
     if run is None:
         return None
