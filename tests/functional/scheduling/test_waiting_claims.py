@@ -38,7 +38,7 @@ def _started(store: DynamoStore, dag: DAG, **config) -> LambdaWorkers:
     return LambdaWorkers(store, scheduler, executor, clock)
 
 
-def _mapped(dag_id: str, width: int) -> DAG:
+def _mapped(dag_id: str, width: int, *, leaf: bool = False) -> DAG:
     dag = DAG(dag_id, schedule=None, start_date=START, max_active_tasks=2)
 
     @task(dag=dag)
@@ -46,7 +46,9 @@ def _mapped(dag_id: str, width: int) -> DAG:
         return None
 
     with dag:
-        work.expand(x=list(range(width))) >> work.override(task_id="after")()
+        mapped = work.expand(x=list(range(width)))
+        if not leaf:
+            mapped >> work.override(task_id="after")()
     return dag
 
 
@@ -82,6 +84,16 @@ def test_an_end_in_a_waiting_run_reads_a_few_items_whatever_the_runs_size(store)
         assert claimed.key.map_index == 2  # the next in map-index order
         seen[width] = sorted(sent)
     assert seen[8] == seen[40]  # the same requests, whatever the run's size
+
+
+def test_a_mapped_leafs_end_hands_its_slots_to_the_next_waiting_instance(store):
+    workers = _started(store, _mapped("leaf", 5, leaf=True))
+    item = workers.executor.take()[0]
+    with dynamo_requests() as sent:
+        assert workers.run_one(item)
+    assert [r.pk for r in sent if r.pk.startswith("LIMIT#")] == []  # no take, no release: handed on
+    (claimed,) = workers.executor.take()
+    assert store.get_ti(claimed.key).entry("parallelism") == item.key.holder(1)
 
 
 def test_waiting_instances_are_claimed_in_airflows_order(store):
