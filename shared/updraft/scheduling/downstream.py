@@ -40,7 +40,7 @@ from updraft.scheduling.evaluation import finishes_in_scheduler
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.run_view import UNFINISHED
 from updraft.scheduling.slot_donor import SlotDonor
-from updraft.scheduling.waiting_claims import defers_to_waiting, schedule_waiting
+from updraft.scheduling.waiting_claims import defers_to_waiting, index_pays, schedule_waiting
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import RunEnds, Store
 
@@ -127,7 +127,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
         # Instances wait for slots (or may: a mapped instance's end looks for them before the whole run).
         if not succeeded or (found.whole_run and not deferred):
             return whole_run()
-        return _waiting(store, scheduler, ended, found, whole_run=whole_run, donor=donor)
+        return _waiting(store, scheduler, dag, ended, found, whole_run=whole_run, donor=donor)
     if found.whole_run or not succeeded:
         return whole_run()
     is_leaf = not dag.task_dict[ended.task_id].downstream_task_ids
@@ -140,7 +140,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     if run is None:
         return None
     if ends.waiting is not None:
-        return _waiting(store, scheduler, ended, found, whole_run=whole_run, donor=donor)
+        return _waiting(store, scheduler, dag, ended, found, whole_run=whole_run, donor=donor)
     if is_leaf:
         if all(key in items and items[key].state not in UNFINISHED for key in read):
             return whole_run()  # every leaf ended: the whole run decides the run's end
@@ -151,13 +151,16 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     return report
 
 
-def _waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, found: Plan, *,
+def _waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, found: Plan, *,
              whole_run: Callable[[], PassReport | None], donor: SlotDonor | None) -> PassReport | None:
     """The end in a run where instances wait: its downstream decided as planned, with the best waiting
-    instances claimed (``waiting_claims``); a leaf's end decides nothing else there (the run cannot end while an
-    instance waits)."""
-    if found.whole_run:  # a mapped instance's end: its downstream waits for the instance found waiting
-        return schedule_waiting(store, scheduler, ended, own_task_waits=True, whole_run=whole_run, donor=donor)
+    instances claimed (``waiting_claims``; a small run is read whole); a leaf's end decides nothing else there
+    (the run cannot end while an instance waits)."""
+    if not index_pays(dag):
+        return whole_run()
+    if found.whole_run:  # a mapped instance's end: its downstream waits for an instance of its task found waiting
+        return schedule_waiting(store, scheduler, ended, whole_run=whole_run, donor=donor,
+                                own_task_waits=bool(dag.task_dict[ended.task_id].downstream_task_ids))
     return schedule_waiting(store, scheduler, ended, decide=found.decide,
                             reads=[TIKey(ended.dag_id, ended.run_id, task_id) for task_id in found.reads],
                             whole_run=whole_run, donor=donor)

@@ -97,71 +97,71 @@ def test_a_mapped_leafs_end_hands_its_slots_to_the_next_waiting_instance(store):
 
 
 def test_waiting_instances_are_claimed_in_airflows_order(store):
-    # One task at a time: the tick claims the highest priority; each end then claims the best waiting one.
+    # One task at a time: the tick claims the highest priority; each end then claims the best waiting one:
+    # priority weight first, then map index.
     dag = DAG("ordered", schedule=None, start_date=START, max_active_tasks=1)
 
     @task(dag=dag)
-    def work():
+    def work(x=None):
         return None
 
-    weights = {"low": 1, "high": 9, "middle": 5, "first": 20}
     with dag:
-        for task_id, weight in weights.items():
-            work.override(task_id=task_id, priority_weight=weight, weight_rule="absolute")()
+        work.override(task_id="first", priority_weight=20, weight_rule="absolute")()
+        for task_id, weight in {"low": 1, "high": 9}.items():
+            work.override(task_id=task_id, priority_weight=weight, weight_rule="absolute").expand(x=[0, 1, 2])
     workers = _started(store, dag)
     order = []
     with mock.patch.object(workers.scheduler, "schedule_run", wraps=workers.scheduler.schedule_run) as looks:
         while items := workers.executor.take():
-            order += [item.key.task_id for item in items]
+            order += [(item.key.task_id, item.key.map_index) for item in items]
             for item in items:
                 workers.run_one(item)
-    assert order == ["first", "high", "middle", "low"]
+    assert order == [("first", -1), ("high", 0), ("high", 1), ("high", 2), ("low", 0), ("low", 1), ("low", 2)]
     assert store.get_run("ordered", "r").state == DagRunState.SUCCESS
-    # The whole run is read once nothing waits (the last two ends: the mark cleared, then the run's end).
-    assert looks.call_count <= 2
+    # The run read whole twice: after the unmapped task's end, and once nothing waits (clearing the mark).
+    assert looks.call_count == 2
 
 
 def test_a_stale_index_hit_is_dropped_and_the_next_waiting_instance_claimed(store):
-    dag = DAG("stale", schedule=None, start_date=START, max_active_tasks=1)
-
-    @task(dag=dag)
-    def work():
-        return None
-
-    with dag:
-        for task_id, weight in {"a": 9, "b": 5, "c": 1}.items():
-            work.override(task_id=task_id, priority_weight=weight, weight_rule="absolute")()
-    workers = _started(store, dag)
-    (first,) = workers.executor.take()
-    assert first.key.task_id == "a"
-    # ``a`` is queued, but an index entry says it waits, first in order: the index lagging its claim.
+    workers = _started(store, _mapped("stale", 4, leaf=True))
+    first, second = workers.executor.take()
+    # ``second`` is queued, but an index entry says it waits, first in order: the index lagging its claim.
     T = store.models.task_instance
-    T(keys.run_pk("stale", "r"), keys.ti_sk("a", -1)).update(actions=[
-        T.waiting_pk.set(keys.run_pk("stale", "r")), T.waiting_sk.set(keys.waiting_sk(100, -1, "a"))])
-    assert store.waiting_tis("stale", "r", limit=1) == [TIKey("stale", "r", "a")]
+    T(keys.run_pk("stale", "r"), keys.ti_sk("work", second.key.map_index)).update(actions=[
+        T.waiting_pk.set(keys.run_pk("stale", "r")),
+        T.waiting_sk.set(keys.waiting_sk(100, second.key.map_index, "work"))])
+    assert store.waiting_tis("stale", "r", limit=1) == [second.key]
     assert workers.run_one(first)
     (claimed,) = workers.executor.take()
-    assert claimed.key.task_id == "b"
-    a = store.get_ti(TIKey("stale", "r", "a"))
-    assert (a.state, a.try_id) == (TaskInstanceState.SUCCESS, first.try_id)  # the stale hit was left alone
+    assert claimed.key.map_index == 2
+    left = store.get_ti(second.key)
+    assert (left.state, left.try_id) == (TaskInstanceState.QUEUED, second.try_id)  # the stale hit left alone
 
 
 def test_a_stale_mark_is_cleared_by_the_whole_run_when_nothing_is_found(store):
-    dag = DAG("marked", schedule=None, start_date=START)
+    workers = _started(store, _mapped("marked", 2, leaf=True), parallelism=128)
+    store.mark_waiting("marked", "r")  # nothing waits: the mark is stale, the index empty
+    with mock.patch.object(workers.scheduler, "schedule_run", wraps=workers.scheduler.schedule_run) as looks:
+        assert workers.run_one(workers.executor.take()[0])
+    assert looks.call_count == 1
+    assert store.get_run_meta_and_tis("marked", "r", ())[3].waiting is None
+
+
+def test_a_small_runs_end_reads_it_whole_rather_than_the_index(store):
+    dag = DAG("small", schedule=None, start_date=START, max_active_tasks=1)
 
     @task(dag=dag)
     def work():
         return None
 
     with dag:
-        work.override(task_id="t0")() >> work.override(task_id="t1")()
+        for task_id in "abc":
+            work.override(task_id=task_id)()
     workers = _started(store, dag)
-    store.mark_waiting("marked", "r")  # nothing waits: the mark is stale, the index empty
-    with mock.patch.object(workers.scheduler, "schedule_run", wraps=workers.scheduler.schedule_run) as looks:
-        assert workers.drain() == 2
-    assert looks.call_count >= 1
-    assert store.get_run_meta_and_tis("marked", "r", ())[3].waiting is None
-    assert store.get_run("marked", "r").state == DagRunState.SUCCESS
+    with mock.patch.object(store, "waiting_tis", wraps=store.waiting_tis) as index:
+        assert workers.drain() == 3
+    assert index.call_count == 0
+    assert store.get_run("small", "r").state == DagRunState.SUCCESS
 
 
 def test_an_instance_leaves_the_index_when_it_is_queued_or_cleared(store):
