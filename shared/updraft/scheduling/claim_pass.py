@@ -62,7 +62,8 @@ class ClaimPass:
         while a fan-out drains, a waiting instance's first refusal flips between the limits that are full together
         (parallelism, max_active_tasks, the pool) from one completion to the next: ``keep_reasons=False`` (the mini
         scheduler) leaves those writes to the tick, so "why" is at most a tick old and the hot path writes nothing
-        for the instances it does not claim."""
+        for the instances it does not claim, but for an instance's first reason: that write puts it in its run's
+        waiting index (``store.waiting``), where a later end in the run finds it without reading the run."""
         creations = creations if creations is not None else {}
         new = set(creations)  # their reason goes into the write that creates them
         reasons: dict[TIKey, BlockedReason] = {}
@@ -76,8 +77,7 @@ class ClaimPass:
                     creations[key] = dataclasses.replace(change, fields={**change.fields,
                                                                          "blocked_reason": reason.stored})
             self.create_scheduled(take_creations(creations))
-            if keep_reasons:
-                self._store_reasons([ti for ti, _ in candidates if ti.key not in new], reasons)
+            self._store_reasons([ti for ti, _ in candidates if ti.key not in new], reasons, first_only=not keep_reasons)
 
     def create_scheduled(self, changes: list[TIChange]) -> None:
         """Write, as scheduled, new instances no claim created (the next pass finds them, as without merging).
@@ -85,12 +85,15 @@ class ClaimPass:
         concurrently([functools.partial(self.store.create_ti, change.key, state=change.state, fields=change.fields)
                       for change in changes])
 
-    def _store_reasons(self, stored: list[TaskInstance], reasons: dict[TIKey, BlockedReason]) -> None:
-        """The reason on each stored instance not claimed, when it differs from the one it carries already."""
-        changed = [(ti.key, reasons[ti.key].stored) for ti in stored
-                   if ti.key in reasons and ti.state == TaskInstanceState.SCHEDULED
-                   and ti.blocked_reason != reasons[ti.key].stored]
-        concurrently([functools.partial(self.store.set_blocked_reason, key, text) for key, text in changed])
+    def _store_reasons(self, stored: list[TaskInstance], reasons: dict[TIKey, BlockedReason], *,
+                       first_only: bool) -> None:
+        """The reason on each stored instance not claimed, when it differs from the one it carries already
+        (``first_only``: when it carries none). Its priority weight goes with it: a scheduled instance with a
+        reason is in its run's waiting index (``store.waiting``)."""
+        changed = [ti for ti in stored if ti.key in reasons and ti.state == TaskInstanceState.SCHEDULED
+                   and ti.blocked_reason != reasons[ti.key].stored and not (first_only and ti.blocked_reason)]
+        concurrently([functools.partial(self.store.set_blocked_reason, ti.key, reasons[ti.key].stored,
+                                        priority_weight=ti.priority_weight) for ti in changed])
 
     def _claim_ordered(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                        creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],

@@ -20,7 +20,9 @@ requests linear in the run. Here, for the task that ended (``plan``):
   compare with) reads the whole run, which decides the task's downstream (a reduce over every mapped output) and,
   for a leaf, the run's end; without it a run of N mapped instances read O(N^2) items;
 - a run whose pass refused a scheduled instance (a full limit) is marked waiting (``Scheduler._mark_waiting``):
-  while it is, every end reads the whole run, as the slots it frees may be what the instance waits for.
+  while it is, a successful end claims the best waiting instances found through the run's waiting index
+  (``scheduling.waiting_claims``: reads bounded by the slots it frees, not by the run) as it decides its
+  downstream; a counted mapped instance's end there too (its count did not complete: nothing else to decide).
 
 Anything else evaluates the whole run as before (``Scheduler.schedule_run``): a try that did not succeed (its
 downstream may be skipped or upstream_failed, a cascade through the run), mapped task groups and the mapped tasks
@@ -44,6 +46,7 @@ from updraft.scheduling.evaluation import finishes_in_scheduler
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.run_view import UNFINISHED
 from updraft.scheduling.slot_donor import SlotDonor
+from updraft.scheduling.waiting_claims import index_pays, schedule_waiting
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import RunEnds, Store
 
@@ -128,9 +131,15 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     counted = ([task_id for task_id, _ in found.counted] + ([None] if found.leaves_counted else [])
                + ([ended.task_id] if found.mapped else []))
     ends = store.count_ends(ended.dag_id, ended.run_id, counted) if counted else None
-    if ends is not None and (ends.waiting is not None or _complete(found, ends, ended.task_id)):
-        return whole_run()  # the last upstream or leaf to end, or instances wait for slots
-    if found.whole_run or branched or ended.state != TaskInstanceState.SUCCESS:
+    if ends is not None and _complete(found, ends, ended.task_id):
+        return whole_run()  # the last upstream, leaf or mapped instance to end
+    succeeded = not branched and ended.state == TaskInstanceState.SUCCESS
+    if ends is not None and ends.waiting is not None:
+        # Instances wait for slots: the best of them get what this end frees.
+        if not succeeded or found.whole_run:
+            return whole_run()
+        return _waiting(store, scheduler, dag, ended, found, whole_run=whole_run, donor=donor)
+    if found.whole_run or not succeeded:
         return whole_run()
     if found.mapped:
         return None  # a mapped instance that was not the last to end: the last one's end reads the run
@@ -144,7 +153,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     if run is None:
         return None
     if ends.waiting is not None:
-        return whole_run()
+        return _waiting(store, scheduler, dag, ended, found, whole_run=whole_run, donor=donor)
     if is_leaf:
         if all(key in items and items[key].state not in UNFINISHED for key in read):
             return whole_run()  # every leaf ended: the whole run decides the run's end
@@ -153,6 +162,19 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     if report is None or report.stale_runs:
         return whole_run()
     return report
+
+
+def _waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, found: Plan, *,
+             whole_run: Callable[[], PassReport | None], donor: SlotDonor | None) -> PassReport | None:
+    """The end in a run where instances wait: its downstream decided as planned (nothing for a counted mapped
+    instance, whose downstream waits for its task's last instance), with the best waiting instances claimed
+    (``waiting_claims``; a small run is read whole); a leaf's end decides nothing else there (the run cannot end
+    while an instance waits)."""
+    if not index_pays(dag):
+        return whole_run()
+    return schedule_waiting(store, scheduler, ended, decide=found.decide,
+                            reads=[TIKey(ended.dag_id, ended.run_id, task_id) for task_id in found.reads],
+                            whole_run=whole_run, donor=donor)
 
 
 def _complete(found: Plan, ends: RunEnds, task_id: str) -> bool:

@@ -125,9 +125,12 @@ def next_hop(dag: SerializedDAG, task_id: str, finished: TaskInstance | None) ->
 
     A fan-in's upstreams finishing together cost the scheduler a few coalesced evaluations of the run instead of
     one full read of the run per upstream in every worker, so only a sole successor is scheduled in the worker.
-    A try that held a named pool releases first whatever follows: see ``holds_a_named_pool``.
+    A try that held a named pool releases first whatever follows: see ``holds_a_named_pool``. A mapped instance's
+    end is scheduled here too, so that in a run where its task's instances wait for slots it hands its slots to
+    the next one (``waiting_claims``) instead of a release now and a take after.
     """
-    if has_sole_successor(dag, task_id) and not holds_a_named_pool(finished):
+    if ((has_sole_successor(dag, task_id) or dag.task_dict[task_id].is_mapped)
+            and not holds_a_named_pool(finished)):
         return NextHop.HERE_THEN_RELEASE
     return NextHop.RELEASE_THEN_HAND_OFF
 

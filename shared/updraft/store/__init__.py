@@ -6,7 +6,7 @@ config), ``keys`` (every key string), ``writes`` (the conditional-write helpers)
 S3), ``lru`` (the serialized-DAG cache), ``base`` (what the aggregates share), one module per aggregate with its
 named conditions and writes (``dags``, ``files``, ``runs``, ``task_instances``, ``limits``, ``xcoms``,
 ``variables``, ``connections``, ``event_logs``, ``heartbeats``, ``dag_deletion``, ``backfills``,
-``state_stores``; ``encryption``
+``state_stores``, ``waiting`` and ``waiting_index``: a run's waiting instances; ``encryption``
 is the KMS cipher of variables and connections) and ``dynamo`` (:class:`DynamoStore`, composed of them).
 Importing this package imports none of them: handlers load
 only what they use. The store decides nothing about scheduling: it imports nothing from ``updraft.scheduling`` or
@@ -29,7 +29,7 @@ Items (``pk`` / ``sk``)::
     DAG version     DAG#<dag_id>            VERSION#<dag_hash>       gzip canonical JSON, or an S3 key above
                                                                      large_item_bytes; immutable (runs pin it)
     run             DAG#<dag_id>            RUN#<run_id>             state, dates, conf, pinned dag_hash
-    task instance   RUN#<dag_id>#<run_id>   TI#<task_id>#<map_index+1, 7 digits>
+    task instance   RUN#<dag_id>#<run_id>   TI#<task_id>#<map_index+1, 7 digits>   waiting_pk/sk while it waits
     recorded try    RUN#<dag_id>#<run_id>   TRY#<task_id>#<map_index+1>#<try, 5 digits>   a try a retry or a
                                                                      clear superseded (task-instance attributes)
     XCom            RUN#<dag_id>#<run_id>   XCOM#<task_id>#<map_index+1>#<key>   gzip JSON inline, or S3
@@ -72,6 +72,10 @@ Indexes::
                        sparse: only active, unpaused DAGs with a next run.
     active_runs   GSI  active_pk = ACTIVE#<crc32(dag_id#run_id) % N>, active_sk = date#dag#run  ALL
                        sparse: only queued/running runs; finishing a run REMOVEs the keys.
+    waiting_tis   GSI  waiting_pk = RUN#<dag_id>#<run_id>, waiting_sk = (2^31-1 - priority,   KEYS_ONLY
+                       10 digits)#<map_index+1, 7 digits>#task_id: sparse, only scheduled instances a claim
+                       refused (set with their first stored reason, REMOVEd by any write out of scheduled and
+                       by a clear); a run's waiting instances in claim order (``store.waiting``).
     runs_by_date  LSI  pk, run_date_sk = logical_date (else run_after)#run_id                   ALL
                        strongly consistent date order of one DAG's runs.
 
@@ -124,6 +128,8 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                          expansion, before its instances are created)
     mark_waiting,        Update ENDS SET waiting = :token / REMOVE waiting cond       cond (clear) 1
       clear_waiting      waiting = :token read before the run's instances
+    waiting_tis          Query waiting_tis RUN#dag#run, Limit n (keys only; the end in EC           1
+                         a waiting run reads the hits with get_run_meta_and_tis)
     create_ti, queue_ti, expected {None}: Put cond attribute_not_exists(pk), and when  cond         1 (2 for a
       end_try,           it exists an Update cond no state (a cleared item keeps its               cleared item
       apply_ti_change,   try number); else Update cond state IN (...) [OR no state]                or a lost
@@ -137,7 +143,8 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                          ReturnValues ALL_NEW (the worker keeps the try as started)
     heartbeat            Update lease cond try_id = :t AND state IN (queued, running) cond         1
     set_blocked_reason   Update SET/REMOVE blocked_reason cond state = :expected      cond         1
-                         (a queue_ti, or any change to queued, REMOVEs it in the same write)
+                         (a queue_ti, or any change to queued, REMOVEs it in the same write); with the
+                         priority weight, SET the waiting_tis keys too
     take_slots           one-shard limit: Update root SET available = available - :n, cond         1 (first use:
                          holders.#k = :v cond (available >= :n OR cap < 0) AND                     + a Put of the
                          size(holders) < 4 AND attribute_not_exists(holders.#k, .#k+)              root holding

@@ -264,9 +264,15 @@ class Store(Protocol):
         """Extend a running try's lease; False if the try was ended by someone else (zombie fencing)."""
 
     def set_blocked_reason(self, key: TIKey, reason: str | None, *,
-                           expected_state: TaskInstanceState = TaskInstanceState.SCHEDULED) -> bool:
+                           expected_state: TaskInstanceState = TaskInstanceState.SCHEDULED,
+                           priority_weight: int | None = None) -> bool:
         """Record why the task instance is not queued (None clears it), only while it is in
-        ``expected_state``; a claim to queued removes it."""
+        ``expected_state``; a claim to queued removes it. With ``priority_weight``, a scheduled instance given a
+        reason enters its run's waiting index (``waiting_tis``) in the same write."""
+
+    def waiting_tis(self, dag_id: str, run_id: str, *, limit: int) -> list[TIKey]:
+        """The first ``limit`` scheduled instances of the run a claim refused, in claim order (priority weight
+        descending, then map index), from an eventually consistent index: candidates to read strongly."""
 
     # -- limits and pools ------------------------------------------------------------------------------------
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime,

@@ -4,7 +4,7 @@ It is the one object callers get, composed of one class per aggregate (:mod:`~up
 :mod:`~updraft.store.files`, :mod:`~updraft.store.runs`, :mod:`~updraft.store.task_instances`,
 :mod:`~updraft.store.limits`, :mod:`~updraft.store.xcoms`, :mod:`~updraft.store.event_logs`,
 :mod:`~updraft.store.heartbeats`, :mod:`~updraft.store.dag_deletion`, :mod:`~updraft.store.backfills`,
-:mod:`~updraft.store.long_tasks`, :mod:`~updraft.store.state_stores`), each with its
+:mod:`~updraft.store.long_tasks`, :mod:`~updraft.store.state_stores`, :mod:`~updraft.store.waiting`), each with its
 named conditional writes.
 
 Every rule is one conditional write, so its correctness follows from DynamoDB's single-item atomicity and
@@ -30,11 +30,12 @@ from updraft.store.runs import RunStore
 from updraft.store.state_stores import StateStore
 from updraft.store.task_instances import TaskInstanceStore
 from updraft.store.variables import VariableStore
+from updraft.store.waiting import WaitingStore
 from updraft.store.xcoms import XComStore
 
 
 class DynamoStore(AssetStore, AssetPartitionStore, DagStore, FileStore, RunStore, TaskInstanceStore, PoolStore,
                   XComStore, VariableStore, ConnectionStore, EventLogStore, HeartbeatStore,
-                  DagDeletionStore, BackfillStore, LongTaskStore, StateStore):
+                  DagDeletionStore, BackfillStore, LongTaskStore, StateStore, WaitingStore):
     """The store on DynamoDB. Thread-safe: it keeps only caches of immutable facts (versions, limit items
     known to exist), so one instance serves every thread of a process."""

@@ -53,6 +53,23 @@ def ti_sk(task_id: str, map_index: int) -> str:
 TI_PREFIX = "TI#"
 
 
+def ti_key_parts(sk: str) -> tuple[str, int]:
+    """The task id and map index of a task instance's sort key (``ti_sk``'s inverse)."""
+    task_id, _, index = sk.removeprefix(TI_PREFIX).rpartition("#")
+    return task_id, int(index) - 1
+
+
+# Priority weights are 32-bit in Airflow (``db_safe_priority``): inverted into this range, they sort highest first.
+_PRIORITY_MAX = 2**31 - 1
+
+
+def waiting_sk(priority_weight: int, map_index: int, task_id: str) -> str:
+    """A waiting instance's place in its run's waiting index: Airflow's claim order within one run (priority
+    weight descending, then map index; the task id last, so equal ones keep one order)."""
+    inverted = _PRIORITY_MAX - max(-_PRIORITY_MAX - 1, min(_PRIORITY_MAX, priority_weight))
+    return f"{inverted:010d}#{map_index + 1:07d}#{task_id}"
+
+
 # A run's bookkeeping for its mini scheduler (``scheduling.downstream``), next to its instances (deleted with the
 # run's partition): counters of ended instances of its wide fan-ins, leaves and mapped tasks, the mapped tasks'
 # expansions, and whether instances wait.

@@ -46,6 +46,7 @@ from updraft.store.tables import (
     IndexSpec,
     TableSpec,
 )
+from updraft.store.waiting_index import WaitingIndex
 
 _M = TypeVar("_M", bound="Item")
 
@@ -222,6 +223,10 @@ class TaskInstanceItem(Item):
     rescheduled_try_id = UnicodeAttribute(null=True)
     hitl = JSONAttribute(null=True)  # a Human-in-the-loop request and response (``TaskInstance.hitl``)
     write_token = UnicodeAttribute(null=True)  # the last state write's (store.writes.write_token: lost acks)
+    # Set while the instance is scheduled and a claim refused it (``store.waiting``): its run's waiting index.
+    waiting_pk = UnicodeAttribute(null=True)
+    waiting_sk = UnicodeAttribute(null=True)
+    waiting_index = WaitingIndex()
 
 
 class LimitItem(Item):

@@ -59,6 +59,7 @@ LIST_INDEX = "list_index"
 ACTIVE_RUNS_INDEX = "active_runs"
 DUE_DAGS_INDEX = "due_dags"
 RUNS_BY_DATE_INDEX = "runs_by_date"
+WAITING_INDEX = "waiting_tis"
 # The TTL attribute: task state keys with a retention (updraft.store.state_stores) and the holder markers of
 # sharded limits (updraft.store.limit_markers) carry it.
 TTL_ATTRIBUTE = "expires"
@@ -79,6 +80,11 @@ TABLE = TableSpec(
         IndexSpec(
             DUE_DAGS_INDEX, KeyAttr("due_pk"), KeyAttr("due_sk"), "ALL",
             "Sparse and sharded: only active, unpaused DAGs with a next run carry the keys; sort = run_after.",
+        ),
+        IndexSpec(
+            WAITING_INDEX, KeyAttr("waiting_pk"), KeyAttr("waiting_sk"), "KEYS_ONLY",
+            "Sparse: only scheduled task instances a claim refused (a full limit) carry the keys, by run in "
+            "claim order, so a try's end in a waiting run finds the next ones without reading the run.",
         ),
     ),
     local_indexes=(

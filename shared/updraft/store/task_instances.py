@@ -16,7 +16,7 @@ from pynamodb.expressions.update import Action
 
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.store import keys
+from updraft.store import keys, waiting
 from updraft.store.api import RunEnds
 from updraft.store.base import StoreBase
 from updraft.store.models import TaskInstanceItem
@@ -202,6 +202,7 @@ class TaskInstanceStore(StoreBase):
             item = T(*_ti_keys(key), **{f: getattr(ti, f) for f in _TI_FIELDS})
             item.state = str(state)
             item.write_token = token
+            waiting.mark_created(item, ti)
             condition = ti_absent(T)
             if expected_try_id is not None:
                 # cannot hold on an absent item: False, as asked
@@ -213,9 +214,10 @@ class TaskInstanceStore(StoreBase):
             if expected_try_id is not None or "state" in found:
                 return False  # (an instance with a state: a creation race lost, told by the item it returns)
             # The item exists without a state: a cleared one is updated instead, so it keeps its try number.
-            return acknowledged(lambda: update_quietly(self._ti_row(key), self._ti_actions(T, state, fields, token),
+            return acknowledged(lambda: update_quietly(self._ti_row(key),
+                                                       self._ti_actions(T, key, state, fields, token),
                                                        ti_cleared(T)), landed)
-        actions = self._ti_actions(T, state, fields, token)
+        actions = self._ti_actions(T, key, state, fields, token)
         condition = ti_in_states(T, sorted(str(s) for s in expected if s is not None))
         if None in expected:
             # The update may create the item, so it carries its identity; a cleared item (no state) matches too.
@@ -228,11 +230,12 @@ class TaskInstanceStore(StoreBase):
         return acknowledged(lambda: update_quietly(row, actions, condition), landed)
 
     @staticmethod
-    def _ti_actions(T: type[TaskInstanceItem], state: TaskInstanceState, fields: dict[str, Any],
+    def _ti_actions(T: type[TaskInstanceItem], key: TIKey, state: TaskInstanceState, fields: dict[str, Any],
                     token: str) -> list[Action]:
         if state == TaskInstanceState.QUEUED and "blocked_reason" not in fields:
             fields["blocked_reason"] = None  # queued: whatever held it back no longer does
-        actions: list[Action] = [T.state.set(str(state)), T.write_token.set(token)]
+        actions: list[Action] = [T.state.set(str(state)), T.write_token.set(token),
+                                 *waiting.transition_actions(T, key, state, fields)]
         for name, value in fields.items():
             attr = getattr(T, name)
             if value is None:
@@ -292,7 +295,8 @@ class TaskInstanceStore(StoreBase):
             raise ValueError(f"reset_ti: {sorted(unknown)} are not settable TaskInstance fields")
         values = {name: list(v) if name == "held_limits" and v is not None else v for name, v in fields.items()}
         token = write_token()
-        actions = [T.state.remove(), T.try_id.remove(), T.write_token.set(token), *set_actions(T, values)]
+        actions = [T.state.remove(), T.try_id.remove(), T.write_token.set(token), *set_actions(T, values),
+                   *waiting.leave_actions(T)]
         condition = all_of(item_present(T), ti_in_state_or_none(T, expected))
         if expected_try_id is not None:
             condition = all_of(condition, try_matches(T, expected_try_id))
@@ -355,10 +359,17 @@ class TaskInstanceStore(StoreBase):
         return conditional(lambda: update_quietly(row, [T.lease_expires_at.set(lease_expires_at)], condition))
 
     def set_blocked_reason(self, key: TIKey, reason: str | None, *,
-                           expected_state: TaskInstanceState = TaskInstanceState.SCHEDULED) -> bool:
+                           expected_state: TaskInstanceState = TaskInstanceState.SCHEDULED,
+                           priority_weight: int | None = None) -> bool:
         """Why the task instance is not queued yet, kept on its item so "why is my task not running" is one
-        read. One conditional write: False when the instance is not (or no longer) in ``expected_state``."""
+        read. One conditional write: False when the instance is not (or no longer) in ``expected_state``.
+        A scheduled instance given a reason and its ``priority_weight`` enters its run's waiting index in the
+        same write (``store.waiting``); a reason removed leaves it."""
         T = self.models.task_instance
-        action = T.blocked_reason.remove() if reason is None else T.blocked_reason.set(reason)
+        actions: list[Action] = [T.blocked_reason.remove() if reason is None else T.blocked_reason.set(reason)]
+        if reason is None:
+            actions += waiting.leave_actions(T)
+        elif priority_weight is not None and expected_state == TaskInstanceState.SCHEDULED:
+            actions += waiting.enter_actions(T, key, priority_weight)
         condition = ti_in_states(T, [str(expected_state)])
-        return conditional(lambda: update_quietly(self._ti_row(key), [action], condition))
+        return conditional(lambda: update_quietly(self._ti_row(key), actions, condition))

@@ -148,7 +148,7 @@ def test_create_table_is_idempotent_and_matches_the_spec(aws, boto_session):
 def test_models_use_the_specs_index_names_and_keys():
     models = build_models(StoreConfig(table_name="x", region="us-east-1"))
     declared = {}
-    for model in (models.dag_meta, models.run, models.limit, models.file):
+    for model in (models.dag_meta, models.run, models.limit, models.file, models.task_instance):
         for name, index in model._indexes.items():
             declared[name] = sorted(a.attr_name for a in index.Meta.attributes.values())
     spec = {ix.name: sorted([ix.partition_key.name, ix.sort_key.name])

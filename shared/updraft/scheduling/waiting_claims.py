@@ -1,0 +1,94 @@
+"""A try's end in a run where instances wait for slots: claim the best waiting ones without reading the run
+(issue 19).
+
+A run is marked waiting (``Scheduler._mark_waiting``) when a pass refused one of its scheduled instances for a
+full limit. The slot a try's end frees may be what such an instance needs; reading the whole run to find it made
+every end of a run of N instances at a limit far below N cost O(N) reads (O(N^2) per run). Airflow finds the
+next instances with an indexed query (``state = scheduled ORDER BY priority_weight DESC, ..., map_index LIMIT
+n``); here the run's sparse waiting index (``store.waiting``) does: one Query of a few index keys in claim order,
+then one strongly consistent BatchGetItem of those instances with the run, its DAG's row and the ENDS item (the
+index is eventually consistent: a hit claimed meanwhile is dropped, and a stale hit that slips through only
+costs a refused conditional write). The best of them go through the scheduler's normal claim path
+(``Scheduler.schedule_tasks`` with the ended try's ``donor``), as many as the slots the end frees can take, so
+every limit and the claim protocol's invariants hold as in any pass.
+
+The whole run is evaluated instead when nothing waiting is found (the mark is stale, or the index has not caught
+up: that pass claims what waits and clears a stale mark, as before), and in a small run (``index_pays``), where
+reading the run whole costs no more than the index and the hits. Limits other than the ended try's (another DAG
+waits on the same pool) are the tick's business, as they are for the whole-run pass of one run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from updraft.model.records import TaskInstance, TIKey
+from updraft.model.states import TaskInstanceState
+from updraft.scheduling.ordering import claim_order
+from updraft.scheduling.pass_report import PassReport
+from updraft.scheduling.slot_donor import SlotDonor
+from updraft.serialization.model import SerializedDAG
+from updraft.store.api import Store
+
+if TYPE_CHECKING:
+    from updraft.scheduling.scheduler import Scheduler
+
+# Index entries read beyond the instances an end can start: hits claimed meanwhile (the index lags the claims)
+# and claims lost to a concurrent end are made up from these, not from a read of the run.
+SPARE_HITS = 3
+
+# Up to this many instances (a DAG of no more tasks, none mapped) the run's strongly consistent Query costs no more
+# than the index's Query and the hits' batch read: ~550-byte instances, 8 to a 4 KB read unit (measured: the
+# pool32 scenario's 2-task runs paid one more request per waiting end through the index, and no fewer units).
+SMALL_RUN = 32
+
+
+def index_pays(dag: SerializedDAG) -> bool:
+    """Whether a run of ``dag`` may hold more instances than reading it whole costs (``SMALL_RUN``)."""
+    return len(dag.tasks) > SMALL_RUN or any(t.is_mapped or t.map_group_id for t in dag.tasks)
+
+
+def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *, decide: Sequence[str] = (),
+                     reads: Sequence[TIKey] = (), whole_run: Callable[[], PassReport | None],
+                     donor: SlotDonor | None = None) -> PassReport | None:
+    """After ``ended``'s successful try: claim the run's best waiting instances and decide ``decide`` (its
+    downstream tasks decided from their upstreams' items, ``reads``) in one pass; ``whole_run`` when the run is
+    not marked waiting or nothing waiting is found. The index is read first (keys only, eventually consistent:
+    cheaper than the mark), so an end where it finds nothing goes to the whole run at once; else one batch reads
+    the hits with the run, its DAG's row, the mark and ``reads``."""
+    wanted = max(1, ended.pool_slots)  # one try's end frees one slot of each limit, its pool's pool_slots
+    hits = store.waiting_tis(ended.dag_id, ended.run_id, limit=wanted + SPARE_HITS)
+    if not hits:
+        return whole_run()  # nothing waits, or the index has not caught up: the whole run finds it
+    run, meta, items, ends = store.get_run_meta_and_tis(ended.dag_id, ended.run_id, [*reads, *hits])
+    if run is None:
+        return None
+    waiting = [items[key] for key in hits if key in items and items[key].state == TaskInstanceState.SCHEDULED]
+    if ends.waiting is None or not waiting:
+        return whole_run()  # nothing known to wait, or the mark is stale: that pass clears it
+    upstream = [items[key] for key in reads if key in items]
+    queue = claim_order(waiting, [run])
+    report: PassReport | None = None
+    while queue:
+        batch, queue = queue[:wanted], queue[wanted:]
+        tis = [ended, *upstream, *batch] if report is None else [ended, *batch]
+        step = scheduler.schedule_tasks(run, meta, tis, decide if report is None else (), waiting=ends.waiting,
+                                        donor=donor)
+        if step is None or step.stale_runs:
+            return whole_run()
+        report = step if report is None else _merged(report, step)
+        # A claim lost to a concurrent end (neither dispatched nor refused): the next hit takes its place.
+        dispatched = {d.key for d in step.dispatched}
+        wanted = sum(ti.key not in dispatched and ti.key.label not in step.not_claimed for ti in batch)
+        if not wanted:
+            break
+    return report
+
+
+def _merged(first: PassReport, then: PassReport) -> PassReport:
+    """One report of two passes over the same run (what the worker looks at after: tries, refusals)."""
+    return dataclasses.replace(first, dispatched=[*first.dispatched, *then.dispatched],
+                               not_claimed={**first.not_claimed, **then.not_claimed},
+                               full_limits=first.full_limits | then.full_limits)

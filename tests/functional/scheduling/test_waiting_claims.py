@@ -1,0 +1,176 @@
+"""An end in a run whose instances wait for slots claims the best waiting ones through the run's waiting index
+(``scheduling.waiting_claims``, issue 19): reads bounded by the slots it frees, not by the run's size; in
+Airflow's claim order; a stale index hit is harmless; the whole run only when nothing is found, which clears a
+stale mark. Workers are played as the worker Lambda plays them (``LambdaWorkers``)."""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterator
+from unittest import mock
+
+import pytest
+from moto import mock_aws
+
+from airflow.sdk import DAG, task
+from tests.dynamo_requests import dynamo_requests, operations
+from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
+from updraft.model.records import TIKey
+from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.triggering import trigger_dag
+from updraft.store import keys
+from updraft.store.dynamo import DynamoStore
+
+
+@pytest.fixture(scope="module")
+def store() -> Iterator[DynamoStore]:
+    with mock_aws():
+        yield make_store("waiting-claims")
+
+
+def _started(store: DynamoStore, dag: DAG, **config) -> LambdaWorkers:
+    """The DAG triggered and one tick run: the tries it claimed are dispatched, the others wait."""
+    clock = Clock()
+    store_dags(store, dag, now=clock())
+    trigger_dag(store, dag.dag_id, now=clock(), run_id="r")
+    scheduler, executor = scheduler_for(store, clock, **{"parallelism": 128, **config})
+    scheduler.run_pass()
+    return LambdaWorkers(store, scheduler, executor, clock)
+
+
+def _mapped(dag_id: str, width: int, *, leaf: bool = False) -> DAG:
+    dag = DAG(dag_id, schedule=None, start_date=START, max_active_tasks=2)
+
+    @task(dag=dag)
+    def work(x=None):
+        return None
+
+    with dag:
+        mapped = work.expand(x=list(range(width)))
+        if not leaf:
+            mapped >> work.override(task_id="after")()
+    return dag
+
+
+def _one_end(store: DynamoStore, workers: LambdaWorkers) -> tuple[list[str], int, int]:
+    """One dispatched try run to its end: the requests it sent, the task instances its reads named, and the
+    whole-run reads (``get_run_tis``) it made."""
+    item = workers.executor.take()[0]
+    named = collections.Counter[str]()
+    batch_read = store.get_run_meta_and_tis
+
+    def counting(dag_id, run_id, ti_keys, **kwargs):
+        ti_keys = list(ti_keys)
+        named["tis"] += len(ti_keys)
+        return batch_read(dag_id, run_id, ti_keys, **kwargs)
+
+    with mock.patch.object(store, "get_run_meta_and_tis", counting), \
+            mock.patch.object(store, "get_run_tis", wraps=store.get_run_tis) as whole, dynamo_requests() as sent:
+        assert workers.run_one(item)
+    return operations(sent), named["tis"], whole.call_count
+
+
+def test_an_end_in_a_waiting_run_reads_a_few_items_whatever_the_runs_size(store):
+    # A mapped task at max_active_tasks 2: the tick claims two instances, the others wait (the run is marked).
+    seen = {}
+    for width in (8, 40):
+        workers = _started(store, _mapped(f"wide{width}", width))
+        assert store.get_run_meta_and_tis(f"wide{width}", "r", ())[3].waiting is not None
+        sent, named, whole = _one_end(store, workers)
+        assert whole == 0  # the run is not read whole
+        assert sent.count("Query") == 1  # the waiting index's
+        assert named <= 4  # the index's first hits: the slot it frees and a few spare
+        (claimed,) = workers.executor.take()
+        assert claimed.key.map_index == 2  # the next in map-index order
+        seen[width] = sorted(sent)
+    assert seen[8] == seen[40]  # the same requests, whatever the run's size
+
+
+def test_a_mapped_leafs_end_hands_its_slots_to_the_next_waiting_instance(store):
+    workers = _started(store, _mapped("leaf", 5, leaf=True))
+    item = workers.executor.take()[0]
+    with dynamo_requests() as sent:
+        assert workers.run_one(item)
+    assert [r.pk for r in sent if r.pk.startswith("LIMIT#")] == []  # no take, no release: handed on
+    (claimed,) = workers.executor.take()
+    assert store.get_ti(claimed.key).entry("parallelism") == item.key.holder(1)
+
+
+def test_waiting_instances_are_claimed_in_airflows_order(store):
+    # One task at a time: the tick claims the highest priority; each end then claims the best waiting one:
+    # priority weight first, then map index.
+    dag = DAG("ordered", schedule=None, start_date=START, max_active_tasks=1)
+
+    @task(dag=dag)
+    def work(x=None):
+        return None
+
+    with dag:
+        work.override(task_id="first", priority_weight=20, weight_rule="absolute")()
+        for task_id, weight in {"low": 1, "high": 9}.items():
+            work.override(task_id=task_id, priority_weight=weight, weight_rule="absolute").expand(x=[0, 1, 2])
+    workers = _started(store, dag)
+    order = []
+    with mock.patch.object(workers.scheduler, "schedule_run", wraps=workers.scheduler.schedule_run) as looks:
+        while items := workers.executor.take():
+            order += [(item.key.task_id, item.key.map_index) for item in items]
+            for item in items:
+                workers.run_one(item)
+    assert order == [("first", -1), ("high", 0), ("high", 1), ("high", 2), ("low", 0), ("low", 1), ("low", 2)]
+    assert store.get_run("ordered", "r").state == DagRunState.SUCCESS
+    # The run read whole three times: after the unmapped task's end, and at each mapped task's last instance (its
+    # count complete); the last of them finds nothing waiting (clearing the mark) and ends the run.
+    assert looks.call_count == 3
+
+
+def test_a_stale_index_hit_is_dropped_and_the_next_waiting_instance_claimed(store):
+    workers = _started(store, _mapped("stale", 4, leaf=True))
+    first, second = workers.executor.take()
+    # ``second`` is queued, but an index entry says it waits, first in order: the index lagging its claim.
+    T = store.models.task_instance
+    T(keys.run_pk("stale", "r"), keys.ti_sk("work", second.key.map_index)).update(actions=[
+        T.waiting_pk.set(keys.run_pk("stale", "r")),
+        T.waiting_sk.set(keys.waiting_sk(100, second.key.map_index, "work"))])
+    assert store.waiting_tis("stale", "r", limit=1) == [second.key]
+    assert workers.run_one(first)
+    (claimed,) = workers.executor.take()
+    assert claimed.key.map_index == 2
+    left = store.get_ti(second.key)
+    assert (left.state, left.try_id) == (TaskInstanceState.QUEUED, second.try_id)  # the stale hit left alone
+
+
+def test_a_stale_mark_is_cleared_by_the_whole_run_when_nothing_is_found(store):
+    workers = _started(store, _mapped("marked", 2, leaf=True), parallelism=128)
+    store.mark_waiting("marked", "r")  # nothing waits: the mark is stale, the index empty
+    with mock.patch.object(workers.scheduler, "schedule_run", wraps=workers.scheduler.schedule_run) as looks:
+        assert workers.run_one(workers.executor.take()[0])
+    assert looks.call_count == 1
+    assert store.get_run_meta_and_tis("marked", "r", ())[3].waiting is None
+
+
+def test_a_small_runs_end_reads_it_whole_rather_than_the_index(store):
+    dag = DAG("small", schedule=None, start_date=START, max_active_tasks=1)
+
+    @task(dag=dag)
+    def work():
+        return None
+
+    with dag:
+        for task_id in "abc":
+            work.override(task_id=task_id)()
+    workers = _started(store, dag)
+    with mock.patch.object(store, "waiting_tis", wraps=store.waiting_tis) as index:
+        assert workers.drain() == 3
+    assert index.call_count == 0
+    assert store.get_run("small", "r").state == DagRunState.SUCCESS
+
+
+def test_an_instance_leaves_the_index_when_it_is_queued_or_cleared(store):
+    workers = _started(store, _mapped("leaves", 5))
+    assert [k.map_index for k in store.waiting_tis("leaves", "r", limit=10)] == [2, 3, 4]
+    assert store.reset_ti(TIKey("leaves", "r", "work", 4), expected=TaskInstanceState.SCHEDULED,
+                          expected_try_id=None, fields={})
+    assert [k.map_index for k in store.waiting_tis("leaves", "r", limit=10)] == [2, 3]
+    workers.drain()
+    assert store.get_run("leaves", "r").state == DagRunState.SUCCESS
+    assert store.waiting_tis("leaves", "r", limit=10) == []
