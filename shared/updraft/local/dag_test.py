@@ -308,9 +308,9 @@ class _ObservedStore(DynamoStore):
 
     def transition_ti(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
                       state: TaskInstanceState, expected_try_id: str | None = None,
-                      fields: Mapping[str, Any] | None = None) -> bool:
+                      fields: Mapping[str, Any] | None = None, waiting_index: bool = False) -> bool:
         applied = super().transition_ti(key, expected=expected, state=state, expected_try_id=expected_try_id,
-                                        fields=fields)
+                                        fields=fields, waiting_index=waiting_index)
         if applied:
             try_number = (fields or {}).get("try_number")
             if try_number is None:  # unchanged by this write (only a claim sets it)

@@ -29,6 +29,7 @@ from updraft.scheduling.ordering import claim_order
 from updraft.scheduling.pass_invokes import InvokePool, PassInvokes
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.slot_reservations import LOOKAHEAD, Reservations
+from updraft.scheduling.waiting_claims import index_pays
 from updraft.serialization.model import SerializedDAG
 from updraft.store import keys
 from updraft.store.api import Store
@@ -70,30 +71,44 @@ class ClaimPass:
         try:
             self._claim_ordered(candidates, now, report, creations, active if active is not None else {}, reasons)
         finally:
+            indexed = self._indexed(candidates, reasons)
             # Whatever was not claimed (a full limit, no such pool, an error midway) is still scheduled.
             for key, reason in reasons.items():
                 if key in creations:
                     change = creations[key]
                     creations[key] = dataclasses.replace(change, fields={**change.fields,
                                                                          "blocked_reason": reason.stored})
-            self.create_scheduled(take_creations(creations))
-            self._store_reasons([ti for ti, _ in candidates if ti.key not in new], reasons, first_only=not keep_reasons)
+            self.create_scheduled(take_creations(creations), indexed=indexed)
+            self._store_reasons([ti for ti, _ in candidates if ti.key not in new], reasons, indexed,
+                                first_only=not keep_reasons)
 
-    def create_scheduled(self, changes: list[TIChange]) -> None:
-        """Write, as scheduled, new instances no claim created (the next pass finds them, as without merging).
-        Independent conditional puts (a fan-out's hundreds of new instances): sent together."""
-        concurrently([functools.partial(self.store.create_ti, change.key, state=change.state, fields=change.fields)
+    def _indexed(self, candidates: list[tuple[TaskInstance, DagRun]],
+                 reasons: dict[TIKey, BlockedReason]) -> set[TIKey]:
+        """The refused instances whose reason write puts them in their run's waiting index: those of runs where
+        an end reads the index rather than the run (``waiting_claims.index_pays``); elsewhere it is never read."""
+        runs = {(run.dag_id, run.run_id): run for _, run in candidates}
+        pays = {key: index_pays(self.dag(run.dag_id, run.dag_hash)) for key, run in runs.items()}
+        return {key for key in reasons if pays.get((key.dag_id, key.run_id), False)}
+
+    def create_scheduled(self, changes: list[TIChange], *, indexed: set[TIKey] | None = None) -> None:
+        """Write, as scheduled, new instances no claim created (the next pass finds them, as without merging);
+        those ``indexed`` enter their run's waiting index. Independent conditional puts (a fan-out's hundreds of
+        new instances): sent together."""
+        concurrently([functools.partial(self.store.create_ti, change.key, state=change.state, fields=change.fields,
+                                        waiting_index=change.key in (indexed or ()))
                       for change in changes])
 
-    def _store_reasons(self, stored: list[TaskInstance], reasons: dict[TIKey, BlockedReason], *,
-                       first_only: bool) -> None:
+    def _store_reasons(self, stored: list[TaskInstance], reasons: dict[TIKey, BlockedReason], indexed: set[TIKey],
+                       *, first_only: bool) -> None:
         """The reason on each stored instance not claimed, when it differs from the one it carries already
-        (``first_only``: when it carries none). Its priority weight goes with it: a scheduled instance with a
-        reason is in its run's waiting index (``store.waiting``)."""
+        (``first_only``: an ``indexed`` one's first reason only). An ``indexed`` one's priority weight goes with
+        it: with its reason, it enters its run's waiting index (``store.waiting``)."""
         changed = [ti for ti in stored if ti.key in reasons and ti.state == TaskInstanceState.SCHEDULED
-                   and ti.blocked_reason != reasons[ti.key].stored and not (first_only and ti.blocked_reason)]
+                   and ti.blocked_reason != reasons[ti.key].stored
+                   and not (first_only and (ti.blocked_reason or ti.key not in indexed))]
         concurrently([functools.partial(self.store.set_blocked_reason, ti.key, reasons[ti.key].stored,
-                                        priority_weight=ti.priority_weight) for ti in changed])
+                                        priority_weight=ti.priority_weight if ti.key in indexed else None)
+                      for ti in changed])
 
     def _claim_ordered(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                        creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],

@@ -218,8 +218,10 @@ class Store(Protocol):
     def clear_waiting(self, dag_id: str, run_id: str, token: str) -> bool:
         """Remove the waiting mark if it is still ``token`` (no pass left instances waiting since it was read)."""
 
-    def create_ti(self, key: TIKey, *, state: TaskInstanceState, fields: Mapping[str, Any] | None = None) -> bool:
-        """Create a never-touched instance in ``state``; False if it exists."""
+    def create_ti(self, key: TIKey, *, state: TaskInstanceState, fields: Mapping[str, Any] | None = None,
+                  waiting_index: bool = False) -> bool:
+        """Create a never-touched instance in ``state``; False if it exists (``waiting_index``: created scheduled
+        with a blocked reason, it enters its run's ``waiting_tis``)."""
 
     def queue_ti(self, key: TIKey, *, expected: TaskInstanceState | None, fields: Mapping[str, Any]) -> bool:
         """The claim: ``expected`` (scheduled, or None: create it) -> queued, clearing its blocked reason."""

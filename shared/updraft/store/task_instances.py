@@ -179,13 +179,15 @@ class TaskInstanceStore(StoreBase):
 
     def transition_ti(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
                       state: TaskInstanceState, expected_try_id: str | None = None,
-                      fields: Mapping[str, Any] | None = None) -> bool:
+                      fields: Mapping[str, Any] | None = None, waiting_index: bool = False) -> bool:
         """The one conditional task-instance write behind the named transitions below (callers outside the
         store use those, so each write says what it is; the ``Store`` contract has no generic transition).
 
         Moves the instance to ``state`` only if it is in one of ``expected`` (None: no state, so the item does not
         exist yet and this creates it, or a clear reset it and this updates it) and, when given, its try_id
         matches (fencing a stale worker). ``fields`` are other TaskInstance attributes to set in the same write.
+        ``waiting_index``: an instance written scheduled with a blocked reason enters its run's waiting index
+        (``store.waiting``); any write out of scheduled leaves it.
         """
         T = self.models.task_instance
         expected = set(expected)
@@ -202,7 +204,8 @@ class TaskInstanceStore(StoreBase):
             item = T(*_ti_keys(key), **{f: getattr(ti, f) for f in _TI_FIELDS})
             item.state = str(state)
             item.write_token = token
-            waiting.mark_created(item, ti)
+            if waiting_index:
+                waiting.mark_created(item, ti)
             condition = ti_absent(T)
             if expected_try_id is not None:
                 # cannot hold on an absent item: False, as asked
@@ -215,9 +218,10 @@ class TaskInstanceStore(StoreBase):
                 return False  # (an instance with a state: a creation race lost, told by the item it returns)
             # The item exists without a state: a cleared one is updated instead, so it keeps its try number.
             return acknowledged(lambda: update_quietly(self._ti_row(key),
-                                                       self._ti_actions(T, key, state, fields, token),
+                                                       self._ti_actions(T, key, state, fields, token,
+                                                                        waiting_index),
                                                        ti_cleared(T)), landed)
-        actions = self._ti_actions(T, key, state, fields, token)
+        actions = self._ti_actions(T, key, state, fields, token, waiting_index)
         condition = ti_in_states(T, sorted(str(s) for s in expected if s is not None))
         if None in expected:
             # The update may create the item, so it carries its identity; a cleared item (no state) matches too.
@@ -231,11 +235,11 @@ class TaskInstanceStore(StoreBase):
 
     @staticmethod
     def _ti_actions(T: type[TaskInstanceItem], key: TIKey, state: TaskInstanceState, fields: dict[str, Any],
-                    token: str) -> list[Action]:
+                    token: str, waiting_index: bool) -> list[Action]:
         if state == TaskInstanceState.QUEUED and "blocked_reason" not in fields:
             fields["blocked_reason"] = None  # queued: whatever held it back no longer does
         actions: list[Action] = [T.state.set(str(state)), T.write_token.set(token),
-                                 *waiting.transition_actions(T, key, state, fields)]
+                                 *waiting.transition_actions(T, key, state, fields, enter=waiting_index)]
         for name, value in fields.items():
             attr = getattr(T, name)
             if value is None:
@@ -247,9 +251,11 @@ class TaskInstanceStore(StoreBase):
     # ------------------------------------------------------------------- named transitions over transition_ti
     # Each goes through ``transition_ti`` (looked up on the instance), so one override of it sees every state
     # written by a named transition: ``updraft dags test`` prints each change that way.
-    def create_ti(self, key: TIKey, *, state: TaskInstanceState, fields: Mapping[str, Any] | None = None) -> bool:
-        """Create a never-touched instance in ``state`` (scheduled, skipped by a branch...); False if it exists."""
-        return self.transition_ti(key, expected=[None], state=state, fields=fields)
+    def create_ti(self, key: TIKey, *, state: TaskInstanceState, fields: Mapping[str, Any] | None = None,
+                  waiting_index: bool = False) -> bool:
+        """Create a never-touched instance in ``state`` (scheduled, skipped by a branch...); False if it exists.
+        ``waiting_index``: created scheduled with a blocked reason, it enters its run's waiting index."""
+        return self.transition_ti(key, expected=[None], state=state, fields=fields, waiting_index=waiting_index)
 
     def queue_ti(self, key: TIKey, *, expected: TaskInstanceState | None, fields: Mapping[str, Any]) -> bool:
         """The claim: ``expected`` (scheduled, or None to create it claimed) -> queued with the new try's

@@ -5,7 +5,8 @@ order (``waiting_sk``: ``keys.waiting_sk``) as long as it waits. The keys ride i
 it waits and that end its wait, so they cost no request of their own:
 
 - set by the write that stores its first blocked reason (its creation as scheduled by a pass that refused it, or
-  ``set_blocked_reason``);
+  ``set_blocked_reason``), when the caller asks (the scheduler does where the index pays: a large or mapped run,
+  ``scheduling.waiting_claims.index_pays``);
 - removed by every state write that moves it out of scheduled (``queue_ti`` above all), by a reason removed, and
   by a clear (``reset_ti``).
 
@@ -42,12 +43,12 @@ def mark_created(item: TaskInstanceItem, ti: TaskInstance) -> None:
 
 
 def transition_actions(T: type[TaskInstanceItem], key: TIKey, state: TaskInstanceState,
-                       fields: Mapping[str, Any]) -> list[Action]:
+                       fields: Mapping[str, Any], *, enter: bool) -> list[Action]:
     """What a state write does to the index keys: out of scheduled, or its reason removed, the wait ended; a
-    scheduled instance written with a reason and its priority weight waits."""
+    scheduled instance written with a reason and its priority weight waits (``enter``: the caller indexes it)."""
     if state != TaskInstanceState.SCHEDULED or ("blocked_reason" in fields and not fields["blocked_reason"]):
         return [T.waiting_pk.remove(), T.waiting_sk.remove()]
-    if fields.get("blocked_reason") and fields.get("priority_weight") is not None:
+    if enter and fields.get("blocked_reason") and fields.get("priority_weight") is not None:
         return enter_actions(T, key, int(fields["priority_weight"]))
     return []
 
