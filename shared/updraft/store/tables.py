@@ -123,8 +123,10 @@ def create_table_kwargs(table_name: str, spec: TableSpec = TABLE) -> dict[str, A
 def create_table(config: StoreConfig, *, client: DynamoDBClient | None = None, wait: bool = True) -> bool:
     """Create the table if it does not exist; True if this call created it.
 
-    Idempotent so that local mode and tests can call it on every start. An existing table is not altered:
-    changing indexes on a deployed table is the CDK stack's job.
+    Idempotent so that local mode and tests can call it on every start. An existing table gains the global
+    indexes the spec added since it was created (``add_missing_indexes``): local mode keeps its table across
+    restarts and upgrades, and a store querying an index the table lacks would fail. A deployed table's indexes are
+    the CDK stack's job.
     """
     if client is None:
         import boto3
@@ -141,7 +143,29 @@ def create_table(config: StoreConfig, *, client: DynamoDBClient | None = None, w
             if status == "ACTIVE":
                 break
             time.sleep(0.1)
+    if not created:
+        add_missing_indexes(client, config.table_name)
     if created and TABLE.ttl_attribute:
         client.update_time_to_live(TableName=config.table_name, TimeToLiveSpecification={
             "Enabled": True, "AttributeName": TABLE.ttl_attribute})
     return created
+
+
+def add_missing_indexes(client: DynamoDBClient, table_name: str, spec: TableSpec = TABLE) -> list[str]:
+    """Create the spec's global indexes the table lacks, one UpdateTable each (DynamoDB builds one new index per
+    call), and return their names. Indexes are only added, never changed or dropped: an index the spec no longer
+    names may still be read by a running older version."""
+    kwargs = create_table_kwargs(table_name, spec)
+    table = client.describe_table(TableName=table_name)["Table"]
+    present = {ix["IndexName"] for ix in table.get("GlobalSecondaryIndexes", [])}
+    added = []
+    for index in kwargs.get("GlobalSecondaryIndexes", []):
+        if index["IndexName"] in present:
+            continue
+        key_names = {k["AttributeName"] for k in index["KeySchema"]}
+        client.update_table(
+            TableName=table_name,
+            AttributeDefinitions=[a for a in kwargs["AttributeDefinitions"] if a["AttributeName"] in key_names],
+            GlobalSecondaryIndexUpdates=[{"Create": index}])
+        added.append(index["IndexName"])
+    return added

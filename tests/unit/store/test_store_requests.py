@@ -3,6 +3,7 @@ and a table whose definition comes from the one shared spec."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pendulum
@@ -16,7 +17,7 @@ from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.dag_registration import register_parsed_file, remove_dag_file, set_paused
 from updraft.store.config import StoreConfig
 from updraft.store.models import build_models
-from updraft.store.tables import TABLE, create_table, create_table_kwargs
+from updraft.store.tables import TABLE, WAITING_INDEX, add_missing_indexes, create_table, create_table_kwargs
 from updraft.timetables.base import DagRunInfo, DataInterval
 
 NOW = pendulum.datetime(2024, 1, 3, tz="UTC")
@@ -143,6 +144,22 @@ def test_create_table_is_idempotent_and_matches_the_spec(aws, boto_session):
     assert {g["IndexName"]: (g["KeySchema"], g["Projection"]) for g in table["GlobalSecondaryIndexes"]} == {
         g["IndexName"]: (g["KeySchema"], g["Projection"]) for g in expected["GlobalSecondaryIndexes"]}
     assert [i["IndexName"] for i in table["LocalSecondaryIndexes"]] == ["runs_by_date"]
+
+
+def test_a_table_kept_from_an_older_version_gains_the_indexes_added_since(aws, boto_session):
+    # Local mode keeps its table across restarts: one made before the waiting index existed gains it at start,
+    # and the waiting index's Query then answers instead of failing for a missing index.
+    config = StoreConfig(table_name="older", region="us-east-1")
+    client = boto_session.client("dynamodb")
+    older = dataclasses.replace(TABLE, global_indexes=tuple(ix for ix in TABLE.global_indexes
+                                                             if ix.name != WAITING_INDEX))
+    client.create_table(**create_table_kwargs("older", older))
+    assert create_table(config, client=client) is False
+    table = client.describe_table(TableName="older")["Table"]
+    assert {g["IndexName"] for g in table["GlobalSecondaryIndexes"]} == {ix.name for ix in TABLE.global_indexes}
+    assert add_missing_indexes(client, "older") == []  # nothing left to add: idempotent
+    client.query(TableName="older", IndexName=WAITING_INDEX, KeyConditionExpression="waiting_pk = :r",
+                 ExpressionAttributeValues={":r": {"S": "RUN#d#r"}})
 
 
 def test_models_use_the_specs_index_names_and_keys():
