@@ -47,7 +47,7 @@ def transition_actions(T: type[TaskInstanceItem], key: TIKey, state: TaskInstanc
     """What a state write does to the index keys: out of scheduled, or its reason removed, the wait ended; a
     scheduled instance written with a reason and its priority weight waits (``enter``: the caller indexes it)."""
     if state != TaskInstanceState.SCHEDULED or ("blocked_reason" in fields and not fields["blocked_reason"]):
-        return [T.waiting_pk.remove(), T.waiting_sk.remove()]
+        return leave_actions(T)
     if enter and fields.get("blocked_reason") and fields.get("priority_weight") is not None:
         return enter_actions(T, key, int(fields["priority_weight"]))
     return []
