@@ -8,6 +8,7 @@ dropped afterwards: local mode has no CloudWatch.
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import Any
 
 from updraft.local.workers import LocalLambdaContext, discard_metrics
@@ -23,6 +24,10 @@ class LocalHandlers:
         self._parser = importlib.import_module("functions.parser.handler")
         self._api = importlib.import_module("functions.api.handler")
         self._asset_events = importlib.import_module("functions.asset_events.handler")
+        # A Lambda container serves one request at a time, and the API handler keeps per-request state in its one
+        # resolver (Powertools' current event and route arguments): the gateway's threads take turns, as
+        # requests to a single warm container would, or one request's route reads another's path parameters.
+        self._api_turn = threading.Lock()
         # The parser handler runs in several threads at once (``dag_events``): its clients and store are built
         # here, once, since boto3 does not build clients safely from several threads.
         from updraft.services import shared_services
@@ -42,7 +47,8 @@ class LocalHandlers:
         return self._call(self._scheduler, self.names.scheduler_function, event)
 
     def api(self, event: dict[str, Any]) -> dict[str, Any]:
-        return self._call(self._api, self.names.api_function, event)
+        with self._api_turn:
+            return self._call(self._api, self.names.api_function, event)
 
     @staticmethod
     def _call(module: Any, function_name: str, event: dict[str, Any]) -> Any:
