@@ -15,11 +15,13 @@ class Request(NamedTuple):
     operation: str
     pk: str  # "" for a Query or a batch
     sk: str
+    update: str = ""  # an UpdateItem's expression (a mark SETs, an unmark REMOVEs)
 
 
 def _request(operation: str, params: dict[str, Any]) -> Request:
     item = params.get("Key") or params.get("Item") or {}
-    return Request(operation, item.get("pk", {}).get("S", ""), item.get("sk", {}).get("S", ""))
+    return Request(operation, item.get("pk", {}).get("S", ""), item.get("sk", {}).get("S", ""),
+                   params.get("UpdateExpression", ""))
 
 
 @contextlib.contextmanager

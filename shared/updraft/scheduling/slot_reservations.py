@@ -3,19 +3,20 @@
 A pass claims its ready tries one by one (``claims.claim``: take every limit, then queue the instance), and a take
 of a limit spread over shards costs a write of a shard per try. When the pass has many tries to claim (a fan-out's
 first task's end claims all its middles), the tries next in line are taken ahead together: per limit, one
-``Store.take_slots_many`` that places up to a shard's worth of holders per write (``store/limit_batches.py``),
-each holder still marked on its own, so never counted twice. Each claim then finds its slots taken
-(``Reservations.take``) and writes nothing for them; everything else is as before: a claim refused by another
-limit or that loses its queue write gives back what it took, reserved or not (``claims.claim``), and a try the
-pass does not claim after all has its reserved slots given back before the pass moves on (``release``), so a
-pass holds nothing past its own tries. A crash leaves what a crash between a take and the queue write leaves,
-entries no try holds, which reconciliation returns after the grace (``reconcile``).
+``Store.take_slots_many`` that places up to a shard's worth of holders per write (``store/limit_batches.py``), each
+holder still marked, so never counted twice: for all the limits taken in batches with one write
+(``Store.mark_holder``; a fan-out's middle: parallelism, default_pool and its run's max_active_tasks). Each claim
+then finds its slots taken (``Reservations.take``) and writes nothing for them; everything else is as before: a
+claim refused by another limit or that loses its queue write gives back what it took, reserved or not
+(``claims.claim``), and a try the pass does not claim after all has its reserved slots given back before the pass
+moves on (``release``), so a pass holds nothing past its own tries. A crash leaves what a crash between a take and
+the queue write leaves, entries no try holds, which reconciliation returns after the grace (``reconcile``).
 
-Only in a worker's pass after its try ended (the mini scheduler, the one pass that claims a fan-out's middles)
-and while it has lost no race. Not in the scheduler's ticks, which race each other: a try taken ahead is one
-another scheduler's claim finds held, and it then waits and takes the limit as full for the rest of its pass (8
-schedulers racing over 50 tries sent 5 times the requests per task). A limit a batch fell short on (near full)
-is not batched again in that pass.
+Only in a worker's pass after its try ended (the mini scheduler, the one pass that claims a fan-out's middles) and
+while it has lost no race. Not in the scheduler's ticks, which race each other: a try taken ahead is one another
+scheduler's claim finds held, and it then waits and takes the limit as full for the rest of its pass (8 schedulers
+racing over 50 tries sent 5 times the requests per task). A limit a batch fell short on (near full) is not batched
+again in that pass.
 """
 
 from __future__ import annotations
@@ -60,11 +61,33 @@ class Reservations:
             got = self._take(*pool) or {}
             admitted = set(got) | {h for h, needs in upcoming if pool[0] not in {n.limit_id for n in needs}}
             batches = [(limit_id, slots, [h for h in holders if h in admitted]) for limit_id, slots, holders in batches]
-        concurrently([functools.partial(self._take, *batch) for batch in batches if len(batch[2]) > 1])
+        batches = [batch for batch in batches if len(batch[2]) > 1]
+        marked = self._mark(batches)
+        concurrently([functools.partial(self._take, *batch, marked.get(batch[0], {})) for batch in batches])
 
-    def _take(self, limit_id: str, slots: int, holders: list[str]) -> dict[str, int] | None:
+    def _mark(self, batches: list[tuple[str, int, list[str]]]) -> dict[str, dict[str, str]]:
+        """Each holder that two or more of the batches take marked for all of them in one write, instead of a
+        write per limit in each batch: limit id -> holder -> its marks' token (a holder one of them holds already
+        is left to the batches, which mark it limit by limit and learn which)."""
+        limits_of: dict[str, list[str]] = {}
+        for limit_id, slots, holders in batches:
+            if self.store.batchable(limit_id, slots):
+                for holder in holders:
+                    limits_of.setdefault(holder, []).append(limit_id)
+        several = [(holder, limit_ids) for holder, limit_ids in limits_of.items() if len(limit_ids) > 1]
+        tokens = concurrently([functools.partial(self.store.mark_holder, holder, limit_ids)
+                               for holder, limit_ids in several])
+        marked: dict[str, dict[str, str]] = {}
+        for (holder, limit_ids), token in zip(several, tokens, strict=True):
+            if token is not None:
+                for limit_id in limit_ids:
+                    marked.setdefault(limit_id, {})[holder] = token
+        return marked
+
+    def _take(self, limit_id: str, slots: int, holders: list[str],
+              marked: dict[str, str] | None = None) -> dict[str, int] | None:
         """One batch: the holders placed (None: not a limit taken in batches, its root alone: nothing sent)."""
-        got = self.store.take_slots_many(limit_id, holders, slots, now=self.now)
+        got = self.store.take_slots_many(limit_id, holders, slots, now=self.now, marked=marked)
         if got is not None and len(got) < len(holders):
             self.spent.add(limit_id)
         self.held.update({(limit_id, holder): shard for holder, shard in (got or {}).items()})

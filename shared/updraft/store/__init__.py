@@ -43,8 +43,8 @@ Items (``pk`` / ``sk``)::
                                                                      cap, available, holders{key: [slots, at, w, name]}
     limit shard     LIMIT#<id>#<n>          LIMIT                    cap, available, <= 4 holders (items < 1 KB)
     holder name     LIMIT#<id>#N#<key>      NAME                     a holder name over 160 bytes, while it holds
-    holder marker   LIMIT#<id>#N#<key>      HOLD                     token, marked_at, TTL expires: the holder holds
-                                                                     a sharded limit (``limit_markers``)
+    holder marks    HOLD#<holder key>       HOLD                     m_<limit digest>: "<token>:<ms>" per sharded
+                                                                     limit it holds, TTL expires (``limit_markers``)
     pool record     LIMIT#pool:<name>       POOL                     name, description, include_deferred, list keys
     file            FILE#<relative_path>    META                     DAGs it owns, hash/version, import errors
     variable        VARIABLE#<key>          META                     value (KMS ciphertext when the environment
@@ -152,18 +152,21 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                          refusal returning the root: ReturnValuesOnConditionCheckFailure)          Put alone with
                          new=True (a run's own limits): Put the root holding the take              new=True)
                          cond attribute_not_exists first
-                         sharded limit: Put marker cond attribute_not_exists (refused:  cond         2 (home full:
-                         the holder holds), then that Update on the home shard, then               + 1 per next
-                         up to 2 seen with room (else the next 2); all refused: Get root           shard, then
+                         sharded limit: Update the holder's marks SET m_<limit> cond   cond         2 (home full:
+                         attribute_not_exists (refused: it holds), then that Update on             + 1 per next
+                         the home shard, then up to 2 seen with room (else the next 2);           shard, then
+                         all refused: Get root
                          + BatchGet shards (room?)                                                 2 + 1 per 100)
-    take_slots_many      sharded limit, several holders: Put each marker cond                      1 per holder
-                         attribute_not_exists, then per shard one Update adding up to 4           + 1 per 4 (+ a
+    mark_holder          Update the holder's marks SET m_<limit> for each limit, cond   cond         1
+                         none of them exists (a claim's limits taken in batches)
+    take_slots_many      sharded limit, several holders: mark each (unless marked by              1 per holder
+                         mark_holder), then per shard one Update adding up to 4                   + 1 per 4 (+ a
                          entries cond available >= their slots AND size(holders) <= 4 - n         refusal per
                          AND attribute_not_exists(each entry) (limit_batches)                     shard with less)
     release_slots        Update the shard its take named (TaskInstance.limit_shards), else the home
                          shard: SET available = available + holders.#k[0]            cond         1 (sharded: +
-                         REMOVE holders.#k cond attribute_exists(holders.#k); then                 Delete marker
-                         Delete the holder's marker (sharded limit; not a final release:          unless final;
+                         REMOVE holders.#k cond attribute_exists(holders.#k); then                 + 1 unmark
+                         REMOVE the holder's m_<limit> (sharded limit; not a final release:       unless final;
                          a try ended for good leaves it to its TTL)                                elsewhere: +
                                                                                                    Get + BatchGet)
     get_limit            Get root (+ BatchGet the other shards, names)                SC           1 (+1)

@@ -279,26 +279,29 @@ class Store(Protocol):
     # -- limits and pools ------------------------------------------------------------------------------------
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime,
                    placed: dict[str, int] | None = None, new: bool = False) -> Taken:
-        """Add ``holder`` with ``slots`` if that many are available (the limit item is created at ``limit``
-        on first use, holding the take). Idempotent: a holder already present is refused (``HELD``), never counted
-        twice (a limit that is its root alone sees it there, a sharded one by the holder's marker). ``placed``:
-        where a take of a sharded limit put the holder's entry goes in it (limit id -> shard), for
-        ``release_slots``' ``shard``. ``new``: the caller expects the limit not to exist yet, so its creation
-        (holding the take) is tried first: one write instead of two; a hint only, never a condition."""
+        """Add ``holder`` with ``slots`` if that many are available (the limit is created at ``limit`` on first
+        use, holding the take). Idempotent: a holder that holds is refused (``HELD``: in the root, or by its mark).
+        ``placed``: limit id -> the shard a sharded take put its entry in (``release_slots``' ``shard``). ``new``:
+        the limit is expected not to exist yet, so its creation holding the take is tried first (a hint)."""
 
-    def take_slots_many(self, limit_id: str, holders: Sequence[str], slots: int, *,
-                        now: dt.datetime) -> dict[str, int] | None:
-        """``take_slots`` for several holders of a limit spread over shards, up to one write per shard for the
-        holders it places (``limit_batches``); the holders placed, each with its shard (for ``release_slots``).
-        Those not placed (the limit near full, a holder that holds) are left untouched, for ``take_slots``.
-        Idempotent as ``take_slots``: a holder that holds is not placed. None: not a limit this process takes in
-        batches (not known spread over shards, or unlimited), and nothing was sent."""
+    def batchable(self, limit_id: str, slots: int) -> bool:
+        """Whether ``take_slots_many`` takes ``slots`` of the limit in batches here (no request: what it knows)."""
+
+    def mark_holder(self, holder: str, limit_ids: Sequence[str]) -> str | None:
+        """Mark ``holder`` for all the sharded ``limit_ids`` in one write, for ``take_slots_many``'s ``marked``:
+        its token (None: one of them was marked already, and none is marked here; ``limit_markers``)."""
+
+    def take_slots_many(self, limit_id: str, holders: Sequence[str], slots: int, *, now: dt.datetime,
+                        marked: Mapping[str, str] | None = None) -> dict[str, int] | None:
+        """``take_slots`` for several holders of a sharded limit, up to one write per shard (``limit_batches``):
+        the holders placed, with their shards. The rest (the limit near full, a holder that holds) are left
+        unmarked, for ``take_slots``. ``marked``: holder -> ``mark_holder``'s token. None: not ``batchable``
+        (nothing sent but the unmarking of ``marked``)."""
 
     def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None, final: bool = False) -> bool:
         """Remove ``holder`` and give its slots back; False if it held none. ``shard``: where its take placed it
-        (one write there; otherwise the release tries where a take goes first, then reads). ``final``: no take of
-        ``holder`` can follow (its try ended for good: the instance's next try is another holder), so a sharded
-        limit's marker of it is left to expire instead of deleted: the release is one write."""
+        (one write there; else where a take goes first, then a read). ``final``: no take of ``holder`` can follow
+        (its try ended for good), so a sharded limit's mark of it is left to expire: the release is one write."""
 
     def get_limit(self, limit_id: str) -> LimitState | None: ...
 

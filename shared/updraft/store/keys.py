@@ -121,8 +121,20 @@ def limit_shard_pk(limit_id: str, shard_index: int) -> str:
 
 def holder_name_pk(limit_id: str, holder_key: str) -> str:
     """A holder's own partition under a limit: its full name when too long to sit in its shard entry
-    (``HOLDER_NAME_SK``), and its marker while it holds a sharded limit (``HOLDER_MARKER_SK``)."""
+    (``HOLDER_NAME_SK``)."""
     return f"{limit_pk(limit_id)}#N#{holder_key}"
+
+
+def holder_marker_pk(holder_key: str) -> str:
+    """A holder's markers (``limit_markers``): one item per holder, whatever limits it holds, so a claim marks
+    all its sharded limits in one write, on a partition of its own."""
+    return f"HOLD#{holder_key}"
+
+
+def marker_attribute(limit_id: str) -> str:
+    """The attribute of a holder's marker item that marks it for ``limit_id`` (a digest: short and key-safe
+    whatever the limit id's length, so the item stays small)."""
+    return f"m_{_digest(limit_id, 9)}"
 
 
 LIMIT_SK = "LIMIT"

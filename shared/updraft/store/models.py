@@ -231,7 +231,8 @@ class TaskInstanceItem(Item):
 
 class LimitItem(Item):
     """One item of a limit (``store/limits.py``): its root, which is also its shard 0, another shard, a pool's
-    record beside the root, or the name of a holder too long to sit in its entry. Every one stays under 1 KB."""
+    record beside the root, the name of a holder too long to sit in its entry, or a holder's marks
+    (``limit_markers``). Every one stays under 1 KB."""
 
     limit = NumberAttribute(null=True)  # root: the size (-1: unlimited)
     active = NumberAttribute(null=True)  # root: the shards takes are placed on
@@ -245,9 +246,8 @@ class LimitItem(Item):
     # shard: holder key -> [slots, taken at (epoch ms), write token, name ("" when kept in a name item)]
     holders: MapAttribute[str, Any] = MapAttribute(null=True)  # type: ignore[no-untyped-call]
     holder = UnicodeAttribute(null=True)  # a name item: the holder's full name
-    token = UnicodeAttribute(null=True)  # a holder's marker (sharded limits): the write token of its take
-    marked_at = NumberAttribute(null=True)  # a holder's marker: when its take began (epoch ms)
-    expires = NumberAttribute(null=True, attr_name=TTL_ATTRIBUTE)  # a holder's marker: DynamoDB's TTL deletes it
+    # a holder's marker item: DynamoDB's TTL deletes it (its marks, one attribute per limit: ``limit_markers``)
+    expires = NumberAttribute(null=True, attr_name=TTL_ATTRIBUTE)
     pool_name = UnicodeAttribute(null=True)  # pool record only
     include_deferred = BooleanAttribute(null=True)  # pool record: deferred tasks keep their slot (absent: False)
     description = UnicodeAttribute(null=True)

@@ -72,19 +72,19 @@ class Pass:
 
 def test_a_run_started_by_the_pass_creates_its_own_limit_by_one_write(first_pass):
     # created by the first claim's take, taken by the second's; not read by reconciliation (created within grace)
-    assert [op for op, pk, _ in first_pass.requests if pk == "LIMIT#run_tasks:d:r"] == ["PutItem", "UpdateItem"]
-    assert [op for op, pk, _ in first_pass.requests if pk == "LIMIT#dag_runs:d"] == ["UpdateItem", "PutItem"]
+    assert [op for op, pk, _, _ in first_pass.requests if pk == "LIMIT#run_tasks:d:r"] == ["PutItem", "UpdateItem"]
+    assert [op for op, pk, _, _ in first_pass.requests if pk == "LIMIT#dag_runs:d"] == ["UpdateItem", "PutItem"]
 
 
 def test_a_pass_reads_each_limit_and_pool_record_at_most_once(first_pass):
-    reads = collections.Counter((pk, sk) for op, pk, sk in first_pass.requests
+    reads = collections.Counter((pk, sk) for op, pk, sk, _ in first_pass.requests
                                 if op == "GetItem" and pk.startswith("LIMIT#"))
     assert all(n == 1 for n in reads.values()), reads
     assert not [r for r in first_pass.requests if r[2] == "POOL" and r[0] == "GetItem"]  # sizes from the roots
 
 
 def test_the_first_pass_costs_no_more_requests_than_reached(first_pass):
-    assert len(first_pass.requests) <= PASS_REQUESTS, collections.Counter(op for op, _, _ in first_pass.requests)
+    assert len(first_pass.requests) <= PASS_REQUESTS, collections.Counter(op for op, _, _, _ in first_pass.requests)
 
 
 def test_limits_created_by_the_pass_are_reconciled_once_the_grace_is_over(first_pass):
@@ -92,7 +92,7 @@ def test_limits_created_by_the_pass_are_reconciled_once_the_grace_is_over(first_
     runs = first_pass.scheduler.store.active_runs()
     with dynamo_requests() as requests:
         first_pass.scheduler.reconcile(runs)
-    read = {pk for op, pk, _ in requests if op == "GetItem"}
+    read = {pk for op, pk, _, _ in requests if op == "GetItem"}
     assert {"LIMIT#run_tasks:d:r", "LIMIT#dag_runs:d", "LIMIT#pool:default_pool"} <= read
 
 
@@ -115,6 +115,6 @@ def test_reconciliation_reads_no_limit_of_a_run_still_queued():
         clock.advance(seconds=CLAIM_GRACE.total_seconds())
         with dynamo_requests() as requests:
             scheduler.reconcile(store.active_runs())
-    read = {pk for op, pk, _ in requests if op == "GetItem"}
+    read = {pk for op, pk, _, _ in requests if op == "GetItem"}
     assert "LIMIT#run_tasks:one_at_a_time:r0" in read
     assert not {"LIMIT#run_tasks:one_at_a_time:r1", "LIMIT#run_tasks:one_at_a_time:r2"} & read

@@ -1,5 +1,6 @@
-"""Holder markers of sharded limits: a take is one marker put and one shard write, with no read of the limit,
-and a holder that holds (wherever it sits) is refused without one; a crash's marker blocks only for a while."""
+"""Holder markers of sharded limits: a take is one mark and one shard write, with no read of the limit, and a
+holder that holds (wherever it sits) is refused without one; a crash's mark blocks only for a while; a claim's
+limits are marked in one write."""
 
 from __future__ import annotations
 
@@ -31,6 +32,13 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return recorded
 
 
+def _marked(store, limit_id: str, holder: str) -> bool:
+    """Whether the holder's marker item marks it for the limit (read raw: a mark is an attribute per limit)."""
+    item = store.models.limit._get_connection().get_item(
+        keys.holder_marker_pk(keys.holder_key(holder)), keys.HOLDER_MARKER_SK, consistent_read=True)
+    return keys.marker_attribute(limit_id) in item.get("Item", {})
+
+
 def _wide_pool(store, name: str = "wide", size: int = 400, filled: int = 5) -> str:
     """A pool of ``size`` slots spread over its shards by ``filled`` takes (the fifth finds the root full)."""
     limit_id = pool_limit(name)
@@ -45,14 +53,14 @@ def test_a_take_of_a_sharded_limit_reads_nothing(store, config, s3, calls):
     limit_id = _wide_pool(store)
     calls.clear()
     assert store.take_slots(limit_id, "h", 1, limit=400, now=NOW) is Taken.YES
-    assert calls == ["PutItem", "UpdateItem"]  # the marker, the home shard
+    assert calls == ["UpdateItem", "UpdateItem"]  # the mark, the home shard
     calls.clear()
     assert store.release_slots(limit_id, "h")
-    assert calls == ["UpdateItem", "DeleteItem"]  # the entry, then its marker
+    assert calls == ["UpdateItem", "UpdateItem"]  # the entry, then its mark
     fresh = DynamoStore(config, s3_client=s3)  # another invocation, which never saw this limit
     calls.clear()
     assert fresh.take_slots(limit_id, "g", 1, limit=400, now=NOW) is Taken.YES
-    assert calls == ["UpdateItem", "PutItem", "UpdateItem"]  # the root refuses, saying its shape; marker; shard
+    assert calls == ["UpdateItem"] * 3  # the root refuses, saying its shape; the mark; the shard
     assert fresh.get_limit(limit_id).holders["g"] == 1
 
 
@@ -71,7 +79,7 @@ def test_a_holder_placed_away_from_its_home_is_refused_without_a_read(store, cal
     assert store.release_slots(limit_id, _names_in(store, limit_id, 0)[0])  # now its home has room
     calls.clear()
     assert store.take_slots(limit_id, holder, 1, limit=12, now=NOW) is Taken.HELD
-    assert calls == ["PutItem"]  # the marker's refusal alone
+    assert calls == ["UpdateItem"]  # the mark's refusal alone
     assert store.get_limit(limit_id).holders[holder] == 1
 
 
@@ -85,7 +93,7 @@ def test_a_limit_that_grows_from_its_root_marks_the_root_holders(store, calls):
     assert store._shape(limit_id).extent > 1
     calls.clear()
     assert store.take_slots(limit_id, "early-2", 1, limit=40, now=NOW) is Taken.HELD
-    assert calls == ["PutItem"]
+    assert calls == ["UpdateItem"]
     assert store.get_limit(limit_id).holders["early-2"] == 1
 
 
@@ -103,13 +111,12 @@ def test_a_crashed_takes_marker_blocks_only_until_it_is_stale(store, monkeypatch
 def test_a_refused_take_leaves_no_marker_and_a_release_removes_it(store):
     limit_id = _wide_pool(store, size=8, filled=8)
     assert store.take_slots(limit_id, "late", 1, limit=8, now=NOW) is Taken.FULL
-    L = store.models.limit
-    marker_pk = keys.holder_name_pk(limit_id, keys.holder_key("late"))
-    assert list(L.query(marker_pk)) == []
+    assert not _marked(store, limit_id, "late")
     assert store.release_slots(limit_id, "first-3")
     assert store.take_slots(limit_id, "late", 1, limit=8, now=NOW) is Taken.YES
+    assert _marked(store, limit_id, "late")
     assert store.release_slots(limit_id, "late")
-    assert list(L.query(marker_pk)) == []
+    assert not _marked(store, limit_id, "late")
     assert store.take_slots(limit_id, "late", 1, limit=8, now=NOW) is Taken.YES  # the same holder again
 
 
@@ -123,7 +130,7 @@ def test_a_take_near_full_goes_where_room_was_seen_instead_of_reading_again(stor
                   if free not in [(keys.holder_shard(h, active) + step) % active for step in range(3)])
     calls.clear()
     assert store.take_slots(limit_id, holder, 1, limit=40, now=NOW) is Taken.YES
-    assert calls == ["PutItem", "UpdateItem"]  # its marker, then the shard seen with room
+    assert calls == ["UpdateItem", "UpdateItem"]  # its mark, then the shard seen with room
     calls.clear()
     assert store.take_slots(limit_id, "one-too-many", 1, limit=40, now=NOW) is Taken.FULL
     assert "UpdateItem" not in calls[1:-1]  # seen full: no shard is probed, the limit is read to be sure
@@ -142,7 +149,7 @@ def test_a_release_goes_straight_to_the_shard_its_take_named(store, config, s3, 
     fresh = DynamoStore(config, s3_client=s3)  # the worker that ends the try
     calls.clear()
     assert fresh.release_slots(limit_id, holder, shard=placed[limit_id])
-    assert calls == ["UpdateItem", "DeleteItem"]
+    assert calls == ["UpdateItem", "UpdateItem"]
     assert holder not in store.get_limit(limit_id).holders
 
 
@@ -158,8 +165,7 @@ def test_a_release_by_a_process_that_saw_the_root_alone_removes_the_marker_the_g
         assert other.take_slots(limit_id, f"other-{n}", 1, limit=40, now=NOW)
     assert other._shape(limit_id).extent > 1 and store._shape(limit_id).extent == 1
     assert store.release_slots(limit_id, "early")
-    marker_pk = keys.holder_name_pk(limit_id, keys.holder_key("early"))
-    assert list(store.models.limit.query(marker_pk)) == []
+    assert not _marked(store, limit_id, "early")
     assert other.take_slots(limit_id, "early", 1, limit=40, now=NOW) is Taken.YES
 
 
@@ -173,9 +179,7 @@ def test_a_release_between_the_growths_read_and_its_marking_leaves_no_marker(sto
     root_as_read = store._get(keys.limit_pk(limit_id), keys.LIMIT_SK)
     assert store.release_slots(limit_id, "gone")
     store._mark_root_holders(root_as_read, limit_id)
-    markers = {name: list(store.models.limit.query(keys.holder_name_pk(limit_id, keys.holder_key(name))))
-               for name in ("gone", "stays")}
-    assert (len(markers["gone"]), len(markers["stays"])) == (0, 1)
+    assert (_marked(store, limit_id, "gone"), _marked(store, limit_id, "stays")) == (False, True)
 
 
 def test_a_final_release_is_one_write_and_its_marker_refuses_the_holder_after(store, calls):
@@ -188,23 +192,22 @@ def test_a_final_release_is_one_write_and_its_marker_refuses_the_holder_after(st
     assert store.release_slots(limit_id, "ended", shard=placed[limit_id], final=True)
     assert calls == ["UpdateItem"]  # the entry alone
     assert "ended" not in store.get_limit(limit_id).holders
-    marker_pk = keys.holder_name_pk(limit_id, keys.holder_key("ended"))
-    assert len(list(store.models.limit.query(marker_pk))) == 1  # left to its TTL
+    assert _marked(store, limit_id, "ended")  # left to its TTL
     calls.clear()
     assert store.take_slots(limit_id, "ended", 1, limit=400, now=NOW) is Taken.HELD
-    assert calls == ["PutItem"]
+    assert calls == ["UpdateItem"]
     assert "ended" not in store.get_limit(limit_id).holders
 
 
 def test_a_batch_places_up_to_a_shards_entries_per_write(store, calls):
-    """Eight holders of a limit spread over empty shards: eight marker puts and two shard writes (not eight),
+    """Eight holders of a limit spread over empty shards: eight marks and two shard writes (not eight),
     each holder counted once, each where the result says (its release goes there)."""
     limit_id = _wide_pool(store, size=40, filled=5)
     holders = [f"batch-{n}" for n in range(8)]
     calls.clear()
     placed = store.take_slots_many(limit_id, holders, 1, now=NOW)
     assert sorted(placed) == holders
-    assert calls.count("PutItem") == 8 and calls.count("UpdateItem") <= 3  # a partly used shard may refuse once
+    assert calls.count("UpdateItem") <= 8 + 3  # a partly used shard may refuse once
     held = store.get_limit(limit_id).holders
     assert all(held[h] == 1 for h in holders) and sum(held.values()) == 13
     for holder in holders:
@@ -212,7 +215,7 @@ def test_a_batch_places_up_to_a_shards_entries_per_write(store, calls):
         assert store.take_slots(limit_id, holder, 1, limit=40, now=NOW) is Taken.HELD  # marked as one take is
     calls.clear()
     assert store.release_slots(limit_id, holders[0], shard=placed[holders[0]])
-    assert calls == ["UpdateItem", "DeleteItem"]
+    assert calls == ["UpdateItem", "UpdateItem"]
 
 
 def test_a_batch_never_goes_over_the_limit_and_leaves_no_marker_for_what_it_did_not_place(store):
@@ -222,10 +225,8 @@ def test_a_batch_never_goes_over_the_limit_and_leaves_no_marker_for_what_it_did_
     assert len(placed) <= 3
     state = store.get_limit(limit_id)
     assert sum(state.holders.values()) <= 8
-    L = store.models.limit
     for holder in holders:
-        markers = list(L.query(keys.holder_name_pk(limit_id, keys.holder_key(holder))))
-        assert (holder in placed) == bool([m for m in markers if m.sk == keys.HOLDER_MARKER_SK]), holder
+        assert (holder in placed) == _marked(store, limit_id, holder), holder
     left = [h for h in holders if h not in placed]
     taken = [h for h in left if store.take_slots(limit_id, h, 1, limit=8, now=NOW) is Taken.YES]
     assert len(placed) + len(taken) == 3  # the rest is taken one by one; then the limit is full
@@ -253,3 +254,47 @@ def test_a_batch_leaves_takes_bigger_than_a_shard_to_single_takes(store, calls):
     calls.clear()
     assert store.take_slots_many(limit_id, ["a", "b"], limit_shards.SHARD_SLOTS + 1, now=NOW) is None
     assert calls == []
+
+
+def test_a_claims_limits_are_marked_in_one_write_and_each_is_released_on_its_own(store, calls):
+    """``mark_holder`` marks a holder for several sharded limits at once; each limit's batch then places it
+    without marking it again, and each limit's release removes its own mark alone."""
+    first, second = _wide_pool(store, "first", size=40), _wide_pool(store, "second", size=40)
+    calls.clear()
+    token = store.mark_holder("both", [first, second])
+    assert token is not None and calls == ["UpdateItem"]
+    for limit_id in (first, second):
+        calls.clear()
+        placed = store.take_slots_many(limit_id, ["both", "other"], 1, now=NOW, marked={"both": token})
+        assert sorted(placed) == ["both", "other"]
+        assert calls.count("UpdateItem") <= 1 + 2  # the other's mark; one shard write (a partly used one may refuse)
+        assert store.take_slots(limit_id, "both", 1, limit=40, now=NOW) is Taken.HELD  # marked, and held once
+        assert store.get_limit(limit_id).holders["both"] == 1
+    assert store.release_slots(first, "both")  # a give-back: the first's mark goes, the second's stays
+    assert (_marked(store, first, "both"), _marked(store, second, "both")) == (False, True)
+    assert store.take_slots(first, "both", 1, limit=40, now=NOW) is Taken.YES
+    assert store.take_slots(second, "both", 1, limit=40, now=NOW) is Taken.HELD
+
+
+def test_a_holder_marked_for_one_limit_is_marked_for_none_by_mark_holder(store):
+    first, second = _wide_pool(store, "first", size=40), _wide_pool(store, "second", size=40)
+    assert store.take_slots(first, "held", 1, limit=40, now=NOW) is Taken.YES
+    assert store.mark_holder("held", [first, second]) is None
+    assert not _marked(store, second, "held")
+    placed = store.take_slots_many(second, ["held", "other"], 1, now=NOW, marked={})
+    assert sorted(placed) == ["held", "other"]  # marked by the batch itself, limit by limit
+    assert list(store.take_slots_many(first, ["held", "new"], 1, now=NOW) or {}) == ["new"]  # held: not again
+    assert store.get_limit(first).holders["held"] == 1
+
+
+def test_a_batch_unmarks_the_marked_holders_it_does_not_place(store):
+    limit_id = _wide_pool(store, size=8, filled=7)  # one slot left
+    other = _wide_pool(store, "other", size=40)
+    tokens = {h: store.mark_holder(h, [limit_id, other]) for h in ("a", "b", "c")}
+    assert all(tokens.values())
+    placed = store.take_slots_many(limit_id, ["a", "b", "c"], 1, now=NOW, marked=tokens)
+    assert len(placed) == 1
+    for holder in "abc":
+        assert _marked(store, limit_id, holder) == (holder in placed), holder
+        assert _marked(store, other, holder)  # the other limit's marks are its own batch's to place or remove
+    assert sum(store.get_limit(limit_id).holders.values()) == 8
