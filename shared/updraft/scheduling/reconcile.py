@@ -24,7 +24,8 @@ from updraft.model.records import DagRun, TIKey
 from updraft.model.states import FINISHED_RUN_STATES, DagRunState
 from updraft.scheduling.slot_holders import EntryHolders
 from updraft.serialization.model import SerializedDAG
-from updraft.store.api import LimitState, Store
+from updraft.store.api import Store
+from updraft.store.limit_api import LimitState
 
 # A holder younger than this may belong to a claim still in progress; only older ones are reconciled.
 CLAIM_GRACE = dt.timedelta(seconds=60)

@@ -1,13 +1,14 @@
 """The metadata store: one DynamoDB table behind the ``Store`` contract (:mod:`updraft.store.api`).
 
-Modules: ``api`` (the contract and its records), ``errors``, ``config`` (:class:`StoreConfig`), ``tables`` (the
-table as plain data, shared with the CDK stack, and ``create_table``), ``models`` (pynamodb models built per
-config), ``keys`` (every key string), ``writes`` (the conditional-write helpers), ``blobs`` (values inline or in
-S3), ``lru`` (the serialized-DAG cache), ``base`` (what the aggregates share), one module per aggregate with its
-named conditions and writes (``dags``, ``files``, ``runs``, ``task_instances``, ``limits``, ``xcoms``,
-``variables``, ``connections``, ``event_logs``, ``heartbeats``, ``dag_deletion``, ``backfills``,
-``state_stores``, ``waiting`` and ``waiting_index``: a run's waiting instances; ``encryption``
-is the KMS cipher of variables and connections) and ``dynamo`` (:class:`DynamoStore`, composed of them).
+Modules: ``api`` (the contract and its records; ``limit_api``: its limits and pools part), ``errors``, ``config``
+(:class:`StoreConfig`), ``tables`` (the table as plain data, shared with the CDK stack, and ``create_table``),
+``models`` (pynamodb models built per config), ``keys`` (every key string), ``writes`` (the conditional-write
+helpers), ``blobs`` (values inline or in S3), ``lru`` (the serialized-DAG cache), ``base`` (what the aggregates
+share), one module per aggregate with its named conditions and writes (``dags``, ``files``, ``runs``,
+``task_instances``, ``limits``, ``xcoms``, ``variables``, ``connections``, ``event_logs``, ``heartbeats``,
+``dag_deletion``, ``backfills``, ``state_stores``, ``waiting`` and ``waiting_index``: a run's waiting instances;
+``encryption`` is the KMS cipher of variables and connections) and ``dynamo`` (:class:`DynamoStore`, composed of
+them).
 Importing this package imports none of them: handlers load
 only what they use. The store decides nothing about scheduling: it imports nothing from ``updraft.scheduling`` or
 ``updraft.parsing`` (DAG registration policy is :mod:`updraft.scheduling.dag_registration`).

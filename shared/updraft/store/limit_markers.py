@@ -88,6 +88,19 @@ class LimitMarkers(LimitReads):
                                       for limit_id in limit_ids)
         return token if written.landed or ours else None
 
+    def unmark_holder(self, holder: str, limit_ids: Sequence[str], token: str) -> None:
+        """Remove ``mark_holder``'s marks of ``holder`` for ``limit_ids`` in one write (each one's own when one of
+        them is no longer that token's)."""
+        key = keys.holder_key(holder)
+        paths = [Path(keys.marker_attribute(limit_id)) for limit_id in limit_ids]
+        prefix = Value({"S": f"{token[:TOKEN_CHARS]}:"})
+        condition = all_of(*(BeginsWith(path, prefix) for path in paths))  # type: ignore[no-untyped-call]
+        row = self.models.limit(keys.holder_marker_pk(key), keys.HOLDER_MARKER_SK)
+        if len(paths) > 1 and conditional(lambda: row.update(actions=[p.remove() for p in paths], condition=condition)):
+            return
+        for limit_id in limit_ids:
+            self._unmark(limit_id, key, token)
+
     def _mark(self, limit_id: str, key: str, token: str) -> bool:
         """Mark the holder for the take of ``token``; False: it holds already (or a take of it is under way).
 

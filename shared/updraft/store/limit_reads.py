@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from updraft.store import keys
-from updraft.store.api import LimitState
 from updraft.store.base import StoreBase
+from updraft.store.limit_api import LimitState
 from updraft.store.limit_shards import SHARD_ENTRIES, entries
 from updraft.store.models import LimitItem
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit
 from updraft.store import keys
-from updraft.store.api import Pool
 from updraft.store.errors import DefaultPoolCannotBeDeleted, StoreError
+from updraft.store.limit_api import Pool
 from updraft.store.limit_batches import LimitBatches
 from updraft.store.models import LimitItem
 from updraft.store.writes import conditional, item_absent, item_present

@@ -12,8 +12,8 @@ import pendulum
 from tests.dynamo_requests import dynamo_requests, operations
 from tests.functional.chaos.dynamo_faults import DynamoFaults
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit
-from updraft.store.api import Taken
 from updraft.store.dynamo import DynamoStore
+from updraft.store.limit_api import Taken
 
 NOW = pendulum.datetime(2024, 1, 1, tz="UTC")
 

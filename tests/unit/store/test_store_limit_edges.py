@@ -7,8 +7,8 @@ import pendulum
 
 from updraft.model.limits import pool_limit
 from updraft.store import keys, limit_rebalance, limit_shards
-from updraft.store.api import Taken
 from updraft.store.dynamo import DynamoStore
+from updraft.store.limit_api import Taken
 from updraft.store.limit_rebalance import REBALANCE_LEASE
 
 NOW = pendulum.datetime(2024, 1, 1, tz="UTC")

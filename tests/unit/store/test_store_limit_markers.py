@@ -10,8 +10,8 @@ from botocore.client import BaseClient
 
 from updraft.model.limits import pool_limit
 from updraft.store import keys, limit_markers, limit_shards
-from updraft.store.api import Taken
 from updraft.store.dynamo import DynamoStore
+from updraft.store.limit_api import Taken
 from updraft.store.limit_reads import raw_holders
 
 NOW = pendulum.datetime(2024, 1, 1, tz="UTC")
