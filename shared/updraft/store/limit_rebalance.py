@@ -118,18 +118,23 @@ class LimitRebalance(LimitMarkers):
         found = [entries(raw_holders(shard)) for shard in shards]
         caps = plan_caps(size, [sum(e.slots for e in f) for f in found], [len(f) for f in found])
         old_caps = [int(shard.cap or 0) for shard in shards] + [0] * (len(caps) - len(shards))
-        # Shards the plan adds, or the root counts but nobody wrote (a rebalance that stopped half way), are written
-        # first, empty and with no cap: over nothing or over one no take can have used (no holders: what a
-        # rebalance that stopped part way, or one taken over, leaves), never over one with holders.
-        missing = [i for i, shard in enumerate(shards) if shard.cap is None] + list(range(len(shards), len(caps)))
-        for index in missing:
-            new = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK, cap=0, available=0, holders={},
-                    version=fence)
-            if not conditional(functools.partial(new.save, condition=unused_before(L, fence))):
-                return False
         extent = max(len(shards), len(caps))
         caps += old_caps[len(caps):]
-        if not self._set_caps(limit_id, fence, caps, old_caps):
+        # Caps lowered first; then the shards the plan adds, or the root counts but nobody wrote (a rebalance that
+        # stopped half way), written with their caps: over nothing or over one no take can have used (no holders:
+        # what a rebalance that stopped part way, or one taken over, leaves), never over one with holders, and
+        # offering nothing before the root counts them (takes go by its shard counts); then caps raised.
+        missing = [i for i, shard in enumerate(shards) if shard.cap is None] + list(range(len(shards), len(caps)))
+        lowered = [i for i in range(1, extent) if i not in missing and caps[i] < old_caps[i]]
+        if not self._set_caps(limit_id, fence, caps, old_caps, lowered):
+            return False
+        for index in missing:
+            new = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK, cap=caps[index],
+                    available=effective(caps[index]), holders={}, version=fence)
+            if not conditional(functools.partial(new.save, condition=unused_before(L, fence))):
+                return False
+        raised = [i for i in range(1, extent) if i not in missing and caps[i] > old_caps[i]]
+        if not self._set_caps(limit_id, fence, caps, old_caps, raised):
             return False
         row = L(keys.limit_pk(limit_id), keys.LIMIT_SK)
         root_actions: list[Action] = [
@@ -138,12 +143,11 @@ class LimitRebalance(LimitMarkers):
             L.version.set(fence + 1), L.lease.remove()]
         return conditional(functools.partial(update_quietly, row, root_actions, L.version == fence))
 
-    def _set_caps(self, limit_id: str, fence: int, caps: list[int], old_caps: list[int]) -> bool:
-        """Every shard but the root to its cap, lowered ones first, each conditional on the cap read and on this
+    def _set_caps(self, limit_id: str, fence: int, caps: list[int], old_caps: list[int], indexes: list[int]) -> bool:
+        """The shards ``indexes`` (never the root) to their caps, each conditional on the cap read and on this
         rebalance's stamp; False when a later rebalance stamped a shard (this one's plan is stale)."""
         L = self.models.limit
-        for index in sorted((i for i in range(1, len(caps)) if caps[i] != old_caps[i]),
-                            key=lambda i: effective(caps[i]) - effective(old_caps[i])):
+        for index in indexes:
             delta = effective(caps[index]) - effective(old_caps[index])
             shard_row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)
             actions = [L.cap.set(caps[index]), L.available.set(L.available + delta)]

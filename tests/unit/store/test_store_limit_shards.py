@@ -9,6 +9,7 @@ import pendulum
 import pytest
 
 from bench.dynamo_units import WRITE_UNIT_BYTES, item_size
+from tests.dynamo_requests import dynamo_requests
 from updraft.model.limits import pool_limit, task_run_limit
 from updraft.model.records import TIKey
 from updraft.scheduling.reconcile import reconcile_limits
@@ -158,3 +159,23 @@ def test_reconciliation_returns_a_leak_from_any_shard(store):
     assert reconcile_limits(store, [limit_id], now=NOW + dt.timedelta(minutes=5)) == 12
     assert store.get_limit(limit_id).holders == {}
     assert store.take_slots(limit_id, "fresh", 12, limit=12, now=NOW)
+
+
+def test_a_growth_writes_each_new_shard_once(store):
+    """A limit that outgrows its root puts each new shard with its cap (a put, then a cap raise, was two writes
+    per shard: 500 writes for a pool of 1,000 instead of 250), and the shards still add up to the size."""
+    limit_id = pool_limit("growing")
+    store.set_pool("growing", 400)
+    for n in range(SHARD_SLOTS):  # the root's own slots
+        assert store.take_slots(limit_id, f"early-{n}", 1, limit=400, now=NOW)
+    with dynamo_requests() as requests:
+        assert store.take_slots(limit_id, "grows-it", 1, limit=400, now=NOW)  # the root full: the limit grows
+    new_shards = 400 // SHARD_SLOTS - 1
+    puts = [r for r in requests if r.operation == "PutItem" and r.pk.startswith("LIMIT#")]
+    shard_updates = [r for r in requests
+                     if r.operation == "UpdateItem" and r.pk.startswith(keys.limit_pk(limit_id) + "#")]
+    assert len(puts) == new_shards
+    assert len(shard_updates) <= 3, f"{len(shard_updates)} updates of new shards"  # the take's probes only
+    shards = store._read(limit_id)
+    assert sum(int(shard.cap) for shard in shards) == 400
+    assert sum(int(shard.available) for shard in shards) == 400 - SHARD_SLOTS - 1
