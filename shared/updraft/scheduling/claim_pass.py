@@ -21,7 +21,7 @@ from updraft.executors.base import Executor
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, run_tasks_limit, task_run_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.blocked import BlockedReason
+from updraft.scheduling.blocked import BlockedReason, BlockKind
 from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claims import LimitNeed, claim, claim_needs, claim_try_number, claimed_meanwhile
 from updraft.scheduling.concurrent_writes import concurrently
@@ -85,10 +85,14 @@ class ClaimPass:
     def _indexed(self, candidates: list[tuple[TaskInstance, DagRun]],
                  reasons: dict[TIKey, BlockedReason]) -> set[TIKey]:
         """The refused instances whose reason write puts them in their run's waiting index: those of runs where
-        an end reads the index rather than the run (``waiting_claims.index_pays``); elsewhere it is never read."""
+        an end reads the index rather than the run (``waiting_claims.index_pays``); elsewhere it is never read.
+        Not one refused for a pool that does not exist: no slot an end frees can start it, and as the index's
+        first hit (a higher priority) it was the instance every end tried and the only one, so the run's ends
+        claimed nothing until the tick (the tick claims it once the pool exists)."""
         runs = {(run.dag_id, run.run_id): run for _, run in candidates}
         pays = {key: index_pays(self.dag(run.dag_id, run.dag_hash)) for key, run in runs.items()}
-        return {key for key in reasons if pays.get((key.dag_id, key.run_id), False)}
+        return {key for key, reason in reasons.items()
+                if pays.get((key.dag_id, key.run_id), False) and reason.kind is not BlockKind.POOL_MISSING}
 
     def create_scheduled(self, changes: list[TIChange], *, indexed: set[TIKey] | None = None) -> None:
         """Write, as scheduled, new instances no claim created (the next pass finds them, as without merging);

@@ -123,6 +123,28 @@ def test_waiting_instances_are_claimed_in_airflows_order(store):
     assert looks.call_count == 3
 
 
+def test_an_instance_in_a_missing_pool_does_not_stop_an_end_claiming_the_next(store):
+    """A higher-priority instance whose pool does not exist waits for the pool, not for a slot: it stays out of
+    the index, where as the first hit it was the one every end tried (refused) and the only one."""
+    dag = DAG("nopool", schedule=None, start_date=START, max_active_tasks=2)
+
+    @task(dag=dag)
+    def work(x=None):
+        return None
+
+    with dag:
+        work.override(task_id="orphan", pool="nowhere", priority_weight=100, weight_rule="absolute")()
+        work.expand(x=list(range(5)))
+    workers = _started(store, dag)
+    orphan = TIKey("nopool", "r", "orphan")
+    assert store.get_ti(orphan).state == TaskInstanceState.SCHEDULED
+    assert orphan not in store.waiting_tis("nopool", "r", limit=10)
+    first, _ = workers.executor.take()
+    assert workers.run_one(first)
+    (claimed,) = workers.executor.take()  # the end's freed slot goes to the next mapped instance
+    assert (claimed.key.task_id, claimed.key.map_index) == ("work", 2)
+
+
 def test_a_stale_index_hit_is_dropped_and_the_next_waiting_instance_claimed(store):
     workers = _started(store, _mapped("stale", 4, leaf=True))
     first, second = workers.executor.take()
