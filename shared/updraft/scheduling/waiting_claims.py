@@ -70,6 +70,7 @@ def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *,
         return whole_run()  # nothing known to wait, or the mark is stale: that pass clears it
     upstream = [items[key] for key in reads if key in items]
     queue = claim_order(waiting, [run])
+    freed = (set(donor.offered) | donor.given) if donor is not None else set(ended.held_limits)
     report: PassReport | None = None
     while queue:
         batch, queue = queue[:wanted], queue[wanted:]
@@ -79,9 +80,13 @@ def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *,
         if step is None or step.stale_runs:
             return whole_run()
         report = step if report is None else _merged(report, step)
-        # A claim lost to a concurrent end (neither dispatched nor refused): the next hit takes its place.
+        # A claim lost to a concurrent end (neither dispatched nor refused), or refused by no limit this end freed
+        # (a full named pool it did not hold, a pool that does not exist): the next hit takes its place, as
+        # Airflow's loop passes over a task its pool holds back. Refused by a limit it freed: that is full again.
         dispatched = {d.key for d in step.dispatched}
-        wanted = sum(ti.key not in dispatched and ti.key.label not in step.not_claimed for ti in batch)
+        elsewhere = not (step.full_limits & freed)
+        wanted = sum(ti.key not in dispatched and (elsewhere or ti.key.label not in step.not_claimed)
+                     for ti in batch)
         if not wanted:
             break
     return report

@@ -15,6 +15,7 @@ from moto import mock_aws
 from airflow.sdk import DAG, task
 from tests.dynamo_requests import dynamo_requests, operations
 from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
+from updraft.model.limits import pool_limit
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
@@ -143,6 +144,32 @@ def test_an_instance_in_a_missing_pool_does_not_stop_an_end_claiming_the_next(st
     assert workers.run_one(first)
     (claimed,) = workers.executor.take()  # the end's freed slot goes to the next mapped instance
     assert (claimed.key.task_id, claimed.key.map_index) == ("work", 2)
+
+
+def test_an_instance_its_full_pool_holds_back_does_not_stop_an_end_claiming_the_next(store):
+    """The first waiting instance in claim order needs a named pool that is full (held by another DAG's try):
+    the slots an end of a default-pool instance frees cannot start it, so the end passes over it to the next
+    waiting instance, as Airflow's loop passes over a task its pool holds back."""
+    store.set_pool("busy", 1)
+    assert store.take_slots(pool_limit("busy"), "another-dag-holds-it", 1, limit=1, now=START)
+    dag = DAG("heldback", schedule=None, start_date=START, max_active_tasks=2)
+
+    @task(dag=dag)
+    def work(x=None):
+        return None
+
+    with dag:
+        work.override(task_id="pooled", pool="busy", priority_weight=100, weight_rule="absolute")()
+        work.expand(x=list(range(5)))
+    workers = _started(store, dag)
+    pooled = TIKey("heldback", "r", "pooled")
+    assert store.get_ti(pooled).state == TaskInstanceState.SCHEDULED
+    assert store.waiting_tis("heldback", "r", limit=1) == [pooled]  # first in claim order
+    first, _ = workers.executor.take()
+    assert workers.run_one(first)
+    (claimed,) = workers.executor.take()
+    assert (claimed.key.task_id, claimed.key.map_index) == ("work", 2)
+    assert store.get_ti(pooled).state == TaskInstanceState.SCHEDULED  # it waits for its pool
 
 
 def test_a_stale_index_hit_is_dropped_and_the_next_waiting_instance_claimed(store):
