@@ -124,26 +124,38 @@ def test_waiting_instances_are_claimed_in_airflows_order(store):
     assert looks.call_count == 3
 
 
-def test_an_instance_in_a_missing_pool_does_not_stop_an_end_claiming_the_next(store):
-    """A higher-priority instance whose pool does not exist waits for the pool, not for a slot: it stays out of
-    the index, where as the first hit it was the one every end tried (refused) and the only one."""
-    dag = DAG("nopool", schedule=None, start_date=START, max_active_tasks=2)
+def _held_back(store: DynamoStore, dag_id: str, pool: str) -> tuple[LambdaWorkers, TIKey]:
+    """A run of ``dag_id`` at max_active_tasks 2: a task in ``pool`` with the highest priority, which the tick
+    cannot claim, and 5 mapped instances in the default pool, 2 claimed and 3 waiting. The held-back task's key."""
+    dag = DAG(dag_id, schedule=None, start_date=START, max_active_tasks=2)
 
     @task(dag=dag)
     def work(x=None):
         return None
 
     with dag:
-        work.override(task_id="orphan", pool="nowhere", priority_weight=100, weight_rule="absolute")()
+        work.override(task_id="held", pool=pool, priority_weight=100, weight_rule="absolute")()
         work.expand(x=list(range(5)))
     workers = _started(store, dag)
-    orphan = TIKey("nopool", "r", "orphan")
-    assert store.get_ti(orphan).state == TaskInstanceState.SCHEDULED
-    assert orphan not in store.waiting_tis("nopool", "r", limit=10)
+    held = TIKey(dag_id, "r", "held")
+    assert store.get_ti(held).state == TaskInstanceState.SCHEDULED
+    return workers, held
+
+
+def _one_end_claims_the_next_mapped_instance(store: DynamoStore, workers: LambdaWorkers, held: TIKey) -> None:
     first, _ = workers.executor.take()
     assert workers.run_one(first)
-    (claimed,) = workers.executor.take()  # the end's freed slot goes to the next mapped instance
+    (claimed,) = workers.executor.take()  # the end's freed slots go to the next mapped instance
     assert (claimed.key.task_id, claimed.key.map_index) == ("work", 2)
+    assert store.get_ti(held).state == TaskInstanceState.SCHEDULED  # it waits for its pool
+
+
+def test_an_instance_in_a_missing_pool_does_not_stop_an_end_claiming_the_next(store):
+    """A higher-priority instance whose pool does not exist waits for the pool, not for a slot: it stays out of
+    the index, where as the first hit it was the one every end tried (refused) and the only one."""
+    workers, held = _held_back(store, "nopool", "nowhere")
+    assert held not in store.waiting_tis("nopool", "r", limit=10)
+    _one_end_claims_the_next_mapped_instance(store, workers, held)
 
 
 def test_an_instance_its_full_pool_holds_back_does_not_stop_an_end_claiming_the_next(store):
@@ -152,24 +164,9 @@ def test_an_instance_its_full_pool_holds_back_does_not_stop_an_end_claiming_the_
     waiting instance, as Airflow's loop passes over a task its pool holds back."""
     store.set_pool("busy", 1)
     assert store.take_slots(pool_limit("busy"), "another-dag-holds-it", 1, limit=1, now=START)
-    dag = DAG("heldback", schedule=None, start_date=START, max_active_tasks=2)
-
-    @task(dag=dag)
-    def work(x=None):
-        return None
-
-    with dag:
-        work.override(task_id="pooled", pool="busy", priority_weight=100, weight_rule="absolute")()
-        work.expand(x=list(range(5)))
-    workers = _started(store, dag)
-    pooled = TIKey("heldback", "r", "pooled")
-    assert store.get_ti(pooled).state == TaskInstanceState.SCHEDULED
-    assert store.waiting_tis("heldback", "r", limit=1) == [pooled]  # first in claim order
-    first, _ = workers.executor.take()
-    assert workers.run_one(first)
-    (claimed,) = workers.executor.take()
-    assert (claimed.key.task_id, claimed.key.map_index) == ("work", 2)
-    assert store.get_ti(pooled).state == TaskInstanceState.SCHEDULED  # it waits for its pool
+    workers, held = _held_back(store, "heldback", "busy")
+    assert store.waiting_tis("heldback", "r", limit=1) == [held]  # first in claim order
+    _one_end_claims_the_next_mapped_instance(store, workers, held)
 
 
 def test_a_stale_index_hit_is_dropped_and_the_next_waiting_instance_claimed(store):
