@@ -18,7 +18,7 @@ from updraft.serialization.model import SerializedDAG, SerializedTask
 
 # Rules a success of one upstream instance can decide before the others end (see ``deps.trigger_rule``).
 DECIDED_EARLY = frozenset({TriggerRule.ONE_SUCCESS, TriggerRule.ONE_DONE, TriggerRule.ALL_FAILED,
-                            TriggerRule.ALL_SKIPPED})
+                           TriggerRule.ALL_SKIPPED})
 
 
 def ends_countable(dag: SerializedDAG) -> bool:

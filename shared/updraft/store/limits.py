@@ -4,15 +4,15 @@ a busy limit spreads over as many partitions as it has shards.
 
 The root item is also shard 0 and says the size, how many shards takes use (``active``) and how many exist
 (``extent``). A take of a limit that is its root alone is one conditional write on the root (conditional on
-``extent = 1``, so the holder can be nowhere else). A take of a sharded limit first puts the holder's marker
-(``limit_markers``: a conditional put that fails when the holder holds, wherever), then writes the first shard
+``extent = 1``, so the holder can be nowhere else). A take of a sharded limit first marks the holder
+(``limit_markers``: a conditional write that fails when the holder holds, wherever), then writes the first shard
 with room in the holder's own order (from a hash of the holder), trying its home and the next two; only when those
 refuse does it read every shard (a root GetItem and a BatchGetItem per 100 shards) to find room, in pieces over
 several shards when no single one has it, or to say the limit is full. Every refused write returns the item as it
 was (``ReturnValuesOnConditionCheckFailure``, no read units), which is how a take learns a limit's shape and tells
 "full" from "held". Each shard write is conditional on that shard's room and on the holder not holding in it, and
 the shards' caps never offer more than the limit has free (``plan_caps``), so the limit is never over its size. A
-release tries the shards a take tries first, then reads, then deletes the marker (a try's last release, once
+release tries the shards a take tries first, then reads, then removes the mark (a try's last release, once
 it ended for good, leaves it to expire: ``limit_markers``). A new limit is its root alone; the first take that
 finds it full while the limit has room spreads the rest over new shards, and a resize plans every cap again, both
 under a lease on the root (``limit_rebalance``; reads in ``limit_reads``). Pools add a record of their own

@@ -68,10 +68,4 @@ class WaitingStore(StoreBase):
         eventually consistent (a hit may have been claimed meanwhile; one just refused may be missing)."""
         T = self.models.task_instance
         found = T.waiting_index.query(keys.run_pk(dag_id, run_id), limit=limit)
-        tis = []
-        for item in found:
-            task_id, map_index = keys.ti_key_parts(item.sk)
-            tis.append(TIKey(dag_id, run_id, task_id, map_index))
-            if len(tis) >= limit:
-                break
-        return tis
+        return [TIKey(dag_id, run_id, *keys.ti_key_parts(item.sk)) for item in found]
