@@ -17,7 +17,10 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
 from updraft.config import UpdraftConfig
+from updraft.process_guard import make_undumpable
 from updraft.services import shared_services as services
+
+make_undumpable()  # before this process holds a client or runs user code: see updraft.process_guard
 
 logger = Logger(service="updraft-api")
 metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-api")

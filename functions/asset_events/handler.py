@@ -15,7 +15,10 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
+from updraft.process_guard import make_undumpable
 from updraft.services import shared_services as services
+
+make_undumpable()  # before this process holds a client or runs user code: see updraft.process_guard
 
 logger = Logger(service="updraft-asset-events")
 

@@ -27,7 +27,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 from updraft.config import UpdraftConfig
 from updraft.parsing.s3_events import handle_dag_file_events
 from updraft.parsing.scrub import use_dag_code_credentials
+from updraft.process_guard import make_undumpable
 from updraft.services import shared_services as services
+
+make_undumpable()  # before this process holds a client or runs user code: see updraft.process_guard
 
 SERVICE = "updraft-parser"  # the metrics' dimension the stack's ImportErrors alarm watches
 logger = Logger(service=SERVICE)

@@ -39,10 +39,13 @@ from updraft.config import UpdraftConfig
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.handler_events import MalformedEvent, worker_dispatch
 from updraft.model.deferrals import ResumeRequest, ScheduleRunRequest
+from updraft.process_guard import make_undumpable
 from updraft.services import shared_services as services
 
 if TYPE_CHECKING:
     from updraft.runtime.handoff import LambdaLimits
+
+make_undumpable()  # before this process holds a client or runs user code: see updraft.process_guard
 
 logger = Logger(service="updraft-worker")
 metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-worker")

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point; imports click and the commands only when called."""
+    """Console-script entry point; imports click and the commands only when called.
+
+    The process is made non-dumpable first: it holds the user's credentials or local mode's, and `updraft local`
+    and `updraft dags test` serve user code from it (``updraft.process_guard``)."""
+    from updraft.process_guard import make_undumpable
+
+    make_undumpable()
     from updraft.cli.app import cli
 
     cli.main(args=argv, prog_name="updraft")

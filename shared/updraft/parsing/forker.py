@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from updraft.parsing.child import ChildTarget, child_main, user_tasks
 from updraft.parsing.options import FileJob, ParseOptions
 from updraft.parsing.outcome import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, Finished
+from updraft.process_guard import make_undumpable
 
 # After the soft timeout (SIGALRM inside the child, which yields a traceback
 # pointing at the stuck line) the parent waits this long before SIGKILL.
@@ -112,6 +113,7 @@ class Forker:
     """
 
     def __init__(self, options: ParseOptions, target: ChildTarget, *, prepared: bool = False) -> None:
+        make_undumpable()  # the children inherit it: a DAG file cannot read this process nor a sibling's
         self.options = options
         self.target = target
         self.prepared = prepared

@@ -40,6 +40,7 @@ from updraft.parsing.options import FileJob, ParseOptions
 from updraft.parsing.outcome import Finished
 from updraft.parsing.scrub import dag_code_environment, scrubbed
 from updraft.parsing.warm import warm_up
+from updraft.process_guard import make_undumpable
 
 # How long the client waits for *any* message before deciding the server is
 # wedged: beyond the per-file timeout and kill grace, the server always has
@@ -167,7 +168,9 @@ class ForkServerClient:
             return
         import updraft
 
-        # The server and so every child start without Updraft's settings and AWS secrets (see ``scrub``).
+        # The server and so every child start without Updraft's settings and AWS secrets (see ``scrub``), and
+        # cannot read them from this process either (the server's children are user code).
+        make_undumpable()
         env = scrubbed(os.environ)
         root = str(Path(updraft.__file__).resolve().parents[1])
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

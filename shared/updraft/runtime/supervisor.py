@@ -24,7 +24,6 @@ root) still could, which is why deployments run tasks as a non-root user (Lambda
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import datetime as dt
 import json
@@ -50,6 +49,7 @@ from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.notifications.ses import configured_sender
 from updraft.parsing.scrub import scrubbed
+from updraft.process_guard import make_undumpable
 from updraft.runtime.logs import LogSink, RelayedLog, relay
 from updraft.runtime.secrets import BACKEND_KWARGS_VAR, BACKEND_VAR
 from updraft.runtime.store_proxy import TryScope, serve_call
@@ -66,7 +66,6 @@ TIMEOUT_GRACE = dt.timedelta(seconds=60)
 STEP_GRACE = dt.timedelta(seconds=5)
 _RESULT_STATES = {TaskInstanceState.SUCCESS.value, TaskInstanceState.FAILED.value, TaskInstanceState.SKIPPED.value,
                   TaskInstanceState.DEFERRED.value, TaskInstanceState.UP_FOR_RESCHEDULE.value}
-_PR_SET_DUMPABLE = 4
 
 
 class ChildFailed(RuntimeError):
@@ -98,13 +97,6 @@ def _job(kind: str, *, dags_folder: str, plugins_folder: str | None, credentials
             "has_backend": backend is not None, "backend_error": backend_error,
             "has_sender": configured_sender() is not None, "env": child_environment(os.environ, credentials),
             **fields}
-
-
-def make_undumpable() -> None:
-    """Keep same-user processes out of this process's ``/proc/<pid>/environ`` and memory (Linux only)."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def child_environment(env: Mapping[str, str], credentials: Mapping[str, str] | None) -> dict[str, str]:

@@ -200,8 +200,11 @@ RUNTIME_MODULES = ("updraft.runtime.execute", "updraft.runtime.dag_callbacks", "
 
 
 def main() -> None:
-    control = socket.socket(fileno=int(sys.argv[1]))
     from updraft.parsing.warm import warm_up
+    from updraft.process_guard import make_undumpable
+
+    make_undumpable()  # first: the exec made this process dumpable again, and its children inherit the flag
+    control = socket.socket(fileno=int(sys.argv[1]))
 
     warm_up(RUNTIME_MODULES)
     warm_up()
