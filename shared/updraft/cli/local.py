@@ -54,6 +54,7 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
     """
     from updraft.cli.dags import resolve_plugins_folder
     from updraft.local.system import LocalOptions, LocalSystem
+    from updraft.local.workers import start_resource_tracker
 
     if parallelism is not None and parallelism > workers:
         click.echo(f"Warning: --parallelism {parallelism} exceeds --workers {workers}: local mode claims at most "
@@ -70,6 +71,7 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
             parse_users(users)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--users") from None
+    start_resource_tracker()  # before any thread: see its docstring
     system = LocalSystem(options, say=click.echo)
     signal.signal(signal.SIGTERM, _interrupt)
     system.start()

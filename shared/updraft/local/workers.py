@@ -57,6 +57,37 @@ class LocalLambdaContext:
 _handler: Any = None
 
 
+def start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (the worker pool's fork server uses it) as a process of Updraft's:
+    non-dumpable and with a scrubbed environment.
+
+    The tracker is a fresh interpreter started by ``python -c <its main>``; left as it is, user code of the same
+    user could read its ``/proc/<pid>/environ`` (whatever credentials `updraft local` was started with) and
+    ``ptrace`` it, a process outside every try's reach that outlives them. So its command is prefixed with
+    ``updraft.process_guard.make_undumpable()`` and it starts without ``AWS_*``/``UPDRAFT_*``. Call it while this
+    process has one thread (``os.environ`` and the spawn function are swapped meanwhile); the pool then reuses it.
+    """
+    from multiprocessing import resource_tracker, util
+
+    from updraft.parsing.scrub import scrub_environment
+
+    spawn = util.spawnv_passfds
+
+    def guarded(path: Any, args: list[str], passfds: Any) -> int:
+        *head, code = args  # [python, *flags, "-c", code]
+        return spawn(path, [*head, f"from updraft.process_guard import make_undumpable;make_undumpable();{code}"],
+                     passfds)
+
+    saved = dict(os.environ)
+    scrub_environment(os.environ)
+    util.spawnv_passfds = guarded
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        util.spawnv_passfds = spawn
+        os.environ.update(saved)
+
+
 def _init_worker(env: dict[str, str], root: str) -> None:
     """What a Lambda container's init phase does: import the handler, then build the clients and the store a
     first invocation would (a warm container has them), so no try pays for them."""

@@ -16,7 +16,6 @@ from tests.functional.privacy.unprivileged import (
     findings,
     probe_code,
     python_path,
-    shared_folder,
     unprivileged,
 )
 
@@ -66,8 +65,7 @@ with DAG(dag_id={where!r}, schedule=None):
 """
 
 
-def test_parse_time_code_reads_no_process_of_the_parser_lambda(tmp_path: Path) -> None:
-    work = shared_folder(tmp_path / "work")
+def test_parse_time_code_reads_no_process_of_the_parser_lambda(work: Path) -> None:
     out = work / "found.jsonl"
     files = {f"{where}.py": _dag_file(where, out) for where in ("first", "second")}
     env = {"PATH": os.environ["PATH"], "HOME": str(work), "TMPDIR": str(work), "PYTHONPATH": python_path(),

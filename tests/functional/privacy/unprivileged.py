@@ -15,9 +15,12 @@ credentials); the probe does not count another probe's grandchild.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +49,16 @@ def python_path() -> str:
     return os.pathsep.join([str(Path(updraft.__file__).resolve().parents[1]), str(ROOT)])
 
 
-def shared_folder(path: Path) -> Path:
-    """``path`` made, writable by the scenario's user."""
-    path.mkdir(parents=True, exist_ok=True)
-    path.chmod(0o777)
-    return path
+@contextlib.contextmanager
+def scenario_folder() -> Iterator[Path]:
+    """A folder the scenario's user can write and reach (under ``/tmp``: pytest's own are private to root),
+    removed afterwards."""
+    path = Path(tempfile.mkdtemp(prefix="updraft-privacy-", dir="/tmp"))
+    try:
+        path.chmod(0o777)
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 # User code: ``probe(out, where)`` looks at every process of the scenario (the oldest ancestor of its user and all
@@ -95,7 +103,7 @@ def probe(out, where, spawn=True):
         found["looked"] += 1
         try:
             if MARKER.encode() in open(f"/proc/{pid}/environ", "rb").read():
-                found["environ"].append(pid)
+                found["environ"].append(pid); found.setdefault("what", {})[pid] = open(f"/proc/{pid}/cmdline", "rb").read()[:300].decode()
         except OSError:
             pass
         try:
