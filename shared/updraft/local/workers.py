@@ -80,7 +80,7 @@ def start_resource_tracker() -> None:
 
     saved = dict(os.environ)
     scrub_environment(os.environ)
-    util.spawnv_passfds = guarded
+    util.spawnv_passfds = guarded  # type: ignore[assignment]
     try:
         resource_tracker.ensure_running()
     finally:
