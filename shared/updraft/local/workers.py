@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -73,14 +73,14 @@ def start_resource_tracker() -> None:
 
     spawn = util.spawnv_passfds
 
-    def guarded(path: Any, args: list[str], passfds: Any) -> int:
+    def guarded(path: bytes, args: Sequence[Any], passfds: Sequence[int]) -> int:
         *head, code = args  # [python, *flags, "-c", code]
         return spawn(path, [*head, f"from updraft.process_guard import make_undumpable;make_undumpable();{code}"],
                      passfds)
 
     saved = dict(os.environ)
     scrub_environment(os.environ)
-    util.spawnv_passfds = guarded  # type: ignore[assignment]
+    util.spawnv_passfds = guarded
     try:
         resource_tracker.ensure_running()
     finally:
