@@ -10,6 +10,7 @@ import dataclasses
 import datetime as dt
 from typing import Any, NamedTuple
 
+from updraft.model.key_parts import escape, unescape
 from updraft.model.states import DagRunState, TaskInstanceState
 
 UNMAPPED = -1
@@ -23,8 +24,11 @@ class TIKey(NamedTuple):
     map_index: int = UNMAPPED
 
     def holder(self, try_number: int) -> str:
-        """The id a claimed try holds limit slots under: distinct per try so a retry never reuses a leak."""
-        return _HOLDER_SEP.join((self.dag_id, self.run_id, self.task_id, str(self.map_index), str(try_number)))
+        """The id a claimed try holds limit slots under: distinct per try so a retry never reuses a leak. The
+        holder grammar: dag, run, task, map index and try number joined by ``|``, each id escaped (``|`` and ``%``:
+        never in a valid id, so those holders are the plain join), so one holder names one try."""
+        ids = (escape(self.dag_id, _HOLDER_SEP), escape(self.run_id, _HOLDER_SEP), escape(self.task_id, _HOLDER_SEP))
+        return _HOLDER_SEP.join((*ids, str(self.map_index), str(try_number)))
 
     @staticmethod
     def parse_holder(holder: str) -> tuple[TIKey, int] | None:
@@ -33,7 +37,7 @@ class TIKey(NamedTuple):
         if len(parts) != 5:
             return None
         dag_id, run_id, task_id, map_index, try_number = parts
-        return TIKey(dag_id, run_id, task_id, int(map_index)), int(try_number)
+        return TIKey(unescape(dag_id), unescape(run_id), unescape(task_id), int(map_index)), int(try_number)
 
     @property
     def label(self) -> str:
