@@ -9,17 +9,13 @@ starts with ``~`` (``store.keys.limit_pk`` names a long one by ``~`` and its dig
 
 from __future__ import annotations
 
-from updraft.model.key_parts import escape
+from updraft.model.key_parts import escaper
 
 DEFAULT_POOL = "default_pool"
 DEFAULT_POOL_SLOTS = 128
 PARALLELISM_LIMIT = "parallelism"
 _POOL_PREFIX = "pool:"
-_SEPARATOR = ":"
-
-
-def _part(name: str) -> str:
-    return escape(name, _SEPARATOR)
+_part = escaper(":")
 
 
 def pool_limit(pool: str) -> str:

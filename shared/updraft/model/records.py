@@ -10,11 +10,12 @@ import dataclasses
 import datetime as dt
 from typing import Any, NamedTuple
 
-from updraft.model.key_parts import escape, unescape
+from updraft.model.key_parts import escaper, unescape
 from updraft.model.states import DagRunState, TaskInstanceState
 
 UNMAPPED = -1
 _HOLDER_SEP = "|"
+_holder_part = escaper(_HOLDER_SEP)
 
 
 class TIKey(NamedTuple):
@@ -27,8 +28,8 @@ class TIKey(NamedTuple):
         """The id a claimed try holds limit slots under: distinct per try so a retry never reuses a leak. The
         holder grammar: dag, run, task, map index and try number joined by ``|``, each id escaped (``|`` and ``%``:
         never in a valid id, so those holders are the plain join), so one holder names one try."""
-        ids = (escape(self.dag_id, _HOLDER_SEP), escape(self.run_id, _HOLDER_SEP), escape(self.task_id, _HOLDER_SEP))
-        return _HOLDER_SEP.join((*ids, str(self.map_index), str(try_number)))
+        return _HOLDER_SEP.join((_holder_part(self.dag_id), _holder_part(self.run_id), _holder_part(self.task_id),
+                                 str(self.map_index), str(try_number)))
 
     @staticmethod
     def parse_holder(holder: str) -> tuple[TIKey, int] | None:
