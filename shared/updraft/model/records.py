@@ -10,10 +10,12 @@ import dataclasses
 import datetime as dt
 from typing import Any, NamedTuple
 
+from updraft.model.key_parts import escaper, unescape
 from updraft.model.states import DagRunState, TaskInstanceState
 
 UNMAPPED = -1
 _HOLDER_SEP = "|"
+_holder_part = escaper(_HOLDER_SEP)
 
 
 class TIKey(NamedTuple):
@@ -23,8 +25,11 @@ class TIKey(NamedTuple):
     map_index: int = UNMAPPED
 
     def holder(self, try_number: int) -> str:
-        """The id a claimed try holds limit slots under: distinct per try so a retry never reuses a leak."""
-        return _HOLDER_SEP.join((self.dag_id, self.run_id, self.task_id, str(self.map_index), str(try_number)))
+        """The id a claimed try holds limit slots under: distinct per try so a retry never reuses a leak. The
+        holder grammar: dag, run, task, map index and try number joined by ``|``, each id escaped (``|`` and ``%``:
+        never in a valid id, so those holders are the plain join), so one holder names one try."""
+        return _HOLDER_SEP.join((_holder_part(self.dag_id), _holder_part(self.run_id), _holder_part(self.task_id),
+                                 str(self.map_index), str(try_number)))
 
     @staticmethod
     def parse_holder(holder: str) -> tuple[TIKey, int] | None:
@@ -33,7 +38,7 @@ class TIKey(NamedTuple):
         if len(parts) != 5:
             return None
         dag_id, run_id, task_id, map_index, try_number = parts
-        return TIKey(dag_id, run_id, task_id, int(map_index)), int(try_number)
+        return TIKey(unescape(dag_id), unescape(run_id), unescape(task_id), int(map_index)), int(try_number)
 
     @property
     def label(self) -> str:

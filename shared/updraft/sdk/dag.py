@@ -480,6 +480,10 @@ class DAG:
 
     def validate(self) -> None:
         """Whole-DAG checks Airflow runs when it bags a DAG; the parser turns failures into import errors."""
+        # The ids again: checked at construction, but a DAG file may assign one afterwards.
+        validate_key(self.dag_id, kind="dag_id")
+        for task in self.tasks:
+            validate_key(task.task_id, kind="task_id")
         self.check_cycle()
         self.timetable.validate()
         if self.end_date is not None and self.start_date is not None and self.end_date < self.start_date:

@@ -62,6 +62,9 @@ Items (``pk`` / ``sk``)::
                                                                      (gzip JSON or S3, expires_at + TTL ``expires``)
     asset state     ASSET_STATE#<asset_id>  KEY#<key>                an asset's state store (``state_stores``)
 
+Every ``<name>`` above is escaped (``keys.part``: ``#`` and ``%`` as ``%23``/``%25``), so names holding ``#``
+never make two items one; valid dag, task and run ids hold neither, so their keys are the plain join.
+
 Indexes::
 
     list_index    GSI  list_pk = DAGS#<shard> | POOLS | IMPORT_ERRORS#<shard> | VARIABLES |     KEYS_ONLY

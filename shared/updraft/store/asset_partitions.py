@@ -27,13 +27,14 @@ from updraft.store.asset_items import AssetModels, asset_models
 from updraft.store.assets import QUEUES_LIST_PK
 from updraft.store.attributes import parse_ts, ts
 from updraft.store.base import StoreBase
+from updraft.store.keys import part
 from updraft.store.writes import all_of, conditional, item_present, update_quietly
 
 _KEY = "KEY#"
 
 
 def _pk(dag_id: str) -> str:
-    return f"ASSET_PARTITION#{dag_id}"
+    return f"ASSET_PARTITION#{part(dag_id)}"
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class AssetPartitionStore(StoreBase):
         return conditional(lambda: update_quietly(
             row, [P.dag_id.set(dag_id), P.partition_key.set(partition_key), P.created_at.set(P.created_at | now),
                   P.logs.add({entry}), P.version.add(1), P.list_pk.set(QUEUES_LIST_PK),
-                  P.list_sk.set(f"{dag_id}#{partition_key}")],
+                  P.list_sk.set(f"{part(dag_id)}#{partition_key}")],
             P.done.does_not_exist() | ~P.done.contains(entry)))
 
     def pending_partitions(self, dag_id: str | None = None, *,

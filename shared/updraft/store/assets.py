@@ -72,11 +72,11 @@ def _asset_pk(asset_id: int) -> str:
 
 
 def _alias_pk(name: str) -> str:
-    return f"ASSET_ALIAS#{name}"
+    return f"ASSET_ALIAS#{keys.part(name)}"
 
 
 def _queue_pk(dag_id: str) -> str:
-    return f"ASSET_QUEUE#{dag_id}"
+    return f"ASSET_QUEUE#{keys.part(dag_id)}"
 
 
 def _event_sk(event_id: int) -> str:
@@ -84,11 +84,11 @@ def _event_sk(event_id: int) -> str:
 
 
 def _outlet_sk(key: TIKey, try_number: int) -> str:
-    return f"OUTLET#{key.task_id}#{key.map_index + 1:07d}#{try_number:05d}"
+    return f"OUTLET#{keys.part(key.task_id)}#{key.map_index + 1:07d}#{try_number:05d}"
 
 
 def _trigger_sk(run_id: str) -> str:
-    return f"ASSET_TRIGGER#{run_id}"
+    return f"ASSET_TRIGGER#{keys.part(run_id)}"
 
 
 @dataclass(frozen=True)
@@ -288,7 +288,7 @@ class AssetStore(StoreBase):
         Q = self._assets.asset_queue
         row = Q(_queue_pk(dag_id), _TARGET + target)
         actions: list[Action] = [Q.dag_id.set(dag_id), Q.target.set(target), Q.created_at.set(now), Q.events.add({ref}),
-                   Q.version.add(1), Q.list_pk.set(QUEUES_LIST_PK), Q.list_sk.set(f"{dag_id}#{target}")]
+                   Q.version.add(1), Q.list_pk.set(QUEUES_LIST_PK), Q.list_sk.set(f"{keys.part(dag_id)}#{target}")]
         if asset_id is not None:
             actions.append(Q.asset_id.set(asset_id))
         update_quietly(row, actions, None)

@@ -186,7 +186,7 @@ class DagStore(StoreBase):
     def put_version(self, dag_id: str, digest: str, document: dict[str, Any], now: dt.datetime) -> None:
         V = self.models.dag_version
         raw = canonical_json(document)
-        data, s3_key = self.blobs.pack(raw, f"dag-versions/{dag_id}/{digest}.json.gz")
+        data, s3_key = self.blobs.pack(raw, f"{keys.blob_path('dag-versions', dag_id, digest)}.json.gz")
         item = V(keys.dag_pk(dag_id), keys.version_sk(digest), dag_id=dag_id, dag_hash=digest, data=data,
                  s3_key=s3_key, size=len(raw), created_at=now)
         # Versions are immutable and keyed by content: an existing one is already right.

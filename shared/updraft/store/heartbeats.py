@@ -13,6 +13,7 @@ import datetime as dt
 import functools
 
 from updraft.store.base import StoreBase
+from updraft.store.keys import part
 from updraft.store.writes import any_of, conditional
 
 HEARTBEAT_SK = "HEARTBEAT"
@@ -23,7 +24,7 @@ HEARTBEAT_EVERY = dt.timedelta(seconds=30)
 
 
 def _pk(component: str) -> str:
-    return f"HEARTBEAT#{component}"
+    return f"HEARTBEAT#{part(component)}"
 
 
 class HeartbeatStore(StoreBase):

@@ -1,8 +1,10 @@
 """Item keys and index keys: the only place that knows how ids become ``pk``/``sk`` strings.
 
-Airflow ids cannot contain ``#`` (dag_id and task_id are ``[A-Za-z0-9_.-]``, run_id adds ``~:+``), so ``#``
-separates key parts unambiguously. Shards come from a stable hash (CRC-32, not Python's salted ``hash``) so
-every process puts the same item in the same shard.
+``#`` separates key parts. Every name a part carries goes through ``part`` (``model.key_parts``: ``#`` and ``%``
+percent-encoded), so a key is injective whatever the names: a pool, variable, XCom or partition key may contain
+``#``, and a DAG file can set a dag_id or task_id after its check. Valid dag, task and run ids contain neither
+character, so their keys are the plain join. Shards come from a stable hash (CRC-32, not Python's salted ``hash``)
+so every process puts the same item in the same shard.
 """
 
 from __future__ import annotations
@@ -12,42 +14,55 @@ import datetime as dt
 import hashlib
 import zlib
 
+from updraft.model.key_parts import escaper, unescape
 from updraft.store.attributes import ts
 
 META = "META"
+SEPARATOR = "#"
+part = escaper(SEPARATOR)  # a name as one part of a key: its ``#`` and ``%`` escaped (unchanged when it has neither)
 
 
 def shard(value: str, shards: int) -> int:
     return zlib.crc32(value.encode()) % shards
 
 
+_blob_part = escaper("/.")  # an S3 key's folders, and its suffix (``.json.gz``)
+
+
+def blob_path(*names: str | int) -> str:
+    """The S3 key (below the store's prefix, before its ``.<suffix>``) of a large value named by ``names``: each
+    name one folder level, with ``/``, ``.`` and ``%`` escaped, so names never cross a level, never make a ``..``
+    level, and never reach into the suffix (XCom ``x.shown``'s value was XCom ``x``'s shown value)."""
+    return "/".join(_blob_part(str(name)) for name in names)
+
+
 def dag_pk(dag_id: str) -> str:
-    return f"DAG#{dag_id}"
+    return f"DAG#{part(dag_id)}"
 
 
 def version_sk(dag_hash: str) -> str:
-    return f"VERSION#{dag_hash}"
+    return f"VERSION#{part(dag_hash)}"
 
 
 def run_sk(run_id: str) -> str:
-    return f"RUN#{run_id}"
+    return f"RUN#{part(run_id)}"
 
 
 def run_pk(dag_id: str, run_id: str) -> str:
     """A run's own partition: its task instances and XComs, one strongly consistent query away."""
-    return f"RUN#{dag_id}#{run_id}"
+    return f"RUN#{part(dag_id)}#{part(run_id)}"
 
 
 def run_ends_pk(dag_id: str, run_id: str) -> str:
     """A run's ENDS counters (``count_ends``): a partition of their own, so a wide fan-in's one write per ended
     upstream does not add to the run's partition, whose instances' three writes a task already cap one run's
     starts per second (~1,000 WCU/s per partition)."""
-    return f"ENDS#{dag_id}#{run_id}"
+    return f"ENDS#{part(dag_id)}#{part(run_id)}"
 
 
 def ti_sk(task_id: str, map_index: int) -> str:
     # map_index + 1 zero-padded: the unmapped instance (-1) first, then map indexes in numeric order.
-    return f"TI#{task_id}#{map_index + 1:07d}"
+    return f"TI#{part(task_id)}#{map_index + 1:07d}"
 
 
 TI_PREFIX = "TI#"
@@ -56,7 +71,7 @@ TI_PREFIX = "TI#"
 def ti_key_parts(sk: str) -> tuple[str, int]:
     """The task id and map index of a task instance's sort key (``ti_sk``'s inverse)."""
     task_id, _, index = sk.removeprefix(TI_PREFIX).rpartition("#")
-    return task_id, int(index) - 1
+    return unescape(task_id), int(index) - 1
 
 
 # Priority weights are 32-bit in Airflow (``db_safe_priority``): inverted into this range, they sort highest first.
@@ -67,7 +82,7 @@ def waiting_sk(priority_weight: int, map_index: int, task_id: str) -> str:
     """A waiting instance's place in its run's waiting index: Airflow's claim order within one run (priority
     weight descending, then map index; the task id last, so equal ones keep one order)."""
     inverted = _PRIORITY_MAX - max(-_PRIORITY_MAX - 1, min(_PRIORITY_MAX, priority_weight))
-    return f"{inverted:010d}#{map_index + 1:07d}#{task_id}"
+    return f"{inverted:010d}#{map_index + 1:07d}#{part(task_id)}"
 
 
 # A run's bookkeeping for its mini scheduler (``scheduling.downstream``), next to its instances (deleted with the
@@ -83,18 +98,18 @@ def try_sk(task_id: str, map_index: int, try_number: int) -> str:
 
 
 def try_prefix(task_id: str, map_index: int) -> str:
-    return f"TRY#{task_id}#{map_index + 1:07d}#"
+    return f"TRY#{part(task_id)}#{map_index + 1:07d}#"
 XCOM_PREFIX = "XCOM#"
 
 
 def xcom_sk(task_id: str, map_index: int, key: str) -> str:
-    return f"XCOM#{task_id}#{map_index + 1:07d}#{key}"
+    return f"XCOM#{part(task_id)}#{map_index + 1:07d}#{part(key)}"
 
 
 def xcom_task_prefix(task_id: str, map_index: int | None) -> str:
     if map_index is None:
-        return f"XCOM#{task_id}#"
-    return f"XCOM#{task_id}#{map_index + 1:07d}#"
+        return f"XCOM#{part(task_id)}#"
+    return f"XCOM#{part(task_id)}#{map_index + 1:07d}#"
 
 
 # A limit id longer than this is named in keys by its digest: a run's or a task's limit id carries a dag_id, a
@@ -108,9 +123,10 @@ def _digest(value: str, size: int) -> str:
 
 
 def limit_pk(limit_id: str) -> str:
-    """The limit's root item (which is also its shard 0)."""
-    name = limit_id if len(limit_id) <= LIMIT_KEY_MAX else f"~{_digest(limit_id, 15)}"
-    return f"LIMIT#{name}"
+    """The limit's root item (which is also its shard 0). A limit id (``model.limits``) never starts with ``~``,
+    so a name kept whole never equals a digest's."""
+    name = part(limit_id)
+    return f"LIMIT#{name if len(name) <= LIMIT_KEY_MAX else '~' + _digest(limit_id, 15)}"
 
 
 def limit_shard_pk(limit_id: str, shard_index: int) -> str:
@@ -122,13 +138,13 @@ def limit_shard_pk(limit_id: str, shard_index: int) -> str:
 def holder_name_pk(limit_id: str, holder_key: str) -> str:
     """A holder's own partition under a limit: its full name when too long to sit in its shard entry
     (``HOLDER_NAME_SK``)."""
-    return f"{limit_pk(limit_id)}#N#{holder_key}"
+    return f"{limit_pk(limit_id)}#N#{part(holder_key)}"
 
 
 def holder_marker_pk(holder_key: str) -> str:
     """A holder's markers (``limit_markers``): one item per holder, whatever limits it holds, so a claim marks
     all its sharded limits in one write, on a partition of its own."""
-    return f"HOLD#{holder_key}"
+    return f"HOLD#{part(holder_key)}"
 
 
 def marker_attribute(limit_id: str) -> str:
@@ -154,12 +170,12 @@ def holder_shard(holder: str, shards: int) -> int:
 
 
 def file_pk(relative_path: str) -> str:
-    return f"FILE#{relative_path}"
+    return f"FILE#{part(relative_path)}"
 
 
 def run_date_sk(sort_date: dt.datetime, run_id: str) -> str:
     """LSI sort key: the run's logical date (or run_after when it has none), then run_id for uniqueness."""
-    return f"{ts(sort_date)}#{run_id}"
+    return f"{ts(sort_date)}#{part(run_id)}"
 
 
 def dags_list_pk(dag_id: str, shards: int) -> str:
@@ -183,15 +199,15 @@ def active_pk(dag_id: str, run_id: str, shards: int) -> str:
 
 
 def active_sk(sort_date: dt.datetime, dag_id: str, run_id: str) -> str:
-    return f"{ts(sort_date)}#{dag_id}#{run_id}"
+    return f"{ts(sort_date)}#{part(dag_id)}#{part(run_id)}"
 
 
 def variable_pk(key: str) -> str:
-    return f"VARIABLE#{key}"
+    return f"VARIABLE#{part(key)}"
 
 
 def connection_pk(conn_id: str) -> str:
-    return f"CONNECTION#{conn_id}"
+    return f"CONNECTION#{part(conn_id)}"
 
 
 VARIABLES_LIST_PK = "VARIABLES"  # the API lists them whole (Airflow orders and pages in memory too)
@@ -204,7 +220,7 @@ def backfill_pk(backfill_id: int) -> str:
 
 def backfill_list_pk(dag_id: str) -> str:
     """A DAG's backfills in the list index (a DAG has few, so one partition each)."""
-    return f"BACKFILLS#{dag_id}"
+    return f"BACKFILLS#{part(dag_id)}"
 
 
 def backfill_list_sk(backfill_id: int) -> str:
@@ -214,7 +230,7 @@ def backfill_list_sk(backfill_id: int) -> str:
 
 def active_backfill_pk(dag_id: str) -> str:
     """The DAG's one active backfill: created with a condition, so a second one is refused."""
-    return f"ACTIVE_BACKFILL#{dag_id}"
+    return f"ACTIVE_BACKFILL#{part(dag_id)}"
 
 
 ACTIVE_BACKFILLS_LIST_PK = "ACTIVE_BACKFILLS"  # few at once: one partition, read every tick

@@ -44,7 +44,7 @@ def _model(config: StoreConfig) -> type[LongTaskItem]:
 
 
 def _sk(task_id: str) -> str:
-    return f"{LONG_TASK_PREFIX}{task_id}"
+    return f"{LONG_TASK_PREFIX}{keys.part(task_id)}"
 
 
 class LongTaskStore(StoreBase):

@@ -39,6 +39,7 @@ from updraft.store.assets import asset_id_of
 from updraft.store.attributes import DateTimeAttribute
 from updraft.store.base import StoreBase
 from updraft.store.config import StoreConfig
+from updraft.store.keys import blob_path, part
 from updraft.store.models import Item, _bound, build_models
 from updraft.store.tables import TTL_ATTRIBUTE
 
@@ -89,7 +90,7 @@ def state_model(config: StoreConfig) -> type[StateItem]:
 
 
 def task_state_pk(key: TIKey) -> str:
-    return f"TASK_STATE#{key.dag_id}#{key.run_id}#{key.task_id}#{key.map_index + 1:07d}"
+    return f"TASK_STATE#{part(key.dag_id)}#{part(key.run_id)}#{part(key.task_id)}#{key.map_index + 1:07d}"
 
 
 def asset_state_pk(asset_id: int) -> str:
@@ -126,7 +127,8 @@ class StateStore(StoreBase):
         """Create or overwrite the key (one put: idempotent, the last write wins as in Airflow)."""
         self._state_put(task_state_pk(key), state_key, value, now=now, expires_at=expires_at, dag_id=key.dag_id,
                   run_id=key.run_id, task_id=key.task_id, map_index=key.map_index,
-                  blob=f"state/task/{key.dag_id}/{key.run_id}/{key.task_id}/{key.map_index}/{state_key}")
+                  blob=blob_path("state", "task", key.dag_id, key.run_id, key.task_id, key.map_index,
+                                 state_key))
 
     def delete_task_state(self, key: TIKey, state_key: str) -> None:
         """Remove the key; a key that is not there is not an error."""
@@ -152,7 +154,7 @@ class StateStore(StoreBase):
               {"kind": "task", "dag_id": writer.dag_id, "run_id": writer.run_id, "task_id": writer.task_id,
                "map_index": writer.map_index})
         self._state_put(asset_state_pk(asset_id), state_key, value, now=now, expires_at=None, asset_id=asset_id,
-                  last_updated_by=by, blob=f"state/asset/{asset_id}/{state_key}")
+                  last_updated_by=by, blob=blob_path("state", "asset", asset_id, state_key))
 
     def delete_asset_state(self, asset_name: str, state_key: str) -> None:
         self._state_delete(asset_state_pk(asset_id_of(asset_name)), state_key)

@@ -18,7 +18,7 @@ class XComStore(StoreBase):
         """``shown``: the value as the API and UI show it, with secrets masked (None: the value itself); stored
         beside the value only where it differs, so readers of the value never see the mask."""
         X = self.models.xcom
-        path = f"xcoms/{key.dag_id}/{key.run_id}/{key.task_id}/{key.map_index}/{xcom_key}"
+        path = keys.blob_path("xcoms", key.dag_id, key.run_id, key.task_id, key.map_index, xcom_key)
         raw = canonical_json({"v": value})
         data, s3_key = self.blobs.pack(raw, f"{path}.json.gz")
         shown_raw = raw if shown is None else canonical_json({"v": shown})

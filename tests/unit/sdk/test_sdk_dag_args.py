@@ -25,6 +25,16 @@ class TestIds:
         with pytest.raises(ValueError, match="alphanumeric characters, dashes, dots and underscores"):
             DAG(dag_id)
 
+    @pytest.mark.parametrize(("dag_id", "task_id"), [("a#1", "t"), ("a|b:c", "t"), ("ok", "x#y"), ("ok", "y/../z")])
+    def test_an_id_assigned_after_construction_is_refused_by_validate(self, dag_id, task_id):
+        """Ids end up in keys, limit ids and paths: one a DAG file assigns past the constructor's check is an
+        import error (``validate``), not a dag_id holding a key separator."""
+        with DAG("ok") as dag:
+            task = EmptyOperator(task_id="t")
+        dag.dag_id, task.task_id = dag_id, task_id
+        with pytest.raises(ValueError, match="alphanumeric characters, dashes, dots and underscores"):
+            dag.validate()
+
     def test_dag_id_too_long(self):
         with pytest.raises(ValueError, match="250"):
             DAG("x" * 251)
