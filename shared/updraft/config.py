@@ -36,6 +36,9 @@ Variables (all optional except where noted):
 ``AIRFLOW__SECRETS__BACKEND_KWARGS``  read by :mod:`updraft.secrets` where a task runs
 ``UPDRAFT_TASK_LOG_GROUP``      the CloudWatch Logs group of task logs (a stream per try); unset: the bucket's
                                 ``logs/`` (local mode and ``dags test`` keep files or S3)
+``UPDRAFT_TASK_LOG_MAX_BYTES``  the most a try's log keeps (UTF-8 bytes, default 50 MiB, at least 16 KiB): past it the
+                                log keeps its beginning and its last MiB, with a line saying how many bytes were
+                                left out between (``runtime.log_limit``); the try goes on and ends as it would
 ``UPDRAFT_USER_POOL_CLIENT_ID`` the Cognito app client ``POST /auth/token`` logs users in with; unset: no users
                                 (local mode's default: every caller is admin)
 ``UPDRAFT_IAM_CALLER_ROLE``     the Airflow role of every SigV4 (IAM) caller of the API, default ``ADMIN``
@@ -64,6 +67,13 @@ if TYPE_CHECKING:
     from updraft.store.config import StoreConfig
 
 
+# A try's log limit: 50 MiB is about 50 PutLogEvents calls of 1 MiB at the try's end (a few seconds), what a
+# 1 GiB worker holds a few copies of (the child's and the worker's, masked and encoded) beside the task, and what
+# the API reads back from CloudWatch within its 29 s (at 1 MiB a GetLogEvents page). Twice that would not fit.
+DEFAULT_TASK_LOG_MAX_BYTES = 50 * 1024 * 1024
+MIN_TASK_LOG_MAX_BYTES = 16 * 1024
+
+
 class ConfigError(RuntimeError):
     """A required setting is missing or unreadable; the message names the variable."""
 
@@ -78,6 +88,13 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
         raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
     if value < 1:
         raise ConfigError(f"{name} must be at least 1, got {value}")
+    return value
+
+
+def _task_log_max_bytes(env: Mapping[str, str]) -> int:
+    value = _int(env, "UPDRAFT_TASK_LOG_MAX_BYTES", DEFAULT_TASK_LOG_MAX_BYTES)
+    if value < MIN_TASK_LOG_MAX_BYTES:
+        raise ConfigError(f"UPDRAFT_TASK_LOG_MAX_BYTES must be at least {MIN_TASK_LOG_MAX_BYTES}, got {value}")
     return value
 
 
@@ -120,6 +137,7 @@ class UpdraftConfig:
     secrets_backend_kwargs: str | None = None
     dags_are_paused_at_creation: bool = True
     dag_code_role: str | None = None
+    task_log_max_bytes: int = DEFAULT_TASK_LOG_MAX_BYTES
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -159,6 +177,7 @@ class UpdraftConfig:
             secrets_backend_kwargs=env.get("AIRFLOW__SECRETS__BACKEND_KWARGS") or None,
             dags_are_paused_at_creation=(env.get("UPDRAFT_DAGS_PAUSED_AT_CREATION") or "true").lower() != "false",
             dag_code_role=env.get("UPDRAFT_DAG_CODE_ROLE") or None,
+            task_log_max_bytes=_task_log_max_bytes(env),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -190,6 +209,8 @@ class UpdraftConfig:
             "AIRFLOW__SECRETS__BACKEND_KWARGS": self.secrets_backend_kwargs,
             "UPDRAFT_DAGS_PAUSED_AT_CREATION": None if self.dags_are_paused_at_creation else "false",
             "UPDRAFT_DAG_CODE_ROLE": self.dag_code_role,
+            "UPDRAFT_TASK_LOG_MAX_BYTES": None if self.task_log_max_bytes == DEFAULT_TASK_LOG_MAX_BYTES
+            else str(self.task_log_max_bytes),
         }
         return {name: value for name, value in out.items() if value is not None}
 

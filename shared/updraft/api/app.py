@@ -27,9 +27,10 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
+from updraft.api.answer_size import MAX_ANSWER_BYTES, text_carried_size
 from updraft.api.audit import record_change
 from updraft.api.auth import authorize
-from updraft.api.errors import ApiError, MethodNotAllowed
+from updraft.api.errors import ApiError, ContentTooLarge, MethodNotAllowed
 from updraft.api.request import Request
 from updraft.api.routes import all_routes
 from updraft.api.routing import Call, Reply, Route
@@ -47,6 +48,20 @@ def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> Resp
         return Response(status_code=status, content_type=None, body="", headers=headers)
     return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(body),
                     headers=headers)
+
+
+def _sendable(response: Response) -> Response:
+    """``response``, or a 413 in its place when it would be larger than the Lambda can answer (``answer_size``):
+    the routes whose answers grow with data keep under it themselves; this is the bound for every other one."""
+    body = response.body
+    if not isinstance(body, str) or len(body) * 6 < MAX_ANSWER_BYTES:  # escaping grows a character 6 times at most
+        return response
+    size = text_carried_size(body)
+    if size <= MAX_ANSWER_BYTES:
+        return response
+    error = ContentTooLarge(f"The answer would take {size:,} bytes, more than the API can send "
+                            f"({MAX_ANSWER_BYTES:,}); ask for less at a time (a smaller limit).")
+    return _json(error.status, error.body())
 
 
 def _request(event: Any, path_params: dict[str, str]) -> Request:
@@ -69,11 +84,11 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
         result = route.endpoint(call)
         record_change(call, route)
         if isinstance(result, Reply) and result.content_type is not None:
-            return Response(status_code=result.status, content_type=result.content_type, body=result.body,
-                            headers=result.headers)
+            return _sendable(Response(status_code=result.status, content_type=result.content_type,
+                                      body=result.body, headers=result.headers))
         if isinstance(result, Reply):
-            return _json(result.status, result.body, result.headers)
-        return _json(route.status, result)
+            return _sendable(_json(result.status, result.body, result.headers))
+        return _sendable(_json(route.status, result))
 
     def register(route: Route) -> None:
         rule = route.path.replace("{", "<").replace("}", ">")

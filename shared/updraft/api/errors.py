@@ -53,6 +53,14 @@ class Conflict(ApiError):
     status = 409
 
 
+class ContentTooLarge(ApiError):
+    """413: the answer would be larger than the API can send (``answer_size``); the detail says where to get
+    what was asked for instead. Airflow has no such answer (it sends whatever size); the official client raises
+    its ``ApiException`` with this status and body."""
+
+    status = 413
+
+
 def issue(kind: str, loc: tuple[str | int, ...], msg: str, value: Any = None) -> dict[str, Any]:
     """One entry of a 422, shaped as pydantic reports it (``loc`` starts with ``query``, ``path`` or ``body``)."""
     return {"type": kind, "loc": list(loc), "msg": msg, "input": value}

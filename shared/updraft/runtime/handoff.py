@@ -42,6 +42,7 @@ from typing import Any
 from updraft.executors.base import Dispatch, Executor
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.runtime.log_limit import CappedLog, limit_in_force
 from updraft.runtime.logs import LogSink
 from updraft.sdk.compute import fargate_size_for
 from updraft.store.api import Store
@@ -241,7 +242,8 @@ def hand_off(store: Store, dispatch: Dispatch, *, executor: Executor, reached: L
 
 class KeepEarlierLog:
     """A log sink that writes one try's log after the part an earlier worker wrote (the Lambda part of a try
-    handed off to Fargate), so the try reads as one log, as a resumed try does in Airflow."""
+    handed off to Fargate), so the try reads as one log, as a resumed try does in Airflow; the two parts together
+    keep the log limit (``log_limit``)."""
 
     def __init__(self, sink: LogSink, key: TIKey, try_number: int) -> None:
         self.sink = sink
@@ -250,8 +252,12 @@ class KeepEarlierLog:
         self.earlier = sink.read(key, try_number) or ""
 
     def write(self, key: TIKey, try_number: int, text: str) -> None:
-        mine = key == self.key and try_number == self.try_number
-        self.sink.write(key, try_number, self.earlier + text if mine else text)
+        if key == self.key and try_number == self.try_number:
+            whole = CappedLog(limit_in_force())
+            whole.add(self.earlier)
+            whole.add(text)
+            text = whole.text()
+        self.sink.write(key, try_number, text)
 
     def read(self, key: TIKey, try_number: int) -> str | None:
         return self.sink.read(key, try_number)

@@ -28,6 +28,7 @@ from urllib.parse import quote
 from updraft.model.identifiers import path_component_problem, run_id_problem
 from updraft.model.records import TIKey
 from updraft.resources import LOGS_PREFIX
+from updraft.runtime.log_limit import CappedLog, limit_in_force
 from updraft.secrets.masker import redact_text
 
 _local = threading.local()
@@ -203,25 +204,41 @@ _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 
 
 class _Buffer:
+    """A try's log as it is written, kept within the process's log limit (``log_limit``)."""
+
     def __init__(self) -> None:
-        self.parts: list[str] = []
+        self.capped = CappedLog(limit_in_force())
         self.lock = threading.Lock()
-        self.written = 0  # how many parts the last live write held
+        self.written = 0  # how many writes the last live write held
 
     def write(self, text: str) -> None:
         with self.lock:
-            self.parts.append(text)
+            self.capped.add(text)
         for follower in _followers:
             follower(text)
 
+    def keep(self, text: str) -> None:
+        """Add ``text`` without passing it to the followers (a line the end of the try writes itself)."""
+        with self.lock:
+            self.capped.add(text)
+
+    @property
+    def writes(self) -> int:
+        return self.capped.writes
+
+    @property
+    def size(self) -> int:
+        """The bytes written, kept or not."""
+        return self.capped.size
+
     def text(self) -> str:
         with self.lock:
-            return "".join(self.parts)
+            return self.capped.text()
 
     def text_so_far(self) -> str:
-        """The text without taking the lock: a signal handler may interrupt a write that holds it (copying the
-        list is atomic under the GIL)."""
-        return "".join(list(self.parts))
+        """The text without taking the lock: a signal handler may interrupt a write that holds it (joining a
+        list or a deque is atomic under the GIL)."""
+        return self.capped.text()
 
 
 # The tries capturing in this process now: what a stop signal writes before the process goes, and what the live
@@ -241,13 +258,11 @@ def write_live_logs() -> None:
     """Write the log so far of every open try that grew since its last write."""
     for token, (sink, key, try_number, buffer) in list(_open.items()):
         with _live_lock:
-            parts = len(buffer.parts)
-            if token not in _open or parts == buffer.written:
+            writes = buffer.writes
+            if token not in _open or writes == buffer.written or buffer.size > LIVE_LIMIT:
                 continue
             text = buffer.text()
-            if len(text) > LIVE_LIMIT:
-                continue
-            buffer.written = parts
+            buffer.written = writes
             with contextlib.suppress(Exception):  # a failed live write loses nothing: the end writes it all
                 sink.write(key, try_number, redact_text(text))
 
@@ -267,39 +282,31 @@ def _start_live_writer() -> None:
 
 
 _followers: list[Callable[[str], None]] = []
+_flushers: list[Callable[[], None]] = []
 
 
-def follow_writes(follower: Callable[[str], None]) -> None:
-    """Call ``follower`` with each piece a try's log receives, as it is written: a try's child process sends its
-    log to the worker this way, so a worker stopped a moment later still writes every line printed so far."""
+def follow_writes(follower: Callable[[str], None], flush: Callable[[], None] | None = None) -> None:
+    """Call ``follower`` with each piece a try's log receives, as it is written, and ``flush`` when the try flushes
+    its stdout or stderr: a try's child process sends its log to the worker this way, so a worker stopped a moment
+    later still writes what was printed so far."""
     _followers.append(follower)
+    if flush is not None:
+        _flushers.append(flush)
 
 
 class RelayedLog(_Buffer):
-    """The log of a try whose code runs in another process (``supervisor``), as that process last sent it whole:
-    followed by the live writer and written by :func:`write_open_logs` like a log captured here."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.latest = ""
+    """The log of a try whose code runs in another process (``supervisor``), as that process sends it: followed
+    by the live writer and written by :func:`write_open_logs` like a log captured here, within the same limit."""
 
     def update(self, text: str) -> None:
         """The whole log, as the other process has it now."""
         with self.lock:
-            self.latest = text
-            self.parts.append("")  # grown: the live writer writes it again
+            self.capped.clear()
+            self.capped.add(text)
 
     def extend(self, piece: str) -> None:
         """One more piece of the log, as it was printed."""
-        with self.lock:
-            self.latest += piece
-            self.parts.append("")
-
-    def text(self) -> str:
-        return self.latest
-
-    def text_so_far(self) -> str:
-        return self.latest
+        self.keep(piece)
 
 
 @contextlib.contextmanager
@@ -317,8 +324,8 @@ def relay(sink: LogSink | None, key: TIKey, try_number: int) -> Iterator[Relayed
     finally:
         with _live_lock:
             ended = _open.pop(id(log), None) is not None
-        if ended and log.latest:
-            sink.write(key, try_number, redact_text(log.latest))
+        if ended and log.size:
+            sink.write(key, try_number, redact_text(log.text()))
 
 
 def write_open_logs(reason: str) -> None:
@@ -365,6 +372,9 @@ class _RoutingStream(io.TextIOBase):
     def flush(self) -> None:
         if getattr(_local, "buffer", None) is None:
             self.original.flush()
+        else:
+            for flush in _flushers:
+                flush()
 
     def fileno(self) -> int:
         return self.original.fileno()
@@ -447,6 +457,7 @@ def capture(sink: LogSink | None, key: TIKey, try_number: int) -> Iterator[_Buff
             ended = sink is not None and _open.pop(id(buffer), None) is not None
         if sink is not None and ended:
             stamp = dt.datetime.now(dt.UTC).isoformat()
+            buffer.keep(f"[{stamp}] end of try {try_number}\n")  # in the log's kept end, past any cut
             # Masked as a whole, once: a secret written in pieces, or learnt after it was printed (a connection
             # read after its URI was echoed), is still caught.
-            sink.write(key, try_number, redact_text(buffer.text()) + f"[{stamp}] end of try {try_number}\n")
+            sink.write(key, try_number, redact_text(buffer.text()))

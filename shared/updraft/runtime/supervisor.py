@@ -50,6 +50,7 @@ from updraft.model.states import TaskInstanceState
 from updraft.notifications.ses import configured_sender
 from updraft.parsing.scrub import scrubbed
 from updraft.process_guard import make_undumpable
+from updraft.runtime.log_limit import limit_in_force
 from updraft.runtime.logs import LogSink, RelayedLog, relay
 from updraft.runtime.secrets import BACKEND_KWARGS_VAR, BACKEND_VAR
 from updraft.runtime.store_proxy import TryScope, serve_call
@@ -96,7 +97,7 @@ def _job(kind: str, *, dags_folder: str, plugins_folder: str | None, credentials
     return {"kind": kind, "dags_folder": dags_folder, "plugins_folder": plugins_folder,
             "has_backend": backend is not None, "backend_error": backend_error,
             "has_sender": configured_sender() is not None, "env": child_environment(os.environ, credentials),
-            **fields}
+            "log_max_bytes": limit_in_force(), **fields}
 
 
 def child_environment(env: Mapping[str, str], credentials: Mapping[str, str] | None) -> dict[str, str]:
@@ -257,7 +258,7 @@ class TaskSupervisor:
             if reason is not None:
                 _kill(pid)
                 stamp = dt.datetime.now(dt.UTC).isoformat()
-                relayed.update(relayed.latest + f"[{stamp}] {reason}\n")
+                relayed.extend(f"[{stamp}] {reason}\n")
                 raise ChildEnded(reason)
             decoded = json.loads(message)
             if not isinstance(decoded, dict):

@@ -28,12 +28,15 @@ import signal
 import socket
 import struct
 import sys
+import threading
+import time
 from collections import deque
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from updraft.model.records import TIKey
 from updraft.runtime.store_proxy import Channel, ProxyEmailSender, StoreProxy
+from updraft.secrets.masker import redact_text
 
 if TYPE_CHECKING:
     from updraft.scheduling.try_lifecycle import TryResult
@@ -42,16 +45,76 @@ PID = struct.Struct("!i")
 _PR_SET_PDEATHSIG = 1
 
 
+class LogPieces:
+    """What the try prints, on its way to the worker in batches, as a block-buffered stdout goes: a batch leaves
+    when ``BATCH_CHARS`` have gathered, when the try flushes its stream (``print(..., flush=True)``), within
+    ``BATCH_SECONDS`` otherwise (a thread sends what waits), and before the whole log. Each batch is masked here,
+    as a whole. A message per write would cost more than the write (a million lines: minutes of messages); a try
+    killed outright loses at most its last ``BATCH_SECONDS`` of output, as a killed process loses its unflushed
+    stdout.
+
+    A writer never waits for a send (a print in a signal handler that interrupted a send must not deadlock or
+    interleave two messages): when a send is under way, its batch waits for the next one."""
+
+    BATCH_CHARS = 64 * 1024
+    BATCH_SECONDS = 0.2
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+        self.pending: list[str] = []
+        self.pending_chars = 0
+        self.gather = threading.RLock()  # held only to add or take: re-entered by a signal handler's print
+        self.sending = threading.Lock()
+        threading.Thread(target=self._send_waiting, name="log-pieces", daemon=True).start()
+
+    def add(self, piece: str) -> None:
+        with self.gather:
+            self.pending.append(piece)
+            self.pending_chars += len(piece)
+            full = self.pending_chars >= self.BATCH_CHARS
+        if full:
+            self.flush(wait=False)
+
+    def flush(self, wait: bool = False) -> None:
+        """Send what waits; without ``wait``, only when no other send is under way (that one's sender, or the
+        thread, sends it next)."""
+        if not self.sending.acquire(blocking=wait):
+            return
+        try:
+            self._send_pending()
+        finally:
+            self.sending.release()
+
+    def _send_pending(self) -> None:
+        with self.gather:
+            batch, self.pending, self.pending_chars = self.pending, [], 0
+        if batch:
+            self.channel.send({"piece": redact_text("".join(batch))})
+
+    def send_after(self, message: dict[str, Any]) -> None:
+        """Send what waits, then ``message`` (the whole log, which replaces the pieces: none may follow it)."""
+        with self.sending:
+            self._send_pending()
+            self.channel.send(message)
+
+    def _send_waiting(self) -> None:
+        while True:
+            time.sleep(self.BATCH_SECONDS)
+            if self.pending:
+                self.flush(wait=True)
+
+
 class ChildLogSink:
     """The try's log, sent to the worker as it grows (the worker masks it again and writes it to its sink).
     ``earlier`` is the log a resumed try or a sensor's next poke goes on from (the worker read it)."""
 
-    def __init__(self, channel: Channel, earlier: str | None = None) -> None:
+    def __init__(self, channel: Channel, pieces: LogPieces, earlier: str | None = None) -> None:
         self.channel = channel
+        self.pieces = pieces
         self.earlier = earlier
 
     def write(self, key: TIKey, try_number: int, text: str) -> None:
-        self.channel.send({"log": text})
+        self.pieces.send_after({"log": text})
 
     def read(self, key: TIKey, try_number: int) -> str | None:
         return self.earlier
@@ -60,8 +123,7 @@ class ChildLogSink:
 def run_child(connection: Connection) -> int:
     """Run the one job the worker sends (a try, a callback request's callbacks, a look at a trigger); the exit
     status says only whether a result was sent."""
-    from updraft.runtime import logs
-    from updraft.secrets.masker import redact_text
+    from updraft.runtime import log_limit, logs
 
     job: dict[str, Any] = pickle.loads(connection.recv_bytes())
     os.environ.clear()  # the worker's environment as it is now, scrubbed, with the DAG-code role's credentials
@@ -71,20 +133,24 @@ def run_child(connection: Connection) -> int:
 
         load_plugins_folder(job["plugins_folder"])
     channel = Channel(connection)
-    # The log goes to the worker piece by piece as it is printed (masked here, where the try's secrets are
-    # known), and whole, masked again, at the end; the worker writes it to the sink as it grows.
+    # The log goes to the worker in pieces as it is printed (masked here, where the try's secrets are known), and
+    # whole, masked again, at the end; the worker writes it to the sink as it grows. Both keep the worker's limit.
     logs.LIVE_EVERY_S = 0
-    logs.follow_writes(lambda piece: channel.send({"piece": redact_text(piece)}))
+    log_limit.LIMIT = job["log_max_bytes"]
+    pieces = LogPieces(channel)
+    logs.follow_writes(pieces.add, pieces.flush)
     store = StoreProxy(channel, has_backend=job["has_backend"], backend_error=job["backend_error"])
     if job["has_sender"]:
         from updraft.notifications.ses import send_through
 
         send_through(ProxyEmailSender(channel))
-    channel.send({"result": _JOBS[job["kind"]](job, store, channel)})
+    result = _JOBS[job["kind"]](job, store, channel, pieces)
+    pieces.flush(wait=True)
+    channel.send({"result": result})
     return 0
 
 
-def _try(job: dict[str, Any], store: StoreProxy, channel: Channel) -> dict[str, Any]:
+def _try(job: dict[str, Any], store: StoreProxy, channel: Channel, pieces: LogPieces) -> dict[str, Any]:
     from updraft.executors.base import Dispatch
     from updraft.runtime.execute import run_try
     from updraft.runtime.loader import LocalDagLoader
@@ -92,19 +158,19 @@ def _try(job: dict[str, Any], store: StoreProxy, channel: Channel) -> dict[str, 
     dispatch = Dispatch.from_payload(job["dispatch"])
     loader = LocalDagLoader(job["dags_folder"], job["plugins_folder"])
     result = run_try(dispatch, store=store, loader=loader, now_fn=store.now,  # type: ignore[arg-type]
-                     log_sink=ChildLogSink(channel, job["earlier_log"]), hostname=job["hostname"], run=job["run"],
-                     started=job["started"])
+                     log_sink=ChildLogSink(channel, pieces, job["earlier_log"]), hostname=job["hostname"],
+                     run=job["run"], started=job["started"])
     return result_message(result)
 
 
-def _callbacks(job: dict[str, Any], store: StoreProxy, channel: Channel) -> dict[str, Any]:
+def _callbacks(job: dict[str, Any], store: StoreProxy, channel: Channel, pieces: LogPieces) -> dict[str, Any]:
     """A callback request's callbacks (the worker claimed the request: this delivery is the one that runs)."""
     from updraft.executors.callback_requests import DagCallbackRequest
     from updraft.runtime.dag_callbacks import call_dag_callbacks
     from updraft.runtime.loader import LocalDagLoader
     from updraft.runtime.task_callbacks import call_task_callbacks
 
-    request, sink = job["request"], ChildLogSink(channel)
+    request, sink = job["request"], ChildLogSink(channel, pieces)
     loader = LocalDagLoader(job["dags_folder"], job["plugins_folder"])
     if isinstance(request, DagCallbackRequest):
         call_dag_callbacks(request, store=store, loader=loader, now_fn=store.now, log_sink=sink)  # type: ignore[arg-type]
@@ -113,7 +179,7 @@ def _callbacks(job: dict[str, Any], store: StoreProxy, channel: Channel) -> dict
     return {"state": "success"}
 
 
-def _trigger(job: dict[str, Any], store: StoreProxy, channel: Channel) -> dict[str, Any]:
+def _trigger(job: dict[str, Any], store: StoreProxy, channel: Channel, pieces: LogPieces) -> dict[str, Any]:
     """One look at a deferred try's trigger: ``{"fired", "event", "poll_seconds"}``, or the error it raised."""
     from updraft.runtime.trigger_check import look
 

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 __all__ = ["DEFAULT_SENSITIVE_FIELDS", "mask_secret", "merge", "redact", "redact_text", "reset_masker",
-           "should_hide_value_for_key"]
+           "secret_spans", "should_hide_value_for_key"]
 
 DEFAULT_SENSITIVE_FIELDS = frozenset({
     "access_key", "access_token", "api_key", "apikey", "auth_header", "authorization", "bearer",
@@ -89,6 +89,10 @@ class SecretsMasker:
         replacer = self.replacer
         return replacer.sub(REPLACEMENT, text) if replacer is not None else text
 
+    def secret_spans(self, text: str) -> list[tuple[int, int]]:
+        replacer = self.replacer
+        return [match.span() for match in replacer.finditer(text)] if replacer is not None else []
+
     def redact(self, item: Any, name: str | None = None, depth: int = 0) -> Any:
         """``item`` with every registered secret replaced, and every value under a sensitive key hidden whole."""
         if name and self.should_hide_value_for_key(name):
@@ -146,6 +150,12 @@ def merge(new: Any, old: Any, name: str | None = None) -> Any:
 def redact_text(text: str) -> str:
     """``text`` with every registered secret (and its URL-encoded forms) replaced by ``***``."""
     return _masker.redact_text(text)
+
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """Where :func:`redact_text` would replace a secret in ``text``: ``(start, end)`` of each, in order (a log cut
+    in two avoids cutting inside one, ``runtime.log_limit``)."""
+    return _masker.secret_spans(text)
 
 
 def should_hide_value_for_key(name: object) -> bool:

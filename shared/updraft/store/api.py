@@ -247,9 +247,10 @@ class Store(LimitOps, Protocol):
                    map_index: int | None = None) -> dict[tuple[int, str], Any]:
         """(map_index, key) -> value for one task (all its map indexes unless one is given)."""
 
-    def shown_xcoms(self, dag_id: str, run_id: str, task_id: str,
-                    map_index: int | None = None) -> dict[tuple[int, str], Any]:
-        """The XComs as the API shows them: secrets masked where the pushing try masked them."""
+    def shown_xcoms(self, dag_id: str, run_id: str, task_id: str, map_index: int | None = None, *,
+                    max_json_bytes: int | None = None) -> dict[tuple[int, str], Any]:
+        """The XComs as the API shows them: secrets masked where the pushing try masked them. With
+        ``max_json_bytes``, a value whose JSON is longer is ``store.blobs.Oversized`` (unread; 0: none is read)."""
 
     def clear_xcoms(self, key: TIKey) -> int:
         """Delete a task instance's XComs before a new try runs, as Airflow does; returns how many."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from updraft.store.config import StoreConfig
@@ -16,6 +18,14 @@ if TYPE_CHECKING:
 def _gzip(data: bytes) -> bytes:
     # mtime=0: the same value always compresses to the same bytes, so rewrites are byte-identical.
     return gzip.compress(data, compresslevel=6, mtime=0)
+
+
+@dataclass(frozen=True)
+class Oversized:
+    """A value left unread because its JSON is longer than its reader asked for (``Blobs.unpack``'s
+    ``max_json_bytes``); ``s3_key``: where it is stored, gzip-compressed JSON ``{"v": value}`` (None: inline)."""
+
+    s3_key: str | None
 
 
 class Blobs:
@@ -32,12 +42,23 @@ class Blobs:
             return None, self._put(blob_key, packed)
         return packed, None
 
-    def unpack(self, data: bytes | None, s3_key: str | None) -> Any:
-        """The JSON value packed (any JSON: a serialized DAG's document, an XCom's value)."""
+    def unpack(self, data: bytes | None, s3_key: str | None, max_json_bytes: int | None = None) -> Any:
+        """The JSON value packed (any JSON: a serialized DAG's document, an XCom's value).
+
+        With ``max_json_bytes``, a value whose JSON is longer comes back as :class:`Oversized`, decompressed no
+        further than that (a small item may hold a value a thousand times larger); 0 reads nothing, S3 included."""
+        if max_json_bytes == 0:
+            return Oversized(s3_key)
         packed = self._get(s3_key) if s3_key is not None else data
         if packed is None:
             raise StoreError("an item holds neither inline data nor an S3 key")
-        return json.loads(gzip.decompress(packed))
+        if max_json_bytes is None:
+            return json.loads(gzip.decompress(packed))
+        reader = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip's header and trailer
+        raw = reader.decompress(packed, max_json_bytes + 1)
+        if len(raw) > max_json_bytes or reader.unconsumed_tail:
+            return Oversized(s3_key)
+        return json.loads(raw + reader.flush())
 
     def _put(self, key: str, body: bytes) -> str:
         if self._s3 is None or not self.config.s3_bucket:

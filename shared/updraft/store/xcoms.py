@@ -10,6 +10,7 @@ from updraft.model.records import TIKey
 from updraft.serialization import canonical_json
 from updraft.store import keys
 from updraft.store.base import StoreBase
+from updraft.store.blobs import Oversized
 from updraft.store.models import XComItem
 
 
@@ -47,13 +48,17 @@ class XComStore(StoreBase):
         return {(int(i.map_index), i.key): self.blobs.unpack(i.data, i.s3_key)["v"]
                 for i in self._xcom_items(dag_id, run_id, task_id, map_index)}
 
-    def shown_xcoms(self, dag_id: str, run_id: str, task_id: str,
-                    map_index: int | None = None) -> dict[tuple[int, str], Any]:
-        """:meth:`list_xcoms` as the API shows them: secrets masked."""
-        return {(int(i.map_index), i.key): self.blobs.unpack(i.shown_data, i.shown_s3_key)["v"]
-                if i.shown_data is not None or i.shown_s3_key is not None
-                else self.blobs.unpack(i.data, i.s3_key)["v"]
-                for i in self._xcom_items(dag_id, run_id, task_id, map_index)}
+    def shown_xcoms(self, dag_id: str, run_id: str, task_id: str, map_index: int | None = None, *,
+                    max_json_bytes: int | None = None) -> dict[tuple[int, str], Any]:
+        """:meth:`list_xcoms` as the API shows them: secrets masked. With ``max_json_bytes``, a value whose JSON
+        is longer is ``blobs.Oversized`` (where its shown form is stored), unread; 0 reads no value."""
+        out = {}
+        for i in self._xcom_items(dag_id, run_id, task_id, map_index):
+            shown = i.shown_data is not None or i.shown_s3_key is not None
+            unpacked = (self.blobs.unpack(i.shown_data, i.shown_s3_key, max_json_bytes) if shown
+                        else self.blobs.unpack(i.data, i.s3_key, max_json_bytes))
+            out[(int(i.map_index), i.key)] = unpacked if isinstance(unpacked, Oversized) else unpacked["v"]
+        return out
 
     def clear_xcoms(self, key: TIKey) -> int:
         count = 0

@@ -4,27 +4,40 @@ and the task) and ``GET .../xcomEntries/{xcom_key}``, as Airflow's ``XComRespons
 Updraft stores a JSON value per XCom (what a task returned or pushed), so the value is returned as stored; with
 ``stringify`` it is its string form, as Airflow's ``XComResponseString``. An entry's ``timestamp`` is when its
 try ended (XComs are written during the try; the store keeps no separate time for them).
+
+A value whose answer would be larger than the API can send (``answer_size``) is refused with a 413 whose detail
+says so and, when the value is stored in S3 (as a large one is), gives a link to it, valid ``LINK_SECONDS``: the
+object is the value (its masked form) as gzip-compressed JSON ``{"v": value}``, served with ``Content-Encoding:
+gzip``. Airflow sends any size; a 6 MB answer cannot leave Lambda, and a value cut short would be another value,
+so this refuses rather than answer one, as an object-storage XCom backend in Airflow gives the object's path
+instead of the value. Only ``max_json_bytes`` of a value is ever decompressed to find this out.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from updraft.api.errors import NotFound
+from updraft.api.answer_size import MAX_ANSWER_BYTES, carried_size
+from updraft.api.errors import ContentTooLarge, NotFound
 from updraft.api.formats import iso, pattern_matcher
 from updraft.api.lookups import WILDCARD, display_name, field_keys
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routes.task_instances import run_instances, runs_of
 from updraft.api.routing import Call, RouteTable
 from updraft.model.records import UNMAPPED
+from updraft.store.blobs import Oversized
 
 routes = RouteTable()
 
 ENTRIES = "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/xcomEntries"
+LINK_SECONDS = 900
 ORDER = field_keys("dag_id", "task_id", "run_id", "map_index", "key", "timestamp", "logical_date", "run_after")
 
 
-def _entries(call: Call, task_id: str, map_index: int | None, with_values: bool) -> list[dict[str, Any]]:
+def _entries(call: Call, task_id: str, map_index: int | None, with_values: bool,
+             max_json_bytes: int | None = None) -> list[dict[str, Any]]:
+    """The entries of the path's runs; with values, each read up to ``max_json_bytes`` of JSON (a longer one is
+    ``Oversized``); without, none is read."""
     out = []
     for run in runs_of(call, call.path("dag_id"), call.path("dag_run_id")):
         sdag = call.store.get_serialized_dag(run.dag_id, run.dag_hash)
@@ -33,7 +46,9 @@ def _entries(call: Call, task_id: str, map_index: int | None, with_values: bool)
         task_ids = sorted(tasks) if task_id == WILDCARD else [task_id]
         for tid in task_ids:
             task = tasks.get(tid)
-            for (index, key), value in sorted(call.store.shown_xcoms(run.dag_id, run.run_id, tid, map_index).items()):
+            shown = call.store.shown_xcoms(run.dag_id, run.run_id, tid, map_index,
+                                           max_json_bytes=max_json_bytes if with_values else 0)
+            for (index, key), value in sorted(shown.items()):
                 entry = {
                     "key": key, "timestamp": iso(ended.get((tid, index)) or run.run_after or run.queued_at),
                     "logical_date": iso(run.logical_date), "map_index": index, "task_id": tid,
@@ -69,10 +84,34 @@ def get_xcom_entry(call: Call) -> dict[str, Any]:
     stringify = q.boolean("stringify", False)
     q.check()
     key = call.path("xcom_key")
-    found = [e for e in _entries(call, call.path("task_id"), map_index, with_values=True) if e["key"] == key]
+    found = [e for e in _entries(call, call.path("task_id"), map_index, with_values=True,
+                                 max_json_bytes=MAX_ANSWER_BYTES) if e["key"] == key]
     if not found:
         raise NotFound(f"XCom entry with key: `{key}` not found")
     entry = found[0]
-    if stringify:
-        entry["value"] = str(entry["value"])
-    return entry
+    if not isinstance(entry["value"], Oversized):
+        if stringify:
+            entry["value"] = str(entry["value"])
+        if carried_size(entry) <= MAX_ANSWER_BYTES:
+            return entry
+    raise _too_large(call, entry)
+
+
+def _too_large(call: Call, entry: dict[str, Any]) -> ContentTooLarge:
+    """The 413 for an entry whose value is too large to answer, with a link to the value where it is in S3."""
+    located = entry["value"]
+    if not isinstance(located, Oversized):  # read, but too large once answered: where is it stored?
+        located = call.store.shown_xcoms(entry["dag_id"], entry["run_id"], entry["task_id"], entry["map_index"],
+                                         max_json_bytes=0)[(entry["map_index"], entry["key"])]
+    url = None
+    if located.s3_key is not None:
+        url = call.services.client("s3").generate_presigned_url(
+            "get_object", Params={"Bucket": call.services.config.bucket, "Key": located.s3_key},
+            ExpiresIn=LINK_SECONDS)
+    where = (f"download it from download_url within {LINK_SECONDS // 60} minutes (gzip-compressed JSON "
+             '{"v": value})') if url else "a task can pull it"
+    return ContentTooLarge({
+        "reason": "xcom_value_too_large",
+        "message": f"The value of XCom {entry['key']!r} is larger than the API can answer "
+                   f"({MAX_ANSWER_BYTES:,} bytes); {where}.",
+        "max_bytes": MAX_ANSWER_BYTES, "download_url": url, "download_url_expires_in": LINK_SECONDS if url else None})

@@ -21,19 +21,39 @@ function tiActions(dagId, ti, refresh) {
     actionButton("Mark failed", async () => { await mark("failed"); await refresh(); }));
 }
 
+// A long log comes in pages (each answer stays under what API Gateway passes): its continuation token asks for the
+// next one, until the token is null (a finished try) or a page adds nothing (a running try's log so far).
+const MAX_LOG_PAGES = 40;
+
 async function logOf(dagId, ti, tryNumber) {
-  const { content } = await api(path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id, "logs",
-    String(tryNumber)), { query: { map_index: ti.map_index, full_content: true } });
-  return content.map((m) => (typeof m === "string" ? m : m.event)).join("\n");
+  const rel = path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id, "logs", String(tryNumber));
+  const lines = [];
+  let query = { map_index: ti.map_index, full_content: true };
+  for (let page = 0; page < MAX_LOG_PAGES; page += 1) {
+    const { content, continuation_token: next } = await api(rel, { query });
+    lines.push(...content.map((m) => (typeof m === "string" ? m : m.event)));
+    if (!next || !content.length) break;
+    query = { map_index: ti.map_index, token: next };
+  }
+  return lines.join("\n");
 }
 
 async function xcoms(dagId, ti) {
   const base = path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id, "xcomEntries");
   const entries = await all(base, "xcom_entries", { map_index: ti.map_index });
+  // A value too large for an answer is a 413 whose detail says so (and links to it when it is in S3).
   const values = await Promise.all(entries.map((e) => api(`${base}/${encodeURIComponent(e.key)}`,
-    { query: { map_index: ti.map_index, deserialize: true, stringify: false } })));
+    { query: { map_index: ti.map_index, deserialize: true, stringify: false } }).catch((error) => ({ error }))));
   return entries.length ? table(["Key", "Value"], entries.map((e, i) => h("tr", {}, h("td", {}, h("code", {}, e.key)),
-    h("td", {}, json(values[i].value))))) : h("p", { class: "muted" }, "No XComs.");
+    h("td", {}, values[i].error ? tooLarge(values[i].error) : json(values[i].value))))) :
+    h("p", { class: "muted" }, "No XComs.");
+}
+
+function tooLarge(error) {
+  const detail = error.status === 413 && error.detail && typeof error.detail === "object" ? error.detail : null;
+  if (!detail) return errorBox(error);
+  return h("p", { class: "muted" }, detail.message,
+    detail.download_url ? [" ", h("a", { href: detail.download_url, rel: "noopener noreferrer" }, "Download")] : null);
 }
 
 // The try's extra links (on AWS: its CloudWatch Logs stream), as Airflow's UI shows them beside the log.
