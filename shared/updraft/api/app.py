@@ -9,6 +9,9 @@ What the resolver adds to the routes:
   a path no route has is 404 ``{"error": "API route not found"}``; a path served under other methods is 405;
 - the caller's role checked against the route's (``updraft.api.auth``): 401 or 403 before the route runs;
 - an audit record of every successful change (:mod:`updraft.api.audit`);
+- a value larger than the store keeps (:class:`~updraft.store.errors.ValueTooLarge`: a variable or connection
+  over one item, a secret over KMS's limit) is the client's error, 400 with the store's message saying which
+  and by how much;
 - nothing a request sends can crash the function: any other exception is logged and answers 500
   ``{"detail": "Internal Server Error"}`` (a 5xx counts in the ``Api5xx`` alarm metric).
 
@@ -34,6 +37,7 @@ from updraft.api.errors import ApiError, ContentTooLarge, MethodNotAllowed
 from updraft.api.request import Request
 from updraft.api.routes import all_routes
 from updraft.api.routing import Call, Reply, Route
+from updraft.store.errors import ValueTooLarge
 
 # The API Lambda's logger (its JSON lines carry the request's correlation id).
 log = Logger(service="updraft-api", child=True)
@@ -120,6 +124,10 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
     @app.exception_handler(ApiError)
     def api_error(exc: ApiError) -> Response:
         return _json(exc.status, exc.body())
+
+    @app.exception_handler(ValueTooLarge)
+    def too_large(exc: ValueTooLarge) -> Response:
+        return _json(400, {"detail": str(exc)})
 
     @app.exception_handler(Exception)
     def unexpected(exc: Exception) -> Response:

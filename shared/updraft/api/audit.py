@@ -24,6 +24,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from updraft.api.formats import parse_datetime
+from updraft.api.json_text import InvalidJson, loads
 
 if TYPE_CHECKING:
     from updraft.api.request import Request
@@ -85,7 +86,7 @@ def _mask_entity(event: str, fields: dict[str, Any]) -> dict[str, Any]:
             out[key] = MASK
         elif "connection" in event and key == "extra" and value:
             try:
-                parsed = json.loads(value)
+                parsed = loads(value)
             except (TypeError, ValueError):
                 out[key] = "Encountered non-JSON in `extra` field"
                 continue
@@ -114,8 +115,8 @@ def _json_body(request: Request) -> dict[str, Any] | None:
     if "application/json" not in (request.header("Content-Type") or "") or not request.body:
         return None
     try:
-        body = json.loads(request.body)
-    except ValueError:
+        body = loads(request.body)
+    except InvalidJson:
         return None
     return body if isinstance(body, dict) else None
 

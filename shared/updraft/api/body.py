@@ -2,18 +2,19 @@
 
 A body is checked against a small field table instead of pydantic models (the API Lambda's cold import stays
 lean); the issues have pydantic's types and messages so a client sees what Airflow would answer: 422 for
-malformed JSON, a missing required field, a wrong type, a naive datetime or an unknown field.
+malformed JSON, a missing required field, a wrong type, a naive datetime or an unknown field; and for what
+Updraft does not take (:mod:`updraft.api.json_text`): JSON nested deeper than its limit, a lone surrogate.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from updraft.api.errors import Unprocessable, issue
 from updraft.api.formats import parse_datetime
+from updraft.api.json_text import InvalidJson, loads
 
 
 @dataclass(frozen=True)
@@ -97,16 +98,21 @@ def size_issue(loc: tuple[str | int, ...], value: str, max_chars: int, *, key: b
     return None
 
 
+def load_json(raw: str, loc: tuple[str | int, ...] = ("body",)) -> Any:
+    """The JSON value of a client's text (a body, or a field holding JSON text at ``loc``); 422 when it is not
+    JSON, nests too deep or holds a lone surrogate, with where (a character position or the path to the string)."""
+    try:
+        return loads(raw)
+    except InvalidJson as err:
+        raise Unprocessable([issue(err.kind, (*loc, *err.loc), err.msg, err.value)]) from None
+
+
 def parse_body(raw: str | None, fields: dict[str, Field]) -> dict[str, Any]:
     """The fields the client sent, typed (pydantic's ``model_fields_set``: an absent optional field is absent,
     not None, so PATCH routes can tell "not sent" from "set to null"). Raises 422 with every issue."""
     if raw is None or not raw.strip():
         raise Unprocessable([issue("missing", ("body",), "Field required", None)])
-    try:
-        data = json.loads(raw)
-    except ValueError as err:
-        position = getattr(err, "pos", 0)
-        raise Unprocessable([issue("json_invalid", ("body", position), "JSON decode error", {})]) from None
+    data = load_json(raw)
     if not isinstance(data, dict):
         raise Unprocessable([issue("model_attributes_type", ("body",),
                                    "Input should be a valid dictionary or object to extract fields from", data)])

@@ -2,7 +2,10 @@
 
 moto does not run Lambda code, so a small threaded HTTP server on 127.0.0.1 turns each request into the event
 API Gateway would send (``resource: /{proxy+}``, headers, query string, body, a request context saying who
-calls) and writes back the function's ``statusCode``, headers and body.
+calls) and writes back the function's ``statusCode``, headers and body. A request is read as API Gateway reads
+it: by its ``Content-Length`` (a bad one is 400, a chunked body without one 411, over 10 MB 413), as UTF-8
+text (else 400), within a read timeout (else 408), so no request holds a thread waiting for bytes that will not
+come or reaches the function with a body it could not decode.
 
 Who calls is decided here, as API Gateway decides it before the function runs (``infra/constructs/api.py``):
 
@@ -27,6 +30,7 @@ import threading
 import urllib.request
 import uuid
 from collections.abc import Callable
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
@@ -38,6 +42,8 @@ Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
 # API Gateway's UNAUTHORIZED response, as the stack configures it: Airflow's body for a missing credential.
 UNAUTHORIZED_BODY = {"detail": "Not authenticated"}
+MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
+READ_TIMEOUT = 10.0  # seconds a client may take to send its request line, headers and body
 
 
 class CognitoAuthorizer:
@@ -114,16 +120,69 @@ def proxy_event(method: str, target: str, headers: dict[str, str], body: bytes, 
     }
 
 
+class FramingError(Exception):
+    """A request whose body cannot be read as sent: the status API Gateway answers and why."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+def refusal(status: int, detail: str) -> dict[str, Any]:
+    """API Gateway's own answer to a request it does not pass on, in Airflow's error shape."""
+    return {"statusCode": status, "body": json.dumps({"detail": detail}),
+            "headers": {"Content-Type": "application/json"}}
+
+
+def body_length(method: str, headers: Message) -> int:
+    """The body's length as the headers frame it (RFC 9112 6.3), refusing what API Gateway refuses before the
+    function runs: a ``Content-Length`` that is not one decimal number (400; two that disagree are not one), a
+    body over :data:`MAX_BODY_BYTES` (413), a chunked or otherwise encoded body with no length (411: the gateway
+    reads bodies by length only). No ``Content-Length`` and no ``Transfer-Encoding`` is an empty body, whatever
+    the method."""
+    lengths = sorted({value.strip() for value in headers.get_all("Content-Length") or []})
+    if not lengths:
+        if headers.get("Transfer-Encoding") is not None:
+            raise FramingError(411, f"Length Required: a {method} body must come with a Content-Length")
+        return 0
+    if len(lengths) > 1 or not (lengths[0].isascii() and lengths[0].isdigit()):
+        raise FramingError(400, f"Bad Request: invalid Content-Length {', '.join(lengths)!r}")
+    length = int(lengths[0])
+    if length > MAX_BODY_BYTES:
+        raise FramingError(413, f"Request Entity Too Large: the body is {length} bytes, over API Gateway's "
+                                f"{MAX_BODY_BYTES} byte payload limit")
+    return length
+
+
 class LocalApiGateway:
+    """The HTTP server: each request read by its framing, with a socket timeout so a client that stops sending
+    (a ``Content-Length`` larger than what it sends) frees its thread after ``read_timeout`` seconds (408)."""
+
     def __init__(self, handler: Handler, host: str = "127.0.0.1", port: int = 0,
-                 authorizer: CognitoAuthorizer | None = None) -> None:
+                 authorizer: CognitoAuthorizer | None = None, read_timeout: float = READ_TIMEOUT) -> None:
         gateway = self
 
         class RequestHandler(BaseHTTPRequestHandler):
+            timeout = read_timeout  # socketserver applies it to the connection: every read is bounded
+
             def _proxy(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                response = gateway.answer(self.command, self.path, dict(self.headers.items()),
-                                          self.rfile.read(length))
+                try:
+                    body = self.rfile.read(body_length(self.command, self.headers))
+                    body.decode("utf-8")
+                except FramingError as err:
+                    self._answer(refusal(err.status, err.detail), close=True)
+                    return
+                except UnicodeDecodeError as err:
+                    self._answer(refusal(400, f"Bad Request: the body is not valid UTF-8 (byte {err.start})"))
+                    return
+                except TimeoutError:
+                    self._answer(refusal(408, f"Request Timeout: no complete body within {read_timeout} s"),
+                                 close=True)
+                    return
+                self._answer(gateway.answer(self.command, self.path, dict(self.headers.items()), body))
+
+            def _answer(self, response: dict[str, Any], *, close: bool = False) -> None:
                 text = response.get("body") or ""
                 raw = base64.b64decode(text) if response.get("isBase64Encoded") else text.encode()
                 self.send_response(int(response.get("statusCode", 200)))
@@ -133,6 +192,9 @@ class LocalApiGateway:
                     for value in values:
                         self.send_header(name, str(value))
                 self.send_header("Content-Length", str(len(raw)))
+                if close:  # what was not read of the request cannot be told from the next one
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
                 self.end_headers()
                 self.wfile.write(raw)
 
@@ -157,8 +219,7 @@ class LocalApiGateway:
             authorization = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
             claims = self.authorizer.claims(authorization)
             if claims is None:
-                return {"statusCode": 401, "body": json.dumps(UNAUTHORIZED_BODY),
-                        "headers": {"Content-Type": "application/json"}}
+                return refusal(401, UNAUTHORIZED_BODY["detail"])
         event = proxy_event(method, target, headers, body, claims=claims, iam=self.authorizer is None)
         try:
             return self.handler(event)

@@ -38,6 +38,7 @@ from updraft.store import keys
 from updraft.store.asset_items import AssetItem, AssetModels, AssetQueueItem, asset_models
 from updraft.store.attributes import ts
 from updraft.store.base import StoreBase
+from updraft.store.item_size import check_item_size
 from updraft.store.writes import all_of, conditional, item_absent, item_present, update_quietly
 
 ASSETS_LIST_PK = "ASSETS"
@@ -260,10 +261,12 @@ class AssetStore(StoreBase):
         return row.timestamp, list((row.data or {}).get("events", []))
 
     def put_asset_event(self, event: AssetEvent) -> bool:
-        """Record the event; False when it was recorded before (a retried emission)."""
+        """Record the event; False when it was recorded before (a retried emission). ``ValueTooLarge`` when its
+        extra does not fit one item."""
         E = self._assets.asset_event
         row = E(_asset_pk(event.asset_id), _event_sk(event.event_id), event_id=event.event_id,
                 asset_id=event.asset_id, timestamp=event.timestamp, data=event.as_dict())
+        check_item_size(row, f"the event of asset {event.name!r}")
         return conditional(lambda: row.save(item_absent(E)))
 
     def get_asset_event(self, asset_id: int, event_id: int) -> AssetEvent | None:

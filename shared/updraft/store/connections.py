@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 
 from updraft.store import keys
 from updraft.store.base import StoreBase
+from updraft.store.item_size import check_item_size
 from updraft.store.models import ConnectionItem
 from updraft.store.writes import conditional, item_absent, item_present
 
@@ -57,7 +58,8 @@ class ConnectionStore(StoreBase):
 
     def put_connection(self, record: ConnectionRecord, *, only_if_new: bool = False) -> ConnectionRecord | None:
         """Create or replace the connection (every field as given); with ``only_if_new``, None (nothing
-        written) when it exists."""
+        written) when it exists. :class:`~updraft.store.errors.ValueTooLarge` when its fields do not fit one item
+        (or, with a KMS key, its password and extra are over KMS's 4 KB)."""
         pk = keys.connection_pk(record.conn_id)
         secret = json.dumps({"password": record.password, "extra": record.extra})
         stored = self.cipher.encrypt(secret, item=pk) if self.cipher is not None else secret.encode("utf-8")
@@ -65,6 +67,7 @@ class ConnectionStore(StoreBase):
             pk, keys.META, conn_id=record.conn_id, conn_type=record.conn_type, description=record.description,
             host=record.host, schema=record.schema, login=record.login, port=record.port, secret=stored,
             encrypted=self.cipher is not None, list_pk=keys.CONNECTIONS_LIST_PK, list_sk=record.conn_id)
+        check_item_size(item, f"connection {record.conn_id!r}")
         if only_if_new:
             return record if conditional(lambda: item.save(item_absent(self.models.connection))) else None
         item.save()

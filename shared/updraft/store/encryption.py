@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from updraft.store.errors import StoreError
+from updraft.store.errors import ValueTooLarge
 
 KMS_MAX_BYTES = 4096
 
 
-class SecretTooLarge(StoreError):
+class SecretTooLarge(ValueTooLarge):
     """A secret over KMS's direct-encryption limit."""
 
 
@@ -43,8 +43,8 @@ class KmsCipher:
     def encrypt(self, plaintext: str, *, item: str) -> bytes:
         data = plaintext.encode("utf-8")
         if len(data) > KMS_MAX_BYTES:
-            raise SecretTooLarge(f"{item}: the value is {len(data)} bytes; encrypted values are limited to "
-                                f"{KMS_MAX_BYTES} bytes (KMS's limit)")
+            raise SecretTooLarge(f"value too large: {item} is {len(data)} bytes; encrypted values are limited to "
+                                 f"{KMS_MAX_BYTES} bytes (KMS's limit)")
         response = self.client.encrypt(KeyId=self.key_id, Plaintext=data, EncryptionContext=self._context(item))
         return bytes(response["CiphertextBlob"])
 

@@ -17,4 +17,6 @@ class DefaultPoolCannotBeDeleted(StoreError):
 
 
 class ValueTooLarge(StoreError):
-    """A serialized DAG or XCom is larger than an item may hold and the store has no S3 bucket/client."""
+    """A value larger than the store keeps: a serialized DAG or XCom over an item with no S3 bucket/client, a
+    variable or connection over one item (``updraft.store.item_size``), a secret over KMS's limit. The message
+    names the value and says by how much; the API answers it as the client's error."""

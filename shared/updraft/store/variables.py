@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from updraft.store import keys
 from updraft.store.base import StoreBase
+from updraft.store.item_size import check_item_size
 from updraft.store.models import VariableItem
 from updraft.store.writes import conditional, item_absent, item_present
 
@@ -45,12 +46,15 @@ class VariableStore(StoreBase):
 
     def set_variable(self, key: str, value: str, description: str | None = None, *,
                      only_if_new: bool = False) -> VariableRecord | None:
-        """Create or replace the variable; with ``only_if_new``, None (nothing written) when it exists."""
+        """Create or replace the variable; with ``only_if_new``, None (nothing written) when it exists.
+        :class:`~updraft.store.errors.ValueTooLarge` when its value and description do not fit one item (or, with
+        a KMS key, the value is over KMS's 4 KB)."""
         pk = keys.variable_pk(key)
         encrypted = self.cipher is not None
         stored = self.cipher.encrypt(value, item=pk) if self.cipher is not None else value.encode("utf-8")
         item = self.models.variable(pk, keys.META, key=key, value=stored, encrypted=encrypted,
                                     description=description, list_pk=keys.VARIABLES_LIST_PK, list_sk=key)
+        check_item_size(item, f"variable {key!r}")
         if only_if_new:
             if not conditional(lambda: item.save(item_absent(self.models.variable))):
                 return None

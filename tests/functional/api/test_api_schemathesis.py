@@ -6,6 +6,10 @@ tests' DAGs, a run with a task instance and an XCom, and an import error. Half t
 their path parameters replaced by ids that exist (``KNOWN``), so the 200 answers are checked too, not only the
 404s of random ids. Checks: no 5xx, and every response conforms to the operation's schema (status code
 documented, body valid against it). Bounded to keep the suite fast: see ``MAX_EXAMPLES``.
+
+Every operation that takes a body also gets generated requests with one hostile shape each (``HOSTILE``): a
+body nested 100,000 deep, a field nested 1,000 deep, a lone surrogate in a field or a key, a 500 KB field. None
+may answer 5xx; the nested and surrogate shapes are refused with a 4xx in Airflow's error shape.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from __future__ import annotations
 import collections
 import copy
 import datetime as dt
+import json
 
 import pytest
+import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -49,6 +55,8 @@ def _as_airflow_answers(served: dict) -> dict:
 SCHEMA = schemathesis.openapi.from_dict(_as_airflow_answers(DOCUMENT))
 OPERATIONS = sorted((method.upper(), path) for path, item in DOCUMENT["paths"].items() for method in item
                     if method == "get" or (method.upper(), path) in READ_ONLY_POSTS)
+BODY_OPERATIONS = sorted((method.upper(), path) for path, item in DOCUMENT["paths"].items()
+                         for method, operation in item.items() if "requestBody" in operation)
 
 
 @pytest.fixture(scope="module")
@@ -128,5 +136,61 @@ def test_generated_requests_get_no_5xx_and_responses_conform_to_the_schema(base_
         if not _airflow_s_undocumented_400(response):
             checks.append(status_code_conformance)
         case.validate_response(response, checks=checks)
+
+    check()
+
+
+def _nested(levels: int) -> str:
+    return '{"a":' * levels + "1" + "}" * levels
+
+
+def _with_field(body: object, name: str, raw_value: str) -> str:
+    """The generated body (an object, else an empty one) as JSON text with ``name`` set to ``raw_value``, itself
+    JSON text (so values no client library would encode, 1,000 levels deep or a lone surrogate, can be sent)."""
+    others = {k: v for k, v in body.items() if k != name} if isinstance(body, dict) else {}
+    rest = json.dumps(others)[1:]
+    return "{" + json.dumps(name) + ": " + raw_value + (", " + rest if others else "}")
+
+
+# name -> (refused with a 4xx, the body text built from the generated body and one of the operation's fields)
+HOSTILE = {
+    "body nested 100,000 deep": (True, lambda body, name: "[" * 100_000 + "]" * 100_000),
+    "field nested 1,000 deep": (True, lambda body, name: _with_field(body, name, _nested(1000))),
+    "lone surrogate in a field": (True, lambda body, name: _with_field(body, name, '"x\\ud800y"')),
+    "lone surrogate in a key": (True, lambda body, name: _with_field(body, name, '{"\\udc00": 1}')),
+    "500 KB field": (False, lambda body, name: _with_field(body, name, json.dumps("x" * 500_000))),
+}
+
+
+def _field_names(method: str, path: str) -> list[str]:
+    """The top-level fields of the operation's body schema (its first object schema when it is a union)."""
+    schema = DOCUMENT["paths"][path][method.lower()]["requestBody"]["content"]["application/json"]["schema"]
+    schema = next((s for s in schema.get("anyOf", []) if "$ref" in s), schema)
+    if "$ref" in schema:
+        schema = DOCUMENT["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    return sorted(schema.get("properties") or {"body": {}})
+
+
+@pytest.mark.parametrize(("method", "path"), BODY_OPERATIONS, ids=[f"{m} {p}" for m, p in BODY_OPERATIONS])
+def test_hostile_bodies_get_a_4xx_in_airflow_s_shape_never_a_5xx(base_url, method, path):
+    operation = SCHEMA[path][method]
+    names = _field_names(method, path)
+
+    @settings(max_examples=MAX_EXAMPLES * 2, derandomize=True, deadline=None, database=None,
+              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(case=st.builds(_with_known_ids, operation.as_strategy(), st.booleans()),
+           shape=st.sampled_from(sorted(HOSTILE)), name=st.sampled_from(names))
+    def check(case, shape, name):
+        refused, build = HOSTILE[shape]
+        sent = case.as_transport_kwargs(base_url=base_url)
+        sent.pop("json", None)
+        sent["headers"] = {**(sent.get("headers") or {}), "Content-Type": "application/json"}
+        response = requests.request(**{**sent, "data": build(case.body, name).encode()}, timeout=60)
+        STATUSES[f"{method} {path} ({shape})"][response.status_code] += 1
+        assert response.status_code < 500, (shape, name, response.status_code, response.text[:500])
+        if refused:
+            assert 400 <= response.status_code < 500, (shape, name, response.status_code, response.text[:500])
+        if response.status_code >= 400:
+            assert "detail" in response.json(), (shape, name, response.status_code, response.text[:500])
 
     check()

@@ -16,7 +16,7 @@ from updraft.api.body import Field, parse_body
 from updraft.api.errors import Conflict, NotFound, Unprocessable
 from updraft.api.formats import iso, pattern_matcher
 from updraft.api.pagination import page_of, paginate
-from updraft.api.routing import Call, Reply, RouteTable
+from updraft.api.routing import ID_LEN, Call, Reply, RouteTable
 from updraft.store.assets import AssetEvent, AssetRecord, QueuedTarget, asset_id_of
 
 routes = RouteTable()
@@ -28,7 +28,7 @@ EVENT_ORDER = {"id": lambda e: e.event_id, "timestamp": lambda e: e.timestamp, "
                "source_dag_id": lambda e: e.source_dag_id, "source_task_id": lambda e: e.source_task_id,
                "source_run_id": lambda e: e.source_run_id, "source_map_index": lambda e: e.source_map_index}
 EVENT_BODY = {"asset_id": Field("int", required=True, nullable=False), "extra": Field("object"),
-              "partition_key": Field("str"), "access_control": Field("object")}
+              "partition_key": Field("str", max_length=ID_LEN), "access_control": Field("object")}
 # Airflow's AssetEventAccessControl: without [core] multi_team (Updraft has no teams) validated, then not used.
 EVENT_ACCESS_CONTROL = {"consumer_teams": Field("strings"), "allow_global": Field("bool", nullable=False)}
 

@@ -17,6 +17,7 @@ import json
 from typing import Any
 from urllib.parse import parse_qs
 
+from updraft.api.body import load_json
 from updraft.api.errors import ApiError, BadRequest, Forbidden, Unprocessable, issue
 from updraft.api.routing import Call, RouteTable
 
@@ -48,10 +49,7 @@ def _credentials(call: Call) -> tuple[str, str]:
     content_type = (call.request.header("Content-Type") or "application/json").split(";")[0].strip().lower()
     text = call.request.body or ""
     if content_type == "application/json":
-        try:
-            body = json.loads(text) if text.strip() else {}
-        except ValueError:
-            raise Unprocessable([issue("json_invalid", ("body",), "JSON decode error", text)]) from None
+        body = load_json(text) if text.strip() else {}
     elif content_type == "application/x-www-form-urlencoded":
         body = {name: values[-1] for name, values in parse_qs(text, keep_blank_values=True).items()}
     else:

@@ -8,11 +8,11 @@ missing entities become its ``errors`` entry, as in Airflow, and the other actio
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from updraft.api.body import load_json
 from updraft.api.errors import Unprocessable, issue
 from updraft.api.routing import Call
 
@@ -37,10 +37,7 @@ ACTIONS = {"create": {"action", "entities", "action_on_existence"},
 
 
 def _actions(raw: str | None, handlers: BulkHandlers) -> list[dict[str, Any]]:
-    try:
-        body = json.loads(raw or "")
-    except ValueError:
-        raise Unprocessable([issue("json_invalid", ("body", 0), "JSON decode error", {})]) from None
+    body = load_json(raw or "")
     if not isinstance(body, dict) or set(body) != {"actions"} or not isinstance(body["actions"], list):
         raise Unprocessable([issue("missing", ("body", "actions"), "Field required", body)])
     problems = []

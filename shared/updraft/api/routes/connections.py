@@ -16,6 +16,7 @@ from typing import Any
 from updraft.api.body import Field, parse_body
 from updraft.api.errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable, issue
 from updraft.api.formats import pattern_matcher
+from updraft.api.json_text import InvalidJson, loads
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routes.bulk import BulkHandlers, run_bulk
 from updraft.api.routing import Call, Reply, RouteTable
@@ -46,9 +47,9 @@ def masked_extra(extra: str | None) -> str | None:
     if not extra:
         return extra
     try:
-        return json.dumps(redact(json.loads(extra)))
-    except json.JSONDecodeError:
-        return "***"  # never an unparsable extra in clear (Airflow refuses to store one)
+        return json.dumps(redact(loads(extra)))
+    except InvalidJson:
+        return "***"  # never an unparsable (or too deep to mask) extra in clear (Airflow refuses to store one)
 
 
 def connection_response(record: ConnectionRecord) -> dict[str, Any]:
@@ -69,8 +70,10 @@ def _body(raw: str | None) -> dict[str, Any]:
         body["extra"] = "{}"  # Airflow reads "" as an empty object
     elif extra is not None:
         try:
-            loaded = json.loads(extra)
-        except json.JSONDecodeError:
+            loaded = loads(extra)
+        except InvalidJson as err:
+            if not err.not_json:  # JSON, but too deep or not Unicode
+                raise Unprocessable([issue(err.kind, ("body", "extra", *err.loc), err.msg, err.value)]) from None
             loaded = None
         if not isinstance(loaded, dict):
             problems.append(issue("value_error", ("body", "extra"), "Value error, The `extra` field must be a "
@@ -134,8 +137,8 @@ def _update(call: Call, conn_id: str, body: dict[str, Any], mask: set[str]) -> C
         values["password"] = merge(body["password"], old.password, "password")
     if "extra" in fields and body.get("extra") is not None and old.extra:
         try:
-            values["extra"] = json.dumps(merge(json.loads(body["extra"]), json.loads(old.extra)))
-        except json.JSONDecodeError:
+            values["extra"] = json.dumps(merge(loads(body["extra"]), loads(old.extra)))
+        except InvalidJson:
             values["extra"] = body["extra"]
     record = ConnectionRecord(**values)  # type: ignore[arg-type]
     call.store.put_connection(record)

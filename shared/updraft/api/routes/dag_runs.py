@@ -47,7 +47,7 @@ TRIGGER_BODY = {
     "dag_run_id": Field("str", max_length=ID_LEN, key=True),
     "data_interval_start": Field("datetime"), "data_interval_end": Field("datetime"),
     "logical_date": Field("datetime", required=True), "run_after": Field("datetime"), "conf": Field("object"),
-    "note": Field("str"), "partition_key": Field("str"),
+    "note": Field("str"), "partition_key": Field("str", max_length=ID_LEN),
 }
 
 

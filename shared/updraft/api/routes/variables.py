@@ -14,6 +14,7 @@ from typing import Any
 from updraft.api.body import Field, parse_body
 from updraft.api.errors import BadRequest, Conflict, NotFound
 from updraft.api.formats import pattern_matcher
+from updraft.api.json_text import InvalidJson, loads
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routes.bulk import BulkHandlers, run_bulk
 from updraft.api.routing import Call, Reply, RouteTable
@@ -34,13 +35,14 @@ def _not_found(key: str) -> NotFound:
 
 
 def masked_value(key: str, value: str | None) -> str | None:
-    """Airflow's ``VariableResponse.redact_val``."""
+    """Airflow's ``VariableResponse.redact_val``; a value that is JSON but cannot be walked safely (nested deeper
+    than :data:`~updraft.api.json_text.MAX_DEPTH`) is hidden whole, as its sensitive keys cannot be masked."""
     if value is None:
         return None
     try:
-        loaded = json.loads(value)
-    except json.JSONDecodeError:
-        return str(redact(value, key))
+        loaded = loads(value)
+    except InvalidJson as err:
+        return str(redact(value, key)) if err.not_json else "***"
     return json.dumps(redact(loaded, key))
 
 
