@@ -47,6 +47,12 @@ Variables (all optional except where noted):
                                 the parser assume it and give user code only its credentials; unset: none
 ``UPDRAFT_DAGS_PAUSED_AT_CREATION``  Airflow's ``[core] dags_are_paused_at_creation`` (``true``/``false``,
                                 default true): whether a DAG first parsed starts paused
+``UPDRAFT_WORK_DIR``            where the parser and the workers mirror the DAG files; unset: the system's
+                                temporary folder (Lambda's ``/tmp``, its container's own). Local mode sets a
+                                private folder under its state dir or ``$UPDRAFT_HOME``, never a shared path
+``UPDRAFT_PARSE_ATTEMPTS``      how many times the parser handles a DAG file whose handling failed (Updraft's
+                                own failure, not the file's import error) before it records an import error
+                                saying so, default 3
 ==============================  ===================================================================
 """
 
@@ -62,6 +68,9 @@ from updraft.resources import DAGS_PREFIX, ECS_CONTAINER, METRICS_NAMESPACE
 if TYPE_CHECKING:
     from updraft.scheduling.scheduler import SchedulerConfig
     from updraft.store.config import StoreConfig
+
+
+PARSE_ATTEMPTS = 3  # a DAG file's parse handling is tried this many times before an import error says it failed
 
 
 class ConfigError(RuntimeError):
@@ -120,6 +129,8 @@ class UpdraftConfig:
     secrets_backend_kwargs: str | None = None
     dags_are_paused_at_creation: bool = True
     dag_code_role: str | None = None
+    work_dir: str | None = None
+    parse_attempts: int = PARSE_ATTEMPTS
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -159,6 +170,8 @@ class UpdraftConfig:
             secrets_backend_kwargs=env.get("AIRFLOW__SECRETS__BACKEND_KWARGS") or None,
             dags_are_paused_at_creation=(env.get("UPDRAFT_DAGS_PAUSED_AT_CREATION") or "true").lower() != "false",
             dag_code_role=env.get("UPDRAFT_DAG_CODE_ROLE") or None,
+            work_dir=env.get("UPDRAFT_WORK_DIR") or None,
+            parse_attempts=_int(env, "UPDRAFT_PARSE_ATTEMPTS", PARSE_ATTEMPTS),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -190,6 +203,8 @@ class UpdraftConfig:
             "AIRFLOW__SECRETS__BACKEND_KWARGS": self.secrets_backend_kwargs,
             "UPDRAFT_DAGS_PAUSED_AT_CREATION": None if self.dags_are_paused_at_creation else "false",
             "UPDRAFT_DAG_CODE_ROLE": self.dag_code_role,
+            "UPDRAFT_WORK_DIR": self.work_dir,
+            "UPDRAFT_PARSE_ATTEMPTS": None if self.parse_attempts == PARSE_ATTEMPTS else str(self.parse_attempts),
         }
         return {name: value for name, value in out.items() if value is not None}
 
@@ -214,6 +229,13 @@ class UpdraftConfig:
     @property
     def fargate_configured(self) -> bool:
         return bool(self.ecs_cluster and self.ecs_task_definition and self.ecs_subnets)
+
+    def mirror_folder(self, name: str) -> str:
+        """The folder a DAG-file mirror called ``name`` lives in: under ``UPDRAFT_WORK_DIR`` when set (local mode's
+        private folder), else in the system's temporary folder (on Lambda, ``/tmp`` is the container's own)."""
+        import tempfile
+
+        return os.path.join(self.work_dir or tempfile.gettempdir(), name)
 
     def client_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for boto3 clients: the region, the embedded AWS's endpoint in local mode, and the
