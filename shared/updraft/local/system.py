@@ -152,6 +152,10 @@ class LocalSystem:
                                        names=self.names, parse=self.handlers.parse, say=self.say, stop=self._stop,
                                        unpause_new_dags=opts.unpause_new_dags,
                                        asset_events=self.handlers.asset_events)
+        if self.state is not None:  # the queue is not kept: what it held, and failed handlings, are found again
+            pending = self.dag_events.catch_up(self.names.bucket, DAGS_PREFIX)
+            if pending:
+                self.say(f"parsing again {len(pending)} DAG file(s) the store had not caught up with")
         self.runs = RunWatcher(self.services.store, self.say)
         self.tries = InflightTries(store=self.services.store, say=self.say, runs=self.runs,
                                    stopping=lambda: self._stopping, nudge_run=self._call_scheduler_later)
