@@ -100,6 +100,7 @@ class LocalSystem:
         from updraft.local.endpoint import updraft_home
         from updraft.local.handlers import LocalHandlers
         from updraft.local.inflight import InflightTries
+        from updraft.local.journal import MotoJournalTap
         from updraft.local.moto_server import EmbeddedAwsServer
         from updraft.local.provision import notify_dag_events, provision
         from updraft.local.run_watch import RunWatcher
@@ -121,7 +122,11 @@ class LocalSystem:
         if self.state is not None and self.state.exists():
             restored = self.state.restore(self._client("dynamodb"), self._client("s3"), self.names.table,
                                           self.names.bucket)
-            self.say(f"restored {restored['items']} items and {restored['objects']} objects from {self.state.path}")
+            self.say(f"restored {restored['items']} items and {restored['objects']} objects from {self.state.path}"
+                     f" (and {restored['journaled_items'] + restored['journaled_objects']} writes journaled since)")
+        if self.state is not None:  # from now on every write is journaled before it is answered
+            self.state.journal.rotate()
+            self.server.guard.tap = MotoJournalTap(self.state.journal, self.names.table, self.names.bucket)
         notify_dag_events(self.resources)
         self.user_pool = self._provision_users(users) if users else None
 
@@ -387,6 +392,9 @@ class LocalSystem:
             report.snapshot = saved = self._save_state(self.state)
             self.say(f"state saved to {self.state.path} ({saved['items']} items, {saved['objects']} objects)")
         self._remove_endpoint()
+        self.server.guard.tap = None
+        if self.state is not None:
+            self.state.journal.close()
         self.server.stop()
         shutil.rmtree(self.work_dir, ignore_errors=True)
         self._restore_env()
