@@ -12,8 +12,11 @@ Metrics (CloudWatch EMF, namespace ``UPDRAFT_METRICS_NAMESPACE``, dimension ``se
 invocation: ``DagFilesParsed`` (files parsed) and ``ImportErrors`` (of those, files with at least one import
 error), ``RejectedRecords`` (records naming another bucket or a bad key) and ``FailedDagFiles`` (files whose
 handling failed, e.g. their store write; the event's other files are still handled). The stack alarms on
-``ImportErrors``: a broken upload is otherwise visible only in the UI. Every invocation records the DAG
-processor's heartbeat (at most every 30 s per container) for ``GET /monitor/health``.
+``ImportErrors``: a broken upload is otherwise visible only in the UI. A file whose handling failed with attempts
+left (``UPDRAFT_PARSE_ATTEMPTS``) makes the invocation raise once the event's other files are handled, so Lambda
+retries the event (twice, then the dead-letter queue); at the last attempt the file gets an import error instead.
+Every invocation records the DAG processor's heartbeat (at most every 30 s per container) for
+``GET /monitor/health``.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from updraft.config import UpdraftConfig
-from updraft.parsing.s3_events import handle_dag_file_events
+from updraft.parsing.s3_events import ParseHandlingFailed, handle_dag_file_events
 from updraft.parsing.scrub import use_dag_code_credentials
 from updraft.process_guard import make_undumpable
 from updraft.services import shared_services as services
@@ -45,7 +48,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         use_dag_code_credentials(svc.dag_code_credentials.environment)
     result = handle_dag_file_events(event, s3_client=svc.client("s3"), prefix=svc.config.dags_prefix,
                                     bucket=svc.config.bucket, store=svc.store, options=svc.parse_options,
-                                    paused_at_creation=svc.config.dags_are_paused_at_creation)
+                                    paused_at_creation=svc.config.dags_are_paused_at_creation,
+                                    attempts=svc.config.parse_attempts)
     parsed = result["parsed"].values()
     from updraft.store.heartbeats import DAG_PROCESSOR, HEARTBEAT_EVERY  # the store's modules: not at cold import
 
@@ -59,4 +63,6 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             logger.error(f"{name}: {len(problems)}", extra={"problems": problems})
     logger.info("parsed DAG files", extra={"parsed": list(result["parsed"]), "removed": result["removed"],
                                            "deactivated": result.get("deactivated")})
+    if result.get("retry"):  # Lambda delivers the event again (its async retries); handled files are unchanged
+        raise ParseHandlingFailed(f"handling failed, to be retried: {', '.join(result['retry'])}")
     return result

@@ -50,6 +50,12 @@ Variables (all optional except where noted):
                                 the parser assume it and give user code only its credentials; unset: none
 ``UPDRAFT_DAGS_PAUSED_AT_CREATION``  Airflow's ``[core] dags_are_paused_at_creation`` (``true``/``false``,
                                 default true): whether a DAG first parsed starts paused
+``UPDRAFT_WORK_DIR``            where the parser and the workers mirror the DAG files; unset: the system's
+                                temporary folder (Lambda's ``/tmp``, its container's own). Local mode sets a
+                                private folder under its state dir or ``$UPDRAFT_HOME``, never a shared path
+``UPDRAFT_PARSE_ATTEMPTS``      how many times the parser handles a DAG file whose handling failed (Updraft's
+                                own failure, not the file's import error) before it records an import error
+                                saying so, default 3
 ==============================  ===================================================================
 """
 
@@ -72,6 +78,7 @@ if TYPE_CHECKING:
 # the API reads back from CloudWatch within its 29 s (at 1 MiB a GetLogEvents page). Twice that would not fit.
 DEFAULT_TASK_LOG_MAX_BYTES = 50 * 1024 * 1024
 MIN_TASK_LOG_MAX_BYTES = 16 * 1024
+PARSE_ATTEMPTS = 3  # a DAG file's parse handling is tried this many times before an import error says it failed
 
 
 class ConfigError(RuntimeError):
@@ -138,6 +145,8 @@ class UpdraftConfig:
     dags_are_paused_at_creation: bool = True
     dag_code_role: str | None = None
     task_log_max_bytes: int = DEFAULT_TASK_LOG_MAX_BYTES
+    work_dir: str | None = None
+    parse_attempts: int = PARSE_ATTEMPTS
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -178,6 +187,8 @@ class UpdraftConfig:
             dags_are_paused_at_creation=(env.get("UPDRAFT_DAGS_PAUSED_AT_CREATION") or "true").lower() != "false",
             dag_code_role=env.get("UPDRAFT_DAG_CODE_ROLE") or None,
             task_log_max_bytes=_task_log_max_bytes(env),
+            work_dir=env.get("UPDRAFT_WORK_DIR") or None,
+            parse_attempts=_int(env, "UPDRAFT_PARSE_ATTEMPTS", PARSE_ATTEMPTS),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -211,6 +222,8 @@ class UpdraftConfig:
             "UPDRAFT_DAG_CODE_ROLE": self.dag_code_role,
             "UPDRAFT_TASK_LOG_MAX_BYTES": None if self.task_log_max_bytes == DEFAULT_TASK_LOG_MAX_BYTES
             else str(self.task_log_max_bytes),
+            "UPDRAFT_WORK_DIR": self.work_dir,
+            "UPDRAFT_PARSE_ATTEMPTS": None if self.parse_attempts == PARSE_ATTEMPTS else str(self.parse_attempts),
         }
         return {name: value for name, value in out.items() if value is not None}
 
@@ -235,6 +248,13 @@ class UpdraftConfig:
     @property
     def fargate_configured(self) -> bool:
         return bool(self.ecs_cluster and self.ecs_task_definition and self.ecs_subnets)
+
+    def mirror_folder(self, name: str) -> str:
+        """The folder a DAG-file mirror called ``name`` lives in: under ``UPDRAFT_WORK_DIR`` when set (local mode's
+        private folder), else in the system's temporary folder (on Lambda, ``/tmp`` is the container's own)."""
+        import tempfile
+
+        return os.path.join(self.work_dir or tempfile.gettempdir(), name)
 
     def client_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for boto3 clients: the region, the embedded AWS's endpoint in local mode, and the

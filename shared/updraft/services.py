@@ -11,13 +11,13 @@ embedded AWS.
 from __future__ import annotations
 
 import functools
-import os
-import tempfile
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from updraft.config import ConfigError, UpdraftConfig
 from updraft.resources import LOGS_PREFIX
+
+WORKER_MIRROR = "updraft-worker-dags"  # the workers' DAG-file mirror, in the work folder (``mirror_folder``)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -166,12 +166,13 @@ class Services:
 
     @functools.cached_property
     def loader(self) -> S3DagLoader:
-        """DAG files mirrored from the bucket's DAGs prefix into /tmp (kept by a warm container)."""
+        """DAG files mirrored from the bucket's DAGs prefix into the work folder (``UPDRAFT_WORK_DIR``, else the
+        temporary folder: Lambda's /tmp, kept by a warm container)."""
         from updraft.runtime.loader import S3DagLoader
 
         if not self.config.bucket:
             raise ConfigError("the worker needs UPDRAFT_BUCKET (where the DAG files are) in the environment")
-        workdir = os.path.join(tempfile.gettempdir(), "updraft-worker-dags")
+        workdir = self.config.mirror_folder(WORKER_MIRROR)
         return S3DagLoader(self.client("s3"), self.config.bucket, self.config.dags_prefix, workdir,
                            plugins_folder=self.config.plugins_folder)
 

@@ -14,13 +14,20 @@ import collections
 import contextlib
 import io
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.local.item_locks import DynamoItemLocks
+from updraft.local.journal import DYNAMODB_WRITES
 from updraft.local.latency import LatencySource
+
+if TYPE_CHECKING:
+    from updraft.local.journal import MotoJournalTap
+
+log = logging.getLogger(__name__)
 
 DYNAMODB_TARGET = "DynamoDB_20120810."
 
@@ -51,6 +58,8 @@ class ConcurrentMoto:
         self.lock_waits: dict[str, float] = collections.defaultdict(float)
         self._count_lock = threading.Lock()
         self.counts: collections.Counter[str] = collections.Counter()
+        # Journals what each write left, inside its locks and before it is answered (``--state-dir``).
+        self.tap: MotoJournalTap | None = None
 
     def handle(self, target: str, body: bytes, call: Callable[[], Any]) -> Any:
         """Run ``call`` (moto handling one request) under the locks the request needs."""
@@ -72,6 +81,8 @@ class ConcurrentMoto:
             time.sleep(delay / 2)
         with self._waited(lock, operation):
             result = call()
+            if self.tap is not None and operation in DYNAMODB_WRITES:
+                self._journal(self.tap.dynamodb, operation, parsed)
         if delay:
             time.sleep(delay / 2)
         return result
@@ -84,6 +95,13 @@ class ConcurrentMoto:
             with self._count_lock:
                 self.lock_waits[operation] += waited
             yield
+
+    @staticmethod
+    def _journal(tap: Callable[..., None], *args: Any) -> None:
+        try:
+            tap(*args)
+        except Exception:  # the write stands (moto made it); only its journal line is missing
+            log.exception("local mode: journaling a write failed")
 
     def take_counts(self) -> collections.Counter[str]:
         with self._count_lock:
@@ -120,7 +138,14 @@ class ConcurrentMoto:
                     return list(inner(environ, start_response))
             target = environ.get("HTTP_X_AMZ_TARGET", "")
             if not target.startswith(DYNAMODB_TARGET):
-                return self.handle("", b"", lambda: list(inner(environ, start_response)))
+                def other() -> list[bytes]:
+                    response = list(inner(environ, start_response))
+                    if self.tap is not None:  # WSGI's PATH_INFO is decoded, its bytes as latin-1
+                        path = environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8", "replace")
+                        self._journal(self.tap.s3, environ.get("REQUEST_METHOD", ""), path)
+                    return response
+
+                return self.handle("", b"", other)  # type: ignore[no-any-return]
             length = int(environ.get("CONTENT_LENGTH") or 0)
             body = environ["wsgi.input"].read(length) if length else b""
             environ["wsgi.input"] = io.BytesIO(body)

@@ -6,7 +6,13 @@ makes are sent to the same queue here (moto does not notify them). Each parse is
 
 Messages are handled concurrently (``PARSER_CONCURRENCY`` at a time, as Lambda runs concurrent parser
 containers), so a file that hangs at import delays no file uploaded after it. A message stays in the queue until
-its parse is done; one redelivered while still being handled is not handled twice.
+its parse is done; one redelivered while still being handled is not handled twice. A message whose handling
+raised (a file's handling failed with attempts left) comes back after ``RETRY_SECONDS`` times its deliveries, at
+most ``UPDRAFT_PARSE_ATTEMPTS`` deliveries in all, as Lambda retries an asynchronous event.
+
+The queue lives in the embedded AWS's memory, which ``--state-dir`` does not keep, so at start the files the store
+has not caught up with (never parsed, changed since, or whose handling failed) are queued again
+(:meth:`DagEventPump.catch_up`): a file is never left unparsed by a stop or a crash.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from typing import Any
 from updraft.resources import ASSET_EVENTS_PREFIX, ResourceNames
 
 PARSER_CONCURRENCY = 4
+RETRY_SECONDS = 1  # a failed message's next delivery, times its deliveries so far
 
 
 class DagEventPump:
@@ -60,7 +67,8 @@ class DagEventPump:
             if room <= 0:
                 return
             messages = sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=min(10, room),
-                                           WaitTimeSeconds=0).get("Messages")
+                                           WaitTimeSeconds=0,
+                                           MessageSystemAttributeNames=["ApproximateReceiveCount"]).get("Messages")
             if not messages:
                 return
             for message in messages:
@@ -83,11 +91,51 @@ class DagEventPump:
                 self._report(self.parse(body))
             self.services.client("sqs").delete_message(QueueUrl=self.queue_url,
                                                        ReceiptHandle=message["ReceiptHandle"])
-        except Exception as exc:  # the message comes back after its visibility timeout and is tried again
-            self.say(f"[ERROR] parsing an S3 event failed ({type(exc).__name__}: {exc}); it will be retried")
+        except Exception as exc:
+            self._failed(message, exc)
         finally:
             with self._in_flight_lock:
                 self._in_flight.discard(message["MessageId"])
+
+    def _failed(self, message: dict[str, Any], exc: Exception) -> None:
+        """Deliver the message again soon, or drop it after the configured attempts (Lambda's DLQ, here a line)."""
+        sqs = self.services.client("sqs")
+        deliveries = int(message.get("Attributes", {}).get("ApproximateReceiveCount", 1))
+        if deliveries >= self.services.config.parse_attempts:
+            sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+            self.say(f"[ERROR] handling an S3 event failed {deliveries} times ({type(exc).__name__}: {exc}); "
+                     "given up")
+            return
+        sqs.change_message_visibility(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"],
+                                      VisibilityTimeout=RETRY_SECONDS * deliveries)
+        self.say(f"[ERROR] handling an S3 event failed ({type(exc).__name__}: {exc}); it will be retried")
+
+    def catch_up(self, bucket: str, prefix: str) -> list[str]:
+        """Queue a parse of every DAG file of the bucket the store has not caught up with; returns their keys.
+
+        A file needs one when it has no record (a sibling module with no DAGs has none: parsing it again costs a
+        fork), when its content is not the one its record was parsed from, or when its last handling failed."""
+        import hashlib
+
+        from updraft.parsing.s3 import relative_key
+        from updraft.parsing.timetable_horizons import reparse_event
+
+        s3, sqs, store = self.services.client("s3"), self.services.client("sqs"), self.services.store
+        queued = []
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            for obj in page.get("Contents", []):
+                relative = relative_key(obj["Key"], prefix)
+                if relative is None or not relative.endswith(".py"):
+                    continue
+                record = store.get_file_record(relative)
+                if record is not None and not record.parse_failures:
+                    body = s3.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
+                    if hashlib.sha256(body).hexdigest() == record.file_hash:
+                        continue
+                sqs.send_message(QueueUrl=self.queue_url,
+                                 MessageBody=json.dumps(reparse_event(bucket, prefix, relative)))
+                queued.append(obj["Key"])
+        return queued
 
     def _report(self, result: dict[str, Any]) -> None:
         for key, entry in result.get("parsed", {}).items():

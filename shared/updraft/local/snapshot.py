@@ -3,7 +3,9 @@
 moto keeps everything in memory, so a snapshot is taken every few seconds and on stop: the table as DynamoDB
 JSON lines (a scan, the items exactly as stored) and the bucket's objects as files, downloading only the
 objects whose ETag changed since the last snapshot. Each snapshot replaces the last one whole (written beside
-it, then renamed), so a crash mid-write leaves the previous one intact.
+it, then renamed), so a crash mid-write leaves the previous one intact. Between snapshots every write is in the
+write journal (``journal``): a snapshot starts a new journal segment before it reads anything and records its
+number, and a restore replays the journal from there, so nothing written before a crash is lost.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from updraft.local.journal import WriteJournal
+
 TABLE_FILE = "table.jsonl"
 OBJECTS_DIR = "objects"
 MANIFEST = "objects.json"
 # Each object's user metadata (the DAGs folder marks what it uploaded, so a restart knows what it may delete).
 METADATA = "metadata.json"
+JOURNAL_FROM = "journal_from"  # the first journal segment the snapshot may not hold
 
 
 def map_binary(value: Any, convert: Any) -> Any:
@@ -53,16 +58,19 @@ class StateDir:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).resolve()
         self.current = self.path / "snapshot"
+        self.journal = WriteJournal(self.path / "journal")
 
     def exists(self) -> bool:
-        return (self.current / TABLE_FILE).is_file()
+        return (self.current / TABLE_FILE).is_file() or bool(self.journal.segments())
 
     # -- save ----------------------------------------------------------------------------------------------------
     def save(self, dynamodb: Any, s3: Any, table: str, bucket: str) -> dict[str, int]:
-        self.path.mkdir(parents=True, exist_ok=True)
+        self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        since = self.journal.rotate()  # before anything is read: every write the reads may miss is from here on
         staging = self.path / "snapshot.new"
         shutil.rmtree(staging, ignore_errors=True)
         (staging / OBJECTS_DIR).mkdir(parents=True)
+        (staging / JOURNAL_FROM).write_text(str(since))
         items = 0
         with (staging / TABLE_FILE).open("w") as out:
             for page in dynamodb.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
@@ -99,6 +107,7 @@ class StateDir:
             self.current.rename(old_dir)
         staging.rename(self.current)
         shutil.rmtree(old_dir, ignore_errors=True)
+        self.journal.drop_before(since)
         return {"items": items, "objects": len(manifest), "downloaded": downloaded}
 
     @staticmethod
@@ -117,7 +126,19 @@ class StateDir:
 
     # -- restore -------------------------------------------------------------------------------------------------
     def restore(self, dynamodb: Any, s3: Any, table: str, bucket: str) -> dict[str, int]:
-        """Write the snapshot into a fresh table and bucket (before the bucket notifies anyone)."""
+        """Write the snapshot into a fresh table and bucket (before the bucket notifies anyone), then the journal's
+        writes made since it began; returns how many items and objects each gave."""
+        counts = {"items": 0, "objects": 0}
+        if (self.current / TABLE_FILE).is_file():
+            counts = self._restore_snapshot(dynamodb, s3, table, bucket)
+        try:
+            since = int((self.current / JOURNAL_FROM).read_text())
+        except (FileNotFoundError, ValueError):
+            since = 0
+        replayed = self.journal.replay(dynamodb, s3, table, bucket, since)
+        return {**counts, "journaled_items": replayed["items"], "journaled_objects": replayed["objects"]}
+
+    def _restore_snapshot(self, dynamodb: Any, s3: Any, table: str, bucket: str) -> dict[str, int]:
         items = [decode_item(line) for line in (self.current / TABLE_FILE).read_text().splitlines() if line]
         for start in range(0, len(items), 25):
             pending: dict[str, Any] = {table: [{"PutRequest": {"Item": item}} for item in items[start:start + 25]]}

@@ -13,9 +13,10 @@ What runs where:
 Lambda invokes and RunTasks reach this process over a socket (``compute``/``compute_server``), so the
 executors and handlers are the ones deployed, unchanged. On stop, tries that did not finish are released as
 orphans (``inflight``, ``orphans``) for the scheduler to retry or fail as Airflow would, and ``--state-dir`` keeps
-the table and the bucket for the next start (``snapshot``). The parser, scheduler and API handlers are called in
-this process (``handlers``); the bucket's notifications reach the parser through ``dag_events``; ``run_watch``
-prints a line per run event. This module starts and stops the whole.
+the table and the bucket for the next start (``snapshot``). The parser's and the workers' DAG mirrors live in a
+working folder private to this start (``work_dir``), never at a path shared with other users or systems. The
+parser, scheduler and API handlers are called in this process (``handlers``); the bucket's notifications reach the
+parser through ``dag_events``; ``run_watch`` prints a line per run event. This module starts and stops the whole.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import datetime as dt
 import json
 import logging
 import os
+import shutil
 import sys
 import threading
 from collections.abc import Callable
@@ -95,12 +97,15 @@ class LocalSystem:
         from updraft.local.compute import ECS_RUN_TASK, LAMBDA_INVOKE, STATES_CALL
         from updraft.local.compute_server import ComputeServer
         from updraft.local.dag_events import DagEventPump
+        from updraft.local.endpoint import updraft_home
         from updraft.local.handlers import LocalHandlers
         from updraft.local.inflight import InflightTries
+        from updraft.local.journal import MotoJournalTap
         from updraft.local.moto_server import EmbeddedAwsServer
         from updraft.local.provision import notify_dag_events, provision
         from updraft.local.run_watch import RunWatcher
         from updraft.local.snapshot import StateDir
+        from updraft.local.work_dir import make_work_dir
         from updraft.local.workers import FargateRunner, WorkerPool, handlers_root
 
         opts = self.options
@@ -113,10 +118,15 @@ class LocalSystem:
         self.server.reset()  # moto's backends are process-wide: a second start in one process starts empty
         self.resources = provision(self.names, self.server.url, notify=False)
         self.state = StateDir(opts.state_dir) if opts.state_dir else None
+        self.work_dir = make_work_dir(self.state.path if self.state else None, updraft_home())
         if self.state is not None and self.state.exists():
             restored = self.state.restore(self._client("dynamodb"), self._client("s3"), self.names.table,
                                           self.names.bucket)
-            self.say(f"restored {restored['items']} items and {restored['objects']} objects from {self.state.path}")
+            self.say(f"restored {restored['items']} items and {restored['objects']} objects from {self.state.path}"
+                     f" (and {restored['journaled_items'] + restored['journaled_objects']} writes journaled since)")
+        if self.state is not None:  # from now on every write is journaled before it is answered
+            self.state.journal.rotate()
+            self.server.guard.tap = MotoJournalTap(self.state.journal, self.names.table, self.names.bucket)
         notify_dag_events(self.resources)
         self.user_pool = self._provision_users(users) if users else None
 
@@ -130,7 +140,7 @@ class LocalSystem:
             ecs_subnets=("subnet-local",), ecs_security_groups=("sg-local",),
             tick_seconds=max(1, round(opts.tick_seconds)), parallelism=opts.claim_parallelism,
             plugins_folder=str(Path(opts.plugins_folder).resolve()) if opts.plugins_folder else None,
-            user_pool_client_id=self.user_pool.client_id if self.user_pool else None)
+            user_pool_client_id=self.user_pool.client_id if self.user_pool else None, work_dir=str(self.work_dir))
         quiet = {} if opts.verbose else {"POWERTOOLS_LOG_LEVEL": "WARNING"}
         self.env = {**self.config.to_env(), **LOCAL_CREDENTIALS, "AWS_DEFAULT_REGION": self.names.region,
                     "POWERTOOLS_METRICS_DISABLED": "true", **quiet}
@@ -147,6 +157,10 @@ class LocalSystem:
                                        names=self.names, parse=self.handlers.parse, say=self.say, stop=self._stop,
                                        unpause_new_dags=opts.unpause_new_dags,
                                        asset_events=self.handlers.asset_events)
+        if self.state is not None:  # the queue is not kept: what it held, and failed handlings, are found again
+            pending = self.dag_events.catch_up(self.names.bucket, DAGS_PREFIX)
+            if pending:
+                self.say(f"parsing again {len(pending)} DAG file(s) the store had not caught up with")
         self.runs = RunWatcher(self.services.store, self.say)
         self.tries = InflightTries(store=self.services.store, say=self.say, runs=self.runs,
                                    stopping=lambda: self._stopping, nudge_run=self._call_scheduler_later)
@@ -378,7 +392,11 @@ class LocalSystem:
             report.snapshot = saved = self._save_state(self.state)
             self.say(f"state saved to {self.state.path} ({saved['items']} items, {saved['objects']} objects)")
         self._remove_endpoint()
+        self.server.guard.tap = None
+        if self.state is not None:
+            self.state.journal.close()
         self.server.stop()
+        shutil.rmtree(self.work_dir, ignore_errors=True)
         self._restore_env()
         return report
 

@@ -35,9 +35,15 @@ from updraft.resources import DAGS_PREFIX
 _served: dict[str, dict[str, tuple[str, str]]] = {}
 
 
+PARSER_MIRROR = "updraft-dags"
+
+
 def default_workdir() -> str:
-    # /tmp is the only writable place in Lambda; it survives warm invocations.
-    return os.path.join(tempfile.gettempdir(), "updraft-dags")
+    """The parser's mirror in the work folder: ``UPDRAFT_WORK_DIR`` (local mode's private folder), else the
+    temporary folder (Lambda's /tmp: the only writable place there, and it survives warm invocations)."""
+    from updraft.config import UpdraftConfig
+
+    return UpdraftConfig.from_env().mirror_folder(PARSER_MIRROR)
 
 
 class DagFileNotFound(FileNotFoundError):

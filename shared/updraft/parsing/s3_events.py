@@ -5,9 +5,13 @@ S3 delivers at least once and not in order, so a record is only a hint: a create
 look is treated as a change, not a deletion. Handling the same event twice gives the same result.
 
 An event is input like any other: a record naming another bucket than the environment's own, or a key the mirror
-refuses (``..``, ``//``), is rejected with its reason and never read; a record whose handling fails (the file's
-store write) is reported with its error. Either way the event's other records are handled, and nothing is raised
-for the whole event: Lambda would retry all of it, and the rejected record would fail again.
+refuses (``..``, ``//``), is rejected with its reason and never read, and nothing is raised for it: a retry would
+reject it again. A record whose *handling* fails (Updraft's own failure: the mirror, the parser, the file's store
+write; an import error in the file is a result, not a failure) is reported with its error after the event's other
+records are handled, counted on the file's record, and listed under ``retry`` while the count is below the
+configured attempts: the parser handler then raises :class:`ParseHandlingFailed`, so Lambda's retry of the event
+(on AWS) or the queue's redelivery (local mode) handles it again. At the last attempt the file gets an import
+error saying its parse kept failing, and why (``dag_registration.record_parse_failure``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ from urllib.parse import unquote_plus
 from updraft.model.parse_results import ParsedFile
 from updraft.parsing.options import ParseOptions
 from updraft.parsing.s3 import DagFileNotFound, folder_prefix, parse_s3_dag_files, relative_key
+
+
+class ParseHandlingFailed(RuntimeError):
+    """Some files of the event could not be handled and have attempts left: the event is to be delivered again."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +98,7 @@ def dag_file_events(event: dict[str, Any], *, prefix: str, bucket: str | None) -
 def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str, bucket: str | None,
                            workdir: str | None = None, options: ParseOptions | None = None,
                            store: Any = None, now: dt.datetime | None = None,
-                           paused_at_creation: bool = True) -> dict[str, Any]:
+                           paused_at_creation: bool = True, attempts: int | None = None) -> dict[str, Any]:
     """Parse every changed DAG file the event names (each once, all concurrently) and report removed ones.
 
     The result lists, per key, the DAGs found and the import errors. With a ``store`` (the parser Lambda
@@ -98,7 +106,9 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
     the import errors reported are then the store's, which include DAG ids refused because another file already
     defines them. Saving is idempotent, so a redelivered event changes nothing (its DAGs come back as
     ``unchanged``). Rejected records are listed under ``rejected`` and records whose handling failed under
-    ``failed`` (both only when there are some).
+    ``failed`` (both only when there are some). With a store and ``attempts``, each failed file's failure is
+    counted (see the module's docstring) and the keys to handle again are listed under ``retry``; a removal whose
+    store write failed is always to be handled again (it has no record to count on: Lambda's own retries bound it).
     """
     now = now or dt.datetime.now(dt.UTC)
     found = dag_file_events(event, prefix=prefix, bucket=bucket)
@@ -106,6 +116,7 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
     removed: list[str] = []
     deactivated: dict[str, list[str]] = {}
     failed: dict[str, str] = {}
+    versions: dict[str, str | None] = {}
     keys = list(dict.fromkeys(item.key for item in found.events))
     if keys and bucket is not None:
         try:
@@ -118,6 +129,7 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
                         if store is not None:
                             deactivated[key] = _remove(store, key, prefix)
                     else:
+                        versions[key] = result.file_version
                         parsed[key] = _entry(result, store, now, paused_at_creation)
                 except Exception as exc:  # one file's store write: the others are still handled
                     failed[key] = f"{type(exc).__name__}: {exc}"
@@ -132,7 +144,41 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
         out["rejected"] = found.rejected
     if failed:
         out["failed"] = failed
+        if store is not None and attempts is not None and bucket is not None:
+            retry = [key for key in failed if key in removed or _counted(store, s3_client, bucket, key, prefix,
+                                                                         versions, failed, attempts, now)]
+            if retry:
+                out["retry"] = retry
     return out
+
+
+def _counted(store: Any, s3_client: Any, bucket: str, key: str, prefix: str, versions: dict[str, str | None],
+             failed: dict[str, str], attempts: int, now: dt.datetime) -> bool:
+    """Count the file's failed handling; whether it has attempts left (or its failure could not even be counted)."""
+    from updraft.scheduling.dag_registration import record_parse_failure
+
+    relative = relative_key(key, prefix)
+    if relative is None:
+        return False
+    version = versions[key] if key in versions else _object_version(s3_client, bucket, key)
+    try:
+        count = record_parse_failure(store, relative, version, failed[key], attempts=attempts, now=now)
+    except Exception as exc:  # the store itself fails: deliver the event again, bounded by the deliverer
+        failed[key] += f" (and counting the failure failed: {type(exc).__name__}: {exc})"
+        return True
+    return count < attempts
+
+
+def _object_version(s3_client: Any, bucket: str, key: str) -> str | None:
+    """The key's latest VersionId (its ETag in an unversioned bucket) as a parse would record it, or None."""
+    try:
+        head = s3_client.head_object(Bucket=bucket, Key=key)
+    except Exception:  # gone or unreadable: the failure is counted for no particular version
+        return None
+    version = head.get("VersionId")
+    if not version or version == "null":
+        version = str(head.get("ETag", "")).strip('"') or None
+    return version
 
 
 def _timetable_contexts(store: Any, keys: list[str], prefix: str) -> dict[str, str]:

@@ -107,6 +107,35 @@ def remove_dag_file(store: Store, relative_path: str) -> list[str]:
     return deactivated
 
 
+PARSE_FAILURE = "UpdraftParseHandlingFailed"  # the import error a file gets when its handling keeps failing
+
+
+def record_parse_failure(store: Store, relative_path: str, version: str | None, error: str, *, attempts: int,
+                         now: dt.datetime) -> int:
+    """Count one failed handling of the file's object ``version`` (Updraft's own failure: a crashed parser, a
+    store write; never the file's import error, which is a result) and return how many there were in a row.
+
+    A failure of another version starts the count again. The DAGs the file had stay as they were (what the
+    failing version defines is unknown); when the count reaches ``attempts`` the file gets an import error naming
+    the failure, so a file that cannot be handled is seen instead of quietly keeping old DAGs or none. The next
+    successful parse writes the file's record afresh, count and import error gone. A lost increment (two
+    handlings at once) only allows one attempt more."""
+    previous = store.get_file_record(relative_path)
+    count = previous.parse_failures + 1 if previous is not None and previous.failed_version == version else 1
+    errors = [e for e in (previous.import_errors if previous else []) if not e.get("message", "").startswith(
+        PARSE_FAILURE)]
+    if count >= attempts:
+        errors.append(ImportErrorRecord(
+            filename=relative_path, lineno=None, stacktrace=error,
+            message=f"{PARSE_FAILURE}: Updraft could not handle the parse of this file ({count} attempts; not an "
+                    f"error in the file): {error.splitlines()[0] if error else 'unknown error'}").to_dict())
+    record = FileRecord(relative_path, previous.file_hash if previous else None,
+                        previous.file_version if previous else None, sorted(previous.dag_ids) if previous else [],
+                        errors, parsed_at=now, parse_failures=count, failed_version=version)
+    store.put_file_record(record, previous=previous)
+    return count
+
+
 def set_paused(store: Store, dag_id: str, paused: bool, *, now: dt.datetime | None = None) -> bool:
     """Pause or unpause; False if the DAG does not exist. Given ``now``, unpausing a ``catchup=False`` DAG
     recomputes its next run from that clock, as Airflow's periodic re-parse would have kept it current:

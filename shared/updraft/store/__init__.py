@@ -47,7 +47,8 @@ Items (``pk`` / ``sk``)::
     holder marks    HOLD#<holder key>       HOLD                     m_<limit digest>: "<token>:<ms>" per sharded
                                                                      limit it holds, TTL expires (``limit_markers``)
     pool record     LIMIT#pool:<name>       POOL                     name, description, include_deferred, list keys
-    file            FILE#<relative_path>    META                     DAGs it owns, hash/version, import errors
+    file            FILE#<relative_path>    META                     DAGs it owns, hash/version, import errors,
+                                                                     failed handlings of failed_version (a count)
     variable        VARIABLE#<key>          META                     value (KMS ciphertext when the environment
                                                                      has a key), description
     connection      CONNECTION#<conn_id>    META                     type, host, schema, login, port; password
@@ -86,7 +87,8 @@ Indexes::
 DAG registration (:mod:`updraft.scheduling.dag_registration`) is made of the named writes below:
 ``register_parsed_file`` of a new DAG costs Get FILE, Get META, Put VERSION, Put META, Put FILE (5); the same
 event again 1 + n reads and no writes; a duplicate + Get of the owner's FILE when its row is stale;
-``remove_dag_file`` Get FILE, Update META per DAG, Delete FILE (2 + n); ``set_paused`` Get META, Update META
+``remove_dag_file`` Get FILE, Update META per DAG, Delete FILE (2 + n); ``record_parse_failure`` (a failed
+handling, counted on the file's record) Get FILE, Put FILE (2); ``set_paused`` Get META, Update META
 (+ Get VERSION when unpausing a catchup=False DAG recomputes its next run).
 
 Access patterns (N = index_shards, n = items involved; SC = strongly consistent, EC = eventually consistent;

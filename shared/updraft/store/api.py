@@ -65,7 +65,10 @@ class DagMeta:
 
 @dataclass
 class FileRecord:
-    """What the store remembers of one DAG file: the DAGs it owns and its import errors (as stored)."""
+    """What the store remembers of one DAG file: the DAGs it owns and its import errors (as stored).
+
+    ``parse_failures`` counts the handlings of the file's object ``failed_version`` that failed in Updraft's own
+    code (``dag_registration.record_parse_failure``); a successful parse writes the record with none."""
 
     relative_path: str
     file_hash: str | None = None
@@ -73,6 +76,8 @@ class FileRecord:
     dag_ids: list[str] = field(default_factory=list)
     import_errors: list[dict[str, Any]] = field(default_factory=list)
     parsed_at: dt.datetime | None = None
+    parse_failures: int = 0
+    failed_version: str | None = None
 
 
 class Store(LimitOps, Protocol):

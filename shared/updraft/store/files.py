@@ -27,13 +27,15 @@ def _trimmed(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _compared(record: FileRecord) -> tuple[object, ...]:
     """What a parse changes; ``parsed_at`` is left out so a redelivered event compares equal."""
-    return record.file_hash, record.file_version, record.dag_ids, record.import_errors
+    return (record.file_hash, record.file_version, record.dag_ids, record.import_errors, record.parse_failures,
+            record.failed_version)
 
 
 def _record_from_item(item: FileItem) -> FileRecord:
     return FileRecord(relative_path=item.relative_path, file_hash=item.file_hash, file_version=item.file_version,
                       dag_ids=list(item.dag_ids or []), import_errors=list(item.import_errors or []),
-                      parsed_at=item.parsed_at)
+                      parsed_at=item.parsed_at, parse_failures=int(item.parse_failures or 0),
+                      failed_version=item.failed_version)
 
 
 class FileStore(StoreBase):
@@ -51,11 +53,13 @@ class FileStore(StoreBase):
         path = record.relative_path
         item = F(keys.file_pk(path), keys.META, relative_path=path, file_hash=record.file_hash,
                  file_version=record.file_version, dag_ids=sorted(record.dag_ids), import_errors=stored or None,
-                 parsed_at=record.parsed_at)
+                 parsed_at=record.parsed_at, parse_failures=record.parse_failures or None,
+                 failed_version=record.failed_version)
         if stored:  # sparse: only files with import errors are listed
             item.list_pk = keys.import_errors_list_pk(path, self.config.index_shards)
             item.list_sk = path
-        written = FileRecord(path, record.file_hash, record.file_version, sorted(record.dag_ids), stored)
+        written = FileRecord(path, record.file_hash, record.file_version, sorted(record.dag_ids), stored,
+                             parse_failures=record.parse_failures, failed_version=record.failed_version)
         if previous is not None and _compared(previous) == _compared(written):
             return False  # a redelivered event: nothing changed, so nothing is written (parsed_at keeps the first)
         item.save()

@@ -264,6 +264,8 @@ class FileItem(Item):
     dag_ids: ListAttribute[str] = ListAttribute(of=UnicodeAttribute, default=list)  # type: ignore[arg-type]
     import_errors = JSONAttribute(null=True)
     parsed_at = DateTimeAttribute(null=True)
+    parse_failures = NumberAttribute(null=True)  # handlings of ``failed_version`` that failed (Updraft's own)
+    failed_version = UnicodeAttribute(null=True)
     list_pk = UnicodeAttribute(null=True)
     list_sk = UnicodeAttribute(null=True)
     list_index: ListIndex[FileItem] = ListIndex()
