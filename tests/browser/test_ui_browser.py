@@ -28,15 +28,15 @@ def test_sign_in_then_the_dag_list_shows_dags_tags_and_import_errors(page: Page)
     assert p.locator("#who").inner_text().startswith("admin (ADMIN)")
     # The search box filters by id, and the URL keeps the filter (shareable).
     p.get_by_label("Search DAGs").fill("smoke")
-    p.wait_for_function("document.querySelectorAll('table.dags tbody tr').length === 1")
+    p.wait_for_function("() => document.querySelectorAll('table.dags tbody tr').length === 1")
     assert "search=smoke" in p.url
     p.get_by_label("Search DAGs").fill("")
-    p.wait_for_function("document.querySelectorAll('table.dags tbody tr').length === 2")
+    p.wait_for_function("() => document.querySelectorAll('table.dags tbody tr').length === 2")
     p.get_by_label("Tags").select_option("smoke")  # the tags filter, also kept in the URL
-    p.wait_for_function("document.querySelectorAll('table.dags tbody tr').length === 1")
+    p.wait_for_function("() => document.querySelectorAll('table.dags tbody tr').length === 1")
     assert "tags=smoke" in p.url and p.locator("table.dags tbody tr").get_attribute("data-dag-id") == "ui_smoke"
     p.get_by_label("Tags").select_option([])
-    p.wait_for_function("document.querySelectorAll('table.dags tbody tr').length === 2")
+    p.wait_for_function("() => document.querySelectorAll('table.dags tbody tr').length === 2")
     page.shot("02-dag-list")
 
 
@@ -127,7 +127,7 @@ def test_a_failed_try_shows_its_log(signed_in: Page):
     cell.click()
     p.wait_for_url(re.compile(r"/tasks/boom$"))
     log = p.get_by_label("Log", exact=True)
-    p.wait_for_function("document.querySelector('pre.log').textContent.includes('boom from the browser test')")
+    p.wait_for_function("() => document.querySelector('pre.log').textContent.includes('boom from the browser test')")
     assert "about to fail on purpose" in log.inner_text()
     assert p.get_by_role("tab", name="Try 1").get_attribute("aria-selected") == "true"
     assert "failed" in p.locator(".title .badge").inner_text()
