@@ -13,7 +13,10 @@ API Gateway REST methods take one authorizer each, so the two ways in are two RE
   authorizer checks the token and passes its claims in ``requestContext.authorizer.claims``; the user's role
   is their highest group of ``VIEWER``, ``USER``, ``OP``, ``ADMIN`` (``updraft.api.auth``). The methods Airflow
   leaves open (the token routes, health, version: ``updraft.api.auth.policy.OPEN_METHODS``) have no
-  authorizer. Without a valid token API Gateway answers 401 with Airflow's body.
+  authorizer. Without a valid token API Gateway answers 401 with Airflow's body. The web UI's pages are open
+  (``GET /{proxy+}``: they hold no data), and so is its session, ``ANY /ui/{proxy+}``: the browser sends its
+  token in an HttpOnly cookie, which a Cognito authorizer cannot read, so the function checks it as the
+  authorizer would (``updraft.api.auth.session``; it needs the pool's id for that).
 
 Why two APIs rather than one with a second resource tree (``/jwt/api/v2/...``) or stages (which share their
 methods, so cannot differ in authorizer): each API serves Airflow's exact paths at its base URL, so every
@@ -38,6 +41,8 @@ from constructs import Construct
 
 from updraft.api.auth.policy import OPEN_METHODS
 from updraft.api.auth.roles import Role
+from updraft.api.auth.session import SESSION_PREFIX
+from updraft.api.headers import COMMON
 from updraft.resources import ResourceNames
 
 # API Gateway's own 401 (no token, or one its authorizer refuses) in Airflow's words, so clients parse it.
@@ -59,6 +64,7 @@ class UpdraftApi(Construct):
         self._users_api(names, handler)
         # What the function reads (updraft.config): the app client to log users in with, the IAM callers' role.
         handler.add_environment("UPDRAFT_USER_POOL_CLIENT_ID", self.user_pool_client.user_pool_client_id)
+        handler.add_environment("UPDRAFT_USER_POOL_ID", self.user_pool.user_pool_id)
         handler.add_environment("UPDRAFT_IAM_CALLER_ROLE", iam_caller_role)
 
     def _users(self, names: ResourceNames, retain: bool) -> None:
@@ -113,6 +119,12 @@ class UpdraftApi(Construct):
                 # with no token. Every path under /api and /auth resolves in its own branch above, behind the
                 # authorizer, so this opens nothing of the API.
                 proxy.add_method("GET", integration, authorization_type=apigw.AuthorizationType.NONE)
+        # The UI's session (``updraft.api.auth.session.SESSION_PREFIX``): the function checks its cookie.
+        self.users_api.root.add_resource(SESSION_PREFIX.strip("/")).add_resource("{proxy+}").add_method(
+            "ANY", integration, authorization_type=apigw.AuthorizationType.NONE)
         self.users_api.add_gateway_response(
             "Unauthorized", type=apigw.ResponseType.UNAUTHORIZED, status_code="401",
-            templates={"application/json": UNAUTHORIZED_TEMPLATE})
+            templates={"application/json": UNAUTHORIZED_TEMPLATE},
+            # API Gateway's static header values are quoted with ' (which a CSP's keywords contain): the headers
+            # without one (a JSON answer is no page: nosniff is what protects it).
+            response_headers={name: f"'{value}'" for name, value in COMMON.items()})

@@ -136,6 +136,8 @@ class UpdraftConfig:
     metrics_namespace: str = METRICS_NAMESPACE
     task_log_group: str | None = None
     user_pool_client_id: str | None = None
+    user_pool_id: str | None = None  # the pool whose tokens the web UI's session cookie holds
+    user_pool_jwks_url: str | None = None  # its signing keys (default: Cognito's address; local mode: moto's)
     iam_caller_role: str = "ADMIN"
     email_from: str | None = None
     base_url: str | None = None
@@ -178,6 +180,8 @@ class UpdraftConfig:
             metrics_namespace=env.get("UPDRAFT_METRICS_NAMESPACE") or METRICS_NAMESPACE,
             task_log_group=env.get("UPDRAFT_TASK_LOG_GROUP") or None,
             user_pool_client_id=env.get("UPDRAFT_USER_POOL_CLIENT_ID") or None,
+            user_pool_id=env.get("UPDRAFT_USER_POOL_ID") or None,
+            user_pool_jwks_url=env.get("UPDRAFT_USER_POOL_JWKS_URL") or None,
             iam_caller_role=env.get("UPDRAFT_IAM_CALLER_ROLE") or "ADMIN",
             email_from=env.get("UPDRAFT_EMAIL_FROM") or None,
             base_url=env.get("UPDRAFT_BASE_URL") or None,
@@ -213,6 +217,7 @@ class UpdraftConfig:
             "UPDRAFT_METRICS_NAMESPACE": self.metrics_namespace,
             "UPDRAFT_TASK_LOG_GROUP": self.task_log_group,
             "UPDRAFT_USER_POOL_CLIENT_ID": self.user_pool_client_id, "UPDRAFT_IAM_CALLER_ROLE": self.iam_caller_role,
+            "UPDRAFT_USER_POOL_ID": self.user_pool_id, "UPDRAFT_USER_POOL_JWKS_URL": self.user_pool_jwks_url,
             "UPDRAFT_EMAIL_FROM": self.email_from,
             "UPDRAFT_BASE_URL": self.base_url,
             "UPDRAFT_KMS_KEY": self.kms_key,

@@ -3,12 +3,15 @@ calls for a test's setup (conftest holds only the fixtures: it is not importable
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import re
 import shutil
+import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,15 +85,24 @@ class Browser:
         self.url = url
 
 
+# Every Content-Security-Policy violation a page sees, reported on its console (Playwright's init scripts run
+# outside the page's policy) so a test fails on any, whatever Chromium's own message says.
+CSP_LISTENER = """document.addEventListener("securitypolicyviolation", (e) =>
+  console.error(`CSP violation: ${e.effectiveDirective} blocked ${e.blockedURI || "inline"} at ${e.sourceFile}`));"""
+
+
 class Page:
     """One test's page: the Playwright page, the console errors and failed requests it saw (a test expects a
-    refusal it provokes with :meth:`expect_refusal`), and screenshots by name."""
+    refusal it provokes with :meth:`expect_refusal`), the Content-Security-Policy violations it saw (none
+    expected: the UI runs under its policy), and screenshots by name."""
 
     def __init__(self, page: Any, url: str) -> None:
         self.page = page
         self.url = url
         self.errors: list[str] = []
+        self.csp_violations: list[str] = []
         self.refusals: list[tuple[int, str]] = []  # (status, URL part) the test provokes on purpose
+        page.add_init_script(CSP_LISTENER)
         page.on("console", self._console)
         page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
         # Chromium's console names no URL for a failed load: record which request it was.
@@ -100,6 +112,9 @@ class Page:
         self.refusals.append((status, url_part))
 
     def _console(self, msg: Any) -> None:
+        if msg.type == "error" and msg.text.startswith("CSP violation:"):
+            self.csp_violations.append(msg.text)
+            return
         statuses = {status for status, _ in self.refusals}
         failed_load = re.match(r"Failed to load resource: the server responded with a status of (\d+)", msg.text)
         if msg.type == "error" and not (failed_load and int(failed_load.group(1)) in statuses):
@@ -136,3 +151,31 @@ def until(predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
         assert time.monotonic() < deadline, f"not true after {timeout} s"
         time.sleep(0.2)
     return value
+
+
+@contextlib.contextmanager
+def other_site() -> Iterator[str]:
+    """The address of another site's page (an empty HTML page with no policy), at ``localhost``: to a browser
+    another site than local mode's ``127.0.0.1``, on the loopback address too (Chromium lets no public page
+    send requests to a loopback address, which would keep the attack from ever reaching the API)."""
+    class Blank(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"<!doctype html><title>another site</title>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Blank)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://localhost:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

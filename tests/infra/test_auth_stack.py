@@ -37,8 +37,10 @@ def test_user_pool_has_a_group_per_airflow_role_and_a_password_client(synth) -> 
     ((client_id, client),) = of_type(synth.resources, "AWS::Cognito::UserPoolClient").items()
     assert "ALLOW_USER_PASSWORD_AUTH" in client["Properties"]["ExplicitAuthFlows"]
     assert not client["Properties"].get("GenerateSecret")
-    env = _env(synth, "api")  # the function logs users in with this client
+    env = _env(synth, "api")  # the function logs users in with this client, checks the UI's cookie with the pool
     assert env["UPDRAFT_USER_POOL_CLIENT_ID"] == f"<{client_id}>" and env["UPDRAFT_IAM_CALLER_ROLE"] == "ADMIN"
+    (pool,) = of_type(synth.resources, "AWS::Cognito::UserPool")
+    assert env["UPDRAFT_USER_POOL_ID"] == f"<{pool}>"
 
 
 def test_users_api_checks_tokens_with_the_pool_except_on_the_open_methods(synth) -> None:
@@ -62,7 +64,8 @@ def test_users_api_checks_tokens_with_the_pool_except_on_the_open_methods(synth)
             assert props["AuthorizationType"] == "COGNITO_USER_POOLS"
             assert props["AuthorizerId"] == {"Ref": authorizer_id}
             protected.add((props["HttpMethod"], path))
-    assert open_methods == set(OPEN_METHODS) | {("GET", "/{proxy+}")}  # the web UI's pages, outside /api
+    # the web UI's pages, outside /api, and its session (the function checks its HttpOnly cookie)
+    assert open_methods == set(OPEN_METHODS) | {("GET", "/{proxy+}"), ("ANY", "/ui/{proxy+}")}
     # every other path reaches the function behind the authorizer, in every branch the open methods create
     assert {("ANY", "/"), ("ANY", "/{proxy+}"), ("ANY", "/api/v2/{proxy+}"), ("ANY", "/auth/token/{proxy+}")
             } <= protected
@@ -72,4 +75,7 @@ def test_users_api_checks_tokens_with_the_pool_except_on_the_open_methods(synth)
 def test_users_api_answers_a_missing_token_with_airflows_401(synth) -> None:
     synth.template.has_resource_properties("AWS::ApiGateway::GatewayResponse", {
         "ResponseType": "UNAUTHORIZED", "StatusCode": "401",
-        "ResponseTemplates": {"application/json": '{"detail": "Not authenticated"}'}})
+        "ResponseTemplates": {"application/json": '{"detail": "Not authenticated"}'},
+        "ResponseParameters": {"gatewayresponse.header.X-Content-Type-Options": "'nosniff'",
+                               "gatewayresponse.header.X-Frame-Options": "'DENY'",
+                               "gatewayresponse.header.Referrer-Policy": "'no-referrer'"}})

@@ -7,7 +7,11 @@ What the resolver adds to the routes:
   ``manual__2025-01-01T00:00:00+00:00`` arrives as ``...%3A00%2B00%3A00``);
 - Airflow's error bodies: an :class:`~updraft.api.errors.ApiError` becomes its status and ``{"detail": ...}``;
   a path no route has is 404 ``{"error": "API route not found"}``; a path served under other methods is 405;
-- the caller's role checked against the route's (``updraft.api.auth``): 401 or 403 before the route runs;
+- the caller's role checked against the route's (``updraft.api.auth``): 401 or 403 before the route runs; a
+  change a browser says another site sent is 403 whatever it carries;
+- every ``/api/v2`` route also at ``/ui/api/v2``, for the web UI's session cookie
+  (:mod:`updraft.api.auth.session`: the cookie's token checked, and a change's CSRF token);
+- the security headers of :mod:`updraft.api.headers` on every answer;
 - an audit record of every successful change (:mod:`updraft.api.audit`);
 - a value larger than the store keeps (:class:`~updraft.store.errors.ValueTooLarge`: a variable or connection
   over one item, a secret over KMS's limit) is the client's error, 400 with the store's message saying which
@@ -33,10 +37,12 @@ from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from updraft.api.answer_size import MAX_ANSWER_BYTES, text_carried_size
 from updraft.api.audit import record_change
 from updraft.api.auth import authorize
+from updraft.api.auth.session import SESSION_API, SESSION_PREFIX, refuse_cross_site, through_session
 from updraft.api.errors import ApiError, ContentTooLarge, MethodNotAllowed
+from updraft.api.headers import security_headers
 from updraft.api.request import Request
 from updraft.api.routes import all_routes
-from updraft.api.routing import Call, Reply, Route
+from updraft.api.routing import API_PREFIX, Call, Reply, Route
 from updraft.store.errors import ValueTooLarge
 
 # The API Lambda's logger (its JSON lines carry the request's correlation id).
@@ -47,11 +53,15 @@ log = Logger(service="updraft-api", child=True)
 NOT_FOUND_BODY = {"error": "API route not found", "statusCode": 404}
 
 
+def _answer(status: int, content_type: str | None, body: str, headers: dict[str, str] | None = None) -> Response:
+    return Response(status_code=status, content_type=content_type, body=body,
+                    headers={**security_headers(content_type), **(headers or {})})
+
+
 def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
     if body is None:
-        return Response(status_code=status, content_type=None, body="", headers=headers)
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(body),
-                    headers=headers)
+        return _answer(status, None, "", headers)
+    return _answer(status, content_types.APPLICATION_JSON, json.dumps(body), headers)
 
 
 def _sendable(response: Response) -> Response:
@@ -81,25 +91,32 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
     routes = all_routes() if routes is None else routes
     app = APIGatewayRestResolver()
 
-    def respond(route: Route, path_params: dict[str, str]) -> Response:
-        call = Call(_request(app.current_event, path_params), services)
+    def respond(route: Route, path_params: dict[str, str], *, session: bool = False) -> Response:
+        """The route's answer; with ``session``, to a request at ``/ui/api/v2/...`` made by the UI's session."""
+        request = _request(app.current_event, path_params)
+        refuse_cross_site(request)
+        if session:
+            request = through_session(request, services().config)
+        call = Call(request, services)
         authorize(route, call)
         call.check_path()
         result = route.endpoint(call)
         record_change(call, route)
         if isinstance(result, Reply) and result.content_type is not None:
-            return _sendable(Response(status_code=result.status, content_type=result.content_type,
-                                      body=result.body, headers=result.headers))
+            return _sendable(_answer(result.status, result.content_type, result.body, result.headers))
         if isinstance(result, Reply):
             return _sendable(_json(result.status, result.body, result.headers))
         return _sendable(_json(route.status, result))
 
-    def register(route: Route) -> None:
-        rule = route.path.replace("{", "<").replace("}", ">")
-        app.route(rule, route.method)(lambda **params: respond(route, params))
+    def register(route: Route, prefix: str = "") -> None:
+        rule = (prefix + route.path).replace("{", "<").replace("}", ">")
+        app.route(rule, route.method)(lambda **params: respond(route, params, session=bool(prefix)))
 
     for route in routes:
         register(route)
+    for route in routes:  # after every route: an /api/v2 call never tries these first
+        if route.path.startswith(API_PREFIX + "/"):
+            register(route, SESSION_PREFIX)
 
     @app.not_found
     def not_found(_exc: NotFoundError) -> Response:
@@ -108,13 +125,16 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
         route means 405, with the methods it has in ``Allow``."""
         event = app.current_event
         method, path = event.http_method.upper(), event.path
+        session = path.startswith(SESSION_API + "/")
+        if session:
+            path = path[len(SESSION_PREFIX):]
         allowed = []
         for route in routes:
             match = route.pattern.match(path)
-            if match is None:
+            if match is None or (session and not route.path.startswith(API_PREFIX + "/")):
                 continue
             if route.method == method:
-                return respond(route, match.groupdict())
+                return respond(route, match.groupdict(), session=session)
             allowed.append(route.method)
         if allowed:
             error = MethodNotAllowed("Method Not Allowed")

@@ -27,7 +27,6 @@ import datetime as dt
 import getpass
 import json
 import threading
-import urllib.request
 import uuid
 from collections.abc import Callable
 from email.message import Message
@@ -48,42 +47,19 @@ READ_TIMEOUT = 10.0  # seconds a client may take to send its request line, heade
 
 class CognitoAuthorizer:
     """A REST API's Cognito user pool authorizer: the ``Authorization`` header holds an ID token of the pool
-    (bare or after ``Bearer``), signed by one of its keys, unexpired, issued for its app client."""
+    (bare or after ``Bearer``), checked as API Gateway checks it (:class:`~updraft.api.auth.tokens.TokenVerifier`)."""
 
     def __init__(self, pool: UserPool, keys: dict[str, Any] | None = None) -> None:
-        self.pool = pool
-        self._keys = keys
-        self._lock = threading.Lock()
+        from updraft.api.auth.tokens import TokenVerifier
 
-    def _key_set(self) -> Any:
-        from joserfc.jwk import KeySet
-
-        with self._lock:
-            if self._keys is None:
-                with urllib.request.urlopen(self.pool.jwks_url, timeout=10) as answer:
-                    self._keys = json.load(answer)
-            return KeySet.import_key_set(self._keys)  # type: ignore[arg-type]
+        self.verifier = TokenVerifier(pool.issuer, pool.client_id, pool.jwks_url, keys)
 
     def claims(self, authorization: str | None) -> dict[str, str] | None:
         """The token's claims as API Gateway passes them (strings; a list joined with commas), or None."""
-        from joserfc import jwt
-        from joserfc.errors import JoseError
-
         token = (authorization or "").strip()
         if token[:7].lower() == "bearer ":
             token = token[7:].strip()
-        if not token:
-            return None
-        try:
-            decoded = jwt.decode(token, self._key_set(), algorithms=["RS256"])
-            jwt.JWTClaimsRegistry(iss={"essential": True, "value": self.pool.issuer},
-                                  aud={"essential": True, "value": self.pool.client_id},
-                                  token_use={"essential": True, "value": "id"},
-                                  exp={"essential": True}).validate(decoded.claims)
-        except (JoseError, ValueError):
-            return None
-        return {name: ",".join(map(str, value)) if isinstance(value, list) else str(value)
-                for name, value in decoded.claims.items()}
+        return self.verifier.claims(token)
 
 
 def proxy_event(method: str, target: str, headers: dict[str, str], body: bytes, *, stage: str = "local",

@@ -67,7 +67,9 @@ class UserPool:
     @property
     def issuer(self) -> str:
         """What Cognito (and moto's) writes in a token's ``iss``."""
-        return f"https://cognito-idp.{self.region}.amazonaws.com/{self.pool_id}"
+        from updraft.api.auth.tokens import pool_issuer
+
+        return pool_issuer(self.region, self.pool_id)
 
     @property
     def jwks_url(self) -> str:

@@ -25,6 +25,8 @@ from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
 from updraft.store.tables import create_table
 
+# The pool's users, one per role (olga and vic as the token tests' OP and VIEWER).
+SESSION_USERS = {"vic": Role.VIEWER, "ulf": Role.USER, "olga": Role.OP, "ada": Role.ADMIN}
 # A value for each path parameter (any value: only the answer's 401/403-ness is read).
 REFUSALS = ({"detail": "Not authenticated"}, {"detail": "Forbidden"})  # what authorization answers
 PATH_VALUES = {"dag_id": "etl", "task_id": "extract", "map_index": "0", "try_number": "1", "import_error_id": "1"}
@@ -37,10 +39,12 @@ class Caller:
         self.handler = handler
 
     def __call__(self, method: str, path: str, body: Any = None, *, groups: str | None = None, iam: bool = False,
-                 content_type: str = "application/json", raw: str | None = None) -> Answer:
+                 content_type: str = "application/json", raw: str | None = None,
+                 headers: dict[str, str] | None = None) -> Answer:
         claims = None if groups is None else {"cognito:username": "ana", "sub": "1", "cognito:groups": groups}
         data = raw if raw is not None else json.dumps(body) if body is not None else ""
-        event = proxy_event(method, path, {"Content-Type": content_type}, data.encode(), claims=claims, iam=iam)
+        event = proxy_event(method, path, {"Content-Type": content_type, **(headers or {})}, data.encode(),
+                            claims=claims, iam=iam)
         response = self.handler.handler(event, lambda_context("api"))
         headers = {k: v[-1] for k, v in (response.get("multiValueHeaders") or {}).items()}
         headers.update(response.get("headers") or {})
@@ -65,8 +69,8 @@ def environment():
             create_table(config)
             seed(DynamoStore(config))
             cognito = boto3.client("cognito-idp", region_name=REGION)
-            yield provision_users(cognito, "updraft-test-users", {"olga": Role.OP, "vic": Role.VIEWER},
-                                  {"olga": "olga-password", "vic": "vic-password"}, endpoint_url="unused",
+            yield provision_users(cognito, "updraft-test-users", SESSION_USERS,
+                                  {name: f"{name}-password" for name in SESSION_USERS}, endpoint_url="unused",
                                   region=REGION)
 
 
@@ -196,7 +200,7 @@ def test_the_gateways_authorizer_accepts_the_pools_tokens_only(call, pool) -> No
     head, _payload, signature = token.split(".")
     forged = base64.urlsafe_b64encode(json.dumps({**_claims(token), "cognito:groups": ["ADMIN"]}).encode())
     assert authorizer.claims(f"{head}.{forged.decode().rstrip('=')}.{signature}") is None
-    other = CognitoAuthorizer(UserPool("us-east-1_other", pool.client_id, "unused", REGION), keys=authorizer._keys)
+    other = CognitoAuthorizer(UserPool("us-east-1_other", pool.client_id, "unused", REGION), keys=authorizer.verifier._keys)
     assert other.claims(token) is None  # another pool's token
     assert authorizer.claims(None) is None and authorizer.claims("Bearer ") is None
 
@@ -211,3 +215,162 @@ def test_the_sample_cognito_event_triggers_as_its_users_group_allows(call) -> No
                                              "authorizer": {"claims": {**claims, "cognito:groups": "VIEWER"}}}}
     assert call.handler.handler(as_viewer, lambda_context("api"))["statusCode"] == 403
     assert call.handler.handler(event, lambda_context("api"))["statusCode"] == 200
+
+
+# -- the web UI's session: the token in an HttpOnly cookie, changes with a CSRF token ------------------------
+
+@pytest.fixture
+def session_pool(pool, monkeypatch, tmp_path) -> UserPool:
+    """The pool as the deployed function sees it (its id; its signing keys, moto's, from a file here)."""
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(json.dumps(load_resource("cognitoidp/resources/jwks-public.json")))
+    monkeypatch.setenv("UPDRAFT_USER_POOL_ID", pool.pool_id)
+    monkeypatch.setenv("UPDRAFT_USER_POOL_JWKS_URL", jwks.as_uri())
+    monkeypatch.setattr("updraft.services._shared", None)
+    return pool
+
+
+def _sign_in(call, username: str) -> tuple[str, str]:
+    """The ``Cookie`` header a browser sends after the UI's login, and the session's CSRF token."""
+    answer = call("POST", "/ui/session", {"username": username, "password": f"{username}-password"})
+    assert answer.status == 200, answer.body
+    token = answer.headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
+    return f"theme=dark; _token={token}", answer.body["csrf_token"]
+
+
+def _signed(claims: dict[str, Any], header: dict[str, Any] | None = None) -> str:
+    """A token signed with moto's key (the pool's), with these claims."""
+    from joserfc import jwk, jwt
+
+    key = jwk.RSAKey.import_key(load_resource("cognitoidp/resources/jwks-private.json"))
+    return jwt.encode(header or {"alg": "RS256", "kid": "dummy"}, claims, key)
+
+
+def test_the_ui_login_sets_an_httponly_strict_cookie_and_answers_no_token(call, session_pool) -> None:
+    answer = call("POST", "/ui/session", {"username": "olga", "password": "olga-password"})
+    cookie = answer.headers["Set-Cookie"]
+    name, _, rest = cookie.partition("=")
+    token, *attributes = rest.split("; ")
+    assert name == "_token" and _claims(token)["cognito:username"] == "olga"
+    # no Path: the browser keeps it for <root>/ui, the session's folder; no Secure over http (local mode)
+    assert attributes == ["HttpOnly", "SameSite=Strict"]
+    assert token not in json.dumps(answer.body)
+    assert answer.body == {"username": "olga", "role": "OP", "csrf_token": answer.body["csrf_token"]}
+    https = call("POST", "/ui/session", {"username": "vic", "password": "vic-password"},
+                 headers={"X-Forwarded-Proto": "https"})  # API Gateway's header: always https on AWS
+    assert https.headers["Set-Cookie"].endswith("; HttpOnly; SameSite=Strict; Secure")
+    wrong = call("POST", "/ui/session", {"username": "olga", "password": "nope"})
+    assert (wrong.status, wrong.body) == (401, {"detail": "Invalid credentials"}) and "Set-Cookie" not in wrong.headers
+    form = call("POST", "/ui/session", raw="username=olga&password=olga-password",
+                content_type="application/x-www-form-urlencoded")  # what a cross-site form could send
+    assert form.status == 415 and "Set-Cookie" not in form.headers
+
+
+def test_the_session_says_who_is_signed_in_and_sign_out_clears_the_cookie(call, session_pool) -> None:
+    cookie, csrf = _sign_in(call, "vic")
+    assert call("GET", "/ui/session", headers={"Cookie": cookie}).body == {
+        "username": "vic", "role": "VIEWER", "csrf_token": csrf}
+    assert call("GET", "/ui/session").body == {"username": None, "role": None, "csrf_token": None}
+    out = call("DELETE", "/ui/session", headers={"Cookie": cookie})
+    assert out.status == 204 and out.headers["Set-Cookie"] == "_token=; Max-Age=0; HttpOnly; SameSite=Strict"
+
+
+def test_every_route_through_the_session_needs_the_role_it_needs_with_a_token(call, session_pool) -> None:
+    """The role matrix again, through ``/ui/api/v2`` with each role's session cookie (and its CSRF token)."""
+    sessions = {role: _sign_in(call, name) for name, role in SESSION_USERS.items()}
+    wrong = []
+    for route in sorted(all_routes(), key=lambda r: r.method != "GET"):
+        if not route.path.startswith("/api/v2/"):
+            continue
+        need = requirement(route.method, route.path)
+        target = "/ui" + _target(route.method, route.path)
+        body = {} if route.method in ("POST", "PATCH", "PUT") else None
+        anonymous = call(route.method, target, body)  # the session's paths: no session, no answer (public too)
+        if (anonymous.status, anonymous.body) != (401, {"detail": "Not authenticated"}):
+            wrong.append(f"{route.method} {route.path}: anonymous got {anonymous.status}")
+        if need.role is None:
+            cookie, csrf = sessions[Role.VIEWER]
+            if call(route.method, target, body, headers={"Cookie": cookie, "X-CSRF-Token": csrf}).status != 200:
+                wrong.append(f"{route.method} {route.path}: public, but refused to a session")
+            continue
+        for role in ([Role(need.role - 1)] if need.role > Role.VIEWER else []) + [need.role]:
+            cookie, csrf = sessions[role]
+            answer = call(route.method, target, body, headers={"Cookie": cookie, "X-CSRF-Token": csrf})
+            refused = (answer.status, answer.body) == (403, {"detail": "Forbidden"})
+            if refused != (role < need.role) or answer.status == 401:
+                wrong.append(f"{route.method} {route.path}: {role.name} got {answer.status} {answer.body}")
+    assert wrong == []
+
+
+def test_a_session_cookie_holding_anything_but_a_valid_token_of_the_pool_is_refused(call, session_pool) -> None:
+    cookie, _csrf = _sign_in(call, "vic")
+    token = cookie.split("_token=")[1]
+    claims = _claims(token)
+    head, _payload, signature = token.split(".")
+    forged = base64.urlsafe_b64encode(json.dumps({**claims, "cognito:groups": ["ADMIN"]}).encode()).decode()
+    unsigned = base64.urlsafe_b64encode(json.dumps({"alg": "none", "typ": "JWT"}).encode()).decode().rstrip("=")
+    refused = {
+        "forged": f"{head}.{forged.rstrip('=')}.{signature}",
+        "alg none": f"{unsigned}.{token.split('.')[1]}.",
+        "expired": _signed({**claims, "exp": 1_000_000, "iat": 999_000}),
+        "another pool": _signed({**claims, "iss": claims["iss"].rsplit("/", 1)[0] + "/us-east-1_other"}),
+        "an access token": _signed({**claims, "token_use": "access"}),
+        "garbage": "not-a-token",
+    }
+    assert call("GET", "/ui/api/v2/dags", headers={"Cookie": f"_token={_signed(claims)}"}).status == 200  # signing ok
+    answers = {what: call("GET", "/ui/api/v2/dags", headers={"Cookie": f"_token={value}"}).status
+               for what, value in refused.items()}
+    assert answers == dict.fromkeys(refused, 401)
+    assert call("GET", "/ui/session", headers={"Cookie": f"_token={refused['forged']}"}).body["username"] is None
+
+
+def test_a_change_through_the_session_needs_its_csrf_token(call, session_pool) -> None:
+    """The cookie alone (what a cross-site form or script gets the browser to send) changes nothing."""
+    cookie, csrf = _sign_in(call, "olga")
+    other_cookie, other_csrf = _sign_in(call, "ada")
+    pool_body = {"name": "by_session", "slots": 2}
+    for headers in ({"Cookie": cookie}, {"Cookie": cookie, "X-CSRF-Token": "guess"},
+                    {"Cookie": cookie, "X-CSRF-Token": other_csrf}):
+        answer = call("POST", "/ui/api/v2/pools", pool_body, headers=headers)
+        assert (answer.status, answer.body) == (403, {"detail": "CSRF token missing or invalid"})
+    assert call("GET", "/api/v2/pools/by_session", groups="VIEWER").status == 404  # nothing was created
+    cross_site = call("POST", "/ui/api/v2/pools", pool_body,
+                      headers={"Cookie": cookie, "X-CSRF-Token": csrf, "Sec-Fetch-Site": "cross-site"})
+    assert (cross_site.status, cross_site.body) == (403, {"detail": "Cross-site request refused"})
+    made = call("POST", "/ui/api/v2/pools", pool_body,
+                headers={"Cookie": cookie, "X-CSRF-Token": csrf, "Sec-Fetch-Site": "same-origin"})
+    assert made.status == 201 and made.body["slots"] == 2
+    assert call("GET", "/ui/api/v2/pools/by_session", headers={"Cookie": other_cookie}).status == 200  # reads: none
+    logs = call("GET", "/api/v2/eventLogs", groups="VIEWER").body["event_logs"]
+    assert [(e["owner"], e["event"]) for e in logs][-1] == ("olga", "post_pool")  # audited as the session's user
+
+
+def test_bearer_and_iam_callers_need_no_csrf_token_and_the_api_takes_no_cookie(call, session_pool) -> None:
+    cookie, csrf = _sign_in(call, "ada")
+    assert call("POST", "/api/v2/pools", {"name": "by_bearer", "slots": 1}, groups="OP").status == 201
+    assert call("DELETE", "/api/v2/pools/by_bearer", iam=True).status == 204
+    # /api/v2 is behind API Gateway's authorizers: a cookie there is nobody (here: what reaches the function)
+    only_cookie = call("POST", "/api/v2/pools", {"name": "by_cookie", "slots": 1},
+                       headers={"Cookie": cookie, "X-CSRF-Token": csrf})
+    assert (only_cookie.status, only_cookie.body) == (401, {"detail": "Not authenticated"})
+    # any change a browser marks as another site's is refused, whoever sends it (local mode's all-admins API)
+    cross_site = call("POST", "/api/v2/pools", {"name": "by_cross_site", "slots": 1}, iam=True,
+                      headers={"Sec-Fetch-Site": "cross-site"})
+    assert (cross_site.status, cross_site.body) == (403, {"detail": "Cross-site request refused"})
+    assert call("GET", "/api/v2/pools", iam=True, headers={"Sec-Fetch-Site": "cross-site"}).status == 200
+
+
+@pytest.mark.parametrize(("path", "page"), [
+    ("/dags", True), ("/auth/login", True), ("/api/v2/version", False), ("/api/v2/dags", False),
+    ("/api/v2/no/such/route", False), ("/ui/session", False),
+])
+def test_every_answer_carries_a_content_security_policy_and_refuses_framing(call, path, page) -> None:
+    answer = call("GET", path)
+    policy = dict(part.strip().split(" ", 1) for part in answer.headers["Content-Security-Policy"].split(";"))
+    assert policy["frame-ancestors"] == "'none'" and policy["base-uri"] == "'none'"
+    assert policy["default-src"] == ("'self'" if page else "'none'")
+    if page:  # the UI's pages run their own files only: no inline script or style, no eval, no plugin
+        assert (policy["script-src"], policy["style-src"], policy["object-src"]) == ("'self'", "'self'", "'none'")
+        assert "unsafe" not in answer.headers["Content-Security-Policy"]
+    assert (answer.headers["X-Frame-Options"], answer.headers["X-Content-Type-Options"],
+            answer.headers["Referrer-Policy"]) == ("DENY", "nosniff", "no-referrer")

@@ -7,6 +7,7 @@ import pytest
 
 from updraft.api.auth.policy import OPEN_METHODS, Resource, is_ui_path, requirement
 from updraft.api.auth.roles import Role, claim_list, highest_role
+from updraft.api.auth.session import is_session_path
 from updraft.api.routes import all_routes
 
 ROUTES = all_routes()
@@ -20,9 +21,13 @@ def test_every_route_is_classified(route) -> None:
 
 
 def test_the_public_routes_are_exactly_the_users_apis_open_methods() -> None:
-    """The stack opens these methods on the users API, local mode's gateway lets them in without a token."""
+    """The stack opens these methods on the users API, local mode's gateway lets them in without a token (and
+    the UI's pages and session, each open as a whole)."""
     public = {(r.method, r.path) for r in ROUTES if requirement(r.method, r.path).public}
-    assert {(m, p) for m, p in public if not is_ui_path(p)} == set(OPEN_METHODS)
+    assert {(m, p) for m, p in public if not is_ui_path(p) and not is_session_path(p)} == set(OPEN_METHODS)
+    session = {(r.method, r.path) for r in ROUTES if r.endpoint.__module__ == "updraft.api.routes.session"}
+    assert {(m, p) for m, p in public if is_session_path(p)} == session == {
+        ("GET", "/ui/session"), ("POST", "/ui/session"), ("DELETE", "/ui/session")}
     ui = {(r.method, r.path) for r in ROUTES if r.endpoint.__module__ == "updraft.api.routes.ui"}
     assert ui and {(m, p) for m, p in public if is_ui_path(p)} == ui  # the UI's pages: open, GET only
     assert all(method == "GET" for method, _ in ui)
@@ -47,6 +52,8 @@ def test_the_public_routes_are_exactly_the_users_apis_open_methods() -> None:
     ("GET", "/api/v2/config", Role.VIEWER), ("GET", "/api/v2/importErrors", Role.VIEWER),
     ("GET", "/api/v2/somethingNew", Role.ADMIN),  # unclassified: fail closed
     ("GET", "/api/v2/monitor/health", None), ("GET", "/api/v2/version", None), ("POST", "/auth/token", None),
+    # the UI's session: open at the gateway, the function checks the cookie (then the /api/v2 route's role)
+    ("POST", "/ui/session", None), ("DELETE", "/ui/api/v2/pools/{pool_name}", None),
 ])
 def test_the_role_each_resource_needs_is_airflows(method, path, role) -> None:
     assert requirement(method, path).role == role

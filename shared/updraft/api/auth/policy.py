@@ -29,6 +29,7 @@ import enum
 from dataclasses import dataclass
 
 from updraft.api.auth.roles import Role
+from updraft.api.auth.session import is_session_path
 from updraft.api.routing import API_PREFIX
 
 
@@ -86,15 +87,18 @@ class Requirement:
 
 
 def is_ui_path(path: str) -> bool:
-    """The web UI's pages and assets (:mod:`updraft.api.routes.ui`): every path outside ``/api`` and Airflow's
-    ``/auth`` routes, and its login page. Open, as Airflow serves its UI's pages: they hold no data, and draw
-    each page by calling the API's routes with the user's token."""
-    return path == "/auth/login" or not path.startswith(("/api/", "/auth/", "/openapi.json"))
+    """The web UI's pages and assets (:mod:`updraft.api.routes.ui`): every path outside ``/api``, Airflow's
+    ``/auth`` routes and the UI's session, and its login page. Open, as Airflow serves its UI's pages: they hold
+    no data, and draw each page by calling the API through the signed-in user's session."""
+    return path == "/auth/login" or not (path.startswith(("/api/", "/auth/", "/openapi.json"))
+                                         or is_session_path(path))
 
 
 def resource_of(path: str) -> Resource:
-    """The resource a path (a route's template or a request's path) is under."""
-    if path in PUBLIC_PATHS or is_ui_path(path):
+    """The resource a path (a route's template or a request's path) is under. The UI's session paths are
+    public here, as at API Gateway: the function checks their cookie itself (:mod:`updraft.api.auth.session`),
+    and a call through ``/ui/api/v2/...`` then needs the role of the ``/api/v2/...`` route it reaches."""
+    if path in PUBLIC_PATHS or is_ui_path(path) or is_session_path(path):
         return Resource.PUBLIC
     if not path.startswith(API_PREFIX + "/"):
         return Resource.UNCLASSIFIED
@@ -118,8 +122,8 @@ def requirement(method: str, path: str) -> Requirement:
 
 # The methods the users API leaves open (no authorizer: API Gateway's ``AuthorizationType.NONE``), which are
 # the public routes but the web UI's: how a caller gets a token, health, version and the OpenAPI document. (The
-# UI's pages are open under one greedy ``GET /{proxy+}``: see infra/constructs/api.py.) A test checks they match
-# the routes.
+# UI's pages are open under one greedy ``GET /{proxy+}``, its session under ``ANY /ui/{proxy+}``: see
+# infra/constructs/api.py.) A test checks they match the routes.
 OPEN_METHODS = frozenset({("POST", "/auth/token"), ("GET", "/auth/token"), ("POST", "/auth/token/cli"),
                           ("GET", "/openapi.json"),
                           ("GET", API_PREFIX + "/monitor/health"), ("GET", API_PREFIX + "/version")})

@@ -12,36 +12,18 @@ Gateway then lets every request in as its local IAM user.
 
 from __future__ import annotations
 
-import base64
-import json
-from typing import Any
 from urllib.parse import parse_qs
 
+from updraft.api.auth.tokens import all_admins, local_token
 from updraft.api.body import load_json
 from updraft.api.errors import ApiError, BadRequest, Forbidden, Unprocessable, issue
 from updraft.api.routing import Call, RouteTable
 
 routes = RouteTable(prefix="")
 
-LOCAL_USER = {"sub": "admin", "role": "ADMIN", "aud": "apache-airflow"}
-
 
 class UnsupportedMediaType(ApiError):
     status = 415
-
-
-def _local_token() -> str:
-    """A bearer token in JWT form (unsigned: local mode checks none), so clients that decode it find Airflow's
-    claims."""
-    def part(data: dict[str, Any]) -> str:
-        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
-
-    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(LOCAL_USER)}."
-
-
-def _all_admins(call: Call) -> bool:
-    config = call.services.config
-    return bool(config.local_compute) and not config.user_pool_client_id
 
 
 def _credentials(call: Call) -> tuple[str, str]:
@@ -65,32 +47,33 @@ def _credentials(call: Call) -> tuple[str, str]:
     return body["username"], body["password"]
 
 
-def _log_in(call: Call) -> dict[str, str]:
-    if _all_admins(call):
-        return {"access_token": _local_token()}
+def log_in(call: Call) -> str:
+    """The token of the user whose credentials the request sends (any, where every caller is admin)."""
+    if all_admins(call.services.config):
+        return local_token()
     client_id = call.services.config.user_pool_client_id
     if not client_id:
         raise Forbidden("This environment has no user pool: its API authorizes requests with IAM (SigV4)")
-    from updraft.api.auth.cognito import log_in
+    from updraft.api.auth.cognito import log_in as cognito_log_in
 
     username, password = _credentials(call)
-    return {"access_token": log_in(call.services.client("cognito-idp"), client_id, username, password)}
+    return cognito_log_in(call.services.client("cognito-idp"), client_id, username, password)
 
 
 @routes.post("/auth/token", status=201)
 def create_token(call: Call) -> dict[str, str]:
-    return _log_in(call)
+    return {"access_token": log_in(call)}
 
 
 @routes.get("/auth/token", status=201)
 def get_token(call: Call) -> dict[str, str]:
     """A token without credentials: only where every caller is admin."""
-    if not _all_admins(call):
+    if not all_admins(call.services.config):
         raise Forbidden("This method is only allowed if ``[core] simple_auth_manager_all_admins`` is True")
-    return {"access_token": _local_token()}
+    return {"access_token": local_token()}
 
 
 @routes.post("/auth/token/cli", status=201)
 def create_cli_token(call: Call) -> dict[str, str]:
     """airflowctl's login."""
-    return _log_in(call)
+    return {"access_token": log_in(call)}

@@ -1,7 +1,8 @@
-// The REST API as the UI calls it: every path under /api/v2, the bearer token from the login page, and the
-// UI's root (relative to the page, so the same files work under API Gateway's stage prefix).
+// The REST API as the UI calls it: every route of /api/v2 through the signed-in session (<root>/ui/api/v2: the
+// token stays in an HttpOnly cookie script never sees; changes echo the session's CSRF token), and the UI's root
+// (relative to the page, so the same files work under API Gateway's stage prefix).
 
-const TOKEN_KEY = "updraft.token";
+const CSRF_HEADER = "X-CSRF-Token";
 
 /** The UI's root path ("/" locally, "/prod/" behind API Gateway's stage), from the shell's relative base. */
 export const root = new URL(document.querySelector('meta[name="updraft-base"]').content + "/",
@@ -12,43 +13,33 @@ export function link(...segments) {
   return root + segments.map((s, i) => (i === 0 ? s : encodeURIComponent(s))).join("/");
 }
 
-export function token() {
-  return localStorage.getItem(TOKEN_KEY);
+// The session as GET <root>/ui/session answers it: { username, role, csrf_token } (nulls when signed out).
+let current = null;
+
+/** Who is signed in (asked once per page load, then kept until sign-in or sign-out). */
+export async function session() {
+  if (current === null) current = await api("/ui/session");
+  return current;
 }
 
-export function saveToken(value) {
-  localStorage.setItem(TOKEN_KEY, value);
-  // Airflow's UI keeps its token in the _token cookie too; the API reads the Authorization header.
-  document.cookie = `_token=${value}; path=${root}; SameSite=Strict`;
+/** The signed-in user ({ username, role }), or null; only after session() has answered. */
+export function user() {
+  return current && current.username ? current : null;
 }
 
-export function forgetToken() {
-  localStorage.removeItem(TOKEN_KEY);
-  document.cookie = `_token=; path=${root}; max-age=0`;
+export async function signIn(username, password) {
+  current = await api("/ui/session", { method: "POST", body: { username, password } });
+  return current;
 }
 
-/** The signed-in user's claims (Airflow's simple auth manager puts the role in the JWT). */
-export function claims() {
-  const raw = token();
-  if (!raw) return null;
-  try {
-    const part = raw.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
-    return JSON.parse(atob(part + "=".repeat((4 - (part.length % 4)) % 4)));
-  } catch {
-    return {};
-  }
-}
-
-/** The signed-in user's roles: Airflow's "role" claim, or the Cognito groups the environment's pool puts in. */
-export function roles() {
-  const user = claims() || {};
-  return [].concat(user.role ?? [], user["cognito:groups"] ?? []).map((r) => String(r).toUpperCase());
+export async function signOut() {
+  current = null;
+  await api("/ui/session", { method: "DELETE" });
 }
 
 /** A VIEWER sees no buttons that change anything (the API refuses them anyway). */
 export function canEdit() {
-  const mine = roles();
-  return !mine.length || mine.some((r) => r !== "VIEWER");
+  return !current || current.role !== "VIEWER";
 }
 
 export class ApiError extends Error {
@@ -64,17 +55,18 @@ export function path(...segments) {
   return segments.map(encodeURIComponent).join("/");
 }
 
-/** Call /api/v2/<rel> (or <rel> from the root when it starts with "/"); JSON in and out. A 401 to a signed-in
- * browser (its token expired or was refused) sends it to the login page. */
+/** Call /api/v2/<rel> through the session (or <rel> from the root when it starts with "/"); JSON in and out. A
+ * 401 (the session expired, or there is none) sends the browser to the login page. */
 export async function api(rel, { method = "GET", body, query } = {}) {
-  const url = new URL(rel.startsWith("/") ? root + rel.slice(1) : root + "api/v2/" + rel, location.origin);
+  const url = new URL(rel.startsWith("/") ? root + rel.slice(1) : root + "ui/api/v2/" + rel, location.origin);
   for (const [name, value] of Object.entries(query || {})) {
     for (const v of [].concat(value)) if (v !== undefined && v !== null && v !== "") url.searchParams.append(name, v);
   }
   const headers = { Accept: "application/json" };
-  if (token()) headers.Authorization = `Bearer ${token()}`;
+  if (method !== "GET" && current && current.csrf_token) headers[CSRF_HEADER] = current.csrf_token;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(url, { method, headers, credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await response.text();
   let data = null;
   try {
@@ -82,8 +74,8 @@ export async function api(rel, { method = "GET", body, query } = {}) {
   } catch {
     data = text;
   }
-  if (response.status === 401 && headers.Authorization) {
-    forgetToken();
+  if (response.status === 401 && !rel.startsWith("/")) {
+    current = null;
     location.assign(root + "auth/login?next=" + encodeURIComponent(location.pathname + location.search));
     throw new ApiError(401, "signed out");
   }

@@ -1,7 +1,7 @@
 // The app: reads the page's path (Airflow 3's UI paths), draws that page, follows in-app links without a
 // reload, and refreshes a live page every few seconds, only while the tab is visible (no cost when nobody looks).
 
-import { claims, forgetToken, link, roles, root, token } from "./api.js";
+import { link, root, session, signOut, user } from "./api.js";
 import { h } from "./view.js";
 import { dagsPage } from "./dags.js";
 import { dagPage } from "./dag.js";
@@ -45,9 +45,9 @@ function route() {
 
 function showUser() {
   const who = document.getElementById("who");
-  const user = claims();
-  who.replaceChildren(user ? h("span", {}, `${user.sub || user.username || "signed in"} (${roles().join(", ") || "user"}) `,
-    h("button", { type: "button", class: "link", onclick: () => { forgetToken(); navigate(link("auth/login")); } },
+  const me = user();
+  who.replaceChildren(me ? h("span", {}, `${me.username} (${me.role || "no role"}) `,
+    h("button", { type: "button", class: "link", onclick: async () => { await signOut(); navigate(link("auth/login")); } },
       "Sign out")) : "");
 }
 
@@ -59,7 +59,9 @@ async function render() {
   // never over the page now shown.
   const main = h("div", { class: "page" });
   document.getElementById("main").replaceChildren(main);
-  if (page !== loginPage && !token()) {
+  const signedIn = (await session()).username;
+  if (mine !== generation) return;
+  if (page !== loginPage && !signedIn) {
     location.replace(link("auth/login") + "?next=" + encodeURIComponent(location.pathname + location.search));
     return;
   }

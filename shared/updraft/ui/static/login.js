@@ -1,7 +1,7 @@
-// The login page (/auth/login): Airflow's token flow. POST /auth/token with the credentials; the token is kept
-// in localStorage (and the _token cookie, as Airflow's UI) and sent as "Authorization: Bearer" on every call.
+// The login page (/auth/login): POST <root>/ui/session with the credentials; the server keeps the token in an
+// HttpOnly cookie (this script never sees it) that goes with every call the page makes through the session.
 
-import { api, link, root, saveToken } from "./api.js";
+import { link, root, signIn } from "./api.js";
 import { errorBox, h } from "./view.js";
 
 export async function loginPage(main, _params, { navigate }) {
@@ -17,9 +17,7 @@ export async function loginPage(main, _params, { navigate }) {
     event.preventDefault();
     errors.replaceChildren();
     try {
-      const { access_token: token } = await api("/auth/token", { method: "POST",
-        body: { username: username.value, password: password.value } });
-      saveToken(token);
+      await signIn(username.value, password.value);
       const next = new URLSearchParams(location.search).get("next");
       navigate(next && next.startsWith(root) ? next : link("dags"));
     } catch (error) {
