@@ -10,6 +10,7 @@ import pytest
 from moto import mock_aws
 
 from tests.functional.lambda_helpers import lambda_context
+from tests.functional.parse_faults import failing_registration
 from updraft.parsing.s3_events import ParseHandlingFailed
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
@@ -225,26 +226,10 @@ def test_one_files_failure_is_reported_and_the_other_files_are_stored(handler_mo
     assert _metrics(capsys)["FailedDagFiles"] == [1.0]
 
 
-def _failing(monkeypatch, times: int | None) -> list[str]:
-    """The file's store write fails ``times`` times (None: always), as a throttled table or a bug would."""
-    from updraft.scheduling import dag_registration
-
-    register, calls = dag_registration.register_parsed_file, []
-
-    def register_or_fail(store, parsed, **kwargs):
-        calls.append(parsed.relative_path)
-        if times is None or len(calls) <= times:
-            raise RuntimeError(f"throttled (attempt {len(calls)})")
-        return register(store, parsed, **kwargs)
-
-    monkeypatch.setattr(dag_registration, "register_parsed_file", register_or_fail)
-    return calls
-
-
 def test_a_file_whose_handling_failed_is_handled_again_by_the_redelivered_event(handler_module, monkeypatch):
     handler, s3 = handler_module
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
-    calls = _failing(monkeypatch, times=2)
+    calls = failing_registration(monkeypatch, times=2)
     event = json.loads((EVENTS / "s3_object_created.json").read_text())
     for _ in range(2):  # Lambda's two retries of an asynchronous event
         with pytest.raises(ParseHandlingFailed):
@@ -261,17 +246,17 @@ def test_a_file_whose_handling_keeps_failing_gets_an_import_error_at_the_last_at
     handler, s3 = handler_module
     monkeypatch.setenv("UPDRAFT_PARSE_ATTEMPTS", "2")
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
-    _failing(monkeypatch, times=None)
+    failing_registration(monkeypatch, times=None)
     event = json.loads((EVENTS / "s3_object_created.json").read_text())
     with pytest.raises(ParseHandlingFailed):
         handler.handler(event, lambda_context("parser"))
     assert _reader().list_import_errors() == []  # attempts left: no error shown yet
     result = handler.handler(event, lambda_context("parser"))  # the last attempt: no raise, so no more retries
-    assert "retry" not in result and result["failed"] == {KEY: "RuntimeError: throttled (attempt 2)"}
+    assert "retry" not in result and result["failed"] == {KEY: "RuntimeError: injected failure (attempt 2)"}
     (error,) = _reader().list_import_errors()
     assert error["filename"] == "example etl(v2).py"
     assert error["message"].startswith("UpdraftParseHandlingFailed: Updraft could not handle the parse of this file "
-                                       "(2 attempts; not an error in the file): RuntimeError: throttled (attempt 2)")
+                                       "(2 attempts; not an error in the file): RuntimeError: injected failure (attempt 2)")
     # A new version of the file starts its count again.
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE + b"\n")
     with pytest.raises(ParseHandlingFailed):

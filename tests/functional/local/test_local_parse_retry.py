@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from local_helpers import eventually, write_dag
 
-from updraft.scheduling import dag_registration
+from tests.functional.parse_faults import failing_registration
 
 DAG = """
     from datetime import datetime
@@ -27,24 +26,10 @@ DAG = """
 """
 
 
-def _fail_handling(monkeypatch: pytest.MonkeyPatch, times: int | None) -> list[str]:
-    """The file's store write raises ``times`` times (None: always)."""
-    register, calls = dag_registration.register_parsed_file, []
-
-    def register_or_fail(store, parsed, **kwargs):
-        calls.append(parsed.relative_path)
-        if times is None or len(calls) <= times:
-            raise RuntimeError(f"injected failure {len(calls)}")
-        return register(store, parsed, **kwargs)
-
-    monkeypatch.setattr(dag_registration, "register_parsed_file", register_or_fail)
-    return calls
-
-
 def test_a_failed_handling_is_retried_while_the_system_runs(tmp_path: Path, start_system, monkeypatch) -> None:
     dags = tmp_path / "dags"
     dags.mkdir()
-    calls = _fail_handling(monkeypatch, times=2)
+    calls = failing_registration(monkeypatch, times=2)
     system = start_system(dags)
     write_dag(dags, "retried.py", DAG)
     store = system.services.store
@@ -61,7 +46,7 @@ def test_a_file_whose_handling_failed_is_parsed_again_at_the_next_start(tmp_path
     state = tmp_path / "state"
     write_dag(dags, "retried.py", DAG)
     with monkeypatch.context() as patch:
-        _fail_handling(patch, times=None)
+        failing_registration(patch, times=None)
         system = start_system(dags, state_dir=str(state))
         store = system.services.store
         failed = eventually(lambda: (r := store.get_file_record("retried.py")) and r.parse_failures >= 1 and r)
