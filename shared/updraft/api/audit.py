@@ -44,15 +44,16 @@ MASK = "***"
 FIELDS_SKIP_LOGGING = frozenset({"csrf_token", "_csrf_token", "is_paused", "dag_id", "task_id", "dag_run_id",
                                  "run_id", "logical_date"})
 DRY_RUN_EVENTS = frozenset({"clear_dag_run", "post_clear_task_instances"})
-NOT_RECORDED_PREFIX = "/auth/"
+NOT_RECORDED_PREFIXES = ("/auth/", "/ui/session")  # token requests and the UI's sign-in and sign-out
 # Routes that are not GETs but change nothing: batch reads with a body, and previews.
 READS = frozenset({"get_list_dag_runs_batch", "get_task_instances_batch", "patch_task_instance_dry_run",
                    "patch_task_group_instances_dry_run"})
 
 
 def recorded(route: Route) -> bool:
-    """Whether a successful call of ``route`` is recorded: every change, not reads nor token requests."""
-    return (route.method != "GET" and not route.path.startswith(NOT_RECORDED_PREFIX)
+    """Whether a successful call of ``route`` is recorded: every change, not reads nor sign-ins (Airflow's
+    ``action_logging`` records neither)."""
+    return (route.method != "GET" and not route.path.startswith(NOT_RECORDED_PREFIXES)
             and route.endpoint.__name__ not in READS)
 
 

@@ -30,6 +30,12 @@ DOCUMENT_PATH = "/openapi.json"  # where Airflow's FastAPI app serves its docume
 NOT_IN_AIRFLOW = {
     ("GET", DOCUMENT_PATH): "the document itself: Airflow's FastAPI app serves /openapi.json outside the "
                             "document it describes, and so does Updraft",
+    ("POST", "/ui/session"): "the web UI's sign-in: the token goes into an HttpOnly cookie the page cannot read, "
+                             "where Airflow's UI keeps it in script (updraft.api.auth.session)",
+    ("GET", "/ui/session"): "who the web UI's cookie signs in, since the page cannot read the cookie's token "
+                            "(updraft.api.auth.session)",
+    ("DELETE", "/ui/session"): "the web UI's sign-out: clears the HttpOnly cookie, which only the server can "
+                               "(updraft.api.auth.session)",
 }
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

@@ -25,12 +25,7 @@ from pynamodb.attributes import (
     NumberAttribute,
     UnicodeAttribute,
 )
-from pynamodb.indexes import (
-    AllProjection,
-    GlobalSecondaryIndex,
-    KeysOnlyProjection,
-    LocalSecondaryIndex,
-)
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection, LocalSecondaryIndex
 from pynamodb.models import MetaProtocol, Model
 
 from updraft.aws_retries import MAX_ATTEMPTS
