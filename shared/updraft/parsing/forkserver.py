@@ -40,6 +40,7 @@ from updraft.parsing.options import FileJob, ParseOptions
 from updraft.parsing.outcome import Finished
 from updraft.parsing.scrub import dag_code_environment, scrubbed
 from updraft.parsing.warm import warm_up
+from updraft.reaper import become_subreaper, kill_strays
 
 # How long the client waits for *any* message before deciding the server is
 # wedged: beyond the per-file timeout and kill grace, the server always has
@@ -69,7 +70,13 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
-    """The server loop: read jobs, fork children, send results, until stdin closes."""
+    """The server loop: read jobs, fork children, send results, until stdin closes.
+
+    The server is a subreaper (``updraft.reaper``): the orphans of a child that ended without killing what its
+    file started (``os._exit`` in the file, a crash, a kill) come back to it, and it kills every child of its own
+    that is not a running DAG-file child before it sends a result, so nothing a file started outlives the parse
+    its result ends, and none of it meets the next parse."""
+    become_subreaper()
     forker = Forker(options, default_target, prepared=True)
     forker.selector.register(in_fd, 1, "jobs")  # 1 == selectors.EVENT_READ
     queue: deque[tuple[int, int, FileJob]] = deque()
@@ -103,11 +110,12 @@ def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
                 next_slot += 1
             deadline = forker.next_deadline()
             wait = max(0.0, deadline - time.monotonic()) if deadline is not None else None
+            done: list[Finished] = []
             for key, _events in forker.selector.select(wait):
                 if key.data != "jobs":
                     finished = forker.handle(key)
                     if finished is not None:
-                        send(finished)
+                        done.append(finished)
                     continue
                 chunk = os.read(in_fd, 65536)
                 if not chunk:
@@ -119,10 +127,14 @@ def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
                     job = FileJob(data["path"], data["rel"], data["folder"], data.get("version"),
                                   tuple(sorted(data.get("env", {}).items())), data.get("timetables", ""))
                     queue.append((data["r"], data["i"], job))
-            for finished in forker.kill_overdue():
+            done.extend(forker.kill_overdue())
+            if done:
+                kill_strays(keep=forker.pids())
+            for finished in done:
                 send(finished)
     finally:
         forker.close()
+        kill_strays()
 
 
 def main() -> None:
