@@ -193,6 +193,11 @@ class Forker:
         if chunk:
             child.buffer += chunk
             return None
+        if child.pidfd is not None:
+            # The child is leaving (or closed its pipe): its end comes on the pidfd. Reaped now, it could still be
+            # running, and a running child costs a scan of its tree to kill (``reaper.kill_tree``).
+            self.selector.unregister(child.result_fd)
+            return None
         return self._reap(child)
 
     def _drain(self, child: _Child) -> None:
@@ -229,7 +234,8 @@ class Forker:
         self.selector.close()
 
     def _reap(self, child: _Child) -> Finished:
-        self.selector.unregister(child.result_fd)
+        with contextlib.suppress(KeyError):  # unregistered already at its end-of-file
+            self.selector.unregister(child.result_fd)
         del self.running[child.result_fd]
         # The whole tree, success included: nothing the file started outlives its parse.
         _kill(child.pid)

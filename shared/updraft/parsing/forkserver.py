@@ -46,6 +46,8 @@ from updraft.reaper import become_subreaper, kill_strays
 # wedged: beyond the per-file timeout and kill grace, the server always has
 # something to say.
 _WATCHDOG_EXTRA_S = 30.0
+# How often at most a busy server kills the orphans that came back to it (a scan of /proc costs ~15 µs a process).
+SWEEP_EVERY_S = 1.0
 
 
 def _job_line(run: int, index: int, job: FileJob, env: dict[str, str] | None = None) -> bytes:
@@ -74,8 +76,9 @@ def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
 
     The server is a subreaper (``updraft.reaper``): the orphans of a child that ended without killing what its
     file started (``os._exit`` in the file, a crash, a kill) come back to it, and it kills every child of its own
-    that is not a running DAG-file child before it sends a result, so nothing a file started outlives the parse
-    its result ends, and none of it meets the next parse."""
+    that is not a running DAG-file child before it sends a result that leaves it idle (one system call when
+    there is none), so none of it outlives the request or meets the next one; while children keep running
+    (a folder's parse), at most every ``SWEEP_EVERY_S``, since each sweep scans ``/proc``."""
     become_subreaper()
     forker = Forker(options, default_target, prepared=True)
     forker.selector.register(in_fd, 1, "jobs")  # 1 == selectors.EVENT_READ
@@ -84,6 +87,7 @@ def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
     owners: dict[int, tuple[int, int]] = {}
     pending = bytearray()
     next_slot = 0
+    swept = time.monotonic()
 
     def send(finished: Finished) -> None:
         run, index = owners.pop(finished.index)
@@ -128,8 +132,9 @@ def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
                                   tuple(sorted(data.get("env", {}).items())), data.get("timetables", ""))
                     queue.append((data["r"], data["i"], job))
             done.extend(forker.kill_overdue())
-            if done:
+            if done and (not forker.running or time.monotonic() - swept >= SWEEP_EVERY_S):
                 kill_strays(keep=forker.pids())
+                swept = time.monotonic()
             for finished in done:
                 send(finished)
     finally:

@@ -83,7 +83,9 @@ def run_child(connection: Connection) -> int:
         from updraft.notifications.ses import send_through
 
         send_through(ProxyEmailSender(channel))
-    channel.send({"result": _JOBS[job["kind"]](job, store, channel)})
+    result = _JOBS[job["kind"]](job, store, channel)
+    reaper.end_descendants()  # before the worker hears the job is over: nothing it started outlives it
+    channel.send({"result": result})
     return 0
 
 
@@ -161,7 +163,7 @@ def _child(fd: int) -> None:
         traceback.print_exc()
     finally:
         with contextlib.suppress(BaseException):
-            reaper.end_descendants()  # nothing the try started outlives it
+            reaper.end_descendants()  # again: on the way out of an exception, or what the job's last words left
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)
