@@ -90,22 +90,28 @@ def _below(table: _Table, roots: Collection[int]) -> list[int]:
 
 def _kill_rounds(pick: Callable[[_Table], list[int]], within: float) -> list[int]:
     """SIGKILL what ``pick`` chooses from a fresh scan, round after round, until it chooses no running process;
-    this process's children among them are reaped. Answers the ones still running after ``within`` seconds."""
+    this process's children among them are reaped. Answers the ones still running after ``within`` seconds, and
+    at once the ones this process may not signal (a set-user-ID program the user code ran)."""
     me = os.getpid()
     deadline = time.monotonic() + within
+    refused: set[int] = set()
     while True:
         table = _processes()
         victims = pick(table)
-        running = [pid for pid in victims if table[pid][1]]
+        running = [pid for pid in victims if table[pid][1] and pid not in refused]
         for pid in running:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
+            try:
                 os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                refused.add(pid)
         for pid in victims:
             if table[pid][0] == me:
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(pid, os.WNOHANG)
-        if not running or time.monotonic() > deadline:
-            return running
+        if not set(running) - refused or time.monotonic() > deadline:
+            return sorted(refused.union(running))
         time.sleep(0.001)  # a SIGKILLed process takes a moment to become a zombie
 
 
