@@ -28,6 +28,7 @@ from updraft.parsing.errors import ParseTimeout, record_from_exception
 from updraft.parsing.options import FileJob, ParseOptions
 from updraft.parsing.outcome import error_result
 from updraft.parsing.scrub import scrub_environment
+from updraft.reaper import become_subreaper
 
 # Runs inside the child and returns what the file produced.
 ChildTarget = Callable[[FileJob, ParseOptions], ParsedFile]
@@ -111,10 +112,13 @@ def isolate(result_fd: int, out_fd: int, options: ParseOptions, user_tasks_now: 
 
     ``setsid`` makes the child the leader of a new process group whose id is its pid: the parent kills that
     group when the parse ends, so nothing the file started (``subprocess.Popen``, a forked helper holding the
-    result pipe) outlives it. A process that calls ``setsid`` again leaves the group; RLIMIT_NPROC limits how
-    many such processes there can be (the kernel does not apply it to root).
+    result pipe) outlives it. A process that calls ``setsid`` again leaves the group but not the child's tree: the
+    child is a subreaper (``updraft.reaper``), so the orphans of the file's processes come back to it, and it
+    kills its tree as it ends (``Forker``). RLIMIT_NPROC limits how many processes there can be (the kernel does
+    not apply it to root).
     """
     os.setsid()
+    become_subreaper()  # what the file starts stays below the child, setsid and double forks included
     _close_inherited({result_fd, out_fd})
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)  # the fork server's stdin is its job pipe

@@ -5,7 +5,11 @@ the fork server, a separate lean process whose size never grows with results. Ea
 :func:`~updraft.parsing.child.child_main` in its own process group and leaves with ``os._exit``; the parent reads
 its result pipe, kills it past its deadline, kills its whole process group when it ends (whatever the file
 started dies with the parse, success included), reaps it and hands back a
-:class:`~updraft.parsing.outcome.Finished` record.
+:class:`~updraft.parsing.outcome.Finished` record. The child is a subreaper and kills every process below it
+before it leaves; one killed from here (a timeout) is stopped and its tree killed first (``updraft.reaper``). The
+orphans of a child that ended without its sweep (``os._exit`` in the file, a crash) go to the nearest subreaper:
+the fork server, which kills them (``forkserver.serve``); forking from the caller's process, to whatever reaps
+the caller's orphans (init), so only the fork server closes that gap.
 
 The end of a child is watched on a pidfd, not on the result pipe's end-of-file: a process the file forked keeps
 the pipe's write end open, and waiting for EOF would turn a valid DAG into a timeout.
@@ -30,6 +34,7 @@ from updraft.parsing.child import ChildTarget, child_main, user_tasks
 from updraft.parsing.options import FileJob, ParseOptions
 from updraft.parsing.outcome import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, Finished
 from updraft.process_guard import make_undumpable
+from updraft.reaper import end_descendants, kill_tree
 
 # After the soft timeout (SIGALRM inside the child, which yields a traceback
 # pointing at the stuck line) the parent waits this long before SIGKILL.
@@ -84,6 +89,13 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pgid, signal.SIGKILL)
+
+
+def _kill(pid: int) -> None:
+    """Kill a child that may still run with everything below it (``reaper.kill_tree``: the processes the file
+    started that left the child's group), then its group (the ones that stayed in it, whoever reaps them now)."""
+    kill_tree(pid)
+    _kill_group(pid)
 
 
 # Reads of a finished child's pipe at most: bytes a leftover writer keeps adding are not waited for.
@@ -152,6 +164,8 @@ class Forker:
                 with contextlib.suppress(BaseException):
                     traceback.print_exc()
             finally:
+                with contextlib.suppress(BaseException):
+                    end_descendants()  # nothing the file started outlives its parse
                 os._exit(code)
         os.close(write_fd)
         deadline = started + self.options.timeout_s + KILL_GRACE_S + 0.05 * self.options.timeout_s
@@ -160,6 +174,10 @@ class Forker:
         self.selector.register(read_fd, selectors.EVENT_READ, child)
         if child.pidfd is not None:
             self.selector.register(child.pidfd, selectors.EVENT_READ, child)
+
+    def pids(self) -> set[int]:
+        """The running children's pids (not yet reaped, so none is reused)."""
+        return {child.pid for child in self.running.values()}
 
     def next_deadline(self) -> float | None:
         return min((c.deadline for c in self.running.values()), default=None)
@@ -176,6 +194,11 @@ class Forker:
         chunk = os.read(child.result_fd, 65536)
         if chunk:
             child.buffer += chunk
+            return None
+        if child.pidfd is not None:
+            # The child is leaving (or closed its pipe): its end comes on the pidfd. Reaped now, it could still be
+            # running, and a running child costs a scan of its tree to kill (``reaper.kill_tree``).
+            self.selector.unregister(child.result_fd)
             return None
         return self._reap(child)
 
@@ -202,7 +225,7 @@ class Forker:
 
     def close(self) -> None:
         for child in list(self.running.values()):
-            _kill_group(child.pid)
+            _kill(child.pid)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(child.pid, 0)
             os.close(child.result_fd)
@@ -213,10 +236,11 @@ class Forker:
         self.selector.close()
 
     def _reap(self, child: _Child) -> Finished:
-        self.selector.unregister(child.result_fd)
+        with contextlib.suppress(KeyError):  # unregistered already at its end-of-file
+            self.selector.unregister(child.result_fd)
         del self.running[child.result_fd]
-        # The whole group, success included: nothing the file started outlives its parse.
-        _kill_group(child.pid)
+        # The whole tree, success included: nothing the file started outlives its parse.
+        _kill(child.pid)
         _pid, status, usage = os.wait4(child.pid, 0)
         elapsed = time.monotonic() - child.started
         os.close(child.result_fd)

@@ -41,11 +41,14 @@ from updraft.parsing.outcome import Finished
 from updraft.parsing.scrub import dag_code_environment, scrubbed
 from updraft.parsing.warm import warm_up
 from updraft.process_guard import make_undumpable
+from updraft.reaper import become_subreaper, kill_strays
 
 # How long the client waits for *any* message before deciding the server is
 # wedged: beyond the per-file timeout and kill grace, the server always has
 # something to say.
 _WATCHDOG_EXTRA_S = 30.0
+# How often at most a busy server kills the orphans that came back to it (a scan of /proc costs ~15 µs a process).
+SWEEP_EVERY_S = 1.0
 
 
 def _job_line(run: int, index: int, job: FileJob, env: dict[str, str] | None = None) -> bytes:
@@ -70,7 +73,14 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
-    """The server loop: read jobs, fork children, send results, until stdin closes."""
+    """The server loop: read jobs, fork children, send results, until stdin closes.
+
+    The server is a subreaper (``updraft.reaper``): the orphans of a child that ended without killing what its
+    file started (``os._exit`` in the file, a crash, a kill) come back to it, and it kills every child of its own
+    that is not a running DAG-file child before it sends a result that leaves it idle (one system call when
+    there is none), so none of it outlives the request or meets the next one; while children keep running
+    (a folder's parse), at most every ``SWEEP_EVERY_S``, since each sweep scans ``/proc``."""
+    become_subreaper()
     forker = Forker(options, default_target, prepared=True)
     forker.selector.register(in_fd, 1, "jobs")  # 1 == selectors.EVENT_READ
     queue: deque[tuple[int, int, FileJob]] = deque()
@@ -78,6 +88,7 @@ def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
     owners: dict[int, tuple[int, int]] = {}
     pending = bytearray()
     next_slot = 0
+    swept = time.monotonic()
 
     def send(finished: Finished) -> None:
         run, index = owners.pop(finished.index)
@@ -104,11 +115,12 @@ def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
                 next_slot += 1
             deadline = forker.next_deadline()
             wait = max(0.0, deadline - time.monotonic()) if deadline is not None else None
+            done: list[Finished] = []
             for key, _events in forker.selector.select(wait):
                 if key.data != "jobs":
                     finished = forker.handle(key)
                     if finished is not None:
-                        send(finished)
+                        done.append(finished)
                     continue
                 chunk = os.read(in_fd, 65536)
                 if not chunk:
@@ -120,10 +132,15 @@ def serve(options: ParseOptions, in_fd: int, out_fd: int) -> None:
                     job = FileJob(data["path"], data["rel"], data["folder"], data.get("version"),
                                   tuple(sorted(data.get("env", {}).items())), data.get("timetables", ""))
                     queue.append((data["r"], data["i"], job))
-            for finished in forker.kill_overdue():
+            done.extend(forker.kill_overdue())
+            if done and (not forker.running or time.monotonic() - swept >= SWEEP_EVERY_S):
+                kill_strays(keep=forker.pids())
+                swept = time.monotonic()
+            for finished in done:
                 send(finished)
     finally:
         forker.close()
+        kill_strays()
 
 
 def main() -> None:

@@ -4,12 +4,14 @@ The task server is a fresh interpreter (``python -m updraft.runtime.task_process
 ``supervisor`` with a scrubbed environment (``parsing.scrub``: no ``AWS_*`` secrets, no ``UPDRAFT_*`` settings),
 before and apart from any boto3 client of the worker. It imports the runtime and what DAG files commonly need
 once, then waits on its control socket. For each try the worker sends one byte and the child's end of a fresh
-socket pair (SCM_RIGHTS); the server forks, answers with the child's pid, and forgets it (SIGCHLD is ignored, so
-the kernel reaps). The child starts its own session (the worker kills its process group on a timeout or a lost
-heartbeat), closes the control socket, and runs the try with :func:`run_child`: the job (the dispatch, the run,
+socket pair (SCM_RIGHTS); the server forks, answers with the child's pid, and reaps it when it ends. The child
+starts its own session (the worker kills its process group on a timeout or a lost heartbeat), becomes a
+subreaper, closes the control socket, and runs the try with :func:`run_child`: the job (the dispatch, the run,
 the DAGs folder, the DAG-code role's credentials) comes over its socket, the store is a ``store_proxy.StoreProxy``
 over the same socket, the log goes back as it grows, and the ``TryResult`` last, as JSON. A child runs a callback
-request's callbacks or one look at a polling trigger the same way (the job's ``kind``, :data:`_JOBS`).
+request's callbacks or one look at a polling trigger the same way (the job's ``kind``, :data:`_JOBS`). Nothing
+the job starts outlives it: the child kills everything below it as it ends, and the server (a subreaper too)
+kills the orphans of a child that was killed or left without doing so (``updraft.reaper``).
 
 Why a fork server and not ``fork()`` of the worker: a forked worker's memory holds the worker's boto3 clients
 and credentials (gc-reachable). Why not a fresh interpreter per try: it costs ~0.2 s of imports per try; a fork
@@ -24,16 +26,17 @@ import dataclasses
 import gc
 import os
 import pickle
+import select
 import signal
 import socket
 import struct
 import sys
 import threading
 import time
-from collections import deque
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
+from updraft import reaper
 from updraft.model.records import TIKey
 from updraft.runtime.store_proxy import Channel, ProxyEmailSender, StoreProxy
 from updraft.secrets.masker import redact_text
@@ -145,6 +148,7 @@ def run_child(connection: Connection) -> int:
 
         send_through(ProxyEmailSender(channel))
     result = _JOBS[job["kind"]](job, store, channel, pieces)
+    reaper.end_descendants()  # before the worker hears the job is over: nothing it started outlives it
     pieces.flush(wait=True)
     channel.send({"result": result})
     return 0
@@ -212,6 +216,7 @@ def _child(fd: int) -> None:
     status = 1
     try:
         os.setsid()
+        reaper.become_subreaper()  # what the try starts stays below it, setsid and double forks included
         with contextlib.suppress(OSError, AttributeError):  # the server gone (the worker stopped): so is the try
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the task's own subprocesses are waited for as usual
@@ -222,6 +227,8 @@ def _child(fd: int) -> None:
 
         traceback.print_exc()
     finally:
+        with contextlib.suppress(BaseException):
+            reaper.end_descendants()  # again: on the way out of an exception, or what the job's last words left
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)
@@ -229,10 +236,27 @@ def _child(fd: int) -> None:
 
 def serve(control: socket.socket) -> None:
     """The server loop: one fork per request, until the worker closes the control socket (then every try's
-    process group still there is killed: the worker is gone, nobody will take their results)."""
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-    children: deque[int] = deque(maxlen=256)
+    process and everything below it is killed: the worker is gone, nobody will take their results).
+
+    The server is a subreaper (``reaper``): a try's child that ends without its own sweep (killed on a timeout or
+    a lost heartbeat, ``os._exit`` in user code) leaves its orphans to the server, which kills them when that
+    child ends (SIGCHLD wakes the loop) and again before each fork, so the next try finds none of them."""
+    reaper.become_subreaper()
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # the wakeup byte is what counts
+    children: set[int] = set()  # the tries' children, not yet reaped (so their pids are not reused)
     while True:
+        ready, _, _ = select.select([control.fileno(), wake_r], [], [])
+        if wake_r in ready:
+            with contextlib.suppress(BlockingIOError):
+                while os.read(wake_r, 512):
+                    pass
+            _sweep(children)
+        if control.fileno() not in ready:
+            continue
         try:
             message, fds, _flags, _addr = socket.recv_fds(control, 1, 1)
         except InterruptedError:
@@ -240,19 +264,34 @@ def serve(control: socket.socket) -> None:
         except OSError:
             message, fds = b"", []
         if not message or not fds:
-            for pid in children:
-                with contextlib.suppress(OSError):
-                    os.killpg(pid, signal.SIGKILL)
+            reaper.kill_strays()  # every child, with everything below it
             return
+        _sweep(children)
         gc.collect()
         gc.freeze()  # the server's objects stay frozen in the child: the collector never touches (copies) them
         pid = os.fork()
         if pid == 0:
             control.close()
+            signal.set_wakeup_fd(-1)
+            os.close(wake_r)
+            os.close(wake_w)
             _child(fds[0])
         os.close(fds[0])
-        children.append(pid)
+        children.add(pid)
         control.sendall(PID.pack(pid))
+
+
+def _sweep(children: set[int]) -> None:
+    """Reap the tries' children that ended, then kill whatever else is a child of the server: orphans."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        children.discard(pid)
+    reaper.kill_strays(keep=children)
 
 
 # What every try imports that the runtime imports lazily (a try's child would pay each again: jinja2 alone is

@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.core import enable_iam_authentication
 
+from tests.escapees import ESCAPE, gone_within, kill_survivors, new_marker
 from tests.functional.runtime.rt_harness import RuntimeEnv
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.dag_code_credentials import DagCodeCredentials
@@ -195,6 +196,64 @@ def test_the_worker_kills_a_try_on_a_lost_heartbeat_or_past_its_timeout_and_noth
         assert "about to vanish" in log and "ended without a result" in log
     finally:
         supervisor.close()
+
+
+ESCAPER = ESCAPE + """
+import os, signal, time
+
+def leave(ending):
+    escape(os.environ["MARKER"])
+    if ending == "times out":
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)  # execution_timeout cannot stop it: the worker kills it
+        time.sleep(1000)
+    if ending == "exits":
+        os._exit(0)  # past the child's own sweep: the task server's
+
+def look():
+    print("survivors:", survivors(os.environ["MARKER"]))
+
+with DAG("escaper", schedule=None, start_date=START):
+    for ending in ("returns", "times out", "exits"):
+        PythonOperator(task_id=ending.replace(" ", "_"), python_callable=leave, op_args=[ending])
+        PythonOperator(task_id=f"look_{ending.replace(' ', '_')}", python_callable=look)
+"""
+
+
+@pytest.mark.parametrize("ending", ["returns", "times out", "exits"])
+def test_nothing_a_try_starts_outlives_it_and_the_warm_servers_next_try_finds_none_of_it(env, monkeypatch,
+                                                                                         ending) -> None:
+    """Issue 34: ``fork(); setsid(); fork()`` from a task left a process running minutes after the try. The process
+    ignores SIGTERM and keeps forking; the try then ends normally, past its execution_timeout (killed by the
+    worker) or with ``os._exit``. The next try, forked from the same warm task server at once, finds none of it,
+    nor does the test."""
+    env.add("escaper", ESCAPER)
+    run = env.trigger("escaper")
+    env.scheduler.run_pass()
+    items = {i.key.task_id: i for i in env.executor.take()}
+    supervisor = TaskSupervisor(timeout_grace=dt.timedelta(seconds=0.5))
+    stored_run = env.store.get_run("escaper", run.run_id)
+    marker = new_marker()
+    monkeypatch.setenv("MARKER", marker)
+    # Bounded, so that a try held open by what it left (the escaped process keeps the try's socket) fails in time.
+    timeout = dt.timedelta(seconds=1 if ending == "times out" else 10)
+
+    def run_in_child(task_id: str) -> object:
+        item = items[task_id]
+        assert start_try(env.store, item.key, item.try_id, now=env.clock())
+        return supervisor.run(item, store=env.store, dags_folder=str(env.dags_folder), plugins_folder=None,
+                              now_fn=env.clock, log_sink=env.logs, hostname="h", run=stored_run, credentials=None,
+                              execution_timeout=timeout)
+
+    task_id = ending.replace(" ", "_")
+    try:
+        result = run_in_child(task_id)
+        assert (result.state is TaskInstanceState.SUCCESS) is (ending == "returns"), result  # type: ignore[attr-defined]
+        run_in_child(f"look_{task_id}")
+        assert "survivors: []" in env.log("escaper", run.run_id, f"look_{task_id}")
+        assert gone_within(marker, 2.0) is not None, "a process the try started outlived it"
+    finally:
+        supervisor.close()
+        kill_survivors(marker)
 
 
 def _alive(pid: int) -> bool:

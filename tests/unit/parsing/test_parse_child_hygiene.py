@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.escapees import ESCAPE, gone_within, kill_survivors, new_marker
 from updraft.parsing.isolation import IsolatedParser
 from updraft.parsing.options import FileJob, ParseOptions
 
@@ -197,3 +198,40 @@ def test_a_fork_bomb_is_stopped_by_the_process_cap(tmp_path):
     with IsolatedParser(ParseOptions(timeout_s=5.0, max_processes=8)) as parser:
         [result] = parser.parse([bomb])
     assert int(result.logs.split("started:", 1)[1].split()[0]) < 200
+
+
+ENDINGS = {
+    "returns": "",
+    "times out": "import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\ntime.sleep(1000)\n",
+    "exits": "import os\nos._exit(0)\n",
+}
+
+
+@pytest.mark.parametrize("fork_server", [True, False], ids=["fork server", "forked from the caller"])
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_nothing_a_dag_file_starts_outlives_its_parse_setsid_and_double_forks_included(tmp_path, ending,
+                                                                                      fork_server):
+    """Issue 34: ``fork(); setsid(); fork()`` at a file's top level left a process running after the parse. The
+    process ignores SIGTERM and keeps forking; the file then ends its parse normally, past its timeout (SIGALRM
+    ignored: the parser kills it) or with ``os._exit`` (past the child's own sweep: the fork server's). The next
+    parse on the same warm parser finds none of it, nor does the test."""
+    from updraft.parsing.child import default_target
+
+    if ending == "exits" and not fork_server:
+        pytest.skip("forking from the caller's process, orphans of a child that skips its sweep go to init "
+                    "(forker's module notes): the fork server closes that gap")
+    marker = new_marker()
+    escaper = job(tmp_path, "escaper.py", ESCAPE + f"escape({marker!r})\n" + ENDINGS[ending] + DAG.format("escaper"))
+    looker = job(tmp_path, "looker.py", ESCAPE + f"print('survivors:', survivors({marker!r}))\n" + DAG.format("l"))
+    options = ParseOptions(timeout_s=1.0 if ending == "times out" else 5.0)
+    parser = (IsolatedParser(options) if fork_server
+              else IsolatedParser(options, target=default_target, fork_server=False))
+    try:
+        with parser:
+            [escaped] = parser.parse([escaper])
+            [looked] = parser.parse([looker])
+        assert (escaped.dag_ids == ["escaper"]) is (ending == "returns")
+        assert "survivors: []" in looked.logs, looked.logs
+        assert gone_within(marker, 2.0) is not None, "a process the DAG file started outlived its parse"
+    finally:
+        kill_survivors(marker)
