@@ -15,6 +15,7 @@ import json
 import logging
 import multiprocessing
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -127,8 +128,26 @@ def _invoke(function_name: str, payload: Any) -> dict[str, Any]:
         discard_metrics(_handler)
 
 
-def _worker_main(conn: Connection, env: dict[str, str], root: str, function_name: str) -> None:
-    """One worker process: invoke after invoke, one at a time, like one Lambda execution environment."""
+def _end_with(owner: int) -> None:
+    """End this process as soon as process ``owner`` (local mode's) ends, a ``kill -9`` included: nobody is left
+    to take a result. A running try then ends too, and everything it started: its task server sees the worker
+    gone and kills every try's process with what is below it (``runtime.task_process.serve``)."""
+    try:
+        handle = os.pidfd_open(owner)
+    except (AttributeError, OSError):  # not Linux, or the owner already gone (then the next reply fails instead)
+        return
+
+    def watch() -> None:
+        select.select([handle], [], [])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="owner-watch", daemon=True).start()
+
+
+def _worker_main(conn: Connection, env: dict[str, str], root: str, function_name: str, owner: int) -> None:
+    """One worker process: invoke after invoke, one at a time, like one Lambda execution environment, for as long
+    as local mode's process (``owner``) runs."""
+    _end_with(owner)
     _init_worker(env, root)
     conn.send_bytes(b'"ready"')
     while True:
@@ -200,7 +219,7 @@ class WorkerPool:
     def _spawn(self) -> _Worker:
         parent, child = self._context.Pipe()
         process = self._context.Process(target=_worker_main, name="updraft-worker", daemon=True,
-                                        args=(child, self._env, self._root, self.function_name))
+                                        args=(child, self._env, self._root, self.function_name, os.getpid()))
         process.start()
         child.close()
         if not parent.poll(120):
