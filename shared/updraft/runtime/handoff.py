@@ -75,7 +75,10 @@ def process_tree_rss_mb(root: int | None = None) -> float:
     counts 1/n in each, so the pages a try's child shares with the task server it was forked from (the warm
     imports) count once, as the function's memory holds them once. Summing resident sizes would count them in
     every child and hand tries off long before the limit. Without ``smaps_rollup`` (kernels before 4.14) the
-    resident size (``statm``) is the fallback."""
+    resident size (``statm``) is the fallback; so it is for the task server and the tries' own processes when the
+    worker runs as a non-root user (as on Lambda): they are non-dumpable (``updraft.process_guard``), which closes
+    their ``smaps_rollup`` to a process of the same user. The pages a try shares with the task server (its warm
+    imports, ~50 MB) then count twice, and a try is handed to Fargate that much before its real use would be."""
     root = root or os.getpid()
     parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
