@@ -14,8 +14,9 @@ starts non-dumpable too: one try's code cannot read a concurrent try's process, 
 gave it). Root (``CAP_SYS_PTRACE``) is not stopped by this: deployments run user code as a non-root user,
 as Lambda always does.
 
-The cost to user code: its own Python process's mode-0400 ``/proc/self`` files (``environ``, ``fd/``) belong to
-root while it is non-dumpable (``os.environ`` and subprocesses are unaffected).
+The cost to user code, as a non-root user: its own Python process cannot open ``/proc/self/environ`` nor reopen
+its descriptors through ``/proc/self/fd`` (so ``open("/dev/stdout")`` is refused; ``sys.stdout``, ``os.environ``
+and subprocesses, dumpable again after ``exec``, are unaffected).
 """
 
 from __future__ import annotations
