@@ -35,7 +35,10 @@ LAMBDA_REQUIREMENTS = (
 class FunctionSettings:
     memory_mib: int
     timeout_seconds: int
-    reserved_concurrency: int | None = None  # None: the account's unreserved pool
+    # Opt-in (infra/README.md, "Reserved concurrency"): None, the default, runs in the account's unreserved pool.
+    # A number reserves that many executions out of the account's quota, and CloudFormation refuses it at CREATE
+    # unless the quota keeps 100 unreserved beyond every reservation (new accounts often start with less).
+    reserved_concurrency: int | None = None
 
 
 @dataclass(frozen=True)
@@ -116,14 +119,14 @@ ENVIRONMENTS: dict[str, EnvironmentSettings] = {
     "staging": EnvironmentSettings(
         name="staging", tick_minutes=1,
         parser=FunctionSettings(1024, 300), scheduler=FunctionSettings(1024, 60, None),
-        worker=FunctionSettings(2048, 900, 50), api=FunctionSettings(1024, 29),
+        worker=FunctionSettings(2048, 900), api=FunctionSettings(1024, 29),
         worker_retry_attempts=1, worker_max_event_age_seconds=3600,
         fargate=FargateSettings(1024, 2048), log_retention_days=30, retain_data=True, parallelism=32,
     ),
     "prod": EnvironmentSettings(
         name="prod", tick_minutes=1,
         parser=FunctionSettings(1024, 300), scheduler=FunctionSettings(1769, 60, None),
-        worker=FunctionSettings(2048, 900, 200), api=FunctionSettings(1024, 29),
+        worker=FunctionSettings(2048, 900), api=FunctionSettings(1024, 29),
         worker_retry_attempts=2, worker_max_event_age_seconds=21600,
         fargate=FargateSettings(2048, 4096), log_retention_days=365, retain_data=True, parallelism=128,
     ),

@@ -327,18 +327,22 @@ def test_every_environment_has_valid_settings() -> None:
         settings_for("qa")
 
 
+def test_no_environment_reserves_worker_concurrency_by_default(synth) -> None:
+    """A reservation fails at CREATE on an account whose concurrency quota is under it + 100 (AWS keeps 100
+    unreserved; new accounts often start lower): every environment runs in the unreserved pool unless it opts in."""
+    assert all(settings.worker.reserved_concurrency is None for settings in ENVIRONMENTS.values())
+    assert all("ReservedConcurrentExecutions" not in fn["Properties"]
+               for fn in of_type(synth.resources, "AWS::Lambda::Function").values())
+
+
 def test_reserved_worker_concurrency_below_parallelism_is_refused() -> None:
     """Lambda queues async invokes past reserved concurrency without priority: claims must never outnumber it."""
     staging = settings_for("staging")
-    assert staging.worker.reserved_concurrency is not None
     with pytest.raises(ValueError, match=r"reserved concurrency \(10\) is below parallelism \(32\)"):
         dataclasses.replace(staging, worker=dataclasses.replace(staging.worker, reserved_concurrency=10))
-    # At parallelism or above, or unreserved (the account's pool), it synthesizes as before.
+    # At parallelism or above (opted in), or unreserved (the account's pool, the default), it is accepted.
     dataclasses.replace(staging, worker=dataclasses.replace(staging.worker, reserved_concurrency=32))
     dataclasses.replace(staging, worker=dataclasses.replace(staging.worker, reserved_concurrency=None))
-    for settings in ENVIRONMENTS.values():
-        reserved = settings.worker.reserved_concurrency
-        assert reserved is None or reserved >= settings.parallelism
 
 
 def test_synth_looks_nothing_up(synth) -> None:
