@@ -29,6 +29,9 @@ class UpdraftData(Construct):
     account and region, bucket names being global) only when the stack's account and region are concrete: in an
     environment-agnostic stack they are deploy-time tokens, the name could not be checked at synth, and a
     CDK-generated name is the safe choice (handlers read it from ``UPDRAFT_BUCKET`` either way).
+
+    Without ``retain`` the bucket is deleted with the stack, and emptied before that by CDK's auto-delete custom
+    resource (its provider Lambda may delete the bucket's objects and versions, granted by the bucket policy).
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, retain: bool, names: ResourceNames,
@@ -64,6 +67,9 @@ class UpdraftData(Construct):
             encryption=s3.BucketEncryption.S3_MANAGED,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             removal_policy=removal,
+            # Deleted with the stack: emptied first (every version and delete marker: a bucket that holds any
+            # cannot be deleted, and `cdk destroy` would end in DELETE_FAILED once a DAG was uploaded).
+            auto_delete_objects=not retain,
         )
 
         # Variables' values and connections' passwords and extras are stored encrypted with this key (the store's

@@ -21,8 +21,11 @@ WILDCARD_ALLOWED = {
     "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
     "logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
 }
-# Roles CDK creates for its own custom resources, with their managed policy (AWSLambdaBasicExecutionRole).
-CDK_OWNED_ROLE = re.compile(r"^BucketNotificationsHandler[0-9a-f]{32}Role")
+# Roles CDK creates for its own custom resources, with their managed policy (AWSLambdaBasicExecutionRole): the
+# bucket notifications' handler, and the provider that empties a bucket deleted with the stack (dev; its S3
+# rights are in the bucket's policy, on that bucket only: test_stack.py).
+CDK_OWNED_ROLE = re.compile(r"^(BucketNotificationsHandler[0-9a-f]{32}Role|"
+                            r"CustomS3AutoDeleteObjectsCustomResourceProviderRole)")
 # Physical names outside the template that a statement may name: this environment's (literal names, used to
 # avoid dependency cycles) and the CDK bootstrap's container asset repository.
 NAMED = re.compile(r"[:/](updraft-dev-|cdk-hnb659fds-container-assets-123456789012-us-east-1$)")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Match
+from aws_cdk.assertions import Match, Template
 
 from infra.config import ENVIRONMENTS, LAMBDA_REQUIREMENTS, settings_for
 from infra.constructs.compute import RETENTION
+from infra.constructs.data import UpdraftData
 from infra.constructs.fargate import DOCKERFILE
 from tests.infra.cfn import function_id, of_type, render
 from updraft.config import UpdraftConfig
@@ -68,6 +70,25 @@ def test_dev_data_is_destroyed_with_the_stack(synth) -> None:
     synth.template.has_resource("AWS::DynamoDB::Table", {"DeletionPolicy": "Delete"})
     synth.template.has_resource("AWS::S3::Bucket", {"DeletionPolicy": "Delete"})
     assert ENVIRONMENTS["prod"].retain_data and ENVIRONMENTS["staging"].retain_data
+
+
+def test_a_bucket_deleted_with_the_stack_is_emptied_first(synth) -> None:
+    """A versioned bucket holding any version or delete marker cannot be deleted: without emptying it, `cdk
+    destroy` of dev ends in DELETE_FAILED once a DAG was uploaded. CDK's auto-delete custom resource empties it
+    (its provider may delete this bucket's objects, by the bucket policy); a retained bucket is never emptied."""
+    bucket_id, _ = _only(synth, "AWS::S3::Bucket")
+    (cleaner,) = of_type(synth.resources, "Custom::S3AutoDeleteObjects").values()
+    assert cleaner["Properties"]["BucketName"] == {"Ref": bucket_id}
+    _, policy = _only(synth, "AWS::S3::BucketPolicy")
+    (grant,) = [s for s in policy["PolicyDocument"]["Statement"] if s["Effect"] == "Allow"]
+    assert "s3:DeleteObject*" in grant["Action"]
+    assert render(grant["Resource"]) == [f"<{bucket_id}.Arn>", f"<{bucket_id}.Arn>/*"]  # this bucket only
+
+    stack = cdk.Stack(cdk.App(), "Retained", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    UpdraftData(stack, "Data", retain=True, names=ResourceNames("prod", "123456789012", "us-east-1"))
+    retained = Template.from_stack(stack)
+    retained.has_resource("AWS::S3::Bucket", {"DeletionPolicy": "Retain"})
+    retained.resource_count_is("Custom::S3AutoDeleteObjects", 0)
 
 
 def test_bucket_is_named_versioned_private_and_tls_only(synth) -> None:
@@ -308,9 +329,9 @@ def test_resource_inventory(synth) -> None:
         "AWS::Lambda::Function", "AWS::IAM::Role", "AWS::Logs::LogGroup", "AWS::CloudWatch::Alarm",
         "AWS::ECS::Cluster", "AWS::ECS::TaskDefinition", "AWS::StepFunctions::StateMachine",
         "AWS::ApiGateway::RestApi", "AWS::EC2::NatGateway")} == {
-        "AWS::Lambda::Function": 7,  # ours (6) + CDK's bucket-notifications handler
-        # 6 functions, task, task execution, state machine, notifications handler, DAG code
-        "AWS::IAM::Role": 11,
+        "AWS::Lambda::Function": 8,  # ours (6) + CDK's bucket-notifications handler and bucket emptier (dev)
+        # 6 functions, task, task execution, state machine, notifications handler, bucket emptier, DAG code
+        "AWS::IAM::Role": 12,
         "AWS::Logs::LogGroup": 9,  # 6 functions, Fargate task, state machine, task logs
         "AWS::CloudWatch::Alarm": 5, "AWS::ECS::Cluster": 1,  # DLQ, import errors, scheduler, parser, poison
         "AWS::ECS::TaskDefinition": 1, "AWS::StepFunctions::StateMachine": 1, "AWS::ApiGateway::RestApi": 2,  # IAM, users
@@ -358,8 +379,8 @@ def test_lambda_bundle_is_compiled_for_the_runtime(synth) -> None:
 
     code = _function(synth, "worker")["Code"]
     assert all(_function(synth, name)["Code"] == code for name in FUNCTIONS)  # one asset for all
-    (asset,) = [a for a in synth.assets["files"].values() if a["source"]["packaging"] == "zip"
-                and a["source"]["path"].startswith("asset.")]
+    (asset,) = [a for a in synth.assets["files"].values()
+                if any(d["objectKey"] == code["S3Key"] for d in a["destinations"].values())]
     staged = synth.outdir / asset["source"]["path"]
     pyc = f"handler.cpython-{RUNTIME_PYTHON.replace('.', '')}.pyc"
     handler = staged / "functions" / "worker" / "__pycache__" / pyc
