@@ -30,7 +30,8 @@ class DeferralStateMachine(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, names: ResourceNames, worker: lambda_.IFunction,
                  check: lambda_.IFunction, retention: logs.RetentionDays, removal: RemovalPolicy) -> None:
         super().__init__(scope, construct_id)
-        self.log_group = logs.LogGroup(self, "Logs", retention=retention, removal_policy=removal)
+        self.log_group = logs.LogGroup(self, "Logs", log_group_name=names.deferral_log_group, retention=retention,
+                                       removal_policy=removal)
         self.state_machine = sfn.StateMachine(
             self, "StateMachine", state_machine_name=names.deferral_state_machine,
             state_machine_type=sfn.StateMachineType.STANDARD,  # waits may last up to a year; Express stops at 5 min

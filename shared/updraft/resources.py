@@ -114,3 +114,10 @@ class ResourceNames:
     def task_log_group(self) -> str:
         """CloudWatch Logs group of task logs on AWS (a stream per try); local mode keeps them in files or S3."""
         return f"{self.prefix}-task-logs"
+
+    @property
+    def deferral_log_group(self) -> str:
+        """The deferral state machine's log group: under ``/aws/vendedlogs/``, as AWS recommends for Step Functions
+        (log delivery then needs no entry in the account's CloudWatch Logs resource policy, whose 5,120-character
+        limit each group outside that prefix would eat into until deliveries fail to be created)."""
+        return f"/aws/vendedlogs/states/{self.deferral_state_machine}"

@@ -32,8 +32,8 @@ def test_agnostic_stack_gets_a_generated_bucket_name_and_fixed_other_names(resou
     assert table["Properties"]["TableName"] == names.table
     assert {f["Properties"].get("FunctionName") for f in of_type(resources, "AWS::Lambda::Function").values()
             } >= {names.parser_function, names.scheduler_function, names.worker_function, names.api_function}
-    assert [g["Properties"]["LogGroupName"] for g in of_type(resources, "AWS::Logs::LogGroup").values()
-            if "LogGroupName" in g["Properties"]] == [names.task_log_group]
+    assert sorted(g["Properties"]["LogGroupName"] for g in of_type(resources, "AWS::Logs::LogGroup").values()
+                  if "LogGroupName" in g["Properties"]) == sorted([names.task_log_group, names.deferral_log_group])
     # Name-built ARNs resolve the account and region at deploy time.
     (task_role_policy,) = [p for p in of_type(resources, "AWS::IAM::Policy").values()
                            if "TaskRole" in p["Properties"]["Roles"][0]["Ref"]]

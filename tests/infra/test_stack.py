@@ -213,6 +213,15 @@ def test_every_function_and_the_state_machine_log_with_retention(synth) -> None:
     assert used == set(groups)  # nine groups, each used: no function writes to an unmanaged group
 
 
+def test_state_machine_logs_to_a_vended_logs_group(synth) -> None:
+    """Step Functions' log delivery to a group outside /aws/vendedlogs/ adds to the account's CloudWatch Logs
+    resource policy (5,120 characters in all): AWS recommends the prefix, which needs no entry there."""
+    _, machine = _only(synth, "AWS::StepFunctions::StateMachine")
+    group = machine["LoggingConfiguration"]["Destinations"][0]["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]
+    name = synth.resources[group]["Properties"]["LogGroupName"]
+    assert name == NAMES.deferral_log_group == "/aws/vendedlogs/states/updraft-dev-deferrals"
+
+
 def test_task_logs_have_their_own_named_group_given_to_the_workers(synth) -> None:
     ((group_id, group),) = [(k, v) for k, v in of_type(synth.resources, "AWS::Logs::LogGroup").items()
                             if v["Properties"].get("LogGroupName") == NAMES.task_log_group]

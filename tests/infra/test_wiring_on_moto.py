@@ -46,7 +46,7 @@ def _deploy_network_and_cluster(resources: dict) -> dict[str, str]:
     ((bucket_id, bucket),) = of_type(resources, "AWS::S3::Bucket").items()
     deployed[bucket_id] = bucket["Properties"]["BucketName"]
     for group_id, group in of_type(resources, "AWS::Logs::LogGroup").items():
-        if "LogGroupName" in group["Properties"]:  # the task logs' (the others keep generated names)
+        if "LogGroupName" in group["Properties"]:  # the task logs' and the state machine's (the others: generated)
             deployed[group_id] = group["Properties"]["LogGroupName"]
             boto3.client("logs", region_name=REGION).create_log_group(logGroupName=deployed[group_id])
     return deployed
