@@ -31,6 +31,11 @@ LAMBDA_REQUIREMENTS = (
 )
 
 
+# API Gateway's REST integration timeout (its default and, without a quota increase, its maximum): past it the
+# caller gets the gateway's 504, whatever the function does. The API function must time out before it.
+API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS = 29
+
+
 @dataclass(frozen=True)
 class FunctionSettings:
     memory_mib: int
@@ -64,7 +69,9 @@ class EnvironmentSettings:
     parser: FunctionSettings
     scheduler: FunctionSettings
     worker: FunctionSettings
-    api: FunctionSettings  # behind API Gateway, whose integration timeout is 29 s
+    # Behind API Gateway: its timeout stays below the gateway's 29 s, so a slow request ends in the function's own
+    # logged timeout error rather than a 504 that hides it (25 s leaves room for a cold start's init phase).
+    api: FunctionSettings
     worker_retry_attempts: int  # async invokes: 0..2 (Lambda's bound)
     worker_max_event_age_seconds: int  # 60..21600
     fargate: FargateSettings
@@ -97,6 +104,11 @@ class EnvironmentSettings:
         if self.email_sender is not None and "@" not in self.email_sender:
             raise ValueError(f"environment {self.name!r}: email_sender must be an email address (a verified SES "
                              f"identity), got {self.email_sender!r}")
+        if self.api.timeout_seconds >= API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS:
+            raise ValueError(
+                f"environment {self.name!r}: the API function's timeout ({self.api.timeout_seconds} s) must be below "
+                f"API Gateway's integration timeout ({API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS} s), or the gateway's "
+                "504 masks the function's own timeout error")
         # Lambda queues async invokes beyond a function's reserved concurrency in arrival order, not by priority:
         # claimed tries would wait there holding their pool and parallelism slots while a higher-priority try that
         # becomes ready later cannot claim them. So the environment may claim no more tries than can run at once.
@@ -112,21 +124,21 @@ ENVIRONMENTS: dict[str, EnvironmentSettings] = {
     "dev": EnvironmentSettings(
         name="dev", tick_minutes=1,
         parser=FunctionSettings(512, 120), scheduler=FunctionSettings(512, 60, None),
-        worker=FunctionSettings(1024, 900), api=FunctionSettings(512, 29),
+        worker=FunctionSettings(1024, 900), api=FunctionSettings(512, 25),
         worker_retry_attempts=0, worker_max_event_age_seconds=3600,
         fargate=FargateSettings(512, 1024), log_retention_days=7, retain_data=False, parallelism=8,
     ),
     "staging": EnvironmentSettings(
         name="staging", tick_minutes=1,
         parser=FunctionSettings(1024, 300), scheduler=FunctionSettings(1024, 60, None),
-        worker=FunctionSettings(2048, 900), api=FunctionSettings(1024, 29),
+        worker=FunctionSettings(2048, 900), api=FunctionSettings(1024, 25),
         worker_retry_attempts=1, worker_max_event_age_seconds=3600,
         fargate=FargateSettings(1024, 2048), log_retention_days=30, retain_data=True, parallelism=32,
     ),
     "prod": EnvironmentSettings(
         name="prod", tick_minutes=1,
         parser=FunctionSettings(1024, 300), scheduler=FunctionSettings(1769, 60, None),
-        worker=FunctionSettings(2048, 900), api=FunctionSettings(1024, 29),
+        worker=FunctionSettings(2048, 900), api=FunctionSettings(1024, 25),
         worker_retry_attempts=2, worker_max_event_age_seconds=21600,
         fargate=FargateSettings(2048, 4096), log_retention_days=365, retain_data=True, parallelism=128,
     ),

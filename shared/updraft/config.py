@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 
 # A try's log limit: 50 MiB is about 50 PutLogEvents calls of 1 MiB at the try's end (a few seconds), what a
 # 1 GiB worker holds a few copies of (the child's and the worker's, masked and encoded) beside the task, and what
-# the API reads back from CloudWatch within its 29 s (at 1 MiB a GetLogEvents page). Twice that would not fit.
+# the API reads back from CloudWatch within its 25 s (at 1 MiB a GetLogEvents page). Twice that would not fit.
 DEFAULT_TASK_LOG_MAX_BYTES = 50 * 1024 * 1024
 MIN_TASK_LOG_MAX_BYTES = 16 * 1024
 PARSE_ATTEMPTS = 3  # a DAG file's parse handling is tried this many times before an import error says it failed

@@ -9,7 +9,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from infra.config import ENVIRONMENTS, LAMBDA_REQUIREMENTS, settings_for
+from infra.config import API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS, ENVIRONMENTS, LAMBDA_REQUIREMENTS, settings_for
 from infra.constructs.compute import RETENTION
 from infra.constructs.data import UpdraftData
 from infra.constructs.fargate import DOCKERFILE
@@ -145,11 +145,21 @@ def test_functions_runtime_handlers_and_settings(synth) -> None:
         assert env["UPDRAFT_METRICS_NAMESPACE"] == "Updraft/dev"
         assert env["POWERTOOLS_SERVICE_NAME"] == f"updraft-{name}"
         assert "AWS_REGION" not in env  # reserved: Lambda sets it
-    assert _function(synth, "api")["Timeout"] <= 29  # API Gateway's integration timeout
 
 
 def _config(env: dict[str, str]) -> UpdraftConfig:
     return UpdraftConfig.from_env({**env, "AWS_REGION": "us-east-1"})
+
+
+def test_api_function_times_out_before_api_gateway(synth) -> None:
+    """At API Gateway's 29 s the caller would get the gateway's 504 and the function's own timeout error (logged,
+    with its request id) would be masked: every environment's API function stops first, and a setting that does
+    not is refused."""
+    assert API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS == 29
+    assert _function(synth, "api")["Timeout"] == 25
+    assert all(settings.api.timeout_seconds < 29 for settings in ENVIRONMENTS.values())
+    with pytest.raises(ValueError, match=r"API function's timeout \(29 s\) must be below"):
+        dataclasses.replace(SETTINGS, api=dataclasses.replace(SETTINGS.api, timeout_seconds=29))
 
 
 def test_dispatchers_have_both_executors_and_the_others_none(synth) -> None:
@@ -351,7 +361,7 @@ def test_every_environment_has_valid_settings() -> None:
     for settings in ENVIRONMENTS.values():
         assert settings.log_retention_days in RETENTION
         assert 60 <= settings.worker_max_event_age_seconds <= 21600
-        assert settings.worker.timeout_seconds <= 900 and settings.api.timeout_seconds <= 29
+        assert settings.worker.timeout_seconds <= 900
         ResourceNames(settings.name)  # a valid name in bucket and function names
     with pytest.raises(ValueError, match="unknown environment"):
         settings_for("qa")
