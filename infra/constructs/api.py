@@ -69,7 +69,9 @@ class UpdraftApi(Construct):
 
     def _users(self, names: ResourceNames, retain: bool) -> None:
         """The user pool (administrators add users: no self sign-up), a group per Airflow role, and the app
-        client ``POST /auth/token`` logs in with (USER_PASSWORD_AUTH, no secret)."""
+        client ``POST /auth/token`` logs in with: USER_PASSWORD_AUTH (``updraft.api.auth.cognito``; CDK always
+        adds refresh-token auth), no secret, and no OAuth flow, scope or callback URL: the CLI, the UI and
+        Airflow's clients all get their token from ``POST /auth/token``, never from Cognito's hosted UI."""
         self.user_pool = cognito.UserPool(
             self, "Users", user_pool_name=f"{names.prefix}-users", self_sign_up_enabled=False,
             sign_in_aliases=cognito.SignInAliases(username=True), sign_in_case_sensitive=False,
@@ -82,7 +84,10 @@ class UpdraftApi(Construct):
                 description=f"Airflow's {role.name} role")
         self.user_pool_client = self.user_pool.add_client(
             "ApiClient", user_pool_client_name=f"{names.prefix}-api", generate_secret=False,
-            auth_flows=cognito.AuthFlow(user_password=True), prevent_user_existence_errors=True)
+            auth_flows=cognito.AuthFlow(user_password=True), prevent_user_existence_errors=True,
+            # No OAuth at all: nothing uses the hosted UI's flows (CDK's defaults would allow the implicit and code
+            # grants, every scope, and https://example.com as a redirect target).
+            disable_o_auth=True)
         CfnOutput(self, "UserPoolId", value=self.user_pool.user_pool_id)
         CfnOutput(self, "UserPoolClientId", value=self.user_pool_client.user_pool_client_id)
 

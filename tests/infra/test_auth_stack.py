@@ -43,6 +43,18 @@ def test_user_pool_has_a_group_per_airflow_role_and_a_password_client(synth) -> 
     assert env["UPDRAFT_USER_POOL_ID"] == f"<{pool}>"
 
 
+def test_app_client_allows_only_the_password_login_the_api_uses(synth) -> None:
+    """Every token comes from ``POST /auth/token`` (``InitiateAuth`` with USER_PASSWORD_AUTH): the client allows
+    that and refreshing its tokens, and none of Cognito's OAuth (hosted UI) flows, scopes or redirect URLs, which
+    CDK's defaults would turn on (implicit and code grants, every scope, https://example.com)."""
+    (client,) = of_type(synth.resources, "AWS::Cognito::UserPoolClient").values()
+    props = client["Properties"]
+    assert sorted(props["ExplicitAuthFlows"]) == ["ALLOW_REFRESH_TOKEN_AUTH", "ALLOW_USER_PASSWORD_AUTH"]
+    assert not props.get("AllowedOAuthFlowsUserPoolClient")
+    for oauth in ("AllowedOAuthFlows", "AllowedOAuthScopes", "CallbackURLs", "LogoutURLs"):
+        assert not props.get(oauth), oauth
+
+
 def test_users_api_checks_tokens_with_the_pool_except_on_the_open_methods(synth) -> None:
     api, fn = _users_api(synth), function_id(synth.resources, "api")
     ((authorizer_id, authorizer),) = of_type(synth.resources, "AWS::ApiGateway::Authorizer").items()
