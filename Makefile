@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: local test install bench-parse bench-scheduler bench-e2e bench-api bench-ui bench-capacity bench-latency bench-claims clean
+.PHONY: local test test-fast install bench-parse bench-scheduler bench-e2e bench-api bench-ui bench-capacity bench-latency bench-claims clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -32,6 +32,11 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest
+
+# The inner loop: lint and the unit tier (pure logic and the store on moto, no local systems or browsers), ~1.5 min.
+test-fast: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest tests/unit -m "not slow"
 
 bench-parse: $(STAMP)
 	$(PY) bench/parse_bench.py
