@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+from pathlib import Path
 
 import aws_cdk as cdk
 import pytest
@@ -423,3 +425,14 @@ def test_lambda_asset_hash_follows_the_sources_not_the_bundle(tmp_path, monkeypa
     assert bundling.source_hash(dependencies=False) == before
     (tmp_path / "functions" / "x" / "handler.py").write_text("A = 2\n")
     assert bundling.source_hash(dependencies=False) != before
+
+
+def test_the_infra_readme_states_the_dev_templates_size(synth):
+    """infra/README.md's figures are the template's own: a change that adds or removes resources updates them."""
+    readme = (Path(__file__).resolve().parents[2] / "infra" / "README.md").read_text()
+    stated = re.search(r"The dev template has \*\*(\d+) resources\*\* \(about (\d+) KB", readme)
+    heading = re.search(r"## Resources \(dev: (\d+)\)", readme)
+    assert stated and heading, "infra/README.md no longer states the dev template's size"
+    size_kb = len(json.dumps(synth.template.to_json(), separators=(",", ":"))) / 1024
+    assert int(stated[1]) == int(heading[1]) == len(synth.resources)
+    assert abs(int(stated[2]) - size_kb) <= 5, f"the dev template is {size_kb:.0f} KB"
