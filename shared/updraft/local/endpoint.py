@@ -60,13 +60,14 @@ class LocalEndpoint:
             raise NotRunning("no local Updraft is running (start one with `updraft local`)") from None
         except (ValueError, TypeError) as exc:
             raise NotRunning(f"{path} is unreadable ({exc}); start local mode again with `updraft local`") from None
-        if not _alive(endpoint.pid):
+        if not process_alive(endpoint.pid):
             raise NotRunning(f"the local Updraft that wrote {path} (pid {endpoint.pid}) is gone; "
                              f"start it again with `updraft local`")
         return endpoint
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's counts: alive, and not ours to clean up after)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -14,6 +14,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from updraft.local.endpoint import process_alive
+
 PREFIX = "work-"
 
 
@@ -25,22 +27,12 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive, and not ours to clean up after
-        return True
-    return True
-
-
 def remove_stale(parent: Path) -> None:
     """Remove the working folders in ``parent`` that this user's processes left when killed (their pid is gone)."""
     for folder in parent.glob(f"{PREFIX}*-*"):
         pid = folder.name[len(PREFIX):].split("-", 1)[0]
         with contextlib.suppress(OSError):
-            if pid.isdigit() and folder.lstat().st_uid == os.getuid() and not _alive(int(pid)):
+            if pid.isdigit() and folder.lstat().st_uid == os.getuid() and not process_alive(int(pid)):
                 shutil.rmtree(folder, ignore_errors=True)
 
 
