@@ -6,6 +6,10 @@ file's parse with a clear message instead of producing a DAG that behaves differ
 Names resolve lazily: ``import airflow`` must stay cheap because every DAG file pays for it.
 """
 
+# Provider wheels install into airflow/providers/ of their own folders and ship no airflow/__init__.py: as Airflow's
+# own package does, this one spans every airflow folder on sys.path (updraft.requirements.dag_packages).
+__path__ = __import__("pkgutil").extend_path(__path__, __name__)
+
 from updraft.sdk._internal.unsupported import install_finder, module_dir, module_getattr
 
 # The Airflow release whose semantics Updraft follows (schedules, validation, messages).

@@ -42,6 +42,7 @@ from updraft.parsing.scrub import dag_code_environment, scrubbed
 from updraft.parsing.warm import warm_up
 from updraft.process_guard import make_undumpable
 from updraft.reaper import become_subreaper, kill_strays
+from updraft.requirements.dag_packages import pythonpath as dag_code_pythonpath
 
 # How long the client waits for *any* message before deciding the server is
 # wedged: beyond the per-file timeout and kill grace, the server always has
@@ -190,7 +191,7 @@ class ForkServerClient:
         make_undumpable()
         env = scrubbed(os.environ)
         root = str(Path(updraft.__file__).resolve().parents[1])
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONPATH"] = dag_code_pythonpath(root, os.environ)  # Updraft first, the DAG packages last
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "updraft.parsing.forkserver", json.dumps(asdict(self.options))],
             stdin=subprocess.PIPE,

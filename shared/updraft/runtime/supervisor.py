@@ -50,6 +50,7 @@ from updraft.model.states import TaskInstanceState
 from updraft.notifications.ses import configured_sender
 from updraft.parsing.scrub import scrubbed
 from updraft.process_guard import make_undumpable
+from updraft.requirements.dag_packages import pythonpath as dag_code_pythonpath
 from updraft.runtime.log_limit import limit_in_force
 from updraft.runtime.logs import LogSink, RelayedLog, relay
 from updraft.runtime.secrets import BACKEND_KWARGS_VAR, BACKEND_VAR
@@ -132,7 +133,7 @@ class TaskSupervisor:
         ours, theirs = socket.socketpair()
         env = scrubbed(os.environ)
         root = str(Path(updraft.__file__).resolve().parents[1])
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONPATH"] = dag_code_pythonpath(root, os.environ)  # Updraft first, the DAG packages last
         self._proc = subprocess.Popen([sys.executable, "-m", "updraft.runtime.task_process", str(theirs.fileno())],
                                       pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
         theirs.close()
