@@ -18,6 +18,7 @@ import click
 
 from updraft.cli.options import Command, conf_option, output_option, parse_conf, parse_date
 from updraft.cli.output import render
+from updraft.cli.requirements import requirements_option, use_requirements
 
 if TYPE_CHECKING:
     from updraft.parsing.folder import FolderParseResult
@@ -253,10 +254,12 @@ def print_next_runs(infos: list[str | None]) -> None:
               help="Deferred tasks' waits (deferrable sensors, triggers) end at once, each skip printed; "
                    "--real-waits sits through them.")
 @output_option
+@requirements_option
 @_folder_options
 @click.pass_context
 def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | None, workers: int,
-         log_folder: str | None, skip_waits: bool, output: str, dags_folder: str, plugins_folder: str | None) -> None:
+         log_folder: str | None, skip_waits: bool, output: str, requirements: str | None, dags_folder: str,
+         plugins_folder: str | None) -> None:
     """Run one DAG run to the end on the embedded AWS (like `airflow dags test`).
 
     Exit code 0 when the run succeeded, 1 when it failed, 2 on a usage or import error.
@@ -269,6 +272,7 @@ def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | 
 
     conf_dict = parse_conf(conf)
     when = parse_date(logical_date)
+    use_requirements(dags_folder, requirements)
     config = ctx.find_root().obj
     plugins = resolve_plugins_folder(dags_folder, plugins_folder)
     options = config.parse_options(plugins_folder=plugins)
