@@ -47,10 +47,10 @@ def _plugins_folder_option(func: Command) -> Command:
         "--plugins-folder",
         "plugins_folder",
         envvar="UPDRAFT_PLUGINS_FOLDER",
-        type=click.Path(exists=True, file_okay=False, dir_okay=True),
+        type=click.Path(exists=True, file_okay=True, dir_okay=True),
         default=None,
-        help="Airflow plugins folder (custom timetables) [default: a 'plugins' folder beside the DAGs "
-        "folder, if any; env: UPDRAFT_PLUGINS_FOLDER].",
+        help="Airflow plugins folder (custom timetables), or an MWAA plugins.zip [default: a 'plugins' folder, "
+        "else plugins.zip, beside the DAGs folder, if any; env: UPDRAFT_PLUGINS_FOLDER].",
     )(func)
 
 
@@ -96,18 +96,33 @@ def _environment_answers(ctx: click.Context) -> bool:
 
 
 def resolve_plugins_folder(dags_folder: str, plugins_folder: str | None) -> str | None:
-    """The explicit folder, else ``<parent of the DAGs folder>/plugins`` when it exists.
+    """The explicit folder, else ``<parent of the DAGs folder>/plugins`` when it exists, else ``plugins.zip``
+    there; an archive (MWAA's plugins.zip) stands for the folder it unpacks to.
 
-    Airflow keeps ``dags/`` and ``plugins/`` side by side under AIRFLOW_HOME;
+    Airflow keeps ``dags/`` and ``plugins/`` side by side under AIRFLOW_HOME, MWAA ``dags/`` and ``plugins.zip``;
     finding the sibling means the usual layout works without a flag.
     """
     if plugins_folder:
-        return os.path.abspath(plugins_folder)
-    base = os.path.abspath(dags_folder)
-    if os.path.isfile(base):
-        base = os.path.dirname(base)
-    sibling = os.path.join(os.path.dirname(base), "plugins")
-    return sibling if os.path.isdir(sibling) else None
+        found = os.path.abspath(plugins_folder)
+    else:
+        base = os.path.abspath(dags_folder)
+        if os.path.isfile(base):
+            base = os.path.dirname(base)
+        siblings = [os.path.join(os.path.dirname(base), name) for name in ("plugins", "plugins.zip")]
+        found = next((path for path in siblings if os.path.exists(path)), "")
+        if not found:
+            return None
+    if os.path.isfile(found):
+        from pathlib import Path
+
+        from updraft.requirements.lines import RequirementsError
+        from updraft.requirements.plugins_archive import unpack
+
+        try:
+            return str(unpack(Path(found)))
+        except RequirementsError as exc:
+            raise click.BadParameter(str(exc), param_hint="--plugins-folder") from None
+    return found
 
 
 def _parse(ctx: click.Context, dags_folder: str, plugins_folder: str | None) -> FolderParseResult:
