@@ -22,6 +22,9 @@ def test_the_installed_providers_types_as_airflow_answers_them(api, monkeypatch)
     assert answer.status == 200
     assert [t["connection_type"] for t in answer.body] == [t["connection_type"] for t in AIRFLOW_ANSWER]
     assert answer.body == AIRFLOW_ANSWER
+    # The provider's fields in its order (the form draws them so).
+    assert [list(t["extra_fields"] or {}) for t in answer.body] == [list(t["extra_fields"] or {})
+                                                                   for t in AIRFLOW_ANSWER]
     aws = next(t for t in answer.body if t["connection_type"] == "aws")
     assert aws["standard_fields"]["login"] == {"hidden": False, "title": "AWS Access Key ID",
                                                "placeholder": "YOUR_AWS_ACCESS_KEY_ID"}
