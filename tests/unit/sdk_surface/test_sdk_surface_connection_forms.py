@@ -87,3 +87,22 @@ def test_blank_environment_value_is_no_connection(monkeypatch):
 def test_uri_of_port_zero_has_no_port():
     assert Connection(conn_id="c", conn_type="http", host="h", port=0).get_uri() == "http://h"
     assert Connection(conn_id="c", conn_type="http", port=0).get_uri() == "http://"
+
+
+def test_a_missing_aws_default_is_the_not_found_error_the_aws_hook_falls_back_on(monkeypatch):
+    """The amazon provider's ``AwsGenericHook.conn_config`` catches ``AirflowNotFoundException`` (imported through
+    ``common.compat.sdk``: ``airflow.sdk.exceptions``, else ``airflow.exceptions``) from ``BaseHook.get_connection``,
+    warns and uses boto3's default credentials, which in a task child are the DAG-code role's. So a missing
+    ``aws_default`` must raise exactly that class, and an ``aws://`` connection carries no keys."""
+    import airflow.exceptions
+    import airflow.sdk.exceptions
+    from airflow.sdk import BaseHook
+
+    monkeypatch.delenv("AIRFLOW_CONN_AWS_DEFAULT", raising=False)
+    with pytest.raises(airflow.sdk.exceptions.AirflowNotFoundException) as info:
+        BaseHook.get_connection("aws_default")
+    assert isinstance(info.value, airflow.exceptions.AirflowNotFoundException)
+    assert str(info.value) == "The conn_id `aws_default` isn't defined"
+    monkeypatch.setenv("AIRFLOW_CONN_AWS_DEFAULT", "aws://?region_name=eu-west-1")
+    conn = BaseHook.get_connection("aws_default")
+    assert (conn.login, conn.password, conn.extra_dejson) == (None, None, {"region_name": "eu-west-1"})
