@@ -34,7 +34,7 @@ from updraft.requirements import stubs
 from updraft.requirements.constraints import constraint_lines, runtime_versions
 from updraft.requirements.lines import Line, RequirementsError, local_paths, pip_lines, read
 
-FORMAT = "2"  # bump when the folder's layout or the way it is built changes
+FORMAT = "3"  # bump when the folder's layout or the way it is built changes
 
 
 class RequirementsConflict(RequirementsError):
@@ -132,7 +132,7 @@ def _build(work: Path, wanted: list[str], constraints: list[str], stub_folder: P
         if done.returncode != 0:
             raise _failure(done.stdout + done.stderr)
     (work / "lock.txt").write_text(_lock(site))
-    (work / "providers.json").write_text(json.dumps(_provider_infos(site), indent=1, sort_keys=True))
+    (work / "providers.json").write_text(json.dumps(_provider_infos(site), indent=1))
 
 
 def _failure(output: str) -> RequirementsError:
