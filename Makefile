@@ -2,6 +2,10 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# The provider packages the tests run for real, installed ahead into the venv's requirements cache, so that the
+# tests find them without the network (tests/conftest.py points UPDRAFT_REQUIREMENTS_CACHE there too).
+PROVIDERS := $(VENV)/.providers-stamp
+export UPDRAFT_REQUIREMENTS_CACHE := $(abspath $(VENV))/requirements-cache
 
 .PHONY: local test test-fast install bench-parse bench-scheduler bench-e2e bench-api bench-ui bench-capacity bench-latency bench-claims clean
 
@@ -12,6 +16,10 @@ $(STAMP): pyproject.toml
 	$(MAKE) --no-print-directory chromium
 	touch $(STAMP)
 
+$(PROVIDERS): $(STAMP) tests/providers/requirements.txt
+	$(VENV)/bin/updraft requirements install tests/providers/requirements.txt
+	touch $(PROVIDERS)
+
 # The browser tests (tests/browser) drive Debian's Chromium with Playwright (never `playwright install`):
 # installed with apt when missing (CI runs as root on Debian); without apt the browser tier skips, saying why.
 .PHONY: chromium
@@ -21,20 +29,20 @@ chromium:
 	else echo "no apt-get here: install Chromium yourself, or the browser tests (tests/browser) are skipped"; fi
 
 # The venv, the package and its tools, and Chromium (what `make local` and `make test` need first).
-install: $(STAMP)
+install: $(STAMP) $(PROVIDERS)
 
 # The whole system in the foreground (Ctrl-C stops it); state survives restarts in .updraft/state.
 local: $(STAMP)
 	$(VENV)/bin/updraft local --dags-folder examples/dags --unpause --state-dir .updraft/state
 
 # Lint, then types (mypy reads [tool.mypy] in pyproject.toml: which packages, strict where), then the suite.
-test: $(STAMP)
+test: $(STAMP) $(PROVIDERS)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest
 
 # The inner loop: lint and the unit tier (pure logic and the store on moto, no local systems or browsers), ~1.5 min.
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(PROVIDERS)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest tests/unit -m "not slow"
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 
@@ -22,6 +23,8 @@ for _name, _value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "
                       "AWS_SECURITY_TOKEN": "testing", "AWS_SESSION_TOKEN": "testing",
                       "AWS_DEFAULT_REGION": "us-east-1"}.items():
     os.environ[_name] = _value
+# The requirements cache `make install` filled with tests/providers/requirements.txt (the Makefile says the same).
+os.environ.setdefault("UPDRAFT_REQUIREMENTS_CACHE", os.path.join(sys.prefix, "requirements-cache"))
 
 
 def _share_botocore_models() -> None:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
+import zipfile
+
+import pytest
 
 from click.testing import CliRunner
 
@@ -131,7 +135,8 @@ def test_bad_conf_is_a_usage_error(tmp_path):
     assert result.exit_code == 2 and "--conf is not valid JSON" in result.output
 
 
-def test_a_custom_timetable_from_the_plugins_folder_runs(tmp_path):
+@pytest.mark.parametrize("layout", ["plugins folder", "MWAA plugins.zip"])
+def test_a_custom_timetable_from_the_plugins_folder_runs(tmp_path, layout):
     # The test's own process reads the stored (serialized) DAG back, so it must have loaded the plugins too, as
     # Airflow's `dags test` does: else a DAG on a plugin's timetable cannot be tested at all.
     dags, plugins = tmp_path / "dags", tmp_path / "plugins"
@@ -161,10 +166,33 @@ def test_a_custom_timetable_from_the_plugins_folder_runs(tmp_path):
 
             one()
     """)
+    if layout == "MWAA plugins.zip":  # MWAA's layout: dags/ and plugins.zip side by side, found without a flag
+        with zipfile.ZipFile(tmp_path / "plugins.zip", "w") as archive:
+            archive.write(plugins / "never_tt.py", "never_tt.py")
+        shutil.rmtree(plugins)
     result = _run(dags, "tt", "2024-01-02", "-o", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert doc["run_state"] == "success" and doc["tasks"]["one"]["state"] == "success"
+
+
+def test_a_plugins_zip_entry_that_would_land_outside_its_folder_is_refused_naming_it(tmp_path):
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    _write(dags, "hi.py", """
+        with DAG("hi", schedule=None, start_date=START):
+            @task
+            def one():
+                return 1
+
+            one()
+    """)
+    with zipfile.ZipFile(tmp_path / "plugins.zip", "w") as archive:
+        archive.writestr("../escaped.py", "x = 1\n")
+    result = _run(dags, "hi", "-o", "json")
+    assert result.exit_code == 2 and "the entry '../escaped.py' would be written outside the plugins folder" in (
+        result.output)
+    assert not (tmp_path / "escaped.py").exists()
 
 
 def test_conf_the_params_reject_is_a_usage_error(tmp_path):

@@ -105,12 +105,14 @@ def _register_commands() -> None:
     from updraft.cli.local import local
     from updraft.cli.login import login
     from updraft.cli.pools import pools
+    from updraft.cli.requirements import requirements
     from updraft.cli.run_changes import register as register_run_changes
     from updraft.cli.runs import runs
     from updraft.cli.tasks import tasks
     from updraft.cli.variables import variables
 
-    for command in (dags, runs, tasks, pools, backfill, local, variables, connections, env, login, assets, hitl):
+    for command in (dags, runs, tasks, pools, backfill, local, variables, connections, env, login, assets, hitl,
+                    requirements):
         cli.add_command(command)
     register_run_changes()  # tasks clear|state, runs mark-success|mark-failed, dags state
 

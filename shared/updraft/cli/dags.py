@@ -18,6 +18,7 @@ import click
 
 from updraft.cli.options import Command, conf_option, output_option, parse_conf, parse_date
 from updraft.cli.output import render
+from updraft.cli.requirements import requirements_option, use_requirements
 
 if TYPE_CHECKING:
     from updraft.parsing.folder import FolderParseResult
@@ -46,10 +47,10 @@ def _plugins_folder_option(func: Command) -> Command:
         "--plugins-folder",
         "plugins_folder",
         envvar="UPDRAFT_PLUGINS_FOLDER",
-        type=click.Path(exists=True, file_okay=False, dir_okay=True),
+        type=click.Path(exists=True, file_okay=True, dir_okay=True),
         default=None,
-        help="Airflow plugins folder (custom timetables) [default: a 'plugins' folder beside the DAGs "
-        "folder, if any; env: UPDRAFT_PLUGINS_FOLDER].",
+        help="Airflow plugins folder (custom timetables), or an MWAA plugins.zip [default: a 'plugins' folder, "
+        "else plugins.zip, beside the DAGs folder, if any; env: UPDRAFT_PLUGINS_FOLDER].",
     )(func)
 
 
@@ -95,18 +96,33 @@ def _environment_answers(ctx: click.Context) -> bool:
 
 
 def resolve_plugins_folder(dags_folder: str, plugins_folder: str | None) -> str | None:
-    """The explicit folder, else ``<parent of the DAGs folder>/plugins`` when it exists.
+    """The explicit folder, else ``<parent of the DAGs folder>/plugins`` when it exists, else ``plugins.zip``
+    there; an archive (MWAA's plugins.zip) stands for the folder it unpacks to.
 
-    Airflow keeps ``dags/`` and ``plugins/`` side by side under AIRFLOW_HOME;
+    Airflow keeps ``dags/`` and ``plugins/`` side by side under AIRFLOW_HOME, MWAA ``dags/`` and ``plugins.zip``;
     finding the sibling means the usual layout works without a flag.
     """
     if plugins_folder:
-        return os.path.abspath(plugins_folder)
-    base = os.path.abspath(dags_folder)
-    if os.path.isfile(base):
-        base = os.path.dirname(base)
-    sibling = os.path.join(os.path.dirname(base), "plugins")
-    return sibling if os.path.isdir(sibling) else None
+        found = os.path.abspath(plugins_folder)
+    else:
+        base = os.path.abspath(dags_folder)
+        if os.path.isfile(base):
+            base = os.path.dirname(base)
+        siblings = [os.path.join(os.path.dirname(base), name) for name in ("plugins", "plugins.zip")]
+        found = next((path for path in siblings if os.path.exists(path)), "")
+        if not found:
+            return None
+    if os.path.isfile(found):
+        from pathlib import Path
+
+        from updraft.requirements.lines import RequirementsError
+        from updraft.requirements.plugins_archive import unpack
+
+        try:
+            return str(unpack(Path(found)))
+        except RequirementsError as exc:
+            raise click.BadParameter(str(exc), param_hint="--plugins-folder") from None
+    return found
 
 
 def _parse(ctx: click.Context, dags_folder: str, plugins_folder: str | None) -> FolderParseResult:
@@ -253,10 +269,12 @@ def print_next_runs(infos: list[str | None]) -> None:
               help="Deferred tasks' waits (deferrable sensors, triggers) end at once, each skip printed; "
                    "--real-waits sits through them.")
 @output_option
+@requirements_option
 @_folder_options
 @click.pass_context
 def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | None, workers: int,
-         log_folder: str | None, skip_waits: bool, output: str, dags_folder: str, plugins_folder: str | None) -> None:
+         log_folder: str | None, skip_waits: bool, output: str, requirements: str | None, dags_folder: str,
+         plugins_folder: str | None) -> None:
     """Run one DAG run to the end on the embedded AWS (like `airflow dags test`).
 
     Exit code 0 when the run succeeded, 1 when it failed, 2 on a usage or import error.
@@ -269,6 +287,7 @@ def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | 
 
     conf_dict = parse_conf(conf)
     when = parse_date(logical_date)
+    use_requirements(dags_folder, requirements)
     config = ctx.find_root().obj
     plugins = resolve_plugins_folder(dags_folder, plugins_folder)
     options = config.parse_options(plugins_folder=plugins)

@@ -6,6 +6,8 @@ import signal
 
 import click
 
+from updraft.cli.requirements import requirements_option, use_requirements
+
 
 def _interrupt(signum: int, frame: object) -> None:
     """SIGTERM (``kill``, a container stop) stops as cleanly as Ctrl-C."""
@@ -43,10 +45,11 @@ def _interrupt(signum: int, frame: object) -> None:
 @click.option("--passwords-file", envvar="UPDRAFT_LOCAL_PASSWORDS_FILE", default=None, type=click.Path(dir_okay=False),
               help="The users' passwords, JSON {name: password}; missing ones are generated into it and printed "
                    "[default: $UPDRAFT_HOME/local_passwords.json].")
+@requirements_option
 @click.pass_context
 def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, state_dir: str | None,
           tick_seconds: float, workers: int, parallelism: int | None, port: int, api_port: int, grace_period: float,
-          unpause: bool, users: str | None, passwords_file: str | None) -> None:
+          unpause: bool, users: str | None, passwords_file: str | None, requirements: str | None) -> None:
     """Run Updraft on this machine: embedded AWS, parser, scheduler and workers, as deployed.
 
     Edits to the DAGs folder are picked up within a second. Stop with Ctrl-C: running tries get
@@ -71,6 +74,7 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
             parse_users(users)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--users") from None
+    use_requirements(dags_folder, requirements)  # before any process starts: they inherit the DAG packages
     start_resource_tracker()  # before any thread: see its docstring
     system = LocalSystem(options, say=click.echo)
     signal.signal(signal.SIGTERM, _interrupt)

@@ -50,9 +50,16 @@ DEFAULT_POLL_SECONDS = 30.0  # between looks at a trigger that names no poll_int
 MIN_POLL_SECONDS = 1  # a Wait state counts whole seconds
 
 
+# Provider triggers Updraft looks at itself, whichever provider is installed: the real amazon provider's
+# S3KeyTrigger runs on aiobotocore, whose releases pin a botocore older than the one Updraft (and so DAG code) runs;
+# Updraft's look takes the same serialized arguments and answers the same events (``updraft.triggers.s3``).
+NATIVE_TRIGGERS = {"airflow.providers.amazon.aws.triggers.s3.S3KeyTrigger": "updraft.triggers.s3.S3KeyTrigger"}
+
+
 def rebuild(classpath: str, kwargs: dict[str, Any]) -> Any:
-    """The trigger from its ``serialize()`` form, as Airflow's triggerer rebuilds it."""
-    module_name, _, class_name = classpath.rpartition(".")
+    """The trigger from its ``serialize()`` form, as Airflow's triggerer rebuilds it (``NATIVE_TRIGGERS`` by
+    Updraft's own class)."""
+    module_name, _, class_name = NATIVE_TRIGGERS.get(classpath, classpath).rpartition(".")
     return getattr(importlib.import_module(module_name), class_name)(**decode_value(kwargs))
 
 
