@@ -43,6 +43,20 @@ def determine_kwargs(function: Callable, args: Sequence[Any], kwargs: Mapping[st
     return {name: kwargs[name] for name in signature.parameters if name in kwargs}
 
 
+class KeywordParameters:
+    """Airflow's wrapper of the keyword arguments a callable receives (``determine(...).unpacking()``)."""
+
+    def __init__(self, kwargs: Mapping[str, Any]) -> None:
+        self._kwargs = kwargs
+
+    @classmethod
+    def determine(cls, function: Callable, args: Sequence[Any], kwargs: Mapping[str, Any]) -> KeywordParameters:
+        return cls(determine_kwargs(function, args, kwargs))
+
+    def unpacking(self) -> Mapping[str, Any]:
+        return self._kwargs
+
+
 def context_env_vars(context: Any) -> dict[str, str]:
     """``AIRFLOW_CTX_DAG_ID`` and friends (Airflow's ``context_to_airflow_vars(in_env_var_format=True)``)."""
     ti = context.get("ti")
@@ -96,6 +110,17 @@ class SecretsBackend(Protocol):
 
     def get_conn_value(self, conn_id: str) -> str | None: ...
 
+    def get_config(self, key: str) -> str | None:
+        """A configuration value (an option's ``AIRFLOW__S__K_SECRET`` names ``key``)."""
+
+
+_backend: list[SecretsBackend] = []
+
+
+def secrets_backend() -> SecretsBackend | None:
+    """The secrets backend ``use_secrets`` set up for this process's tries (None before, or without one)."""
+    return _backend[0] if _backend else None
+
 
 def use_secrets(metastore: SecretsMetastore | None, backend: SecretsBackend | None) -> None:
     """Variables and connections come from ``backend``, then the environment, then ``metastore`` (Airflow's
@@ -104,6 +129,7 @@ def use_secrets(metastore: SecretsMetastore | None, backend: SecretsBackend | No
 
     variable.reset_backends()
     connection.reset_backends()
+    _backend[:] = [backend] if backend is not None else []
     if backend is not None:
         variable.register_backend(backend.get_variable, before_environment=True)
         connection.register_backend(backend.get_conn_value, before_environment=True)
