@@ -34,7 +34,7 @@ from updraft.requirements import stubs
 from updraft.requirements.constraints import constraint_lines, runtime_versions
 from updraft.requirements.lines import Line, RequirementsError, local_paths, pip_lines, read
 
-FORMAT = "3"  # bump when the folder's layout or the way it is built changes
+FORMAT = "4"  # bump when the folder's layout or the way it is built changes
 
 
 class RequirementsConflict(RequirementsError):
@@ -86,6 +86,7 @@ def install(requirements: Path, cache: Path | None = None, *, pip_args: tuple[st
     lines = tuple(read(requirements))
     pins = constraint_lines(runtime_versions()) + stubs.constraints()
     wanted, constraints = pip_lines(list(lines))
+    wanted = [*wanted, *stubs.PROVIDED] if wanted else wanted
     key = _key(wanted, constraints, pins, lines, pip_args)
     cache = cache or default_cache()
     done = cache / key
