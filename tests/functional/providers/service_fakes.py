@@ -264,19 +264,20 @@ def smtp_server() -> contextlib.AbstractContextManager[Fake]:
 
 # -- Databricks Jobs API ---------------------------------------------------------------------------------------
 def databricks_jobs_api(token: str) -> Respond:
-    """runs/submit and run-now start a run; runs/get says PENDING, then RUNNING, then TERMINATED with SUCCESS, or
-    FAILED when the run's name (submit) or job_id (run-now, odd ids) says so. A wrong token gets a 401."""
+    """runs/submit and run-now start a run; runs/get says PENDING, then RUNNING (four times for a run named
+    "deferred ..."), then TERMINATED with SUCCESS, or FAILED when the run's name (submit) or job_id (run-now, odd
+    ids) says so. A wrong token gets a 401."""
     lock = threading.Lock()
     runs: dict[int, dict[str, Any]] = {}
 
-    def start(fails: bool, job_id: int | None) -> Reply:
+    def start(fails: bool, job_id: int | None, running: int = 1) -> Reply:
         with lock:
             run_id = 1000 + len(runs)
-            runs[run_id] = {"fails": fails, "job_id": job_id, "gets": 0}
+            runs[run_id] = {"fails": fails, "job_id": job_id, "gets": 0, "life": ("PENDING",) + ("RUNNING",) * running}
         return Reply(200, {"run_id": run_id, "number_in_job": run_id})
 
     def state(run: dict[str, Any]) -> dict[str, Any]:
-        life = ("PENDING", "RUNNING")
+        life = run["life"]
         if run["gets"] <= len(life):
             return {"life_cycle_state": life[run["gets"] - 1], "state_message": ""}
         result = "FAILED" if run["fails"] else "SUCCESS"
@@ -287,12 +288,14 @@ def databricks_jobs_api(token: str) -> Respond:
         if request.headers.get("Authorization") != f"Bearer {token}":
             return Reply(401, {"error_code": "UNAUTHENTICATED", "message": "bad token"})
         if request.method == "POST" and request.path == "/api/2.2/jobs/runs/submit":
-            return start(request.json().get("run_name", "").startswith("fail"), None)
+            name = request.json().get("run_name", "")
+            return start(name.startswith("fail"), None, 4 if name.startswith("deferred") else 1)
         if request.method == "POST" and request.path == "/api/2.2/jobs/run-now":
             job_id = int(request.json()["job_id"])
             return start(job_id % 2 == 1, job_id)
         if request.method == "GET" and request.path == "/api/2.2/jobs/runs/get":
-            run_id = int(request.query["run_id"][0])
+            # The provider's sync hook asks with a query string, its async one (triggers) with a JSON body.
+            run_id = int(request.query["run_id"][0] if "run_id" in request.query else request.json()["run_id"])
             with lock:
                 run = runs[run_id]
                 run["gets"] += 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -46,20 +47,27 @@ class DagRun:
         assert not diff, f"(updraft, expected) differ: {diff}\n{logs}\n--- stderr ---\n{self.stderr[-3000:]}"
 
 
-def dags_test(folder: str, dag_id: str, tmp_path: Path, env: dict[str, str], timeout: float = 300) -> DagRun:
+def dags_test(folder: str, dag_id: str, tmp_path: Path, env: dict[str, str], timeout: float = 240) -> DagRun:
     out, logs = tmp_path / "out", tmp_path / "logs"
     out.mkdir(exist_ok=True)
     child_env = {**os.environ, "PIP_NO_INDEX": "1", "E2E_OUT": str(out), **env}
     started = time.monotonic()
-    done = subprocess.run(
+    process = subprocess.Popen(
         [sys.executable, "-c", "from updraft.cli import main; main()", "dags", "test", dag_id, LOGICAL_DATE,
          "--dags-folder", str(DAGS / folder), "--requirements", str(REQUIREMENTS), "--log-folder", str(logs),
          "-o", "json"],
-        env=child_env, cwd=tmp_path, capture_output=True, text=True, timeout=timeout, check=False)
+        env=child_env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # its task and parse children too
+        stdout, stderr = process.communicate()
+        raise AssertionError(f"`dags test {dag_id}` still ran after {timeout} s:\n{stderr[-5000:]}") from None
     wall_s = time.monotonic() - started
-    last = done.stdout.strip().splitlines()[-1:] or [""]
-    assert last[0].startswith("{"), f"`dags test {dag_id}` gave no result (exit {done.returncode}):\n" \
-                                    f"{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    last = stdout.strip().splitlines()[-1:] or [""]
+    assert last[0].startswith("{"), f"`dags test {dag_id}` gave no result (exit {process.returncode}):\n" \
+                                    f"{stdout[-3000:]}\n{stderr[-5000:]}"
     result = json.loads(last[0])
     tasks = {label: (row["state"], row["try_number"]) for label, row in result["tasks"].items()}
-    return DagRun(result["run_state"], tasks, out, logs, done.stderr, wall_s)
+    return DagRun(result["run_state"], tasks, out, logs, stderr, wall_s)
