@@ -7,24 +7,24 @@ __all__ = ["dump", "full_load", "safe_dump", "safe_load"]
 
 
 def safe_load(stream: Any) -> Any:
-    import yaml
+    import yaml  # type: ignore[import-untyped]
 
     return yaml.load(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def full_load(stream: Any) -> Any:
-    import yaml
+    import yaml  # type: ignore[import-untyped]
 
     return yaml.load(stream, Loader=getattr(yaml, "CFullLoader", yaml.FullLoader))
 
 
 def dump(data: Any, **kwargs: Any) -> Any:
-    import yaml
+    import yaml  # type: ignore[import-untyped]
 
     return yaml.dump(data, Dumper=getattr(yaml, "CDumper", yaml.Dumper), **kwargs)
 
 
 def safe_dump(data: Any, **kwargs: Any) -> Any:
-    import yaml
+    import yaml  # type: ignore[import-untyped]
 
     return yaml.dump(data, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), **kwargs)

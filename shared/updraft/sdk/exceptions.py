@@ -212,6 +212,5 @@ class DeserializationError(Exception):
 
 
 class UnsupportedModuleError(UnsupportedFeatureError, ModuleNotFoundError):
-    """An ``airflow.*`` module Updraft does not have (or a provider that is not installed): also a
-    ModuleNotFoundError, so provider code that probes an optional module with ``except ModuleNotFoundError`` takes
-    its fallback as under Airflow."""
+    """A module of a provider that is not installed: also a ModuleNotFoundError, so provider code that probes an
+    optional provider with ``except ModuleNotFoundError`` takes its fallback as under Airflow."""

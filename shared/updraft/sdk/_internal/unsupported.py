@@ -159,9 +159,12 @@ def module_hint(fullname: str) -> str:
 
 
 def unsupported_module_error(fullname: str) -> ImportError:
-    from updraft.sdk.exceptions import UnsupportedModuleError
+    """The error for a missing module: below ``airflow.providers`` also a ModuleNotFoundError (a provider that is not
+    installed is a missing module to the code probing for it, as under Airflow)."""
+    from updraft.sdk.exceptions import UnsupportedFeatureError, UnsupportedModuleError
 
-    err = UnsupportedModuleError(fullname, module_hint(fullname))
+    kind = UnsupportedModuleError if provider_distribution(fullname) else UnsupportedFeatureError
+    err = kind(fullname, module_hint(fullname))
     err.name = fullname
     return err
 

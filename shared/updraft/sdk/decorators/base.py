@@ -111,7 +111,7 @@ class DecoratedOperator(BaseOperator):
                                 "op_kwargs": dict(op_kwargs or {})}
         forwards = self.forwards_callable
         if forwards is None:
-            forwards = "python_callable" in inspect.signature(super().__init__).parameters
+            forwards = _decorates_a_python_operator(type(self))
         if forwards:
             super().__init__(task_id=task_id, **call, **(kwargs_to_upstream or {}), **kwargs)
         else:
@@ -131,6 +131,13 @@ class DecoratedOperator(BaseOperator):
                 op_kwargs[name] = default_args[name]
         kwargs["op_kwargs"] = op_kwargs
         return kwargs
+
+
+def _decorates_a_python_operator(cls: type) -> bool:
+    """Whether an operator class after ``DecoratedOperator`` in ``cls``'s MRO takes ``python_callable``."""
+    after = cls.__mro__[cls.__mro__.index(DecoratedOperator) + 1:]
+    return any("python_callable" in inspect.signature(c.__dict__["__init__"]).parameters
+               for c in after if "__init__" in c.__dict__)
 
 
 class TaskDecorator:
