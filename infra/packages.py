@@ -95,7 +95,7 @@ def resolve(settings: EnvironmentSettings, *, cache: Path | None = None) -> Pack
     try:
         installed = install(path, cache, runtime=runtime, platform=lambda_platform(settings.architecture))
     except RequirementsError as exc:
-        raise RequirementsError(f"environment {settings.name!r}, requirements {path}: {exc}") from exc
+        raise type(exc)(f"environment {settings.name!r}, requirements {path}: {exc}") from exc
     return Packages(runtime, installed)
 
 

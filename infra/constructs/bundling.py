@@ -114,10 +114,13 @@ def build(packages: Packages, *, dag_code: bool, dependencies: bool, architectur
     key = bundle_key(packages, dag_code=dag_code, dependencies=dependencies, architecture=architecture)
     done = workdir / key
     if not (done / "bundle" / LOCK_FILE).is_file():
+        # The DAG-code bundle is Updraft's (built first, compiled once) plus the requirements.
+        base = build(packages, dag_code=False, dependencies=dependencies, architecture=architecture,
+                     workdir=workdir, cache=cache).path if dag_code else None
         workdir.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=workdir))
         try:
-            _build(work, packages, dag_code=dag_code, dependencies=dependencies, architecture=architecture,
+            _build(work, packages, base, dag_code=dag_code, dependencies=dependencies, architecture=architecture,
                    cache=cache)
             try:
                 work.rename(done)
@@ -130,19 +133,22 @@ def build(packages: Packages, *, dag_code: bool, dependencies: bool, architectur
     return Bundle(path, key, sum(p.stat().st_size for p in path.rglob("*") if p.is_file()))
 
 
-def _build(work: Path, packages: Packages, *, dag_code: bool, dependencies: bool, architecture: str,
-           cache: Path | None) -> None:
+def _build(work: Path, packages: Packages, base: Path | None, *, dag_code: bool, dependencies: bool,
+           architecture: str, cache: Path | None) -> None:
     out = work / "bundle"
-    out.mkdir()
-    if dependencies:
-        shutil.copytree(runtime_site(architecture, cache=cache).site, out, dirs_exist_ok=True)
-    for source, target in SOURCES.items():
-        shutil.copytree(source, out / target, ignore=_IGNORE, dirs_exist_ok=True)
-    if not compileall.compile_dir(out, quiet=1, workers=0,
-                                  invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH):
-        raise RuntimeError(f"compiling the Lambda bundle in {out} failed")
-    if packages.dag is not None:
-        shutil.copyfile(packages.dag.providers_file, out / PROVIDERS_FILE)
+    if base is not None:
+        shutil.copytree(base, out)
+    else:
+        out.mkdir()
+        if dependencies:
+            shutil.copytree(runtime_site(architecture, cache=cache).site, out, dirs_exist_ok=True)
+        for source, target in SOURCES.items():
+            shutil.copytree(source, out / target, ignore=_IGNORE, dirs_exist_ok=True)
+        if not compileall.compile_dir(out, quiet=1, workers=0,
+                                      invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH):
+            raise RuntimeError(f"compiling the Lambda bundle in {out} failed")
+        if packages.dag is not None:
+            shutil.copyfile(packages.dag.providers_file, out / PROVIDERS_FILE)
     if dag_code:
         assert packages.dag is not None
         dag = out / DAG_PACKAGES
