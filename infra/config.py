@@ -17,7 +17,9 @@ PLACEHOLDER_REGION = "us-east-1"
 # boto3 is included although the Lambda runtime has one: pynamodb pulls botocore into the bundle, which would
 # otherwise shadow the runtime's botocore under a boto3 of another release. python-dateutil stays <3 for botocore.
 LAMBDA_REQUIREMENTS = (
-    "boto3>=1.34",
+    # as in pyproject.toml: aiobotocore (deferrable amazon operators) must install beside them
+    "boto3>=1.34,<1.43.118",
+    "botocore<1.43.118",
     "aws-lambda-powertools>=3.0",
     "pendulum>=3.0",
     "croniter>=3.0",
