@@ -294,6 +294,7 @@ ALLOWED: Mapping[str, Callable[..., Any]] = {
     "get_connection": lambda store, scope, conn_id: store.get_connection(_text(conn_id, "a connection id")),
     "backend_variable": lambda store, scope, name: _backend_lookup(scope, "get_variable", name),
     "backend_connection": lambda store, scope, conn_id: _backend_lookup(scope, "get_conn_value", conn_id),
+    "backend_config": lambda store, scope, key: _backend_lookup(scope, "get_config", key),
     "send_email": _send_email,
     "list_assets": lambda store, scope: store.list_assets(),
     "list_asset_events": lambda store, scope, asset_id, limit: store.list_asset_events(
@@ -525,6 +526,10 @@ class ProxySecretsBackend:
 
     def get_conn_value(self, conn_id: str) -> str | None:
         value: str | None = self.channel.call("backend_connection", conn_id)
+        return value
+
+    def get_config(self, key: str) -> str | None:
+        value: str | None = self.channel.call("backend_config", key)
         return value
 
 

@@ -11,9 +11,9 @@ import copy
 import functools
 import inspect
 import itertools
-import logging
 import math
 import warnings
+from abc import ABCMeta
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
@@ -25,6 +25,7 @@ from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
 from updraft.sdk._internal.ids import validate_key
 from updraft.sdk.compute import resolve_compute
 from updraft.sdk.exceptions import AirflowException
+from updraft.sdk.logging_mixin import LoggingMixin
 from updraft.sdk.node import TaskNode
 from updraft.sdk.param import ParamsDict
 from updraft.sdk.priority_strategy import PriorityWeightStrategy, load_weight_rule
@@ -188,7 +189,10 @@ def merged_params(dag: DAG | None, task_params: Any, own_default_args: Any) -> P
     return params
 
 
-class BaseOperatorMeta(type):
+class BaseOperatorMeta(ABCMeta):
+    """Applies ``default_args`` to every subclass ``__init__``; an ``ABCMeta`` as Airflow's, so an operator may also
+    derive from ``abc.ABC`` (``class X(BaseOperator, ABC)``) and declare abstract methods."""
+
     def __new__(mcls, name: str, bases: tuple, namespace: dict, **kwargs: Any):
         init = namespace.get("__init__")
         if init is not None and not getattr(init, "__updraft_wrapped__", False):
@@ -271,8 +275,11 @@ class _PartialDescriptor:
         return partial_for_class
 
 
-class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
+class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
     """Abstract base for operators; subclasses add their own arguments and (later) ``execute``."""
+
+    # ``self.log`` is airflow.task.operators.<module>.<Class> (LoggingMixin), captured into the try's log.
+    _log_config_logger_name = "airflow.task.operators"
 
     template_fields: ClassVar[tuple[str, ...]] = ()
     template_ext: tuple[str, ...] = ()
@@ -465,12 +472,6 @@ class BaseOperator(TaskNode, metaclass=BaseOperatorMeta):
     @property
     def task_display_name(self) -> str:
         return self._task_display_name or self.task_id
-
-    @property
-    def log(self) -> logging.Logger:
-        """``self.log`` as operators use it (Airflow's LoggingMixin); the task runtime captures its records."""
-        cls = type(self)
-        return logging.getLogger(f"airflow.task.operators.{cls.__module__}.{cls.__name__}")
 
     @property
     def operator_name(self) -> str:

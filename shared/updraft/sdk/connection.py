@@ -130,6 +130,25 @@ class Connection:
         connection.mask_secrets()
         return connection
 
+    @classmethod
+    async def async_get(cls, conn_id: str) -> Connection:
+        """``get`` for async code (triggers); the lookup itself is synchronous."""
+        return cls.get(conn_id)
+
+    def get_hook(self, *, hook_params: dict[str, Any] | None = None) -> Any:
+        """The hook an installed provider declares for this connection's type, built for this ``conn_id``
+        (Airflow's ``Connection.get_hook``); AirflowException naming the type when no installed provider has one."""
+        from updraft.sdk.module_loading import import_string
+        from updraft.sdk.providers_manager import ProvidersManager
+
+        hook = ProvidersManager().hooks.get(self.conn_type or "")
+        if hook is None:
+            raise AirflowException(f'Unknown hook type "{self.conn_type}": no installed provider declares a hook for '
+                                   "this connection type (add its apache-airflow-providers-* package to the "
+                                   "environment's requirements)")
+        hook_class = import_string(hook.hook_class_name)
+        return hook_class(**{hook.connection_id_attribute_name: self.conn_id}, **(hook_params or {}))
+
     def mask_secrets(self) -> None:
         """Hide this connection's password and its extra's sensitive values in logs from now on."""
         mask_secret(self.password)

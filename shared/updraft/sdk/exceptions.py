@@ -167,3 +167,45 @@ class UnsupportedFeatureError(AirflowException, ImportError):
             msg += f": {hint}"
         super().__init__(msg)
         self.feature = feature
+
+
+class AirflowProviderDeprecationWarning(DeprecationWarning):
+    """Issued by provider packages for their deprecated features (Airflow's class: providers import it)."""
+
+    deprecated_provider_since: str | None = None
+
+
+class RemovedInAirflow4Warning(DeprecationWarning):
+    """Issued for deprecated features that Airflow 4 removes."""
+
+    deprecated_since: str | None = None
+
+
+class AirflowSecretsBackendAccessDenied(PermissionError):
+    """An authoritative deny from a secrets backend: the lookup must not fall through to the next backend."""
+
+
+
+class TaskInstanceNotFound(AirflowNotFoundException):
+    """The task instance asked for does not exist."""
+
+
+class PoolNotFound(AirflowNotFoundException):
+    """The pool asked for does not exist."""
+
+
+class SerializationError(AirflowException):
+    """A value could not be serialized."""
+
+
+class DeserializationError(Exception):
+    """A DAG could not be deserialized (raised chained to the original error)."""
+
+    def __init__(self, dag_id: str | None = None, message: str | None = None) -> None:
+        self.dag_id = dag_id
+        if message:
+            super().__init__(message)
+        elif dag_id is None:
+            super().__init__("Missing Dag ID in serialized Dag")
+        else:
+            super().__init__(f"An unexpected error occurred while trying to deserialize Dag '{dag_id}'")

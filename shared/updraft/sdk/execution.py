@@ -96,6 +96,17 @@ class SecretsBackend(Protocol):
 
     def get_conn_value(self, conn_id: str) -> str | None: ...
 
+    def get_config(self, key: str) -> str | None:
+        """A configuration value (an option's ``AIRFLOW__S__K_SECRET`` names ``key``)."""
+
+
+_backend: list[SecretsBackend] = []
+
+
+def secrets_backend() -> SecretsBackend | None:
+    """The secrets backend ``use_secrets`` set up for this process's tries (None before, or without one)."""
+    return _backend[0] if _backend else None
+
 
 def use_secrets(metastore: SecretsMetastore | None, backend: SecretsBackend | None) -> None:
     """Variables and connections come from ``backend``, then the environment, then ``metastore`` (Airflow's
@@ -104,6 +115,7 @@ def use_secrets(metastore: SecretsMetastore | None, backend: SecretsBackend | No
 
     variable.reset_backends()
     connection.reset_backends()
+    _backend[:] = [backend] if backend is not None else []
     if backend is not None:
         variable.register_backend(backend.get_variable, before_environment=True)
         connection.register_backend(backend.get_conn_value, before_environment=True)

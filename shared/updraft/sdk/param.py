@@ -12,30 +12,9 @@ from collections.abc import ItemsView, Iterator, Mapping, MutableMapping, Values
 from typing import Any
 
 from updraft.sdk.exceptions import ParamValidationError
+from updraft.sdk.notset import NOTSET, ArgNotSet
 
-
-class _NotSet:
-    _instance: _NotSet | None = None
-
-    def __new__(cls) -> _NotSet:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "NOTSET"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __copy__(self) -> _NotSet:
-        return self
-
-    def __deepcopy__(self, memo: dict) -> _NotSet:
-        return self
-
-
-NOTSET: Any = _NotSet()
+__all__ = ["NOTSET", "Param", "ParamsDict"]
 
 
 class Param:
@@ -76,7 +55,7 @@ class Param:
         if value is not NOTSET:
             self._check_json(value)
         final = self.value if value is NOTSET else value
-        if isinstance(final, _NotSet):
+        if isinstance(final, ArgNotSet):
             if suppress_exception:
                 return None
             raise ParamValidationError("No value passed and Param has no default value")

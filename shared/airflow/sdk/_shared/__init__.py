@@ -1,0 +1,1 @@
+"""``airflow.sdk._shared``: the helper modules Airflow shares between its core and its task SDK."""

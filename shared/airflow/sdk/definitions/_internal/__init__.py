@@ -1,0 +1,1 @@
+"""``airflow.sdk.definitions._internal``: the internals provider packages import by path."""
