@@ -8,7 +8,6 @@ import textwrap
 import zipfile
 
 import pytest
-
 from click.testing import CliRunner
 
 from updraft.cli.app import cli
