@@ -38,6 +38,7 @@ from updraft.sdk.exceptions import (
     TaskNotFound,
     UnmappableXComTypePushed,
     UnsupportedFeatureError,
+    UnsupportedModuleError,
     XComNotFound,
 )
 
@@ -79,5 +80,6 @@ __all__ = [
     "TaskNotFound",
     "UnmappableXComTypePushed",
     "UnsupportedFeatureError",
+    "UnsupportedModuleError",
     "XComNotFound",
 ]

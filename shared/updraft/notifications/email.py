@@ -8,8 +8,13 @@ keyword. ``dryrun`` builds and checks the message without sending it, as Airflow
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
+from email.mime.application import MIMEApplication
+from email.mime.multipart import MIMEMultipart
+from email.mime.text import MIMEText
+from email.utils import formatdate
 from typing import Any
 
 from updraft.notifications.ses import EmailNotConfigured, SesEmailSender, configured_sender
@@ -59,3 +64,36 @@ def send_email(to: str | Iterable[str], subject: str, html_content: str, files: 
         return None
     return sender.send(to=to_list, subject=subject, html=html_content, cc=cc_list, bcc=bcc_list,
                        charset=mime_charset)
+
+
+def build_mime_message(mail_from: str | None, to: str | Iterable[str], subject: str, html_content: str,
+                       files: list[str] | None = None, cc: str | Iterable[str] | None = None,
+                       bcc: str | Iterable[str] | None = None, mime_subtype: str = "mixed",
+                       mime_charset: str = "utf-8", custom_headers: dict[str, Any] | None = None,
+                       ) -> tuple[MIMEMultipart, list[str]]:
+    """Airflow's MIME message builder (the Amazon provider's SES hook sends what it builds): the message, with
+    ``files`` attached, and every recipient (``bcc`` included, but not in the headers)."""
+    recipients = get_email_address_list(to)
+    msg = MIMEMultipart(mime_subtype)
+    msg["Subject"] = subject
+    if mail_from:
+        msg["From"] = mail_from
+    msg["To"] = ", ".join(recipients)
+    if cc:
+        cc_list = get_email_address_list(cc)
+        msg["CC"] = ", ".join(cc_list)
+        recipients += cc_list
+    if bcc:
+        recipients += get_email_address_list(bcc)
+    msg["Date"] = formatdate(localtime=True)
+    msg.attach(MIMEText(html_content, "html", mime_charset))
+    for fname in files or []:
+        basename = os.path.basename(fname)
+        with open(fname, "rb") as file:
+            part = MIMEApplication(file.read(), Name=basename)
+        part["Content-Disposition"] = f'attachment; filename="{basename}"'
+        part["Content-ID"] = f"<{basename}>"
+        msg.attach(part)
+    for header_key, header_value in (custom_headers or {}).items():
+        msg[header_key] = header_value
+    return msg, recipients

@@ -508,6 +508,18 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
 
         return render_value(self, content, context)
 
+    def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
+        """Render this task's template fields in place with ``context`` (Airflow's method; a provider's decorated
+        operator calls it again once its callable set a field). Only where a try runs."""
+        if jinja_env is not None:
+            from updraft.sdk.exceptions import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError("render_template_fields(jinja_env=...)", "templates render with the DAG's "
+                                          "own Jinja environment (template_searchpath, user_defined_macros/filters)")
+        from updraft.sdk.execution import render_template_fields
+
+        render_template_fields(self, context)
+
     def defer(self, *, trigger: Any, method_name: str | None, kwargs: dict[str, Any] | None = None,
               timeout: timedelta | float | None = None) -> NoReturn:
         """Suspend this try until ``trigger`` fires, then resume it in ``method_name(context, event=...,

@@ -209,3 +209,8 @@ class DeserializationError(Exception):
             super().__init__("Missing Dag ID in serialized Dag")
         else:
             super().__init__(f"An unexpected error occurred while trying to deserialize Dag '{dag_id}'")
+
+
+class UnsupportedModuleError(UnsupportedFeatureError, ModuleNotFoundError):
+    """A module of a provider that is not installed: also a ModuleNotFoundError, so provider code that probes an
+    optional provider with ``except ModuleNotFoundError`` takes its fallback as under Airflow."""

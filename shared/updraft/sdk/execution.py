@@ -43,6 +43,20 @@ def determine_kwargs(function: Callable, args: Sequence[Any], kwargs: Mapping[st
     return {name: kwargs[name] for name in signature.parameters if name in kwargs}
 
 
+class KeywordParameters:
+    """Airflow's wrapper of the keyword arguments a callable receives (``determine(...).unpacking()``)."""
+
+    def __init__(self, kwargs: Mapping[str, Any]) -> None:
+        self._kwargs = kwargs
+
+    @classmethod
+    def determine(cls, function: Callable, args: Sequence[Any], kwargs: Mapping[str, Any]) -> KeywordParameters:
+        return cls(determine_kwargs(function, args, kwargs))
+
+    def unpacking(self) -> Mapping[str, Any]:
+        return self._kwargs
+
+
 def context_env_vars(context: Any) -> dict[str, str]:
     """``AIRFLOW_CTX_DAG_ID`` and friends (Airflow's ``context_to_airflow_vars(in_env_var_format=True)``)."""
     ti = context.get("ti")

@@ -6,12 +6,16 @@ Behaviour is Airflow 3.3's, including its errors (``exactly_one`` refuses an unp
 
 from __future__ import annotations
 
+import getpass
 import itertools
+import random
 import re
+import string
 from collections.abc import Callable, Generator, Iterable
 from typing import Any, TypeVar
 
 from updraft.sdk._internal.ids import validate_key as _validate_id
+from updraft.sdk.exceptions import AirflowConfigException
 from updraft.sdk.notset import is_arg_set
 
 T = TypeVar("T")
@@ -109,3 +113,25 @@ def prune_dict(val: Any, mode: str = "strict") -> Any:
                 new_list.append(new)
         return new_list
     return val
+
+
+TRUE_LIKE_VALUES = {"on", "t", "true", "y", "yes", "1"}
+
+
+def to_boolean(astring: str | None) -> bool:
+    """Airflow's ``utils.strings.to_boolean``: on/t/true/y/yes/1 (any case) are true, anything else false."""
+    return astring is not None and astring.strip().lower() in TRUE_LIKE_VALUES
+
+
+def get_random_string(length: int = 8, choices: str = string.ascii_letters + string.digits) -> str:
+    return "".join(random.choices(choices, k=length))
+
+
+def getuser() -> str:
+    """Airflow's ``utils.platform.getuser``: the process's user name; an error when the user has none."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        raise AirflowConfigException("The user that Airflow is running as has no username; you must run Airflow "
+                                     "as a full user, with a username and home directory, in order for it to "
+                                     "function properly.") from None

@@ -79,5 +79,5 @@ def test_the_proxy_offers_exactly_the_allow_list() -> None:
     """One allow-list: every call the child's proxies make is served, and every served call has a proxy."""
     proxied = {name for cls in (StoreProxy, ProxySecretsBackend) for name, _ in inspect.getmembers(cls)
                if not name.startswith("_") and callable(getattr(cls, name))}
-    made = {"backend_variable", "backend_connection", "send_email"}  # ProxySecretsBackend's, ProxyEmailSender's
-    assert (proxied - {"get_conn_value", "secrets_backend"}) | made == set(ALLOWED)
+    made = {"backend_variable", "backend_connection", "backend_config", "send_email"}  # the backend's, the sender's
+    assert (proxied - {"get_conn_value", "get_config", "secrets_backend"}) | made == set(ALLOWED)

@@ -92,8 +92,9 @@ def test_compat_sdk_reexports_the_sdk_objects():
     assert compat.XCOM_RETURN_KEY == "return_value"
 
 
-def test_other_common_compat_modules_are_refused():
-    with pytest.raises(UnsupportedFeatureError, match=r"only airflow\.providers\.common\.compat\.sdk"):
+def test_other_common_compat_modules_need_the_real_provider():
+    with pytest.raises(UnsupportedFeatureError, match=r"add apache-airflow-providers-common-compat to the "
+                                                      r"environment's requirements"):
         importlib.import_module("airflow.providers.common.compat.standard.operators")
 
 

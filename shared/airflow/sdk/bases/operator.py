@@ -1,5 +1,6 @@
 """``airflow.sdk.bases.operator``."""
 
+from updraft.sdk.async_operator import BaseAsyncOperator
 from updraft.sdk.baseoperator import (
     BaseOperator,
     chain,
@@ -7,4 +8,4 @@ from updraft.sdk.baseoperator import (
     cross_downstream,
 )
 
-__all__ = ["BaseOperator", "chain", "chain_linear", "cross_downstream"]
+__all__ = ["BaseAsyncOperator", "BaseOperator", "chain", "chain_linear", "cross_downstream"]

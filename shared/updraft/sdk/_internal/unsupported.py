@@ -29,10 +29,8 @@ _FARGATE = ('run the task in its own container on Fargate instead: set executor=
             '(and executor_config={"cpu": ..., "memory": ...}) on the task')
 _NO_METADATA_DB = ("Updraft has no metadata database that DAG files can query; read run state through the "
                    "task context (get_current_context) or the REST API")
-_NO_PROVIDER = ("provider packages are not bundled with Updraft; call the service's client library "
-                "from a @task instead")
-_NO_HOOKS = ("provider hooks are not available; subclass BaseHook (airflow.sdk) or read credentials with "
-             "Connection.get(conn_id) and use the client library")
+# Provider namespaces whose distribution name has two parts (airflow.providers.common.sql: common-sql).
+_TWO_PART_PROVIDERS = frozenset({"apache", "common", "microsoft", "cncf", "dbt", "atlassian"})
 _NOT_YET = "not implemented in Updraft yet"
 _NO_SMTP = ("Updraft has no SMTP backend; email goes through Amazon SES from the environment's sender: call "
             "airflow.utils.email.send_email, or set email/email_on_failure on the task")
@@ -46,25 +44,11 @@ MODULE_HINTS: dict[str, str] = {
     "airflow.providers.docker": f"Updraft runs no Docker daemon; {_FARGATE}",
     "airflow.providers.celery": 'Updraft has no Celery workers; choose executor="lambda" or "fargate" per task',
     "airflow.executors": 'Updraft chooses per task between executor="lambda" and executor="fargate"',
-    "airflow.providers.amazon": ("of the Amazon provider only the S3 key wait is available (S3KeySensor in "
-                                 "airflow.providers.amazon.aws.sensors.s3, S3KeyTrigger in ...aws.triggers.s3); "
-                                 "for anything else call boto3 from a @task (tasks run with the environment's "
-                                 "DAG-code role)"),
-    "airflow.providers": _NO_PROVIDER,
-    "airflow.providers.amazon.aws.triggers": ("the Amazon provider's triggers are not bundled; for an AssetWatcher "
-                                              "on SQS use MessageQueueTrigger(scheme='sqs', sqs_queue=...) from "
-                                              "airflow.providers.common.messaging.triggers.msg_queue; uploads need "
-                                              "no watcher: an asset with an s3:// URI under the bucket's "
-                                              "asset-events/ prefix gets an event per object"),
-    "airflow.providers.smtp": ("the SMTP provider (EmailOperator, SmtpNotifier) is not bundled: " + _NO_SMTP
-                               + " from a @task, or use a BaseNotifier as the callback"),
-    "airflow.operators.email": ("EmailOperator moved to the SMTP provider in Airflow 3, which is not bundled: "
-                                + _NO_SMTP + " from a @task"),
+    "airflow.operators.email": ("EmailOperator moved to the SMTP provider in Airflow 3: add "
+                                "apache-airflow-providers-smtp to the environment's requirements (README: "
+                                "Providers), or " + _NO_SMTP + " from a @task"),
     "airflow.providers.standard": f"this operator or sensor of the standard provider is {_NOT_YET}",
-    "airflow.providers.common.compat": ("of the common-compat provider only airflow.providers.common.compat.sdk "
-                                        "is available"),
     "airflow.utils.weekday": "removed in Airflow 3; import WeekDay from airflow.providers.standard.utils.weekday",
-    "airflow.hooks": _NO_HOOKS,
     "airflow.sdk.definitions.deadline": f"deadline alerts are {_NOT_YET}",
     "airflow.triggers": ("of airflow.triggers only base (BaseTrigger, TriggerEvent) and temporal (DateTimeTrigger, "
                          "TimeDeltaTrigger) are available; deferrable waits run on Step Functions"),
@@ -73,17 +57,12 @@ MODULE_HINTS: dict[str, str] = {
                                             "WorkflowTrigger), file (FileTrigger, FileDeleteTrigger, "
                                             "DirectoryFileDeleteTrigger) and hitl (HITLTrigger) are available"),
     "airflow.timetables.datasets": "removed in Airflow 3; import AssetOrTimeSchedule from airflow.timetables.assets",
-    "airflow.models.dagrun": _NO_METADATA_DB,
-    "airflow.models.taskinstance": _NO_METADATA_DB,
     "airflow.models.dagbag": _NO_METADATA_DB,
     "airflow.models.pool": _NO_METADATA_DB,
-    "airflow.models.xcom": _NO_METADATA_DB,
     "airflow.models.serialized_dag": _NO_METADATA_DB,
     "airflow.settings": _NO_METADATA_DB,
     "airflow.utils.session": _NO_METADATA_DB,
     "airflow.utils.db": _NO_METADATA_DB,
-    "airflow.utils.state": f"importing State, DagRunState and TaskInstanceState is {_NOT_YET}",
-    "airflow.configuration": "Airflow's configuration is not available; use environment variables or Variables",
     "airflow.macros": f"importing macros is {_NOT_YET}",
     # Airflow calls listeners inside its scheduler (DAG run events), API server and workers (task instance events):
     # Updraft's scheduler and API run no user code, so only some events could ever reach a listener, silently.
@@ -106,50 +85,31 @@ MODULE_HINTS: dict[str, str] = {
 _S3_ONLY_KEY = ("of the Amazon provider's S3 sensors and triggers only S3KeySensor/S3KeyTrigger are available; "
                 "call boto3 from a @task for the others")
 _MODELS_NAMES = {name: _NO_METADATA_DB for name in (
-    "DagRun", "TaskInstance", "DagBag", "DagModel", "DagTag", "DagWarning", "Pool", "XCom", "Log",
-    "Trigger", "TaskReschedule", "TaskFail", "SlaMiss", "ImportError", "DbCallbackRequest", "Deadline",
-    "clear_task_instances",
+    "DagBag", "DagModel", "DagTag", "DagWarning", "Pool", "XCom", "Log",
+    "Trigger", "TaskFail", "SlaMiss", "ImportError", "DbCallbackRequest", "Deadline",
 )}
 _SDK_NAMES = {
     "DeadlineAlert": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "DeadlineReference": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "AsyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
     "SyncCallback": MODULE_HINTS["airflow.sdk.definitions.deadline"],
-    "BaseOperatorLink": "operator extra links are not supported",
     "BaseXCom": "custom XCom backends are not supported; XComs are stored by Updraft",
-    "BaseAsyncOperator": f"async operators are {_NOT_YET}",
-    "SkipMixin": f"custom skipping operators are {_NOT_YET}; use @task.short_circuit or ShortCircuitOperator",
     "ResumableJobMixin": f"resumable jobs are {_NOT_YET}",
     "TaskInstance": _NO_METADATA_DB,
-    "conf": MODULE_HINTS["airflow.configuration"],
     "macros": MODULE_HINTS["airflow.macros"],
     "lineage": "lineage is not supported",
     "SecretCache": "the secrets cache is internal to Airflow",
     "literal": f"literal() template values are {_NOT_YET}",
-    "DagRunState": MODULE_HINTS["airflow.utils.state"],
-    "TaskInstanceState": MODULE_HINTS["airflow.utils.state"],
 }
 
-# What airflow.providers.common.compat.sdk exports that Updraft lacks (the rest it re-exports).
+# What airflow.providers.common.compat.sdk exports that Updraft lacks (the rest it re-exports). Only Updraft's
+# built-in stand-in of that module uses these: an installed common-compat provider resolves its names itself.
 _COMPAT_SDK_NAMES = {
-    **{name: _SDK_NAMES[name] for name in (
-        "BaseOperatorLink", "conf", "literal",
-        "DagRunState", "TaskInstanceState", "SkipMixin", "ResumableJobMixin",
-    )},
+    **{name: _SDK_NAMES[name] for name in ("literal", "ResumableJobMixin")},
     "io": "the io module is not re-exported here; import airflow.sdk.io (attach, ObjectStoragePath) directly",
-    "XCom": _NO_METADATA_DB,
-    "TaskInstanceKey": _NO_METADATA_DB,
-    **{name: _SDK_NAMES["lineage"] for name in (
-        "HookLineage", "HookLineageCollector", "HookLineageReader", "NoOpCollector", "get_hook_lineage_collector",
-        "AssetLineageInfo",
-    )},
     **{name: MODULE_HINTS["airflow.listeners"] for name in ("hookimpl", "get_listener_manager")},
-    "Stats": "metrics are not exposed to DAG code; Updraft publishes its own to CloudWatch",
     "timeout": f"the timeout context manager is {_NOT_YET}; set execution_timeout on the task",
-    **{name: f"custom task decorators are {_NOT_YET}; subclass an operator or use @task" for name in (
-        "TaskDecorator", "DecoratedMappedOperator", "KeywordParameters", "task_decorator_factory",
-        "SET_DURING_EXECUTION",
-    )},
+    "DecoratedMappedOperator": f"mapping a provider's decorated operator is {_NOT_YET}",
     **{name: f"the AIRFLOW_CTX_* environment helpers are {_NOT_YET}" for name in (
         "AIRFLOW_VAR_NAME_FORMAT_MAPPING", "context_to_airflow_vars",
     )},
@@ -161,11 +121,11 @@ _COMPAT_SDK_NAMES = {
 # Names Airflow defines in a module the shim does provide, but which Updraft does not support.
 NAME_HINTS: dict[str, dict[str, str]] = {
     "airflow.sdk": _SDK_NAMES,
-    "airflow.models": {**_MODELS_NAMES, "BaseOperatorLink": _SDK_NAMES["BaseOperatorLink"]},
+    "airflow.models": _MODELS_NAMES,
     "airflow.providers.common.compat.sdk": _COMPAT_SDK_NAMES,
     "airflow.providers.amazon.aws.sensors.s3": {"S3KeysUnchangedSensor": _S3_ONLY_KEY},
     "airflow.providers.amazon.aws.triggers.s3": {"S3KeysUnchangedTrigger": _S3_ONLY_KEY},
-    "airflow.utils.email": {name: _NO_SMTP for name in ("send_email_smtp", "build_mime_message", "send_mime_email")},
+    "airflow.utils.email": {name: _NO_SMTP for name in ("send_email_smtp", "send_mime_email")},
     "airflow.utils.dates": {
         "date_range": "removed in Airflow 3; compute dates with the DAG's timetable or pendulum",
         "round_time": "removed in Airflow 3; compute dates with the DAG's timetable or pendulum",
@@ -175,20 +135,36 @@ NAME_HINTS: dict[str, dict[str, str]] = {
 GENERIC_MODULE_HINT = "module not available in Updraft"
 
 
+def provider_distribution(fullname: str) -> str | None:
+    """``apache-airflow-providers-<name>`` for a module under ``airflow.providers.<name>`` (None otherwise)."""
+    parts = fullname.split(".")
+    if len(parts) < 3 or parts[:2] != ["airflow", "providers"]:
+        return None
+    name = parts[2:4] if parts[2] in _TWO_PART_PROVIDERS and len(parts) > 3 else parts[2:3]
+    return "apache-airflow-providers-" + "-".join(name).replace("_", "-")
+
+
 def module_hint(fullname: str) -> str:
-    """The most specific hint for a missing ``airflow.*`` module."""
+    """The most specific hint for a missing ``airflow.*`` module: a provider that is not installed is named with
+    how to add it."""
     parts = fullname.split(".")
     for end in range(len(parts), 0, -1):
         hint = MODULE_HINTS.get(".".join(parts[:end]))
         if hint:
             return hint
+    distribution = provider_distribution(fullname)
+    if distribution is not None:
+        return f"add {distribution} to the environment's requirements (README: Providers)"
     return GENERIC_MODULE_HINT
 
 
 def unsupported_module_error(fullname: str) -> ImportError:
-    from updraft.sdk.exceptions import UnsupportedFeatureError
+    """The error for a missing module: below ``airflow.providers`` also a ModuleNotFoundError (a provider that is not
+    installed is a missing module to the code probing for it, as under Airflow)."""
+    from updraft.sdk.exceptions import UnsupportedFeatureError, UnsupportedModuleError
 
-    err = UnsupportedFeatureError(fullname, module_hint(fullname))
+    kind = UnsupportedModuleError if provider_distribution(fullname) else UnsupportedFeatureError
+    err = kind(fullname, module_hint(fullname))
     err.name = fullname
     return err
 
@@ -242,6 +218,21 @@ def _forget_empty_partial_parents(fullname: str) -> None:
             delattr(parent, parts[end - 1])
 
 
+def _in_installed_provider(fullname: str) -> bool:
+    """Whether ``fullname`` lies below a provider package installed from a wheel: a module such a provider lacks is
+    a plain ModuleNotFoundError, as under Airflow (Updraft has nothing to say about it)."""
+    distribution = provider_distribution(fullname)
+    if distribution is None:
+        return False
+    depth = 4 if fullname.split(".")[2] in _TWO_PART_PROVIDERS else 3
+    top = sys.modules.get(".".join(fullname.split(".")[:depth]))
+    return (top is not None and top.__name__ != fullname and not getattr(top, "PARTIAL_PROVIDER", False)
+            and not any(p.startswith(_UPDRAFT_PROVIDERS) for p in getattr(top, "__path__", [])))
+
+
+_UPDRAFT_PROVIDERS = __file__.rsplit("/sdk/", 1)[0] + "/airflow_providers/"
+
+
 class _UnsupportedLoader:
     # Plain classes, not importlib.abc subclasses: importlib.abc pulls in importlib.resources (~8 ms).
 
@@ -259,7 +250,7 @@ class UnsupportedModuleFinder:
     _loader = _UnsupportedLoader()
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if not fullname.startswith("airflow."):
+        if not fullname.startswith("airflow.") or _in_installed_provider(fullname):
             return None
         # The import system needs only the two methods the plain loader has; typeshed asks for the ABC.
         return importlib.machinery.ModuleSpec(fullname, cast("Loader", self._loader))

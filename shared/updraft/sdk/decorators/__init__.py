@@ -109,8 +109,16 @@ class TaskDecoratorCollection:
     skip_if = staticmethod(skip_if)
 
     def __getattr__(self, name: str) -> Any:
+        """A provider's task decorator (``@task.sql`` of common-sql, ...), as Airflow finds it: among the
+        installed providers' declared ``task-decorators``."""
         if name in _UNSUPPORTED:
             raise UnsupportedFeatureError(f"@task.{name}", _UNSUPPORTED[name])
+        if not name.startswith("_"):
+            from updraft.sdk.providers_manager import ProvidersManager
+
+            decorators = ProvidersManager().taskflow_decorators
+            if name in decorators:
+                return decorators[name]
         raise AttributeError(f"'task' has no attribute '{name}'")
 
 

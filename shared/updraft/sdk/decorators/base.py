@@ -90,8 +90,9 @@ class DecoratedOperator(BaseOperator):
 
     custom_operator_name: ClassVar[str] = "@task"
     template_fields: ClassVar[tuple[str, ...]] = ("op_args", "op_kwargs")
-    # Python-based operators take the callable and its arguments themselves; others (bash) do not.
-    forwards_callable: ClassVar[bool] = True
+    # Python-based operators take the callable and its arguments themselves; others (bash, a provider's SQL
+    # operator) do not. None: forwarded when the operator this one decorates has a ``python_callable`` argument.
+    forwards_callable: ClassVar[bool | None] = None
 
     def __init__(
         self,
@@ -108,7 +109,10 @@ class DecoratedOperator(BaseOperator):
             bindable_signature(python_callable).bind(*(op_args or ()), **(op_kwargs or {}))
         call: dict[str, Any] = {"python_callable": python_callable, "op_args": list(op_args or ()),
                                 "op_kwargs": dict(op_kwargs or {})}
-        if self.forwards_callable:
+        forwards = self.forwards_callable
+        if forwards is None:
+            forwards = _decorates_a_python_operator(type(self))
+        if forwards:
             super().__init__(task_id=task_id, **call, **(kwargs_to_upstream or {}), **kwargs)
         else:
             super().__init__(task_id=task_id, **(kwargs_to_upstream or {}), **kwargs)
@@ -127,6 +131,13 @@ class DecoratedOperator(BaseOperator):
                 op_kwargs[name] = default_args[name]
         kwargs["op_kwargs"] = op_kwargs
         return kwargs
+
+
+def _decorates_a_python_operator(cls: type) -> bool:
+    """Whether an operator class after ``DecoratedOperator`` in ``cls``'s MRO takes ``python_callable``."""
+    after = cls.__mro__[cls.__mro__.index(DecoratedOperator) + 1:]
+    return any("python_callable" in inspect.signature(c.__dict__["__init__"]).parameters
+               for c in after if "__init__" in c.__dict__)
 
 
 class TaskDecorator:
@@ -289,6 +300,23 @@ def _callable_defaults(deco: TaskDecorator) -> dict[str, Any]:
     group = deco.kwargs.get("task_group") or TaskGroupContext.current(dag)
     merged = merged_default_args(dag, group, deco.kwargs.get("default_args"))
     return {name: merged[name] for name in _signature(deco.function).parameters if name in merged}
+
+
+def is_async_callable(func: Any) -> bool:
+    """Whether ``func`` (possibly wrapped, or an object with an async ``__call__``) is a coroutine function."""
+    func = inspect.unwrap(func.func if isinstance(func, functools.partial) else func)
+    if not callable(func):
+        return False
+    if inspect.iscoroutinefunction(func):
+        return True
+    return not inspect.isfunction(func) and inspect.iscoroutinefunction(inspect.unwrap(type(func).__call__))
+
+
+def task_decorator_factory(python_callable: Callable | None = None, *, multiple_outputs: bool | None = None,
+                           decorated_operator_class: type[BaseOperator], **kwargs: Any) -> Any:
+    """Airflow's factory of provider task decorators (``@task.sql``, ...): ``decorated_operator_class`` (a
+    ``DecoratedOperator`` subclass) gets the decorated function as ``python_callable``."""
+    return make_task_decorator(decorated_operator_class, python_callable, multiple_outputs, kwargs)
 
 
 def make_task_decorator(operator_class: type[BaseOperator], python_callable: Callable | None,

@@ -1,0 +1,5 @@
+"""``airflow.models.skipmixin`` (Airflow 2 path)."""
+
+from updraft.sdk.skipmixin import SkipMixin
+
+__all__ = ["SkipMixin"]

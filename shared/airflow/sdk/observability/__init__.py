@@ -1,0 +1,1 @@
+"""``airflow.sdk.observability``."""

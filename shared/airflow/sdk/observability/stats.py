@@ -1,0 +1,5 @@
+"""``airflow.sdk.observability.stats``: ``Stats``, which records nothing from DAG code (see updraft.sdk.stats)."""
+
+from updraft.sdk.stats import Stats
+
+__all__ = ["Stats"]

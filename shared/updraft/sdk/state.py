@@ -1,0 +1,35 @@
+"""Airflow's ``State`` constants (``airflow.utils.state.State``) over Updraft's task instance and DAG run states,
+for provider code written before the enums (``State.SUCCESS``, ``State.finished_dr_states``)."""
+
+from __future__ import annotations
+
+from updraft.model.states import DagRunState, TaskInstanceState
+
+
+class State:
+    """Task instance states (and the three DAG run states they share) as class constants."""
+
+    SUCCESS = TaskInstanceState.SUCCESS
+    RUNNING = TaskInstanceState.RUNNING
+    FAILED = TaskInstanceState.FAILED
+    NONE = None
+    REMOVED = TaskInstanceState.REMOVED
+    SCHEDULED = TaskInstanceState.SCHEDULED
+    QUEUED = TaskInstanceState.QUEUED
+    RESTARTING = TaskInstanceState.RESTARTING
+    UP_FOR_RETRY = TaskInstanceState.UP_FOR_RETRY
+    UP_FOR_RESCHEDULE = TaskInstanceState.UP_FOR_RESCHEDULE
+    UPSTREAM_FAILED = TaskInstanceState.UPSTREAM_FAILED
+    SKIPPED = TaskInstanceState.SKIPPED
+    DEFERRED = TaskInstanceState.DEFERRED
+
+    finished_dr_states: frozenset[DagRunState] = frozenset([DagRunState.SUCCESS, DagRunState.FAILED])
+    unfinished_dr_states: frozenset[DagRunState] = frozenset([DagRunState.QUEUED, DagRunState.RUNNING])
+    task_states: tuple[TaskInstanceState | None, ...] = (None, *TaskInstanceState)
+    dag_states: tuple[DagRunState, ...] = (DagRunState.QUEUED, DagRunState.SUCCESS, DagRunState.RUNNING,
+                                           DagRunState.FAILED)
+    finished: frozenset[TaskInstanceState] = frozenset([SUCCESS, FAILED, SKIPPED, UPSTREAM_FAILED, REMOVED])
+    unfinished: frozenset[TaskInstanceState | None] = frozenset([None, SCHEDULED, QUEUED, RUNNING, RESTARTING,
+                                                                 UP_FOR_RETRY, UP_FOR_RESCHEDULE, DEFERRED])
+    failed_states: frozenset[TaskInstanceState] = frozenset([FAILED, UPSTREAM_FAILED])
+    success_states: frozenset[TaskInstanceState] = frozenset([SUCCESS, SKIPPED])
