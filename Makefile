@@ -3,8 +3,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 # The provider packages the tests run for real, installed ahead into the venv's requirements cache, so that the
-# tests find them without the network (tests/conftest.py points UPDRAFT_REQUIREMENTS_CACHE there too).
-PROVIDERS := $(VENV)/.providers-stamp
+# tests find them without the network (tests/conftest.py points UPDRAFT_REQUIREMENTS_CACHE there too). Run every
+# time: when the cache has them already (the same file, the same installer), it answers in a fraction of a second.
 export UPDRAFT_REQUIREMENTS_CACHE := $(abspath $(VENV))/requirements-cache
 
 .PHONY: local test test-fast install bench-parse bench-scheduler bench-e2e bench-api bench-ui bench-capacity bench-latency bench-claims clean
@@ -16,9 +16,9 @@ $(STAMP): pyproject.toml
 	$(MAKE) --no-print-directory chromium
 	touch $(STAMP)
 
-$(PROVIDERS): $(STAMP) tests/providers/requirements.txt
+.PHONY: providers
+providers: $(STAMP)
 	$(VENV)/bin/updraft requirements install tests/providers/requirements.txt
-	touch $(PROVIDERS)
 
 # The browser tests (tests/browser) drive Debian's Chromium with Playwright (never `playwright install`):
 # installed with apt when missing (CI runs as root on Debian); without apt the browser tier skips, saying why.
@@ -28,21 +28,29 @@ chromium:
 	elif command -v apt-get >/dev/null; then apt-get update && apt-get install -y chromium; \
 	else echo "no apt-get here: install Chromium yourself, or the browser tests (tests/browser) are skipped"; fi
 
-# The venv, the package and its tools, and Chromium (what `make local` and `make test` need first).
-install: $(STAMP) $(PROVIDERS)
+# The provider tests (tests/functional/providers) run the real postgres provider on a throwaway PostgreSQL server
+# of Debian's package (never a system service): installed with apt when missing; without apt those tests skip.
+.PHONY: postgresql
+postgresql:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null; then :; \
+	elif command -v apt-get >/dev/null; then apt-get update && apt-get install -y postgresql; \
+	else echo "no apt-get here: install PostgreSQL yourself, or the PostgreSQL provider tests are skipped"; fi
+
+# The venv, the package and its tools, Chromium, PostgreSQL and the test providers (what `make test` needs first).
+install: $(STAMP) providers postgresql
 
 # The whole system in the foreground (Ctrl-C stops it); state survives restarts in .updraft/state.
 local: $(STAMP)
 	$(VENV)/bin/updraft local --dags-folder examples/dags --unpause --state-dir .updraft/state
 
 # Lint, then types (mypy reads [tool.mypy] in pyproject.toml: which packages, strict where), then the suite.
-test: $(STAMP) $(PROVIDERS)
+test: $(STAMP) providers postgresql
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest
 
 # The inner loop: lint and the unit tier (pure logic and the store on moto, no local systems or browsers), ~1.5 min.
-test-fast: $(STAMP) $(PROVIDERS)
+test-fast: $(STAMP) providers
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest tests/unit -m "not slow"
 

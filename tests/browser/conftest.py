@@ -27,6 +27,8 @@ from tests.browser.browser_helpers import (
     until,
 )
 
+PROVIDERS_INFO = Path(__file__).resolve().parents[1] / "unit" / "requirements" / "providers.json"
+
 
 @pytest.fixture(scope="module")
 def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -40,6 +42,8 @@ def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         (dags / name).write_text(textwrap.dedent(text))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("UPDRAFT_HOME", str(root / "home"))
+        # The real provider wheels' infos, as the installer writes them beside the installed packages.
+        patch.setenv("UPDRAFT_PROVIDERS_INFO", str(PROVIDERS_INFO))
         running = LocalSystem(LocalOptions(dags_folder=str(dags), tick_seconds=0.5, workers=2, sync_seconds=0.2,
                                            grace_seconds=0.0), say=lambda line: None).start()
         try:

@@ -134,6 +134,16 @@ def delete_connection(ctx: click.Context, conn_id: str) -> None:
     click.echo(f"Successfully deleted connection with `conn_id`={conn_id}")
 
 
+def _without_own_id(conn_id: str, entry: Any) -> Any:
+    """An imported object may repeat its own key as ``conn_id`` (Airflow's import rule); another id is refused."""
+    if isinstance(entry, dict) and "conn_id" in entry:
+        if entry["conn_id"] != conn_id:
+            raise ValueError(f"Mismatch conn_id. The dictionary key has the value: {entry['conn_id']}. "
+                             f"The item has the value: {conn_id}.")
+        return {k: v for k, v in entry.items() if k != "conn_id"}
+    return entry
+
+
 @connections.command("import")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--overwrite", is_flag=True, help="Replace a connection that already exists.")
@@ -156,7 +166,7 @@ def import_connections(ctx: click.Context, file: str, overwrite: bool) -> None:
     for conn_id, entry in loaded.items():
         try:
             conn = (Connection(conn_id=conn_id, uri=entry) if isinstance(entry, str)
-                    else Connection.from_json(json.dumps(entry), conn_id=conn_id))
+                    else Connection.from_json(json.dumps(_without_own_id(conn_id, entry)), conn_id=conn_id))
             body = _body(conn_id, conn)
             try:
                 client.post(path_of("connections"), body)

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from updraft.requirements.install import Installed
 
 Command = TypeVar("Command", bound=Callable[..., Any])
-PROVIDERS_INFO_VAR = "UPDRAFT_PROVIDERS_INFO"
 
 
 def requirements_option(func: Command) -> Command:
@@ -50,10 +49,11 @@ def use_requirements(dags_folder: str, requirements: str | None) -> Installed | 
     if path is None:
         return None
     installed = install_file(path)
+    from updraft.requirements import provider_info
     from updraft.requirements.dag_packages import VAR, activate
 
     os.environ[VAR] = str(installed.site)
-    os.environ[PROVIDERS_INFO_VAR] = str(installed.providers_file)
+    os.environ[provider_info.VAR] = str(installed.providers_file)
     activate([str(installed.site)])
     return installed
 

@@ -34,7 +34,7 @@ from updraft.requirements import stubs
 from updraft.requirements.constraints import constraint_lines, runtime_versions
 from updraft.requirements.lines import Line, RequirementsError, local_paths, pip_lines, read
 
-FORMAT = "2"  # bump when the folder's layout or the way it is built changes
+FORMAT = "5"  # bump when the folder's layout or the way it is built changes
 
 
 class RequirementsConflict(RequirementsError):
@@ -86,6 +86,7 @@ def install(requirements: Path, cache: Path | None = None, *, pip_args: tuple[st
     lines = tuple(read(requirements))
     pins = constraint_lines(runtime_versions()) + stubs.constraints()
     wanted, constraints = pip_lines(list(lines))
+    wanted = [*wanted, *stubs.PROVIDED] if wanted else wanted
     key = _key(wanted, constraints, pins, lines, pip_args)
     cache = cache or default_cache()
     done = cache / key
@@ -132,7 +133,7 @@ def _build(work: Path, wanted: list[str], constraints: list[str], stub_folder: P
         if done.returncode != 0:
             raise _failure(done.stdout + done.stderr)
     (work / "lock.txt").write_text(_lock(site))
-    (work / "providers.json").write_text(json.dumps(_provider_infos(site), indent=1, sort_keys=True))
+    (work / "providers.json").write_text(json.dumps(_provider_infos(site), indent=1))
 
 
 def _failure(output: str) -> RequirementsError:
@@ -163,7 +164,9 @@ def _lock(site: Path) -> str:
 
 def _provider_infos(site: Path) -> list[dict[str, object]]:
     """Each installed provider's ``get_provider_info()`` (its entry point), run in a child process that sees only
-    the installed folder's provider-info modules: a provider's metadata is a function returning a dict literal."""
+    the installed folder's provider-info modules (a provider's metadata is a function returning a dict literal),
+    with its ``version`` and its ``documentation-url`` (the distribution's "Documentation" project URL), as
+    Airflow's providers manager adds them."""
     script = r"""
 import importlib.metadata as metadata, importlib.util, json, os, sys
 site = sys.argv[1]
@@ -179,6 +182,9 @@ for dist in metadata.distributions(path=[site]):
         spec.loader.exec_module(loaded)
         info = getattr(loaded, attr or "get_provider_info")()
         info["version"] = dist.version
+        urls = [u.split(",", 1) for u in dist.metadata.get_all("Project-URL") or [] if "," in u]
+        info["documentation-url"] = next((url.strip() for name, url in urls if name.strip().lower()
+                                          == "documentation"), None)
         out.append(info)
 print(json.dumps(sorted(out, key=lambda info: info.get("package-name", ""))))
 """

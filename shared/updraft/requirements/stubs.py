@@ -22,7 +22,7 @@ STUBS = {
     "apache-airflow-core": "3.3.2+updraft",
     "apache-airflow-task-sdk": "1.3.2+updraft",
     "apache-airflow-providers-standard": "1.21.0+updraft",
-    "apache-airflow-providers-common-messaging": "2.0.0+updraft",
+    "apache-airflow-providers-common-messaging": "2.1.2+updraft",
 }
 
 
@@ -31,6 +31,11 @@ STUBS = {
 CORE_BRINGS = ("attrs!=25.2.0,>=22.1.0", "deprecated>=1.2.13", "lazy-object-proxy>=1.2.0", "packaging>=25.0",
                "python-slugify>=5.0", "sqlalchemy>=2.0.50", "structlog>=26.1.0", "tabulate>=0.9.0",
                "tenacity>=8.3.0")
+
+
+# The providers Updraft runs natively, installed (as stubs) into every requirements folder: a provider module that
+# checks for one of them (the amazon provider's SQS queue for MessageQueueTrigger wants common-messaging) finds it.
+PROVIDED = ("apache-airflow-providers-standard", "apache-airflow-providers-common-messaging")
 
 
 def constraints() -> list[str]:

@@ -123,7 +123,7 @@ class Connection:
         else:
             try:
                 connection = cls.deserialize(conn_id, found)
-            except (AirflowException, ValueError) as exc:
+            except (AirflowException, ValueError, TypeError) as exc:
                 # Never the value itself in the message: it is the credentials.
                 raise AirflowException(f"The conn_id `{conn_id}` is stored in a form that is neither a connection "
                                        f"URI nor Airflow's JSON ({type(exc).__name__})") from None
@@ -172,17 +172,6 @@ class Connection:
             return "postgres"
         return conn_type.replace("-", "_")
 
-    @staticmethod
-    def _coerce_port(port: Any) -> int | None:
-        if port is None or port == "":
-            return None
-        if isinstance(port, str):
-            try:
-                port = int(port)
-            except ValueError:
-                raise ValueError(f"Expected integer value for `port`, but got {port!r} instead.") from None
-        _validate_port(port)
-        return port
 
     @classmethod
     def from_uri(cls, uri: str, conn_id: str | None) -> Connection:
@@ -220,7 +209,10 @@ class Connection:
 
     @classmethod
     def from_json(cls, value: str, conn_id: str | None = None) -> Connection:
-        """Parse Airflow's JSON form; ``extra`` may be an object or a JSON string, ``port`` a string."""
+        """Parse Airflow's JSON form as the task SDK does: ``extra`` may be an object or a JSON string; ``port``
+        anything ``int()`` takes (a string, a float), and a false one (``0``, ``""``) means no port. Keys are the
+        constructor's, so an unknown key or a ``conn_id`` (the id is the variable's or the backend's name, never
+        the value's) is a ``TypeError``, as in Airflow."""
         kwargs = json.loads(value)
         extra = kwargs.pop("extra", None)
         if extra:
@@ -229,9 +221,11 @@ class Connection:
         if conn_type:
             kwargs["conn_type"] = cls._normalize_conn_type(conn_type)
         port = kwargs.pop("port", None)
-        if port is not None:
-            kwargs["port"] = cls._coerce_port(port)
-        kwargs.pop("conn_id", None)
+        if port:
+            try:
+                kwargs["port"] = int(port)
+            except ValueError:
+                raise ValueError(f"Expected integer value for `port`, but got {port!r} instead.") from None
         return cls(conn_id=conn_id, **kwargs)
 
     def get_uri(self) -> str:
@@ -254,7 +248,7 @@ class Connection:
             authority += "@"
             uri += authority
         host_block = quote(host_to_use, safe="") if host_to_use else ""
-        if self.port is not None:
+        if self.port:  # port 0 is no port, as in Airflow
             host_block += f"@:{self.port}" if not host_block and not authority else f":{self.port}"
         if self.schema:
             host_block += f"/{quote(self.schema, safe='')}"
@@ -300,8 +294,14 @@ class Connection:
         return json.dumps(conn)
 
 
+def _is_answer(value: Connection | str | None) -> bool:
+    """A backend's value names a connection unless it is empty or blank: Airflow's backends skip an empty value
+    and fail on a blank one, and either way the next backend is asked."""
+    return isinstance(value, Connection) or bool(value and value.strip())
+
+
 _backends: BackendChain[Connection | str] = BackendChain(ENV_PREFIX, kind="connection", log_failure=log.debug,
-                                                          found=bool)
+                                                          found=_is_answer)
 
 
 def register_backend(getter: ConnectionGetter, *, before_environment: bool = False) -> None:

@@ -64,5 +64,13 @@ def test_connections_add_get_list_delete_import_export(local_system, tmp_path):
     assert json.loads(local_system.store.get_connection("s3").extra) == {"region_name": "eu-west-1"}
     assert invoke("connections", "import", str(source), "--overwrite").exit_code == 0
     assert local_system.store.get_connection("db").conn_type == "mysql"
+    # Airflow's import rule: an object may repeat its key as conn_id; another id is refused, naming both.
+    source.write_text(json.dumps({"same": {"conn_id": "same", "conn_type": "http"},
+                                  "other": {"conn_id": "elsewhere", "conn_type": "http"}}))
+    imported = invoke("connections", "import", str(source))
+    assert local_system.store.get_connection("same").conn_type == "http"
+    assert ("Could not import connection other: Mismatch conn_id. The dictionary key has the value: elsewhere. "
+            "The item has the value: other.") in imported.stdout
+    assert local_system.store.get_connection("other") is None
     assert invoke("connections", "delete", "db").stdout == "Successfully deleted connection with `conn_id`=db\n"
     assert invoke("connections", "delete", "db").exit_code == 1

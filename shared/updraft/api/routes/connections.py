@@ -5,6 +5,14 @@ Passwords are always ``***`` in responses and ``extra`` is shown with its sensit
 Airflow's API does; a PATCH that sends a masked value back keeps the stored one (Airflow's ``merge``). Testing a
 connection is answered as Airflow answers with ``[core] test_connection`` disabled (its default): Updraft runs no
 hooks in the API.
+
+``GET /connections/hook_meta`` is what the connection form is drawn from: every connection type Updraft and the
+environment's installed providers declare (:mod:`updraft.requirements.provider_info`, read from the installer's
+``providers.json``; no provider code is imported), each as Airflow's ``ConnectionHookMetaData``. Airflow serves it
+as ``GET /ui/connections/hook_meta``, in its private UI API beside ``/api/v2``; Updraft's ``/ui/`` paths are the web
+UI's session (:mod:`updraft.api.auth.session`), so it is served here, where both a bearer client and the UI's
+session reach it, and needs the role a connection read needs. A connection named ``hook_meta`` is still listed,
+created, changed and deleted as any other, but ``GET`` of that one id answers the form's metadata.
 """
 
 from __future__ import annotations
@@ -14,13 +22,14 @@ import re
 from typing import Any
 
 from updraft.api.body import Field, parse_body
-from updraft.api.errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable, issue
+from updraft.api.errors import ApiError, BadRequest, Conflict, Forbidden, NotFound, Unprocessable, issue
 from updraft.api.formats import pattern_matcher
 from updraft.api.json_text import InvalidJson, loads
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routes.bulk import BulkHandlers, run_bulk
 from updraft.api.routing import Call, Reply, RouteTable
-from updraft.secrets.masker import merge, redact
+from updraft.requirements import provider_info
+from updraft.secrets.masker import merge, redact, should_hide_value_for_key
 from updraft.store.connections import ConnectionRecord
 
 routes = RouteTable()
@@ -101,6 +110,51 @@ def get_connections(call: Call) -> dict[str, Any]:
 @routes.post("/connections/test")
 def test_connection(call: Call) -> dict[str, Any]:
     raise Forbidden(TEST_DISABLED)
+
+
+# The response's standard fields (Airflow's StandardHookFields) and the ui-field-behaviour name each one reads.
+STANDARD_FIELDS = {"description": "description", "url_schema": "schema", "host": "host", "port": "port",
+                   "login": "login", "password": "password"}
+
+
+def _standard_field(behaviour: provider_info.FieldBehaviour, name: str) -> dict[str, Any] | None:
+    """Airflow's ``ConnectionHookFieldBehavior`` for one standard field, or None when nothing is said of it."""
+    hidden = name in behaviour.hidden_fields
+    title, placeholder = behaviour.relabeling.get(name), behaviour.placeholders.get(name)
+    if not (hidden or title or placeholder):
+        return None
+    return {"hidden": hidden, "title": title, "placeholder": placeholder}
+
+
+def _extra_fields(fields: dict[str, Any]) -> dict[str, Any] | None:
+    """Airflow's ``ConnectionHookMetaData.redact_extra_fields``: a sensitive field's default shows as ``***``."""
+    if not fields:
+        return None
+    return {name: {**spec, "value": "***"} if should_hide_value_for_key(name) and spec.get("value") is not None
+            else spec for name, spec in fields.items()}
+
+
+def hook_meta_entry(kind: provider_info.ConnectionType) -> dict[str, Any]:
+    """One connection type as Airflow's ``ConnectionHookMetaData``."""
+    behaviour = kind.field_behaviour
+    return {
+        "connection_type": kind.connection_type, "hook_class_name": kind.hook_class_name,
+        "default_conn_name": None, "hook_name": kind.hook_name,
+        "standard_fields": None if behaviour is None else {
+            field: _standard_field(behaviour, name) for field, name in STANDARD_FIELDS.items()},
+        "extra_fields": _extra_fields(dict(kind.extra_fields)),
+    }
+
+
+@routes.get("/connections/hook_meta")
+def hook_meta(call: Call) -> list[dict[str, Any]]:
+    """The connection form's types; a broken ``providers.json`` is a broken install, answered 500 naming it."""
+    call.query.check()
+    try:
+        kinds = provider_info.connection_types(provider_info.installed())
+    except provider_info.ProviderInfoError as err:
+        raise ApiError(f"The environment's installed providers cannot be read: {err}") from None
+    return [hook_meta_entry(kind) for kind in kinds]
 
 
 @routes.get("/connections/{connection_id}")

@@ -1,4 +1,4 @@
-// Pools, variables, connections and the audit log: Airflow's list routes drawn as tables (values the API masks
+// Pools, variables and the audit log: Airflow's list routes drawn as tables (values the API masks
 // stay masked: the page shows what the route returns).
 
 import { all } from "./api.js";
@@ -32,10 +32,6 @@ export const poolsPage = listPage("Pools", "pools", "pools",
 
 export const variablesPage = listPage("Variables", "variables", "variables", ["Key", "Value", "Description"],
   (v) => [h("code", {}, v.key), v.value ?? "", v.description || ""]);
-
-export const connectionsPage = listPage("Connections", "connections", "connections",
-  ["Connection", "Type", "Host", "Login", "Port", "Description"],
-  (c) => [h("code", {}, c.connection_id), c.conn_type, c.host || "", c.login || "", c.port ?? "", c.description || ""]);
 
 export const eventsPage = listPage("Audit log", "eventLogs", "event_logs",
   ["When", "Event", "DAG", "Task", "Run", "Owner"],

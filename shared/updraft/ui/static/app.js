@@ -6,7 +6,8 @@ import { h } from "./view.js";
 import { dagsPage } from "./dags.js";
 import { dagPage } from "./dag.js";
 import { taskPage } from "./task.js";
-import { connectionsPage, eventsPage, poolsPage, variablesPage } from "./admin.js";
+import { eventsPage, poolsPage, variablesPage } from "./admin.js";
+import { connectionsPage } from "./connections.js";
 import { loginPage } from "./login.js";
 
 const POLL_MS = 3000;

@@ -2,7 +2,7 @@
 // date and an optional run id, as Airflow's; and the backfill form (Airflow's POST /backfills).
 
 import { api, path } from "./api.js";
-import { errorBox, h } from "./view.js";
+import { dialog, h } from "./view.js";
 
 function types(schema) {
   return [].concat(schema.type ?? []);
@@ -54,28 +54,6 @@ function paramField(name, param) {
 function localNow() {
   const now = new Date();
   return new Date(now.getTime() - now.getTimezoneOffset() * 60000).toISOString().slice(0, 19);
-}
-
-function dialog(title, fields, submit, close) {
-  const errors = h("div", {});
-  const form = h("form", { class: "panel", "aria-label": title },
-    h("h2", {}, title), fields, errors,
-    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, title),
-      h("button", { type: "button", onclick: close }, "Cancel")));
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    errors.replaceChildren();
-    const button = form.querySelector("button[type=submit]");
-    button.disabled = true;
-    try {
-      await submit();
-    } catch (error) {
-      errors.replaceChildren(errorBox(error));
-    } finally {
-      button.disabled = false;
-    }
-  });
-  return form;
 }
 
 export function triggerForm(details, { close, done }) {

@@ -111,3 +111,27 @@ export function actionButton(text, action, attrs = {}) {
   out.append(button);
   return out;
 }
+
+/** A form in a panel: its fields, a submit button (named ``submitText``, else ``title``) and Cancel; an error that
+ * ``submit`` throws (the API's refusal) is shown in the form instead of failing silently. */
+export function dialog(title, fields, submit, close, submitText = title) {
+  const errors = h("div", {});
+  const form = h("form", { class: "panel", "aria-label": title },
+    h("h2", {}, title), fields, errors,
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, submitText),
+      h("button", { type: "button", onclick: close }, "Cancel")));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    errors.replaceChildren();
+    const button = form.querySelector("button[type=submit]");
+    button.disabled = true;
+    try {
+      await submit();
+    } catch (error) {
+      errors.replaceChildren(errorBox(error));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return form;
+}
