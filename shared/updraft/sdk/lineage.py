@@ -38,28 +38,27 @@ class HookLineageCollector(LoggingMixin):
 
 
 class NoOpCollector(HookLineageCollector):
-    """Accepts what hooks report and keeps nothing (Airflow's collector when no lineage reader is installed).
-
-    It has everything Airflow 3.2+'s collector has (``create_asset``, ``add_extra`` and its ``_extra``), because
-    the common-compat provider tells Airflow versions apart by those names: a collector lacking one is given
-    Airflow 2's compatibility layer, which imports ``airflow.lineage.hook`` (absent here), so every hook that
-    reports lineage (``S3Hook.load_string``, ...) would fail."""
+    """Accepts what hooks report and keeps nothing (Airflow's collector when no lineage reader is installed)."""
 
     def __init__(self, **kwargs: Any) -> None:
         LoggingMixin.__init__(self)
-        self._extra: dict[str, Any] = {}  # never filled; its presence is what common-compat looks for
+        # Airflow's collector keeps extras here; common-compat checks it is there before it treats the collector
+        # as Airflow 3.2+'s (else it patches it as Airflow 2's, through airflow.lineage.hook).
+        self._extra: dict[str, Any] = {}
 
     def create_asset(self, *, scheme: str | None = None, uri: str | None = None, name: str | None = None,
                      group: str | None = None, asset_kwargs: dict[str, Any] | None = None,
                      asset_extra: dict[str, Any] | None = None) -> Any:
-        """The asset named by ``uri``/``name`` (Airflow's fallback factory); None from a scheme alone (Updraft
-        registers no providers' asset factories: nothing would collect the asset)."""
+        """The asset a hook describes, by URI or name as Airflow's does; by scheme alone Airflow asks the asset
+        factories of the providers' URI handlers, which Updraft does not load: None, as Airflow answers a scheme
+        without a factory."""
         if not (uri or name):
             return None
         from updraft.sdk.assets import Asset
 
-        fields: dict[str, Any] = {"uri": uri, "name": name, "group": group, "extra": asset_extra}
-        return Asset(**{key: value for key, value in fields.items() if value})
+        kwargs: dict[str, Any] = {key: value for key, value in (("uri", uri), ("name", name), ("group", group),
+                                                                 ("extra", asset_extra)) if value}
+        return Asset(**kwargs)
 
     def add_input_asset(self, *args: Any, **kwargs: Any) -> None:
         return None
