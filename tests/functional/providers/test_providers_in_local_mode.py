@@ -37,22 +37,6 @@ ORDERS = [{"id": 1, "amount": 12.5}, {"id": 2, "amount": 30.0}, {"id": 3, "amoun
 WAIT_S = 240.0  # a loaded 2-core machine: the start, the parse and eight tries, each in a fresh worker child
 
 
-def _missing_operator_helpers() -> str | None:
-    """HttpOperator imports ``airflow.utils.operator_helpers`` in ``process_response``, which every call that does
-    not defer goes through (inside the call, so the import census cannot see it)."""
-    try:
-        from airflow.utils.operator_helpers import determine_kwargs  # noqa: F401
-    except Exception as exc:  # Updraft's unsupported-module error
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
-# Until Updraft's airflow package has the name, HttpOperator fails every try and the run with it: not run then.
-pytestmark = pytest.mark.xfail(_missing_operator_helpers() is not None, run=False, strict=True,
-                               reason=f"Updraft's airflow package lacks a name the provider calls: "
-                                      f"{_missing_operator_helpers()}")
-
-
 class OrdersApi(BaseHTTPRequestHandler):
     """GET /orders?day=... answers the day's orders; POST /totals records its body."""
 
