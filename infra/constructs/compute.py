@@ -26,9 +26,9 @@ from infra.constructs.dag_code import DagCodeRole
 from infra.constructs.data import UpdraftData
 from infra.constructs.fargate import APP_ROOT, IMAGE_PLATFORMS, FargateWorkers
 from infra.packages import DAG_PACKAGES
-from updraft.cli.requirements import PROVIDERS_INFO_VAR
 from updraft.config import UpdraftConfig
 from updraft.requirements import dag_packages
+from updraft.requirements.provider_info import VAR as PROVIDERS_INFO_VAR
 from updraft.resources import ASSET_EVENTS_PREFIX, DAGS_PREFIX, ResourceNames
 
 LAMBDA_TASK_ROOT = "/var/task"  # where Lambda puts a zip's files (and the image puts the bundle)

@@ -119,7 +119,9 @@ def test_the_requirements_reach_dag_codes_functions_and_the_worker_image_with_on
     assert (image / LOCK_FILE).read_text() == (bundle / LOCK_FILE).read_text()
     assert {k: lock[k] for k in RUNTIME} == RUNTIME
     assert {k: v for k, v in lock.items() if k not in RUNTIME} == {
-        "apache-airflow-providers-acme": "1.0.0", "acme-lib": "1.0"}
+        "apache-airflow-providers-acme": "1.0.0", "acme-lib": "1.0",
+        # Updraft's own providers, as metadata-only stubs (updraft.requirements.stubs.PROVIDED)
+        "apache-airflow-providers-common-messaging": "2.1.2+updraft", "apache-airflow-providers-standard": "1.21.0+updraft"}
     # six (which the provider needs) is Updraft's, at the lock's version, at the bundle's root: not copied twice.
     assert lock["six"] == RUNTIME["six"] and not [f for f in _files(bundle / "dag_packages") if "six" in f]
     # The scheduler's and the API's bundle holds no package of the requirements, only the providers' metadata.

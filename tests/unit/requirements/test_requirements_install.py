@@ -40,6 +40,7 @@ def test_a_provider_is_installed_once_into_the_cache_with_its_lock_metadata_and_
                           "apache-airflow-providers-common-messaging==2.1.2+updraft\n"
                           "apache-airflow-providers-standard==1.21.0+updraft\n")
     assert first.providers == [{"package-name": "apache-airflow-providers-acme", "name": "Acme", "version": "1.0.0",
+                                "documentation-url": None,  # the wheel names no "Documentation" project URL
                                 "connection-types": [{"connection-type": "acme", "hook-class-name":
                                                       "airflow.providers.acme.hooks.acme.AcmeHook",
                                                       "hook-name": "Acme"}]}]
@@ -121,7 +122,9 @@ def test_a_deployment_installs_for_its_platform_against_its_own_pinned_versions(
     assert lambda_platform.pip_args() == ("--platform", "manylinux2014_x86_64", "--python-version", "3.11",
                                           "--implementation", "cp", "--only-binary=:all:")
     deployed = install(requirements, tmp_path / "cache", runtime={"botocore": "0.8"}, platform=lambda_platform)
-    assert deployed.lock == "botocore==0.8\nold-aws-thing==1.0\n"  # the pin, not the newest (0.9)
+    assert deployed.lock == ("apache-airflow-providers-common-messaging==2.1.2+updraft\n"  # Updraft's own, as stubs
+                             "apache-airflow-providers-standard==1.21.0+updraft\n"
+                             "botocore==0.8\nold-aws-thing==1.0\n")  # the pin, not the newest (0.9)
     with pytest.raises(RequirementsConflict, match="Updraft runs with botocore=="):
         install(requirements, tmp_path / "cache")  # this interpreter's botocore: the conflict stays
     local = install(requirements, tmp_path / "cache", runtime={"botocore": "0.8"})
