@@ -17,6 +17,7 @@ import yaml
 
 from airflow.sdk import DAG
 from tests.functional.api.conftest import NOW, START
+from updraft.api.openapi import NOT_IN_AIRFLOW
 from updraft.api.routes import all_routes
 from updraft.model.parse_results import ParsedFile
 from updraft.scheduling.dag_registration import register_parsed_file
@@ -163,14 +164,15 @@ def test_the_resolver_is_imported_on_the_first_request_not_at_cold_import():
 
 
 def test_every_served_api_route_is_one_of_airflow_s():
-    """Same method and path template as Airflow 3.3.2's OpenAPI document (the contract), for every route."""
+    """Same method and path template as Airflow 3.3.2's OpenAPI document (the contract), for every route but those
+    listed, each with its reason, in ``NOT_IN_AIRFLOW``."""
     spec = Path("/work/shared/notes/airflow-rest-api-v2.openapi.yaml")
     if not spec.exists():
         pytest.skip("Airflow's OpenAPI document is not on this machine")
     paths = yaml.safe_load(spec.read_text())["paths"]
     airflow = {(method.upper(), path) for path, item in paths.items() for method in item}
     served = {(r.method, r.path) for r in all_routes() if r.path.startswith("/api/v2/")}
-    assert served - airflow == set()
+    assert served - airflow - set(NOT_IN_AIRFLOW) == set()
     assert len(served) >= 25
 
 

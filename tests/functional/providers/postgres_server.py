@@ -54,7 +54,9 @@ def postgres_server(bin_dir: Path) -> Iterator[str]:
     """Yields the connection URI (``postgresql://updraft@127.0.0.1:<port>/postgres``)."""
     owner = _run_as()
     ids = {"user": owner[0], "group": owner[1], "extra_groups": []} if owner else {}
-    folder = Path(tempfile.mkdtemp(prefix="updraft-postgres-"))
+    # Under /tmp itself: the server's user must reach its folder, and a test run's own temporary folders (xdist
+    # gives each worker one below /tmp/pytest-of-root, 0700) are root's alone.
+    folder = Path(tempfile.mkdtemp(prefix="updraft-postgres-", dir="/tmp" if owner else None))
     try:
         if owner:
             os.chown(folder, *owner)

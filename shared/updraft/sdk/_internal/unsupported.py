@@ -48,6 +48,12 @@ MODULE_HINTS: dict[str, str] = {
                                 "apache-airflow-providers-smtp to the environment's requirements (README: "
                                 "Providers), or " + _NO_SMTP + " from a @task"),
     "airflow.providers.standard": f"this operator or sensor of the standard provider is {_NOT_YET}",
+    "airflow.providers.smtp": ("add apache-airflow-providers-smtp to the environment's requirements (README: "
+                               "Providers), or " + _NO_SMTP + " from a @task"),
+    "airflow.providers.amazon.aws.triggers": (
+        "add apache-airflow-providers-amazon to the environment's requirements (README: Providers); an AssetWatcher "
+        "on SQS needs no provider: MessageQueueTrigger(scheme='sqs', sqs_queue=...) from "
+        "airflow.providers.common.messaging.triggers.msg_queue"),
     "airflow.utils.weekday": "removed in Airflow 3; import WeekDay from airflow.providers.standard.utils.weekday",
     "airflow.sdk.definitions.deadline": f"deadline alerts are {_NOT_YET}",
     "airflow.triggers": ("of airflow.triggers only base (BaseTrigger, TriggerEvent) and temporal (DateTimeTrigger, "
