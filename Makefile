@@ -28,15 +28,23 @@ chromium:
 	elif command -v apt-get >/dev/null; then apt-get update && apt-get install -y chromium; \
 	else echo "no apt-get here: install Chromium yourself, or the browser tests (tests/browser) are skipped"; fi
 
-# The venv, the package and its tools, and Chromium (what `make local` and `make test` need first).
-install: $(STAMP) providers
+# The provider tests (tests/functional/providers) run the real postgres provider on a throwaway PostgreSQL server
+# of Debian's package (never a system service): installed with apt when missing; without apt those tests skip.
+.PHONY: postgresql
+postgresql:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null; then :; \
+	elif command -v apt-get >/dev/null; then apt-get update && apt-get install -y postgresql; \
+	else echo "no apt-get here: install PostgreSQL yourself, or the PostgreSQL provider tests are skipped"; fi
+
+# The venv, the package and its tools, Chromium, PostgreSQL and the test providers (what `make test` needs first).
+install: $(STAMP) providers postgresql
 
 # The whole system in the foreground (Ctrl-C stops it); state survives restarts in .updraft/state.
 local: $(STAMP)
 	$(VENV)/bin/updraft local --dags-folder examples/dags --unpause --state-dir .updraft/state
 
 # Lint, then types (mypy reads [tool.mypy] in pyproject.toml: which packages, strict where), then the suite.
-test: $(STAMP) providers
+test: $(STAMP) providers postgresql
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest

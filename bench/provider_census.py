@@ -6,7 +6,10 @@ each module that fails is reported. Run it on a folder the providers are install
 
     python bench/provider_census.py PROVIDERS_DIR [--errors]
 
-It prints the README's table (provider -> modules importing / total); ``--errors`` lists each failure too.
+It prints the README's table (provider -> modules importing / total, and what the others need); ``--errors`` lists
+each failure too. A module fails either for want of something the environment did not install (another provider,
+an optional extra or library: it fails the same way under Airflow without it) or for a gap of Updraft's (a name
+the shim lacks): the table counts the two apart, and the census test asks for no gap at all.
 ``tests/unit/providers/test_import_census.py`` runs the same census against a committed expectation.
 
 "DAG-facing" is what DAG files and the modules they import load: hooks, operators, sensors, triggers, transfers,
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -94,12 +98,32 @@ def census(site: Path, provider: str, timeout: float = 300) -> dict[str, str | N
     return json.loads(lines[-1][len("CENSUS"):])
 
 
+def needs(error: str) -> str | None:
+    """What a failed module needs that was not installed (``"provider microsoft-azure"``, ``"optional library
+    bson"``, ...), or None when the failure is a gap of Updraft's."""
+    provider = re.search(r"add apache-airflow-providers-([\w.-]+) to the environment's requirements", error)
+    if provider:
+        return f"provider {provider.group(1)}"
+    if "Updraft has no Kubernetes cluster" in error:
+        return "provider cncf-kubernetes (refused: Fargate instead)"
+    if error.startswith("AirflowOptionalProviderFeatureException"):
+        return "an optional extra"
+    library = re.match(r"ModuleNotFoundError: No module named '([\w.]+)'", error)
+    if library and not library.group(1).startswith("airflow"):
+        return f"optional library {library.group(1).split('.')[0]}"
+    return None
+
+
 def table(results: dict[str, dict[str, str | None]]) -> str:
-    """The README's markdown table: provider -> importing / total (percent)."""
-    rows = ["| provider | DAG-facing modules importing |", "|---|---|"]
+    """The README's markdown table: provider -> importing / total (percent), what the others need, and gaps."""
+    rows = ["| provider | DAG-facing modules importing | the others need (not installed) | gaps of Updraft |",
+            "|---|---|---|---|"]
     for provider, result in results.items():
         ok = sum(error is None for error in result.values())
-        rows.append(f"| {provider} | {ok} / {len(result)} ({100 * ok / max(len(result), 1):.0f} %) |")
+        wants = sorted({needs(error) or "" for error in result.values() if error is not None} - {""})
+        gaps = sum(error is not None and needs(error) is None for error in result.values())
+        rows.append(f"| {provider} | {ok} / {len(result)} ({100 * ok / max(len(result), 1):.0f} %) | "
+                    f"{', '.join(wants) or '-'} | {gaps} |")
     return "\n".join(rows)
 
 

@@ -34,7 +34,7 @@ from updraft.requirements import stubs
 from updraft.requirements.constraints import constraint_lines, runtime_versions
 from updraft.requirements.lines import Line, RequirementsError, local_paths, pip_lines, read
 
-FORMAT = "4"  # bump when the folder's layout or the way it is built changes
+FORMAT = "5"  # bump when the folder's layout or the way it is built changes
 
 
 class RequirementsConflict(RequirementsError):
@@ -164,7 +164,9 @@ def _lock(site: Path) -> str:
 
 def _provider_infos(site: Path) -> list[dict[str, object]]:
     """Each installed provider's ``get_provider_info()`` (its entry point), run in a child process that sees only
-    the installed folder's provider-info modules: a provider's metadata is a function returning a dict literal."""
+    the installed folder's provider-info modules (a provider's metadata is a function returning a dict literal),
+    with its ``version`` and its ``documentation-url`` (the distribution's "Documentation" project URL), as
+    Airflow's providers manager adds them."""
     script = r"""
 import importlib.metadata as metadata, importlib.util, json, os, sys
 site = sys.argv[1]
@@ -180,6 +182,9 @@ for dist in metadata.distributions(path=[site]):
         spec.loader.exec_module(loaded)
         info = getattr(loaded, attr or "get_provider_info")()
         info["version"] = dist.version
+        urls = [u.split(",", 1) for u in dist.metadata.get_all("Project-URL") or [] if "," in u]
+        info["documentation-url"] = next((url.strip() for name, url in urls if name.strip().lower()
+                                          == "documentation"), None)
         out.append(info)
 print(json.dumps(sorted(out, key=lambda info: info.get("package-name", ""))))
 """

@@ -46,6 +46,9 @@ _CORE = ({"connection-type": "generic", "hook-name": "Generic"}, {"connection-ty
 # (the installer never installs its wheel), so its types are always there.
 _STANDARD = {
     "package-name": "apache-airflow-providers-standard",
+    "version": "1.21.0",  # the release whose operators Updraft's follow (updraft.requirements.stubs)
+    "description": "Airflow Standard Provider\n",
+    "documentation-url": "https://airflow.apache.org/docs/apache-airflow-providers-standard/1.21.0",
     "connection-types": [
         {"hook-class-name": "airflow.providers.standard.hooks.filesystem.FSHook", "hook-name": "File (path)",
          "connection-type": "fs",
@@ -192,6 +195,12 @@ def installed(env: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         cached = (key, load(path))
         _cache[path] = cached
     return cached[1]
+
+
+def listed(providers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every provider of the environment, as Airflow's ``ProvidersManager().providers`` has them: Updraft's own
+    standard provider, then the installed ones (a wheel of the standard provider is never installed)."""
+    return [_STANDARD, *(p for p in providers if p["package-name"] != _STANDARD["package-name"])]
 
 
 def connection_types(providers: list[dict[str, Any]]) -> list[ConnectionType]:

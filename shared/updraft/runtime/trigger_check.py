@@ -51,8 +51,9 @@ MIN_POLL_SECONDS = 1  # a Wait state counts whole seconds
 
 
 # Provider triggers Updraft looks at itself, whichever provider is installed: the real amazon provider's
-# S3KeyTrigger runs on aiobotocore, whose releases pin a botocore older than the one Updraft (and so DAG code) runs;
-# Updraft's look takes the same serialized arguments and answers the same events (``updraft.triggers.s3``).
+# S3KeyTrigger needs aiobotocore (the provider's optional "aiobotocore" extra) and runs an async loop per look;
+# Updraft's look takes the same serialized arguments and answers the same events with one synchronous call
+# (``updraft.triggers.s3``), so S3KeySensor(deferrable=True) works with the provider alone.
 NATIVE_TRIGGERS = {"airflow.providers.amazon.aws.triggers.s3.S3KeyTrigger": "updraft.triggers.s3.S3KeyTrigger"}
 
 

@@ -9,7 +9,6 @@ README's table (``python bench/provider_census.py SITE``) stays true.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -17,7 +16,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 
-from provider_census import PROVIDERS, census
+from provider_census import PROVIDERS, census, needs
+
+from tests.provider_packages import installed_providers
 
 EXPECTED = Path(__file__).with_name("census_expected.json")
 
@@ -26,12 +27,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def providers_site() -> Path:
-    """The installed test providers (tests/provider_packages.py), or the folder UPDRAFT_TEST_PROVIDERS_SITE names
-    (a folder the same providers were installed into some other way)."""
-    if os.environ.get("UPDRAFT_TEST_PROVIDERS_SITE"):
-        return Path(os.environ["UPDRAFT_TEST_PROVIDERS_SITE"])
-    from tests.provider_packages import installed_providers
-
+    """The installed test providers (tests/provider_packages.py)."""
     return installed_providers().site
 
 
@@ -44,3 +40,5 @@ def test_provider_modules_keep_importing(provider: str, providers_site: Path) ->
     assert not lost, f"modules of {provider} that imported no longer do: {lost}"
     gained = importing - expected
     assert not gained, f"modules of {provider} now import; add them to {EXPECTED.name}: {sorted(gained)}"
+    gaps = {module: error for module, error in result.items() if error is not None and needs(error) is None}
+    assert not gaps, f"modules of {provider} fail for want of a name Updraft's airflow package lacks: {gaps}"

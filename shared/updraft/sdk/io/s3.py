@@ -1,9 +1,9 @@
 """An fsspec filesystem for ``s3://`` over boto3, for ``ObjectStoragePath`` in task code.
 
-Airflow gets its S3 filesystem from the Amazon provider, which builds an ``s3fs.S3FileSystem``. s3fs cannot be
-installed beside Updraft: it needs aiobotocore, whose every release pins botocore to an older minor than the
-boto3 Updraft runs on (aiobotocore 3.10 wants botocore <1.43.118; Updraft is on 1.44). This is the same
-filesystem over the synchronous boto3 client instead: listings with ``/`` as the directory separator, ranged
+Airflow gets its S3 filesystem from the Amazon provider, which builds an ``s3fs.S3FileSystem``. s3fs is not
+among Updraft's own packages (it would bring aiobotocore, which pins botocore to a narrow range, into every
+environment, and ``ObjectStoragePath`` must work without the Amazon provider). This is the same filesystem over
+the synchronous boto3 client instead: listings with ``/`` as the directory separator, ranged
 reads, writes as one ``PutObject`` (or a multipart upload past ``block_size``), server-side copies, buckets as
 the top-level directories.
 

@@ -1,0 +1,1 @@
+"""``airflow.providers.common.messaging.providers``: the base class of queue kinds."""
