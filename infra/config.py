@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 PLACEHOLDER_ACCOUNT = "123456789012"
 PLACEHOLDER_REGION = "us-east-1"
 
-# What the Lambda bundle and the Fargate worker image install next to the code. boto3 is included although the
-# Lambda runtime has one: pynamodb pulls botocore into the bundle, which would otherwise shadow the runtime's
-# botocore under a boto3 of another release. python-dateutil stays <3 for botocore.
+# What the Lambda bundles and the Fargate worker image install next to the code, as resolved into the committed
+# infra/requirements.lock (`python -m infra.packages` after a change here: the bundles install the lock, not these).
+# boto3 is included although the Lambda runtime has one: pynamodb pulls botocore into the bundle, which would
+# otherwise shadow the runtime's botocore under a boto3 of another release. python-dateutil stays <3 for botocore.
 LAMBDA_REQUIREMENTS = (
-    "boto3>=1.34",
+    # as in pyproject.toml: aiobotocore (deferrable amazon operators) must install beside them
+    "boto3>=1.34,<1.43.118",
+    "botocore<1.43.118",
     "aws-lambda-powertools>=3.0",
     "pendulum>=3.0",
     "croniter>=3.0",
@@ -25,7 +28,8 @@ LAMBDA_REQUIREMENTS = (
     "jsonschema>=4.0",
     "jinja2>=3.1",
     "python-dateutil>=2.8,<3",
-    "cloudpickle>=2.2",  # virtualenv tasks' serializer="cloudpickle" / "dill" (updraft.operators.python_venv)
+    # virtualenv tasks' serializer="cloudpickle" / "dill" (updraft.operators.python_venv); capped as in pyproject.toml
+    "cloudpickle>=2.2,<=3.1.2",
     "dill>=0.3",
     "universal-pathlib>=0.3.10",  # ObjectStoragePath in task code (pulls fsspec)
 )
@@ -96,8 +100,18 @@ class EnvironmentSettings:
     asset_events_queue_arn: str | None = None
     # The deferral loop's look at a polling trigger (updraft.runtime.trigger_check): short, one look per invoke.
     trigger_check: FunctionSettings = field(default_factory=lambda: FunctionSettings(512, 30))
+    # The environment's own requirements (MWAA's requirements.txt): a pip requirements file, relative to the
+    # repository root or absolute; None: none. `cdk synth` installs it for the Lambda platform, against the lock
+    # of Updraft's own packages, into what runs DAG code: the parser, worker and trigger-check functions and the
+    # Fargate worker image (infra/README.md, "An environment's requirements").
+    requirements: str | None = None
+    # The functions' architecture, and so the manylinux wheels the bundles hold; the Fargate task runs on it too.
+    architecture: str = "x86_64"
 
     def __post_init__(self) -> None:
+        if self.architecture not in ("x86_64", "arm64"):
+            raise ValueError(f"environment {self.name!r}: architecture {self.architecture!r} is not one of "
+                             "Lambda's x86_64, arm64")
         if self.iam_caller_role not in ("VIEWER", "USER", "OP", "ADMIN"):
             raise ValueError(f"environment {self.name!r}: iam_caller_role {self.iam_caller_role!r} is not one of "
                              "Airflow's roles VIEWER, USER, OP, ADMIN")

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -20,13 +21,17 @@ from constructs import Construct
 
 from infra.config import EnvironmentSettings, FunctionSettings
 from infra.constructs import access
-from infra.constructs.bundling import RUNTIME, lambda_code
+from infra.constructs.bundling import LAMBDA_DOCKERFILE, PROVIDERS_FILE, RUNTIME, ZIP_LIMIT_BYTES, Bundle
 from infra.constructs.dag_code import DagCodeRole
 from infra.constructs.data import UpdraftData
-from infra.constructs.fargate import FargateWorkers
+from infra.constructs.fargate import APP_ROOT, IMAGE_PLATFORMS, FargateWorkers
+from infra.packages import DAG_PACKAGES
+from updraft.cli.requirements import PROVIDERS_INFO_VAR
 from updraft.config import UpdraftConfig
+from updraft.requirements import dag_packages
 from updraft.resources import ASSET_EVENTS_PREFIX, DAGS_PREFIX, ResourceNames
 
+LAMBDA_TASK_ROOT = "/var/task"  # where Lambda puts a zip's files (and the image puts the bundle)
 RETENTION = {
     1: logs.RetentionDays.ONE_DAY, 3: logs.RetentionDays.THREE_DAYS, 7: logs.RetentionDays.ONE_WEEK,
     14: logs.RetentionDays.TWO_WEEKS, 30: logs.RetentionDays.ONE_MONTH, 90: logs.RetentionDays.THREE_MONTHS,
@@ -59,12 +64,27 @@ class UpdraftFunctions(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, data: UpdraftData, fargate: FargateWorkers,
-                 names: ResourceNames, settings: EnvironmentSettings, bundle_dependencies: bool = True) -> None:
+                 names: ResourceNames, settings: EnvironmentSettings, bundle: Bundle, dag_bundle: Bundle,
+                 zip_limit_bytes: int = ZIP_LIMIT_BYTES) -> None:
         super().__init__(scope, construct_id)
         self.settings = settings
         self._retention = RETENTION[settings.log_retention_days]
         self._removal = RemovalPolicy.RETAIN if settings.retain_data else RemovalPolicy.DESTROY
-        self._code = lambda_code(dependencies=bundle_dependencies)
+        self._architecture = (lambda_.Architecture.ARM_64 if settings.architecture == "arm64"
+                              else lambda_.Architecture.X86_64)
+        if bundle.size > zip_limit_bytes:
+            raise ValueError(f"Updraft's own Lambda bundle is {bundle.size} bytes unzipped, over Lambda's limit "
+                             f"({zip_limit_bytes}); it holds no requirements: check infra/requirements.lock")
+        self._code = bundle.zip_code()
+        has_packages = dag_bundle.key != bundle.key
+        # DAG code's functions run the DAG-code bundle: as a zip while it fits, else as a container image of the
+        # same folder (up to 10 GB): one image asset for the three, each naming its handler.
+        self.dag_code_image: ecr_assets.DockerImageAsset | None = None
+        self._dag_code = dag_bundle.zip_code() if has_packages else self._code
+        if dag_bundle.size > zip_limit_bytes:
+            self.dag_code_image = ecr_assets.DockerImageAsset(
+                self, "DagCodeImage", directory=str(dag_bundle.context), file=LAMBDA_DOCKERFILE.name,
+                exclude=["Dockerfile"], platform=IMAGE_PLATFORMS[settings.architecture])
         table, bucket = data.table, data.bucket
         self.metrics_namespace = f"Updraft/{names.environment}"  # environments sharing an account stay apart
         # Task logs: a stream per try (CloudWatchLogSink), written by the worker Lambda and the Fargate task.
@@ -94,7 +114,7 @@ class UpdraftFunctions(Construct):
             self, "WorkerDLQ", queue_name=names.worker_dlq, retention_period=Duration.days(14), enforce_ssl=True,
             encryption=sqs.QueueEncryption.SQS_MANAGED)
         self.worker = self._function("worker", names.worker_function, settings.worker,
-                                     replace(dispatching, kms_key=secrets_key).to_env(),
+                                     replace(dispatching, kms_key=secrets_key).to_env(), dag_code=True,
                                      retry_attempts=settings.worker_retry_attempts,
                                      max_event_age=Duration.seconds(settings.worker_max_event_age_seconds),
                                      on_failure=destinations.SqsDestination(self.dead_letter_queue))
@@ -107,7 +127,7 @@ class UpdraftFunctions(Construct):
                                         retry_attempts=0,
                                         on_failure=destinations.SqsDestination(self.dead_letter_queue))
         self.scheduler.node.add_dependency(self.worker)  # the first tick must find the worker to invoke
-        self.parser = self._function("parser", names.parser_function, settings.parser, base.to_env(),
+        self.parser = self._function("parser", names.parser_function, settings.parser, base.to_env(), dag_code=True,
                                      on_failure=destinations.SqsDestination(self.dead_letter_queue))
         self.api = self._function("api", names.api_function, settings.api,
                                   replace(base, scheduler_function=names.scheduler_function,
@@ -117,7 +137,7 @@ class UpdraftFunctions(Construct):
 
         # The deferral state machine's synchronous look at a polling trigger (it writes a fired event on the try).
         self.trigger_check = self._function("trigger_check", names.trigger_check_function, settings.trigger_check,
-                                            base.to_env())
+                                            base.to_env(), dag_code=True)
 
         # Asset events from outside: uploads under asset-events/, and messages on a queue the settings name.
         self.asset_events = self._function("asset_events", names.asset_events_function, settings.asset_events,
@@ -199,6 +219,17 @@ class UpdraftFunctions(Construct):
             fn.add_environment("UPDRAFT_DAG_CODE_ROLE", self.dag_code.role.role_arn)
         fargate.container.add_environment("UPDRAFT_DAG_CODE_ROLE", self.dag_code.role.role_arn)
 
+        # The environment's requirements: on the path of DAG code's children only (dag_packages.pythonpath), in
+        # the three functions and the Fargate task that run DAG code; the scheduler and the API never run it and
+        # get only the providers' metadata (the API's connection types).
+        if has_packages:
+            for fn in (self.parser, self.worker, self.trigger_check):
+                fn.add_environment(dag_packages.VAR, f"{LAMBDA_TASK_ROOT}/{DAG_PACKAGES}")
+            fargate.container.add_environment(dag_packages.VAR, f"{APP_ROOT}/{DAG_PACKAGES}")
+            for fn in (self.api, self.parser, self.worker, self.trigger_check):
+                fn.add_environment(PROVIDERS_INFO_VAR, f"{LAMBDA_TASK_ROOT}/{PROVIDERS_FILE}")
+            fargate.container.add_environment(PROVIDERS_INFO_VAR, f"{APP_ROOT}/{PROVIDERS_FILE}")
+
         self._alarms(names)
 
     def _alarms(self, names: ResourceNames) -> None:
@@ -248,18 +279,24 @@ class UpdraftFunctions(Construct):
             f"The {names.environment} scheduler set aside a run or DAG it cannot load or decide (the run's note "
             "and `updraft tasks why` say why)")
 
-    def _function(self, name: str, function_name: str, fs: FunctionSettings, environment: dict[str, str],
-                  **kwargs: object) -> lambda_.Function:
+    def _function(self, name: str, function_name: str, fs: FunctionSettings, environment: dict[str, str], *,
+                  dag_code: bool = False, **kwargs: object) -> lambda_.Function:
         title = name.capitalize()
         log_group = logs.LogGroup(self, f"{title}Logs", retention=self._retention, removal_policy=self._removal)
         # Its own role without AWSLambdaBasicExecutionRole (logs:* on every log group): only its log group.
         role = iam.Role(self, f"{title}Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
                         description=f"Updraft {name} function")
         log_group.grant_write(role)
+        handler = f"functions.{name}.handler.handler"
+        code, runtime = (self._dag_code if dag_code else self._code), RUNTIME
+        if dag_code and self.dag_code_image is not None:
+            code = lambda_.Code.from_ecr_image(self.dag_code_image.repository,
+                                               tag_or_digest=self.dag_code_image.image_tag, cmd=[handler])
+            runtime, handler = lambda_.Runtime.FROM_IMAGE, lambda_.Handler.FROM_IMAGE
         return lambda_.Function(
             self, title, function_name=function_name, role=role,
-            runtime=RUNTIME, architecture=lambda_.Architecture.X86_64,
-            code=self._code, handler=f"functions.{name}.handler.handler",
+            runtime=runtime, architecture=self._architecture,
+            code=code, handler=handler,
             memory_size=fs.memory_mib, timeout=Duration.seconds(fs.timeout_seconds),
             reserved_concurrent_executions=fs.reserved_concurrency,
             environment={**environment, "POWERTOOLS_SERVICE_NAME": service_name(name)},

@@ -1,15 +1,13 @@
 """The Fargate side of the workers: a VPC without NAT, an ECS cluster, and the worker task definition whose image
-is built from ``infra/worker_image/Dockerfile``.
+is built from ``infra/worker_image/Dockerfile`` over the DAG-code bundle (``bundling``).
 
-Docker is needed only when ``cdk deploy`` publishes the image: at synth the asset is a copy of the files the
-image needs (staged into ``cdk.out``), so synth and the tests run on machines without a Docker engine.
+Docker is needed only when ``cdk deploy`` publishes the image: at synth the asset is a copy of the bundle's folder
+(staged into ``cdk.out``), so synth and the tests run on machines without a Docker engine.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from aws_cdk import ArnFormat, IgnoreMode, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, RemovalPolicy, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_ecs as ecs
@@ -17,19 +15,15 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infra.config import LAMBDA_REQUIREMENTS, FargateSettings
+from infra.config import FargateSettings
+from infra.constructs.bundling import Bundle
 from updraft.resources import ResourceNames
 
-ROOT = Path(__file__).resolve().parents[2]
-DOCKERFILE = "infra/worker_image/Dockerfile"
-# The build context is the repository root, filtered like a .dockerignore: everything out, then only what the
-# image copies back in. Without it the asset would stage .venv, node_modules and cdk.out itself.
-IMAGE_CONTEXT = (
-    "*",
-    "!functions", "!shared", "!infra", "infra/*", "!infra/worker_image",
-    "shared/*", "!shared/updraft", "!shared/airflow",
-    "**/__pycache__", "**/*.pyc",
-)
+DOCKERFILE = "Dockerfile"  # in the bundle's folder: a copy of infra/worker_image/Dockerfile
+APP_ROOT = "/app"  # where the image holds the bundle
+# The architectures of Lambda and their counterparts for the task and the image.
+CPU_ARCHITECTURES = {"x86_64": ecs.CpuArchitecture.X86_64, "arm64": ecs.CpuArchitecture.ARM64}
+IMAGE_PLATFORMS = {"x86_64": ecr_assets.Platform.LINUX_AMD64, "arm64": ecr_assets.Platform.LINUX_ARM64}
 
 
 class FargateWorkers(Construct):
@@ -40,7 +34,8 @@ class FargateWorkers(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, names: ResourceNames, settings: FargateSettings,
-                 retention: logs.RetentionDays, removal: RemovalPolicy) -> None:
+                 retention: logs.RetentionDays, removal: RemovalPolicy, bundle: Bundle,
+                 architecture: str = "x86_64") -> None:
         super().__init__(scope, construct_id)
         self.names = names
         self.vpc = ec2.Vpc(
@@ -58,13 +53,12 @@ class FargateWorkers(Construct):
 
         self.task_definition = ecs.FargateTaskDefinition(
             self, "WorkerTask", family=names.ecs_task_family, cpu=settings.cpu, memory_limit_mib=settings.memory_mib,
-            runtime_platform=ecs.RuntimePlatform(cpu_architecture=ecs.CpuArchitecture.X86_64,
+            runtime_platform=ecs.RuntimePlatform(cpu_architecture=CPU_ARCHITECTURES[architecture],
                                                  operating_system_family=ecs.OperatingSystemFamily.LINUX))
         self.log_group = logs.LogGroup(self, "WorkerTaskLogs", retention=retention, removal_policy=removal)
-        image = ecs.ContainerImage.from_asset(
-            str(ROOT), file=DOCKERFILE, exclude=list(IMAGE_CONTEXT), ignore_mode=IgnoreMode.DOCKER,
-            platform=ecr_assets.Platform.LINUX_AMD64,
-            build_args={"REQUIREMENTS": " ".join(LAMBDA_REQUIREMENTS)})
+        # The DAG-code bundle as it is: the image runs the versions the functions run (one lock).
+        image = ecs.ContainerImage.from_asset(str(bundle.context), file=DOCKERFILE, exclude=["lambda.Dockerfile"],
+                                              platform=IMAGE_PLATFORMS[architecture])
         # Container-level cpu/memory equal to the task's: valid on Fargate, and moto's RunTask needs them.
         self.container = self.task_definition.add_container(
             names.ecs_container, container_name=names.ecs_container, image=image,

@@ -225,3 +225,33 @@ def test_only_the_tested_run_runs_even_for_a_catchup_dag_with_a_backlog(tmp_path
     result = run_dag_test("backlog", dags_folder=str(tmp_path), timeout_s=60)
     assert result.run_state == "success" and result.run_id.startswith("manual__")
     assert result.tasks == {"work": {**result.tasks["work"], "state": "success", "try_number": 1}}
+
+
+def test_json_output_is_the_one_document_on_stdout_whatever_plugins_and_tasks_print(tmp_path):
+    """-o json is exactly one JSON document on standard output: a plugin's print in this process, a task's raw write
+    to file descriptor 1 in its child (and moto's Docker warnings) go to standard error (before, they came first)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "dags").mkdir()
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "noisy_plugin.py").write_text('print("a plugin printing")\n')
+    _write(tmp_path / "dags", "noisy.py", """
+        import os
+
+        with DAG("noisy", schedule=None, start_date=START):
+            @task
+            def raw():
+                os.write(1, b"a raw write to fd 1\\n")
+
+            raw()
+    """)
+    done = subprocess.run([sys.executable, "-c", "from updraft.cli import main; main()", "dags", "test", "noisy",
+                           "2024-01-02", "--dags-folder", str(tmp_path / "dags"), "--plugins-folder",
+                           str(tmp_path / "plugins"), "-o", "json"],
+                          check=False, env={**os.environ, "PIP_NO_INDEX": "1"}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["tasks"]["raw"]["state"] == "success"
+    assert "a plugin printing" in done.stderr and "a raw write to fd 1" in done.stderr

@@ -11,10 +11,11 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from infra.config import API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS, ENVIRONMENTS, LAMBDA_REQUIREMENTS, settings_for
+from infra.config import API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS, ENVIRONMENTS, settings_for
 from infra.constructs.compute import RETENTION
 from infra.constructs.data import UpdraftData
 from infra.constructs.fargate import DOCKERFILE
+from infra.packages import RUNTIME_LOCK, read_lock
 from tests.infra.cfn import function_id, of_type, render
 from updraft.config import UpdraftConfig
 from updraft.executors.fargate import DEFAULT_COMMAND
@@ -282,22 +283,26 @@ def test_task_definition_is_the_worker_on_fargate(synth) -> None:
 
 
 def test_worker_image_is_a_staged_directory_asset_built_only_at_deploy(synth) -> None:
+    """The image's context is the DAG-code bundle synth built (here, with no requirements, Updraft's one bundle):
+    the image copies it as it is, so nothing is resolved at build and the image runs the functions' versions."""
     (image,) = synth.assets["dockerImages"].values()
     source = image["source"]
     assert source["dockerFile"] == DOCKERFILE and source["platform"] == "linux/amd64"
-    assert source["dockerBuildArgs"] == {"REQUIREMENTS": " ".join(LAMBDA_REQUIREMENTS)}
+    assert "dockerBuildArgs" not in source  # nothing to resolve in the image
     staged = synth.outdir / source["directory"]
     files = {str(p.relative_to(staged)) for p in staged.rglob("*") if p.is_file()}
-    assert {DOCKERFILE, "functions/worker/handler.py", "shared/updraft/executors/fargate.py",
-            "shared/airflow/__init__.py"} <= files
-    # The context is what the image copies, nothing else: no venv, node_modules, tests, cdk.out, .git.
-    assert {f.split("/")[0] for f in files} == {"functions", "shared", "infra"}
-    assert {f.split("/")[1] for f in files if f.startswith("shared/")} == {"updraft", "airflow"}
-    assert {f for f in files if f.startswith("infra/")} == {DOCKERFILE}
-    assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
+    assert {DOCKERFILE, "bundle/functions/worker/handler.py", "bundle/updraft/executors/fargate.py",
+            "bundle/airflow/__init__.py", "bundle/packages.lock"} <= files
+    # The context is the bundle and its Dockerfile, nothing else: no venv, node_modules, tests, cdk.out, .git.
+    assert {f.split("/")[0] for f in files} == {"bundle", DOCKERFILE}
+    assert not [f for f in files if "/tests/" in f]
+    lock = (staged / "bundle" / "packages.lock").read_text()
+    assert read_lock(lock) == read_lock(RUNTIME_LOCK.read_text())
     # The container runs what FargateExecutor asks for.
     cmd = [line for line in (staged / DOCKERFILE).read_text().splitlines() if line.startswith("CMD ")]
     assert cmd == [f"CMD {json.dumps(list(DEFAULT_COMMAND))}"]
+    assert [line for line in (staged / DOCKERFILE).read_text().splitlines()
+            if line.startswith(("RUN pip", "ARG"))] == []
 
 
 # -- deferrals and API -------------------------------------------------------------------------------------
@@ -399,32 +404,40 @@ def test_lambda_bundle_is_compiled_for_the_runtime(synth) -> None:
     from infra.constructs.bundling import RUNTIME_PYTHON
 
     code = _function(synth, "worker")["Code"]
-    assert all(_function(synth, name)["Code"] == code for name in FUNCTIONS)  # one asset for all
+    assert all(_function(synth, name)["Code"] == code for name in FUNCTIONS)  # no requirements: one asset for all
     (asset,) = [a for a in synth.assets["files"].values()
                 if any(d["objectKey"] == code["S3Key"] for d in a["destinations"].values())]
     staged = synth.outdir / asset["source"]["path"]
     pyc = f"handler.cpython-{RUNTIME_PYTHON.replace('.', '')}.pyc"
     handler = staged / "functions" / "worker" / "__pycache__" / pyc
     assert int.from_bytes(handler.read_bytes()[4:8], "little") == 0b01  # hash-based, never checked (PEP 552)
-    assert {p.name for p in staged.iterdir()} >= {"functions", "updraft", "airflow"}
+    assert {p.name for p in staged.iterdir()} >= {"functions", "updraft", "airflow", "packages.lock"}
     assert not list(staged.rglob("tests"))
+    assert not (staged / "dag_packages").exists() and not (staged / "Dockerfile").exists()
 
 
-def test_lambda_asset_hash_follows_the_sources_not_the_bundle(tmp_path, monkeypatch) -> None:
-    """pip's output differs between runs; the hash must not, or every deploy re-uploads and updates everything."""
+def test_lambda_asset_hash_follows_the_sources_and_the_lock_not_the_bundle(tmp_path, monkeypatch) -> None:
+    """pip's output differs between runs; the hash must not, or every deploy re-uploads and updates everything.
+    It changes with a source and with the lock of Updraft's packages."""
     from infra.constructs import bundling
+    from infra.packages import Packages
 
-    assert bundling.source_hash(dependencies=True) == bundling.source_hash(dependencies=True)
-    assert bundling.source_hash(dependencies=True) != bundling.source_hash(dependencies=False)
+    packages = Packages(read_lock(RUNTIME_LOCK.read_text()), None)
+
+    def key(packages: Packages = packages, dependencies: bool = False) -> str:
+        return bundling.bundle_key(packages, dag_code=False, dependencies=dependencies, architecture="x86_64")
+
+    assert key(dependencies=True) == key(dependencies=True) != key()
     (tmp_path / "functions" / "x").mkdir(parents=True)
     (tmp_path / "functions" / "x" / "handler.py").write_text("A = 1\n")
     (tmp_path / "functions" / "x" / "__pycache__").mkdir()
     monkeypatch.setattr(bundling, "SOURCES", {tmp_path / "functions": "functions"})
-    before = bundling.source_hash(dependencies=False)
+    before = key()
     (tmp_path / "functions" / "x" / "__pycache__" / "handler.cpython-311.pyc").write_bytes(b"ignored")
-    assert bundling.source_hash(dependencies=False) == before
+    assert key() == before
     (tmp_path / "functions" / "x" / "handler.py").write_text("A = 2\n")
-    assert bundling.source_hash(dependencies=False) != before
+    assert key() != before
+    assert key(Packages({**packages.runtime, "botocore": "1.0.0"}, None)) != key()
 
 
 def test_the_infra_readme_states_the_dev_templates_size(synth):

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import click
 
 from updraft.cli.options import Command, conf_option, output_option, parse_conf, parse_date
-from updraft.cli.output import render
+from updraft.cli.output import render, stdout_to_stderr
 from updraft.cli.requirements import requirements_option, use_requirements
 
 if TYPE_CHECKING:
+    from updraft.local.dag_test import DagTestResult
     from updraft.parsing.folder import FolderParseResult
 
 _LOCAL_HELP = ("Folder (or single file) of DAG files to parse here instead of asking the environment "
@@ -279,19 +280,38 @@ def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | 
 
     Exit code 0 when the run succeeded, 1 when it failed, 2 on a usage or import error.
     """
+    import contextlib
     import json
 
+    conf_dict = parse_conf(conf)
+    when = parse_date(logical_date)
+    human = output != "json"
+    # With -o json the JSON document is all that goes to standard output: whatever plugins, tasks and libraries
+    # print during the run goes to standard error.
+    with contextlib.nullcontext() if human else stdout_to_stderr():
+        result = _test(ctx, dag_id, when, conf_dict, workers, log_folder, skip_waits, human, requirements,
+                       dags_folder, plugins_folder)
+    if human:
+        rows = [{"task": label, **row} for label, row in result.tasks.items()]
+        click.echo(render(rows, output if output != "table" else "table"))
+        click.echo(f"DAG run {result.run_id}: {result.run_state} in {result.wall_s:.2f} s")
+    else:
+        click.echo(json.dumps(result.to_dict()))
+    ctx.exit(0 if result.run_state == "success" else 1)
+
+
+def _test(ctx: click.Context, dag_id: str, when: Any, conf_dict: dict[str, Any] | None, workers: int,
+          log_folder: str | None, skip_waits: bool, human: bool, requirements: str | None, dags_folder: str,
+          plugins_folder: str | None) -> DagTestResult:
+    """``dags test``'s run, its progress said as it goes (exits 2 on a usage or import error)."""
     from updraft.cli.progress import change_line
     from updraft.local.dag_test import DagTestError, run_dag_test
     from updraft.sdk.exceptions import ParamValidationError
 
-    conf_dict = parse_conf(conf)
-    when = parse_date(logical_date)
     use_requirements(dags_folder, requirements)
     config = ctx.find_root().obj
     plugins = resolve_plugins_folder(dags_folder, plugins_folder)
     options = config.parse_options(plugins_folder=plugins)
-    human = output != "json"
     if plugins:
         # This process plays the scheduler (it reads the stored DAG back): a plugin's timetable must be
         # registered here too, as Airflow's `dags test` loads the plugins before it runs anything.
@@ -321,13 +341,7 @@ def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | 
     except (DagTestError, ParamValidationError) as err:  # a --conf the DAG's params reject is a usage error
         click.echo(f"Error: {err}", err=True)
         ctx.exit(2)
-    if human:
-        rows = [{"task": label, **row} for label, row in result.tasks.items()]
-        click.echo(render(rows, output if output != "table" else "table"))
-        click.echo(f"DAG run {result.run_id}: {result.run_state} in {result.wall_s:.2f} s")
-    else:
-        click.echo(json.dumps(result.to_dict()))
-    ctx.exit(0 if result.run_state == "success" else 1)
+    return result
 
 
 def _add_system_commands() -> None:

@@ -9,11 +9,32 @@ layout for ``plain``, and ``No data found`` for an empty table.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+import os
+import sys
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 OUTPUT_FORMATS = ("table", "json", "plain")
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Send what is written to standard output in the block to standard error: this process's ``print`` and the
+    file descriptor 1 every process started in the block inherits (a task's child writing to it, a library
+    printing a warning: moto prints Docker warnings there). A command whose output is one document
+    (``-o json``) runs its work in the block and writes the document after it, alone on standard output."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _cell(value: Any) -> str:

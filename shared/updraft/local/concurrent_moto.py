@@ -45,7 +45,8 @@ def moto_key_schema(table: str) -> tuple[str, str | None] | None:
 
 
 class ConcurrentMoto:
-    def __init__(self, latency: LatencySource | None = None, *, serialize: bool = False) -> None:
+    def __init__(self, latency: LatencySource | None = None, *, serialize: bool = False,
+                 lock: contextlib.AbstractContextManager[Any] | None = None) -> None:
         from updraft.local import moto_speedups
 
         # A Query of one partition may run beside writes to others only if moto walks that partition alone.
@@ -53,7 +54,9 @@ class ConcurrentMoto:
         self.latency = latency
         self.serialize = serialize  # one request at a time, every service (what local mode has always done)
         self.items = DynamoItemLocks(moto_key_schema)
-        self._others = threading.RLock()
+        # Requests other than DynamoDB's (all of them with ``serialize``); ``lock``: one shared with another guard
+        # of the same moto (``updraft dags test`` serves its in-process moto over HTTP too).
+        self._others = lock if lock is not None else threading.RLock()
         # Time requests spent waiting for their locks, by operation (where concurrency was lost).
         self.lock_waits: dict[str, float] = collections.defaultdict(float)
         self._count_lock = threading.Lock()

@@ -3,8 +3,11 @@ task runtime, like ``airflow dags test``.
 
 The DAG file is parsed in isolation exactly as the parser Lambda does it and stored; a manual run is triggered
 and the scheduler drives it, dispatching tries to a thread pool that runs the same ``handle_dispatch`` the worker
-Lambda runs (so tasks may run concurrently). Pools the DAG names that do not exist are created large enough,
-because, like Airflow's ``dags test``, a local test should not wait for a pool it cannot have.
+Lambda runs (so tasks may run concurrently). DAG code (tasks, callbacks, trigger looks, in their children) reaches
+the same embedded AWS, served to it over HTTP, with a DAG-code role's credentials as in local mode
+(``dag_code_credentials``): a DAG's boto3 calls and the amazon provider's hooks work against the test's AWS, and
+never reach a real one. Pools the DAG names that do not exist are created large enough, because, like Airflow's
+``dags test``, a local test should not wait for a pool it cannot have.
 
 Deferred tries wait on the deferral state machine's own ASL (``local.step_functions``). By default a test does not
 sit through them: each wait ends at once and ``on_skip(label, span)`` is told how much time was skipped (the CLI
@@ -37,10 +40,12 @@ from updraft.model.hitl import is_hitl
 from updraft.model.parse_results import ImportErrorRecord
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.runtime.dag_code_credentials import DagCodeCredentials
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
 
 TICK_S = 1.0
+DAGS_TEST_ENVIRONMENT = "dags-test"  # names the DAG-code role on a test's embedded AWS
 
 
 class DagTestError(Exception):
@@ -76,7 +81,7 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
     """Run one DAG run to its end; ``on_change(label, state, try_number)`` sees every task state change,
     ``on_sensor_skip(message)`` every skip of the clock to a sensor's next poke and ``on_input_wait(task_ids)``
     the Human-in-the-loop tasks waiting for a response."""
-    from updraft.local.embedded_aws import embedded_aws
+    from updraft.local.embedded_aws import embedded_aws, served_over_http
     from updraft.parsing import ParseOptions, parse_dags_folder
     from updraft.parsing.timetable_horizons import TimetableContext
 
@@ -96,11 +101,27 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
     own_errors = [e for e in owner.import_errors if e.dag_id in (None, dag_id)]
     if own_errors:
         raise DagTestError(f"DAG '{dag_id}' failed to import:\n{_import_error_text(own_errors)}")
-    with embedded_aws():
+    with embedded_aws(), served_over_http() as endpoint_url:
         return _run(owner, dag_id, dags_folder=parsed.dags_folder, logical_date=logical_date, conf=conf,
                     plugins_folder=plugins_folder, workers=workers, log_folder=log_folder, timeout_s=timeout_s,
                     on_change=on_change, skip_waits=skip_waits, on_skip=on_skip, on_sensor_skip=on_sensor_skip,
-                    on_input_wait=on_input_wait)
+                    on_input_wait=on_input_wait, credentials=dag_code_credentials(endpoint_url))
+
+
+def dag_code_credentials(endpoint_url: str) -> DagCodeCredentials:
+    """What DAG code holds in a test, as in local mode: the STS credentials of a DAG-code role created on the
+    embedded AWS (no policies enforced there), and the address that AWS is served at (``endpoint_url``), so a
+    task's boto3 calls, a provider's hooks with no connection (boto3's default chain) and a deferrable S3 wait's
+    looks reach the test's AWS, never the real one."""
+    import boto3
+
+    from updraft.local.provision import dag_code_role
+    from updraft.resources import ResourceNames
+
+    names = ResourceNames(DAGS_TEST_ENVIRONMENT)
+    role = dag_code_role(boto3.client("iam", region_name=names.region), names)
+    return DagCodeCredentials(lambda: boto3.client("sts", region_name=names.region), role,
+                              endpoint_url=endpoint_url)
 
 
 def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime | None, conf: dict | None,
@@ -108,7 +129,8 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
          on_change: Callable[[str, str, int], None] | None, skip_waits: bool = True,
          on_skip: Callable[[str, dt.timedelta], None] | None = None,
          on_sensor_skip: Callable[[str], None] | None = None,
-         on_input_wait: Callable[[list[str]], None] | None = None) -> DagTestResult:
+         on_input_wait: Callable[[list[str]], None] | None = None,
+         credentials: DagCodeCredentials | None = None) -> DagTestResult:
     from updraft.executors.callback_requests import DagCallbackRequest
     from updraft.model.states import FINISHED_RUN_STATES
     from updraft.runtime.loader import LocalDagLoader
@@ -166,12 +188,12 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     def work(item: Any) -> None:
         try:
             handle_dispatch(item, store=store, loader=loader, scheduler=scheduler, now_fn=utcnow, log_sink=sink,
-                            waits=waits)
+                            waits=waits, credentials=credentials)
         except BaseException as exc:  # surfaced by the main loop: a worker bug must not hang the test
             errors.append(exc)
 
     engine, waits = _wait_engine(pool, work, store, clock=utcnow, skip_waits=skip_waits, on_skip=on_skip,
-                                 loader=loader)
+                                 loader=loader, credentials=credentials)
     waits = HumanInputWaits(waits, store)
     scheduler.waits = waits
     started = time.perf_counter()
@@ -210,9 +232,11 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
 
 def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[Any], None], store: Any, *,
                  clock: Callable[[], dt.datetime], skip_waits: bool,
-                 on_skip: Callable[[str, dt.timedelta], None] | None, loader: Any) -> tuple[Any, Any]:
+                 on_skip: Callable[[str, dt.timedelta], None] | None, loader: Any,
+                 credentials: DagCodeCredentials | None = None) -> tuple[Any, Any]:
     """The deferral state machine on the local engine, its resumes handed to the worker threads and its polling
-    triggers' checks run here, each look in a child (the loader's folders importable there)."""
+    triggers' checks run here, each look in a child (the loader's folders importable there, with the DAG-code
+    ``credentials``)."""
     from updraft.executors.step_functions import StepFunctionsWaits
     from updraft.handler_events import worker_dispatch
     from updraft.local.step_functions import LocalStepFunctions
@@ -231,7 +255,8 @@ def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[An
 
     def call(function: str, payload: Any) -> Any:
         return check(payload, store=store, now=clock(), dags_folder=loader.dags_folder,
-                     plugins_folder=loader.plugins_folder)
+                     plugins_folder=loader.plugins_folder,
+                     credentials=credentials.environment() if credentials is not None else None)
 
     engine = LocalStepFunctions(definition("dags-test-worker", "dags-test-trigger-check"), invoke=invoke,
                                 clock=clock, skip_waits=skip_waits, on_skip=skipped, call=call)

@@ -49,6 +49,17 @@ def serialized_moto() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def served_over_http() -> Iterator[str]:
+    """The in-process moto (inside ``embedded_aws``) served over HTTP too, for other processes (DAG code's
+    children): moto keeps its state in module globals, so both see the same AWS; requests over HTTP take the lock
+    in-process ones take, so they stay one at a time. Yields the server's URL."""
+    from updraft.local.moto_server import EmbeddedAwsServer
+
+    with EmbeddedAwsServer(lock=_lock) as server:
+        yield server.url
+
+
+@contextlib.contextmanager
 def embedded_aws(region: str = "us-east-1") -> Iterator[None]:
     """Fake credentials, moto's in-process AWS and serialized requests, for the duration of the block."""
     from moto import mock_aws

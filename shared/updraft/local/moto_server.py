@@ -12,6 +12,7 @@ every DynamoDB request also waits AWS's latency (benchmarks only).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -21,14 +22,19 @@ if TYPE_CHECKING:
 
 
 class EmbeddedAwsServer:
-    """A moto server on ``host:port`` (port 0: any free port) in a daemon thread of this process."""
+    """A moto server on ``host:port`` (port 0: any free port) in a daemon thread of this process; with ``lock``,
+    every request holds it (serialized with in-process moto requests that hold it too)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, concurrent: bool = False,
-                 latency: LatencySource | None = None) -> None:
+                 latency: LatencySource | None = None, lock: contextlib.AbstractContextManager[Any] | None = None,
+                 ) -> None:
         self.host = host
         self.port = port
+        if concurrent and lock is not None:
+            raise ValueError("a concurrent server takes per-item locks, not one shared lock")
         self.concurrent = concurrent
         self.latency = latency
+        self.lock = lock
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
@@ -44,7 +50,7 @@ class EmbeddedAwsServer:
         from updraft.local.concurrent_moto import ConcurrentMoto  # applies moto_speedups
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
-        self.guard = ConcurrentMoto(self.latency, serialize=not self.concurrent)
+        self.guard = ConcurrentMoto(self.latency, serialize=not self.concurrent, lock=self.lock)
         app = self.guard.wsgi(DomainDispatcherApplication(create_backend_app))
         self._server = make_server(self.host, self.port, app, threaded=True, request_handler=MotoRequestHandler)
         self.port = self._server.server_address[1]

@@ -60,13 +60,13 @@ def provision(names: ResourceNames, endpoint_url: str, *, session: Any = None, n
     s3.put_bucket_versioning(Bucket=names.bucket, VersioningConfiguration={"Status": "Enabled"})
     queue_url = session.client("sqs", **kwargs).create_queue(QueueName=names.dag_events_queue)["QueueUrl"]
     resources = LocalResources(names=names, endpoint_url=endpoint_url, dag_events_queue_url=queue_url,
-                               dag_code_role_arn=_dag_code_role(session.client("iam", **kwargs), names))
+                               dag_code_role_arn=dag_code_role(session.client("iam", **kwargs), names))
     if notify:
         notify_dag_events(resources, session=session)
     return resources
 
 
-def _dag_code_role(iam: Any, names: ResourceNames) -> str:
+def dag_code_role(iam: Any, names: ResourceNames) -> str:
     """The DAG-code role's ARN, created if missing; trusted by the account, as the stack's is by its functions."""
     import json
 

@@ -23,6 +23,7 @@ RESUME_EVENT = "resume_deferred"  # the worker payload's ``kind`` for a resume
 SCHEDULE_RUN_EVENT = "schedule_run"  # the worker payload's ``kind`` for a next-poke wake
 TRIGGER_FAIL_REPR = "__fail__"  # Airflow's next_method of a try resumed only to fail
 TRIGGER_TIMEOUT = "Trigger timeout"  # Airflow's TriggerFailureReason.TRIGGER_TIMEOUT
+TRIGGER_FAILURE = "Trigger failure"  # Airflow's TriggerFailureReason.TRIGGER_FAILURE
 
 
 @dataclasses.dataclass(frozen=True)

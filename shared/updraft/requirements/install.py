@@ -13,7 +13,11 @@ version: connection types and config defaults, read without importing the provid
 line not installed, with its reason).
 
 A conflict with Updraft's own packages fails the install with the packages named (``RequirementsConflict``), at
-install time rather than as an ImportError in a task.
+install time rather than as an ImportError in a task. Updraft's own packages are, by default, the versions this
+interpreter runs with; a deployment gives its own pinned set instead (``runtime``: the versions its bundle holds).
+
+By default the packages are for this interpreter and machine; ``platform`` installs them for another one (the
+Lambda runtime's Python and manylinux tags: binary wheels only, as pip requires for a foreign platform).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from updraft.requirements import stubs
@@ -39,6 +44,20 @@ FORMAT = "5"  # bump when the folder's layout or the way it is built changes
 
 class RequirementsConflict(RequirementsError):
     """The requirements cannot be installed beside Updraft's own packages; the message names both sides."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Platform:
+    """A Python and platform other than this interpreter's that the packages are installed for."""
+
+    python_version: str  # "3.11"
+    platforms: tuple[str, ...]  # pip's platform tags, e.g. ("manylinux2014_x86_64",)
+    implementation: str = "cp"
+
+    def pip_args(self) -> tuple[str, ...]:
+        tags = [arg for tag in self.platforms for arg in ("--platform", tag)]
+        return (*tags, "--python-version", self.python_version, "--implementation", self.implementation,
+                "--only-binary=:all:")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,11 +99,17 @@ def default_cache() -> Path:
     return Path(base) / "updraft" / "requirements"
 
 
-def install(requirements: Path, cache: Path | None = None, *, pip_args: tuple[str, ...] = ()) -> Installed:
+def install(requirements: Path, cache: Path | None = None, *, pip_args: tuple[str, ...] = (),
+            runtime: Mapping[str, str] | None = None, platform: Platform | None = None) -> Installed:
     """The installed folder for ``requirements`` (installed now unless the cache has it); raises
-    ``RequirementsError`` (or ``RequirementsConflict``) naming what failed."""
+    ``RequirementsError`` (or ``RequirementsConflict``) naming what failed.
+
+    ``runtime``: Updraft's own packages ``{name: version}`` the requirements must agree with (default: the ones
+    this interpreter runs with); ``platform``: install for that Python and platform instead of this one's."""
     lines = tuple(read(requirements))
-    pins = constraint_lines(runtime_versions()) + stubs.constraints()
+    pins = constraint_lines(runtime_versions() if runtime is None else dict(runtime)) + stubs.constraints()
+    if platform is not None:
+        pip_args = (*pip_args, *platform.pip_args())
     wanted, constraints = pip_lines(list(lines))
     wanted = [*wanted, *stubs.PROVIDED] if wanted else wanted
     key = _key(wanted, constraints, pins, lines, pip_args)

@@ -41,7 +41,7 @@ from updraft.model.deferrals import ResumeRequest
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.cross_dag import poll_trigger
 from updraft.runtime.store_proxy import StoreProxy
-from updraft.runtime.supervisor import TriggerLook, shared_supervisor
+from updraft.runtime.supervisor import TriggerFailed, TriggerLook, shared_supervisor
 from updraft.runtime.xcom import decode_value, encode_value
 from updraft.store.api import Store
 
@@ -161,22 +161,35 @@ def check(state: dict[str, Any], *, store: Store, now: dt.datetime, step_seconds
     timeout_at = dt.datetime.fromisoformat(record["timeout_at"]) if record.get("timeout_at") else None
     if timeout_at is not None and now >= timeout_at:
         return {**state, "outcome": "timed_out"}
-    if in_process:
-        found = TriggerLook(**look(str(record["classpath"]), dict(record.get("kwargs") or {}), store,
-                                   step_seconds=step_seconds, credentials=credentials))
-    else:
-        found = shared_supervisor().poll_trigger(request.key, request.try_id, record, store=store,
-                                                 now_fn=lambda: now, credentials=credentials,
-                                                 step_seconds=step_seconds, dags_folder=dags_folder,
-                                                 plugins_folder=plugins_folder)
+    try:
+        if in_process:
+            try:
+                found = TriggerLook(**look(str(record["classpath"]), dict(record.get("kwargs") or {}), store,
+                                           step_seconds=step_seconds, credentials=credentials))
+            except Exception as exc:  # what the child would have reported
+                raise TriggerFailed(f"{type(exc).__name__}: {exc}") from exc
+        else:
+            found = shared_supervisor().poll_trigger(request.key, request.try_id, record, store=store,
+                                                     now_fn=lambda: now, credentials=credentials,
+                                                     step_seconds=step_seconds, dags_folder=dags_folder,
+                                                     plugins_folder=plugins_folder)
+    except TriggerFailed as exc:  # as Airflow's triggerer: the try resumes only to fail, with the error
+        return _end(state, store, request, record, {"failure": [str(exc)]})
     if not found.fired:
         looks = int(state.get("looks", 0)) + 1
         wait = backoff_seconds(found.poll_seconds, looks, record)
         if timeout_at is not None:  # look once more at the timeout, not an interval past it
             wait = min(wait, (timeout_at - now).total_seconds())
         return {**state, "outcome": "waiting", "looks": looks, "poll_seconds": max(MIN_POLL_SECONDS, round(wait))}
-    fired = {**record, "event": found.event, "times_out": False}
+    return _end(state, store, request, record, {"event": found.event})
+
+
+def _end(state: dict[str, Any], store: Store, request: ResumeRequest, record: dict[str, Any],
+         ending: dict[str, Any]) -> dict[str, Any]:
+    """Record how the wait ended (its event, or the trigger's failure) on the deferred try, fenced by its token, and
+    answer ``fired`` so the loop resumes the try (``scheduling.deferrals.resume_change`` reads the record)."""
+    ended = {**record, **ending, "times_out": False}
     if not store.apply_ti_change(request.key, expected=TaskInstanceState.DEFERRED, state=TaskInstanceState.DEFERRED,
-                                 expected_try_id=request.try_id, fields={"trigger": fired}):
+                                 expected_try_id=request.try_id, fields={"trigger": ended}):
         return {**state, "outcome": "gone"}
     return {**state, "outcome": "fired"}

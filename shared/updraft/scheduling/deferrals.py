@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from updraft.model.deferrals import (
     TRIGGER_FAIL_REPR,
+    TRIGGER_FAILURE,
     TRIGGER_TIMEOUT,
     Deferral,
     execution_input,
@@ -101,10 +102,16 @@ def stop_waits(waits: Waits | None, tis: Iterable[TaskInstance]) -> None:
 
 def resume_change(ti: TaskInstance, *, now: dt.datetime) -> TIChange:
     """What the end of deferred ``ti``'s wait writes (fenced by its try): scheduled to resume in next_method with
-    the event, scheduled to fail (a timeout: Airflow's ``__fail__``), or success (``end_from_trigger``)."""
+    the event, scheduled to fail (the trigger raised, or a timeout: Airflow's ``__fail__``), or success
+    (``end_from_trigger``)."""
     record = ti.trigger or {}
-    if record.get("times_out"):
-        fields: dict[str, Any] = {**_RESUME_CLEARS, "next_method": TRIGGER_FAIL_REPR,
+    fields: dict[str, Any]
+    if record.get("failure"):  # the trigger raised: Airflow's triggerer fails the try the same way
+        fields = {**_RESUME_CLEARS, "next_method": TRIGGER_FAIL_REPR,
+                  "next_kwargs": {"error": TRIGGER_FAILURE, "traceback": list(record["failure"])}}
+        state = TaskInstanceState.SCHEDULED
+    elif record.get("times_out"):
+        fields = {**_RESUME_CLEARS, "next_method": TRIGGER_FAIL_REPR,
                                   "next_kwargs": {"error": TRIGGER_TIMEOUT}}
         state = TaskInstanceState.SCHEDULED
     elif is_hitl(record):  # its response timeout passed (a response resumes it without the wait)

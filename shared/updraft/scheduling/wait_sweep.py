@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
 from updraft.model.asset_watches import is_watch_execution
-from updraft.model.deferrals import POLL_KIND, TRIGGER_FAIL_REPR, execution_name
+from updraft.model.deferrals import POLL_KIND, TRIGGER_FAIL_REPR, TRIGGER_FAILURE, execution_name
 from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.deferrals import Waits, resume_try, start_wait
@@ -40,7 +40,6 @@ from updraft.store.api import Store
 log = logging.getLogger(__name__)
 
 SWEEP_GRACE = dt.timedelta(seconds=60)
-TRIGGER_FAILURE = "Trigger failure"  # Airflow's TriggerFailureReason.TRIGGER_FAILURE
 ENDED_BADLY = frozenset({"FAILED", "ABORTED", "TIMED_OUT"})
 
 

@@ -43,6 +43,17 @@ def determine_kwargs(function: Callable, args: Sequence[Any], kwargs: Mapping[st
     return {name: kwargs[name] for name in signature.parameters if name in kwargs}
 
 
+def make_kwargs_callable(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` taking any arguments and passing on only those its signature accepts (Airflow's helper)."""
+    import functools
+
+    @functools.wraps(func)
+    def kwargs_func(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **determine_kwargs(func, args, kwargs))
+
+    return kwargs_func
+
+
 class KeywordParameters:
     """Airflow's wrapper of the keyword arguments a callable receives (``determine(...).unpacking()``)."""
 

@@ -42,6 +42,23 @@ class NoOpCollector(HookLineageCollector):
 
     def __init__(self, **kwargs: Any) -> None:
         LoggingMixin.__init__(self)
+        # Airflow's collector keeps extras here; common-compat checks it is there before it treats the collector
+        # as Airflow 3.2+'s (else it patches it as Airflow 2's, through airflow.lineage.hook).
+        self._extra: dict[str, Any] = {}
+
+    def create_asset(self, *, scheme: str | None = None, uri: str | None = None, name: str | None = None,
+                     group: str | None = None, asset_kwargs: dict[str, Any] | None = None,
+                     asset_extra: dict[str, Any] | None = None) -> Any:
+        """The asset a hook describes, by URI or name as Airflow's does; by scheme alone Airflow asks the asset
+        factories of the providers' URI handlers, which Updraft does not load: None, as Airflow answers a scheme
+        without a factory."""
+        if not (uri or name):
+            return None
+        from updraft.sdk.assets import Asset
+
+        kwargs: dict[str, Any] = {key: value for key, value in (("uri", uri), ("name", name), ("group", group),
+                                                                 ("extra", asset_extra)) if value}
+        return Asset(**kwargs)
 
     def add_input_asset(self, *args: Any, **kwargs: Any) -> None:
         return None

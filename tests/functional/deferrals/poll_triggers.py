@@ -11,6 +11,17 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 READY: set[str] = set()
 
 
+class BrokenTrigger(BaseTrigger):
+    """Raises at its first look (a service answering 500, say)."""
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return f"{__name__}.BrokenTrigger", {}
+
+    async def run(self):  # type: ignore[no-untyped-def]
+        raise RuntimeError("the service answered 500")
+        yield  # an async generator, as triggers are
+
+
 class FlagTrigger(BaseTrigger):
     def __init__(self, name: str, poll_interval: float = 20.0) -> None:
         super().__init__()

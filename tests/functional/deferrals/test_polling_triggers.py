@@ -18,7 +18,7 @@ CASES = """
 from airflow.providers.standard.sensors.external_task import ExternalTaskSensor
 from airflow.providers.standard.sensors.filesystem import FileSensor
 from airflow.sdk import BaseOperator
-from tests.functional.deferrals.poll_triggers import FlagTrigger
+from tests.functional.deferrals.poll_triggers import BrokenTrigger, FlagTrigger
 
 class WaitsForFlag(BaseOperator):
     template_fields = ("flag",)
@@ -43,6 +43,16 @@ with DAG("downstream", schedule=None, start_date=START):
 with DAG("file_wait", schedule=None, start_date=START):
     FileSensor(task_id="wait", filepath="{{ dag_run.conf['name'] }}", deferrable=True, poke_interval=60,
                timeout=3600)
+
+class WaitsForBroken(BaseOperator):
+    def execute(self, context):
+        self.defer(trigger=BrokenTrigger(), method_name="done", timeout=datetime.timedelta(minutes=10))
+
+    def done(self, context, event=None):
+        return event
+
+with DAG("broken", schedule=None, start_date=START):
+    WaitsForBroken(task_id="waits", retries=1, retry_delay=datetime.timedelta(seconds=30))
 
 with DAG("flag", schedule=None, start_date=START):
     WaitsForFlag(task_id="waits", flag="{{ dag_run.conf['flag'] }}")
@@ -113,3 +123,16 @@ def test_a_polling_triggers_timeout_fails_the_try(env):
     ti = env.ti("flag", run.run_id, "waits")
     assert ti.state == TI.FAILED and env.status_of(ti) in (None, "SUCCEEDED")
 
+
+
+def test_a_trigger_that_raises_fails_its_try_at_once_and_the_task_retries_as_airflows_would(env):
+    """Airflow's triggerer fails the try of a trigger that raised (``__fail__`` with "Trigger failure"), with the
+    task's retries: no wait for the deferral's timeout or a sweep."""
+    run = env.trigger("broken")
+    env.step()  # the try defers, and the wait's first look raises: the try resumes only to fail
+    ti = env.ti("broken", run.run_id, "waits")
+    assert (ti.state, ti.try_number) == (TI.UP_FOR_RETRY, 1)
+    env.advance(seconds=31)  # the retry defers and fails the same way: no retries left
+    env.advance(seconds=1)
+    ti = env.ti("broken", run.run_id, "waits")
+    assert (ti.state, ti.try_number) == (TI.FAILED, 2)

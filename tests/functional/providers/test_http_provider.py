@@ -15,16 +15,6 @@ pytestmark = pytest.mark.slow
 NOT_READY_HITS = 1  # a ready/<name> endpoint answers 404 this many times, then 200
 
 
-def _missing_operator_helpers() -> str | None:
-    """HttpOperator and HttpSensor import ``airflow.utils.operator_helpers.determine_kwargs`` when they call a
-    response_check or response_filter (inside the call, so the import census cannot see it)."""
-    try:
-        from airflow.utils.operator_helpers import determine_kwargs  # noqa: F401
-    except Exception as exc:  # Updraft's unsupported-module error
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
 def _fake_service():
     hits: collections.Counter[str] = collections.Counter()
     lock = threading.Lock()
@@ -50,8 +40,6 @@ def _fake_service():
     return respond
 
 
-@pytest.mark.xfail(_missing_operator_helpers() is not None, run=False, strict=True,
-                   reason=f"Updraft's airflow package lacks a name the provider calls: {_missing_operator_helpers()}")
 def test_http_operator_sensor_and_hook(tmp_path):
     with http_server(_fake_service()) as fake:
         run = dags_test("http", "http_provider", tmp_path, {"AIRFLOW_CONN_HTTP_E2E": fake.url})

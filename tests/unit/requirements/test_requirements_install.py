@@ -14,7 +14,7 @@ import pytest
 from tests.unit.requirements.fake_wheels import build_wheel, fake_provider
 from updraft.requirements import install as installer
 from updraft.requirements.constraints import runtime_versions
-from updraft.requirements.install import RequirementsConflict, install
+from updraft.requirements.install import Platform, RequirementsConflict, install
 
 
 @pytest.fixture
@@ -107,3 +107,22 @@ def test_dag_code_finds_an_installed_provider_beside_updrafts_own_even_after_air
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["acme", "updraft.operators.python", "builtin"]
+
+
+def test_a_deployment_installs_for_its_platform_against_its_own_pinned_versions(offline, tmp_path):
+    """What ``cdk synth`` does (infra.packages): Updraft's versions are the deployed lock's, not this interpreter's
+    (here a botocore this venv does not have), and the install is for the Lambda platform, cached apart."""
+    build_wheel(offline, "old-aws-thing", "1.0", {"old_aws_thing.py": ""}, requires=("botocore<1.0",))
+    build_wheel(offline, "botocore", "0.9", {"botocore_marker.py": ""})
+    build_wheel(offline, "botocore", "0.8", {"botocore_marker.py": ""})
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("old-aws-thing\n")
+    lambda_platform = Platform("3.11", ("manylinux2014_x86_64",))
+    assert lambda_platform.pip_args() == ("--platform", "manylinux2014_x86_64", "--python-version", "3.11",
+                                          "--implementation", "cp", "--only-binary=:all:")
+    deployed = install(requirements, tmp_path / "cache", runtime={"botocore": "0.8"}, platform=lambda_platform)
+    assert deployed.lock == "botocore==0.8\nold-aws-thing==1.0\n"  # the pin, not the newest (0.9)
+    with pytest.raises(RequirementsConflict, match="Updraft runs with botocore=="):
+        install(requirements, tmp_path / "cache")  # this interpreter's botocore: the conflict stays
+    local = install(requirements, tmp_path / "cache", runtime={"botocore": "0.8"})
+    assert local.root != deployed.root  # another platform: another folder
