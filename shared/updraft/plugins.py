@@ -44,8 +44,8 @@ def _class_path(cls: type) -> str:
 class AirflowPlugin:
     """Subclass with a ``name`` and any of the extension lists below to extend Updraft.
 
-    The attributes are Airflow's; Updraft acts on ``timetables``, ``macros`` and ``priority_weight_strategies``
-    and keeps the others so
+    The attributes are Airflow's; Updraft acts on ``timetables``, ``macros``, ``priority_weight_strategies``,
+    ``global_operator_extra_links`` and ``operator_extra_links`` (``sdk.operator_link``) and keeps the others so
     that plugins written for Airflow import and register unchanged.
     """
 

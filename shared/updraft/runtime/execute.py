@@ -35,6 +35,7 @@ from updraft.runtime.cross_dag import CrossDag
 from updraft.runtime.deferral import deferral_of, resume, resume_point, start_trigger
 from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
+from updraft.runtime.operator_links import persist_links
 from updraft.runtime.rendered_fields import record_rendered_fields
 from updraft.runtime.secrets import prepare_secrets
 from updraft.runtime.state_stores import install_state_stores
@@ -336,35 +337,40 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
     ti.task = task
     context["task"] = task
     state.update(task=task, context=context)
-    render_task(task, dag, context, skip=skip)
-    record_rendered_fields(store, dispatch, task)  # before execute, as Airflow: a failed try shows what it ran
-    # As Airflow's _execute_task: the try's AIRFLOW_CTX_* variables are in the environment of the task's code.
-    os.environ.update(context_env_vars(context))
-    with set_current_context(context):
-        # Airflow's _execute_task order: pre_execute (hook, then an operator's own method), on_execute_callback,
-        # execute (the only part under execution_timeout), post_execute (hook, then method).
-        if getattr(task, "_pre_execute_hook", None):
-            task._pre_execute_hook(context)
-        if callable(getattr(task, "pre_execute", None)):
-            task.pre_execute(context)
-        _callbacks(state, "on_execute_callback")
-        if point is None and (starts_deferred := start_trigger(task)) is not None:
-            raise starts_deferred
-        with execution_timeout(task.execution_timeout, task.task_id):
-            result = resume(task, point, context) if point is not None else task.execute(context)
-        if getattr(task, "_post_execute_hook", None):
-            task._post_execute_hook(context, result)
-        if callable(getattr(task, "post_execute", None)):
-            task.post_execute(context, result)
-    template = context.get("map_index_template")
-    if template:
-        from updraft.runtime.templates import is_native, template_env
+    # Whatever the try's outcome, its operator extra links are stored as it ends, before its callbacks run (as
+    # Airflow's finalize does).
+    try:
+        render_task(task, dag, context, skip=skip)
+        record_rendered_fields(store, dispatch, task)  # before execute, as Airflow: a failed try shows what it ran
+        # As Airflow's _execute_task: the try's AIRFLOW_CTX_* variables are in the environment of the task's code.
+        os.environ.update(context_env_vars(context))
+        with set_current_context(context):
+            # Airflow's _execute_task order: pre_execute (hook, then an operator's own method), on_execute_callback,
+            # execute (the only part under execution_timeout), post_execute (hook, then method).
+            if getattr(task, "_pre_execute_hook", None):
+                task._pre_execute_hook(context)
+            if callable(getattr(task, "pre_execute", None)):
+                task.pre_execute(context)
+            _callbacks(state, "on_execute_callback")
+            if point is None and (starts_deferred := start_trigger(task)) is not None:
+                raise starts_deferred
+            with execution_timeout(task.execution_timeout, task.task_id):
+                result = resume(task, point, context) if point is not None else task.execute(context)
+            if getattr(task, "_post_execute_hook", None):
+                task._post_execute_hook(context, result)
+            if callable(getattr(task, "post_execute", None)):
+                task.post_execute(context, result)
+        template = context.get("map_index_template")
+        if template:
+            from updraft.runtime.templates import is_native, template_env
 
-        # Airflow renders the map index name after execute, so values the task added to the context count.
-        ti.rendered_map_index = str(template_env(dag, native=is_native(task, dag)).from_string(template)
-                                    .render(**context))
-        logging.getLogger("airflow.task").info("Map index rendered as %s", ti.rendered_map_index)
-    xcom_length = push_result(task, result, client, maps_downstream=_maps_downstream(serialized, key.task_id),
-                              is_mapped=key.map_index >= 0)
-    keep_outlet_events(store, key, dispatch.try_number, task, context, now_fn())
-    return TryResult(TaskInstanceState.SUCCESS, xcom_length=xcom_length, skip_task_ids=sorted(ti.skip_task_ids))
+            # Airflow renders the map index name after execute, so values the task added to the context count.
+            ti.rendered_map_index = str(template_env(dag, native=is_native(task, dag)).from_string(template)
+                                        .render(**context))
+            logging.getLogger("airflow.task").info("Map index rendered as %s", ti.rendered_map_index)
+        xcom_length = push_result(task, result, client, maps_downstream=_maps_downstream(serialized, key.task_id),
+                                  is_mapped=key.map_index >= 0)
+        keep_outlet_events(store, key, dispatch.try_number, task, context, now_fn())
+        return TryResult(TaskInstanceState.SUCCESS, xcom_length=xcom_length, skip_task_ids=sorted(ti.skip_task_ids))
+    finally:
+        persist_links(task, ti, context)

@@ -14,7 +14,7 @@ import itertools
 import math
 import warnings
 from abc import ABCMeta
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
@@ -288,6 +288,9 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
     ui_fgcolor: ClassVar[str] = "#000"
     # Instance attributes, beyond the common ones, that the scheduler or API must see in the serialized DAG.
     extra_serialized_fields: ClassVar[tuple[str, ...]] = ()
+    # Airflow's: links to what the task drove (BaseOperatorLink instances), per class, property or instance;
+    # persisted as XComs once a try ends (sdk.operator_link).
+    operator_extra_links: Collection[Any] = ()
     # Operators that do nothing (EmptyOperator) finish in the scheduler without a worker, as in Airflow.
     inherits_from_empty_operator: ClassVar[bool] = False
     # Operators that may skip their downstream tasks (branching, short-circuit), as Airflow's SkipMixin marks.

@@ -227,6 +227,8 @@ class MappedOperator(TaskNode):
             if attr not in ("upstream_task_ids", "downstream_task_ids", "_dag", "task_group", "task_id",
                             "_init_kwargs", "_init_done") and attr not in mapped_keys:
                 setattr(self, attr, value)
+        # The prototype's links: its class's, or what its property or __init__ chose (Airflow reads the class's).
+        self.operator_extra_links = self.prototype.operator_extra_links
 
         self.params = merged_params(dag, self.partial_kwargs.get("params"), own_defaults)
         self.task_id = task_group.child_id(self.prototype.task_id) if task_group else self.prototype.task_id

@@ -8,6 +8,7 @@ from updraft.sdk.mixins import DependencyMixin
 from updraft.sdk.setup_teardown import SetupTeardownFlags
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from datetime import datetime
 
     from updraft.sdk.compute import Compute
@@ -38,6 +39,7 @@ class TaskNode(SetupTeardownFlags, DependencyMixin):
     inherits_from_empty_operator: ClassVar[bool]
     _can_skip_downstream: ClassVar[bool]
     _is_sensor: ClassVar[bool]
+    operator_extra_links: Collection[Any]
     start_date: datetime | None
     end_date: datetime | None
     trigger_rule: TriggerRule

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from updraft.sdk.operator_link import task_links
 from updraft.sdk.timezone import timezone_name
 from updraft.serialization.model import SerializedDAG, SerializedTask
 
@@ -104,6 +105,7 @@ def serialize_task(task: TaskNode, effective_weight: int) -> SerializedTask:
         is_sensor=bool(task._is_sensor),
         callbacks=[name for name in _CALLBACKS if getattr(task, name, None)],
         extra={name: getattr(task, name, None) for name in task.extra_serialized_fields},
+        extra_links={name: link.xcom_key for name, link in sorted(task_links(task).items())} or None,
         **_mapping_fields(task),
     )
     return SerializedTask(**values)

@@ -120,6 +120,9 @@ class SerializedTask:
     inlets: list[Any] = spec(VALUE, factory=list)
     outlets: list[Any] = spec(VALUE, factory=list)
     extra: dict[str, Any] = spec(VALUE, factory=dict)
+    # The task's operator extra links, name -> the XCom key its try stores the URL under (Airflow's
+    # ``_operator_extra_links``, with the plugins' links resolved at parse time); None when it has none.
+    extra_links: dict[str, str] | None = spec(RAW)
 
     def weight_at_try(self, try_number: int) -> int:
         """The priority weight Airflow gives the instance when it is (re)created at ``try_number``: a custom

@@ -144,6 +144,8 @@ def test_databricks_submit_and_run_now(services):
         run_id = xcoms[task_id]["run_id"]
         assert isinstance(run_id, int)
         assert xcoms[task_id]["run_page_url"].endswith(f"/run/{run_id}")
+        # The operator's extra link, stored by the try as it ended: the run page the operator pushed.
+        assert xcoms[task_id]["_link_DatabricksJobRunLink"] == xcoms[task_id]["run_page_url"]
 
 
 def test_snowflake_sql_api(services):

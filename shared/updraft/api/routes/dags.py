@@ -233,7 +233,7 @@ def task_response(task: Any) -> dict[str, Any]:
         "params": _params(task.params or {}),
         "class_ref": {"module_path": task.operator_module, "class_name": task.task_type},
         # A task of a mapped task group has map indexes but is not a mapped operator (Airflow's is_mapped).
-        "is_mapped": task.is_mapped and task.map_group_id is None, "extra_links": [],
+        "is_mapped": task.is_mapped and task.map_group_id is None, "extra_links": sorted(task.extra_links or ()),
     }
 
 

@@ -1,10 +1,16 @@
-"""Where a try's log lives outside the API: ``GET .../taskInstances/{task_id}/links`` (Airflow's
-ExtraLinkCollectionResponse) and ``GET .../{task_id}/externalLogUrl/{try_number}`` (ExternalLogUrlResponse).
+"""A task instance's links: ``GET .../taskInstances/{task_id}/links`` (Airflow's ExtraLinkCollectionResponse) and
+where a try's log lives outside the API, ``GET .../{task_id}/externalLogUrl/{try_number}`` (ExternalLogUrlResponse).
 
-Airflow fills it from the operator's ``operator_extra_links`` (mostly providers', which Updraft does not bundle).
+The links are Airflow's: the task's operator extra links (``SerializedTask.extra_links``, recorded by the parser:
+the operator's own, a plugin's for its class, the plugins' global ones), each answered with the URL its try stored
+as XCom under the link's key (``runtime.operator_links``), ``null`` when there is none (no try yet, or the link had
+no URL). The API reads the store only: it never imports DAG code or plugins. As in Airflow, the XComs are the task
+instance's (a new try clears them), so every ``try_number`` gets the latest try's.
+
 What Updraft adds is where a try's log lives on AWS: ``CloudWatch Logs``, the try's log stream in the CloudWatch
-console, when the environment writes task logs there (``UPDRAFT_TASK_LOG_GROUP``: every deployed environment).
-Local mode and ``dags test`` keep logs in the bucket, which the log routes serve: no link there.
+console, when the environment writes task logs there (``UPDRAFT_TASK_LOG_GROUP``: every deployed environment);
+an operator link of the same name wins. Local mode and ``dags test`` keep logs in the bucket, which the log routes
+serve: no log link there.
 """
 
 from __future__ import annotations
@@ -12,14 +18,18 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from updraft.api.errors import BadRequest
-from updraft.api.routes.task_instances import one_instance
+from updraft.api.errors import BadRequest, NotFound
+from updraft.api.lookups import run_or_404
+from updraft.api.routes.task_instances import one_instance, run_dag
 from updraft.api.routing import Call, RouteTable
 from updraft.model.records import UNMAPPED, TIKey
+from updraft.store.blobs import Oversized
 
 routes = RouteTable()
 
 CLOUDWATCH = "CloudWatch Logs"
+# A stored link longer than this is not read (a URL is far shorter; the XCom could be anything a try pushed).
+MAX_LINK_BYTES = 64 * 1024
 
 
 def log_stream_url(region: str, log_group: str, stream: str) -> str:
@@ -39,6 +49,26 @@ def _stream_url(call: Call, ti: dict[str, Any], try_number: int) -> str:
     return log_stream_url(config.region, config.task_log_group, CloudWatchLogSink.stream_name(key, try_number))
 
 
+def _url(value: Any) -> str | None:
+    """A stored link's URL as Airflow answers it (its string form), ``None`` for no URL or one too large to read."""
+    if value is None or value == "" or isinstance(value, Oversized):
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def _operator_links(call: Call, ti: dict[str, Any]) -> dict[str, str | None]:
+    """The task's operator extra links, name -> the URL its try stored (the masked form the API shows)."""
+    sdag = run_dag(call, run_or_404(call, ti["dag_id"], ti["dag_run_id"]))
+    task = getattr(sdag, "task_dict", {}).get(ti["task_id"])
+    if task is None:
+        raise NotFound(f"Task with ID = {ti['task_id']} not found")
+    if not task.extra_links:
+        return {}
+    stored = call.store.shown_xcoms(ti["dag_id"], ti["dag_run_id"], ti["task_id"], ti["map_index"],
+                                    max_json_bytes=MAX_LINK_BYTES)
+    return {name: _url(stored.get((ti["map_index"], xcom_key))) for name, xcom_key in task.extra_links.items()}
+
+
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/links")
 def get_extra_links(call: Call) -> dict[str, Any]:
     map_index = call.query.integer("map_index", UNMAPPED)
@@ -46,10 +76,10 @@ def get_extra_links(call: Call) -> dict[str, Any]:
     call.query.check()
     ti = one_instance(call, map_index)
     try_number = asked_try if asked_try is not None else ti["try_number"]
-    links: dict[str, str | None] = {}
-    if call.services.config.task_log_group:
+    links = _operator_links(call, ti)
+    if call.services.config.task_log_group and CLOUDWATCH not in links:
         links[CLOUDWATCH] = _stream_url(call, ti, try_number) if try_number else None  # no try yet: no stream
-    return {"extra_links": links, "total_entries": len(links)}
+    return {"extra_links": dict(sorted(links.items())), "total_entries": len(links)}
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/externalLogUrl/{try_number}")

@@ -1,5 +1,6 @@
 // A task instance (/dags/{dag_id}/runs/{run_id}/tasks/{task_id}[/mapped/{map_index}]): each try's log (a running
-// try's followed live), XComs, why it is not running, rendered template fields, duration, executor; clear/mark.
+// try's followed live), its extra links, XComs, why it is not running, rendered template fields, duration,
+// executor; clear/mark.
 
 import { all, api, canEdit, link, path } from "./api.js";
 import { actionButton, badge, duration, errorBox, h, json, navLink, table, time } from "./view.js";
@@ -56,12 +57,33 @@ function tooLarge(error) {
     detail.download_url ? [" ", h("a", { href: detail.download_url, rel: "noopener noreferrer" }, "Download")] : null);
 }
 
-// The try's extra links (on AWS: its CloudWatch Logs stream), as Airflow's UI shows them beside the log.
+// A link's URL as Airflow's UI accepts it: http(s), mailto or this site's own; anything else (javascript:, data:)
+// is no button. The task stored the URL: it is the DAG author's text, not the UI's.
+const SAFE_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);
+
+function safeHref(url) {
+  const text = url.trim();
+  if (!text) return null;
+  let parsed;
+  try {
+    parsed = new URL(text, location.origin);
+  } catch {
+    return null;
+  }
+  return parsed.origin === location.origin || SAFE_PROTOCOLS.has(parsed.protocol) ? text : null;
+}
+
+// The task instance's extra links (its operator's, the plugins' global ones; on AWS its try's CloudWatch Logs
+// stream) as Airflow's UI shows them: a button each for those with a URL, the site's own opened in place.
 async function linksOf(dagId, ti, tryNumber) {
   const { extra_links: links } = await api(path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id,
     "links"), { query: { map_index: ti.map_index, try_number: tryNumber } });
-  return Object.entries(links).filter(([, url]) => url).map(([name, url]) =>
-    h("a", { href: url, target: "_blank", rel: "noopener" }, name));
+  return Object.entries(links).flatMap(([name, url]) => {
+    const href = url === null ? null : safeHref(url);
+    if (!href) return [];
+    const own = new URL(href, location.origin).origin === location.origin;
+    return [h("a", { class: "button", href, target: own ? "_self" : "_blank", rel: "noopener noreferrer" }, name)];
+  });
 }
 
 async function dependencies(dagId, ti) {
@@ -81,7 +103,9 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
   const head = h("div", {});
   const tries = h("div", { role: "tablist", "aria-label": "Tries", class: "tries" });
   const logBox = h("pre", { class: "log", "aria-label": "Log", tabindex: "0" });
-  const linkBox = h("p", { class: "links", "aria-label": "Links" });
+  const linkButtons = h("div", { class: "actions" });
+  const linkBox = h("section", { class: "extra-links", "aria-label": "Extra links", hidden: true },
+    h("h2", {}, "Extra Links"), linkButtons);
   const sideBox = h("div", { class: "side" });
 
   let unfinished = false; // live while the try (or any mapped instance) is not finished
@@ -110,11 +134,13 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
         onclick: () => { chosenTry = n; drawLog(); } }, `Try ${n}`)));
     if (ti.try_number === 0) {
       logBox.textContent = "No try has started yet.";
+      linkBox.hidden = true;
       return;
     }
     const [text, links] = await Promise.all([logOf(dagId, ti, shown), linksOf(dagId, ti, shown).catch(() => [])]);
     logBox.textContent = text;
-    linkBox.replaceChildren(...links);
+    linkButtons.replaceChildren(...links);
+    linkBox.hidden = !links.length;
   }
 
   async function drawAll(stale = () => false) {
@@ -136,6 +162,7 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
         h("dt", {}, "Duration"), h("dd", {}, duration(ti.duration)),
         h("dt", {}, "Pool"), h("dd", {}, `${ti.pool} (${ti.pool_slots} slot${ti.pool_slots === 1 ? "" : "s"})`),
         h("dt", {}, "Host"), h("dd", {}, ti.hostname || "—")),
+      linkBox,
       tiActions(dagId, ti, () => drawAll()));
     const [xcomPart, depPart] = await Promise.all([
       xcoms(dagId, ti).catch(errorBox), ACTIVE.has(ti.state) ? dependencies(dagId, ti).catch(errorBox) : null]);
@@ -151,7 +178,7 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
   }
 
   main.replaceChildren(head, h("div", { class: "columns" },
-    h("section", { class: "logs", "aria-label": "Logs" }, h("h2", {}, "Log"), tries, linkBox, logBox), sideBox));
+    h("section", { class: "logs", "aria-label": "Logs" }, h("h2", {}, "Log"), tries, logBox), sideBox));
   try {
     await drawAll();
   } catch (error) {

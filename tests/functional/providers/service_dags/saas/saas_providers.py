@@ -62,7 +62,10 @@ with DAG("saas_providers", schedule=None, start_date=dt.datetime(2024, 1, 1),
 
     @task
     def record(ti=None):
-        pulled = {task_id: {key: ti.xcom_pull(task_ids=task_id, key=key) for key in ("run_id", "run_page_url")}
+        # run_id and run_page_url: what the operator pushed; _link_DatabricksJobRunLink: its "See Databricks Job
+        # Run" link, which the try stored once it ended (the API's links route answers it).
+        pulled = {task_id: {key: ti.xcom_pull(task_ids=task_id, key=key)
+                            for key in ("run_id", "run_page_url", "_link_DatabricksJobRunLink")}
                   for task_id in ("submit", "submit_deferred", "run_now")}
         pulled["snowflake"] = ti.xcom_pull(task_ids="snowflake", key="query_ids")
         Path(os.environ["E2E_OUT"], "xcoms.json").write_text(json.dumps(pulled))
