@@ -9,7 +9,7 @@ the record of the next try (claimed, not yet ended) is never read as holding the
 
 Figures are quantities, not dollars (prices change, usage does not): Lambda requests and GB-seconds, Fargate
 vCPU-seconds and GB-seconds, DynamoDB read and write units (as DynamoDB reported them in ``ConsumedCapacity``,
-``dynamodb_estimated_units`` of them estimated where it reports none: a failed conditional write, the end write
+``dynamodb_estimated_*_units`` of them estimated where it reports none: a failed conditional write, the end write
 itself), Step Functions state transitions, S3 requests by price class and bytes, CloudWatch Logs requests and
 ingested bytes.
 """
@@ -17,12 +17,19 @@ ingested bytes.
 from __future__ import annotations
 
 import dataclasses
+import platform
 from collections.abc import Mapping
 from typing import Any
 
 # Lambda's architectures, as the functions are configured (infra/config.py ``architecture``).
 X86_64 = "x86_64"
 ARM64 = "arm64"
+
+
+def architecture() -> str:
+    """Lambda's name for this machine's architecture (what prices a GB-second): the functions of an environment
+    all run on one (``infra/config.py``), so any of them can tell."""
+    return ARM64 if platform.machine().lower() in ("aarch64", "arm64") else X86_64
 
 
 @dataclasses.dataclass
@@ -39,7 +46,8 @@ class Usage:
     dynamodb_requests: float = 0.0
     dynamodb_read_units: float = 0.0
     dynamodb_write_units: float = 0.0
-    dynamodb_estimated_units: float = 0.0  # of the read and write units above, those estimated, not reported
+    dynamodb_estimated_read_units: float = 0.0  # of the read and write units above, those estimated, not reported
+    dynamodb_estimated_write_units: float = 0.0
     sfn_transitions: float = 0.0  # Standard workflow state transitions the try's waits take (deferral, next poke)
     s3_write_requests: float = 0.0  # PUT, COPY, POST, LIST (S3's dearer request class)
     s3_read_requests: float = 0.0  # GET, HEAD and the rest

@@ -8,7 +8,7 @@ client exists. A handler does nothing unless a meter is running.
 - DynamoDB: pynamodb already asks for ``ReturnConsumedCapacity=TOTAL`` on every data-plane call, so each response
   says the units it consumed, read here (free: a few bytes of the response). A response without them (a failed
   conditional write, an error) is charged as DynamoDB charges it, one unit (a write of an item up to 1 KB; an
-  eventually consistent read is half a unit), counted in ``dynamodb_estimated_units``.
+  eventually consistent read is half a unit), counted in ``dynamodb_estimated_*_units``.
 - S3: requests by price class (PUT/COPY/POST/LIST or the rest) and the bytes sent and received.
 - CloudWatch Logs: ``PutLogEvents`` requests and the messages' bytes (what ingestion charges).
 - Other services (Lambda invokes, ECS, Step Functions starts) are the next hop's business, not counted here.
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import platform
 import sys
 import threading
 import time
@@ -39,7 +38,7 @@ from updraft.executors.base import Dispatch
 from updraft.model.deferrals import RESCHEDULE_KIND
 from updraft.model.hitl import is_hitl
 from updraft.model.states import TaskInstanceState
-from updraft.model.usage import ARM64, X86_64, Usage
+from updraft.model.usage import Usage, architecture
 from updraft.scheduling.try_lifecycle import TryResult
 from updraft.sdk.compute import DEFAULT_FARGATE_CPU, DEFAULT_FARGATE_MEMORY, FARGATE, LAMBDA
 from updraft.triggers.state_machine import transitions
@@ -59,11 +58,6 @@ _lock = threading.Lock()
 _running: list[UsageMeter] = []
 _by_thread: dict[int, UsageMeter] = {}
 _installed = False
-
-
-def architecture() -> str:
-    """Lambda's name for this machine's architecture (what prices a GB-second)."""
-    return ARM64 if platform.machine().lower() in ("aarch64", "arm64") else X86_64
 
 
 class UsageMeter:
@@ -100,22 +94,23 @@ class UsageMeter:
         if end_write:
             usage.dynamodb_requests += 1
             usage.dynamodb_write_units += 1
-            usage.dynamodb_estimated_units += 1
+            usage.dynamodb_estimated_write_units += 1
         return usage
 
     # -- what the botocore handlers report ------------------------------------------------------------------------
     def dynamodb(self, operation: str, consumed: float | None) -> None:
         with self.lock:
             self.counts.dynamodb_requests += 1
-            if consumed is None:
-                units = 0.5 if operation in _READS else 1.0
-                self.counts.dynamodb_estimated_units += units
-            else:
-                units = consumed
-            if operation in _READS:
+            read = operation in _READS
+            units = consumed if consumed is not None else 0.5 if read else 1.0
+            if read:
                 self.counts.dynamodb_read_units += units
+                if consumed is None:
+                    self.counts.dynamodb_estimated_read_units += units
             else:
                 self.counts.dynamodb_write_units += units
+                if consumed is None:
+                    self.counts.dynamodb_estimated_write_units += units
 
     def s3(self, operation: str, sent: int, received: int) -> None:
         with self.lock:

@@ -68,7 +68,7 @@ def test_a_lambda_try_records_its_requests_and_gb_seconds_without_a_write_of_its
     assert usage.dynamodb_requests >= 2
     assert usage.dynamodb_requests <= len(ddb_before_end)
     assert usage.dynamodb_write_units >= 2 and usage.dynamodb_read_units > 0
-    assert usage.dynamodb_estimated_units >= 1
+    assert usage.dynamodb_estimated_write_units >= 1
     assert usage.s3_write_requests >= 1 and usage.s3_bytes >= len("metered")  # the try's log, put to S3
     assert usage.fargate_vcpu_s == 0 and usage.sfn_transitions == 0
 
