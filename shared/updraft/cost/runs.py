@@ -10,8 +10,10 @@ never measured, and shown as such:
   released): ``TAIL_SECONDS`` more of the same function, and its requests;
 - each wait's end (a deferral resumed, a sensor's next poke): the worker invocation Step Functions makes.
 
-The constants were read off ``bench/cost_bench.py`` (the capacity model's count of the scheduler's and the
-workers' requests beside the tries' records, on the benchmark DAGs). A try that ended without a record of what it
+The constants were read off ``bench/cost_bench.py`` (the capacity model's charges by role beside the tries'
+records, on the benchmark DAGs, 2026-12-02): a pass that starts a run, 10-13 write and 10-23 read units; a worker
+after its end write, 1-2 write and ~3 read units beyond its start and end in a chain, ~8 and ~5 in a 200-wide
+fan-out (its slots' items hold 200 holders), so a wide fan-out's overhead is understated. A try that ended without a record of what it
 used (it ran before this release, in ``dags test``, or its worker died before its end write) is counted in
 ``unmetered`` and costs nothing here.
 """
@@ -33,11 +35,11 @@ from updraft.store.api import Store
 SCHEDULER_PASSES_PER_RUN = 2
 SCHEDULER_PASS_SECONDS = 0.15
 SCHEDULER_MEMORY_GB = 1.0  # staging's and between dev's and prod's (infra/config.py)
-SCHEDULER_PASS_READ_UNITS = 6.0
-SCHEDULER_PASS_WRITE_UNITS = 3.0
+SCHEDULER_PASS_READ_UNITS = 11.0
+SCHEDULER_PASS_WRITE_UNITS = 12.0
 TAIL_SECONDS = 0.05
-TAIL_READ_UNITS = 1.0
-TAIL_WRITE_UNITS = 3.0
+TAIL_READ_UNITS = 3.0
+TAIL_WRITE_UNITS = 2.0
 RESUME_SECONDS = 0.1  # the worker invocation that ends a wait: resume the try, schedule its run
 WAIT_TRANSITIONS = 3  # a wait's state transitions (``triggers.state_machine.transitions``): how waits are counted
 
