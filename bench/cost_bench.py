@@ -213,9 +213,10 @@ def main() -> None:
               f"{r['recorded_wru']:.0f} / {r['model_wru']:.0f} | {r['recorded_rru']:.1f} / {r['model_rru']:.1f} |")
     print("\nThe model's units by role (what calibrates the overhead estimate: updraft.cost.runs):")
     for r in rows:
-        print(f"- {r['scenario']}: worker {r['model_worker_write']:.0f} WRU / {r['model_worker_read']:.1f} RRU over "
-              f"{r['tries']} tries, scheduler {r['model_scheduler_write']:.0f} WRU / {r['model_scheduler_read']:.1f} RRU "
-              f"over {r['passes']} passes")
+        worker = f"{r['model_worker_write']:.0f} WRU / {r['model_worker_read']:.1f} RRU"
+        scheduler = f"{r['model_scheduler_write']:.0f} WRU / {r['model_scheduler_read']:.1f} RRU"
+        print(f"- {r['scenario']}: worker {worker} over {r['tries']} tries, scheduler {scheduler} over "
+              f"{r['passes']} passes")
     for r in rows:
         if r["recorded_transitions"]:
             print(f"\n{r['scenario']}: {r['recorded_transitions']:.0f} Step Functions transitions recorded "

@@ -13,9 +13,10 @@ never measured, and shown as such:
 The constants were read off ``bench/cost_bench.py`` (the capacity model's charges by role beside the tries'
 records, on the benchmark DAGs, 2026-12-02): a pass that starts a run, 10-13 write and 10-23 read units; a worker
 after its end write, 1-2 write and ~3 read units beyond its start and end in a chain, ~8 and ~5 in a 200-wide
-fan-out (its slots' items hold 200 holders), so a wide fan-out's overhead is understated. A try that ended without a record of what it
-used (it ran before this release, in ``dags test``, or its worker died before its end write) is counted in
-``unmetered`` and costs nothing here.
+fan-out (its slots' items hold 200 holders), so a wide fan-out's overhead is understated.
+
+A try that ended without a record of what it used (it ran before this release, in ``dags test``, or its worker
+died before its end write) is counted in ``unmetered`` and costs nothing here.
 """
 
 from __future__ import annotations
