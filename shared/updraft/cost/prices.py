@@ -9,6 +9,7 @@ the figures and ``PRICES_DATE`` together, from the pages in ``SOURCES``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from updraft.model.usage import ARM64, X86_64
@@ -81,6 +82,6 @@ def price_table(region: str | None, architecture: str = X86_64) -> PriceTable:
     """The prices of ``region`` (None: ``FALLBACK_REGION``) for ``architecture`` (x86_64 or arm64)."""
     arch = architecture if architecture in (X86_64, ARM64) else X86_64
     wanted = region or FALLBACK_REGION
-    if wanted in PRICES:
-        return PriceTable(region=wanted, architecture=arch, **PRICES[wanted][arch])
-    return PriceTable(region=FALLBACK_REGION, architecture=arch, fallback=wanted, **PRICES[FALLBACK_REGION][arch])
+    found = wanted if wanted in PRICES else FALLBACK_REGION
+    table = PriceTable(found, arch, **PRICES[found][arch])  # type: ignore[arg-type]  # the figures' names
+    return table if found == wanted else dataclasses.replace(table, fallback=wanted)
