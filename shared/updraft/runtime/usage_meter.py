@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING, Any
 from updraft.executors.base import Dispatch
 from updraft.model.deferrals import RESCHEDULE_KIND
 from updraft.model.hitl import is_hitl
+from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
-from updraft.model.usage import Usage, architecture
+from updraft.model.usage import Usage, accumulated, architecture
 from updraft.scheduling.try_lifecycle import TryResult
 from updraft.sdk.compute import DEFAULT_FARGATE_CPU, DEFAULT_FARGATE_MEMORY, FARGATE, LAMBDA
 from updraft.triggers.state_machine import transitions
@@ -236,6 +237,14 @@ def with_usage(result: TryResult) -> TryResult:
     if meter is None:
         return result
     return dataclasses.replace(result, usage=meter.usage(sfn_transitions=wait_transitions(result)))
+
+
+def usage_so_far(started: TaskInstance) -> dict[str, Any] | None:
+    """For a write that ends this run of the try other than its end (the hand-off to Fargate): what it used so far,
+    added to what its record holds; None when no meter runs here."""
+    with _lock:
+        meter = _by_thread.get(threading.get_ident())
+    return accumulated(started.usage, meter.usage()) if meter is not None else None
 
 
 def wait_transitions(result: TryResult) -> int:
