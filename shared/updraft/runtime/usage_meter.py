@@ -213,7 +213,7 @@ def install() -> None:
         handlers.BUILTIN_HANDLERS.append(("after-call", _after))
         boto3 = sys.modules.get("boto3")
         default = getattr(boto3, "DEFAULT_SESSION", None)
-        if default is not None:  # made before: its clients report too
+        if default is not None:  # a session made before: the clients it makes from now on report too
             default.events.register("provide-client-params", _before)
             default.events.register("after-call", _after)
         _installed = True
