@@ -26,6 +26,8 @@ Variables (all optional except where noted):
 ``UPDRAFT_ECS_PUBLIC_IP``
 ``UPDRAFT_PLUGINS_FOLDER``      Airflow plugins (custom timetables) the parser, scheduler and workers load
 ``UPDRAFT_TICK_SECONDS``        how often the scheduler ticks (EventBridge rate on AWS, the local loop)
+``UPDRAFT_SCHEDULER_MEMORY_MB`` the scheduler function's memory, which the environment's idle cost is priced with
+                                (``updraft.cost.idle``); unset: 1024
 ``UPDRAFT_PARALLELISM``         Airflow's ``[core] parallelism`` and the two per-loop scheduler limits
 ``UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP``
 ``UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE``
@@ -130,6 +132,7 @@ class UpdraftConfig:
     ecs_public_ip: bool = False
     plugins_folder: str | None = None
     tick_seconds: int = 60
+    scheduler_memory_mb: int = 1024
     parallelism: int = 32
     max_dagruns_to_create_per_loop: int = 10
     max_dagruns_per_loop_to_schedule: int = 20
@@ -174,6 +177,7 @@ class UpdraftConfig:
             ecs_public_ip=(env.get("UPDRAFT_ECS_PUBLIC_IP") or "").upper() == "ENABLED",
             plugins_folder=env.get("UPDRAFT_PLUGINS_FOLDER") or None,
             tick_seconds=_int(env, "UPDRAFT_TICK_SECONDS", 60),
+            scheduler_memory_mb=_int(env, "UPDRAFT_SCHEDULER_MEMORY_MB", 1024),
             parallelism=_int(env, "UPDRAFT_PARALLELISM", 32),
             max_dagruns_to_create_per_loop=_int(env, "UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP", 10),
             max_dagruns_per_loop_to_schedule=_int(env, "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE", 20),
@@ -212,6 +216,7 @@ class UpdraftConfig:
             "UPDRAFT_ECS_PUBLIC_IP": "ENABLED" if self.ecs_public_ip else None,
             "UPDRAFT_PLUGINS_FOLDER": self.plugins_folder,
             "UPDRAFT_TICK_SECONDS": str(self.tick_seconds), "UPDRAFT_PARALLELISM": str(self.parallelism),
+            "UPDRAFT_SCHEDULER_MEMORY_MB": None if self.scheduler_memory_mb == 1024 else str(self.scheduler_memory_mb),
             "UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP": str(self.max_dagruns_to_create_per_loop),
             "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE": str(self.max_dagruns_per_loop_to_schedule),
             "UPDRAFT_METRICS_NAMESPACE": self.metrics_namespace,

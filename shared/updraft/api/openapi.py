@@ -36,6 +36,10 @@ NOT_IN_AIRFLOW = {
                             "(updraft.api.auth.session)",
     ("DELETE", "/ui/session"): "the web UI's sign-out: clears the HttpOnly cookie, which only the server can "
                                "(updraft.api.auth.session)",
+    **{("GET", "/api/updraft" + path): "Updraft's costs (updraft.api.routes.costs): no Airflow route says what a "
+                                        "run costs; under /api/updraft, apart from Airflow's /api/v2"
+       for path in ("/dags/{dag_id}/dagRuns/{dag_run_id}/cost", "/dags/{dag_id}/runCosts", "/dags/{dag_id}/cost",
+                    "/cost/idle")},
     ("GET", "/api/v2/connections/hook_meta"): "the connection form's types: Airflow's private UI route "
                                               "GET /ui/connections/hook_meta, outside its documents, served under "
                                               "/api/v2 since /ui/ is the web UI's session "

@@ -38,6 +38,7 @@ from updraft.runtime.next_poke import wake_at_next_poke
 from updraft.runtime.state_stores import clear_on_success
 from updraft.runtime.stopping import WorkerStopped
 from updraft.runtime.task_callbacks import run_task_callbacks
+from updraft.runtime.usage_meter import usage_so_far, with_usage
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.dag_callbacks import claim_callback
 from updraft.scheduling.deferrals import Waits, resume_try, start_wait
@@ -110,12 +111,13 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, 
                            (log_sink.read(key, dispatch.try_number) or "") + f"WorkerStopped: {stopped}\n")
     except LambdaLimitReached as reached:
         moved = handoff.hand_off(store, dispatch, executor=scheduler.executor, reached=reached, now=now_fn(),
-                                 log_sink=log_sink)
+                                 log_sink=log_sink, usage=usage_so_far(started))
         if moved is not None:
             return HandedOff(moved, str(reached))
         result = TryResult(TaskInstanceState.FAILED, note=f"{reached}; no Fargate executor to hand it to")
     if run is None or dag is None:  # the try failed on it already; without its run there is nothing to record
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
+    result = with_usage(result)  # what the try used, when its caller meters it (the worker handler)
     return report_try(dispatch, result, store=store, scheduler=scheduler, dag=dag, started=started, now_fn=now_fn,
                       hand_off=hand_off, waits=waits)
 

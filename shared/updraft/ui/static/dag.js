@@ -5,6 +5,7 @@ import { all, api, canEdit, link, path } from "./api.js";
 import { pauseSwitch } from "./dags.js";
 import { byTask, graph, grid } from "./grid.js";
 import { triggerForm, backfillForm } from "./trigger.js";
+import { runCost } from "./cost.js";
 import { actionButton, badge, duration, errorBox, h, json, legend, navLink, table, time } from "./view.js";
 
 const GRID_RUNS = 25;
@@ -53,6 +54,7 @@ function runDetails(dagId, run, tis, refresh) {
       h("dt", {}, "Triggered by"), h("dd", {}, run.triggered_by || "—"),
       h("dt", {}, "Note"), h("dd", {}, run.note || "—"),
       h("dt", {}, "Conf"), h("dd", {}, json(run.conf || {}))),
+    runCost(dagId, run),
     runActions(dagId, run, refresh),
     table(["Task", "State", "Try", "Started", "Duration", "Executor"], rows, { class: "tis" }));
 }
