@@ -4,6 +4,7 @@
 import { all, api, canEdit, link, path } from "./api.js";
 import { pauseSwitch } from "./dags.js";
 import { byTask, graph, grid } from "./grid.js";
+import { clearButton, noteEditor } from "./runactions.js";
 import { triggerForm, backfillForm } from "./trigger.js";
 import { actionButton, badge, duration, errorBox, h, json, legend, navLink, table, time } from "./view.js";
 
@@ -15,14 +16,7 @@ function runActions(dagId, run, refresh) {
   if (!canEdit()) return null;
   const runPath = path("dags", dagId, "dagRuns", run.dag_run_id);
   return h("div", { class: "actions" },
-    actionButton("Clear run", async () => {
-      await api(`${runPath}/clear`, { method: "POST", body: { dry_run: false, only_failed: false } });
-      await refresh();
-    }),
-    actionButton("Clear failed tasks", async () => {
-      await api(`${runPath}/clear`, { method: "POST", body: { dry_run: false, only_failed: true } });
-      await refresh();
-    }),
+    clearButton({ dagId, runId: run.dag_run_id, refresh }),
     actionButton("Mark run success", async () => {
       await api(runPath, { method: "PATCH", body: { state: "success" } });
       await refresh();
@@ -51,7 +45,7 @@ function runDetails(dagId, run, tis, refresh) {
       h("dt", {}, "Ended"), h("dd", {}, time(run.end_date)),
       h("dt", {}, "Duration"), h("dd", {}, duration(run.duration)),
       h("dt", {}, "Triggered by"), h("dd", {}, run.triggered_by || "—"),
-      h("dt", {}, "Note"), h("dd", {}, run.note || "—"),
+      h("dt", {}, "Note"), h("dd", {}, noteEditor({ dagId, runId: run.dag_run_id, note: run.note })),
       h("dt", {}, "Conf"), h("dd", {}, json(run.conf || {}))),
     runActions(dagId, run, refresh),
     table(["Task", "State", "Try", "Started", "Duration", "Executor"], rows, { class: "tis" }));
