@@ -64,6 +64,12 @@ from airflow.sdk import dag, task
 
 @dag(schedule=None, start_date=datetime(2024, 1, 1), tags=["ui"])
 def ui_fails():
+    """Fails **on purpose**, see [Airflow](https://airflow.apache.org/).
+
+    - never [click](javascript:alert(1))
+    - <img src=x onerror="window.injected=1">
+    """
+
     @task(retries=0)
     def boom():
         print("about to fail on purpose")

@@ -5,6 +5,7 @@ import { all, api, canEdit, link, path } from "./api.js";
 import { pauseSwitch } from "./dags.js";
 import { byTask, graph, grid } from "./grid.js";
 import { clearButton, noteEditor } from "./runactions.js";
+import { dagTabs } from "./dagtabs.js";
 import { triggerForm, backfillForm } from "./trigger.js";
 import { actionButton, badge, duration, errorBox, h, json, legend, navLink, table, time } from "./view.js";
 
@@ -118,7 +119,7 @@ export async function dagPage(main, [dagId, runId], { navigate }) {
         h("button", { type: "button", onclick: () => openForm(backfillForm) }, "Backfill")) : null),
     h("p", { class: "muted" }, `Schedule: ${details.timetable_description || details.timetable_summary || "None"}`,
       " · Next run: ", time(details.next_dagrun_run_after), details.description ? ` · ${details.description}` : ""),
-    formBox, legend(), h("div", { class: "dag-layout" }, h("div", {}, h("h2", {}, "Grid"), gridBox, graphBox), runBox));
+    runId ? null : dagTabs(dagId, ""), formBox, legend(), h("div", { class: "dag-layout" }, h("div", {}, h("h2", {}, "Grid"), gridBox, graphBox), runBox));
   try {
     await refresh();
   } catch (error) {
