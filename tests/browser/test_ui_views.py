@@ -50,6 +50,7 @@ def test_home_dashboard_counts_runs_and_instances_by_state(signed_in: Page, fini
     assert re.search(r"success\s+\d+", runs) and re.search(r"failed\s+\d+", runs)
     assert "metadatabase: healthy" in p.get_by_role("region", name="Health").inner_text()
     assert "default_pool" in p.get_by_role("region", name="Pool slots").inner_text()
+    assert "ui_numbers" in p.get_by_role("region", name="Asset events").inner_text()
     assert re.search(r"^2\s*DAGs", p.locator(".stats").inner_text())
     shots(page, "view-home")
 
@@ -71,7 +72,8 @@ def test_dag_tabs_runs_tasks_and_audit_log(signed_in: Page, finished_runs):
     p.get_by_role("link", name="Tasks", exact=True).click()
     row = p.locator("tr[data-task-id=produce]")
     row.wait_for()
-    assert "@task" in row.inner_text() or "PythonOperator" in row.inner_text() or "produce" in row.inner_text()
+    operator = api_call(page.url, "GET", "dags/ui_smoke/tasks/produce")["operator_name"]
+    assert row.locator("td").nth(1).inner_text() == operator and "square" in row.locator("td").nth(6).inner_text()
     shots(page, "view-dag-tasks")
     row.get_by_role("link", name="produce").click()
     p.wait_for_url(re.compile(r"/dags/ui_smoke/tasks/produce$"))
@@ -80,7 +82,9 @@ def test_dag_tabs_runs_tasks_and_audit_log(signed_in: Page, finished_runs):
 
     page.goto("/dags/ui_smoke/events")
     p.locator("table.list tbody tr").first.wait_for()
-    assert "trigger_dag_run" in p.locator("table.list").inner_text() or "post" in p.locator("table.list").inner_text()
+    events = p.locator("table.list tbody tr").evaluate_all(
+        "rs => rs.map(r => [r.cells[1].textContent, r.cells[4].textContent])")
+    assert {("trigger_dag_run", "views_1"), ("trigger_dag_run", "views_2")} <= {tuple(e) for e in events}
     assert set(p.locator("table.list tbody td:nth-child(3)").all_inner_texts()) <= {"ui_smoke", ""}
     shots(page, "view-dag-audit")
 
@@ -146,4 +150,14 @@ def test_browse_lists_providers_and_assets(signed_in: Page, finished_runs):
     assert "apache-airflow-providers-amazon" in p.locator("table.list").inner_text()
     shots(page, "view-providers")
     page.goto("/assets")
-    p.get_by_text("No assets.").wait_for()
+    row = p.locator("table.list tbody tr", has_text="ui_numbers")
+    row.wait_for()
+    assert "ui_smoke.produce" in row.inner_text() and "s3://ui-bucket/numbers" in row.inner_text()
+    shots(page, "view-assets")
+    row.get_by_role("link", name="ui_numbers").click()
+    p.wait_for_url(re.compile(r"/assets/\d+$"))
+    lineage = p.get_by_role("region", name="Lineage")
+    lineage.get_by_role("link", name="ui_smoke.produce").wait_for()  # the producing task, linked
+    p.locator("table.list tbody tr").first.wait_for()  # an event a finished run's produce made
+    assert p.get_by_role("link", name="ui_smoke.produce").count() >= 2
+    shots(page, "view-asset")

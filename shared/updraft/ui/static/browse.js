@@ -20,7 +20,7 @@ function listPage(title, load, filters = []) {
       }
     }
     main.replaceChildren(h("h1", {}, title),
-      filters.length ? h("div", { class: "filters" }, filters.map((make) => make(draw))) : null, list);
+      filters.length ? h("div", { class: "filters" }, filters.map((make) => make(draw))) : "", list);
     await draw();
     return { refresh: draw, live: () => true };
   };

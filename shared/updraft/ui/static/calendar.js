@@ -39,7 +39,8 @@ export function yearGrid(year, byDay, dagId) {
   });
   const weekdays = [[1, "Mon"], [3, "Wed"], [5, "Fri"]].map(([row, name]) =>
     svg("text", { x: 0, y: 26 + row * CELL, class: "axis" }, name));
-  return svg("svg", { class: "chart calendar", viewBox: `0 0 ${30 + weeks * CELL} ${20 + 7 * CELL}`, role: "img",
+  return svg("svg", { class: "chart calendar", viewBox: `0 0 ${30 + weeks * CELL} ${20 + 7 * CELL}`,
+    width: 30 + weeks * CELL, height: 20 + 7 * CELL, role: "img",
     "aria-label": `Runs of ${year} by day` }, months, weekdays, cells);
 }
 

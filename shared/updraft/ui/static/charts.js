@@ -54,6 +54,6 @@ export function durationBars(items, { title, height = 180 } = {}) {
     svg("line", { x1: 40, x2: width, y1: 10 + plot - (v / top) * plot, y2: 10 + plot - (v / top) * plot,
       class: "gridline" }),
     svg("text", { x: 36, y: 14 + plot - (v / top) * plot, "text-anchor": "end", class: "axis" }, duration(v))));
-  return svg("svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": title,
+  return svg("svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": title,
     preserveAspectRatio: "xMinYMin meet" }, svg("title", {}, title), ticks, bars);
 }

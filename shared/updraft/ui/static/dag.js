@@ -119,7 +119,7 @@ export async function dagPage(main, [dagId, runId], { navigate }) {
         h("button", { type: "button", onclick: () => openForm(backfillForm) }, "Backfill")) : null),
     h("p", { class: "muted" }, `Schedule: ${details.timetable_description || details.timetable_summary || "None"}`,
       " · Next run: ", time(details.next_dagrun_run_after), details.description ? ` · ${details.description}` : ""),
-    runId ? null : dagTabs(dagId, ""), formBox, legend(), h("div", { class: "dag-layout" }, h("div", {}, h("h2", {}, "Grid"), gridBox, graphBox), runBox));
+    runId ? "" : dagTabs(dagId, ""), formBox, legend(), h("div", { class: "dag-layout" }, h("div", {}, h("h2", {}, "Grid"), gridBox, graphBox), runBox));
   try {
     await refresh();
   } catch (error) {

@@ -22,7 +22,7 @@ const FIELDS = [
 
 export const detailsTab = dagTabPage("details", (box, dagId, details) => {
   box.replaceChildren(
-    details.doc_md ? h("section", { class: "doc", "aria-label": "Documentation" }, markdown(details.doc_md)) : null,
+    details.doc_md ? h("section", { class: "doc", "aria-label": "Documentation" }, markdown(details.doc_md)) : "",
     h("dl", { class: "facts details" }, FIELDS.flatMap(([label, value]) => {
       const shown = value(details);
       return shown === undefined || shown === null || shown === "" ? [] : [h("dt", {}, label), h("dd", {}, shown)];

@@ -81,7 +81,7 @@ export const runsTab = dagTabPage("runs", async (box, dagId) => {
   }
   const day = dayBounds(new URLSearchParams(location.search).get("day")).run_after_gte?.slice(0, 10);
   box.replaceChildren(h("h2", {}, "Run durations"), chart,
-    day ? h("p", {}, `Runs due on ${day} (UTC) · `, navLink(link("dags", dagId, "runs"), "All runs")) : null,
+    day ? h("p", {}, `Runs due on ${day} (UTC) · `, navLink(link("dags", dagId, "runs"), "All runs")) : "",
     h("div", { class: "filters" }, urlSelect("state", "State", RUN_STATES, draw),
       urlSelect("run_type", "Run type", RUN_TYPES, draw)), list);
   await draw();

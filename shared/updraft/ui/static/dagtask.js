@@ -25,7 +25,7 @@ export async function dagTaskPage(main, [dagId, taskId]) {
       tis.length ? h("div", { class: "scroll" }, table(["Run", "Map index", "State", "Try", "Started", "Duration"],
         tis.map((ti) => h("tr", {}, [navLink(tiLink(ti), ti.dag_run_id), ti.map_index >= 0 ? String(ti.map_index) : "",
           badge(ti.state), String(ti.try_number), time(ti.start_date), duration(ti.duration)]
-          .map((cell) => h("td", {}, cell)))), { class: "list" })) : null);
+          .map((cell) => h("td", {}, cell)))), { class: "list" })) : "");
   }
   let task;
   try {

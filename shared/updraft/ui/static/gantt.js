@@ -44,7 +44,8 @@ export function ganttChart(dagId, runId, rows, now = Date.now()) {
       began !== null ? svg("rect", { x: x(began), y: y + 3, height: ROW - 6, rx: 2,
         width: Math.max(2, x(ended) - x(began)), fill: colour(r.state), class: `run-bar state-${r.state}` }) : null);
   });
-  return svg("svg", { class: "chart gantt", viewBox: `0 0 ${WIDTH} ${24 + rows.length * ROW}`, role: "img",
+  return svg("svg", { class: "chart gantt", viewBox: `0 0 ${WIDTH} ${24 + rows.length * ROW}`, width: WIDTH,
+    height: 24 + rows.length * ROW, role: "img",
     "aria-label": `Gantt of run ${runId}` }, ticks, bars);
 }
 

@@ -45,7 +45,7 @@ export function clearDialog({ dagId, runId, ti = null, close, done }) {
       list.replaceChildren(h("p", {}, `${total} task instance${total === 1 ? "" : "s"} will be cleared:`),
         tis.length ? h("div", { class: "scroll" }, table(["DAG", "Run", "Task", "Map index", "State"],
           tis.map((t) => h("tr", {}, [t.dag_id, t.dag_run_id, t.task_id, t.map_index >= 0 ? String(t.map_index) : "",
-            badge(t.state)].map((cell) => h("td", {}, cell)))), { class: "list" })) : null);
+            badge(t.state)].map((cell) => h("td", {}, cell)))), { class: "list" })) : "");
       confirm.disabled = total === 0;
     } catch (error) {
       if (mine === asked) list.replaceChildren(errorBox(error));
@@ -117,7 +117,7 @@ export function noteEditor({ dagId, runId, ti = null, note }) {
     function show(text) {
       box.replaceChildren(text ? markdown(text) : h("span", { class: "muted" }, "—"),
         canEdit() ? h("button", { type: "button", class: "link", onclick: () => edit(text) },
-          text ? "Edit note" : "Add note") : null);
+          text ? "Edit note" : "Add note") : "");
     }
 
     function edit(text) {
