@@ -44,6 +44,10 @@ NOT_IN_AIRFLOW = {
                                               "GET /ui/connections/hook_meta, outside its documents, served under "
                                               "/api/v2 since /ui/ is the web UI's session "
                                               "(updraft.api.routes.connections)",
+    **{("GET", "/api/v2" + path): f"a web UI view's data: Airflow's private UI route GET {path}, outside its "
+                                  "documents, served under /api/v2 since /ui/ is the web UI's session "
+                                  "(updraft.api.routes.ui_views)"
+       for path in ("/ui/dashboard/historical_metrics_data", "/ui/calendar/{dag_id}", "/ui/gantt/{dag_id}/{run_id}")},
 }
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

@@ -8,7 +8,8 @@ resource (first path segment after ``/api/v2``)  reads       changes
 ===============================================  ==========  ==========
 DAGs and all under them: runs, task instances,   VIEWER      USER
 XComs, logs, backfills, dagStats, dagSources,
-dagTags, dagWarnings, eventLogs, parseDagFile
+dagTags, dagWarnings, eventLogs, parseDagFile,
+ui (the web UI's views' data)
 pools, configuration, assets                     VIEWER      OP
 variables, connections                           OP          OP
 importErrors, plugins, providers, jobs (views)   VIEWER      VIEWER
@@ -64,7 +65,7 @@ SEGMENTS: dict[str, Resource] = {
     "monitor": Resource.PUBLIC, "version": Resource.PUBLIC,
     "dags": Resource.DAG, "dagStats": Resource.DAG, "dagSources": Resource.DAG, "dagTags": Resource.DAG,
     "dagWarnings": Resource.DAG, "eventLogs": Resource.DAG, "backfills": Resource.DAG,
-    "parseDagFile": Resource.DAG,
+    "parseDagFile": Resource.DAG, "ui": Resource.DAG,  # the web UI's views' data (routes.ui_views)
     "pools": Resource.POOL, "config": Resource.CONFIGURATION, "assets": Resource.ASSET,
     "variables": Resource.VARIABLE, "connections": Resource.CONNECTION,
     "importErrors": Resource.VIEW, "plugins": Resource.VIEW, "providers": Resource.VIEW, "jobs": Resource.VIEW,
