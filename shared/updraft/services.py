@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
     from updraft.executors.base import Executor
+    from updraft.metrics.airflow import AirflowMetrics
     from updraft.parsing.options import ParseOptions
     from updraft.runtime.dag_code_credentials import DagCodeCredentials
     from updraft.runtime.loader import S3DagLoader
@@ -158,11 +159,25 @@ class Services:
         # No plugins here: the scheduler runs no user code (a custom timetable is the parser's evaluation of it).
         from updraft.scheduling.scheduler import Scheduler
 
-        scheduler = Scheduler(self.store, self.executor, self.config.scheduler_config())
+        scheduler = Scheduler(self.store, self.executor, self.config.scheduler_config(), metrics=self.metrics)
         scheduler.waits = self.waits
         if self.config.parser_function and self.config.bucket:
             scheduler.evaluate_timetables = self.evaluate_timetables
         return scheduler
+
+    @functools.cached_property
+    def metrics(self) -> AirflowMetrics:
+        """Airflow's metrics, as EMF lines: to ``UPDRAFT_METRICS_FILE`` when set (local mode), else to stdout on
+        Lambda (its log group makes them CloudWatch metrics), else nowhere (``config``'s table)."""
+        from updraft.metrics.airflow import AirflowMetrics
+        from updraft.metrics.emf import EmfWriter, FileLines, MetricLines, StdoutLines
+
+        lines: MetricLines | None = None
+        if self.config.metrics_file:
+            lines = FileLines(self.config.metrics_file)
+        elif self.config.lambda_function:
+            lines = StdoutLines()
+        return AirflowMetrics(EmfWriter(self.config.metrics_namespace, lines))
 
     @functools.cached_property
     def loader(self) -> S3DagLoader:

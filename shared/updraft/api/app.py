@@ -9,7 +9,8 @@ What the resolver adds to the routes:
   a path no route has is 404 ``{"error": "API route not found"}``; a path served under other methods is 405;
 - the caller's role checked against the route's (``updraft.api.auth``): 401 or 403 before the route runs; a
   change a browser says another site sent is 403 whatever it carries;
-- every ``/api/v2`` route also at ``/ui/api/v2``, for the web UI's session cookie
+- every ``/api/v2`` route also at ``/ui/api/v2`` (and Updraft's ``/api/updraft`` at ``/ui/api/updraft``), for
+  the web UI's session cookie
   (:mod:`updraft.api.auth.session`: the cookie's token checked, and a change's CSRF token);
 - the security headers of :mod:`updraft.api.headers` on every answer;
 - an audit record of every successful change (:mod:`updraft.api.audit`);
@@ -42,7 +43,7 @@ from updraft.api.errors import ApiError, ContentTooLarge, MethodNotAllowed
 from updraft.api.headers import security_headers
 from updraft.api.request import Request
 from updraft.api.routes import all_routes
-from updraft.api.routing import API_PREFIX, Call, Reply, Route
+from updraft.api.routing import API_PREFIX, UPDRAFT_PREFIX, Call, Reply, Route
 from updraft.store.errors import ValueTooLarge
 
 # The API Lambda's logger (its JSON lines carry the request's correlation id).
@@ -115,7 +116,7 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
     for route in routes:
         register(route)
     for route in routes:  # after every route: an /api/v2 call never tries these first
-        if route.path.startswith(API_PREFIX + "/"):
+        if route.path.startswith((API_PREFIX + "/", UPDRAFT_PREFIX + "/")):
             register(route, SESSION_PREFIX)
 
     @app.not_found

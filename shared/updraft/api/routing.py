@@ -19,6 +19,9 @@ from updraft.api.errors import Unprocessable, issue
 from updraft.api.request import Query, Request
 
 API_PREFIX = "/api/v2"
+# Updraft's own routes, beside Airflow's (never inside /api/v2, whose paths are Airflow's document's): under /api,
+# so they are behind the API's authorizer as /api/v2 is, and reached by the web UI's session at /ui/api/updraft.
+UPDRAFT_PREFIX = "/api/updraft"
 ID_LEN = 250  # Airflow's limit on dag, run and task ids
 PATH_LIMITS = {"pool_name": 256, "xcom_key": 512, "key": 512}  # Airflow's columns for the other named things
 

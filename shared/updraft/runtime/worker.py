@@ -89,6 +89,7 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, 
         log.info("dispatch %s try %s is not runnable (duplicate or superseded)", key.label, dispatch.try_number)
         _republish_assets(store, scheduler, dispatch, now_fn)
         return None
+    scheduler.metrics.try_started(started)
     run = run_for(dispatch, store)  # once (or carried): the try runs it, its version decides the outcome
     dag = scheduler.dag(run.dag_id, run.dag_hash) if run is not None else None
     if dispatch.handed_off and log_sink is not None:
@@ -149,6 +150,8 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
     elif result.state == TaskInstanceState.SUCCESS and emits_assets(dag.task_dict[key.task_id]):
         publish_and_nudge(store, scheduler, key, dispatch.try_number, now_fn())
+    if finished:
+        scheduler.metrics.try_finished(finished, now_fn(), dag.task_dict[key.task_id].task_type)
     if finished and result.state == TaskInstanceState.SUCCESS:
         clear_on_success(store, key)
     if result.state == TaskInstanceState.UP_FOR_RESCHEDULE and finished:  # the next poke at its second

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from updraft.api.auth.roles import Role
 from updraft.api.auth.session import is_session_path
-from updraft.api.routing import API_PREFIX
+from updraft.api.routing import API_PREFIX, UPDRAFT_PREFIX
 
 
 class Resource(enum.StrEnum):
@@ -70,6 +70,9 @@ SEGMENTS: dict[str, Resource] = {
     "importErrors": Resource.VIEW, "plugins": Resource.VIEW, "providers": Resource.VIEW, "jobs": Resource.VIEW,
 }
 
+# Updraft's own routes (``routing.UPDRAFT_PREFIX``): the first segment after /api/updraft -> its resource.
+UPDRAFT_SEGMENTS: dict[str, Resource] = {"metrics": Resource.VIEW}
+
 # Outside /api/v2 and open to all: Airflow's token routes (its auth manager's sub-application at /auth), how a
 # caller gets credentials; and the OpenAPI document, which FastAPI serves without authentication.
 PUBLIC_PATHS = ("/auth/token", "/auth/token/cli", "/openapi.json")
@@ -100,6 +103,8 @@ def resource_of(path: str) -> Resource:
     and a call through ``/ui/api/v2/...`` then needs the role of the ``/api/v2/...`` route it reaches."""
     if path in PUBLIC_PATHS or is_ui_path(path) or is_session_path(path):
         return Resource.PUBLIC
+    if path.startswith(UPDRAFT_PREFIX + "/"):
+        return UPDRAFT_SEGMENTS.get(path[len(UPDRAFT_PREFIX) + 1:].split("/", 1)[0], Resource.UNCLASSIFIED)
     if not path.startswith(API_PREFIX + "/"):
         return Resource.UNCLASSIFIED
     segment = path[len(API_PREFIX) + 1:].split("/", 1)[0]
