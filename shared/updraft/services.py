@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from updraft.scheduling.deferrals import Waits
     from updraft.scheduling.scheduler import Scheduler
     from updraft.store.dynamo import DynamoStore
+    from updraft.traces.run_traces import RunTraces
 
 # The AWS services Updraft calls (the dev extra installs boto3's types for exactly these).
 AwsService = Literal["cognito-idp", "dynamodb", "ecs", "kms", "lambda", "logs", "s3", "secretsmanager", "sqs", "ssm",
@@ -159,7 +160,8 @@ class Services:
         # No plugins here: the scheduler runs no user code (a custom timetable is the parser's evaluation of it).
         from updraft.scheduling.scheduler import Scheduler
 
-        scheduler = Scheduler(self.store, self.executor, self.config.scheduler_config(), metrics=self.metrics)
+        scheduler = Scheduler(self.store, self.executor, self.config.scheduler_config(), metrics=self.metrics,
+                              traces=self.traces)
         scheduler.waits = self.waits
         if self.config.parser_function and self.config.bucket:
             scheduler.evaluate_timetables = self.evaluate_timetables
@@ -178,6 +180,21 @@ class Services:
         elif self.config.lambda_function:
             lines = StdoutLines()
         return AirflowMetrics(EmfWriter(self.config.metrics_namespace, lines))
+
+    @functools.cached_property
+    def traces(self) -> RunTraces:
+        """The runs' X-Ray segments: to ``UPDRAFT_TRACES_FILE`` when set (local mode), else to the X-Ray daemon
+        when Lambda's active tracing runs one, else nowhere."""
+        from updraft.metrics.emf import FileLines, MetricLines
+        from updraft.traces.run_traces import RunTraces
+        from updraft.traces.xray import DaemonLines, SegmentWriter
+
+        lines: MetricLines | None = None
+        if self.config.traces_file:
+            lines = FileLines(self.config.traces_file)
+        elif self.config.xray_daemon_address:
+            lines = DaemonLines(self.config.xray_daemon_address)
+        return RunTraces(SegmentWriter(lines))
 
     @functools.cached_property
     def loader(self) -> S3DagLoader:

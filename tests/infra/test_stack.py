@@ -485,3 +485,12 @@ def test_the_dashboard_graphs_airflow_s_metrics_aws_s_and_every_alarm(synth) -> 
         assert aws in text, aws
     [alarms] = [w for w in widgets if w["properties"].get("title") == "Alarms"]
     assert len(alarms["properties"]["alarms"]) == len(of_type(synth.resources, "AWS::CloudWatch::Alarm")) == 5
+
+
+def test_every_function_traces_to_x_ray(synth) -> None:
+    for name in FUNCTIONS:
+        assert _function(synth, name)["TracingConfig"] == {"Mode": "Active"}, name
+    statements = [s for p in of_type(synth.resources, "AWS::IAM::Policy").values()
+                  for s in p["Properties"]["PolicyDocument"]["Statement"]]
+    assert any("xray:PutTraceSegments" in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
+               for s in statements)

@@ -40,6 +40,7 @@ from updraft.scheduling.reconcile import reconcile
 from updraft.scheduling.slot_donor import SlotDonor
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import DagMeta, Store
+from updraft.traces.run_traces import RunTraces
 
 logger = logging.getLogger(__name__)
 
@@ -66,13 +67,15 @@ class SchedulerConfig:
 
 class Scheduler:
     def __init__(self, store: Store, executor: Executor, config: SchedulerConfig | None = None,
-                 clock: Callable[[], dt.datetime] = utcnow, metrics: AirflowMetrics | None = None) -> None:
+                 clock: Callable[[], dt.datetime] = utcnow, metrics: AirflowMetrics | None = None,
+                 traces: RunTraces | None = None) -> None:
         self.store = store
         self.executor = executor
         self.config = config or SchedulerConfig()
         self.clock = clock
-        # Airflow's metrics of runs (and, through the worker, of tries); by default written nowhere.
+        # Airflow's metrics and the X-Ray traces of runs (and, through the worker, of tries); by default nowhere.
         self.metrics = metrics or AirflowMetrics()
+        self.traces = traces or RunTraces()
         # Where deferred tries wait (Services sets it): a deferred try this scheduler ends has its wait stopped.
         self.waits: Waits | None = None
         # Asks the parser to evaluate a DAG file's custom timetables again (Services sets it; see
@@ -380,6 +383,7 @@ class Scheduler:
                                     state=DagRunState.RUNNING, now=now):
             report.runs_started.append(run.run_id)
             self.metrics.run_started(run, now)  # before its start date is set: its first start has none
+            self.traces.run_started(run, now)
             # Our write decided it: running, started now unless it kept an earlier start (no read needed).
             run.state, run.start_date = DagRunState.RUNNING, run.start_date or now
             return True
@@ -460,6 +464,7 @@ class Scheduler:
                                     note=note):
             report.runs_finished[run.run_id] = state.value
             self.metrics.run_finished(run, state, now, tis)
+            self.traces.run_finished(run, state, now)
             # Only the write that ended the run sends its DAG's callbacks, so they are sent once per run end.
             request = callback_request(self.dag(run.dag_id, run.dag_hash), run, state, note, tis, end_date=now)
             if request is not None:

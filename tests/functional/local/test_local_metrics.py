@@ -1,5 +1,6 @@
 """``updraft local``: a DAG's runs produce Airflow's metrics by Airflow's names, as the functions' EMF lines in
-``$UPDRAFT_HOME/metrics/<environment>.emf``, and ``GET /api/updraft/metrics`` answers them."""
+``$UPDRAFT_HOME/metrics/<environment>.emf``, and ``GET /api/updraft/metrics`` answers them; each run and its tries
+are one X-Ray trace (``$UPDRAFT_HOME/traces/<environment>.xray``), which X-Ray (the embedded AWS's) assembles."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import urllib.request
 from pathlib import Path
 
 from local_helpers import eventually, now, write_dag
+
+import boto3
 
 from updraft.scheduling.dag_registration import set_paused
 from updraft.scheduling.triggering import trigger_dag
@@ -58,7 +61,7 @@ def _finished(store, dag_id: str) -> list:
     return [r for r in store.list_runs(dag_id) if r.state.value in ("success", "failed")]
 
 
-def test_a_local_run_produces_airflow_s_metric_names(tmp_path: Path, start_system, updraft_home: Path) -> None:
+def test_a_local_run_produces_airflow_s_metric_names_and_one_trace_per_run(tmp_path: Path, start_system, updraft_home: Path) -> None:
     dags = tmp_path / "dags"
     dags.mkdir()
     write_dag(dags, "metered.py", METERED)
@@ -112,3 +115,23 @@ def test_a_local_run_produces_airflow_s_metric_names(tmp_path: Path, start_syste
     [latest] = answer["datapoints"]
     assert latest["name"] == "ti.finish" and latest["dimensions"] == {"dag_id": "metered", "task_id": "second",
                                                                       "state": "success"}
+
+    # The traces: one per run, its segment the run, each try under it with its claim-to-start and mini scheduler.
+    docs = [json.loads(line) for line in (updraft_home / "traces" / f"{system.names.environment}.xray")
+            .read_text().splitlines()]
+    [run_segment] = [d for d in docs if d["name"] == "metered" and "parent_id" not in d]
+    assert run_segment["annotations"] == {"dag_id": "metered", "run_id": scheduled.run_id, "run_type": "scheduled",
+                                          "state": "success"}
+    in_run = [d for d in docs if d["trace_id"] == run_segment["trace_id"]]
+    tries = {d["name"]: d for d in in_run if d.get("parent_id") == run_segment["id"]}
+    assert set(tries) == {"queued", "first", "second"}
+    assert tries["first"]["end_time"] <= tries["second"]["start_time"]
+    for task in ("first", "second"):
+        children = {d["name"] for d in in_run if d.get("parent_id") == tries[task]["id"]}
+        assert children == {"claim to start", "mini scheduler"}, task
+    # X-Ray records them as one trace (the embedded AWS's X-Ray, as the daemon would send them).
+    xray = boto3.client("xray", endpoint_url=system.server.url, region_name=system.names.region)
+    answer = xray.put_trace_segments(TraceSegmentDocuments=[json.dumps(d) for d in in_run])
+    assert answer["UnprocessedTraceSegments"] == []
+    [trace] = xray.batch_get_traces(TraceIds=[run_segment["trace_id"]])["Traces"]
+    assert len(trace["Segments"]) == len(in_run) == 8
