@@ -9,9 +9,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from local_helpers import eventually, now, write_dag
-
 import boto3
+from local_helpers import eventually, now, write_dag
 
 from updraft.scheduling.dag_registration import set_paused
 from updraft.scheduling.triggering import trigger_dag
