@@ -88,7 +88,8 @@ AIRFLOW_METRICS: tuple[AirflowMetric, ...] = (
     AirflowMetric("ti.finish", "counter", ("dag_id", "task_id", "state"),
                   emitted_by="worker: a try ends (its state: success, failed, up_for_retry, deferred, ...)"),
     AirflowMetric("dag.callback_exceptions", "counter",
-                  why_not="a callback's exception is in its run's log; the worker's CallbacksRun counts them"),
+                  why_not="not yet: a callback's exception is logged by the worker that ran it (CallbacksRun "
+                          "counts the callbacks run)"),
     AirflowMetric("celery.task_timeout_error", "counter", why_not=_OTHER_EXECUTOR),
     AirflowMetric("celery.execute_command.failure", "counter", why_not=_OTHER_EXECUTOR),
     AirflowMetric("task_removed_from_dag", "counter", ("dag_id",),
