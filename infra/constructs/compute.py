@@ -302,5 +302,8 @@ class UpdraftFunctions(Construct):
             reserved_concurrent_executions=fs.reserved_concurrency,
             environment={**environment, "POWERTOOLS_SERVICE_NAME": service_name(name)},
             log_group=log_group,
+            # X-Ray: the function's own segments, and the daemon the scheduler and worker send each run's trace
+            # to (``updraft.traces``; the role gets xray:PutTraceSegments).
+            tracing=lambda_.Tracing.ACTIVE,
             **kwargs,
         )

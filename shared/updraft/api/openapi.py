@@ -28,6 +28,8 @@ DOCUMENT_PATH = "/openapi.json"  # where Airflow's FastAPI app serves its docume
 
 # Routes Updraft serves that are not in Airflow's documents: (method, path) -> why.
 NOT_IN_AIRFLOW = {
+    ("GET", "/api/updraft/metrics"): "Airflow's metrics as local mode wrote them, for the web UI: Airflow sends its "
+                                     "metrics to StatsD or OpenTelemetry and serves none (updraft.api.routes.metrics)",
     ("GET", DOCUMENT_PATH): "the document itself: Airflow's FastAPI app serves /openapi.json outside the "
                             "document it describes, and so does Updraft",
     ("POST", "/ui/session"): "the web UI's sign-in: the token goes into an HttpOnly cookie the page cannot read, "

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from updraft.config import UpdraftConfig
 
 HOURS_PER_MONTH = 730  # AWS's month for monthly prices
-STACK_RESOURCES = {"kms_keys": 1, "alarms": 5, "dashboards": 0}
+STACK_RESOURCES = {"kms_keys": 1, "alarms": 5, "dashboards": 1}
 WORKER_IMAGE_GB = 0.5  # the Fargate worker image (Python, Updraft and the environment's requirements), compressed
 IDLE_TICK_SECONDS = 0.15
 IDLE_TICK_READ_UNITS = 7.5

@@ -91,6 +91,8 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, 
         _republish_assets(store, scheduler, dispatch, now_fn)
         return None
     run = run_for(dispatch, store)  # once (or carried): the try runs it, its version decides the outcome
+    scheduler.metrics.try_started(started)
+    scheduler.traces.try_started(started, run)
     dag = scheduler.dag(run.dag_id, run.dag_hash) if run is not None else None
     if dispatch.handed_off and log_sink is not None:
         log_sink = KeepEarlierLog(log_sink, key, dispatch.try_number)
@@ -118,8 +120,10 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, 
     if run is None or dag is None:  # the try failed on it already; without its run there is nothing to record
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
     result = with_usage(result)  # what the try used, when its caller meters it (the worker handler)
-    return report_try(dispatch, result, store=store, scheduler=scheduler, dag=dag, started=started, now_fn=now_fn,
-                      hand_off=hand_off, waits=waits)
+    reported = report_try(dispatch, result, store=store, scheduler=scheduler, dag=dag, started=started,
+                          now_fn=now_fn, hand_off=hand_off, waits=waits)
+    scheduler.traces.try_reported(dispatch.try_id, now_fn())  # its mini scheduler is done
+    return reported
 
 
 def run_for(dispatch: Dispatch, store: Store) -> DagRun | None:
@@ -151,6 +155,10 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
     elif result.state == TaskInstanceState.SUCCESS and emits_assets(dag.task_dict[key.task_id]):
         publish_and_nudge(store, scheduler, key, dispatch.try_number, now_fn())
+    if finished:
+        ended = now_fn()
+        scheduler.metrics.try_finished(finished, ended, dag.task_dict[key.task_id].task_type)
+        scheduler.traces.try_finished(finished, ended)
     if finished and result.state == TaskInstanceState.SUCCESS:
         clear_on_success(store, key)
     if result.state == TaskInstanceState.UP_FOR_RESCHEDULE and finished:  # the next poke at its second

@@ -72,8 +72,8 @@ SEGMENTS: dict[str, Resource] = {
 }
 
 # Updraft's own routes (``/api/updraft``) by their first segment: a DAG's and a run's costs as the DAG's runs are
-# (VIEWER reads), the environment's as Airflow's views.
-UPDRAFT_SEGMENTS: dict[str, Resource] = {"dags": Resource.DAG, "cost": Resource.VIEW}
+# (VIEWER reads), the environment's cost and metrics as Airflow's views.
+UPDRAFT_SEGMENTS: dict[str, Resource] = {"dags": Resource.DAG, "cost": Resource.VIEW, "metrics": Resource.VIEW}
 
 # Outside /api/v2 and open to all: Airflow's token routes (its auth manager's sub-application at /auth), how a
 # caller gets credentials; and the OpenAPI document, which FastAPI serves without authentication.
