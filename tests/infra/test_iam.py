@@ -20,6 +20,8 @@ WILDCARD_ALLOWED = {
     # State machine role: CloudWatch Logs' vended log delivery for Step Functions supports only "*".
     "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
     "logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+    # Every function's role: X-Ray's segment and telemetry uploads (active tracing) have no resource-level permissions.
+    "xray:PutTraceSegments", "xray:PutTelemetryRecords",
 }
 # Roles CDK creates for its own custom resources, with their managed policy (AWSLambdaBasicExecutionRole): the
 # bucket notifications' handler, and the provider that empties a bucket deleted with the stack (dev; its S3
@@ -38,20 +40,21 @@ DISPATCH = {"lambda:InvokeFunction", "ecs:RunTask", "ecs:TagResource", "iam:Pass
 SECRETS_KEY = {"kms:Encrypt", "kms:Decrypt"}  # variables and connections in the table (test_secrets_iam.py)
 # A deferring try starts its wait; whoever ends a deferred try (worker's mini scheduler, scheduler, API) stops it.
 DEFER = {"states:StartExecution", "states:StopExecution"}
+TRACES = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}  # active tracing (a run and its tries as one trace)
 STOP_WAITS = {"states:StopExecution"}
 # The scheduler's deferral sweep lists and describes executions, and starts one whose start was lost (issue 16).
 SWEEP_WAITS = {"states:ListExecutions", "states:DescribeExecution", "states:StartExecution"}
 EXPECTED_FUNCTION_ACTIONS = {
     # (the parser's and scheduler's failed async events go to the DLQ too: their on-failure destination)
-    "parser": LOGS | TABLE | STORE | DAGS | {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
-    "scheduler": LOGS | TABLE | STORE | DISPATCH | STOP_WAITS | SWEEP_WAITS | {
+    "parser": TRACES | LOGS | TABLE | STORE | DAGS | {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
+    "scheduler": TRACES | LOGS | TABLE | STORE | DISPATCH | STOP_WAITS | SWEEP_WAITS | {
         "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
-    "worker": LOGS | TABLE | STORE | DAGS | DISPATCH | SECRETS_KEY | DEFER | {
+    "worker": TRACES | LOGS | TABLE | STORE | DAGS | DISPATCH | SECRETS_KEY | DEFER | {
         "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},  # its on-failure destination
     # (the worker's LOGS cover its own group and the task log group: test_only_the_workers_write_task_logs)
     # Its routes read and write the table (trigger, pause, pools), read store/ objects and task logs, nudge the
     # scheduler.
-    "api": LOGS | TABLE | SECRETS_KEY | STOP_WAITS | {"s3:GetObject", "s3:GetObjectVersion", "logs:GetLogEvents",
+    "api": TRACES | LOGS | TABLE | SECRETS_KEY | STOP_WAITS | {"s3:GetObject", "s3:GetObjectVersion", "logs:GetLogEvents",
                                                       "lambda:InvokeFunction"},
 }
 
