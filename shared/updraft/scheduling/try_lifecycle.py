@@ -93,7 +93,8 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
         return dataclasses.replace(ti, state=state, held_limits=[])
     if release:
         release_try_limits(store, ti)
-    return dataclasses.replace(ti, state=state)
+    # With the retry's moment, so whoever reported it can wake the scheduler then (``wakeups.wake_for_retry``).
+    return dataclasses.replace(ti, state=state, next_retry_at=fields.get("next_retry_at", ti.next_retry_at))
 
 
 def reschedule_fields(ti: TaskInstance, try_id: str, result: TryResult) -> dict[str, object]:
