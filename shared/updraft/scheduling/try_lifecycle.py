@@ -94,7 +94,8 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     if release:
         release_try_limits(store, ti)
     # With the retry's moment, so whoever reported it can wake the scheduler then (``wakeups.wake_for_retry``).
-    return dataclasses.replace(ti, state=state, next_retry_at=fields.get("next_retry_at", ti.next_retry_at))
+    retry_at = fields.get("next_retry_at", ti.next_retry_at)
+    return dataclasses.replace(ti, state=state, next_retry_at=retry_at if isinstance(retry_at, dt.datetime) else None)
 
 
 def reschedule_fields(ti: TaskInstance, try_id: str, result: TryResult) -> dict[str, object]:

@@ -116,27 +116,32 @@ def run_ended(scheduler: Scheduler, run: DagRun) -> None:
 
     A run created here that ends in its first pass (nothing but empty tasks) ends inside this call: its DAG is then
     queued and handled by the outermost call on this thread, so a long backfill never recurses deeper."""
-    pending: set[tuple[str, bool]] | None = getattr(_ending, "pending", None)
-    item = (run.dag_id, run.run_type == DagRunType.BACKFILL)
+    pending: list[DagRun] | None = getattr(_ending, "pending", None)
     if pending is not None:
-        pending.add(item)
+        pending.append(run)
         return
-    _ending.pending = pending = {item}
+    _ending.pending = pending = [run]
     try:
         while pending:
-            dag_id, backfill = pending.pop()
+            ended = pending.pop(0)
             try:
-                report = _drive_backfill(scheduler, dag_id) if backfill else _create_due(scheduler, dag_id)
-                _schedule_created(scheduler, dag_id, report)
+                report = (_drive_backfill(scheduler, ended.dag_id) if ended.run_type == DagRunType.BACKFILL
+                          else _create_due(scheduler, ended))
+                _schedule_created(scheduler, ended.dag_id, report)
             except Exception:  # the run's end is written: what follows it is the tick's if this fails
-                log.exception("what follows a run of %s waits for the tick", dag_id)
+                log.exception("what follows the end of %s/%s waits for the tick", ended.dag_id, ended.run_id)
     finally:
         _ending.pending = None
 
 
-def _create_due(scheduler: Scheduler, dag_id: str) -> PassReport:
-    """The DAG's scheduled runs due now (none unless one waited for ``max_active_runs``): one read of its row."""
+def _create_due(scheduler: Scheduler, run: DagRun) -> PassReport:
+    """The DAG's scheduled runs due now (none unless one waited for ``max_active_runs``): one read of its row, none
+    for a DAG without a schedule (its version says so from the cache)."""
     report = PassReport()
+    dag_id = run.dag_id
+    timetable = scheduler.dag(dag_id, run.dag_hash).timetable
+    if timetable is None or not timetable.can_be_scheduled:
+        return report
     meta = scheduler.store.get_dag_meta(dag_id)
     due = meta.next_dagrun_run_after if meta is not None else None
     if due is not None and due <= scheduler.clock():
