@@ -2,7 +2,8 @@
 
 A pass (the EventBridge tick) creates due runs, starts queued runs within max_active_runs, evaluates every active
 run and claims what is runnable, highest priority first. ``schedule_run`` is the same work for one run, called the
-moment one of its tasks finishes (Airflow's mini scheduler), so a downstream task starts without waiting for a tick.
+moment one of its tasks finishes (Airflow's mini scheduler), so a downstream task starts without waiting for a tick;
+what falls due at a known moment (a scheduled run, a retry) wakes a scheduler at that moment (``wakeups``).
 The decisions come from the pure functions in this package; every write is a conditional write in the store, so a
 pass that loses a race, crashes halfway, or sees an event twice leaves nothing inconsistent for the next one.
 
