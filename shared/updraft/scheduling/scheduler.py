@@ -93,7 +93,6 @@ class Scheduler:
         """One tick: create due runs, then schedule every active run."""
         report = PassReport()
         self.create_due_runs(report)
-        arm_wakes(self)
         self.create_asset_triggered_runs(report)
         try:
             drive_backfills(self.store, self.dag, now=self.clock(), report=report)
@@ -228,7 +227,7 @@ class Scheduler:
     # -- run creation -----------------------------------------------------------------------------------------
     def create_due_runs(self, report: PassReport, *, dag_ids: list[str] | None = None) -> None:
         """Create the due scheduled runs of every due DAG (of ``dag_ids`` only: a wake-up's) and wake the scheduler
-        when each DAG's next one falls due (``wakeups``)."""
+        when each DAG's next one falls due (``wakeups``; the tick's one index read also finds what to arm)."""
         from updraft.scheduling.run_creation import (
             horizon_of,
             last_automated_interval,
@@ -241,7 +240,11 @@ class Scheduler:
         evaluations: set[str] = set()
         budget = self.config.max_dagruns_to_create_per_loop
         active_by_dag: dict[str, set[str]] | None = None
-        for dag_id in dag_ids if dag_ids is not None else [due.dag_id for due in self.store.due_dags(now)]:
+        if dag_ids is None:
+            listed = self.store.due_dags(now + 2 * self.config.tick_interval)
+            dag_ids = [m.dag_id for m in listed if m.next_dagrun_run_after is None or m.next_dagrun_run_after <= now]
+            arm_wakes(self, [m for m in listed if m.dag_id not in dag_ids], now=now)
+        for dag_id in dag_ids:
             if budget <= 0:
                 break
             meta = self.store.get_dag_meta(dag_id)  # the index is a hint; decide on the strong read

@@ -39,6 +39,7 @@ from updraft.model.wakeups import (
 from updraft.scheduling.backfill_pass import drive_backfill
 from updraft.scheduling.deferrals import Waits
 from updraft.scheduling.pass_report import PassReport
+from updraft.store.api import DagMeta
 
 if TYPE_CHECKING:
     from updraft.scheduling.scheduler import Scheduler
@@ -82,15 +83,14 @@ def wake_for_retry(waits: Waits | None, ti: TaskInstance, *, now: dt.datetime) -
                   wake_input(due, schedule_run_payload(ti.dag_id, ti.run_id)))
 
 
-def arm_wakes(scheduler: Scheduler) -> list[str]:
-    """The tick's share: start the wake of every active, unpaused DAG whose next run falls due after now and
-    before the tick after next (``SchedulerConfig.tick_interval`` twice); the names started. One index query
-    (the one the tick's run creation makes) and one StartExecution per such DAG."""
+def arm_wakes(scheduler: Scheduler, upcoming: list[DagMeta], *, now: dt.datetime) -> list[str]:
+    """The tick's share: start the wake of each of ``upcoming``, the active, unpaused DAGs whose next run falls
+    due before the tick after next (``SchedulerConfig.tick_interval`` twice), as the index the tick's run creation
+    reads lists them; the names started. One StartExecution per such DAG, nearest first."""
     if scheduler.waits is None or scheduler.config.max_dagruns_to_create_per_loop <= 0:
         return []  # no engine, or a scheduler that creates no scheduled runs (``dags test``)
-    now = scheduler.clock()
     started = []
-    for meta in scheduler.store.due_dags(now + 2 * scheduler.config.tick_interval)[:MAX_ARMED_PER_PASS]:
+    for meta in upcoming[:MAX_ARMED_PER_PASS]:
         due = meta.next_dagrun_run_after
         name = wake_for_next_run(scheduler.waits, meta.dag_id, due, now=now) if due is not None else None
         if name is not None:
