@@ -39,6 +39,7 @@ from updraft.config import UpdraftConfig
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.handler_events import MalformedEvent, worker_dispatch
 from updraft.model.deferrals import ResumeRequest, ScheduleRunRequest
+from updraft.model.wakeups import RunDueRequest
 from updraft.process_guard import make_undumpable
 from updraft.services import shared_services as services
 
@@ -76,10 +77,16 @@ def run(event: Any, limits: LambdaLimits | None = None) -> dict[str, Any]:
         metrics.add_metric(name="TriesResumed" if resumed else "ResumesNotRunnable", unit=MetricUnit.Count, value=1)
         return {"status": "resumed" if resumed else "not_runnable", "task": dispatch.key.label,
                 "try_number": dispatch.try_number}
-    if isinstance(dispatch, ScheduleRunRequest):  # a reschedule-mode sensor's next poke is due
+    if isinstance(dispatch, ScheduleRunRequest):  # a reschedule-mode sensor's next poke or a retry is due
         svc.scheduler.schedule_run(dispatch.dag_id, dispatch.run_id)
         metrics.add_metric(name="NextPokeWakes", unit=MetricUnit.Count, value=1)
         return {"status": "scheduled", "dag_id": dispatch.dag_id, "run_id": dispatch.run_id}
+    if isinstance(dispatch, RunDueRequest):  # a scheduled run is due (``scheduling.wakeups``)
+        from updraft.scheduling.wakeups import run_due_now
+
+        report = run_due_now(svc.scheduler, dispatch.dag_id)
+        metrics.add_metric(name="RunDueWakes", unit=MetricUnit.Count, value=1)
+        return {"status": "runs_created", "dag_id": dispatch.dag_id, "runs_created": report.runs_created}
     from updraft.runtime.handoff import HandedOff
     from updraft.runtime.worker import handle_dispatch
 

@@ -69,6 +69,7 @@ Variables (all optional except where noted):
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -268,7 +269,8 @@ class UpdraftConfig:
 
         return SchedulerConfig(parallelism=self.parallelism,
                                max_dagruns_to_create_per_loop=self.max_dagruns_to_create_per_loop,
-                               max_dagruns_per_loop_to_schedule=self.max_dagruns_per_loop_to_schedule)
+                               max_dagruns_per_loop_to_schedule=self.max_dagruns_per_loop_to_schedule,
+                               tick_interval=dt.timedelta(seconds=self.tick_seconds))
 
     @property
     def fargate_configured(self) -> bool:

@@ -27,6 +27,7 @@ from typing import Any
 from updraft.executors.base import Dispatch
 from updraft.executors.callback_requests import callback_request_from_payload
 from updraft.model.deferrals import ResumeRequest, ScheduleRunRequest
+from updraft.model.wakeups import RunDueRequest
 
 TICK_DETAIL_TYPE = "Scheduled Event"
 TICK_SOURCES = ("aws.events", "aws.scheduler")
@@ -100,11 +101,12 @@ def run_changed_event(dag_id: str, run_id: str, *, now: dt.datetime | None = Non
             "detail": {"dag_id": dag_id, "run_id": run_id, **detail}}
 
 
-def worker_dispatch(event: Any) -> Dispatch | ResumeRequest | ScheduleRunRequest:
-    """The dispatch an async worker invoke carries (a try, a callback request, a deferred try's resume, or a
-    sensor's next-poke wake); MalformedEvent naming the problem otherwise."""
+def worker_dispatch(event: Any) -> Dispatch | ResumeRequest | ScheduleRunRequest | RunDueRequest:
+    """The dispatch an async worker invoke carries (a try, a callback request, a deferred try's resume, a
+    sensor's next-poke or a retry's wake, or a scheduled run's wake); MalformedEvent naming the problem otherwise."""
     try:
         return (callback_request_from_payload(event) or ResumeRequest.from_payload(event)
-                or ScheduleRunRequest.from_payload(event) or Dispatch.from_payload(event))
+                or ScheduleRunRequest.from_payload(event) or RunDueRequest.from_payload(event)
+                or Dispatch.from_payload(event))
     except ValueError as exc:
         raise MalformedEvent(f"not a worker dispatch: {exc}") from None

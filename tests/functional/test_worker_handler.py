@@ -108,3 +108,36 @@ def test_fargate_entrypoint_reads_the_dispatch_from_the_environment(env, monkeyp
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["state"] == "success"
     monkeypatch.setenv("UPDRAFT_DISPATCH", "not json")
     assert env.handler.main() == 2
+
+
+MINUTELY_FILE = '''
+import datetime
+from airflow.sdk import DAG
+from airflow.providers.standard.operators.bash import BashOperator
+
+with DAG("handler_minutely", schedule="* * * * *",
+         start_date=datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc), catchup=False):
+    BashOperator(task_id="work", bash_command="echo on the minute")
+'''
+
+
+def test_a_run_due_wake_creates_the_run_starts_it_and_dispatches_its_first_task(tmp_path, monkeypatch):
+    """The deferral state machine's wake at a scheduled run's due moment (``events/worker/run_due.json``):
+    delivered twice, the run is created and started once and its first task dispatched once."""
+    event = json.loads((ROOT / "events" / "worker" / "run_due.json").read_text())
+    with worker_account(tmp_path, monkeypatch, table=TABLE, bucket=BUCKET, dag_id="handler_minutely",
+                        dag_file=MINUTELY_FILE) as account:
+        from functions.worker import handler
+
+        invokes = spied_services(handler, monkeypatch, account.lam)
+        result = handler.handler(event, lambda_context(WORKER))
+        (run_id,) = result["runs_created"]
+        assert result == {"status": "runs_created", "dag_id": "handler_minutely", "runs_created": [run_id]}
+        run = account.store.get_run("handler_minutely", run_id)
+        assert run.run_type == "scheduled" and run.state == "running"
+        (first,) = invokes
+        assert (first["run_id"], first["task_id"]) == (run_id, "work")
+
+        again = handler.handler(event, lambda_context(WORKER))  # Lambda's at-least-once delivery
+        assert again["status"] == "runs_created" and run_id not in again["runs_created"]
+        assert [invoke for invoke in invokes if invoke["run_id"] == run_id] == [first]

@@ -243,7 +243,8 @@ class LocalSystem:
             f"  state dir      {self.state.path if self.state else '(none: state is lost on stop; use --state-dir)'}",
             f"  workers        {opts.workers} worker processes; Fargate tasks run as processes; at most "
             f"{opts.claim_parallelism} tries at once (parallelism)",
-            f"  scheduler      tick every {opts.tick_seconds:g} s, and on every task completion",
+            f"  scheduler      tick every {opts.tick_seconds:g} s, on every task completion, and when a run or a "
+            "retry falls due",
             "  auth           " + (f"users {', '.join(self.passwords)} (POST /auth/token for a token)" if self.user_pool
                                   else "every caller is admin (updraft local --users 'name:ROLE,...' for users)"),
         ]

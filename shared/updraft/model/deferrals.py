@@ -78,7 +78,7 @@ def reschedule_execution_name(key: TIKey, try_number: int, reschedule_count: int
 def reschedule_input(key: TIKey, due: dt.datetime) -> dict[str, Any]:
     """The execution's input for a sensor's next poke: wait until ``due``, then have the worker schedule the
     sensor's run (``ScheduleRunRequest``)."""
-    return {"kind": RESCHEDULE_KIND, "resume_at": _sfn_timestamp(due),
+    return {"kind": RESCHEDULE_KIND, "resume_at": sfn_timestamp(due),
             "schedule": {"kind": SCHEDULE_RUN_EVENT, "dag_id": key.dag_id, "run_id": key.run_id}}
 
 
@@ -94,11 +94,11 @@ def execution_input(ti: TaskInstance) -> dict[str, Any]:
     record = ti.trigger or {}
     if ti.try_id is None:
         raise ValueError(f"{ti.key.label} has no try to resume")
-    return {"kind": record.get("kind", WAIT_KIND), "resume_at": _sfn_timestamp(resume_at(ti)),
+    return {"kind": record.get("kind", WAIT_KIND), "resume_at": sfn_timestamp(resume_at(ti)),
             "resume": resume_payload(ti.key, ti.try_number, ti.try_id)}
 
 
-def _sfn_timestamp(value: dt.datetime | None) -> str:
+def sfn_timestamp(value: dt.datetime | None) -> str:
     """Step Functions' Wait ``TimestampPath`` wants RFC 3339 with a ``Z`` (no offset form, no microseconds)."""
     if value is None:
         raise ValueError("a wait needs its resume time")

@@ -26,6 +26,7 @@ from updraft.executors.callback_requests import DagCallbackRequest, TaskCallback
 from updraft.model.deferrals import ResumeRequest, ScheduleRunRequest
 from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import TaskInstanceState
+from updraft.model.wakeups import RunDueRequest
 from updraft.runtime import handoff
 from updraft.runtime.assets import emits_assets, publish_and_nudge
 from updraft.runtime.dag_callbacks import run_dag_callbacks
@@ -46,6 +47,7 @@ from updraft.scheduling.downstream import schedule_downstream
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.slot_donor import SlotDonor
 from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
+from updraft.scheduling.wakeups import run_due_now, wake_for_retry
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
@@ -55,8 +57,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, store: Store, loader: LocalDagLoader,
-                    scheduler: Scheduler, now_fn: Callable[[], dt.datetime],
+def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest | RunDueRequest, *, store: Store,
+                    loader: LocalDagLoader, scheduler: Scheduler, now_fn: Callable[[], dt.datetime],
                     log_sink: LogSink | None = None, hostname: str | None = None,
                     lease: dt.timedelta = DEFAULT_LEASE,
                     hand_off: Callable[[str, str], bool] | None = None,
@@ -80,8 +82,11 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, 
     if isinstance(dispatch, ResumeRequest):
         handle_resume(dispatch, store=store, scheduler=scheduler, now_fn=now_fn)
         return None
-    if isinstance(dispatch, ScheduleRunRequest):  # a sensor's next poke is due (``next_poke``)
+    if isinstance(dispatch, ScheduleRunRequest):  # a sensor's next poke or a retry is due (``next_poke``, ``wakeups``)
         scheduler.schedule_run(dispatch.dag_id, dispatch.run_id)
+        return None
+    if isinstance(dispatch, RunDueRequest):  # a scheduled run is due (``wakeups``)
+        run_due_now(scheduler, dispatch.dag_id)
         return None
     hostname = hostname or socket.gethostname()
     key = dispatch.key
@@ -163,6 +168,8 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
         clear_on_success(store, key)
     if result.state == TaskInstanceState.UP_FOR_RESCHEDULE and finished:  # the next poke at its second
         wake_at_next_poke(waits, key, dispatch.try_number, finished.reschedule_count + 1, result.reschedule_date)
+    if finished:  # a retry at its second too, not at the tick after its retry_delay
+        wake_for_retry(waits, finished, now=now_fn())
     if result.state == TaskInstanceState.DEFERRED:  # its slots are back already (all but a kept pool slot)
         if finished:
             _start_wait(waits, finished)

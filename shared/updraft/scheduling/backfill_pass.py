@@ -1,4 +1,5 @@
-"""The scheduler's share of backfills: each tick, every active backfill gets its next runs (or completes).
+"""The scheduler's share of backfills: each tick, every active backfill gets its next runs (or completes); the end
+of one of its runs drives its backfill at once (``wakeups.run_ended``), so its next run does not wait for a tick.
 
 For one backfill: slots of its limit held by runs that finished are released (a run's slot is taken before the
 run is created, so the limit counts queued and running runs alike); then :func:`~updraft.scheduling.backfills.

@@ -2,7 +2,8 @@
 
 A pass (the EventBridge tick) creates due runs, starts queued runs within max_active_runs, evaluates every active
 run and claims what is runnable, highest priority first. ``schedule_run`` is the same work for one run, called the
-moment one of its tasks finishes (Airflow's mini scheduler), so a downstream task starts without waiting for a tick.
+moment one of its tasks finishes (Airflow's mini scheduler), so a downstream task starts without waiting for a tick;
+what falls due at a known moment (a scheduled run, a retry) wakes a scheduler at that moment (``wakeups``).
 The decisions come from the pure functions in this package; every write is a conditional write in the store, so a
 pass that loses a race, crashes halfway, or sees an event twice leaves nothing inconsistent for the next one.
 
@@ -38,6 +39,7 @@ from updraft.scheduling.poison import clear_poisoned_note, describe, record_pois
 from updraft.scheduling.previous_run import previous_run_tis
 from updraft.scheduling.reconcile import reconcile
 from updraft.scheduling.slot_donor import SlotDonor
+from updraft.scheduling.wakeups import arm_wakes, run_ended, wake_for_next_run, wake_for_retry
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import DagMeta, Store
 from updraft.traces.run_traces import RunTraces
@@ -63,6 +65,8 @@ class SchedulerConfig:
     # Polled asset watchers are started and stopped (``asset_watchers``) this often: an unpause starts its watchers
     # within it (a pause ends them at their next check). None: no watcher runs (``dags test``, as Airflow's).
     watcher_sweep_interval: dt.timedelta | None = dt.timedelta(minutes=1)
+    # How often the tick comes: each tick arms the wake-ups of what falls due before the one after next (``wakeups``).
+    tick_interval: dt.timedelta = dt.timedelta(minutes=1)
 
 
 class Scheduler:
@@ -228,7 +232,9 @@ class Scheduler:
         return report
 
     # -- run creation -----------------------------------------------------------------------------------------
-    def create_due_runs(self, report: PassReport) -> None:
+    def create_due_runs(self, report: PassReport, *, dag_ids: list[str] | None = None) -> None:
+        """Create the due scheduled runs of every due DAG (of ``dag_ids`` only: a wake-up's) and wake the scheduler
+        when each DAG's next one falls due (``wakeups``; the tick's one index read also finds what to arm)."""
         from updraft.scheduling.run_creation import (
             horizon_of,
             last_automated_interval,
@@ -241,10 +247,14 @@ class Scheduler:
         evaluations: set[str] = set()
         budget = self.config.max_dagruns_to_create_per_loop
         active_by_dag: dict[str, set[str]] | None = None
-        for due in self.store.due_dags(now):
+        if dag_ids is None:
+            listed = self.store.due_dags(now + 2 * self.config.tick_interval)
+            dag_ids = [m.dag_id for m in listed if m.next_dagrun_run_after is None or m.next_dagrun_run_after <= now]
+            arm_wakes(self, [m for m in listed if m.dag_id not in dag_ids], now=now)
+        for dag_id in dag_ids:
             if budget <= 0:
                 break
-            meta = self.store.get_dag_meta(due.dag_id)  # the index is a hint; decide on the strong read
+            meta = self.store.get_dag_meta(dag_id)  # the index is a hint; decide on the strong read
             if meta is None or meta.is_paused or not meta.is_active:
                 continue
             try:
@@ -273,6 +283,7 @@ class Scheduler:
                                                       next_info=following, last_automated=info.data_interval):
                     break  # another scheduler advanced it first: it owns the rest of this DAG's creation
                 expected = following.logical_date if following is not None else None
+                wake_for_next_run(self.waits, meta.dag_id, following.run_after if following else None, now=now)
 
     def _evaluate_timetables(self, relative_fileloc: str, asked: set[str]) -> None:
         """Ask (once per pass) for a file's custom timetables to be evaluated from where their runs stand now.
@@ -445,6 +456,7 @@ class Scheduler:
             by_key[change.key] = (dataclasses.replace(before, state=change.state, **change.fields)
                                   if before is not None else
                                   TaskInstance(*change.key, state=change.state, **change.fields))
+            wake_for_retry(self.waits, by_key[change.key], now=now)  # a zombie's or a timeout's retry
         if not all_applied:
             # Someone else changed the run meanwhile: its state is theirs to finish; claim from a fresh read.
             if creations is not None:
@@ -460,8 +472,9 @@ class Scheduler:
 
     def _finish_run(self, run: DagRun, state: DagRunState, note: str | None, now: dt.datetime,
                     report: PassReport, *, tis: Iterable[TaskInstance] = ()) -> None:
-        if self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.RUNNING], state=state, now=now,
-                                    note=note):
+        ended = self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.RUNNING], state=state,
+                                         now=now, note=note)
+        if ended:
             report.runs_finished[run.run_id] = state.value
             self.metrics.run_finished(run, state, now, tis)
             self.traces.run_finished(run, state, now)
@@ -471,6 +484,8 @@ class Scheduler:
                 self.executor.dispatch([request])
         # Released whether we or a racing scheduler finished it: release is idempotent.
         self.store.release_slots(run_limit(run), run.run_id)
+        if ended:  # what waited for its slot (a backfill's next run, a due run past max_active_runs) goes now
+            run_ended(self, run)
 
     # -- DAG versions ----------------------------------------------------------------------------------------
     def dag(self, dag_id: str, dag_hash: str) -> SerializedDAG:

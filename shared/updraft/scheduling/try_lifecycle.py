@@ -99,7 +99,9 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
         return dataclasses.replace(ti, state=state, held_limits=[])
     if release:
         release_try_limits(store, ti)
-    return dataclasses.replace(ti, state=state)
+    # With the retry's moment, so whoever reported it can wake the scheduler then (``wakeups.wake_for_retry``).
+    retry_at = fields.get("next_retry_at", ti.next_retry_at)
+    return dataclasses.replace(ti, state=state, next_retry_at=retry_at if isinstance(retry_at, dt.datetime) else None)
 
 
 def reschedule_fields(ti: TaskInstance, try_id: str, result: TryResult) -> dict[str, object]:

@@ -2,7 +2,8 @@
 engine (``updraft.local.step_functions``) runs the same document.
 
 An execution's input is ``model.deferrals.execution_input``: ``{"kind": "wait" | "poll", "resume_at": <RFC 3339>,
-"resume": <the worker payload>}``, or ``model.deferrals.reschedule_input`` (``kind`` ``reschedule``).
+"resume": <the worker payload>}``, ``model.deferrals.reschedule_input`` (``kind`` ``reschedule``), or
+``model.wakeups.wake_input`` (``kind`` ``wake``).
 
 - ``wait`` (the time triggers): a Wait state until ``resume_at``, then an asynchronous invoke of the worker with
   ``resume``. Nothing runs while it waits: a wait of any length costs its state transitions only.
@@ -16,6 +17,9 @@ An execution's input is ``model.deferrals.execution_input``: ``{"kind": "wait" |
 - ``reschedule`` (a reschedule-mode sensor's next poke): a Wait until ``resume_at``, the poke's date, then an
   asynchronous invoke of the worker with ``schedule`` (``ScheduleRunRequest``: schedule the sensor's run, which
   claims the poke), so the poke comes at its second, not at the next one-minute tick, for three state transitions.
+- ``wake`` (``model.wakeups``: a scheduled run or a retry falls due): the same Wait, then the worker gets
+  ``schedule`` (``RunDueRequest``: create the DAG's due runs and schedule them; or ``ScheduleRunRequest``: schedule
+  the run whose retry is due), so they too start at their second, for three state transitions.
 - ``watch`` (a polled ``AssetWatcher``: ``model.asset_watches``): the same Task/Choice/Wait loop, with no end while
   the watcher is wanted; each check (``updraft.runtime.asset_watch``) records a fired event as an asset event and the
   loop goes on watching, as Airflow's triggerer keeps a watcher's trigger running. ``gone`` ends it.
@@ -47,6 +51,7 @@ def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER,
                     {"Variable": "$.kind", "StringEquals": "wait", "Next": "WaitUntilResumeAt"},
                     {"Variable": "$.kind", "StringEquals": "poll", "Next": "PollTrigger"},
                     {"Variable": "$.kind", "StringEquals": "reschedule", "Next": "WaitUntilNextPoke"},
+                    {"Variable": "$.kind", "StringEquals": "wake", "Next": "WaitUntilDue"},
                     {"Variable": "$.kind", "StringEquals": "watch", "Next": "CheckWatcher"},
                 ],
                 "Default": "UnknownKind",
@@ -62,6 +67,15 @@ def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER,
             },
             "WaitUntilNextPoke": {"Type": "Wait", "TimestampPath": "$.resume_at", "Next": "ScheduleSensorRun"},
             "ScheduleSensorRun": {
+                "Type": "Task",
+                "Resource": INVOKE_RESOURCE,
+                "Parameters": {"FunctionName": worker_function_arn, "InvocationType": "Event",
+                               "Payload.$": "$.schedule"},
+                "Retry": _LAMBDA_RETRY,
+                "End": True,
+            },
+            "WaitUntilDue": {"Type": "Wait", "TimestampPath": "$.resume_at", "Next": "WakeScheduler"},
+            "WakeScheduler": {
                 "Type": "Task",
                 "Resource": INVOKE_RESOURCE,
                 "Parameters": {"FunctionName": worker_function_arn, "InvocationType": "Event",
@@ -109,7 +123,7 @@ def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER,
                                                             "any more, its trigger changed, or the execution is "
                                                             "renewed (the sweep starts the next generation)"},
             "UnknownKind": {"Type": "Fail", "Error": "Updraft.UnknownTriggerKind",
-                            "Cause": "the execution input's kind is not wait, poll, reschedule or watch"},
+                            "Cause": "the execution input's kind is not wait, poll, reschedule, wake or watch"},
         },
     }
 
