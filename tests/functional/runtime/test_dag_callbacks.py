@@ -168,7 +168,8 @@ def test_racing_schedulers_send_one_request_per_run_end(env):
     env.scheduler.run_pass()
     (item,) = env.executor.take()
     stale = env.store.get_run("cb_ok", run.run_id)
-    idle = SimpleNamespace(dag=env.scheduler.dag, schedule_run=lambda *_: PassReport())  # no mini scheduler
+    idle = SimpleNamespace(dag=env.scheduler.dag, schedule_run=lambda *_: PassReport(),  # no mini scheduler
+                           metrics=env.scheduler.metrics, traces=env.scheduler.traces)
     handle_dispatch(item, store=env.store, loader=env.loader, scheduler=idle, now_fn=env.clock)
 
     class StaleReads:  # every racer works from the read it made before any of them wrote
