@@ -10,9 +10,9 @@ fails for a holder that holds (``Taken.HELD``, the mark as found coming back wit
 Where: one item per holder (``keys.holder_marker_pk``), one attribute per sharded limit it holds
 (``keys.marker_attribute``: ``"<token>:<marked at, epoch ms>"``), so the tries a pass takes ahead in batches
 (``slot_reservations``) are marked for all their sharded limits with one write each (``mark_holder``: a fan-out's
-middle takes parallelism, default_pool and its run's max_active_tasks, 1 write instead of 3), and each limit's take, release and crash recovery still
-marks and unmarks its own attribute alone. The item stays small (a digest per limit, a try holds a few) and
-lives on no limit's partition.
+middle takes parallelism, default_pool and its run's max_active_tasks, 1 write instead of 3), and each limit's
+take, release and crash recovery still marks and unmarks its own attribute alone. The item stays small (a digest
+per limit, a try holds a few) and lives on no limit's partition.
 
 A limit of one shard (``extent`` 1: its root alone) needs none: its take is conditional on the root being the
 only shard and the holder not in it. A limit grows from its root alone under a rebalance's lease, which then
