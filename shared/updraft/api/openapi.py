@@ -40,6 +40,10 @@ NOT_IN_AIRFLOW = {
                                               "GET /ui/connections/hook_meta, outside its documents, served under "
                                               "/api/v2 since /ui/ is the web UI's session "
                                               "(updraft.api.routes.connections)",
+    ("GET", "/api/v2/dags/{dag_id}/grid"): "the web UI's grid: a page of runs with their task instances' states in "
+                                           "one answer, as Airflow's private UI routes GET /ui/grid/runs and "
+                                           "/ui/grid/ti_summaries, served under /api/v2 since /ui/ is the web UI's "
+                                           "session (updraft.api.routes.grid)",
 }
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
