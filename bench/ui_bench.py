@@ -11,9 +11,10 @@ older runs have their run item only: neither grid route nor page reads an instan
 
 Then Debian's Chromium (Playwright) opens ``/dags/<dag>`` ``--repeat`` times in fresh contexts (cold: assets
 fetched) and as many times in one context (warm: assets cached, as a returning user), served as local mode
-serves it without users (the session opens itself, as in Airflow's all-admins mode). The figure is ``performance.now()`` at the first animation frame after
-the grid's table is in the page: from navigation start to the grid drawn, with every API call it needs. The
-table says how many API calls the page made and how many one click on "Older" (the next page of runs) made.
+serves it without users (the session opens itself, as in Airflow's all-admins mode). The figure is
+``performance.now()`` at the first animation frame after the grid's table is in the page: from navigation start
+to the grid drawn, with every API call it needs. The table says how many API calls the page made and how many
+one click on "Older" (the next page of runs) made.
 Prints a markdown table (p50, p90, min per run count) and writes bench/results/ui.json.
 """
 
