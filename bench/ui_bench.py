@@ -83,7 +83,7 @@ def seed(store: Any, dag_id: str, tasks: int, runs: int, with_instances: int) ->
     started = time.monotonic()
     now = dt.datetime.now(dt.UTC)
     dag = bench_dag(dag_id, tasks)
-    store_dags(store, dag, now=now)
+    store_dags(store, dag, now=now, unpause=False)  # paused, every run finished: the page does not poll
     dag_hash = store.get_dag_meta(dag_id).dag_hash
     task_ids = [t.task_id for t in dag.tasks]
 

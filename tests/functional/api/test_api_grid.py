@@ -43,3 +43,12 @@ def test_the_grid_refuses_what_the_runs_list_refuses(api, store):
     assert api.get("/api/v2/dags/nope/grid").status == 404
     assert api.get("/api/v2/dags/etl/grid", query={"run_id": "nope"}).status == 404
     assert api.get("/api/v2/dags/etl/grid", query={"limit": 0}).status == 422
+
+
+def test_a_mapped_tasks_instances_are_all_in_the_answer(api, store):
+    """A DAG with a mapped task: its instances' map indexes are not known ahead, so each is there all the same."""
+    assert api("POST", "/api/v2/dags/fanout/dagRuns", body={"dag_run_id": "m", "logical_date": None}).status == 200
+    for index in range(3):
+        store.create_ti(TIKey("fanout", "m", "double", index), state=TaskInstanceState.SUCCESS)
+    found = api.get("/api/v2/dags/fanout/grid").body["task_instances"]["m"]
+    assert sorted(ti["map_index"] for ti in found) == [0, 1, 2]
