@@ -2,10 +2,11 @@
 
 usage: python bench/ui_bench.py [--repeat 5] [--tasks 16] [--runs 25,1000,10000] [--page 25]
 
-Serves one environment as local mode does (embedded AWS in server mode, the API function behind local mode's
-API Gateway). For each run count, a DAG of ``--tasks`` tasks (five layers of EmptyOperators) gets that many
-finished runs, written straight into the store (25 a request, eight writers at a time: playing 10,000 runs
-through the scheduler would take an hour), one a minute back from now, every 7th failed. Every run of the newest
+Serves environments as local mode does (embedded AWS in server mode, the API function behind local mode's API
+Gateway), one per run count (its own table: on moto every query reads the whole table). For each, a DAG of
+``--tasks`` tasks (five layers of EmptyOperators) gets that many finished runs, written straight into the store
+(25 a request, eight writers at a time: playing 10,000 runs through the scheduler would take an hour), one a
+minute back from now, every 7th failed. Every run of the newest
 ``4 x --page`` has its ``--tasks`` task instances (success, or failed and upstream_failed in a failed run);
 older runs have their run item only: neither grid route nor page reads an instance of a run off the page.
 
@@ -172,41 +173,34 @@ def main() -> None:
     from updraft.services import Services
 
     results: dict[str, Any] = {"tasks": args.tasks, "page": args.page, "scenarios": {}}
-    with EmbeddedAwsServer() as aws:
-        config = provision(ResourceNames("uibench"), aws.url).config()
-        services = Services(config)
-        seeded = {}
+    with EmbeddedAwsServer() as aws, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         for runs in counts:
-            seeded[runs] = seed(services.store, f"grid_{runs}", args.tasks, runs, with_instances=4 * args.page)
-        # Served as `updraft local` serves it without users: every caller is admin (the session opens itself).
-        gateway = LocalApiGateway(api_handler(Services(dataclasses.replace(config, local_compute="unused"))))
-        try:
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-
-                def context() -> Any:
-                    return browser.new_context()
-
-                for runs in counts:
-                    dag_id = f"grid_{runs}"
-                    cold = []
-                    for _ in range(args.repeat):
-                        fresh = context()
-                        cold.append(measure(fresh.new_page(), gateway.url, dag_id))
-                        fresh.close()
-                    kept = context()
-                    page = kept.new_page()
-                    measure(page, gateway.url, dag_id)  # fills the cache
-                    warm = [measure(page, gateway.url, dag_id) for _ in range(args.repeat)]
-                    cells = page.locator("table.grid tbody td").count()
-                    older = next_page_calls(page)
-                    kept.close()
-                    results["scenarios"][str(runs)] = {
-                        "seeding_s": seeded[runs], "cells": cells, "next_page_api_calls": older,
-                        "cold": summary(cold), "warm": summary(warm), "cold_ms": cold, "warm_ms": warm}
-                browser.close()
-        finally:
-            gateway.close()
+            # An environment (table) per run count: the 25-run figure is not read off a table holding 11,000.
+            config = provision(ResourceNames(f"uibench{runs}"), aws.url).config()
+            dag_id = f"grid_{runs}"
+            seeding = seed(Services(config).store, dag_id, args.tasks, runs, with_instances=4 * args.page)
+            # Served as `updraft local` serves it without users: every caller is admin (the session opens itself).
+            gateway = LocalApiGateway(api_handler(Services(dataclasses.replace(config, local_compute="unused"))))
+            try:
+                cold = []
+                for _ in range(args.repeat):
+                    fresh = browser.new_context()
+                    cold.append(measure(fresh.new_page(), gateway.url, dag_id))
+                    fresh.close()
+                kept = browser.new_context()
+                page = kept.new_page()
+                measure(page, gateway.url, dag_id)  # fills the cache
+                warm = [measure(page, gateway.url, dag_id) for _ in range(args.repeat)]
+                cells = page.locator("table.grid tbody td").count()
+                older = next_page_calls(page)
+                kept.close()
+            finally:
+                gateway.close()
+            results["scenarios"][str(runs)] = {
+                "seeding_s": seeding, "cells": cells, "next_page_api_calls": older,
+                "cold": summary(cold), "warm": summary(warm), "cold_ms": cold, "warm_ms": warm}
+        browser.close()
 
     print(f"\nGrid of a {args.tasks}-task DAG, {args.page} runs a page, {args.repeat} loads each "
           f"(cold: fresh browser context; warm: assets cached)\n")
