@@ -6,7 +6,8 @@
    nothing inside a closed ``<details>`` but its summary), no two that are not nested overlap by more than a
    pixel, each box cut to what its scrolling ancestors show (a cell scrolled out of its box overlaps nothing).
 3. Every table column is visible or deliberately scrollable: each header cell is inside the viewport, or the
-   table sits in a box that scrolls sideways (``overflow-x: auto|scroll``) and that box is inside the viewport.
+   table sits in (or is) a box that scrolls sideways (``overflow-x: auto|scroll``), inside the viewport, whose
+   sticky column leaves room to scroll the other columns into view.
 
 The graph (``svg.graph``) adds its own: every node shows its whole task id, no two nodes overlap, and no edge
 passes through a node it does not join (``GRAPH_RULES``).
@@ -84,6 +85,12 @@ RULES = r"""() => {
     if (scroller) {
       const c = scroller.getBoundingClientRect();
       if (c.left < -1 || c.right > vw + 1) problems.push(`table scroller outside the viewport: ${name(scroller)}`);
+      // A column that stays put (sticky) must leave room to scroll the others into view beside it.
+      const stuck = [...scroller.querySelectorAll("th, td")].filter((c) => getComputedStyle(c).position === "sticky");
+      const widest = Math.max(0, ...stuck.map((cell) => cell.getBoundingClientRect().width));
+      const scrolls = scroller.scrollWidth > scroller.clientWidth + 1;
+      if (scrolls && widest > scroller.clientWidth - 24) problems.push(`sticky column ${Math.round(widest)} px covers its ${""
+        }${scroller.clientWidth} px scroller: ${name(scroller)}`);
     } else if (r.left < -1 || r.right > vw + 1) {
       problems.push(`column off-screen and not scrollable: ${name(th)} at ${Math.round(r.left)}-${Math.round(r.right)}`);
     }

@@ -114,7 +114,8 @@ export function grid({ dagId, tasks, runs, instances, selectedRun, redraw }) {
       };
     } else {
       const task = row.task;
-      label = h("th", { scope: "row", style: indent, title: task.operator_name || "" },
+      const operator = task.operator_name ? ` (${task.operator_name})` : "";
+      label = h("th", { scope: "row", style: indent, title: task.task_id + operator },
         task.task_id.split(".").pop(), task.is_mapped ? h("span", { class: "muted" }, " [ ]") : null);
       cellFor = (run) => {
         const tis = (instances.get(run.dag_run_id) || new Map()).get(task.task_id) || [];
