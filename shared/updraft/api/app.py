@@ -6,7 +6,8 @@ What the resolver adds to the routes:
 - path parameters percent-decoded (API Gateway's REST proxy passes the path still encoded; a run id such as
   ``manual__2025-01-01T00:00:00+00:00`` arrives as ``...%3A00%2B00%3A00``);
 - Airflow's error bodies: an :class:`~updraft.api.errors.ApiError` becomes its status and ``{"detail": ...}``;
-  a path no route has is 404 ``{"error": "API route not found"}``; a path served under other methods is 405;
+  a path no route has is 404 ``{"error": "API route not found"}``, or the UI's shell with 404 when a browser
+  navigates there (``updraft.api.routes.ui.missing_page``); a path served under other methods is 405;
 - the caller's role checked against the route's (``updraft.api.auth``): 401 or 403 before the route runs; a
   change a browser says another site sent is 403 whatever it carries;
 - every ``/api/v2`` route also at ``/ui/api/v2`` (and Updraft's ``/api/updraft`` at ``/ui/api/updraft``), for the
@@ -43,6 +44,7 @@ from updraft.api.errors import ApiError, ContentTooLarge, MethodNotAllowed
 from updraft.api.headers import security_headers
 from updraft.api.request import Request
 from updraft.api.routes import all_routes
+from updraft.api.routes.ui import missing_page, wants_page
 from updraft.api.routing import Call, Reply, Route, is_api_path
 from updraft.store.errors import ValueTooLarge
 
@@ -140,6 +142,10 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
         if allowed:
             error = MethodNotAllowed("Method Not Allowed")
             return _json(error.status, error.body(), {"Allow": ", ".join(sorted(set(allowed)))})
+        accept = next((v for k, v in (event.headers or {}).items() if k.lower() == "accept"), None)
+        if wants_page(method, path, accept):
+            page = missing_page(path)
+            return _answer(page.status, page.content_type, page.body, page.headers)
         return _json(404, NOT_FOUND_BODY)
 
     @app.exception_handler(ApiError)

@@ -50,6 +50,10 @@ NOT_IN_AIRFLOW = {
                                   "documents, served under /api/v2 since /ui/ is the web UI's session "
                                   "(updraft.api.routes.ui_views)"
        for path in ("/ui/dashboard/historical_metrics_data", "/ui/calendar/{dag_id}", "/ui/gantt/{dag_id}/{run_id}")},
+    ("GET", "/api/v2/dags/{dag_id}/grid"): "the web UI's grid: a page of runs with their task instances' states in "
+                                           "one answer, as Airflow's private UI routes GET /ui/grid/runs and "
+                                           "/ui/grid/ti_summaries, served under /api/v2 since /ui/ is the web UI's "
+                                           "session (updraft.api.routes.grid)",
 }
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

@@ -255,7 +255,8 @@ def test_the_ui_login_sets_an_httponly_strict_cookie_and_answers_no_token(call, 
     # no Path: the browser keeps it for <root>/ui, the session's folder; no Secure over http (local mode)
     assert attributes == ["HttpOnly", "SameSite=Strict"]
     assert token not in json.dumps(answer.body)
-    assert answer.body == {"username": "olga", "role": "OP", "csrf_token": answer.body["csrf_token"]}
+    assert answer.body == {"username": "olga", "role": "OP", "csrf_token": answer.body["csrf_token"],
+                           "all_admins": False}
     https = call("POST", "/ui/session", {"username": "vic", "password": "vic-password"},
                  headers={"X-Forwarded-Proto": "https"})  # API Gateway's header: always https on AWS
     assert https.headers["Set-Cookie"].endswith("; HttpOnly; SameSite=Strict; Secure")
@@ -269,10 +270,33 @@ def test_the_ui_login_sets_an_httponly_strict_cookie_and_answers_no_token(call, 
 def test_the_session_says_who_is_signed_in_and_sign_out_clears_the_cookie(call, session_pool) -> None:
     cookie, csrf = _sign_in(call, "vic")
     assert call("GET", "/ui/session", headers={"Cookie": cookie}).body == {
-        "username": "vic", "role": "VIEWER", "csrf_token": csrf}
-    assert call("GET", "/ui/session").body == {"username": None, "role": None, "csrf_token": None}
+        "username": "vic", "role": "VIEWER", "csrf_token": csrf, "all_admins": False}
+    signed_out = call("GET", "/ui/session")  # with users, no cookie is no session (the login page follows)
+    assert signed_out.body == {"username": None, "role": None, "csrf_token": None, "all_admins": False}
+    assert "Set-Cookie" not in signed_out.headers
     out = call("DELETE", "/ui/session", headers={"Cookie": cookie})
     assert out.status == 204 and out.headers["Set-Cookie"] == "_token=; Max-Age=0; HttpOnly; SameSite=Strict"
+
+
+def test_where_every_caller_is_admin_the_session_opens_itself_without_a_sign_in(call, monkeypatch) -> None:
+    """Local mode without users (Airflow's ``simple_auth_manager_all_admins``): asking who is signed in, with no
+    cookie or a stale one, opens the all-admins session (its cookie, its CSRF token), so the UI goes straight in."""
+    monkeypatch.setenv("UPDRAFT_LOCAL_COMPUTE", "/tmp/updraft-test-compute.sock")
+    monkeypatch.setattr("updraft.services._shared", None)
+    for headers in ({}, {"Cookie": "_token=stale.from.before"}):
+        answer = call("GET", "/ui/session", headers=headers)
+        assert answer.status == 200
+        assert {k: answer.body[k] for k in ("username", "role", "all_admins")} == {
+            "username": "admin", "role": "ADMIN", "all_admins": True}
+        cookie = answer.headers["Set-Cookie"]
+        assert cookie.endswith("; HttpOnly; SameSite=Strict") and answer.body["csrf_token"]
+        token = cookie.split(";")[0]
+        again = call("GET", "/ui/session", headers={"Cookie": token})  # the cookie now holds: nothing new set
+        assert again.body == answer.body and "Set-Cookie" not in again.headers
+        created = call("POST", "/ui/api/v2/pools", {"name": "from_the_session", "slots": 1},
+                       headers={"Cookie": token, "X-CSRF-Token": answer.body["csrf_token"]},
+                       iam=True)  # local mode's gateway lets every request in as its IAM user
+        assert created.status in (201, 409), created.body
 
 
 def test_every_route_through_the_session_needs_the_role_it_needs_with_a_token(call, session_pool) -> None:

@@ -24,8 +24,8 @@ def call():
 
     app = build_app(no_services)
 
-    def send(path: str) -> tuple[int, dict[str, str], str]:
-        response = app.resolve(proxy_event("GET", path, {}, b""), lambda_context("api"))
+    def send(path: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+        response = app.resolve(proxy_event("GET", path, headers or {}, b""), lambda_context("api"))
         headers = {k: v[-1] for k, v in (response.get("multiValueHeaders") or {}).items()}
         headers.update(response.get("headers") or {})
         return response["statusCode"], headers, response.get("body") or ""
@@ -76,3 +76,18 @@ def test_api_routes_win_and_unknown_paths_stay_airflows_404(call):
     status, _, body = call("/api/v2/dags/nope/nothing")
     assert status == 404 and json.loads(body)["error"] == "API route not found"
     assert call("/not-a-page")[0] == 404
+
+
+def test_a_browser_navigating_to_a_path_no_page_has_gets_the_shell_and_its_in_app_404(call):
+    """An Airflow UI link Updraft lacks (``/assets``, a DAG tab) or a mistyped one, opened in a browser: the app
+    shell with status 404 (the UI draws its page-not-found); an API client asking the same path still gets JSON."""
+    browser = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+    for path, base in (("/assets", "."), ("/dags/etl/code", "../.."), ("/a/b/c/d", "../../..")):
+        status, headers, body = call(path, browser)
+        assert status == 404 and headers["Content-Type"].startswith("text/html")
+        assert f'<meta name="updraft-base" content="{base}">' in body
+        assert "default-src 'self'" in headers["Content-Security-Policy"]  # the pages' policy
+        assert json.loads(call(path)[2])["error"] == "API route not found"
+    for path in ("/api/v2/nothing", "/ui/api/v2/nothing"):  # never a page under the API's prefixes
+        status, headers, body = call(path, browser)
+        assert status == 404 and json.loads(body)["error"] == "API route not found"

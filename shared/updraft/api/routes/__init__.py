@@ -9,7 +9,7 @@ from updraft.api.routing import Route
 
 # Matched in this order: routes with a fixed segment (``.../{task_id}/xcomEntries``, ``.../dependencies``) come
 # before task_instances' ``.../{task_id}/{map_index}``, which would otherwise take that segment for a map index.
-MODULES = ("monitor", "version", "auth", "assets", "dags", "dag_sources", "event_logs", "dag_runs", "dag_stats",
+MODULES = ("monitor", "version", "auth", "assets", "grid", "dags", "dag_sources", "event_logs", "dag_runs", "dag_stats",
            "xcom_entries", "task_logs", "task_dependencies", "task_instance_tries", "task_instance_marks",
            "task_instance_clears", "task_instance_links", "state_stores", "hitl", "task_instances", "pools",
            "import_errors", "variables", "connections", "providers", "backfills", "metrics", "openapi", "session",

@@ -6,6 +6,10 @@ a digest of the files, so they are cached as immutable; the shell itself is neve
 picked up on the next load. Nothing here touches the store, and importing it costs only the standard library.
 Registered last in :data:`updraft.api.routes.MODULES`, so no API route is ever shadowed.
 
+A browser asking for a path no page or route has (``Accept: text/html``: a link to an Airflow page Updraft
+lacks, a mistyped URL) gets the shell too, with status 404 (:func:`missing_page`): the app draws its own
+"page not found" inside the UI instead of the API's JSON 404, which clients other than browsers still get.
+
 Every route here is public: the shell and the assets hold no data (the page reads everything through
 ``/api/v2`` with the signed-in user's token), and a browser navigating to a page cannot send a bearer header, so
 an authorizer in front of these paths would keep even the login page from loading.
@@ -37,9 +41,23 @@ def _base(path: str) -> str:
     return "/".join([".."] * depth) if depth > 0 else "."
 
 
-def page(call: Call) -> Reply:
-    return Reply(200, assets.shell(_base(call.request.path)), content_type=assets.content_type(assets.SHELL),
+def _shell(path: str, status: int) -> Reply:
+    return Reply(status, assets.shell(_base(path)), content_type=assets.content_type(assets.SHELL),
                  headers={"Cache-Control": "no-cache"})
+
+
+def page(call: Call) -> Reply:
+    return _shell(call.request.path, 200)
+
+
+def wants_page(method: str, path: str, accept: str | None) -> bool:
+    """A browser navigating (a GET that accepts HTML) to a path outside the API (``/api/...``, ``/ui/...``)."""
+    return method == "GET" and "text/html" in (accept or "") and not path.startswith(("/api/", "/ui/"))
+
+
+def missing_page(path: str) -> Reply:
+    """The app shell with status 404 for a path no page has: the UI shows its in-app 404 page."""
+    return _shell(path, 404)
 
 
 for _path in PAGES:

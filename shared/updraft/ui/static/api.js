@@ -37,6 +37,11 @@ export async function signOut() {
   await api("/ui/session", { method: "DELETE" });
 }
 
+/** Every caller is admin (local mode without users): no sign-in page, no sign-out. */
+export function allAdmins() {
+  return Boolean(current && current.all_admins);
+}
+
 /** A VIEWER sees no buttons that change anything (the API refuses them anyway). */
 export function canEdit() {
   return !current || current.role !== "VIEWER";

@@ -1,7 +1,7 @@
 // The app: reads the page's path (Airflow 3's UI paths), draws that page, follows in-app links without a
 // reload, and refreshes a live page every few seconds, only while the tab is visible (no cost when nobody looks).
 
-import { link, root, session, signOut, user } from "./api.js";
+import { allAdmins, link, root, session, signOut, user } from "./api.js";
 import { h } from "./view.js";
 import { dagsPage } from "./dags.js";
 import { dagPage } from "./dag.js";
@@ -64,9 +64,45 @@ function route() {
 function showUser() {
   const who = document.getElementById("who");
   const me = user();
-  who.replaceChildren(me ? h("span", {}, `${me.username} (${me.role || "no role"}) `,
-    h("button", { type: "button", class: "link", onclick: async () => { await signOut(); navigate(link("auth/login")); } },
+  who.replaceChildren(me ? h("span", {}, `${me.username} (${me.role || "no role"}) `, allAdmins() ? null
+    : h("button", { type: "button", class: "link", onclick: async () => { await signOut(); navigate(link("auth/login")); } },
       "Sign out")) : "");
+}
+
+// The theme: the system's (prefers-color-scheme) until the user picks light or dark with the header's button;
+// the choice is kept in this browser (localStorage) and set on <html data-theme> before the page draws.
+const THEME_KEY = "updraft.theme";
+const THEMES = ["system", "light", "dark"];
+const themeButton = document.getElementById("theme");
+
+function showTheme() {
+  const chosen = localStorage.getItem(THEME_KEY);
+  const theme = THEMES.includes(chosen) ? chosen : "system";
+  if (theme === "system") document.documentElement.removeAttribute("data-theme");
+  else document.documentElement.dataset.theme = theme;
+  const dark = theme === "dark" || (theme === "system" && matchMedia("(prefers-color-scheme: dark)").matches);
+  themeButton.textContent = theme === "system" ? "◐" : dark ? "☾" : "☀";
+  themeButton.setAttribute("aria-label", theme === "system" ? `Theme: follows the system (${dark ? "dark" : "light"})`
+    : `Theme: ${theme}`);
+  themeButton.title = `${themeButton.getAttribute("aria-label")}; click to change`;
+}
+themeButton.addEventListener("click", () => {
+  // From the system's look, the first click goes to the other one; then light, dark, back to the system's.
+  const chosen = localStorage.getItem(THEME_KEY) || "system";
+  const systemDark = matchMedia("(prefers-color-scheme: dark)").matches;
+  const next = chosen === "system" ? (systemDark ? "light" : "dark") : chosen === "light" ? "dark" : "system";
+  if (next === "system") localStorage.removeItem(THEME_KEY);
+  else localStorage.setItem(THEME_KEY, next);
+  showTheme();
+});
+matchMedia("(prefers-color-scheme: dark)").addEventListener("change", showTheme);
+showTheme();
+
+/** The in-app 404 page: the path asked for, and the way back. */
+function notFound(main) {
+  main.replaceChildren(h("section", { class: "not-found" }, h("h1", {}, "Page not found"),
+    h("p", {}, "Updraft has no page at ", h("code", {}, location.pathname), "."),
+    h("p", {}, h("a", { href: link("dags"), "data-nav": true }, "Back to the DAGs"))));
 }
 
 async function render() {
@@ -75,7 +111,8 @@ async function render() {
   const [page, params] = route();
   // Each page draws into its own box: a slow page left behind (back twice quickly) draws into a detached box,
   // never over the page now shown.
-  const main = h("div", { class: "page" });
+  // Until the page draws, it says it is loading (a page replaces the box's children when it has something).
+  const main = h("div", { class: "page" }, h("p", { class: "loading", role: "status" }, "Loading…"));
   document.getElementById("main").replaceChildren(main);
   const signedIn = (await session()).username;
   if (mine !== generation) return;
@@ -83,10 +120,15 @@ async function render() {
     location.replace(link("auth/login") + "?next=" + encodeURIComponent(location.pathname + location.search));
     return;
   }
+  if (page === loginPage && signedIn) { // all-admins mode (or a session already open): no sign-in to show
+    const next = new URLSearchParams(location.search).get("next");
+    history.replaceState(null, "", next && next.startsWith(root) ? next : link("dags"));
+    render();
+    return;
+  }
   showUser();
   if (!page) {
-    main.replaceChildren(h("h1", {}, "Page not found"), h("p", {}, h("a", { href: link("dags"), "data-nav": true },
-      "Back to the DAGs")));
+    notFound(main);
     current = null;
     return;
   }

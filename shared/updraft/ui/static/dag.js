@@ -1,9 +1,12 @@
-// A DAG (/dags/{dag_id}) and one of its runs (/dags/{dag_id}/runs/{run_id}): the grid, the graph coloured by
-// the selected run, the run's details and task instances, trigger (the params form), clear, mark, backfill.
+// A DAG (/dags/{dag_id}) and one of its runs (/dags/{dag_id}/runs/{run_id}): the grid (a page of runs, with
+// Airflow's run-count choice and paging), the run's details and task instances beside it where they fit (under
+// it where not), the graph coloured by the selected run below both, trigger (the params form), clear, mark,
+// backfill. Three requests whatever the run count: the DAG's details, its tasks, and the grid route.
 
-import { all, api, canEdit, link, path } from "./api.js";
+import { api, canEdit, link, path } from "./api.js";
 import { pauseSwitch } from "./dags.js";
-import { byTask, graph, grid } from "./grid.js";
+import { byTask, grid } from "./grid.js";
+import { graphView } from "./graph.js";
 import { clearButton, noteEditor } from "./runactions.js";
 import { dagTabs } from "./dagtabs.js";
 import { triggerForm, backfillForm } from "./trigger.js";
@@ -54,47 +57,68 @@ function runDetails(dagId, run, tis, refresh) {
     table(["Task", "State", "Try", "Started", "Duration", "Executor"], rows, { class: "tis" }));
 }
 
-/** The runs shown (the latest, oldest left) and their instances, one request per run; a finished run's
- * instances come from ``cache`` while the run is unchanged, so a live page only asks for what can still change. */
-async function loadGrid(dagId, runId, cache = new Map()) {
-  const { dag_runs: latest } = await api(path("dags", dagId, "dagRuns"),
-    { query: { limit: GRID_RUNS, order_by: "-run_after" } });
-  const runs = latest.reverse();
-  if (runId && !runs.some((r) => r.dag_run_id === runId)) runs.push(await api(path("dags", dagId, "dagRuns", runId)));
-  const stamp = (run) => `${run.state}|${run.end_date}`;
-  const lists = await Promise.all(runs.map((run) => {
-    const kept = cache.get(run.dag_run_id);
-    if (kept && kept.stamp === stamp(run) && FINISHED.has(run.state)) return kept.tis;
-    return all(path("dags", dagId, "dagRuns", run.dag_run_id, "taskInstances"), "task_instances");
-  }));
-  cache.clear();
-  runs.forEach((run, i) => cache.set(run.dag_run_id, { stamp: stamp(run), tis: lists[i] }));
-  return { runs, instances: new Map(runs.map((run, i) => [run.dag_run_id, byTask(lists[i])])) };
+/** One page of runs (oldest left) and their instances by task: one request whatever the run count (the grid
+ * route answers both); ``runId``'s run is added when it is older than the page. */
+async function loadGrid(dagId, runId, { limit, offset }) {
+  const answer = await api(path("dags", dagId, "grid"), { query: { limit, offset, run_id: runId } });
+  const runs = answer.dag_runs.reverse();
+  return { runs, hasMore: answer.has_more,
+    instances: new Map(runs.map((run) => [run.dag_run_id, byTask(answer.task_instances[run.dag_run_id] || [])])) };
 }
 
+const RUN_COUNTS = [5, 10, 25, 50, 100, 365]; // Airflow's grid run-count choices
+
 export async function dagPage(main, [dagId, runId], { navigate }) {
-  const gridBox = h("div", { class: "grid-box" });
-  const graphBox = h("div", { class: "graph-box" });
-  const runBox = h("div", {});
+  const query = new URLSearchParams(location.search);
+  const paging = { limit: RUN_COUNTS.includes(Number(query.get("runs"))) ? Number(query.get("runs")) : GRID_RUNS,
+    offset: Math.max(0, Number(query.get("offset")) || 0) };
+  const gridBox = h("div", { class: "grid-box" }, h("p", { class: "loading", role: "status" }, "Loading the grid…"));
+  const pager = h("div", { class: "pager" });
+  const graphBox = h("section", { class: "graph-box", "aria-label": "Graph" });
+  const runBox = h("div", { class: "run-col" });
   const formBox = h("div", {});
   let details;
   let tasks;
-  let state = { runs: [], instances: new Map() };
-  const cache = new Map(); // finished runs' instances, by run id
+  let drawnGraph = null; // the graph once laid out: recoloured by each refresh, never laid out again
+  let state = { runs: [], instances: new Map(), hasMore: false };
+
+  function drawPager() {
+    const count = h("select", { "aria-label": "Runs shown" },
+      RUN_COUNTS.map((n) => h("option", { value: String(n), selected: n === paging.limit }, String(n))));
+    count.addEventListener("change", () => page({ limit: Number(count.value), offset: 0 }));
+    pager.replaceChildren(h("label", {}, "Runs ", count),
+      h("button", { type: "button", disabled: paging.offset === 0,
+        onclick: () => page({ offset: Math.max(0, paging.offset - paging.limit) }) }, "Newer"),
+      h("button", { type: "button", disabled: !state.hasMore,
+        onclick: () => page({ offset: paging.offset + paging.limit }) }, "Older"),
+      paging.offset ? h("span", { class: "muted" }, `${paging.offset} newer runs not shown`) : "");
+  }
+
+  async function page(change) {
+    Object.assign(paging, change);
+    const q = new URLSearchParams(location.search);
+    q.delete("runs");
+    q.delete("offset");
+    if (paging.limit !== GRID_RUNS) q.set("runs", String(paging.limit));
+    if (paging.offset) q.set("offset", String(paging.offset));
+    history.replaceState(null, "", location.pathname + (q.toString() ? `?${q}` : ""));
+    gridBox.replaceChildren(h("p", { class: "loading", role: "status" }, "Loading the grid…"));
+    await refresh().catch((error) => gridBox.replaceChildren(errorBox(error)));
+  }
 
   function draw() {
     const selected = runId || state.runs.at(-1)?.dag_run_id;
+    drawPager();
     gridBox.replaceChildren(state.runs.length
       ? grid({ dagId, tasks, runs: state.runs, instances: state.instances, selectedRun: runId, redraw: draw })
       : h("p", { class: "muted" }, "No runs yet."));
-    graphBox.replaceChildren(h("h2", {}, "Graph", selected ? h("span", { class: "muted" }, ` — run ${selected}`) : ""),
-      graph({ dagId, tasks, runId: selected, tis: state.instances.get(selected) }));
+    drawnGraph?.colour(selected, state.instances.get(selected));
     const run = state.runs.find((r) => r.dag_run_id === runId);
     runBox.replaceChildren(run ? runDetails(dagId, run, state.instances.get(runId), refresh) : "");
   }
 
   async function refresh(stale = () => false) {
-    const loaded = await loadGrid(dagId, runId, cache);
+    const loaded = await loadGrid(dagId, runId, paging);
     if (stale()) return;
     state = loaded;
     draw();
@@ -121,12 +145,22 @@ export async function dagPage(main, [dagId, runId], { navigate }) {
         h("button", { type: "button", onclick: () => openForm(backfillForm) }, "Backfill")) : null),
     h("p", { class: "muted" }, `Schedule: ${details.timetable_description || details.timetable_summary || "None"}`,
       " · Next run: ", time(details.next_dagrun_run_after), details.description ? ` · ${details.description}` : ""),
-    runId ? "" : dagTabs(dagId, ""), formBox, legend(), h("div", { class: "dag-layout" }, h("div", {}, h("h2", {}, "Grid"), gridBox, graphBox), runBox));
+    runId ? "" : dagTabs(dagId, ""), formBox, legend(),
+    h("div", { class: "dag-layout" }, h("section", { class: "grid-col", "aria-label": "Grid" }, h("h2", {}, "Grid"),
+      pager, gridBox), runBox),
+    graphBox);
+  // The graph's layout library loads only here, beside the grid's request (first paint does not wait for it).
+  const graphDrawn = graphView(dagId, tasks, graphBox).then((view) => {
+    drawnGraph = view;
+    const selected = runId || state.runs.at(-1)?.dag_run_id;
+    view.colour(selected, state.instances.get(selected));
+  }).catch((error) => graphBox.replaceChildren(errorBox(error)));
   try {
     await refresh();
   } catch (error) {
     gridBox.replaceChildren(errorBox(error));
   }
+  await graphDrawn;
   // Live while a run is unfinished, or while the DAG is active (its schedule may start one).
   return { refresh, live: () => !details.is_paused || state.runs.some((r) => !FINISHED.has(r.state)) };
 }

@@ -50,8 +50,11 @@ async function lastRuns(dagId, seen) {
 export async function dagsPage(main) {
   const params = new URLSearchParams(location.search);
   const filters = { search: params.get("search") || "", tags: params.getAll("tags"), paused: params.get("paused") || "" };
-  const body = h("div", {});
-  const tagsChoice = h("select", { multiple: true, "aria-label": "Tags", name: "tags", size: 3 });
+  const body = h("div", {}, h("p", { class: "loading", role: "status" }, "Loading DAGs…"));
+  // The tags filter: a drop-down of checkboxes (any of the ticked tags, as Airflow's), one line when closed.
+  const tagsBox = h("fieldset", { "aria-label": "Tags" });
+  const tagsSummary = h("summary", {}, "Tags");
+  const tagsChoice = h("details", { class: "dropdown" }, tagsSummary, tagsBox);
   const search = h("input", { type: "search", placeholder: "Search DAGs", "aria-label": "Search DAGs",
     value: filters.search });
   const paused = h("select", { "aria-label": "Paused filter" }, h("option", { value: "" }, "All"),
@@ -91,17 +94,21 @@ export async function dagsPage(main) {
   }
   search.addEventListener("input", () => { filters.search = search.value.trim(); apply(); });
   paused.addEventListener("change", () => { filters.paused = paused.value; apply(); });
-  tagsChoice.addEventListener("change", () => {
-    filters.tags = [...tagsChoice.selectedOptions].map((o) => o.value);
+  const showTags = () => { tagsSummary.textContent = filters.tags.length ? `Tags: ${filters.tags.join(", ")}` : "Tags"; };
+  tagsBox.addEventListener("change", () => {
+    filters.tags = [...tagsBox.querySelectorAll("input:checked")].map((o) => o.value);
+    showTags();
     apply();
   });
 
   main.replaceChildren(h("h1", {}, "DAGs"),
-    h("div", { class: "filters" }, search, h("label", {}, "State ", paused), h("label", {}, "Tags ", tagsChoice)),
+    h("div", { class: "filters" }, search, h("label", {}, "State ", paused), tagsChoice),
     body);
   try {
     const { tags } = await api("dagTags", { query: { limit: 100 } });
-    tagsChoice.replaceChildren(...tags.map((t) => h("option", { value: t, selected: filters.tags.includes(t) }, t)));
+    tagsBox.replaceChildren(...tags.map((t) => h("label", {}, h("input", { type: "checkbox", name: "tags", value: t,
+      checked: filters.tags.includes(t) }), t)));
+    showTags();
     await draw();
   } catch (error) {
     body.replaceChildren(errorBox(error));

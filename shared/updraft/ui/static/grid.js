@@ -1,14 +1,14 @@
-// A DAG's grid (runs as columns, oldest left, tasks as rows) and graph (tasks and edges), both coloured by
-// Airflow's state colours with a symbol per state. Task groups (dotted ids) collapse; mapped tasks show a count.
+// A DAG's grid: runs as columns (oldest left, each under a bar as tall as its duration), tasks as rows, coloured
+// by Airflow's state colours with a symbol per state. Task groups (dotted ids) collapse; mapped tasks show a count.
 
 import { link } from "./api.js";
-import { OUTLINE, STATES, h, navLink, stateCell, stateLabel } from "./view.js";
+import { duration, h, navLink, stateCell } from "./view.js";
 
 // Which state a set of instances shows (a mapped task, a group): Airflow's grid order, the most urgent first.
 const PRIORITY = ["failed", "upstream_failed", "up_for_retry", "up_for_reschedule", "running", "restarting", "deferred",
   "awaiting_input", "queued", "scheduled", "success", "skipped", "removed"];
 
-function summaryState(states) {
+export function summaryState(states) {
   const found = PRIORITY.find((p) => states.includes(p)) ?? null;
   // Some instances done and the rest not started yet is not "success": the set is not finished.
   return states.some((s) => !s) && ["success", "skipped", "removed"].includes(found) ? null : found;
@@ -84,8 +84,12 @@ function hidden(id) {
 }
 
 export function grid({ dagId, tasks, runs, instances, selectedRun, redraw }) {
+  const longest = Math.max(1, ...runs.map((run) => run.duration || 0));
   const head = h("tr", {}, h("th", { scope: "col", class: "task-col" }, "Task"),
     runs.map((run) => h("th", { scope: "col", class: run.dag_run_id === selectedRun ? "selected" : "" },
+      h("div", { class: "bar", title: `${run.dag_run_id}: ${duration(run.duration)}`, "aria-hidden": "true" },
+        h("div", { class: "fill", "data-duration": String(run.duration ?? ""),
+          style: { height: `${Math.round(40 * (run.duration || 0) / longest)}px` } })),
       navLink(link("dags", dagId, "runs", run.dag_run_id),
         stateCell(run.state, { label: `run ${run.dag_run_id}`, attrs: { class: `cell run state-${run.state}` } })))));
   const body = [];
@@ -110,14 +114,16 @@ export function grid({ dagId, tasks, runs, instances, selectedRun, redraw }) {
       };
     } else {
       const task = row.task;
-      label = h("th", { scope: "row", style: indent, title: task.operator_name || "" },
+      const operator = task.operator_name ? ` (${task.operator_name})` : "";
+      label = h("th", { scope: "row", style: indent, title: task.task_id + operator },
         task.task_id.split(".").pop(), task.is_mapped ? h("span", { class: "muted" }, " [ ]") : null);
       cellFor = (run) => {
         const tis = (instances.get(run.dag_run_id) || new Map()).get(task.task_id) || [];
         const state = task.is_mapped ? summaryState(tis.map((t) => t.state)) : tis[0]?.state ?? null;
         const cell = stateCell(state, { label: `${task.task_id} in ${run.dag_run_id}` });
-        if (task.is_mapped) {
+        if (task.is_mapped) { // the count inside the square (it widens), never over the next cell
           const count = tis.filter((t) => t.map_index >= 0).length;
+          cell.classList.add("mapped");
           cell.append(h("sub", { "aria-hidden": "true" }, String(count)));
           for (const name of ["aria-label", "title"]) cell.setAttribute(name, `${cell.getAttribute(name)} (${count} mapped)`);
         }
@@ -128,59 +134,4 @@ export function grid({ dagId, tasks, runs, instances, selectedRun, redraw }) {
   }
   return h("table", { class: "grid", "aria-label": "Grid of runs and tasks" }, h("thead", {}, head),
     h("tbody", {}, body));
-}
-
-const SVG = "http://www.w3.org/2000/svg";
-
-function s(tag, attrs = {}, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attrs)) if (value !== undefined) el.setAttribute(name, value);
-  el.append(...children.flat());
-  return el;
-}
-
-/** Tasks in layers by their longest path from a root, edges from each task to its downstream tasks. */
-export function graph({ dagId, tasks, runId, tis }) {
-  const layer = layers(tasks);
-  const W = 170, H = 34, GX = 60, GY = 16;
-  const rows = new Map();
-  const at = new Map();
-  for (const t of tasks) {
-    const l = layer.get(t.task_id);
-    const row = rows.get(l) || 0;
-    rows.set(l, row + 1);
-    at.set(t.task_id, [l * (W + GX) + 4, row * (H + GY) + 4]);
-  }
-  const width = (Math.max(0, ...layer.values()) + 1) * (W + GX);
-  const height = Math.max(1, ...rows.values()) * (H + GY) + 8;
-  const svg = s("svg", { class: "graph", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
-    "aria-label": `Graph of ${tasks.length} tasks` + (runId ? `, coloured by run ${runId}` : "") });
-  svg.append(s("defs", {}, s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 6,
-    markerHeight: 6, orient: "auto-start-reverse" }, s("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "#64748b" }))));
-  for (const t of tasks) {
-    const [x1, y1] = at.get(t.task_id);
-    for (const d of t.downstream_task_ids) {
-      if (!at.has(d)) continue;
-      const [x2, y2] = at.get(d);
-      svg.append(s("path", { class: "edge", "data-edge": `${t.task_id}->${d}`, "marker-end": "url(#arrow)",
-        d: `M ${x1 + W} ${y1 + H / 2} C ${x1 + W + GX / 2} ${y1 + H / 2}, ${x2 - GX / 2} ${y2 + H / 2}, ${x2} ${y2 + H / 2}` }));
-    }
-  }
-  for (const t of tasks) {
-    const [x, y] = at.get(t.task_id);
-    const mine = tis?.get(t.task_id) || [];
-    const state = t.is_mapped ? summaryState(mine.map((i) => i.state)) : mine[0]?.state ?? null;
-    const [fill, symbol] = STATES[state || "none"];
-    const colour = OUTLINE[state || "none"] || fill;
-    const node = s("g", { class: "node", "data-task-id": t.task_id },
-      s("title", {}, `${t.task_id}: ${stateLabel(state)}`),
-      s("rect", { x, y, width: W, height: H, rx: 6, fill: "#fff", stroke: colour, "stroke-width": 3 }),
-      s("rect", { x, y, width: 22, height: H, rx: 6, fill: colour }),
-      s("text", { x: x + 11, y: y + H / 2 + 5, "text-anchor": "middle", class: state ? "symbol" : "symbol none" },
-        symbol),
-      s("text", { x: x + 30, y: y + H / 2 + 5 }, t.task_id.length > 20 ? t.task_id.slice(0, 19) + "…" : t.task_id));
-    svg.append(runId ? s("a", { href: link("dags", dagId, "runs", runId, "tasks", t.task_id), "data-nav": "" }, node)
-      : node);
-  }
-  return svg;
 }
