@@ -157,8 +157,11 @@ def test_the_16_task_graph_lays_out_without_crossing_nodes_cutting_ids_or_sprawl
         p.mouse.wheel(0, -400)
         zoomed = view()
         assert zoomed != fitted and float(zoomed.split()[2]) < float(fitted.split()[2])
+        box = p.locator("svg.graph").bounding_box()  # where it is now (hovering scrolled it into view)
+        assert box is not None
+        p.mouse.move(box["x"] + 6, box["y"] + 6)  # a corner: the drawing's background, not a task's box
         p.mouse.down()
-        p.mouse.move(box["x"] + box["width"] / 2 + 80, box["y"] + box["height"] / 2 + 30, steps=4)
+        p.mouse.move(box["x"] + 86, box["y"] + 36, steps=4)
         p.mouse.up()
         assert view().split()[:2] != zoomed.split()[:2]
         p.get_by_role("button", name="Fit").click()
@@ -256,7 +259,7 @@ def test_an_unknown_ui_path_is_an_in_app_404_page_and_airflow_paths_answer_a_pag
     finally:
         p.context.close()
     # As a browser asks for it (Accept: text/html): the app shell, status 404; an API client still gets JSON.
-    for path in ("/assets", "/dags/ui_smoke/no_such_tab/x"):
+    for path in ("/plugins", "/dags/ui_smoke/no_such_tab/x"):
         request = urllib.request.Request(browser.url + path, headers={"Accept": "text/html,*/*"})
         with pytest.raises(urllib.error.HTTPError) as answer:
             urllib.request.urlopen(request, timeout=30)
