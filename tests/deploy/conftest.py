@@ -9,6 +9,7 @@ Lambda-like process from the function's deployed zip (``lambda_runtime``), with 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -104,10 +105,10 @@ def environment(assembly: Assembly) -> Iterator[Environment]:
     if not Path(RUNTIME_PYTHON).exists() or shutil.which("setpriv") is None:
         pytest.skip(f"the deploy tier runs functions with {RUNTIME_PYTHON} (a Python 3.11 outside any venv) "
                     "through setpriv (util-linux): not both here")
-    from infra.packages import runtime_site
     from moto import settings
     from moto.awslambda.models import LambdaFunction
 
+    from infra.packages import runtime_site
     from tests.deploy.moto_patches import patched
     from updraft.local.moto_server import EmbeddedAwsServer
 
@@ -115,11 +116,24 @@ def environment(assembly: Assembly) -> Iterator[Environment]:
     work = Path(tempfile.mkdtemp(prefix="updraft-deploy-", dir="/tmp"))
     server = EmbeddedAwsServer(concurrent=True).start()
     try:
-        config = {"lambda": {"use_docker": False}, "stepfunctions": {"execute_state_machine": True}}
+        # Lambda keeps moto's default (Docker) backend, whose invoke the runtime replaces: moto's no-Docker
+        # backend answers the invoke API with the request's payload without reaching a function.
+        config = {"stepfunctions": {"execute_state_machine": True}}
         urllib.request.urlopen(urllib.request.Request(
             f"{server.url}/moto-api/config", data=json.dumps(config).encode(), method="POST",
             headers={"Content-Type": "application/json"}), timeout=10).close()
-        runtime = LambdaRuntime(server.url, work, runtime_packages(runtime_site("x86_64").site, work / "runtime"))
+        @contextlib.contextmanager
+        def outside_request() -> Iterator[None]:
+            """Let go of the server's guard (an RLock this request thread holds) while the function runs."""
+            others = server.guard._others
+            others.release()
+            try:
+                yield
+            finally:
+                others.acquire()
+
+        runtime = LambdaRuntime(server.url, work, runtime_packages(runtime_site("x86_64").site, work / "runtime"),
+                                outside_request)
         runtime.install()
         try:
             with patched(server.host, server.port):

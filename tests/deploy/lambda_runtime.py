@@ -25,7 +25,7 @@ resource is answered SUCCESS by :meth:`LambdaRuntime.answer_node_custom_resource
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -69,8 +69,13 @@ class Invocation:
 class LambdaRuntime:
     """Runs deployed functions as Lambda does (see the module notes); ``invocations`` keeps every run."""
 
-    def __init__(self, endpoint_url: str, workdir: Path, runtime_packages: Path) -> None:
+    def __init__(self, endpoint_url: str, workdir: Path, runtime_packages: Path,
+                 outside_request: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
+                 ) -> None:
         self.endpoint_url = endpoint_url
+        # A synchronous invoke runs while moto handles the invoke request: what lets the function's own calls
+        # into the embedded AWS through meanwhile (its guard serializes the request threads of other services).
+        self.outside_request = outside_request
         self.runtime_packages = runtime_packages
         self.workdir = workdir
         self.workdir.chmod(0o755)
@@ -95,7 +100,8 @@ class LambdaRuntime:
                 with runtime._lock:
                     runtime.pending.append((fn, event))
                 return b""
-            done = runtime.run(fn, event, asynchronous=False)
+            with runtime.outside_request():
+                done = runtime.run(fn, event, asynchronous=False)
             if done.error is not None:
                 response_headers["x-amz-function-error"] = "Unhandled"
                 return json.dumps(done.error).encode()
@@ -149,7 +155,7 @@ class LambdaRuntime:
         done = Invocation(fn.function_name, event, asynchronous)
         try:
             proc = subprocess.run(argv, input=json.dumps(event), capture_output=True, text=True, env=env,
-                                  cwd=root, timeout=float(fn.timeout))
+                                  cwd=root, timeout=float(fn.timeout), check=False)
             output, _, answer = proc.stdout.rpartition(MARKER)
             done.output = output + proc.stderr
             if answer.strip():
@@ -235,7 +241,3 @@ def zip_folder(folder: Path) -> bytes:
             if path.is_file():
                 archive.write(path, path.relative_to(folder).as_posix())
     return buffer.getvalue()
-
-
-def b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()

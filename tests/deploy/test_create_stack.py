@@ -20,7 +20,7 @@ def test_every_resource_of_the_dev_stack_is_created_or_stood_in_for(environment:
     parsed = stack.resource_map._parsed_resources
     skipped = {logical_id for logical_id in resources if parsed.get(logical_id) is None}
     node_providers = {entry.split()[1] for entry in environment.runtime.stood_in}
-    for logical_id, resource in resources.items():
+    for logical_id in resources:
         model = parsed.get(logical_id)
         if isinstance(model, CustomModel):
             assert model.is_created(), f"{logical_id}: its provider never answered"

@@ -52,6 +52,7 @@ def _api(environment: Environment, event: dict[str, Any]) -> tuple[int, Any]:
     answer = lam.invoke(FunctionName=environment.function("api"), Payload=json.dumps(event).encode())
     assert "FunctionError" not in answer, answer["Payload"].read()
     response = json.loads(answer["Payload"].read())
+    assert isinstance(response, dict) and "statusCode" in response, (response, environment.runtime.invocations[-1])
     return response["statusCode"], json.loads(response["body"]) if response.get("body") else None
 
 
@@ -104,3 +105,49 @@ def test_a_dag_file_uploaded_and_triggered_through_the_api_runs_to_success(envir
     load_stream = next(s for s in streams if s.startswith("etl/") and "/load/" in s)
     text = "".join(e["message"] for e in logs.get_log_events(logGroupName=group, logStreamName=load_stream)["events"])
     assert "loaded 20 rows" in text
+
+
+# The sample events that name what the stack creates, and the function each is for; the worker's and the trigger
+# check's name a particular try (tests/functional sends them to stores that hold it).
+SAMPLES = {"parser": ("s3_object_created.json", "s3_object_removed.json", "s3_mixed_records.json"),
+           "scheduler": ("eventbridge_tick.json",),
+           "asset_events": ("s3_object_created.json", "eventbridge_object_created.json"),
+           "api": ("health.json",)}
+FOREIGN_BUCKET = "someone-elses-bucket"  # s3_mixed_records.json: the record the parser must reject
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def test_the_sample_events_name_the_deployed_resources_and_their_handlers_take_them(
+        environment: Environment) -> None:
+    outputs = environment.deployed.outputs
+    bucket = outputs["BucketName"]
+    (tick_rule,) = [r for r in environment.session.client("events").list_rules()["Rules"]
+                    if "ScheduleExpression" in r]
+    s3 = environment.session.client("s3")
+    s3.put_object(Bucket=bucket, Key="dags/example etl(v2).py", Body=DAG_FILE.replace("def etl", "def etl_v2")
+                  .replace("etl()", "etl_v2()").encode())
+    s3.put_object(Bucket=bucket, Key="dags/second.py", Body=b"")
+    lam = environment.session.client("lambda")
+    for function, names in SAMPLES.items():
+        for name in names:
+            event = json.loads((EVENTS / function / name).read_text())
+            texts = _strings(event)
+            buckets = {t for t in texts if t.startswith("updraft-") and t.endswith(("-us-east-1", "-data"))}
+            assert buckets <= {bucket}, f"{function}/{name} names {buckets}, the stack's bucket is {bucket}"
+            rules = {t for t in texts if ":rule/" in t}
+            assert rules <= {tick_rule["Arn"]}, f"{function}/{name} names {rules}, the stack's is {tick_rule['Arn']}"
+            answer = lam.invoke(FunctionName=environment.function(function), Payload=json.dumps(event).encode())
+            payload = json.loads(answer["Payload"].read())
+            assert "FunctionError" not in answer, (function, name, payload)
+            if function == "parser":
+                rejected = {r["bucket"] if isinstance(r, dict) else str(r) for r in payload.get("rejected", [])}
+                assert all(FOREIGN_BUCKET in str(r) for r in rejected), (name, payload)
+            if function == "api":
+                assert payload["statusCode"] == 200, payload

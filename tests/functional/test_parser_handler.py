@@ -18,7 +18,7 @@ from updraft.store.tables import create_table
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events" / "parser"
-BUCKET = "updraft-dev-data"
+BUCKET = "updraft-dev-123456789012-us-east-1"
 KEY = "dags/example etl(v2).py"
 TABLE = "updraft-parser-test"
 
