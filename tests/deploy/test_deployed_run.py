@@ -155,3 +155,22 @@ def test_the_sample_events_name_the_deployed_resources_and_their_handlers_take_t
                 assert payload["parsed"] or payload["removed"], (name, payload)  # the stack's bucket's files
             if function == "api":
                 assert payload["statusCode"] == 200, payload
+
+
+LAMBDA_INIT_LIMIT_MS = 10_000  # Lambda's init phase: a handler module that imports longer fails its cold start
+
+
+def test_every_function_that_ran_imported_within_lambdas_init_limit(environment: Environment) -> None:
+    """After the module's runs (each invoke is a cold start here): every Updraft function that ran imported its
+    handler from the deployed zip within Lambda's init limit, and the figures are printed (``-s``)."""
+    ran = [run for run in environment.runtime.invocations if run.import_ms is not None]
+    names = {environment.function(name): name for name in ("parser", "scheduler", "worker", "api", "asset_events")}
+    by_function: dict[str, list[Any]] = {}
+    for run in ran:
+        by_function.setdefault(names.get(run.function, run.function), []).append(run)
+    assert {"parser", "scheduler", "worker", "api", "asset_events"} <= set(by_function)
+    for name, runs in sorted(by_function.items()):
+        imports = sorted(run.import_ms for run in runs)
+        print(f"{name}: {len(runs)} cold starts, import {imports[len(imports) // 2]:.0f} ms (median), "
+              f"first invoke {runs[0].invoke_ms} ms")
+        assert imports[-1] < LAMBDA_INIT_LIMIT_MS, (name, imports)
