@@ -25,6 +25,9 @@ for _name, _value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "
     os.environ[_name] = _value
 # The requirements cache `make install` filled with tests/providers/requirements.txt (the Makefile says the same).
 os.environ.setdefault("UPDRAFT_REQUIREMENTS_CACHE", os.path.join(sys.prefix, "requirements-cache"))
+# Local mode's home (its endpoint file, `dags test`'s metrics): never the real ~/.updraft; a test that starts local
+# mode sets its own.
+os.environ.setdefault("UPDRAFT_HOME", tempfile.mkdtemp(prefix="updraft-home-"))
 
 
 def _share_botocore_models() -> None:

@@ -16,7 +16,8 @@ handling failed, e.g. their store write; the event's other files are still handl
 left (``UPDRAFT_PARSE_ATTEMPTS``) makes the invocation raise once the event's other files are handled, so Lambda
 retries the event (twice, then the dead-letter queue); at the last attempt the file gets an import error instead.
 Every invocation records the DAG processor's heartbeat (at most every 30 s per container) for
-``GET /monitor/health``.
+``GET /monitor/health``. Airflow's DAG processor metrics (``dag_processing.*``, ``dagbag_size``...) are emitted
+by ``updraft.metrics``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,15 @@ logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service=SERVICE)
 
 
+def _import_error_count(store: Any) -> int | None:
+    """The environment's import errors (Airflow's ``dag_processing.import_errors`` gauge); None if unreadable."""
+    try:
+        return len(store.list_import_errors())
+    except Exception:  # a metric is not worth failing the invocation, whose files are stored already
+        logger.warning("import errors not counted", exc_info=True)
+        return None
+
+
 @metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -57,6 +67,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     metrics.add_metric(name="DagFilesParsed", unit=MetricUnit.Count, value=len(parsed))
     metrics.add_metric(name="ImportErrors", unit=MetricUnit.Count,
                        value=sum(1 for entry in parsed if entry["import_errors"]))
+    svc.metrics.files_parsed(result.get("parse_seconds", {}), dags=sum(len(entry["dag_ids"]) for entry in parsed),
+                             failed=len(result.get("failed") or ()), import_errors=_import_error_count(svc.store))
     for name, problems in (("RejectedRecords", result.get("rejected")), ("FailedDagFiles", result.get("failed"))):
         if problems:
             metrics.add_metric(name=name, unit=MetricUnit.Count, value=len(problems))

@@ -4,7 +4,8 @@ The accepted event shapes are documented in ``updraft.handler_events``. Both are
 conditional write in the store, so a redelivered tick or a duplicate task-finished event finds the runs already
 created and the tries already claimed, and dispatches nothing again. A malformed event raises ``MalformedEvent``
 (a ValueError naming what was expected): it is a deployment mistake, and a failed invocation is where it shows.
-Every pass records the scheduler's heartbeat (at most every 30 s per container) for ``GET /monitor/health``.
+Every pass records the scheduler's heartbeat (at most every 30 s per container) for ``GET /monitor/health``;
+a tick's pass also emits Airflow's scheduler and pool metrics (``updraft.scheduling.pass_metrics``).
 
 Settings come from the environment through ``updraft.config.UpdraftConfig``. Clients, the store and the
 scheduler (with its cache of DAG versions) are built on first use and kept by the warm container. No Tracer: it
@@ -14,7 +15,9 @@ imports the X-Ray SDK (~300 ms of cold start) for spans this handler does not ne
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+import functools
+import time
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
@@ -24,10 +27,21 @@ from updraft.handler_events import Tick, scheduler_event
 from updraft.process_guard import make_undumpable
 from updraft.services import shared_services as services
 
+if TYPE_CHECKING:
+    from updraft.scheduling.pass_metrics import PassMetrics
+
 make_undumpable()  # before this process holds a client or runs user code: see updraft.process_guard
 
 logger = Logger(service="updraft-scheduler")
 metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-scheduler")
+
+
+@functools.cache
+def _tick_metrics() -> PassMetrics:
+    """Airflow's metrics of the ticks (``scheduling.pass_metrics``), kept by the warm container."""
+    from updraft.scheduling.pass_metrics import PassMetrics
+
+    return PassMetrics(lambda: dt.datetime.now(dt.UTC))
 
 
 @metrics.log_metrics
@@ -37,7 +51,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     scheduler = services().scheduler
     failures_before = getattr(scheduler.executor, "failures", 0)
     if isinstance(decoded, Tick):
+        started = time.perf_counter()
         report = scheduler.run_pass()
+        _tick_metrics().tick_done(scheduler, report, dt.timedelta(seconds=time.perf_counter() - started))
         kind = "tick"
     else:
         report = scheduler.schedule_run(decoded.dag_id, decoded.run_id)

@@ -63,6 +63,9 @@ def run(event: Any, limits: LambdaLimits | None = None) -> dict[str, Any]:
         logger.error("rejected a malformed dispatch", extra={"error": str(exc), "payload": repr(event)[:2000]})
         metrics.add_metric(name="DispatchesRejected", unit=MetricUnit.Count, value=1)
         return {"status": "rejected", "error": str(exc)}
+    from updraft.runtime import usage_meter
+
+    usage_meter.install()  # before the first client exists (services are built below): each reports to the meter
     svc = services()
     if isinstance(dispatch, DagCallbackRequest | TaskCallbackRequest):
         return _run_callbacks(dispatch, svc)
@@ -85,9 +88,10 @@ def run(event: Any, limits: LambdaLimits | None = None) -> dict[str, Any]:
                        try_number=dispatch.try_number)
     failures_before = getattr(svc.scheduler.executor, "failures", 0)
     try:
-        result = handle_dispatch(dispatch, store=svc.store, loader=svc.loader, scheduler=svc.scheduler,
-                                 now_fn=_now, log_sink=svc.log_sink, hand_off=svc.nudge_scheduler,
-                                 waits=svc.waits, limits=limits, credentials=svc.dag_code_credentials)
+        with usage_meter.metering(usage_meter.meter_for(dispatch, limits)):
+            result = handle_dispatch(dispatch, store=svc.store, loader=svc.loader, scheduler=svc.scheduler,
+                                     now_fn=_now, log_sink=svc.log_sink, hand_off=svc.nudge_scheduler,
+                                     waits=svc.waits, limits=limits, credentials=svc.dag_code_credentials)
     finally:
         logger.remove_keys(["dag_id", "run_id", "task_id", "map_index", "try_number"])
         # Downstream tries the mini scheduler claimed but could not hand over (they wait for the queued timeout).

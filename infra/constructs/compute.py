@@ -92,6 +92,7 @@ class UpdraftFunctions(Construct):
                                        retention=self._retention, removal_policy=self._removal)
         base = UpdraftConfig(table=table.table_name, bucket=bucket.bucket_name, dags_prefix=DAGS_PREFIX,
                              tick_seconds=settings.tick_minutes * 60, parallelism=settings.parallelism,
+                             scheduler_memory_mb=settings.scheduler.memory_mib,
                              metrics_namespace=self.metrics_namespace,
                              dags_are_paused_at_creation=settings.dags_are_paused_at_creation)
         secrets = settings.secrets
@@ -301,5 +302,8 @@ class UpdraftFunctions(Construct):
             reserved_concurrent_executions=fs.reserved_concurrency,
             environment={**environment, "POWERTOOLS_SERVICE_NAME": service_name(name)},
             log_group=log_group,
+            # X-Ray: the function's own segments, and the daemon the scheduler and worker send each run's trace
+            # to (``updraft.traces``; the role gets xray:PutTraceSegments).
+            tracing=lambda_.Tracing.ACTIVE,
             **kwargs,
         )

@@ -11,6 +11,7 @@ from infra.config import EnvironmentSettings
 from infra.constructs.api import UpdraftApi
 from infra.constructs.bundling import BUILD_FOLDER, ZIP_LIMIT_BYTES, build
 from infra.constructs.compute import RETENTION, UpdraftFunctions
+from infra.constructs.dashboard import UpdraftDashboard
 from infra.constructs.data import UpdraftData
 from infra.constructs.deferrals import DeferralStateMachine
 from infra.constructs.fargate import FargateWorkers
@@ -20,7 +21,7 @@ from updraft.resources import ResourceNames
 
 class UpdraftEnvironment(Construct):
     """The data (table, bucket), the compute (parser, scheduler, worker and API Lambdas, Fargate workers), the
-    deferral state machine and the REST API of one environment. Physical names come from
+    deferral state machine, the REST API and the CloudWatch dashboard of one environment. Physical names come from
     ``updraft.resources.ResourceNames``, so they match local mode's.
 
     The code is built at synth (``bundling``) from the environment's packages (``infra.packages``: Updraft's lock
@@ -56,3 +57,11 @@ class UpdraftEnvironment(Construct):
                                               retention=retention, removal=removal)
         self.api = UpdraftApi(self, "Api", names=self.names, handler=self.functions.api,
                               iam_caller_role=settings.iam_caller_role, retain_users=settings.retain_data)
+        f = self.functions
+        self.dashboard = UpdraftDashboard(
+            self, "Dashboard", names=self.names, namespace=f.metrics_namespace,
+            functions={"parser": f.parser, "scheduler": f.scheduler, "worker": f.worker, "api": f.api,
+                       "trigger_check": f.trigger_check, "asset_events": f.asset_events},
+            data=self.data, state_machine=self.deferrals.state_machine,
+            alarms=[f.dead_letter_alarm, f.import_errors_alarm, f.scheduler_errors_alarm, f.parser_errors_alarm,
+                    f.poison_pills_alarm])

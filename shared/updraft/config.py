@@ -26,10 +26,18 @@ Variables (all optional except where noted):
 ``UPDRAFT_ECS_PUBLIC_IP``
 ``UPDRAFT_PLUGINS_FOLDER``      Airflow plugins (custom timetables) the parser, scheduler and workers load
 ``UPDRAFT_TICK_SECONDS``        how often the scheduler ticks (EventBridge rate on AWS, the local loop)
+``UPDRAFT_SCHEDULER_MEMORY_MB`` the scheduler function's memory, which the environment's idle cost is priced with
+                                (``updraft.cost.idle``); unset: 1024
 ``UPDRAFT_PARALLELISM``         Airflow's ``[core] parallelism`` and the two per-loop scheduler limits
 ``UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP``
 ``UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE``
 ``UPDRAFT_METRICS_NAMESPACE``   CloudWatch namespace of the handlers' metrics, default ``Updraft``
+``UPDRAFT_METRICS_FILE``        where Airflow's metrics (``updraft.metrics``) are appended as EMF lines (local mode:
+                                ``$UPDRAFT_HOME/metrics/<environment>.emf``); unset: stdout on Lambda
+                                (``AWS_LAMBDA_FUNCTION_NAME`` set), where CloudWatch extracts them, else nowhere
+``UPDRAFT_TRACES_FILE``         where the runs' X-Ray segment documents (``updraft.traces``) are appended (local
+                                mode: ``$UPDRAFT_HOME/traces/<environment>.xray``); unset: the X-Ray daemon at
+                                ``AWS_XRAY_DAEMON_ADDRESS`` (set by Lambda's active tracing), else nowhere
 ``UPDRAFT_KMS_KEY``             the KMS key that encrypts variables and connections in the table (unset: stored
                                 as written, under the table's own encryption only)
 ``AIRFLOW__SECRETS__BACKEND``   Airflow's ``[secrets] backend`` and ``backend_kwargs`` (Secrets Manager or SSM),
@@ -130,10 +138,15 @@ class UpdraftConfig:
     ecs_public_ip: bool = False
     plugins_folder: str | None = None
     tick_seconds: int = 60
+    scheduler_memory_mb: int = 1024
     parallelism: int = 32
     max_dagruns_to_create_per_loop: int = 10
     max_dagruns_per_loop_to_schedule: int = 20
     metrics_namespace: str = METRICS_NAMESPACE
+    metrics_file: str | None = None
+    lambda_function: str | None = None  # AWS_LAMBDA_FUNCTION_NAME: set by Lambda, never by Updraft
+    traces_file: str | None = None
+    xray_daemon_address: str | None = None  # AWS_XRAY_DAEMON_ADDRESS: set by Lambda's active tracing
     task_log_group: str | None = None
     user_pool_client_id: str | None = None
     user_pool_id: str | None = None  # the pool whose tokens the web UI's session cookie holds
@@ -174,10 +187,15 @@ class UpdraftConfig:
             ecs_public_ip=(env.get("UPDRAFT_ECS_PUBLIC_IP") or "").upper() == "ENABLED",
             plugins_folder=env.get("UPDRAFT_PLUGINS_FOLDER") or None,
             tick_seconds=_int(env, "UPDRAFT_TICK_SECONDS", 60),
+            scheduler_memory_mb=_int(env, "UPDRAFT_SCHEDULER_MEMORY_MB", 1024),
             parallelism=_int(env, "UPDRAFT_PARALLELISM", 32),
             max_dagruns_to_create_per_loop=_int(env, "UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP", 10),
             max_dagruns_per_loop_to_schedule=_int(env, "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE", 20),
             metrics_namespace=env.get("UPDRAFT_METRICS_NAMESPACE") or METRICS_NAMESPACE,
+            metrics_file=env.get("UPDRAFT_METRICS_FILE") or None,
+            lambda_function=env.get("AWS_LAMBDA_FUNCTION_NAME") or None,
+            traces_file=env.get("UPDRAFT_TRACES_FILE") or None,
+            xray_daemon_address=env.get("AWS_XRAY_DAEMON_ADDRESS") or None,
             task_log_group=env.get("UPDRAFT_TASK_LOG_GROUP") or None,
             user_pool_client_id=env.get("UPDRAFT_USER_POOL_CLIENT_ID") or None,
             user_pool_id=env.get("UPDRAFT_USER_POOL_ID") or None,
@@ -212,9 +230,11 @@ class UpdraftConfig:
             "UPDRAFT_ECS_PUBLIC_IP": "ENABLED" if self.ecs_public_ip else None,
             "UPDRAFT_PLUGINS_FOLDER": self.plugins_folder,
             "UPDRAFT_TICK_SECONDS": str(self.tick_seconds), "UPDRAFT_PARALLELISM": str(self.parallelism),
+            "UPDRAFT_SCHEDULER_MEMORY_MB": None if self.scheduler_memory_mb == 1024 else str(self.scheduler_memory_mb),
             "UPDRAFT_MAX_DAGRUNS_TO_CREATE_PER_LOOP": str(self.max_dagruns_to_create_per_loop),
             "UPDRAFT_MAX_DAGRUNS_PER_LOOP_TO_SCHEDULE": str(self.max_dagruns_per_loop_to_schedule),
-            "UPDRAFT_METRICS_NAMESPACE": self.metrics_namespace,
+            "UPDRAFT_METRICS_NAMESPACE": self.metrics_namespace, "UPDRAFT_METRICS_FILE": self.metrics_file,
+            "UPDRAFT_TRACES_FILE": self.traces_file,
             "UPDRAFT_TASK_LOG_GROUP": self.task_log_group,
             "UPDRAFT_USER_POOL_CLIENT_ID": self.user_pool_client_id, "UPDRAFT_IAM_CALLER_ROLE": self.iam_caller_role,
             "UPDRAFT_USER_POOL_ID": self.user_pool_id, "UPDRAFT_USER_POOL_JWKS_URL": self.user_pool_jwks_url,

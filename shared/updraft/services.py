@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
     from updraft.executors.base import Executor
+    from updraft.metrics.airflow import AirflowMetrics
     from updraft.parsing.options import ParseOptions
     from updraft.runtime.dag_code_credentials import DagCodeCredentials
     from updraft.runtime.loader import S3DagLoader
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from updraft.scheduling.deferrals import Waits
     from updraft.scheduling.scheduler import Scheduler
     from updraft.store.dynamo import DynamoStore
+    from updraft.traces.run_traces import RunTraces
 
 # The AWS services Updraft calls (the dev extra installs boto3's types for exactly these).
 AwsService = Literal["cognito-idp", "dynamodb", "ecs", "kms", "lambda", "logs", "s3", "secretsmanager", "sqs", "ssm",
@@ -158,11 +160,41 @@ class Services:
         # No plugins here: the scheduler runs no user code (a custom timetable is the parser's evaluation of it).
         from updraft.scheduling.scheduler import Scheduler
 
-        scheduler = Scheduler(self.store, self.executor, self.config.scheduler_config())
+        scheduler = Scheduler(self.store, self.executor, self.config.scheduler_config(), metrics=self.metrics,
+                              traces=self.traces)
         scheduler.waits = self.waits
         if self.config.parser_function and self.config.bucket:
             scheduler.evaluate_timetables = self.evaluate_timetables
         return scheduler
+
+    @functools.cached_property
+    def metrics(self) -> AirflowMetrics:
+        """Airflow's metrics, as EMF lines: to ``UPDRAFT_METRICS_FILE`` when set (local mode), else to stdout on
+        Lambda (its log group makes them CloudWatch metrics), else nowhere (``config``'s table)."""
+        from updraft.metrics.airflow import AirflowMetrics
+        from updraft.metrics.emf import EmfWriter, FileLines, MetricLines, StdoutLines
+
+        lines: MetricLines | None = None
+        if self.config.metrics_file:
+            lines = FileLines(self.config.metrics_file)
+        elif self.config.lambda_function:
+            lines = StdoutLines()
+        return AirflowMetrics(EmfWriter(self.config.metrics_namespace, lines))
+
+    @functools.cached_property
+    def traces(self) -> RunTraces:
+        """The runs' X-Ray segments: to ``UPDRAFT_TRACES_FILE`` when set (local mode), else to the X-Ray daemon
+        when Lambda's active tracing runs one, else nowhere."""
+        from updraft.metrics.emf import FileLines, MetricLines
+        from updraft.traces.run_traces import RunTraces
+        from updraft.traces.xray import DaemonLines, SegmentWriter
+
+        lines: MetricLines | None = None
+        if self.config.traces_file:
+            lines = FileLines(self.config.traces_file)
+        elif self.config.xray_daemon_address:
+            lines = DaemonLines(self.config.xray_daemon_address)
+        return RunTraces(SegmentWriter(lines))
 
     @functools.cached_property
     def loader(self) -> S3DagLoader:

@@ -22,13 +22,13 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 SMOKE_DAG = '''
 from datetime import datetime
-from airflow.sdk import Param, dag, task, task_group
+from airflow.sdk import Asset, Param, dag, task, task_group
 
 @dag(schedule=None, start_date=datetime(2024, 1, 1), tags=["ui", "smoke"],
      params={"n": Param(2, type="integer", minimum=0, description="How many numbers"),
              "mode": Param("fast", enum=["fast", "slow"]), "verbose": Param(False, type="boolean")})
 def ui_smoke():
-    @task
+    @task(outlets=[Asset("ui_numbers", uri="s3://ui-bucket/numbers")])
     def produce(params=None):
         print("producing", params["n"], params["mode"])
         return list(range(params["n"]))
@@ -64,6 +64,8 @@ from airflow.sdk import dag, task
 
 @dag(schedule=None, start_date=datetime(2024, 1, 1), tags=["ui"])
 def ui_fails():
+    """Fails **on purpose**, see [Airflow](https://airflow.apache.org/), never [click](javascript:alert(1)) <img src=x onerror="window.injected=1">"""
+
     @task(retries=0)
     def boom():
         print("about to fail on purpose")

@@ -138,7 +138,8 @@ def test_a_failed_try_shows_its_log(signed_in: Page):
 def _clear_and_see_it_rerun(page: Page):
     """Clear the failed try from its page (Airflow's clearTaskInstances route): it reruns (try 2)."""
     p = page.page
-    p.get_by_role("button", name="Clear", exact=True).click()
+    p.get_by_role("button", name="Clear…", exact=True).click()
+    p.get_by_role("form", name="Clear").get_by_role("button", name="Confirm clear").click()
     p.get_by_role("tab", name="Try 2").wait_for(timeout=60_000)
 
 

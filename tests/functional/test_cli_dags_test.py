@@ -66,6 +66,23 @@ def test_json_output_and_success_exit_code(tmp_path):
     assert tasks["make"]["start_date"] and tasks["make"]["end_date"]
 
 
+def test_the_run_s_airflow_metrics_are_appended_under_local_mode_s_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("UPDRAFT_HOME", str(tmp_path / "home"))
+    _write(tmp_path, "hi.py", """
+        with DAG("hi", schedule=None, start_date=START):
+            @task
+            def hello():
+                return 1
+
+            hello()
+    """)
+    assert _run(tmp_path, "hi", "-o", "json").exit_code == 0
+    lines = [json.loads(line) for line in (tmp_path / "home" / "metrics" / "dags-test.emf").read_text().splitlines()]
+    names = {metric["Name"]: line for line in lines for metric in line["_aws"]["CloudWatchMetrics"][0]["Metrics"]}
+    assert {"ti.start", "ti.finish", "task.duration", "dagrun.duration.success"} <= set(names)
+    assert (names["ti.finish"]["task_id"], names["ti.finish"]["state"]) == ("hello", "success")
+
+
 def test_failed_run_exits_1_and_reports_upstream_failed_with_no_try(tmp_path):
     _write(tmp_path, "bad.py", """
         with DAG("bad", schedule=None, start_date=START):

@@ -22,6 +22,7 @@ from updraft.executors.recording import RecordingExecutor
 from updraft.executors.routing import RoutingExecutor
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.model.usage import Usage
 from updraft.scheduling.triggering import trigger_dag
 
 TABLE = "updraft-long-test"
@@ -124,6 +125,9 @@ def test_a_try_past_the_lambda_limit_finishes_on_fargate_without_a_retry(env, mo
     queued = env.store.get_ti(key)
     assert queued.state == TaskInstanceState.QUEUED and queued.try_number == 1 and queued.executor == "fargate"
     assert queued.try_id != dispatch.try_id and "handed off to Fargate" in queued.note
+    lambda_used = Usage.from_record(queued.usage)  # the Lambda part's, kept by the hand-off's write
+    assert lambda_used.try_number == 1 and lambda_used.lambda_requests == 1
+    assert lambda_used.lambda_gb_s == pytest.approx(10 * lambda_used.seconds) and lambda_used.seconds > 0
     (sent,) = [d for d in _fargate_dispatches(env) if d["run_id"] == key.run_id]
     assert sent["handed_off"] is True and sent["try_number"] == 1 and sent["try_id"] == queued.try_id
     lambda_part = _log(env, key, 1)
@@ -137,6 +141,9 @@ def test_a_try_past_the_lambda_limit_finishes_on_fargate_without_a_retry(env, mo
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["state"] == "success"
     done = env.store.get_ti(key)
     assert done.state == TaskInstanceState.SUCCESS and done.try_number == 1  # retries=0: no retry was spent
+    used = Usage.from_record(done.usage)  # both parts of the try: the Lambda's and Fargate's first minute
+    assert used.lambda_gb_s == pytest.approx(lambda_used.lambda_gb_s) and used.lambda_requests == 1
+    assert used.fargate_vcpu_s >= 0.5 * 60 and used.seconds > lambda_used.seconds
     whole = _log(env, key, 1)
     assert whole.startswith(lambda_part) and whole.rstrip().count("the long part ends") == 1
     assert env.store.long_task_executors([("long_dag", "long")]) == {("long_dag", "long"): {"executor": "fargate"}}

@@ -449,3 +449,48 @@ def test_the_infra_readme_states_the_dev_templates_size(synth):
     size_kb = len(json.dumps(synth.template.to_json(), separators=(",", ":"))) / 1024
     assert int(stated[1]) == int(heading[1]) == len(synth.resources)
     assert abs(int(stated[2]) - size_kb) <= 5, f"the dev template is {size_kb:.0f} KB"
+
+
+# -- dashboard ---------------------------------------------------------------------------------------------
+
+def _dashboard_body(synth) -> dict:
+    _, props = _only(synth, "AWS::CloudWatch::Dashboard")
+    assert props["DashboardName"] == f"{NAMES.prefix}-dashboard"
+    body = props["DashboardBody"]
+    if isinstance(body, dict):  # Fn::Join around the tokens (function names, the table, alarm ARNs)
+        [_, parts] = body["Fn::Join"]
+        body = "".join(part if isinstance(part, str) else "TOKEN" for part in parts)
+    return json.loads(body)
+
+
+def test_the_dashboard_graphs_airflow_s_metrics_aws_s_and_every_alarm(synth) -> None:
+    widgets = _dashboard_body(synth)["widgets"]
+    titles = [w["properties"].get("title", "") for w in widgets]
+    for title in ("Alarms", "Runs by state", "Task durations", "Schedule delay", "Hop latency", "Pool slots",
+                  "Parse times", "Import errors", "Throttles", "Lambda errors", "Lambda concurrency",
+                  "Deferral waits"):
+        assert any(t.startswith(title) for t in titles), title
+    text = json.dumps(widgets)
+    namespace = UpdraftConfig.from_env(_env(synth, "scheduler")).metrics_namespace
+    for name in ("dagrun.duration.success", "dagrun.duration.failed", "dagrun.schedule_delay", "task.duration",
+                 "task.queued_duration", "pool.open_slots", "pool.running_slots", "dag_processing.last_duration",
+                 "dag_processing.import_errors"):
+        assert name in text, name
+    expressions = [m[-1]["expression"] for w in widgets for m in w["properties"].get("metrics", [])
+                   if isinstance(m[-1], dict) and "expression" in m[-1]]
+    # Runs ended: the sum over every DAG's series of Airflow's dagrun.duration.success (tagged dag_id).
+    assert (f'SUM(SEARCH(\'{{"{namespace}",dag_id}} MetricName="dagrun.duration.success"\', \'SampleCount\', 300))'
+            in expressions)
+    for aws in ("ReadThrottleEvents", "Throttles", "ConcurrentExecutions", "ExecutionsStarted", "ExecutionsFailed"):
+        assert aws in text, aws
+    [alarms] = [w for w in widgets if w["properties"].get("title") == "Alarms"]
+    assert len(alarms["properties"]["alarms"]) == len(of_type(synth.resources, "AWS::CloudWatch::Alarm")) == 5
+
+
+def test_every_function_traces_to_x_ray(synth) -> None:
+    for name in FUNCTIONS:
+        assert _function(synth, name)["TracingConfig"] == {"Mode": "Active"}, name
+    statements = [s for p in of_type(synth.resources, "AWS::IAM::Policy").values()
+                  for s in p["Properties"]["PolicyDocument"]["Statement"]]
+    assert any("xray:PutTraceSegments" in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
+               for s in statements)

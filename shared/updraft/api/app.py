@@ -9,7 +9,8 @@ What the resolver adds to the routes:
   a path no route has is 404 ``{"error": "API route not found"}``; a path served under other methods is 405;
 - the caller's role checked against the route's (``updraft.api.auth``): 401 or 403 before the route runs; a
   change a browser says another site sent is 403 whatever it carries;
-- every ``/api/v2`` route also at ``/ui/api/v2``, for the web UI's session cookie
+- every ``/api/v2`` route also at ``/ui/api/v2`` (and Updraft's ``/api/updraft`` at ``/ui/api/updraft``), for the
+  web UI's session cookie
   (:mod:`updraft.api.auth.session`: the cookie's token checked, and a change's CSRF token);
 - the security headers of :mod:`updraft.api.headers` on every answer;
 - an audit record of every successful change (:mod:`updraft.api.audit`);
@@ -37,12 +38,12 @@ from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from updraft.api.answer_size import MAX_ANSWER_BYTES, text_carried_size
 from updraft.api.audit import record_change
 from updraft.api.auth import authorize
-from updraft.api.auth.session import SESSION_API, SESSION_PREFIX, refuse_cross_site, through_session
+from updraft.api.auth.session import SESSION_PREFIX, refuse_cross_site, through_session
 from updraft.api.errors import ApiError, ContentTooLarge, MethodNotAllowed
 from updraft.api.headers import security_headers
 from updraft.api.request import Request
 from updraft.api.routes import all_routes
-from updraft.api.routing import API_PREFIX, Call, Reply, Route
+from updraft.api.routing import Call, Reply, Route, is_api_path
 from updraft.store.errors import ValueTooLarge
 
 # The API Lambda's logger (its JSON lines carry the request's correlation id).
@@ -115,7 +116,7 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
     for route in routes:
         register(route)
     for route in routes:  # after every route: an /api/v2 call never tries these first
-        if route.path.startswith(API_PREFIX + "/"):
+        if is_api_path(route.path):
             register(route, SESSION_PREFIX)
 
     @app.not_found
@@ -125,13 +126,13 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
         route means 405, with the methods it has in ``Allow``."""
         event = app.current_event
         method, path = event.http_method.upper(), event.path
-        session = path.startswith(SESSION_API + "/")
+        session = path.startswith(SESSION_PREFIX + "/") and is_api_path(path[len(SESSION_PREFIX):])
         if session:
             path = path[len(SESSION_PREFIX):]
         allowed = []
         for route in routes:
             match = route.pattern.match(path)
-            if match is None or (session and not route.path.startswith(API_PREFIX + "/")):
+            if match is None or (session and not is_api_path(route.path)):
                 continue
             if route.method == method:
                 return respond(route, match.groupdict(), session=session)

@@ -28,6 +28,8 @@ DOCUMENT_PATH = "/openapi.json"  # where Airflow's FastAPI app serves its docume
 
 # Routes Updraft serves that are not in Airflow's documents: (method, path) -> why.
 NOT_IN_AIRFLOW = {
+    ("GET", "/api/updraft/metrics"): "Airflow's metrics as local mode wrote them, for the web UI: Airflow sends its "
+                                     "metrics to StatsD or OpenTelemetry and serves none (updraft.api.routes.metrics)",
     ("GET", DOCUMENT_PATH): "the document itself: Airflow's FastAPI app serves /openapi.json outside the "
                             "document it describes, and so does Updraft",
     ("POST", "/ui/session"): "the web UI's sign-in: the token goes into an HttpOnly cookie the page cannot read, "
@@ -36,10 +38,18 @@ NOT_IN_AIRFLOW = {
                             "(updraft.api.auth.session)",
     ("DELETE", "/ui/session"): "the web UI's sign-out: clears the HttpOnly cookie, which only the server can "
                                "(updraft.api.auth.session)",
+    **{("GET", "/api/updraft" + path): "Updraft's costs (updraft.api.routes.costs): no Airflow route says what a "
+                                        "run costs; under /api/updraft, apart from Airflow's /api/v2"
+       for path in ("/dags/{dag_id}/dagRuns/{dag_run_id}/cost", "/dags/{dag_id}/runCosts", "/dags/{dag_id}/cost",
+                    "/cost/idle")},
     ("GET", "/api/v2/connections/hook_meta"): "the connection form's types: Airflow's private UI route "
                                               "GET /ui/connections/hook_meta, outside its documents, served under "
                                               "/api/v2 since /ui/ is the web UI's session "
                                               "(updraft.api.routes.connections)",
+    **{("GET", "/api/v2" + path): f"a web UI view's data: Airflow's private UI route GET {path}, outside its "
+                                  "documents, served under /api/v2 since /ui/ is the web UI's session "
+                                  "(updraft.api.routes.ui_views)"
+       for path in ("/ui/dashboard/historical_metrics_data", "/ui/calendar/{dag_id}", "/ui/gantt/{dag_id}/{run_id}")},
 }
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

@@ -19,6 +19,16 @@ from updraft.api.errors import Unprocessable, issue
 from updraft.api.request import Query, Request
 
 API_PREFIX = "/api/v2"
+# Updraft's own routes (costs), apart from Airflow's: a client generated from Airflow's document never meets them,
+# and a route Airflow adds later under /api/v2 never collides with one of them. Authorized as /api/v2's are, by
+# their first segment (``api.auth.policy``), and reachable through the UI's session the same way.
+UPDRAFT_API_PREFIX = "/api/updraft"
+
+
+def is_api_path(path: str) -> bool:
+    """A route of the REST API: Airflow's (``/api/v2/...``) or Updraft's own (``/api/updraft/...``)."""
+    return path.startswith((API_PREFIX + "/", UPDRAFT_API_PREFIX + "/"))
+
 ID_LEN = 250  # Airflow's limit on dag, run and task ids
 PATH_LIMITS = {"pool_name": 256, "xcom_key": 512, "key": 512}  # Airflow's columns for the other named things
 

@@ -49,6 +49,11 @@ def path_of(*segments: str) -> str:
     return "/api/v2/" + "/".join(quote(segment, safe="") for segment in segments)
 
 
+def updraft_path_of(*segments: str) -> str:
+    """``/api/updraft/...`` (Updraft's own routes, apart from Airflow's), each segment percent-encoded."""
+    return "/api/updraft/" + "/".join(quote(segment, safe="") for segment in segments)
+
+
 @dataclass
 class ApiClient:
     base_url: str  # scheme://host[:port][/stage], without /api/v2

@@ -305,7 +305,7 @@ def _test(ctx: click.Context, dag_id: str, when: Any, conf_dict: dict[str, Any] 
           plugins_folder: str | None) -> DagTestResult:
     """``dags test``'s run, its progress said as it goes (exits 2 on a usage or import error)."""
     from updraft.cli.progress import change_line
-    from updraft.local.dag_test import DagTestError, run_dag_test
+    from updraft.local.dag_test import DagTestError, metrics_file, run_dag_test
     from updraft.sdk.exceptions import ParamValidationError
 
     use_requirements(dags_folder, requirements)
@@ -337,7 +337,7 @@ def _test(ctx: click.Context, dag_id: str, when: Any, conf_dict: dict[str, Any] 
         result = run_dag_test(dag_id, dags_folder=dags_folder, parse_options=options, logical_date=when,
                               conf=conf_dict, workers=workers, log_folder=log_folder, on_change=on_change,
                               skip_waits=skip_waits, on_skip=on_skip, on_sensor_skip=on_sensor_skip,
-                              on_input_wait=on_input_wait)
+                              on_input_wait=on_input_wait, metrics_file=metrics_file())
     except (DagTestError, ParamValidationError) as err:  # a --conf the DAG's params reject is a usage error
         click.echo(f"Error: {err}", err=True)
         ctx.exit(2)

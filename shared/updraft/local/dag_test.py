@@ -40,6 +40,7 @@ from updraft.model.hitl import is_hitl
 from updraft.model.parse_results import ImportErrorRecord
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.resources import METRICS_NAMESPACE
 from updraft.runtime.dag_code_credentials import DagCodeCredentials
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
@@ -77,10 +78,12 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
                  timeout_s: float = 3600.0, on_change: Callable[[str, str, int], None] | None = None,
                  skip_waits: bool = True, on_skip: Callable[[str, dt.timedelta], None] | None = None,
                  on_sensor_skip: Callable[[str], None] | None = None,
-                 on_input_wait: Callable[[list[str]], None] | None = None) -> DagTestResult:
+                 on_input_wait: Callable[[list[str]], None] | None = None,
+                 metrics_file: str | None = None) -> DagTestResult:
     """Run one DAG run to its end; ``on_change(label, state, try_number)`` sees every task state change,
     ``on_sensor_skip(message)`` every skip of the clock to a sensor's next poke and ``on_input_wait(task_ids)``
-    the Human-in-the-loop tasks waiting for a response."""
+    the Human-in-the-loop tasks waiting for a response. ``metrics_file``: where Airflow's metrics of the run are
+    appended as the functions' EMF lines (``updraft.metrics``; the CLI's: ``metrics_file`` below)."""
     from updraft.local.embedded_aws import embedded_aws, served_over_http
     from updraft.parsing import ParseOptions, parse_dags_folder
     from updraft.parsing.timetable_horizons import TimetableContext
@@ -105,7 +108,15 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
         return _run(owner, dag_id, dags_folder=parsed.dags_folder, logical_date=logical_date, conf=conf,
                     plugins_folder=plugins_folder, workers=workers, log_folder=log_folder, timeout_s=timeout_s,
                     on_change=on_change, skip_waits=skip_waits, on_skip=on_skip, on_sensor_skip=on_sensor_skip,
-                    on_input_wait=on_input_wait, credentials=dag_code_credentials(endpoint_url))
+                    on_input_wait=on_input_wait, credentials=dag_code_credentials(endpoint_url),
+                    metrics_file=metrics_file)
+
+
+def metrics_file() -> str:
+    """Where ``updraft dags test`` appends its metrics: ``$UPDRAFT_HOME/metrics/dags-test.emf``."""
+    from updraft.local.endpoint import updraft_home
+
+    return str(updraft_home() / "metrics" / f"{DAGS_TEST_ENVIRONMENT}.emf")
 
 
 def dag_code_credentials(endpoint_url: str) -> DagCodeCredentials:
@@ -130,8 +141,10 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
          on_skip: Callable[[str, dt.timedelta], None] | None = None,
          on_sensor_skip: Callable[[str], None] | None = None,
          on_input_wait: Callable[[list[str]], None] | None = None,
-         credentials: DagCodeCredentials | None = None) -> DagTestResult:
+         credentials: DagCodeCredentials | None = None, metrics_file: str | None = None) -> DagTestResult:
     from updraft.executors.callback_requests import DagCallbackRequest
+    from updraft.metrics.airflow import AirflowMetrics
+    from updraft.metrics.emf import EmfWriter, FileLines
     from updraft.model.states import FINISHED_RUN_STATES
     from updraft.runtime.loader import LocalDagLoader
     from updraft.runtime.logs import LocalLogSink
@@ -183,7 +196,8 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     # No asset watcher runs either (Airflow's dags test starts no triggerer): a file watcher would delete its files.
     scheduler_config = SchedulerConfig(max_dagruns_to_create_per_loop=0, parallelism=workers,
                                        watcher_sweep_interval=None)
-    scheduler = Scheduler(store, ThreadExecutor(), scheduler_config, clock=utcnow)
+    metrics = AirflowMetrics(EmfWriter(METRICS_NAMESPACE, FileLines(metrics_file) if metrics_file else None))
+    scheduler = Scheduler(store, ThreadExecutor(), scheduler_config, clock=utcnow, metrics=metrics)
 
     def work(item: Any) -> None:
         try:

@@ -2,7 +2,7 @@
 
 Local mode runs the parser, scheduler and API handlers in its own process (the worker handler runs in the
 worker pool, ``workers``). Each call gets a Lambda-like context, and what the handler recorded as metrics is
-dropped afterwards: local mode has no CloudWatch.
+written afterwards to local mode's metrics file, as the EMF line its function would print.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import importlib
 import threading
 from typing import Any
 
-from updraft.local.workers import LocalLambdaContext, discard_metrics
+from updraft.local.workers import LocalLambdaContext, flush_handler_metrics
 from updraft.resources import ResourceNames
 
 
@@ -55,4 +55,4 @@ class LocalHandlers:
         try:
             return module.handler(event, LocalLambdaContext(function_name))
         finally:
-            discard_metrics(module)
+            flush_handler_metrics(module)

@@ -142,7 +142,9 @@ class LocalSystem:
             plugins_folder=str(Path(opts.plugins_folder).resolve()) if opts.plugins_folder else None,
             user_pool_client_id=self.user_pool.client_id if self.user_pool else None,
             user_pool_id=self.user_pool.pool_id if self.user_pool else None,
-            user_pool_jwks_url=self.user_pool.jwks_url if self.user_pool else None, work_dir=str(self.work_dir))
+            user_pool_jwks_url=self.user_pool.jwks_url if self.user_pool else None, work_dir=str(self.work_dir),
+            metrics_file=str(updraft_home() / "metrics" / f"{self.names.environment}.emf"),
+            traces_file=str(updraft_home() / "traces" / f"{self.names.environment}.xray"))
         quiet = {} if opts.verbose else {"POWERTOOLS_LOG_LEVEL": "WARNING"}
         self.env = {**self.config.to_env(), **LOCAL_CREDENTIALS, "AWS_DEFAULT_REGION": self.names.region,
                     "POWERTOOLS_METRICS_DISABLED": "true", **quiet}

@@ -113,19 +113,25 @@ def _init_worker(env: dict[str, str], root: str) -> None:
         logging.getLogger(__name__).warning("worker warm-up failed", exc_info=True)
 
 
-def discard_metrics(handler_module: Any) -> None:
-    """Drop what a handler recorded: local mode has no CloudWatch, and with POWERTOOLS_METRICS_DISABLED
-    Powertools keeps every value and still prints them all once 100 pile up (it never clears disabled metrics)."""
+def flush_handler_metrics(handler_module: Any) -> None:
+    """Write what a handler recorded where local mode keeps its metrics (``Services.metrics``: the EMF line its
+    function would print, in local mode's metrics file), then drop it: with POWERTOOLS_METRICS_DISABLED (no
+    stdout lines here) Powertools keeps every value and still prints them all once 100 pile up."""
     metrics = getattr(handler_module, "metrics", None)
-    if metrics is not None:
-        metrics.clear_metrics()
+    if metrics is None:
+        return
+    if metrics.metric_set:
+        from updraft.services import shared_services
+
+        shared_services().metrics.writer.put_line(json.dumps(metrics.serialize_metric_set(), separators=(",", ":")))
+    metrics.clear_metrics()
 
 
 def _invoke(function_name: str, payload: Any) -> dict[str, Any]:
     try:
         return _handler.handler(payload, LocalLambdaContext(function_name))
     finally:
-        discard_metrics(_handler)
+        flush_handler_metrics(_handler)
 
 
 def _end_with(owner: int) -> None:

@@ -97,6 +97,8 @@ class TaskInstance:
     rescheduled_try_id: str | None = None
     # A Human-in-the-loop request and its response (``model.hitl``: Airflow's hitl_detail), of the try it names.
     hitl: dict[str, Any] | None = None
+    # What the try used of each metered service (``model.usage.Usage.to_record``), written by its end write.
+    usage: dict[str, Any] | None = None
 
     @property
     def key(self) -> TIKey:

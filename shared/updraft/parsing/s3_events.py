@@ -101,7 +101,8 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
                            paused_at_creation: bool = True, attempts: int | None = None) -> dict[str, Any]:
     """Parse every changed DAG file the event names (each once, all concurrently) and report removed ones.
 
-    The result lists, per key, the DAGs found and the import errors. With a ``store`` (the parser Lambda
+    The result lists, per key, the DAGs found and the import errors, and per file parsed how long its parse took
+    (``parse_seconds``, by relative path, only when some were parsed). With a ``store`` (the parser Lambda
     passes one) each parsed file is saved as soon as it is parsed and each removed file's DAGs are deactivated;
     the import errors reported are then the store's, which include DAG ids refused because another file already
     defines them. Saving is idempotent, so a redelivered event changes nothing (its DAGs come back as
@@ -117,6 +118,7 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
     deactivated: dict[str, list[str]] = {}
     failed: dict[str, str] = {}
     versions: dict[str, str | None] = {}
+    durations: dict[str, float] = {}  # relative path -> seconds its parse took
     keys = list(dict.fromkeys(item.key for item in found.events))
     if keys and bucket is not None:
         try:
@@ -130,6 +132,7 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
                             deactivated[key] = _remove(store, key, prefix)
                     else:
                         versions[key] = result.file_version
+                        durations[result.relative_path] = result.duration_s
                         parsed[key] = _entry(result, store, now, paused_at_creation)
                 except Exception as exc:  # one file's store write: the others are still handled
                     failed[key] = f"{type(exc).__name__}: {exc}"
@@ -138,6 +141,8 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
                 if key not in parsed and key not in removed and key not in failed:
                     failed[key] = f"{type(exc).__name__}: {exc}"
     out: dict[str, Any] = {"parsed": parsed, "removed": removed}
+    if durations:
+        out["parse_seconds"] = durations
     if store is not None:
         out["deactivated"] = deactivated
     if found.rejected:

@@ -214,9 +214,11 @@ def fargate_compute(compute: dict[str, Any], memory_mb: int | None) -> dict[str,
 
 
 def hand_off(store: Store, dispatch: Dispatch, *, executor: Executor, reached: LambdaLimitReached,
-             now: dt.datetime, log_sink: LogSink | None = None) -> Dispatch | None:
+             now: dt.datetime, log_sink: LogSink | None = None,
+             usage: dict[str, Any] | None = None) -> Dispatch | None:
     """Send the stopped try to Fargate (see the module notes); None when it cannot go (no Fargate executor, or
-    the try was ended elsewhere meanwhile)."""
+    the try was ended elsewhere meanwhile). ``usage``: what the Lambda part used (``model.usage``), kept on the
+    record by the hand-off's write, so the Fargate part's end adds to it."""
     key = dispatch.key
     if dispatch.handed_off or not can_run_on(executor, FARGATE):
         return None
@@ -231,7 +233,8 @@ def hand_off(store: Store, dispatch: Dispatch, *, executor: Executor, reached: L
     if not store.apply_ti_change(key, expected=TaskInstanceState.RUNNING, state=TaskInstanceState.QUEUED,
                                  expected_try_id=dispatch.try_id,
                                  fields={"try_id": moved.try_id, "executor": FARGATE, "queued_at": now,
-                                         "lease_expires_at": None, "note": note[:1000]}):
+                                         "lease_expires_at": None, "note": note[:1000],
+                                         **({"usage": usage} if usage is not None else {})}):
         log.warning("%s try %s was ended elsewhere before its hand-off", key.label, dispatch.try_number)
         return None
     if log_sink is not None:

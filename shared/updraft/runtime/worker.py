@@ -38,6 +38,7 @@ from updraft.runtime.next_poke import wake_at_next_poke
 from updraft.runtime.state_stores import clear_on_success
 from updraft.runtime.stopping import WorkerStopped
 from updraft.runtime.task_callbacks import run_task_callbacks
+from updraft.runtime.usage_meter import usage_so_far, with_usage
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.dag_callbacks import claim_callback
 from updraft.scheduling.deferrals import Waits, resume_try, start_wait
@@ -90,6 +91,8 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, 
         _republish_assets(store, scheduler, dispatch, now_fn)
         return None
     run = run_for(dispatch, store)  # once (or carried): the try runs it, its version decides the outcome
+    scheduler.metrics.try_started(started)
+    scheduler.traces.try_started(started, run)
     dag = scheduler.dag(run.dag_id, run.dag_hash) if run is not None else None
     if dispatch.handed_off and log_sink is not None:
         log_sink = KeepEarlierLog(log_sink, key, dispatch.try_number)
@@ -110,14 +113,17 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest, *, 
                            (log_sink.read(key, dispatch.try_number) or "") + f"WorkerStopped: {stopped}\n")
     except LambdaLimitReached as reached:
         moved = handoff.hand_off(store, dispatch, executor=scheduler.executor, reached=reached, now=now_fn(),
-                                 log_sink=log_sink)
+                                 log_sink=log_sink, usage=usage_so_far(started))
         if moved is not None:
             return HandedOff(moved, str(reached))
         result = TryResult(TaskInstanceState.FAILED, note=f"{reached}; no Fargate executor to hand it to")
     if run is None or dag is None:  # the try failed on it already; without its run there is nothing to record
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
-    return report_try(dispatch, result, store=store, scheduler=scheduler, dag=dag, started=started, now_fn=now_fn,
-                      hand_off=hand_off, waits=waits)
+    result = with_usage(result)  # what the try used, when its caller meters it (the worker handler)
+    reported = report_try(dispatch, result, store=store, scheduler=scheduler, dag=dag, started=started,
+                          now_fn=now_fn, hand_off=hand_off, waits=waits)
+    scheduler.traces.try_reported(dispatch.try_id, now_fn())  # its mini scheduler is done
+    return reported
 
 
 def run_for(dispatch: Dispatch, store: Store) -> DagRun | None:
@@ -149,6 +155,10 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
     elif result.state == TaskInstanceState.SUCCESS and emits_assets(dag.task_dict[key.task_id]):
         publish_and_nudge(store, scheduler, key, dispatch.try_number, now_fn())
+    if finished:
+        ended = now_fn()
+        scheduler.metrics.try_finished(finished, ended, dag.task_dict[key.task_id].task_type)
+        scheduler.traces.try_finished(finished, ended)
     if finished and result.state == TaskInstanceState.SUCCESS:
         clear_on_success(store, key)
     if result.state == TaskInstanceState.UP_FOR_RESCHEDULE and finished:  # the next poke at its second

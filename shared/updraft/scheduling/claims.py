@@ -150,7 +150,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
                     placed[need.limit_id] = shard
                 return Taken.YES
         return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now, placed=placed,
-                                new=need.limit_id in new_limits, marked=marks.token_for(need.limit_id))
+                                new=need.limit_id in new_limits)
 
     def give_back(limit_ids: list[str]) -> None:
         _release(store, [limit_id for limit_id in limit_ids if limit_id not in handed], holder, placed)
@@ -158,9 +158,6 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
             if donor is not None:
                 donor.take_back(limit_id, slot)
 
-    # Its sharded limits marked together (a claim without a donor: the scheduler's ticks; a worker's pass hands
-    # on slots, or took them ahead already marked).
-    marks = Marks.of(store, holder, needs) if donor is None else Marks()
     # A named pool (small, the limit most often full) alone first, so a full pool costs one write; the default
     # pool (128 slots) with the rest, at once: one round trip for the whole claim.
     first: list[LimitNeed] = []
@@ -168,7 +165,6 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
         first = needs[:1]
         first_taken = take(first[0])
         if first_taken is not Taken.YES:  # nothing taken before it (nor handed on: a refusal is a take's)
-            marks.remove(store, holder)
             return _refused(store, ti, first[0], first_taken, new=create_fields is not None)
     rest = needs[len(first):]
     results = concurrently([functools.partial(take, need) for need in rest])
@@ -177,8 +173,7 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     held = kept + taken
     refused = [(need, ok) for need, ok in zip(rest, results, strict=True) if ok is not Taken.YES]
     if refused:
-        give_back(taken)  # (each release removes its own mark)
-        marks.remove(store, holder, [need.limit_id for need, _ in refused])
+        give_back(taken)
         full = next((need for need, ok in refused if ok is not Taken.HELD), None)
         if full is not None:  # a limit with no room refuses whoever else claims the try
             return ClaimResult(refused=full.refusal, full=full)
@@ -213,31 +208,6 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     # The run copied: the caller goes on with its own object, the dispatch may be delivered in this process.
     return ClaimResult(Dispatch(ti.key, try_number, try_id, executor=executor_for(compute, ti.executor),
                                 compute=compute, run=dataclasses.replace(run) if run is not None else None))
-
-
-@dataclass(frozen=True)
-class Marks:
-    """A claim's sharded limits marked in one write (``Store.mark_holder``) instead of one by each take: two
-    writes fewer where a claim takes a named pool and parallelism, both spread over shards. A take refused leaves
-    its mark, so the claim removes the marks of all the limits it did not take in one write too."""
-
-    token: str | None = None
-    limit_ids: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, store: Store, holder: str, needs: list[LimitNeed]) -> Marks:
-        sharded = tuple(need.limit_id for need in needs if store.batchable(need.limit_id, need.slots))
-        token = store.mark_holder(holder, sharded) if len(sharded) > 1 else None
-        return cls(token, sharded) if token is not None else cls()
-
-    def token_for(self, limit_id: str) -> str | None:
-        return self.token if limit_id in self.limit_ids else None
-
-    def remove(self, store: Store, holder: str, limit_ids: Collection[str] | None = None) -> None:
-        """Remove the marks of ``limit_ids`` (default: all) that this claim's takes did not turn into holdings."""
-        left = [limit_id for limit_id in self.limit_ids if limit_ids is None or limit_id in limit_ids]
-        if self.token is not None and left:
-            store.unmark_holder(holder, left, self.token)
 
 
 def _refused(store: Store, ti: TaskInstance, need: LimitNeed, taken: Taken, *, new: bool) -> ClaimResult:

@@ -50,9 +50,10 @@ class Waits(Protocol):
 
 
 def defer_try(store: Store, key: TIKey, try_id: str, deferral: Deferral, *, ti: TaskInstance,
-              now: dt.datetime) -> TaskInstance | None:
+              now: dt.datetime, usage: dict[str, Any] | None = None) -> TaskInstance | None:
     """running -> deferred for exactly this try; then its slots go back (its pool's stays if the pool counts
-    deferred tasks). Returns the instance as deferred (None: the try was ended elsewhere)."""
+    deferred tasks). Returns the instance as deferred (None: the try was ended elsewhere). ``usage``: what the
+    try used so far (``model.usage``), recorded by the same write."""
     kept = [limit for limit in ti.held_limits if limit == pool_limit(ti.pool) and _pool_counts_deferred(store, ti)]
     record = deferral.to_record()
     fields: dict[str, object] = {"trigger": record, "next_method": deferral.next_method,
@@ -60,6 +61,8 @@ def defer_try(store: Store, key: TIKey, try_id: str, deferral: Deferral, *, ti: 
                                  "held_limits": kept, "note": None}
     if is_hitl(record):  # a Human-in-the-loop request: kept on the instance, for this try (``model.hitl``)
         fields["hitl"] = request_record(deferral.kwargs, try_number=ti.try_number, now=now)
+    if usage is not None:
+        fields["usage"] = usage
     if not store.end_try(key, try_id=try_id, state=TaskInstanceState.DEFERRED, fields=fields):
         return None
     for limit_id in ti.held_limits:

@@ -21,6 +21,7 @@ class PassReport:
     coalesced: bool = False  # another call in this process was scheduling the run and will look again
     stale_runs: set[tuple[str, str]] = field(default_factory=set)  # changed by someone else mid-pass
     poisoned: dict[str, str] = field(default_factory=dict)  # "dag_id/run_id" (or dag_id) set aside -> the error
+    runs_running: int | None = None  # the tick's: runs running after it (None: not a tick's pass)
     # A worker's mini scheduler: the slots of the try that just ended, which this pass's claims may be
     # handed (``slot_donor``; what it gave, the worker does not release)
     donor: SlotDonor | None = None

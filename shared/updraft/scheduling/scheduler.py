@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from updraft.executors.base import Executor
+from updraft.metrics.airflow import AirflowMetrics
 from updraft.model.limits import dag_runs_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, DagRunType, TaskInstanceState
@@ -39,6 +40,7 @@ from updraft.scheduling.reconcile import reconcile
 from updraft.scheduling.slot_donor import SlotDonor
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import DagMeta, Store
+from updraft.traces.run_traces import RunTraces
 
 logger = logging.getLogger(__name__)
 
@@ -65,11 +67,15 @@ class SchedulerConfig:
 
 class Scheduler:
     def __init__(self, store: Store, executor: Executor, config: SchedulerConfig | None = None,
-                 clock: Callable[[], dt.datetime] = utcnow) -> None:
+                 clock: Callable[[], dt.datetime] = utcnow, metrics: AirflowMetrics | None = None,
+                 traces: RunTraces | None = None) -> None:
         self.store = store
         self.executor = executor
         self.config = config or SchedulerConfig()
         self.clock = clock
+        # Airflow's metrics and the X-Ray traces of runs (and, through the worker, of tries); by default nowhere.
+        self.metrics = metrics or AirflowMetrics()
+        self.traces = traces or RunTraces()
         # Where deferred tries wait (Services sets it): a deferred try this scheduler ends has its wait stopped.
         self.waits: Waits | None = None
         # Asks the parser to evaluate a DAG file's custom timetables again (Services sets it; see
@@ -99,6 +105,7 @@ class Scheduler:
         runs = sorted(self.store.active_runs(), key=lambda r: (r.run_type == DagRunType.BACKFILL,
                                                                r.logical_date or r.queued_at or _EPOCH))
         self._schedule_runs(self._runs_to_examine(runs), report, keep_reasons=True)
+        report.runs_running = sum(r.state == DagRunState.RUNNING for r in runs) - len(report.runs_finished)
         if self._last_reconcile is None or self.clock() - self._last_reconcile >= self.config.reconcile_interval:
             self.reconcile(runs)
             self._last_reconcile = self.clock()
@@ -375,6 +382,8 @@ class Scheduler:
         if self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.QUEUED],
                                     state=DagRunState.RUNNING, now=now):
             report.runs_started.append(run.run_id)
+            self.metrics.run_started(run, now)  # before its start date is set: its first start has none
+            self.traces.run_started(run, now)
             # Our write decided it: running, started now unless it kept an earlier start (no read needed).
             run.state, run.start_date = DagRunState.RUNNING, run.start_date or now
             return True
@@ -454,6 +463,8 @@ class Scheduler:
         if self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.RUNNING], state=state, now=now,
                                     note=note):
             report.runs_finished[run.run_id] = state.value
+            self.metrics.run_finished(run, state, now, tis)
+            self.traces.run_finished(run, state, now)
             # Only the write that ended the run sends its DAG's callbacks, so they are sent once per run end.
             request = callback_request(self.dag(run.dag_id, run.dag_hash), run, state, note, tis, end_date=now)
             if request is not None:

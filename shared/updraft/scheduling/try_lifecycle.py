@@ -16,6 +16,7 @@ from updraft.model.deferrals import Deferral
 from updraft.model.limits import DEFAULT_POOL, pool_of
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.model.usage import Usage, accumulated
 from updraft.scheduling.claims import release_try_limits
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
@@ -35,6 +36,7 @@ class TryResult:
     note: str | None = None
     deferral: Deferral | None = None  # state deferred: what the try waits for (``model.deferrals``)
     reschedule_date: dt.datetime | None = None  # state up_for_reschedule: when the sensor wants its next poke
+    usage: Usage | None = None  # what the try used (``runtime.usage_meter``), recorded by its end write
 
 
 def start_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime, hostname: str | None = None,
@@ -62,10 +64,12 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     ti = started if started is not None and started.try_id == try_id else store.get_ti(key)
     if ti is None or ti.try_id != try_id or ti.state != TaskInstanceState.RUNNING:
         return None
+    usage = accumulated(ti.usage, result.usage) if result.usage is not None else None
     if result.state == TaskInstanceState.DEFERRED and result.deferral is not None:
         from updraft.scheduling.deferrals import defer_try
 
-        return defer_try(store, key, try_id, result.deferral, ti=ti, now=now)  # releases what it does not keep
+        # releases what it does not keep
+        return defer_try(store, key, try_id, result.deferral, ti=ti, now=now, usage=usage)
     task = dag.task_dict[key.task_id]
     # A try that ends ends its deferral too (Airflow clears next_method/next_kwargs when the task finishes).
     fields: dict[str, object] = {"end_date": now, "lease_expires_at": None, "note": result.note,
@@ -77,6 +81,8 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     fields.update(reschedule_fields(ti, try_id, result))
     if result.xcom_length is not None:
         fields["xcom_length"] = result.xcom_length
+    if usage is not None:
+        fields["usage"] = usage
     # Skips first, while the branching task is still running, as Airflow 3's SkipDownstreamTasks is sent before
     # SucceedTask: once the branch is success a concurrent scheduler pass may already have scheduled the tasks it
     # meant to skip, and a skip then comes too late for them.

@@ -53,22 +53,18 @@ class Pool:
 
 class LimitOps(Protocol):
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime,
-                   placed: dict[str, int] | None = None, new: bool = False, marked: str | None = None) -> Taken:
+                   placed: dict[str, int] | None = None, new: bool = False) -> Taken:
         """Add ``holder`` with ``slots`` if that many are available (the limit is created at ``limit`` on first
         use, holding the take). Idempotent: a holder that holds is refused (``HELD``: in the root, or by its mark).
         ``placed``: limit id -> the shard a sharded take put its entry in (``release_slots``' ``shard``). ``new``:
-        the limit is expected not to exist yet, so its creation holding the take is tried first (a hint).
-        ``marked``: ``mark_holder``'s token for it (not marked again; refused, left marked for ``unmark_holder``)."""
+        the limit is expected not to exist yet, so its creation holding the take is tried first (a hint)."""
 
     def batchable(self, limit_id: str, slots: int) -> bool:
         """Whether ``take_slots_many`` takes ``slots`` of the limit in batches here (no request: what it knows)."""
 
     def mark_holder(self, holder: str, limit_ids: Sequence[str]) -> str | None:
-        """Mark ``holder`` for all the sharded ``limit_ids`` in one write, for the takes' ``marked``: its token
-        (None: one of them was marked already, and none is marked here; ``limit_markers``)."""
-
-    def unmark_holder(self, holder: str, limit_ids: Sequence[str], token: str) -> None:
-        """Remove ``mark_holder``'s marks for ``limit_ids`` (those it did not take), in one write."""
+        """Mark ``holder`` for all the sharded ``limit_ids`` in one write, for ``take_slots_many``' ``marked``: its
+        token (None: one of them was marked already, and none is marked here; ``limit_markers``)."""
 
     def take_slots_many(self, limit_id: str, holders: Sequence[str], slots: int, *, now: dt.datetime,
                         marked: Mapping[str, str] | None = None) -> dict[str, int] | None:

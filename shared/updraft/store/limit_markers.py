@@ -8,9 +8,9 @@ items at N slots) told a retried take from a new one, on every take; that read w
 fails for a holder that holds (``Taken.HELD``, the mark as found coming back with the refusal at no read cost).
 
 Where: one item per holder (``keys.holder_marker_pk``), one attribute per sharded limit it holds
-(``keys.marker_attribute``: ``"<token>:<marked at, epoch ms>"``), so a claim that takes several sharded limits
-at once marks them all with one write (``mark_holder``: a fan-out's middle takes parallelism, default_pool and
-its run's max_active_tasks, 1 write instead of 3), and each limit's take, release and crash recovery still
+(``keys.marker_attribute``: ``"<token>:<marked at, epoch ms>"``), so the tries a pass takes ahead in batches
+(``slot_reservations``) are marked for all their sharded limits with one write each (``mark_holder``: a fan-out's
+middle takes parallelism, default_pool and its run's max_active_tasks, 1 write instead of 3), and each limit's take, release and crash recovery still
 marks and unmarks its own attribute alone. The item stays small (a digest per limit, a try holds a few) and
 lives on no limit's partition.
 
@@ -87,19 +87,6 @@ class LimitMarkers(LimitReads):
         ours = written.resent and all((_found_mark(written.item, limit_id) or ("",))[0] == token[:TOKEN_CHARS]
                                       for limit_id in limit_ids)
         return token if written.landed or ours else None
-
-    def unmark_holder(self, holder: str, limit_ids: Sequence[str], token: str) -> None:
-        """Remove ``mark_holder``'s marks of ``holder`` for ``limit_ids`` in one write (each one's own when one of
-        them is no longer that token's)."""
-        key = keys.holder_key(holder)
-        paths = [Path(keys.marker_attribute(limit_id)) for limit_id in limit_ids]
-        prefix = Value({"S": f"{token[:TOKEN_CHARS]}:"})
-        condition = all_of(*(BeginsWith(path, prefix) for path in paths))  # type: ignore[no-untyped-call]
-        row = self.models.limit(keys.holder_marker_pk(key), keys.HOLDER_MARKER_SK)
-        if len(paths) > 1 and conditional(lambda: row.update(actions=[p.remove() for p in paths], condition=condition)):
-            return
-        for limit_id in limit_ids:
-            self._unmark(limit_id, key, token)
 
     def _mark(self, limit_id: str, key: str, token: str) -> bool:
         """Mark the holder for the take of ``token``; False: it holds already (or a take of it is under way).

@@ -186,9 +186,9 @@ class LimitStore(LimitRebalance):
         return written.landed, L.from_raw_data(written.item) if written.item else None
 
     def take_slots(self, limit_id: str, holder: str, slots: int, *, limit: int, now: dt.datetime,
-                   placed: dict[str, int] | None = None, new: bool = False, marked: str | None = None) -> Taken:
+                   placed: dict[str, int] | None = None, new: bool = False) -> Taken:
         key = keys.holder_key(holder)
-        value = entry_value(slots, now, marked or write_token(), holder)
+        value = entry_value(slots, now, write_token(), holder)
         if not inline_name(holder):  # the name first: an entry is never there without a way to its name
             self.models.limit(keys.holder_name_pk(limit_id, key), keys.HOLDER_NAME_SK, holder=holder).save()
         shape = self._shape(limit_id)
@@ -197,10 +197,10 @@ class LimitStore(LimitRebalance):
             taken = self._take_root_alone(limit_id, key, value, limit, now=now, new=new)
             if taken is not None:
                 return taken
-        if marked is None and not self._mark(limit_id, key, str(value[2])):
+        if not self._mark(limit_id, key, str(value[2])):
             return Taken.HELD
         taken, index = self._take_marked(limit_id, holder, key, value)
-        if taken is not Taken.YES and marked is None:  # (``marked``: its caller unmarks, with the others)
+        if taken is not Taken.YES:
             self._unmark(limit_id, key, str(value[2]))
         elif placed is not None and index is not None:
             placed[limit_id] = index

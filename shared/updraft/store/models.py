@@ -217,6 +217,7 @@ class TaskInstanceItem(Item):
     first_reschedule_date = DateTimeAttribute(null=True)
     rescheduled_try_id = UnicodeAttribute(null=True)
     hitl = JSONAttribute(null=True)  # a Human-in-the-loop request and response (``TaskInstance.hitl``)
+    usage = JSONAttribute(null=True)  # what the try used (``TaskInstance.usage``: ``model.usage``)
     write_token = UnicodeAttribute(null=True)  # the last state write's (store.writes.write_token: lost acks)
     # Set while the instance is scheduled and a claim refused it (``store.waiting``): its run's waiting index.
     waiting_pk = UnicodeAttribute(null=True)

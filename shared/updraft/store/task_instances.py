@@ -97,7 +97,7 @@ def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
         rendered_fields=item.rendered_fields, trigger=item.trigger, next_method=item.next_method,
         next_kwargs=item.next_kwargs, reschedule_count=int(item.reschedule_count or 0),
         first_reschedule_date=item.first_reschedule_date, rescheduled_try_id=item.rescheduled_try_id,
-        hitl=item.hitl,
+        hitl=item.hitl, usage=item.usage,
     )
 
 

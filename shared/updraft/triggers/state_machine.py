@@ -112,3 +112,15 @@ def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER,
                             "Cause": "the execution input's kind is not wait, poll, reschedule or watch"},
         },
     }
+
+
+# State transitions (what a Standard workflow bills) an execution of each kind takes at the least: a wait's and a
+# next poke's three (TriggerKind, the Wait, the invoke); a poll's first look four (TriggerKind, the check, its
+# Choice, the resume invoke), each further look three more (the check, its Choice, the Wait), which the try's
+# record cannot know in advance and does not count.
+_TRANSITIONS = {"wait": 3, "reschedule": 3, "poll": 4}
+
+
+def transitions(kind: str) -> int:
+    """The state transitions an execution of ``kind`` takes at the least (0: a kind no try's end starts)."""
+    return _TRANSITIONS.get(kind, 0)

@@ -31,12 +31,14 @@ def two_runs(local_system):
     return local_system
 
 
-@pytest.mark.parametrize("command", [("runs", "list"), ("dags", "list-runs")])
-def test_runs_list_newest_first_with_airflows_columns(two_runs, command):
+@pytest.mark.parametrize(("command", "columns"), [(("runs", "list"), [*RUN_COLUMNS, "cost_usd"]),
+                                                  (("dags", "list-runs"), RUN_COLUMNS)])
+def test_runs_list_newest_first_with_airflows_columns(two_runs, command, columns):
+    """``runs list`` adds each run's cost; ``dags list-runs`` keeps Airflow's columns exactly."""
     result = invoke(*command, "chain", "-o", "json")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
-    assert [list(r) for r in rows] == [RUN_COLUMNS, RUN_COLUMNS]
+    assert [list(r) for r in rows] == [columns, columns]
     assert [(r["run_id"], r["state"], r["run_type"]) for r in rows] == [
         ("second", "queued", "manual"), ("first", "success", "manual")]
     assert rows[1]["logical_date"] == "2024-01-01T00:00:00+00:00" and rows[1]["end_date"] is not None
@@ -49,7 +51,7 @@ def test_runs_list_filters_and_limits(two_runs):
     newest = json.loads(invoke("runs", "list", "chain", "--limit", "1", "-o", "json").stdout)
     assert [r["run_id"] for r in newest] == ["second"]
     plain = invoke("runs", "list", "chain", "-o", "plain").stdout.splitlines()
-    assert plain[0].split() == RUN_COLUMNS and len(plain) == 3
+    assert plain[0].split() == [*RUN_COLUMNS, "cost_usd"] and len(plain) == 3
 
 
 def test_runs_list_of_a_dag_without_runs(local_system):

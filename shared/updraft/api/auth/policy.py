@@ -8,7 +8,8 @@ resource (first path segment after ``/api/v2``)  reads       changes
 ===============================================  ==========  ==========
 DAGs and all under them: runs, task instances,   VIEWER      USER
 XComs, logs, backfills, dagStats, dagSources,
-dagTags, dagWarnings, eventLogs, parseDagFile
+dagTags, dagWarnings, eventLogs, parseDagFile,
+ui (the web UI's views' data)
 pools, configuration, assets                     VIEWER      OP
 variables, connections                           OP          OP
 importErrors, plugins, providers, jobs (views)   VIEWER      VIEWER
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 from updraft.api.auth.roles import Role
 from updraft.api.auth.session import is_session_path
-from updraft.api.routing import API_PREFIX
+from updraft.api.routing import API_PREFIX, UPDRAFT_API_PREFIX
 
 
 class Resource(enum.StrEnum):
@@ -64,11 +65,15 @@ SEGMENTS: dict[str, Resource] = {
     "monitor": Resource.PUBLIC, "version": Resource.PUBLIC,
     "dags": Resource.DAG, "dagStats": Resource.DAG, "dagSources": Resource.DAG, "dagTags": Resource.DAG,
     "dagWarnings": Resource.DAG, "eventLogs": Resource.DAG, "backfills": Resource.DAG,
-    "parseDagFile": Resource.DAG,
+    "parseDagFile": Resource.DAG, "ui": Resource.DAG,  # the web UI's views' data (routes.ui_views)
     "pools": Resource.POOL, "config": Resource.CONFIGURATION, "assets": Resource.ASSET,
     "variables": Resource.VARIABLE, "connections": Resource.CONNECTION,
     "importErrors": Resource.VIEW, "plugins": Resource.VIEW, "providers": Resource.VIEW, "jobs": Resource.VIEW,
 }
+
+# Updraft's own routes (``/api/updraft``) by their first segment: a DAG's and a run's costs as the DAG's runs are
+# (VIEWER reads), the environment's cost and metrics as Airflow's views.
+UPDRAFT_SEGMENTS: dict[str, Resource] = {"dags": Resource.DAG, "cost": Resource.VIEW, "metrics": Resource.VIEW}
 
 # Outside /api/v2 and open to all: Airflow's token routes (its auth manager's sub-application at /auth), how a
 # caller gets credentials; and the OpenAPI document, which FastAPI serves without authentication.
@@ -100,10 +105,10 @@ def resource_of(path: str) -> Resource:
     and a call through ``/ui/api/v2/...`` then needs the role of the ``/api/v2/...`` route it reaches."""
     if path in PUBLIC_PATHS or is_ui_path(path) or is_session_path(path):
         return Resource.PUBLIC
-    if not path.startswith(API_PREFIX + "/"):
-        return Resource.UNCLASSIFIED
-    segment = path[len(API_PREFIX) + 1:].split("/", 1)[0]
-    return SEGMENTS.get(segment, Resource.UNCLASSIFIED)
+    for prefix, segments in ((API_PREFIX, SEGMENTS), (UPDRAFT_API_PREFIX, UPDRAFT_SEGMENTS)):
+        if path.startswith(prefix + "/"):
+            return segments.get(path[len(prefix) + 1:].split("/", 1)[0], Resource.UNCLASSIFIED)
+    return Resource.UNCLASSIFIED
 
 
 def is_read(method: str, path: str) -> bool:

@@ -1,4 +1,5 @@
-"""Airflow 3's REST routes, one module per resource; each declares a ``routes`` :class:`RouteTable`."""
+"""Airflow 3's REST routes, one module per resource (and Updraft's own, under ``/api/updraft``); each declares a
+``routes`` :class:`RouteTable`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from updraft.api.routing import Route
 MODULES = ("monitor", "version", "auth", "assets", "dags", "dag_sources", "event_logs", "dag_runs", "dag_stats",
            "xcom_entries", "task_logs", "task_dependencies", "task_instance_tries", "task_instance_marks",
            "task_instance_clears", "task_instance_links", "state_stores", "hitl", "task_instances", "pools",
-           "import_errors", "variables", "connections", "providers", "backfills", "openapi", "session", "ui")
+           "import_errors", "variables", "connections", "providers", "backfills", "metrics", "openapi", "session",
+           "costs", "ui_views", "ui")
 
 
 def all_routes() -> list[Route]:

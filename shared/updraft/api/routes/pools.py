@@ -1,10 +1,6 @@
 """Pools: list, get, create (``POST``), update (``PATCH``) and delete, as Airflow's ``PoolResponse``.
 
-A pool is a limit item whose holders are the tries holding its slots (from claim to end), so the slot counts
-come from the holders: ``occupied`` is every held slot; ``running`` and ``queued`` split them by the holding
-try's state (a read per holding try, at most the pool's size); ``open`` is what is left (-1: unlimited).
-A deferred try gives its slot back unless its pool has ``include_deferred`` (Airflow's: deferred tasks count
-against the pool); then ``deferred`` counts it, and ``scheduled`` while its resumed try waits to be claimed again.
+The slot counts come from the pool limit's holders (``scheduling.pool_occupancy``).
 """
 
 from __future__ import annotations
@@ -16,9 +12,8 @@ from updraft.api.errors import BadRequest, Conflict, NotFound
 from updraft.api.formats import pattern_matcher
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routing import Call, Reply, RouteTable
-from updraft.model.limits import DEFAULT_POOL, pool_limit
-from updraft.model.states import TaskInstanceState
-from updraft.scheduling.slot_holders import EntryHolders
+from updraft.model.limits import DEFAULT_POOL
+from updraft.scheduling.pool_occupancy import pool_occupancy
 
 routes = RouteTable()
 
@@ -40,25 +35,12 @@ def _not_found(name: str) -> NotFound:
 
 
 def pool_response(call: Call, pool: Any) -> dict[str, Any]:
-    limit = call.store.get_limit(pool_limit(pool.name))
-    holders = limit.holders if limit is not None else {}
-    running = deferred = scheduled = 0
-    tries = EntryHolders(call.store)
-    for entry, slots in holders.items():
-        ti = tries.holder(pool_limit(pool.name), entry)  # the try it names, or the one it was handed on to
-        if ti is not None and ti.state == TaskInstanceState.RUNNING:
-            running += slots
-        elif ti is not None and ti.state == TaskInstanceState.DEFERRED:
-            deferred += slots
-        elif ti is not None and ti.state == TaskInstanceState.SCHEDULED:  # resumed, its kept slot still held
-            scheduled += slots
-    occupied = sum(holders.values())
+    slots = pool_occupancy(call.store, pool)
     return {
         "name": pool.name, "slots": pool.slots, "description": pool.description or None,
-        "include_deferred": pool.include_deferred, "occupied_slots": occupied, "running_slots": running,
-        "queued_slots": occupied - running - deferred - scheduled, "scheduled_slots": scheduled,
-        "deferred_slots": deferred,
-        "open_slots": -1 if pool.slots < 0 else max(pool.slots - occupied, 0), "team_name": None,
+        "include_deferred": pool.include_deferred, "occupied_slots": slots["occupied"],
+        "running_slots": slots["running"], "queued_slots": slots["queued"], "scheduled_slots": slots["scheduled"],
+        "deferred_slots": slots["deferred"], "open_slots": slots["open"], "team_name": None,
     }
 
 

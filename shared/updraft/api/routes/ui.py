@@ -22,7 +22,13 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 # Airflow 3's UI paths that Updraft draws (its router's paths, and the simple auth manager's login page).
 PAGES = ("/", "/dags", "/dags/{dag_id}", "/dags/{dag_id}/runs/{run_id}", "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}",
          "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mapped/{map_index}", "/pools", "/variables", "/connections",
-         "/events", "/auth/login")
+         "/events", "/auth/login",
+         # The views of updraft.ui's views modules: the DAG's tabs, a task across runs, a run's Gantt (Updraft's
+         # path: Airflow draws it in the DAG page's panel), the Browse lists, assets and providers.
+         *(f"/dags/{{dag_id}}/{tab}" for tab in ("runs", "tasks", "calendar", "backfills", "events", "code",
+                                                  "details")),
+         "/dags/{dag_id}/tasks/{task_id}", "/dags/{dag_id}/runs/{run_id}/gantt", "/dag_runs", "/task_instances",
+         "/xcoms", "/assets", "/assets/{asset_id}", "/providers")
 
 
 def _base(path: str) -> str:

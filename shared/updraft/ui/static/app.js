@@ -9,13 +9,24 @@ import { taskPage } from "./task.js";
 import { eventsPage, poolsPage, variablesPage } from "./admin.js";
 import { connectionsPage } from "./connections.js";
 import { loginPage } from "./login.js";
+import { lazy } from "./lazy.js";
 
 const POLL_MS = 3000;
 
 // Path patterns to pages; each page is async (main, params) => ({ refresh, live }) or nothing.
 const ROUTES = [
-  [/^(?:dags)?$/, () => dagsPage],
+  [/^$/, () => lazy("./home.js", "homePage")],
+  [/^dags$/, () => dagsPage],
   [/^dags\/([^/]+)$/, () => dagPage],
+  [/^dags\/([^/]+)\/runs$/, () => lazy("./dagruns.js", "runsTab")],
+  [/^dags\/([^/]+)\/tasks$/, () => lazy("./dagtasks.js", "tasksTab")],
+  [/^dags\/([^/]+)\/calendar$/, () => lazy("./calendar.js", "calendarTab")],
+  [/^dags\/([^/]+)\/backfills$/, () => lazy("./backfills.js", "backfillsTab")],
+  [/^dags\/([^/]+)\/events$/, () => lazy("./dagtabs.js", "auditTab")],
+  [/^dags\/([^/]+)\/code$/, () => lazy("./dagcode.js", "codeTab")],
+  [/^dags\/([^/]+)\/details$/, () => lazy("./dagdetails.js", "detailsTab")],
+  [/^dags\/([^/]+)\/tasks\/([^/]+)$/, () => lazy("./dagtask.js", "dagTaskPage")],
+  [/^dags\/([^/]+)\/runs\/([^/]+)\/gantt$/, () => lazy("./gantt.js", "ganttPage")],
   [/^dags\/([^/]+)\/runs\/([^/]+)$/, () => dagPage],
   [/^dags\/([^/]+)\/runs\/([^/]+)\/tasks\/([^/]+)$/, () => taskPage],
   [/^dags\/([^/]+)\/runs\/([^/]+)\/tasks\/([^/]+)\/mapped\/(-?\d+)$/, () => taskPage],
@@ -23,6 +34,12 @@ const ROUTES = [
   [/^variables$/, () => variablesPage],
   [/^connections$/, () => connectionsPage],
   [/^events$/, () => eventsPage],
+  [/^dag_runs$/, () => lazy("./browse.js", "dagRunsBrowse")],
+  [/^task_instances$/, () => lazy("./browse.js", "taskInstancesBrowse")],
+  [/^xcoms$/, () => lazy("./browse.js", "xcomsBrowse")],
+  [/^assets$/, () => lazy("./assets.js", "assetsPage")],
+  [/^assets\/(\d+)$/, () => lazy("./assets.js", "assetPage")],
+  [/^providers$/, () => lazy("./providers.js", "providersPage")],
   [/^auth\/login$/, () => loginPage],
 ];
 

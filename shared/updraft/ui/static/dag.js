@@ -4,7 +4,10 @@
 import { all, api, canEdit, link, path } from "./api.js";
 import { pauseSwitch } from "./dags.js";
 import { byTask, graph, grid } from "./grid.js";
+import { clearButton, noteEditor } from "./runactions.js";
+import { dagTabs } from "./dagtabs.js";
 import { triggerForm, backfillForm } from "./trigger.js";
+import { runCost } from "./cost.js";
 import { actionButton, badge, duration, errorBox, h, json, legend, navLink, table, time } from "./view.js";
 
 const GRID_RUNS = 25;
@@ -15,14 +18,7 @@ function runActions(dagId, run, refresh) {
   if (!canEdit()) return null;
   const runPath = path("dags", dagId, "dagRuns", run.dag_run_id);
   return h("div", { class: "actions" },
-    actionButton("Clear run", async () => {
-      await api(`${runPath}/clear`, { method: "POST", body: { dry_run: false, only_failed: false } });
-      await refresh();
-    }),
-    actionButton("Clear failed tasks", async () => {
-      await api(`${runPath}/clear`, { method: "POST", body: { dry_run: false, only_failed: true } });
-      await refresh();
-    }),
+    clearButton({ dagId, runId: run.dag_run_id, refresh }),
     actionButton("Mark run success", async () => {
       await api(runPath, { method: "PATCH", body: { state: "success" } });
       await refresh();
@@ -51,8 +47,9 @@ function runDetails(dagId, run, tis, refresh) {
       h("dt", {}, "Ended"), h("dd", {}, time(run.end_date)),
       h("dt", {}, "Duration"), h("dd", {}, duration(run.duration)),
       h("dt", {}, "Triggered by"), h("dd", {}, run.triggered_by || "—"),
-      h("dt", {}, "Note"), h("dd", {}, run.note || "—"),
+      h("dt", {}, "Note"), h("dd", {}, noteEditor({ dagId, runId: run.dag_run_id, note: run.note })),
       h("dt", {}, "Conf"), h("dd", {}, json(run.conf || {}))),
+    runCost(dagId, run),
     runActions(dagId, run, refresh),
     table(["Task", "State", "Try", "Started", "Duration", "Executor"], rows, { class: "tis" }));
 }
@@ -124,7 +121,7 @@ export async function dagPage(main, [dagId, runId], { navigate }) {
         h("button", { type: "button", onclick: () => openForm(backfillForm) }, "Backfill")) : null),
     h("p", { class: "muted" }, `Schedule: ${details.timetable_description || details.timetable_summary || "None"}`,
       " · Next run: ", time(details.next_dagrun_run_after), details.description ? ` · ${details.description}` : ""),
-    formBox, legend(), h("div", { class: "dag-layout" }, h("div", {}, h("h2", {}, "Grid"), gridBox, graphBox), runBox));
+    runId ? "" : dagTabs(dagId, ""), formBox, legend(), h("div", { class: "dag-layout" }, h("div", {}, h("h2", {}, "Grid"), gridBox, graphBox), runBox));
   try {
     await refresh();
   } catch (error) {

@@ -1,8 +1,10 @@
 // A task instance (/dags/{dag_id}/runs/{run_id}/tasks/{task_id}[/mapped/{map_index}]): each try's log (a running
 // try's followed live), its extra links, XComs, why it is not running, rendered template fields, duration,
-// executor; clear/mark.
+// executor; its note; clear (options and a dry run first) and mark.
 
 import { all, api, canEdit, link, path } from "./api.js";
+import { logFilter } from "./logview.js";
+import { clearButton, noteEditor } from "./runactions.js";
 import { actionButton, badge, duration, errorBox, h, json, navLink, table, time } from "./view.js";
 
 const ACTIVE = new Set(["queued", "running", "scheduled", "up_for_retry", "up_for_reschedule", "deferred",
@@ -10,14 +12,10 @@ const ACTIVE = new Set(["queued", "running", "scheduled", "up_for_retry", "up_fo
 
 function tiActions(dagId, ti, refresh) {
   if (!canEdit()) return null;
-  const clear = (extra) => api(path("dags", dagId, "clearTaskInstances"), { method: "POST", body: {
-    dry_run: false, dag_run_id: ti.dag_run_id, only_failed: false, reset_dag_runs: true,
-    task_ids: [ti.map_index >= 0 ? [ti.task_id, ti.map_index] : ti.task_id], ...extra } });
   const mark = (state) => api(path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id)
     + (ti.map_index >= 0 ? `/${ti.map_index}` : ""), { method: "PATCH", body: { new_state: state } });
   return h("div", { class: "actions" },
-    actionButton("Clear", async () => { await clear({}); await refresh(); }),
-    actionButton("Clear with downstream", async () => { await clear({ include_downstream: true }); await refresh(); }),
+    clearButton({ dagId, runId: ti.dag_run_id, ti, refresh }),
     actionButton("Mark success", async () => { await mark("success"); await refresh(); }),
     actionButton("Mark failed", async () => { await mark("failed"); await refresh(); }));
 }
@@ -103,6 +101,8 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
   const head = h("div", {});
   const tries = h("div", { role: "tablist", "aria-label": "Tries", class: "tries" });
   const logBox = h("pre", { class: "log", "aria-label": "Log", tabindex: "0" });
+  const filter = logFilter(logBox, () => `${dagId}__${runId}__${taskId}${index >= 0 ? `__${index}` : ""}`
+    + `__try_${chosenTry || ti.try_number}.log`);
   const linkButtons = h("div", { class: "actions" });
   const linkBox = h("section", { class: "extra-links", "aria-label": "Extra links", hidden: true },
     h("h2", {}, "Extra Links"), linkButtons);
@@ -133,12 +133,12 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
       h("button", { type: "button", role: "tab", "aria-selected": String(n === shown),
         onclick: () => { chosenTry = n; drawLog(); } }, `Try ${n}`)));
     if (ti.try_number === 0) {
-      logBox.textContent = "No try has started yet.";
+      filter.show("No try has started yet.");
       linkBox.hidden = true;
       return;
     }
     const [text, links] = await Promise.all([logOf(dagId, ti, shown), linksOf(dagId, ti, shown).catch(() => [])]);
-    logBox.textContent = text;
+    filter.show(text);
     linkButtons.replaceChildren(...links);
     linkBox.hidden = !links.length;
   }
@@ -161,7 +161,8 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
         h("dt", {}, "Ended"), h("dd", {}, time(ti.end_date)),
         h("dt", {}, "Duration"), h("dd", {}, duration(ti.duration)),
         h("dt", {}, "Pool"), h("dd", {}, `${ti.pool} (${ti.pool_slots} slot${ti.pool_slots === 1 ? "" : "s"})`),
-        h("dt", {}, "Host"), h("dd", {}, ti.hostname || "—")),
+        h("dt", {}, "Host"), h("dd", {}, ti.hostname || "—"),
+        h("dt", {}, "Note"), h("dd", {}, noteEditor({ dagId, runId, ti, note: ti.note }))),
       linkBox,
       tiActions(dagId, ti, () => drawAll()));
     const [xcomPart, depPart] = await Promise.all([
@@ -178,7 +179,7 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
   }
 
   main.replaceChildren(head, h("div", { class: "columns" },
-    h("section", { class: "logs", "aria-label": "Logs" }, h("h2", {}, "Log"), tries, logBox), sideBox));
+    h("section", { class: "logs", "aria-label": "Logs" }, h("h2", {}, "Log"), tries, filter.controls, logBox), sideBox));
   try {
     await drawAll();
   } catch (error) {

@@ -1,0 +1,39 @@
+"""How a pool's slots are used: Airflow's slot counts by state, from the pool limit's holders.
+
+A pool is a limit item whose holders are the tries holding its slots (from claim to end), so the counts come
+from the holders: ``occupied`` is every held slot; ``running`` and ``queued`` split them by the holding try's
+state (a read per holding try, at most the pool's size); ``open`` is what is left (-1: unlimited). A deferred
+try gives its slot back unless its pool has ``include_deferred`` (Airflow's: deferred tasks count against the
+pool); then ``deferred`` counts it, and ``scheduled`` while its resumed try waits to be claimed again.
+
+The pools API answers these counts and the scheduler function emits them as Airflow's ``pool.*_slots`` gauges.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from updraft.model.limits import pool_limit
+from updraft.model.states import TaskInstanceState
+from updraft.scheduling.slot_holders import EntryHolders
+
+
+def pool_occupancy(store: Any, pool: Any) -> dict[str, int]:
+    """``pool``'s (a ``store.limit_api.Pool``) slots: ``occupied``, ``running``, ``queued``, ``deferred``,
+    ``scheduled`` and ``open``."""
+    limit = store.get_limit(pool_limit(pool.name))
+    holders = limit.holders if limit is not None else {}
+    running = deferred = scheduled = 0
+    tries = EntryHolders(store)
+    for entry, slots in holders.items():
+        ti = tries.holder(pool_limit(pool.name), entry)  # the try it names, or the one it was handed on to
+        if ti is not None and ti.state == TaskInstanceState.RUNNING:
+            running += slots
+        elif ti is not None and ti.state == TaskInstanceState.DEFERRED:
+            deferred += slots
+        elif ti is not None and ti.state == TaskInstanceState.SCHEDULED:  # resumed, its kept slot still held
+            scheduled += slots
+    occupied = sum(holders.values())
+    return {"occupied": occupied, "running": running, "deferred": deferred, "scheduled": scheduled,
+            "queued": occupied - running - deferred - scheduled,
+            "open": -1 if pool.slots < 0 else max(pool.slots - occupied, 0)}
