@@ -92,30 +92,6 @@ def event_invoke_config(ctx: StandInContext, logical_id: str) -> None:
         ctx.session.client("sqs").get_queue_url(QueueName=name)  # the dead-letter queue was deployed
 
 
-def alarm(ctx: StandInContext, logical_id: str) -> None:
-    """Put with CloudWatch's API; the metric it watches belongs to something deployed (a function by name, a
-    queue by name, or a function's Powertools service dimension)."""
-    props = ctx.props(logical_id)
-    dimensions = {d["Name"]: d["Value"] for d in props.get("Dimensions", [])}
-    if "FunctionName" in dimensions:
-        ctx.session.client("lambda").get_function(FunctionName=dimensions["FunctionName"])
-    if "QueueName" in dimensions:
-        ctx.session.client("sqs").get_queue_url(QueueName=dimensions["QueueName"])
-    if "service" in dimensions:
-        services = {f["Environment"]["Variables"].get("POWERTOOLS_SERVICE_NAME")
-                    for f in ctx.session.client("lambda").list_functions()["Functions"] if f.get("Environment")}
-        assert dimensions["service"] in services, f"{logical_id}: no deployed function emits {dimensions}"
-    cloudwatch = ctx.session.client("cloudwatch")
-    cloudwatch.put_metric_alarm(
-        AlarmName=f"{logical_id}", AlarmDescription=props.get("AlarmDescription", ""),
-        Namespace=props["Namespace"], MetricName=props["MetricName"], Statistic=props["Statistic"],
-        Dimensions=[{"Name": k, "Value": v} for k, v in dimensions.items()], Period=int(props["Period"]),
-        EvaluationPeriods=int(props["EvaluationPeriods"]), Threshold=float(props["Threshold"]),
-        ComparisonOperator=props["ComparisonOperator"], TreatMissingData=props["TreatMissingData"])
-    (created,) = cloudwatch.describe_alarms(AlarmNames=[logical_id])["MetricAlarms"]
-    assert created["StateValue"] in ("INSUFFICIENT_DATA", "OK")
-
-
 def user_pool(ctx: StandInContext, logical_id: str) -> None:
     """Created with Cognito's API (only admins create users, as the template says)."""
     props = ctx.props(logical_id)
@@ -209,7 +185,6 @@ STAND_INS: dict[str, Callable[[StandInContext, str], None]] = {
     "AWS::S3::BucketPolicy": bucket_policy,
     "AWS::SQS::QueuePolicy": queue_policy,
     "AWS::Lambda::EventInvokeConfig": event_invoke_config,
-    "AWS::CloudWatch::Alarm": alarm,
     "AWS::Cognito::UserPool": user_pool,
     "AWS::Cognito::UserPoolClient": user_pool_client,
     "AWS::Cognito::UserPoolGroup": user_pool_group,
