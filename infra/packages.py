@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from infra.config import LAMBDA_REQUIREMENTS, EnvironmentSettings
+from updraft.requirements import stubs
 from updraft.requirements.install import Installed, Platform, install
 from updraft.requirements.lines import RequirementsError, canonical
 
@@ -108,9 +109,13 @@ def requirements_path(settings: EnvironmentSettings) -> Path:
 
 def runtime_site(architecture: str, *, cache: Path | None = None) -> Installed:
     """``infra/requirements.lock`` installed for the Lambda platform (cached by its content); refused when pip
-    installs anything the lock does not name (the lock is then incomplete: regenerate it)."""
+    installs anything the lock does not name (the lock is then incomplete: regenerate it). The stubs of the
+    providers Updraft runs natively (``stubs.PROVIDED``, metadata only) that every install adds are not packages
+    of the lock."""
     installed = install(RUNTIME_LOCK, cache, runtime={}, platform=lambda_platform(architecture))
-    wanted, got = read_lock(RUNTIME_LOCK.read_text()), read_lock(installed.lock)
+    provided = {canonical(name) for name in stubs.PROVIDED}
+    wanted = read_lock(RUNTIME_LOCK.read_text())
+    got = {name: version for name, version in read_lock(installed.lock).items() if name not in provided}
     if got != wanted:
         extra = sorted(f"{n}=={v}" for n, v in got.items() if wanted.get(n) != v)
         raise RequirementsError(f"{RUNTIME_LOCK} is incomplete: pip also installed {', '.join(extra)}; regenerate "

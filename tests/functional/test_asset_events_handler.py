@@ -21,7 +21,7 @@ from updraft.store.dynamo import DynamoStore
 from updraft.store.tables import create_table
 
 EVENTS = Path(__file__).resolve().parents[2] / "events" / "asset_events"
-TABLE, BUCKET, WORKER, REGION = "updraft-assets-test", "updraft-dev-data", "updraft-worker", "us-east-1"
+TABLE, BUCKET, WORKER, REGION = "updraft-assets-test", "updraft-dev-123456789012-us-east-1", "updraft-worker", "us-east-1"
 SALES = Asset(uri=f"s3://{BUCKET}/asset-events/sales", name="sales")
 
 

@@ -18,7 +18,7 @@ from updraft.store.tables import create_table
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events" / "parser"
-BUCKET = "updraft-dev-data"
+BUCKET = "updraft-dev-123456789012-us-east-1"
 KEY = "dags/example etl(v2).py"
 TABLE = "updraft-parser-test"
 
@@ -199,7 +199,7 @@ def test_records_of_another_bucket_or_with_a_bad_key_are_rejected_and_the_others
     assert sorted(result["parsed"]) == ["dags/example etl(v2).py", "dags/second.py"]
     assert result["parsed"]["dags/second.py"]["dag_ids"] == ["second"]
     assert set(result["rejected"]) == {"s3://someone-elses-bucket/dags/example etl(v2).py",
-                                       "s3://updraft-dev-data/dags/../../etc/cron.py"}
+                                       f"s3://{BUCKET}/dags/../../etc/cron.py"}
     assert "not this environment's bucket" in result["rejected"]["s3://someone-elses-bucket/dags/example etl(v2).py"]
     assert _metrics(capsys)["RejectedRecords"] == [2.0]
 

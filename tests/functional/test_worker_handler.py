@@ -17,7 +17,7 @@ from updraft.model.states import TaskInstanceState
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = json.loads((ROOT / "events" / "worker" / "dispatch.json").read_text())
 TABLE = "updraft-worker-test"
-BUCKET = "updraft-dev-data"
+BUCKET = "updraft-dev-123456789012-us-east-1"
 
 DAG_FILE = '''
 import datetime

@@ -19,7 +19,7 @@ from updraft.scheduling.asset_sources import handle_source_event
 from updraft.sdk.exceptions import UnsupportedFeatureError
 from updraft.store.assets import asset_id_of
 
-BUCKET = "updraft-dev-data"
+BUCKET = "updraft-dev-123456789012-us-east-1"
 QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/updraft-dev-asset-events"
 QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:updraft-dev-asset-events"
 NOW = START + dt.timedelta(days=1)

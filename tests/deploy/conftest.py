@@ -1,0 +1,149 @@
+"""The deploy tier: ``cdk deploy -c env=dev`` on the embedded AWS, once per session.
+
+The dev stack is synthesized as ``cdk synth -c env=dev`` does, with the real bundle (Updraft's lock installed for
+the Lambda platform: from the requirements cache after the first run, else from the package index), then deployed
+as the CLI deploys it (``deployment``) onto a moto server in this process whose Lambda runs each invoke in a
+Lambda-like process from the function's deployed zip (``lambda_runtime``), with the few moto mends the stack needs
+(``moto_patches``). Docker is made unusable before aws_cdk starts, as in the infra tier: synth needs none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+os.environ["CDK_DOCKER"] = "/nonexistent/docker-is-not-needed-at-synth"
+cdk = pytest.importorskip("aws_cdk", reason="the infra extra is not installed (pip install -e '.[infra]')")
+
+from tests.deploy.deployment import Deployed, create_stack  # noqa: E402
+from tests.deploy.lambda_runtime import RUNTIME_PYTHON, LambdaRuntime, runtime_packages  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+STACK = "Updraft-dev"
+ACCOUNT, REGION = "123456789012", "us-east-1"
+
+
+@dataclass(frozen=True)
+class Assembly:
+    outdir: Path
+    template: dict[str, Any]
+
+    @property
+    def resources(self) -> dict[str, Any]:
+        resources: dict[str, Any] = self.template["Resources"]
+        return resources
+
+
+class Session:
+    """boto3 clients on the embedded AWS (what a deployer or a test caller uses; never a function's)."""
+
+    def __init__(self, url: str) -> None:
+        import boto3
+
+        self.url = url
+        self._session = boto3.Session(region_name=REGION, aws_access_key_id="AKIADEPLOYER",
+                                      aws_secret_access_key="secret")
+        self._clients: dict[str, Any] = {}
+
+    def client(self, name: str) -> Any:
+        if name not in self._clients:
+            self._clients[name] = self._session.client(name, endpoint_url=self.url)  # type: ignore[call-overload]
+        return self._clients[name]
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The deployed stack: its resources, the AWS it is on and the Lambda runtime running its functions."""
+
+    assembly: Assembly
+    deployed: Deployed
+    session: Session
+    runtime: LambdaRuntime
+
+    def function(self, name: str) -> str:
+        """The deployed name of Updraft's ``name`` function (its handler ``functions.<name>.handler.handler``)."""
+        (found,) = [self.deployed.physical[k] for k, v in self.assembly.resources.items()
+                    if v["Type"] == "AWS::Lambda::Function"
+                    and v["Properties"].get("Handler") == f"functions.{name}.handler.handler"]
+        return found
+
+
+@pytest.fixture(scope="session")
+def assembly(tmp_path_factory: pytest.TempPathFactory) -> Assembly:
+    """The dev stack as ``cdk synth -c env=dev`` builds it, the real bundle included. The built bundles are kept
+    beside the requirements cache across sessions (keyed by their content, built atomically, as in cdk.out)."""
+    from infra.config import settings_for
+    from infra.constructs.bundling import BUILD_FOLDER
+    from infra.stack import UpdraftStack
+    from updraft.requirements.install import default_cache
+
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    bundles = default_cache().parent / "deploy-tier-bundles"
+    bundles.mkdir(parents=True, exist_ok=True)
+    (outdir / BUILD_FOLDER).symlink_to(bundles, target_is_directory=True)
+    app = cdk.App(context=json.loads((ROOT / "cdk.json").read_text())["context"], outdir=str(outdir))
+    UpdraftStack(app, STACK, settings=settings_for("dev"), env=cdk.Environment(account=ACCOUNT, region=REGION))
+    template = app.synth().get_stack_by_name(STACK).template
+    return Assembly(outdir, template)
+
+
+@pytest.fixture(scope="module")
+def environment(assembly: Assembly) -> Iterator[Environment]:
+    """The stack deployed (CREATE_COMPLETE) on a fresh embedded AWS for a test module; moto's state (global to
+    the process) is reset and its Lambda unpatched afterwards, so the worker's next tests start clean."""
+    if not Path(RUNTIME_PYTHON).exists() or shutil.which("setpriv") is None:
+        pytest.skip(f"the deploy tier runs functions with {RUNTIME_PYTHON} (a Python 3.11 outside any venv) "
+                    "through setpriv (util-linux): not both here")
+    from moto import settings
+    from moto.awslambda.models import LambdaFunction
+
+    from infra.packages import runtime_site
+    from tests.deploy.moto_patches import patched
+    from updraft.local.moto_server import EmbeddedAwsServer
+
+    assert LambdaFunction.invoke  # moto's Lambda models are loaded before the patch
+    work = Path(tempfile.mkdtemp(prefix="updraft-deploy-", dir="/tmp"))
+    server = EmbeddedAwsServer(concurrent=True).start()
+    try:
+        # Lambda keeps moto's default (Docker) backend, whose invoke the runtime replaces: moto's no-Docker
+        # backend answers the invoke API with the request's payload without reaching a function.
+        config = {"stepfunctions": {"execute_state_machine": True}}
+        urllib.request.urlopen(urllib.request.Request(
+            f"{server.url}/moto-api/config", data=json.dumps(config).encode(), method="POST",
+            headers={"Content-Type": "application/json"}), timeout=10).close()
+        @contextlib.contextmanager
+        def outside_request() -> Iterator[None]:
+            """Let go of the server's guard (an RLock this request thread holds) while the function runs."""
+            others = server.guard._others
+            others.release()
+            try:
+                yield
+            finally:
+                others.acquire()
+
+        runtime = LambdaRuntime(server.url, work, runtime_packages(runtime_site("x86_64").site, work / "runtime"),
+                                outside_request)
+        runtime.install()
+        try:
+            with patched(server.host, server.port):
+                assert settings.moto_server_port() == str(server.port)
+                session = Session(server.url)
+                deployed = create_stack(session, runtime, assembly.outdir, STACK)
+                yield Environment(assembly, deployed, session, runtime)
+        finally:
+            runtime.uninstall()
+            server.reset()
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,63 @@
+"""The Lambda runtime's bootstrap, as far as a handler can tell: run by the deploy tier's runtime
+(``tests/deploy/lambda_runtime.py``) as ``python -I -S lambda_bootstrap.py TASK_ROOT HANDLER RUNTIME_DIR`` in a clean
+interpreter (no site-packages: the bundle must hold everything it imports), with the event on stdin.
+
+It imports the handler from TASK_ROOT as Lambda's runtime does (TASK_ROOT first on ``sys.path``, the runtime's
+own packages, RUNTIME_DIR, last), calls it once
+with a context object carrying the attributes Lambda gives, and writes one result line to stdout after whatever
+the handler printed: ``MARKER {"result": ...}`` or ``MARKER {"errorType": ..., "errorMessage": ...}``, with the
+import and the invoke times in ms.
+"""
+
+import importlib
+import json
+import os
+import sys
+import time
+import traceback
+
+MARKER = "\x1eUPDRAFT-LAMBDA-RESULT"
+
+
+class Context:
+    """The attributes of Lambda's context object that handlers and Powertools read."""
+
+    def __init__(self, deadline: float) -> None:
+        env = os.environ
+        self.function_name = env["AWS_LAMBDA_FUNCTION_NAME"]
+        self.function_version = env.get("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+        self.memory_limit_in_mb = int(env.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "128"))
+        self.invoked_function_arn = env["UPDRAFT_TEST_FUNCTION_ARN"]
+        self.aws_request_id = env["UPDRAFT_TEST_REQUEST_ID"]
+        self.log_group_name = env.get("AWS_LAMBDA_LOG_GROUP_NAME", "")
+        self.log_stream_name = env.get("AWS_LAMBDA_LOG_STREAM_NAME", "")
+        self._deadline = deadline
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+def main() -> None:
+    task_root, handler, runtime_dir = sys.argv[1], sys.argv[2], sys.argv[3]
+    started = time.monotonic()
+    deadline = started + float(os.environ["AWS_LAMBDA_FUNCTION_TIMEOUT"])
+    sys.path[:0] = [task_root]
+    sys.path.append(runtime_dir)
+    event = json.loads(sys.stdin.read() or "{}")
+    out: dict = {}
+    try:
+        module_name, function_name = handler.rsplit(".", 1)
+        function = getattr(importlib.import_module(module_name), function_name)
+        imported = time.monotonic()
+        out["import_ms"] = round((imported - started) * 1000, 1)
+        out["result"] = function(event, Context(deadline))
+        out["invoke_ms"] = round((time.monotonic() - imported) * 1000, 1)
+    except Exception as exc:  # reported as Lambda reports an unhandled error
+        out.update(errorType=type(exc).__name__, errorMessage=str(exc),
+                   stackTrace=traceback.format_exception(exc))
+    sys.stdout.flush()
+    print(MARKER, json.dumps(out, default=str), flush=True)
+
+
+if __name__ == "__main__":
+    main()

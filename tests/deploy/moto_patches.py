@@ -1,0 +1,111 @@
+"""The few places where moto 5.2.5's CloudFormation differs from AWS's for this stack, mended for the deploy tier.
+
+Each mend says what a real deploy relies on; none changes what the template asks for:
+
+* ``AWS::KMS::Key`` with ``Tags``: CloudFormation tags are ``Key``/``Value``; moto hands them to KMS's tagger,
+  which reads ``TagKey``/``TagValue``, and answers 500 (every CDK stack tags its key with the stack's tags).
+* custom resources: moto sends their ``ResponseURL`` to ``host.docker.internal`` (where a Docker-run function
+  would reach it); here functions run on this host, so the URL names the embedded AWS's own address.
+* ``AWS::CloudWatch::Alarm``: moto has no CloudFormation model for it, so it skips alarms, and then refuses the
+  whole template once something reads an alarm's ``Arn`` (the dashboard's alarm widget: "Fn::GetAtt references
+  undefined resource"). :class:`CfnAlarm` creates each alarm with moto's CloudWatch, as CloudFormation does.
+* custom resources: AWS passes every ``ResourceProperties`` scalar as a string (``true`` -> ``"true"``); moto
+  passes the template's JSON types. CDK's handlers are written for strings (:func:`as_cloudformation_sends`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+
+class CfnAlarm:
+    """An ``AWS::CloudWatch::Alarm`` created with moto's CloudWatch backend (a metric alarm: what the stack has)."""
+
+    def __init__(self, alarm: Any) -> None:
+        self.alarm = alarm
+
+    @property
+    def physical_resource_id(self) -> str:
+        return str(self.alarm.name)
+
+    def is_created(self) -> bool:
+        return True
+
+    def get_cfn_attribute(self, name: str) -> str:
+        if name != "Arn":
+            raise NotImplementedError(name)
+        return str(self.alarm.alarm_arn)
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::CloudWatch::Alarm"
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return "AlarmName"
+
+    @classmethod
+    def create_from_cloudformation_json(cls, resource_name: str, cloudformation_json: Any, account_id: str,
+                                        region_name: str, **kwargs: Any) -> CfnAlarm:
+        from moto.cloudwatch.models import cloudwatch_backends
+
+        p = cloudformation_json["Properties"]
+        alarm = cloudwatch_backends[account_id][region_name].put_metric_alarm(
+            name=p.get("AlarmName", resource_name), namespace=p["Namespace"], metric_name=p["MetricName"],
+            comparison_operator=p["ComparisonOperator"], evaluation_periods=int(p["EvaluationPeriods"]),
+            period=int(p["Period"]), threshold=float(p["Threshold"]), statistic=p["Statistic"],
+            description=p.get("AlarmDescription", ""), dimensions=p.get("Dimensions", []),
+            alarm_actions=p.get("AlarmActions", []), treat_missing_data=p.get("TreatMissingData"))
+        return cls(alarm)
+
+
+@contextlib.contextmanager
+def patched(host: str, port: int) -> Iterator[None]:
+    from moto import settings
+    from moto.cloudformation import parsing
+    from moto.kms.models import Key
+
+    original_class_of = parsing.resource_class_from_type
+
+    def class_of(resource_type: str) -> Any:
+        return CfnAlarm if resource_type == CfnAlarm.cloudformation_type() else original_class_of(resource_type)
+
+    original_create = Key.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+
+    def create_key(cls: Any, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str,
+                   **kwargs: Any) -> Any:
+        properties = cloudformation_json["Properties"]
+        tags = [{"TagKey": t["Key"], "TagValue": t["Value"]} for t in properties.get("Tags", [])]
+        fixed = {**cloudformation_json, "Properties": {**properties, "Tags": tags}}
+        return original_create(cls, resource_name, fixed, account_id, region_name, **kwargs)
+
+    saved = (Key.create_from_cloudformation_json, settings.moto_server_host, settings.moto_server_port)
+    parsing.resource_class_from_type = class_of  # type: ignore[assignment]
+    Key.create_from_cloudformation_json = classmethod(create_key)  # type: ignore[assignment,method-assign]
+    settings.moto_server_host = lambda: f"http://{host}"  # type: ignore[assignment]
+    settings.moto_server_port = lambda: str(port)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        parsing.resource_class_from_type = original_class_of  # type: ignore[assignment]
+        (Key.create_from_cloudformation_json, settings.moto_server_host,  # type: ignore[method-assign]
+         settings.moto_server_port) = saved  # type: ignore[assignment]
+
+
+def as_cloudformation_sends(event: Any) -> Any:
+    """A custom-resource request with its properties' scalars as strings, as CloudFormation sends them."""
+    if not isinstance(event, dict) or "ResourceProperties" not in event:
+        return event
+
+    def strings(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strings(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [strings(v) for v in value]
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return value if isinstance(value, str) else str(value)
+
+    return {**event, "ResourceProperties": strings(event["ResourceProperties"])}

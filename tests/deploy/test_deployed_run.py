@@ -1,0 +1,176 @@
+"""A DAG run driven only through what ``cdk deploy`` created, each function running its deployed zip as Lambda runs
+it (``lambda_runtime``): the DAG file uploaded to the deployed bucket reaches the parser through the bucket's
+notification (CDK's notifications custom resource, run from its own zip, configured it); the run is triggered
+with the API function's proxy event (``events/api/trigger_dag_run.json``, IAM shape) through Lambda's invoke API;
+the API's nudge, the tick rule's target and the workers' invokes are Lambda's asynchronous invokes, driven in
+order; the run ends with Airflow's states, read back through the API function, and its task log in the task log
+group.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.deploy.conftest import Environment
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS = ROOT / "events"
+
+DAG_FILE = '''
+import pendulum
+
+from airflow.sdk import dag, task
+
+
+@dag(schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False,
+     is_paused_upon_creation=False)
+def etl():
+    @task
+    def extract(**context) -> int:
+        return int(context["dag_run"].conf.get("n", 1))
+
+    @task
+    def transform(n: int) -> int:
+        return n * 10
+
+    @task
+    def load(total: int) -> None:
+        print(f"loaded {total} rows")
+
+    load(transform(extract()))
+
+
+etl()
+'''
+
+
+def _api(environment: Environment, event: dict[str, Any]) -> tuple[int, Any]:
+    """The API function invoked through Lambda's API with a proxy event (as API Gateway invokes it)."""
+    lam = environment.session.client("lambda")
+    answer = lam.invoke(FunctionName=environment.function("api"), Payload=json.dumps(event).encode())
+    assert "FunctionError" not in answer, answer["Payload"].read()
+    response = json.loads(answer["Payload"].read())
+    assert isinstance(response, dict) and "statusCode" in response, (response, environment.runtime.invocations[-1])
+    return response["statusCode"], json.loads(response["body"]) if response.get("body") else None
+
+
+def _get(environment: Environment, path: str) -> tuple[int, Any]:
+    event = json.loads((EVENTS / "api" / "trigger_dag_run.json").read_text())
+    event.update(path=path, httpMethod="GET", body=None, pathParameters={"proxy": path.lstrip("/")})
+    event["requestContext"].update(httpMethod="GET", path=f"/dev{path}")
+    return _api(environment, event)
+
+
+def test_a_dag_file_uploaded_and_triggered_through_the_api_runs_to_success(environment: Environment) -> None:
+    runtime, session = environment.runtime, environment.session
+    bucket = environment.deployed.outputs["BucketName"]
+    session.client("s3").put_object(Bucket=bucket, Key=f"{environment.deployed.outputs['DagsPrefix']}etl.py",
+                                    Body=DAG_FILE.encode())
+    (parse,) = runtime.drain()
+    assert parse.function == environment.function("parser") and parse.error is None, parse.output[-3000:]
+    assert parse.result["parsed"]["dags/etl.py"]["import_errors"] == [], parse.result
+
+    status, run = _api(environment, json.loads((EVENTS / "api" / "trigger_dag_run.json").read_text()))
+    assert status == 200, run
+    assert (run["dag_run_id"], run["conf"]) == ("manual__from_the_sample_event", {"n": 2})
+
+    tick_rule = environment.assembly.resources[next(
+        k for k, v in environment.assembly.resources.items()
+        if v["Type"] == "AWS::Events::Rule" and "ScheduleExpression" in v["Properties"])]["Properties"]["Name"]
+    (target,) = session.client("events").list_targets_by_rule(Rule=tick_rule)["Targets"]
+    tick = json.loads((EVENTS / "scheduler" / "eventbridge_tick.json").read_text())
+    for _ in range(6):  # the API's nudge and the workers' invokes; then ticks, as the rule delivers them
+        ran = runtime.drain()
+        failed = [r for r in ran if r.error is not None]
+        assert not failed, f"{failed[0].function}: {failed[0].error}\n{failed[0].output[-3000:]}"
+        status, state = _get(environment, "/api/v2/dags/etl/dagRuns/manual__from_the_sample_event")
+        if state["state"] in ("success", "failed"):
+            break
+        session.client("lambda").invoke(FunctionName=target["Arn"], InvocationType="Event",
+                                         Payload=json.dumps(tick).encode())
+    assert state["state"] == "success", state
+    status, tis = _get(environment, "/api/v2/dags/etl/dagRuns/manual__from_the_sample_event/taskInstances")
+    assert {t["task_id"]: t["state"] for t in tis["task_instances"]} == {
+        "extract": "success", "transform": "success", "load": "success"}
+    workers = {r.function for r in runtime.invocations} & {environment.function("worker")}
+    assert workers, "no try ran in the deployed worker function"
+
+    logs = session.client("logs")
+    group = environment.deployed.physical[next(
+        k for k, v in environment.assembly.resources.items()
+        if v["Type"] == "AWS::Logs::LogGroup" and str(v["Properties"].get("LogGroupName", "")).endswith("task-logs"))]
+    streams = {s["logStreamName"] for s in logs.describe_log_streams(logGroupName=group)["logStreams"]}
+    load_stream = next(s for s in streams if s.startswith("etl/") and "/load/" in s)
+    text = "".join(e["message"] for e in logs.get_log_events(logGroupName=group, logStreamName=load_stream)["events"])
+    assert "loaded 20 rows" in text
+
+
+# The sample events that name what the stack creates, and the function each is for; the worker's and the trigger
+# check's name a particular try (tests/functional sends them to stores that hold it).
+SAMPLES = {"parser": ("s3_object_created.json", "s3_object_removed.json", "s3_mixed_records.json"),
+           "scheduler": ("eventbridge_tick.json",),
+           "asset_events": ("s3_object_created.json", "eventbridge_object_created.json"),
+           "api": ("health.json",)}
+FOREIGN_BUCKET = "someone-elses-bucket"  # s3_mixed_records.json: the record the parser must reject
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def test_the_sample_events_name_the_deployed_resources_and_their_handlers_take_them(
+        environment: Environment) -> None:
+    outputs = environment.deployed.outputs
+    bucket = outputs["BucketName"]
+    (tick_rule,) = [r for r in environment.session.client("events").list_rules()["Rules"]
+                    if "ScheduleExpression" in r]
+    s3 = environment.session.client("s3")
+    s3.put_object(Bucket=bucket, Key="dags/example etl(v2).py", Body=DAG_FILE.replace("def etl", "def etl_v2")
+                  .replace("etl()", "etl_v2()").encode())
+    s3.put_object(Bucket=bucket, Key="dags/second.py", Body=b"")
+    lam = environment.session.client("lambda")
+    for function, names in SAMPLES.items():
+        for name in names:
+            event = json.loads((EVENTS / function / name).read_text())
+            texts = _strings(event)
+            buckets = {t for t in texts if t.startswith("updraft-") and t.endswith(("-us-east-1", "-data"))}
+            assert buckets <= {bucket}, f"{function}/{name} names {buckets}, the stack's bucket is {bucket}"
+            rules = {t for t in texts if ":rule/" in t}
+            assert rules <= {tick_rule["Arn"]}, f"{function}/{name} names {rules}, the stack's is {tick_rule['Arn']}"
+            answer = lam.invoke(FunctionName=environment.function(function), Payload=json.dumps(event).encode())
+            payload = json.loads(answer["Payload"].read())
+            assert "FunctionError" not in answer, (function, name, payload)
+            if function == "parser":
+                # Only the foreign bucket's record is rejected for its bucket (the mixed records' traversal key is
+                # rejected for its path).
+                rejected = payload.get("rejected", {})
+                assert all(FOREIGN_BUCKET in key or "bucket" not in reason for key, reason in rejected.items()), \
+                    (name, rejected)
+                assert payload["parsed"] or payload["removed"], (name, payload)  # the stack's bucket's files
+            if function == "api":
+                assert payload["statusCode"] == 200, payload
+
+
+LAMBDA_INIT_LIMIT_MS = 10_000  # Lambda's init phase: a handler module that imports longer fails its cold start
+
+
+def test_every_function_that_ran_imported_within_lambdas_init_limit(environment: Environment) -> None:
+    """After the module's runs (each invoke is a cold start here): every Updraft function that ran imported its
+    handler from the deployed zip within Lambda's init limit, and the figures are printed (``-s``)."""
+    ran = [run for run in environment.runtime.invocations if run.import_ms is not None]
+    names = {environment.function(name): name for name in ("parser", "scheduler", "worker", "api", "asset_events")}
+    by_function: dict[str, list[Any]] = {}
+    for run in ran:
+        by_function.setdefault(names.get(run.function, run.function), []).append(run)
+    assert {"parser", "scheduler", "worker", "api", "asset_events"} <= set(by_function)
+    for name, runs in sorted(by_function.items()):
+        imports = sorted(run.import_ms for run in runs)
+        print(f"{name}: {len(runs)} cold starts, import {imports[len(imports) // 2]:.0f} ms (median), "
+              f"first invoke {runs[0].invoke_ms} ms")
+        assert imports[-1] < LAMBDA_INIT_LIMIT_MS, (name, imports)
