@@ -118,10 +118,7 @@ def environment(assembly: Assembly) -> Iterator[Environment]:
     try:
         # Lambda keeps moto's default (Docker) backend, whose invoke the runtime replaces: moto's no-Docker
         # backend answers the invoke API with the request's payload without reaching a function.
-        config = {"stepfunctions": {"execute_state_machine": True}}
-        urllib.request.urlopen(urllib.request.Request(
-            f"{server.url}/moto-api/config", data=json.dumps(config).encode(), method="POST",
-            headers={"Content-Type": "application/json"}), timeout=10).close()
+        _moto_config(server.url, execute_state_machine=True)
         @contextlib.contextmanager
         def outside_request() -> Iterator[None]:
             """Let go of the server's guard (an RLock this request thread holds) while the function runs."""
@@ -144,6 +141,17 @@ def environment(assembly: Assembly) -> Iterator[Environment]:
         finally:
             runtime.uninstall()
             server.reset()
+            # moto's config is the process's (its models are module globals): the next tests in this worker
+            # expect state machines that do not run (a deferral's execution stays RUNNING until stopped).
+            _moto_config(server.url, execute_state_machine=False)
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _moto_config(url: str, *, execute_state_machine: bool) -> None:
+    """Whether moto's Step Functions runs the states of an execution (off by default)."""
+    config = {"stepfunctions": {"execute_state_machine": execute_state_machine}}
+    urllib.request.urlopen(urllib.request.Request(
+        f"{url}/moto-api/config", data=json.dumps(config).encode(), method="POST",
+        headers={"Content-Type": "application/json"}), timeout=10).close()

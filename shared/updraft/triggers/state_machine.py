@@ -39,6 +39,13 @@ _LAMBDA_RETRY = [{"ErrorEquals": ["Lambda.ServiceException", "Lambda.AWSLambdaEx
                   "IntervalSeconds": 2, "MaxAttempts": 6, "BackoffRate": 2.0}]
 
 
+def _invoke_worker(worker_function_arn: str, payload_path: str) -> dict[str, Any]:
+    """A last state: the worker invoked asynchronously with the part of the input at ``payload_path``."""
+    return {"Type": "Task", "Resource": INVOKE_RESOURCE,
+            "Parameters": {"FunctionName": worker_function_arn, "InvocationType": "Event", "Payload.$": payload_path},
+            "Retry": _LAMBDA_RETRY, "End": True}
+
+
 def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER,
                check_function_arn: str = CHECK_ARN_PLACEHOLDER) -> dict[str, Any]:
     return {
@@ -57,32 +64,11 @@ def definition(worker_function_arn: str = WORKER_ARN_PLACEHOLDER,
                 "Default": "UnknownKind",
             },
             "WaitUntilResumeAt": {"Type": "Wait", "TimestampPath": "$.resume_at", "Next": "ResumeOnWorker"},
-            "ResumeOnWorker": {
-                "Type": "Task",
-                "Resource": INVOKE_RESOURCE,
-                "Parameters": {"FunctionName": worker_function_arn, "InvocationType": "Event",
-                               "Payload.$": "$.resume"},
-                "Retry": _LAMBDA_RETRY,
-                "End": True,
-            },
+            "ResumeOnWorker": _invoke_worker(worker_function_arn, "$.resume"),
             "WaitUntilNextPoke": {"Type": "Wait", "TimestampPath": "$.resume_at", "Next": "ScheduleSensorRun"},
-            "ScheduleSensorRun": {
-                "Type": "Task",
-                "Resource": INVOKE_RESOURCE,
-                "Parameters": {"FunctionName": worker_function_arn, "InvocationType": "Event",
-                               "Payload.$": "$.schedule"},
-                "Retry": _LAMBDA_RETRY,
-                "End": True,
-            },
+            "ScheduleSensorRun": _invoke_worker(worker_function_arn, "$.schedule"),
             "WaitUntilDue": {"Type": "Wait", "TimestampPath": "$.resume_at", "Next": "WakeScheduler"},
-            "WakeScheduler": {
-                "Type": "Task",
-                "Resource": INVOKE_RESOURCE,
-                "Parameters": {"FunctionName": worker_function_arn, "InvocationType": "Event",
-                               "Payload.$": "$.schedule"},
-                "Retry": _LAMBDA_RETRY,
-                "End": True,
-            },
+            "WakeScheduler": _invoke_worker(worker_function_arn, "$.schedule"),
             "PollTrigger": {
                 "Type": "Task",
                 "Resource": INVOKE_RESOURCE,
