@@ -128,3 +128,7 @@ class DagRun:
     # Asset partitions (Airflow 3.3): the partition a run is for, and that partition's date (None: not temporal).
     partition_key: str | None = None
     partition_date: dt.datetime | None = None
+    # Who triggered a manual run (Airflow's ``triggered_by``: "ui", "rest_api", ...; and the user's name); None for
+    # the run types whose origin is their type (a schedule, an asset, a backfill, an operator).
+    triggered_by: str | None = None
+    triggering_user_name: str | None = None

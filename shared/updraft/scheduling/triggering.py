@@ -25,7 +25,8 @@ class InvalidRunId(AirflowBadRequest):
 
 def trigger_dag(store: Store, dag_id: str, *, now: dt.datetime, conf: dict[str, Any] | None = None,
                 logical_date: dt.datetime | None = None, run_id: str | None = None,
-                run_type: DagRunType = DagRunType.MANUAL, partition_key: str | None = None) -> DagRun:
+                run_type: DagRunType = DagRunType.MANUAL, partition_key: str | None = None,
+                triggered_by: str | None = None, triggering_user_name: str | None = None) -> DagRun:
     """Create a queued manual run pinned to the DAG's current version; conf is validated against its params.
 
     The run's data interval is the timetable's ``infer_manual_data_interval(run_after=now)``; its logical date is
@@ -34,6 +35,7 @@ def trigger_dag(store: Store, dag_id: str, *, now: dt.datetime, conf: dict[str, 
     ``operator_triggered`` with a ``manual__`` id, as Airflow names them). A run id Airflow would refuse (``..``,
     ``/``, a newline, over 250 characters) raises :class:`InvalidRunId`. ``partition_key`` is the partition the
     run is for (Airflow 3.3's trigger field; a ``PartitionedAtRuntime`` DAG's runs get theirs this way).
+    ``triggered_by`` and ``triggering_user_name``: where the trigger came from and who sent it, kept on the run.
     """
     from updraft.scheduling.run_creation import manual_run_info
 
@@ -51,7 +53,7 @@ def trigger_dag(store: Store, dag_id: str, *, now: dt.datetime, conf: dict[str, 
     run = DagRun(dag_id=dag_id, run_id=run_id, run_type=run_type.value, dag_hash=meta.dag_hash,
                  state=DagRunState.QUEUED, logical_date=logical, data_interval_start=info.data_interval.start,
                  data_interval_end=info.data_interval.end, run_after=now, conf=conf, queued_at=now,
-                 partition_key=partition_key)
+                 partition_key=partition_key, triggered_by=triggered_by, triggering_user_name=triggering_user_name)
     if not store.create_run(run):
         raise DagRunAlreadyExists(f"A DAG run with run_id '{run_id}' already exists for DAG '{dag_id}'")
     return run

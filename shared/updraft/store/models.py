@@ -172,6 +172,8 @@ class RunItem(Item):
     note = UnicodeAttribute(null=True)
     partition_key = UnicodeAttribute(null=True)
     partition_date = DateTimeAttribute(null=True)
+    triggered_by = UnicodeAttribute(null=True)
+    triggering_user_name = UnicodeAttribute(null=True)
     run_date_sk = UnicodeAttribute(null=True)
     active_pk = UnicodeAttribute(null=True)
     active_sk = UnicodeAttribute(null=True)

@@ -51,7 +51,8 @@ def _run_from_item(item: RunItem) -> DagRun:
         data_interval_start=item.data_interval_start, data_interval_end=item.data_interval_end,
         run_after=item.run_after, conf=item.conf or {}, queued_at=item.queued_at,
         start_date=item.start_date, end_date=item.end_date, note=item.note,
-        partition_key=item.partition_key, partition_date=item.partition_date,
+        partition_key=item.partition_key, partition_date=item.partition_date, triggered_by=item.triggered_by,
+        triggering_user_name=item.triggering_user_name,
     )
 
 
@@ -75,6 +76,7 @@ class RunStore(StoreBase):
                  data_interval_end=run.data_interval_end, run_after=run.run_after, conf=run.conf or None,
                  queued_at=run.queued_at, start_date=run.start_date, end_date=run.end_date, note=run.note,
                  partition_key=run.partition_key, partition_date=run.partition_date,
+                 triggered_by=run.triggered_by, triggering_user_name=run.triggering_user_name,
                  run_date_sk=keys.run_date_sk(sort_date, run.run_id), write_token=write_token())
         if run.state in _ACTIVE_RUN_STATES:
             item.active_pk = keys.active_pk(run.dag_id, run.run_id, self.config.index_shards)

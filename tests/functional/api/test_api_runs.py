@@ -31,6 +31,19 @@ def test_trigger_creates_a_queued_manual_run(api, store):
     assert run.conf == {"n": 5} and run.logical_date == dt.datetime(2024, 1, 31, 22, tzinfo=dt.UTC)
 
 
+def test_a_triggered_run_says_who_triggered_it_and_from_where(api, store):
+    """As Airflow: a browser's trigger (it sends a Referer) is the UI's, any other the REST API's, and the run
+    keeps the caller's name; runs of other types say their origin by their type."""
+    by_api = _trigger(api, dag_run_id="api").body
+    by_ui = api("POST", "/api/v2/dags/etl/dagRuns", body={"logical_date": None, "dag_run_id": "ui"},
+                headers={"Referer": "https://updraft.example/dags/etl"}).body
+    assert (by_api["triggered_by"], by_ui["triggered_by"]) == ("rest_api", "ui")
+    caller = by_api["triggering_user_name"]
+    assert caller and caller != "anonymous" and by_ui["triggering_user_name"] == caller
+    assert api.get("/api/v2/dags/etl/dagRuns/ui").body["triggered_by"] == "ui"  # kept on the run, not the answer's
+    assert store.get_run("etl", "api").triggering_user_name == caller
+
+
 def test_trigger_without_a_run_id_names_it_after_the_logical_date(api):
     body = _trigger(api).body
     assert body["dag_run_id"] == f"manual__{body['logical_date'].replace('Z', '+00:00')}"

@@ -59,7 +59,8 @@ def run_response(run: Any, dag_display_name: str) -> dict[str, Any]:
         "data_interval_start": iso(run.data_interval_start), "data_interval_end": iso(run.data_interval_end),
         "run_after": iso(run.run_after or run.logical_date or run.queued_at),
         "last_scheduling_decision": None, "run_type": run.run_type, "state": run.state.value,
-        "triggered_by": TRIGGERED_BY.get(run.run_type), "triggering_user_name": None,
+        "triggered_by": run.triggered_by or TRIGGERED_BY.get(run.run_type),
+        "triggering_user_name": run.triggering_user_name,
         "conf": run.conf, "note": run.note, "dag_versions": [], "bundle_version": None,
         "dag_display_name": dag_display_name, "partition_key": run.partition_key,
         "partition_date": iso(run.partition_date),
@@ -178,7 +179,10 @@ def trigger_dag_run(call: Call) -> Reply:
     try:
         run = trigger_dag(call.store, dag_id, now=call.now(), conf=body.get("conf"),
                           logical_date=body.get("logical_date"), run_id=body.get("dag_run_id"),
-                          partition_key=body.get("partition_key"))
+                          partition_key=body.get("partition_key"),
+                          # As Airflow: a browser's request (it sends a Referer) is the UI's, any other the API's.
+                          triggered_by="ui" if call.request.header("referer") else "rest_api",
+                          triggering_user_name=call.request.caller)
     except DagNotFound:
         raise dag_not_found(dag_id) from None
     except (ParamValidationError, InvalidRunId, ManualIntervalNotEvaluated) as err:
