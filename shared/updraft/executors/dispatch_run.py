@@ -21,7 +21,7 @@ RUN_PAYLOAD_MAX = 4096  # bytes of the encoded run; a Lambda async event may be 
 _DATES = ("logical_date", "data_interval_start", "data_interval_end", "run_after", "queued_at", "start_date",
           "end_date", "partition_date")
 _REQUIRED = ("run_type", "dag_hash", "state")
-_OPTIONAL_TEXT = ("note", "partition_key")
+_OPTIONAL_TEXT = ("note", "partition_key", "triggered_by", "triggering_user_name")
 _FIELDS = frozenset((*_DATES, *_REQUIRED, *_OPTIONAL_TEXT, "conf"))
 
 
@@ -61,9 +61,13 @@ def run_from_payload(dag_id: str, run_id: str, payload: object) -> DagRun:
         state = DagRunState(payload["state"])
     except ValueError:
         raise ValueError(f"dispatch payload field 'run.state' is not a run state: {payload['state']!r}") from None
-    return DagRun(dag_id=dag_id, run_id=run_id, run_type=payload["run_type"], dag_hash=payload["dag_hash"],
-                  state=state, conf=dict(payload.get("conf", {})), note=payload.get("note"),
-                  partition_key=payload.get("partition_key"), **{name: _date(payload, name) for name in _DATES})
+    run = DagRun(dag_id=dag_id, run_id=run_id, run_type=payload["run_type"], dag_hash=payload["dag_hash"],
+                 state=state, conf=dict(payload.get("conf", {})), note=payload.get("note"),
+                 partition_key=payload.get("partition_key"), triggered_by=payload.get("triggered_by"),
+                 triggering_user_name=payload.get("triggering_user_name"))
+    for name in _DATES:
+        setattr(run, name, _date(payload, name))
+    return run
 
 
 def _date(payload: dict[str, Any], name: str) -> dt.datetime | None:

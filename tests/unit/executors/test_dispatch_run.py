@@ -20,7 +20,7 @@ AT = dt.datetime(2026, 11, 22, 18, tzinfo=dt.UTC)
 RUN = DagRun("etl", "manual__x", "manual", "h" * 32, state=DagRunState.RUNNING, logical_date=AT,
              data_interval_start=AT, data_interval_end=AT + dt.timedelta(hours=1), run_after=AT, queued_at=AT,
              start_date=AT + dt.timedelta(seconds=1), conf={"n": 1, "nested": {"list": [1, "a", None]}}, note="hi",
-             partition_key="2026-11-22", partition_date=AT)
+             partition_key="2026-11-22", partition_date=AT, triggered_by="ui", triggering_user_name="ada")
 KEY = TIKey("etl", "manual__x", "extract")
 
 
