@@ -35,9 +35,12 @@ class PassMetrics:
         now = self.clock()
         if self._pools_at is not None and now - self._pools_at < POOL_EVERY:
             return
-        self._pools_at = now
         try:
-            for pool in scheduler.store.list_pools():
+            pools = scheduler.store.list_pools()
+            for pool in pools:
                 scheduler.metrics.pool_slots(pool.name, pool_occupancy(scheduler.store, pool))
         except Exception:  # metrics are best effort: the tick's scheduling is done and stays done
             log.warning("pool metrics skipped this tick", exc_info=True)
+            return
+        if pools:  # a tick that counted none (a fresh environment lists no pool yet) counts again at the next
+            self._pools_at = now
