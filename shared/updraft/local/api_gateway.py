@@ -26,6 +26,7 @@ import base64
 import datetime as dt
 import getpass
 import json
+import logging
 import threading
 import uuid
 from collections.abc import Callable
@@ -36,6 +37,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 if TYPE_CHECKING:
     from updraft.local.users import UserPool
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -199,7 +202,8 @@ class LocalApiGateway:
         event = proxy_event(method, target, headers, body, claims=claims, iam=self.authorizer is None)
         try:
             return self.handler(event)
-        except Exception as exc:  # what API Gateway answers when the function fails
+        except Exception as exc:  # what API Gateway answers when the function fails; Lambda logs the traceback
+            log.exception("local mode: the API function failed on %s %s", method, target)
             message = json.dumps({"message": f"Internal server error: {type(exc).__name__}"})
             return {"statusCode": 502, "body": message, "headers": {"Content-Type": "application/json"}}
 

@@ -105,3 +105,20 @@ def test_well_framed_requests_still_reach_the_function(gateway):
     assert _send(gateway, _post("Content-Length: 2\r\n", b"{}"))[:2] == (200, {"body": "{}"})
     assert _send(gateway, _post("", b""))[:2] == (200, {"body": None})  # no length, no encoding: empty body
     assert _send(gateway, b"GET /api/v2/pools HTTP/1.1\r\nHost: x\r\n\r\n")[:2] == (200, {"body": None})
+
+
+def test_a_failed_function_is_502_and_its_traceback_is_logged(caplog):
+    """As API Gateway answers a Lambda that raised, and as the function's log would show why."""
+    from updraft.local.api_gateway import LocalApiGateway
+
+    def failing(event):
+        raise RuntimeError("the store went away")
+
+    served = LocalApiGateway(failing)
+    try:
+        with caplog.at_level("ERROR", logger="updraft.local.api_gateway"):
+            status, body, _ = _send(served, b"GET /api/v2/pools HTTP/1.1\r\nHost: x\r\n\r\n")
+    finally:
+        served.close()
+    assert (status, body) == (502, {"message": "Internal server error: RuntimeError"})
+    assert "GET /api/v2/pools" in caplog.text and "the store went away" in caplog.text
