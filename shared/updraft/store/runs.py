@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import time
 from collections.abc import Iterable
 from typing import Any, cast
@@ -115,11 +114,10 @@ class RunStore(StoreBase):
         meta: DagMeta | None = None
         tis: dict[TIKey, TaskInstance] = {}
         dag_pk = keys.dag_pk(dag_id)
-        for attempt in itertools.count():
-            if not wanted:
-                break
-            if attempt:  # DynamoDB left keys unprocessed (throttling): asked again after a backoff, as AWS advises
-                time.sleep(min(0.05 * 2 ** attempt, 2.0))
+        retries = 0  # batches in a row that DynamoDB left keys of (throttling)
+        while wanted:
+            if retries:  # asked again after a backoff, as AWS advises; a batch of new keys goes at once
+                time.sleep(min(0.05 * 2 ** retries, 2.0))
             batch, wanted = wanted[:_BATCH_KEYS], wanted[_BATCH_KEYS:]
             data = R._get_connection().batch_get_item(cast(Any, batch), consistent_read=True)
             for raw in data.get("Responses", {}).get(R.Meta.table_name, []):
@@ -132,7 +130,9 @@ class RunStore(StoreBase):
                     meta = _meta_from_item(M.from_raw_data(raw))
                 else:
                     run = _run_from_item(R.from_raw_data(raw))
-            wanted = data.get("UnprocessedKeys", {}).get(R.Meta.table_name, {}).get("Keys", []) + wanted
+            unprocessed = data.get("UnprocessedKeys", {}).get(R.Meta.table_name, {}).get("Keys", [])
+            retries = retries + 1 if unprocessed else 0
+            wanted = unprocessed + wanted
         return run, meta, tis, run_ends_read
 
     def list_runs(self, dag_id: str, *, limit: int | None = None) -> list[DagRun]:

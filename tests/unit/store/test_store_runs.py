@@ -239,6 +239,35 @@ def test_a_run_and_its_dags_row_come_in_one_request_and_unprocessed_keys_are_ask
     assert calls == [2, 1]
 
 
+def test_a_read_of_several_batches_waits_only_after_dynamodb_left_keys(store, monkeypatch):
+    """A hundred keys a BatchGetItem: the next batch of new keys goes at once; only keys DynamoDB left unprocessed
+    are asked again after a backoff."""
+    r = run()
+    store.create_run(r)
+    keys = [TIKey("d", r.run_id, f"t{i}") for i in range(250)]
+    for key in keys[:5]:
+        store.transition_ti(key, expected=[None], state=S.SCHEDULED)
+    sleeps: list[float] = []
+    monkeypatch.setattr("updraft.store.runs.time.sleep", sleeps.append)
+    assert set(store.get_run_meta_and_tis("d", r.run_id, keys)[2]) == set(keys[:5])
+    assert sleeps == []
+
+    connection = store.models.run._get_connection()
+    original = connection.batch_get_item
+    calls = []
+
+    def throttled_first(batch, **kwargs):
+        calls.append(len(batch))
+        data = original(batch, **kwargs)
+        if len(calls) == 1:
+            data["UnprocessedKeys"] = {store.models.run.Meta.table_name: {"Keys": batch[-10:]}}
+        return data
+
+    monkeypatch.setattr(connection, "batch_get_item", throttled_first)
+    assert set(store.get_run_meta_and_tis("d", r.run_id, keys)[2]) == set(keys[:5])
+    assert len(sleeps) == 1 and sum(calls) == 253 + 10
+
+
 def test_dag_rows_are_read_in_one_batch_and_missing_ones_left_out(store):
     from tests.unit.store.store_helpers import dag_doc, parsed_file
     from updraft.scheduling.dag_registration import register_parsed_file
