@@ -473,8 +473,9 @@ class Scheduler:
     def _finish_run(self, run: DagRun, state: DagRunState, note: str | None, now: dt.datetime,
                     report: PassReport, *, tis: Iterable[TaskInstance] = ()) -> None:
         ended = self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.RUNNING], state=state,
-                                         now=now, note=note)
-        if ended:
+                                         now=now)
+        if ended:  # the reason goes to the log and the callbacks; the run's note stays the user's, as in Airflow
+            logger.info("run %s of %s ended %s%s", run.run_id, run.dag_id, state.value, f" ({note})" if note else "")
             report.runs_finished[run.run_id] = state.value
             self.metrics.run_finished(run, state, now, tis)
             self.traces.run_finished(run, state, now)

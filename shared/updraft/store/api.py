@@ -145,7 +145,7 @@ class Store(LimitOps, Protocol):
         """Queued and running runs, found through a sparse, sharded index: candidates to check."""
 
     def set_run_state(self, dag_id: str, run_id: str, *, expected: Iterable[DagRunState], state: DagRunState,
-                      now: dt.datetime, note: str | None = None) -> bool:
+                      now: dt.datetime) -> bool:
         """Conditional run transition; a finished run leaves the active index."""
 
     def set_run_note(self, dag_id: str, run_id: str, note: str | None) -> bool:

@@ -159,7 +159,7 @@ class RunStore(StoreBase):
                           tzinfo=dt.UTC), r.dag_id, r.run_id))
 
     def set_run_state(self, dag_id: str, run_id: str, *, expected: Iterable[DagRunState], state: DagRunState,
-                      now: dt.datetime, note: str | None = None) -> bool:
+                      now: dt.datetime) -> bool:
         R = self.models.run
         expected_states = [str(s) for s in expected]
         if not expected_states:
@@ -178,8 +178,6 @@ class RunStore(StoreBase):
                 actions += [R.queued_at.set(now), R.start_date.remove()]
             else:
                 actions.append(R.start_date.set(R.start_date | now))
-        if note is not None:
-            actions.append(R.note.set(note))
         row = R(keys.dag_pk(dag_id), keys.run_sk(run_id))
         return acknowledged(lambda: update_quietly(row, actions, run_in_states(R, expected_states)),
                             lambda: self._run_carries(dag_id, run_id, token))

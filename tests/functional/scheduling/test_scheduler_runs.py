@@ -100,7 +100,7 @@ def test_a_failed_try_waits_for_its_retry_delay_then_runs_again(env):
     assert tries == [1, 2]
 
 
-def test_a_failure_propagates_upstream_failed_and_all_done_still_runs(env):
+def test_a_failure_propagates_upstream_failed_and_all_done_still_runs(env, caplog):
     store, clock, scheduler, executor = env
     with DAG("fails", schedule=None, start_date=START) as dag:
 
@@ -120,7 +120,11 @@ def test_a_failure_propagates_upstream_failed_and_all_done_still_runs(env):
     workers = Workers(store, scheduler, executor, clock,
                       outcome=lambda item: TryResult(S.FAILED if item.key.task_id == "b" else S.SUCCESS))
     scheduler.run_pass()
-    assert workers.run_to_end("fails", run.run_id).state == DagRunState.FAILED
+    with caplog.at_level("INFO", logger="updraft.scheduling.scheduler"):
+        ended = workers.run_to_end("fails", run.run_id)
+    # The reason is logged (and given to the DAG's callbacks); the note stays the user's, empty, as in Airflow.
+    assert ended.state == DagRunState.FAILED and ended.note is None
+    assert f"run {run.run_id} of fails ended failed (task_failure: " in caplog.text
     assert workers.states("fails", run.run_id) == {
         "a": "success", "b": "failed", "c": "success", "d": "upstream_failed", "e": "upstream_failed"}
     tis = {ti.task_id: ti for ti in store.get_run_tis("fails", run.run_id)}
