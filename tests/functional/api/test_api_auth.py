@@ -297,6 +297,8 @@ def test_where_every_caller_is_admin_the_session_opens_itself_without_a_sign_in(
                        headers={"Cookie": token, "X-CSRF-Token": answer.body["csrf_token"]},
                        iam=True)  # local mode's gateway lets every request in as its IAM user
         assert created.status in (201, 409), created.body
+    logs = call("GET", "/api/v2/eventLogs", iam=True).body["event_logs"]
+    assert [(e["owner"], e["event"]) for e in logs][-1] == ("admin", "post_pool")  # the user the UI names
 
 
 def test_every_route_through_the_session_needs_the_role_it_needs_with_a_token(call, session_pool) -> None:

@@ -98,7 +98,8 @@ def who(claims: dict[str, str]) -> tuple[str, str | None]:
 def through_session(request: Request, config: Any) -> Request:
     """A request to ``/ui/api/v2/...`` as the ``/api/v2/...`` request of the session's user: 401 without a
     valid session cookie, 403 for a change without the session's CSRF token. The claims go where API Gateway's
-    authorizer puts them; without a pool (all-admins) the caller stays who local mode's gateway says."""
+    authorizer puts them; without a pool (all-admins), the all-admins user's name and role, so the audit log
+    names the user the UI shows as signed in."""
     token = cookie_token(request)
     claims = session_user(config, token)
     if token is None or claims is None:
@@ -107,7 +108,10 @@ def through_session(request: Request, config: Any) -> Request:
         sent = request.header(CSRF_HEADER) or ""
         if not hmac.compare_digest(sent.encode(), csrf_token(token).encode()):
             raise Forbidden("CSRF token missing or invalid")
-    context = request.context if all_admins(config) else {**request.context, "authorizer": {"claims": claims}}
+    if all_admins(config):
+        name, role = who(claims)
+        claims = {"cognito:username": name, "cognito:groups": role or ""}
+    context = {**request.context, "authorizer": {"claims": claims}}
     return dataclasses.replace(request, path=request.path[len(SESSION_PREFIX):], context=context)
 
 
