@@ -225,3 +225,6 @@ def test_a_dag_whose_file_has_import_errors_cannot_be_triggered(api, store):
     assert (refused.status, refused.body) == (
         400, {"detail": "DAG with dag_id: 'etl' has import errors and cannot be triggered"})
     assert api.get("/api/v2/dags/etl").body["has_import_errors"] is True
+    assert api.get("/api/v2/dags/etl/details").body["has_import_errors"] is True
+    listed = api.get("/api/v2/dags", query={"has_import_errors": "true"}).body["dags"]
+    assert [(d["dag_id"], d["has_import_errors"]) for d in listed] == [("etl", True)]

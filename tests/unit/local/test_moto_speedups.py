@@ -27,7 +27,11 @@ SCRIPT = textwrap.dedent("""
                        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
                                   {"AttributeName": "sk", "KeyType": "RANGE"}],
                        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
-                                             {"AttributeName": "sk", "AttributeType": "S"}])
+                                             {"AttributeName": "sk", "AttributeType": "S"},
+                                             {"AttributeName": "n", "AttributeType": "N"}],
+                       LocalSecondaryIndexes=[{"IndexName": "by_n", "Projection": {"ProjectionType": "ALL"},
+                                               "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                                             {"AttributeName": "n", "KeyType": "RANGE"}]}])
         c.put_item(TableName="t", Item=ITEM)
         c.put_item(TableName="t", Item={**ITEM, "sk": {"S": "2"}})
         for pk, sk in (("b", "3"), ("b", "1"), ("b", "2"), ("0", "9"), ("c", "0")):
@@ -53,6 +57,12 @@ SCRIPT = textwrap.dedent("""
             "filtered": c.query(TableName="t", KeyConditionExpression="pk = :p", FilterExpression="n > :s",
                                 ExpressionAttributeValues={":p": {"S": "b"}, ":s": {"N": "1"}})["Items"],
             "scan": c.scan(TableName="t")["Items"],
+            "local_index": {k: v for k, v in c.query(
+                TableName="t", IndexName="by_n", KeyConditionExpression="pk = :p AND n > :s", ScanIndexForward=False,
+                Limit=2, ExpressionAttributeValues={":p": {"S": "b"}, ":s": {"N": "1"}}).items()
+                if k != "ResponseMetadata"},
+            "local_index_other": c.query(TableName="t", IndexName="by_n", KeyConditionExpression="pk = :p",
+                                         ExpressionAttributeValues={":p": {"S": "c"}})["Items"],
         }
         try:
             c.put_item(TableName="t", Item=ITEM, ConditionExpression="attribute_not_exists(pk)",
@@ -75,6 +85,41 @@ def test_fast_path_responses_equal_motos_own():
     assert fast["failed"] is not None and fast["update"]["n"] == {"N": "2.5"}
     assert [i["sk"]["S"] for i in fast["other_partition"]] == ["1", "2", "3"] and fast["missing_partition"] == []
     assert [i["sk"]["S"] for i in fast["pages"][0] + fast["pages"][2]] == ["3", "2"]
+    assert [i["n"]["N"] for i in fast["local_index"]["Items"]] == ["3", "2"]  # a local index: its partition only
+    assert fast["local_index"]["LastEvaluatedKey"] == {"pk": {"S": "b"}, "sk": {"S": "2"}, "n": {"N": "2"}}
+    assert [i["pk"]["S"] for i in fast["local_index_other"]] == ["c"]
+
+
+def test_a_query_of_a_local_index_reads_its_partition_only(monkeypatch):
+    """A local index's partition is the table's: its Query lists that partition, never the table's items."""
+    import boto3
+    from moto import mock_aws
+    from moto.dynamodb.models.table import Table
+
+    from updraft.local import moto_speedups
+
+    moto_speedups.apply()
+    for name, value in {"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(name, value)
+    with mock_aws():
+        c = boto3.client("dynamodb")
+        c.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
+                       KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+                       AttributeDefinitions=[{"AttributeName": a, "AttributeType": t}
+                                             for a, t in (("pk", "S"), ("sk", "S"), ("n", "N"))],
+                       LocalSecondaryIndexes=[{"IndexName": "by_n", "Projection": {"ProjectionType": "ALL"},
+                                               "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                                             {"AttributeName": "n", "KeyType": "RANGE"}]}])
+        for pk in ("a", "b"):
+            for i in range(50):
+                c.put_item(TableName="t", Item={"pk": {"S": pk}, "sk": {"S": f"{i:02d}"}, "n": {"N": str(i)}})
+        seen = []
+        listed = Table.all_items
+        monkeypatch.setattr(Table, "all_items", lambda self: seen.append(n := list(listed(self))) or iter(n))
+        page = c.query(TableName="t", IndexName="by_n", KeyConditionExpression="pk = :p", ScanIndexForward=False,
+                       Limit=3, ExpressionAttributeValues={":p": {"S": "b"}})
+    assert [i["n"]["N"] for i in page["Items"]] == ["49", "48", "47"]
+    assert [len(items) for items in seen] == [50]
 
 
 def test_a_response_class_is_listed_once(monkeypatch):

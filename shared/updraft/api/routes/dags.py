@@ -33,7 +33,7 @@ def fileloc(call: Call, relative_fileloc: str) -> str:
     return base + relative_fileloc
 
 
-def dag_response(call: Call, meta: Any, sdag: Any, import_error_files: set[str]) -> dict[str, Any]:
+def dag_response(call: Call, meta: Any, sdag: Any, has_import_errors: bool) -> dict[str, Any]:
     name = display_name(sdag, meta.dag_id)
     tasks = getattr(sdag, "tasks", [])
     timetable = getattr(sdag, "timetable", None)
@@ -52,7 +52,7 @@ def dag_response(call: Call, meta: Any, sdag: Any, import_error_files: set[str])
         "max_consecutive_failed_dag_runs": getattr(sdag, "max_consecutive_failed_dag_runs", 0),
         "has_task_concurrency_limits": any(t.max_active_tis_per_dag is not None
                                            or t.max_active_tis_per_dagrun is not None for t in tasks),
-        "has_import_errors": meta.relative_fileloc in import_error_files,
+        "has_import_errors": has_import_errors,
         "next_dagrun_logical_date": iso(meta.next_dagrun_logical_date),
         "next_dagrun_data_interval_start": iso(meta.next_dagrun_data_interval_start),
         "next_dagrun_data_interval_end": iso(meta.next_dagrun_data_interval_end),
@@ -65,7 +65,14 @@ def dag_response(call: Call, meta: Any, sdag: Any, import_error_files: set[str])
 
 
 def _import_error_files(call: Call) -> set[str]:
+    """The files with import errors in the whole environment (for a list of DAGs)."""
     return {err["filename"] for err in call.store.list_import_errors()}
+
+
+def _has_import_errors(call: Call, meta: Any) -> bool:
+    """Whether one DAG's file has import errors: its own file's record, one read (not the environment's list)."""
+    record = call.store.get_file_record(meta.relative_fileloc)
+    return record is not None and any(err["filename"] == meta.relative_fileloc for err in record.import_errors)
 
 
 def _params(params: dict[str, Any]) -> dict[str, Any]:
@@ -120,7 +127,8 @@ def _dag_page(call: Call) -> tuple[list[Any], int]:
 
 def _responses(call: Call, metas: list[Any]) -> list[dict[str, Any]]:
     files = _import_error_files(call)
-    return [dag_response(call, m, call.store.get_serialized_dag(m.dag_id, m.dag_hash), files) for m in metas]
+    return [dag_response(call, m, call.store.get_serialized_dag(m.dag_id, m.dag_hash), m.relative_fileloc in files)
+            for m in metas]
 
 
 @routes.get("/dags")
@@ -159,7 +167,7 @@ def patch_dags(call: Call) -> dict[str, Any]:
 @routes.get("/dags/{dag_id}")
 def get_dag(call: Call) -> dict[str, Any]:
     meta, sdag = dag_or_404(call, call.path("dag_id"))
-    return dag_response(call, meta, sdag, _import_error_files(call))
+    return dag_response(call, meta, sdag, _has_import_errors(call, meta))
 
 
 @routes.patch("/dags/{dag_id}")
@@ -192,7 +200,7 @@ def delete_dag(call: Call) -> Reply:
 @routes.get("/dags/{dag_id}/details")
 def get_dag_details(call: Call) -> dict[str, Any]:
     meta, sdag = dag_or_404(call, call.path("dag_id"))
-    out = dag_response(call, meta, sdag, _import_error_files(call))
+    out = dag_response(call, meta, sdag, _has_import_errors(call, meta))
     running = call.store.get_limit(dag_runs_limit(meta.dag_id))
     out.update({
         "catchup": bool(getattr(sdag, "catchup", False)),

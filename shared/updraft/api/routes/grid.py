@@ -14,12 +14,12 @@ role any read of the DAG needs. So a grid page costs the same number of requests
   has none here: the grid draws it without a state.
 
 How the instances are read: for a DAG with no mapped task (nor task of a mapped group) every instance's key is
-known, so the page's are read by key, a hundred a BatchGetItem (``get_run_meta_and_tis``: 25 runs of 16 tasks
-are 4 requests); otherwise one query of each run's partition (map indexes are not known ahead), a few at a
-time. By key rather than by query because a query's cost grows with the whole table on the embedded AWS local
-mode runs on (moto reads every item of the table for each query), while a get by key does not: at 10,000 runs a
-page's 25 queries took seconds there. On DynamoDB both are a few round trips; the gets cost one read unit an
-instance (a query, one per 4 KB read): a few hundred units a page at most.
+known, so the page's are read by key, a hundred a BatchGetItem, the batches at once (``get_run_meta_and_tis``:
+25 runs of 16 tasks are 5 requests); otherwise one query of each run's partition (map indexes are not known
+ahead), a few at a time. By key rather than by query because a query's cost grows with the whole table on the
+embedded AWS local mode runs on (moto reads every item of the table for each query), while a get by key does not:
+at 10,000 runs a page's 25 queries took seconds there. On DynamoDB both are a few round trips; the gets cost one
+read unit an instance (a query, one per 4 KB read): a few hundred units a page at most.
 """
 
 from __future__ import annotations
@@ -63,15 +63,17 @@ def get_grid(call: Call) -> dict[str, Any]:
         runs.append(run_or_404(call, dag_id, run_id))
     name = display_name(sdag, dag_id)
     tasks = list(getattr(sdag, "tasks", []))
-    if runs and not any(task.is_mapped for task in tasks):
-        wanted = [TIKey(dag_id, run.run_id, task.task_id) for run in runs for task in tasks]
-        found: dict[TIKey, Any] = {}
-        for at in range(0, len(wanted), KEYS_PER_READ):  # one BatchGetItem each (the run and DAG rows ride along)
-            found.update(call.store.get_run_meta_and_tis(dag_id, runs[0].run_id, wanted[at:at + KEYS_PER_READ],
-                                                         ends=False)[2])
-        lists = [[found[key] for key in wanted if key.run_id == run.run_id and key in found] for run in runs]
-    else:
-        with ThreadPoolExecutor(max_workers=PARALLEL_QUERIES) as pool:
+    with ThreadPoolExecutor(max_workers=PARALLEL_QUERIES) as pool:
+        if runs and not any(task.is_mapped for task in tasks):
+            wanted = [TIKey(dag_id, run.run_id, task.task_id) for run in runs for task in tasks]
+            found: dict[TIKey, Any] = {}
+            # One BatchGetItem per hundred keys, all in flight at once (the run and DAG rows ride along).
+            for read in pool.map(lambda at: call.store.get_run_meta_and_tis(
+                    dag_id, runs[0].run_id, wanted[at:at + KEYS_PER_READ], ends=False)[2],
+                    range(0, len(wanted), KEYS_PER_READ)):
+                found.update(read)
+            lists = [[found[key] for key in wanted if key.run_id == run.run_id and key in found] for run in runs]
+        else:
             lists = list(pool.map(lambda run: call.store.get_run_tis(dag_id, run.run_id), runs))
     return {
         "dag_runs": [run_response(run, name) for run in runs],
