@@ -1,12 +1,13 @@
 """XComs at run time: push and pull over the store, XComArg resolution, and the lazy sequence of a mapped task.
 
 Values are JSON (the store keeps JSON, large ones in S3), plus what Airflow's XCom serde gives back as it was
-and DAGs commonly return: datetimes (pendulum's too), dates, times, timedeltas and ObjectStoragePaths, stored
-tagged the way serde tags them (``{"__classname__": ..., "__version__": ..., "__data__": ...}``) and rebuilt
-when pulled. Any other value that is not JSON-serializable fails the task with a message naming the task and
-key, instead of a serializer traceback. ``None`` return values are not pushed
-(Airflow pushes only a result that is not None), which is also how a mapped upstream's instances that returned
-nothing drop out of the lazy sequence a reducing task receives.
+and DAGs commonly return: tuples (a named tuple as a tuple, as serde does), sets and frozensets, datetimes
+(pendulum's too), dates, times, timedeltas and ObjectStoragePaths, stored tagged the way serde tags them
+(``{"__classname__": ..., "__version__": ..., "__data__": ...}``) and rebuilt when pulled, at any depth. Any
+other value that is not JSON-serializable fails the task with a message naming the task and key, instead of a
+serializer traceback. ``None`` return values are not pushed (Airflow pushes only a result that is not None),
+which is also how a mapped upstream's instances that returned nothing drop out of the lazy sequence a reducing
+task receives.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ _CLASSNAME, _VERSION, _DATA = "__classname__", "__version__", "__data__"
 _TAGGED = frozenset((_CLASSNAME, _VERSION, _DATA))
 _PENDULUM_DATETIME = "pendulum.datetime.DateTime"
 _OBJECT_STORAGE_PATH = "airflow.sdk.io.path.ObjectStoragePath"  # serde's name for it, with its serialize() data
+# serde's builtin collections (its ``serializers.builtin``, version 1): a named tuple is tagged as a plain tuple.
+_COLLECTIONS: dict[str, type] = {"builtins.tuple": tuple, "builtins.set": set, "builtins.frozenset": frozenset}
 
 
 def _encode_one(value: Any) -> Any:
@@ -59,16 +62,25 @@ def _encode_one(value: Any) -> Any:
 
 
 def encode_value(value: Any) -> Any:
-    """``value`` in the form the store keeps: datetime-likes tagged, inside lists, tuples and dict values too."""
+    """``value`` in the form the store keeps: tuples, sets and datetime-likes tagged, at any depth."""
     if isinstance(value, dict):
         return {k: encode_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):
         return [encode_value(v) for v in value]
+    if isinstance(value, (tuple, set, frozenset)):
+        items = [encode_value(v) for v in value]
+        if isinstance(value, tuple):
+            return {_CLASSNAME: "builtins.tuple", _VERSION: 1, _DATA: items}
+        items.sort(key=lambda item: json.dumps(item, sort_keys=True, default=str))  # a set is stored one way
+        name = "builtins.frozenset" if isinstance(value, frozenset) else "builtins.set"
+        return {_CLASSNAME: name, _VERSION: 1, _DATA: items}
     return _encode_one(value)
 
 
 def _decode_one(value: dict) -> Any:
     name, data = value[_CLASSNAME], value[_DATA]
+    if name in _COLLECTIONS and isinstance(data, list):
+        return _COLLECTIONS[name](decode_value(v) for v in data)
     if name == "datetime.datetime" and isinstance(data, dict):
         return dt.datetime.fromisoformat(data["iso"])
     if name == _PENDULUM_DATETIME and isinstance(data, dict):
@@ -133,11 +145,8 @@ class XComClient:
         self.now_fn = now_fn
 
     def push(self, key: str, value: Any) -> None:
-        try:
-            json.dumps(value, allow_nan=False)
-        except (TypeError, ValueError):
-            value = encode_value(value)  # datetimes and friends, tagged; anything else still fails below
-            check_json(value, task_id=self.key.task_id, key=key)
+        value = encode_value(value)  # tuples, sets, datetimes and friends, tagged; anything else fails below
+        check_json(value, task_id=self.key.task_id, key=key)
         self.store.put_xcom(self.key, key, value, now=self.now_fn(), shown=redact(value))
 
     def values_by_index(self, task_id: str, key: str = XCOM_RETURN_KEY, *, dag_id: str | None = None,
@@ -359,10 +368,8 @@ def push_result(task: Any, value: Any, client: XComClient, *, maps_downstream: b
                                 f"{k} ({type(k)}) instead")
         for k, v in value.items():
             client.push(k, v)
-    if isinstance(value, tuple):
-        value = list(value)
     client.push(XCOM_RETURN_KEY, value)
-    if isinstance(value, (list, dict)):
+    if isinstance(value, (list, tuple, dict)):  # Airflow's mappable values (ordered collections), by length
         return len(value)
     if must_map:
         raise UnmappableXComTypePushed(f"unmappable return type {type(value).__qualname__!r}")

@@ -81,7 +81,5 @@ def test_sql_operators_on_postgres(postgres_run):
     assert 'UndefinedTable: relation "no_such_table" does not exist' in postgres_run.log("bad_sql")
 
 
-@pytest.mark.xfail(strict=True, reason="Updraft keeps XComs as plain JSON: a row tuple comes back a list, where "
-                                       "Airflow's serde gives the tuple back")
 def test_query_rows_reach_the_next_task_as_tuples(sqlite_run):
     assert sqlite_run[0].recorded("select")["row_types"] == ["tuple"]

@@ -10,6 +10,7 @@ from moto import mock_aws
 from tests.functional.runtime.rt_harness import RuntimeEnv
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState
+from updraft.runtime.xcom import decode_value
 
 
 @pytest.fixture
@@ -96,8 +97,8 @@ def test_templated_fields_files_macros_filters_params_conf_var(env, monkeypatch)
     """, extra_files={"sql/query.sql": "SELECT '{{ params.name }}'"})
     run = env.run("tpl", conf={"k": "v"})
     assert env.states("tpl", run.run_id) == {"py": "success"}, env.log("tpl", run.run_id, "py")
-    value = env.xcom("tpl", run.run_id, "py")
-    assert value["args"] == [run.logical_date.strftime("%Y%m%d"), ["world", 1]]
+    value = decode_value(env.xcom("tpl", run.run_id, "py"))
+    assert value["args"] == [run.logical_date.strftime("%Y%m%d"), ("world", 1)]  # a rendered tuple stays one
     assert value["kwargs"] == {"a": "hello 3", "b": "4 X 2024-01-03", "c": "v py 1"}
     assert value["templates_dict"] == {"query": "SELECT 'world'"}
 

@@ -125,3 +125,48 @@ def test_xcom_pull_include_prior_dates_reads_the_latest_earlier_run(env):
     assert env.xcom("prior", first.run_id, "counter", "count") == 1
     assert env.xcom("prior", second.run_id, "counter", "count") == 2
     assert env.xcom("prior", second.run_id, "counter") == 1
+
+
+def test_tuples_sets_and_named_tuples_come_back_as_airflow_s_serde_gives_them(env):
+    """Airflow keeps a returned tuple a tuple (a named tuple as a plain one), a set a set, at any depth, and maps
+    over a returned tuple; they are stored tagged as serde tags them."""
+    env.add("shapes", """
+    import collections
+
+    Point = collections.namedtuple("Point", "x y")
+
+    @dag(schedule=None, start_date=START)
+    def shapes():
+        @task
+        def produce():
+            return {"row": (1, "a"), "rows": [(1, 2), (3, 4)], "tags": {"b", "a"}, "frozen": frozenset([1]),
+                    "point": Point(1, 2)}
+
+        @task
+        def check(v):
+            assert v["row"] == (1, "a") and type(v["row"]) is tuple, v
+            assert [type(r) for r in v["rows"]] == [tuple, tuple], v
+            assert v["tags"] == {"a", "b"} and type(v["tags"]) is set, v
+            assert v["frozen"] == frozenset([1]) and type(v["frozen"]) is frozenset, v
+            assert v["point"] == (1, 2) and type(v["point"]) is tuple, v
+
+        @task
+        def pair():
+            return ("x", ("y", 2))
+
+        @task
+        def each(item):
+            return [item, type(item).__name__]
+
+        check(produce())
+        each.expand(item=pair())
+
+    shapes()
+    """)
+    run = env.run("shapes")
+    assert run.state == "success", env.states("shapes", run.run_id)
+    stored = env.xcom("shapes", run.run_id, "produce")
+    assert stored["row"] == {"__classname__": "builtins.tuple", "__version__": 1, "__data__": [1, "a"]}
+    assert stored["tags"] == {"__classname__": "builtins.set", "__version__": 1, "__data__": ["a", "b"]}
+    assert [env.xcom("shapes", run.run_id, "each", map_index=i) for i in (0, 1)] == [
+        ["x", "str"], [{"__classname__": "builtins.tuple", "__version__": 1, "__data__": ["y", 2]}, "tuple"]]

@@ -76,7 +76,16 @@ def test_xcom_pull_follows_airflow_3_rules():
 
 def test_push_rejects_values_that_are_not_json():
     with pytest.raises(XComSerializationError, match="'me' is not JSON-serializable"):
-        client().push("k", {1, 2})
+        client().push("k", {"when": object()})
+
+
+def test_tuples_and_sets_are_pushed_tagged_as_serde_tags_them_and_pulled_back():
+    store = MemoryStore()
+    pushed = {"t": (1, (2, "x")), "s": {3, 1}, "f": frozenset(["a"]), "l": [(1,)]}
+    client(store).push("k", pushed)
+    assert store.get_xcom(KEY, "k")["s"] == {"__classname__": "builtins.set", "__version__": 1, "__data__": [1, 3]}
+    pulled = client(store).get_one(KEY.task_id, "k", None)
+    assert pulled == pushed and type(pulled["t"][1]) is tuple and type(pulled["f"]) is frozenset
 
 
 def test_push_result_multiple_outputs_lengths_and_unmappable_values():
