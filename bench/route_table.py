@@ -22,7 +22,6 @@ WHY_NOT = {
     "Asset": "assets and asset-triggered runs are not implemented",
     "Asset State Store": "assets are not implemented",
     "Task State Store": "task state stores are not implemented",
-    "Config": "no airflow.cfg: an environment's settings are its stack's (infra/config.py)",
     "DagVersion": "runs pin a DAG version hash; versions are not numbered",
     "DagWarning": "no DAG warnings are recorded",
     "DAG Parsing": "a file is parsed when it is uploaded to the bucket",

@@ -14,6 +14,7 @@ import urllib.request
 import airflow_client.client as af
 import boto3
 import pytest
+from airflow_client.client.api.config_api import ConfigApi
 from airflow_client.client.api.dag_api import DAGApi
 from airflow_client.client.api.dag_run_api import DagRunApi
 from airflow_client.client.api.dag_stats_api import DagStatsApi
@@ -27,6 +28,7 @@ from airflow_client.client.api.x_com_api import XComApi
 from airflow_client.client.exceptions import (
     BadRequestException,
     ConflictException,
+    ForbiddenException,
     NotFoundException,
 )
 from airflow_client.client.models.clear_task_instances_body import ClearTaskInstancesBody
@@ -151,6 +153,19 @@ def test_pools_crud_and_import_errors(client):
 def test_health_and_version(client):
     assert MonitorApi(client).get_health().metadatabase.status == "healthy"
     assert VersionApi(client).get_version().version == "3.3.2"
+
+
+def test_config_hidden_then_exposed_with_sensitive_values_masked(client, monkeypatch):
+    with pytest.raises(ForbiddenException):
+        ConfigApi(client).get_config()
+    monkeypatch.setenv("AIRFLOW__API__EXPOSE_CONFIG", "True")
+    monkeypatch.setenv("AIRFLOW__SECRETS__BACKEND_KWARGS", '{"connections_prefix": "p"}')
+    monkeypatch.setattr("updraft.services._shared", None)
+    config = ConfigApi(client).get_config()
+    options = {(s.name, o.key): o.value.actual_instance for s in config.sections for o in s.options}
+    assert options[("secrets", "backend_kwargs")] == "< hidden >" and options[("api", "expose_config")] == "True"
+    one = ConfigApi(client).get_config_value("core", "parallelism")
+    assert one.sections[0].options[0].value.actual_instance == options[("core", "parallelism")]
 
 
 def test_logs_by_try_and_xcoms(client, store):
