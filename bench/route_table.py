@@ -26,7 +26,6 @@ WHY_NOT = {
     "DagWarning": "no DAG warnings are recorded",
     "DAG Parsing": "a file is parsed when it is uploaded to the bucket",
     "Job": "no scheduler or triggerer jobs: see monitor/health's heartbeats",
-    "Plugin": "plugins provide timetables only",
     "Provider": "the standard provider is bundled; providers are not listed",
     "Login": "browser login: API Gateway authenticates (IAM, bearer tokens)",
     "SimpleAuthManagerLogin": "browser login: API Gateway authenticates (IAM, bearer tokens)",

@@ -40,6 +40,9 @@ const ROUTES = [
   [/^assets$/, () => lazy("./assets.js", "assetsPage")],
   [/^assets\/(\d+)$/, () => lazy("./assets.js", "assetPage")],
   [/^providers$/, () => lazy("./providers.js", "providersPage")],
+  [/^plugins$/, () => lazy("./system.js", "pluginsPage")],
+  [/^configs$/, () => lazy("./system.js", "configPage")],
+  [/^jobs$/, () => lazy("./system.js", "jobsPage")],
   [/^auth\/login$/, () => loginPage],
 ];
 
@@ -142,7 +145,24 @@ export function navigate(href) {
   render();
 }
 
+// The header's Browse and Admin menus (<details>): one open at a time, closed by a click anywhere else, by Escape,
+// and once one of their links is followed.
+const menus = [...document.querySelectorAll("details.menu")];
+for (const menu of menus) {
+  menu.addEventListener("toggle", () => {
+    if (menu.open) for (const other of menus) if (other !== menu) other.open = false;
+  });
+}
+function closeMenus(except) {
+  for (const menu of menus) if (menu !== except) menu.open = false;
+}
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape") closeMenus(null);
+});
+
 document.addEventListener("click", (event) => {
+  closeMenus(event.target.closest("details.menu") && !event.target.closest("a") ? event.target.closest("details.menu")
+    : null);
   const anchor = event.target.closest("a[data-nav]");
   if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) {
     return;
