@@ -259,3 +259,35 @@ def test_the_header_menus_close_on_escape_and_when_the_other_opens(browser: Brow
         assert page.errors == []
     finally:
         p.context.close()
+
+
+def test_ctrl_k_searches_the_dags_and_enter_opens_the_one_chosen(browser: Browser):
+    page = _page(browser, 1024, 768)
+    p = page.page
+    try:
+        page.goto("/jobs")
+        p.locator("tr[data-job-type=SchedulerJob]").wait_for()
+        p.keyboard.press("Control+k")
+        search = p.get_by_role("dialog", name="Search DAGs")
+        box = search.get_by_role("combobox", name="Search DAGs")
+        box.wait_for()
+        assert p.evaluate("document.activeElement.getAttribute('role')") == "combobox"
+        options = search.get_by_role("option")
+        options.first.wait_for()
+        assert set(options.evaluate_all("os => os.map(o => o.dataset.dagId)")) == {"ui_backfill", "ui_smoke"}
+        box.fill("smo")
+        until(lambda: options.evaluate_all("os => os.map(o => o.dataset.dagId)") == ["ui_smoke"], timeout=10)
+        page.shot("admin-search-1024x768")
+        p.keyboard.press("Enter")
+        p.wait_for_url(re.compile(r"/dags/ui_smoke$"))
+        assert search.count() == 0
+
+        # The header's button opens it too; nothing matching says so; Escape closes it.
+        p.get_by_role("button", name=re.compile("Search DAGs")).click()
+        box.fill("no_such_dag")
+        search.get_by_role("status").filter(has_text="No DAGs match.").wait_for()
+        p.keyboard.press("Escape")
+        search.wait_for(state="detached")
+        assert page.errors == []
+    finally:
+        p.context.close()

@@ -160,6 +160,21 @@ document.addEventListener("keydown", (event) => {
   if (event.key === "Escape") closeMenus(null);
 });
 
+// Search DAGs: the header's button, and Ctrl+K (⌘K on a Mac) from anywhere, as Airflow 3's; the search's module is
+// fetched when first opened.
+const searchButton = document.getElementById("search");
+const mac = /Mac|iPhone|iPad/.test(navigator.platform);
+if (mac) searchButton.querySelector("kbd").textContent = "⌘K";
+const openSearch = async () => (await import("./search.js")).searchDags(navigate);
+searchButton.addEventListener("click", openSearch);
+document.addEventListener("keydown", (event) => {
+  if (event.key.toLowerCase() === "k" && (mac ? event.metaKey : event.ctrlKey) && !event.altKey && !event.shiftKey) {
+    event.preventDefault(); // the browser's own Ctrl+K (its search bar) would take focus away
+    closeMenus(null);
+    openSearch();
+  }
+});
+
 document.addEventListener("click", (event) => {
   closeMenus(event.target.closest("details.menu") && !event.target.closest("a") ? event.target.closest("details.menu")
     : null);
