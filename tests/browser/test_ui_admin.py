@@ -291,3 +291,36 @@ def test_ctrl_k_searches_the_dags_and_enter_opens_the_one_chosen(browser: Browse
         assert page.errors == []
     finally:
         p.context.close()
+
+
+def test_a_task_group_in_a_run_from_the_grid_and_across_runs(browser: Browser):
+    url = browser.url
+    api_call(url, "PATCH", "dags/ui_smoke", {"is_paused": False})
+    api_call(url, "POST", "dags/ui_smoke/dagRuns", {"dag_run_id": "group_run", "logical_date": None})
+    until(lambda: api_call(url, "GET", "dags/ui_smoke/dagRuns/group_run")["state"] == "success", timeout=120)
+    api_call(url, "PATCH", "dags/ui_smoke", {"is_paused": True})
+    page = _page(browser, 1400, 900)
+    p = page.page
+    try:
+        page.goto("/dags/ui_smoke")
+        p.get_by_label("checks in group_run").click()  # the group's cell in the grid
+        p.wait_for_url(re.compile(r"/dags/ui_smoke/runs/group_run/tasks/group/checks$"))
+        rows = p.locator("table.group-tis tbody tr")
+        rows.first.wait_for()
+        assert rows.evaluate_all("rs => rs.map(r => r.dataset.taskId)") == ["checks.count", "checks.total"]
+        summary = p.get_by_role("region", name="Group state")
+        assert re.search(r"success\s+2", summary.inner_text())
+        _check_layout(page, "task-group-run")
+        p.set_viewport_size({"width": 1400, "height": 900})
+        rows.first.get_by_role("link", name="count").click()
+        p.wait_for_url(re.compile(r"/dags/ui_smoke/runs/group_run/tasks/checks\.count$"))
+        p.go_back()
+        p.get_by_role("link", name="The group across runs").click()
+        p.wait_for_url(re.compile(r"/dags/ui_smoke/tasks/group/checks$"))
+        tasks = p.locator("table.group-tasks tbody tr")
+        tasks.first.wait_for()
+        assert tasks.evaluate_all("rs => rs.map(r => r.dataset.taskId)") == ["checks.count", "checks.total"]
+        _check_layout(page, "task-group-dag")
+        assert page.errors == []
+    finally:
+        p.context.close()
