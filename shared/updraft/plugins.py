@@ -129,11 +129,6 @@ class PluginsLoadResult(NamedTuple):
     import_errors: dict[str, str]
 
 
-# What Updraft acts on (the others are kept so plugins written for Airflow load, and reported as declared).
-ACTED_ON = ("macros", "timetables", "priority_weight_strategies", "global_operator_extra_links",
-            "operator_extra_links")
-
-
 def _qualname(obj: Any) -> str:
     from updraft.sdk.module_loading import qualname
 

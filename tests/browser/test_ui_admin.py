@@ -45,6 +45,7 @@ class CompanyPlugin(AirflowPlugin):
     macros = [shout]
     timetables = [CompanyWorkdays]
     global_operator_extra_links = [RunbookLink()]
+    external_views = [{"name": "Wiki", "href": "https://wiki.example.com", "destination": "nav"}]
 '''
 
 # A DAG a backfill has work in: daily, each try sleeping long enough that the backfill is still running while the
@@ -135,6 +136,7 @@ def test_admin_plugins_lists_each_plugin_with_what_it_provides_and_the_import_er
         assert "$PLUGINS_FOLDER/company/company_plugin.py" in text
         assert "company_plugin.CompanyWorkdays" in text and "company_plugin.shout" in text
         assert "<company_plugin.RunbookLink object>" in text
+        assert "Not used by Updraft: 1 external views" in text  # declared, and said to be unused
         errors = p.get_by_role("alert", name="Plugin Import Errors")
         assert "1 Plugin Import Error" in errors.inner_text()
         errors.locator("summary", has_text="broken_plugin.py").click()

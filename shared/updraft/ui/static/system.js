@@ -67,8 +67,21 @@ export async function jobsPage(main) {
   return { refresh: draw, live: () => true };
 }
 
+// What a plugin provides that Updraft uses (AirflowPlugin's docstring), and what it may declare that Updraft
+// does not serve (web views and apps, listeners): shown as declared, and said to be unused.
 const PLUGIN_PARTS = [["macros", "Macros"], ["timetables", "Timetables"], ["operator_extra_links", "Operator links"],
-  ["global_operator_extra_links", "Global links"], ["listeners", "Listeners"]];
+  ["global_operator_extra_links", "Global links"]];
+const UNUSED_PARTS = [["listeners", "listeners"], ["external_views", "external views"], ["react_apps", "React apps"],
+  ["fastapi_apps", "FastAPI apps"], ["fastapi_root_middlewares", "FastAPI middlewares"],
+  ["flask_blueprints", "Flask blueprints"], ["appbuilder_views", "AppBuilder views"]];
+
+function provides(plugin) {
+  const used = PLUGIN_PARTS.filter(([key]) => (plugin[key] || []).length).map(([key, label]) =>
+    h("div", {}, `${label}: `, plugin[key].map((item, i) => [i ? ", " : "", h("code", {}, item)])));
+  const unused = UNUSED_PARTS.filter(([key]) => (plugin[key] || []).length)
+    .map(([key, label]) => `${plugin[key].length} ${label}`);
+  return [used, unused.length ? h("div", { class: "muted" }, `Not used by Updraft: ${unused.join(", ")}`) : ""];
+}
 
 /** Admin > Plugins: the plugins the parser loaded, with what each provides, and the plugin files that failed to
  * import (Airflow's "Plugin Import Errors"). */
@@ -82,8 +95,7 @@ export async function pluginsPage(main) {
         errors.import_errors.map((e) => h("details", {}, h("summary", {}, e.source), h("pre", {}, e.error)))) : "",
       plugins.length ? h("div", { class: "scroll" }, table(["Name", "Source", "Provides"], plugins.map((p) =>
         h("tr", { "data-plugin": p.name }, h("td", {}, p.name), h("td", {}, h("code", {}, p.source)),
-          h("td", {}, PLUGIN_PARTS.filter(([key]) => (p[key] || []).length).map(([key, label]) =>
-            h("div", {}, `${label}: `, p[key].map((item, i) => [i ? ", " : "", h("code", {}, item)])))))),
+          h("td", {}, provides(p)))),
       { class: "list plugins" })) : h("p", { class: "muted" }, "No plugins found."));
   } catch (error) {
     box.replaceChildren(errorBox(error));
