@@ -85,6 +85,9 @@ class EnvironmentSettings:
     # Airflow's [core] dags_are_paused_at_creation: a DAG the parser sees for the first time starts paused unless
     # its file says otherwise (is_paused_upon_creation); `updraft --env NAME dags unpause` resumes it remotely.
     dags_are_paused_at_creation: bool = True
+    # Airflow's [api] expose_config: whether GET /config and the UI's Config page show the Airflow options this
+    # environment's settings stand for (sensitive ones masked); False: a 403, as Airflow's default.
+    expose_config: bool = False
     tags: dict[str, str] = field(default_factory=dict)
     # The Airflow role of every caller of the IAM (SigV4) API. ADMIN: IAM policies already decide who may invoke
     # that API at all (execute-api:Invoke), and those are the deploying account's operators and automation, who

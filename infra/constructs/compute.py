@@ -94,7 +94,8 @@ class UpdraftFunctions(Construct):
                              tick_seconds=settings.tick_minutes * 60, parallelism=settings.parallelism,
                              scheduler_memory_mb=settings.scheduler.memory_mib,
                              metrics_namespace=self.metrics_namespace,
-                             dags_are_paused_at_creation=settings.dags_are_paused_at_creation)
+                             dags_are_paused_at_creation=settings.dags_are_paused_at_creation,
+                             expose_config=settings.expose_config)
         secrets = settings.secrets
         secrets_key = data.secrets_key.key_arn  # only where tries run and in the API: who may use the key
         # What dispatches tries (scheduler, worker's mini scheduler, Fargate task): both executors. The task

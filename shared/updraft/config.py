@@ -61,6 +61,10 @@ Variables (all optional except where noted):
 ``UPDRAFT_WORK_DIR``            where the parser and the workers mirror the DAG files; unset: the system's
                                 temporary folder (Lambda's ``/tmp``, its container's own). Local mode sets a
                                 private folder under its state dir or ``$UPDRAFT_HOME``, never a shared path
+``AIRFLOW__API__EXPOSE_CONFIG`` Airflow's ``[api] expose_config``: whether ``GET /config`` (and the UI's Config
+                                page) shows the Airflow options these settings stand for
+                                (:meth:`UpdraftConfig.airflow_options`, sensitive ones masked); unset or ``False``: a
+                                403, as Airflow's default
 ``UPDRAFT_PARSE_ATTEMPTS``      how many times the parser handles a DAG file whose handling failed (Updraft's
                                 own failure, not the file's import error) before it records an import error
                                 saying so, default 3
@@ -87,6 +91,9 @@ if TYPE_CHECKING:
 # the API reads back from CloudWatch within its 25 s (at 1 MiB a GetLogEvents page). Twice that would not fit.
 DEFAULT_TASK_LOG_MAX_BYTES = 50 * 1024 * 1024
 MIN_TASK_LOG_MAX_BYTES = 16 * 1024
+EXPOSE_CONFIG_VAR = "AIRFLOW__API__EXPOSE_CONFIG"
+# Airflow's options marked ``sensitive`` in its config.yml among :meth:`UpdraftConfig.airflow_options`'s.
+SENSITIVE_OPTIONS = frozenset({("secrets", "backend_kwargs")})
 PARSE_ATTEMPTS = 3  # a DAG file's parse handling is tried this many times before an import error says it failed
 
 
@@ -112,6 +119,17 @@ def _task_log_max_bytes(env: Mapping[str, str]) -> int:
     if value < MIN_TASK_LOG_MAX_BYTES:
         raise ConfigError(f"UPDRAFT_TASK_LOG_MAX_BYTES must be at least {MIN_TASK_LOG_MAX_BYTES}, got {value}")
     return value
+
+
+def _expose_config(env: Mapping[str, str]) -> bool:
+    """Airflow's ``[api] expose_config``: its booleans, and its deprecated ``non-sensitive-only`` as True (values
+    are masked either way)."""
+    raw = (env.get(EXPOSE_CONFIG_VAR) or "false").strip().lower()
+    if raw in ("t", "true", "1", "non-sensitive-only"):
+        return True
+    if raw in ("f", "false", "0"):
+        return False
+    raise ConfigError(f'{EXPOSE_CONFIG_VAR} must be "True" or "False", got {raw!r}')
 
 
 def _list(env: Mapping[str, str], name: str) -> tuple[str, ...]:
@@ -163,6 +181,7 @@ class UpdraftConfig:
     task_log_max_bytes: int = DEFAULT_TASK_LOG_MAX_BYTES
     work_dir: str | None = None
     parse_attempts: int = PARSE_ATTEMPTS
+    expose_config: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -212,6 +231,7 @@ class UpdraftConfig:
             task_log_max_bytes=_task_log_max_bytes(env),
             work_dir=env.get("UPDRAFT_WORK_DIR") or None,
             parse_attempts=_int(env, "UPDRAFT_PARSE_ATTEMPTS", PARSE_ATTEMPTS),
+            expose_config=_expose_config(env),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -250,8 +270,27 @@ class UpdraftConfig:
             else str(self.task_log_max_bytes),
             "UPDRAFT_WORK_DIR": self.work_dir,
             "UPDRAFT_PARSE_ATTEMPTS": None if self.parse_attempts == PARSE_ATTEMPTS else str(self.parse_attempts),
+            EXPOSE_CONFIG_VAR: "True" if self.expose_config else None,
         }
         return {name: value for name, value in out.items() if value is not None}
+
+    def airflow_options(self) -> dict[str, dict[str, str]]:
+        """The Airflow options these settings stand for, ``{section: {key: value}}`` with values written as
+        Airflow's configuration writes them, in Airflow's section order; an option whose setting is unset is left
+        out (its default is Airflow's). Options Updraft does not read are not here: nothing else stands for them.
+        Sensitive ones (:data:`SENSITIVE_OPTIONS`) hold their real value: whoever shows them masks them."""
+        options: dict[str, dict[str, str | None]] = {
+            "core": {"dags_folder": f"s3://{self.bucket}/{self.dags_prefix}" if self.bucket else None,
+                     "plugins_folder": self.plugins_folder, "parallelism": str(self.parallelism),
+                     "dags_are_paused_at_creation": str(self.dags_are_paused_at_creation)},
+            "secrets": {"backend": self.secrets_backend, "backend_kwargs": self.secrets_backend_kwargs},
+            "api": {"base_url": self.base_url, "expose_config": str(self.expose_config)},
+            "email": {"from_email": self.email_from},
+            "scheduler": {"max_dagruns_to_create_per_loop": str(self.max_dagruns_to_create_per_loop),
+                          "max_dagruns_per_loop_to_schedule": str(self.max_dagruns_per_loop_to_schedule)},
+        }
+        return {section: {key: value for key, value in values.items() if value is not None}
+                for section, values in options.items() if any(v is not None for v in values.values())}
 
     # -- what the pieces need -------------------------------------------------------------------------------
     def store_config(self) -> StoreConfig:

@@ -259,7 +259,7 @@ def test_an_unknown_ui_path_is_an_in_app_404_page_and_airflow_paths_answer_a_pag
     finally:
         p.context.close()
     # As a browser asks for it (Accept: text/html): the app shell, status 404; an API client still gets JSON.
-    for path in ("/plugins", "/dags/ui_smoke/no_such_tab/x"):
+    for path in ("/deadlines", "/dags/ui_smoke/no_such_tab/x"):
         request = urllib.request.Request(browser.url + path, headers={"Accept": "text/html,*/*"})
         with pytest.raises(urllib.error.HTTPError) as answer:
             urllib.request.urlopen(request, timeout=30)

@@ -165,6 +165,20 @@ def test_api_function_times_out_before_api_gateway(synth) -> None:
         dataclasses.replace(SETTINGS, api=dataclasses.replace(SETTINGS.api, timeout_seconds=29))
 
 
+def test_the_configuration_is_hidden_unless_the_environment_exposes_it(synth, tmp_path) -> None:
+    """Airflow's [api] expose_config: off by default (GET /config is a 403), on where the settings say so."""
+    from infra.stack import UpdraftStack
+    from tests.infra.conftest import ROOT
+
+    assert UpdraftConfig.from_env(_env(synth, "api")).expose_config is False
+    app = cdk.App(context=json.loads((ROOT / "cdk.json").read_text())["context"], outdir=str(tmp_path))
+    UpdraftStack(app, "Exposed", settings=dataclasses.replace(SETTINGS, expose_config=True), bundle_dependencies=False,
+                 env=cdk.Environment(account="123456789012", region="us-east-1"))
+    exposed = app.synth().get_stack_by_name("Exposed").template["Resources"]
+    api = exposed[function_id(exposed, "api")]["Properties"]
+    assert UpdraftConfig.from_env(render(api["Environment"]["Variables"])).expose_config is True
+
+
 def test_dispatchers_have_both_executors_and_the_others_none(synth) -> None:
     subnets = sorted(k for k, v in of_type(synth.resources, "AWS::EC2::Subnet").items())
     (security_group,) = of_type(synth.resources, "AWS::EC2::SecurityGroup")

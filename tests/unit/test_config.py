@@ -44,3 +44,26 @@ def test_missing_table_names_the_variable():
 def test_bad_numbers_name_the_variable(value):
     with pytest.raises(ConfigError, match="UPDRAFT_TICK_SECONDS"):
         UpdraftConfig.from_env({"UPDRAFT_TICK_SECONDS": value})
+
+
+@pytest.mark.parametrize(("value", "exposed"), [("", False), ("False", False), ("0", False), ("True", True),
+                                                ("t", True), ("non-sensitive-only", True)])
+def test_expose_config_reads_airflow_s_values(value, exposed):
+    config = UpdraftConfig.from_env({"AIRFLOW__API__EXPOSE_CONFIG": value})
+    assert config.expose_config is exposed
+    assert UpdraftConfig.from_env(config.to_env()).expose_config is exposed
+
+
+def test_expose_config_that_is_no_boolean_names_the_variable():
+    with pytest.raises(ConfigError, match="AIRFLOW__API__EXPOSE_CONFIG"):
+        UpdraftConfig.from_env({"AIRFLOW__API__EXPOSE_CONFIG": "sometimes"})
+
+
+def test_the_airflow_options_the_settings_stand_for_leave_unset_ones_out():
+    config = UpdraftConfig.from_env({"UPDRAFT_BUCKET": "b", "UPDRAFT_EMAIL_FROM": "ops@example.com",
+                                     "UPDRAFT_DAGS_PAUSED_AT_CREATION": "false"})
+    options = config.airflow_options()
+    assert list(options) == ["core", "api", "email", "scheduler"]  # no secrets backend: no [secrets]
+    assert options["core"] == {"dags_folder": "s3://b/dags/", "parallelism": "32",
+                               "dags_are_paused_at_creation": "False"}
+    assert options["email"] == {"from_email": "ops@example.com"} and "base_url" not in options["api"]

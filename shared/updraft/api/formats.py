@@ -1,10 +1,13 @@
-"""How values look on the wire: Airflow's datetimes, durations and ``*_pattern`` matching."""
+"""How values look on the wire: Airflow's datetimes, durations, ``*_pattern`` matching, and JSON or text by the
+request's ``Accept``."""
 
 from __future__ import annotations
 
 import datetime as dt
 import re
 from typing import Any
+
+from updraft.api.errors import NotAcceptable
 
 
 def iso(value: dt.datetime | None) -> str | None:
@@ -57,3 +60,14 @@ def pattern_matcher(pattern: str | None):
         alternatives.append(body)
     regex = re.compile("|".join(f"(?:{a})" for a in alternatives), re.IGNORECASE | re.DOTALL)
     return lambda value: value is not None and regex.search(value) is not None
+
+
+JSON, TEXT, ANY = "application/json", "text/plain", "*/*"
+
+
+def json_or_text(accept: str | None) -> str:
+    """Airflow's ``HeaderAcceptJsonOrText``: no header, any or JSON -> JSON; text -> text; else a 406."""
+    for mimetype in (ANY, JSON, TEXT):
+        if (accept or ANY).startswith(mimetype):
+            return JSON if mimetype == ANY else mimetype
+    raise NotAcceptable("Only application/json or text/plain is supported")

@@ -53,6 +53,24 @@ class ImportErrorRecord:
 
 
 @dataclass
+class PluginsReport:
+    """The plugins folder as the child that ran a DAG file loaded it: each plugin's info (Airflow's
+    ``get_plugin_info`` shape: ``updraft.plugins.plugin_info``) and each plugin file that failed to import (its
+    path -> the error). Empty when the environment has no plugins folder. The parser keeps the latest for
+    ``GET /plugins`` (the API never imports plugin code)."""
+
+    plugins: list[dict[str, Any]] = field(default_factory=list)
+    import_errors: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"plugins": self.plugins, "import_errors": self.import_errors}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PluginsReport:
+        return cls(plugins=list(data.get("plugins", [])), import_errors=dict(data.get("import_errors", {})))
+
+
+@dataclass
 class ParsedFile:
     """The outcome of running one DAG file in isolation.
 
@@ -62,7 +80,9 @@ class ParsedFile:
     for the user but never mixed into the CLI's own output.
     ``file_version`` is where the file came from when that is more than its
     content (the S3 VersionId or ETag); ``peak_rss_kb`` is the child's peak
-    resident memory, for benchmarks and for spotting heavy files.
+    resident memory, for benchmarks and for spotting heavy files. ``plugins``
+    is the plugins folder as the child loaded it (None when no child ran the
+    file to the end: a crash, a timeout, a file that could not be read).
     """
 
     relative_path: str
@@ -73,6 +93,7 @@ class ParsedFile:
     logs: str = ""
     file_version: str | None = None
     peak_rss_kb: int | None = None
+    plugins: PluginsReport | None = None
 
     @property
     def dag_ids(self) -> list[str]:
@@ -90,6 +111,7 @@ class ParsedFile:
             "logs": self.logs,
             "file_version": self.file_version,
             "peak_rss_kb": self.peak_rss_kb,
+            "plugins": None if self.plugins is None else self.plugins.to_dict(),
         }
 
     @classmethod
@@ -103,6 +125,7 @@ class ParsedFile:
             logs=data.get("logs", ""),
             file_version=data.get("file_version"),
             peak_rss_kb=data.get("peak_rss_kb"),
+            plugins=PluginsReport.from_dict(data["plugins"]) if data.get("plugins") is not None else None,
         )
 
 

@@ -21,7 +21,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from updraft.model.parse_results import ImportErrorRecord, ParsedFile
+from updraft.model.parse_results import ImportErrorRecord, ParsedFile, PluginsReport
 from updraft.parsing.errors import format_exception_message, record_from_exception
 from updraft.parsing.options import FileJob, ParseOptions
 
@@ -111,18 +111,23 @@ def _resource_hint(exc: BaseException, options: ParseOptions) -> str | None:
     return None
 
 
-def _load_plugins(folder: str) -> None:
-    """Register the plugins folder's plugins in this (child) process.
+def _load_plugins(folder: str | None) -> PluginsReport:
+    """Register the plugins folder's plugins in this (child) process and report them.
 
     Plugins are user code too, so they are loaded here and never in the
     parent; a broken plugin is reported in the file's captured output, as
-    Airflow logs plugin errors rather than failing every DAG file.
+    Airflow logs plugin errors rather than failing every DAG file, and in the
+    report (Airflow's plugin import errors).
     """
-    from updraft.plugins import load_plugins_folder
+    from updraft.plugins import load_plugins_folder, plugin_info
 
+    if not folder:
+        return PluginsReport()
     result = load_plugins_folder(folder)
     for path, error in result.import_errors.items():
         print(f"Failed to import plugin {path}: {error}", file=sys.stderr)
+    return PluginsReport(plugins=[plugin_info(cls, folder) for cls in result.plugins],
+                         import_errors=dict(result.import_errors))
 
 
 def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
@@ -157,8 +162,7 @@ def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
     if folder:
         use_dags_folder(folder)
 
-    if options.plugins_folder:
-        _load_plugins(options.plugins_folder)
+    plugins = _load_plugins(options.plugins_folder)
 
     errors: list[ImportErrorRecord] = []
     dag_registry.reset()
@@ -185,6 +189,7 @@ def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
         import_errors=errors,
         duration_s=time.perf_counter() - started,
         file_version=job.file_version,
+        plugins=plugins,
     )
 
 

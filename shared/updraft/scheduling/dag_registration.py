@@ -58,7 +58,8 @@ def register_parsed_file(store: Store, parsed: ParsedFile | dict[str, Any], *, n
                          paused_at_creation: bool = True) -> ParseOutcome:
     """Store a parsed file: each DAG's version (immutable, keyed by dag_hash), its row (owned by one file: a
     dag_id owned by another active file is refused and becomes an import error on this file), the file's
-    import errors, and deactivate DAGs the file no longer defines. Idempotent.
+    import errors, and deactivate DAGs the file no longer defines; and the plugins folder as the file's parse
+    loaded it. Idempotent.
 
     ``paused_at_creation`` is the environment's ``dags_are_paused_at_creation``: whether a DAG seen for the first
     time starts paused when its file does not say (``is_paused_upon_creation``)."""
@@ -92,6 +93,8 @@ def register_parsed_file(store: Store, parsed: ParsedFile | dict[str, Any], *, n
     if previous is not None or owned or errors:
         store.put_file_record(FileRecord(path, parsed.file_hash, parsed.file_version, sorted(owned), errors,
                                          parsed_at=now), previous=previous)
+    if parsed.plugins is not None:  # the plugins folder as this parse loaded it: GET /plugins's answer
+        store.record_plugins(parsed.plugins, now)
     outcome.import_errors = errors
     return outcome
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from updraft.model.backfills import Backfill
+from updraft.model.parse_results import PluginsReport
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.serialization.model import SerializedDAG
@@ -272,6 +273,12 @@ class Store(LimitOps, Protocol):
         """Record that ``component`` ran at ``now``, at most once per ``every`` per process."""
 
     def last_heartbeat(self, component: str) -> dt.datetime | None: ...
+
+    # -- the plugins folder as parsed (updraft.store.plugins) --------------------------------------------------
+    def record_plugins(self, report: PluginsReport, now: dt.datetime) -> bool:
+        """Keep the latest parse's plugins report unless it is the stored one; True when written."""
+
+    def get_plugins(self) -> PluginsReport | None: ...
 
     # -- tasks that outgrew Lambda ---------------------------------------------------------------------------
     def remember_long_task(self, dag_id: str, task_id: str, *, executor: str, reason: str, now: dt.datetime,

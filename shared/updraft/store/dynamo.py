@@ -25,6 +25,7 @@ from updraft.store.event_logs import EventLogStore
 from updraft.store.files import FileStore
 from updraft.store.heartbeats import HeartbeatStore
 from updraft.store.long_tasks import LongTaskStore
+from updraft.store.plugins import PluginStore
 from updraft.store.pools import PoolStore
 from updraft.store.runs import RunStore
 from updraft.store.state_stores import StateStore
@@ -36,6 +37,6 @@ from updraft.store.xcoms import XComStore
 
 class DynamoStore(AssetStore, AssetPartitionStore, DagStore, FileStore, RunStore, TaskInstanceStore, PoolStore,
                   XComStore, VariableStore, ConnectionStore, EventLogStore, HeartbeatStore,
-                  DagDeletionStore, BackfillStore, LongTaskStore, StateStore, WaitingStore):
+                  DagDeletionStore, BackfillStore, LongTaskStore, StateStore, WaitingStore, PluginStore):
     """The store on DynamoDB. Thread-safe: it keeps only caches of immutable facts (versions, limit items
     known to exist), so one instance serves every thread of a process."""

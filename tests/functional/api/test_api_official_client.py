@@ -14,11 +14,13 @@ import urllib.request
 import airflow_client.client as af
 import boto3
 import pytest
+from airflow_client.client.api.config_api import ConfigApi
 from airflow_client.client.api.dag_api import DAGApi
 from airflow_client.client.api.dag_run_api import DagRunApi
 from airflow_client.client.api.dag_stats_api import DagStatsApi
 from airflow_client.client.api.import_error_api import ImportErrorApi
 from airflow_client.client.api.monitor_api import MonitorApi
+from airflow_client.client.api.plugin_api import PluginApi
 from airflow_client.client.api.pool_api import PoolApi
 from airflow_client.client.api.task_api import TaskApi
 from airflow_client.client.api.task_instance_api import TaskInstanceApi
@@ -27,6 +29,7 @@ from airflow_client.client.api.x_com_api import XComApi
 from airflow_client.client.exceptions import (
     BadRequestException,
     ConflictException,
+    ForbiddenException,
     NotFoundException,
 )
 from airflow_client.client.models.clear_task_instances_body import ClearTaskInstancesBody
@@ -151,6 +154,37 @@ def test_pools_crud_and_import_errors(client):
 def test_health_and_version(client):
     assert MonitorApi(client).get_health().metadatabase.status == "healthy"
     assert VersionApi(client).get_version().version == "3.3.2"
+
+
+def test_config_hidden_then_exposed_with_sensitive_values_masked(client, monkeypatch):
+    with pytest.raises(ForbiddenException):
+        ConfigApi(client).get_config()
+    monkeypatch.setenv("AIRFLOW__API__EXPOSE_CONFIG", "True")
+    monkeypatch.setenv("AIRFLOW__SECRETS__BACKEND_KWARGS", '{"connections_prefix": "p"}')
+    monkeypatch.setattr("updraft.services._shared", None)
+    config = ConfigApi(client).get_config()
+    options = {(s.name, o.key): o.value.actual_instance for s in config.sections for o in s.options}
+    assert options[("secrets", "backend_kwargs")] == "< hidden >" and options[("api", "expose_config")] == "True"
+    one = ConfigApi(client).get_config_value("core", "parallelism")
+    assert one.sections[0].options[0].value.actual_instance == options[("core", "parallelism")]
+
+
+def test_plugins_and_their_import_errors(client, store):
+    from updraft.model.parse_results import ParsedFile, PluginsReport
+    from updraft.scheduling.dag_registration import register_parsed_file
+
+    info = {key: [] for key in ("macros", "flask_blueprints", "fastapi_apps", "fastapi_root_middlewares",
+                                "react_apps", "appbuilder_views", "appbuilder_menu_items", "operator_extra_links",
+                                "global_operator_extra_links", "listeners", "priority_weight_strategies")}
+    info.update(name="company", source="$PLUGINS_FOLDER/company.py", timetables=["company.Workdays"],
+                external_views=[{"name": "Wiki", "href": "https://wiki.example.com", "destination": "nav"}])
+    register_parsed_file(store, ParsedFile(relative_path="x.py", file_hash="h", plugins=PluginsReport(
+        plugins=[info], import_errors={"/plugins/bad.py": "boom"})), now=dt.datetime.now(dt.UTC))
+    [plugin] = PluginApi(client).get_plugins().plugins
+    assert plugin.name == "company" and plugin.timetables == ["company.Workdays"]
+    assert plugin.external_views[0].href == "https://wiki.example.com"
+    errors = PluginApi(client).import_errors()
+    assert errors.total_entries == 1 and errors.import_errors[0].source == "/plugins/bad.py"
 
 
 def test_logs_by_try_and_xcoms(client, store):

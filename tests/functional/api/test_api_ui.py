@@ -79,10 +79,10 @@ def test_api_routes_win_and_unknown_paths_stay_airflows_404(call):
 
 
 def test_a_browser_navigating_to_a_path_no_page_has_gets_the_shell_and_its_in_app_404(call):
-    """An Airflow UI link Updraft lacks (``/plugins``, a DAG tab) or a mistyped one, opened in a browser: the app
+    """An Airflow UI link Updraft lacks (``/deadlines``, a DAG tab) or a mistyped one, opened in a browser: the app
     shell with status 404 (the UI draws its page-not-found); an API client asking the same path still gets JSON."""
     browser = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
-    for path, base in (("/plugins", "."), ("/dags/etl/nothing", "../.."), ("/a/b/c/d", "../../..")):
+    for path, base in (("/deadlines", "."), ("/dags/etl/nothing", "../.."), ("/a/b/c/d", "../../..")):
         status, headers, body = call(path, browser)
         assert status == 404 and headers["Content-Type"].startswith("text/html")
         assert f'<meta name="updraft-base" content="{base}">' in body

@@ -12,8 +12,8 @@ from updraft.api.routing import Route
 MODULES = ("monitor", "version", "auth", "assets", "grid", "dags", "dag_sources", "event_logs", "dag_runs", "dag_stats",
            "xcom_entries", "task_logs", "task_dependencies", "task_instance_tries", "task_instance_marks",
            "task_instance_clears", "task_instance_links", "state_stores", "hitl", "task_instances", "pools",
-           "import_errors", "variables", "connections", "providers", "backfills", "metrics", "openapi", "session",
-           "costs", "ui_views", "ui")
+           "import_errors", "variables", "connections", "providers", "plugins", "config", "backfills", "metrics",
+           "openapi", "session", "costs", "ui_views", "ui")
 
 
 def all_routes() -> list[Route]:

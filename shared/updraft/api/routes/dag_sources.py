@@ -13,22 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from updraft.api.errors import BadRequest, Forbidden, NotAcceptable, NotFound
+from updraft.api.errors import BadRequest, Forbidden, NotFound
+from updraft.api.formats import TEXT, json_or_text
 from updraft.api.lookups import dag_or_404, display_name
 from updraft.api.routing import Call, Reply, RouteTable
 
 routes = RouteTable()
-
-JSON, TEXT, ANY = "application/json", "text/plain", "*/*"
-
-
-def _mimetype(call: Call) -> str:
-    """Airflow's choice from ``Accept``: any or JSON -> JSON, text -> text, else 406."""
-    accept = call.request.header("Accept") or ANY
-    for mimetype in (ANY, JSON, TEXT):
-        if accept.startswith(mimetype):
-            return mimetype
-    raise NotAcceptable("Only application/json or text/plain is supported")
 
 
 def _version_of(meta: Any) -> dict[str, str]:
@@ -65,7 +55,7 @@ def get_dag_source(call: Call) -> Any:
     dag_id = call.path("dag_id")
     version_number = call.query.integer("version_number")
     call.query.check()
-    mimetype = _mimetype(call)
+    mimetype = json_or_text(call.request.header("Accept"))
     if version_number is not None:
         raise BadRequest("Updraft does not number DAG versions: version_number is not supported (omit it for the "
                          "source the DAG was last parsed from)")

@@ -28,11 +28,13 @@ PAGES = ("/", "/dags", "/dags/{dag_id}", "/dags/{dag_id}/runs/{run_id}", "/dags/
          "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mapped/{map_index}", "/pools", "/variables", "/connections",
          "/events", "/auth/login",
          # The views of updraft.ui's views modules: the DAG's tabs, a task across runs, a run's Gantt (Updraft's
-         # path: Airflow draws it in the DAG page's panel), the Browse lists, assets and providers.
+         # path: Airflow draws it in the DAG page's panel), a task group in a run and across runs, the Browse
+         # lists, assets, providers, plugins, config and jobs.
          *(f"/dags/{{dag_id}}/{tab}" for tab in ("runs", "tasks", "calendar", "backfills", "events", "code",
                                                   "details")),
-         "/dags/{dag_id}/tasks/{task_id}", "/dags/{dag_id}/runs/{run_id}/gantt", "/dag_runs", "/task_instances",
-         "/xcoms", "/assets", "/assets/{asset_id}", "/providers")
+         "/dags/{dag_id}/tasks/{task_id}", "/dags/{dag_id}/tasks/group/{group_id}",
+         "/dags/{dag_id}/runs/{run_id}/tasks/group/{group_id}", "/dags/{dag_id}/runs/{run_id}/gantt", "/dag_runs",
+         "/task_instances", "/xcoms", "/assets", "/assets/{asset_id}", "/providers", "/plugins", "/configs", "/jobs")
 
 
 def _base(path: str) -> str:

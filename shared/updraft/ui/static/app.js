@@ -26,6 +26,8 @@ const ROUTES = [
   [/^dags\/([^/]+)\/code$/, () => lazy("./dagcode.js", "codeTab")],
   [/^dags\/([^/]+)\/details$/, () => lazy("./dagdetails.js", "detailsTab")],
   [/^dags\/([^/]+)\/tasks\/([^/]+)$/, () => lazy("./dagtask.js", "dagTaskPage")],
+  [/^dags\/([^/]+)\/tasks\/group\/([^/]+)$/, () => lazy("./taskgroup.js", "dagGroupPage")],
+  [/^dags\/([^/]+)\/runs\/([^/]+)\/tasks\/group\/([^/]+)$/, () => lazy("./taskgroup.js", "runGroupPage")],
   [/^dags\/([^/]+)\/runs\/([^/]+)\/gantt$/, () => lazy("./gantt.js", "ganttPage")],
   [/^dags\/([^/]+)\/runs\/([^/]+)$/, () => dagPage],
   [/^dags\/([^/]+)\/runs\/([^/]+)\/tasks\/([^/]+)$/, () => taskPage],
@@ -40,6 +42,9 @@ const ROUTES = [
   [/^assets$/, () => lazy("./assets.js", "assetsPage")],
   [/^assets\/(\d+)$/, () => lazy("./assets.js", "assetPage")],
   [/^providers$/, () => lazy("./providers.js", "providersPage")],
+  [/^plugins$/, () => lazy("./system.js", "pluginsPage")],
+  [/^configs$/, () => lazy("./system.js", "configPage")],
+  [/^jobs$/, () => lazy("./system.js", "jobsPage")],
   [/^auth\/login$/, () => loginPage],
 ];
 
@@ -142,7 +147,39 @@ export function navigate(href) {
   render();
 }
 
+// The header's Browse and Admin menus (<details>): one open at a time, closed by a click anywhere else, by Escape,
+// and once one of their links is followed.
+const menus = [...document.querySelectorAll("details.menu")];
+for (const menu of menus) {
+  menu.addEventListener("toggle", () => {
+    if (menu.open) for (const other of menus) if (other !== menu) other.open = false;
+  });
+}
+function closeMenus(except) {
+  for (const menu of menus) if (menu !== except) menu.open = false;
+}
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape") closeMenus(null);
+});
+
+// Search DAGs: the header's button, and Ctrl+K (⌘K on a Mac) from anywhere, as Airflow 3's; the search's module is
+// fetched when first opened.
+const searchButton = document.getElementById("search");
+const mac = /Mac|iPhone|iPad/.test(navigator.platform);
+if (mac) searchButton.querySelector("kbd").textContent = "⌘K";
+const openSearch = async () => (await import("./search.js")).searchDags(navigate);
+searchButton.addEventListener("click", openSearch);
+document.addEventListener("keydown", (event) => {
+  if (event.key.toLowerCase() === "k" && (mac ? event.metaKey : event.ctrlKey) && !event.altKey && !event.shiftKey) {
+    event.preventDefault(); // the browser's own Ctrl+K (its search bar) would take focus away
+    closeMenus(null);
+    openSearch();
+  }
+});
+
 document.addEventListener("click", (event) => {
+  closeMenus(event.target.closest("details.menu") && !event.target.closest("a") ? event.target.closest("details.menu")
+    : null);
   const anchor = event.target.closest("a[data-nav]");
   if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) {
     return;

@@ -19,7 +19,7 @@ export const backfillsTab = dagTabPage("backfills", async (box, dagId) => {
       b.completed_at ? "completed" : b.is_paused ? "paused" : "running",
       canEdit() && !b.completed_at ? h("span", { class: "actions" }, b.is_paused ? control(b, "unpause", "Resume")
         : control(b, "pause", "Pause"), control(b, "cancel", "Cancel")) : canEdit() ? "" : null,
-    ].filter((cell) => cell !== null).map((cell) => h("td", {}, cell)))), { class: "list" }))
+    ].filter((cell) => cell !== null).map((cell) => h("td", {}, cell)))), { class: "list backfills" }))
       : h("p", { class: "muted" }, "No backfills."));
   }
   await draw();

@@ -110,7 +110,8 @@ export function grid({ dagId, tasks, runs, instances, selectedRun, redraw }) {
         for (const [taskId, tis] of instances.get(run.dag_run_id) || []) {
           if (taskId.startsWith(row.group + ".")) states.push(...tis.map((t) => t.state));
         }
-        return stateCell(summaryState(states), { label: `${row.group} in ${run.dag_run_id}` });
+        return navLink(link("dags", dagId, "runs", run.dag_run_id, "tasks", "group", row.group),
+          stateCell(summaryState(states), { label: `${row.group} in ${run.dag_run_id}` }));
       };
     } else {
       const task = row.task;
