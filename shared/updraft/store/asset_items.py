@@ -10,7 +10,7 @@ from pynamodb.attributes import JSONAttribute, NumberAttribute, UnicodeAttribute
 
 from updraft.store.attributes import DateTimeAttribute
 from updraft.store.config import StoreConfig
-from updraft.store.models import Item, ListIndex, _bound, build_models
+from updraft.store.models import Item, ListIndex, bind
 
 
 class AssetItem(Item):
@@ -85,10 +85,5 @@ class AssetModels:
 @functools.cache
 def asset_models(config: StoreConfig) -> AssetModels:
     """The asset item classes on ``config``'s table (cached, as ``build_models``)."""
-    models = AssetModels(asset=_bound(AssetItem, config), asset_event=_bound(AssetEventItem, config),
-                         asset_queue=_bound(AssetQueueItem, config),
-                         asset_partition=_bound(AssetPartitionItem, config))
-    connection = build_models(config).dag_meta._connection
-    for model in (models.asset, models.asset_event, models.asset_queue, models.asset_partition):
-        model._connection = connection
-    return models
+    return AssetModels(asset=bind(AssetItem, config), asset_event=bind(AssetEventItem, config),
+                       asset_queue=bind(AssetQueueItem, config), asset_partition=bind(AssetPartitionItem, config))

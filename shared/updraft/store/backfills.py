@@ -24,7 +24,7 @@ from updraft.store import keys
 from updraft.store.attributes import DateTimeAttribute, ts
 from updraft.store.base import StoreBase
 from updraft.store.config import StoreConfig
-from updraft.store.models import Item, ListIndex, _bound, build_models
+from updraft.store.models import Item, ListIndex, bind
 from updraft.store.runs import _run_from_item
 from updraft.store.writes import all_of, conditional, item_absent, item_present, update_quietly
 
@@ -70,11 +70,7 @@ class SequenceItem(Item):
 @functools.cache
 def _models(config: StoreConfig) -> tuple[type[BackfillItem], type[ActiveBackfillItem], type[SequenceItem]]:
     """The backfill item types bound to ``config``'s table, on the one connection the other models share."""
-    connection = build_models(config).dag_meta._get_connection()
-    bound = (_bound(BackfillItem, config), _bound(ActiveBackfillItem, config), _bound(SequenceItem, config))
-    for model in bound:
-        model._connection = connection
-    return bound
+    return bind(BackfillItem, config), bind(ActiveBackfillItem, config), bind(SequenceItem, config)
 
 
 # ----------------------------------------------------------------------------------------- named conditions

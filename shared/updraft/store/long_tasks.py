@@ -20,7 +20,7 @@ from updraft.store import keys
 from updraft.store.attributes import DateTimeAttribute
 from updraft.store.base import StoreBase
 from updraft.store.config import StoreConfig
-from updraft.store.models import Item, _bound, build_models
+from updraft.store.models import Item, bind
 
 LONG_TASK_PREFIX = "LONG_TASK#"
 _BATCH = 100  # BatchGetItem's limit
@@ -38,9 +38,7 @@ class LongTaskItem(Item):
 
 @functools.cache
 def _model(config: StoreConfig) -> type[LongTaskItem]:
-    model = _bound(LongTaskItem, config)
-    model._connection = build_models(config).dag_meta._connection  # one connection per table, as every model
-    return model
+    return bind(LongTaskItem, config)
 
 
 def _sk(task_id: str) -> str:

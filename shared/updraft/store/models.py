@@ -355,6 +355,14 @@ def _bound(item_type: type[_M], config: StoreConfig) -> type[_M]:
     return type(item_type.__name__, (item_type,), {"Meta": _meta(config), "__module__": __name__})
 
 
+def bind(item_type: type[_M], config: StoreConfig) -> type[_M]:
+    """``item_type`` on ``config``'s table, on the one connection every model of the table shares: for the item
+    types an aggregate declares beside its own code (assets, backfills, long tasks, plugins). Callers cache it."""
+    model = _bound(item_type, config)
+    model._connection = build_models(config).dag_meta._connection
+    return model
+
+
 @functools.cache
 def build_models(config: StoreConfig) -> Models:
     """The model classes bound to ``config``'s table (cached: pynamodb keeps a connection per class)."""

@@ -4,8 +4,7 @@ import error (:class:`updraft.model.parse_results.PluginsReport`), read by ``GET
 Every parse of a DAG file loads the whole plugins folder in its child, so the latest parse's report is the
 folder as it is now. The item is written only when the report differs from the stored one (a parse of an
 unchanged folder costs one read, no write); two parses racing write the same report, or the newer folder's.
-The item type is declared here, bound to the store's table as :mod:`updraft.store.models` binds the others and
-on their shared connection.
+The item type is declared here, beside the code that owns it, and bound with :func:`updraft.store.models.bind`.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from pynamodb.attributes import JSONAttribute
 from updraft.model.parse_results import PluginsReport
 from updraft.store.attributes import DateTimeAttribute
 from updraft.store.base import StoreBase
-from updraft.store.models import Item, _bound
+from updraft.store.models import Item, bind
 
 PLUGINS_KEY = "PLUGINS"
 
@@ -32,9 +31,7 @@ class PluginsItem(Item):
 class PluginStore(StoreBase):
     @functools.cached_property
     def _plugins_model(self) -> type[PluginsItem]:
-        model = _bound(PluginsItem, self.config)
-        model._connection = self.models.dag_meta._connection  # one client per table (models._share_connection)
-        return model
+        return bind(PluginsItem, self.config)
 
     def record_plugins(self, report: PluginsReport, now: dt.datetime) -> bool:
         """Keep ``report`` unless it is what is stored already; True when it was written."""

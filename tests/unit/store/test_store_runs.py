@@ -68,9 +68,9 @@ def test_active_runs_index_tracks_queued_and_running_only(store):
     assert store.set_run_state("d", a.run_id, expected=[DagRunState.QUEUED], state=DagRunState.RUNNING, now=now)
     assert store.get_run("d", a.run_id).start_date == now
     assert store.set_run_state("d", a.run_id, expected=[DagRunState.RUNNING], state=DagRunState.SUCCESS,
-                               now=now.add(hours=1), note="all done")
+                               now=now.add(hours=1))
     finished = store.get_run("d", a.run_id)
-    assert (finished.state, finished.end_date, finished.note) == (DagRunState.SUCCESS, now.add(hours=1), "all done")
+    assert (finished.state, finished.end_date, finished.note) == (DagRunState.SUCCESS, now.add(hours=1), None)
     assert {r.run_id for r in store.active_runs()} == {b.run_id, c.run_id}
     # Cleared: back to queued, back in the index, times reset.
     assert store.set_run_state("d", a.run_id, expected=[DagRunState.SUCCESS], state=DagRunState.QUEUED,
