@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from updraft.model.records import UNMAPPED, TIKey
+from updraft.model.serde_tags import CLASSNAME, COLLECTIONS, DATA, VERSION, is_tagged
 from updraft.sdk.exceptions import AirflowException, UnmappableXComTypePushed, XComNotFound
 from updraft.sdk.param import NOTSET
 from updraft.sdk.taskgroup import closest_mapped_group
@@ -30,12 +31,10 @@ class XComSerializationError(AirflowException, TypeError):
     """A pushed value the store cannot keep (not JSON); the try fails with this message."""
 
 
-_CLASSNAME, _VERSION, _DATA = "__classname__", "__version__", "__data__"
-_TAGGED = frozenset((_CLASSNAME, _VERSION, _DATA))
 _PENDULUM_DATETIME = "pendulum.datetime.DateTime"
 _OBJECT_STORAGE_PATH = "airflow.sdk.io.path.ObjectStoragePath"  # serde's name for it, with its serialize() data
 # serde's builtin collections (its ``serializers.builtin``, version 1): a named tuple is tagged as a plain tuple.
-_COLLECTIONS: dict[str, type] = {"builtins.tuple": tuple, "builtins.set": set, "builtins.frozenset": frozenset}
+_COLLECTIONS: dict[str, type] = dict(zip(COLLECTIONS, (tuple, set, frozenset), strict=True))
 
 
 def _encode_one(value: Any) -> Any:
@@ -45,19 +44,19 @@ def _encode_one(value: Any) -> Any:
         name = getattr(getattr(value, "timezone", None), "name", None)  # pendulum keeps its zone's name
         if type(value).__module__.startswith("pendulum") and name:
             data["tz"] = name
-            return {_CLASSNAME: _PENDULUM_DATETIME, _VERSION: 1, _DATA: data}
-        return {_CLASSNAME: "datetime.datetime", _VERSION: 1, _DATA: data}
+            return {CLASSNAME: _PENDULUM_DATETIME, VERSION: 1, DATA: data}
+        return {CLASSNAME: "datetime.datetime", VERSION: 1, DATA: data}
     if isinstance(value, dt.date):
-        return {_CLASSNAME: "datetime.date", _VERSION: 1, _DATA: value.isoformat()}
+        return {CLASSNAME: "datetime.date", VERSION: 1, DATA: value.isoformat()}
     if isinstance(value, dt.time):
-        return {_CLASSNAME: "datetime.time", _VERSION: 1, _DATA: value.isoformat()}
+        return {CLASSNAME: "datetime.time", VERSION: 1, DATA: value.isoformat()}
     if isinstance(value, dt.timedelta):
-        return {_CLASSNAME: "datetime.timedelta", _VERSION: 1,
-                _DATA: [value.days, value.seconds, value.microseconds]}
+        return {CLASSNAME: "datetime.timedelta", VERSION: 1,
+                DATA: [value.days, value.seconds, value.microseconds]}
     paths = sys.modules.get("updraft.sdk.io.path")  # loaded once DAG code made a path: none to encode before
     if paths is not None and isinstance(value, paths.ObjectStoragePath):
-        return {_CLASSNAME: _OBJECT_STORAGE_PATH, _VERSION: paths.ObjectStoragePath.__version__,
-                _DATA: value.serialize()}
+        return {CLASSNAME: _OBJECT_STORAGE_PATH, VERSION: paths.ObjectStoragePath.__version__,
+                DATA: value.serialize()}
     return value
 
 
@@ -70,15 +69,15 @@ def encode_value(value: Any) -> Any:
     if isinstance(value, (tuple, set, frozenset)):
         items = [encode_value(v) for v in value]
         if isinstance(value, tuple):
-            return {_CLASSNAME: "builtins.tuple", _VERSION: 1, _DATA: items}
+            return {CLASSNAME: "builtins.tuple", VERSION: 1, DATA: items}
         items.sort(key=lambda item: json.dumps(item, sort_keys=True, default=str))  # a set is stored one way
         name = "builtins.frozenset" if isinstance(value, frozenset) else "builtins.set"
-        return {_CLASSNAME: name, _VERSION: 1, _DATA: items}
+        return {CLASSNAME: name, VERSION: 1, DATA: items}
     return _encode_one(value)
 
 
 def _decode_one(value: dict) -> Any:
-    name, data = value[_CLASSNAME], value[_DATA]
+    name, data = value[CLASSNAME], value[DATA]
     if name in _COLLECTIONS and isinstance(data, list):
         return _COLLECTIONS[name](decode_value(v) for v in data)
     if name == "datetime.datetime" and isinstance(data, dict):
@@ -96,14 +95,14 @@ def _decode_one(value: dict) -> Any:
     if name == _OBJECT_STORAGE_PATH and isinstance(data, dict):
         from updraft.sdk.io.path import ObjectStoragePath
 
-        return ObjectStoragePath.deserialize(dict(data), value[_VERSION])
+        return ObjectStoragePath.deserialize(dict(data), value[VERSION])
     return value  # a user's dict that only looks tagged
 
 
 def decode_value(value: Any) -> Any:
     """The value a pushed one stands for (the inverse of ``encode_value``)."""
     if isinstance(value, dict):
-        if value.keys() == _TAGGED:
+        if is_tagged(value):
             return _decode_one(value)
         return {k: decode_value(v) for k, v in value.items()}
     if isinstance(value, list):

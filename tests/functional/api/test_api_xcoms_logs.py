@@ -52,6 +52,20 @@ def test_xcom_entries_list_without_values_and_get_one(api, store):
         "xcom_entries": [], "total_entries": 0}
 
 
+def test_a_tagged_value_is_answered_as_stored_and_deserialized_as_airflow_shows_it(api, store):
+    """Airflow answers serde's stored form by default; with ``deserialize`` its readable form (``stringify``)."""
+    key = _run_with_outputs(api, store)
+    tagged = {"rows": {"__classname__": "builtins.tuple", "__version__": 1, "__data__": [1, "a"]},
+              "when": {"__classname__": "datetime.date", "__version__": 1, "__data__": "2024-02-01"}}
+    store.put_xcom(key, "shapes", tagged, now=ENDED)
+    path = "/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/xcomEntries/shapes"
+    assert api.get(path).body["value"] == tagged
+    assert api.get(path, query={"deserialize": "true"}).body["value"] == {
+        "rows": "(1,a)", "when": "datetime.date@version=1(2024-02-01)"}
+    assert api.get(path, query={"deserialize": "true", "stringify": "true"}).body["value"] == (
+        "{'rows': '(1,a)', 'when': 'datetime.date@version=1(2024-02-01)'}")
+
+
 def test_an_xcom_is_shown_as_its_try_masked_it_and_read_whole(api, store):
     """The worker stores a pushed value's masked form beside it (``shown``); the API shows that one, while
     downstream tasks read the value itself."""

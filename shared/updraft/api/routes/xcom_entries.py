@@ -1,8 +1,10 @@
 """XCom entries of task instances: ``GET .../taskInstances/{task_id}/xcomEntries`` (``~`` for the DAG, the run
 and the task) and ``GET .../xcomEntries/{xcom_key}``, as Airflow's ``XComResponse``.
 
-Updraft stores a JSON value per XCom (what a task returned or pushed), so the value is returned as stored; with
-``stringify`` it is its string form, as Airflow's ``XComResponseString``. An entry's ``timestamp`` is when its
+Updraft stores a JSON value per XCom (what a task returned or pushed, values JSON cannot hold tagged as Airflow's
+serde tags them), so the value is returned as stored; with ``deserialize`` it is Airflow's readable form of it
+(:func:`updraft.model.serde_tags.stringify`), with ``stringify`` its string form, as Airflow's
+``XComResponseString``. An entry's ``timestamp`` is when its
 try ended (XComs are written during the try; the store keeps no separate time for them).
 
 A value whose answer would be larger than the API can send (``answer_size``) is refused with a 413 whose detail
@@ -25,6 +27,7 @@ from updraft.api.pagination import page_of, paginate
 from updraft.api.routes.task_instances import run_instances, runs_of
 from updraft.api.routing import Call, RouteTable
 from updraft.model.records import UNMAPPED
+from updraft.model.serde_tags import stringify as readable
 from updraft.store.blobs import Oversized
 
 routes = RouteTable()
@@ -80,7 +83,7 @@ def get_xcom_entries(call: Call) -> dict[str, Any]:
 def get_xcom_entry(call: Call) -> dict[str, Any]:
     q = call.query
     map_index = q.integer("map_index", UNMAPPED)
-    q.boolean("deserialize", False)  # stored values are JSON already: deserialized or not, the same value
+    deserialize = q.boolean("deserialize", False)
     stringify = q.boolean("stringify", False)
     q.check()
     key = call.path("xcom_key")
@@ -90,6 +93,8 @@ def get_xcom_entry(call: Call) -> dict[str, Any]:
         raise NotFound(f"XCom entry with key: `{key}` not found")
     entry = found[0]
     if not isinstance(entry["value"], Oversized):
+        if deserialize:  # Airflow's readable form: tuples as (a,b), other tagged values as their class's name
+            entry["value"] = readable(entry["value"])
         if stringify:
             entry["value"] = str(entry["value"])
         if carried_size(entry) <= MAX_ANSWER_BYTES:
