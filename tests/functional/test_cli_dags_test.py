@@ -16,6 +16,8 @@ HEADER = """\
 import datetime
 from airflow.sdk import DAG, task
 from airflow.exceptions import AirflowFailException
+
+pytestmark = pytest.mark.slow
 START = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
 """
 

@@ -28,6 +28,8 @@ NOT_IN_SCHEDULER = {"jinja2", "airflow", "updraft.runtime", "updraft.parsing.loa
 CHILD = """
 import json, sys
 import functions.{name}.handler as h
+
+pytestmark = pytest.mark.slow
 at_import = sorted(sys.modules)
 {ready}
 print(json.dumps({{"import": at_import, "ready": sorted(sys.modules)}}))

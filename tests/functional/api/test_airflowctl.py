@@ -27,6 +27,8 @@ DAG_FILE = '''
 from datetime import datetime
 from airflow.sdk import dag, task
 
+pytestmark = pytest.mark.slow
+
 @dag(schedule=None, start_date=datetime(2024, 1, 1))
 def ctl_smoke():
     @task

@@ -31,6 +31,8 @@ DAG_FILE = '''
 from datetime import datetime
 from airflow.sdk import Param, dag, task
 
+pytestmark = pytest.mark.slow
+
 @dag(schedule=None, start_date=datetime(2024, 1, 1), params={"n": Param(2, type="integer")})
 def api_smoke():
     @task

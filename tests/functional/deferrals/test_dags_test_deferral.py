@@ -18,6 +18,8 @@ from airflow.sdk import DAG, task
 from airflow.providers.standard.sensors.date_time import DateTimeSensorAsync
 from airflow.providers.standard.sensors.time_delta import TimeDeltaSensor
 
+pytestmark = pytest.mark.slow
+
 with DAG("waits", schedule=None, start_date=datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)):
     ten_minutes = DateTimeSensorAsync(
         task_id="ten_minutes", target_time="{{ (dag_run.run_after + macros.timedelta(minutes=10)).isoformat() }}")

@@ -8,10 +8,13 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from local_helpers import eventually
 
 from tests import local_process
 from tests.local_process import UPDRAFT
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[3]
 

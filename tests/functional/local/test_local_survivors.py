@@ -22,6 +22,8 @@ import datetime, time
 from airflow.sdk import DAG
 from airflow.providers.standard.operators.python import PythonOperator
 
+pytestmark = pytest.mark.slow
+
 
 def run_on():
     escape({marker!r})

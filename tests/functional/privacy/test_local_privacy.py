@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests import local_process
 from tests.functional.local.local_helpers import eventually
 from tests.functional.privacy.unprivileged import (
@@ -20,6 +22,8 @@ from tests.functional.privacy.unprivileged import (
     python_path,
     unprivileged,
 )
+
+pytestmark = pytest.mark.slow
 
 
 def _dag_file(out: Path) -> str:

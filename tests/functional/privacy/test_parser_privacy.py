@@ -28,6 +28,8 @@ import json, os, sys
 import boto3
 from moto import mock_aws
 
+pytestmark = pytest.mark.slow
+
 out, files = sys.argv[1], json.loads(sys.argv[2])
 bucket, table = os.environ["UPDRAFT_BUCKET"], os.environ["UPDRAFT_TABLE"]
 with mock_aws():

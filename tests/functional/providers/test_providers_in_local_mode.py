@@ -30,6 +30,8 @@ from tests import local_process
 from tests.provider_packages import REQUIREMENTS, installed_providers
 from updraft.resources import LOCAL_CREDENTIALS
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).parent
 ORDERS = [{"id": 1, "amount": 12.5}, {"id": 2, "amount": 30.0}, {"id": 3, "amount": 7.25}]
 WAIT_S = 240.0  # a loaded 2-core machine: the start, the parse and eight tries, each in a fresh worker child

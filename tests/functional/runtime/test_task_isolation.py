@@ -33,6 +33,8 @@ WORKER_KEY, WORKER_SECRET = "AKIAWORKERWORKER0001", "worker-secret-access-key-ne
 ATTACKER = """
 import gc, json, os
 
+pytestmark = pytest.mark.slow
+
 def attack(ti):
     import boto3, botocore.client
     from updraft.model.records import TIKey

@@ -17,6 +17,8 @@ import datetime
 from airflow.sdk import DAG, BaseHook, Variable, task
 from airflow.providers.standard.operators.bash import BashOperator
 
+pytestmark = pytest.mark.slow
+
 with DAG("secrets_test", schedule=None, start_date=datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)):
     @task
     def read():
