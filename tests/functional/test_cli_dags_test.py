@@ -12,12 +12,12 @@ from click.testing import CliRunner
 
 from updraft.cli.app import cli
 
+pytestmark = pytest.mark.slow
+
 HEADER = """\
 import datetime
 from airflow.sdk import DAG, task
 from airflow.exceptions import AirflowFailException
-
-pytestmark = pytest.mark.slow
 START = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
 """
 

@@ -23,11 +23,11 @@ import pytest
 from tests.functional.api.local_system_helpers import running_local_system, until
 from updraft.local.system import LocalSystem
 
+pytestmark = pytest.mark.slow
+
 DAG_FILE = '''
 from datetime import datetime
 from airflow.sdk import dag, task
-
-pytestmark = pytest.mark.slow
 
 @dag(schedule=None, start_date=datetime(2024, 1, 1))
 def ctl_smoke():

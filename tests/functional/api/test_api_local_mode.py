@@ -27,11 +27,11 @@ from airflow_client.client.models.variable_body import VariableBody
 from tests.functional.api.local_system_helpers import running_local_system, until
 from updraft.local.system import LocalSystem
 
+pytestmark = pytest.mark.slow
+
 DAG_FILE = '''
 from datetime import datetime
 from airflow.sdk import Param, dag, task
-
-pytestmark = pytest.mark.slow
 
 @dag(schedule=None, start_date=datetime(2024, 1, 1), params={"n": Param(2, type="integer")})
 def api_smoke():

@@ -8,17 +8,18 @@ import re
 import textwrap
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from updraft.cli.app import cli
+
+pytestmark = pytest.mark.slow
 
 DAG_FILE = """\
 import datetime
 from airflow.sdk import DAG, task
 from airflow.providers.standard.sensors.date_time import DateTimeSensorAsync
 from airflow.providers.standard.sensors.time_delta import TimeDeltaSensor
-
-pytestmark = pytest.mark.slow
 
 with DAG("waits", schedule=None, start_date=datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)):
     ten_minutes = DateTimeSensorAsync(

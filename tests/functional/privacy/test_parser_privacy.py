@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.functional.privacy.unprivileged import (
     MARKER,
     assert_nothing_reached,
@@ -19,6 +21,8 @@ from tests.functional.privacy.unprivileged import (
     unprivileged,
 )
 
+pytestmark = pytest.mark.slow
+
 BUCKET, TABLE = "updraft-dev-data", "updraft-privacy"
 
 # Runs as the Lambda runtime's process would: Updraft's credentials and settings in its environment, the parser
@@ -27,8 +31,6 @@ DRIVER = """
 import json, os, sys
 import boto3
 from moto import mock_aws
-
-pytestmark = pytest.mark.slow
 
 out, files = sys.argv[1], json.loads(sys.argv[2])
 bucket, table = os.environ["UPDRAFT_BUCKET"], os.environ["UPDRAFT_TABLE"]

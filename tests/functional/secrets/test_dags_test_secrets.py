@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from updraft.cli.app import cli
@@ -12,12 +13,12 @@ from updraft.runtime.secrets import forget_secrets_setup
 from updraft.sdk import connection, variable
 from updraft.secrets.masker import reset_masker
 
+pytestmark = pytest.mark.slow
+
 DAG_FILE = '''
 import datetime
 from airflow.sdk import DAG, BaseHook, Variable, task
 from airflow.providers.standard.operators.bash import BashOperator
-
-pytestmark = pytest.mark.slow
 
 with DAG("secrets_test", schedule=None, start_date=datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)):
     @task
