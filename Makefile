@@ -26,7 +26,7 @@ providers: $(STAMP)
 chromium:
 	@if command -v chromium >/dev/null; then :; \
 	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium; \
-	else echo "Chromium is missing (installing it needs apt-get as root): install it yourself, or the browser tests (tests/browser) are skipped"; fi
+	else echo "no Chromium (apt-get as root installs it): the browser tests (tests/browser) are skipped"; fi
 
 # The provider tests (tests/functional/providers) run the real postgres provider on a throwaway PostgreSQL server
 # of Debian's package (never a system service): installed with apt when missing; without apt those tests skip.
