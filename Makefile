@@ -13,20 +13,20 @@ $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev,infra]'
-	$(MAKE) --no-print-directory chromium
 	touch $(STAMP)
 
 .PHONY: providers
 providers: $(STAMP)
 	$(VENV)/bin/updraft requirements install tests/providers/requirements.txt
 
-# The browser tests (tests/browser) drive Debian's Chromium with Playwright (never `playwright install`):
-# installed with apt when missing (CI runs as root on Debian); without apt the browser tier skips, saying why.
+# The browser tests (tests/browser) drive Debian's Chromium with Playwright (never `playwright install`): only the
+# test path installs it, with apt when missing and run as root (CI runs as root on Debian); otherwise the browser
+# tier skips, saying why. `make local` never needs it.
 .PHONY: chromium
 chromium:
 	@if command -v chromium >/dev/null; then :; \
-	elif command -v apt-get >/dev/null; then apt-get update && apt-get install -y chromium; \
-	else echo "no apt-get here: install Chromium yourself, or the browser tests (tests/browser) are skipped"; fi
+	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium; \
+	else echo "no Chromium (apt-get as root installs it): the browser tests (tests/browser) are skipped"; fi
 
 # The provider tests (tests/functional/providers) run the real postgres provider on a throwaway PostgreSQL server
 # of Debian's package (never a system service): installed with apt when missing; without apt those tests skip.
@@ -37,22 +37,25 @@ postgresql:
 	else echo "no apt-get here: install PostgreSQL yourself, or the PostgreSQL provider tests are skipped"; fi
 
 # The venv, the package and its tools, Chromium, PostgreSQL and the test providers (what `make test` needs first).
-install: $(STAMP) providers postgresql
+install: $(STAMP) providers postgresql chromium
 
-# The whole system in the foreground (Ctrl-C stops it); state survives restarts in .updraft/state.
+# The whole system in the foreground (Ctrl-C stops it); state survives restarts in .updraft/state. Needs only the
+# venv: no Chromium, no root.
 local: $(STAMP)
 	$(VENV)/bin/updraft local --dags-folder examples/dags --unpause --state-dir .updraft/state
 
 # Lint, then types (mypy reads [tool.mypy] in pyproject.toml: which packages, strict where), then the suite.
-test: $(STAMP) providers postgresql
+test: $(STAMP) providers postgresql chromium
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest
 
-# The inner loop: lint and the unit tier (pure logic and the store on moto, no local systems or browsers), ~1.5 min.
+# The inner loop, ~2 min on 2 cores: lint, then the unit tier and the functional tier without the tests marked
+# `slow` (pyproject's markers: those that start a local system, a process or a `dags test` run, sweeps and
+# benchmarks, and any test over about a second). No mypy, no browser, deploy or infra tier: `make test` runs them all.
 test-fast: $(STAMP) providers
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/pytest tests/unit -m "not slow"
+	$(VENV)/bin/pytest -m "not slow" tests/unit tests/functional
 
 bench-parse: $(STAMP)
 	$(PY) bench/parse_bench.py

@@ -4,7 +4,8 @@ One browser and one local system per module (starting each costs seconds; module
 environment variables are restored before other tiers run); every test gets a fresh
 browser context (no cookies or storage carried over) and a page that records console errors and uncaught
 exceptions, which fail the test. Screenshots go to ``tests/browser/artifacts/`` (gitignored) for a human to look at.
-Skipped, saying why, only when there is no Chromium to drive: ``make install`` installs it with apt.
+Skipped, saying why, only when there is no Chromium to drive (checked before any system starts): ``make test``
+and ``make install`` install it with apt, as root.
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ from tests.browser.browser_helpers import (
 )
 
 PROVIDERS_INFO = Path(__file__).resolve().parents[1] / "unit" / "requirements" / "providers.json"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Every browser test needs Chromium: without it, skip before its fixtures start a system for nothing."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}: `make test` (or `make install`) installs Debian's chromium package "
+                    "with apt when run as root")
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +67,6 @@ def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(local_url: str) -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}: `make install` installs Debian's chromium package with apt")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -11,9 +11,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
-import signal
 import subprocess
-import sys
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -22,11 +20,11 @@ from typing import Any
 
 import pytest
 
+from tests import local_process
 from tests.browser.browser_helpers import Page, api_call, until
 from tests.provider_packages import REQUIREMENTS, installed_providers
 
 WIDTHS = {"phone": (390, 844), "laptop": (1366, 768), "desktop": (1920, 1080)}
-UPDRAFT = [sys.executable, "-c", "from updraft.cli import main; main()"]
 RUN_PAGE = "https://dbc.example.com/?o=1#job/7/run/4242"
 
 DAG_FILE = '''
@@ -124,9 +122,9 @@ def local_url(tmp_path_factory: pytest.TempPathFactory, jobs_api: int) -> Iterat
     env = {**os.environ, "UPDRAFT_HOME": str(root / "home"), "PIP_NO_INDEX": "1",
            "AIRFLOW_CONN_DATABRICKS_DEFAULT": json.dumps(connection)}
     env.pop("AWS_ENDPOINT_URL", None)
-    system = subprocess.Popen([*UPDRAFT, "local", "--dags-folder", str(dags), "--requirements", str(REQUIREMENTS),
-                               "--unpause", "--tick-seconds", "1", "--workers", "2"], cwd=root, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    system = local_process.start(["local", "--dags-folder", str(dags), "--requirements", str(REQUIREMENTS),
+                                  "--unpause", "--tick-seconds", "1", "--workers", "2"], cwd=root, env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         endpoint = root / "home" / "local.json"
         until(lambda: endpoint.is_file() or system.poll() is not None, timeout=120)
@@ -138,8 +136,7 @@ def local_url(tmp_path_factory: pytest.TempPathFactory, jobs_api: int) -> Iterat
             raise AssertionError(f"the DAG was not parsed: {api_call(url, 'GET', 'importErrors')}") from None
         yield url
     finally:
-        system.send_signal(signal.SIGINT)
-        system.communicate(timeout=60)
+        local_process.stop(system)
 
 
 def _links(url: str, task_id: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import pytest
 from updraft.local.dag_test import run_dag_test
 from updraft.parsing import ParseOptions, parse_dags_folder
 
-pytestmark = pytest.mark.usefixtures("fast_dags_test_ticks")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_dags_test_ticks")]
 
 EXAMPLES = Path(__file__).parent / "airflow_examples"
 LOGICAL_DATE = dt.datetime(2024, 3, 5, tzinfo=dt.UTC)  # minute 0: the even branch

@@ -55,6 +55,7 @@ def run(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
+@pytest.mark.slow
 def test_list_json_is_clean_and_sorted(dags):
     result = run("dags", "list", "--dags-folder", str(dags), "-o", "json")
     assert result.exit_code == 0, result.output
@@ -103,6 +104,7 @@ def test_list_import_errors(dags):
     assert table.stdout.splitlines()[0].split(" | ")[0].strip() == "filepath"
 
 
+@pytest.mark.slow
 def test_parse_timeout_option(dags):
     (dags / "slow.py").write_text("from airflow.sdk import DAG\nwhile True:\n    pass\n")
     result = run("--parse-timeout", "0.5", "dags", "list-import-errors", "--dags-folder", str(dags), "-o", "json")
@@ -129,6 +131,7 @@ def test_next_execution_when_the_schedule_ends(dags):
     assert "No following schedule can be found" in result.stderr
 
 
+@pytest.mark.slow
 def test_next_execution_with_a_plugin_timetable_from_the_sibling_plugins_folder():
     result = run(
         "dags", "next-execution", "example_workday_timetable", "-n", "2", "--dags-folder", str(REPO / "examples/dags")
@@ -172,6 +175,7 @@ def test_verbose_shows_what_dag_files_printed(dags):
     assert len(json.loads(result.stdout)) == 3
 
 
+@pytest.mark.slow
 def test_console_script_end_to_end(dags):
     exe = Path(sys.executable).with_name("updraft")
     help_run = subprocess.run([str(exe), "--help"], capture_output=True, text=True, check=True)
@@ -183,6 +187,7 @@ def test_console_script_end_to_end(dags):
     assert [r["dag_id"] for r in json.loads(listed.stdout)] == ["alpha", "once", "zeta"]
 
 
+@pytest.mark.slow
 def test_help_does_not_import_the_sdk():
     code = textwrap.dedent(
         """

@@ -12,6 +12,8 @@ from click.testing import CliRunner
 
 from updraft.cli.app import cli
 
+pytestmark = pytest.mark.slow
+
 HEADER = """\
 import datetime
 from airflow.sdk import DAG, task

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from updraft.local.dag_test import run_dag_test
+
+pytestmark = pytest.mark.slow
 
 
 def test_dags_test_runs_the_dag_failure_callback(tmp_path):

@@ -15,7 +15,7 @@ import pytest
 from updraft.local.dag_test import run_dag_test
 from updraft.serialization import deserialize_dag
 
-pytestmark = pytest.mark.usefixtures("fast_dags_test_ticks")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_dags_test_ticks")]
 
 FOLDER = Path(__file__).parent / "dags_test_claims"
 REPEATS = 20

@@ -10,7 +10,7 @@ import pytest
 
 from updraft.local.dag_test import run_dag_test
 
-pytestmark = pytest.mark.usefixtures("fast_dags_test_ticks")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_dags_test_ticks")]
 
 HERE = Path(__file__).parent
 

@@ -21,7 +21,7 @@ import pytest
 
 from updraft.local.dag_test import run_dag_test
 
-pytestmark = pytest.mark.usefixtures("fast_dags_test_ticks")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_dags_test_ticks")]
 
 FOLDER = Path(__file__).parent / "dags_test_semantics"
 LOGICAL_DATE = dt.datetime(2024, 3, 5, tzinfo=dt.UTC)

@@ -18,7 +18,7 @@ import pytest
 from updraft.local.dag_test import run_dag_test
 from updraft.parsing import ParseOptions, parse_dags_folder
 
-pytestmark = pytest.mark.usefixtures("fast_dags_test_ticks")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fast_dags_test_ticks")]
 
 HERE = Path(__file__).parent
 FOLDER = HERE / "dags_test_virtualenv"

@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 from handler_imports import ENV, READY  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 NEVER = {"aws_xray_sdk", "moto", "pytest"}
 NOT_AT_IMPORT = {"boto3", "pynamodb", "jinja2", "airflow", "pendulum", "croniter", "jsonschema", "click"}
 NOT_IN_SCHEDULER = {"jinja2", "airflow", "updraft.runtime", "updraft.parsing.loader", "updraft.operators",

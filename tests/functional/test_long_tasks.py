@@ -114,6 +114,7 @@ def _fargate_dispatches(env) -> list[dict]:
     return found
 
 
+@pytest.mark.slow
 def test_a_try_past_the_lambda_limit_finishes_on_fargate_without_a_retry(env, monkeypatch, capsys):
     dispatch = _claim(env.store, "long")
     key = dispatch.key
@@ -171,6 +172,7 @@ def test_a_try_near_the_memory_limit_is_handed_off_too(env):
         ("long_dag", "long"): {"executor": "fargate", "cpu": 256, "memory": 512}}
 
 
+@pytest.mark.slow
 def test_a_stopped_fargate_try_fails_as_a_killed_one_and_keeps_its_log(env, monkeypatch, capsys):
     previous = signal.getsignal(signal.SIGTERM)
     dispatch = _claim(env.store, "stopped")

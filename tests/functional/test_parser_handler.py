@@ -69,6 +69,7 @@ def _reader() -> DynamoStore:
                        s3_client=boto3.client("s3", region_name="us-east-1"))
 
 
+@pytest.mark.slow
 def test_created_event_parses_the_named_file_with_its_siblings(handler_module, capsys):
     handler, s3 = handler_module
     version = s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)["VersionId"]
@@ -114,6 +115,7 @@ def test_broken_file_becomes_an_import_error_not_a_failure(handler_module, capsy
     assert "RuntimeError: boom" in stored["stacktrace"]
 
 
+@pytest.mark.slow
 def test_a_dag_id_already_defined_by_another_file_is_an_import_error(handler_module, capsys):
     handler, s3 = handler_module
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)

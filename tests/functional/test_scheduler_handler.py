@@ -143,6 +143,7 @@ def test_task_finished_for_an_unknown_run_does_nothing(env):
     ({"detail-type": "updraft.task_finished", "detail": "handler_chain"}, "'detail' object"),
     ([], "JSON object"),
 ])
+@pytest.mark.slow
 def test_malformed_event_is_a_clear_error(env, event, message):
     with pytest.raises(MalformedEvent, match=message):
         env.handler.handler(event, lambda_context("scheduler"))
@@ -166,6 +167,7 @@ def test_fargate_task_without_a_cluster_stays_queued_and_is_counted(env, capsys)
     assert emf[-1]["DispatchesFailed"] == [1.0]
 
 
+@pytest.mark.slow
 def test_fargate_task_runs_on_the_configured_cluster(env, monkeypatch):
     ecs, subnet, group = fargate_cluster(REGION)
     for name, value in {"UPDRAFT_ECS_CLUSTER": "updraft", "UPDRAFT_ECS_TASK_DEFINITION": "updraft-worker",

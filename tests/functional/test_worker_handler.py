@@ -45,6 +45,7 @@ def env(tmp_path, monkeypatch):
         yield SimpleNamespace(handler=handler, store=account.store, s3=account.s3, dispatch=dispatch, invokes=invokes)
 
 
+@pytest.mark.slow
 def test_dispatch_runs_the_try_logs_it_and_starts_the_next_task(env):
     event = {**SAMPLE, "try_id": env.dispatch.try_id}  # the sample, with the fencing token of the real claim
     assert event == env.dispatch.to_payload()

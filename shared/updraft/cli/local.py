@@ -10,7 +10,12 @@ from updraft.cli.requirements import requirements_option, use_requirements
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    """SIGTERM (``kill``, a container stop) stops as cleanly as Ctrl-C."""
+    """SIGINT (Ctrl-C) and SIGTERM (``kill``, a container stop) both stop cleanly.
+
+    Installed for both explicitly: a process inherits its signals' dispositions, and Python installs its own
+    SIGINT handler only when SIGINT was not inherited ignored, as it is in a background job of a non-interactive
+    shell (``updraft local &`` in a script, a test runner's job); such a system would otherwise ignore SIGINT.
+    """
     raise KeyboardInterrupt
 
 
@@ -77,6 +82,7 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
     use_requirements(dags_folder, requirements)  # before any process starts: they inherit the DAG packages
     start_resource_tracker()  # before any thread: see its docstring
     system = LocalSystem(options, say=click.echo)
+    signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     system.start()
     try:

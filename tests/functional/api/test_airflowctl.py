@@ -23,6 +23,8 @@ import pytest
 from tests.functional.api.local_system_helpers import running_local_system, until
 from updraft.local.system import LocalSystem
 
+pytestmark = pytest.mark.slow
+
 DAG_FILE = '''
 from datetime import datetime
 from airflow.sdk import dag, task

@@ -89,6 +89,7 @@ def _target(method: str, path: str) -> str:
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), "x"), path)
 
 
+@pytest.mark.slow
 def test_every_route_refuses_the_role_below_its_own_and_lets_its_own_in(call) -> None:
     """One handler, every route: anonymous is 401, the role below the route's 403, the route's own neither."""
     wrong = []
@@ -301,6 +302,7 @@ def test_where_every_caller_is_admin_the_session_opens_itself_without_a_sign_in(
     assert [(e["owner"], e["event"]) for e in logs][-1] == ("admin", "post_pool")  # the user the UI names
 
 
+@pytest.mark.slow
 def test_every_route_through_the_session_needs_the_role_it_needs_with_a_token(call, session_pool) -> None:
     """The role matrix again, through ``/ui/api/v2`` with each role's session cookie (and its CSRF token)."""
     sessions = {role: _sign_in(call, name) for name, role in SESSION_USERS.items()}
@@ -328,6 +330,7 @@ def test_every_route_through_the_session_needs_the_role_it_needs_with_a_token(ca
     assert wrong == []
 
 
+@pytest.mark.slow
 def test_a_session_cookie_holding_anything_but_a_valid_token_of_the_pool_is_refused(call, session_pool) -> None:
     cookie, _csrf = _sign_in(call, "vic")
     token = cookie.split("_token=")[1]

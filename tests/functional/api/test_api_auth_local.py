@@ -48,6 +48,7 @@ def _client(system, username: str, password: str) -> af.ApiClient:
     return af.ApiClient(af.Configuration(host=system.api.url, access_token=token))
 
 
+@pytest.mark.slow
 def test_a_viewer_logs_in_with_the_official_client_and_reads_but_cannot_change(system) -> None:
     with _client(system, "vera", "vera-password") as api:
         assert DAGApi(api).get_dags().total_entries == 0

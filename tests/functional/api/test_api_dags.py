@@ -17,6 +17,7 @@ def _required(schema: str) -> set[str]:
     return set(yaml.safe_load(SPEC.read_text())["components"]["schemas"][schema]["required"])
 
 
+@pytest.mark.slow
 def test_list_is_ordered_by_dag_id_with_airflow_s_fields(api, store):
     answer = api.get("/api/v2/dags")
     assert answer.status == 200
@@ -60,6 +61,7 @@ def test_get_unknown_dag_is_airflow_s_404(api):
     assert (answer.status, answer.body) == (404, {"detail": "Dag with dag_id: 'nope' not found"})
 
 
+@pytest.mark.slow
 def test_details_add_params_schedule_and_limits(api):
     answer = api.get("/api/v2/dags/etl/details")
     assert answer.status == 200
@@ -99,6 +101,7 @@ def test_patch_by_pattern_pauses_the_matching_dags(api, store):
     assert [store.get_dag_meta(d).is_paused for d in ("etl", "fanout", "reporting")] == [True, True, True]
 
 
+@pytest.mark.slow
 def test_tasks_of_a_dag(api):
     answer = api.get("/api/v2/dags/etl/tasks")
     assert answer.status == 200 and answer.body["total_entries"] == 2

@@ -185,6 +185,7 @@ def _links(world, task_id: str, **query) -> dict:
     return answer.body
 
 
+@pytest.mark.slow
 def test_the_links_of_a_successful_try_as_airflow_answers_them(world):
     assert _links(world, "submit") == {"extra_links": {
         "Docs": "https://docs.example.com/etl?dag=links_dag&try=1",

@@ -3,6 +3,8 @@ paged by ``limit``/``offset`` with ``has_more``, the named run added when it is 
 
 from __future__ import annotations
 
+import pytest
+
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
 
@@ -19,6 +21,7 @@ def _runs(api, store, count: int) -> list[str]:
     return ids
 
 
+@pytest.mark.slow
 def test_one_answer_holds_a_page_of_runs_and_every_instance_of_each(api, store):
     _runs(api, store, 5)
     first = api.get("/api/v2/dags/etl/grid", query={"limit": 2})

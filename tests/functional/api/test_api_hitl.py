@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from tests.functional.lambda_helpers import lambda_context
 from updraft.local.api_gateway import proxy_event
 from updraft.model import hitl
@@ -100,6 +102,7 @@ def test_a_response_is_checked_recorded_once_and_resumes_the_try(api, store):
     assert api.get(f"{RUNS}/~/hitlDetails", query={"response_received": "true"}).body["total_entries"] == 1
 
 
+@pytest.mark.slow
 def test_only_an_assigned_user_may_respond_and_several_options_need_multiple(api, store):
     _asking(api, store, "r1", assigned=[{"id": "alice", "name": "Alice"}], multiple=True)
     refused = api("PATCH", _one("r1"), body={"chosen_options": ["a"]})  # the IAM caller is not alice

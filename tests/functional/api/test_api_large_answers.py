@@ -15,6 +15,7 @@ import os
 import urllib.parse
 
 import boto3
+import pytest
 import requests
 from aws_lambda_powertools.event_handler import Response
 
@@ -44,6 +45,7 @@ def _carried(answer) -> int:
     return text_carried_size(json.dumps(answer.body))
 
 
+@pytest.mark.slow
 def test_a_long_log_comes_in_pages_under_the_limit_that_give_it_back_whole(api, store):
     key = _finished_try(api, store)
     lines = [f"line {n} " + "é\"x" * 40 for n in range(80_000)]  # ~11 MB once escaped twice

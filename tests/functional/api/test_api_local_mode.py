@@ -27,6 +27,8 @@ from airflow_client.client.models.variable_body import VariableBody
 from tests.functional.api.local_system_helpers import running_local_system, until
 from updraft.local.system import LocalSystem
 
+pytestmark = pytest.mark.slow
+
 DAG_FILE = '''
 from datetime import datetime
 from airflow.sdk import Param, dag, task

@@ -76,6 +76,7 @@ EXPECTED = [("child", "after"), ("child", "child_task"), ("child", "mark_grandch
             ("parent", "mark"), ("parent", "start")]
 
 
+@pytest.mark.slow
 def test_a_cleared_marker_clears_the_external_task_and_its_downstream_recursively(api, finished):
     dry = _clear(api, "parent", task_ids=["start"], include_downstream=True)
     assert dry.status == 200, dry.body
@@ -95,6 +96,7 @@ def test_a_cleared_marker_clears_the_external_task_and_its_downstream_recursivel
         assert finished.get_run(dag_id, "r").state == DagRunState.QUEUED
 
 
+@pytest.mark.slow
 def test_a_cycle_of_markers_takes_each_once_and_a_deep_chain_stops_at_the_recursion_depth(api, finished):
     assert _taken(_clear(api, "loop_a", task_ids=["mark"])) == [("loop_a", "mark"), ("loop_b", "mark")]
     answer = _clear(api, "chain_0", task_ids=["mark"])

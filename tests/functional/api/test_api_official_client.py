@@ -91,6 +91,7 @@ def test_list_get_pause_and_unpause_dags(client):
     assert json.loads(missing.value.body) == {"detail": "Dag with dag_id: 'nope' not found"}
 
 
+@pytest.mark.slow
 def test_trigger_with_conf_list_runs_and_read_task_instances(client, store):
     runs = DagRunApi(client)
     run = runs.trigger_dag_run("etl", TriggerDAGRunPostBody(dag_run_id="manual__client", conf={"n": 3}))
@@ -256,6 +257,7 @@ def test_clear_mark_and_delete_runs_and_task_instances(client, store):
         runs.get_dag_run("etl", "c1")
 
 
+@pytest.mark.slow
 def test_assets_through_the_official_client(client, store):
     from airflow_client.client.api.asset_api import AssetApi
     from airflow_client.client.models.create_asset_events_body import CreateAssetEventsBody

@@ -3,10 +3,13 @@ installer's ``providers.json`` (here: the test providers' real install)."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.provider_packages import installed_providers
 from updraft.requirements.provider_info import VAR
 
 
+@pytest.mark.slow
 def test_the_installed_providers_and_updrafts_standard_provider_are_listed_as_airflow_lists_them(api, monkeypatch):
     installed = installed_providers()
     monkeypatch.setenv(VAR, str(installed.providers_file))

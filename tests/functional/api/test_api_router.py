@@ -36,6 +36,7 @@ VALUES = ["x" * 300, "", "0", "-1", "1", "50", "101", "99999999999999999999", "t
           "running", "no_status", "\x00", "🙂", "' OR 1=1 --", "null", "[]", "{}"]
 
 
+@pytest.mark.slow
 def test_unknown_api_route_is_airflow_s_404(api):
     answer = api.get("/api/v2/nothing-here")
     assert answer.status == 404
@@ -50,6 +51,7 @@ def test_a_route_asked_with_another_method_is_405(api):
     assert api("DELETE", "/api/v2/version").status == 405
 
 
+@pytest.mark.slow
 def test_malformed_query_parameters_are_422_with_pydantic_s_shape(api):
     answer = api.get("/api/v2/dags", query={"limit": "many", "offset": "-3", "paused": "maybe"})
     assert answer.status == 422
@@ -63,6 +65,7 @@ def test_malformed_query_parameters_are_422_with_pydantic_s_shape(api):
     ]}
 
 
+@pytest.mark.slow
 def test_limit_defaults_to_50_and_is_clamped_to_100(api, store):
     for i in range(120):
         with DAG(f"many_{i:03d}", schedule=None, start_date=START) as dag:
@@ -130,6 +133,7 @@ def test_tokens_are_issued_in_local_mode_only(api, monkeypatch):
     assert listed.status == 200
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed_value", range(3))
 def test_fuzzed_query_parameters_never_crash_the_handler(api, seed_value):
     rng = random.Random(seed_value)
@@ -163,6 +167,7 @@ def test_the_resolver_is_imported_on_the_first_request_not_at_cold_import():
     assert out == ["False", "False"]
 
 
+@pytest.mark.slow
 def test_every_served_api_route_is_one_of_airflow_s():
     """Same method and path template as Airflow 3.3.2's OpenAPI document (the contract), for every route but those
     listed, each with its reason, in ``NOT_IN_AIRFLOW``."""
@@ -218,6 +223,7 @@ SEGMENTS = ["etl", "~", "nope", "\x00", "a/b", "", "-1", "0", "99999999999999999
             "..", "%2F", "default_pool", "extract", "return_value", "1.5", "x" * 256]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed_value", range(2))
 def test_every_route_with_fuzzed_path_parameters_never_crashes(api, seed_value):
     rng = random.Random(seed_value)

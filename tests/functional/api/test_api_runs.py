@@ -6,6 +6,8 @@ import datetime as dt
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.functional.api.conftest import NOW, example_dags
 from tests.functional.lambda_helpers import lambda_context
 from updraft.model.parse_results import ImportErrorRecord, ParsedFile
@@ -49,6 +51,7 @@ def test_trigger_without_a_run_id_names_it_after_the_logical_date(api):
     assert body["dag_run_id"] == f"manual__{body['logical_date'].replace('Z', '+00:00')}"
 
 
+@pytest.mark.slow
 def test_trigger_errors(api):
     assert _trigger(api, "nope").body == {"detail": "Dag with dag_id: 'nope' not found"}
     assert _trigger(api, "nope").status == 404
@@ -74,6 +77,7 @@ def test_trigger_body_validation(api):
     assert api.get(f"/api/v2/dags/etl/dagRuns/{partitioned.body['dag_run_id']}").body["partition_key"] == "p"
 
 
+@pytest.mark.slow
 def test_list_runs_of_one_dag_and_of_every_dag(api):
     for run_id in ("a", "b"):
         _trigger(api, dag_run_id=run_id)

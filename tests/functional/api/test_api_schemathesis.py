@@ -122,6 +122,7 @@ def _airflow_s_undocumented_400(response) -> bool:
     return response.status_code == 400 and "Ordering with" in response.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("method", "path"), OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])
 def test_generated_requests_get_no_5xx_and_responses_conform_to_the_schema(base_url, method, path):
     operation = SCHEMA[path][method]
@@ -171,6 +172,7 @@ def _field_names(method: str, path: str) -> list[str]:
     return sorted(schema.get("properties") or {"body": {}})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("method", "path"), BODY_OPERATIONS, ids=[f"{m} {p}" for m, p in BODY_OPERATIONS])
 def test_hostile_bodies_get_a_4xx_in_airflow_s_shape_never_a_5xx(base_url, method, path):
     operation = SCHEMA[path][method]

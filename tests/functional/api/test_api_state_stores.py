@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from tests.functional.api.conftest import NOW
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
@@ -13,6 +15,7 @@ STORE = "/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/state-store"
 LATER = dt.datetime(2024, 3, 2, tzinfo=dt.UTC)
 
 
+@pytest.mark.slow
 def test_task_state_store_routes(api, store, monkeypatch):
     api("POST", "/api/v2/dags/etl/dagRuns", body={"dag_run_id": "r1", "logical_date": "2024-02-01T00:00:00Z"})
     key = TIKey("etl", "r1", "extract")
@@ -54,6 +57,7 @@ def test_task_state_store_routes(api, store, monkeypatch):
     _deleting_a_run_or_its_dag_removes_its_task_state(api, store)  # the same module's run: one seeded table
 
 
+@pytest.mark.slow
 def test_asset_state_store_routes(api, store):
     asset_id = store.declare_asset(name="orders/daily", uri="s3://warehouse/orders/daily", group=None, extra=None,
                                    now=NOW)

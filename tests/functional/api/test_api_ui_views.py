@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
 
@@ -14,6 +16,7 @@ def _trigger(api, run_id, logical_date=None, dag_id="etl"):
     assert answer.status == 200, answer.body
 
 
+@pytest.mark.slow
 def test_dashboard_counts_runs_and_their_task_instances_by_state(api, store):
     _trigger(api, "a")
     _trigger(api, "b")

@@ -38,6 +38,7 @@ def _consumer(asset: Asset) -> DAG:
     return dag
 
 
+@pytest.mark.slow
 def test_stored_in_the_serialized_schedule_and_without_effect_on_events(serialized_moto):
     control = AssetAccessControl(producer_teams=["team_analytics"], consumer_teams=["team_ml"], allow_global=False)
     dag = _consumer(Asset("shared_data", uri="s3://data-lake/shared/output.csv", access_control=control))

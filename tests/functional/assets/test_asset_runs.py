@@ -68,6 +68,7 @@ def _asset_runs(env, dag_id):
     return [r for r in env.store.list_runs(dag_id) if r.run_type == "asset_triggered"]
 
 
+@pytest.mark.slow
 def test_producer_success_triggers_consumer_once_with_events(env, tmp_path):
     _add_all(env, tmp_path, "assets_flow", BODY)
     assert {a.name for a in env.store.list_assets()} >= {"raw", "other", "never"}

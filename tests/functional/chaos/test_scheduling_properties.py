@@ -12,6 +12,7 @@ import datetime as dt
 import itertools
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
@@ -79,6 +80,7 @@ def completions(states: list[TI | None]) -> list[list[TI]]:
 upstream_states = st.lists(st.sampled_from(FINISHED + UNFINISHED), min_size=1, max_size=5)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(rule=st.sampled_from(RULES), states=upstream_states)
 def test_trigger_rules_agree_with_the_reference(rule, states):
@@ -149,6 +151,7 @@ _NOW = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 _STORE = None
 
 
+@pytest.mark.slow
 def test_limits_agree_with_a_counter_under_lost_acks():
     global _STORE
     with mock_aws():

@@ -102,6 +102,7 @@ def _life(faults: DynamoFaults):
         return ended, workers.started, store.get_run_tis("faulty", run.run_id), store.get_limit(pool_limit("p1"))
 
 
+@pytest.mark.slow
 def test_the_sweep_covers_every_write_of_a_life():
     faults = DynamoFaults()
     ended, _, _, _ = _life(faults)

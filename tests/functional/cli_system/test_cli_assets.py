@@ -5,9 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
+
 from airflow.sdk import DAG, Asset, task
 from tests.functional.cli_system.cli_helpers import invoke
 from updraft.scheduling.asset_events import record_asset_event
+
+pytestmark = pytest.mark.slow
 
 START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 

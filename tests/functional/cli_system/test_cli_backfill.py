@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from airflow.sdk import DAG, task
 from tests.functional.cli_system.cli_helpers import invoke
 from tests.functional.scheduling.harness import START
+
+pytestmark = pytest.mark.slow
 
 
 def _dag() -> DAG:

@@ -8,6 +8,8 @@ import pytest
 
 from tests.functional.cli_system.cli_helpers import START, chain_dag, invoke
 
+pytestmark = pytest.mark.slow
+
 
 def diamond():
     """a >> [b, c] >> d: d runs after both, so the tree shows it under each."""

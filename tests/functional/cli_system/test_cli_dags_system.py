@@ -11,6 +11,8 @@ from tests.functional.cli_system.cli_helpers import chain_dag, invoke, params_da
 from updraft.model.parse_results import ImportErrorRecord, ParsedFile
 from updraft.scheduling.dag_registration import register_parsed_file, set_paused
 
+pytestmark = pytest.mark.slow
+
 
 def test_list_reads_the_store_not_a_folder(local_system):
     local_system.add_dags(chain_dag("zeta"), chain_dag("alpha"), unpause=False)

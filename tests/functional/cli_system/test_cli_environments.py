@@ -24,6 +24,8 @@ from updraft.cli.environments import Environments
 from updraft.local.api_gateway import LocalApiGateway
 from updraft.services import Services
 
+pytestmark = pytest.mark.slow
+
 REGION = "us-east-1"
 ACCESS_KEY = "AKIAUPDRAFTTEST"
 SIGV4 = re.compile(rf"^AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/\d{{8}}/{REGION}/execute-api/aws4_request, "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
+
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
 from tests.functional.cli_system.cli_helpers import invoke, utcnow
@@ -12,6 +14,8 @@ from updraft.model import hitl
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
+
+pytestmark = pytest.mark.slow
 
 START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 

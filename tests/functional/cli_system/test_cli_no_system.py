@@ -12,6 +12,8 @@ import pytest
 from tests.functional.cli_system.cli_helpers import invoke
 from updraft.local.endpoint import LocalEndpoint, endpoint_file
 
+pytestmark = pytest.mark.slow
+
 COMMANDS = [
     ("dags", "list"), ("dags", "list-import-errors"), ("dags", "next-execution", "d"), ("dags", "trigger", "d"),
     ("dags", "pause", "d"), ("dags", "unpause", "d"), ("dags", "list-runs", "d"), ("runs", "list", "d"),

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.functional.cli_system.cli_helpers import invoke
+
+pytestmark = pytest.mark.slow
 
 
 def test_default_pool_is_always_listed(local_system):

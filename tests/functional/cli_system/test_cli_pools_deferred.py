@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.functional.cli_system.cli_helpers import invoke
+
+pytestmark = pytest.mark.slow
 
 
 def test_set_include_deferred_then_leave_it_unchanged_then_exclude(local_system):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from click.testing import CliRunner
 
 from tests.functional.cli_system.cli_helpers import chain_dag, invoke, outcome_failing, run_to_end, utcnow
@@ -12,6 +13,8 @@ from updraft.cli.app import cli
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
+
+pytestmark = pytest.mark.slow
 
 S = TaskInstanceState
 

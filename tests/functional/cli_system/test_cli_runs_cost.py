@@ -15,6 +15,8 @@ from updraft.model.usage import Usage
 from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult
 
+pytestmark = pytest.mark.slow
+
 PRICES = price_table("us-east-1")
 
 

@@ -13,6 +13,8 @@ from updraft.model.states import TaskInstanceState
 from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult
 
+pytestmark = pytest.mark.slow
+
 RUN_COLUMNS = ["dag_id", "run_id", "state", "run_type", "logical_date", "start_date", "end_date"]
 STATE_COLUMNS = ["task_id", "map_index", "state", "try_number", "start_date", "end_date"]
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
+
 from tests.functional.cli_system.cli_helpers import START, chain_dag, invoke, utcnow
 from updraft.executors.recording import RecordingExecutor
 from updraft.scheduling.scheduler import Scheduler
 from updraft.scheduling.triggering import trigger_dag
+
+pytestmark = pytest.mark.slow
 
 
 def _one_pass(system, *dags, run_id="r"):

@@ -17,6 +17,8 @@ from tests.functional.cli_system.cli_helpers import (
 from updraft.cli.progress import wait_for_run
 from updraft.model.states import DagRunState
 
+pytestmark = pytest.mark.slow
+
 RUN_KEYS = {"conf", "dag_id", "dag_run_id", "data_interval_start", "data_interval_end", "end_date", "logical_date",
             "run_after", "run_type", "start_date", "state"}
 

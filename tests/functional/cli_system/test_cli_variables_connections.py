@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.functional.cli_system.cli_helpers import invoke
+
+pytestmark = pytest.mark.slow
 
 
 def test_variables_set_get_list_delete_import_export(local_system, tmp_path):

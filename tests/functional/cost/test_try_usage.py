@@ -73,6 +73,7 @@ def test_a_lambda_try_records_its_requests_and_gb_seconds_without_a_write_of_its
     assert usage.fargate_vcpu_s == 0 and usage.sfn_transitions == 0
 
 
+@pytest.mark.slow
 def test_a_fargate_try_records_vcpu_and_gb_seconds_with_the_minute_minimum(env, monkeypatch, capsys):
     payload = {**env.dispatch.to_payload(), "executor": "fargate", "compute": {"cpu": 1024, "memory": 4096}}
     monkeypatch.setenv("UPDRAFT_DISPATCH", json.dumps(payload))

@@ -104,6 +104,7 @@ def ti(env, dag_id, run_id, task_id):
     return env.store.get_ti(TIKey(dag_id, run_id, task_id, -1))
 
 
+@pytest.mark.slow
 def test_trigger_with_rendered_conf_logical_date_and_run_id(env):
     ctl = start(env, "ctl_basic", logical_date=DAY)
     drive(env, ctl)
@@ -120,6 +121,7 @@ def test_trigger_with_rendered_conf_logical_date_and_run_id(env):
         "conf": {"day": "2024-03-05"}, "logical_date": "2024-02-01T00:00:00+00:00", "run_type": "operator_triggered"}
 
 
+@pytest.mark.slow
 def test_wait_for_completion_polls_the_run_until_an_allowed_or_failed_state(env):
     ctl = start(env, "ctl_wait", logical_date=DAY)
     drive(env, ctl)
@@ -145,6 +147,7 @@ def test_default_run_id_is_airflows_manual_one_and_a_failed_nudge_changes_nothin
     assert env.store.get_run("target", run_id).run_type == "operator_triggered"
 
 
+@pytest.mark.slow
 def test_an_existing_run_fails_without_retry_skips_or_is_reset_and_waited_for(env):
     env.trigger("target", run_id="fixed", logical_date=DAY)
     ctl = start(env, "ctl_existing", logical_date=DAY)
@@ -171,6 +174,7 @@ def test_fail_when_dag_is_paused(env):
     assert env.store.get_run("paused_target", "while_paused").state.value == "queued"  # paused: not started
 
 
+@pytest.mark.slow
 def test_external_task_sensor_outcomes(env):
     upstream = start(env, "upstream", logical_date=DAY)
     drive(env, upstream)

@@ -69,6 +69,7 @@ def env(tmp_path_factory):
         yield env
 
 
+@pytest.mark.slow
 def test_every_kind_of_wait_in_one_dag_holds_no_worker_and_no_slot(env):
     start = env.clock()
     run = env.trigger("all_waits", logical_date=start)

@@ -8,9 +8,12 @@ import re
 import textwrap
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from updraft.cli.app import cli
+
+pytestmark = pytest.mark.slow
 
 DAG_FILE = """\
 import datetime

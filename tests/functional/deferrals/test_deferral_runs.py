@@ -73,6 +73,7 @@ def _ti(env, run_id, task_id, dag_id="defer_dag"):
     return env.store.get_ti(TIKey(dag_id, run_id, task_id))
 
 
+@pytest.mark.slow
 def test_waits_hold_no_worker_and_resume_with_airflow_states(env):
     run = env.trigger("defer_dag", logical_date=env.clock())
     env.step()
@@ -103,6 +104,7 @@ def test_waits_hold_no_worker_and_resume_with_airflow_states(env):
     assert {env.status_of(ti) for ti in deferred.values()} == {"SUCCEEDED"}
 
 
+@pytest.mark.slow
 def test_a_pool_with_include_deferred_keeps_the_slot_while_waiting(env):
     run = env.trigger("kept_dag", logical_date=env.clock())
     env.step()
@@ -121,6 +123,7 @@ def test_a_pool_with_include_deferred_keeps_the_slot_while_waiting(env):
     assert env.store.get_limit(pool_limit("kept")).holders == {}
 
 
+@pytest.mark.slow
 def test_a_clear_during_the_wait_stops_it_and_a_late_resume_changes_nothing(env):
     run = env.trigger("defer_dag", logical_date=env.clock())
     env.step()

@@ -104,6 +104,7 @@ def test_a_response_resumes_the_task_at_once_and_the_branch_follows_it(env):
     assert env.xcom("hitl_dag", run.run_id, "choose") == ["right"]
 
 
+@pytest.mark.slow
 def test_a_timeout_resumes_with_the_defaults_or_fails_without_them(env):
     run = env.trigger("hitl_timeouts", logical_date=env.clock())
     env.step()

@@ -14,6 +14,8 @@ from local_helpers import eventually, now, quick_system
 from updraft.local.system import LocalSystem
 from updraft.scheduling.triggering import trigger_dag
 
+pytestmark = pytest.mark.slow
+
 SCHEDULERS = 4
 WAIT_S = 60.0  # a try in a fresh local worker takes ~8 s on a loaded 2-core machine
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
 from local_helpers import eventually, now, write_dag
 
 from updraft.model.limits import PARALLELISM_LIMIT
 from updraft.scheduling.dag_registration import set_paused
 from updraft.scheduling.triggering import trigger_dag
+
+pytestmark = pytest.mark.slow
 
 POOLED = """
     import time

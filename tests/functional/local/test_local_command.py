@@ -1,27 +1,32 @@
-"""`updraft local` as a user runs it: a process in the foreground, the CLI beside it, Ctrl-C to stop."""
+"""`updraft local` as a user runs it: a process in the foreground, the CLI beside it, Ctrl-C to stop (its signal
+sent to a system that inherited SIGINT ignored: see tests/local_process.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import sys
 from pathlib import Path
 
+import pytest
 from local_helpers import eventually
 
+from tests import local_process
+from tests.local_process import UPDRAFT
+
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[3]
-UPDRAFT = [sys.executable, "-c", "from updraft.cli import main; main()"]
 
 
 def test_local_runs_the_examples_the_cli_drives_it_and_ctrl_c_stops_it_cleanly(tmp_path: Path) -> None:
     env = {**os.environ, "UPDRAFT_HOME": str(tmp_path / "home")}
     env.pop("AWS_ENDPOINT_URL", None)
     state = tmp_path / "state"
-    system = subprocess.Popen([*UPDRAFT, "local", "--dags-folder", str(ROOT / "examples" / "dags"), "--unpause",
-                               "--tick-seconds", "1", "--workers", "2", "--parallelism", "8", "--state-dir", str(state)],
-                              cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    system = local_process.start(["local", "--dags-folder", str(ROOT / "examples" / "dags"), "--unpause",
+                                  "--tick-seconds", "1", "--workers", "2", "--parallelism", "8", "--state-dir",
+                                  str(state)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)
     try:
         endpoint = tmp_path / "home" / "local.json"
         eventually(endpoint.is_file, timeout=60)
@@ -42,8 +47,7 @@ def test_local_runs_the_examples_the_cli_drives_it_and_ctrl_c_stops_it_cleanly(t
         runs = json.loads(cli("runs", "list", "example_dynamic_mapping", "-o", "json").stdout)
         assert any(run["run_type"] == "manual" and run["state"] == "success" for run in runs)
     finally:
-        system.send_signal(signal.SIGINT)
-        out, _ = system.communicate(timeout=60)
+        out = local_process.stop(system)
     assert system.returncode == 0, out
     assert "Updraft local is running" in out and "stopped" in out.splitlines()[-1]
     # Parallelism above the workers is capped to them, with a warning (issue 20).

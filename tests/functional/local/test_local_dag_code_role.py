@@ -14,6 +14,8 @@ from updraft.local.system import LocalSystem
 from updraft.model.records import TIKey
 from updraft.scheduling.triggering import trigger_dag
 
+pytestmark = pytest.mark.slow
+
 WAIT_S = 60.0  # a try in a fresh local worker takes ~8 s on a loaded 2-core machine
 
 DAG_FILE = """

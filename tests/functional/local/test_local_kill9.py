@@ -13,7 +13,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from local_helpers import eventually
+
+pytestmark = pytest.mark.slow
 
 UPDRAFT = [sys.executable, "-c", "from updraft.cli import main; main()"]
 

@@ -10,10 +10,13 @@ import urllib.request
 from pathlib import Path
 
 import boto3
+import pytest
 from local_helpers import eventually, now, write_dag
 
 from updraft.scheduling.dag_registration import set_paused
 from updraft.scheduling.triggering import trigger_dag
+
+pytestmark = pytest.mark.slow
 
 METERED = """
     from datetime import datetime, timedelta

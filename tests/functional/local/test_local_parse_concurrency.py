@@ -9,7 +9,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from local_helpers import eventually, write_dag
+
+pytestmark = pytest.mark.slow
 
 HUNG = """
     import time

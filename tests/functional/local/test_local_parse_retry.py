@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from local_helpers import eventually, write_dag
 
 from tests.functional.parse_faults import failing_registration
+
+pytestmark = pytest.mark.slow
 
 DAG = """
     from datetime import datetime

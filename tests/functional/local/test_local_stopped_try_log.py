@@ -9,11 +9,14 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
 from local_helpers import eventually, write_dag
 
 from updraft.resources import LOGS_PREFIX
 from updraft.scheduling.dag_registration import set_paused
 from updraft.scheduling.triggering import trigger_dag
+
+pytestmark = pytest.mark.slow
 
 TALKER = """
     import time

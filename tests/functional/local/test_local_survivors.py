@@ -11,9 +11,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from local_helpers import eventually
 
 from tests.escapees import ESCAPE, gone_within, kill_survivors, new_marker, survivors
+
+pytestmark = pytest.mark.slow
 
 UPDRAFT = [sys.executable, "-c", "from updraft.cli import main; main()"]
 

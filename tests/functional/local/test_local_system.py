@@ -10,12 +10,15 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 from local_helpers import eventually, now, write_dag
 
 from updraft.local.endpoint import LocalEndpoint, NotRunning
 from updraft.model.records import TIKey
 from updraft.scheduling.dag_registration import set_paused
 from updraft.scheduling.triggering import trigger_dag
+
+pytestmark = pytest.mark.slow
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 

@@ -6,11 +6,13 @@ servers, a concurrent try's process (issue 34)."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests import local_process
 from tests.functional.local.local_helpers import eventually
 from tests.functional.privacy.unprivileged import (
     MARKER,
@@ -20,6 +22,8 @@ from tests.functional.privacy.unprivileged import (
     python_path,
     unprivileged,
 )
+
+pytestmark = pytest.mark.slow
 
 
 def _dag_file(out: Path) -> str:
@@ -54,14 +58,13 @@ def test_user_code_reads_no_process_of_local_mode(work: Path) -> None:
     command = [sys.executable, "-c", "from updraft.cli import main; main()", "local", "--dags-folder", str(dags),
                "--unpause", "--tick-seconds", "1", "--workers", "3", "--state-dir", str(work / "state")]
     system = subprocess.Popen(unprivileged(command), cwd=work, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+                              stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         wanted = {"parse", "parse (grandchild)", "first try", "first try (grandchild)", "second try",
                   "second try (grandchild)"}
         eventually(lambda: set(findings(out)) >= wanted or system.poll() is not None, timeout=120, every=0.5)
     finally:
-        system.send_signal(signal.SIGINT)
-        output, _ = system.communicate(timeout=60)
+        output = local_process.stop(system)
     found = findings(out)
     assert set(found) >= wanted, output
     for entry in found.values():

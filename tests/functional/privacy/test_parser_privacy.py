@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.functional.privacy.unprivileged import (
     MARKER,
     assert_nothing_reached,
@@ -18,6 +20,8 @@ from tests.functional.privacy.unprivileged import (
     python_path,
     unprivileged,
 )
+
+pytestmark = pytest.mark.slow
 
 BUCKET, TABLE = "updraft-dev-data", "updraft-privacy"
 

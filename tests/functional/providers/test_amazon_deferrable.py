@@ -11,7 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.provider_packages import REQUIREMENTS, installed_providers
+
+pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).parent
 UPDRAFT = [sys.executable, "-c", "from updraft.cli import main; main()"]

@@ -23,6 +23,8 @@ import pytest
 
 from tests.provider_packages import REQUIREMENTS, installed_providers
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).parent
 UPDRAFT = [sys.executable, "-c", "from updraft.cli import main; main()"]
 OK = ("success", 1)

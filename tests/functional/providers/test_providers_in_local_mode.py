@@ -12,10 +12,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.parse
@@ -28,11 +26,13 @@ from typing import Any
 import boto3
 import pytest
 
+from tests import local_process
 from tests.provider_packages import REQUIREMENTS, installed_providers
 from updraft.resources import LOCAL_CREDENTIALS
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).parent
-UPDRAFT = [sys.executable, "-c", "from updraft.cli import main; main()"]
 ORDERS = [{"id": 1, "amount": 12.5}, {"id": 2, "amount": 30.0}, {"id": 3, "amount": 7.25}]
 WAIT_S = 240.0  # a loaded 2-core machine: the start, the parse and eight tries, each in a fresh worker child
 
@@ -108,9 +108,9 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
            "AIRFLOW_CONN_ORDERS_API": f"http://127.0.0.1:{server.server_address[1]}",
            "AIRFLOW_CONN_REPORTS_DB": "sqlite://" + urllib.parse.quote(str(database), safe="")}
     env.pop("AWS_ENDPOINT_URL", None)
-    process = subprocess.Popen([*UPDRAFT, "local", "--dags-folder", str(root / "dags"), "--tick-seconds", "0.5",
-                                "--workers", "2"], cwd=root, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    process = local_process.start(["local", "--dags-folder", str(root / "dags"), "--tick-seconds", "0.5",
+                                   "--workers", "2"], cwd=root, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
     try:
         endpoint = home / "local.json"
         _eventually(endpoint.is_file, WAIT_S, "local.json", process)
@@ -131,12 +131,7 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         yield {"run": _api(api, "GET", path)[1], "tis": {ti["task_id"]: ti for ti in tis}, "logs": logs,
                "http": list(OrdersApi.seen), "database": database, "aws": started["endpoint_url"]}
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        local_process.stop(process)
         server.shutdown()
         server.server_close()
 

@@ -18,6 +18,7 @@ def env(tmp_path, serialized_moto):
         yield RuntimeEnv(tmp_path)
 
 
+@pytest.mark.slow
 def test_a_fan_out_runs_in_threads_with_separate_contexts_logs_and_timeouts(env):
     env.add("fan", """
     import time

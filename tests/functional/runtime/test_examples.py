@@ -12,6 +12,7 @@ from tests.functional.runtime.rt_harness import RuntimeEnv
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "dags"
 
 
+@pytest.mark.slow
 def test_every_example_dag_succeeds(tmp_path):
     with mock_aws():
         env = RuntimeEnv(tmp_path, plugins_folder=EXAMPLES.parent / "plugins")

@@ -90,6 +90,7 @@ def test_short_circuit_skips_all_downstream_or_only_direct_ones(env):
         "yes": "success", "y1": "success"}
 
 
+@pytest.mark.slow
 def test_sensors_poke_until_done_time_out_or_soft_fail(env):
     env.add("sensors", """
     from airflow.providers.standard.sensors.python import PythonSensor

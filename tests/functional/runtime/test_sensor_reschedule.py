@@ -25,6 +25,7 @@ def _pass(env: RuntimeEnv) -> None:
     env.drain()
 
 
+@pytest.mark.slow
 def test_a_rescheduled_sensor_frees_its_slot_between_pokes_and_keeps_its_try(env):
     env.store.set_pool("solo", 1, "one worker's worth")
     env.add("resched", """
@@ -73,6 +74,7 @@ def test_a_rescheduled_sensor_frees_its_slot_between_pokes_and_keeps_its_try(env
     assert "UP_FOR_RESCHEDULE" in env.log("resched", run.run_id, "wait")
 
 
+@pytest.mark.slow
 def test_timeout_counts_from_the_first_poke_and_soft_fail_skips(env):
     env.add("timeouts", """
     from airflow.exceptions import AirflowRescheduleException
@@ -127,6 +129,7 @@ def _airflow_backoff(dag_id: str, task_id: str, started_at: object, poke_interva
     return min(max_wait, interval) if max_wait else interval
 
 
+@pytest.mark.slow
 def test_exponential_backoff_reschedules_at_airflows_intervals(env):
     import pendulum
 

@@ -28,6 +28,8 @@ from updraft.runtime.supervisor import TaskSupervisor
 from updraft.runtime.worker import handle_dispatch
 from updraft.scheduling.try_lifecycle import start_try
 
+pytestmark = pytest.mark.slow
+
 WORKER_KEY, WORKER_SECRET = "AKIAWORKERWORKER0001", "worker-secret-access-key-never-for-user-code"
 
 ATTACKER = """

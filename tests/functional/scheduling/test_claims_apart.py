@@ -95,6 +95,7 @@ def _first(tis, run):
     return spread_ties(tis, {(run.dag_id, run.run_id): run}, 0)[0]
 
 
+@pytest.mark.slow
 def test_a_try_held_by_a_claimer_that_wins_is_a_race_lost_and_the_pass_goes_on(env, first_bucket):
     # Before: the same try holding the pool read as "pool full", and the pass stopped asking the pool, so one race
     # lost to another scheduler left every other ready try unclaimed until a later pass.

@@ -76,6 +76,7 @@ def _run_with_workers_only(store: DynamoStore, dag: DAG, *, duplicate: bool = Fa
     return workers, collections.Counter(operations(sent))
 
 
+@pytest.mark.slow
 def test_a_wide_fan_out_is_scheduled_by_its_workers_without_reading_the_run_per_task(store):
     # Every dispatch delivered twice (at least once delivery): the second is refused by its fenced start, so each
     # end is counted once.
@@ -110,6 +111,7 @@ def test_a_wide_fan_in_that_one_success_decides_is_decided_at_the_first_success(
     assert last is not None and last.state == TaskInstanceState.QUEUED
 
 
+@pytest.mark.slow
 def test_instances_waiting_for_slots_are_claimed_by_the_ends_that_free_them(store):
     # max_active_tasks 1: the first's end leaves two middle tasks scheduled, waiting (the run is marked), and
     # each middle task's end schedules the whole run, which claims the next; no tick after the first.
@@ -194,6 +196,7 @@ def _queries_per_end(store: DynamoStore, dag: DAG, run_id: str = "r", **worker_k
     return workers, queries
 
 
+@pytest.mark.slow
 def test_a_mapped_instances_end_reads_no_run_until_the_last_one_which_schedules_the_reduce(store):
     workers, queries = _queries_per_end(store, _mapped("mapcount", WIDTH))
     assert store.get_run("mapcount", "r").state == DagRunState.SUCCESS  # no tick after the first

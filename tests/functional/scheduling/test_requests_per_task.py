@@ -145,6 +145,7 @@ def fan_out_run() -> Iterator[tuple[list, DynamoStore, str]]:
         yield worker_part, store, "r"
 
 
+@pytest.mark.slow
 def test_a_try_that_ended_releases_each_sharded_limit_in_one_write(fan_out_run):
     """Its holder takes no more (the next try is another holder): the mark is left to expire, not removed."""
     worker_part, _, _ = fan_out_run

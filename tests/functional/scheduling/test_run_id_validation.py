@@ -31,6 +31,7 @@ def test_airflows_own_and_allowed_run_ids_are_accepted(run_id):
     assert run_id_problem(run_id) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run_id", BAD[:4])
 def test_trigger_refuses_a_bad_run_id_and_creates_nothing(env, run_id):
     store, clock, _scheduler, _executor = env

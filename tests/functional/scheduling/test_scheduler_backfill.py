@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Workers, scheduler_for, store_dags
 from updraft.model.backfills import ReprocessBehavior
@@ -40,6 +42,7 @@ def _backfill_runs(store, states=None):
     return [r for r in store.list_runs("daily") if r.run_type == "backfill" and (states is None or r.state in states)]
 
 
+@pytest.mark.slow
 def test_a_backfill_of_five_dates_runs_with_the_dags_limits(env, monkeypatch):
     store, clock, scheduler, executor = env
     store.set_pool("narrow", 1)
@@ -106,6 +109,7 @@ def test_two_schedulers_create_each_run_once_and_skipped_dates_get_none(env):
     assert [r for r in scheduler.run_pass().runs_created if r.startswith("scheduled__")]
 
 
+@pytest.mark.slow
 def test_reprocessing_a_failed_date_clears_its_run_which_reruns_to_success(env):
     store, clock, scheduler, executor = env
     store.set_pool("narrow", 1)

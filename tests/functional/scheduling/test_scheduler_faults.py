@@ -96,6 +96,7 @@ def test_the_crash_sweep_covers_every_write_of_a_run():
     assert _count_writes_of_a_clean_run() <= WRITES_IN_A_RUN
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("crash_at", range(1, WRITES_IN_A_RUN + 1))
 def test_a_crash_before_any_write_is_recovered_by_the_next_scheduler(crash_at):
     with _crashy() as (store, clock, run):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from moto import mock_aws
 
 from airflow.providers.standard.operators.empty import EmptyOperator
@@ -181,6 +182,7 @@ def test_a_queued_run_counts_against_max_active_runs_before_another_is_created(e
     assert [r.run_id for r in store.list_runs("daily")] == [queued.run_id]
 
 
+@pytest.mark.slow
 def test_ticks_take_turns_over_more_active_runs_than_one_loop_examines(env):
     """Old runs still going must not keep newer ones from starting (Airflow orders by last decision)."""
     store, clock, scheduler, executor = env
@@ -195,6 +197,7 @@ def test_ticks_take_turns_over_more_active_runs_than_one_loop_examines(env):
     assert len(executor.take()) == 25
 
 
+@pytest.mark.slow
 def test_racing_schedulers_create_every_scheduled_run_exactly_once(serialized_moto):
     import threading
 

@@ -61,6 +61,7 @@ def narrow_pool_pass() -> Iterator[tuple[DynamoStore, list, list]]:
         yield store, queued, requests
 
 
+@pytest.mark.slow
 def test_a_pass_holds_exactly_the_tries_it_queued(narrow_pool_pass):
     store, queued, _ = narrow_pool_pass
     assert len(queued) == POOL

@@ -71,6 +71,7 @@ def _one_end(store: DynamoStore, workers: LambdaWorkers) -> tuple[list[str], int
     return operations(sent), named["tis"], whole.call_count
 
 
+@pytest.mark.slow
 def test_an_end_in_a_waiting_run_reads_a_few_items_whatever_the_runs_size(store):
     # A mapped task at max_active_tasks 2: the tick claims two instances, the others wait (the run is marked).
     seen = {}

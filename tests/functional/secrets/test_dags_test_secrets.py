@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from updraft.cli.app import cli
 from updraft.runtime.secrets import forget_secrets_setup
 from updraft.sdk import connection, variable
 from updraft.secrets.masker import reset_masker
+
+pytestmark = pytest.mark.slow
 
 DAG_FILE = '''
 import datetime

@@ -113,6 +113,7 @@ def _ti(world, task_id: str) -> dict:
     return answer.body
 
 
+@pytest.mark.slow
 def test_the_api_shows_each_tasks_rendered_fields_with_both_secrets_masked(world):
     bash = _ti(world, "bash")
     assert bash["state"] == "success"

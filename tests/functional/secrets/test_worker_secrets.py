@@ -168,6 +168,7 @@ def _provide(world, source: str, host: str) -> None:
                                       f"@{host}:5432/")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", ["metastore", "env", "secretsmanager", "ssm"])
 def test_each_source_serves_the_dag_and_every_secret_is_masked(world, source):
     _clear(world)

@@ -35,6 +35,8 @@ from updraft.scheduling.try_lifecycle import TryResult, start_try
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[3]
 OLD_RELEASE = "9171b0ca26eecae1086f7dee695c87f7df74a2a2"
 OLD_SIDE = Path(__file__).with_name("old_side.py")

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent("""
     import json, os, sys
     os.environ.update(AWS_ACCESS_KEY_ID="x", AWS_SECRET_ACCESS_KEY="x", AWS_DEFAULT_REGION="us-east-1")
@@ -78,6 +80,7 @@ def _run(mode: str) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_fast_path_responses_equal_motos_own():
     slow, fast = _run("slow"), _run("fast")
     assert fast == slow

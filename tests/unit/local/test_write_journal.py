@@ -120,6 +120,7 @@ def test_the_journal_alone_restores_a_system_killed_before_its_first_snapshot(aw
     assert _state(dynamodb, s3) == expected
 
 
+@pytest.mark.slow
 def test_what_a_journaled_write_costs(aws, tmp_path: Path, capsys) -> None:
     """Not a benchmark: the journal's share of a write (its moto read and its line) stays small beside the
     request itself (printed: the figures of the issue's closing note)."""

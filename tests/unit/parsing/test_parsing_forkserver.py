@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+import pytest
+
 from updraft.parsing.isolation import IsolatedParser
 from updraft.parsing.options import FileJob, ParseOptions
 
@@ -20,6 +22,7 @@ def jobs_for(folder, bodies: dict[str, str]) -> list[FileJob]:
     return jobs
 
 
+@pytest.mark.slow
 def test_a_file_that_kills_the_server_fails_alone_and_the_server_comes_back(tmp_path):
     jobs = jobs_for(
         tmp_path,
@@ -39,6 +42,7 @@ def test_a_file_that_kills_the_server_fails_alone_and_the_server_comes_back(tmp_
         assert parser.parse_one(jobs[0]).dag_ids == ["a"]
 
 
+@pytest.mark.slow
 def test_an_abandoned_run_does_not_leak_into_the_next(tmp_path):
     jobs = jobs_for(tmp_path, {f"f{i}.py": DAG.format(f"d{i}") for i in range(6)})
     with IsolatedParser(ParseOptions(timeout_s=2.0, parallelism=2)) as parser:

@@ -16,6 +16,8 @@ from updraft.requirements import install as installer
 from updraft.requirements.constraints import runtime_versions
 from updraft.requirements.install import Platform, RequirementsConflict, install
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def offline(monkeypatch, tmp_path):
