@@ -11,6 +11,9 @@ Each mend says what a real deploy relies on; none changes what the template asks
   undefined resource"). :class:`CfnAlarm` creates each alarm with moto's CloudWatch, as CloudFormation does.
 * custom resources: AWS passes every ``ResourceProperties`` scalar as a string (``true`` -> ``"true"``); moto
   passes the template's JSON types. CDK's handlers are written for strings (:func:`as_cloudformation_sends`).
+* ``AWS::Logs::LogGroup``'s ``Arn`` attribute: AWS gives ``arn:...:log-group:NAME:*`` (the group's streams: the
+  form IAM matches stream actions against), moto gives it without ``:*``; the roles' policies name their log groups
+  through it, so the IAM check judges them as AWS would only with AWS's form.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ def patched(host: str, port: int) -> Iterator[None]:
     from moto import settings
     from moto.cloudformation import parsing
     from moto.kms.models import Key
+    from moto.logs.models import LogGroup
 
     original_class_of = parsing.resource_class_from_type
 
@@ -81,7 +85,14 @@ def patched(host: str, port: int) -> Iterator[None]:
         fixed = {**cloudformation_json, "Properties": {**properties, "Tags": tags}}
         return original_create(cls, resource_name, fixed, account_id, region_name, **kwargs)
 
+    original_attribute = LogGroup.get_cfn_attribute
+
+    def log_group_attribute(group: Any, name: str) -> str:
+        value = original_attribute(group, name)
+        return f"{value}:*" if name == "Arn" else value
+
     saved = (Key.create_from_cloudformation_json, settings.moto_server_host, settings.moto_server_port)
+    LogGroup.get_cfn_attribute = log_group_attribute  # type: ignore[method-assign]
     parsing.resource_class_from_type = class_of  # type: ignore[assignment]
     Key.create_from_cloudformation_json = classmethod(create_key)  # type: ignore[assignment,method-assign]
     settings.moto_server_host = lambda: f"http://{host}"  # type: ignore[assignment]
@@ -90,6 +101,7 @@ def patched(host: str, port: int) -> Iterator[None]:
         yield
     finally:
         parsing.resource_class_from_type = original_class_of  # type: ignore[assignment]
+        LogGroup.get_cfn_attribute = original_attribute  # type: ignore[method-assign]
         (Key.create_from_cloudformation_json, settings.moto_server_host,  # type: ignore[method-assign]
          settings.moto_server_port) = saved  # type: ignore[assignment]
 

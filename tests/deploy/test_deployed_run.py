@@ -10,6 +10,7 @@ group.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,101 @@ def test_every_function_that_ran_imported_within_lambdas_init_limit(environment:
         print(f"{name}: {len(runs)} cold starts, import {imports[len(imports) // 2]:.0f} ms (median), "
               f"first invoke {runs[0].invoke_ms} ms")
         assert imports[-1] < LAMBDA_INIT_LIMIT_MS, (name, imports)
+
+
+class _Deployed:
+    """What the IAM check needs to know of the embedded AWS beyond a call's own parameters (``iam_check.Resolver``)."""
+
+    def __init__(self, environment: Environment) -> None:
+        from moto.cloudformation.models import cloudformation_backends
+        from moto.cloudformation.parsing import clean_json
+
+        from tests.deploy.conftest import ACCOUNT, REGION
+
+        self.region, self.account = REGION, ACCOUNT
+        self.environment = environment
+        stack = cloudformation_backends[ACCOUNT][REGION].get_stack(environment.deployed.stack_id)
+        # Bucket policies are one of the types moto skips (stand_ins.py): read from the template, resolved as
+        # CloudFormation would.
+        self.bucket_policies: dict[str, list[dict[str, Any]]] = {}
+        for resource in environment.assembly.resources.values():
+            if resource["Type"] == "AWS::S3::BucketPolicy":
+                props = clean_json(resource["Properties"], stack.resource_map)
+                self.bucket_policies[props["Bucket"]] = props["PolicyDocument"]["Statement"]
+
+    def task_definition(self, name: str) -> tuple[str, list[str]]:
+        found = self.environment.session.client("ecs").describe_task_definition(taskDefinition=name)["taskDefinition"]
+        return found["taskDefinitionArn"], [found.get("taskRoleArn", ""), found.get("executionRoleArn", "")]
+
+    def cluster_arn(self, name: str) -> str:
+        return name if name.startswith("arn:") else f"arn:aws:ecs:{self.region}:{self.account}:cluster/{name}"
+
+    def key_arn(self, key_id: str | None) -> str:
+        if key_id is None:  # a ciphertext's key: the stack's one key (the only key its code encrypts with)
+            (key_id,) = [self.environment.deployed.physical[k] for k, v in self.environment.assembly.resources.items()
+                         if v["Type"] == "AWS::KMS::Key"]
+        return str(self.environment.session.client("kms").describe_key(KeyId=key_id)["KeyMetadata"]["Arn"])
+
+    def resource_statements(self, resource: str, action: str) -> list[dict[str, Any]]:
+        if resource.startswith("arn:aws:s3:::"):
+            return self.bucket_policies.get(resource.removeprefix("arn:aws:s3:::").split("/", 1)[0], [])
+        if action.startswith("sts:"):
+            role = self.environment.session.client("iam").get_role(RoleName=resource.rsplit("/", 1)[-1])["Role"]
+            statements = role["AssumeRolePolicyDocument"]["Statement"]
+            return [statements] if isinstance(statements, dict) else list(statements)
+        return []
+
+
+def _lambdas_own(environment: Environment, function: str) -> Callable[[str, str], bool]:
+    """The grants a function's role holds for Lambda itself, which its code never calls: its own log group (the
+    runtime writes the function's output there), X-Ray's uploads (active tracing) and its on-failure queue."""
+    resources = environment.assembly.resources
+    (config,) = [v["Properties"] for k, v in resources.items() if v["Type"] == "AWS::Lambda::Function"
+                 and environment.deployed.physical.get(k) == function] or [{}]
+    group = config.get("LoggingConfig", {}).get("LogGroup", {}).get("Ref")
+    own_group = environment.deployed.physical.get(group, f"/aws/lambda/{function}") if group else f"/aws/lambda/{function}"
+
+    def own(action: str, resource: str) -> bool:
+        return (action.startswith("xray:") or (action.startswith("logs:") and f":log-group:{own_group}:" in resource)
+                or (action.startswith("sqs:") and resource.endswith("-dlq")))
+    return own
+
+
+def test_every_call_the_functions_made_is_one_their_deployed_role_allows(environment: Environment) -> None:
+    """After the module's runs: every AWS call each deployed function made (``lambda_bootstrap`` records them in the
+    function's own process) is allowed by its deployed role's policies, resources and conditions evaluated
+    (``iam_check``). What a role grants that no call used (beyond what Lambda itself uses) is printed (``-s``),
+    to tighten least privilege: a report, not a failure (these runs do not exercise every path)."""
+    from tests.deploy.iam_check import Request, allowed, requests_for, role_statements, unused_grants
+
+    where = _Deployed(environment)
+    iam = environment.session.client("iam")
+    names = {environment.function(name): name for name in ("parser", "scheduler", "worker", "api", "asset_events")}
+    statements: dict[str, list[dict[str, Any]]] = {}
+    functions: dict[str, str] = {}  # role -> the function it runs
+    made: dict[str, list[Request]] = {}
+    denied: set[str] = set()
+    for run in environment.runtime.invocations:
+        role = run.role
+        if role not in statements:
+            statements[role] = role_statements(iam, role.rsplit("/", 1)[-1])
+            functions[role] = run.function
+        for call in run.calls:
+            for request in requests_for(call, where):
+                made.setdefault(role, []).append(request)
+                if not allowed(statements[role], request, principal=role,
+                               resource_statements=where.resource_statements(request.resource, request.action)):
+                    denied.add(f"{names.get(run.function, run.function)} ({call['service']}:{call['operation']}): "
+                               f"{request}")
+    assert not denied, "calls the deployed roles would deny:\n" + "\n".join(sorted(denied))
+    assert {"parser", "scheduler", "worker", "api"} <= {names.get(functions[role]) for role in made}, made.keys()
+    for role in sorted(statements, key=lambda r: names.get(functions[r], functions[r])):
+        function = functions[role]
+        own = _lambdas_own(environment, function)
+        unused: dict[str, list[str]] = {}
+        for action, resource in unused_grants(statements[role], made.get(role, [])):
+            if not own(action, resource):
+                unused.setdefault(action, []).append(resource.split(":", 5)[-1])  # (the ARN's resource part)
+        listed = "; ".join(f"{action} ({', '.join(resources)})" for action, resources in unused.items())
+        print(f"{names.get(function, function)}: {len(made.get(role, []))} requests allowed; granted, never used "
+              f"here: {listed or 'none'}")
