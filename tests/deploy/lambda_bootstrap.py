@@ -3,9 +3,8 @@
 interpreter (no site-packages: the bundle must hold everything it imports), with the event on stdin.
 
 It imports the handler from TASK_ROOT as Lambda's runtime does (TASK_ROOT first on ``sys.path``, the runtime's
-own packages, RUNTIME_DIR, last), calls it once
-with a context object carrying the attributes Lambda gives, and writes one result line to stdout after whatever
-the handler printed: ``MARKER {"result": ...}`` or ``MARKER {"errorType": ..., "errorMessage": ...}``, with the
+own packages, RUNTIME_DIR, last), calls it once with a context object carrying the attributes Lambda gives, and
+writes one result line to stdout after whatever the handler printed: ``MARKER {"result": ...}`` or ``MARKER {"errorType": ..., "errorMessage": ...}``, with the
 import and the invoke times in ms, and ``calls``: every AWS API call the function's process made.
 
 The calls are recorded as botocore's own event system reports them: a ``provide-client-params`` handler added to
@@ -20,6 +19,7 @@ import importlib.abc
 import importlib.machinery
 import json
 import os
+import runpy
 import sys
 import time
 import traceback
@@ -92,8 +92,30 @@ class Context:
         return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
+def run_module(task_root: str, module: str) -> None:
+    """A container's ``python -m MODULE`` from ``task_root`` (the image's working directory), calls recorded; the
+    result line gives its exit status (``exit_code``) instead of a result."""
+    sys.path[:0] = [task_root]
+    sys.meta_path.insert(0, _RecordCalls())
+    out: dict = {"calls": CALLS}
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        out["exit_code"] = 0
+    except SystemExit as stop:
+        out["exit_code"] = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    except Exception as exc:  # Python's own report of an uncaught error, and its exit status
+        traceback.print_exc()
+        out.update(exit_code=1, errorType=type(exc).__name__, errorMessage=str(exc))
+    sys.stdout.flush()
+    print(MARKER, json.dumps(out, default=str), flush=True)
+    sys.exit(out["exit_code"])
+
+
 def main() -> None:
     task_root, handler, runtime_dir = sys.argv[1], sys.argv[2], sys.argv[3]
+    if handler.startswith("-m:"):
+        run_module(task_root, handler.removeprefix("-m:"))
+        return
     started = time.monotonic()
     deadline = started + float(os.environ["AWS_LAMBDA_FUNCTION_TIMEOUT"])
     sys.path[:0] = [task_root]

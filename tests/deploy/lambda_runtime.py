@@ -64,7 +64,8 @@ class Invocation:
     invoke_ms: float | None = None
     wall_ms: float = 0.0
     output: str = ""
-    role: str = ""  # the function's execution role (its ARN)
+    role: str = ""  # the function's execution role (its ARN); a Fargate task's task role
+    exit_code: int | None = None  # a Fargate task's container (``fargate_runtime``)
     calls: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # its AWS calls (lambda_bootstrap)
 
 

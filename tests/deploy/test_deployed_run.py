@@ -10,6 +10,7 @@ group.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,196 @@ def test_the_sample_events_name_the_deployed_resources_and_their_handlers_take_t
                 assert payload["statusCode"] == 200, payload
 
 
+FARGATE_DAG = """
+import datetime as dt
+import time
+
+import pendulum
+
+from airflow.sdk import dag, task
+
+
+@dag(schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False, is_paused_upon_creation=False,
+     default_args={"retries": 1, "retry_delay": dt.timedelta(seconds=2)})
+def heavy():
+    @task(executor="fargate")
+    def train(**context):
+        if context["ti"].try_number == 1:
+            print("training", flush=True)
+            time.sleep(600)  # its task is killed meanwhile, as ECS stops one that ran out of memory
+        print("trained on fargate")
+
+    train()
+
+
+heavy()
+"""
+
+
+def _trigger(environment: Environment, dag_id: str, run_id: str) -> None:
+    event = json.loads((EVENTS / "api" / "trigger_dag_run.json").read_text())
+    path = f"/api/v2/dags/{dag_id}/dagRuns"
+    event.update(path=path, pathParameters={"proxy": path.lstrip("/")},
+                 body=json.dumps({"dag_run_id": run_id, "logical_date": None}))
+    event["requestContext"]["path"] = f"/dev{path}"
+    status, run = _api(environment, event)
+    assert status == 200, run
+
+
+def _drain(environment: Environment) -> None:
+    failed = [r for r in environment.runtime.drain() if r.error is not None]
+    assert not failed, f"{failed[0].function}: {failed[0].error}\n{failed[0].output[-3000:]}"
+
+
+def _started_task(environment: Environment, known: set[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The one task RunTask started since ``known`` (added to it) and its task definition, as ECS describes them."""
+    ecs = environment.session.client("ecs")
+    cluster = environment.deployed.physical[next(k for k, v in environment.assembly.resources.items()
+                                                 if v["Type"] == "AWS::ECS::Cluster")]
+    (arn,) = set(ecs.list_tasks(cluster=cluster)["taskArns"]) - known
+    known.add(arn)
+    (task,) = ecs.describe_tasks(cluster=cluster, tasks=[arn])["tasks"]
+    definition = ecs.describe_task_definition(taskDefinition=task["taskDefinitionArn"])["taskDefinition"]
+    return json.loads(json.dumps(task, default=str)), definition
+
+
+def _stopped_event(task: dict[str, Any], container: str, exit_code: int) -> dict[str, Any]:
+    """ECS's event for ``task`` stopped with its container's ``exit_code`` (``events/scheduler/ecs_task_stopped.json``
+    is one), the task's own description as its detail."""
+    event = json.loads((EVENTS / "scheduler" / "ecs_task_stopped.json").read_text())
+    event["detail"] = {**task, "lastStatus": "STOPPED", "desiredStatus": "STOPPED", "stopCode": "EssentialContainerExited",
+                       "stoppedReason": "Essential container in task exited",
+                       "containers": [{"name": container, "lastStatus": "STOPPED", "exitCode": exit_code,
+                                       "reason": "OutOfMemoryError: Container killed due to memory usage"}]}
+    event["resources"] = [task["taskArn"]]
+    return event
+
+
+def test_a_fargate_try_whose_task_is_killed_fails_at_once_and_its_retry_runs_on_fargate(
+        environment: Environment) -> None:
+    """The deployed scheduler starts a Fargate task (moto's ECS records RunTask); the task runs as its container
+    would (``fargate_runtime``) and is killed mid-try; ECS's stopped-task event, matched against the deployed rule
+    by EventBridge's matcher, goes to the rule's target (the deployed scheduler), which fails the try at once as
+    Airflow fails a task killed externally; the retry runs on Fargate to success, its log in the task log group."""
+    from moto.events.models import EventPattern
+
+    from tests.deploy.fargate_runtime import KILLED, FargateRuntime
+    from updraft.store.keys import run_pk, ti_sk
+
+    runtime, session = environment.runtime, environment.session
+    (context,) = environment.deployed.image_contexts.values()
+    fargate = FargateRuntime(runtime, context)
+    session.client("s3").put_object(Bucket=environment.deployed.outputs["BucketName"], Key="dags/heavy.py",
+                                    Body=FARGATE_DAG.encode())
+    _drain(environment)
+    _trigger(environment, "heavy", "manual__fargate")
+    _drain(environment)  # the API's nudge: the scheduler claims train and starts its task
+    known: set[str] = set()
+    task, definition = _started_task(environment, known)
+    dispatch = json.loads(next(e["value"] for o in task["overrides"]["containerOverrides"]
+                               for e in o["environment"] if e["name"] == "UPDRAFT_DISPATCH"))
+    assert (dispatch["task_id"], dispatch["executor"], task["launchType"]) == ("train", "fargate", "FARGATE")
+
+    table = environment.deployed.outputs["TableName"]
+    key = {"pk": {"S": run_pk("heavy", "manual__fargate")}, "sk": {"S": ti_sk("train", -1)}}
+
+    def ti() -> dict[str, Any]:
+        item = session.client("dynamodb").get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
+        return {k: next(iter(v.values())) for k, v in item.items()}
+
+    killed = fargate.run(task, definition, kill_when=lambda: ti()["state"] == "running")
+    assert killed.exit_code == KILLED and ti()["state"] == "running", killed.output[-3000:]
+
+    (rule,) = [r for r in session.client("events").list_rules()["Rules"]
+               if "ECS Task State Change" in r.get("EventPattern", "")]
+    event = _stopped_event(task, definition["containerDefinitions"][0]["name"], KILLED)
+    assert EventPattern.load(rule["EventPattern"]).matches_event(event)
+    (target,) = session.client("events").list_targets_by_rule(Rule=rule["Name"])["Targets"]
+    assert target["Arn"].endswith(f":function:{environment.function('scheduler')}")
+    session.client("lambda").invoke(FunctionName=target["Arn"], InvocationType="Event",
+                                    Payload=json.dumps(event).encode())
+    _drain(environment)
+    lost = ti()
+    assert lost["state"] == "up_for_retry" and lost["note"].startswith("killed externally: Fargate task "), lost
+    assert "exit code 137" in lost["note"] and lost["note"].endswith("while the try was running")
+
+    time.sleep(2)  # the retry's delay
+    tick = json.loads((EVENTS / "scheduler" / "eventbridge_tick.json").read_text())
+    session.client("lambda").invoke(FunctionName=environment.function("scheduler"), InvocationType="Event",
+                                    Payload=json.dumps(tick).encode())
+    _drain(environment)  # the retry is claimed and its task started
+    retry, _ = _started_task(environment, known)
+    ran = fargate.run(retry, definition)
+    assert ran.exit_code == 0, ran.output[-3000:]
+    _drain(environment)
+    _, state = _get(environment, "/api/v2/dags/heavy/dagRuns/manual__fargate")
+    assert state["state"] == "success", state
+    assert (ti()["state"], ti()["try_number"]) == ("success", "2")
+
+    logs = session.client("logs")
+    group = environment.deployed.physical[next(
+        k for k, v in environment.assembly.resources.items()
+        if v["Type"] == "AWS::Logs::LogGroup" and str(v["Properties"].get("LogGroupName", "")).endswith("task-logs"))]
+    (stream,) = [s["logStreamName"] for s in logs.describe_log_streams(logGroupName=group)["logStreams"]
+                 if s["logStreamName"].startswith("heavy/") and s["logStreamName"].endswith("/2")]
+    text = "".join(e["message"] for e in logs.get_log_events(logGroupName=group, logStreamName=stream)["events"])
+    assert "trained on fargate" in text
+
+
+DEFERRING_DAG = """
+import pendulum
+
+from airflow.providers.standard.sensors.date_time import DateTimeSensorAsync
+from airflow.sdk import dag, task
+
+
+@dag(schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False, is_paused_upon_creation=False)
+def waits():
+    wait = DateTimeSensorAsync(task_id="wait",
+                               target_time="{{ (dag_run.start_date + macros.timedelta(seconds=2)).isoformat() }}")
+
+    @task
+    def after() -> None:
+        print("the wait is over")
+
+    wait >> after()
+
+
+waits()
+"""
+
+
+def test_a_deferred_try_waits_in_the_deployed_state_machine_and_resumes_in_the_worker(
+        environment: Environment) -> None:
+    """A sensor defers in the deployed worker, which starts an execution of the deployed state machine; the
+    embedded AWS runs it (its Wait in real time, then the async invoke of the worker the definition names), the
+    worker resumes the try and its mini scheduler runs the next task: the run succeeds."""
+    runtime, session = environment.runtime, environment.session
+    session.client("s3").put_object(Bucket=environment.deployed.outputs["BucketName"], Key="dags/waits.py",
+                                    Body=DEFERRING_DAG.encode())
+    _drain(environment)
+    _trigger(environment, "waits", "manual__waits")
+    _drain(environment)  # the nudge, the worker: the sensor defers and starts its wait
+    _, tis = _get(environment, "/api/v2/dags/waits/dagRuns/manual__waits/taskInstances")
+    assert {t["task_id"]: t["state"] for t in tis["task_instances"]}["wait"] == "deferred", tis
+    sfn = session.client("stepfunctions")
+    machine = environment.deployed.physical[next(k for k, v in environment.assembly.resources.items()
+                                                 if v["Type"] == "AWS::StepFunctions::StateMachine")]
+    (execution,) = sfn.list_executions(stateMachineArn=machine)["executions"]
+    deadline = time.monotonic() + 30
+    while not runtime.pending and time.monotonic() < deadline:  # the Wait, in real time
+        time.sleep(0.2)
+    ran = runtime.drain()
+    assert ran and all(r.error is None for r in ran), [(r.function, r.error, r.output[-2000:]) for r in ran]
+    resumed = ran[0]
+    assert resumed.function == environment.function("worker") and "resume" in json.dumps(resumed.event), resumed.event
+    for _ in range(3):  # the mini scheduler's invokes of the next task, and what they start
+        _drain(environment)
+    _, run = _get(environment, "/api/v2/dags/waits/dagRuns/manual__waits")
+    assert run["state"] == "success", run
+    assert sfn.describe_execution(executionArn=execution["executionArn"])["status"] == "SUCCEEDED"
+
+
 LAMBDA_INIT_LIMIT_MS = 10_000  # Lambda's init phase: a handler module that imports longer fails its cold start
 
 
@@ -262,7 +453,8 @@ def test_every_call_the_functions_made_is_one_their_deployed_role_allows(environ
                     denied.add(f"{names.get(run.function, run.function)} ({call['service']}:{call['operation']}): "
                                f"{request}")
     assert not denied, "calls the deployed roles would deny:\n" + "\n".join(sorted(denied))
-    assert {"parser", "scheduler", "worker", "api"} <= {names.get(functions[role]) for role in made}, made.keys()
+    checked = {names.get(functions[role], functions[role]) for role in made}
+    assert {"parser", "scheduler", "worker", "api", "fargate:updraft-dev-worker"} <= checked, checked
     for role in sorted(statements, key=lambda r: names.get(functions[r], functions[r])):
         function = functions[role]
         own = _lambdas_own(environment, function)
