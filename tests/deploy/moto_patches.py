@@ -19,6 +19,9 @@ Each mend says what a real deploy relies on; none changes what the template asks
   check could not judge the ``iam:PassRole`` it implies. :func:`task_definition` registers all of them.
 * ``AWS::EC2::VPC``: moto ignores ``EnableDnsHostnames`` and ``EnableDnsSupport`` (CDK's VPC turns both on), and its
   RunTask then fails reading a Fargate task's network interface's DNS name; they are set as the template says.
+* ``AWS::StepFunctions::StateMachine``: moto creates it in its plain Step Functions backend even when executions
+  run (``execute_state_machine``), whose API answers from another backend: the deployed machine would not exist
+  for the functions. It is created where the API looks.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ def patched(host: str, port: int) -> Iterator[None]:
     from moto.ecs.models import TaskDefinition
     from moto.kms.models import Key
     from moto.logs.models import LogGroup
+    from moto.stepfunctions.models import StateMachine
 
     original_class_of = parsing.resource_class_from_type
 
@@ -110,7 +114,9 @@ def patched(host: str, port: int) -> Iterator[None]:
         return vpc
 
     saved = (Key.create_from_cloudformation_json, settings.moto_server_host, settings.moto_server_port,
-             TaskDefinition.create_from_cloudformation_json, VPC.create_from_cloudformation_json)
+             TaskDefinition.create_from_cloudformation_json, VPC.create_from_cloudformation_json,
+             StateMachine.create_from_cloudformation_json)
+    StateMachine.create_from_cloudformation_json = classmethod(state_machine)  # type: ignore[assignment,method-assign]
     VPC.create_from_cloudformation_json = classmethod(create_vpc)  # type: ignore[assignment,method-assign]
     TaskDefinition.create_from_cloudformation_json = classmethod(task_definition)  # type: ignore[assignment,method-assign]
     LogGroup.get_cfn_attribute = log_group_attribute  # type: ignore[method-assign]
@@ -125,7 +131,7 @@ def patched(host: str, port: int) -> Iterator[None]:
         LogGroup.get_cfn_attribute = original_attribute  # type: ignore[method-assign]
         (Key.create_from_cloudformation_json, settings.moto_server_host,  # type: ignore[method-assign]
          settings.moto_server_port, TaskDefinition.create_from_cloudformation_json,
-         VPC.create_from_cloudformation_json) = saved  # type: ignore[assignment]
+         VPC.create_from_cloudformation_json, StateMachine.create_from_cloudformation_json) = saved  # type: ignore[assignment]
 
 
 def as_cloudformation_sends(event: Any) -> Any:
@@ -159,3 +165,17 @@ def task_definition(cls: Any, resource_name: str, cloudformation_json: Any, acco
         requires_compatibilities=p.get("RequiresCompatibilities"), cpu=p.get("Cpu"), memory=p.get("Memory"),
         task_role_arn=p.get("TaskRoleArn"), execution_role_arn=p.get("ExecutionRoleArn"),
         runtime_platform=remap_nested_keys(platform, pascal_to_camelcase) if platform else None)
+
+
+def state_machine(cls: Any, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str,
+                  **kwargs: Any) -> Any:
+    """``AWS::StepFunctions::StateMachine`` created in the backend Step Functions' API answers from."""
+    from moto.core.utils import pascal_to_camelcase, remap_nested_keys
+    from moto.stepfunctions.responses import get_backend
+
+    p = cloudformation_json["Properties"]
+    tags = [{"key": t["Key"], "value": t["Value"]} for t in p.get("Tags", [])]
+    logging = remap_nested_keys(p["LoggingConfiguration"], pascal_to_camelcase) if "LoggingConfiguration" in p else None
+    return get_backend(account_id, region_name).create_state_machine(
+        p.get("StateMachineName", resource_name), p["DefinitionString"], p["RoleArn"], tags=tags,
+        loggingConfiguration=logging)

@@ -305,7 +305,7 @@ from airflow.sdk import dag, task
 @dag(schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False, is_paused_upon_creation=False)
 def waits():
     wait = DateTimeSensorAsync(task_id="wait",
-                               target_time="{{ (dag_run.start_date + macros.timedelta(seconds=2)).isoformat() }}")
+                               target_time="{{ (dag_run.start_date + macros.timedelta(seconds=10)).isoformat() }}")
 
     @task
     def after() -> None:
@@ -328,23 +328,37 @@ def test_a_deferred_try_waits_in_the_deployed_state_machine_and_resumes_in_the_w
                                     Body=DEFERRING_DAG.encode())
     _drain(environment)
     _trigger(environment, "waits", "manual__waits")
-    _drain(environment)  # the nudge, the worker: the sensor defers and starts its wait
-    _, tis = _get(environment, "/api/v2/dags/waits/dagRuns/manual__waits/taskInstances")
-    assert {t["task_id"]: t["state"] for t in tis["task_instances"]}["wait"] == "deferred", tis
+    tick = json.loads((EVENTS / "scheduler" / "eventbridge_tick.json").read_text())
+    for _ in range(4):  # the nudge, ticks: the worker runs the sensor, which defers and starts its wait
+        _drain(environment)
+        _, tis = _get(environment, "/api/v2/dags/waits/dagRuns/manual__waits/taskInstances")
+        if {t["task_id"]: t["state"] for t in tis["task_instances"]}["wait"] == "deferred":
+            break
+        session.client("lambda").invoke(FunctionName=environment.function("scheduler"), InvocationType="Event",
+                                        Payload=json.dumps(tick).encode())
+    assert {t["task_id"]: t["state"] for t in tis["task_instances"]}["wait"] == "deferred", (
+        tis, [(r.function, r.result) for r in runtime.invocations[-4:]])
     sfn = session.client("stepfunctions")
     machine = environment.deployed.physical[next(k for k, v in environment.assembly.resources.items()
                                                  if v["Type"] == "AWS::StepFunctions::StateMachine")]
     (execution,) = sfn.list_executions(stateMachineArn=machine)["executions"]
-    deadline = time.monotonic() + 30
-    while not runtime.pending and time.monotonic() < deadline:  # the Wait, in real time
+    deadline = time.monotonic() + 40
+    def resume_sent() -> bool:
+        return any(isinstance(event, dict) and event.get("kind") == "resume_deferred" for _, event in runtime.pending)
+
+    while not resume_sent() and time.monotonic() < deadline:  # the Wait, in real time, then the worker's invoke
         time.sleep(0.2)
     ran = runtime.drain()
-    assert ran and all(r.error is None for r in ran), [(r.function, r.error, r.output[-2000:]) for r in ran]
-    resumed = ran[0]
-    assert resumed.function == environment.function("worker") and "resume" in json.dumps(resumed.event), resumed.event
-    for _ in range(3):  # the mini scheduler's invokes of the next task, and what they start
+    assert all(r.error is None for r in ran), [(r.function, r.error, r.output[-2000:]) for r in ran]
+    (resumed,) = [r for r in ran if isinstance(r.event, dict) and r.event.get("kind") == "resume_deferred"]
+    assert resumed.function == environment.function("worker") and resumed.result["status"] == "resumed", resumed
+    for _ in range(4):  # the resumed try, its mini scheduler's invokes of the next task; then ticks
         _drain(environment)
-    _, run = _get(environment, "/api/v2/dags/waits/dagRuns/manual__waits")
+        _, run = _get(environment, "/api/v2/dags/waits/dagRuns/manual__waits")
+        if run["state"] != "running":
+            break
+        session.client("lambda").invoke(FunctionName=environment.function("scheduler"), InvocationType="Event",
+                                        Payload=json.dumps(tick).encode())
     assert run["state"] == "success", run
     assert sfn.describe_execution(executionArn=execution["executionArn"])["status"] == "SUCCEEDED"
 
