@@ -5,7 +5,9 @@ Each mend says what a real deploy relies on; none changes what the template asks
 * ``AWS::KMS::Key`` with ``Tags``: CloudFormation tags are ``Key``/``Value``; moto hands them to KMS's tagger,
   which reads ``TagKey``/``TagValue``, and answers 500 (every CDK stack tags its key with the stack's tags).
 * custom resources: moto sends their ``ResponseURL`` to ``host.docker.internal`` (where a Docker-run function
-  would reach it); here functions run on this host, so the URL names the embedded AWS's own address.
+  would reach it); here functions run on this host, so the URL names the embedded AWS's own address. Its Step
+  Functions' service integrations (the state machine's invoke of the worker) call the port of the same setting,
+  read once at import: they are pointed at the embedded AWS too.
 * ``AWS::CloudWatch::Alarm``: moto has no CloudFormation model for it, so it skips alarms, and then refuses the
   whole template once something reads an alarm's ``Arn`` (the dashboard's alarm widget: "Fn::GetAtt references
   undefined resource"). :class:`CfnAlarm` creates each alarm with moto's CloudWatch, as CloudFormation does.
@@ -81,6 +83,7 @@ def patched(host: str, port: int) -> Iterator[None]:
     from moto.kms.models import Key
     from moto.logs.models import LogGroup
     from moto.stepfunctions.models import StateMachine
+    from moto.stepfunctions.parser.asl.utils import boto_client
 
     original_class_of = parsing.resource_class_from_type
 
@@ -115,7 +118,8 @@ def patched(host: str, port: int) -> Iterator[None]:
 
     saved = (Key.create_from_cloudformation_json, settings.moto_server_host, settings.moto_server_port,
              TaskDefinition.create_from_cloudformation_json, VPC.create_from_cloudformation_json,
-             StateMachine.create_from_cloudformation_json)
+             StateMachine.create_from_cloudformation_json, boto_client.moto_server_port)
+    boto_client.moto_server_port = lambda: str(port)  # type: ignore[assignment]
     StateMachine.create_from_cloudformation_json = classmethod(state_machine)  # type: ignore[assignment,method-assign]
     VPC.create_from_cloudformation_json = classmethod(create_vpc)  # type: ignore[assignment,method-assign]
     TaskDefinition.create_from_cloudformation_json = classmethod(task_definition)  # type: ignore[assignment,method-assign]
@@ -131,7 +135,8 @@ def patched(host: str, port: int) -> Iterator[None]:
         LogGroup.get_cfn_attribute = original_attribute  # type: ignore[method-assign]
         (Key.create_from_cloudformation_json, settings.moto_server_host,  # type: ignore[method-assign]
          settings.moto_server_port, TaskDefinition.create_from_cloudformation_json,
-         VPC.create_from_cloudformation_json, StateMachine.create_from_cloudformation_json) = saved  # type: ignore[assignment]
+         VPC.create_from_cloudformation_json, StateMachine.create_from_cloudformation_json,
+         boto_client.moto_server_port) = saved  # type: ignore[assignment]
 
 
 def as_cloudformation_sends(event: Any) -> Any:
