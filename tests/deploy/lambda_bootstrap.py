@@ -29,12 +29,12 @@ CALLS: list = []
 _CUT = 300  # characters of a string parameter kept (names and ARNs fit; bodies and log messages do not matter)
 
 
-def _plain(value, depth=0):
+def _plain(value):
     """A call's parameters as JSON: strings cut, bytes and streams named, at most 100 list items."""
     if isinstance(value, dict):
-        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+        return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v, depth + 1) for v in value[:100]]
+        return [_plain(v) for v in value[:100]]
     if isinstance(value, str):
         return value[:_CUT]
     if value is None or isinstance(value, bool | int | float):

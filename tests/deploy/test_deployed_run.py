@@ -324,6 +324,10 @@ def test_a_deferred_try_waits_in_the_deployed_state_machine_and_resumes_in_the_w
     embedded AWS runs it (its Wait in real time, then the async invoke of the worker the definition names), the
     worker resumes the try and its mini scheduler runs the next task: the run succeeds."""
     runtime, session = environment.runtime, environment.session
+    sfn = session.client("stepfunctions")
+    machine = environment.deployed.physical[next(k for k, v in environment.assembly.resources.items()
+                                                 if v["Type"] == "AWS::StepFunctions::StateMachine")]
+    before = {e["executionArn"] for e in sfn.list_executions(stateMachineArn=machine)["executions"]}
     session.client("s3").put_object(Bucket=environment.deployed.outputs["BucketName"], Key="dags/waits.py",
                                     Body=DEFERRING_DAG.encode())
     _drain(environment)
@@ -338,10 +342,8 @@ def test_a_deferred_try_waits_in_the_deployed_state_machine_and_resumes_in_the_w
                                         Payload=json.dumps(tick).encode())
     assert {t["task_id"]: t["state"] for t in tis["task_instances"]}["wait"] == "deferred", (
         tis, [(r.function, r.result) for r in runtime.invocations[-4:]])
-    sfn = session.client("stepfunctions")
-    machine = environment.deployed.physical[next(k for k, v in environment.assembly.resources.items()
-                                                 if v["Type"] == "AWS::StepFunctions::StateMachine")]
-    (execution,) = sfn.list_executions(stateMachineArn=machine)["executions"]
+    (execution,) = [e for e in sfn.list_executions(stateMachineArn=machine)["executions"]
+                    if e["executionArn"] not in before]
     deadline = time.monotonic() + 40
 
     def resumes() -> list[Any]:  # the state machine's invoke runs in the runtime as it is made (RequestResponse)
