@@ -1,4 +1,5 @@
-"""Scheduler Lambda: an EventBridge tick runs a full scheduling pass; a task-finished event schedules one run.
+"""Scheduler Lambda: an EventBridge tick runs a full scheduling pass; a task-finished event schedules one run; ECS's
+event of a stopped Fargate worker task fails the try it lost at once (``updraft.scheduling.lost_tries``).
 
 The accepted event shapes are documented in ``updraft.handler_events``. Both are idempotent: every decision is a
 conditional write in the store, so a redelivered tick or a duplicate task-finished event finds the runs already
@@ -23,7 +24,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from updraft.config import UpdraftConfig
-from updraft.handler_events import Tick, scheduler_event
+from updraft.handler_events import TaskStopped, Tick, scheduler_event
 from updraft.process_guard import make_undumpable
 from updraft.services import shared_services as services
 
@@ -55,6 +56,17 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         report = scheduler.run_pass()
         _tick_metrics().tick_done(scheduler, report, dt.timedelta(seconds=time.perf_counter() - started))
         kind = "tick"
+    elif isinstance(decoded, TaskStopped):
+        from updraft.scheduling.pass_report import PassReport
+
+        lost = decoded.lost
+        failed = scheduler.fail_lost_try(lost) if lost is not None else None
+        if lost is not None and failed is not None:
+            logger.warning("a Fargate task stopped without ending its try: the try failed",
+                           extra={"task": lost.dispatch.key.label, "reason": lost.reason})
+        metrics.add_metric(name="TriesKilledExternally", unit=MetricUnit.Count, value=int(failed is not None))
+        report = failed or PassReport()
+        kind = "task_stopped"
     else:
         report = scheduler.schedule_run(decoded.dag_id, decoded.run_id)
         kind = "task_finished"

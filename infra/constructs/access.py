@@ -57,10 +57,13 @@ def read_dag_source(bucket: s3.IBucket) -> iam.PolicyStatement:
 
 
 def write_task_logs(task_logs: logs.ILogGroup) -> iam.PolicyStatement:
-    """A try's log: its own stream in the task log group (``CloudWatchLogSink``), created, then written. The
-    group's ARN is ``...:log-group:<name>:*``, the form IAM takes for these actions: this group's streams only.
-    Nothing more: no reading, no other group, and the bucket's ``logs/`` prefix is local mode's alone."""
-    return iam.PolicyStatement(sid="WriteTaskLogs", actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+    """A try's log: its own stream in the task log group (``CloudWatchLogSink``), created, written, and read back
+    where the try goes on from an earlier part (a resumed deferral, a sensor's next poke, a hand-off to Fargate: the
+    log continues from what that part wrote). The group's ARN is ``...:log-group:<name>:*``, the form IAM takes
+    for these actions: this group's streams only. Nothing more: no other group, and the bucket's ``logs/`` prefix
+    is local mode's alone."""
+    return iam.PolicyStatement(sid="WriteTaskLogs",
+                               actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:GetLogEvents"],
                                resources=[task_logs.log_group_arn])
 
 

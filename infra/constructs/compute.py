@@ -27,6 +27,7 @@ from infra.constructs.data import UpdraftData
 from infra.constructs.fargate import APP_ROOT, IMAGE_PLATFORMS, FargateWorkers
 from infra.packages import DAG_PACKAGES
 from updraft.config import UpdraftConfig
+from updraft.executors.fargate import STARTED_BY, TASK_STATE_CHANGE
 from updraft.requirements import dag_packages
 from updraft.requirements.provider_info import VAR as PROVIDERS_INFO_VAR
 from updraft.resources import ASSET_EVENTS_PREFIX, DAGS_PREFIX, ResourceNames
@@ -163,6 +164,14 @@ class UpdraftFunctions(Construct):
         self.tick = events.Rule(self, "Tick", rule_name=names.tick_rule,
                                 schedule=events.Schedule.rate(Duration.minutes(settings.tick_minutes)),
                                 targets=[targets.LambdaFunction(self.scheduler, retry_attempts=0)])
+        # A Fargate worker task that stops without ending its try (out of memory, killed, crashed, never started):
+        # ECS's state change reaches the scheduler, which fails the try at once as Airflow fails a task killed
+        # externally, instead of after its lease (updraft.scheduling.lost_tries). Free: no event, no cost, at idle.
+        self.task_stopped = events.Rule(self, "FargateTaskStopped", event_pattern=events.EventPattern(
+            source=["aws.ecs"], detail_type=[TASK_STATE_CHANGE],
+            detail={"clusterArn": [fargate.cluster.cluster_arn], "lastStatus": ["STOPPED"],
+                    "startedBy": [STARTED_BY]}),
+            targets=[targets.LambdaFunction(self.scheduler, retry_attempts=2)])
 
         # Least privilege.
         def dispatch() -> list[iam.PolicyStatement]:

@@ -1,6 +1,6 @@
 """The events the scheduler and worker Lambdas accept, decoded in one place so handlers stay thin.
 
-Scheduler (``functions/scheduler``), two shapes:
+Scheduler (``functions/scheduler``), three shapes:
 
 - **tick**: the EventBridge Scheduled Event a ``rate(...)`` rule sends (``"detail-type": "Scheduled Event"``,
   ``"source": "aws.events"``; EventBridge Scheduler's ``aws.scheduler`` is accepted too) -> a full pass.
@@ -13,6 +13,8 @@ Scheduler (``functions/scheduler``), two shapes:
 
   Only ``dag_id`` and ``run_id`` are required: the event only says *which run* to look at again (Airflow's mini
   scheduler); the store holds the truth, so a duplicate or late event changes nothing.
+- **task stopped**: ECS's ``ECS Task State Change`` event (``"source": "aws.ecs"``) for a stopped Fargate worker
+  task, which the stack's rule sends -> the try it lost, if any, fails at once (``executors.fargate.lost_try``).
 
 Worker (``functions/worker``): exactly ``Dispatch.to_payload()`` (the Lambda executor's async invoke), or a
 callback request's (``"kind": "dag_callback"`` or ``"task_callback"``: ``updraft.executors.callback_requests``).
@@ -24,8 +26,9 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from updraft.executors.base import Dispatch
+from updraft.executors.base import Dispatch, LostTry
 from updraft.executors.callback_requests import callback_request_from_payload
+from updraft.executors.fargate import TASK_STATE_CHANGE, lost_try
 from updraft.model.deferrals import ResumeRequest, ScheduleRunRequest
 from updraft.model.wakeups import RunDueRequest
 
@@ -33,6 +36,7 @@ TICK_DETAIL_TYPE = "Scheduled Event"
 TICK_SOURCES = ("aws.events", "aws.scheduler")
 TASK_FINISHED = "updraft.task_finished"
 WORKER_SOURCE = "updraft.worker"
+ECS_SOURCE = "aws.ecs"
 
 
 class MalformedEvent(ValueError):
@@ -54,12 +58,26 @@ class TaskFinished:
     state: str | None = None
 
 
-def scheduler_event(event: object) -> Tick | TaskFinished:
+@dataclass(frozen=True)
+class TaskStopped:
+    task_arn: str
+    lost: LostTry | None  # None: the task ended its try itself, or ran no try of Updraft's
+
+
+def scheduler_event(event: object) -> Tick | TaskFinished | TaskStopped:
     if not isinstance(event, dict):
         raise MalformedEvent(f"the scheduler expects a JSON object event, got {type(event).__name__}")
     kind = event.get("detail-type")
     if kind == TICK_DETAIL_TYPE and event.get("source") in TICK_SOURCES:
         return Tick(time=event.get("time"))
+    if kind == TASK_STATE_CHANGE and event.get("source") == ECS_SOURCE:
+        detail = event.get("detail")
+        if not isinstance(detail, dict):
+            raise MalformedEvent(f"an {TASK_STATE_CHANGE!r} event needs a 'detail' object")
+        try:
+            return TaskStopped(task_arn=str(detail.get("taskArn", "")), lost=lost_try(detail))
+        except ValueError as exc:
+            raise MalformedEvent(f"an {TASK_STATE_CHANGE!r} event the scheduler cannot use: {exc}") from None
     if kind == TASK_FINISHED:
         detail = event.get("detail")
         if not isinstance(detail, dict):
@@ -72,8 +90,9 @@ def scheduler_event(event: object) -> Tick | TaskFinished:
             raise MalformedEvent(f"detail.map_index of a {TASK_FINISHED} event must be an integer")
         return TaskFinished(dag_id=detail["dag_id"], run_id=detail["run_id"], task_id=detail.get("task_id"),
                             map_index=map_index, try_number=detail.get("try_number"), state=detail.get("state"))
-    raise MalformedEvent(f"the scheduler accepts an EventBridge 'Scheduled Event' (tick) or a {TASK_FINISHED!r} "
-                         f"event; got detail-type {kind!r} from source {event.get('source')!r}")
+    raise MalformedEvent(f"the scheduler accepts an EventBridge 'Scheduled Event' (tick), a {TASK_FINISHED!r} "
+                         f"event or ECS's {TASK_STATE_CHANGE!r}; got detail-type {kind!r} from source "
+                         f"{event.get('source')!r}")
 
 
 def tick_event(rule_arn: str, *, now: dt.datetime | None = None) -> dict[str, Any]:

@@ -64,6 +64,9 @@ class Invocation:
     invoke_ms: float | None = None
     wall_ms: float = 0.0
     output: str = ""
+    role: str = ""  # the function's execution role (its ARN); a Fargate task's task role
+    exit_code: int | None = None  # a Fargate task's container (``fargate_runtime``)
+    calls: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # its AWS calls (lambda_bootstrap)
 
 
 class LambdaRuntime:
@@ -152,7 +155,7 @@ class LambdaRuntime:
         argv = ["setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups",
                 RUNTIME_PYTHON, "-I", "-S", str(self._bootstrap()), str(root), fn.handler, str(self.runtime_packages)]
         started = time.monotonic()
-        done = Invocation(fn.function_name, event, asynchronous)
+        done = Invocation(fn.function_name, event, asynchronous, role=fn.role)
         try:
             proc = subprocess.run(argv, input=json.dumps(event), capture_output=True, text=True, env=env,
                                   cwd=root, timeout=float(fn.timeout), check=False)
@@ -161,6 +164,7 @@ class LambdaRuntime:
             if answer.strip():
                 reply = json.loads(answer)
                 done.import_ms, done.invoke_ms = reply.get("import_ms"), reply.get("invoke_ms")
+                done.calls = reply.get("calls", [])
                 if "errorType" in reply:
                     done.error = {k: reply[k] for k in ("errorType", "errorMessage", "stackTrace")}
                 else:

@@ -34,3 +34,6 @@ def test_every_resource_of_the_dev_stack_is_created_or_stood_in_for(environment:
     for type_, stand_in in STAND_INS.items():
         for logical_id in sorted(i for i in skipped | node_providers if resources[i]["Type"] == type_):
             stand_in(context, logical_id)
+    print(f"{len(resources)} resources: {len(resources) - len(skipped)} created by CloudFormation, "
+          f"{len(skipped)} of {len({resources[i]['Type'] for i in skipped})} types it skips created by stand-ins, "
+          f"{len(node_providers)} Node.js custom resources answered and checked")

@@ -10,6 +10,8 @@ group.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +159,212 @@ def test_the_sample_events_name_the_deployed_resources_and_their_handlers_take_t
                 assert payload["statusCode"] == 200, payload
 
 
+FARGATE_DAG = """
+import datetime as dt
+import time
+
+import pendulum
+
+from airflow.sdk import dag, task
+
+
+@dag(schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False, is_paused_upon_creation=False,
+     default_args={"retries": 1, "retry_delay": dt.timedelta(seconds=2)})
+def heavy():
+    @task(executor="fargate")
+    def train(**context):
+        if context["ti"].try_number == 1:
+            print("training", flush=True)
+            time.sleep(600)  # its task is killed meanwhile, as ECS stops one that ran out of memory
+        print("trained on fargate")
+
+    train()
+
+
+heavy()
+"""
+
+
+def _trigger(environment: Environment, dag_id: str, run_id: str) -> None:
+    event = json.loads((EVENTS / "api" / "trigger_dag_run.json").read_text())
+    path = f"/api/v2/dags/{dag_id}/dagRuns"
+    event.update(path=path, pathParameters={"proxy": path.lstrip("/")},
+                 body=json.dumps({"dag_run_id": run_id, "logical_date": None}))
+    event["requestContext"]["path"] = f"/dev{path}"
+    status, run = _api(environment, event)
+    assert status == 200, run
+
+
+def _drain(environment: Environment) -> None:
+    failed = [r for r in environment.runtime.drain() if r.error is not None]
+    assert not failed, f"{failed[0].function}: {failed[0].error}\n{failed[0].output[-3000:]}"
+
+
+def _started_task(environment: Environment, known: set[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The one task RunTask started since ``known`` (added to it) and its task definition, as ECS describes them."""
+    ecs = environment.session.client("ecs")
+    cluster = environment.deployed.physical[next(k for k, v in environment.assembly.resources.items()
+                                                 if v["Type"] == "AWS::ECS::Cluster")]
+    (arn,) = set(ecs.list_tasks(cluster=cluster)["taskArns"]) - known
+    known.add(arn)
+    (task,) = ecs.describe_tasks(cluster=cluster, tasks=[arn])["tasks"]
+    definition = ecs.describe_task_definition(taskDefinition=task["taskDefinitionArn"])["taskDefinition"]
+    return json.loads(json.dumps(task, default=str)), definition
+
+
+def _stopped_event(task: dict[str, Any], container: str, exit_code: int) -> dict[str, Any]:
+    """ECS's event for ``task`` stopped with its container's ``exit_code`` (``events/scheduler/ecs_task_stopped.json``
+    is one), the task's own description as its detail."""
+    event = json.loads((EVENTS / "scheduler" / "ecs_task_stopped.json").read_text())
+    event["detail"] = {**task, "lastStatus": "STOPPED", "desiredStatus": "STOPPED", "stopCode": "EssentialContainerExited",
+                       "stoppedReason": "Essential container in task exited",
+                       "containers": [{"name": container, "lastStatus": "STOPPED", "exitCode": exit_code,
+                                       "reason": "OutOfMemoryError: Container killed due to memory usage"}]}
+    event["resources"] = [task["taskArn"]]
+    return event
+
+
+def test_a_fargate_try_whose_task_is_killed_fails_at_once_and_its_retry_runs_on_fargate(
+        environment: Environment) -> None:
+    """The deployed scheduler starts a Fargate task (moto's ECS records RunTask); the task runs as its container
+    would (``fargate_runtime``) and is killed mid-try; ECS's stopped-task event, matched against the deployed rule
+    by EventBridge's matcher, goes to the rule's target (the deployed scheduler), which fails the try at once as
+    Airflow fails a task killed externally; the retry runs on Fargate to success, its log in the task log group."""
+    from moto.events.models import EventPattern
+
+    from tests.deploy.fargate_runtime import KILLED, FargateRuntime
+    from updraft.store.keys import run_pk, ti_sk
+
+    runtime, session = environment.runtime, environment.session
+    (context,) = environment.deployed.image_contexts.values()
+    fargate = FargateRuntime(runtime, context)
+    session.client("s3").put_object(Bucket=environment.deployed.outputs["BucketName"], Key="dags/heavy.py",
+                                    Body=FARGATE_DAG.encode())
+    _drain(environment)
+    _trigger(environment, "heavy", "manual__fargate")
+    _drain(environment)  # the API's nudge: the scheduler claims train and starts its task
+    known: set[str] = set()
+    task, definition = _started_task(environment, known)
+    dispatch = json.loads(next(e["value"] for o in task["overrides"]["containerOverrides"]
+                               for e in o["environment"] if e["name"] == "UPDRAFT_DISPATCH"))
+    assert (dispatch["task_id"], dispatch["executor"], task["launchType"]) == ("train", "fargate", "FARGATE")
+
+    table = environment.deployed.outputs["TableName"]
+    key = {"pk": {"S": run_pk("heavy", "manual__fargate")}, "sk": {"S": ti_sk("train", -1)}}
+
+    def ti() -> dict[str, Any]:
+        item = session.client("dynamodb").get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
+        return {k: next(iter(v.values())) for k, v in item.items()}
+
+    killed = fargate.run(task, definition, kill_when=lambda: ti()["state"] == "running")
+    assert killed.exit_code == KILLED and ti()["state"] == "running", killed.output[-3000:]
+
+    (rule,) = [r for r in session.client("events").list_rules()["Rules"]
+               if "ECS Task State Change" in r.get("EventPattern", "")]
+    event = _stopped_event(task, definition["containerDefinitions"][0]["name"], KILLED)
+    assert EventPattern.load(rule["EventPattern"]).matches_event(event)
+    (target,) = session.client("events").list_targets_by_rule(Rule=rule["Name"])["Targets"]
+    assert target["Arn"].endswith(f":function:{environment.function('scheduler')}")
+    session.client("lambda").invoke(FunctionName=target["Arn"], InvocationType="Event",
+                                    Payload=json.dumps(event).encode())
+    _drain(environment)
+    lost = ti()
+    assert lost["state"] == "up_for_retry" and lost["note"].startswith("killed externally: Fargate task "), lost
+    assert "exit code 137" in lost["note"] and lost["note"].endswith("while the try was running")
+
+    time.sleep(2)  # the retry's delay
+    tick = json.loads((EVENTS / "scheduler" / "eventbridge_tick.json").read_text())
+    session.client("lambda").invoke(FunctionName=environment.function("scheduler"), InvocationType="Event",
+                                    Payload=json.dumps(tick).encode())
+    _drain(environment)  # the retry is claimed and its task started
+    retry, _ = _started_task(environment, known)
+    ran = fargate.run(retry, definition)
+    assert ran.exit_code == 0, ran.output[-3000:]
+    _drain(environment)
+    _, state = _get(environment, "/api/v2/dags/heavy/dagRuns/manual__fargate")
+    assert state["state"] == "success", state
+    assert (ti()["state"], ti()["try_number"]) == ("success", "2")
+
+    logs = session.client("logs")
+    group = environment.deployed.physical[next(
+        k for k, v in environment.assembly.resources.items()
+        if v["Type"] == "AWS::Logs::LogGroup" and str(v["Properties"].get("LogGroupName", "")).endswith("task-logs"))]
+    (stream,) = [s["logStreamName"] for s in logs.describe_log_streams(logGroupName=group)["logStreams"]
+                 if s["logStreamName"].startswith("heavy/") and s["logStreamName"].endswith("/2")]
+    text = "".join(e["message"] for e in logs.get_log_events(logGroupName=group, logStreamName=stream)["events"])
+    assert "trained on fargate" in text
+
+
+DEFERRING_DAG = """
+import pendulum
+
+from airflow.providers.standard.sensors.date_time import DateTimeSensorAsync
+from airflow.sdk import dag, task
+
+
+@dag(schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False, is_paused_upon_creation=False)
+def waits():
+    wait = DateTimeSensorAsync(task_id="wait",
+                               target_time="{{ (dag_run.start_date + macros.timedelta(seconds=10)).isoformat() }}")
+
+    @task
+    def after() -> None:
+        print("the wait is over")
+
+    wait >> after()
+
+
+waits()
+"""
+
+
+def test_a_deferred_try_waits_in_the_deployed_state_machine_and_resumes_in_the_worker(
+        environment: Environment) -> None:
+    """A sensor defers in the deployed worker, which starts an execution of the deployed state machine; the
+    embedded AWS runs it (its Wait in real time, then the async invoke of the worker the definition names), the
+    worker resumes the try and its mini scheduler runs the next task: the run succeeds."""
+    runtime, session = environment.runtime, environment.session
+    sfn = session.client("stepfunctions")
+    machine = environment.deployed.physical[next(k for k, v in environment.assembly.resources.items()
+                                                 if v["Type"] == "AWS::StepFunctions::StateMachine")]
+    before = {e["executionArn"] for e in sfn.list_executions(stateMachineArn=machine)["executions"]}
+    session.client("s3").put_object(Bucket=environment.deployed.outputs["BucketName"], Key="dags/waits.py",
+                                    Body=DEFERRING_DAG.encode())
+    _drain(environment)
+    _trigger(environment, "waits", "manual__waits")
+    tick = json.loads((EVENTS / "scheduler" / "eventbridge_tick.json").read_text())
+    for _ in range(4):  # the nudge, ticks: the worker runs the sensor, which defers and starts its wait
+        _drain(environment)
+        _, tis = _get(environment, "/api/v2/dags/waits/dagRuns/manual__waits/taskInstances")
+        if {t["task_id"]: t["state"] for t in tis["task_instances"]}["wait"] == "deferred":
+            break
+        session.client("lambda").invoke(FunctionName=environment.function("scheduler"), InvocationType="Event",
+                                        Payload=json.dumps(tick).encode())
+    assert {t["task_id"]: t["state"] for t in tis["task_instances"]}["wait"] == "deferred", (
+        tis, [(r.function, r.result) for r in runtime.invocations[-4:]])
+    (execution,) = [e for e in sfn.list_executions(stateMachineArn=machine)["executions"]
+                    if e["executionArn"] not in before]
+    deadline = time.monotonic() + 40
+
+    def resumes() -> list[Any]:  # the state machine's invoke runs in the runtime as it is made (RequestResponse)
+        return [r for r in runtime.invocations if isinstance(r.event, dict) and r.event.get("kind") == "resume_deferred"]
+
+    while not resumes() and time.monotonic() < deadline:  # the Wait, in real time, then the worker's invoke
+        time.sleep(0.2)
+    (resumed,) = resumes()
+    assert resumed.function == environment.function("worker") and resumed.error is None, resumed.output[-3000:]
+    assert resumed.result["status"] == "resumed", resumed.result
+    for _ in range(4):  # the resumed try, its mini scheduler's invokes of the next task; then ticks
+        _drain(environment)
+        _, run = _get(environment, "/api/v2/dags/waits/dagRuns/manual__waits")
+        if run["state"] != "running":
+            break
+        session.client("lambda").invoke(FunctionName=environment.function("scheduler"), InvocationType="Event",
+                                        Payload=json.dumps(tick).encode())
+    assert run["state"] == "success", run
+    assert sfn.describe_execution(executionArn=execution["executionArn"])["status"] == "SUCCEEDED"
+
+
 LAMBDA_INIT_LIMIT_MS = 10_000  # Lambda's init phase: a handler module that imports longer fails its cold start
 
 
@@ -174,3 +382,102 @@ def test_every_function_that_ran_imported_within_lambdas_init_limit(environment:
         print(f"{name}: {len(runs)} cold starts, import {imports[len(imports) // 2]:.0f} ms (median), "
               f"first invoke {runs[0].invoke_ms} ms")
         assert imports[-1] < LAMBDA_INIT_LIMIT_MS, (name, imports)
+
+
+class _Deployed:
+    """What the IAM check needs to know of the embedded AWS beyond a call's own parameters (``iam_check.Resolver``)."""
+
+    def __init__(self, environment: Environment) -> None:
+        from moto.cloudformation.models import cloudformation_backends
+        from moto.cloudformation.parsing import clean_json
+
+        from tests.deploy.conftest import ACCOUNT, REGION
+
+        self.region, self.account = REGION, ACCOUNT
+        self.environment = environment
+        stack = cloudformation_backends[ACCOUNT][REGION].get_stack(environment.deployed.stack_id)
+        # Bucket policies are one of the types moto skips (stand_ins.py): read from the template, resolved as
+        # CloudFormation would.
+        self.bucket_policies: dict[str, list[dict[str, Any]]] = {}
+        for resource in environment.assembly.resources.values():
+            if resource["Type"] == "AWS::S3::BucketPolicy":
+                props = clean_json(resource["Properties"], stack.resource_map)
+                self.bucket_policies[props["Bucket"]] = props["PolicyDocument"]["Statement"]
+
+    def task_definition(self, name: str) -> tuple[str, list[str]]:
+        found = self.environment.session.client("ecs").describe_task_definition(taskDefinition=name)["taskDefinition"]
+        return found["taskDefinitionArn"], [found.get("taskRoleArn", ""), found.get("executionRoleArn", "")]
+
+    def cluster_arn(self, name: str) -> str:
+        return name if name.startswith("arn:") else f"arn:aws:ecs:{self.region}:{self.account}:cluster/{name}"
+
+    def key_arn(self, key_id: str | None) -> str:
+        if key_id is None:  # a ciphertext's key: the stack's one key (the only key its code encrypts with)
+            (key_id,) = [self.environment.deployed.physical[k] for k, v in self.environment.assembly.resources.items()
+                         if v["Type"] == "AWS::KMS::Key"]
+        return str(self.environment.session.client("kms").describe_key(KeyId=key_id)["KeyMetadata"]["Arn"])
+
+    def resource_statements(self, resource: str, action: str) -> list[dict[str, Any]]:
+        if resource.startswith("arn:aws:s3:::"):
+            return self.bucket_policies.get(resource.removeprefix("arn:aws:s3:::").split("/", 1)[0], [])
+        if action.startswith("sts:"):
+            role = self.environment.session.client("iam").get_role(RoleName=resource.rsplit("/", 1)[-1])["Role"]
+            statements = role["AssumeRolePolicyDocument"]["Statement"]
+            return [statements] if isinstance(statements, dict) else list(statements)
+        return []
+
+
+def _lambdas_own(environment: Environment, function: str) -> Callable[[str, str], bool]:
+    """The grants a function's role holds for Lambda itself, which its code never calls: its own log group (the
+    runtime writes the function's output there), X-Ray's uploads (active tracing) and its on-failure queue."""
+    resources = environment.assembly.resources
+    (config,) = [v["Properties"] for k, v in resources.items() if v["Type"] == "AWS::Lambda::Function"
+                 and environment.deployed.physical.get(k) == function] or [{}]
+    group = config.get("LoggingConfig", {}).get("LogGroup", {}).get("Ref")
+    own_group = environment.deployed.physical.get(group, f"/aws/lambda/{function}") if group else f"/aws/lambda/{function}"
+
+    def own(action: str, resource: str) -> bool:
+        return (action.startswith("xray:") or (action.startswith("logs:") and f":log-group:{own_group}:" in resource)
+                or (action.startswith("sqs:") and resource.endswith("-dlq")))
+    return own
+
+
+def test_every_call_the_functions_made_is_one_their_deployed_role_allows(environment: Environment) -> None:
+    """After the module's runs: every AWS call each deployed function made (``lambda_bootstrap`` records them in the
+    function's own process) is allowed by its deployed role's policies, resources and conditions evaluated
+    (``iam_check``). What a role grants that no call used (beyond what Lambda itself uses) is printed (``-s``),
+    to tighten least privilege: a report, not a failure (these runs do not exercise every path)."""
+    from tests.deploy.iam_check import Request, allowed, requests_for, role_statements, unused_grants
+
+    where = _Deployed(environment)
+    iam = environment.session.client("iam")
+    names = {environment.function(name): name for name in ("parser", "scheduler", "worker", "api", "asset_events")}
+    statements: dict[str, list[dict[str, Any]]] = {}
+    functions: dict[str, str] = {}  # role -> the function it runs
+    made: dict[str, list[Request]] = {}
+    denied: set[str] = set()
+    for run in environment.runtime.invocations:
+        role = run.role
+        if role not in statements:
+            statements[role] = role_statements(iam, role.rsplit("/", 1)[-1])
+            functions[role] = run.function
+        for call in run.calls:
+            for request in requests_for(call, where):
+                made.setdefault(role, []).append(request)
+                if not allowed(statements[role], request, principal=role,
+                               resource_statements=where.resource_statements(request.resource, request.action)):
+                    denied.add(f"{names.get(run.function, run.function)} ({call['service']}:{call['operation']}): "
+                               f"{request}")
+    assert not denied, "calls the deployed roles would deny:\n" + "\n".join(sorted(denied))
+    checked = {names.get(functions[role], functions[role]) for role in made}
+    assert {"parser", "scheduler", "worker", "api", "fargate:updraft-dev-worker"} <= checked, checked
+    for role in sorted(statements, key=lambda r: names.get(functions[r], functions[r])):
+        function = functions[role]
+        own = _lambdas_own(environment, function)
+        unused: dict[str, list[str]] = {}
+        for action, resource in unused_grants(statements[role], made.get(role, [])):
+            if not own(action, resource):
+                unused.setdefault(action, []).append(resource.split(":", 5)[-1])  # (the ARN's resource part)
+        listed = "; ".join(f"{action} ({', '.join(resources)})" for action, resources in unused.items())
+        print(f"{names.get(function, function)}: {len(made.get(role, []))} requests allowed; granted, never used "
+              f"here: {listed or 'none'}")

@@ -6,6 +6,7 @@ import datetime as dt
 import json
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import boto3
 import pytest
@@ -51,7 +52,10 @@ def _dags():
     with DAG("handler_heavy", schedule=None, start_date=start) as heavy:
         BashOperator(task_id="train", bash_command="echo train", executor="fargate",
                      executor_config={"cpu": 1024, "memory": 4096})
-    return daily, chain, heavy
+    with DAG("handler_oom", schedule=None, start_date=start,
+             default_args={"retries": 1, "retry_delay": dt.timedelta(minutes=5)}) as oom:
+        BashOperator(task_id="train", bash_command="echo train", executor="fargate")
+    return daily, chain, heavy, oom
 
 
 @pytest.fixture
@@ -192,3 +196,88 @@ def test_every_pass_records_the_scheduler_s_heartbeat_for_the_health_route(env):
     before = dt.datetime.now(dt.UTC)
     env.handler.handler(_event("eventbridge_tick.json"), lambda_context("scheduler"))
     assert env.store.last_heartbeat("scheduler") >= before
+
+
+def _on_the_cluster(monkeypatch) -> Any:
+    ecs, subnet, group = fargate_cluster(REGION)
+    for name, value in {"UPDRAFT_ECS_CLUSTER": "updraft", "UPDRAFT_ECS_TASK_DEFINITION": "updraft-worker",
+                        "UPDRAFT_ECS_SUBNETS": subnet, "UPDRAFT_ECS_SECURITY_GROUPS": group}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr("updraft.services._shared", None)
+    return ecs
+
+
+def _task_stopped(ecs, *, exit_code: int | None, reason: str) -> dict:
+    """ECS's event for the cluster's one task, stopped: its own description (overrides included) as the event's
+    detail, shaped as ``events/scheduler/ecs_task_stopped.json``."""
+    (arn,) = ecs.list_tasks(cluster="updraft")["taskArns"]
+    (task,) = ecs.describe_tasks(cluster="updraft", tasks=[arn])["tasks"]
+    event = _event("ecs_task_stopped.json")
+    detail = json.loads(json.dumps(task, default=str))
+    detail.update(lastStatus="STOPPED", desiredStatus="STOPPED", stopCode="EssentialContainerExited",
+                  stoppedReason="Essential container in task exited", startedBy="updraft",
+                  containers=[{"name": "worker", "lastStatus": "STOPPED", "reason": reason,
+                               **({"exitCode": exit_code} if exit_code is not None else {})}])
+    event["detail"] = detail
+    return event
+
+
+def test_a_fargate_task_that_dies_fails_its_try_at_once_as_airflow_fails_a_task_killed_externally(env, monkeypatch):
+    ecs = _on_the_cluster(monkeypatch)
+    run = trigger_dag(env.store, "handler_oom", now=dt.datetime.now(dt.UTC))
+    (dispatched,) = env.handler.handler(_finished("handler_oom", run.run_id), lambda_context("scheduler"))["dispatched"]
+    key = TIKey("handler_oom", run.run_id, "train")
+    assert start_try(env.store, key, dispatched["try_id"], now=dt.datetime.now(dt.UTC))  # the container's worker
+
+    # Its task ran out of memory: ECS's event reaches the scheduler, the try fails (retried: it has a retry left).
+    event = _task_stopped(ecs, exit_code=137, reason="OutOfMemoryError: Container killed due to memory usage")
+    result = env.handler.handler(event, lambda_context("scheduler"))
+    assert result["kind"] == "task_stopped"
+    ti = env.store.get_ti(key)
+    assert ti.state == TaskInstanceState.UP_FOR_RETRY and ti.next_retry_at is not None
+    assert ti.note.startswith("killed externally: Fargate task arn:aws:ecs:") and "OutOfMemoryError" in ti.note
+    assert "exit code 137" in ti.note and ti.note.endswith("while the try was running")
+    assert ti.lease_expires_at is None and ti.try_id == dispatched["try_id"]
+
+    # Redelivered (EventBridge delivers at least once): nothing changes.
+    env.handler.handler(event, lambda_context("scheduler"))
+    assert env.store.get_ti(key) == ti
+
+
+@pytest.mark.parametrize(("exit_code", "state", "expected"), [
+    (None, TaskInstanceState.QUEUED, TaskInstanceState.FAILED),  # the container never ran: no retry left (heavy)
+    (0, TaskInstanceState.RUNNING, TaskInstanceState.RUNNING),  # it exited 0: its worker ended or handed it on
+    (1, TaskInstanceState.SUCCESS, TaskInstanceState.SUCCESS),  # it crashed after its try ended: nothing lost
+])
+def test_what_a_stopped_task_changes_depends_on_its_exit_and_its_try(env, monkeypatch, exit_code, state, expected):
+    ecs = _on_the_cluster(monkeypatch)
+    run = trigger_dag(env.store, "handler_heavy", now=dt.datetime.now(dt.UTC))
+    (dispatched,) = env.handler.handler(_finished("handler_heavy", run.run_id),
+                                        lambda_context("scheduler"))["dispatched"]
+    key, now = TIKey("handler_heavy", run.run_id, "train"), dt.datetime.now(dt.UTC)
+    if state != TaskInstanceState.QUEUED:
+        assert start_try(env.store, key, dispatched["try_id"], now=now)
+    if state == TaskInstanceState.SUCCESS:
+        dag = env.handler.services().scheduler.dag("handler_heavy", run.dag_hash)
+        assert finish_try(env.store, key, dispatched["try_id"], TryResult(TaskInstanceState.SUCCESS), now=now, dag=dag)
+    env.handler.handler(_task_stopped(ecs, exit_code=exit_code, reason="CannotPullContainerError" if exit_code is None
+                                      else "Essential container in task exited"), lambda_context("scheduler"))
+    ti = env.store.get_ti(key)
+    assert ti.state == expected
+    if expected == TaskInstanceState.FAILED:
+        assert "the container never ran" in ti.note and ti.note.endswith("while the try was queued")
+        assert env.store.get_run("handler_heavy", run.run_id).state == "failed"  # the run ended with it
+
+
+def test_a_stop_reported_for_an_older_try_changes_nothing(env, monkeypatch):
+    ecs = _on_the_cluster(monkeypatch)
+    run = trigger_dag(env.store, "handler_oom", now=dt.datetime.now(dt.UTC))
+    (dispatched,) = env.handler.handler(_finished("handler_oom", run.run_id), lambda_context("scheduler"))["dispatched"]
+    key = TIKey("handler_oom", run.run_id, "train")
+    assert start_try(env.store, key, dispatched["try_id"], now=dt.datetime.now(dt.UTC))
+    event = _task_stopped(ecs, exit_code=137, reason="OutOfMemoryError")
+    variables = event["detail"]["overrides"]["containerOverrides"][0]["environment"]
+    (dispatch,) = [v for v in variables if v["name"] == "UPDRAFT_DISPATCH"]
+    dispatch["value"] = json.dumps({**json.loads(dispatch["value"]), "try_id": "an-earlier-try"})
+    env.handler.handler(event, lambda_context("scheduler"))
+    assert env.store.get_ti(key).state == TaskInstanceState.RUNNING

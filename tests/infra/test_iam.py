@@ -33,6 +33,9 @@ CDK_OWNED_ROLE = re.compile(r"^(BucketNotificationsHandler[0-9a-f]{32}Role|"
 NAMED = re.compile(r"[:/](updraft-dev-|cdk-hnb659fds-container-assets-123456789012-us-east-1$)")
 
 LOGS = {"logs:CreateLogStream", "logs:PutLogEvents"}  # a role's own log group; the workers' also the task logs
+# The workers read a try's own stream back where the try goes on from an earlier part (a resumed deferral, a
+# sensor's next poke, a hand-off): the deploy tier's IAM check found the read denied.
+TASK_LOGS = LOGS | {"logs:GetLogEvents"}
 TABLE = set(TABLE_READ_WRITE)
 STORE = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
 DAGS = {"s3:GetObject", "s3:ListBucket"}
@@ -49,9 +52,9 @@ EXPECTED_FUNCTION_ACTIONS = {
     "parser": TRACES | LOGS | TABLE | STORE | DAGS | {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
     "scheduler": TRACES | LOGS | TABLE | STORE | DISPATCH | STOP_WAITS | SWEEP_WAITS | {
         "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},
-    "worker": TRACES | LOGS | TABLE | STORE | DAGS | DISPATCH | SECRETS_KEY | DEFER | {
+    "worker": TRACES | TASK_LOGS | TABLE | STORE | DAGS | DISPATCH | SECRETS_KEY | DEFER | {
         "sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"},  # its on-failure destination
-    # (the worker's LOGS cover its own group and the task log group: test_only_the_workers_write_task_logs)
+    # (the worker's logs grants cover its own group and the task log group: test_only_the_workers_write_task_logs)
     # Its routes read and write the table (trigger, pause, pools), read store/ objects and task logs, nudge the
     # scheduler.
     "api": TRACES | LOGS | TABLE | SECRETS_KEY | STOP_WAITS | {"s3:GetObject", "s3:GetObjectVersion", "logs:GetLogEvents",
@@ -121,7 +124,7 @@ def test_fargate_roles(synth) -> None:
     task_role, execution_role = task["TaskRoleArn"]["Fn::GetAtt"][0], task["ExecutionRoleArn"]["Fn::GetAtt"][0]
     # The task is a worker: the worker Lambda's data access (task logs included) and dispatching, minus its
     # Lambda-only grants. Its container's own output goes through the execution role's awslogs driver.
-    assert _actions(role_statements(synth.resources, task_role)) == (TABLE | STORE | DAGS | DISPATCH | LOGS
+    assert _actions(role_statements(synth.resources, task_role)) == (TABLE | STORE | DAGS | DISPATCH | TASK_LOGS
                                                                      | SECRETS_KEY | DEFER)
     assert _actions(role_statements(synth.resources, execution_role)) == LOGS | {
         "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage",
@@ -167,7 +170,8 @@ def test_only_the_workers_write_task_logs_and_only_their_streams(synth) -> None:
     assert as_list(reader["Action"]) == ["logs:GetLogEvents"] and render(reader["Resource"]) == f"<{task_logs}.Arn>"
     assert set(writers) == {function_role(synth.resources, "worker"), task_role}
     for statement in writers.values():
-        assert set(as_list(statement["Action"])) == LOGS  # create a try's stream, put its events; no reading
+        # create a try's stream, put its events, read its own earlier part back
+        assert set(as_list(statement["Action"])) == TASK_LOGS
         assert render(statement["Resource"]) == f"<{task_logs}.Arn>"  # arn:...:log-group:<name>:* (its streams)
 
 

@@ -11,6 +11,7 @@ from updraft.executors.base import Dispatch
 from updraft.handler_events import (
     MalformedEvent,
     TaskFinished,
+    TaskStopped,
     Tick,
     scheduler_event,
     task_finished_event,
@@ -54,3 +55,40 @@ def test_bad_worker_payloads(payload):
 def test_dispatch_sample_is_what_the_executor_sends():
     sample = _sample("worker/dispatch.json")
     assert Dispatch.from_payload(sample).to_payload() == sample
+
+
+def _stopped(**container) -> dict:
+    event = _sample("scheduler/ecs_task_stopped.json")
+    event["detail"]["containers"][0].update(container)
+    return event
+
+
+def test_a_stopped_fargate_task_names_the_try_it_lost_and_why():
+    stopped = scheduler_event(_sample("scheduler/ecs_task_stopped.json"))
+    assert isinstance(stopped, TaskStopped) and stopped.lost is not None
+    assert stopped.lost.dispatch == Dispatch.from_payload({**_sample("worker/dispatch.json"), "executor": "fargate",
+                                                           "compute": {"executor": "fargate", "cpu": 1024,
+                                                                       "memory": 2048}})
+    assert "OutOfMemoryError: Container killed due to memory usage" in stopped.lost.reason
+    assert "EssentialContainerExited" in stopped.lost.reason and "exit code 137" in stopped.lost.reason
+    never_ran = scheduler_event(_stopped(exitCode=None, reason="CannotPullContainerError: pull access denied"))
+    assert never_ran.lost is not None and "the container never ran" in never_ran.lost.reason
+
+
+def test_a_task_that_exited_0_or_ran_no_try_lost_nothing():
+    assert scheduler_event(_stopped(exitCode=0)).lost is None  # its worker ended or handed on the try
+    event = _sample("scheduler/ecs_task_stopped.json")
+    event["detail"]["overrides"] = {"containerOverrides": [{"name": "worker"}]}
+    assert scheduler_event(event).lost is None
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"lastStatus": "RUNNING"}, "not a stopped task"),
+    ({"overrides": {"containerOverrides": [{"name": "worker", "environment": [
+        {"name": "UPDRAFT_DISPATCH", "value": '{"dag_id": "d"}'}]}]}}, "run_id"),
+])
+def test_an_ecs_event_the_scheduler_cannot_use_is_refused(change, message):
+    event = _sample("scheduler/ecs_task_stopped.json")
+    event["detail"].update(change)
+    with pytest.raises(MalformedEvent, match=message):
+        scheduler_event(event)

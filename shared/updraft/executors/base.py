@@ -70,6 +70,17 @@ class Dispatch:
                    handed_off=handed_off, run=run)
 
 
+@dataclass(frozen=True)
+class LostTry:
+    """An executor's report that the process running a try ended without ending the try (Airflow's executor event
+    of a task instance that still says queued or running: "killed externally"). ``reason`` says what the executor
+    saw (a stop code, an exit code, an out-of-memory kill). Fenced by ``try_id``: a report about an older try of
+    the same instance changes nothing."""
+
+    dispatch: Dispatch
+    reason: str
+
+
 class Executor(Protocol):
     """An executor may also set ``dispatches_over_network = True``: its ``dispatch`` waits on a network call and is
     safe from several threads, so a claim pass sends its dispatches concurrently (``scheduling.pass_invokes``)."""

@@ -8,6 +8,10 @@ the task is tagged with its try so the console and Cost Explorer can find it.
 
 A refused ``run_task`` is logged and the try stays queued for the scheduler's queued timeout, as in
 ``LambdaExecutor``.
+
+A task that stops without its try ending (out of memory, killed, the container crashed or never started) is seen
+through ECS's task state change event, which an EventBridge rule sends to the scheduler: :func:`lost_try` reads
+the try from the event's own container overrides (the dispatch this executor set) and the container's exit.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from updraft.executors.base import Dispatch
+from updraft.executors.base import Dispatch, LostTry
 
 if TYPE_CHECKING:
     from mypy_boto3_ecs import ECSClient
@@ -29,6 +33,7 @@ log = logging.getLogger(__name__)
 
 DISPATCH_ENV = "UPDRAFT_DISPATCH"
 DEFAULT_COMMAND = ("python", "-m", "functions.worker.handler")
+STARTED_BY = "updraft"  # RunTask's startedBy: the stack's stopped-task rule matches it
 # ECS tag values: letters, digits, spaces and _ . : / = + - @, at most 256 characters.
 _TAG_UNSAFE = re.compile(r"[^\w .:/=+\-@]")
 
@@ -81,7 +86,7 @@ class FargateExecutor:
             "launchType": "FARGATE",
             "count": 1,
             "clientToken": item.try_id[:64],
-            "startedBy": "updraft",
+            "startedBy": STARTED_BY,
             "networkConfiguration": {"awsvpcConfiguration": {
                 "subnets": self.subnets,
                 "securityGroups": self.security_groups,
@@ -115,3 +120,33 @@ class FargateExecutor:
         with self._lock:
             self.failures += 1
             self.failed.append(item)
+
+
+TASK_STATE_CHANGE = "ECS Task State Change"  # the detail-type of ECS's task events on EventBridge (source aws.ecs)
+
+
+def lost_try(detail: dict[str, Any]) -> LostTry | None:
+    """The try a STOPPED worker task lost, from the ``detail`` of ECS's task state change event; None when the
+    worker container exited 0 (its worker ended the try, or handed it on: deferred, rescheduled, not runnable, so
+    a stop arriving after the try resumed in another task changes nothing) or the task is no dispatch of this
+    executor. A non-zero exit (an uncaught error, 137 for a kill or an out-of-memory, 143 for a SIGTERM) or no exit
+    at all (the container never ran: the image could not be pulled, the task could not start) is a loss.
+    ValueError naming the problem for a detail that is not a stopped task's."""
+    if detail.get("lastStatus") != "STOPPED":
+        raise ValueError(f"not a stopped task: lastStatus {detail.get('lastStatus')!r}")
+    overrides = (detail.get("overrides") or {}).get("containerOverrides") or []
+    found = [(o.get("name"), e.get("value")) for o in overrides if isinstance(o, dict)
+             for e in o.get("environment") or [] if isinstance(e, dict) and e.get("name") == DISPATCH_ENV]
+    if not found:
+        return None
+    (container_name, raw), *_ = found
+    dispatch = Dispatch.from_payload(json.loads(raw or "null"))
+    containers = [c for c in detail.get("containers") or [] if isinstance(c, dict) and c.get("name") == container_name]
+    exit_code = containers[0].get("exitCode") if containers else None
+    if exit_code == 0:
+        return None
+    said = [f"{detail.get('stopCode') or 'stopped'}: {detail.get('stoppedReason') or 'no reason given'}"]
+    if containers and containers[0].get("reason"):
+        said.append(str(containers[0]["reason"]))
+    said.append(f"exit code {exit_code}" if exit_code is not None else "the container never ran")
+    return LostTry(dispatch, f"Fargate task {detail.get('taskArn', '?')} stopped ({'; '.join(said)})")

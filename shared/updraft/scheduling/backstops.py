@@ -38,11 +38,11 @@ def backstop_change(task: SerializedTask, ti: TaskInstance, now: dt.datetime, *,
                     logical_date: dt.datetime | None) -> TIChange | None:
     if ti.state == TaskInstanceState.RUNNING:
         if ti.lease_expires_at is not None and ti.lease_expires_at < now:
-            return _fail(task, ti, now, logical_date, f"{ZOMBIE_NOTE} at {ti.lease_expires_at.isoformat()}")
+            return failed_change(task, ti, now, logical_date, f"{ZOMBIE_NOTE} at {ti.lease_expires_at.isoformat()}")
         timeout = task.execution_timeout
         started = ti.start_date
         if timeout is not None and started is not None and started + timeout + EXECUTION_TIMEOUT_GRACE < now:
-            return _fail(task, ti, now, logical_date,
+            return failed_change(task, ti, now, logical_date,
                          f"{EXECUTION_TIMEOUT_NOTE} {timeout} after it started (worker did not stop it)")
     elif ti.state == TaskInstanceState.QUEUED:
         if ti.lease_expires_at is not None and ti.lease_expires_at < now:
@@ -68,8 +68,10 @@ def _requeue(ti: TaskInstance, note: str) -> TIChange:
     return TIChange(ti.key, ti.state, TaskInstanceState.SCHEDULED, fields, expected_try_id=ti.try_id)
 
 
-def _fail(task: SerializedTask, ti: TaskInstance, now: dt.datetime, logical_date: dt.datetime | None,
-          note: str) -> TIChange:
+def failed_change(task: SerializedTask, ti: TaskInstance, now: dt.datetime, logical_date: dt.datetime | None,
+                  note: str) -> TIChange:
+    """The try fails as a failed try does (Airflow's ``handle_failure``: up_for_retry while retries are left),
+    fenced by its ``try_id``, its lease, held limits and wait cleared, ``note`` saying why."""
     state, fields = failure_outcome(task, ti, now, logical_date=logical_date)
     fields.update(note=note, lease_expires_at=None, held_limits=[], trigger=None, next_method=None, next_kwargs=None)
     return TIChange(ti.key, ti.state, state, fields, expected_try_id=ti.try_id)

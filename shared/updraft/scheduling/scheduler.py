@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
-from updraft.executors.base import Executor
+from updraft.executors.base import Executor, LostTry
 from updraft.metrics.airflow import AirflowMetrics
 from updraft.model.limits import dag_runs_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
@@ -34,6 +34,7 @@ from updraft.scheduling.dag_callbacks import callback_request, task_callback_req
 from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.scheduling.evaluation import evaluate_run, evaluate_tasks
+from updraft.scheduling.lost_tries import lost_try_change
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.poison import clear_poisoned_note, describe, record_poisoned_run
 from updraft.scheduling.previous_run import previous_run_tis
@@ -214,6 +215,21 @@ class Scheduler:
                 self._in_progress.discard(key)
                 self._dirty.discard(key)
             raise
+
+    def fail_lost_try(self, lost: LostTry) -> PassReport | None:
+        """Fail a try its executor lost (``lost_tries``) at once, then schedule its run (the retry's wait, or the
+        run's end). None when the report was about a try that had already ended or moved on: nothing written."""
+        key = lost.dispatch.key
+        run, ti = self.store.get_run(key.dag_id, key.run_id), self.store.get_ti(key)
+        if run is None or ti is None:
+            return None
+        dag = self.dag(run.dag_id, run.dag_hash)
+        now = self.clock()
+        change = lost_try_change(dag.task_dict[key.task_id], ti, lost, now, logical_date=run.logical_date)
+        if change is None:
+            return None
+        self._evaluate(run, now, PassReport(), [ti], evaluation=RunEvaluation(changes=[change]))
+        return self.schedule_run(key.dag_id, key.run_id)
 
     def schedule_tasks(self, run: DagRun, meta: DagMeta | None, tis: list[TaskInstance],
                        task_ids: Collection[str], *, waiting: str | None = None,
