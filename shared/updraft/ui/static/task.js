@@ -1,6 +1,7 @@
 // A task instance (/dags/{dag_id}/runs/{run_id}/tasks/{task_id}[/mapped/{map_index}]): each try's log (a running
 // try's followed live), its extra links, XComs, why it is not running, rendered template fields, duration,
-// executor; its note; clear (options and a dry run first) and mark.
+// executor; its note; clear (options and a dry run first) and mark; its human-in-the-loop request and the form
+// that answers it (.../required_actions, Airflow's tab, scrolls to it).
 
 import { all, api, canEdit, link, path } from "./api.js";
 import { logFilter } from "./logview.js";
@@ -107,6 +108,8 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
   const linkBox = h("section", { class: "extra-links", "aria-label": "Extra links", hidden: true },
     h("h2", {}, "Extra Links"), linkButtons);
   const sideBox = h("div", { class: "side" });
+  const actionBox = h("div", {});
+  const toAction = location.pathname.endsWith("/required_actions");
 
   let unfinished = false; // live while the try (or any mapped instance) is not finished
   let mapped = null; // whether the task is mapped (asked once): a mapped task without an index lists its instances
@@ -164,10 +167,16 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
         h("dt", {}, "Host"), h("dd", {}, ti.hostname || "—"),
         h("dt", {}, "Note"), h("dd", {}, noteEditor({ dagId, runId, ti, note: ti.note }))),
       linkBox,
-      tiActions(dagId, ti, () => drawAll()));
-    const [xcomPart, depPart] = await Promise.all([
-      xcoms(dagId, ti).catch(errorBox), ACTIVE.has(ti.state) ? dependencies(dagId, ti).catch(errorBox) : null]);
+      tiActions(dagId, ti, () => drawAll()),
+      actionBox);
+    const [xcomPart, depPart, actionPart] = await Promise.all([
+      xcoms(dagId, ti).catch(errorBox), ACTIVE.has(ti.state) ? dependencies(dagId, ti).catch(errorBox) : null,
+      import("./hitl.js").then(({ requiredAction }) => requiredAction(dagId, ti, () => drawAll())).catch(errorBox)]);
     if (stale()) return;
+    // A form being filled in is not redrawn under the user (the page refreshes while the task waits).
+    if (!actionBox.querySelector(".hitl-form") || !actionPart?.querySelector?.(".hitl-form")) {
+      actionBox.replaceChildren(actionPart || "");
+    }
     sideBox.replaceChildren(
       depPart ? h("section", { "aria-label": "Why it is not running" }, h("h2", {}, "Why is it not running?"), depPart)
         : "",
@@ -182,6 +191,7 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
     h("section", { class: "logs", "aria-label": "Logs" }, h("h2", {}, "Log"), tries, filter.controls, logBox), sideBox));
   try {
     await drawAll();
+    if (toAction) document.getElementById("required-action")?.scrollIntoView();
   } catch (error) {
     main.replaceChildren(h("h1", {}, taskId), errorBox(error));
     return null;

@@ -9,7 +9,7 @@ function types(schema) {
 }
 
 /** One input per param; read() gives its value or throws naming the param. */
-function paramField(name, param) {
+export function paramField(name, param) {
   const schema = param.schema || {};
   const kinds = types(schema);
   const nullable = kinds.includes("null");
