@@ -3,10 +3,11 @@
 // executor; its note; clear (options and a dry run first) and mark; its human-in-the-loop request and the form
 // that answers it (.../required_actions, Airflow's tab, scrolls to it).
 
-import { all, api, canEdit, link, path } from "./api.js";
+import { api, canEdit, link, path } from "./api.js";
 import { logFilter } from "./logview.js";
 import { clearButton, noteEditor } from "./runactions.js";
 import { actionButton, badge, duration, errorBox, h, json, navLink, table, time } from "./view.js";
+import { xcomSection } from "./xcoms.js";
 
 const ACTIVE = new Set(["queued", "running", "scheduled", "up_for_retry", "up_for_reschedule", "deferred",
   "restarting", null]);
@@ -36,24 +37,6 @@ async function logOf(dagId, ti, tryNumber) {
     query = { map_index: ti.map_index, token: next };
   }
   return lines.join("\n");
-}
-
-async function xcoms(dagId, ti) {
-  const base = path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id, "xcomEntries");
-  const entries = await all(base, "xcom_entries", { map_index: ti.map_index });
-  // A value too large for an answer is a 413 whose detail says so (and links to it when it is in S3).
-  const values = await Promise.all(entries.map((e) => api(`${base}/${encodeURIComponent(e.key)}`,
-    { query: { map_index: ti.map_index, deserialize: true, stringify: false } }).catch((error) => ({ error }))));
-  return entries.length ? table(["Key", "Value"], entries.map((e, i) => h("tr", {}, h("td", {}, h("code", {}, e.key)),
-    h("td", {}, values[i].error ? tooLarge(values[i].error) : json(values[i].value))))) :
-    h("p", { class: "muted" }, "No XComs.");
-}
-
-function tooLarge(error) {
-  const detail = error.status === 413 && error.detail && typeof error.detail === "object" ? error.detail : null;
-  if (!detail) return errorBox(error);
-  return h("p", { class: "muted" }, detail.message,
-    detail.download_url ? [" ", h("a", { href: detail.download_url, rel: "noopener noreferrer" }, "Download")] : null);
 }
 
 // A link's URL as Airflow's UI accepts it: http(s), mailto or this site's own; anything else (javascript:, data:)
@@ -109,6 +92,7 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
     h("h2", {}, "Extra Links"), linkButtons);
   const sideBox = h("div", { class: "side" });
   const actionBox = h("div", {});
+  const xcom = xcomSection(dagId);
   const toAction = location.pathname.endsWith("/required_actions");
 
   let unfinished = false; // live while the try (or any mapped instance) is not finished
@@ -169,8 +153,8 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
       linkBox,
       tiActions(dagId, ti, () => drawAll()),
       actionBox);
-    const [xcomPart, depPart, actionPart] = await Promise.all([
-      xcoms(dagId, ti).catch(errorBox), ACTIVE.has(ti.state) ? dependencies(dagId, ti).catch(errorBox) : null,
+    const [, depPart, actionPart] = await Promise.all([
+      xcom.draw(ti), ACTIVE.has(ti.state) ? dependencies(dagId, ti).catch(errorBox) : null,
       import("./hitl.js").then(({ requiredAction }) => requiredAction(dagId, ti, () => drawAll())).catch(errorBox)]);
     if (stale()) return;
     // A form being filled in is not redrawn under the user (the page refreshes while the task waits).
@@ -180,7 +164,7 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
     sideBox.replaceChildren(
       depPart ? h("section", { "aria-label": "Why it is not running" }, h("h2", {}, "Why is it not running?"), depPart)
         : "",
-      h("section", { "aria-label": "XComs" }, h("h2", {}, "XComs"), xcomPart),
+      xcom.section,
       Object.keys(ti.rendered_fields || {}).length ? h("section", { "aria-label": "Rendered templates" },
         h("h2", {}, "Rendered templates"), table(["Field", "Value"], Object.entries(ti.rendered_fields).map(
           ([field, value]) => h("tr", {}, h("td", {}, h("code", {}, field)), h("td", {}, json(value)))))) : "");
