@@ -10,6 +10,7 @@ import { eventsPage, poolsPage, variablesPage } from "./admin.js";
 import { connectionsPage } from "./connections.js";
 import { loginPage } from "./login.js";
 import { lazy } from "./lazy.js";
+import { chooseZone, chosenZone, displayZone, formatInZone, zoneName, zones } from "./timezone.js";
 
 const POLL_MS = 3000;
 
@@ -105,6 +106,30 @@ themeButton.addEventListener("click", () => {
 });
 matchMedia("(prefers-color-scheme: dark)").addEventListener("change", showTheme);
 showTheme();
+
+// The display timezone (Airflow 3's header choice): the summary names it, the menu's select changes it and the
+// page is drawn again in it; the menu says what time it is there.
+const zoneSummary = document.getElementById("timezone");
+const zoneSelect = document.getElementById("timezone-select");
+const zoneNow = document.getElementById("timezone-now");
+
+function showZone() {
+  const zone = chosenZone();
+  zoneSummary.textContent = zone === "local" ? "Local time" : zone;
+  zoneSummary.setAttribute("aria-label", `Timezone: ${zoneName(zone)}`);
+  zoneSummary.title = `Times are shown in ${zoneName(zone)}`;
+  zoneNow.textContent = `Current time in ${displayZone()}: ${formatInZone(new Date())}`;
+}
+zoneSelect.append(...zones().map((zone) => h("option", { value: zone, selected: zone === chosenZone() },
+  zoneName(zone))));
+zoneSelect.addEventListener("change", () => {
+  chooseZone(zoneSelect.value);
+  showZone();
+  zoneSelect.closest("details").open = false;
+  render();
+});
+zoneSummary.parentElement.addEventListener("toggle", showZone);
+showZone();
 
 /** The in-app 404 page: the path asked for, and the way back. */
 function notFound(main) {
