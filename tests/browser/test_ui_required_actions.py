@@ -80,6 +80,27 @@ def _ti_state(url: str, task_id: str) -> str:
     return api_call(url, "GET", f"dags/ui_hitl/dagRuns/asks/taskInstances/{task_id}")["state"]
 
 
+def test_a_viewer_sees_the_request_but_no_form(browser: Browser, waiting: str):
+    """The role the session names hides the form (local mode's all-admins API would take the answer, so the
+    session's answer is a VIEWER's here)."""
+    page = _page(browser)
+    p = page.page
+    try:
+        # A session cookie for the API calls (as the conftest's signed_in), then the session's answer replaced.
+        answer = p.context.request.post(page.url + "/ui/session", data={"username": "admin", "password": "admin"})
+        assert answer.ok, answer.text()
+        viewer = {"username": "vera", "role": "VIEWER", "csrf_token": "unused"}
+        p.route("**/ui/session", lambda route: route.fulfill(json=viewer) if route.request.method == "GET"
+                else route.fallback())
+        page.goto(f"/dags/ui_hitl/runs/{waiting}/tasks/approve/required_actions")
+        section = p.get_by_role("region", name="Required action")
+        section.get_by_text("Waiting for a response.").wait_for()
+        assert "Ship release 42?" in section.inner_text() and section.get_by_role("button").count() == 0
+    finally:
+        p.context.close()
+    assert page.errors == [] and page.csp_violations == []
+
+
 def test_required_actions_lists_the_requests_and_the_form_answers_them(browser: Browser, waiting: str):
     page = _page(browser)
     p = page.page

@@ -1,7 +1,8 @@
 """XCom editing on a task instance's page, as Airflow 3's XCom tab, against ``updraft local``: a user adds an
 entry (JSON typed in the form), edits its value, and deletes it; each change is what a task pulls (the API's
 stored value). A value holding serde's tag keys is refused, the refusal shown in the form. The page with the form
-open holds the layout rules at 390x844, 1024x768 and 1400x900 (screenshots: artifacts/xcom-edit-*.png)."""
+open holds the layout rules at 390x844, 1024x768 and 1400x900 (screenshots: artifacts/xcom-edit-*.png). A VIEWER
+gets no Add, Edit or Delete."""
 
 from __future__ import annotations
 
@@ -75,3 +76,14 @@ def test_a_user_adds_edits_and_deletes_an_xcom(signed_in: Page, finished_run: st
     section.get_by_role("button", name="Delete threshold").click()
     section.locator("tr[data-key=threshold]").wait_for(state="detached")
     assert "threshold" not in {e["key"] for e in api_call(page.url, "GET", ENTRIES)["xcom_entries"]}
+
+
+def test_a_viewer_gets_no_add_edit_or_delete(signed_in: Page, finished_run: str):
+    page, p = signed_in, signed_in.page
+    viewer = {"username": "vera", "role": "VIEWER", "csrf_token": "unused"}
+    p.route("**/ui/session", lambda route: route.fulfill(json=viewer) if route.request.method == "GET"
+            else route.fallback())
+    page.goto(f"/dags/ui_smoke/runs/{finished_run}/tasks/produce")
+    section = p.get_by_role("region", name="XComs")
+    section.locator("tr[data-key=return_value]").wait_for()
+    assert section.get_by_role("button").count() == 0
