@@ -1,7 +1,8 @@
 """Human-in-the-loop requests in the UI, against ``updraft local`` running real HITL operators: Browse > Required
 Actions lists each run's waiting requests (Airflow's ``/required_actions``, its Pending filter kept in the URL),
 each links to its task instance's page, where the form answers it (an approval's buttons; a choice with params);
-the answer resumes the task, and the request then shows what was chosen, by whom. A VIEWER sees no form. Each page
+the answer resumes the task, and the request then shows what was chosen, by whom; a DAG's Required Actions tab and
+a run's list show theirs. A VIEWER sees no form. Each page
 holds the layout rules at 390x844, 1024x768 and 1400x900 (screenshots: artifacts/hitl-*.png)."""
 
 from __future__ import annotations
@@ -154,6 +155,18 @@ def test_required_actions_lists_the_requests_and_the_form_answers_them(browser: 
         until(lambda: p.locator("tr[data-task-id]").count() == 2)
         assert "Approval Received" in p.locator("tr[data-task-id=approve]").inner_text()
         _check_layout(page, "answered")
+
+        # The same list of one DAG (its Required Actions tab) and of one run.
+        page.goto("/dags/ui_hitl")
+        p.get_by_role("navigation", name="DAG tabs").get_by_role("link", name="Required Actions").click()
+        p.wait_for_url(re.compile(r"/dags/ui_hitl/required_actions$"))
+        until(lambda: p.locator("tr[data-task-id]").count() == 2)
+        _check_layout(page, "dag-tab")
+        page.goto("/dags/ui_hitl/runs/asks/required_actions")
+        until(lambda: p.locator("tr[data-task-id]").count() == 2)
+        assert "Choice Received" in p.locator("tr[data-task-id=pick]").inner_text()
+        page.goto("/dags/ui_hitl/runs/no_such_run/required_actions")
+        p.get_by_text("No required actions.").wait_for()
     finally:
         p.context.close()
     assert page.errors == [] and page.csp_violations == []

@@ -36,7 +36,8 @@ PAGES = ("/", "/dags", "/dags/{dag_id}", "/dags/{dag_id}/runs/{run_id}", "/dags/
          "/dags/{dag_id}/tasks/{task_id}", "/dags/{dag_id}/tasks/group/{group_id}",
          "/dags/{dag_id}/runs/{run_id}/tasks/group/{group_id}", "/dags/{dag_id}/runs/{run_id}/gantt", "/dag_runs",
          "/task_instances", "/xcoms", "/assets", "/assets/{asset_id}", "/providers", "/plugins", "/configs", "/jobs",
-         "/required_actions", "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/required_actions",
+         "/required_actions", "/dags/{dag_id}/required_actions", "/dags/{dag_id}/runs/{run_id}/required_actions",
+         "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/required_actions",
          "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mapped/{map_index}/required_actions")
 
 

@@ -1,10 +1,12 @@
 // Human-in-the-loop requests (Airflow's "Required Actions"): Browse > Required Actions (/required_actions), every
-// request of every DAG, 50 a page, pending or answered (Airflow's ?response_received=false|true in the URL); and
+// request of every DAG, 50 a page, pending or answered (Airflow's ?response_received=false|true in the URL), and
+// the same list of one DAG (its Required Actions tab) and of one run (/dags/{dag_id}/runs/{run_id}/...); and
 // the form that answers one, on its task instance's page (/dags/.../tasks/{task_id}/required_actions opens it).
 // Both read Airflow's hitlDetails routes; the answer is their PATCH, which resumes the waiting task.
 
 import { api, canEdit, link, path } from "./api.js";
 import { pageQuery, pager } from "./dagruns.js";
+import { dagTabPage } from "./dagtabs.js";
 import { markdown } from "./markdown.js";
 import { paramField } from "./trigger.js";
 import { badge, dialog, errorBox, h, json, navLink, table, time } from "./view.js";
@@ -43,36 +45,64 @@ function responseFilter(onchange) {
   } }, RESPONSES.map(([value, label]) => h("option", { value, selected: value === chosen }, label))));
 }
 
-function detailsTable(details) {
-  return h("div", { class: "scroll" }, table(["State", "Subject", "DAG", "Run", "Task", "Map index", "Created",
-    "Responded by", "Response received"], details.map((d) => {
-    const ti = d.task_instance;
-    return h("tr", { "data-task-id": ti.task_id }, [
-      h("span", {}, badge(ti.state), " ", actionState(d)), navLink(requestHref(ti), h("strong", {}, d.subject)),
-      navLink(link("dags", ti.dag_id), ti.dag_display_name || ti.dag_id),
-      navLink(link("dags", ti.dag_id, "runs", ti.dag_run_id), ti.dag_run_id),
-      navLink(requestHref(ti), ti.task_display_name || ti.task_id), ti.rendered_map_index ?? "",
-      time(d.created_at), d.responded_by_user?.name ?? "", time(d.responded_at)].map((cell) => h("td", {}, cell)));
-  }), { class: "list" }));
+// The columns, as Airflow's: a DAG's list leaves out the DAG, a run's the run and its date too.
+function detailsTable(details, { dagId, runId }) {
+  const columns = [
+    ["State", (d) => h("span", {}, badge(d.task_instance.state), " ", actionState(d))],
+    ["Subject", (d) => navLink(requestHref(d.task_instance), h("strong", {}, d.subject))],
+    dagId === "~" ? ["DAG", (d) => navLink(link("dags", d.task_instance.dag_id),
+      d.task_instance.dag_display_name || d.task_instance.dag_id)] : null,
+    runId === "~" ? ["Run", (d) => navLink(link("dags", d.task_instance.dag_id, "runs", d.task_instance.dag_run_id),
+      d.task_instance.dag_run_id)] : null,
+    runId === "~" ? ["Run after", (d) => time(d.task_instance.run_after)] : null,
+    ["Task", (d) => navLink(requestHref(d.task_instance), d.task_instance.task_display_name || d.task_instance.task_id)],
+    ["Map index", (d) => d.task_instance.rendered_map_index ?? ""],
+    ["Created", (d) => time(d.created_at)],
+    ["Responded by", (d) => d.responded_by_user?.name ?? ""],
+    ["Response received", (d) => time(d.responded_at)],
+  ].filter(Boolean);
+  return h("div", { class: "scroll" }, table(columns.map(([title]) => title), details.map((d) =>
+    h("tr", { "data-task-id": d.task_instance.task_id }, columns.map(([title, cell]) =>
+      h("td", { class: title === "Subject" ? "subject" : undefined }, cell(d))))), { class: "list requests" }));
 }
 
-/** Browse > Required Actions. */
-export async function requiredActionsPage(main) {
+/** The requests of ``dagId``'s runs (of ``runId``'s when given; of every DAG without either) into ``box``: the
+ * Response filter and a page of them. Returns the page's { refresh, live }. */
+async function requestList(box, { dagId = "~", runId = "~" } = {}) {
   const list = h("div", {}, h("p", { class: "muted loading" }, "Loading…"));
   async function draw() {
     try {
       const received = new URLSearchParams(location.search).get("response_received");
-      const page = await api(path("dags", "~", "dagRuns", "~", "hitlDetails"), { query: { ...pageQuery(),
+      const page = await api(path("dags", dagId, "dagRuns", runId, "hitlDetails"), { query: { ...pageQuery(),
         order_by: "-created_at", response_received: received } });
-      list.replaceChildren(page.hitl_details.length ? detailsTable(page.hitl_details)
+      list.replaceChildren(page.hitl_details.length ? detailsTable(page.hitl_details, { dagId, runId })
         : h("p", { class: "muted" }, "No required actions."), pager(page.total_entries, draw));
     } catch (error) {
       list.replaceChildren(errorBox(error));
     }
   }
-  main.replaceChildren(h("h1", {}, "Required Actions"), h("div", { class: "filters" }, responseFilter(draw)), list);
+  box.replaceChildren(h("div", { class: "filters" }, responseFilter(draw)), list);
   await draw();
   return { refresh: draw, live: () => true };
+}
+
+/** Browse > Required Actions: every DAG's. */
+export async function requiredActionsPage(main) {
+  const box = h("div", {});
+  main.replaceChildren(h("h1", {}, "Required Actions"), box);
+  return requestList(box);
+}
+
+/** A DAG's Required Actions tab. */
+export const dagRequiredActions = dagTabPage("required_actions", (box, dagId) => requestList(box, { dagId }));
+
+/** A run's required actions (/dags/{dag_id}/runs/{run_id}/required_actions). */
+export async function runRequiredActions(main, [dagId, runId]) {
+  const box = h("div", {});
+  main.replaceChildren(h("nav", { class: "crumbs", "aria-label": "Breadcrumbs" }, navLink(link("dags"), "DAGs"),
+    " / ", navLink(link("dags", dagId), dagId), " / ", navLink(link("dags", dagId, "runs", runId), runId)),
+  h("h1", {}, "Required Actions"), box);
+  return requestList(box, { dagId, runId });
 }
 
 // The options to choose from: a button each when one option answers and there is nothing to fill in (Airflow's
