@@ -91,3 +91,23 @@ def test_times_follow_the_chosen_timezone_and_the_choice_is_kept(signed_in: Page
     page.goto("/dags/ui_smoke/runs")
     cell.wait_for()
     assert cell.inner_text() == shown(after, "Europe/Paris")
+
+
+def test_a_typed_date_is_the_instant_the_chosen_zone_s_clock_names_across_daylight_saving(signed_in: Page):
+    """timezone.js's fromWallTime and wallTime in New York, on either side of its changes of offset."""
+    page, p = signed_in, signed_in.page
+    page.goto("/dags")
+    p.locator("#timezone").wait_for()
+    results = p.evaluate("""async () => {
+      localStorage.setItem("updraft.timezone", "America/New_York");
+      const src = document.querySelector("script[type=module]").src;
+      const tz = await import(src.replace(/app\\.js$/, "timezone.js"));
+      const typed = ["2024-01-15T09:00:00", "2024-03-10T03:30:00", "2024-07-01T09:00:00", "2024-11-03T12:00:00"];
+      return typed.map((t) => [tz.fromWallTime(t).toISOString(), tz.wallTime(tz.fromWallTime(t))]);
+    }""")
+    assert results == [
+        ["2024-01-15T14:00:00.000Z", "2024-01-15T09:00:00"],  # EST, UTC-5
+        ["2024-03-10T07:30:00.000Z", "2024-03-10T03:30:00"],  # the first hour of EDT
+        ["2024-07-01T13:00:00.000Z", "2024-07-01T09:00:00"],  # EDT, UTC-4
+        ["2024-11-03T17:00:00.000Z", "2024-11-03T12:00:00"],  # EST again, the same day
+    ]

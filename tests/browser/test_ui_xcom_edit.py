@@ -83,7 +83,9 @@ def test_a_viewer_gets_no_add_edit_or_delete(signed_in: Page, finished_run: str)
     viewer = {"username": "vera", "role": "VIEWER", "csrf_token": "unused"}
     p.route("**/ui/session", lambda route: route.fulfill(json=viewer) if route.request.method == "GET"
             else route.fallback())
-    page.goto(f"/dags/ui_smoke/runs/{finished_run}/tasks/produce")
+    p.set_viewport_size({"width": 390, "height": 844})  # on a phone the section is far down the page
+    page.goto(f"/dags/ui_smoke/runs/{finished_run}/tasks/produce/xcom")  # Airflow's XCom tab: this page's part
     section = p.get_by_role("region", name="XComs")
     section.locator("tr[data-key=return_value]").wait_for()
     assert section.get_by_role("button").count() == 0
+    until(lambda: section.evaluate("s => s.getBoundingClientRect().top < innerHeight"))  # scrolled to

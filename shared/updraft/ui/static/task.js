@@ -1,7 +1,7 @@
 // A task instance (/dags/{dag_id}/runs/{run_id}/tasks/{task_id}[/mapped/{map_index}]): each try's log (a running
 // try's followed live), its extra links, XComs, why it is not running, rendered template fields, duration,
 // executor; its note; clear (options and a dry run first) and mark; its human-in-the-loop request and the form
-// that answers it (.../required_actions, Airflow's tab, scrolls to it).
+// that answers it (Airflow's tabs .../required_actions and .../xcom scroll to theirs).
 
 import { api, canEdit, link, path } from "./api.js";
 import { logFilter } from "./logview.js";
@@ -93,7 +93,9 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
   const sideBox = h("div", { class: "side" });
   const actionBox = h("div", {});
   const xcom = xcomSection(dagId);
-  const toAction = location.pathname.endsWith("/required_actions");
+  // Airflow's tabs of the instance are parts of this page: .../required_actions and .../xcom scroll to theirs.
+  const part = location.pathname.endsWith("/required_actions") ? "required-action"
+    : location.pathname.endsWith("/xcom") ? "xcoms" : null;
 
   let unfinished = false; // live while the try (or any mapped instance) is not finished
   let mapped = null; // whether the task is mapped (asked once): a mapped task without an index lists its instances
@@ -175,7 +177,7 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
     h("section", { class: "logs", "aria-label": "Logs" }, h("h2", {}, "Log"), tries, filter.controls, logBox), sideBox));
   try {
     await drawAll();
-    if (toAction) document.getElementById("required-action")?.scrollIntoView();
+    if (part) document.getElementById(part)?.scrollIntoView();
   } catch (error) {
     main.replaceChildren(h("h1", {}, taskId), errorBox(error));
     return null;

@@ -78,7 +78,7 @@ export function xcomSection(dagId) {
     }
   }
 
-  const section = h("section", { "aria-label": "XComs" },
+  const section = h("section", { id: "xcoms", "aria-label": "XComs" },
     h("div", { class: "title" }, h("h2", {}, "XComs"), canEdit() ? h("button", { type: "button",
       onclick: () => openForm(null) }, "Add XCom") : null),
     formBox, list);
