@@ -175,6 +175,7 @@ def test_a_user_adds_edits_and_deletes_an_xcom_entry_as_airflow_3s_ui_does(api, 
     assert api("DELETE", f"{XCOMS}/threshold").status == 204
     assert store.get_xcom(key, "threshold") is None
     assert api("DELETE", f"{XCOMS}/threshold").status == 404
+    assert api("DELETE", f"{XCOMS}/return_value", query={"map_index": "-2"}).status == 422  # Airflow's ge=-1
     audit = [e["event"] for e in api.get("/api/v2/eventLogs", query={"dag_id": "etl"}).body["event_logs"]]
     assert {"create_xcom_entry", "update_xcom_entry", "delete_xcom_entry"} <= set(audit)
 

@@ -203,11 +203,8 @@ def update_xcom_entry(call: Call) -> dict[str, Any]:
 @routes.delete(ENTRIES + "/{xcom_key}")
 def delete_xcom_entry(call: Call) -> Reply:
     q = call.query
-    map_index = q.integer("map_index", UNMAPPED)
+    map_index = q.integer("map_index", UNMAPPED, ge=UNMAPPED)
     q.check()
-    if map_index is not None and map_index < -1:
-        raise Unprocessable([issue("greater_than_equal", ("query", "map_index"),
-                                   "Input should be greater than or equal to -1", str(map_index))])
     if not call.store.delete_xcom(TIKey(call.path("dag_id"), call.path("dag_run_id"), call.path("task_id"),
                                          map_index), call.path("xcom_key")):
         raise _missing(call.path("xcom_key"))
