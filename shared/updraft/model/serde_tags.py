@@ -9,15 +9,40 @@ without importing (or trusting) the classes the tags name.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 CLASSNAME, VERSION, DATA = "__classname__", "__version__", "__data__"
 TAGGED = frozenset((CLASSNAME, VERSION, DATA))
 COLLECTIONS = ("builtins.tuple", "builtins.set", "builtins.frozenset")
+# Every key serde reads as a tag (its current ones, its schema id and cache, and its older format's): Airflow's
+# ``FORBIDDEN_XCOM_KEYS``, which a value written through the API may not hold, so that no client-made value is
+# read back as a tagged one.
+RESERVED = frozenset((*TAGGED, "__id__", "__cache__", "__type", "__source", "__var"))
 
 
 def is_tagged(value: Any) -> bool:
     return isinstance(value, dict) and value.keys() == TAGGED
+
+
+def reserved_keys_problem(value: Any, where: str = "value") -> str | None:
+    """Why ``value`` (a client's JSON) may not be stored as an XCom: a dict at any depth holding a key of
+    :data:`RESERVED`, or a string that is itself such JSON (a ``deserialize`` read parses it); None when none.
+    Airflow's ``_check_forbidden_xcom_keys``, with its message."""
+    if isinstance(value, str):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return None
+        return reserved_keys_problem(decoded, where) if isinstance(decoded, dict | list) else None
+    if isinstance(value, dict):
+        if found := RESERVED & value.keys():
+            return (f"XCom {where} contains reserved serialization keys: {', '.join(sorted(found))}. "
+                    "These keys are reserved for internal use.")
+        return next((p for k, v in value.items() if (p := reserved_keys_problem(v, f"{where}.{k}"))), None)
+    if isinstance(value, list):
+        return next((p for i, v in enumerate(value) if (p := reserved_keys_problem(v, f"{where}[{i}]"))), None)
+    return None
 
 
 def stringify(value: Any) -> Any:

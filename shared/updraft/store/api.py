@@ -258,6 +258,9 @@ class Store(LimitOps, Protocol):
         """The XComs as the API shows them: secrets masked where the pushing try masked them. With
         ``max_json_bytes``, a value whose JSON is longer is ``store.blobs.Oversized`` (unread; 0: none is read)."""
 
+    def delete_xcom(self, key: TIKey, xcom_key: str) -> bool:
+        """Delete one XCom of a task instance (a user's, through the API); False when it did not exist."""
+
     def clear_xcoms(self, key: TIKey) -> int:
         """Delete a task instance's XComs before a new try runs, as Airflow does; returns how many."""
 

@@ -12,6 +12,7 @@ from updraft.store import keys
 from updraft.store.base import StoreBase
 from updraft.store.blobs import Oversized
 from updraft.store.models import XComItem
+from updraft.store.writes import conditional, item_present
 
 
 class XComStore(StoreBase):
@@ -59,6 +60,11 @@ class XComStore(StoreBase):
                         else self.blobs.unpack(i.data, i.s3_key, max_json_bytes))
             out[(int(i.map_index), i.key)] = unpacked if isinstance(unpacked, Oversized) else unpacked["v"]
         return out
+
+    def delete_xcom(self, key: TIKey, xcom_key: str) -> bool:
+        X = self.models.xcom
+        item = X(keys.run_pk(key.dag_id, key.run_id), keys.xcom_sk(key.task_id, key.map_index, xcom_key))
+        return conditional(lambda: item.delete(condition=item_present(X)))
 
     def clear_xcoms(self, key: TIKey) -> int:
         count = 0

@@ -148,3 +148,52 @@ def test_extra_links_give_each_try_s_cloudwatch_stream_on_aws(api, store, monkey
     monkeypatch.setattr("updraft.services._shared", None)
     local = api.get("/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/externalLogUrl/1")
     assert (local.status, local.body) == (400, {"detail": "Task log handler does not support external logs."})
+
+
+XCOMS = "/api/v2/dags/etl/dagRuns/r1/taskInstances/extract/xcomEntries"
+
+
+def test_a_user_adds_edits_and_deletes_an_xcom_entry_as_airflow_3s_ui_does(api, store):
+    key = _run_with_outputs(api, store)
+    made = api("POST", XCOMS, body={"key": "threshold", "value": {"max": 5, "tags": ["a", "b"]}})
+    assert made.status == 201 and made.body["key"] == "threshold" and made.body["value"] == {"max": 5,
+                                                                                             "tags": ["a", "b"]}
+    assert {k: made.body[k] for k in ("dag_id", "run_id", "task_id", "map_index")} == {
+        "dag_id": "etl", "run_id": "r1", "task_id": "extract", "map_index": -1}
+    assert store.get_xcom(key, "threshold") == {"max": 5, "tags": ["a", "b"]}  # what a task pulls
+    again = api("POST", XCOMS, body={"key": "threshold", "value": 1})
+    assert again.status == 409 and "already exists" in again.body["detail"]
+
+    edited = api("PATCH", f"{XCOMS}/threshold", body={"value": [1, 2]})
+    assert edited.status == 200 and edited.body["value"] == [1, 2] and store.get_xcom(key, "threshold") == [1, 2]
+    assert api("PATCH", f"{XCOMS}/nope", body={"value": 1}).status == 404
+    # A secret under a sensitive key is stored for tasks and shown masked, as a task's pushed value is.
+    api("PATCH", f"{XCOMS}/threshold", body={"value": {"password": "hunter2"}})
+    assert store.get_xcom(key, "threshold") == {"password": "hunter2"}
+    assert api.get(f"{XCOMS}/threshold").body["value"] == {"password": "***"}
+
+    assert api("DELETE", f"{XCOMS}/threshold").status == 204
+    assert store.get_xcom(key, "threshold") is None
+    assert api("DELETE", f"{XCOMS}/threshold").status == 404
+    assert api("DELETE", f"{XCOMS}/return_value", query={"map_index": "-2"}).status == 422  # Airflow's ge=-1
+    audit = [e["event"] for e in api.get("/api/v2/eventLogs", query={"dag_id": "etl"}).body["event_logs"]]
+    assert {"create_xcom_entry", "update_xcom_entry", "delete_xcom_entry"} <= set(audit)
+
+
+def test_an_xcom_entry_is_refused_as_airflow_refuses_it(api, store):
+    _run_with_outputs(api, store)
+    # A key serde reads as a tag, at any depth or in a JSON string: a client's value never reads back as a tuple.
+    for value in ({"__classname__": "builtins.tuple", "__version__": 1, "__data__": [1]}, [{"x": {"__var": 1}}],
+                  '{"__type": "set"}'):
+        refused = api("POST", XCOMS, body={"key": "k", "value": value})
+        assert refused.status == 422 and "reserved serialization keys" in refused.body["detail"][0]["msg"], value
+    assert api("POST", XCOMS, body={"key": "k", "value": 1, "extra": 1}).status == 422  # a strict body
+    assert api("POST", XCOMS, body={"key": "k"}).status == 422  # value is required (null is a value)
+    assert api("POST", XCOMS, body={"key": "k", "value": None}).status == 201
+    missing_task = api("POST", "/api/v2/dags/etl/dagRuns/r1/taskInstances/nope/xcomEntries", body={"key": "k",
+                                                                                                  "value": 1})
+    assert missing_task.status == 404 and missing_task.body["detail"] == "Task with ID: `nope` not found in dag: `etl`"
+    missing_run = api("POST", "/api/v2/dags/etl/dagRuns/r9/taskInstances/extract/xcomEntries", body={"key": "k",
+                                                                                                    "value": 1})
+    assert missing_run.status == 404 and missing_run.body["detail"] == "Dag Run with ID: `r9` not found for dag: `etl`"
+    assert api("POST", XCOMS, body={"key": "k2", "value": 1, "map_index": 3}).status == 404  # no such instance

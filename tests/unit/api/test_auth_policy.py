@@ -43,6 +43,12 @@ def test_the_public_routes_are_exactly_the_users_apis_open_methods() -> None:
     ("POST", "/api/v2/dags/{dag_id}/clearTaskInstances", Role.USER),
     ("PATCH", "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}", Role.USER),  # mark
     ("DELETE", "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}", Role.USER),
+    # XCom entries: Airflow's DagAccessEntity.XCOM, read by a VIEWER, added, edited and deleted by a USER
+    ("GET", "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/xcomEntries", Role.VIEWER),
+    ("POST", "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/xcomEntries", Role.USER),
+    ("PATCH", "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/xcomEntries/{xcom_key}", Role.USER),
+    ("DELETE", "/api/v2/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/xcomEntries/{xcom_key}",
+     Role.USER),
     ("POST", "/api/v2/backfills", Role.USER), ("PUT", "/api/v2/backfills/{backfill_id}/pause", Role.USER),
     ("GET", "/api/v2/eventLogs", Role.VIEWER), ("GET", "/api/v2/dagSources/{dag_id}", Role.VIEWER),
     ("GET", "/api/v2/pools", Role.VIEWER), ("POST", "/api/v2/pools", Role.OP),

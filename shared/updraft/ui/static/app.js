@@ -10,6 +10,7 @@ import { eventsPage, poolsPage, variablesPage } from "./admin.js";
 import { connectionsPage } from "./connections.js";
 import { loginPage } from "./login.js";
 import { lazy } from "./lazy.js";
+import { chooseZone, chosenZone, displayZone, formatInZone, zoneName, zones } from "./timezone.js";
 
 const POLL_MS = 3000;
 
@@ -25,6 +26,8 @@ const ROUTES = [
   [/^dags\/([^/]+)\/events$/, () => lazy("./dagtabs.js", "auditTab")],
   [/^dags\/([^/]+)\/code$/, () => lazy("./dagcode.js", "codeTab")],
   [/^dags\/([^/]+)\/details$/, () => lazy("./dagdetails.js", "detailsTab")],
+  [/^dags\/([^/]+)\/required_actions$/, () => lazy("./hitl.js", "dagRequiredActions")],
+  [/^dags\/([^/]+)\/runs\/([^/]+)\/required_actions$/, () => lazy("./hitl.js", "runRequiredActions")],
   [/^dags\/([^/]+)\/tasks\/([^/]+)$/, () => lazy("./dagtask.js", "dagTaskPage")],
   [/^dags\/([^/]+)\/tasks\/group\/([^/]+)$/, () => lazy("./taskgroup.js", "dagGroupPage")],
   [/^dags\/([^/]+)\/runs\/([^/]+)\/tasks\/group\/([^/]+)$/, () => lazy("./taskgroup.js", "runGroupPage")],
@@ -32,6 +35,8 @@ const ROUTES = [
   [/^dags\/([^/]+)\/runs\/([^/]+)$/, () => dagPage],
   [/^dags\/([^/]+)\/runs\/([^/]+)\/tasks\/([^/]+)$/, () => taskPage],
   [/^dags\/([^/]+)\/runs\/([^/]+)\/tasks\/([^/]+)\/mapped\/(-?\d+)$/, () => taskPage],
+  [/^dags\/([^/]+)\/runs\/([^/]+)\/tasks\/([^/]+)\/(?:required_actions|xcom)$/, () => taskPage],
+  [/^dags\/([^/]+)\/runs\/([^/]+)\/tasks\/([^/]+)\/mapped\/(-?\d+)\/(?:required_actions|xcom)$/, () => taskPage],
   [/^pools$/, () => poolsPage],
   [/^variables$/, () => variablesPage],
   [/^connections$/, () => connectionsPage],
@@ -39,6 +44,7 @@ const ROUTES = [
   [/^dag_runs$/, () => lazy("./browse.js", "dagRunsBrowse")],
   [/^task_instances$/, () => lazy("./browse.js", "taskInstancesBrowse")],
   [/^xcoms$/, () => lazy("./browse.js", "xcomsBrowse")],
+  [/^required_actions$/, () => lazy("./hitl.js", "requiredActionsPage")],
   [/^assets$/, () => lazy("./assets.js", "assetsPage")],
   [/^assets\/(\d+)$/, () => lazy("./assets.js", "assetPage")],
   [/^providers$/, () => lazy("./providers.js", "providersPage")],
@@ -102,6 +108,30 @@ themeButton.addEventListener("click", () => {
 });
 matchMedia("(prefers-color-scheme: dark)").addEventListener("change", showTheme);
 showTheme();
+
+// The display timezone (Airflow 3's header choice): the summary names it, the menu's select changes it and the
+// page is drawn again in it; the menu says what time it is there.
+const zoneSummary = document.getElementById("timezone");
+const zoneSelect = document.getElementById("timezone-select");
+const zoneNow = document.getElementById("timezone-now");
+
+function showZone() {
+  const zone = chosenZone();
+  zoneSummary.textContent = zone === "local" ? "Local time" : zone;
+  zoneSummary.setAttribute("aria-label", `Timezone: ${zoneName(zone)}`);
+  zoneSummary.title = `Times are shown in ${zoneName(zone)}`;
+  zoneNow.textContent = `Current time in ${displayZone()}: ${formatInZone(new Date())}`;
+}
+zoneSelect.append(...zones().map((zone) => h("option", { value: zone, selected: zone === chosenZone() },
+  zoneName(zone))));
+zoneSelect.addEventListener("change", () => {
+  chooseZone(zoneSelect.value);
+  showZone();
+  zoneSelect.closest("details").open = false;
+  render();
+});
+zoneSummary.parentElement.addEventListener("toggle", showZone);
+showZone();
 
 /** The in-app 404 page: the path asked for, and the way back. */
 function notFound(main) {

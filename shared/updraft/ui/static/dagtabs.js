@@ -1,5 +1,5 @@
 // The DAG's tabs on Airflow 3's paths: /dags/{dag_id} (Overview: the grid and graph), /runs, /tasks, /calendar,
-// /backfills, /events (Audit Log), /code, /details. A tab page draws the DAG's header and the tab bar, then its
+// /backfills, /events (Audit Log), /required_actions (human-in-the-loop requests, drawn by hitl.js), /code, /details. A tab page draws the DAG's header and the tab bar, then its
 // own content under them; the tab bar is exported for the DAG page to draw as well.
 
 import { api, link, path } from "./api.js";
@@ -7,7 +7,8 @@ import { auditLog } from "./admin.js";
 import { errorBox, h, navLink } from "./view.js";
 
 export const TABS = [["", "Overview"], ["runs", "Runs"], ["tasks", "Tasks"], ["calendar", "Calendar"],
-  ["backfills", "Backfills"], ["events", "Audit Log"], ["code", "Code"], ["details", "Details"]];
+  ["backfills", "Backfills"], ["events", "Audit Log"], ["required_actions", "Required Actions"], ["code", "Code"],
+  ["details", "Details"]];
 
 /** The tab bar of ``dagId``, ``current`` ("" for Overview) marked as the page shown. */
 export function dagTabs(dagId, current) {

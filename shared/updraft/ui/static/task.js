@@ -1,11 +1,13 @@
 // A task instance (/dags/{dag_id}/runs/{run_id}/tasks/{task_id}[/mapped/{map_index}]): each try's log (a running
 // try's followed live), its extra links, XComs, why it is not running, rendered template fields, duration,
-// executor; its note; clear (options and a dry run first) and mark.
+// executor; its note; clear (options and a dry run first) and mark; its human-in-the-loop request and the form
+// that answers it (Airflow's tabs .../required_actions and .../xcom scroll to theirs).
 
-import { all, api, canEdit, link, path } from "./api.js";
+import { api, canEdit, link, path } from "./api.js";
 import { logFilter } from "./logview.js";
 import { clearButton, noteEditor } from "./runactions.js";
 import { actionButton, badge, duration, errorBox, h, json, navLink, table, time } from "./view.js";
+import { xcomSection } from "./xcoms.js";
 
 const ACTIVE = new Set(["queued", "running", "scheduled", "up_for_retry", "up_for_reschedule", "deferred",
   "restarting", null]);
@@ -35,24 +37,6 @@ async function logOf(dagId, ti, tryNumber) {
     query = { map_index: ti.map_index, token: next };
   }
   return lines.join("\n");
-}
-
-async function xcoms(dagId, ti) {
-  const base = path("dags", dagId, "dagRuns", ti.dag_run_id, "taskInstances", ti.task_id, "xcomEntries");
-  const entries = await all(base, "xcom_entries", { map_index: ti.map_index });
-  // A value too large for an answer is a 413 whose detail says so (and links to it when it is in S3).
-  const values = await Promise.all(entries.map((e) => api(`${base}/${encodeURIComponent(e.key)}`,
-    { query: { map_index: ti.map_index, deserialize: true, stringify: false } }).catch((error) => ({ error }))));
-  return entries.length ? table(["Key", "Value"], entries.map((e, i) => h("tr", {}, h("td", {}, h("code", {}, e.key)),
-    h("td", {}, values[i].error ? tooLarge(values[i].error) : json(values[i].value))))) :
-    h("p", { class: "muted" }, "No XComs.");
-}
-
-function tooLarge(error) {
-  const detail = error.status === 413 && error.detail && typeof error.detail === "object" ? error.detail : null;
-  if (!detail) return errorBox(error);
-  return h("p", { class: "muted" }, detail.message,
-    detail.download_url ? [" ", h("a", { href: detail.download_url, rel: "noopener noreferrer" }, "Download")] : null);
 }
 
 // A link's URL as Airflow's UI accepts it: http(s), mailto or this site's own; anything else (javascript:, data:)
@@ -107,6 +91,11 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
   const linkBox = h("section", { class: "extra-links", "aria-label": "Extra links", hidden: true },
     h("h2", {}, "Extra Links"), linkButtons);
   const sideBox = h("div", { class: "side" });
+  const actionBox = h("div", {});
+  const xcom = xcomSection(dagId);
+  // Airflow's tabs of the instance are parts of this page: .../required_actions and .../xcom scroll to theirs.
+  const part = location.pathname.endsWith("/required_actions") ? "required-action"
+    : location.pathname.endsWith("/xcom") ? "xcoms" : null;
 
   let unfinished = false; // live while the try (or any mapped instance) is not finished
   let mapped = null; // whether the task is mapped (asked once): a mapped task without an index lists its instances
@@ -164,14 +153,20 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
         h("dt", {}, "Host"), h("dd", {}, ti.hostname || "—"),
         h("dt", {}, "Note"), h("dd", {}, noteEditor({ dagId, runId, ti, note: ti.note }))),
       linkBox,
-      tiActions(dagId, ti, () => drawAll()));
-    const [xcomPart, depPart] = await Promise.all([
-      xcoms(dagId, ti).catch(errorBox), ACTIVE.has(ti.state) ? dependencies(dagId, ti).catch(errorBox) : null]);
+      tiActions(dagId, ti, () => drawAll()),
+      actionBox);
+    const [, depPart, actionPart] = await Promise.all([
+      xcom.draw(ti), ACTIVE.has(ti.state) ? dependencies(dagId, ti).catch(errorBox) : null,
+      import("./hitl.js").then(({ requiredAction }) => requiredAction(dagId, ti, () => drawAll())).catch(errorBox)]);
     if (stale()) return;
+    // A form being filled in is not redrawn under the user (the page refreshes while the task waits).
+    if (!actionBox.querySelector(".hitl-form") || !actionPart?.querySelector?.(".hitl-form")) {
+      actionBox.replaceChildren(actionPart || "");
+    }
     sideBox.replaceChildren(
       depPart ? h("section", { "aria-label": "Why it is not running" }, h("h2", {}, "Why is it not running?"), depPart)
         : "",
-      h("section", { "aria-label": "XComs" }, h("h2", {}, "XComs"), xcomPart),
+      xcom.section,
       Object.keys(ti.rendered_fields || {}).length ? h("section", { "aria-label": "Rendered templates" },
         h("h2", {}, "Rendered templates"), table(["Field", "Value"], Object.entries(ti.rendered_fields).map(
           ([field, value]) => h("tr", {}, h("td", {}, h("code", {}, field)), h("td", {}, json(value)))))) : "");
@@ -182,6 +177,7 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
     h("section", { class: "logs", "aria-label": "Logs" }, h("h2", {}, "Log"), tries, filter.controls, logBox), sideBox));
   try {
     await drawAll();
+    if (part) document.getElementById(part)?.scrollIntoView();
   } catch (error) {
     main.replaceChildren(h("h1", {}, taskId), errorBox(error));
     return null;

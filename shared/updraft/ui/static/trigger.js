@@ -2,6 +2,7 @@
 // date and an optional run id, as Airflow's; and the backfill form (Airflow's POST /backfills).
 
 import { api, path } from "./api.js";
+import { chosenZone, fromWallTime, wallTime, zoneName } from "./timezone.js";
 import { dialog, h } from "./view.js";
 
 function types(schema) {
@@ -9,7 +10,7 @@ function types(schema) {
 }
 
 /** One input per param; read() gives its value or throws naming the param. */
-function paramField(name, param) {
+export function paramField(name, param) {
   const schema = param.schema || {};
   const kinds = types(schema);
   const nullable = kinds.includes("null");
@@ -51,10 +52,9 @@ function paramField(name, param) {
   return { row: h("div", { class: "field" }, label, input, help ? h("small", {}, help) : ""), read };
 }
 
-function localNow() {
-  const now = new Date();
-  return new Date(now.getTime() - now.getTimezoneOffset() * 60000).toISOString().slice(0, 19);
-}
+// The date fields are typed on the display timezone's clock (the header's choice), as every time shown is.
+const localNow = () => wallTime(new Date());
+const instant = (value) => fromWallTime(value).toISOString();
 
 export function triggerForm(details, { close, done }) {
   const fields = Object.entries(details.params || {}).map(([name, param]) => [name, paramField(name, param)]);
@@ -62,12 +62,13 @@ export function triggerForm(details, { close, done }) {
   const runId = h("input", { id: "run-id", type: "text", placeholder: "generated when empty" });
   return dialog("Trigger", [
     h("fieldset", {}, h("legend", {}, "Run"),
-      h("div", { class: "field" }, h("label", { for: "logical-date" }, "Logical date (your timezone)"), logical),
+      h("div", { class: "field" }, h("label", { for: "logical-date" },
+        `Logical date (${zoneName(chosenZone())})`), logical),
       h("div", { class: "field" }, h("label", { for: "run-id" }, "Run id"), runId)),
     fields.length ? h("fieldset", {}, h("legend", {}, "Params"), fields.map(([, f]) => f.row)) : null,
   ], async () => {
     const conf = Object.fromEntries(fields.map(([name, f]) => [name, f.read()]));
-    const body = { logical_date: logical.value ? new Date(logical.value).toISOString() : null, conf };
+    const body = { logical_date: logical.value ? instant(logical.value) : null, conf };
     if (runId.value.trim()) body.dag_run_id = runId.value.trim();
     done(await api(path("dags", details.dag_id, "dagRuns"), { method: "POST", body }));
   }, close);
@@ -80,12 +81,12 @@ export function backfillForm(details, { close }) {
     h("option", { value: v }, v)));
   const result = h("p", { role: "status" });
   return dialog("Backfill", [
-    h("div", { class: "field" }, h("label", { for: "backfill-from" }, "From"), from),
-    h("div", { class: "field" }, h("label", { for: "backfill-to" }, "To"), to),
+    h("div", { class: "field" }, h("label", { for: "backfill-from" }, `From (${zoneName(chosenZone())})`), from),
+    h("div", { class: "field" }, h("label", { for: "backfill-to" }, `To (${zoneName(chosenZone())})`), to),
     h("div", { class: "field" }, h("label", { for: "backfill-reprocess" }, "Reprocess"), reprocess), result,
   ], async () => {
     const made = await api("backfills", { method: "POST", body: { dag_id: details.dag_id,
-      from_date: new Date(from.value).toISOString(), to_date: new Date(to.value).toISOString(),
+      from_date: instant(from.value), to_date: instant(to.value),
       reprocess_behavior: reprocess.value } });
     result.textContent = `Backfill ${made.id} created.`;
   }, close);

@@ -1,5 +1,8 @@
 // Small DOM helpers shared by the pages: elements without innerHTML (API text is never parsed as HTML),
-// times in the user's timezone with UTC on hover, and Airflow 3's task states told by colour AND symbol.
+// times in the display timezone the header sets (timezone.js) with UTC on hover, and Airflow 3's task states told
+// by colour AND symbol.
+
+import { formatInZone } from "./timezone.js";
 
 /** h("a", {href}, "text", child, ...): an element; attributes starting with "on" become listeners. */
 export function h(tag, attrs = {}, ...children) {
@@ -23,16 +26,12 @@ export function navLink(href, ...children) {
   return h("a", { href, "data-nav": true }, ...children);
 }
 
-const localFormat = new Intl.DateTimeFormat(undefined, {
-  year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
-});
-
-/** A time in the browser's timezone; hovering shows it in UTC, as Airflow's UI does. */
+/** A time in the display timezone (the header's choice); hovering shows it in UTC, as Airflow's UI does. */
 export function time(iso) {
   if (!iso) return h("span", { class: "muted" }, "—");
   const date = new Date(iso);
   const utc = date.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
-  return h("time", { datetime: iso, title: utc }, localFormat.format(date));
+  return h("time", { datetime: iso, title: utc }, formatInZone(date));
 }
 
 export function duration(seconds) {
