@@ -79,6 +79,10 @@ ui_fails()
 BROKEN_DAG = "from airflow.sdk import dag\nthis is not python\n"  # a NameError when imported
 
 
+# The widths the layout rules are held at: a phone, a laptop and a desktop.
+VIEWPORTS = [(390, 844), (1024, 768), (1400, 900)]
+
+
 class Browser:
     """The shared Chromium and the local system's address."""
 
@@ -181,3 +185,8 @@ def other_site() -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+# The ``sized_page`` fixture: ``sized_page(width, height, *, sign_in=False, **context_options)`` is a page in a
+# fresh UTC context of that viewport, closed after the test.
+SizedPage = Callable[..., "Page"]

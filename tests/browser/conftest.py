@@ -13,6 +13,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,7 @@ from tests.browser.browser_helpers import (
     SMOKE_DAG,
     Browser,
     Page,
+    SizedPage,
     api_call,
     until,
 )
@@ -89,6 +91,29 @@ def page(browser: Browser) -> Iterator[Page]:
         assert wrapped.csp_violations == [], wrapped.csp_violations
     finally:
         context.close()
+
+
+@pytest.fixture
+def sized_page(browser: Browser) -> Iterator[SizedPage]:
+    """Pages at a viewport of the test's choosing, each in a fresh context (UTC), all closed after the test;
+    ``sign_in`` opens a session first, as the login form would (all-admins mode opens one itself)."""
+    contexts: list[Any] = []
+
+    def make(width: int = 1280, height: int = 800, *, sign_in: bool = False, **options: Any) -> Page:
+        context = browser.browser.new_context(viewport={"width": width, "height": height}, timezone_id="UTC",
+                                              **options)
+        contexts.append(context)
+        context.set_default_timeout(30_000)
+        if sign_in:
+            answer = context.request.post(browser.url + "/ui/session", data={"username": "admin", "password": "admin"})
+            assert answer.ok, answer.text()
+        return Page(context.new_page(), browser.url)
+
+    try:
+        yield make
+    finally:
+        for context in contexts:
+            context.close()
 
 
 @pytest.fixture

@@ -14,10 +14,18 @@ from typing import Any
 
 import pytest
 
-from tests.browser.browser_helpers import BROKEN_DAG, FAILING_DAG, SMOKE_DAG, Browser, Page, api_call, until
+from tests.browser.browser_helpers import (
+    BROKEN_DAG,
+    FAILING_DAG,
+    SMOKE_DAG,
+    VIEWPORTS,
+    Browser,
+    SizedPage,
+    api_call,
+    until,
+)
 from tests.browser.layout_rules import graph_problems, layout_problems
 
-VIEWPORTS = [(390, 844), (1024, 768), (1400, 900)]
 LONG_TASK = "load_the_customer_orders_into_the_warehouse_tables"
 RUN_ID = "manual__2026-12-02T06:59:12.345678+00:00"
 
@@ -76,17 +84,6 @@ def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             running.stop()
 
 
-def _page(browser: Browser, width: int, height: int, *, sign_in: bool = True, **options: Any) -> Page:
-    """A fresh context's page; ``sign_in`` opens a session first as the login form would (it changes nothing in
-    all-admins mode, where the page opens one itself, and lets the layout rules be checked on a build without)."""
-    context = browser.browser.new_context(viewport={"width": width, "height": height}, timezone_id="UTC", **options)
-    context.set_default_timeout(30_000)
-    if sign_in:
-        answer = context.request.post(browser.url + "/ui/session", data={"username": "admin", "password": "admin"})
-        assert answer.ok, answer.text()
-    return Page(context.new_page(), browser.url)
-
-
 PAGES = {  # name: (path, what shows once drawn)
     "dag-list": ("/dags", "table.dags tbody tr"),
     "grid": ("/dags/ui_smoke", "table.grid"),
@@ -98,97 +95,87 @@ PAGES = {  # name: (path, what shows once drawn)
 
 
 @pytest.mark.parametrize(("width", "height"), VIEWPORTS, ids=[f"{w}x{h}" for w, h in VIEWPORTS])
-def test_every_core_page_holds_the_layout_rules(browser: Browser, width: int, height: int):
-    page = _page(browser, width, height)
+def test_every_core_page_holds_the_layout_rules(sized_page: SizedPage, width: int, height: int):
+    page = sized_page(width, height, sign_in=True)
     p = page.page
     page.expect_refusal(404, "/no/such/page")
-    try:
-        broken: dict[str, list[str]] = {}
-        for name, (path, ready) in PAGES.items():
-            page.goto(path)
-            p.locator(ready).first.wait_for()
-            p.wait_for_load_state("networkidle")
-            page.shot(f"layout-{name}-{width}x{height}")
-            if problems := layout_problems(p):
-                broken[name] = problems[:8]
-        assert broken == {}
-        assert page.errors == []
-    finally:
-        p.context.close()
+    broken: dict[str, list[str]] = {}
+    for name, (path, ready) in PAGES.items():
+        page.goto(path)
+        p.locator(ready).first.wait_for()
+        p.wait_for_load_state("networkidle")
+        page.shot(f"layout-{name}-{width}x{height}")
+        if problems := layout_problems(p):
+            broken[name] = problems[:8]
+    assert broken == {}
+    assert page.errors == []
 
 
-def test_the_run_page_shows_every_column_of_its_task_table_and_the_whole_run_id(browser: Browser):
+def test_the_run_page_shows_every_column_of_its_task_table_and_the_whole_run_id(sized_page: SizedPage):
     """At 1400x900 the run panel of the 16-task DAG (whose graph is wide) is wide enough for its table (no column
     needs scrolling), rows are one line tall, the run id is on one line."""
-    page = _page(browser, 1400, 900)
+    page = sized_page(1400, 900, sign_in=True)
     p = page.page
-    try:
-        page.goto(f"/dags/ui_wide/runs/{RUN_ID}")
-        p.locator("table.tis tbody tr").first.wait_for()
-        table = p.locator("table.tis")
-        # The table scrolls inside itself when too wide (display: block; overflow-x: auto), or its box would.
-        hidden = table.evaluate("t => Math.max(t.scrollWidth - t.clientWidth, t.parentElement.scrollWidth"
-                                " - t.parentElement.clientWidth)")
-        assert hidden <= 1, f"{hidden} px of the task table are scrolled out of view"
-        assert table.evaluate("t => t.getBoundingClientRect().right") <= 1400
-        heights = table.locator("tbody tr").evaluate_all("rs => rs.map(r => r.getBoundingClientRect().height)")
-        assert max(heights) < 40, heights
-        run_id = p.get_by_role("region", name="Run details").locator("h2 code")
-        assert run_id.evaluate("c => c.getClientRects().length") == 1  # not broken over lines
-        assert run_id.inner_text() == RUN_ID
-    finally:
-        p.context.close()
+    page.goto(f"/dags/ui_wide/runs/{RUN_ID}")
+    p.locator("table.tis tbody tr").first.wait_for()
+    table = p.locator("table.tis")
+    # The table scrolls inside itself when too wide (display: block; overflow-x: auto), or its box would.
+    hidden = table.evaluate("t => Math.max(t.scrollWidth - t.clientWidth, t.parentElement.scrollWidth"
+                            " - t.parentElement.clientWidth)")
+    assert hidden <= 1, f"{hidden} px of the task table are scrolled out of view"
+    assert table.evaluate("t => t.getBoundingClientRect().right") <= 1400
+    heights = table.locator("tbody tr").evaluate_all("rs => rs.map(r => r.getBoundingClientRect().height)")
+    assert max(heights) < 40, heights
+    run_id = p.get_by_role("region", name="Run details").locator("h2 code")
+    assert run_id.evaluate("c => c.getClientRects().length") == 1  # not broken over lines
+    assert run_id.inner_text() == RUN_ID
 
 
-def test_the_16_task_graph_lays_out_without_crossing_nodes_cutting_ids_or_sprawling(browser: Browser):
-    page = _page(browser, 1400, 900)
+def test_the_16_task_graph_lays_out_without_crossing_nodes_cutting_ids_or_sprawling(sized_page: SizedPage):
+    page = sized_page(1400, 900, sign_in=True)
     p = page.page
-    try:
-        page.goto(f"/dags/ui_wide/runs/{RUN_ID}")
-        p.locator("svg.graph g.node").first.wait_for()
-        assert graph_problems(p) == []
-        assert p.locator(f'svg.graph g.node[data-task-id="{LONG_TASK}"] text.label').text_content() == LONG_TASK
-        box = p.locator("svg.graph").bounding_box()
-        assert box is not None and box["width"] <= 1400 - 32  # inside the page, no sideways scroll
-        # Zoom and pan: the wheel zooms the drawing (not the page), a drag moves it, "Fit" brings it back.
-        view = lambda: p.locator("svg.graph").get_attribute("viewBox")  # noqa: E731
-        fitted = view()
-        p.locator("svg.graph").hover()
-        p.mouse.wheel(0, -400)
-        zoomed = view()
-        assert zoomed != fitted and float(zoomed.split()[2]) < float(fitted.split()[2])
-        box = p.locator("svg.graph").bounding_box()  # where it is now (hovering scrolled it into view)
-        assert box is not None
-        p.mouse.move(box["x"] + 6, box["y"] + 6)  # a corner: the drawing's background, not a task's box
-        p.mouse.down()
-        p.mouse.move(box["x"] + 86, box["y"] + 36, steps=4)
-        p.mouse.up()
-        assert view().split()[:2] != zoomed.split()[:2]
-        p.get_by_role("button", name="Fit").click()
-        assert view() == fitted
-    finally:
-        p.context.close()
+    page.goto(f"/dags/ui_wide/runs/{RUN_ID}")
+    p.locator("svg.graph g.node").first.wait_for()
+    assert graph_problems(p) == []
+    assert p.locator(f'svg.graph g.node[data-task-id="{LONG_TASK}"] text.label').text_content() == LONG_TASK
+    box = p.locator("svg.graph").bounding_box()
+    assert box is not None and box["width"] <= 1400 - 32  # inside the page, no sideways scroll
+    # Zoom and pan: the wheel zooms the drawing (not the page), a drag moves it, "Fit" brings it back.
+    view = lambda: p.locator("svg.graph").get_attribute("viewBox")  # noqa: E731
+    fitted = view()
+    p.locator("svg.graph").hover()
+    p.mouse.wheel(0, -400)
+    zoomed = view()
+    assert zoomed != fitted and float(zoomed.split()[2]) < float(fitted.split()[2])
+    # A corner: the drawing's background, not a task's box. Hovering waits until the drawing stands still where
+    # the page scrolled it (its box measured while the scroll still moved it missed the drawing under load).
+    p.locator("svg.graph").hover(position={"x": 6, "y": 6})
+    box = p.locator("svg.graph").bounding_box()
+    assert box is not None
+    p.mouse.down()
+    p.mouse.move(box["x"] + 86, box["y"] + 36, steps=4)
+    p.mouse.up()
+    assert view().split()[:2] != zoomed.split()[:2]
+    p.get_by_role("button", name="Fit").click()
+    assert view() == fitted
 
 
-def test_local_all_admins_mode_goes_straight_in_without_a_sign_in_page(browser: Browser):
-    page = _page(browser, 1024, 768, sign_in=False)
+def test_local_all_admins_mode_goes_straight_in_without_a_sign_in_page(sized_page: SizedPage):
+    page = sized_page(1024, 768)
     p = page.page
-    try:
-        page.goto("/dags")
-        p.locator("table.dags tbody tr").first.wait_for()
-        assert "/auth/login" not in p.url
-        loaded = p.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
-        assert not [name for name in loaded if "dagre" in name]  # the graph's library waits for a graph
-        assert p.locator("#who").inner_text().startswith("admin (ADMIN)")
-        page.goto("/auth/login?next=%2Fdags%2Fui_smoke")  # an old bookmark of the login page: straight on
-        p.wait_for_url(re.compile(r"/dags/ui_smoke$"))
-        assert page.errors == []
-    finally:
-        p.context.close()
+    page.goto("/dags")
+    p.locator("table.dags tbody tr").first.wait_for()
+    assert "/auth/login" not in p.url
+    loaded = p.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+    assert not [name for name in loaded if "dagre" in name]  # the graph's library waits for a graph
+    assert p.locator("#who").inner_text().startswith("admin (ADMIN)")
+    page.goto("/auth/login?next=%2Fdags%2Fui_smoke")  # an old bookmark of the login page: straight on
+    p.wait_for_url(re.compile(r"/dags/ui_smoke$"))
+    assert page.errors == []
 
 
-def test_a_loading_state_shows_while_the_grid_is_on_its_way(browser: Browser):
-    page = _page(browser, 1024, 768)
+def test_a_loading_state_shows_while_the_grid_is_on_its_way(sized_page: SizedPage):
+    page = sized_page(1024, 768, sign_in=True)
     p = page.page
     held: list[Any] = []
     released: list[bool] = []
@@ -199,23 +186,20 @@ def test_a_loading_state_shows_while_the_grid_is_on_its_way(browser: Browser):
         else:
             held.append(route)
 
-    try:
-        p.route(re.compile(r"/ui/api/v2/dags/ui_smoke/(grid|dagRuns)\b"), hold)
-        page.goto("/dags/ui_smoke")
-        p.get_by_role("status").filter(has_text="Loading").first.wait_for()
-        assert p.locator("table.grid").count() == 0
-        for _ in range(100):  # the sync API runs the route handler only inside its own calls
-            if held:
-                break
-            p.wait_for_timeout(100)
-        assert held, "the grid's request never came"
-        released.append(True)
-        for route in held:
-            route.continue_()
-        p.locator("table.grid").wait_for()
-        assert p.get_by_role("status").filter(has_text="Loading").count() == 0
-    finally:
-        p.context.close()
+    p.route(re.compile(r"/ui/api/v2/dags/ui_smoke/(grid|dagRuns)\b"), hold)
+    page.goto("/dags/ui_smoke")
+    p.get_by_role("status").filter(has_text="Loading").first.wait_for()
+    assert p.locator("table.grid").count() == 0
+    for _ in range(100):  # the sync API runs the route handler only inside its own calls
+        if held:
+            break
+        p.wait_for_timeout(100)
+    assert held, "the grid's request never came"
+    released.append(True)
+    for route in held:
+        route.continue_()
+    p.locator("table.grid").wait_for()
+    assert p.get_by_role("status").filter(has_text="Loading").count() == 0
 
 
 def _background(p: Any) -> str:
@@ -227,37 +211,31 @@ def _is_dark(colour: str) -> bool:
     return (r + g + b) / 3 < 80
 
 
-def test_dark_mode_follows_the_system_and_the_toggle_changes_the_colours(browser: Browser):
-    page = _page(browser, 1024, 768, color_scheme="dark")
+def test_dark_mode_follows_the_system_and_the_toggle_changes_the_colours(sized_page: SizedPage):
+    page = sized_page(1024, 768, color_scheme="dark", sign_in=True)
     p = page.page
-    try:
-        page.goto("/dags/ui_smoke")
-        p.locator("table.grid").wait_for()
-        assert _is_dark(_background(p))
-        panel = p.locator("table.grid").evaluate("t => getComputedStyle(t).backgroundColor")
-        assert _is_dark(panel)
-        page.shot("layout-dark-grid-1024x768")
-        p.get_by_role("button", name=re.compile("Theme")).click()  # dark -> light
-        assert not _is_dark(_background(p))
-        p.reload()
-        p.locator("table.grid").wait_for()
-        assert not _is_dark(_background(p))  # the choice is kept
-    finally:
-        p.context.close()
+    page.goto("/dags/ui_smoke")
+    p.locator("table.grid").wait_for()
+    assert _is_dark(_background(p))
+    panel = p.locator("table.grid").evaluate("t => getComputedStyle(t).backgroundColor")
+    assert _is_dark(panel)
+    page.shot("layout-dark-grid-1024x768")
+    p.get_by_role("button", name=re.compile("Theme")).click()  # dark -> light
+    assert not _is_dark(_background(p))
+    p.reload()
+    p.locator("table.grid").wait_for()
+    assert not _is_dark(_background(p))  # the choice is kept
 
 
-def test_an_unknown_ui_path_is_an_in_app_404_page_and_airflow_paths_answer_a_page(browser: Browser):
-    page = _page(browser, 1024, 768)
+def test_an_unknown_ui_path_is_an_in_app_404_page_and_airflow_paths_answer_a_page(sized_page: SizedPage, browser: Browser):
+    page = sized_page(1024, 768, sign_in=True)
     p = page.page
     page.expect_refusal(404, "/dags/ui_smoke/no_such_tab/x")
-    try:
-        page.goto("/dags/ui_smoke/no_such_tab/x")
-        p.get_by_role("heading", name="Page not found").wait_for()
-        assert "/dags/ui_smoke/no_such_tab/x" in p.locator("main").inner_text()
-        p.get_by_role("link", name="Back to the DAGs").click()
-        p.wait_for_url(re.compile(r"/dags$"))
-    finally:
-        p.context.close()
+    page.goto("/dags/ui_smoke/no_such_tab/x")
+    p.get_by_role("heading", name="Page not found").wait_for()
+    assert "/dags/ui_smoke/no_such_tab/x" in p.locator("main").inner_text()
+    p.get_by_role("link", name="Back to the DAGs").click()
+    p.wait_for_url(re.compile(r"/dags$"))
     # As a browser asks for it (Accept: text/html): the app shell, status 404; an API client still gets JSON.
     for path in ("/deadlines", "/dags/ui_smoke/no_such_tab/x"):
         request = urllib.request.Request(browser.url + path, headers={"Accept": "text/html,*/*"})

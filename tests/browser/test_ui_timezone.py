@@ -11,10 +11,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.browser.browser_helpers import Page, api_call, until
+from tests.browser.browser_helpers import VIEWPORTS, Page, api_call, until
 from tests.browser.layout_rules import layout_problems
-
-VIEWPORTS = [(390, 844), (1024, 768), (1400, 900)]
 
 
 @pytest.fixture(scope="module")

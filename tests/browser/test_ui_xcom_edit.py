@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.browser_helpers import Page, api_call, until
+from tests.browser.browser_helpers import VIEWPORTS, Page, api_call, until
 from tests.browser.layout_rules import layout_problems
 
-VIEWPORTS = [(390, 844), (1024, 768), (1400, 900)]
 ENTRIES = "dags/ui_smoke/dagRuns/xcom_edit/taskInstances/produce/xcomEntries"
 
 
