@@ -34,8 +34,10 @@ class PrivateNetwork(Construct):
         existing = settings.vpc
         assert existing is not None, "PrivateNetwork is for an environment with an ExistingVpc"
         self.settings = existing
-        # No subnets in the import: they are given by id where used (from_vpc_attributes needs their AZs).
-        self.vpc = ec2.Vpc.from_vpc_attributes(self, "Vpc", vpc_id=existing.vpc_id, availability_zones=[])
+        # The subnets are given by id where used, not in the import (which would pair each with an AZ the
+        # settings do not carry); the import's AZs (the stack's Fn::GetAZs picks) are paired with nothing.
+        self.vpc = ec2.Vpc.from_vpc_attributes(self, "Vpc", vpc_id=existing.vpc_id,
+                                               availability_zones=Stack.of(self).availability_zones)
         self.subnets = [ec2.Subnet.from_subnet_id(self, f"Subnet{i}", subnet_id)
                         for i, subnet_id in enumerate(existing.private_subnet_ids)]
         if existing.security_group_ids:

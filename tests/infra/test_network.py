@@ -1,0 +1,156 @@
+"""Networking per environment (``infra/config.py``'s ``vpc``): the default (no VPC for the functions, the Fargate
+tasks' own public subnets, no NAT) and an existing VPC (``ExistingVpc``) for the functions that run DAG code and the
+Fargate tasks, private subnets and no public IP, with the endpoints they reach AWS through."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from infra.config import INTERFACE_ENDPOINTS, ExistingVpc, SecretsSettings, settings_for
+from tests.infra.cfn import function_id, of_type, render
+from tests.infra.conftest import EXISTING_VPC, synthesize
+from updraft.config import UpdraftConfig
+from updraft.cost.idle import HOURS_PER_MONTH, IdleInputs, idle_cost
+
+IN_VPC = ("parser", "worker", "trigger_check")  # the functions that run DAG code
+OUTSIDE = ("scheduler", "api", "asset_events")  # never run DAG code: no ENI, no endpoint needed
+
+
+def _function(synth, name: str) -> dict:
+    return synth.resources[function_id(synth.resources, name)]["Properties"]
+
+
+def _config(synth, name: str) -> UpdraftConfig:
+    return UpdraftConfig.from_env(render(_function(synth, name)["Environment"]["Variables"]))
+
+
+def _worker_group(synth) -> str:
+    (group,) = [k for k, v in of_type(synth.resources, "AWS::EC2::SecurityGroup").items()
+                if v["Properties"]["GroupDescription"].endswith("egress only")]
+    return group
+
+
+def _endpoints(synth, kind: str) -> dict[str, dict]:
+    return {e["Properties"]["ServiceName"].removeprefix("com.amazonaws.us-east-1."): e["Properties"]
+            for e in of_type(synth.resources, "AWS::EC2::VPCEndpoint").values()
+            if e["Properties"].get("VpcEndpointType") == kind}
+
+
+# -- the default ----------------------------------------------------------------------------------------------
+
+def test_by_default_no_function_is_in_a_vpc_and_the_tasks_get_a_public_ip(synth) -> None:
+    assert all("VpcConfig" not in fn["Properties"] for fn in of_type(synth.resources, "AWS::Lambda::Function").values())
+    assert _config(synth, "worker").ecs_public_ip and _config(synth, "api").interface_endpoint_azs == 0
+    assert _endpoints(synth, "Interface") == {}
+    assert len(of_type(synth.resources, "AWS::EC2::VPC")) == 1  # the tasks' own (test_stack.py checks it)
+
+
+# -- an existing VPC ----------------------------------------------------------------------------------------
+
+def test_the_functions_that_run_dag_code_are_in_the_private_subnets(vpc_synth) -> None:
+    group = _worker_group(vpc_synth)
+    for name in IN_VPC:
+        assert _function(vpc_synth, name)["VpcConfig"] == {
+            "SubnetIds": list(EXISTING_VPC.private_subnet_ids), "SecurityGroupIds": [{"Fn::GetAtt": [group, "GroupId"]}]}
+    for name in OUTSIDE:
+        assert "VpcConfig" not in _function(vpc_synth, name)
+
+
+def test_fargate_tasks_run_in_the_private_subnets_without_a_public_ip(vpc_synth) -> None:
+    """RunTask takes the task's network from the dispatchers' settings (there is no ECS service): the scheduler's,
+    the worker Lambda's and the Fargate task's own (its mini scheduler)."""
+    group = _worker_group(vpc_synth)
+    (container,) = next(iter(of_type(vpc_synth.resources, "AWS::ECS::TaskDefinition").values()))["Properties"][
+        "ContainerDefinitions"]
+    task = UpdraftConfig.from_env({e["Name"]: render(e["Value"]) for e in container["Environment"]})
+    for config in (_config(vpc_synth, "scheduler"), _config(vpc_synth, "worker"), task):
+        assert config.fargate_configured
+        assert config.ecs_subnets == EXISTING_VPC.private_subnet_ids
+        assert config.ecs_security_groups == (f"<{group}.GroupId>",)
+        assert config.ecs_public_ip is False
+    # Nothing of the default network is created: no VPC, subnet, internet gateway or NAT.
+    for kind in ("AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::InternetGateway", "AWS::EC2::NatGateway"):
+        assert of_type(vpc_synth.resources, kind) == {}, kind
+
+
+def test_the_created_group_allows_egress_only(vpc_synth) -> None:
+    group = vpc_synth.resources[_worker_group(vpc_synth)]["Properties"]
+    assert group["VpcId"] == EXISTING_VPC.vpc_id and "SecurityGroupIngress" not in group
+    assert [(e["CidrIp"], e["IpProtocol"]) for e in group["SecurityGroupEgress"]] == [("0.0.0.0/0", "-1")]
+
+
+def test_the_endpoints_the_workers_reach_aws_through(vpc_synth) -> None:
+    gateways = _endpoints(vpc_synth, "Gateway")
+    assert set(gateways) == {"dynamodb", "s3"}
+    assert all(g["RouteTableIds"] == list(EXISTING_VPC.route_table_ids) for g in gateways.values())
+    interfaces = _endpoints(vpc_synth, "Interface")
+    assert set(interfaces) == set(INTERFACE_ENDPOINTS)
+    (endpoint_group,) = {render(e["SecurityGroupIds"][0]) for e in interfaces.values()}
+    for endpoint in interfaces.values():
+        assert endpoint["VpcId"] == EXISTING_VPC.vpc_id and endpoint["PrivateDnsEnabled"] is True
+        assert endpoint["SubnetIds"] == list(EXISTING_VPC.private_subnet_ids)
+    group = vpc_synth.resources[endpoint_group.strip("<>").split(".")[0]]["Properties"]
+    # HTTPS from the workers' group only, and no egress (CDK's placeholder rule for "none").
+    assert [(r["IpProtocol"], r["FromPort"], r["ToPort"], render(r["SourceSecurityGroupId"]))
+            for r in group["SecurityGroupIngress"]] == [("tcp", 443, 443, f"<{_worker_group(vpc_synth)}.GroupId>")]
+    assert [e["CidrIp"] for e in group["SecurityGroupEgress"]] == ["255.255.255.255/32"]
+
+
+def test_the_idle_cost_prices_the_interface_endpoints_the_template_has(vpc_synth) -> None:
+    interfaces = _endpoints(vpc_synth, "Interface")
+    azs = sum(len(e["SubnetIds"]) for e in interfaces.values())
+    assert azs == 16
+    settings = dataclasses.replace(settings_for("dev"), vpc=EXISTING_VPC)
+    config = _config(vpc_synth, "api")  # the API serves GET /cost/idle
+    assert config.interface_endpoint_azs == settings.interface_endpoint_azs() == azs
+    month = idle_cost(IdleInputs.of_config(config, "dev"))
+    (line,) = [line for line in month["lines"] if line["name"] == "VPC interface endpoints"]
+    assert line["quantity"] == azs * HOURS_PER_MONTH and line["usd"] == pytest.approx(116.8)
+    default = idle_cost(IdleInputs.of_config(dataclasses.replace(config, interface_endpoint_azs=0), "dev"))
+    assert month["usd_per_month"] == pytest.approx(default["usd_per_month"] + 116.8, abs=1e-3)
+
+
+def test_given_groups_and_no_endpoints(tmp_path) -> None:
+    """A VPC that already reaches AWS (its endpoints, or a NAT): no endpoint, no group created, nothing priced."""
+    given = ExistingVpc(vpc_id="vpc-0123", private_subnet_ids=("subnet-01", "subnet-02", "subnet-03"),
+                        security_group_ids=("sg-0aa", "sg-0bb"), create_endpoints=False)
+    synth = synthesize(tmp_path, dataclasses.replace(settings_for("dev"), vpc=given))
+    assert of_type(synth.resources, "AWS::EC2::VPCEndpoint") == {}
+    assert of_type(synth.resources, "AWS::EC2::SecurityGroup") == {}
+    for name in IN_VPC:
+        assert _function(synth, name)["VpcConfig"] == {"SubnetIds": ["subnet-01", "subnet-02", "subnet-03"],
+                                                      "SecurityGroupIds": ["sg-0aa", "sg-0bb"]}
+    worker = _config(synth, "worker")
+    assert (worker.ecs_subnets, worker.ecs_security_groups, worker.ecs_public_ip) == (
+        given.private_subnet_ids, given.security_group_ids, False)
+    assert _config(synth, "api").interface_endpoint_azs == 0
+
+
+def test_the_secrets_backend_and_ses_add_their_endpoints() -> None:
+    base = dataclasses.replace(settings_for("dev"), vpc=EXISTING_VPC)
+    assert base.interface_endpoints() == INTERFACE_ENDPOINTS
+    ssm = dataclasses.replace(base, secrets=SecretsSettings(
+        "airflow.providers.amazon.aws.secrets.systems_manager.SystemsManagerParameterStoreBackend"),
+        email_sender="airflow@example.com")
+    assert ssm.interface_endpoints() == (*INTERFACE_ENDPOINTS, "ssm", "email")
+    secrets_manager = dataclasses.replace(base, secrets=SecretsSettings(
+        "airflow.providers.amazon.aws.secrets.secrets_manager.SecretsManagerBackend"))
+    assert secrets_manager.interface_endpoints() == (*INTERFACE_ENDPOINTS, "secretsmanager")
+    assert secrets_manager.interface_endpoint_azs() == 9 * 2
+    assert settings_for("dev").interface_endpoints() == () and settings_for("dev").interface_endpoint_azs() == 0
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"vpc_id": "0123"}, "vpc_id must be"),
+    ({"private_subnet_ids": ()}, "at least one private subnet"),
+    ({"private_subnet_ids": "subnet-01"}, "private_subnet_ids must be a tuple"),
+    ({"private_subnet_ids": ("subnet-01", "subnet-01")}, "repeats a subnet"),
+    ({"security_group_ids": ("0aa",)}, "security_group_ids must be"),
+    ({"route_table_ids": ()}, "needs the private subnets' route_table_ids"),
+])
+def test_an_existing_vpc_is_refused_with_the_reason(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(EXISTING_VPC, **kwargs)
+    dataclasses.replace(EXISTING_VPC, route_table_ids=(), create_endpoints=False)  # no gateway endpoint to route
