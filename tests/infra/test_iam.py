@@ -75,7 +75,7 @@ def mode(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def synth(mode: str, synth, vpc_synth):  # noqa: F811  (the session's synth of the mode)
+def synth(mode: str, synth, vpc_synth):  # the session's synth of the mode (conftest.py)
     return vpc_synth if mode == "vpc" else synth
 
 

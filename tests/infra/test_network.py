@@ -12,7 +12,6 @@ from infra.config import INTERFACE_ENDPOINTS, ExistingVpc, SecretsSettings, sett
 from tests.infra.cfn import function_id, of_type, render
 from tests.infra.conftest import EXISTING_VPC, synthesize
 from updraft.config import UpdraftConfig
-from updraft.cost.idle import HOURS_PER_MONTH, IdleInputs, idle_cost
 
 IN_VPC = ("parser", "worker", "trigger_check")  # the functions that run DAG code
 OUTSIDE = ("scheduler", "api", "asset_events")  # never run DAG code: no ENI, no endpoint needed
@@ -96,20 +95,6 @@ def test_the_endpoints_the_workers_reach_aws_through(vpc_synth) -> None:
     assert [(r["IpProtocol"], r["FromPort"], r["ToPort"], render(r["SourceSecurityGroupId"]))
             for r in group["SecurityGroupIngress"]] == [("tcp", 443, 443, f"<{_worker_group(vpc_synth)}.GroupId>")]
     assert [e["CidrIp"] for e in group["SecurityGroupEgress"]] == ["255.255.255.255/32"]
-
-
-def test_the_idle_cost_prices_the_interface_endpoints_the_template_has(vpc_synth) -> None:
-    interfaces = _endpoints(vpc_synth, "Interface")
-    azs = sum(len(e["SubnetIds"]) for e in interfaces.values())
-    assert azs == 16
-    settings = dataclasses.replace(settings_for("dev"), vpc=EXISTING_VPC)
-    config = _config(vpc_synth, "api")  # the API serves GET /cost/idle
-    assert config.interface_endpoint_azs == settings.interface_endpoint_azs() == azs
-    month = idle_cost(IdleInputs.of_config(config, "dev"))
-    (line,) = [line for line in month["lines"] if line["name"] == "VPC interface endpoints"]
-    assert line["quantity"] == azs * HOURS_PER_MONTH and line["usd"] == pytest.approx(116.8)
-    default = idle_cost(IdleInputs.of_config(dataclasses.replace(config, interface_endpoint_azs=0), "dev"))
-    assert month["usd_per_month"] == pytest.approx(default["usd_per_month"] + 116.8, abs=1e-3)
 
 
 def test_given_groups_and_no_endpoints(tmp_path) -> None:
