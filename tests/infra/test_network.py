@@ -5,12 +5,13 @@ Fargate tasks, private subnets and no public IP, with the endpoints they reach A
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
 from infra.config import INTERFACE_ENDPOINTS, ExistingVpc, SecretsSettings, settings_for
 from tests.infra.cfn import function_id, of_type, render
-from tests.infra.conftest import EXISTING_VPC, synthesize
+from tests.infra.conftest import EXISTING_VPC, ROOT, synthesize
 from updraft.config import UpdraftConfig
 
 IN_VPC = ("parser", "worker", "trigger_check")  # the functions that run DAG code
@@ -139,3 +140,13 @@ def test_an_existing_vpc_is_refused_with_the_reason(kwargs: dict, message: str) 
     with pytest.raises(ValueError, match=message):
         dataclasses.replace(EXISTING_VPC, **kwargs)
     dataclasses.replace(EXISTING_VPC, route_table_ids=(), create_endpoints=False)  # no gateway endpoint to route
+
+
+def test_the_infra_readme_states_the_vpc_templates_size(synth, vpc_synth) -> None:
+    readme = (ROOT / "infra" / "README.md").read_text()
+    stated = re.search(r"In an existing VPC with its endpoints created, the dev template has \*\*(\d+) resources", readme)
+    assert stated, "infra/README.md no longer states the VPC mode's template size"
+    assert int(stated[1]) == len(vpc_synth.resources)
+    gone = {k for k in synth.resources if k not in vpc_synth.resources}
+    new = {k for k in vpc_synth.resources if k not in synth.resources}
+    assert (len(gone), len(new)) == (14, 12)  # as the README counts them
