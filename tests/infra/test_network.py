@@ -5,12 +5,13 @@ Fargate tasks, private subnets and no public IP, with the endpoints they reach A
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 
 import pytest
 
 from infra.config import INTERFACE_ENDPOINTS, ExistingVpc, SecretsSettings, settings_for
-from tests.infra.cfn import function_id, of_type, render
+from tests.infra.cfn import as_list, function_id, function_role, of_type, render, role_statements
 from tests.infra.conftest import EXISTING_VPC, ROOT, synthesize
 from updraft.config import UpdraftConfig
 
@@ -96,6 +97,34 @@ def test_the_endpoints_the_workers_reach_aws_through(vpc_synth) -> None:
     assert [(r["IpProtocol"], r["FromPort"], r["ToPort"], render(r["SourceSecurityGroupId"]))
             for r in group["SecurityGroupIngress"]] == [("tcp", 443, 443, f"<{_worker_group(vpc_synth)}.GroupId>")]
     assert [e["CidrIp"] for e in group["SecurityGroupEgress"]] == ["255.255.255.255/32"]
+
+
+# The endpoint a role's granted actions go through, by IAM's service prefix; and the prefixes that need none:
+# PassRole is authorized inside ECS's RunTask, the on-failure destination (SQS) is sent by Lambda's service, X-Ray
+# segments go to Lambda's daemon, and Lambda itself manages the functions' network interfaces (EC2).
+ENDPOINT_OF = {"dynamodb": "dynamodb", "s3": "s3", "lambda": "lambda", "states": "states", "logs": "logs",
+               "ecs": "ecs", "ecr": "ecr.api", "kms": "kms", "ses": "email", "secretsmanager": "secretsmanager",
+               "ssm": "ssm"}
+NO_ENDPOINT = {"iam", "sqs", "xray", "ec2"}
+
+
+def test_every_service_the_workers_may_call_has_its_endpoint(vpc_synth) -> None:
+    """What the functions in the VPC and the Fargate task are granted is what they call: each service's endpoint
+    exists (a grant to a new service fails here until its endpoint is added), and the DAG-code role they assume
+    through STS trusts each of them."""
+    (task,) = of_type(vpc_synth.resources, "AWS::ECS::TaskDefinition").values()
+    roles = [function_role(vpc_synth.resources, name) for name in IN_VPC] + [
+        task["Properties"][key]["Fn::GetAtt"][0] for key in ("TaskRoleArn", "ExecutionRoleArn")]
+    endpoints = set(_endpoints(vpc_synth, "Interface")) | set(_endpoints(vpc_synth, "Gateway"))
+    prefixes = {action.split(":")[0] for role in roles for statement in role_statements(vpc_synth.resources, role)
+                for action in as_list(statement["Action"])}
+    assert prefixes - NO_ENDPOINT <= set(ENDPOINT_OF), prefixes - NO_ENDPOINT - set(ENDPOINT_OF)
+    assert {ENDPOINT_OF[p] for p in prefixes - NO_ENDPOINT} <= endpoints
+    assert {"ecr.dkr", "sts"} <= endpoints  # the image's layers' manifest; AssumeRole of the DAG-code role
+    (dag_code,) = [k for k, v in of_type(vpc_synth.resources, "AWS::IAM::Role").items()
+                   if "DagCode" in k and "Updraft DAG code" in v["Properties"].get("Description", "")]
+    trusted = json.dumps(vpc_synth.resources[dag_code]["Properties"]["AssumeRolePolicyDocument"])
+    assert all(role in trusted for role in roles[:4])
 
 
 def test_given_groups_and_no_endpoints(tmp_path) -> None:
