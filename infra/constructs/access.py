@@ -192,7 +192,7 @@ VPC_INTERFACES = ("ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces",
 
 
 def manage_vpc_interfaces() -> iam.PolicyStatement:
-    """On ``*``, as AWS's managed policy grants it: the Describe actions have no resource-level permissions, and
-    Lambda manages the interfaces (its Hyperplane ENIs, in subnets and groups the settings name) with the others;
-    the role writes no more of its logs than before (the managed policy would add ``logs:*``-like rights)."""
+    """On ``*``, as AWS's managed policy grants it (the Describe actions have no resource-level permissions; Lambda
+    creates and deletes the interfaces in the subnets and groups the settings name). The managed policy itself is
+    not attached: it would also grant writing every log group."""
     return iam.PolicyStatement(sid="VpcNetworkInterfaces", actions=list(VPC_INTERFACES), resources=["*"])
