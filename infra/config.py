@@ -5,6 +5,7 @@ Plain dataclasses with no CDK import, so tests and tools can read them without l
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 # The placeholder account and region the app synthesizes for when none is given: cdk.json carries their AZ context
@@ -98,9 +99,10 @@ class ExistingVpc:
 
     def __post_init__(self) -> None:
         def check(kind: str, prefix: str, ids: tuple[str, ...]) -> None:
-            bad = [i for i in ids if not i.startswith(prefix)]
+            bad = [i for i in ids if not re.fullmatch(rf"{prefix}([0-9a-f]{{8}}|[0-9a-f]{{17}})", i)]
             if isinstance(ids, str) or bad:
-                raise ValueError(f"ExistingVpc {kind} must be a tuple of ids starting with {prefix!r}, got {ids!r}")
+                raise ValueError(f"ExistingVpc {kind} must be a tuple of ids {prefix}<8 or 17 hex digits>, "
+                                 f"got {ids!r}")
 
         check("vpc_id", "vpc-", (self.vpc_id,))
         check("private_subnet_ids", "subnet-", self.private_subnet_ids)

@@ -17,6 +17,7 @@ from updraft.config import UpdraftConfig
 
 IN_VPC = ("parser", "worker", "trigger_check")  # the functions that run DAG code
 OUTSIDE = ("scheduler", "api", "asset_events")  # never run DAG code: no ENI, no endpoint needed
+THREE_SUBNETS = ("subnet-0000000a", "subnet-0000000b", "subnet-0000000c")
 
 
 def _function(synth, name: str) -> dict:
@@ -129,18 +130,36 @@ def test_every_service_the_workers_may_call_has_its_endpoint(vpc_synth) -> None:
 
 def test_given_groups_and_no_endpoints(tmp_path) -> None:
     """A VPC that already reaches AWS (its endpoints, or a NAT): no endpoint, no group created, nothing priced."""
-    given = ExistingVpc(vpc_id="vpc-0123", private_subnet_ids=("subnet-01", "subnet-02", "subnet-03"),
-                        security_group_ids=("sg-0aa", "sg-0bb"), create_endpoints=False)
+    given = ExistingVpc(vpc_id="vpc-0123abcd", private_subnet_ids=THREE_SUBNETS,
+                        security_group_ids=("sg-0aa11111", "sg-0bb22222"), create_endpoints=False)
     synth = synthesize(tmp_path, dataclasses.replace(settings_for("dev"), vpc=given))
     assert of_type(synth.resources, "AWS::EC2::VPCEndpoint") == {}
     assert of_type(synth.resources, "AWS::EC2::SecurityGroup") == {}
     for name in IN_VPC:
-        assert _function(synth, name)["VpcConfig"] == {"SubnetIds": ["subnet-01", "subnet-02", "subnet-03"],
-                                                      "SecurityGroupIds": ["sg-0aa", "sg-0bb"]}
+        assert _function(synth, name)["VpcConfig"] == {"SubnetIds": list(THREE_SUBNETS),
+                                                      "SecurityGroupIds": ["sg-0aa11111", "sg-0bb22222"]}
     worker = _config(synth, "worker")
     assert (worker.ecs_subnets, worker.ecs_security_groups, worker.ecs_public_ip) == (
         given.private_subnet_ids, given.security_group_ids, False)
     assert _config(synth, "api").interface_endpoint_azs == 0
+
+
+def test_given_groups_with_the_endpoints_of_a_secrets_backend_and_ses(tmp_path) -> None:
+    given = ExistingVpc(vpc_id="vpc-0123abcd", private_subnet_ids=THREE_SUBNETS,
+                        route_table_ids=("rtb-0000000a",), security_group_ids=("sg-0aa11111", "sg-0bb22222"))
+    settings = dataclasses.replace(settings_for("dev"), vpc=given, email_sender="airflow@example.com",
+                                   secrets=SecretsSettings(
+                                       "airflow.providers.amazon.aws.secrets.secrets_manager.SecretsManagerBackend",
+                                       {"connections_prefix": "airflow/connections",
+                                        "variables_prefix": "airflow/variables"}))
+    synth = synthesize(tmp_path, settings)
+    interfaces = _endpoints(synth, "Interface")
+    assert set(interfaces) == {*INTERFACE_ENDPOINTS, "secretsmanager", "email"}
+    assert all(e["SubnetIds"] == list(given.private_subnet_ids) for e in interfaces.values())
+    (group,) = of_type(synth.resources, "AWS::EC2::SecurityGroup").values()  # the endpoints' only
+    assert sorted(r["SourceSecurityGroupId"] for r in group["Properties"]["SecurityGroupIngress"]) == [
+        "sg-0aa11111", "sg-0bb22222"]
+    assert _config(synth, "api").interface_endpoint_azs == 10 * 3 == settings.interface_endpoint_azs()
 
 
 def test_the_secrets_backend_and_ses_add_their_endpoints() -> None:
@@ -160,9 +179,10 @@ def test_the_secrets_backend_and_ses_add_their_endpoints() -> None:
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"vpc_id": "0123"}, "vpc_id must be"),
     ({"private_subnet_ids": ()}, "at least one private subnet"),
-    ({"private_subnet_ids": "subnet-01"}, "private_subnet_ids must be a tuple"),
-    ({"private_subnet_ids": ("subnet-01", "subnet-01")}, "repeats a subnet"),
-    ({"security_group_ids": ("0aa",)}, "security_group_ids must be"),
+    ({"private_subnet_ids": "subnet-0aaa1111"}, "private_subnet_ids must be a tuple"),
+    ({"private_subnet_ids": ("subnet-0aaa1111", "subnet-0aaa1111")}, "repeats a subnet"),
+    ({"security_group_ids": ("sg-0aa",)}, "security_group_ids must be"),
+    ({"route_table_ids": ("rtb-0ccc3333", "0ddd4444")}, "route_table_ids must be"),
     ({"route_table_ids": ()}, "needs the private subnets' route_table_ids"),
 ])
 def test_an_existing_vpc_is_refused_with_the_reason(kwargs: dict, message: str) -> None:
