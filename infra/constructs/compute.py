@@ -310,7 +310,7 @@ class UpdraftFunctions(Construct):
             runtime, handler = lambda_.Runtime.FROM_IMAGE, lambda_.Handler.FROM_IMAGE
         if dag_code and self._network is not None:
             # In the existing VPC's private subnets. Lambda manages the function's ENIs with the role's rights:
-            # AWSLambdaVPCAccessExecutionRole's EC2 statement, without its logs:* (the role writes its own group).
+            # AWSLambdaVPCAccessExecutionRole's EC2 statement, not its logs one (the role writes its own group only).
             network = self._network
             kwargs = {**kwargs, "vpc": network.vpc, "vpc_subnets": ec2.SubnetSelection(subnets=network.subnets),
                       "security_groups": network.security_groups}
