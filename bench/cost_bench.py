@@ -175,7 +175,8 @@ def idle_table() -> list[dict[str, Any]]:
 
     return [idle_cost(IdleInputs(name=s.name, tick_seconds=s.tick_minutes * 60,
                                  scheduler_memory_mb=s.scheduler.memory_mib, region=REGION,
-                                 architecture=s.architecture)) for s in ENVIRONMENTS.values()]
+                                 architecture=s.architecture, interface_endpoint_azs=s.interface_endpoint_azs()))
+            for s in ENVIRONMENTS.values()]
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ Plain dataclasses with no CDK import, so tests and tools can read them without l
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 # The placeholder account and region the app synthesizes for when none is given: cdk.json carries their AZ context
@@ -66,6 +67,57 @@ class SecretsSettings:
     kwargs: dict[str, object] = field(default_factory=dict)
 
 
+# The interface VPC endpoints (``com.amazonaws.<region>.<name>``) every function that runs DAG code, and the Fargate
+# task, call Updraft's AWS APIs through in an existing VPC without a NAT (``ExistingVpc.create_endpoints``): the
+# worker invokes functions (lambda), starts and stops deferrals (states), writes task logs (logs; also the Fargate
+# task's awslogs driver), runs Fargate tasks (ecs), decrypts variables and connections (kms), and the parser, the
+# workers and the trigger check assume the DAG-code role (sts); the Fargate task pulls its image (ecr.api,
+# ecr.dkr; its layers come from S3 through the gateway endpoint). DynamoDB and S3 are free gateway endpoints.
+INTERFACE_ENDPOINTS = ("lambda", "states", "logs", "ecs", "ecr.api", "ecr.dkr", "kms", "sts")
+GATEWAY_ENDPOINTS = ("dynamodb", "s3")
+
+
+@dataclass(frozen=True)
+class ExistingVpc:
+    """An existing VPC the functions that run DAG code (parser, worker, trigger check) and the Fargate tasks run
+    in, as MWAA's environment runs in its customer's VPC: private subnets (no public IP), so a task reaches a
+    database in them. Given by ids only: synth looks nothing up.
+
+    ``private_subnet_ids``: one subnet per AZ (the interface endpoints take one subnet per AZ; give two or more for
+    Lambda's availability). ``route_table_ids``: those subnets' route tables, where the DynamoDB and S3 gateway
+    endpoints add their routes (needed when ``create_endpoints``). ``security_group_ids``: the groups the functions
+    and tasks get; none: the stack creates one allowing all egress and no ingress. ``create_endpoints``: create the
+    endpoints of :func:`EnvironmentSettings.interface_endpoints` and the two gateway endpoints; False when the VPC
+    already reaches AWS's APIs (its own endpoints, or a NAT).
+    """
+
+    vpc_id: str
+    private_subnet_ids: tuple[str, ...]
+    route_table_ids: tuple[str, ...] = ()
+    security_group_ids: tuple[str, ...] = ()
+    create_endpoints: bool = True
+
+    def __post_init__(self) -> None:
+        def check(kind: str, prefix: str, ids: tuple[str, ...]) -> None:
+            bad = [i for i in ids if not re.fullmatch(rf"{prefix}([0-9a-f]{{8}}|[0-9a-f]{{17}})", i)]
+            if isinstance(ids, str) or bad:
+                raise ValueError(f"ExistingVpc {kind} must be a tuple of ids {prefix}<8 or 17 hex digits>, "
+                                 f"got {ids!r}")
+
+        check("vpc_id", "vpc-", (self.vpc_id,))
+        check("private_subnet_ids", "subnet-", self.private_subnet_ids)
+        check("route_table_ids", "rtb-", self.route_table_ids)
+        check("security_group_ids", "sg-", self.security_group_ids)
+        if not self.private_subnet_ids:
+            raise ValueError("ExistingVpc needs at least one private subnet id (one per AZ; two or more advised)")
+        if len(set(self.private_subnet_ids)) != len(self.private_subnet_ids):
+            raise ValueError(f"ExistingVpc private_subnet_ids repeats a subnet: {self.private_subnet_ids!r}")
+        if self.create_endpoints and not self.route_table_ids:
+            raise ValueError("ExistingVpc with create_endpoints needs the private subnets' route_table_ids (the "
+                             "DynamoDB and S3 gateway endpoints route through them); or create_endpoints=False "
+                             "if the VPC already has its endpoints or a NAT")
+
+
 @dataclass(frozen=True)
 class EnvironmentSettings:
     name: str
@@ -110,6 +162,31 @@ class EnvironmentSettings:
     requirements: str | None = None
     # The functions' architecture, and so the manylinux wheels the bundles hold; the Fargate task runs on it too.
     architecture: str = "x86_64"
+    # Networking (infra/README.md, "Networking"): None, the default, runs the functions outside any VPC and the
+    # Fargate tasks in public subnets of a VPC of their own without NAT (idle cost ~0); an ExistingVpc runs the
+    # functions that run DAG code and the Fargate tasks in its private subnets.
+    vpc: ExistingVpc | None = None
+
+    def interface_endpoints(self) -> tuple[str, ...]:
+        """The interface endpoints the stack creates (none unless ``vpc.create_endpoints``): the base ones, the
+        secrets backend's service and SES's API when the environment uses them. Each is billed per hour in each
+        of the VPC's subnets (``updraft.cost.idle``)."""
+        if self.vpc is None or not self.vpc.create_endpoints:
+            return ()
+        extra: list[str] = []
+        if self.secrets is not None:
+            from updraft.secrets.aws_backends import BACKEND_CLASSES
+
+            backend = BACKEND_CLASSES.get(self.secrets.backend.strip())
+            if backend is not None:
+                extra.append(backend.service)
+        if self.email_sender is not None:
+            extra.append("email")
+        return (*INTERFACE_ENDPOINTS, *extra)
+
+    def interface_endpoint_azs(self) -> int:
+        """What the interface endpoints are billed on: one per endpoint and subnet (AZ), by the hour."""
+        return len(self.interface_endpoints()) * (len(self.vpc.private_subnet_ids) if self.vpc else 0)
 
     def __post_init__(self) -> None:
         if self.architecture not in ("x86_64", "arm64"):

@@ -38,7 +38,9 @@ SUPPRESSIONS: dict[str, str] = {
     "AwsSolutions-IAM5": "each wildcard is scoped to this environment's resources (the table's indexes, objects "
                          "under the bucket's prefixes, the worker family's revisions, the task log group's "
                          "streams, the deferral machine's executions, the secrets backend's prefixes: "
-                         "infra/constructs/access.py), or is CDK's (grant_write on a log group)",
+                         "infra/constructs/access.py), or is CDK's (grant_write on a log group), or, for functions "
+                         "in an existing VPC, the network-interface actions Lambda needs, on * as AWS's "
+                         "AWSLambdaVPCAccessExecutionRole grants them (access.manage_vpc_interfaces)",
     "AwsSolutions-L1": "the bundle's .pyc files are compiled for Python 3.11 (infra/constructs/bundling.py); "
                        "CDK's custom-resource handlers follow CDK's release",
     "AwsSolutions-S1": "server access logs need a second bucket; S3 data events in CloudTrail are the account's "

@@ -2,7 +2,8 @@
 short list of named grants (infra/README.md has the table per function).
 
 Every statement names this environment's own resources: the table and its indexes, one prefix of the bucket,
-the task log group, the worker function by its physical name. Nothing here is granted on ``*``.
+the task log group, the worker function by its physical name. Nothing here is granted on ``*`` but the network
+interfaces a function in a VPC needs (``manage_vpc_interfaces``: AWS documents them on ``*`` only).
 """
 
 from __future__ import annotations
@@ -182,3 +183,16 @@ def read_secrets_backend(scope: Construct, backend: str, kwargs: dict[str, objec
         return []
     action = "secretsmanager:GetSecretValue" if isinstance(reader, SecretsManagerBackend) else "ssm:GetParameter"
     return [iam.PolicyStatement(sid="ReadSecretsBackend", actions=[action], resources=resources)]
+
+
+# What Lambda needs in a function's role to attach it to a VPC (the EC2 statement of AWS's managed
+# AWSLambdaVPCAccessExecutionRole): it creates, describes and deletes the function's network interfaces with them.
+VPC_INTERFACES = ("ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
+                  "ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses")
+
+
+def manage_vpc_interfaces() -> iam.PolicyStatement:
+    """On ``*``, as AWS's managed policy grants it (the Describe actions have no resource-level permissions; Lambda
+    creates and deletes the interfaces in the subnets and groups the settings name). The managed policy itself is
+    not attached: it would also grant writing every log group."""
+    return iam.PolicyStatement(sid="VpcNetworkInterfaces", actions=list(VPC_INTERFACES), resources=["*"])

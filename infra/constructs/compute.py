@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -69,6 +70,7 @@ class UpdraftFunctions(Construct):
                  zip_limit_bytes: int = ZIP_LIMIT_BYTES) -> None:
         super().__init__(scope, construct_id)
         self.settings = settings
+        self._network = fargate.network  # an existing VPC: the functions that run DAG code go in it
         self._retention = RETENTION[settings.log_retention_days]
         self._removal = RemovalPolicy.RETAIN if settings.retain_data else RemovalPolicy.DESTROY
         self._architecture = (lambda_.Architecture.ARM_64 if settings.architecture == "arm64"
@@ -109,7 +111,8 @@ class UpdraftFunctions(Construct):
             ecs_cluster=fargate.cluster.cluster_name,
             ecs_task_definition=names.ecs_task_family, ecs_container=names.ecs_container,
             ecs_subnets=tuple(fargate.subnet_ids), ecs_security_groups=tuple(fargate.security_group_ids),
-            ecs_public_ip=True, task_log_group=self.task_logs.log_group_name, email_from=settings.email_sender,
+            ecs_public_ip=fargate.public_ip, task_log_group=self.task_logs.log_group_name,
+            email_from=settings.email_sender,
             secrets_backend=secrets.backend if secrets else None,
             secrets_backend_kwargs=json.dumps(secrets.kwargs) if secrets else None)
 
@@ -136,7 +139,8 @@ class UpdraftFunctions(Construct):
                                   replace(base, scheduler_function=names.scheduler_function,
                                           deferral_state_machine=deferrals,
                                           task_log_group=self.task_logs.log_group_name,
-                                          kms_key=secrets_key).to_env())
+                                          kms_key=secrets_key,
+                                          interface_endpoint_azs=settings.interface_endpoint_azs()).to_env())
 
         # The deferral state machine's synchronous look at a polling trigger (it writes a fired event on the try).
         self.trigger_check = self._function("trigger_check", names.trigger_check_function, settings.trigger_check,
@@ -304,6 +308,13 @@ class UpdraftFunctions(Construct):
             code = lambda_.Code.from_ecr_image(self.dag_code_image.repository,
                                                tag_or_digest=self.dag_code_image.image_tag, cmd=[handler])
             runtime, handler = lambda_.Runtime.FROM_IMAGE, lambda_.Handler.FROM_IMAGE
+        if dag_code and self._network is not None:
+            # In the existing VPC's private subnets. Lambda manages the function's ENIs with the role's rights:
+            # AWSLambdaVPCAccessExecutionRole's EC2 statement, not its logs one (the role writes its own group only).
+            network = self._network
+            kwargs = {**kwargs, "vpc": network.vpc, "vpc_subnets": ec2.SubnetSelection(subnets=network.subnets),
+                      "security_groups": network.security_groups}
+            role.add_to_policy(access.manage_vpc_interfaces())
         return lambda_.Function(
             self, title, function_name=function_name, role=role,
             runtime=runtime, architecture=self._architecture,

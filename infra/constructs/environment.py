@@ -15,13 +15,15 @@ from infra.constructs.dashboard import UpdraftDashboard
 from infra.constructs.data import UpdraftData
 from infra.constructs.deferrals import DeferralStateMachine
 from infra.constructs.fargate import FargateWorkers
+from infra.constructs.network import PrivateNetwork
 from infra.packages import resolve
 from updraft.resources import ResourceNames
 
 
 class UpdraftEnvironment(Construct):
-    """The data (table, bucket), the compute (parser, scheduler, worker and API Lambdas, Fargate workers), the
-    deferral state machine, the REST API and the CloudWatch dashboard of one environment. Physical names come from
+    """The data (table, bucket), the network when the settings give an existing VPC, the compute (parser,
+    scheduler, worker and API Lambdas, Fargate workers), the deferral state machine, the REST API and the
+    CloudWatch dashboard of one environment. Physical names come from
     ``updraft.resources.ResourceNames``, so they match local mode's.
 
     The code is built at synth (``bundling``) from the environment's packages (``infra.packages``: Updraft's lock
@@ -46,9 +48,12 @@ class UpdraftEnvironment(Construct):
         retention = RETENTION[settings.log_retention_days]
         removal = RemovalPolicy.RETAIN if settings.retain_data else RemovalPolicy.DESTROY
         self.data = UpdraftData(self, "Data", retain=settings.retain_data, names=self.names)
+        # An existing VPC (settings.vpc) for what runs DAG code; None: the default networking (no VPC for the
+        # functions, the Fargate tasks' own public subnets).
+        self.network = PrivateNetwork(self, "Network", settings=settings, names=self.names) if settings.vpc else None
         self.fargate = FargateWorkers(self, "Fargate", names=self.names, settings=settings.fargate,
                                       retention=retention, removal=removal, bundle=bundles[True],
-                                      architecture=settings.architecture)
+                                      architecture=settings.architecture, network=self.network)
         self.functions = UpdraftFunctions(self, "Functions", data=self.data, fargate=self.fargate, names=self.names,
                                           settings=settings, bundle=bundles[False], dag_bundle=bundles[True],
                                           zip_limit_bytes=zip_limit_bytes)

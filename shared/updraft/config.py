@@ -182,6 +182,9 @@ class UpdraftConfig:
     work_dir: str | None = None
     parse_attempts: int = PARSE_ATTEMPTS
     expose_config: bool = False
+    # The interface VPC endpoints the environment's stack keeps, one per endpoint and subnet (each billed by the
+    # hour): the idle cost (``updraft.cost.idle``) prices them. 0: none (the default networking).
+    interface_endpoint_azs: int = 0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UpdraftConfig:
@@ -232,6 +235,7 @@ class UpdraftConfig:
             work_dir=env.get("UPDRAFT_WORK_DIR") or None,
             parse_attempts=_int(env, "UPDRAFT_PARSE_ATTEMPTS", PARSE_ATTEMPTS),
             expose_config=_expose_config(env),
+            interface_endpoint_azs=_int(env, "UPDRAFT_INTERFACE_ENDPOINT_AZS", 0),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -271,6 +275,7 @@ class UpdraftConfig:
             "UPDRAFT_WORK_DIR": self.work_dir,
             "UPDRAFT_PARSE_ATTEMPTS": None if self.parse_attempts == PARSE_ATTEMPTS else str(self.parse_attempts),
             EXPOSE_CONFIG_VAR: "True" if self.expose_config else None,
+            "UPDRAFT_INTERFACE_ENDPOINT_AZS": str(self.interface_endpoint_azs) if self.interface_endpoint_azs else None,
         }
         return {name: value for name, value in out.items() if value is not None}
 

@@ -7,6 +7,7 @@ that has a Docker engine. Docker is for ``cdk deploy`` only.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass
@@ -20,7 +21,13 @@ cdk = pytest.importorskip("aws_cdk", reason="the infra extra is not installed (p
 
 from aws_cdk.assertions import Template  # noqa: E402
 
-from infra.config import PLACEHOLDER_ACCOUNT, PLACEHOLDER_REGION, settings_for  # noqa: E402
+from infra.config import (  # noqa: E402
+    PLACEHOLDER_ACCOUNT,
+    PLACEHOLDER_REGION,
+    EnvironmentSettings,
+    ExistingVpc,
+    settings_for,
+)
 from infra.stack import UpdraftStack  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,15 +42,31 @@ class Synth:
     assets: dict  # the stack's asset manifest
 
 
-@pytest.fixture(scope="session")
-def synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
-    """The dev stack as ``cdk synth -c env=dev`` builds it: cdk.json's context (the AZs of the placeholder
-    account), the placeholder account and region; dependencies are not pip-installed into the Lambda bundle."""
-    outdir = tmp_path_factory.mktemp("cdk.out")
+# An existing VPC as a user gives it (infra/README.md, "Networking"): two private subnets, their route tables.
+EXISTING_VPC = ExistingVpc(vpc_id="vpc-0a1b2c3d4e5f60718", private_subnet_ids=("subnet-0aaa1111", "subnet-0bbb2222"),
+                           route_table_ids=("rtb-0ccc3333", "rtb-0ddd4444"))
+
+
+def synthesize(outdir: Path, settings: EnvironmentSettings) -> Synth:
+    """``settings``' stack as ``cdk synth`` builds it: cdk.json's context (the AZs of the placeholder account),
+    the placeholder account and region; dependencies are not pip-installed into the Lambda bundle."""
     app = cdk.App(context=json.loads((ROOT / "cdk.json").read_text())["context"], outdir=str(outdir))
-    UpdraftStack(app, STACK, settings=settings_for("dev"), bundle_dependencies=False,
+    UpdraftStack(app, STACK, settings=settings, bundle_dependencies=False,
                  env=cdk.Environment(account=PLACEHOLDER_ACCOUNT, region=PLACEHOLDER_REGION))
     assembly = app.synth()
     template = assembly.get_stack_by_name(STACK).template
     return Synth(template=Template.from_json(template), resources=template["Resources"], outdir=outdir,
                  assets=json.loads((outdir / f"{STACK}.assets.json").read_text()))
+
+
+@pytest.fixture(scope="session")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """The dev stack as ``cdk synth -c env=dev`` builds it."""
+    return synthesize(tmp_path_factory.mktemp("cdk.out"), settings_for("dev"))
+
+
+@pytest.fixture(scope="session")
+def vpc_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """The dev stack in an existing VPC (``EXISTING_VPC``, its endpoints created)."""
+    return synthesize(tmp_path_factory.mktemp("cdk.out.vpc"), dataclasses.replace(settings_for("dev"),
+                                                                                   vpc=EXISTING_VPC))

@@ -1,4 +1,4 @@
-"""cfn-lint on the synthesized dev template (the session's one synth): no errors.
+"""cfn-lint on the synthesized dev templates (the session's synths: default networking, an existing VPC): no errors.
 
 W3005 (a DependsOn that a reference already implies) is in every CDK template and is ignored; warnings and
 informational findings do not fail the test (cfn-lint's exit code is a bit mask: 2 errors, 4 warnings, 8 info).
@@ -19,7 +19,9 @@ if not CFN_LINT.exists():
     pytest.skip("cfn-lint is in the dev extra (pip install -e '.[dev]')", allow_module_level=True)
 
 
-def test_template_has_no_cfn_lint_errors(synth, tmp_path) -> None:
+@pytest.mark.parametrize("mode", ["synth", "vpc_synth"])
+def test_template_has_no_cfn_lint_errors(request: pytest.FixtureRequest, mode: str, tmp_path) -> None:
+    synth = request.getfixturevalue(mode)
     path = tmp_path / "Updraft-test.template.json"
     path.write_text(json.dumps(synth.template.to_json()))
     result = subprocess.run([str(CFN_LINT), "--ignore-checks", "W3005", "--", str(path)],

@@ -1,6 +1,5 @@
-"""Least privilege in the synthesized dev stack: every role's actions, and every statement's resources.
-
-Uses the session's one synth (tests/infra/conftest.py).
+"""Least privilege in the synthesized dev stack: every role's actions, and every statement's resources, in both
+networking modes (the default, and an existing VPC: tests/infra/conftest.py's two session synths).
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ import re
 
 import pytest
 
-from infra.constructs.access import TABLE_READ_WRITE
+from infra.constructs.access import TABLE_READ_WRITE, VPC_INTERFACES
 from tests.infra.cfn import as_list, function_id, function_role, of_type, render, role_statements
 
 # Actions AWS authorizes only on "*" (no resource-level permissions), each with the role that needs it and why.
@@ -22,6 +21,9 @@ WILDCARD_ALLOWED = {
     "logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
     # Every function's role: X-Ray's segment and telemetry uploads (active tracing) have no resource-level permissions.
     "xray:PutTraceSegments", "xray:PutTelemetryRecords",
+    # The functions in an existing VPC: Lambda manages their network interfaces with these (AWS's
+    # AWSLambdaVPCAccessExecutionRole grants them on "*"; the Describe actions have no resource-level permissions).
+    *VPC_INTERFACES,
 }
 # Roles CDK creates for its own custom resources, with their managed policy (AWSLambdaBasicExecutionRole): the
 # bucket notifications' handler, and the provider that empties a bucket deleted with the stack (dev; its S3
@@ -60,6 +62,21 @@ EXPECTED_FUNCTION_ACTIONS = {
     "api": TRACES | LOGS | TABLE | SECRETS_KEY | STOP_WAITS | {"s3:GetObject", "s3:GetObjectVersion", "logs:GetLogEvents",
                                                       "lambda:InvokeFunction"},
 }
+
+
+# In an existing VPC, the functions that run DAG code (the trigger check too: test_network.py) also manage their
+# network interfaces; nothing else changes.
+IN_VPC = {"parser", "worker"}
+
+
+@pytest.fixture(params=["default", "vpc"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def synth(mode: str, synth, vpc_synth):  # the session's synth of the mode (conftest.py)
+    return vpc_synth if mode == "vpc" else synth
 
 
 def _task_definition(resources: dict) -> dict:
@@ -112,9 +129,10 @@ def test_roles_have_no_managed_policies(synth) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_FUNCTION_ACTIONS))
-def test_each_function_role_has_exactly_its_actions(synth, name: str) -> None:
+def test_each_function_role_has_exactly_its_actions(synth, mode: str, name: str) -> None:
     role = function_role(synth.resources, name)
-    assert _actions(role_statements(synth.resources, role)) == EXPECTED_FUNCTION_ACTIONS[name]
+    vpc = set(VPC_INTERFACES) if mode == "vpc" and name in IN_VPC else set()
+    assert _actions(role_statements(synth.resources, role)) == EXPECTED_FUNCTION_ACTIONS[name] | vpc
     principal = synth.resources[role]["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]
     assert principal == {"Service": "lambda.amazonaws.com"}
 
@@ -230,3 +248,15 @@ def test_only_workers_start_deferrals_on_the_one_machine_and_the_machine_only_re
     worker, check = function_id(synth.resources, "worker"), function_id(synth.resources, "trigger_check")
     assert invoked == sorted([f"<{worker}.Arn>", f"<{worker}.Arn>:*", f"<{check}.Arn>", f"<{check}.Arn>:*"])
     assert _actions(statements) - {"lambda:InvokeFunction"} <= WILDCARD_ALLOWED
+
+
+def test_only_the_functions_in_a_vpc_manage_network_interfaces(synth, mode: str) -> None:
+    """AWSLambdaVPCAccessExecutionRole's EC2 statement, as one statement of its own, on the three functions that
+    run DAG code (parser, worker, trigger check) in an existing VPC; no role has it by default."""
+    holders = {role: [s for s in statements if any(a.startswith("ec2:") for a in as_list(s["Action"]))]
+               for role, statements in _all_roles(synth.resources).items()}
+    holders = {role: found for role, found in holders.items() if found}
+    expected = {function_role(synth.resources, name) for name in ("parser", "worker", "trigger_check")}
+    assert set(holders) == (expected if mode == "vpc" else set())
+    for (statement,) in holders.values():
+        assert (set(as_list(statement["Action"])), statement["Resource"]) == (set(VPC_INTERFACES), "*")

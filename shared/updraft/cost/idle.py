@@ -11,7 +11,11 @@ Nothing of Updraft's waits on a server, so an idle environment costs:
   write), and the few lines each invocation logs (``IDLE_TICK_LOG_BYTES``);
 - storage, priced per GB-month (``per_gb_month`` in the answer): an empty environment stores next to nothing.
 
-No NAT gateway (the Fargate tasks run in public subnets), no provisioned capacity, no always-on container.
+- in an existing VPC (``infra/config.py``'s ``ExistingVpc`` with its endpoints), the interface VPC endpoints, by
+  the hour in each subnet (``IdleInputs.interface_endpoint_azs``; the gateway endpoints are free).
+
+No NAT gateway (the Fargate tasks run in public subnets, or in the existing VPC's), no provisioned capacity, no
+always-on container.
 """
 
 from __future__ import annotations
@@ -44,12 +48,14 @@ class IdleInputs:
     scheduler_memory_mb: int
     region: str | None = None
     architecture: str = X86_64
+    interface_endpoint_azs: int = 0  # interface endpoints x subnets (config.interface_endpoint_azs)
 
     @classmethod
     def of_config(cls, config: UpdraftConfig, name: str) -> IdleInputs:
         """The running environment's (its functions share one architecture: this process's)."""
         return cls(name=name, tick_seconds=config.tick_seconds, scheduler_memory_mb=config.scheduler_memory_mb,
-                   region=config.region, architecture=architecture())
+                   region=config.region, architecture=architecture(),
+                   interface_endpoint_azs=config.interface_endpoint_azs)
 
 
 def idle_cost(inputs: IdleInputs) -> dict[str, Any]:
@@ -68,6 +74,10 @@ def idle_cost(inputs: IdleInputs) -> dict[str, Any]:
                  STACK_RESOURCES["dashboards"] * prices.dashboard_per_month))
     out.add(Line("ECR worker image", WORKER_IMAGE_GB, "GB-month", WORKER_IMAGE_GB * prices.ecr_storage_per_gb_month,
                  estimated=True))
+    if inputs.interface_endpoint_azs:
+        hours = inputs.interface_endpoint_azs * HOURS_PER_MONTH
+        out.add(Line("VPC interface endpoints", hours, "endpoint-AZ hours",
+                     hours * prices.interface_endpoint_per_az_hour))
     out.add(Line("Scheduler tick: Lambda requests", ticks, "requests",
                  ticks * prices.lambda_per_million_requests / 1e6))
     out.add(Line("Scheduler tick: Lambda compute", gb_s, "GB-s", gb_s * prices.lambda_per_gb_second, estimated=True))

@@ -24,6 +24,7 @@ SOURCES = {
     "cloudwatch": "https://aws.amazon.com/cloudwatch/pricing/",
     "kms": "https://aws.amazon.com/kms/pricing/",
     "ecr": "https://aws.amazon.com/ecr/pricing/",
+    "privatelink": "https://aws.amazon.com/privatelink/pricing/",
 }
 FALLBACK_REGION = "us-east-1"
 
@@ -54,6 +55,7 @@ class PriceTable:
     dynamodb_backup_per_gb_month: float  # continuous backups (point-in-time recovery)
     s3_storage_per_gb_month: float
     ecr_storage_per_gb_month: float
+    interface_endpoint_per_az_hour: float  # an interface VPC endpoint in one AZ (PrivateLink), by the hour
     fallback: str | None = None  # the region asked for, when it had no prices and these are FALLBACK_REGION's
 
 
@@ -67,6 +69,7 @@ _US = {
     "kms_key_per_month": 1.00, "alarm_per_month": 0.10, "dashboard_per_month": 3.00,
     "logs_storage_per_gb_month": 0.03, "dynamodb_storage_per_gb_month": 0.25, "dynamodb_backup_per_gb_month": 0.20,
     "s3_storage_per_gb_month": 0.023, "ecr_storage_per_gb_month": 0.10,
+    "interface_endpoint_per_az_hour": 0.01,
 }
 _US_ARCHITECTURES = {
     X86_64: {"lambda_per_gb_second": 0.0000166667, "fargate_per_vcpu_hour": 0.04048, "fargate_per_gb_hour": 0.004445},
