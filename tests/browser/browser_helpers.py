@@ -140,6 +140,22 @@ class Page:
         self.page.screenshot(path=str(target), full_page=True)
         return target
 
+    def check_layout(self, name: str, *, then: tuple[int, int] | None = None) -> None:
+        """At each of ``VIEWPORTS``: a screenshot ``<name>-<width>x<height>``, and no layout rule broken (the
+        first few problems of each viewport named). The page stays at the last viewport, or goes to ``then``."""
+        from tests.browser.layout_rules import layout_problems
+
+        broken = {}
+        for width, height in VIEWPORTS:
+            self.page.set_viewport_size({"width": width, "height": height})
+            self.page.wait_for_timeout(50)
+            self.shot(f"{name}-{width}x{height}")
+            if problems := layout_problems(self.page):
+                broken[f"{width}x{height}"] = problems[:8]
+        if then is not None:
+            self.page.set_viewport_size({"width": then[0], "height": then[1]})
+        assert broken == {}
+
 
 def api_call(url: str, method: str, path: str, body: Any = None) -> Any:
     """A call to the API as a test's setup (``path`` under /api/v2, or from the root when it starts with /)."""

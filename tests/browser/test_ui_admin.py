@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.browser_helpers import SMOKE_DAG, VIEWPORTS, Browser, Page, SizedPage, api_call, until
-from tests.browser.layout_rules import layout_problems
+from tests.browser.browser_helpers import SMOKE_DAG, Browser, SizedPage, api_call, until
 
 PLUGIN = '''
 from airflow.plugins_manager import AirflowPlugin
@@ -95,18 +94,6 @@ def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             running.stop()
 
 
-def _check_layout(page: Page, name: str) -> None:
-    """At each viewport: a screenshot, and no layout rule broken."""
-    broken = {}
-    for width, height in VIEWPORTS:
-        page.page.set_viewport_size({"width": width, "height": height})
-        page.page.wait_for_timeout(50)
-        page.shot(f"admin-{name}-{width}x{height}")
-        if problems := layout_problems(page.page):
-            broken[f"{width}x{height}"] = problems[:8]
-    assert broken == {}
-
-
 def _menu(p: Any, name: str, item: str) -> None:
     """Follow ``item`` of the header's ``name`` menu (Browse, Admin), as a user would."""
     header = p.get_by_role("navigation", name="Main")
@@ -132,7 +119,7 @@ def test_admin_plugins_lists_each_plugin_with_what_it_provides_and_the_import_er
     assert "1 Plugin Import Error" in errors.inner_text()
     errors.locator("summary", has_text="broken_plugin.py").click()
     assert "this plugin needs a database" in errors.inner_text()
-    _check_layout(page, "plugins")
+    page.check_layout("admin-plugins")
     assert page.errors == []
 
 
@@ -150,7 +137,7 @@ def test_admin_config_shows_the_options_with_secrets_hidden_or_airflow_s_refusal
         "rs => rs.map(r => [...r.cells].map(c => c.textContent))")}
     assert ("secrets", "backend_kwargs", "< hidden >") in rows and ("api", "expose_config", "True") in rows
     assert "very-secret-prefix" not in p.locator("main").inner_text()
-    _check_layout(page, "config")
+    page.check_layout("admin-config")
 
     # Not exposed (Airflow's default): the page shows Airflow's refusal and the setting that lifts it.
     page.expect_refusal(403, "/ui/api/v2/config")
@@ -181,7 +168,7 @@ def test_browse_jobs_shows_the_functions_heartbeats_and_says_why_there_are_no_jo
     assert p.locator("tr[data-job-type=DagProcessorJob] time").count() == 1
     triggerer = p.locator("tr[data-job-type=TriggererJob]").inner_text()
     assert "not running" in triggerer and "Step Functions" in triggerer
-    _check_layout(page, "jobs")
+    page.check_layout("admin-jobs")
     assert page.errors == []
 
 
@@ -206,7 +193,7 @@ def test_backfills_tab_shows_a_backfill_made_with_the_form_and_pauses_resumes_an
     cells = row.locator("td").all_inner_texts()
     assert cells[3] == "none" and cells[4] == "10" and cells[7] == "running"
     assert cells[1].startswith("2024-03-01") or "03/01/2024" in cells[1] or "01/03/2024" in cells[1]
-    _check_layout(page, "backfills")
+    page.check_layout("admin-backfills")
 
     row.get_by_role("button", name="Pause").click()
     until(lambda: row.locator("td").nth(7).inner_text() == "paused", timeout=10)
@@ -285,7 +272,7 @@ def test_a_task_group_in_a_run_from_the_grid_and_across_runs(sized_page: SizedPa
     assert rows.evaluate_all("rs => rs.map(r => r.dataset.taskId)") == ["checks.count", "checks.total"]
     summary = p.get_by_role("region", name="Group state")
     assert re.search(r"success\s+2", summary.inner_text())
-    _check_layout(page, "task-group-run")
+    page.check_layout("admin-task-group-run")
     p.set_viewport_size({"width": 1400, "height": 900})
     rows.first.get_by_role("link", name="count").click()
     p.wait_for_url(re.compile(r"/dags/ui_smoke/runs/group_run/tasks/checks\.count$"))
@@ -295,5 +282,5 @@ def test_a_task_group_in_a_run_from_the_grid_and_across_runs(sized_page: SizedPa
     tasks = p.locator("table.group-tasks tbody tr")
     tasks.first.wait_for()
     assert tasks.evaluate_all("rs => rs.map(r => r.dataset.taskId)") == ["checks.count", "checks.total"]
-    _check_layout(page, "task-group-dag")
+    page.check_layout("admin-task-group-dag")
     assert page.errors == []

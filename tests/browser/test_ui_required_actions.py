@@ -13,8 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.browser.browser_helpers import VIEWPORTS, Page, SizedPage, api_call, until
-from tests.browser.layout_rules import layout_problems
+from tests.browser.browser_helpers import SizedPage, api_call, until
 
 HITL_DAG = '''
 from datetime import datetime
@@ -57,18 +56,6 @@ def waiting(local_url: str) -> str:
     return "asks"
 
 
-def _check_layout(page: Page, name: str) -> None:
-    broken = {}
-    for width, height in VIEWPORTS:
-        page.page.set_viewport_size({"width": width, "height": height})
-        page.page.wait_for_timeout(50)
-        page.shot(f"hitl-{name}-{width}x{height}")
-        if problems := layout_problems(page.page):
-            broken[f"{width}x{height}"] = problems[:8]
-    page.page.set_viewport_size({"width": 1280, "height": 800})
-    assert broken == {}
-
-
 def _ti_state(url: str, task_id: str) -> str:
     return api_call(url, "GET", f"dags/ui_hitl/dagRuns/asks/taskInstances/{task_id}")["state"]
 
@@ -105,7 +92,7 @@ def test_required_actions_lists_the_requests_and_the_form_answers_them(sized_pag
     approve_row = p.locator("tr[data-task-id=approve]").inner_text()
     assert "Ship release 42?" in approve_row and "Approval Required" in approve_row and "asks" in approve_row
     assert "Choice Required" in p.locator("tr[data-task-id=pick]").inner_text()
-    _check_layout(page, "list")
+    page.check_layout("hitl-list", then=(1280, 800))
 
     # The approval: its subject links to its task instance's request, answered with a button.
     p.locator("tr[data-task-id=approve]").get_by_role("link", name="Ship release 42?").click()
@@ -113,7 +100,7 @@ def test_required_actions_lists_the_requests_and_the_form_answers_them(sized_pag
     section = p.get_by_role("region", name="Required action")
     section.get_by_role("button", name="Approve").wait_for()
     assert "release notes" in section.locator("strong").inner_text()  # the body's Markdown
-    _check_layout(page, "approval-form")
+    page.check_layout("hitl-approval-form", then=(1280, 800))
     section.get_by_role("button", name="Approve").click()
     section.get_by_text("Approval Received").wait_for()
     assert "admin" in section.inner_text() and "Approve" in section.get_by_role("definition").first.inner_text()
@@ -130,7 +117,7 @@ def test_required_actions_lists_the_requests_and_the_form_answers_them(sized_pag
     assert form.get_by_label("eu").is_checked()  # the default
     form.get_by_label("us").check()
     form.get_by_label("batch").fill("25")
-    _check_layout(page, "choice-form")
+    page.check_layout("hitl-choice-form", then=(1280, 800))
     form.get_by_role("button", name="Respond").click()
     section = p.get_by_role("region", name="Required action")
     section.get_by_text("Choice Received").wait_for()
@@ -142,14 +129,14 @@ def test_required_actions_lists_the_requests_and_the_form_answers_them(sized_pag
     page.goto("/required_actions?response_received=true")
     until(lambda: p.locator("tr[data-task-id]").count() == 2)
     assert "Approval Received" in p.locator("tr[data-task-id=approve]").inner_text()
-    _check_layout(page, "answered")
+    page.check_layout("hitl-answered", then=(1280, 800))
 
     # The same list of one DAG (its Required Actions tab) and of one run.
     page.goto("/dags/ui_hitl")
     p.get_by_role("navigation", name="DAG tabs").get_by_role("link", name="Required Actions").click()
     p.wait_for_url(re.compile(r"/dags/ui_hitl/required_actions$"))
     until(lambda: p.locator("tr[data-task-id]").count() == 2)
-    _check_layout(page, "dag-tab")
+    page.check_layout("hitl-dag-tab", then=(1280, 800))
     page.goto("/dags/ui_hitl/runs/asks/required_actions")
     until(lambda: p.locator("tr[data-task-id]").count() == 2)
     assert "Choice Received" in p.locator("tr[data-task-id=pick]").inner_text()

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.browser_helpers import VIEWPORTS, Page, api_call, until
-from tests.browser.layout_rules import layout_problems
+from tests.browser.browser_helpers import Page, api_call, until
 
 ENTRIES = "dags/ui_smoke/dagRuns/xcom_edit/taskInstances/produce/xcomEntries"
 
@@ -21,18 +20,6 @@ def finished_run(local_url: str) -> str:
     until(lambda: api_call(local_url, "GET", "dags/ui_smoke/dagRuns/xcom_edit")["state"] in ("success", "failed"),
           timeout=120)
     return "xcom_edit"
-
-
-def _check_layout(page: Page, name: str) -> None:
-    broken = {}
-    for width, height in VIEWPORTS:
-        page.page.set_viewport_size({"width": width, "height": height})
-        page.page.wait_for_timeout(50)
-        page.shot(f"xcom-edit-{name}-{width}x{height}")
-        if problems := layout_problems(page.page):
-            broken[f"{width}x{height}"] = problems[:8]
-    page.page.set_viewport_size({"width": 1280, "height": 800})
-    assert broken == {}
 
 
 def _stored(url: str, key: str) -> object:
@@ -48,7 +35,7 @@ def test_a_user_adds_edits_and_deletes_an_xcom(signed_in: Page, finished_run: st
     form = p.get_by_role("form", name="Add XCom")
     form.get_by_label("Key").fill("threshold")
     form.get_by_label("Value (JSON)").fill('{"max": 5, "tags": ["a", "b"]}')
-    _check_layout(page, "add-form")
+    page.check_layout("xcom-edit-add-form", then=(1280, 800))
     form.get_by_role("button", name="Save").click()
     row = section.locator("tr[data-key=threshold]")
     row.wait_for()
@@ -69,7 +56,7 @@ def test_a_user_adds_edits_and_deletes_an_xcom(signed_in: Page, finished_run: st
     form.get_by_role("button", name="Save").click()
     until(lambda: "[ 1, 2 ]" in section.locator("tr[data-key=threshold]").inner_text())
     assert _stored(page.url, "threshold") == [1, 2]
-    _check_layout(page, "edited")
+    page.check_layout("xcom-edit-edited", then=(1280, 800))
 
     p.once("dialog", lambda d: d.accept())
     section.get_by_role("button", name="Delete threshold").click()
