@@ -206,3 +206,43 @@ def other_site() -> Iterator[str]:
 # The ``sized_page`` fixture: ``sized_page(width, height, *, sign_in=False, **context_options)`` is a page in a
 # fresh UTC context of that viewport, closed after the test.
 SizedPage = Callable[..., "Page"]
+
+
+@contextlib.contextmanager
+def local_system(root: Path, dag_files: dict[str, str], *, parsed: int, env: dict[str, str] | None = None,
+                 plugins: dict[str, str] | None = None) -> Iterator[str]:
+    """``updraft local`` on ``root``: the DAG files (name -> source, dedented) in ``root/dags``, the plugin files
+    (relative path -> source) in ``root/plugins``, ``env`` set while it runs (and ``UPDRAFT_HOME`` under
+    ``root``); yields the API's URL once ``parsed`` DAGs are listed, and stops the system after."""
+    import textwrap
+
+    import pytest
+
+    from updraft.local.system import LocalOptions, LocalSystem
+
+    dags = root / "dags"
+    dags.mkdir()
+    for name, text in dag_files.items():
+        (dags / name).write_text(textwrap.dedent(text))
+    plugins_folder = None
+    if plugins:
+        plugins_folder = root / "plugins"
+        for relative, text in plugins.items():
+            (plugins_folder / relative).parent.mkdir(parents=True, exist_ok=True)
+            (plugins_folder / relative).write_text(textwrap.dedent(text))
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {"UPDRAFT_HOME": str(root / "home"), **(env or {})}.items():
+            patch.setenv(name, value)
+        running = LocalSystem(LocalOptions(dags_folder=str(dags),
+                                           plugins_folder=str(plugins_folder) if plugins_folder else None,
+                                           tick_seconds=0.5, workers=2, sync_seconds=0.2, grace_seconds=0.0),
+                              say=lambda line: None).start()
+        try:
+            url = running.api.url
+            try:
+                until(lambda: api_call(url, "GET", "dags")["total_entries"] == parsed, timeout=120)
+            except AssertionError:
+                raise AssertionError(f"the test DAGs were not parsed: {api_call(url, 'GET', 'importErrors')}") from None
+            yield url
+        finally:
+            running.stop()

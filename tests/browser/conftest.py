@@ -10,7 +10,6 @@ and ``make install`` install it with apt, as root.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,8 +25,7 @@ from tests.browser.browser_helpers import (
     Browser,
     Page,
     SizedPage,
-    api_call,
-    until,
+    local_system,
 )
 
 PROVIDERS_INFO = Path(__file__).resolve().parents[1] / "unit" / "requirements" / "providers.json"
@@ -42,29 +40,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.fixture(scope="module")
 def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``updraft local`` with the test DAGs (one broken file for the import errors banner), parsed and ready."""
-    from updraft.local.system import LocalOptions, LocalSystem
-
-    root = tmp_path_factory.mktemp("ui")
-    dags = root / "dags"
-    dags.mkdir()
-    for name, text in {"ui_smoke.py": SMOKE_DAG, "ui_fails.py": FAILING_DAG, "ui_broken.py": BROKEN_DAG}.items():
-        (dags / name).write_text(textwrap.dedent(text))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("UPDRAFT_HOME", str(root / "home"))
-        # The real provider wheels' infos, as the installer writes them beside the installed packages.
-        patch.setenv("UPDRAFT_PROVIDERS_INFO", str(PROVIDERS_INFO))
-        running = LocalSystem(LocalOptions(dags_folder=str(dags), tick_seconds=0.5, workers=2, sync_seconds=0.2,
-                                           grace_seconds=0.0), say=lambda line: None).start()
-        try:
-            url = running.api.url
-            try:
-                until(lambda: api_call(url, "GET", "dags")["total_entries"] == 2, timeout=120)
-            except AssertionError:
-                raise AssertionError(f"the test DAGs were not parsed: {api_call(url, 'GET', 'importErrors')}") from None
-            yield url
-        finally:
-            running.stop()
+    """``updraft local`` with the test DAGs (one broken file for the import errors banner), parsed and ready; the
+    real provider wheels' infos, as the installer writes them beside the installed packages."""
+    with local_system(tmp_path_factory.mktemp("ui"), {"ui_smoke.py": SMOKE_DAG, "ui_fails.py": FAILING_DAG,
+                                                      "ui_broken.py": BROKEN_DAG},
+                      parsed=2, env={"UPDRAFT_PROVIDERS_INFO": str(PROVIDERS_INFO)}) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -8,13 +8,12 @@ layout rules at 390x844, 1024x768 and 1400x900, with screenshots in tests/browse
 from __future__ import annotations
 
 import re
-import textwrap
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.browser.browser_helpers import SMOKE_DAG, Browser, SizedPage, api_call, until
+from tests.browser.browser_helpers import SMOKE_DAG, Browser, SizedPage, api_call, local_system, until
 
 PLUGIN = '''
 from airflow.plugins_manager import AirflowPlugin
@@ -68,30 +67,14 @@ ui_backfill()
 def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``updraft local`` with a plugins folder (one plugin, one broken file), the configuration exposed, and the
     smoke and backfill DAGs parsed (each parse reports the plugins folder)."""
-    from updraft.local.system import LocalOptions, LocalSystem
-
-    root = tmp_path_factory.mktemp("ui-admin")
-    dags, plugins = root / "dags", root / "plugins"
-    dags.mkdir()
-    (plugins / "company").mkdir(parents=True)
-    (plugins / "company" / "company_plugin.py").write_text(textwrap.dedent(PLUGIN))
-    (plugins / "broken_plugin.py").write_text("raise RuntimeError('this plugin needs a database')\n")
-    for name, text in {"ui_smoke.py": SMOKE_DAG, "ui_backfill.py": BACKFILL_DAG}.items():
-        (dags / name).write_text(textwrap.dedent(text))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("UPDRAFT_HOME", str(root / "home"))
-        patch.setenv("AIRFLOW__API__EXPOSE_CONFIG", "True")
-        patch.setenv("AIRFLOW__SECRETS__BACKEND_KWARGS", '{"connections_prefix": "very-secret-prefix"}')
-        running = LocalSystem(LocalOptions(dags_folder=str(dags), plugins_folder=str(plugins), tick_seconds=0.5,
-                                           workers=2, sync_seconds=0.2, grace_seconds=0.0),
-                              say=lambda line: None).start()
-        try:
-            url = running.api.url
-            until(lambda: api_call(url, "GET", "dags")["total_entries"] == 2, timeout=120)
-            until(lambda: api_call(url, "GET", "plugins")["total_entries"] == 1, timeout=60)
-            yield url
-        finally:
-            running.stop()
+    env = {"AIRFLOW__API__EXPOSE_CONFIG": "True",
+           "AIRFLOW__SECRETS__BACKEND_KWARGS": '{"connections_prefix": "very-secret-prefix"}'}
+    plugins = {"company/company_plugin.py": PLUGIN,
+               "broken_plugin.py": "raise RuntimeError('this plugin needs a database')\n"}
+    with local_system(tmp_path_factory.mktemp("ui-admin"), {"ui_smoke.py": SMOKE_DAG, "ui_backfill.py": BACKFILL_DAG},
+                      parsed=2, env=env, plugins=plugins) as url:
+        until(lambda: api_call(url, "GET", "plugins")["total_entries"] == 1, timeout=60)
+        yield url
 
 
 def _menu(p: Any, name: str, item: str) -> None:

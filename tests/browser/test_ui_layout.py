@@ -7,7 +7,6 @@ an in-app 404 page, Airflow UI paths Updraft lacks answer a page."""
 from __future__ import annotations
 
 import re
-import textwrap
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +21,7 @@ from tests.browser.browser_helpers import (
     Browser,
     SizedPage,
     api_call,
+    local_system,
     until,
 )
 from tests.browser.layout_rules import graph_problems, layout_problems
@@ -55,33 +55,19 @@ with DAG("ui_wide", schedule=None, start_date=datetime(2024, 1, 1), tags=["ui"])
 def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``updraft local`` with the browser tier's DAGs and the 16-task one; a finished run of ``ui_smoke`` with a
     long run id (four mapped instances) and of ``ui_wide``."""
-    from updraft.local.system import LocalOptions, LocalSystem
-
-    root = tmp_path_factory.mktemp("ui-layout")
-    dags = root / "dags"
-    dags.mkdir()
-    for name, text in {"ui_smoke.py": SMOKE_DAG, "ui_fails.py": FAILING_DAG, "ui_broken.py": BROKEN_DAG,
-                       "ui_wide.py": WIDE_DAG}.items():
-        (dags / name).write_text(textwrap.dedent(text))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("UPDRAFT_HOME", str(root / "home"))
-        running = LocalSystem(LocalOptions(dags_folder=str(dags), tick_seconds=0.5, workers=2, sync_seconds=0.2,
-                                           grace_seconds=0.0), say=lambda line: None).start()
-        try:
-            url = running.api.url
-            until(lambda: api_call(url, "GET", "dags")["total_entries"] == 3, timeout=120)
-            for dag_id, conf in (("ui_smoke", {"n": 4}), ("ui_wide", {})):
-                api_call(url, "PATCH", f"dags/{dag_id}", {"is_paused": False})
-                api_call(url, "POST", f"dags/{dag_id}/dagRuns",
-                         {"dag_run_id": RUN_ID, "logical_date": None, "conf": conf})
-            for dag_id in ("ui_smoke", "ui_wide"):
-                until(lambda dag_id=dag_id: api_call(url, "GET", f"dags/{dag_id}/dagRuns/{RUN_ID}")["state"]
-                      == "success", timeout=120)
-            for dag_id in ("ui_smoke", "ui_wide"):  # paused again: no run starts while the pages are looked at
-                api_call(url, "PATCH", f"dags/{dag_id}", {"is_paused": True})
-            yield url
-        finally:
-            running.stop()
+    with local_system(tmp_path_factory.mktemp("ui-layout"), {"ui_smoke.py": SMOKE_DAG, "ui_fails.py": FAILING_DAG,
+                                                             "ui_broken.py": BROKEN_DAG, "ui_wide.py": WIDE_DAG},
+                      parsed=3) as url:
+        for dag_id, conf in (("ui_smoke", {"n": 4}), ("ui_wide", {})):
+            api_call(url, "PATCH", f"dags/{dag_id}", {"is_paused": False})
+            api_call(url, "POST", f"dags/{dag_id}/dagRuns",
+                     {"dag_run_id": RUN_ID, "logical_date": None, "conf": conf})
+        for dag_id in ("ui_smoke", "ui_wide"):
+            until(lambda dag_id=dag_id: api_call(url, "GET", f"dags/{dag_id}/dagRuns/{RUN_ID}")["state"]
+                  == "success", timeout=120)
+        for dag_id in ("ui_smoke", "ui_wide"):  # paused again: no run starts while the pages are looked at
+            api_call(url, "PATCH", f"dags/{dag_id}", {"is_paused": True})
+        yield url
 
 
 PAGES = {  # name: (path, what shows once drawn)

@@ -8,12 +8,11 @@ holds the layout rules at 390x844, 1024x768 and 1400x900 (screenshots: artifacts
 from __future__ import annotations
 
 import re
-import textwrap
 from collections.abc import Iterator
 
 import pytest
 
-from tests.browser.browser_helpers import SizedPage, api_call, until
+from tests.browser.browser_helpers import SizedPage, api_call, local_system, until
 
 HITL_DAG = '''
 from datetime import datetime
@@ -29,22 +28,8 @@ with DAG("ui_hitl", schedule=None, start_date=datetime(2024, 1, 1), tags=["ui"])
 
 @pytest.fixture(scope="module")
 def local_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from updraft.local.system import LocalOptions, LocalSystem
-
-    root = tmp_path_factory.mktemp("ui-hitl")
-    dags = root / "dags"
-    dags.mkdir()
-    (dags / "ui_hitl.py").write_text(textwrap.dedent(HITL_DAG))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("UPDRAFT_HOME", str(root / "home"))
-        running = LocalSystem(LocalOptions(dags_folder=str(dags), tick_seconds=0.5, workers=2, sync_seconds=0.2,
-                                           grace_seconds=0.0), say=lambda line: None).start()
-        try:
-            url = running.api.url
-            until(lambda: api_call(url, "GET", "dags")["total_entries"] == 1, timeout=120)
-            yield url
-        finally:
-            running.stop()
+    with local_system(tmp_path_factory.mktemp("ui-hitl"), {"ui_hitl.py": HITL_DAG}, parsed=1) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
