@@ -128,11 +128,18 @@ def test_the_16_task_graph_lays_out_without_crossing_nodes_cutting_ids_or_sprawl
     assert box is not None and box["width"] <= 1400 - 32  # inside the page, no sideways scroll
     # Zoom and pan: the wheel zooms the drawing (not the page), a drag moves it, "Fit" brings it back.
     view = lambda: p.locator("svg.graph").get_attribute("viewBox")  # noqa: E731
+
+    def view_after(old: str) -> str:
+        """The viewBox once it differs from ``old``: a wheel or drag reaches the page's handlers after Playwright
+        returns (it does not wait for them), so the new view is waited for, not read at once."""
+        p.wait_for_function("old => document.querySelector('svg.graph').getAttribute('viewBox') !== old", arg=old)
+        return view()
+
     fitted = view()
     p.locator("svg.graph").hover()
     p.mouse.wheel(0, -400)
-    zoomed = view()
-    assert zoomed != fitted and float(zoomed.split()[2]) < float(fitted.split()[2])
+    zoomed = view_after(fitted)
+    assert float(zoomed.split()[2]) < float(fitted.split()[2])
     # A corner: the drawing's background, not a task's box. Hovering waits until the drawing stands still where
     # the page scrolled it (its box measured while the scroll still moved it missed the drawing under load).
     p.locator("svg.graph").hover(position={"x": 6, "y": 6})
@@ -141,9 +148,9 @@ def test_the_16_task_graph_lays_out_without_crossing_nodes_cutting_ids_or_sprawl
     p.mouse.down()
     p.mouse.move(box["x"] + 86, box["y"] + 36, steps=4)
     p.mouse.up()
-    assert view().split()[:2] != zoomed.split()[:2]
+    assert view_after(zoomed).split()[:2] != zoomed.split()[:2]
     p.get_by_role("button", name="Fit").click()
-    assert view() == fitted
+    p.wait_for_function("want => document.querySelector('svg.graph').getAttribute('viewBox') === want", arg=fitted)
 
 
 def test_local_all_admins_mode_goes_straight_in_without_a_sign_in_page(sized_page: SizedPage):
