@@ -59,6 +59,7 @@ ui_smoke()
 '''
 
 FAILING_DAG = '''
+import logging
 from datetime import datetime
 from airflow.sdk import dag, task
 
@@ -69,6 +70,7 @@ def ui_fails():
     @task(retries=0)
     def boom():
         print("about to fail on purpose")
+        logging.getLogger("ui_fails").warning("the input looks odd")
         raise ValueError("boom from the browser test")
 
     boom()

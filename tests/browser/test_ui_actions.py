@@ -172,3 +172,133 @@ def test_log_level_and_text_filters_and_download(signed_in: Page, tmp_path: Path
     download.save_as(target)
     text = target.read_text()
     assert "about to fail on purpose" in text and "boom from the browser test" in text  # the whole log
+
+
+def _shortcut_rows(page: Page) -> dict[str, list[tuple[str, str]]]:
+    """The "?" dialog's rows, by category heading: [(keys as shown, description)]."""
+    page.page.keyboard.press("?")
+    dialog = page.page.get_by_role("dialog", name="Keyboard Shortcuts")
+    dialog.wait_for()
+    found = dialog.evaluate("""d => Object.fromEntries([...d.querySelectorAll("section")].map(s => [
+        s.querySelector("h3").textContent,
+        [...s.querySelectorAll("dt")].map(dt => [dt.textContent, dt.nextElementSibling.textContent])]))""")
+    return {category: [(keys, description) for keys, description in rows] for category, rows in found.items()}
+
+
+def _close_help(page: Page) -> None:
+    page.page.keyboard.press("Escape")
+    page.page.get_by_role("dialog", name="Keyboard Shortcuts").wait_for(state="detached")
+
+
+def test_keyboard_shortcuts_of_a_run_its_grid_a_task_and_its_log_as_airflow_has_them(signed_in: Page):
+    """Airflow 3's keys: "?" lists the page's shortcuts under its categories; Shift+C/S/F clear and mark the run
+    or the task; Shift+arrows move through the grid's cells (Enter opens one); d, /, w, t, s and f work the log."""
+    page, p = signed_in, signed_in.page
+    _failed_run(page, "for_keys")
+    page.goto("/dags/ui_fails/runs/for_keys")
+    p.get_by_role("region", name="Run details").wait_for()
+    p.locator("table.grid tbody a").first.wait_for()
+
+    rows = _shortcut_rows(page)
+    assert list(rows) == ["Global", "Navigation", "Search", "Run & Task Actions"]
+    assert ("?", "Show Keyboard Shortcuts") in rows["Global"]
+    assert rows["Navigation"] == [("Shift + ↓ Shift + ↑ Shift + ← Shift + →", "Navigate Tasks")]
+    assert ("Ctrl + K", "Search Dags") in rows["Search"]
+    assert rows["Run & Task Actions"] == [("Shift + C", "Clear Dag Run"), ("Shift + S", "Mark Dag Run as success"),
+                                          ("Shift + F", "Mark Dag Run as failed")]
+    shots(page, "shortcuts-01-run-help")
+    _close_help(page)
+
+    p.keyboard.press("Shift+C")  # the Clear dialog, with its dry run, as the button opens it
+    form = p.get_by_role("form", name="Clear")
+    form.get_by_text("1 task instance will be cleared:").wait_for()
+    form.get_by_role("button", name="Cancel").click()
+
+    focused = "() => document.activeElement.querySelector('[aria-label]')?.getAttribute('aria-label')"
+    p.keyboard.press("Shift+ArrowDown")  # from nowhere: the newest run's first task
+    assert p.evaluate(focused) == "boom in for_keys: failed"
+    p.keyboard.press("Shift+ArrowUp")  # its run's header
+    assert p.evaluate(focused) == "run for_keys: failed"
+    p.keyboard.press("Shift+ArrowDown")
+    p.keyboard.press("Shift+ArrowRight")  # the newest run is the last column: it stays
+    assert p.evaluate(focused) == "boom in for_keys: failed"
+
+    p.keyboard.press("Shift+S")
+    until(lambda: api_call(page.url, "GET", "dags/ui_fails/dagRuns/for_keys")["state"] == "success", timeout=20)
+    p.keyboard.press("Enter")  # the focused cell's task instance
+    p.wait_for_url(re.compile(r"/dags/ui_fails/runs/for_keys/tasks/boom$"))
+    p.wait_for_function("() => document.querySelector('pre.log').textContent.includes('boom from the browser test')")
+
+    rows = _shortcut_rows(page)
+    assert list(rows) == ["Global", "Search", "Logs", "Run & Task Actions"]
+    assert rows["Logs"] == [("/", "Search logs"), ("W", "Toggle Wrap"), ("T", "Toggle timestamps"),
+                            ("S", "Toggle source"), ("F", "Toggle fullscreen"), ("Ctrl + ↑", "Scroll to top"),
+                            ("Ctrl + ↓", "Scroll to bottom"), ("D", "Download logs")]
+    assert rows["Run & Task Actions"] == [("Shift + C", "Clear Task Instance"), ("Shift + S", "Mark Task as success"),
+                                          ("Shift + F", "Mark Task as failed")]
+    shots(page, "shortcuts-02-task-help")
+    _close_help(page)
+
+    log = p.locator("pre.log")
+    lines = lambda: log.inner_text().splitlines()  # noqa: E731
+    odd = re.compile(r"\[\d{4}-\d\d-\d\d [^\]]+\] \{ui_fails\.py:\d+\} WARNING - the input looks odd")
+    assert any(odd.fullmatch(line) for line in lines())
+    p.keyboard.press("t")
+    until(lambda: any(re.fullmatch(r"\{ui_fails\.py:\d+\} WARNING - the input looks odd", line)
+                      for line in lines()), timeout=10)
+    assert "end of try 1" in lines() and not any(line.startswith("[20") for line in lines())
+    p.keyboard.press("s")
+    until(lambda: "WARNING - the input looks odd" in lines(), timeout=10)
+    p.keyboard.press("t")  # back on: the timestamp, still without the source
+    until(lambda: any(re.fullmatch(r"\[\d{4}-[^\]]+\] WARNING - the input looks odd", line) for line in lines()),
+          timeout=10)
+    assert log.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap"
+    p.keyboard.press("w")
+    assert log.evaluate("e => getComputedStyle(e).whiteSpace") == "pre"
+    p.keyboard.press("f")  # the log's section over the whole window; Escape brings it back
+    section = p.get_by_role("region", name="Logs")
+    box = section.bounding_box()
+    assert box is not None and box["x"] == 0 and box["y"] == 0 and box["width"] == 1280 and box["height"] == 800
+    p.keyboard.press("Escape")
+    assert section.evaluate("s => getComputedStyle(s).position") != "fixed"
+
+    p.keyboard.press("/")  # the filter field takes the focus, and then the keys typed
+    p.keyboard.type("about to")
+    until(lambda: lines() == ["about to fail on purpose"], timeout=10)
+    p.keyboard.press("d")  # typed into the field: a letter, no download
+    assert p.get_by_label("Filter log lines").input_value() == "about tod"
+    p.evaluate("document.activeElement.blur()")
+    with p.expect_download() as caught:
+        p.keyboard.press("d")
+    assert caught.value.suggested_filename == "ui_fails__for_keys__boom__try_1.log"
+
+    p.keyboard.press("Shift+S")
+    until(lambda: api_call(page.url, "GET", "dags/ui_fails/dagRuns/for_keys/taskInstances/boom")["state"]
+          == "success", timeout=20)
+    p.keyboard.press("Shift+C")
+    p.get_by_role("form", name="Clear").wait_for()
+    assert page.errors == []
+
+
+def test_keyboard_shortcuts_of_the_code_tab_and_a_page_without_its_own(signed_in: Page):
+    page, p = signed_in, signed_in.page
+    page.goto("/dags/ui_fails/code")
+    view = p.get_by_role("region", name="DAG source")
+    view.wait_for()
+    rows = _shortcut_rows(page)
+    assert rows["Code"] == [("W", "Toggle Wrap"), ("F", "Toggle fullscreen")]
+    _close_help(page)
+    line = p.locator("#L8")  # the docstring: wider than the window
+    assert line.evaluate("e => getComputedStyle(e).whiteSpace") == "pre"
+    p.keyboard.press("w")
+    assert line.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap"
+    p.keyboard.press("f")
+    box = p.locator("section.code").bounding_box()
+    assert box is not None and (box["width"], box["height"]) == (1280, 800)
+    p.keyboard.press("Escape")
+    assert p.locator("section.code").evaluate("s => getComputedStyle(s).position") == "static"
+
+    page.goto("/variables")  # the header's shortcuts only
+    p.get_by_role("heading", name="Variables").wait_for()
+    assert _shortcut_rows(page) == {"Global": [("?", "Show Keyboard Shortcuts")], "Search": [("Ctrl + K", "Search Dags")]}
+    assert page.errors == []

@@ -70,6 +70,23 @@ def test_every_module_the_app_imports_is_served(call):
             assert call(f"/static/{version}/{imported}")[0] == 200, (name, imported)
 
 
+def test_the_shell_preloads_every_module_the_app_imports_statically_and_no_module_loaded_on_demand(call):
+    """A cold browser fetches the first page's modules at once (not level by level as it finds their imports); the
+    modules a page loads when needed (the search, the graph's library, the tabs) stay out of the first paint."""
+    _, _, body = call("/dags/etl")
+    preloaded = re.findall(rf'<link rel="modulepreload" href="\.\./static/{assets.version()}/([\w.-]+\.js)">', body)
+    sources = {p.name: p.read_text() for p in assets.STATIC.glob("*.js")}
+    closure, todo = set(), ["app.js"]
+    while todo:
+        for name in re.findall(r'^import [^;]*?from "\./([\w.-]+)";', sources[todo.pop()], re.MULTILINE):
+            if name not in closure:
+                closure.add(name)
+                todo.append(name)
+    assert set(preloaded) == closure and len(preloaded) == len(closure)
+    assert {"search.js", "dagre-3.1.3.js", "dagcode.js", "gantt.js"}.isdisjoint(preloaded)
+    assert {"dag.js", "grid.js", "shortcuts.js", "view.js"} <= set(preloaded)
+
+
 def test_api_routes_win_and_unknown_paths_stay_airflows_404(call):
     status, _, body = call("/api/v2/version")
     assert status == 200 and "version" in json.loads(body)

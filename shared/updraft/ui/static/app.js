@@ -10,6 +10,7 @@ import { eventsPage, poolsPage, variablesPage } from "./admin.js";
 import { connectionsPage } from "./connections.js";
 import { loginPage } from "./login.js";
 import { lazy } from "./lazy.js";
+import { listen, MAC, withShortcut } from "./shortcuts.js";
 import { chooseZone, chosenZone, displayZone, formatInZone, zoneName, zones } from "./timezone.js";
 
 const POLL_MS = 3000;
@@ -193,19 +194,12 @@ document.addEventListener("keydown", (event) => {
 });
 
 // Search DAGs: the header's button, and Ctrl+K (⌘K on a Mac) from anywhere, as Airflow 3's; the search's module is
-// fetched when first opened.
+// fetched when first opened. The page's other shortcuts are declared where they are drawn ("?" lists them).
 const searchButton = document.getElementById("search");
-const mac = /Mac|iPhone|iPad/.test(navigator.platform);
-if (mac) searchButton.querySelector("kbd").textContent = "⌘K";
-const openSearch = async () => (await import("./search.js")).searchDags(navigate);
-searchButton.addEventListener("click", openSearch);
-document.addEventListener("keydown", (event) => {
-  if (event.key.toLowerCase() === "k" && (mac ? event.metaKey : event.ctrlKey) && !event.altKey && !event.shiftKey) {
-    event.preventDefault(); // the browser's own Ctrl+K (its search bar) would take focus away
-    closeMenus(null);
-    openSearch();
-  }
-});
+if (MAC) searchButton.querySelector("kbd").textContent = "⌘K";
+searchButton.addEventListener("click", async () => (await import("./search.js")).searchDags(navigate));
+withShortcut(searchButton, { keys: "mod+k", category: "search", description: "Search Dags", inFields: true });
+listen();
 
 document.addEventListener("click", (event) => {
   closeMenus(event.target.closest("details.menu") && !event.target.closest("a") ? event.target.closest("details.menu")

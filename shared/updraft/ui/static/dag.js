@@ -5,13 +5,14 @@
 
 import { api, canEdit, link, path } from "./api.js";
 import { pauseSwitch } from "./dags.js";
-import { byTask, grid } from "./grid.js";
+import { byTask, grid, moveFocus } from "./grid.js";
 import { graphView } from "./graph.js";
 import { clearButton, noteEditor } from "./runactions.js";
 import { dagTabs } from "./dagtabs.js";
 import { triggerForm, backfillForm } from "./trigger.js";
 import { runCost } from "./cost.js";
-import { actionButton, badge, duration, errorBox, h, json, legend, navLink, table, time } from "./view.js";
+import { actionWithShortcut, withShortcut } from "./shortcuts.js";
+import { badge, duration, errorBox, h, json, legend, navLink, table, time } from "./view.js";
 
 const GRID_RUNS = 25;
 const FINISHED = new Set(["success", "failed"]);
@@ -22,14 +23,14 @@ function runActions(dagId, run, refresh) {
   const runPath = path("dags", dagId, "dagRuns", run.dag_run_id);
   return h("div", { class: "actions" },
     clearButton({ dagId, runId: run.dag_run_id, refresh }),
-    actionButton("Mark run success", async () => {
+    actionWithShortcut("Mark run success", async () => {
       await api(runPath, { method: "PATCH", body: { state: "success" } });
       await refresh();
-    }),
-    actionButton("Mark run failed", async () => {
+    }, "shift+s", "Mark Dag Run as success"),
+    actionWithShortcut("Mark run failed", async () => {
       await api(runPath, { method: "PATCH", body: { state: "failed" } });
       await refresh();
-    }));
+    }, "shift+f", "Mark Dag Run as failed"));
 }
 
 function runDetails(dagId, run, tis, refresh) {
@@ -72,7 +73,13 @@ export async function dagPage(main, [dagId, runId], { navigate }) {
   const query = new URLSearchParams(location.search);
   const paging = { limit: RUN_COUNTS.includes(Number(query.get("runs"))) ? Number(query.get("runs")) : GRID_RUNS,
     offset: Math.max(0, Number(query.get("offset")) || 0) };
-  const gridBox = h("div", { class: "grid-box" }, h("p", { class: "loading", role: "status" }, "Loading the grid…"));
+  const gridBox = withShortcut(h("div", { class: "grid-box" },
+    h("p", { class: "loading", role: "status" }, "Loading the grid…")), {
+    keys: ["shift+ArrowDown", "shift+ArrowUp", "shift+ArrowLeft", "shift+ArrowRight"], category: "navigation",
+    description: "Navigate Tasks", run: (event) => {
+      const table = gridBox.querySelector("table.grid");
+      if (table) moveFocus(table, event.key);
+    } });
   const pager = h("div", { class: "pager" });
   const graphBox = h("section", { class: "graph-box", "aria-label": "Graph" });
   const runBox = h("div", { class: "run-col" });
@@ -109,9 +116,12 @@ export async function dagPage(main, [dagId, runId], { navigate }) {
   function draw() {
     const selected = runId || state.runs.at(-1)?.dag_run_id;
     drawPager();
+    // A cell focused by the keyboard keeps the focus when a refresh redraws the grid.
+    const focused = gridBox.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
     gridBox.replaceChildren(state.runs.length
       ? grid({ dagId, tasks, runs: state.runs, instances: state.instances, selectedRun: runId, redraw: draw })
       : h("p", { class: "muted" }, "No runs yet."));
+    if (focused) gridBox.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
     drawnGraph?.colour(selected, state.instances.get(selected));
     const run = state.runs.find((r) => r.dag_run_id === runId);
     runBox.replaceChildren(run ? runDetails(dagId, run, state.instances.get(runId), refresh) : "");

@@ -83,6 +83,27 @@ function hidden(id) {
   return false;
 }
 
+const STEPS = { ArrowDown: [1, 0], ArrowUp: [-1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+
+/** Moves the focus one cell of the grid ``table`` in the direction of the arrow ``key`` (from the focused cell;
+ * from the newest run's first task when none is), as Airflow's grid moves its selection; Enter then opens it. The
+ * run headers are the top row, so Up from a first task reaches its run. */
+export function moveFocus(table, key) {
+  const rows = [...table.rows].map((row) => [...row.querySelectorAll("a")]).filter((links) => links.length);
+  if (!rows.length) return;
+  let at = null;
+  rows.forEach((links, r) => {
+    const c = links.indexOf(document.activeElement);
+    if (c >= 0) at = [r, c];
+  });
+  const [down, right] = STEPS[key];
+  const [r, c] = at ? [at[0] + down, at[1] + right] : [Math.min(1, rows.length - 1), rows[0].length - 1];
+  const row = rows[Math.max(0, Math.min(rows.length - 1, r))];
+  const cell = row[Math.max(0, Math.min(row.length - 1, c))];
+  cell.focus();
+  cell.scrollIntoView({ block: "nearest", inline: "nearest" });
+}
+
 export function grid({ dagId, tasks, runs, instances, selectedRun, redraw }) {
   const longest = Math.max(1, ...runs.map((run) => run.duration || 0));
   const head = h("tr", {}, h("th", { scope: "col", class: "task-col" }, "Task"),

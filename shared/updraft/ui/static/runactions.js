@@ -4,8 +4,9 @@
 // names only the note (update_mask), so nothing else of the run or instance changes.
 
 import { api, canEdit, path } from "./api.js";
-import { badge, errorBox, h, table } from "./view.js";
 import { markdown } from "./markdown.js";
+import { withShortcut } from "./shortcuts.js";
+import { badge, errorBox, h, table } from "./view.js";
 
 // The task instance's options, in Airflow's order: [body key, label].
 const TI_OPTIONS = [
@@ -99,8 +100,9 @@ export function clearButton({ dagId, runId, ti = null, refresh }) {
   const control = keptOr(key, () => {
     const box = h("div", { class: "dialog-host" });
     const close = () => box.replaceChildren();
-    const button = h("button", { type: "button", onclick: () => box.replaceChildren(clearDialog({ dagId, runId, ti,
-      close, done: async () => { close(); await control.refresh(); } })) }, ti ? "Clear…" : "Clear run…");
+    const button = withShortcut(h("button", { type: "button", onclick: () => box.replaceChildren(clearDialog({ dagId,
+      runId, ti, close, done: async () => { close(); await control.refresh(); } })) }, ti ? "Clear…" : "Clear run…"),
+    { keys: "shift+c", category: "runActions", description: ti ? "Clear Task Instance" : "Clear Dag Run" });
     return Object.assign(h("span", { class: "clear-control" }, button, box), { refresh });
   });
   control.refresh = refresh;

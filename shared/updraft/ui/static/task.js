@@ -6,7 +6,8 @@
 import { api, canEdit, link, path } from "./api.js";
 import { logFilter } from "./logview.js";
 import { clearButton, noteEditor } from "./runactions.js";
-import { actionButton, badge, duration, errorBox, h, json, navLink, table, time } from "./view.js";
+import { actionWithShortcut } from "./shortcuts.js";
+import { badge, duration, errorBox, h, json, navLink, table, time } from "./view.js";
 import { xcomSection } from "./xcoms.js";
 
 const ACTIVE = new Set(["queued", "running", "scheduled", "up_for_retry", "up_for_reschedule", "deferred",
@@ -18,8 +19,10 @@ function tiActions(dagId, ti, refresh) {
     + (ti.map_index >= 0 ? `/${ti.map_index}` : ""), { method: "PATCH", body: { new_state: state } });
   return h("div", { class: "actions" },
     clearButton({ dagId, runId: ti.dag_run_id, ti, refresh }),
-    actionButton("Mark success", async () => { await mark("success"); await refresh(); }),
-    actionButton("Mark failed", async () => { await mark("failed"); await refresh(); }));
+    actionWithShortcut("Mark success", async () => { await mark("success"); await refresh(); }, "shift+s",
+      "Mark Task as success"),
+    actionWithShortcut("Mark failed", async () => { await mark("failed"); await refresh(); }, "shift+f",
+      "Mark Task as failed"));
 }
 
 // A long log comes in pages (each answer stays under what API Gateway passes): its continuation token asks for the
