@@ -200,8 +200,9 @@ def test_keyboard_shortcuts_of_a_run_its_grid_a_task_and_its_log_as_airflow_has_
     p.locator("table.grid tbody a").first.wait_for()
 
     rows = _shortcut_rows(page)
-    assert list(rows) == ["Global", "Navigation", "Search", "Run & Task Actions"]
+    assert list(rows) == ["Global", "Navigation", "Dag View", "Search", "Run & Task Actions"]
     assert ("?", "Show Keyboard Shortcuts") in rows["Global"]
+    assert rows["Dag View"] == [("G", "Toggle graph / grid view")]
     assert rows["Navigation"] == [("Shift + ↓ Shift + ↑ Shift + ← Shift + →", "Navigate Tasks")]
     assert ("Ctrl + K", "Search Dags") in rows["Search"]
     assert rows["Run & Task Actions"] == [("Shift + C", "Clear Dag Run"), ("Shift + S", "Mark Dag Run as success"),
@@ -213,6 +214,12 @@ def test_keyboard_shortcuts_of_a_run_its_grid_a_task_and_its_log_as_airflow_has_
     form = p.get_by_role("form", name="Clear")
     form.get_by_text("1 task instance will be cleared:").wait_for()
     form.get_by_role("button", name="Cancel").click()
+
+    region = "() => document.activeElement.getAttribute('aria-label')"
+    p.keyboard.press("g")  # both are drawn: "g" moves between them
+    assert p.evaluate(region) == "Graph"
+    p.keyboard.press("g")
+    assert p.evaluate(region) == "Grid"
 
     focused = "() => document.activeElement.querySelector('[aria-label]')?.getAttribute('aria-label')"
     p.keyboard.press("Shift+ArrowDown")  # from nowhere: the newest run's first task

@@ -81,8 +81,10 @@ export async function dagPage(main, [dagId, runId], { navigate }) {
       if (table) moveFocus(table, event.key);
     } });
   const pager = h("div", { class: "pager" });
-  const graphBox = h("section", { class: "graph-box", "aria-label": "Graph" });
+  const graphBox = h("section", { class: "graph-box", "aria-label": "Graph", tabindex: "-1" });
   const runBox = h("div", { class: "run-col" });
+  const gridCol = h("section", { class: "grid-col", "aria-label": "Grid", tabindex: "-1" }, h("h2", {}, "Grid"), pager,
+    gridBox);
   const formBox = h("div", {});
   let details;
   let tasks;
@@ -156,9 +158,14 @@ export async function dagPage(main, [dagId, runId], { navigate }) {
     h("p", { class: "muted" }, `Schedule: ${details.timetable_description || details.timetable_summary || "None"}`,
       " · Next run: ", time(details.next_dagrun_run_after), details.description ? ` · ${details.description}` : ""),
     runId ? "" : dagTabs(dagId, ""), formBox, legend(),
-    h("div", { class: "dag-layout" }, h("section", { class: "grid-col", "aria-label": "Grid" }, h("h2", {}, "Grid"),
-      pager, gridBox), runBox),
+    h("div", { class: "dag-layout" }, gridCol, runBox),
     graphBox);
+  // Airflow's "g" switches its one pane between graph and grid; here both are drawn, so it moves between them.
+  withShortcut(graphBox, { keys: "g", category: "dagView", description: "Toggle graph / grid view", run: () => {
+    const to = graphBox.contains(document.activeElement) ? gridCol : graphBox;
+    to.focus({ preventScroll: true });
+    to.scrollIntoView({ block: "nearest" });
+  } });
   // The graph's layout library loads only here, beside the grid's request (first paint does not wait for it).
   const graphDrawn = graphView(dagId, tasks, graphBox).then((view) => {
     drawnGraph = view;
