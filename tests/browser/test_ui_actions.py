@@ -309,3 +309,25 @@ def test_keyboard_shortcuts_of_the_code_tab_and_a_page_without_its_own(signed_in
     p.get_by_role("heading", name="Variables").wait_for()
     assert _shortcut_rows(page) == {"Global": [("?", "Show Keyboard Shortcuts")], "Search": [("Ctrl + K", "Search Dags")]}
     assert page.errors == []
+
+
+def test_airflow_s_task_instance_tab_paths_open_the_part_of_the_task_page(signed_in: Page):
+    """Airflow's .../rendered_templates and .../mapped paths: the task page, scrolled to its Rendered templates
+    (at a phone's width, where they are under the log), and a mapped task's list of instances."""
+    page, p = signed_in, signed_in.page
+    api_call(page.url, "PATCH", "dags/ui_smoke", {"is_paused": False})
+    api_call(page.url, "POST", "dags/ui_smoke/dagRuns", {"dag_run_id": "for_paths", "logical_date": None,
+                                                         "conf": {"n": 3}})
+    until(lambda: api_call(page.url, "GET", "dags/ui_smoke/dagRuns/for_paths")["state"] == "success", timeout=90)
+    page.goto("/dags/ui_smoke/runs/for_paths/tasks/square/mapped")
+    p.get_by_role("link", name="[2]").wait_for()
+    assert p.get_by_role("heading", level=1).inner_text().endswith("— 3 mapped instances")
+
+    p.set_viewport_size({"width": 390, "height": 844})
+    page.goto("/dags/ui_smoke/runs/for_paths/tasks/square/mapped/2/rendered_templates")
+    part = p.get_by_role("region", name="Rendered templates")
+    part.wait_for()
+    until(lambda: 0 <= part.evaluate("e => e.getBoundingClientRect().top") < 844, timeout=10)
+    assert p.evaluate("window.scrollY") > 0  # scrolled down to it, past the log
+    page.shot("task-rendered-templates-tab-390x844")
+    assert page.errors == []

@@ -30,15 +30,17 @@ PAGES = ("/", "/dags", "/dags/{dag_id}", "/dags/{dag_id}/runs/{run_id}", "/dags/
          # The views of updraft.ui's views modules: the DAG's tabs, a task across runs, a run's Gantt (Updraft's
          # path: Airflow draws it in the DAG page's panel), a task group in a run and across runs, the Browse
          # lists, assets, providers, plugins, config and jobs; the required actions (human-in-the-loop requests)
-         # across DAGs, of a DAG and of a run; a task instance's Required Action and XCom tabs (its page).
+         # across DAGs, of a DAG and of a run; a task instance's Required Action, XCom and Rendered Templates tabs
+         # (its page); a mapped task's list of instances.
          *(f"/dags/{{dag_id}}/{tab}" for tab in ("runs", "tasks", "calendar", "backfills", "events", "code",
                                                   "details")),
          "/dags/{dag_id}/tasks/{task_id}", "/dags/{dag_id}/tasks/group/{group_id}",
          "/dags/{dag_id}/runs/{run_id}/tasks/group/{group_id}", "/dags/{dag_id}/runs/{run_id}/gantt", "/dag_runs",
          "/task_instances", "/xcoms", "/assets", "/assets/{asset_id}", "/providers", "/plugins", "/configs", "/jobs",
          "/required_actions", "/dags/{dag_id}/required_actions", "/dags/{dag_id}/runs/{run_id}/required_actions",
-         *(f"/dags/{{dag_id}}/runs/{{run_id}}/tasks/{{task_id}}{mapped}/{part}" for part in ("required_actions", "xcom")
-           for mapped in ("", "/mapped/{map_index}")))
+         "/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/mapped",
+         *(f"/dags/{{dag_id}}/runs/{{run_id}}/tasks/{{task_id}}{mapped}/{part}"
+           for part in ("required_actions", "xcom", "rendered_templates") for mapped in ("", "/mapped/{map_index}")))
 
 
 def _base(path: str) -> str:

@@ -96,9 +96,10 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
   const sideBox = h("div", { class: "side" });
   const actionBox = h("div", {});
   const xcom = xcomSection(dagId);
-  // Airflow's tabs of the instance are parts of this page: .../required_actions and .../xcom scroll to theirs.
-  const part = location.pathname.endsWith("/required_actions") ? "required-action"
-    : location.pathname.endsWith("/xcom") ? "xcoms" : null;
+  // Airflow's tabs of the instance are parts of this page: .../required_actions, .../xcom and
+  // .../rendered_templates scroll to theirs.
+  const part = { required_actions: "required-action", xcom: "xcoms", rendered_templates: "rendered-templates" }[
+    location.pathname.split("/").pop()] || null;
 
   let unfinished = false; // live while the try (or any mapped instance) is not finished
   let mapped = null; // whether the task is mapped (asked once): a mapped task without an index lists its instances
@@ -170,7 +171,7 @@ export async function taskPage(main, [dagId, runId, taskId, mapIndex]) {
       depPart ? h("section", { "aria-label": "Why it is not running" }, h("h2", {}, "Why is it not running?"), depPart)
         : "",
       xcom.section,
-      Object.keys(ti.rendered_fields || {}).length ? h("section", { "aria-label": "Rendered templates" },
+      Object.keys(ti.rendered_fields || {}).length ? h("section", { id: "rendered-templates", "aria-label": "Rendered templates" },
         h("h2", {}, "Rendered templates"), table(["Field", "Value"], Object.entries(ti.rendered_fields).map(
           ([field, value]) => h("tr", {}, h("td", {}, h("code", {}, field)), h("td", {}, json(value)))))) : "");
     await drawLog();
