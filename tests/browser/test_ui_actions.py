@@ -331,3 +331,22 @@ def test_airflow_s_task_instance_tab_paths_open_the_part_of_the_task_page(signed
     assert p.evaluate("window.scrollY") > 0  # scrolled down to it, past the log
     page.shot("task-rendered-templates-tab-390x844")
     assert page.errors == []
+
+
+def test_a_task_of_a_paused_dag_s_run_says_why_it_is_not_running(signed_in: Page):
+    """The task page's "Why is it not running?": Airflow's failed dependencies, in its words."""
+    page, p = signed_in, signed_in.page
+    api_call(page.url, "PATCH", "dags/ui_fails", {"is_paused": True})
+    try:
+        api_call(page.url, "POST", "dags/ui_fails/dagRuns", {"dag_run_id": "while_paused", "logical_date": None})
+        page.goto("/dags/ui_fails/runs/while_paused/tasks/boom")
+        why = p.get_by_role("region", name="Why it is not running")
+        why.get_by_text("Dag Not Paused").wait_for()
+        assert why.inner_text().splitlines() == [
+            "Why is it not running?",
+            "Dag Not Paused: Task's DAG 'ui_fails' is paused.",
+            "Dagrun Running: Task instance's dagrun was not in the 'running' state but in the state 'queued'."]
+        page.shot("task-why-not-running")
+        assert page.errors == []
+    finally:
+        api_call(page.url, "PATCH", "dags/ui_fails", {"is_paused": False})

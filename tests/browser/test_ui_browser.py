@@ -84,6 +84,10 @@ def test_unpause_trigger_with_params_and_the_grid_turns_green(signed_in: Page):
     details = p.get_by_role("region", name="Run details")
     text = details.inner_text()
     assert "Run type\nmanual" in text and '"n": 4' in text and '"mode": "slow"' in text
+    assert "Triggered by\nrest_api" in text  # Airflow's triggered_by for a run the UI triggers through the REST API
+    # The grid's duration bars: the run's bar over its column, as tall as its share of the longest run.
+    fill = p.locator("table.grid thead th.selected .bar .fill")
+    assert float(fill.get_attribute("data-duration")) > 0 and fill.evaluate("e => e.offsetHeight") > 0
     # The graph: the selected run's colours, and an edge from produce into the group's tasks.
     assert p.locator('.graph [data-task-id="checks.total"] title').text_content() == "checks.total: success"
     assert p.locator('.graph [data-edge="produce->checks.total"]').count() == 1
