@@ -2,7 +2,7 @@
 
 Counts, never times: every DynamoDB request the scheduler's tick and the workers (played as the worker Lambda
 plays them, ``LambdaWorkers``) send is counted at botocore's ``_make_api_call``, one per request (a batch is one).
-The bounds are the figures reached (bench/README.md, "Fewer requests per task"); a change that adds a request to
+The bounds are the figures reached (bench/README.md, "Capacity model"); a change that adds a request to
 a task's life fails here, naming which operation grew.
 """
 
