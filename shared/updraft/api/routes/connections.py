@@ -29,7 +29,7 @@ from updraft.api.routes.bulk import BulkHandlers, run_bulk
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.identifiers import KEY_REGEX
 from updraft.requirements import provider_info
-from updraft.secrets.masker import merge, redact, should_hide_value_for_key
+from updraft.secrets.masker import REPLACEMENT, merge, redact, should_hide_value_for_key
 from updraft.store.connections import ConnectionRecord
 
 routes = RouteTable()
@@ -57,7 +57,7 @@ def masked_extra(extra: str | None) -> str | None:
     try:
         return json.dumps(redact(loads(extra)))
     except InvalidJson:
-        return "***"  # never an unparsable (or too deep to mask) extra in clear (Airflow refuses to store one)
+        return REPLACEMENT  # never an unparsable (or too deep to mask) extra in clear (Airflow refuses to store one)
 
 
 def connection_response(record: ConnectionRecord) -> dict[str, Any]:
@@ -129,7 +129,7 @@ def _extra_fields(fields: dict[str, Any]) -> dict[str, Any] | None:
     """Airflow's ``ConnectionHookMetaData.redact_extra_fields``: a sensitive field's default shows as ``***``."""
     if not fields:
         return None
-    return {name: {**spec, "value": "***"} if should_hide_value_for_key(name) and spec.get("value") is not None
+    return {name: {**spec, "value": REPLACEMENT} if should_hide_value_for_key(name) and spec.get("value") is not None
             else spec for name, spec in fields.items()}
 
 

@@ -19,7 +19,7 @@ from updraft.api.pagination import page_of, paginate
 from updraft.api.routes.bulk import BulkHandlers, run_bulk
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.identifiers import ID_LEN
-from updraft.secrets.masker import redact
+from updraft.secrets.masker import REPLACEMENT, redact
 from updraft.store.variables import VariableRecord
 
 routes = RouteTable()
@@ -42,7 +42,7 @@ def masked_value(key: str, value: str | None) -> str | None:
     try:
         loaded = loads(value)
     except InvalidJson as err:
-        return str(redact(value, key)) if err.not_json else "***"
+        return str(redact(value, key)) if err.not_json else REPLACEMENT
     return json.dumps(redact(loaded, key))
 
 
