@@ -7,6 +7,7 @@ its home later (a limit raised in one copy and not another, a key prefix spelt t
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "shared" / "updraft"
@@ -26,3 +27,28 @@ def test_airflow_s_id_length_is_written_only_in_model_identifiers():
     found = {f"{path}:{node.lineno}" for path, tree in _trees().items() for node in ast.walk(tree)
              if isinstance(node, ast.Constant) and type(node.value) is int and node.value == 250}
     assert {where.partition(":")[0] for where in found} - set(OTHER_250S) == {"model/identifiers.py"}, found
+
+
+KEYS_HOME = "store/keys.py"
+KEY_PREFIX = re.compile(r"^[A-Z][A-Z_]*#")  # "RUN#", "ASSET_QUEUE#": how every item key's first part begins
+# Where such a string is not a DynamoDB key, and why (none today).
+OTHER_KEY_PREFIXES: dict[str, str] = {}
+
+
+def test_dynamodb_key_strings_are_built_only_in_store_keys():
+    """Every ``pk``/``sk`` string is spelt in ``store/keys.py`` (a prefix, whole or inside an f-string), and no
+    other store module names a key constant of its own: a key format has one place to change."""
+    prefixes = {f"{path}:{node.lineno} {node.value!r}" for path, tree in _trees().items()
+                if path != KEYS_HOME and path not in OTHER_KEY_PREFIXES for node in ast.walk(tree)
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and KEY_PREFIX.match(node.value)}
+    constants = {f"{path}:{node.lineno} {target.id}" for path, tree in _trees().items()
+                 if path.startswith("store/") and path != KEYS_HOME for node in tree.body
+                 if isinstance(node, ast.Assign | ast.AnnAssign)
+                 for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                 if isinstance(target, ast.Name) and target.id.endswith(("_PK", "_SK"))}
+    assert prefixes == set() and constants == set(), (prefixes, constants)
+
+
+def test_the_key_scan_sees_prefixes_inside_f_strings():
+    tree = ast.parse('key = f"RUN#{dag_id}#{run_id}"')
+    assert [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and KEY_PREFIX.match(n.value)] == ["RUN#"]
