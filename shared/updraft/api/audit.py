@@ -3,8 +3,10 @@
 :func:`record_change` runs once per successful non-GET request (``updraft.api.app``) and builds the entry as
 Airflow's ``action_logging`` does: the event is the route function's name (Airflow's endpoint name, its
 operationId), the owner is the caller API Gateway identified, ``dag_id``/``task_id``/``run_id``/``logical_date``
-come from the path, query and body, and ``extra`` is the query, path and JSON body with sensitive values masked
-(Airflow's sensitive names; a variable's value and a connection's ``extra`` values always) plus the method.
+come from the path, query and body, and ``extra`` is the query, path and JSON body redacted by the secrets masker
+(:func:`updraft.secrets.masker.redact`, as Airflow's audit uses its ``secrets_masker``: one rule, with the words
+``AIRFLOW__CORE__SENSITIVE_VAR_CONN_NAMES`` adds, decides what is hidden; a variable's value and a connection's
+``extra`` values are hidden always) plus the method.
 A dry-run clear changes nothing and is not recorded, as in Airflow; nor are the reads sent as POSTs (the batch
 lists) and the dry-run routes (:data:`READS`). Token requests (``/auth/...``) change nothing either, and carry a
 password: not recorded (Airflow does not log them).
@@ -19,12 +21,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import re
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from updraft.api.formats import parse_datetime
 from updraft.api.json_text import InvalidJson, loads
+from updraft.secrets.masker import REPLACEMENT, redact
 
 if TYPE_CHECKING:
     from updraft.api.request import Request
@@ -33,13 +35,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Airflow's secrets masker: a value under a key containing one of these (normalised) is masked.
-SENSITIVE_FIELDS = frozenset({
-    "access_key", "access_token", "api_key", "apikey", "auth_header", "authorization", "bearer",
-    "connection_string", "dsn", "passphrase", "passwd", "password", "private_key", "proxy", "proxy_password",
-    "proxies", "secret", "service_account", "service_key", "token", "keyfile_dict", "webhook_url",
-})
-MASK = "***"
 # Not copied into ``extra`` (they have their own columns, or are form noise), as in Airflow.
 FIELDS_SKIP_LOGGING = frozenset({"csrf_token", "_csrf_token", "is_paused", "dag_id", "task_id", "dag_run_id",
                                  "run_id", "logical_date"})
@@ -57,41 +52,19 @@ def recorded(route: Route) -> bool:
             and route.endpoint.__name__ not in READS)
 
 
-def sensitive(name: Any) -> bool:
-    if not isinstance(name, str):
-        return False
-    normalized = re.sub(r"\W+", "_", name.strip().lower())
-    return any(field in normalized for field in SENSITIVE_FIELDS)
-
-
-def redact(value: Any, name: Any = None) -> Any:
-    """``value`` with every string under a sensitive name masked, at any depth (Airflow's ``redact``)."""
-    if sensitive(name):
-        if isinstance(value, dict):
-            return {k: redact(v, name) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [redact(v, name) for v in value]
-        return MASK if isinstance(value, str) else value
-    if isinstance(value, dict):
-        return {k: redact(v, k) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
-    return value
-
-
 def _mask_entity(event: str, fields: dict[str, Any]) -> dict[str, Any]:
     """A variable's value and every value of a connection's ``extra`` are masked whatever their name."""
     out: dict[str, Any] = {}
     for key, value in fields.items():
         if "variable" in event and key in ("val", "value"):
-            out[key] = MASK
+            out[key] = REPLACEMENT
         elif "connection" in event and key == "extra" and value:
             try:
                 parsed = loads(value)
             except (TypeError, ValueError):
                 out[key] = "Encountered non-JSON in `extra` field"
                 continue
-            out[key] = ({k: MASK for k in parsed} if isinstance(parsed, dict)
+            out[key] = ({k: REPLACEMENT for k in parsed} if isinstance(parsed, dict)
                         else "Expected JSON object in `extra` field, got non-dict JSON")
         else:
             out[key] = redact(value, key)

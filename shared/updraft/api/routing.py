@@ -17,6 +17,7 @@ from typing import Any
 from updraft.api.body import size_issue
 from updraft.api.errors import Unprocessable, issue
 from updraft.api.request import Query, Request
+from updraft.model.identifiers import ID_LEN
 
 API_PREFIX = "/api/v2"
 # Updraft's own routes (costs), apart from Airflow's: a client generated from Airflow's document never meets them,
@@ -29,7 +30,6 @@ def is_api_path(path: str) -> bool:
     """A route of the REST API: Airflow's (``/api/v2/...``) or Updraft's own (``/api/updraft/...``)."""
     return path.startswith((API_PREFIX + "/", UPDRAFT_API_PREFIX + "/"))
 
-ID_LEN = 250  # Airflow's limit on dag, run and task ids
 PATH_LIMITS = {"pool_name": 256, "xcom_key": 512, "key": 512}  # Airflow's columns for the other named things
 
 

@@ -1,4 +1,11 @@
-"""Which run ids are accepted: Airflow's rule, and the one place that says so.
+"""Which ids are accepted: Airflow's rules, and the one place that says so.
+
+Airflow's ids (dag, task, run ids, partition keys, variable keys) are at most 250 characters (``ID_LEN``, the
+width of its id columns); every length check on them reads ``ID_LEN`` from here.
+
+Dag and task ids follow ``airflow.utils.helpers.validate_key``: alphanumerics, dashes, dots and underscores
+(``KEY_REGEX``), at most ``ID_LEN`` characters; a task group's id drops the dot (it joins its tasks' ids) and is
+at most 200 characters. Connection ids use ``KEY_REGEX`` too (Airflow's ``ConnectionBody`` pattern).
 
 Airflow's ``DagRun.validate_run_id`` accepts the ids it generates (``RUN_ID_REGEX``) and ids matching
 ``[scheduler] allowed_run_id_pattern`` (default ``^[A-Za-z0-9_.~:+-]+$``, which the generated ones match too),
@@ -12,6 +19,10 @@ from __future__ import annotations
 import re
 
 ID_LEN = 250
+KEY_REGEX = re.compile(r"^[\w.-]+$")
+GROUP_KEY_REGEX = re.compile(r"^[\w-]+$")
+# Airflow caps group ids lower than task ids: a group id is a prefix of its tasks' ids.
+GROUP_ID_MAX_LEN = 200
 ALLOWED_RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9_.~:+-]+")
 
 
@@ -36,3 +47,29 @@ def path_component_problem(name: str, value: object) -> str | None:
     if "/" in value or "\\" in value or any(ord(c) < 32 for c in value):
         return f"{name} {value!r} contains a path separator or a control character"
     return None
+
+
+def validate_key(key: object, *, kind: str = "key", max_length: int = ID_LEN) -> str:
+    """``key`` when Airflow accepts it as a dag or task id (``kind`` names it in the error); Airflow's wording,
+    so a DAG that parses here also parses there. TypeError for a non-string, ValueError otherwise."""
+    if not isinstance(key, str):
+        raise TypeError(f"The {kind} has to be made of alphanumeric characters, dashes, dots and underscores "
+                        f"exclusively; got a {type(key).__name__}: {key!r}")
+    if len(key) > max_length:
+        raise ValueError(f"The {kind} cannot be longer than {max_length} characters: {key!r}")
+    if not KEY_REGEX.match(key):
+        raise ValueError(f"The {kind} '{key}' has to be made of alphanumeric characters, dashes, "
+                         "dots and underscores exclusively")
+    return key
+
+
+def validate_group_key(key: str) -> str:
+    """``key`` when Airflow accepts it as a task group id (no dots, at most ``GROUP_ID_MAX_LEN`` characters)."""
+    if not isinstance(key, str):
+        raise TypeError(f"The key has to be a string and is {type(key)}:{key}")
+    if len(key) > GROUP_ID_MAX_LEN:
+        raise ValueError(f"The key has to be less than {GROUP_ID_MAX_LEN} characters, not {len(key)}")
+    if not GROUP_KEY_REGEX.match(key):
+        raise ValueError(f"The key '{key}' has to be made of alphanumeric characters, dashes and underscores "
+                         "exclusively")
+    return key

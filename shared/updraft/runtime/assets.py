@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from updraft.model.identifiers import ID_LEN
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import DagRunType
 from updraft.sdk.assets import Asset, AssetAlias, AssetNameRef, AssetRef, AssetUriRef
@@ -21,7 +22,6 @@ from updraft.store.assets import AssetEvent, asset_id_of
 from updraft.store.attributes import ts
 
 EventReader = Callable[[str], list[AssetEvent]]  # asset name -> its events, oldest first
-PARTITION_KEY_MAX_LENGTH = 250  # Airflow's ID_LEN, the width of its partition_key columns
 
 
 @dataclass
@@ -48,8 +48,8 @@ class OutletEventAccessor:
         for key in [keys] if isinstance(keys, str) else keys:
             if not key.strip():
                 raise ValueError(f"partition_key must not be empty or whitespace-only; got {key!r}.")
-            if len(key) > PARTITION_KEY_MAX_LENGTH:
-                raise ValueError(f"partition_key must be at most {PARTITION_KEY_MAX_LENGTH} characters; "
+            if len(key) > ID_LEN:
+                raise ValueError(f"partition_key must be at most {ID_LEN} characters; "
                                  f"got {len(key)}.")
             self.partition_keys.add(key)
 

@@ -19,10 +19,10 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from updraft import airflow_config
+from updraft.model.identifiers import validate_key
 from updraft.sdk import timezone
 from updraft.sdk._internal.argument_support import refuse_unsupported
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
-from updraft.sdk._internal.ids import validate_key
 from updraft.sdk.compute import resolve_compute
 from updraft.sdk.exceptions import AirflowException
 from updraft.sdk.logging_mixin import LoggingMixin

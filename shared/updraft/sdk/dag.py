@@ -16,11 +16,11 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from updraft import airflow_config
+from updraft.model.identifiers import validate_key
 from updraft.sdk import timezone
 from updraft.sdk._internal import dag_registry
 from updraft.sdk._internal.argument_support import refuse_unsupported
 from updraft.sdk._internal.contexts import DagContext
-from updraft.sdk._internal.ids import validate_key
 from updraft.sdk.exceptions import (
     AirflowDagCycleException,
     AirflowException,

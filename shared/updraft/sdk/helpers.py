@@ -14,7 +14,8 @@ import string
 from collections.abc import Callable, Generator, Iterable
 from typing import Any, TypeVar
 
-from updraft.sdk._internal.ids import validate_key as _validate_id
+from updraft.model.identifiers import ID_LEN
+from updraft.model.identifiers import validate_key as _validate_id
 from updraft.sdk.exceptions import AirflowConfigException
 from updraft.sdk.notset import is_arg_set
 
@@ -23,7 +24,7 @@ T = TypeVar("T")
 CAMELCASE_TO_SNAKE_CASE_REGEX = re.compile(r"(?!^)([A-Z]+)")
 
 
-def validate_key(k: str, max_length: int = 250) -> None:
+def validate_key(k: str, max_length: int = ID_LEN) -> None:
     """Airflow's id check: alphanumerics, dashes, dots and underscores, at most ``max_length`` characters."""
     _validate_id(k, max_length=max_length)
 

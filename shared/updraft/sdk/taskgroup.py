@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from updraft.model.identifiers import validate_group_key
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
-from updraft.sdk._internal.ids import validate_group_key
 from updraft.sdk.exceptions import (
     AirflowException,
     DuplicateTaskIdFound,

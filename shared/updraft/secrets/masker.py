@@ -19,7 +19,7 @@ import threading
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-__all__ = ["DEFAULT_SENSITIVE_FIELDS", "mask_secret", "merge", "redact", "redact_text", "reset_masker",
+__all__ = ["DEFAULT_SENSITIVE_FIELDS", "REPLACEMENT", "mask_secret", "merge", "redact", "redact_text", "reset_masker",
            "secret_spans", "should_hide_value_for_key"]
 
 DEFAULT_SENSITIVE_FIELDS = frozenset({

@@ -23,18 +23,11 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from updraft.store import keys
 from updraft.store.asset_items import AssetModels, asset_models
-from updraft.store.assets import QUEUES_LIST_PK
 from updraft.store.attributes import parse_ts, ts
 from updraft.store.base import StoreBase
-from updraft.store.keys import part
 from updraft.store.writes import all_of, conditional, item_present, update_quietly
-
-_KEY = "KEY#"
-
-
-def _pk(dag_id: str) -> str:
-    return f"ASSET_PARTITION#{part(dag_id)}"
 
 
 @dataclass(frozen=True)
@@ -85,12 +78,12 @@ class AssetPartitionStore(StoreBase):
         """Map one event to the DAG's pending run for ``partition_key``; False when a run was already made of it.
         Idempotent: the logs are a set."""
         P = self._models.asset_partition
-        row = P(_pk(dag_id), _KEY + partition_key)
+        row = P(keys.asset_partition_pk(dag_id), keys.partition_sk(partition_key))
         entry = log.encode()
         return conditional(lambda: update_quietly(
             row, [P.dag_id.set(dag_id), P.partition_key.set(partition_key), P.created_at.set(P.created_at | now),
-                  P.logs.add({entry}), P.version.add(1), P.list_pk.set(QUEUES_LIST_PK),
-                  P.list_sk.set(f"{part(dag_id)}#{partition_key}")],
+                  P.logs.add({entry}), P.version.add(1), P.list_pk.set(keys.ASSET_QUEUES_LIST_PK),
+                  P.list_sk.set(keys.queued_list_sk(dag_id, partition_key))],
             P.done.does_not_exist() | ~P.done.contains(entry)))
 
     def pending_partitions(self, dag_id: str | None = None, *,
@@ -99,10 +92,11 @@ class AssetPartitionStore(StoreBase):
         of keys, when the caller has it), oldest first: Airflow fires the oldest pending partition first."""
         P = self._models.asset_partition
         if dag_id is None:
-            keys = self._listed_keys(P.list_index, [QUEUES_LIST_PK]) if listed is None else listed
-            items = self._batch_get(P, [(pk, sk) for pk, sk in keys if pk.startswith(_pk(""))])
+            found_keys = self._listed_keys(P.list_index, [keys.ASSET_QUEUES_LIST_PK]) if listed is None else listed
+            prefix = keys.asset_partition_pk("")
+            items = self._batch_get(P, [(pk, sk) for pk, sk in found_keys if pk.startswith(prefix)])
         else:
-            items = list(P.query(_pk(dag_id), consistent_read=True))
+            items = list(P.query(keys.asset_partition_pk(dag_id), consistent_read=True))
         found = [PendingPartition(i.dag_id, i.partition_key, i.created_at, frozenset(i.logs or ()), int(i.version),
                                   i.run_id, i.run_after, frozenset(i.claimed or ())) for i in items
                  if i.logs or i.run_id is not None]
@@ -113,7 +107,7 @@ class AssetPartitionStore(StoreBase):
         """Claim the key's run made of ``logs`` (one conditional write); None when another claim won."""
         P = self._models.asset_partition
         claimed = frozenset(logs)
-        row = P(_pk(pending.dag_id), _KEY + pending.partition_key)
+        row = P(keys.asset_partition_pk(pending.dag_id), keys.partition_sk(pending.partition_key))
         ok = conditional(lambda: update_quietly(
             row, [P.run_id.set(run_id), P.run_after.set(run_after), P.claimed.set(set(claimed))],
             all_of(P.version == pending.version, P.run_id.does_not_exist())))
@@ -126,7 +120,7 @@ class AssetPartitionStore(StoreBase):
         """Move the claimed logs to ``done`` and end the claim (idempotent); an item with nothing left pending
         leaves the scheduler's list."""
         P = self._models.asset_partition
-        row = P(_pk(claim.dag_id), _KEY + claim.partition_key)
+        row = P(keys.asset_partition_pk(claim.dag_id), keys.partition_sk(claim.partition_key))
         actions = [P.run_id.remove(), P.run_after.remove(), P.claimed.remove(), P.version.add(1)]
         if claim.claimed:
             actions += [P.logs.delete(set(claim.claimed)), P.done.add(set(claim.claimed))]

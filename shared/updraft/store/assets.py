@@ -41,14 +41,7 @@ from updraft.store.base import StoreBase
 from updraft.store.item_size import check_item_size
 from updraft.store.writes import all_of, conditional, item_absent, item_present, update_quietly
 
-ASSETS_LIST_PK = "ASSETS"
-ALIASES_LIST_PK = "ASSET_ALIASES"
-QUEUES_LIST_PK = "ASSET_QUEUES"  # every queued (dag, target): the scheduler's one query per tick
-_CURSOR_SK = "CURSOR"
-_TARGET = "TARGET#"
-_EVENT = "EVENT#"
 _PER_MS = 10**6
-_ID_DIGITS = 19
 
 
 def asset_id_of(name: str) -> int:
@@ -66,30 +59,6 @@ def alias_target(name: str) -> str:
 
 def event_id_of(when: dt.datetime, source: str) -> int:
     return int(when.timestamp() * 1000) * _PER_MS + zlib.crc32(source.encode()) % _PER_MS
-
-
-def _asset_pk(asset_id: int) -> str:
-    return f"ASSET#{asset_id}"
-
-
-def _alias_pk(name: str) -> str:
-    return f"ASSET_ALIAS#{keys.part(name)}"
-
-
-def _queue_pk(dag_id: str) -> str:
-    return f"ASSET_QUEUE#{keys.part(dag_id)}"
-
-
-def _event_sk(event_id: int) -> str:
-    return f"{_EVENT}{event_id:0{_ID_DIGITS}d}"
-
-
-def _outlet_sk(key: TIKey, try_number: int) -> str:
-    return f"OUTLET#{keys.part(key.task_id)}#{key.map_index + 1:07d}#{try_number:05d}"
-
-
-def _trigger_sk(run_id: str) -> str:
-    return f"ASSET_TRIGGER#{keys.part(run_id)}"
 
 
 @dataclass(frozen=True)
@@ -191,9 +160,9 @@ class AssetStore(StoreBase):
         ``extra`` and ``watchers`` left None keep what is stored (a reference by name knows only the name)."""
         A = self._assets.asset
         asset_id = asset_id_of(name)
-        row = A(_asset_pk(asset_id), keys.META)
+        row = A(keys.asset_pk(asset_id), keys.META)
         actions: list[Action] = [A.kind.set("asset"), A.asset_id.set(asset_id), A.name.set(name), A.updated_at.set(now),
-                   A.created_at.set(A.created_at | now), A.list_pk.set(ASSETS_LIST_PK), A.list_sk.set(name)]
+                   A.created_at.set(A.created_at | now), A.list_pk.set(keys.ASSETS_LIST_PK), A.list_sk.set(name)]
         if uri is not None:
             actions.append(A.uri.set(uri))
         if group is not None:
@@ -211,9 +180,9 @@ class AssetStore(StoreBase):
 
     def declare_alias(self, *, name: str, group: str, now: dt.datetime, consumer: str | None = None) -> None:
         A = self._assets.asset
-        row = A(_alias_pk(name), keys.META)
+        row = A(keys.asset_alias_pk(name), keys.META)
         actions: list[Action] = [A.kind.set("alias"), A.name.set(name), A.group.set(group), A.updated_at.set(now),
-                   A.created_at.set(A.created_at | now), A.list_pk.set(ALIASES_LIST_PK), A.list_sk.set(name)]
+                   A.created_at.set(A.created_at | now), A.list_pk.set(keys.ASSET_ALIASES_LIST_PK), A.list_sk.set(name)]
         if consumer:
             actions.append(A.consumers.add({consumer}))
         update_quietly(row, actions, None)
@@ -221,25 +190,25 @@ class AssetStore(StoreBase):
     def get_asset(self, asset_id: int) -> AssetRecord | None:
         A = self._assets.asset
         try:
-            return _asset_record(A.get(_asset_pk(asset_id), keys.META, consistent_read=True))
+            return _asset_record(A.get(keys.asset_pk(asset_id), keys.META, consistent_read=True))
         except A.DoesNotExist:
             return None
 
     def get_alias(self, name: str) -> AliasRecord | None:
         A = self._assets.asset
         try:
-            return _alias_record(A.get(_alias_pk(name), keys.META, consistent_read=True))
+            return _alias_record(A.get(keys.asset_alias_pk(name), keys.META, consistent_read=True))
         except A.DoesNotExist:
             return None
 
     def list_assets(self) -> list[AssetRecord]:
         A = self._assets.asset
-        found = self._listed_keys(A.list_index, [ASSETS_LIST_PK])
+        found = self._listed_keys(A.list_index, [keys.ASSETS_LIST_PK])
         return sorted((_asset_record(i) for i in self._batch_get(A, found)), key=lambda a: a.name)
 
     def list_aliases(self) -> list[AliasRecord]:
         A = self._assets.asset
-        found = self._listed_keys(A.list_index, [ALIASES_LIST_PK])
+        found = self._listed_keys(A.list_index, [keys.ASSET_ALIASES_LIST_PK])
         return sorted((_alias_record(i) for i in self._batch_get(A, found)), key=lambda a: a.name)
 
     # -- events -----------------------------------------------------------------------------------------------
@@ -247,14 +216,14 @@ class AssetStore(StoreBase):
                           now: dt.datetime) -> None:
         """Keep what a try will emit, before its success is recorded (the first write for the try wins)."""
         E = self._assets.asset_event
-        row = E(keys.run_pk(key.dag_id, key.run_id), _outlet_sk(key, try_number), timestamp=now,
+        row = E(keys.run_pk(key.dag_id, key.run_id), keys.outlet_sk(key, try_number), timestamp=now,
                 data={"events": events})
         conditional(lambda: row.save(item_absent(E)))
 
     def get_outlet_events(self, key: TIKey, try_number: int) -> tuple[dt.datetime, list[dict[str, Any]]] | None:
         E = self._assets.asset_event
         try:
-            row = E.get(keys.run_pk(key.dag_id, key.run_id), _outlet_sk(key, try_number), consistent_read=True)
+            row = E.get(keys.run_pk(key.dag_id, key.run_id), keys.outlet_sk(key, try_number), consistent_read=True)
         except E.DoesNotExist:
             return None
         assert row.timestamp is not None
@@ -264,7 +233,7 @@ class AssetStore(StoreBase):
         """Record the event; False when it was recorded before (a retried emission). ``ValueTooLarge`` when its
         extra does not fit one item."""
         E = self._assets.asset_event
-        row = E(_asset_pk(event.asset_id), _event_sk(event.event_id), event_id=event.event_id,
+        row = E(keys.asset_pk(event.asset_id), keys.event_sk(event.event_id), event_id=event.event_id,
                 asset_id=event.asset_id, timestamp=event.timestamp, data=event.as_dict())
         check_item_size(row, f"the event of asset {event.name!r}")
         return conditional(lambda: row.save(item_absent(E)))
@@ -272,7 +241,7 @@ class AssetStore(StoreBase):
     def get_asset_event(self, asset_id: int, event_id: int) -> AssetEvent | None:
         E = self._assets.asset_event
         try:
-            row = E.get(_asset_pk(asset_id), _event_sk(event_id), consistent_read=True)
+            row = E.get(keys.asset_pk(asset_id), keys.event_sk(event_id), consistent_read=True)
         except E.DoesNotExist:
             return None
         return AssetEvent.from_dict(row.data or {})
@@ -280,7 +249,7 @@ class AssetStore(StoreBase):
     def list_asset_events(self, asset_id: int, *, limit: int | None = None) -> list[AssetEvent]:
         """The asset's events, oldest first (the newest ``limit`` of them when given)."""
         E = self._assets.asset_event
-        items = E.query(_asset_pk(asset_id), E.sk.startswith(_EVENT), consistent_read=True,
+        items = E.query(keys.asset_pk(asset_id), E.sk.startswith(keys.EVENT_PREFIX), consistent_read=True,
                         scan_index_forward=limit is None, limit=limit)
         events = [AssetEvent.from_dict(i.data or {}) for i in items]
         return events if limit is None else events[::-1]
@@ -289,9 +258,10 @@ class AssetStore(StoreBase):
     def queue_event(self, dag_id: str, target: str, ref: str, *, asset_id: int | None, now: dt.datetime) -> None:
         """Add one event to what ``dag_id`` has queued for ``target`` (idempotent: the refs are a set)."""
         Q = self._assets.asset_queue
-        row = Q(_queue_pk(dag_id), _TARGET + target)
+        row = Q(keys.asset_queue_pk(dag_id), keys.queued_target_sk(target))
         actions: list[Action] = [Q.dag_id.set(dag_id), Q.target.set(target), Q.created_at.set(now), Q.events.add({ref}),
-                   Q.version.add(1), Q.list_pk.set(QUEUES_LIST_PK), Q.list_sk.set(f"{keys.part(dag_id)}#{target}")]
+                                 Q.version.add(1), Q.list_pk.set(keys.ASSET_QUEUES_LIST_PK),
+                                 Q.list_sk.set(keys.queued_list_sk(dag_id, target))]
         if asset_id is not None:
             actions.append(Q.asset_id.set(asset_id))
         update_quietly(row, actions, None)
@@ -300,21 +270,21 @@ class AssetStore(StoreBase):
         """The keys of every queued (dag, target) and pending partition (:mod:`updraft.store.asset_partitions`
         lists its items here too): the scheduler's one query per tick for all asset-triggered work."""
         Q = self._assets.asset_queue
-        return self._listed_keys(Q.list_index, [QUEUES_LIST_PK])
+        return self._listed_keys(Q.list_index, [keys.ASSET_QUEUES_LIST_PK])
 
     def dags_with_queued_events(self, listed: list[tuple[str, str]] | None = None) -> list[str]:
         """The DAGs with queued events, from ``listed`` (:meth:`list_queued_keys`) when the caller has it."""
-        prefix = _queue_pk("")
-        keys = self.list_queued_keys() if listed is None else listed
-        return sorted({pk[len(prefix):] for pk, _ in keys if pk.startswith(prefix)})
+        prefix = keys.asset_queue_pk("")
+        found_keys = self.list_queued_keys() if listed is None else listed
+        return sorted({pk[len(prefix):] for pk, _ in found_keys if pk.startswith(prefix)})
 
     def read_queue(self, dag_id: str) -> tuple[TriggerCursor, list[QueuedTarget]]:
         """The DAG's cursor and queued targets in one strongly consistent query (the cursor is read first)."""
         Q = self._assets.asset_queue
         cursor = TriggerCursor()
         targets: list[QueuedTarget] = []
-        for item in Q.query(_queue_pk(dag_id), consistent_read=True):
-            if item.sk == _CURSOR_SK:
+        for item in Q.query(keys.asset_queue_pk(dag_id), consistent_read=True):
+            if item.sk == keys.TRIGGER_CURSOR_SK:
                 cursor = _cursor(item)
             elif item.events:
                 targets.append(QueuedTarget(dag_id, item.target, int(item.asset_id) if item.asset_id is not None
@@ -329,7 +299,7 @@ class AssetStore(StoreBase):
                                 refs=frozenset(refs), done=False)
         # The claim lives in the cursor item's attributes: version = batch, events = refs, created_at = run_after,
         # target = run_id while pending and "done" once finished.
-        row = Q(_queue_pk(dag_id), _CURSOR_SK, dag_id=dag_id, target=run_id, created_at=run_after,
+        row = Q(keys.asset_queue_pk(dag_id), keys.TRIGGER_CURSOR_SK, dag_id=dag_id, target=run_id, created_at=run_after,
                 version=claimed.batch, events=set(claimed.refs) or None)
         condition = item_absent(Q) if expected.batch == 0 else Q.version == expected.batch
         return claimed if conditional(lambda: row.save(condition)) else None
@@ -341,13 +311,13 @@ class AssetStore(StoreBase):
             taken = set(target.events & cursor.refs)
             if not taken:
                 continue
-            row = Q(_queue_pk(dag_id), _TARGET + target.target)
+            row = Q(keys.asset_queue_pk(dag_id), keys.queued_target_sk(target.target))
             conditional(lambda row=row, taken=taken: update_quietly(row, [Q.events.delete(taken)],  # type: ignore[misc]
                                                                     item_present(Q)))
             if taken == set(target.events):  # nothing else queued: drop the item unless something arrived since
                 conditional(lambda row=row, v=target.version: row.delete(  # type: ignore[misc]
                     all_of(Q.version == v, Q.events.does_not_exist())))
-        cursor_row = Q(_queue_pk(dag_id), _CURSOR_SK)
+        cursor_row = Q(keys.asset_queue_pk(dag_id), keys.TRIGGER_CURSOR_SK)
         conditional(lambda: update_quietly(cursor_row, [Q.target.set("done")], Q.version == cursor.batch))
 
     def delete_queued(self, dag_id: str, target: str | None = None) -> int:
@@ -357,7 +327,7 @@ class AssetStore(StoreBase):
         deleted = 0
         for queued in targets:
             if target is None or queued.target == target:
-                row = Q(_queue_pk(dag_id), _TARGET + queued.target)
+                row = Q(keys.asset_queue_pk(dag_id), keys.queued_target_sk(queued.target))
                 deleted += conditional(lambda row=row: row.delete(item_present(Q)))  # type: ignore[misc]
         return deleted
 
@@ -367,13 +337,13 @@ class AssetStore(StoreBase):
     # -- a run's triggering events ----------------------------------------------------------------------------
     def put_triggering_events(self, dag_id: str, run_id: str, events: list[AssetEvent]) -> None:
         E = self._assets.asset_event
-        row = E(keys.dag_pk(dag_id), _trigger_sk(run_id), data={"events": [e.as_dict() for e in events]})
+        row = E(keys.dag_pk(dag_id), keys.asset_trigger_sk(run_id), data={"events": [e.as_dict() for e in events]})
         conditional(lambda: row.save(item_absent(E)))
 
     def get_triggering_events(self, dag_id: str, run_id: str) -> list[AssetEvent]:
         E = self._assets.asset_event
         try:
-            row = E.get(keys.dag_pk(dag_id), _trigger_sk(run_id), consistent_read=True)
+            row = E.get(keys.dag_pk(dag_id), keys.asset_trigger_sk(run_id), consistent_read=True)
         except E.DoesNotExist:
             return []
         return [AssetEvent.from_dict(e) for e in (row.data or {}).get("events", [])]

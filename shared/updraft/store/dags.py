@@ -117,7 +117,7 @@ class DagStore(StoreBase):
 
     def list_dags(self, *, include_inactive: bool = False) -> list[DagMeta]:
         M = self.models.dag_meta
-        found = self._listed_keys(M.list_index, (f"DAGS#{i}" for i in self._shards()))
+        found = self._listed_keys(M.list_index, (keys.dags_list_shard_pk(i) for i in self._shards()))
         metas = [_meta_from_item(i) for i in self._batch_get(M, found)]
         return sorted((m for m in metas if include_inactive or m.is_active), key=lambda m: m.dag_id)
 
@@ -125,7 +125,7 @@ class DagStore(StoreBase):
         M = self.models.dag_meta
         found = []
         for i in self._shards():
-            for item in M.due_index.query(f"DUE#{i}", M.due_sk <= ts(now)):
+            for item in M.due_index.query(keys.due_shard_pk(i), M.due_sk <= ts(now)):
                 if item.is_active and not item.is_paused:  # the index lags: skip what it already shows stale
                     found.append(_meta_from_item(item))
         return sorted(found, key=lambda m: (m.next_dagrun_run_after, m.dag_id))

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 from pynamodb.expressions.condition import Condition
 
+from updraft.store import keys
 from updraft.store.base import StoreBase
 from updraft.store.models import EventLogItem
 from updraft.store.writes import conditional, item_absent
 
 _PER_MS = 10**6  # ids per millisecond: the request id's hash picks one
-_ID_DIGITS = 19  # int64 ids, zero-padded so string order is numeric order
 
 
 @dataclass(frozen=True)
@@ -51,14 +51,6 @@ def _first_id(when: dt.datetime) -> int:
     return int(when.timestamp() * 1000) * _PER_MS
 
 
-def _pk(event_log_id: int, shards: int) -> str:
-    return f"EVENTS#{event_log_id % shards}"
-
-
-def _sk(event_log_id: int) -> str:
-    return f"EVENT#{event_log_id:0{_ID_DIGITS}d}"
-
-
 def _record(item: EventLogItem) -> EventLog:
     return EventLog(event_log_id=int(item.event_log_id), when=item.when, event=item.event, owner=item.owner,
                     dag_id=item.dag_id, task_id=item.task_id, run_id=item.run_id,
@@ -71,7 +63,7 @@ class EventLogStore(StoreBase):
     def put_event_log(self, entry: EventLog) -> bool:
         """Record ``entry`` once: False when its id is already recorded (the same request delivered again)."""
         E = self.models.event_log
-        item = E(_pk(entry.event_log_id, self.config.index_shards), _sk(entry.event_log_id),
+        item = E(keys.event_log_pk(entry.event_log_id, self.config.index_shards), keys.event_sk(entry.event_log_id),
                  event_log_id=entry.event_log_id, when=entry.when, event=entry.event, owner=entry.owner,
                  dag_id=entry.dag_id, task_id=entry.task_id, run_id=entry.run_id, map_index=entry.map_index,
                  try_number=entry.try_number, logical_date=entry.logical_date, extra=entry.extra)
@@ -79,10 +71,10 @@ class EventLogStore(StoreBase):
 
     def get_event_log(self, event_log_id: int) -> EventLog | None:
         E = self.models.event_log
-        if not 0 <= event_log_id < 10**_ID_DIGITS:
+        if not 0 <= event_log_id < 10**keys.EVENT_ID_DIGITS:
             return None
         try:
-            return _record(E.get(_pk(event_log_id, self.config.index_shards), _sk(event_log_id),
+            return _record(E.get(keys.event_log_pk(event_log_id, self.config.index_shards), keys.event_sk(event_log_id),
                                  consistent_read=True))
         except E.DoesNotExist:
             return None
@@ -92,11 +84,13 @@ class EventLogStore(StoreBase):
         """Every entry with ``after < when < before`` (either bound optional), in id order: a key-range query
         per shard (the bounds' milliseconds), strongly consistent, then the exact bounds."""
         E = self.models.event_log
-        low = _sk(_first_id(after) if after is not None else 0)
-        high = _sk(_first_id(before + dt.timedelta(milliseconds=1)) - 1 if before is not None else 10**_ID_DIGITS - 1)
+        low = keys.event_sk(_first_id(after) if after is not None else 0)
+        high = keys.event_sk(_first_id(before + dt.timedelta(milliseconds=1)) - 1 if before is not None
+                              else 10**keys.EVENT_ID_DIGITS - 1)
         condition: Condition = E.sk.between(low, high)
         found: list[EventLog] = []
         for shard in self._shards():
-            found += [_record(item) for item in E.query(f"EVENTS#{shard}", condition, consistent_read=True)]
+            found += [_record(item)
+                      for item in E.query(keys.event_logs_shard_pk(shard), condition, consistent_read=True)]
         return sorted((entry for entry in found if (after is None or entry.when > after)
                        and (before is None or entry.when < before)), key=lambda entry: entry.event_log_id)

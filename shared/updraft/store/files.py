@@ -71,7 +71,7 @@ class FileStore(StoreBase):
 
     def list_import_errors(self) -> list[dict[str, Any]]:
         F = self.models.file
-        found = self._listed_keys(F.list_index, (f"IMPORT_ERRORS#{i}" for i in self._shards()))
+        found = self._listed_keys(F.list_index, (keys.import_errors_shard_pk(i) for i in self._shards()))
         out = []
         for item in self._batch_get(F, found):
             for error in item.import_errors or []:

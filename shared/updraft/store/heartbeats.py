@@ -13,18 +13,13 @@ import datetime as dt
 import functools
 
 from updraft.store.base import StoreBase
-from updraft.store.keys import part
+from updraft.store.keys import HEARTBEAT_SK, heartbeat_pk
 from updraft.store.writes import any_of, conditional
 
-HEARTBEAT_SK = "HEARTBEAT"
 SCHEDULER = "scheduler"
 DAG_PROCESSOR = "dag_processor"  # the parser, named as Airflow's health check names its DAG processor
 # Each process records a component's heartbeat at most this often: ~2 writes a minute per warm container.
 HEARTBEAT_EVERY = dt.timedelta(seconds=30)
-
-
-def _pk(component: str) -> str:
-    return f"HEARTBEAT#{part(component)}"
 
 
 class HeartbeatStore(StoreBase):
@@ -41,12 +36,12 @@ class HeartbeatStore(StoreBase):
             return False
         self._beaten[component] = now
         H = self.models.heartbeat
-        item = H(_pk(component), HEARTBEAT_SK, component=component, at=now)
+        item = H(heartbeat_pk(component), HEARTBEAT_SK, component=component, at=now)
         return conditional(lambda: item.save(condition=any_of(H.at.does_not_exist(), H.at < now)))
 
     def last_heartbeat(self, component: str) -> dt.datetime | None:
         H = self.models.heartbeat
         try:
-            return H.get(_pk(component), HEARTBEAT_SK, consistent_read=True).at
+            return H.get(heartbeat_pk(component), HEARTBEAT_SK, consistent_read=True).at
         except H.DoesNotExist:
             return None

@@ -15,6 +15,7 @@ import hashlib
 import zlib
 
 from updraft.model.key_parts import escaper, unescape
+from updraft.model.records import TIKey
 from updraft.store.attributes import ts
 
 META = "META"
@@ -179,23 +180,40 @@ def run_date_sk(sort_date: dt.datetime, run_id: str) -> str:
 
 
 def dags_list_pk(dag_id: str, shards: int) -> str:
-    return f"DAGS#{shard(dag_id, shards)}"
+    return dags_list_shard_pk(shard(dag_id, shards))
+
+
+def dags_list_shard_pk(index: int) -> str:
+    """Shard ``index`` of the DAG list index (a lister queries every shard)."""
+    return f"DAGS#{index}"
 
 
 POOLS_LIST_PK = "POOLS"  # pools are few and their list entry never changes: one partition is enough
 
 
 def import_errors_list_pk(relative_path: str, shards: int) -> str:
-    return f"IMPORT_ERRORS#{shard(relative_path, shards)}"
+    return import_errors_shard_pk(shard(relative_path, shards))
+
+
+def import_errors_shard_pk(index: int) -> str:
+    return f"IMPORT_ERRORS#{index}"
 
 
 def due_pk(dag_id: str, shards: int) -> str:
-    return f"DUE#{shard(dag_id, shards)}"
+    return due_shard_pk(shard(dag_id, shards))
+
+
+def due_shard_pk(index: int) -> str:
+    return f"DUE#{index}"
 
 
 def active_pk(dag_id: str, run_id: str, shards: int) -> str:
     # Sharded by run, not by DAG: one DAG with many active runs spreads over every shard.
-    return f"ACTIVE#{shard(f'{dag_id}#{run_id}', shards)}"
+    return active_shard_pk(shard(f'{dag_id}#{run_id}', shards))
+
+
+def active_shard_pk(index: int) -> str:
+    return f"ACTIVE#{index}"
 
 
 def active_sk(sort_date: dt.datetime, dag_id: str, run_id: str) -> str:
@@ -235,3 +253,103 @@ def active_backfill_pk(dag_id: str) -> str:
 
 ACTIVE_BACKFILLS_LIST_PK = "ACTIVE_BACKFILLS"  # few at once: one partition, read every tick
 BACKFILL_SEQUENCE_PK = "BACKFILL_SEQUENCE"  # the last backfill id handed out (Airflow's ids are integers)
+
+
+# -- events ---------------------------------------------------------------------------------------------------------
+EVENT_PREFIX = "EVENT#"
+EVENT_ID_DIGITS = 19  # int64 ids, zero-padded so string order is numeric order
+
+
+def event_sk(event_id: int) -> str:
+    """An event's sort key in its partition (an event log entry's, an asset event's): ordered by id."""
+    return f"{EVENT_PREFIX}{event_id:0{EVENT_ID_DIGITS}d}"
+
+
+def event_logs_shard_pk(index: int) -> str:
+    """Shard ``index`` of the event log (the audit log): a lister queries every shard."""
+    return f"EVENTS#{index}"
+
+
+def event_log_pk(event_log_id: int, shards: int) -> str:
+    return event_logs_shard_pk(event_log_id % shards)
+
+
+# -- assets ---------------------------------------------------------------------------------------------------------
+ASSETS_LIST_PK = "ASSETS"
+ASSET_ALIASES_LIST_PK = "ASSET_ALIASES"
+# Every queued (dag, target) and pending partition: the scheduler's one query per tick.
+ASSET_QUEUES_LIST_PK = "ASSET_QUEUES"
+TRIGGER_CURSOR_SK = "CURSOR"  # a DAG's last asset-triggered batch, first in its queue partition
+
+
+def asset_pk(asset_id: int) -> str:
+    return f"ASSET#{asset_id}"
+
+
+def asset_alias_pk(name: str) -> str:
+    return f"ASSET_ALIAS#{part(name)}"
+
+
+def asset_queue_pk(dag_id: str) -> str:
+    """A DAG's queue of asset events not yet turned into a run (``asset_queue_pk("")``: every DAG's prefix)."""
+    return f"ASSET_QUEUE#{part(dag_id)}"
+
+
+def queued_target_sk(target: str) -> str:
+    """What a DAG has queued for one target (``asset:<name>`` or ``alias:<name>``), in its queue partition."""
+    return f"TARGET#{target}"
+
+
+def queued_list_sk(dag_id: str, name: str) -> str:
+    """A queued target's or a pending partition's entry in the asset queues list (``ASSET_QUEUES_LIST_PK``)."""
+    return f"{part(dag_id)}#{name}"
+
+
+def outlet_sk(key: TIKey, try_number: int) -> str:
+    """What a try will emit on success, in its run's partition."""
+    return f"OUTLET#{part(key.task_id)}#{key.map_index + 1:07d}#{try_number:05d}"
+
+
+def asset_trigger_sk(run_id: str) -> str:
+    """The events an asset-triggered run was made of, in its DAG's partition."""
+    return f"ASSET_TRIGGER#{part(run_id)}"
+
+
+def asset_partition_pk(dag_id: str) -> str:
+    """A DAG's pending asset partitions (``asset_partition_pk("")``: every DAG's prefix)."""
+    return f"ASSET_PARTITION#{part(dag_id)}"
+
+
+# -- named values: a task's or an asset's state store entries, a DAG's pending partitions -------------------------
+KEY_PREFIX = "KEY#"
+
+
+def state_sk(state_key: str) -> str:
+    return f"{KEY_PREFIX}{state_key}"
+
+
+def partition_sk(partition_key: str) -> str:
+    return f"{KEY_PREFIX}{partition_key}"
+
+
+def task_state_pk(key: TIKey) -> str:
+    return f"TASK_STATE#{part(key.dag_id)}#{part(key.run_id)}#{part(key.task_id)}#{key.map_index + 1:07d}"
+
+
+def asset_state_pk(asset_id: int) -> str:
+    return f"ASSET_STATE#{asset_id}"
+
+
+# -- components and tasks -----------------------------------------------------------------------------------------
+HEARTBEAT_SK = "HEARTBEAT"
+PLUGINS_KEY = "PLUGINS"  # the parser's last plugins report: one item, this its pk and its sk
+LONG_TASK_PREFIX = "LONG_TASK#"
+
+
+def heartbeat_pk(component: str) -> str:
+    return f"HEARTBEAT#{part(component)}"
+
+
+def long_task_sk(task_id: str) -> str:
+    """A task that ran too long for Lambda, remembered in its DAG's partition."""
+    return f"{LONG_TASK_PREFIX}{part(task_id)}"

@@ -22,7 +22,6 @@ from updraft.store.base import StoreBase
 from updraft.store.config import StoreConfig
 from updraft.store.models import Item, bind
 
-LONG_TASK_PREFIX = "LONG_TASK#"
 _BATCH = 100  # BatchGetItem's limit
 
 
@@ -41,23 +40,20 @@ def _model(config: StoreConfig) -> type[LongTaskItem]:
     return bind(LongTaskItem, config)
 
 
-def _sk(task_id: str) -> str:
-    return f"{LONG_TASK_PREFIX}{keys.part(task_id)}"
-
-
 class LongTaskStore(StoreBase):
     def remember_long_task(self, dag_id: str, task_id: str, *, executor: str, reason: str, now: dt.datetime,
                            compute: Mapping[str, int] | None = None) -> None:
         """Record that ``task_id`` of ``dag_id`` runs on ``executor`` from now on, why, and with which ``compute``
         (``cpu``/``memory``; none: the task's own)."""
         sizes = compute or {}
-        _model(self.config)(keys.dag_pk(dag_id), _sk(task_id), dag_id=dag_id, task_id=task_id, executor=executor,
-                            reason=reason, at=now, cpu=sizes.get("cpu"), memory=sizes.get("memory")).save()
+        _model(self.config)(keys.dag_pk(dag_id), keys.long_task_sk(task_id), dag_id=dag_id, task_id=task_id,
+                            executor=executor, reason=reason, at=now, cpu=sizes.get("cpu"),
+                            memory=sizes.get("memory")).save()
 
     def long_task_executors(self, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
         """(dag_id, task_id) -> ``{"executor": ..., "cpu": ..., "memory": ...}`` (sizes only where recorded), for
         those of ``tasks`` that have a record."""
-        wanted = sorted({(keys.dag_pk(dag_id), _sk(task_id)) for dag_id, task_id in tasks})
+        wanted = sorted({(keys.dag_pk(dag_id), keys.long_task_sk(task_id)) for dag_id, task_id in tasks})
         found: dict[tuple[str, str], dict[str, Any]] = {}
         for start in range(0, len(wanted), _BATCH):
             for item in self._batch_get(_model(self.config), wanted[start:start + _BATCH]):
@@ -68,4 +64,4 @@ class LongTaskStore(StoreBase):
 
     def forget_long_task(self, dag_id: str, task_id: str) -> None:
         """Send the task's tries to the executor it chose again (safe to repeat)."""
-        _model(self.config)(keys.dag_pk(dag_id), _sk(task_id)).delete()
+        _model(self.config)(keys.dag_pk(dag_id), keys.long_task_sk(task_id)).delete()

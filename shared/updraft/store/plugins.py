@@ -17,9 +17,8 @@ from pynamodb.attributes import JSONAttribute
 from updraft.model.parse_results import PluginsReport
 from updraft.store.attributes import DateTimeAttribute
 from updraft.store.base import StoreBase
+from updraft.store.keys import PLUGINS_KEY
 from updraft.store.models import Item, bind
-
-PLUGINS_KEY = "PLUGINS"
 
 
 class PluginsItem(Item):

@@ -153,7 +153,7 @@ class RunStore(StoreBase):
         R = self.models.run
         runs = []
         for i in self._shards():
-            runs += [_run_from_item(item) for item in R.active_index.query(f"ACTIVE#{i}")]
+            runs += [_run_from_item(item) for item in R.active_index.query(keys.active_shard_pk(i))]
         return sorted((r for r in runs if r.state in _ACTIVE_RUN_STATES),
                       key=lambda r: (r.logical_date or r.run_after or r.queued_at or dt.datetime.min.replace(
                           tzinfo=dt.UTC), r.dag_id, r.run_id))

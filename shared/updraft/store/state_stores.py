@@ -39,11 +39,10 @@ from updraft.store.assets import asset_id_of
 from updraft.store.attributes import DateTimeAttribute
 from updraft.store.base import StoreBase
 from updraft.store.config import StoreConfig
-from updraft.store.keys import blob_path, part
+from updraft.store.keys import KEY_PREFIX, asset_state_pk, blob_path, state_sk, task_state_pk
 from updraft.store.models import Item, _bound, build_models
 from updraft.store.tables import TTL_ATTRIBUTE
 
-_KEY = "KEY#"
 DEFAULT_RETENTION_DAYS = 30  # Airflow's [state_store] default_retention_days
 DEFAULT_MAX_VALUE_BYTES = 65535  # Airflow's [state_store] max_value_storage_bytes
 
@@ -87,14 +86,6 @@ def state_model(config: StoreConfig) -> type[StateItem]:
     model = _bound(StateItem, config)
     model._connection = build_models(config).dag_meta._connection
     return model
-
-
-def task_state_pk(key: TIKey) -> str:
-    return f"TASK_STATE#{part(key.dag_id)}#{part(key.run_id)}#{part(key.task_id)}#{key.map_index + 1:07d}"
-
-
-def asset_state_pk(asset_id: int) -> str:
-    return f"ASSET_STATE#{asset_id}"
 
 
 @dataclass(frozen=True)
@@ -166,28 +157,28 @@ class StateStore(StoreBase):
     def _state_get(self, pk: str, state_key: str, now: dt.datetime | None) -> StateEntry | None:
         S = self._state_model
         try:
-            item = S.get(pk, _KEY + state_key, consistent_read=True)
+            item = S.get(pk, state_sk(state_key), consistent_read=True)
         except S.DoesNotExist:
             return None
         return None if now is not None and _expired(item, now) else self._state_entry(item)
 
     def _state_items(self, pk: str) -> Iterator[StateItem]:
         S = self._state_model
-        return S.query(pk, S.sk.startswith(_KEY), consistent_read=True)
+        return S.query(pk, S.sk.startswith(KEY_PREFIX), consistent_read=True)
 
     def _state_put(self, pk: str, state_key: str, value: Any, *, now: dt.datetime, expires_at: dt.datetime | None,
              blob: str, **attributes: Any) -> None:
         if value is None:
             raise ValueError("Cannot set value as None")
         data, s3_key = self.blobs.pack(canonical_json({"v": value}), f"{blob}.json.gz")
-        self._state_model(pk, _KEY + state_key, key=state_key, data=data, s3_key=s3_key, updated_at=now,
+        self._state_model(pk, state_sk(state_key), key=state_key, data=data, s3_key=s3_key, updated_at=now,
                     expires_at=expires_at, expires=None if expires_at is None else int(expires_at.timestamp()) + 1,
                     **attributes).save()
 
     def _state_delete(self, pk: str, state_key: str) -> None:
         S = self._state_model
         try:
-            item = S.get(pk, _KEY + state_key, consistent_read=True)
+            item = S.get(pk, state_sk(state_key), consistent_read=True)
         except S.DoesNotExist:
             return
         self._state_remove(item)

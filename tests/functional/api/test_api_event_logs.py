@@ -12,6 +12,7 @@ from updraft.api.audit import entry_for
 from updraft.api.openapi import airflow_document
 from updraft.api.request import Request
 from updraft.local.api_gateway import proxy_event
+from updraft.secrets.masker import DEFAULT_SENSITIVE_FIELDS, mask_secret, redact, reset_masker
 
 
 def _required(schema: str) -> set[str]:
@@ -116,6 +117,26 @@ def test_sensitive_values_are_masked_as_airflow_masks_them():
     bulk = entry_for(_request("/api/v2/variables", {"actions": [
         {"action": "create", "entities": [{"key": "a", "value": "v"}]}]}), "bulk_variables", NOW)
     assert json.loads(bulk.extra)["actions"][0]["entities"] == [{"key": "a", "value": "***"}]
+
+
+def test_the_audit_hides_exactly_what_the_secrets_masker_hides(monkeypatch):
+    """One rule decides what is hidden: every default sensitive word, a word added by Airflow's
+    ``[core] sensitive_var_conn_names``, and a secret registered with ``mask_secret`` are hidden in the entry as the
+    masker hides them (the audit kept its own word list, which the setting never reached)."""
+    monkeypatch.setenv("AIRFLOW__CORE__SENSITIVE_VAR_CONN_NAMES", "iban")
+    conf = {"customer_iban": "DE89370400440532013000", "note": "paid with tok-9f8e7d6c", "rows": 3,
+            "api_key_id": 42, **{f"my_{word}": f"value of {word}" for word in DEFAULT_SENSITIVE_FIELDS}}
+    mask_secret("tok-9f8e7d6c")
+    try:
+        entry = entry_for(_request("/api/v2/dags/etl/dagRuns", {"dag_run_id": "r1", "conf": conf}, dag_id="etl"),
+                          "trigger_dag_run", NOW)
+        masked = redact(conf)
+    finally:
+        reset_masker()
+    logged = json.loads(entry.extra)["conf"]
+    assert logged == masked
+    assert (logged["customer_iban"], logged["note"], logged["rows"]) == ("***", "paid with ***", 3)
+    assert {logged[f"my_{word}"] for word in DEFAULT_SENSITIVE_FIELDS} == {"***"}
 
 
 def test_a_dry_run_clear_changes_nothing_and_is_not_recorded():

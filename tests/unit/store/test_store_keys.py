@@ -16,11 +16,6 @@ from updraft.model import limits
 from updraft.model.key_parts import escaper, unescape
 from updraft.model.records import TIKey
 from updraft.store import keys
-from updraft.store.asset_partitions import _pk as partition_pk
-from updraft.store.assets import _alias_pk, _outlet_sk, _queue_pk, _trigger_sk
-from updraft.store.heartbeats import _pk as heartbeat_pk
-from updraft.store.long_tasks import _sk as long_task_sk
-from updraft.store.state_stores import task_state_pk
 
 SEPARATORS = "#:|/.%"
 # Names built mostly of separators, escapes and things that look like escapes or key parts, so collisions that a
@@ -61,15 +56,15 @@ ITEM_KEYS: list[tuple[Callable[..., str], tuple[st.SearchStrategy, ...], str]] =
     (keys.holder_marker_pk, (names,), "HOLD#"),
     (keys.holder_name_pk, (pool_limits, names), "LIMIT#"),
     (keys.limit_shard_pk, (pool_limits, st.integers(0, 999)), "LIMIT#"),
-    (_alias_pk, (names,), "ASSET_ALIAS#"),
-    (_queue_pk, (names,), "ASSET_QUEUE#"),
-    (lambda task_id, map_index, try_number: _outlet_sk(TIKey("d", "r", task_id, map_index), try_number),
+    (keys.asset_alias_pk, (names,), "ASSET_ALIAS#"),
+    (keys.asset_queue_pk, (names,), "ASSET_QUEUE#"),
+    (lambda task_id, map_index, try_number: keys.outlet_sk(TIKey("d", "r", task_id, map_index), try_number),
      (names, map_indexes, st.integers(0, 99_999)), "OUTLET#"),
-    (_trigger_sk, (names,), "ASSET_TRIGGER#"),
-    (partition_pk, (names,), "ASSET_PARTITION#"),
-    (lambda d, r, t, m: task_state_pk(TIKey(d, r, t, m)), (names, names, names, map_indexes), "TASK_STATE#"),
-    (heartbeat_pk, (names,), "HEARTBEAT#"),
-    (long_task_sk, (names,), "LONG_TASK#"),
+    (keys.asset_trigger_sk, (names,), "ASSET_TRIGGER#"),
+    (keys.asset_partition_pk, (names,), "ASSET_PARTITION#"),
+    (lambda d, r, t, m: keys.task_state_pk(TIKey(d, r, t, m)), (names, names, names, map_indexes), "TASK_STATE#"),
+    (keys.heartbeat_pk, (names,), "HEARTBEAT#"),
+    (keys.long_task_sk, (names,), "LONG_TASK#"),
 ]
 
 

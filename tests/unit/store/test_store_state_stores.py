@@ -10,7 +10,8 @@ import pytest
 from updraft.model.records import TIKey
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
-from updraft.store.state_stores import state_model, task_state_pk
+from updraft.store.keys import task_state_pk
+from updraft.store.state_stores import state_model
 from updraft.store.tables import TTL_ATTRIBUTE
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

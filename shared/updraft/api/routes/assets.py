@@ -16,7 +16,8 @@ from updraft.api.body import Field, parse_body
 from updraft.api.errors import Conflict, NotFound, Unprocessable
 from updraft.api.formats import iso, pattern_matcher
 from updraft.api.pagination import page_of, paginate
-from updraft.api.routing import ID_LEN, Call, Reply, RouteTable
+from updraft.api.routing import Call, Reply, RouteTable
+from updraft.model.identifiers import ID_LEN
 from updraft.store.assets import AssetEvent, AssetRecord, QueuedTarget, asset_id_of
 
 routes = RouteTable()

@@ -17,8 +17,9 @@ from updraft.api.errors import ApiError, BadRequest, Conflict, NotFound, Unproce
 from updraft.api.formats import iso
 from updraft.api.lookups import display_name
 from updraft.api.pagination import page_of, paginate
-from updraft.api.routing import ID_LEN, Call, RouteTable
+from updraft.api.routing import Call, RouteTable
 from updraft.model.backfills import DEFAULT_MAX_ACTIVE_RUNS, Backfill, ReprocessBehavior
+from updraft.model.identifiers import ID_LEN
 
 routes = RouteTable()
 

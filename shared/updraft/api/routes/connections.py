@@ -18,7 +18,6 @@ created, changed and deleted as any other, but ``GET`` of that one id answers th
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from updraft.api.body import Field, parse_body
@@ -28,13 +27,13 @@ from updraft.api.json_text import InvalidJson, loads
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routes.bulk import BulkHandlers, run_bulk
 from updraft.api.routing import Call, Reply, RouteTable
+from updraft.model.identifiers import KEY_REGEX
 from updraft.requirements import provider_info
-from updraft.secrets.masker import merge, redact, should_hide_value_for_key
+from updraft.secrets.masker import REPLACEMENT, merge, redact, should_hide_value_for_key
 from updraft.store.connections import ConnectionRecord
 
 routes = RouteTable()
 
-CONN_ID = re.compile(r"^[\w.-]+$")
 BODY = {"connection_id": Field("str", required=True, nullable=False, max_length=200, key=True),
         "conn_type": Field("str", required=True, nullable=False), "description": Field("str"),
         "host": Field("str"), "login": Field("str"), "schema": Field("str"), "port": Field("int"),
@@ -58,7 +57,7 @@ def masked_extra(extra: str | None) -> str | None:
     try:
         return json.dumps(redact(loads(extra)))
     except InvalidJson:
-        return "***"  # never an unparsable (or too deep to mask) extra in clear (Airflow refuses to store one)
+        return REPLACEMENT  # never an unparsable (or too deep to mask) extra in clear (Airflow refuses to store one)
 
 
 def connection_response(record: ConnectionRecord) -> dict[str, Any]:
@@ -71,9 +70,9 @@ def connection_response(record: ConnectionRecord) -> dict[str, Any]:
 def _body(raw: str | None) -> dict[str, Any]:
     body = parse_body(raw, BODY)
     problems = []
-    if not CONN_ID.match(body["connection_id"]):
+    if not KEY_REGEX.match(body["connection_id"]):
         problems.append(issue("string_pattern_mismatch", ("body", "connection_id"),
-                              "String should match pattern '^[\\w.-]+$'", body["connection_id"]))
+                              f"String should match pattern '{KEY_REGEX.pattern}'", body["connection_id"]))
     extra = body.get("extra")
     if extra == "":
         body["extra"] = "{}"  # Airflow reads "" as an empty object
@@ -130,7 +129,7 @@ def _extra_fields(fields: dict[str, Any]) -> dict[str, Any] | None:
     """Airflow's ``ConnectionHookMetaData.redact_extra_fields``: a sensitive field's default shows as ``***``."""
     if not fields:
         return None
-    return {name: {**spec, "value": "***"} if should_hide_value_for_key(name) and spec.get("value") is not None
+    return {name: {**spec, "value": REPLACEMENT} if should_hide_value_for_key(name) and spec.get("value") is not None
             else spec for name, spec in fields.items()}
 
 

@@ -27,7 +27,8 @@ from updraft.api.formats import iso, pattern_matcher, seconds_between
 from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_or_404
 from updraft.api.pagination import MAXIMUM_PAGE_LIMIT, Page, page_of, paginate
 from updraft.api.routes.task_instances import run_instances, ti_response
-from updraft.api.routing import ID_LEN, Call, Reply, RouteTable
+from updraft.api.routing import Call, Reply, RouteTable
+from updraft.model.identifiers import ID_LEN
 
 log = logging.getLogger(__name__)
 

@@ -18,13 +18,13 @@ from updraft.api.json_text import InvalidJson, loads
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routes.bulk import BulkHandlers, run_bulk
 from updraft.api.routing import Call, Reply, RouteTable
-from updraft.secrets.masker import redact
+from updraft.model.identifiers import ID_LEN
+from updraft.secrets.masker import REPLACEMENT, redact
 from updraft.store.variables import VariableRecord
 
 routes = RouteTable()
 
-KEY_LENGTH = 250  # Airflow's ID_LEN
-BODY = {"key": Field("str", required=True, nullable=False, max_length=KEY_LENGTH, key=True),
+BODY = {"key": Field("str", required=True, nullable=False, max_length=ID_LEN, key=True),
         "value": Field("json", required=True), "description": Field("str"), "team_name": Field("str")}
 ORDER = {"key": lambda v: v.key, "id": lambda v: v.key, "_val": lambda v: v.value, "value": lambda v: v.value,
          "description": lambda v: v.description, "is_encrypted": lambda v: v.is_encrypted}
@@ -42,7 +42,7 @@ def masked_value(key: str, value: str | None) -> str | None:
     try:
         loaded = loads(value)
     except InvalidJson as err:
-        return str(redact(value, key)) if err.not_json else "***"
+        return str(redact(value, key)) if err.not_json else REPLACEMENT
     return json.dumps(redact(loaded, key))
 
 
