@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from updraft.model.records import TaskInstance, TIKey
-from updraft.model.states import FAILED_TI_STATES, FINISHED_RUN_STATES, FINISHED_TI_STATES, TaskInstanceState
+from updraft.model.states import (
+    FAILED_TI_STATES,
+    FINISHED_RUN_STATES,
+    FINISHED_TI_STATES,
+    DagRunState,
+    TaskInstanceState,
+)
 from updraft.scheduling.task_graph import clear_subset, relatives
 from updraft.serialization.model import SerializedDAG, SerializedTask
 

@@ -3,8 +3,16 @@ for provider code written before the enums (``State.SUCCESS``, ``State.finished_
 
 from __future__ import annotations
 
-from updraft.model.states import (FAILED_TI_STATES, FINISHED_RUN_STATES, FINISHED_TI_STATES, SUCCESS_TI_STATES,
-                                   UNFINISHED_RUN_STATES, UNFINISHED_TI_STATES, DagRunState, TaskInstanceState)
+from updraft.model.states import (
+    FAILED_TI_STATES,
+    FINISHED_RUN_STATES,
+    FINISHED_TI_STATES,
+    SUCCESS_TI_STATES,
+    UNFINISHED_RUN_STATES,
+    UNFINISHED_TI_STATES,
+    DagRunState,
+    TaskInstanceState,
+)
 
 
 class State:

@@ -79,11 +79,11 @@ def violations(source: str, module: str, allowed: set[tuple[str, str]] | None = 
     aliases = _enum_aliases(tree)
     for node in ast.walk(tree):
         where = f"{module}:{getattr(node, 'lineno', 0)}"
-        if isinstance(node, ast.Set) and any(_is_member(e, aliases) for e in node.elts):
-            yield f"{where}: a set of states {ast.unparse(node)}"
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"set", "frozenset"}
-              and node.args and isinstance(node.args[0], ast.List | ast.Tuple)
-              and any(_is_member(e, aliases) for e in node.args[0].elts)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"set", "frozenset"}:
+            literal = node.args[0] if node.args and isinstance(node.args[0], ast.List | ast.Tuple) else None
+        else:
+            literal = node if isinstance(node, ast.Set) else None
+        if literal is not None and any(_is_member(e, aliases) for e in literal.elts):
             yield f"{where}: a set of states {ast.unparse(node)}"
         if isinstance(node, ast.Compare):
             for op, right in zip(node.ops, node.comparators, strict=True):
@@ -160,4 +160,4 @@ def test_an_allowed_literal_is_allowed_only_in_its_module() -> None:
 def test_every_task_state_is_finished_or_unfinished_never_both() -> None:
     """Airflow's State.finished and State.unfinished split the states (None, "no status", is unfinished)."""
     assert FINISHED_TI_STATES.isdisjoint(UNFINISHED_TI_STATES)
-    assert FINISHED_TI_STATES | UNFINISHED_TI_STATES == {None, *TaskInstanceState}
+    assert {None, *TaskInstanceState} == FINISHED_TI_STATES | UNFINISHED_TI_STATES
