@@ -31,8 +31,8 @@ from updraft.scheduling.task_graph import clear_subset, relatives
 from updraft.serialization.model import SerializedDAG, SerializedTask
 
 # ``relatives`` lives with the other graph walks; marking and the API read it from here.
-__all__ = ["Reset", "Selection", "as_recorded", "relatives", "reset_of",
-           "resets", "run_state_after_clear", "to_clear", "with_relatives"]
+__all__ = ["Reset", "Selection", "as_recorded", "relatives", "reset_of", "resets", "run_state_after_clear", "to_clear",
+           "with_relatives"]
 
 TI = TaskInstanceState
 
