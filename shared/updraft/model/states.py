@@ -51,7 +51,7 @@ UNFINISHED_TI_STATES = frozenset({None, TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.
                                   TI.DEFERRED, TI.RESTARTING})
 # The unfinished states the scheduler may move forward (decide on and claim); the others wait on a worker or trigger.
 SCHEDULABLE_TI_STATES = frozenset({None, TI.SCHEDULED, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE})
-# Airflow's State.success_states: an upstream that counts as succeeded (a run whose leaves all are succeeds).
+# Airflow's State.success_states: an instance that counts as succeeded (a run whose leaves all have one succeeds).
 SUCCESS_TI_STATES = frozenset({TI.SUCCESS, TI.SKIPPED})
 # Airflow's State.failed_states: an instance that failed or could not run because of a failure (also what a
 # clear's ``only_failed`` selects).
@@ -60,7 +60,7 @@ FAILED_TI_STATES = frozenset({TI.FAILED, TI.UPSTREAM_FAILED})
 # up_for_retry and not upstream_failed, which no try ran into.
 FAILED_TRY_STATES = frozenset({TI.FAILED, TI.UP_FOR_RETRY})
 # A try handed to a worker (queued for it, or running): it holds its limit slots (pool, max_active_tasks,
-# parallelism) and a lease while in them.
+# parallelism) while in them.
 SLOT_HOLDING_STATES = frozenset({TI.QUEUED, TI.RUNNING})
 # A try whose record lists the limits it holds (``held_limits``): the slot-holding states and deferred (a pool with
 # include_deferred keeps its slot). Ending such a try other than through its worker releases them.
@@ -91,7 +91,7 @@ API_TI_STATES: tuple[str, ...] = (TI.REMOVED, TI.SCHEDULED, TI.QUEUED, TI.RUNNIN
 # -- DAG run states ----------------------------------------------------------------------------------------------
 # Airflow's State.finished_dr_states: the run has ended.
 FINISHED_RUN_STATES = frozenset({RUN.SUCCESS, RUN.FAILED})
-# Airflow's State.unfinished_dr_states: the run waits to start or is running (it counts towards max_active_runs).
+# Airflow's State.unfinished_dr_states: the run waits to start or is running (the store indexes these as active).
 UNFINISHED_RUN_STATES = frozenset({RUN.QUEUED, RUN.RUNNING})
 # Airflow's DagRunMutableStates: what a run may be patched to, and the states it may be deleted in.
 MUTABLE_RUN_STATES = (RUN.QUEUED, RUN.SUCCESS, RUN.FAILED)
