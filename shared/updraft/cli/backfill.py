@@ -12,8 +12,10 @@ import click
 from updraft.cli.api_client import ApiCallFailed, ApiClient, api, path_of
 from updraft.cli.options import BadValue, output_option, parse_date
 from updraft.cli.output import render
+from updraft.model.backfills import ReprocessBehavior
 
-REPROCESS_BEHAVIORS = ("none", "completed", "failed")
+REPROCESS_BEHAVIORS = tuple(b.value for b in (ReprocessBehavior.NONE, ReprocessBehavior.COMPLETED,
+                                              ReprocessBehavior.FAILED))
 
 
 def backfill_row(backfill: dict[str, Any]) -> dict[str, Any]:

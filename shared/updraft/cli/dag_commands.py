@@ -16,6 +16,7 @@ from updraft.cli.api_client import ApiCallFailed, api, path_of
 from updraft.cli.options import BadValue, check_run_id, conf_option, output_option, parse_conf, parse_date
 from updraft.cli.output import render
 from updraft.cli.remote import dag_not_found, get_dag, get_run, run_row
+from updraft.model.states import DagRunState
 
 
 @click.command("trigger")
@@ -85,7 +86,7 @@ def _follow(ctx: click.Context, dag_id: str, run_id: str, *, human: bool, output
         click.echo(f"DAG run {final.run_id}: {final.state.value} in {time.monotonic() - started:.2f} s")
     else:
         click.echo(render([run_row(get_run(api(ctx), dag_id, run_id))], output))
-    ctx.exit(0 if final.state.value == "success" else 1)
+    ctx.exit(0 if final.state == DagRunState.SUCCESS else 1)
 
 
 def _set_paused(ctx: click.Context, dag_id: str, paused: bool, output: str) -> None:

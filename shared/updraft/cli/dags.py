@@ -19,6 +19,7 @@ import click
 from updraft.cli.options import Command, conf_option, output_option, parse_conf, parse_date
 from updraft.cli.output import render, stdout_to_stderr
 from updraft.cli.requirements import requirements_option, use_requirements
+from updraft.model.states import DagRunState
 
 if TYPE_CHECKING:
     from updraft.local.dag_test import DagTestResult
@@ -297,7 +298,7 @@ def test(ctx: click.Context, dag_id: str, logical_date: str | None, conf: str | 
         click.echo(f"DAG run {result.run_id}: {result.run_state} in {result.wall_s:.2f} s")
     else:
         click.echo(json.dumps(result.to_dict()))
-    ctx.exit(0 if result.run_state == "success" else 1)
+    ctx.exit(0 if result.run_state == DagRunState.SUCCESS else 1)
 
 
 def _test(ctx: click.Context, dag_id: str, when: Any, conf_dict: dict[str, Any] | None, workers: int,

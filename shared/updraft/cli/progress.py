@@ -17,9 +17,15 @@ from typing import Any, Protocol, TextIO
 from updraft.cli.api_client import ApiCallFailed, ApiClient, path_of
 from updraft.cli.options import clock
 from updraft.model.records import TIKey
-from updraft.model.states import FINISHED_RUN_STATES, DagRunState, TaskInstanceState
+from updraft.model.states import (
+    FAILED_TI_STATES,
+    FAILED_TRY_STATES,
+    FINISHED_RUN_STATES,
+    DagRunState,
+    TaskInstanceState,
+)
 
-_KEPT = {TaskInstanceState.FAILED, TaskInstanceState.UP_FOR_RETRY, TaskInstanceState.UPSTREAM_FAILED}
+_KEPT = FAILED_TI_STATES | FAILED_TRY_STATES  # a terminal's lines kept (not overwritten): the failures
 
 
 def change_line(label: str, state: str, try_number: int) -> str:

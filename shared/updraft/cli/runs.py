@@ -16,8 +16,8 @@ from updraft.cli.api_client import ApiCallFailed, ApiClient, api, path_of, updra
 from updraft.cli.options import output_option
 from updraft.cli.output import render
 from updraft.cli.remote import dag_not_found, wire_date
+from updraft.model.states import DagRunState
 
-RUN_STATES = ("queued", "running", "success", "failed")
 COSTS_PER_REQUEST = 100  # the cost route's limit on run ids per request
 
 
@@ -35,7 +35,8 @@ def runs() -> None:
 
 @runs.command("list")
 @click.argument("dag_id")
-@click.option("--state", type=click.Choice(RUN_STATES), default=None, help="Only runs in this state.")
+@click.option("--state", type=click.Choice([s.value for s in DagRunState]), default=None,
+              help="Only runs in this state.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many (newest first).")
 @output_option
 @click.pass_context

@@ -29,7 +29,7 @@ from typing import Any
 from updraft.cost.breakdown import Breakdown, Line, price_usage
 from updraft.cost.prices import PRICES_DATE, PriceTable, price_table
 from updraft.model.records import DagRun, TaskInstance
-from updraft.model.states import TaskInstanceState
+from updraft.model.states import RAN_TRY_END_STATES
 from updraft.model.usage import Usage
 from updraft.store.api import Store
 
@@ -44,10 +44,6 @@ TAIL_WRITE_UNITS = 2.0
 RESUME_SECONDS = 0.1  # the worker invocation that ends a wait: resume the try, schedule its run
 WAIT_TRANSITIONS = 3  # a wait's state transitions (``triggers.state_machine.transitions``): how waits are counted
 
-# The states of a try that ran and ended, whose record should hold its usage (skipped is left out: a task a branch
-# skipped never ran, and one that skipped itself is not told apart from it).
-ENDED = {TaskInstanceState.SUCCESS, TaskInstanceState.FAILED, TaskInstanceState.UP_FOR_RETRY,
-         TaskInstanceState.UP_FOR_RESCHEDULE, TaskInstanceState.DEFERRED}
 
 
 @dataclass
@@ -108,7 +104,7 @@ def recorded_tries(store: Store, tis: list[TaskInstance]) -> tuple[list[tuple[Ta
             if usage is not None and usage.try_number not in seen:
                 seen.add(usage.try_number)
                 found.append((record, usage))
-            elif (usage is None and record.state in ENDED and record.start_date is not None
+            elif (usage is None and record.state in RAN_TRY_END_STATES and record.start_date is not None
                   and record.try_number not in seen):
                 unmetered += 1
     return found, unmetered

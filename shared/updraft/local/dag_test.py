@@ -39,7 +39,7 @@ from typing import Any
 from updraft.model.hitl import is_hitl
 from updraft.model.parse_results import ImportErrorRecord
 from updraft.model.records import TaskInstance, TIKey
-from updraft.model.states import TaskInstanceState
+from updraft.model.states import WORKER_BOUND_STATES, TaskInstanceState
 from updraft.resources import METRICS_NAMESPACE
 from updraft.runtime.dag_code_credentials import DagCodeCredentials
 from updraft.store.config import StoreConfig
@@ -317,8 +317,7 @@ class SkippingClock:
     def skip_to_next_poke(self, tis: list[TaskInstance]) -> str | None:
         """When nothing runs or waits for a worker and a sensor waits for its next poke, move to that poke; the
         message says how far and for which sensor (None: nothing to skip)."""
-        busy = {TaskInstanceState.SCHEDULED, TaskInstanceState.QUEUED, TaskInstanceState.RUNNING}
-        if any(ti.state in busy for ti in tis):
+        if any(ti.state in WORKER_BOUND_STATES for ti in tis):
             return None
         waiting = [(ti.next_retry_at, ti.key.label) for ti in tis
                    if ti.state == TaskInstanceState.UP_FOR_RESCHEDULE and ti.next_retry_at is not None]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from updraft.local.run_watch import RunWatcher
+from updraft.model.states import TaskInstanceState
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,8 @@ class InflightTries:
             label = f"{payload.get('dag_id')}.{payload.get('task_id')}"
             self.orphans[label] = state
             self.say(f"task {label} try {payload.get('try_number')} lost while {state} ({reason}): "
-                     f"released for the scheduler to {'retry or fail' if state == 'running' else 'schedule again'}")
+                     f"released for the scheduler to "
+                     f"{'retry or fail' if state == TaskInstanceState.RUNNING else 'schedule again'}")
             if not self.stopping():
                 self.nudge_run(self._run_event(payload))
         return state

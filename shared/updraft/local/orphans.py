@@ -12,7 +12,7 @@ import datetime as dt
 from typing import Any
 
 from updraft.executors.base import Dispatch
-from updraft.model.states import TaskInstanceState
+from updraft.model.states import SLOT_HOLDING_STATES
 
 
 def release_orphan(store: Any, payload: Any, *, now: dt.datetime) -> str | None:
@@ -22,8 +22,7 @@ def release_orphan(store: Any, payload: Any, *, now: dt.datetime) -> str | None:
     except ValueError:
         return None
     ti = store.get_ti(dispatch.key)
-    if ti is None or ti.try_id != dispatch.try_id or ti.state not in (TaskInstanceState.QUEUED,
-                                                                      TaskInstanceState.RUNNING):
+    if ti is None or ti.try_id != dispatch.try_id or ti.state not in SLOT_HOLDING_STATES:
         return None  # finished, or already taken over: nothing was lost
     expired = now - dt.timedelta(microseconds=1)
     if not store.heartbeat(dispatch.key, try_id=dispatch.try_id, lease_expires_at=expired):

@@ -6,6 +6,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from updraft.model.states import FINISHED_RUN_STATES
+
 
 class RunWatcher:
     """Polls the store's active runs; a try's report also marks its run running (a run may be faster than a poll)."""
@@ -36,7 +38,7 @@ class RunWatcher:
             gone = [k for k in self._states if k not in active]
         for key in gone:
             run = store.get_run(*key)
-            if run is not None and run.state.value not in ("success", "failed"):
+            if run is not None and run.state not in FINISHED_RUN_STATES:
                 continue  # started after the query above: the next poll sees it
             with self._lock:
                 self._states.pop(key, None)

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from updraft.metrics.emf import EmfWriter
 from updraft.metrics.names import EMITTED
 from updraft.model.records import DagRun, TaskInstance
-from updraft.model.states import DagRunType, TaskInstanceState
+from updraft.model.states import FAILED_TRY_STATES, FINISHED_RUN_STATES, DagRunType, TaskInstanceState
 
 BUNDLE_NAME = "dags-folder"  # Airflow 3's default bundle: the one DAGs folder an environment has
 
@@ -54,7 +54,7 @@ class AirflowMetrics:
 
     def run_finished(self, run: DagRun, state: str, now: dt.datetime, tis: Iterable[TaskInstance]) -> None:
         """``run`` was ended in ``state`` at ``now``; ``tis``: its instances as the deciding pass saw them."""
-        if run.start_date is not None and state in ("success", "failed"):
+        if run.start_date is not None and state in FINISHED_RUN_STATES:
             self.timing(f"dagrun.duration.{state}", now - run.start_date, dag_id=run.dag_id)
         starts = [ti.start_date for ti in tis if ti.start_date is not None]
         if not starts:
@@ -84,7 +84,7 @@ class AirflowMetrics:
             self.incr("ti_successes")
             if operator:
                 self.incr("operator_successes", operator_name=operator)
-        elif state in (TaskInstanceState.FAILED, TaskInstanceState.UP_FOR_RETRY):
+        elif state in FAILED_TRY_STATES:
             self.incr("ti_failures")
             if operator:
                 self.incr("operator_failures", operator_name=operator)

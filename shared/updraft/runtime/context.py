@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from updraft.model.records import UNMAPPED, DagRun
+from updraft.model.states import DagRunState
 from updraft.runtime.cross_dag import CrossDag
 from updraft.runtime.macros import macros
 from updraft.runtime.xcom import XComClient
@@ -211,7 +212,7 @@ def _previous_successful_run(store: Any, dag_id: str, before: datetime, *, page:
 
     def best(runs: list[DagRun]) -> DagRun | None:
         earlier = [(r.logical_date, r) for r in runs
-                   if r.logical_date is not None and r.logical_date < before and r.state == "success"]
+                   if r.logical_date is not None and r.logical_date < before and r.state == DagRunState.SUCCESS]
         return max(earlier, key=lambda dated: dated[0])[1] if earlier else None
 
     recent = store.list_runs(dag_id, limit=page)

@@ -46,7 +46,7 @@ from updraft.executors.base import Dispatch
 from updraft.executors.callback_requests import CallbackRequest
 from updraft.model.deferrals import Deferral
 from updraft.model.records import DagRun, TaskInstance, TIKey
-from updraft.model.states import TaskInstanceState
+from updraft.model.states import TASK_RESULT_STATES, TaskInstanceState
 from updraft.notifications.ses import configured_sender
 from updraft.parsing.scrub import scrubbed
 from updraft.process_guard import make_undumpable
@@ -66,8 +66,6 @@ log = logging.getLogger(__name__)
 TIMEOUT_GRACE = dt.timedelta(seconds=60)
 # Past a trigger's step, how long its child gets to answer (a trigger blocking its event loop is killed then).
 STEP_GRACE = dt.timedelta(seconds=5)
-_RESULT_STATES = {TaskInstanceState.SUCCESS.value, TaskInstanceState.FAILED.value, TaskInstanceState.SKIPPED.value,
-                  TaskInstanceState.DEFERRED.value, TaskInstanceState.UP_FOR_RESCHEDULE.value}
 
 
 class ChildFailed(RuntimeError):
@@ -293,7 +291,7 @@ def _kill(pid: int) -> None:
 
 def _result(raw: Any) -> TryResult:
     """The child's result, checked: the child runs user code, so its message is believed only in this shape."""
-    if not isinstance(raw, dict) or raw.get("state") not in _RESULT_STATES:
+    if not isinstance(raw, dict) or raw.get("state") not in TASK_RESULT_STATES:
         raise ChildFailed(f"not a try result: {str(raw)[:200]!r}")
     skips, length, note = raw.get("skip_task_ids") or [], raw.get("xcom_length"), raw.get("note")
     if not (isinstance(skips, list) and all(isinstance(s, str) for s in skips)):

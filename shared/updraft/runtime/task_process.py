@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from updraft import reaper
 from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
 from updraft.runtime.store_proxy import Channel, ProxyEmailSender, StoreProxy
 from updraft.secrets.masker import redact_text
 
@@ -180,7 +181,7 @@ def _callbacks(job: dict[str, Any], store: StoreProxy, channel: Channel, pieces:
         call_dag_callbacks(request, store=store, loader=loader, now_fn=store.now, log_sink=sink)  # type: ignore[arg-type]
     else:
         call_task_callbacks(request, store=store, loader=loader, now_fn=store.now, log_sink=sink)  # type: ignore[arg-type]
-    return {"state": "success"}
+    return {"state": TaskInstanceState.SUCCESS.value}
 
 
 def _trigger(job: dict[str, Any], store: StoreProxy, channel: Channel, pieces: LogPieces) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from updraft.model.backfills import Backfill, ReprocessBehavior, SkipReason
 from updraft.model.limits import backfill_runs_limit, dag_runs_limit
 from updraft.model.records import DagRun
-from updraft.model.states import DagRunState, DagRunType
+from updraft.model.states import FINISHED_RUN_STATES, DagRunState, DagRunType
 from updraft.serialization.model import SerializedDAG
 from updraft.store.lru import LruCache
 from updraft.timetables._time import coerce_datetime, frozen_now
@@ -75,7 +75,7 @@ def plan(dag: SerializedDAG, backfill: Backfill) -> list[DagRunInfo]:
 def skip_reason(run: DagRun, reprocess: ReprocessBehavior) -> SkipReason | None:
     """Airflow's ``_get_dag_run_no_create_reason``: why a date whose latest run is ``run`` gets no new run (None:
     the backfill reruns it)."""
-    if run.state not in (DagRunState.SUCCESS, DagRunState.FAILED):
+    if run.state not in FINISHED_RUN_STATES:
         return SkipReason.IN_FLIGHT
     if reprocess == ReprocessBehavior.NONE:
         return SkipReason.ALREADY_EXISTS

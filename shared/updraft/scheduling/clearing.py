@@ -20,18 +20,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from updraft.model.records import TaskInstance, TIKey
-from updraft.model.states import FINISHED_TI_STATES as FINISHED_TIS
-from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.model.states import (
+    FAILED_TI_STATES,
+    FINISHED_RUN_STATES,
+    FINISHED_TI_STATES,
+    DagRunState,
+    TaskInstanceState,
+)
 from updraft.scheduling.task_graph import clear_subset, relatives
 from updraft.serialization.model import SerializedDAG, SerializedTask
 
 # ``relatives`` lives with the other graph walks; marking and the API read it from here.
-__all__ = ["FAILED_FOR_CLEAR", "FINISHED_RUNS", "Reset", "Selection", "as_recorded", "relatives", "reset_of",
-           "resets", "run_state_after_clear", "to_clear", "with_relatives"]
+__all__ = ["Reset", "Selection", "as_recorded", "relatives", "reset_of", "resets", "run_state_after_clear", "to_clear",
+           "with_relatives"]
 
 TI = TaskInstanceState
-FAILED_FOR_CLEAR = frozenset({TI.FAILED, TI.UPSTREAM_FAILED})  # Airflow's ``only_failed``
-FINISHED_RUNS = frozenset({DagRunState.SUCCESS, DagRunState.FAILED})
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ def to_clear(tis: Iterable[TaskInstance], selection: Selection, *, only_failed: 
              only_running: bool = False) -> list[TaskInstance]:
     """The instances a clear takes, as Airflow's ``DAG.clear`` filters them, in task then map-index order."""
     chosen = [ti for ti in tis if selection.matches(ti)
-              and (not only_failed or ti.state in FAILED_FOR_CLEAR)
+              and (not only_failed or ti.state in FAILED_TI_STATES)
               and (not only_running or ti.state == TI.RUNNING)]
     return sorted(chosen, key=lambda ti: (ti.task_id, ti.map_index))
 
@@ -105,11 +108,11 @@ def resets(dag: SerializedDAG, tis: Iterable[TaskInstance], *, note: str | None 
 def as_recorded(ti: TaskInstance) -> TaskInstance:
     """A try as its record keeps it once superseded (``TaskInstanceHistory.record_ti``): a finished state stays,
     any other (running, queued, up_for_retry, scheduled again) is recorded as failed."""
-    return dataclasses.replace(ti, state=ti.state if ti.state in FINISHED_TIS else TI.FAILED)
+    return dataclasses.replace(ti, state=ti.state if ti.state in FINISHED_TI_STATES else TI.FAILED)
 
 
 def run_state_after_clear(state: DagRunState, *, reset_dag_runs: bool = True) -> DagRunState | None:
     """A finished run goes back to queued so the scheduler starts it again; None: its state stays."""
-    if reset_dag_runs and state in FINISHED_RUNS:
+    if reset_dag_runs and state in FINISHED_RUN_STATES:
         return DagRunState.QUEUED
     return None

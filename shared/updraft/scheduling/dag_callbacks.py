@@ -26,10 +26,9 @@ from collections.abc import Iterable
 
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.model.records import DagRun, TaskInstance, TIKey
-from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.model.states import FAILED_TRY_STATES, UNFINISHED_TI_STATES, DagRunState, TaskInstanceState
 from updraft.scheduling.backstops import EXECUTION_TIMEOUT_NOTE, ZOMBIE_NOTE
 from updraft.scheduling.changes import TIChange
-from updraft.scheduling.run_view import UNFINISHED
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store
 
@@ -62,10 +61,10 @@ def relevant_ti(dag: SerializedDAG, reason: str, tis: list[TaskInstance]) -> TIK
         ended = [ti for ti in tis if ti.state == wanted]
         return max(ended, key=lambda ti: ti.end_date or _MIN).key if ended else None
     if reason == "all_tasks_deadlocked":
-        finished = {ti.task_id for ti in tis if ti.state not in UNFINISHED}
+        finished = {ti.task_id for ti in tis if ti.state not in UNFINISHED_TI_STATES}
         for ti in tis:
             task = dag.task_dict.get(ti.task_id)
-            if ti.state in UNFINISHED and task is not None and finished & set(task.upstream_task_ids):
+            if ti.state in UNFINISHED_TI_STATES and task is not None and finished & set(task.upstream_task_ids):
                 return ti.key
         return None
     # timed_out: the scheduler skipped every unfinished instance with the timeout's note; one that never started
@@ -88,7 +87,7 @@ def task_callback_request(task: SerializedTask, before: TaskInstance,
     if before.state != TaskInstanceState.RUNNING or not note.startswith((ZOMBIE_NOTE, EXECUTION_TIMEOUT_NOTE)):
         return None
     retried = change.state == TaskInstanceState.UP_FOR_RETRY
-    if change.state not in (TaskInstanceState.FAILED, TaskInstanceState.UP_FOR_RETRY):
+    if change.state not in FAILED_TRY_STATES:
         return None
     callback = "on_retry_callback" if retried else "on_failure_callback"
     emails = bool(task.email) and (task.email_on_retry if retried else task.email_on_failure)

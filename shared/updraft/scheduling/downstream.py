@@ -40,11 +40,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from updraft.model.records import TaskInstance, TIKey
-from updraft.model.states import TaskInstanceState
+from updraft.model.states import FINISHED_TI_STATES, UNFINISHED_TI_STATES, TaskInstanceState
 from updraft.scheduling.counted_ends import DECIDED_EARLY, counts_mapped_ends, ends_countable
 from updraft.scheduling.evaluation import finishes_in_scheduler
 from updraft.scheduling.pass_report import PassReport
-from updraft.scheduling.run_view import UNFINISHED
 from updraft.scheduling.slot_donor import SlotDonor
 from updraft.scheduling.waiting_claims import index_pays, schedule_waiting
 from updraft.serialization.model import SerializedDAG, SerializedTask
@@ -56,8 +55,6 @@ if TYPE_CHECKING:
 # Up to this many upstreams a downstream task's upstream items are read (1 RCU each, every time one ends);
 # above it one counter write per ended upstream (1 WCU) is cheaper than reading them all each time.
 DIRECT_UPSTREAMS = 4
-# A try that ended in one of these counts for its downstream's and the run's counters.
-_ENDED = frozenset(TaskInstanceState) - {s for s in UNFINISHED if s is not None}
 
 
 @dataclass(frozen=True)
@@ -126,7 +123,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     if whole_run is None:
         whole_run = functools.partial(scheduler.schedule_run, ended.dag_id, ended.run_id)
     found = plan(dag, ended.task_id)
-    if ended.state not in _ENDED:
+    if ended.state not in FINISHED_TI_STATES:  # only a finished try counts for its downstreams and run
         return whole_run()
     counted = ([task_id for task_id, _ in found.counted] + ([None] if found.leaves_counted else [])
                + ([ended.task_id] if found.mapped else []))
@@ -155,7 +152,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     if ends.waiting is not None:
         return _waiting(store, scheduler, dag, ended, found, whole_run=whole_run, donor=donor)
     if is_leaf:
-        if all(key in items and items[key].state not in UNFINISHED for key in read):
+        if all(key in items and items[key].state not in UNFINISHED_TI_STATES for key in read):
             return whole_run()  # every leaf ended: the whole run decides the run's end
         return None
     report = scheduler.schedule_tasks(run, meta, [ended, *items.values()], found.decide, donor=donor)

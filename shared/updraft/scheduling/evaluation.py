@@ -25,7 +25,14 @@ from typing import Any
 
 from updraft.executors.choice import executor_for
 from updraft.model.records import UNMAPPED, DagRun, TaskInstance, TIKey
-from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
+from updraft.model.states import (
+    KEPT_BY_FAIL_FAST,
+    LIMIT_LISTING_STATES,
+    SCHEDULABLE_TI_STATES,
+    UNFINISHED_TI_STATES,
+    DagRunState,
+    TaskInstanceState,
+)
 from updraft.scheduling.backstops import backstop_change
 from updraft.scheduling.changes import RunEvaluation, TIChange
 from updraft.scheduling.counted_ends import counts_mapped_ends
@@ -44,7 +51,7 @@ from updraft.scheduling.deps.trigger_rule import NAME as TRIGGER_RULE
 from updraft.scheduling.deps.trigger_rule import UpstreamCounts
 from updraft.scheduling.mapping import complete_partial_expansions, map_length
 from updraft.scheduling.run_state import run_outcome
-from updraft.scheduling.run_view import SCHEDULABLE, UNFINISHED, RunView
+from updraft.scheduling.run_view import RunView
 from updraft.scheduling.setup_teardown_rules import SetupTeardownRules
 from updraft.scheduling.task_graph import has_setups
 from updraft.serialization.model import SerializedDAG, SerializedTask
@@ -81,7 +88,7 @@ def evaluate_tasks(dag: SerializedDAG, run: DagRun, tis: list[TaskInstance], tas
     for task_id in evaluation.view.order:
         if task_id in wanted:
             for key in evaluation.view.instances(task_id):
-                if evaluation.view.state(key) in SCHEDULABLE:
+                if evaluation.view.state(key) in SCHEDULABLE_TI_STATES:
                     evaluation._decide(evaluation.view.tasks[task_id], key)
     return evaluation.result
 
@@ -119,7 +126,7 @@ class _Evaluation:
         for task_id in self.view.order:
             if task_id in self.view.in_run:
                 for key in self.view.instances(task_id):
-                    if self.view.state(key) in SCHEDULABLE:
+                    if self.view.state(key) in SCHEDULABLE_TI_STATES:
                         self._decide(self.view.tasks[task_id], key)
         self.result.run_state, self.result.run_note = run_outcome(self.view, self._can_run)
         if self.result.run_state is not None and self._stopped_note:  # fail_fast, once the teardowns are done
@@ -128,7 +135,7 @@ class _Evaluation:
 
     def _block_all(self, status: DepStatus) -> None:
         for key in self.view.all_instances():
-            if self.view.state(key) in SCHEDULABLE:
+            if self.view.state(key) in SCHEDULABLE_TI_STATES:
                 self.result.blocked[key] = [status]
 
     def _timed_out(self) -> bool:
@@ -139,7 +146,7 @@ class _Evaluation:
             return False
         note = f"dagrun_timeout: the run did not finish within {timeout}"
         for key in self.view.all_instances():
-            if self.view.state(key) in UNFINISHED:
+            if self.view.state(key) in UNFINISHED_TI_STATES:
                 self._finish(key, TI.SKIPPED, note)
         self.result.run_state = DagRunState.FAILED
         self.result.run_note = f"timed_out: the run did not finish within {timeout}"
@@ -166,10 +173,10 @@ class _Evaluation:
         teardowns_left = False
         for key in self.view.all_instances():
             state = self.view.state(key)
-            if key.task_id in failed or state in (TI.SUCCESS, TI.FAILED, TI.SKIPPED):
+            if key.task_id in failed or state in KEPT_BY_FAIL_FAST:
                 continue
             if self.view.tasks[key.task_id].is_teardown:
-                teardowns_left = teardowns_left or state in UNFINISHED
+                teardowns_left = teardowns_left or state in UNFINISHED_TI_STATES
                 continue
             self._finish(key, TI.FAILED if state == TI.RUNNING else TI.SKIPPED, note)
         if teardowns_left:
@@ -279,7 +286,7 @@ class _Evaluation:
         fields: dict[str, Any] = {} if ti is not None else self._task_fields(self.view.tasks[key.task_id])
         fields.update(start_date=(ti.start_date if ti and ti.start_date else self.now), end_date=self.now,
                       note=note)
-        if self.view.state(key) in SLOT_HOLDING_STATES | {TI.DEFERRED}:
+        if self.view.state(key) in LIMIT_LISTING_STATES:
             fields.update(lease_expires_at=None, held_limits=[])
         # Fenced on the current try: a worker (or a racing decision) that ended the try first wins.
         self._change(key, state, fields, expected_try_id=ti.try_id if ti is not None else None)

@@ -17,7 +17,7 @@ import datetime as dt
 
 from updraft.executors.base import LostTry
 from updraft.model.records import TaskInstance
-from updraft.model.states import TaskInstanceState
+from updraft.model.states import SLOT_HOLDING_STATES
 from updraft.scheduling.backstops import failed_change
 from updraft.scheduling.changes import TIChange
 from updraft.serialization.model import SerializedTask
@@ -29,7 +29,7 @@ _NOTE_LIMIT = 1000
 def lost_try_change(task: SerializedTask, ti: TaskInstance, lost: LostTry, now: dt.datetime, *,
                     logical_date: dt.datetime | None) -> TIChange | None:
     """The failure of ``ti`` when ``lost`` is about its current try, still queued or running; else None."""
-    if ti.try_id != lost.dispatch.try_id or ti.state not in (TaskInstanceState.QUEUED, TaskInstanceState.RUNNING):
+    if ti.try_id != lost.dispatch.try_id or ti.state not in SLOT_HOLDING_STATES:
         return None
     note = f"{KILLED_EXTERNALLY_NOTE}: {lost.reason}, while the try was {ti.state.value}"
     return failed_change(task, ti, now, logical_date, note[:_NOTE_LIMIT])

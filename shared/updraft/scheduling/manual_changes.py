@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from updraft.model.limits import dag_runs_limit
 from updraft.model.records import DagRun, TaskInstance
-from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
+from updraft.model.states import LIMIT_LISTING_STATES, DagRunState
 from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.clearing import Reset, as_recorded, run_state_after_clear
@@ -37,7 +37,7 @@ def apply_resets(store: Store, run: DagRun, resets: Iterable[Reset], *, now: dt.
             store.record_try(as_recorded(ti))
         if not store.reset_ti(ti.key, expected=ti.state, expected_try_id=ti.try_id, fields=reset.fields):
             continue
-        if ti.state in SLOT_HOLDING_STATES | {TaskInstanceState.DEFERRED}:
+        if ti.state in LIMIT_LISTING_STATES:
             release_try_limits(store, ti)
         cleared.append(ti)
     stop_waits(waits, cleared)
@@ -57,7 +57,7 @@ def apply_marks(store: Store, changes: Iterable[TIChange], *, before: dict[objec
                              expected_try_id=change.expected_try_id, fields=change.fields):
             continue
         ti = before.get(change.key)
-        if ti is not None and ti.state in SLOT_HOLDING_STATES | {TaskInstanceState.DEFERRED}:
+        if ti is not None and ti.state in LIMIT_LISTING_STATES:
             release_try_limits(store, ti)
         applied.append(change)
     stop_waits(waits, [before[change.key] for change in applied if change.key in before])

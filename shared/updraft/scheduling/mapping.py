@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from updraft.model.states import TaskInstanceState
-from updraft.scheduling.run_view import UNFINISHED, RunView
+from updraft.model.states import UNFINISHED_TI_STATES, TaskInstanceState
+from updraft.scheduling.run_view import RunView
 from updraft.serialization.encoding import XComConcatRef, XComMapRef, XComRef, XComZipRef
 from updraft.serialization.model import SerializedTask
 
@@ -68,7 +68,7 @@ def _xcom_length(task_id: str, view: RunView) -> int | None:
         return None
     keys = view.instances(task_id)
     if upstream.is_mapped:
-        if not keys or any(view.state(k) in UNFINISHED for k in keys):
+        if not keys or any(view.state(k) in UNFINISHED_TI_STATES for k in keys):
             return None  # not all of its instances are done yet
         return sum(1 for k in keys if k.map_index >= 0 and view.state(k) == TaskInstanceState.SUCCESS)
     if not keys or view.state(keys[0]) != TaskInstanceState.SUCCESS:

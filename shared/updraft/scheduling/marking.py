@@ -14,23 +14,25 @@ from collections.abc import Iterable
 from typing import Any
 
 from updraft.model.records import DagRun, TaskInstance
-from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, TaskInstanceState
+from updraft.model.states import (
+    FINISHED_TI_STATES,
+    LIMIT_LISTING_STATES,
+    RUNNING_FOR_MARK,
+    DagRunState,
+    TaskInstanceState,
+)
 from updraft.scheduling.changes import TIChange
 from updraft.scheduling.clearing import Selection, relatives
 from updraft.serialization.model import SerializedDAG
 
 TI = TaskInstanceState
-MARKABLE_TI_STATES = (TI.SUCCESS, TI.FAILED, TI.SKIPPED)
-# Airflow's running states for a run's mark: their tries get the run's state, every other unfinished one is skipped.
-RUNNING_FOR_MARK = frozenset({TI.RUNNING, TI.DEFERRED, TI.UP_FOR_RESCHEDULE})
-FINISHED = frozenset({TI.SUCCESS, TI.FAILED, TI.SKIPPED, TI.UPSTREAM_FAILED, TI.REMOVED})
 
 
 def _change(ti: TaskInstance, state: TaskInstanceState, now: dt.datetime, note: str | None) -> TIChange:
     fields: dict[str, Any] = {"end_date": now, "start_date": ti.start_date or now, "next_retry_at": None}
     if ti.next_method is not None or ti.trigger is not None:  # a mark ends a deferral (or its resumption)
         fields.update(trigger=None, next_method=None, next_kwargs=None)
-    if ti.state in SLOT_HOLDING_STATES | {TI.DEFERRED}:
+    if ti.state in LIMIT_LISTING_STATES:
         fields.update(lease_expires_at=None, held_limits=[])
     if note is not None:
         fields["note"] = note
@@ -46,7 +48,7 @@ def run_mark(dag: SerializedDAG, tis: Iterable[TaskInstance], state: DagRunState
     for ti in tis:
         if ti.state in RUNNING_FOR_MARK:
             changes.append(_change(ti, ti_state, now, None))
-        elif ti.state not in FINISHED:
+        elif ti.state not in FINISHED_TI_STATES:
             changes.append(_change(ti, TI.SKIPPED, now, None))
     return changes
 

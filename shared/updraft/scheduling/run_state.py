@@ -18,24 +18,30 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from updraft.model.records import TIKey
-from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.model.states import (
+    FAILED_TI_STATES,
+    SUCCESS_TI_STATES,
+    UNFINISHED_TI_STATES,
+    DagRunState,
+    TaskInstanceState,
+)
 from updraft.scheduling.deps.prev_dagrun import depends_on_past
-from updraft.scheduling.run_view import FAILED_STATES, SUCCESS_STATES, UNFINISHED, RunView
+from updraft.scheduling.run_view import RunView
 from updraft.serialization.model import SerializedTask
 
 
 def run_outcome(view: RunView, can_run: Callable[[TIKey], bool]) -> tuple[DagRunState | None, str | None]:
     """``can_run(key)``: whether an unfinished instance's dependencies are met, ignoring retry waits."""
     instances = view.all_instances()
-    unfinished = [k for k in instances if view.state(k) in UNFINISHED]
+    unfinished = [k for k in instances if view.state(k) in UNFINISHED_TI_STATES]
     leaf_ids = leaf_task_ids(view.tasks)
     leaves = [k for k in instances if k.task_id in leaf_ids and view.state(k) != TaskInstanceState.REMOVED]
     if not unfinished:
-        if any(view.state(k) in FAILED_STATES for k in leaves):
+        if any(view.state(k) in FAILED_TI_STATES for k in leaves):
             failed = [k.label for k in instances if view.state(k) == TaskInstanceState.FAILED]
-            failed = failed or [k.label for k in leaves if view.state(k) in FAILED_STATES]
+            failed = failed or [k.label for k in leaves if view.state(k) in FAILED_TI_STATES]
             return DagRunState.FAILED, f"task_failure: {', '.join(failed[:10])} failed"
-        if all(view.state(k) in SUCCESS_STATES for k in leaves):
+        if all(view.state(k) in SUCCESS_TI_STATES for k in leaves):
             return DagRunState.SUCCESS, None
     if _should_check_deadlock(view, unfinished) and not any(can_run(k) for k in unfinished):
         waiting = ", ".join(k.label for k in unfinished[:10])

@@ -17,17 +17,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from updraft.model.records import UNMAPPED, DagRun, TaskInstance, TIKey
-from updraft.model.states import DagRunType, TaskInstanceState
+from updraft.model.states import UNFINISHED_TI_STATES, DagRunType, TaskInstanceState
 from updraft.scheduling.deps.trigger_rule import UpstreamCounts
 from updraft.serialization.model import SerializedDAG, SerializedTask
 
 TI = TaskInstanceState
-# Airflow's State.unfinished (None is "no status") and the states the scheduler may move forward.
-UNFINISHED = frozenset({None, TI.SCHEDULED, TI.QUEUED, TI.RUNNING, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE,
-                        TI.DEFERRED, TI.RESTARTING})
-SCHEDULABLE = frozenset({None, TI.SCHEDULED, TI.UP_FOR_RETRY, TI.UP_FOR_RESCHEDULE})
-SUCCESS_STATES = frozenset({TI.SUCCESS, TI.SKIPPED})
-FAILED_STATES = frozenset({TI.FAILED, TI.UPSTREAM_FAILED})
 
 
 _TI_FIELDS = frozenset(f.name for f in dataclasses.fields(TaskInstance)) - {"dag_id", "run_id", "task_id", "map_index"}
@@ -170,4 +164,4 @@ class RunView:
     def finished_count(self, task_ids: Iterable[str]) -> tuple[int, int]:
         """(instances, finished instances) of ``task_ids``: a teardown's scope."""
         keys = [k for tid in task_ids for k in self.instances(tid)]
-        return len(keys), sum(1 for k in keys if self._states.get(k) not in UNFINISHED)
+        return len(keys), sum(1 for k in keys if self._states.get(k) not in UNFINISHED_TI_STATES)

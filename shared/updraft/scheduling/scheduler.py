@@ -24,7 +24,7 @@ from updraft.executors.base import Executor, LostTry
 from updraft.metrics.airflow import AirflowMetrics
 from updraft.model.limits import dag_runs_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
-from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, DagRunType, TaskInstanceState
+from updraft.model.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, DagRunState, DagRunType, TaskInstanceState
 from updraft.scheduling.backfill_pass import drive_backfills
 from updraft.scheduling.backfills import run_limit
 from updraft.scheduling.changes import RunEvaluation, TIChange
@@ -416,7 +416,7 @@ class Scheduler:
             return True
         fresh = self.store.get_run(run.dag_id, run.run_id)
         if fresh is None or fresh.state != DagRunState.RUNNING:
-            if fresh is None or fresh.state in (DagRunState.SUCCESS, DagRunState.FAILED):
+            if fresh is None or fresh.state in FINISHED_RUN_STATES:
                 self.store.release_slots(limit_id, run.run_id)
             return False
         run.state, run.start_date = fresh.state, fresh.start_date

@@ -11,11 +11,10 @@ from __future__ import annotations
 import datetime as dt
 
 from updraft.model.records import TaskInstance, TIKey
-from updraft.model.states import SLOT_HOLDING_STATES, TaskInstanceState
+from updraft.model.states import KEPT_WHILE_DEFERRED, SLOT_HOLDING_STATES
 from updraft.store.api import Store
 
-# A deferred try (and its resumption until claimed) keeps its slot of a pool with include_deferred.
-KEPT_WHILE_DEFERRED = frozenset({TaskInstanceState.DEFERRED, TaskInstanceState.SCHEDULED})
+# A try in one of these may hold a limit slot (a deferred one and its resumption: of a pool with include_deferred).
 HOLDING_STATES = SLOT_HOLDING_STATES | KEPT_WHILE_DEFERRED
 
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 import datetime as dt
 
 from updraft.model.records import UNMAPPED, TIKey
-from updraft.model.states import TaskInstanceState
+from updraft.model.states import SCHEDULABLE_TI_STATES, TaskInstanceState
 from updraft.scheduling.blocked import BlockedReason, BlockKind
 from updraft.scheduling.evaluation import evaluate_run
 from updraft.scheduling.poison import poisoned_reason
 from updraft.scheduling.previous_run import previous_run_tis
-from updraft.scheduling.run_view import SCHEDULABLE
 from updraft.store.api import Store
 
 
@@ -43,7 +42,7 @@ def why_not_running(store: Store, dag_id: str, run_id: str, task_id: str, map_in
         _require_index(key, sorted(t.map_index for t in tis if t.task_id == task_id and t.map_index != UNMAPPED))
     state = ti.state if ti is not None else None
     reasons = _paused(store, dag_id)
-    if state is not None and state not in SCHEDULABLE:
+    if state is not None and state not in SCHEDULABLE_TI_STATES:
         return [*reasons, BlockedReason(BlockKind.DEP, f"Task is in the '{state.value}' state.",
                                         "Task Instance State")]
     if ti is not None and state == TaskInstanceState.SCHEDULED:

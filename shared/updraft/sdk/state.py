@@ -3,7 +3,16 @@ for provider code written before the enums (``State.SUCCESS``, ``State.finished_
 
 from __future__ import annotations
 
-from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.model.states import (
+    FAILED_TI_STATES,
+    FINISHED_RUN_STATES,
+    FINISHED_TI_STATES,
+    SUCCESS_TI_STATES,
+    UNFINISHED_RUN_STATES,
+    UNFINISHED_TI_STATES,
+    DagRunState,
+    TaskInstanceState,
+)
 
 
 class State:
@@ -23,13 +32,12 @@ class State:
     SKIPPED = TaskInstanceState.SKIPPED
     DEFERRED = TaskInstanceState.DEFERRED
 
-    finished_dr_states: frozenset[DagRunState] = frozenset([DagRunState.SUCCESS, DagRunState.FAILED])
-    unfinished_dr_states: frozenset[DagRunState] = frozenset([DagRunState.QUEUED, DagRunState.RUNNING])
+    finished_dr_states: frozenset[DagRunState] = FINISHED_RUN_STATES
+    unfinished_dr_states: frozenset[DagRunState] = UNFINISHED_RUN_STATES
     task_states: tuple[TaskInstanceState | None, ...] = (None, *TaskInstanceState)
     dag_states: tuple[DagRunState, ...] = (DagRunState.QUEUED, DagRunState.SUCCESS, DagRunState.RUNNING,
                                            DagRunState.FAILED)
-    finished: frozenset[TaskInstanceState] = frozenset([SUCCESS, FAILED, SKIPPED, UPSTREAM_FAILED, REMOVED])
-    unfinished: frozenset[TaskInstanceState | None] = frozenset([None, SCHEDULED, QUEUED, RUNNING, RESTARTING,
-                                                                 UP_FOR_RETRY, UP_FOR_RESCHEDULE, DEFERRED])
-    failed_states: frozenset[TaskInstanceState] = frozenset([FAILED, UPSTREAM_FAILED])
-    success_states: frozenset[TaskInstanceState] = frozenset([SUCCESS, SKIPPED])
+    finished: frozenset[TaskInstanceState] = FINISHED_TI_STATES
+    unfinished: frozenset[TaskInstanceState | None] = UNFINISHED_TI_STATES
+    failed_states: frozenset[TaskInstanceState] = FAILED_TI_STATES
+    success_states: frozenset[TaskInstanceState] = SUCCESS_TI_STATES

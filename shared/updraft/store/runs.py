@@ -11,7 +11,7 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
 from updraft.model.records import DagRun, TaskInstance, TIKey
-from updraft.model.states import FINISHED_RUN_STATES, DagRunState
+from updraft.model.states import FINISHED_RUN_STATES, UNFINISHED_RUN_STATES, DagRunState
 from updraft.store import keys
 from updraft.store.api import DagMeta, RunEnds
 from updraft.store.attributes import ts
@@ -30,7 +30,6 @@ from updraft.store.writes import (
 )
 
 _BATCH_KEYS = 100  # DynamoDB's most keys per BatchGetItem
-_ACTIVE_RUN_STATES = frozenset({DagRunState.QUEUED, DagRunState.RUNNING})
 
 
 # ----------------------------------------------------------------------------------------- named conditions
@@ -77,7 +76,7 @@ class RunStore(StoreBase):
                  partition_key=run.partition_key, partition_date=run.partition_date,
                  triggered_by=run.triggered_by, triggering_user_name=run.triggering_user_name,
                  run_date_sk=keys.run_date_sk(sort_date, run.run_id), write_token=write_token())
-        if run.state in _ACTIVE_RUN_STATES:
+        if run.state in UNFINISHED_RUN_STATES:
             item.active_pk = keys.active_pk(run.dag_id, run.run_id, self.config.index_shards)
             item.active_sk = keys.active_sk(sort_date, run.dag_id, run.run_id)
         return acknowledged(lambda: item.save(condition=run_absent(R)),
@@ -154,7 +153,7 @@ class RunStore(StoreBase):
         runs = []
         for i in self._shards():
             runs += [_run_from_item(item) for item in R.active_index.query(keys.active_shard_pk(i))]
-        return sorted((r for r in runs if r.state in _ACTIVE_RUN_STATES),
+        return sorted((r for r in runs if r.state in UNFINISHED_RUN_STATES),
                       key=lambda r: (r.logical_date or r.run_after or r.queued_at or dt.datetime.min.replace(
                           tzinfo=dt.UTC), r.dag_id, r.run_id))
 

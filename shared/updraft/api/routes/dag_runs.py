@@ -29,14 +29,14 @@ from updraft.api.pagination import MAXIMUM_PAGE_LIMIT, Page, page_of, paginate
 from updraft.api.routes.task_instances import run_instances, ti_response
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.identifiers import ID_LEN
+from updraft.model.states import FAILED_TI_STATES, MUTABLE_RUN_STATES, DagRunState, DagRunType
 
 log = logging.getLogger(__name__)
 
 routes = RouteTable()
 
-RUN_STATES = frozenset({"queued", "running", "success", "failed"})
-RUN_TYPES = frozenset({"backfill", "scheduled", "manual", "operator_triggered", "asset_triggered",
-                       "asset_materialization"})
+# Airflow's run types: Updraft's and asset_materialization (which Updraft never creates, so it matches no run).
+RUN_TYPES = frozenset({*DagRunType, "asset_materialization"})
 # Who created a run, by run type, where Updraft knows it (a manual run may come from the CLI or the API).
 TRIGGERED_BY = {"scheduled": "timetable", "backfill": "backfill", "asset_triggered": "asset",
                 "operator_triggered": "operator"}
@@ -99,7 +99,7 @@ def get_dag_runs(call: Call) -> dict[str, Any]:
     """One DAG's runs, or every DAG's with ``~``."""
     q = call.query
     page = page_of(q, ["id"])
-    states = set(q.choices("state", RUN_STATES))
+    states = set(q.choices("state", frozenset(DagRunState)))
     run_types = set(q.choices("run_type", RUN_TYPES))
     matches_run = pattern_matcher(q.string("run_id_pattern"))
     matches_dag = pattern_matcher(q.string("dag_id_pattern"))
@@ -126,9 +126,9 @@ def get_list_dag_runs_batch(call: Call) -> dict[str, Any]:
     nothing, as Airflow's runs always have one."""
     body = parse_body(call.request.body, BATCH_BODY)
     states = set(body.get("states") or [])
-    unknown = sorted(str(s) for s in states - RUN_STATES - {None})
+    unknown = sorted(str(s) for s in states - set(DagRunState) - {None})
     if unknown:
-        expected = ", ".join(f"'{s}'" for s in sorted(RUN_STATES))
+        expected = ", ".join(f"'{s}'" for s in sorted(DagRunState))
         raise Unprocessable([issue("enum", ("body", "states"), f"Input should be {expected}", unknown[0])])
     wanted_dags = set(body.get("dag_ids") or [])
     conf_contains = body.get("conf_contains")
@@ -204,8 +204,6 @@ def trigger_dag_run(call: Call) -> Reply:
 
 
 
-# Airflow's DagRunMutableStates: what a run may be patched to, and the states it may be deleted in.
-MUTABLE_RUN_STATES = ("queued", "success", "failed")
 PATCH_BODY = {"state": Field("str"), "note": Field("str", max_length=NOTE_LENGTH)}
 CLEAR_BODY = {"dry_run": Field("bool", nullable=False), "only_failed": Field("bool", nullable=False),
               "only_new": Field("bool", nullable=False), "run_on_latest_version": Field("bool"),
@@ -222,7 +220,6 @@ def _run_reply(call: Call, dag_id: str, run_id: str) -> dict[str, Any]:
 @routes.patch("/dags/{dag_id}/dagRuns/{dag_run_id}")
 def patch_dag_run(call: Call) -> dict[str, Any]:
     """Set a run's note and/or state (only the fields sent, or named in ``update_mask``)."""
-    from updraft.model.states import DagRunState
     from updraft.scheduling.manual_changes import apply_marks, set_run_state
     from updraft.scheduling.marking import run_mark
 
@@ -252,14 +249,13 @@ def patch_dag_run(call: Call) -> dict[str, Any]:
 @routes.delete("/dags/{dag_id}/dagRuns/{dag_run_id}")
 def delete_dag_run(call: Call) -> Reply:
     """Delete a queued or finished run with its task instances, recorded tries and XComs (their slots go back)."""
-    from updraft.model.states import DagRunState
     from updraft.scheduling.manual_changes import delete_run
 
     dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
     run = call.store.get_run(dag_id, run_id)
     if run is None:
         raise run_not_found(dag_id, run_id)
-    deletable = [DagRunState(s) for s in MUTABLE_RUN_STATES]
+    deletable = list(MUTABLE_RUN_STATES)
     if run.state not in deletable or not delete_run(call.store, run, call.store.get_run_tis(dag_id, run_id),
                                                     deletable=deletable, waits=call.services.waits):
         current = call.store.get_run(dag_id, run_id)
@@ -274,7 +270,7 @@ def delete_dag_run(call: Call) -> Reply:
 def clear_dag_run(call: Call) -> dict[str, Any]:
     """Clear a run's task instances (all, or ``only_failed``): with ``dry_run`` (the default) the instances that
     would be cleared, else the run as it is after the clear."""
-    from updraft.scheduling.clearing import FAILED_FOR_CLEAR, Selection, resets, to_clear
+    from updraft.scheduling.clearing import Selection, resets, to_clear
     from updraft.scheduling.manual_changes import apply_resets
 
     dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
@@ -288,7 +284,7 @@ def clear_dag_run(call: Call) -> dict[str, Any]:
     sdag = call.store.get_serialized_dag(dag_id, run.dag_hash)
     only_failed = bool(body.get("only_failed"))
     if body.get("dry_run", True):
-        tis = [ti for ti in run_instances(call, run, sdag) if not only_failed or ti.state in FAILED_FOR_CLEAR]
+        tis = [ti for ti in run_instances(call, run, sdag) if not only_failed or ti.state in FAILED_TI_STATES]
         return {"task_instances": [ti_response(ti, run, sdag) for ti in tis], "total_entries": len(tis)}
     chosen = to_clear(call.store.get_run_tis(dag_id, run_id), Selection(), only_failed=only_failed)
     apply_resets(call.store, run, resets(sdag, chosen), now=call.now(), waits=call.services.waits)

@@ -8,10 +8,9 @@ from typing import Any
 
 from updraft.api.lookups import display_name
 from updraft.api.routing import Call, RouteTable
+from updraft.model.states import DagRunState
 
 routes = RouteTable()
-
-RUN_STATES = ("queued", "running", "success", "failed")
 
 
 @routes.get("/dagStats")
@@ -26,5 +25,5 @@ def get_dag_stats(call: Call) -> dict[str, Any]:
         counts = collections.Counter(run.state.value for run in call.store.list_runs(meta.dag_id))
         sdag = call.store.get_serialized_dag(meta.dag_id, meta.dag_hash)
         out.append({"dag_id": meta.dag_id, "dag_display_name": display_name(sdag, meta.dag_id),
-                    "stats": [{"state": state, "count": counts[state]} for state in RUN_STATES]})
+                    "stats": [{"state": state, "count": counts[state]} for state in DagRunState]})
     return {"dags": out, "total_entries": len(out)}

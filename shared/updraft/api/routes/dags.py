@@ -17,13 +17,13 @@ from updraft.api.lookups import dag_or_404, display_name, field_keys, jsonable
 from updraft.api.pagination import order, page_of, paginate
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.limits import dag_runs_limit
+from updraft.model.states import DagRunState
 
 routes = RouteTable()
 
 PATCH_BODY = {"is_paused": Field("bool", required=True, nullable=False)}
 DAG_ORDER = {"dag_id": lambda m: m.dag_id, "next_dagrun": lambda m: m.next_dagrun_logical_date,
              "is_paused": lambda m: m.is_paused}
-DAG_RUN_STATES = frozenset({"queued", "running", "success", "failed"})
 
 
 def fileloc(call: Call, relative_fileloc: str) -> str:
@@ -98,7 +98,7 @@ def _filtered_dags(call: Call) -> list[Any]:
     paused = q.boolean("paused")
     exclude_stale = q.boolean("exclude_stale", True)
     has_import_errors = q.boolean("has_import_errors")
-    last_run_states = q.choices("last_dag_run_state", DAG_RUN_STATES)
+    last_run_states = q.choices("last_dag_run_state", frozenset(DagRunState))
     q.check()
     metas = call.store.list_dags(include_inactive=not exclude_stale)
     metas = [m for m in metas if matches_id(m.dag_id) and (paused is None or m.is_paused == paused)]

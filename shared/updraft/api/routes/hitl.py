@@ -24,7 +24,7 @@ from updraft.api.formats import pattern_matcher
 from updraft.api.lookups import WILDCARD, dag_or_404, field_keys, run_or_404
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routes.task_instance_tries import history_response
-from updraft.api.routes.task_instances import run_dag, ti_id, ti_response
+from updraft.api.routes.task_instances import TI_STATES, run_dag, ti_id, ti_response
 from updraft.api.routing import Call, RouteTable
 from updraft.model import hitl
 from updraft.model.records import TaskInstance, TIKey
@@ -38,9 +38,6 @@ PATCH_BODY = {"chosen_options": Field("strings", required=True), "params_input":
 HITL_ORDER = field_keys("ti_id", "subject", "responded_at", "created_at", "responded_by_user_id",
                         "responded_by_user_name", "dag_id", "run_id", "task_display_name", "run_after",
                         "rendered_map_index", "task_instance_operator", "task_instance_state")
-TI_STATES = frozenset({"removed", "scheduled", "queued", "running", "success", "restarting", "failed",
-                       "up_for_retry", "up_for_reschedule", "upstream_failed", "skipped", "deferred",
-                       "awaiting_input", "no_status"})
 
 
 def _params(params: dict[str, Any]) -> dict[str, Any]:

@@ -17,13 +17,13 @@ from updraft.api.lookups import dag_or_404, run_or_404
 from updraft.api.routes.task_instances import run_dag, run_instances, ti_response
 from updraft.api.routing import Call, RouteTable
 from updraft.model.records import TaskInstance
+from updraft.model.states import MARKABLE_TI_STATES
 
 routes = RouteTable()
 
 PATCH_BODY = {"new_state": Field("str"), "note": Field("str", max_length=NOTE_LENGTH),
               "include_upstream": Field("bool", nullable=False), "include_downstream": Field("bool", nullable=False),
               "include_future": Field("bool", nullable=False), "include_past": Field("bool", nullable=False)}
-MARKABLE = ("success", "failed", "skipped")
 
 
 def _patch_body(call: Call) -> dict[str, Any]:
@@ -38,9 +38,10 @@ def _patch_body(call: Call) -> dict[str, Any]:
             raise Unprocessable([issue("value_error", ("body", "new_state"),
                                        "Value error, 'new_state' should not be empty", None)])
         body["new_state"] = new_state.lower()
-        if body["new_state"] not in MARKABLE:
+        if body["new_state"] not in MARKABLE_TI_STATES:
             raise Unprocessable([issue("value_error", ("body", "new_state"),
-                                       f"Value error, '{body['new_state']}' is not one of {list(MARKABLE)}",
+                                       f"Value error, '{body['new_state']}' is not one of "
+                                       f"{[s.value for s in MARKABLE_TI_STATES]}",
                                        new_state)])
     applied = {k: v for k, v in body.items() if k in mask} if mask else dict(body)
     return {**applied, **{k: v for k, v in body.items() if k.startswith("include_")}}

@@ -19,14 +19,13 @@ from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, 
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routing import Call, RouteTable
 from updraft.model.records import UNMAPPED, TaskInstance
+from updraft.model.states import API_TI_STATES
 
 routes = RouteTable()
 
 _ID_NAMESPACE = uuid.UUID("5f0f3c2e-8d0a-4a57-9e57-6b1d1c6d2a01")
 NO_STATUS = "no_status"  # Airflow's query value for a null state
-TI_STATES = frozenset({"removed", "scheduled", "queued", "running", "success", "restarting", "failed",
-                       "up_for_retry", "up_for_reschedule", "upstream_failed", "skipped", "deferred",
-                       "awaiting_input", NO_STATUS})
+TI_STATES = frozenset({*API_TI_STATES, NO_STATUS})  # the ``state`` filter's values
 TI_ORDER = field_keys("id", "task_id", "dag_id", "dag_run_id", "map_index", "state", "start_date", "end_date",
                       "duration", "try_number", "max_tries", "pool", "pool_slots", "queue", "priority_weight",
                       "operator", "executor", "logical_date", "run_after", "task_display_name", "hostname",

@@ -25,6 +25,7 @@ from updraft.api.errors import BadRequest, NotFound
 from updraft.api.lookups import dag_or_404, run_or_404
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.records import UNMAPPED, TIKey
+from updraft.model.states import SLOT_HOLDING_STATES
 
 routes = RouteTable()
 
@@ -84,7 +85,7 @@ def _page(events: list[str], start: int) -> list[dict[str, Any]]:
 
 
 def _running(ti: Any, try_number: int) -> bool:
-    return bool(ti.try_number == try_number and ti.state is not None and ti.state.value in ("queued", "running"))
+    return bool(ti.try_number == try_number and ti.state is not None and ti.state in SLOT_HOLDING_STATES)
 
 
 def _messages(call: Call, key: TIKey, try_number: int, start: int) -> tuple[list[dict[str, Any]], str | None]:

@@ -18,12 +18,10 @@ from updraft.api.lookups import dag_or_404, run_or_404
 from updraft.api.routes.task_instances import run_dag, run_instances
 from updraft.api.routing import Call, RouteTable
 from updraft.model.records import TIKey
+from updraft.model.states import API_TI_STATES, DagRunState
 
 routes = RouteTable()
 
-RUN_STATES = ("queued", "running", "success", "failed")
-TI_STATES = ("removed", "scheduled", "queued", "running", "success", "restarting", "failed", "up_for_retry",
-             "up_for_reschedule", "upstream_failed", "skipped", "deferred", "awaiting_input")
 
 
 @routes.get("/ui/dashboard/historical_metrics_data")
@@ -40,9 +38,9 @@ def historical_metrics(call: Call) -> dict[str, Any]:
     for run in runs:
         ti_counts.update(ti.state.value if ti.state is not None else "no_status"
                          for ti in run_instances(call, run, run_dag(call, run)))
-    return {"dag_run_states": {state: run_counts[state] for state in RUN_STATES},
+    return {"dag_run_states": {state: run_counts[state] for state in DagRunState},
             "task_instance_states": {"no_status": ti_counts["no_status"],
-                                     **{state: ti_counts[state] for state in TI_STATES}},
+                                     **{state: ti_counts[state] for state in API_TI_STATES}},
             "dag_run_counts_are_lower_bounds": False, "task_instance_counts_are_lower_bounds": False}
 
 

@@ -17,12 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from updraft.model.records import TaskInstance
-from updraft.model.states import TaskInstanceState
+from updraft.model.states import SUCCESS_TI_STATES
 from updraft.scheduling.deps.base import DepStatus, failing, passing
 from updraft.serialization.model import SerializedTask
 
 NAME = "Previous Dagrun State"
-_SUCCESSFUL = frozenset({TaskInstanceState.SKIPPED, TaskInstanceState.SUCCESS})
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ def prev_dagrun_status(task: SerializedTask, *, catchup: bool, previous: Previou
                                  "instance for its task.")
         return failing(NAME, "depends_on_past is true for this task's DAG, but the previous task instance has not "
                              "run yet.")
-    unsuccessful = sum(1 for ti in own if ti.state not in _SUCCESSFUL)
+    unsuccessful = sum(1 for ti in own if ti.state not in SUCCESS_TI_STATES)
     if unsuccessful:
         return failing(NAME, f"depends_on_past is true for this task, but {unsuccessful} previous task "
                              f"instance(s) are not in a successful state.")
@@ -66,4 +65,4 @@ def _has_unsuccessful_dependants(task: SerializedTask, tis: Sequence[TaskInstanc
     seen = {ti.task_id for ti in tis if ti.task_id in downstream}
     if downstream - seen:
         return True  # never touched in that run: "no status", which is not a success
-    return any(ti.state not in _SUCCESSFUL for ti in tis if ti.task_id in downstream)
+    return any(ti.state not in SUCCESS_TI_STATES for ti in tis if ti.task_id in downstream)
