@@ -94,7 +94,7 @@ class Services:
         code), which answer the calls Updraft makes as boto3's do (so they are typed as boto3's clients)."""
         if service not in self._clients:
             if self.config.local_compute and service in ("lambda", "ecs", "stepfunctions"):
-                from updraft.local.compute import local_client
+                from updraft.executors.local_compute import local_client
 
                 self._clients[service] = local_client(service, self.config.local_compute)
             else:
