@@ -40,7 +40,7 @@ def call(address: str, message: dict[str, Any], *, attempts: int = 20) -> dict[s
         try:
             with Client(address, family="AF_UNIX") as conn:
                 conn.send_bytes(payload)
-                reply = json.loads(conn.recv_bytes())
+                reply: dict[str, Any] = json.loads(conn.recv_bytes())
             break
         except (ConnectionRefusedError, BlockingIOError) as exc:
             if attempt == attempts - 1:
