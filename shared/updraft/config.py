@@ -73,18 +73,12 @@ Variables (all optional except where noted):
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from updraft.resources import DAGS_PREFIX, ECS_CONTAINER, METRICS_NAMESPACE
-
-if TYPE_CHECKING:
-    from updraft.scheduling.scheduler import SchedulerConfig
-    from updraft.store.config import StoreConfig
-
 
 # A try's log limit: 50 MiB is about 50 PutLogEvents calls of 1 MiB at the try's end (a few seconds), what a
 # 1 GiB worker holds a few copies of (the child's and the worker's, masked and encoded) beside the task, and what
@@ -296,25 +290,6 @@ class UpdraftConfig:
         }
         return {section: {key: value for key, value in values.items() if value is not None}
                 for section, values in options.items() if any(v is not None for v in values.values())}
-
-    # -- what the pieces need -------------------------------------------------------------------------------
-    def store_config(self) -> StoreConfig:
-        """The store's settings; raises ConfigError naming what is missing (a handler cannot guess a table)."""
-        from updraft.store.config import StoreConfig
-
-        missing = [name for name, value in (("UPDRAFT_TABLE", self.table), ("AWS_REGION", self.region)) if not value]
-        if missing:
-            raise ConfigError(f"the store needs {' and '.join(missing)} in the environment")
-        return StoreConfig(table_name=self.table, region=self.region,  # type: ignore[arg-type]
-                           host=self.dynamodb_endpoint, s3_bucket=self.bucket, kms_key_id=self.kms_key)
-
-    def scheduler_config(self) -> SchedulerConfig:
-        from updraft.scheduling.scheduler import SchedulerConfig
-
-        return SchedulerConfig(parallelism=self.parallelism,
-                               max_dagruns_to_create_per_loop=self.max_dagruns_to_create_per_loop,
-                               max_dagruns_per_loop_to_schedule=self.max_dagruns_per_loop_to_schedule,
-                               tick_interval=dt.timedelta(seconds=self.tick_seconds))
 
     @property
     def fargate_configured(self) -> bool:

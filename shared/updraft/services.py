@@ -10,6 +10,7 @@ embedded AWS.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -34,13 +35,36 @@ if TYPE_CHECKING:
     from updraft.runtime.loader import S3DagLoader
     from updraft.runtime.logs import LogSink
     from updraft.scheduling.deferrals import Waits
-    from updraft.scheduling.scheduler import Scheduler
+    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+    from updraft.store.config import StoreConfig
     from updraft.store.dynamo import DynamoStore
     from updraft.traces.run_traces import RunTraces
 
 # The AWS services Updraft calls (the dev extra installs boto3's types for exactly these).
 AwsService = Literal["cognito-idp", "dynamodb", "ecs", "kms", "lambda", "logs", "s3", "secretsmanager", "sqs", "ssm",
                      "stepfunctions", "sts"]
+
+
+def store_settings(config: UpdraftConfig) -> StoreConfig:
+    """The store's settings; raises ConfigError naming what is missing (a handler cannot guess a table). Here, not
+    in ``updraft.config``: the configuration is read below every layer, the store's settings are the store's."""
+    from updraft.store.config import StoreConfig
+
+    missing = [name for name, value in (("UPDRAFT_TABLE", config.table), ("AWS_REGION", config.region)) if not value]
+    if missing:
+        raise ConfigError(f"the store needs {' and '.join(missing)} in the environment")
+    return StoreConfig(table_name=config.table, region=config.region,  # type: ignore[arg-type]
+                       host=config.dynamodb_endpoint, s3_bucket=config.bucket, kms_key_id=config.kms_key)
+
+
+def scheduler_settings(config: UpdraftConfig) -> SchedulerConfig:
+    """The scheduler's limits and tick from the environment's configuration."""
+    from updraft.scheduling.scheduler import SchedulerConfig
+
+    return SchedulerConfig(parallelism=config.parallelism,
+                           max_dagruns_to_create_per_loop=config.max_dagruns_to_create_per_loop,
+                           max_dagruns_per_loop_to_schedule=config.max_dagruns_per_loop_to_schedule,
+                           tick_interval=dt.timedelta(seconds=config.tick_seconds))
 
 
 class Services:
@@ -70,7 +94,7 @@ class Services:
         code), which answer the calls Updraft makes as boto3's do (so they are typed as boto3's clients)."""
         if service not in self._clients:
             if self.config.local_compute and service in ("lambda", "ecs", "stepfunctions"):
-                from updraft.local.compute import local_client
+                from updraft.executors.local_compute import local_client
 
                 self._clients[service] = local_client(service, self.config.local_compute)
             else:
@@ -99,7 +123,7 @@ class Services:
     def store(self) -> DynamoStore:
         from updraft.store.dynamo import DynamoStore
 
-        store_config = self.config.store_config()
+        store_config = store_settings(self.config)
         return DynamoStore(store_config, s3_client=self.client("s3") if store_config.s3_bucket else None,
                            kms_client=lambda: self.client("kms"))
 
@@ -160,7 +184,7 @@ class Services:
         # No plugins here: the scheduler runs no user code (a custom timetable is the parser's evaluation of it).
         from updraft.scheduling.scheduler import Scheduler
 
-        scheduler = Scheduler(self.store, self.executor, self.config.scheduler_config(), metrics=self.metrics,
+        scheduler = Scheduler(self.store, self.executor, scheduler_settings(self.config), metrics=self.metrics,
                               traces=self.traces)
         scheduler.waits = self.waits
         if self.config.parser_function and self.config.bucket:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from updraft.config import ConfigError, UpdraftConfig
+from updraft.services import scheduler_settings, store_settings
 
 
 def test_defaults_from_an_empty_environment():
@@ -25,10 +26,10 @@ def test_round_trip_through_the_environment():
     assert config.dags_prefix == "code/" and config.task_log_group == "updraft-dev-task-logs"
     assert config.ecs_subnets == ("s-1", "s-2") and config.ecs_public_ip and config.fargate_configured
     assert UpdraftConfig.from_env(config.to_env()) == config
-    store = config.store_config()
+    store = store_settings(config)
     assert (store.table_name, store.region, store.host, store.s3_bucket) == (
         "t", "eu-west-1", "http://127.0.0.1:5000", "b")
-    assert config.scheduler_config().parallelism == 8
+    assert scheduler_settings(config).parallelism == 8
 
 
 def test_region_falls_back_to_the_default_region():
@@ -37,7 +38,7 @@ def test_region_falls_back_to_the_default_region():
 
 def test_missing_table_names_the_variable():
     with pytest.raises(ConfigError, match="UPDRAFT_TABLE"):
-        UpdraftConfig.from_env({"AWS_REGION": "us-east-1"}).store_config()
+        store_settings(UpdraftConfig.from_env({"AWS_REGION": "us-east-1"}))
 
 
 @pytest.mark.parametrize("value", ["soon", "0"])

@@ -142,3 +142,23 @@ def test_the_parser_modules_form_no_circle(graph):
     """isolation (the parser pool) and forkserver (its child) share the job records and wire protocol through a
     third module instead of each importing the other's private names."""
     assert [c for c in cycles(graph) if any(m.startswith("updraft.parsing.") for m in c)] == []
+
+
+def _reached(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in graph.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_the_childs_look_at_a_trigger_loads_nothing_of_the_check_functions_side(graph):
+    """The look runs in a child with the DAG-code role's credentials (``runtime.trigger_look``); the check function's
+    half (``runtime.trigger_check``) and the supervisor that starts children are the parent's, and the runtime's
+    modules form no circle."""
+    assert _reached(graph, "updraft.runtime.trigger_look") & {"updraft.runtime.trigger_check",
+                                                                "updraft.runtime.supervisor"} == set()
+    assert [c for c in cycles(graph) if any(m.startswith("updraft.runtime.") for m in c)] == []

@@ -10,16 +10,14 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import click
 
-# Adds credentials to a request about to be sent (a bearer token, or a SigV4 signature over its method, URL,
-# headers and body); ``None``: the environment needs none (local mode's all-admins default).
-Signer = Callable[[str, str, dict[str, str], bytes], dict[str, str]]
+from updraft.cli.signers import Signer, bearer, signer_for
 
 PAGE = 100  # Airflow's default maximum page size
 
@@ -149,7 +147,6 @@ def api(ctx: click.Context) -> ApiClient:
     client: ApiClient | None = getattr(config, "api", None)
     if client is None:
         from updraft.cli.environments import Environments, chosen_name
-        from updraft.cli.signers import bearer, signer_for
 
         name = chosen_name(ctx)
         if name is not None:

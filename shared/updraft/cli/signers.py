@@ -1,4 +1,4 @@
-"""How a request to an environment's API proves who sends it (an :data:`updraft.cli.api_client.Signer`).
+"""How a request to an environment's API proves who sends it (a :data:`Signer`, which ``updraft.cli.api_client`` calls).
 
 Two ways in, as the deployed API offers them: SigV4 with the user's own AWS credentials (API Gateway's IAM
 authorization, service ``execute-api``), or the bearer token ``updraft login`` obtained from ``/auth/token``.
@@ -7,13 +7,17 @@ authorization, service ``execute-api``), or the bearer token ``updraft login`` o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
 
 if TYPE_CHECKING:
-    from updraft.cli.api_client import Signer
     from updraft.cli.environments import Environment
+
+# Adds credentials to a request about to be sent (a bearer token, or a SigV4 signature over its method, URL,
+# headers and body); ``None``: the environment needs none (local mode's all-admins default).
+Signer = Callable[[str, str, dict[str, str], bytes], dict[str, str]]
 
 _EXECUTE_API_HOST = re.compile(r"^[a-z0-9]+\.execute-api\.([a-z0-9-]+)\.amazonaws\.com", re.IGNORECASE)
 

@@ -1,4 +1,4 @@
-"""The receiving end of ``updraft.local.compute``: a Unix socket that answers Lambda invokes and ECS RunTasks."""
+"""The receiving end of ``updraft.executors.local_compute``: a Unix socket answering Lambda invokes and RunTasks."""
 
 from __future__ import annotations
 

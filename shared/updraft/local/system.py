@@ -94,7 +94,7 @@ class LocalSystem:
 
     # == start ==================================================================================================
     def start(self) -> LocalSystem:
-        from updraft.local.compute import ECS_RUN_TASK, LAMBDA_INVOKE, STATES_CALL
+        from updraft.executors.local_compute import ECS_RUN_TASK, LAMBDA_INVOKE, STATES_CALL
         from updraft.local.compute_server import ComputeServer
         from updraft.local.dag_events import DagEventPump
         from updraft.local.endpoint import updraft_home

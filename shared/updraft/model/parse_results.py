@@ -55,7 +55,7 @@ class ImportErrorRecord:
 @dataclass
 class PluginsReport:
     """The plugins folder as the child that ran a DAG file loaded it: each plugin's info (Airflow's
-    ``get_plugin_info`` shape: ``updraft.plugins.plugin_info``) and each plugin file that failed to import (its
+    ``get_plugin_info`` shape: ``updraft.parsing.plugin_info``) and each plugin file that failed to import (its
     path -> the error). Empty when the environment has no plugins folder. The parser keeps the latest for
     ``GET /plugins`` (the API never imports plugin code)."""
 

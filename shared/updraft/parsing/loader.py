@@ -119,7 +119,8 @@ def _load_plugins(folder: str | None) -> PluginsReport:
     Airflow logs plugin errors rather than failing every DAG file, and in the
     report (Airflow's plugin import errors).
     """
-    from updraft.plugins import load_plugins_folder, plugin_info
+    from updraft.parsing.plugin_info import plugin_info
+    from updraft.plugins import load_plugins_folder
 
     if not folder:
         return PluginsReport()

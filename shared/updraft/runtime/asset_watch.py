@@ -8,7 +8,7 @@ when no active, unpaused DAG is scheduled on the asset any more, its trigger cha
 starts the next generation), ``poll_seconds`` (the trigger's interval), ``seq`` (checks so far) and ``due_at``
 (when the next check is due).
 
-The look is the deferred tries' (``trigger_check.look``: ``poll_once``, or one step of the trigger's ``run()``), in a
+The look is the deferred tries' (``trigger_look.look``: ``poll_once``, or one step of the trigger's ``run()``), in a
 child with the DAG-code role's credentials, reading the store as the listening DAG's tasks may. A fired event
 becomes an asset event of the watcher's asset with Airflow's watcher extra (``{"from_trigger": True, "payload":
 ...}``), and the DAGs scheduled on it are queued; the loop then keeps watching. The event's id is keyed by the
@@ -26,7 +26,7 @@ from typing import Any
 from updraft.model.asset_watches import PolledWatch
 from updraft.model.records import TIKey
 from updraft.runtime.supervisor import TriggerLook, shared_supervisor
-from updraft.runtime.trigger_check import DEFAULT_POLL_SECONDS, MIN_POLL_SECONDS, STEP_SECONDS, look
+from updraft.runtime.trigger_look import DEFAULT_POLL_SECONDS, MIN_POLL_SECONDS, STEP_SECONDS, look
 from updraft.scheduling.asset_events import record_asset_event
 from updraft.scheduling.asset_sources import watcher_extra
 from updraft.scheduling.asset_watchers import still_wanted

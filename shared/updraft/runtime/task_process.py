@@ -186,7 +186,7 @@ def _callbacks(job: dict[str, Any], store: StoreProxy, channel: Channel, pieces:
 
 def _trigger(job: dict[str, Any], store: StoreProxy, channel: Channel, pieces: LogPieces) -> dict[str, Any]:
     """One look at a deferred try's trigger: ``{"fired", "event", "poll_seconds"}``, or the error it raised."""
-    from updraft.runtime.trigger_check import look
+    from updraft.runtime.trigger_look import look
 
     if job["dags_folder"] and job["dags_folder"] not in sys.path:  # a trigger class defined beside the DAGs
         sys.path.append(job["dags_folder"])
@@ -298,7 +298,7 @@ def _sweep(children: set[int]) -> None:
 # What every try imports that the runtime imports lazily (a try's child would pay each again: jinja2 alone is
 # ~0.2 s), imported once in the server.
 RUNTIME_MODULES = ("updraft.runtime.execute", "updraft.runtime.dag_callbacks", "updraft.runtime.task_callbacks",
-                   "updraft.runtime.trigger_check", "updraft.runtime.templates", "updraft.runtime.mapping",
+                   "updraft.runtime.trigger_look", "updraft.runtime.templates", "updraft.runtime.mapping",
                    "updraft.runtime.rendered_fields", "updraft.runtime.task_email", "updraft.runtime.loader",
                    "updraft.executors.base", "updraft.notifications.ses", "updraft.plugins", "jinja2",
                    "jinja2.sandbox", "jinja2.nativetypes", "jinja2.ext", "updraft.sdk.connection",

@@ -534,8 +534,8 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
     def resume_execution(self, next_method: str, next_kwargs: dict[str, Any] | None, context: Any) -> Any:
         """What a resumed try runs instead of ``execute`` (Airflow's entry point, and its ``__fail__`` signal
         for a deferral that timed out or whose trigger failed)."""
+        from updraft.model.deferrals import TRIGGER_FAIL_REPR, TRIGGER_TIMEOUT
         from updraft.sdk.exceptions import TaskDeferralError, TaskDeferralTimeout
-        from updraft.triggers.base import TRIGGER_FAIL_REPR, TRIGGER_TIMEOUT
 
         next_kwargs = next_kwargs or {}
         if next_method == TRIGGER_FAIL_REPR:

@@ -15,9 +15,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from updraft.sdk.aws_connections import check_conn_id
 from updraft.sdk.exceptions import AirflowException, TaskDeferred, UnsupportedFeatureError
 from updraft.sensors.base import BaseSensorOperator
-from updraft.triggers.s3 import S3KeyTrigger, check_conn_id, matching_files, s3_client
+from updraft.triggers.s3 import S3KeyTrigger, matching_files, s3_client
 
 CHECK_FN_HINT = ("a deferrable S3KeySensor's check_fn would run on a worker after every look; use mode='reschedule' "
                  "(no worker is held between pokes) or deferrable=True without check_fn")

@@ -22,20 +22,12 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from updraft.sdk.aws_connections import check_conn_id
 from updraft.sdk.exceptions import UnsupportedFeatureError
 from updraft.triggers.base import BaseTrigger, TriggerEvent
 
 CLASSPATH = "airflow.providers.amazon.aws.triggers.s3.S3KeyTrigger"
-DEFAULT_CONN_IDS = ("aws_default", None, "")
-CONN_HINT = ("Updraft gives DAG code the environment's DAG-code role instead of AWS connections: leave aws_conn_id "
-             "as 'aws_default' (or None) and grant the role read access to the bucket")
 DEFAULT_METADATA_KEYS = ["Size", "Key"]
-
-
-def check_conn_id(owner: str, aws_conn_id: str | None) -> None:
-    """Refuse an AWS connection other than the default: Updraft would silently not use it."""
-    if aws_conn_id not in DEFAULT_CONN_IDS:
-        raise UnsupportedFeatureError(f"{owner}(aws_conn_id={aws_conn_id!r})", CONN_HINT)
 
 
 def bucket_and_key(bucket: str | None, key: str) -> tuple[str, str]:

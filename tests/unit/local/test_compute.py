@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from updraft.local.compute import ECS_RUN_TASK, LAMBDA_INVOKE, LocalComputeError, local_client
+from updraft.executors.local_compute import ECS_RUN_TASK, LAMBDA_INVOKE, LocalComputeError, local_client
 from updraft.local.compute_server import ComputeServer
 
 

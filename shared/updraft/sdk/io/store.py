@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 from fsspec import AbstractFileSystem
 
+from updraft.sdk.aws_connections import CONN_HINT, DEFAULT_CONN_IDS
 from updraft.sdk.exceptions import UnsupportedFeatureError
-from updraft.triggers.s3 import CONN_HINT, DEFAULT_CONN_IDS
 
 Properties = dict[str, str]
 

@@ -7,6 +7,10 @@ scheduler nudge run unchanged, and send each call over a Unix socket to the loca
 handler in its worker pool or starts the Fargate entrypoint as a process (``updraft.local.system``).
 
 The wire format is one JSON document per message (never pickle), on a socket in a private directory.
+
+These clients live beside the executors, below ``updraft.services``, not in ``updraft.local``: every process of
+local mode (a worker, a Fargate entrypoint) builds its Services from the environment (``UPDRAFT_LOCAL_COMPUTE``),
+so they cannot be handed in by local mode, and the services layer never imports the local mode above it.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ def call(address: str, message: dict[str, Any], *, attempts: int = 20) -> dict[s
         try:
             with Client(address, family="AF_UNIX") as conn:
                 conn.send_bytes(payload)
-                reply = json.loads(conn.recv_bytes())
+                reply: dict[str, Any] = json.loads(conn.recv_bytes())
             break
         except (ConnectionRefusedError, BlockingIOError) as exc:
             if attempt == attempts - 1:
