@@ -10,7 +10,7 @@ The order, lowest first (every top-level package or module of ``updraft`` is in 
 2. authoring: what DAG files import, Airflow's public surface: ``sdk``, ``operators``, ``sensors``, ``triggers``,
    ``timetables``, ``hooks``, ``notifications``, ``airflow_providers``. One layer, not six: ``airflow.sdk.task``'s
    decorators build the standard provider's operators and ``airflow.sdk.DAG`` builds timetables, so splitting it
-   would move Airflow's import paths (``docs/decisions/0024-layers.md``); the few imports from ``sdk`` up into
+   would move Airflow's import paths (``docs/decisions/0027-layers.md``); the few imports from ``sdk`` up into
    its siblings are in :data:`ALLOWED`, so the packages inside the layer still form no circle.
 3. serialization: a DAG <-> JSON.
 4. store: the table and the bucket, behind ``store.api``.
