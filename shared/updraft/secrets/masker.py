@@ -96,7 +96,7 @@ class SecretsMasker:
     def redact(self, item: Any, name: str | None = None, depth: int = 0) -> Any:
         """``item`` with every registered secret replaced, and every value under a sensitive key hidden whole."""
         if name and self.should_hide_value_for_key(name):
-            return self._redact_all(item)
+            return self._redact_all(item, depth)
         if isinstance(item, dict):
             return {key: self.redact(value, key, depth + 1) for key, value in item.items()}
         if isinstance(item, (tuple, set)):
@@ -109,12 +109,18 @@ class SecretsMasker:
             return self.redact_text(item)
         return item
 
-    def _redact_all(self, item: Any) -> Any:
+    def _redact_all(self, item: Any, depth: int) -> Any:
+        """Every string under a sensitive key hidden, containers walked (a set comes back as a tuple), other values
+        (numbers, booleans, None) kept: Airflow's ``_redact_all``, so a hidden value keeps its shape."""
+        if depth > MAX_RECURSION_DEPTH or isinstance(item, str):
+            return REPLACEMENT
         if isinstance(item, dict):
-            return {key: self._redact_all(value) for key, value in item.items()}
-        if isinstance(item, (list, tuple, set)):
-            return [self._redact_all(value) for value in item]
-        return REPLACEMENT
+            return {key: self._redact_all(value, depth + 1) for key, value in item.items()}
+        if isinstance(item, (tuple, set)):
+            return tuple(self._redact_all(value, depth + 1) for value in item)
+        if isinstance(item, list):
+            return [self._redact_all(value, depth + 1) for value in item]
+        return item
 
     def reset(self) -> None:
         with self._lock:

@@ -44,6 +44,14 @@ def test_masker_hides_secrets_their_url_forms_and_sensitive_keys_only():
         "password": "***", "nested": {"my_secret": ["***", "***"]}, "x": "***"}
 
 
+def test_a_value_under_a_sensitive_key_keeps_its_shape_as_airflow_redacts_it():
+    """Airflow's ``_redact_all``: strings hidden at any depth, numbers, booleans and None kept, a set a tuple."""
+    value = {"nested": {"a": "x", "n": 42, "ok": True, "none": None}, "list": ["y", 3], "set": {"z"}}
+    assert masker.redact(value, "api_key") == {
+        "nested": {"a": "***", "n": 42, "ok": True, "none": None}, "list": ["***", 3], "set": ("***",)}
+    assert masker.redact({"password": 1234, "token": "t0ken-value"}) == {"password": 1234, "token": "***"}
+
+
 def test_sensitive_names_extend_with_the_airflow_setting(monkeypatch):
     assert not masker.should_hide_value_for_key("customer_pin")
     monkeypatch.setenv("AIRFLOW__CORE__SENSITIVE_VAR_CONN_NAMES", "pin, iban")
