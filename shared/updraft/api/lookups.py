@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from updraft.api.errors import dag_not_found, run_not_found
 from updraft.api.routing import Call
+from updraft.model.records import DagRun
 
 WILDCARD = "~"  # Airflow's "all" in a path segment
 
@@ -28,6 +30,15 @@ def run_or_404(call: Call, dag_id: str, run_id: str) -> Any:
     return run
 
 
+def run_after(run: DagRun) -> dt.datetime:
+    """Airflow's ``run_after`` of a run (required in its responses): the stored one, else the logical date, else
+    when it was queued; every run is created queued, with ``queued_at``, so one of them is always set."""
+    moment = run.run_after or run.logical_date or run.queued_at
+    if moment is None:
+        raise ValueError(f"run {run.dag_id}/{run.run_id} has no run_after, logical date or queued time")
+    return moment
+
+
 def display_name(sdag: Any, dag_id: str) -> str:
     return (getattr(sdag, "dag_display_name", None) or dag_id) if sdag is not None else dag_id
 
@@ -37,9 +48,10 @@ def jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def field_keys(*names: str, aliases: dict[str, str] | None = None) -> dict[str, Callable[[dict[str, Any]], Any]]:
-    """Sort keys over response dicts: each name orders by that field; an alias orders by another field."""
-    def getter(name: str) -> Callable[[dict[str, Any]], Any]:
+def field_keys(*names: str, aliases: dict[str, str] | None = None) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
+    """Sort keys over responses (a model's ``TypedDict`` too): each name orders by that field; an alias orders by
+    another field."""
+    def getter(name: str) -> Callable[[Mapping[str, Any]], Any]:
         return lambda response: response.get(name)
 
     keys = {name: getter(name) for name in names}

@@ -9,6 +9,105 @@ only: building the classes would cost the API Lambda's cold start milliseconds f
 from typing import Any, NotRequired, TypedDict
 
 
+class NewTaskResponse(TypedDict):
+    """Lightweight response for new tasks that don't have TaskInstances yet."""
+
+    task_display_name: str
+    task_id: str
+
+
+class DagVersionResponse(TypedDict):
+    """Dag Version serializer for responses."""
+
+    bundle_name: str | None
+    bundle_url: str | None
+    bundle_version: str | None
+    created_at: str
+    dag_display_name: str
+    dag_id: str
+    id: str
+    version_number: int
+
+
+class JobResponse(TypedDict):
+    """Job serializer for responses."""
+
+    dag_display_name: NotRequired[str | None]
+    dag_id: str | None
+    end_date: str | None
+    executor_class: str | None
+    hostname: str | None
+    id: int
+    job_type: str | None
+    latest_heartbeat: str | None
+    start_date: str | None
+    state: str | None
+    unixname: str | None
+
+
+# All possible states that a Task Instance can be in. Note that None is also allowed, so always use this in a type
+# hint with Optional. One of "removed", "scheduled", "queued", "running", "success", "restarting", "failed",
+# "up_for_retry", "up_for_reschedule", "upstream_failed", "skipped", "deferred", "awaiting_input".
+TaskInstanceState = str
+
+
+class TriggerResponse(TypedDict):
+    """Trigger serializer for responses."""
+
+    classpath: str
+    created_date: str
+    id: int
+    kwargs: str
+    queue: str | None
+    triggerer_id: int | None
+
+
+class TaskInstanceResponse(TypedDict):
+    """TaskInstance serializer for responses."""
+
+    dag_display_name: str
+    dag_id: str
+    dag_run_id: str
+    dag_version: DagVersionResponse | None
+    duration: float | None
+    end_date: str | None
+    executor: str | None
+    executor_config: str
+    hostname: str | None
+    id: str
+    logical_date: str | None
+    map_index: int
+    max_tries: int
+    note: str | None
+    operator: str | None
+    operator_name: str | None
+    pid: int | None
+    pool: str
+    pool_slots: int
+    priority_weight: int | None
+    queue: str | None
+    queued_when: str | None
+    rendered_fields: NotRequired[dict[str, Any]]
+    rendered_map_index: str | None
+    run_after: str
+    scheduled_when: str | None
+    start_date: str | None
+    state: TaskInstanceState | None
+    task_display_name: str
+    task_id: str
+    trigger: TriggerResponse | None
+    triggerer_job: JobResponse | None
+    try_number: int
+    unixname: str | None
+
+
+class ClearTaskInstanceCollectionResponse(TypedDict):
+    """Response for clear dag run dry run, which may contain new tasks without full TaskInstance data."""
+
+    task_instances: list[TaskInstanceResponse | NewTaskResponse]
+    total_entries: int
+
+
 class ConnectionResponse(TypedDict):
     """Connection serializer for responses."""
 
@@ -84,19 +183,6 @@ class DAGCollectionResponse(TypedDict):
 
     dags: list[DAGResponse]
     total_entries: int
-
-
-class DagVersionResponse(TypedDict):
-    """Dag Version serializer for responses."""
-
-    bundle_name: str | None
-    bundle_url: str | None
-    bundle_version: str | None
-    created_at: str
-    dag_display_name: str
-    dag_id: str
-    id: str
-    version_number: int
 
 
 class DAGDetailsResponse(TypedDict):
@@ -284,78 +370,6 @@ class TaskCollectionResponse(TypedDict):
     total_entries: int
 
 
-class JobResponse(TypedDict):
-    """Job serializer for responses."""
-
-    dag_display_name: NotRequired[str | None]
-    dag_id: str | None
-    end_date: str | None
-    executor_class: str | None
-    hostname: str | None
-    id: int
-    job_type: str | None
-    latest_heartbeat: str | None
-    start_date: str | None
-    state: str | None
-    unixname: str | None
-
-
-# All possible states that a Task Instance can be in. Note that None is also allowed, so always use this in a type
-# hint with Optional. One of "removed", "scheduled", "queued", "running", "success", "restarting", "failed",
-# "up_for_retry", "up_for_reschedule", "upstream_failed", "skipped", "deferred", "awaiting_input".
-TaskInstanceState = str
-
-
-class TriggerResponse(TypedDict):
-    """Trigger serializer for responses."""
-
-    classpath: str
-    created_date: str
-    id: int
-    kwargs: str
-    queue: str | None
-    triggerer_id: int | None
-
-
-class TaskInstanceResponse(TypedDict):
-    """TaskInstance serializer for responses."""
-
-    dag_display_name: str
-    dag_id: str
-    dag_run_id: str
-    dag_version: DagVersionResponse | None
-    duration: float | None
-    end_date: str | None
-    executor: str | None
-    executor_config: str
-    hostname: str | None
-    id: str
-    logical_date: str | None
-    map_index: int
-    max_tries: int
-    note: str | None
-    operator: str | None
-    operator_name: str | None
-    pid: int | None
-    pool: str
-    pool_slots: int
-    priority_weight: int | None
-    queue: str | None
-    queued_when: str | None
-    rendered_fields: NotRequired[dict[str, Any]]
-    rendered_map_index: str | None
-    run_after: str
-    scheduled_when: str | None
-    start_date: str | None
-    state: TaskInstanceState | None
-    task_display_name: str
-    task_id: str
-    trigger: TriggerResponse | None
-    triggerer_job: JobResponse | None
-    try_number: int
-    unixname: str | None
-
-
 class TaskInstanceCollectionResponse(TypedDict):
     """Task instance collection response supporting both offset and cursor pagination. A single flat model is used
     instead of a discriminated union (``Annotated[Offset | Cursor, Field(discriminator=...)]``) because the OpenAPI
@@ -369,6 +383,44 @@ class TaskInstanceCollectionResponse(TypedDict):
     task_instances: list[TaskInstanceResponse]
     total_entries: NotRequired[int | None]
     total_entries_limit: NotRequired[int | None]
+
+
+class TaskInstanceHistoryResponse(TypedDict):
+    """TaskInstanceHistory serializer for responses."""
+
+    dag_display_name: str
+    dag_id: str
+    dag_run_id: str
+    dag_version: DagVersionResponse | None
+    duration: float | None
+    end_date: str | None
+    executor: str | None
+    executor_config: str
+    hostname: str | None
+    map_index: int
+    max_tries: int
+    operator: str | None
+    operator_name: str | None
+    pid: int | None
+    pool: str
+    pool_slots: int
+    priority_weight: int | None
+    queue: str | None
+    queued_when: str | None
+    scheduled_when: str | None
+    start_date: str | None
+    state: TaskInstanceState | None
+    task_display_name: str
+    task_id: str
+    try_number: int
+    unixname: str | None
+
+
+class TaskInstanceHistoryCollectionResponse(TypedDict):
+    """TaskInstanceHistory Collection serializer for responses."""
+
+    task_instances: list[TaskInstanceHistoryResponse]
+    total_entries: int
 
 
 class VariableResponse(TypedDict):

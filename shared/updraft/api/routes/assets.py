@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import Field, parse_body
 from updraft.api.errors import Conflict, NotFound, Unprocessable
@@ -19,6 +19,9 @@ from updraft.api.pagination import page_of, paginate
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.identifiers import ID_LEN
 from updraft.store.assets import AssetEvent, AssetRecord, QueuedTarget, asset_id_of
+
+if TYPE_CHECKING:
+    from updraft.api.models import DAGRunResponse
 
 routes = RouteTable()
 
@@ -174,7 +177,7 @@ def get_asset(call: Call) -> dict[str, Any]:
 
 
 @routes.post("/assets/{asset_id}/materialize")
-def materialize_asset(call: Call) -> dict[str, Any]:
+def materialize_asset(call: Call) -> DAGRunResponse:
     """Run the one DAG that produces the asset (run_type ``asset_materialization``), as Airflow."""
     from updraft.api.routes.dag_runs import run_response
     from updraft.scheduling.asset_triggers import materialize

@@ -12,7 +12,7 @@ response from the same user (a client's retry, which answers the recorded respon
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.auth import iam_caller_role
 from updraft.api.auth.identity import identify
@@ -31,6 +31,9 @@ from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.deferrals import stop_waits
 
+if TYPE_CHECKING:
+    from updraft.api.models import TaskInstanceHistoryResponse, TaskInstanceResponse
+
 routes = RouteTable()
 
 _ONE = "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/{map_index}/hitlDetails"
@@ -46,7 +49,8 @@ def _params(params: dict[str, Any]) -> dict[str, Any]:
             else {"value": value, "description": None, "schema": {}} for key, value in params.items()}
 
 
-def detail_response(record: dict[str, Any], task_instance: dict[str, Any]) -> dict[str, Any]:
+def detail_response(record: dict[str, Any], task_instance: TaskInstanceResponse | TaskInstanceHistoryResponse
+                    ) -> dict[str, Any]:
     """Airflow's ``HITLDetail`` (``HITLDetailHistory`` with a history ``task_instance``)."""
     return {"options": record.get("options") or [], "subject": record.get("subject") or "",
             "body": record.get("body"), "defaults": record.get("defaults"), "multiple": bool(record.get("multiple")),
