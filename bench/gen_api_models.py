@@ -38,7 +38,7 @@ RESPONSES = (
     "TaskInstanceHistoryResponse", "TaskInstanceHistoryCollectionResponse",
     "PoolResponse", "PoolCollectionResponse",
     "VariableResponse", "VariableCollectionResponse",
-    "ConnectionResponse", "ConnectionCollectionResponse",
+    "ConnectionResponse", "ConnectionCollectionResponse", "BulkResponse",
     "XComResponse", "XComResponseNative", "XComResponseString", "XComCollectionResponse",
 )
 

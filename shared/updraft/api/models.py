@@ -9,6 +9,28 @@ only: building the classes would cost the API Lambda's cold start milliseconds f
 from typing import Any, NotRequired, TypedDict
 
 
+class BulkActionResponse(TypedDict):
+    """Serializer for individual bulk action responses. Represents the outcome of a single bulk operation (create,
+    update, or delete). The response includes a list of successful keys and any errors encountered during the
+    operation. This structure helps users understand which key actions succeeded and which failed.
+    """
+
+    errors: NotRequired[list[dict[str, Any]]]
+    success: NotRequired[list[str]]
+
+
+class BulkResponse(TypedDict):
+    """Serializer for responses to bulk entity operations. This represents the results of create, update, and delete
+    actions performed on entity in bulk. Each action (if requested) is represented as a field containing details
+    about successful keys and any encountered errors. Fields are populated in the response only if the respective
+    action was part of the request, else are set None.
+    """
+
+    create: NotRequired[BulkActionResponse | None]
+    delete: NotRequired[BulkActionResponse | None]
+    update: NotRequired[BulkActionResponse | None]
+
+
 class NewTaskResponse(TypedDict):
     """Lightweight response for new tasks that don't have TaskInstances yet."""
 
