@@ -5,16 +5,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.errors import dag_not_found, run_not_found
 from updraft.api.routing import Call
 from updraft.model.records import DagRun
 
+if TYPE_CHECKING:
+    from updraft.serialization.model import SerializedDAG
+    from updraft.store.api import DagMeta
+
 WILDCARD = "~"  # Airflow's "all" in a path segment
 
 
-def dag_or_404(call: Call, dag_id: str) -> tuple[Any, Any]:
+def dag_or_404(call: Call, dag_id: str) -> tuple[DagMeta, SerializedDAG | None]:
     """(meta, serialized DAG) of an active DAG; a DAG whose file no longer defines it is not found, as the
     trigger route has it (``updraft.scheduling.triggering``)."""
     meta = call.store.get_dag_meta(dag_id)
@@ -23,7 +27,7 @@ def dag_or_404(call: Call, dag_id: str) -> tuple[Any, Any]:
     return meta, call.store.get_serialized_dag(dag_id, meta.dag_hash)
 
 
-def run_or_404(call: Call, dag_id: str, run_id: str) -> Any:
+def run_or_404(call: Call, dag_id: str, run_id: str) -> DagRun:
     run = call.store.get_run(dag_id, run_id)
     if run is None:
         raise run_not_found(dag_id, run_id)

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
         TaskCollectionResponse,
         TaskResponse,
     )
+    from updraft.serialization.model import SerializedDAG
+    from updraft.store.api import DagMeta
 
 routes = RouteTable()
 
@@ -43,7 +45,7 @@ def fileloc(call: Call, relative_fileloc: str) -> str:
     return base + relative_fileloc
 
 
-def dag_response(call: Call, meta: Any, sdag: Any, has_import_errors: bool) -> DAGResponse:
+def dag_response(call: Call, meta: DagMeta, sdag: SerializedDAG | None, has_import_errors: bool) -> DAGResponse:
     name = display_name(sdag, meta.dag_id)
     tasks = getattr(sdag, "tasks", [])
     timetable = getattr(sdag, "timetable", None)
@@ -79,7 +81,7 @@ def _import_error_files(call: Call) -> set[str]:
     return {err["filename"] for err in call.store.list_import_errors()}
 
 
-def _has_import_errors(call: Call, meta: Any) -> bool:
+def _has_import_errors(call: Call, meta: DagMeta) -> bool:
     """Whether one DAG's file has import errors: its own file's record, one read (not the environment's list)."""
     record = call.store.get_file_record(meta.relative_fileloc)
     return record is not None and any(err["filename"] == meta.relative_fileloc for err in record.import_errors)
@@ -98,7 +100,7 @@ def _params(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _filtered_dags(call: Call) -> list[Any]:
+def _filtered_dags(call: Call) -> list[DagMeta]:
     """The DAG rows the list filters keep (Airflow's names; ``exclude_stale`` defaults to true)."""
     q = call.query
     matches_id = pattern_matcher(q.string("dag_id_pattern"))
@@ -129,13 +131,13 @@ def _last_run_state(call: Call, dag_id: str) -> str | None:
     return runs[0].state.value if runs else None
 
 
-def _dag_page(call: Call) -> tuple[list[Any], int]:
+def _dag_page(call: Call) -> tuple[list[DagMeta], int]:
     page = page_of(call.query, ["dag_id"])
     metas = _filtered_dags(call)
     return paginate(metas, page, DAG_ORDER)
 
 
-def _responses(call: Call, metas: list[Any]) -> list[DAGResponse]:
+def _responses(call: Call, metas: list[DagMeta]) -> list[DAGResponse]:
     files = _import_error_files(call)
     return [dag_response(call, m, call.store.get_serialized_dag(m.dag_id, m.dag_hash), m.relative_fileloc in files)
             for m in metas]

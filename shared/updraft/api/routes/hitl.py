@@ -27,7 +27,7 @@ from updraft.api.routes.task_instance_tries import history_response
 from updraft.api.routes.task_instances import TI_STATES, run_dag, ti_id, ti_response
 from updraft.api.routing import Call, RouteTable
 from updraft.model import hitl
-from updraft.model.records import TaskInstance, TIKey
+from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.deferrals import stop_waits
 
@@ -147,11 +147,11 @@ def get_hitl_details(call: Call) -> dict[str, Any]:
             "total_entries": total}
 
 
-def _runs(call: Call, dag_id: str, run_id: str) -> list[Any]:
+def _runs(call: Call, dag_id: str, run_id: str) -> list[DagRun]:
     """The runs a list path names (``~``: all); as Airflow's list, an unknown DAG or run only lists nothing."""
     metas = (call.store.list_dags(include_inactive=True) if dag_id == WILDCARD
              else [meta for meta in (call.store.get_dag_meta(dag_id),) if meta is not None])
-    runs: list[Any] = []
+    runs: list[DagRun] = []
     for meta in metas:
         if run_id == WILDCARD:
             runs += call.store.list_runs(meta.dag_id)

@@ -14,7 +14,7 @@ from updraft.api.errors import NotFound
 from updraft.api.lookups import dag_or_404, run_or_404
 from updraft.api.routes.task_instances import run_instances, ti_response
 from updraft.api.routing import Call, RouteTable
-from updraft.model.records import UNMAPPED, TaskInstance, TIKey
+from updraft.model.records import UNMAPPED, DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 routes = RouteTable()
 
-def _tries(call: Call, map_index: int) -> tuple[list[TaskInstance], Any, Any]:
+def _tries(call: Call, map_index: int) -> tuple[list[TaskInstance], DagRun, Any]:
     """The instance's recorded tries and then the instance (unless it is the recorded try waiting to retry)."""
     dag_id, run_id, task_id = call.path("dag_id"), call.path("dag_run_id"), call.path("task_id")
     dag_or_404(call, dag_id)
@@ -42,7 +42,7 @@ def _tries(call: Call, map_index: int) -> tuple[list[TaskInstance], Any, Any]:
     return tries, run, sdag
 
 
-def history_response(ti: TaskInstance, run: Any, sdag: Any) -> TaskInstanceHistoryResponse:
+def history_response(ti: TaskInstance, run: DagRun, sdag: Any) -> TaskInstanceHistoryResponse:
     """The try as its task instance response shows it, without the instance's own fields (id, dates of the run,
     note, rendered fields, trigger)."""
     r = ti_response(ti, run, sdag)

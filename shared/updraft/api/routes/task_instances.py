@@ -63,20 +63,20 @@ def ti_response(ti: TaskInstance, run: DagRun, sdag: Any) -> TaskInstanceRespons
     }
 
 
-def _untouched(run: Any, task: Any) -> TaskInstance:
+def _untouched(run: DagRun, task: Any) -> TaskInstance:
     return TaskInstance(dag_id=run.dag_id, run_id=run.run_id, task_id=task.task_id, pool=task.pool,
                         pool_slots=task.pool_slots, priority_weight=task.effective_priority_weight,
                         executor=task.executor or "lambda")
 
 
-def run_instances(call: Call, run: Any, sdag: Any) -> list[TaskInstance]:
+def run_instances(call: Call, run: DagRun, sdag: Any) -> list[TaskInstance]:
     """The run's stored instances plus one untouched instance per task that has none yet."""
     stored = call.store.get_run_tis(run.dag_id, run.run_id)
     touched = {ti.task_id for ti in stored}
     return stored + [_untouched(run, t) for t in getattr(sdag, "tasks", []) if t.task_id not in touched]
 
 
-def runs_of(call: Call, dag_id: str, run_id: str) -> list[Any]:
+def runs_of(call: Call, dag_id: str, run_id: str) -> list[DagRun]:
     """The runs a path names: one, every run of one DAG (``run_id`` ``~``), or of every DAG (both ``~``)."""
     if dag_id == WILDCARD:
         if run_id != WILDCARD:
@@ -89,7 +89,7 @@ def runs_of(call: Call, dag_id: str, run_id: str) -> list[Any]:
     return [run_or_404(call, dag_id, run_id)]
 
 
-def run_dag(call: Call, run: Any) -> Any:
+def run_dag(call: Call, run: DagRun) -> Any:
     """The DAG version the run is pinned to."""
     return call.store.get_serialized_dag(run.dag_id, run.dag_hash)
 
