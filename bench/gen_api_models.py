@@ -40,6 +40,15 @@ RESPONSES = (
     "VariableResponse", "VariableCollectionResponse",
     "ConnectionResponse", "ConnectionCollectionResponse", "BulkResponse",
     "XComResponse", "XComResponseNative", "XComResponseString", "XComCollectionResponse",
+    "AssetResponse", "AssetCollectionResponse", "AssetAliasResponse", "AssetAliasCollectionResponse",
+    "AssetEventResponse", "AssetEventCollectionResponse", "QueuedEventResponse", "QueuedEventCollectionResponse",
+    "BackfillResponse", "BackfillCollectionResponse", "DryRunBackfillCollectionResponse",
+    "ImportErrorResponse", "ImportErrorCollectionResponse", "EventLogResponse", "EventLogCollectionResponse",
+    "DagStatsCollectionResponse", "TaskDependencyCollectionResponse", "ExtraLinkCollectionResponse",
+    "ExternalLogUrlResponse", "HITLDetail", "HITLDetailCollection", "HITLDetailHistory", "HITLDetailResponse",
+    "TaskStateStoreResponse", "TaskStateStoreCollectionResponse", "AssetStateStoreResponse",
+    "AssetStateStoreCollectionResponse", "PluginCollectionResponse", "PluginImportErrorCollectionResponse",
+    "ProviderCollectionResponse", "VersionInfo", "DAGSourceResponse",
 )
 
 HEADER = '''"""Airflow's REST API response models as ``TypedDict`` s, for mypy to check Updraft's response builders.

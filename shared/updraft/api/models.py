@@ -9,6 +9,191 @@ only: building the classes would cost the API Lambda's cold start milliseconds f
 from typing import Any, NotRequired, TypedDict
 
 
+class AssetAliasResponse(TypedDict):
+    """Asset alias serializer for responses."""
+
+    group: str
+    id: int
+    name: str
+
+
+class AssetAliasCollectionResponse(TypedDict):
+    """Asset alias collection response."""
+
+    asset_aliases: list[AssetAliasResponse]
+    total_entries: int
+
+
+class AssetWatcherResponse(TypedDict):
+    """Asset watcher serializer for responses."""
+
+    created_date: str
+    name: str
+    trigger_id: int
+
+
+class DagScheduleAssetReference(TypedDict):
+    """Dag schedule reference serializer for assets."""
+
+    created_at: str
+    dag_id: str
+    updated_at: str
+
+
+# JsonValue
+JsonValue = Any
+
+
+class LastAssetEventResponse(TypedDict):
+    """Last asset event response serializer."""
+
+    id: NotRequired[int | None]
+    timestamp: NotRequired[str | None]
+
+
+class TaskInletAssetReference(TypedDict):
+    """Task inlet reference serializer for assets."""
+
+    created_at: str
+    dag_id: str
+    task_id: str
+    updated_at: str
+
+
+class TaskOutletAssetReference(TypedDict):
+    """Task outlet reference serializer for assets."""
+
+    created_at: str
+    dag_id: str
+    task_id: str
+    updated_at: str
+
+
+class AssetResponse(TypedDict):
+    """Asset serializer for responses."""
+
+    aliases: list[AssetAliasResponse]
+    consuming_tasks: list[TaskInletAssetReference]
+    created_at: str
+    extra: NotRequired[dict[str, JsonValue] | None]
+    group: str
+    id: int
+    last_asset_event: NotRequired[LastAssetEventResponse | None]
+    name: str
+    producing_tasks: list[TaskOutletAssetReference]
+    scheduled_dags: list[DagScheduleAssetReference]
+    updated_at: str
+    uri: str
+    watchers: list[AssetWatcherResponse]
+
+
+class AssetCollectionResponse(TypedDict):
+    """Asset collection response."""
+
+    assets: list[AssetResponse]
+    total_entries: int
+
+
+class DagRunAssetReference(TypedDict):
+    """DagRun serializer for asset responses."""
+
+    dag_id: str
+    data_interval_end: str | None
+    data_interval_start: str | None
+    end_date: str | None
+    logical_date: str | None
+    partition_key: str | None
+    run_id: str
+    start_date: str
+    state: str
+    triggering: bool
+
+
+class AssetEventResponse(TypedDict):
+    """Asset event serializer for responses."""
+
+    asset_id: int
+    created_dagruns: list[DagRunAssetReference]
+    extra: NotRequired[dict[str, JsonValue] | None]
+    group: NotRequired[str | None]
+    id: int
+    name: NotRequired[str | None]
+    partition_key: NotRequired[str | None]
+    source_dag_id: NotRequired[str | None]
+    source_map_index: int
+    source_run_id: NotRequired[str | None]
+    source_task_id: NotRequired[str | None]
+    timestamp: str
+    uri: NotRequired[str | None]
+
+
+class AssetEventCollectionResponse(TypedDict):
+    """Asset event collection response."""
+
+    asset_events: list[AssetEventResponse]
+    total_entries: int
+
+
+# Identifies what kind of writer last updated an asset state store entry. ``TASK`` — written by a task via the
+# execution API. ``WATCHER`` — written by a ``BaseEventTrigger`` (no task instance). ``API`` — written directly
+# through the Core API (e.g. manual admin write). One of "task", "watcher", "api".
+AssetStateStoreWriterKind = str
+
+
+class AssetStateStoreLastUpdatedBy(TypedDict):
+    """Writer info for the last write to an asset state store entry."""
+
+    dag_id: NotRequired[str | None]
+    kind: AssetStateStoreWriterKind
+    map_index: NotRequired[int | None]
+    run_id: NotRequired[str | None]
+    task_id: NotRequired[str | None]
+
+
+class AssetStateStoreResponse(TypedDict):
+    """A single asset state store key/value pair with metadata."""
+
+    key: str
+    last_updated_by: NotRequired[AssetStateStoreLastUpdatedBy | None]
+    updated_at: str
+    value: JsonValue
+
+
+class AssetStateStoreCollectionResponse(TypedDict):
+    """All asset state store entries for an asset."""
+
+    asset_state_store: list[AssetStateStoreResponse]
+    total_entries: int
+
+
+# Internal enum for setting reprocess behavior in a backfill. :meta private: One of "failed", "completed", "none".
+ReprocessBehavior = str
+
+
+class BackfillResponse(TypedDict):
+    """Base serializer for Backfill."""
+
+    completed_at: str | None
+    created_at: str
+    dag_display_name: str
+    dag_id: str
+    dag_run_conf: dict[str, Any] | None
+    from_date: str
+    id: int
+    is_paused: bool
+    max_active_runs: int
+    reprocess_behavior: ReprocessBehavior
+    to_date: str
+    updated_at: str
+
+
+class BackfillCollectionResponse(TypedDict):
+    """Backfill Collection serializer for responses."""
+
+    backfills: list[BackfillResponse]
+    total_entries: int
+
+
 class BulkActionResponse(TypedDict):
     """Serializer for individual bulk action responses. Represents the outcome of a single bulk operation (create,
     update, or delete). The response includes a list of successful keys and any errors encountered during the
@@ -314,10 +499,301 @@ class DAGRunCollectionResponse(TypedDict):
     total_entries_limit: NotRequired[int | None]
 
 
+class DAGSourceResponse(TypedDict):
+    """Dag Source serializer for responses."""
+
+    content: str | None
+    dag_display_name: str
+    dag_id: str
+    version_number: int | None
+
+
 class DAGTagCollectionResponse(TypedDict):
     """Dag Tags Collection serializer for responses."""
 
     tags: list[str]
+    total_entries: int
+
+
+class DagStatsStateResponse(TypedDict):
+    """DagStatsState serializer for responses."""
+
+    count: int
+    state: DagRunState
+
+
+class DagStatsResponse(TypedDict):
+    """Dag Stats serializer for responses."""
+
+    dag_display_name: str
+    dag_id: str
+    stats: list[DagStatsStateResponse]
+
+
+class DagStatsCollectionResponse(TypedDict):
+    """Dag Stats Collection serializer for responses."""
+
+    dags: list[DagStatsResponse]
+    total_entries: int
+
+
+class DryRunBackfillResponse(TypedDict):
+    """Backfill serializer for responses in dry-run mode."""
+
+    logical_date: str | None
+    partition_date: str | None
+    partition_key: str | None
+
+
+class DryRunBackfillCollectionResponse(TypedDict):
+    """Backfill collection serializer for responses in dry-run mode."""
+
+    backfills: list[DryRunBackfillResponse]
+    total_entries: int
+
+
+class EventLogResponse(TypedDict):
+    """Event Log Response."""
+
+    dag_display_name: NotRequired[str | None]
+    dag_id: str | None
+    event: str
+    event_log_id: int
+    extra: str | None
+    logical_date: str | None
+    map_index: int | None
+    owner: str | None
+    run_id: str | None
+    task_display_name: NotRequired[str | None]
+    task_id: str | None
+    try_number: int | None
+    when: str
+
+
+class EventLogCollectionResponse(TypedDict):
+    """Event Log Collection Response."""
+
+    event_logs: list[EventLogResponse]
+    total_entries: int
+
+
+class ExternalLogUrlResponse(TypedDict):
+    """Response for the external log URL endpoint."""
+
+    url: str
+
+
+class ExtraLinkCollectionResponse(TypedDict):
+    """Extra Links Response."""
+
+    extra_links: dict[str, str | None]
+    total_entries: int
+
+
+class HITLUser(TypedDict):
+    """Schema for a Human-in-the-loop users."""
+
+    id: str
+    name: str
+
+
+class HITLDetail(TypedDict):
+    """Schema for Human-in-the-loop detail."""
+
+    assigned_users: NotRequired[list[HITLUser]]
+    body: NotRequired[str | None]
+    chosen_options: NotRequired[list[str] | None]
+    created_at: str
+    defaults: NotRequired[list[str] | None]
+    multiple: NotRequired[bool]
+    options: list[str]
+    params: NotRequired[dict[str, Any]]
+    params_input: NotRequired[dict[str, Any]]
+    responded_at: NotRequired[str | None]
+    responded_by_user: NotRequired[HITLUser | None]
+    response_received: NotRequired[bool]
+    subject: str
+    task_instance: TaskInstanceResponse
+
+
+class HITLDetailCollection(TypedDict):
+    """Schema for a collection of Human-in-the-loop details."""
+
+    hitl_details: list[HITLDetail]
+    total_entries: int
+
+
+class TaskInstanceHistoryResponse(TypedDict):
+    """TaskInstanceHistory serializer for responses."""
+
+    dag_display_name: str
+    dag_id: str
+    dag_run_id: str
+    dag_version: DagVersionResponse | None
+    duration: float | None
+    end_date: str | None
+    executor: str | None
+    executor_config: str
+    hostname: str | None
+    map_index: int
+    max_tries: int
+    operator: str | None
+    operator_name: str | None
+    pid: int | None
+    pool: str
+    pool_slots: int
+    priority_weight: int | None
+    queue: str | None
+    queued_when: str | None
+    scheduled_when: str | None
+    start_date: str | None
+    state: TaskInstanceState | None
+    task_display_name: str
+    task_id: str
+    try_number: int
+    unixname: str | None
+
+
+class HITLDetailHistory(TypedDict):
+    """Schema for Human-in-the-loop detail history."""
+
+    assigned_users: NotRequired[list[HITLUser]]
+    body: NotRequired[str | None]
+    chosen_options: NotRequired[list[str] | None]
+    created_at: str
+    defaults: NotRequired[list[str] | None]
+    multiple: NotRequired[bool]
+    options: list[str]
+    params: NotRequired[dict[str, Any]]
+    params_input: NotRequired[dict[str, Any]]
+    responded_at: NotRequired[str | None]
+    responded_by_user: NotRequired[HITLUser | None]
+    response_received: NotRequired[bool]
+    subject: str
+    task_instance: TaskInstanceHistoryResponse
+
+
+class HITLDetailResponse(TypedDict):
+    """Response of updating a Human-in-the-loop detail."""
+
+    chosen_options: list[str]
+    params_input: NotRequired[dict[str, Any]]
+    responded_at: str
+    responded_by: HITLUser
+
+
+class ImportErrorResponse(TypedDict):
+    """Import Error Response."""
+
+    bundle_name: str | None
+    filename: str
+    import_error_id: int
+    stack_trace: str
+    timestamp: str
+
+
+class ImportErrorCollectionResponse(TypedDict):
+    """Import Error Collection Response."""
+
+    import_errors: list[ImportErrorResponse]
+    total_entries: int
+
+
+class AppBuilderMenuItemResponse(TypedDict):
+    """Serializer for AppBuilder Menu Item responses."""
+
+    category: NotRequired[str | None]
+    href: str
+    name: str
+
+
+class AppBuilderViewResponse(TypedDict):
+    """Serializer for AppBuilder View responses."""
+
+    category: NotRequired[str | None]
+    label: NotRequired[str | None]
+    name: NotRequired[str | None]
+    view: NotRequired[str | None]
+
+
+class ExternalViewResponse(TypedDict):
+    """Serializer for External View Plugin responses."""
+
+    category: NotRequired[str | None]
+    destination: NotRequired[str]
+    href: str
+    icon: NotRequired[str | None]
+    icon_dark_mode: NotRequired[str | None]
+    name: str
+    nav_top_level: NotRequired[bool | None]
+    url_route: NotRequired[str | None]
+
+
+class FastAPIAppResponse(TypedDict):
+    """Serializer for Plugin FastAPI App responses."""
+
+    app: str
+    name: str
+    url_prefix: str
+
+
+class FastAPIRootMiddlewareResponse(TypedDict):
+    """Serializer for Plugin FastAPI root middleware responses."""
+
+    middleware: str
+    name: str
+
+
+class ReactAppResponse(TypedDict):
+    """Serializer for React App Plugin responses."""
+
+    bundle_url: str
+    category: NotRequired[str | None]
+    destination: NotRequired[str]
+    icon: NotRequired[str | None]
+    icon_dark_mode: NotRequired[str | None]
+    name: str
+    nav_top_level: NotRequired[bool | None]
+    url_route: NotRequired[str | None]
+
+
+class PluginResponse(TypedDict):
+    """Plugin serializer."""
+
+    appbuilder_menu_items: list[AppBuilderMenuItemResponse]
+    appbuilder_views: list[AppBuilderViewResponse]
+    external_views: list[ExternalViewResponse]
+    fastapi_apps: list[FastAPIAppResponse]
+    fastapi_root_middlewares: list[FastAPIRootMiddlewareResponse]
+    flask_blueprints: list[str]
+    global_operator_extra_links: list[str]
+    listeners: list[str]
+    macros: list[str]
+    name: str
+    operator_extra_links: list[str]
+    react_apps: list[ReactAppResponse]
+    source: str
+    timetables: list[str]
+
+
+class PluginCollectionResponse(TypedDict):
+    """Plugin Collection serializer."""
+
+    plugins: list[PluginResponse]
+    total_entries: int
+
+
+class PluginImportErrorResponse(TypedDict):
+    """Plugin Import Error serializer for responses."""
+
+    error: str
+    source: str
+
+
+class PluginImportErrorCollectionResponse(TypedDict):
+    """Plugin Import Error Collection serializer."""
+
+    import_errors: list[PluginImportErrorResponse]
     total_entries: int
 
 
@@ -341,6 +817,38 @@ class PoolCollectionResponse(TypedDict):
     """Pool Collection serializer for responses."""
 
     pools: list[PoolResponse]
+    total_entries: int
+
+
+class ProviderResponse(TypedDict):
+    """Provider serializer for responses."""
+
+    description: str
+    documentation_url: str | None
+    package_name: str
+    version: str
+
+
+class ProviderCollectionResponse(TypedDict):
+    """Provider Collection serializer for responses."""
+
+    providers: list[ProviderResponse]
+    total_entries: int
+
+
+class QueuedEventResponse(TypedDict):
+    """Queued Event serializer for responses.."""
+
+    asset_id: int
+    created_at: str
+    dag_display_name: str
+    dag_id: str
+
+
+class QueuedEventCollectionResponse(TypedDict):
+    """Queued Event Collection serializer for responses."""
+
+    queued_events: list[QueuedEventResponse]
     total_entries: int
 
 
@@ -392,6 +900,19 @@ class TaskCollectionResponse(TypedDict):
     total_entries: int
 
 
+class TaskDependencyResponse(TypedDict):
+    """Task Dependency serializer for responses."""
+
+    name: str
+    reason: str
+
+
+class TaskDependencyCollectionResponse(TypedDict):
+    """Task scheduling dependencies collection serializer for responses."""
+
+    dependencies: list[TaskDependencyResponse]
+
+
 class TaskInstanceCollectionResponse(TypedDict):
     """Task instance collection response supporting both offset and cursor pagination. A single flat model is used
     instead of a discriminated union (``Annotated[Offset | Cursor, Field(discriminator=...)]``) because the OpenAPI
@@ -407,41 +928,26 @@ class TaskInstanceCollectionResponse(TypedDict):
     total_entries_limit: NotRequired[int | None]
 
 
-class TaskInstanceHistoryResponse(TypedDict):
-    """TaskInstanceHistory serializer for responses."""
-
-    dag_display_name: str
-    dag_id: str
-    dag_run_id: str
-    dag_version: DagVersionResponse | None
-    duration: float | None
-    end_date: str | None
-    executor: str | None
-    executor_config: str
-    hostname: str | None
-    map_index: int
-    max_tries: int
-    operator: str | None
-    operator_name: str | None
-    pid: int | None
-    pool: str
-    pool_slots: int
-    priority_weight: int | None
-    queue: str | None
-    queued_when: str | None
-    scheduled_when: str | None
-    start_date: str | None
-    state: TaskInstanceState | None
-    task_display_name: str
-    task_id: str
-    try_number: int
-    unixname: str | None
-
-
 class TaskInstanceHistoryCollectionResponse(TypedDict):
     """TaskInstanceHistory Collection serializer for responses."""
 
     task_instances: list[TaskInstanceHistoryResponse]
+    total_entries: int
+
+
+class TaskStateStoreResponse(TypedDict):
+    """A single task state store key/value pair with metadata."""
+
+    expires_at: str | None
+    key: str
+    updated_at: str
+    value: JsonValue
+
+
+class TaskStateStoreCollectionResponse(TypedDict):
+    """All task state store entries for a task instance."""
+
+    task_state_store: list[TaskStateStoreResponse]
     total_entries: int
 
 
@@ -460,6 +966,13 @@ class VariableCollectionResponse(TypedDict):
 
     total_entries: int
     variables: list[VariableResponse]
+
+
+class VersionInfo(TypedDict):
+    """Version information serializer for responses."""
+
+    git_version: str | None
+    version: str
 
 
 class XComResponse(TypedDict):
