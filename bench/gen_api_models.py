@@ -143,7 +143,8 @@ def model(name: str, schema: dict[str, Any]) -> str:
         values = ", ".join(json.dumps(v) for v in schema["enum"])
         return _comment(f"{doc} One of {values}.") + f"{name} = str\n"
     if "properties" not in schema:
-        return _comment(doc) + f"{name} = {type_of(schema)}\n"
+        python = type_of(schema)
+        return _comment(f"{doc}: any JSON value." if python == "Any" else doc) + f"{name} = {python}\n"
     required = set(schema.get("required", ()))
     fields = schema["properties"]
     if all(key.isidentifier() and not keyword.iskeyword(key) and not key.startswith("__") for key in fields):

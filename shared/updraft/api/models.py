@@ -40,7 +40,7 @@ class DagScheduleAssetReference(TypedDict):
     updated_at: str
 
 
-# JsonValue
+# JsonValue: any JSON value.
 JsonValue = Any
 
 

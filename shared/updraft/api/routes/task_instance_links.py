@@ -26,7 +26,7 @@ from updraft.model.records import UNMAPPED, TIKey
 from updraft.store.blobs import Oversized
 
 if TYPE_CHECKING:
-    from updraft.api.models import TaskInstanceResponse
+    from updraft.api.models import ExternalLogUrlResponse, ExtraLinkCollectionResponse, TaskInstanceResponse
 
 routes = RouteTable()
 
@@ -73,7 +73,7 @@ def _operator_links(call: Call, ti: TaskInstanceResponse) -> dict[str, str | Non
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/links")
-def get_extra_links(call: Call) -> dict[str, Any]:
+def get_extra_links(call: Call) -> ExtraLinkCollectionResponse:
     map_index = call.query.integer("map_index", UNMAPPED)
     asked_try = call.query.integer("try_number", ge=0)
     call.query.check()
@@ -86,7 +86,7 @@ def get_extra_links(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/externalLogUrl/{try_number}")
-def get_external_log_url(call: Call) -> dict[str, Any]:
+def get_external_log_url(call: Call) -> ExternalLogUrlResponse:
     try_number = call.int_path("try_number")
     map_index = call.query.integer("map_index", UNMAPPED)
     call.query.check()
