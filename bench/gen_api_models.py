@@ -7,10 +7,11 @@ against Airflow's model: a misspelled key, a missing required one, or a value of
 
 Mapping from JSON Schema: string -> ``str`` (``date-time``, ``uuid`` and ``duration`` formats too: the API sends
 them as text), integer -> ``int``, number -> ``float``, boolean -> ``bool``, ``anyOf`` with null -> ``X | None``,
-array -> ``list[X]``, an object without properties -> ``dict[str, X]``, a ``$ref`` -> the referenced model, an
-enum -> an alias of ``str`` (its values listed beside it: Updraft's states are ``StrEnum`` s, whose ``.value``
-mypy types as ``str``), an empty schema -> ``Any``. A property not in ``required`` is ``NotRequired``. The file
-imports only ``typing``: the API Lambda imports it on its cold start.
+array -> ``list[X]`` (``tuple[X, Y]`` with ``prefixItems``), an object without properties -> ``dict[str, X]``,
+a ``$ref`` -> the referenced model, an enum -> an alias of ``str`` (its values listed beside it: Updraft's states
+are ``StrEnum`` s, whose ``.value`` mypy types as ``str``), an empty schema -> ``Any``. A property not in
+``required`` is ``NotRequired``. The file imports only ``typing``, and the routes import it for mypy only
+(``TYPE_CHECKING``): the API Lambda's cold start never builds the classes.
 
 Usage: ``python bench/gen_api_models.py`` (from the repository root; ``--check`` exits 1 when the file differs).
 """
@@ -48,7 +49,7 @@ RESPONSES = (
     "ExternalLogUrlResponse", "HITLDetail", "HITLDetailCollection", "HITLDetailHistory", "HITLDetailResponse",
     "TaskStateStoreResponse", "TaskStateStoreCollectionResponse", "AssetStateStoreResponse",
     "AssetStateStoreCollectionResponse", "PluginCollectionResponse", "PluginImportErrorCollectionResponse",
-    "ProviderCollectionResponse", "VersionInfo", "DAGSourceResponse",
+    "ProviderCollectionResponse", "VersionInfo", "DAGSourceResponse", "HealthInfoResponse", "Config",
 )
 
 HEADER = '''"""Airflow's REST API response models as ``TypedDict`` s, for mypy to check Updraft's response builders.
@@ -80,6 +81,8 @@ def type_of(schema: dict[str, Any]) -> str:
             parts = [type_of(option) for option in schema[union]]
             return " | ".join(dict.fromkeys(p for p in parts if p != "None")) + (" | None" if "None" in parts else "")
     kind = schema.get("type")
+    if kind == "array" and "prefixItems" in schema:
+        return f"tuple[{', '.join(type_of(item) for item in schema['prefixItems'])}]"
     if kind == "array":
         return f"list[{type_of(schema.get('items', {}))}]"
     if kind == "object" and not schema.get("properties"):

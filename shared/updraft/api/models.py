@@ -315,6 +315,26 @@ class ClearTaskInstanceCollectionResponse(TypedDict):
     total_entries: int
 
 
+class ConfigOption(TypedDict):
+    """Config option."""
+
+    key: str
+    value: str | tuple[str, str]
+
+
+class ConfigSection(TypedDict):
+    """Config Section Schema."""
+
+    name: str
+    options: list[ConfigOption]
+
+
+class Config(TypedDict):
+    """List of config sections with their options."""
+
+    sections: list[ConfigSection]
+
+
 class ConnectionResponse(TypedDict):
     """Connection serializer for responses."""
 
@@ -680,6 +700,42 @@ class HITLDetailResponse(TypedDict):
     params_input: NotRequired[dict[str, Any]]
     responded_at: str
     responded_by: HITLUser
+
+
+class BaseInfoResponse(TypedDict):
+    """Base info serializer for responses."""
+
+    status: str | None
+
+
+class DagProcessorInfoResponse(TypedDict):
+    """DagProcessor info serializer for responses."""
+
+    latest_dag_processor_heartbeat: str | None
+    status: str | None
+
+
+class SchedulerInfoResponse(TypedDict):
+    """Scheduler info serializer for responses."""
+
+    latest_scheduler_heartbeat: str | None
+    status: str | None
+
+
+class TriggererInfoResponse(TypedDict):
+    """Triggerer info serializer for responses."""
+
+    latest_triggerer_heartbeat: str | None
+    status: str | None
+
+
+class HealthInfoResponse(TypedDict):
+    """Health serializer for responses."""
+
+    dag_processor: NotRequired[DagProcessorInfoResponse | None]
+    metadatabase: BaseInfoResponse
+    scheduler: SchedulerInfoResponse
+    triggerer: TriggererInfoResponse
 
 
 class ImportErrorResponse(TypedDict):
