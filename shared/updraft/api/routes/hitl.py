@@ -32,7 +32,7 @@ from updraft.model.states import TaskInstanceState
 from updraft.scheduling.deferrals import stop_waits
 
 if TYPE_CHECKING:
-    from updraft.api.models import TaskInstanceHistoryResponse, TaskInstanceResponse
+    from updraft.api.models import HITLDetailResponse, TaskInstanceHistoryResponse, TaskInstanceResponse
 
 routes = RouteTable()
 
@@ -188,9 +188,9 @@ def _responder(call: Call) -> dict[str, str]:
     return {"id": name, "name": name}
 
 
-def _answer(record: dict[str, Any]) -> dict[str, Any]:
-    """Airflow's ``HITLDetailResponse``."""
-    return {"responded_by": record.get("responded_by") or {}, "responded_at": record.get("responded_at"),
+def _answer(record: dict[str, Any]) -> HITLDetailResponse:
+    """Airflow's ``HITLDetailResponse`` of a request responded to (``hitl.with_response`` sets who and when)."""
+    return {"responded_by": record["responded_by"], "responded_at": record["responded_at"],
             "chosen_options": record.get("chosen_options") or [], "params_input": record.get("params_input") or {}}
 
 
@@ -200,7 +200,7 @@ def _resume_fields(ti: TaskInstance, record: dict[str, Any]) -> dict[str, Any]:
 
 
 @routes.patch(_ONE)
-def update_hitl_detail(call: Call) -> dict[str, Any]:
+def update_hitl_detail(call: Call) -> HITLDetailResponse:
     chosen, params_input = _payload(call)
     ti, _run, _sdag = _instance(call)
     record = hitl.of_try(ti.hitl, ti.try_number)
