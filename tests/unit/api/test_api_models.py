@@ -29,3 +29,18 @@ def test_the_models_keep_airflow_s_required_keys_and_types():
     assert hints["run_after"] is str and hints["duration"] == float | None
     assert hints["dag_versions"] == list[models.DagVersionResponse]
     assert "__type" in models.TimeDelta.__optional_keys__
+
+
+def test_the_routes_import_the_models_for_mypy_only():
+    """Building the classes would cost the API Lambda's cold start: the routes import them under TYPE_CHECKING."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import pkgutil, importlib, sys, updraft.api.routes as r\n"
+            "for m in pkgutil.iter_modules(r.__path__): importlib.import_module(f'updraft.api.routes.{m.name}')\n"
+            "import updraft.api.app\n"
+            "print('updraft.api.models' in sys.modules)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}  # this checkout's updraft, as pytest imports it
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "False"
