@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCUMENT = ROOT / "shared" / "updraft" / "api" / "airflow_openapi.json.gz"
 TARGET = ROOT / "shared" / "updraft" / "api" / "models.py"
 
-# The responses Updraft's routes build; the models they reference are generated with them.
+# The responses Updraft's builders are typed with; the models they reference are generated with them.
 RESPONSES = (
     "DAGResponse", "DAGDetailsResponse", "DAGCollectionResponse", "DAGTagCollectionResponse",
     "TaskResponse", "TaskCollectionResponse",
@@ -40,15 +40,15 @@ RESPONSES = (
     "PoolResponse", "PoolCollectionResponse",
     "VariableResponse", "VariableCollectionResponse",
     "ConnectionResponse", "ConnectionCollectionResponse", "BulkResponse",
-    "XComResponse", "XComResponseNative", "XComResponseString", "XComCollectionResponse",
+    "XComResponse", "XComResponseNative", "XComCollectionResponse",
     "AssetResponse", "AssetCollectionResponse", "AssetAliasResponse", "AssetAliasCollectionResponse",
     "AssetEventResponse", "AssetEventCollectionResponse", "QueuedEventResponse", "QueuedEventCollectionResponse",
     "BackfillResponse", "BackfillCollectionResponse", "DryRunBackfillCollectionResponse",
     "ImportErrorResponse", "ImportErrorCollectionResponse", "EventLogResponse", "EventLogCollectionResponse",
     "DagStatsCollectionResponse", "TaskDependencyCollectionResponse", "ExtraLinkCollectionResponse",
-    "ExternalLogUrlResponse", "HITLDetail", "HITLDetailCollection", "HITLDetailHistory", "HITLDetailResponse",
+    "ExternalLogUrlResponse", "HITLDetailResponse",
     "TaskStateStoreResponse", "TaskStateStoreCollectionResponse", "AssetStateStoreResponse",
-    "AssetStateStoreCollectionResponse", "PluginCollectionResponse", "PluginImportErrorCollectionResponse",
+    "AssetStateStoreCollectionResponse", "PluginImportErrorCollectionResponse",
     "ProviderCollectionResponse", "VersionInfo", "DAGSourceResponse", "HealthInfoResponse", "Config",
 )
 

@@ -617,82 +617,6 @@ class HITLUser(TypedDict):
     name: str
 
 
-class HITLDetail(TypedDict):
-    """Schema for Human-in-the-loop detail."""
-
-    assigned_users: NotRequired[list[HITLUser]]
-    body: NotRequired[str | None]
-    chosen_options: NotRequired[list[str] | None]
-    created_at: str
-    defaults: NotRequired[list[str] | None]
-    multiple: NotRequired[bool]
-    options: list[str]
-    params: NotRequired[dict[str, Any]]
-    params_input: NotRequired[dict[str, Any]]
-    responded_at: NotRequired[str | None]
-    responded_by_user: NotRequired[HITLUser | None]
-    response_received: NotRequired[bool]
-    subject: str
-    task_instance: TaskInstanceResponse
-
-
-class HITLDetailCollection(TypedDict):
-    """Schema for a collection of Human-in-the-loop details."""
-
-    hitl_details: list[HITLDetail]
-    total_entries: int
-
-
-class TaskInstanceHistoryResponse(TypedDict):
-    """TaskInstanceHistory serializer for responses."""
-
-    dag_display_name: str
-    dag_id: str
-    dag_run_id: str
-    dag_version: DagVersionResponse | None
-    duration: float | None
-    end_date: str | None
-    executor: str | None
-    executor_config: str
-    hostname: str | None
-    map_index: int
-    max_tries: int
-    operator: str | None
-    operator_name: str | None
-    pid: int | None
-    pool: str
-    pool_slots: int
-    priority_weight: int | None
-    queue: str | None
-    queued_when: str | None
-    scheduled_when: str | None
-    start_date: str | None
-    state: TaskInstanceState | None
-    task_display_name: str
-    task_id: str
-    try_number: int
-    unixname: str | None
-
-
-class HITLDetailHistory(TypedDict):
-    """Schema for Human-in-the-loop detail history."""
-
-    assigned_users: NotRequired[list[HITLUser]]
-    body: NotRequired[str | None]
-    chosen_options: NotRequired[list[str] | None]
-    created_at: str
-    defaults: NotRequired[list[str] | None]
-    multiple: NotRequired[bool]
-    options: list[str]
-    params: NotRequired[dict[str, Any]]
-    params_input: NotRequired[dict[str, Any]]
-    responded_at: NotRequired[str | None]
-    responded_by_user: NotRequired[HITLUser | None]
-    response_received: NotRequired[bool]
-    subject: str
-    task_instance: TaskInstanceHistoryResponse
-
-
 class HITLDetailResponse(TypedDict):
     """Response of updating a Human-in-the-loop detail."""
 
@@ -752,90 +676,6 @@ class ImportErrorCollectionResponse(TypedDict):
     """Import Error Collection Response."""
 
     import_errors: list[ImportErrorResponse]
-    total_entries: int
-
-
-class AppBuilderMenuItemResponse(TypedDict):
-    """Serializer for AppBuilder Menu Item responses."""
-
-    category: NotRequired[str | None]
-    href: str
-    name: str
-
-
-class AppBuilderViewResponse(TypedDict):
-    """Serializer for AppBuilder View responses."""
-
-    category: NotRequired[str | None]
-    label: NotRequired[str | None]
-    name: NotRequired[str | None]
-    view: NotRequired[str | None]
-
-
-class ExternalViewResponse(TypedDict):
-    """Serializer for External View Plugin responses."""
-
-    category: NotRequired[str | None]
-    destination: NotRequired[str]
-    href: str
-    icon: NotRequired[str | None]
-    icon_dark_mode: NotRequired[str | None]
-    name: str
-    nav_top_level: NotRequired[bool | None]
-    url_route: NotRequired[str | None]
-
-
-class FastAPIAppResponse(TypedDict):
-    """Serializer for Plugin FastAPI App responses."""
-
-    app: str
-    name: str
-    url_prefix: str
-
-
-class FastAPIRootMiddlewareResponse(TypedDict):
-    """Serializer for Plugin FastAPI root middleware responses."""
-
-    middleware: str
-    name: str
-
-
-class ReactAppResponse(TypedDict):
-    """Serializer for React App Plugin responses."""
-
-    bundle_url: str
-    category: NotRequired[str | None]
-    destination: NotRequired[str]
-    icon: NotRequired[str | None]
-    icon_dark_mode: NotRequired[str | None]
-    name: str
-    nav_top_level: NotRequired[bool | None]
-    url_route: NotRequired[str | None]
-
-
-class PluginResponse(TypedDict):
-    """Plugin serializer."""
-
-    appbuilder_menu_items: list[AppBuilderMenuItemResponse]
-    appbuilder_views: list[AppBuilderViewResponse]
-    external_views: list[ExternalViewResponse]
-    fastapi_apps: list[FastAPIAppResponse]
-    fastapi_root_middlewares: list[FastAPIRootMiddlewareResponse]
-    flask_blueprints: list[str]
-    global_operator_extra_links: list[str]
-    listeners: list[str]
-    macros: list[str]
-    name: str
-    operator_extra_links: list[str]
-    react_apps: list[ReactAppResponse]
-    source: str
-    timetables: list[str]
-
-
-class PluginCollectionResponse(TypedDict):
-    """Plugin Collection serializer."""
-
-    plugins: list[PluginResponse]
     total_entries: int
 
 
@@ -984,6 +824,37 @@ class TaskInstanceCollectionResponse(TypedDict):
     total_entries_limit: NotRequired[int | None]
 
 
+class TaskInstanceHistoryResponse(TypedDict):
+    """TaskInstanceHistory serializer for responses."""
+
+    dag_display_name: str
+    dag_id: str
+    dag_run_id: str
+    dag_version: DagVersionResponse | None
+    duration: float | None
+    end_date: str | None
+    executor: str | None
+    executor_config: str
+    hostname: str | None
+    map_index: int
+    max_tries: int
+    operator: str | None
+    operator_name: str | None
+    pid: int | None
+    pool: str
+    pool_slots: int
+    priority_weight: int | None
+    queue: str | None
+    queued_when: str | None
+    scheduled_when: str | None
+    start_date: str | None
+    state: TaskInstanceState | None
+    task_display_name: str
+    task_id: str
+    try_number: int
+    unixname: str | None
+
+
 class TaskInstanceHistoryCollectionResponse(TypedDict):
     """TaskInstanceHistory Collection serializer for responses."""
 
@@ -1067,19 +938,3 @@ class XComResponseNative(TypedDict):
     task_id: str
     timestamp: str
     value: Any
-
-
-class XComResponseString(TypedDict):
-    """XCom response serializer with string return type."""
-
-    dag_display_name: str
-    dag_id: str
-    key: str
-    logical_date: str | None
-    map_index: int
-    run_after: str
-    run_id: str
-    task_display_name: str
-    task_id: str
-    timestamp: str
-    value: str | None

@@ -51,7 +51,8 @@ def _params(params: dict[str, Any]) -> dict[str, Any]:
 
 def detail_response(record: dict[str, Any], task_instance: TaskInstanceResponse | TaskInstanceHistoryResponse
                     ) -> dict[str, Any]:
-    """Airflow's ``HITLDetail`` (``HITLDetailHistory`` with a history ``task_instance``)."""
+    """Airflow's ``HITLDetail`` (``HITLDetailHistory`` with a history ``task_instance``). Untyped: the two models
+    differ only in ``task_instance``, and a TypedDict's item types are invariant, so one builder cannot be both."""
     return {"options": record.get("options") or [], "subject": record.get("subject") or "",
             "body": record.get("body"), "defaults": record.get("defaults"), "multiple": bool(record.get("multiple")),
             "params": _params(record.get("params") or {}), "assigned_users": record.get("assigned_users") or [],
