@@ -7,7 +7,8 @@ Two of Airflow 3.3.2's generated documents, merged into one: the public REST API
 Stored as compact gzipped JSON (28 KB instead of 470 KB of YAML) so the Lambda bundle stays small and the API
 Lambda reads it with the standard library, only when ``/openapi.json`` is asked for.
 
-Usage: ``python bench/refresh_airflow_openapi.py CORE_YAML AUTH_YAML``
+Usage: ``python bench/refresh_airflow_openapi.py CORE_YAML AUTH_YAML``, then ``python bench/gen_api_models.py`` to
+regenerate the response models the routes are typed with (``updraft.api.models``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def main(core_yaml: str, auth_yaml: str) -> None:
     data = json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
     TARGET.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
     print(f"{TARGET}: {len(document['paths'])} paths, {len(data)} bytes of JSON, {TARGET.stat().st_size} gzipped")
+    print("now run: python bench/gen_api_models.py (tests/unit/api/test_api_models.py fails until then)")
 
 
 if __name__ == "__main__":

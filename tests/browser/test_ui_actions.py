@@ -88,6 +88,12 @@ def _failed_run(page: Page, run_id: str) -> None:
     until(lambda: api_call(page.url, "GET", f"dags/ui_fails/dagRuns/{run_id}")["state"] == "failed", timeout=90)
 
 
+def _succeeded_smoke_run(page: Page, run_id: str, *, n: int) -> None:
+    api_call(page.url, "PATCH", "dags/ui_smoke", {"is_paused": False})
+    api_call(page.url, "POST", "dags/ui_smoke/dagRuns", {"dag_run_id": run_id, "logical_date": None, "conf": {"n": n}})
+    until(lambda: api_call(page.url, "GET", f"dags/ui_smoke/dagRuns/{run_id}")["state"] == "success", timeout=90)
+
+
 def test_clear_a_run_lists_what_it_would_clear_first_and_its_note_is_edited(signed_in: Page):
     page, p = signed_in, signed_in.page
     _failed_run(page, "to_clear")
@@ -119,10 +125,7 @@ def test_clear_a_run_lists_what_it_would_clear_first_and_its_note_is_edited(sign
 
 def test_clear_a_task_with_downstream_lists_the_relatives_and_its_note_is_kept(signed_in: Page):
     page, p = signed_in, signed_in.page
-    api_call(page.url, "PATCH", "dags/ui_smoke", {"is_paused": False})
-    api_call(page.url, "POST", "dags/ui_smoke/dagRuns", {"dag_run_id": "relatives", "logical_date": None,
-                                                         "conf": {"n": 1}})
-    until(lambda: api_call(page.url, "GET", "dags/ui_smoke/dagRuns/relatives")["state"] == "success", timeout=90)
+    _succeeded_smoke_run(page, "relatives", n=1)
     page.goto("/dags/ui_smoke/runs/relatives/tasks/produce")
     p.get_by_role("button", name="Clear…").click()
     form = p.get_by_role("form", name="Clear")
@@ -315,10 +318,7 @@ def test_airflow_s_task_instance_tab_paths_open_the_part_of_the_task_page(signed
     """Airflow's .../rendered_templates and .../mapped paths: the task page, scrolled to its Rendered templates
     (at a phone's width, where they are under the log), and a mapped task's list of instances."""
     page, p = signed_in, signed_in.page
-    api_call(page.url, "PATCH", "dags/ui_smoke", {"is_paused": False})
-    api_call(page.url, "POST", "dags/ui_smoke/dagRuns", {"dag_run_id": "for_paths", "logical_date": None,
-                                                         "conf": {"n": 3}})
-    until(lambda: api_call(page.url, "GET", "dags/ui_smoke/dagRuns/for_paths")["state"] == "success", timeout=90)
+    _succeeded_smoke_run(page, "for_paths", n=3)
     page.goto("/dags/ui_smoke/runs/for_paths/tasks/square/mapped")
     p.get_by_role("link", name="[2]").wait_for()
     assert p.get_by_role("heading", level=1).inner_text().endswith("— 3 mapped instances")

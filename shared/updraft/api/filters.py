@@ -12,7 +12,7 @@ from updraft.api.request import Query
 COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     "gte": lambda a, b: a >= b, "gt": lambda a, b: a > b, "lte": lambda a, b: a <= b, "lt": lambda a, b: a < b}
 
-Check = Callable[[dict[str, Any]], bool]
+Check = Callable[[Mapping[str, Any]], bool]  # over a response (a model's TypedDict too)
 
 
 def range_names(fields: Sequence[str]) -> list[str]:
@@ -38,12 +38,12 @@ def range_checks(bounds: Mapping[str, dt.datetime | float | None]) -> list[Check
         if isinstance(bound, dt.datetime):
             aware = bound if bound.tzinfo else bound.replace(tzinfo=dt.UTC)
 
-            def check(resp: dict[str, Any], field: str = field, bound: dt.datetime = aware,
+            def check(resp: Mapping[str, Any], field: str = field, bound: dt.datetime = aware,
                       compare: Callable[[Any, Any], bool] = compare) -> bool:
                 value = parse_datetime(resp[field]) if resp.get(field) else None
                 return value is not None and compare(value, bound)
         else:
-            def check(resp: dict[str, Any], field: str = field, bound: float = bound,  # type: ignore[misc]
+            def check(resp: Mapping[str, Any], field: str = field, bound: float = bound,  # type: ignore[misc]
                       compare: Callable[[Any, Any], bool] = compare) -> bool:
                 value = resp.get(field)
                 return value is not None and compare(value, bound)

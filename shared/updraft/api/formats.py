@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any
+from typing import TYPE_CHECKING, overload
 
 from updraft.api.errors import NotAcceptable
 
+if TYPE_CHECKING:
+    from updraft.api.models import TimeDelta
 
+
+@overload
+def iso(value: dt.datetime) -> str: ...
+@overload
+def iso(value: dt.datetime | None) -> str | None: ...
 def iso(value: dt.datetime | None) -> str | None:
     """UTC with a ``Z``, as Airflow's API (pydantic) writes aware datetimes; naive ones are taken as UTC."""
     if value is None:
@@ -42,7 +49,7 @@ def iso_duration(value: dt.timedelta | None) -> str | None:
     return f"{sign}P{value.days}DT{seconds}S"
 
 
-def time_delta(value: dt.timedelta | None) -> dict[str, Any] | None:
+def time_delta(value: dt.timedelta | None) -> TimeDelta | None:
     """Airflow's ``TimeDelta`` object (task ``execution_timeout``, ``retry_delay``)."""
     if value is None:
         return None

@@ -20,12 +20,13 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from updraft.api.formats import iso
 from updraft.model.limits import DEFAULT_POOL, pool_limit
 
 if TYPE_CHECKING:
+    from updraft.api.models import HealthInfoResponse
     from updraft.store.api import Store
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ def scheduler_status(last: dt.datetime | None, now: dt.datetime, tick: dt.timede
 
 
 def monitor_health(store: Callable[[], Store], *, now: dt.datetime, tick: Callable[[], dt.timedelta]
-                   ) -> dict[str, Any]:
+                   ) -> HealthInfoResponse:
     """The health document. ``store`` builds (or returns) the store; a failure to build it (configuration,
     credentials) counts against the metadatabase like a failed read, since the API cannot reach it either way,
     and leaves the components' heartbeats unknown (null). ``tick`` gives the scheduler's tick interval."""

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.errors import dag_not_found, run_not_found
 from updraft.api.routing import Call
+from updraft.model.records import DagRun
+
+if TYPE_CHECKING:
+    from updraft.serialization.model import SerializedDAG
+    from updraft.store.api import DagMeta
 
 WILDCARD = "~"  # Airflow's "all" in a path segment
 
 
-def dag_or_404(call: Call, dag_id: str) -> tuple[Any, Any]:
+def dag_or_404(call: Call, dag_id: str) -> tuple[DagMeta, SerializedDAG | None]:
     """(meta, serialized DAG) of an active DAG; a DAG whose file no longer defines it is not found, as the
     trigger route has it (``updraft.scheduling.triggering``)."""
     meta = call.store.get_dag_meta(dag_id)
@@ -21,11 +27,20 @@ def dag_or_404(call: Call, dag_id: str) -> tuple[Any, Any]:
     return meta, call.store.get_serialized_dag(dag_id, meta.dag_hash)
 
 
-def run_or_404(call: Call, dag_id: str, run_id: str) -> Any:
+def run_or_404(call: Call, dag_id: str, run_id: str) -> DagRun:
     run = call.store.get_run(dag_id, run_id)
     if run is None:
         raise run_not_found(dag_id, run_id)
     return run
+
+
+def run_after(run: DagRun) -> dt.datetime:
+    """Airflow's ``run_after`` of a run (required in its responses): the stored one, else the logical date, else
+    when it was queued; every run is created queued, with ``queued_at``, so one of them is always set."""
+    moment = run.run_after or run.logical_date or run.queued_at
+    if moment is None:
+        raise ValueError(f"run {run.dag_id}/{run.run_id} has no run_after, logical date or queued time")
+    return moment
 
 
 def display_name(sdag: Any, dag_id: str) -> str:
@@ -37,9 +52,10 @@ def jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def field_keys(*names: str, aliases: dict[str, str] | None = None) -> dict[str, Callable[[dict[str, Any]], Any]]:
-    """Sort keys over response dicts: each name orders by that field; an alias orders by another field."""
-    def getter(name: str) -> Callable[[dict[str, Any]], Any]:
+def field_keys(*names: str, aliases: dict[str, str] | None = None) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
+    """Sort keys over responses (a model's ``TypedDict`` too): each name orders by that field; an alias orders by
+    another field."""
+    def getter(name: str) -> Callable[[Mapping[str, Any]], Any]:
         return lambda response: response.get(name)
 
     keys = {name: getter(name) for name in names}

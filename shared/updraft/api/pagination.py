@@ -8,7 +8,7 @@ sort last ascending and first descending, as PostgreSQL orders them behind Airfl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -55,7 +55,7 @@ def _null_last(value: Any) -> tuple[bool, Any]:
     return (value is None, "" if value is None else value)
 
 
-def order(items: list[T], order_by: Sequence[str], keys: dict[str, Callable[[T], Any]]) -> list[T]:
+def order(items: list[T], order_by: Sequence[str], keys: Mapping[str, Callable[[T], Any]]) -> list[T]:
     """Sort by the ``order_by`` names (``-name`` descending); a name not in ``keys`` is a 400."""
     chosen: list[tuple[Callable[[T], Any], bool]] = []
     for name in order_by:
@@ -75,7 +75,7 @@ def order(items: list[T], order_by: Sequence[str], keys: dict[str, Callable[[T],
     return sorted(items, key=sort_key)
 
 
-def paginate(items: list[T], page: Page, keys: dict[str, Callable[[T], Any]]) -> tuple[list[T], int]:
+def paginate(items: list[T], page: Page, keys: Mapping[str, Callable[[T], Any]]) -> tuple[list[T], int]:
     """(this page of the ordered items, how many there are in all)."""
     ordered = order(items, page.order_by, keys)
     return ordered[page.offset:page.offset + page.limit], len(ordered)

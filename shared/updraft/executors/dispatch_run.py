@@ -1,10 +1,10 @@
-"""The run record a Lambda dispatch carries, so the worker does not read it again (issue 19).
+"""The run record a Lambda dispatch carries, so the worker does not read it again.
 
 The claimer has just read the run (the mini scheduler's batch read, a pass's read of the active runs); the worker
-used to read it once more after its fenced start. The run is carried as JSON beside the dispatch's identity when
-it is small: at most ``RUN_PAYLOAD_MAX`` bytes (a run's ``conf`` is the user's and may be large: such a run is
-left out and the worker reads it, as it does for Fargate dispatches, whose container overrides are bounded at
-8 KB). Why the claimer's copy is as good as the worker's read is said where the worker takes it
+would otherwise read it once more after its fenced start. The run is carried as JSON beside the dispatch's identity
+when it is small: at most ``RUN_PAYLOAD_MAX`` bytes (a run's ``conf`` is the user's and may be large: such a run is
+left out and the worker reads it, as it does for Fargate dispatches, whose container overrides are bounded at 8 KB).
+Why the claimer's copy is as good as the worker's read is said where the worker takes it
 (``runtime.worker.run_for``).
 """
 

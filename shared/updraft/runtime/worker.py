@@ -134,14 +134,10 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest | Ru
 def run_for(dispatch: Dispatch, store: Store) -> DagRun | None:
     """The try's run: as the claimer read it when the dispatch carries it (``executors.dispatch_run``), else read.
 
-    The claimer's copy (a strong read, or the tick's read of the active-runs index, which may lag it by a moment)
-    is as good as a read after the fenced start, because nothing the try takes from its run can change in between
-    without stopping the try first: a run's identity (its DAG version, logical date, data interval, conf, type)
-    never changes, and every user act that changes its state reaches the run's instances (a mark moves a queued
-    instance to skipped, a clear gives it a new try or none, a deleted run loses them), which the fenced start
-    refuses, so the try does not run. What may differ is what the try's context only shows: a note edited
-    meanwhile, and the state (or a cleared run's new start date) when the claim raced that act: a mark that read
-    the instance before the claim leaves it queued, and the run runs that try, as it did with the read."""
+    Invariant: the claimer's copy is as good as a read after the fenced start. A run's identity (DAG version,
+    logical date, data interval, conf, type) never changes, and every user act that changes its state reaches its
+    instances, which the fenced start then refuses. Only what the context shows may lag: a note edited meanwhile,
+    or the run's state when a mark raced the claim."""
     if dispatch.run is not None:
         return dispatch.run
     return store.get_run(dispatch.key.dag_id, dispatch.key.run_id)

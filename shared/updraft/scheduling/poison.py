@@ -1,8 +1,8 @@
 """Poison-pill containment: a run or a DAG the scheduler cannot load or decide is set aside, not fatal.
 
-Before this, one run whose DAG version could not be loaded (a corrupt item, a version deleted by hand, a
-serializer bug) raised out of ``Scheduler.run_pass`` on every tick, so no run of any DAG progressed (issue 18).
-Now the pass skips it and says so three ways: the pass report's ``poisoned`` (the scheduler Lambda logs it and
+A run whose DAG version cannot be loaded (a corrupt item, a version deleted by hand, a serializer bug) would
+otherwise raise out of ``Scheduler.run_pass`` on every tick, so no run of any DAG would progress. The pass skips it
+and says so three ways: the pass report's ``poisoned`` (the scheduler Lambda logs it and
 publishes the ``PoisonPills`` metric, which the stack alarms on), and the run's note, so the API, the UI and
 ``updraft tasks why`` show the reason where a user looks. The note is written once per distinct error and never
 over a user's own note.

@@ -1,6 +1,6 @@
 """What a failed try implies: another try later (``up_for_retry`` and when), or ``failed`` for good.
 
-try_number semantics (issue 5): the scheduler increments ``try_number`` when it *claims* a try
+try_number semantics: the scheduler increments ``try_number`` when it *claims* a try
 (``scheduled -> queued``), so an instance that never ran has ``try_number == 0`` and the first try is 1. That is
 the number Airflow 3 has while a try runs (Airflow increments it when it schedules the instance), so the retry
 arithmetic below is Airflow's unchanged: the instance may retry while ``try_number <= retries``, and the delay

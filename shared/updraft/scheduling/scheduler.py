@@ -103,7 +103,7 @@ class Scheduler:
         self.create_asset_triggered_runs(report)
         try:
             drive_backfills(self.store, self.dag, now=self.clock(), report=report)
-        except Exception as exc:  # a backfill that cannot be driven must not stop every other run (issue 18)
+        except Exception as exc:  # a backfill that cannot be driven must not stop every other run
             logger.exception("backfills skipped this pass")
             report.poisoned["backfills"] = describe(exc)
         # As Airflow: backfill runs come after every other run (its queued-runs query orders them last).
@@ -371,7 +371,7 @@ class Scheduler:
                                        evaluation=(evaluations or {}).get(run.run_id))
             except Exception as exc:
                 # A poison pill (its DAG version cannot be loaded, its items cannot be decided): set aside with
-                # a record, so one bad run never stops the pass for the others (issue 18).
+                # a record, so one bad run never stops the pass for the others.
                 take_creations(creations, (run.dag_id, run.run_id))
                 report.poisoned[f"{run.dag_id}/{run.run_id}"] = record_poisoned_run(self.store, run, exc)
                 continue

@@ -19,7 +19,7 @@ from updraft.sdk.exceptions import AirflowException, TaskDeferred, UnsupportedFe
 from updraft.sensors.base import BaseSensorOperator
 from updraft.triggers.file import FileTrigger
 
-START_HINT = ("Updraft starts a task from its trigger for the time triggers only (issue 16); use "
+START_HINT = ("Updraft starts a task from its trigger for the time triggers only; use "
               "deferrable=True, which pokes once and then waits on the FileTrigger")
 
 

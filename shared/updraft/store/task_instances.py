@@ -340,7 +340,7 @@ class TaskInstanceStore(StoreBase):
             if not condition_failed(exc):
                 raise
             # A duplicate dispatch loses here; our own start whose acknowledgement was lost does not: failing it
-            # would leave a try that never ran to be failed as a zombie, burning one of its retries (issue 18).
+            # would leave a try that never ran to be failed as a zombie, burning one of its retries.
             if not resent(exc):
                 return None
             try:

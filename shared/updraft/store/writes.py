@@ -47,7 +47,7 @@ def write_token() -> str:
 
     Lambda's SDK resends a request whose response was lost (a timeout, a reset connection): the write may have
     landed, and the resent copy then fails its condition against our own effect. The item carrying this write's
-    token tells that case (issue 18's lost acknowledgement) apart from a lost race, so it counts as success.
+    token tells that case (a lost acknowledgement) apart from a lost race, so it counts as success.
     """
     return uuid.uuid4().hex
 
@@ -129,8 +129,8 @@ def write_reporting(row: Item, *, actions: Sequence[Action] | None = None, condi
 
 def set_actions(model: type[Item], values: Mapping[str, Any]) -> list[Action]:
     """SET each attribute, REMOVE it for None (absent, so sparse indexes drop the item): pynamodb's ``set(None)``
-    writes a NULL, which a ``does_not_exist`` condition then never matches (issue 18: a removed DAG's file could
-    never be stored again)."""
+    writes a NULL, which a ``does_not_exist`` condition then never matches (a removed DAG's file could then never
+    be stored again)."""
     return [getattr(model, name).remove() if value is None else getattr(model, name).set(value)
             for name, value in values.items()]
 

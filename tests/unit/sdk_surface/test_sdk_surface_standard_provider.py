@@ -253,7 +253,8 @@ def test_file_sensor_defaults_and_start_from_trigger_refused():
     assert (sensor.fs_conn_id, sensor.recursive, sensor.deferrable) == ("fs_default", False, False)
     assert FileSensor.template_fields == ("filepath", "fs_conn_id")
     assert FileSensor(task_id="g", filepath="x", deferrable=True).deferrable  # a polling trigger (issue 16)
-    with pytest.raises(UnsupportedFeatureError, match=r"FileSensor\(start_from_trigger=True\).*issue 16"):
+    with pytest.raises(UnsupportedFeatureError,
+                       match=r"FileSensor\(start_from_trigger=True\).*for the time triggers only; use deferrable=True"):
         FileSensor(task_id="h", filepath="x", start_from_trigger=True)
 
 

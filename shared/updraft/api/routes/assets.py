@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import Field, parse_body
 from updraft.api.errors import Conflict, NotFound, Unprocessable
@@ -19,6 +19,20 @@ from updraft.api.pagination import page_of, paginate
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.identifiers import ID_LEN
 from updraft.store.assets import AssetEvent, AssetRecord, QueuedTarget, asset_id_of
+
+if TYPE_CHECKING:
+    from updraft.api.models import (
+        AssetAliasCollectionResponse,
+        AssetAliasResponse,
+        AssetCollectionResponse,
+        AssetEventCollectionResponse,
+        AssetEventResponse,
+        AssetResponse,
+        AssetWatcherResponse,
+        DAGRunResponse,
+        QueuedEventCollectionResponse,
+        QueuedEventResponse,
+    )
 
 routes = RouteTable()
 
@@ -45,8 +59,10 @@ def _asset(call: Call, asset_id: int) -> AssetRecord:
     return asset
 
 
-def asset_response(call: Call, asset: AssetRecord) -> dict[str, Any]:
+def asset_response(call: Call, asset: AssetRecord) -> AssetResponse:
     created, updated = iso(asset.created_at), iso(asset.updated_at)
+    if created is None or updated is None:  # Airflow requires both; every write of an asset sets them
+        raise ValueError(f"asset {asset.name!r} has no created_at or updated_at")
     last = call.store.list_asset_events(asset.asset_id, limit=1)
     producing = [p.split(".", 1) for p in asset.producers]
     return {
@@ -55,21 +71,21 @@ def asset_response(call: Call, asset: AssetRecord) -> dict[str, Any]:
         "scheduled_dags": [{"dag_id": d, "created_at": created, "updated_at": updated} for d in asset.consumers],
         "producing_tasks": [{"dag_id": d, "task_id": t, "created_at": created, "updated_at": updated}
                             for d, t in producing],
-        "consuming_tasks": [], "aliases": [], "watchers": [watcher_response(asset, w) for w in asset.watchers],
+        "consuming_tasks": [], "aliases": [], "watchers": [watcher_response(w, created) for w in asset.watchers],
         "last_asset_event": {"id": last[0].event_id, "timestamp": iso(last[0].timestamp)} if last else None,
     }
 
 
-def watcher_response(asset: AssetRecord, watcher: dict[str, Any]) -> dict[str, Any]:
+def watcher_response(watcher: dict[str, Any], created: str) -> AssetWatcherResponse:
     """Airflow's ``AssetWatcherResponse``. Updraft keeps no trigger rows (AWS delivers the events), so the trigger
     id is a stable hash of what the trigger watches: assets watching the same queue share it, as Airflow's
-    deduplicated trigger row; the watcher is created with the asset's definition."""
+    deduplicated trigger row; the watcher is created with the asset's definition (``created``, its time)."""
     watch = json.dumps({k: v for k, v in watcher.items() if k != "name"}, sort_keys=True)
     return {"name": watcher["name"], "trigger_id": asset_id_of(f"trigger:{watch}"),
-            "created_date": iso(asset.created_at)}
+            "created_date": created}
 
 
-def event_response(call: Call, event: AssetEvent) -> dict[str, Any]:
+def event_response(call: Call, event: AssetEvent) -> AssetEventResponse:
     return {
         "id": event.event_id, "asset_id": event.asset_id, "uri": event.uri, "name": event.name,
         "group": event.group, "extra": event.extra, "source_task_id": event.source_task_id,
@@ -80,7 +96,7 @@ def event_response(call: Call, event: AssetEvent) -> dict[str, Any]:
 
 
 @routes.get("/assets")
-def get_assets(call: Call) -> dict[str, Any]:
+def get_assets(call: Call) -> AssetCollectionResponse:
     page = page_of(call.query, ["id"])
     name = pattern_matcher(call.query.string("name_pattern"))
     uri = pattern_matcher(call.query.string("uri_pattern"))
@@ -97,7 +113,7 @@ def get_assets(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/assets/aliases")
-def get_asset_aliases(call: Call) -> dict[str, Any]:
+def get_asset_aliases(call: Call) -> AssetAliasCollectionResponse:
     page = page_of(call.query, ["id"])
     name = pattern_matcher(call.query.string("name_pattern"))
     prefix = call.query.string("name_prefix_pattern") or ""
@@ -109,7 +125,7 @@ def get_asset_aliases(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/assets/aliases/{asset_alias_id}")
-def get_asset_alias(call: Call) -> dict[str, Any]:
+def get_asset_alias(call: Call) -> AssetAliasResponse:
     wanted = call.int_path("asset_alias_id")
     for alias in call.store.list_aliases():
         if alias_id(alias.name) == wanted:
@@ -118,7 +134,7 @@ def get_asset_alias(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/assets/events")
-def get_asset_events(call: Call) -> dict[str, Any]:
+def get_asset_events(call: Call) -> AssetEventCollectionResponse:
     page = page_of(call.query, ["timestamp"])
     asset_id = call.query.integer("asset_id")
     filters = {name: call.query.string(name) for name in ("source_dag_id", "source_task_id", "source_run_id")}
@@ -143,7 +159,7 @@ def _within(when: dt.datetime, bounds: dict[str, dt.datetime | None]) -> bool:
 
 
 @routes.post("/assets/events")
-def create_asset_event(call: Call) -> dict[str, Any]:
+def create_asset_event(call: Call) -> AssetEventResponse:
     """Record an event from outside (Airflow's manual asset event); a retried request records it once."""
     from updraft.scheduling.asset_events import record_asset_event
 
@@ -169,12 +185,12 @@ def _check_access_control(value: dict[str, Any]) -> None:
 
 
 @routes.get("/assets/{asset_id}")
-def get_asset(call: Call) -> dict[str, Any]:
+def get_asset(call: Call) -> AssetResponse:
     return asset_response(call, _asset(call, call.int_path("asset_id")))
 
 
 @routes.post("/assets/{asset_id}/materialize")
-def materialize_asset(call: Call) -> dict[str, Any]:
+def materialize_asset(call: Call) -> DAGRunResponse:
     """Run the one DAG that produces the asset (run_type ``asset_materialization``), as Airflow."""
     from updraft.api.routes.dag_runs import run_response
     from updraft.scheduling.asset_triggers import materialize
@@ -191,7 +207,9 @@ def materialize_asset(call: Call) -> dict[str, Any]:
     return run_response(run, dag_ids[0])
 
 
-def queued_response(call: Call, queued: QueuedTarget) -> dict[str, Any]:
+def queued_response(call: Call, queued: QueuedTarget) -> QueuedEventResponse:
+    if queued.asset_id is None:  # an alias's queue: the listings keep only assets' (``_queued``)
+        raise ValueError(f"{queued.dag_id}'s queued {queued.target} is no asset's")
     return {"dag_id": queued.dag_id, "asset_id": queued.asset_id, "created_at": iso(queued.created_at),
             "dag_display_name": queued.dag_id}
 
@@ -215,7 +233,7 @@ def _consumers(call: Call, asset_id: int) -> list[str]:
     return asset.consumers if asset is not None else []
 
 
-def _collection(call: Call, items: list[QueuedTarget]) -> dict[str, Any]:
+def _collection(call: Call, items: list[QueuedTarget]) -> QueuedEventCollectionResponse:
     return {"queued_events": [queued_response(call, q) for q in items], "total_entries": len(items)}
 
 
@@ -234,7 +252,7 @@ def _dag(call: Call, dag_id: str) -> str:
 
 
 @routes.get("/assets/{asset_id}/queuedEvents")
-def get_asset_queued_events(call: Call) -> dict[str, Any]:
+def get_asset_queued_events(call: Call) -> QueuedEventCollectionResponse:
     asset_id = call.int_path("asset_id")
     return _collection(call, _queued(call, _consumers(call, asset_id), asset_id))
 
@@ -246,7 +264,7 @@ def delete_asset_queued_events(call: Call) -> Reply:
 
 
 @routes.get("/dags/{dag_id}/assets/queuedEvents")
-def get_dag_asset_queued_events(call: Call) -> dict[str, Any]:
+def get_dag_asset_queued_events(call: Call) -> QueuedEventCollectionResponse:
     dag_id = call.path("dag_id")  # an unknown DAG has no queued events: 200 and an empty list, as Airflow's
     return _collection(call, _queued(call, [dag_id], None))
 
@@ -258,7 +276,7 @@ def delete_dag_asset_queued_events(call: Call) -> Reply:
 
 
 @routes.get("/dags/{dag_id}/assets/{asset_id}/queuedEvents")
-def get_dag_asset_queued_event(call: Call) -> dict[str, Any]:
+def get_dag_asset_queued_event(call: Call) -> QueuedEventResponse:
     dag_id, asset_id = call.path("dag_id"), call.int_path("asset_id")
     found = _queued(call, [dag_id], asset_id)
     if not found:
@@ -273,7 +291,7 @@ def delete_dag_asset_queued_event(call: Call) -> Reply:
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/upstreamAssetEvents")
-def get_upstream_asset_events(call: Call) -> dict[str, Any]:
+def get_upstream_asset_events(call: Call) -> AssetEventCollectionResponse:
     dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
     if call.store.get_run(dag_id, run_id) is None:
         raise NotFound(f"DAG Run with run_id: `{run_id}` was not found")

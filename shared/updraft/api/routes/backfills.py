@@ -10,7 +10,7 @@ creates the runs on its next tick.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import Field, parse_body
 from updraft.api.errors import ApiError, BadRequest, Conflict, NotFound, Unprocessable, issue
@@ -20,6 +20,9 @@ from updraft.api.pagination import page_of, paginate
 from updraft.api.routing import Call, RouteTable
 from updraft.model.backfills import DEFAULT_MAX_ACTIVE_RUNS, Backfill, ReprocessBehavior
 from updraft.model.identifiers import ID_LEN
+
+if TYPE_CHECKING:
+    from updraft.api.models import BackfillCollectionResponse, BackfillResponse, DryRunBackfillCollectionResponse
 
 routes = RouteTable()
 
@@ -42,7 +45,7 @@ class InvalidBackfillRequest(ApiError):
     status = 422
 
 
-def backfill_response(call: Call, backfill: Backfill) -> dict[str, Any]:
+def backfill_response(call: Call, backfill: Backfill) -> BackfillResponse:
     meta = call.store.get_dag_meta(backfill.dag_id)
     sdag = call.store.get_serialized_dag(backfill.dag_id, meta.dag_hash) if meta is not None else None
     return {
@@ -92,7 +95,7 @@ def _answer_error(err: Exception, dag_id: str | None = None) -> ApiError:
 
 
 @routes.post("/backfills")
-def create_backfill(call: Call) -> dict[str, Any]:
+def create_backfill(call: Call) -> BackfillResponse:
     from updraft.scheduling.backfill_commands import create_backfill as create
 
     request = _request(call)
@@ -104,7 +107,7 @@ def create_backfill(call: Call) -> dict[str, Any]:
 
 
 @routes.post("/backfills/dry_run")
-def create_backfill_dry_run(call: Call) -> dict[str, Any]:
+def create_backfill_dry_run(call: Call) -> DryRunBackfillCollectionResponse:
     from updraft.scheduling.backfill_commands import dry_run
 
     request = _request(call)
@@ -112,13 +115,12 @@ def create_backfill_dry_run(call: Call) -> dict[str, Any]:
         infos = dry_run(call.store, request, now=call.now())
     except Exception as err:
         raise _answer_error(err, request.dag_id) from None
-    backfills = [{"logical_date": iso(i.logical_date), "partition_key": None, "partition_date": None}
-                 for i in infos]
-    return {"backfills": backfills, "total_entries": len(backfills)}
+    return {"backfills": [{"logical_date": iso(i.logical_date), "partition_key": None, "partition_date": None}
+                          for i in infos], "total_entries": len(infos)}
 
 
 @routes.get("/backfills")
-def list_backfills(call: Call) -> dict[str, Any]:
+def list_backfills(call: Call) -> BackfillCollectionResponse:
     dag_id = call.query.string("dag_id")
     if dag_id is None:
         call.query.issues.append(issue("missing", ("query", "dag_id"), "Field required", None))
@@ -137,14 +139,14 @@ def _backfill_id(call: Call) -> int:
 
 
 @routes.get("/backfills/{backfill_id}")
-def get_backfill(call: Call) -> dict[str, Any]:
+def get_backfill(call: Call) -> BackfillResponse:
     backfill = call.store.get_backfill(_backfill_id(call))
     if backfill is None:
         raise NotFound("Backfill not found")
     return backfill_response(call, backfill)
 
 
-def _change(call: Call, action: str) -> dict[str, Any]:
+def _change(call: Call, action: str) -> BackfillResponse:
     from updraft.scheduling import backfill_commands as commands
 
     backfill_id = _backfill_id(call)
@@ -159,16 +161,16 @@ def _change(call: Call, action: str) -> dict[str, Any]:
 
 
 @routes.put("/backfills/{backfill_id}/pause")
-def pause_backfill(call: Call) -> dict[str, Any]:
+def pause_backfill(call: Call) -> BackfillResponse:
     return _change(call, "pause")
 
 
 @routes.put("/backfills/{backfill_id}/unpause")
-def unpause_backfill(call: Call) -> dict[str, Any]:
+def unpause_backfill(call: Call) -> BackfillResponse:
     return _change(call, "unpause")
 
 
 @routes.put("/backfills/{backfill_id}/cancel")
-def cancel_backfill(call: Call) -> dict[str, Any]:
+def cancel_backfill(call: Call) -> BackfillResponse:
     """Airflow's cancel: no new runs, the queued ones fail, running ones finish; completed at once."""
     return _change(call, "cancel")

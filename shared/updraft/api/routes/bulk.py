@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import load_json
 from updraft.api.errors import Unprocessable, issue
 from updraft.api.routing import Call
+
+if TYPE_CHECKING:
+    from updraft.api.models import BulkActionResponse, BulkResponse
 
 # (call, entity, overwrite) -> whether it was written
 Create = Callable[[Call, dict[str, Any], bool], bool]
@@ -70,9 +73,9 @@ def _actions(raw: str | None, handlers: BulkHandlers) -> list[dict[str, Any]]:
     return body["actions"]
 
 
-def run_bulk(call: Call, handlers: BulkHandlers) -> dict[str, Any]:
+def run_bulk(call: Call, handlers: BulkHandlers) -> BulkResponse:
     actions = _actions(call.request.body, handlers)
-    results: dict[str, dict[str, list[Any]]] = {}
+    results: dict[str, BulkActionResponse] = {}
     plural = f"{handlers.kind.lower()}s"
     for action in actions:
         kind = action["action"]
@@ -105,4 +108,4 @@ def run_bulk(call: Call, handlers: BulkHandlers) -> dict[str, Any]:
                 result["success"].append(entity_id)
             elif handlers.delete(call, entity_id):
                 result["success"].append(entity_id)
-    return {kind: results.get(kind) for kind in ("create", "update", "delete")}
+    return {"create": results.get("create"), "update": results.get("update"), "delete": results.get("delete")}

@@ -10,12 +10,15 @@ a section not listed and an option not listed are 404s worded as Airflow's; ``Ac
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from updraft.api.errors import Forbidden, NotFound
 from updraft.api.formats import TEXT, json_or_text
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.config import SENSITIVE_OPTIONS
+
+if TYPE_CHECKING:
+    from updraft.api.models import Config
 
 routes = RouteTable()
 
@@ -32,7 +35,7 @@ def _options(call: Call) -> dict[str, dict[str, str]]:
             for section, options in config.airflow_options().items()}
 
 
-def _answer(sections: dict[str, dict[str, str]], mimetype: str) -> Any:
+def _answer(sections: dict[str, dict[str, str]], mimetype: str) -> Config | Reply:
     if mimetype == TEXT:
         text = "\n".join(f"[{name}]\n" + "\n".join(f"{key} = {value}" for key, value in options.items()) + "\n"
                          for name, options in sections.items())
@@ -42,7 +45,7 @@ def _answer(sections: dict[str, dict[str, str]], mimetype: str) -> Any:
 
 
 @routes.get("/config")
-def get_config(call: Call) -> Any:
+def get_config(call: Call) -> Config | Reply:
     section = call.query.string("section")
     call.query.check()
     mimetype = json_or_text(call.request.header("Accept"))
@@ -55,7 +58,7 @@ def get_config(call: Call) -> Any:
 
 
 @routes.get("/config/section/{section}/option/{option}")
-def get_config_value(call: Call) -> Any:
+def get_config_value(call: Call) -> Config | Reply:
     section, option = call.path("section"), call.path("option")
     call.query.check()
     mimetype = json_or_text(call.request.header("Accept"))

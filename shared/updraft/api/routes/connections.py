@@ -18,7 +18,7 @@ created, changed and deleted as any other, but ``GET`` of that one id answers th
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from updraft.api.body import Field, parse_body
 from updraft.api.errors import ApiError, BadRequest, Conflict, Forbidden, NotFound, Unprocessable, issue
@@ -31,6 +31,9 @@ from updraft.model.identifiers import KEY_REGEX
 from updraft.requirements import provider_info
 from updraft.secrets.masker import REPLACEMENT, merge, redact, should_hide_value_for_key
 from updraft.store.connections import ConnectionRecord
+
+if TYPE_CHECKING:
+    from updraft.api.models import BulkResponse, ConnectionCollectionResponse, ConnectionResponse
 
 routes = RouteTable()
 
@@ -60,8 +63,10 @@ def masked_extra(extra: str | None) -> str | None:
         return REPLACEMENT  # never an unparsable (or too deep to mask) extra in clear (Airflow refuses to store one)
 
 
-def connection_response(record: ConnectionRecord) -> dict[str, Any]:
-    return {"connection_id": record.conn_id, "conn_type": record.conn_type, "description": record.description,
+def connection_response(record: ConnectionRecord) -> ConnectionResponse:
+    # Airflow's conn_type is required (its column NOT NULL); every connection is written through this API, whose
+    # body requires it, so the record's optional type is always set and "" only keeps the model's type.
+    return {"connection_id": record.conn_id, "conn_type": record.conn_type or "", "description": record.description,
             "host": record.host, "login": record.login, "schema": record.schema, "port": record.port,
             "password": None if record.password is None else str(redact(record.password, "password")),
             "extra": masked_extra(record.extra), "team_name": None}
@@ -98,7 +103,7 @@ def _record(body: dict[str, Any]) -> ConnectionRecord:
 
 
 @routes.get("/connections")
-def get_connections(call: Call) -> dict[str, Any]:
+def get_connections(call: Call) -> ConnectionCollectionResponse:
     page = page_of(call.query, ["id"])
     matches = pattern_matcher(call.query.string("connection_id_pattern"))
     call.query.check()
@@ -107,7 +112,7 @@ def get_connections(call: Call) -> dict[str, Any]:
 
 
 @routes.post("/connections/test")
-def test_connection(call: Call) -> dict[str, Any]:
+def test_connection(call: Call) -> NoReturn:
     raise Forbidden(TEST_DISABLED)
 
 
@@ -157,7 +162,7 @@ def hook_meta(call: Call) -> list[dict[str, Any]]:
 
 
 @routes.get("/connections/{connection_id}")
-def get_connection(call: Call) -> dict[str, Any]:
+def get_connection(call: Call) -> ConnectionResponse:
     conn_id = call.path("connection_id")
     record = call.store.get_connection(conn_id)
     if record is None:
@@ -166,7 +171,7 @@ def get_connection(call: Call) -> dict[str, Any]:
 
 
 @routes.post("/connections", status=201)
-def post_connection(call: Call) -> dict[str, Any]:
+def post_connection(call: Call) -> ConnectionResponse:
     body = _body(call.request.body)
     record = call.store.put_connection(_record(body), only_if_new=True)
     if record is None:
@@ -199,7 +204,7 @@ def _update(call: Call, conn_id: str, body: dict[str, Any], mask: set[str]) -> C
 
 
 @routes.patch("/connections/{connection_id}")
-def patch_connection(call: Call) -> dict[str, Any]:
+def patch_connection(call: Call) -> ConnectionResponse:
     conn_id = call.path("connection_id")
     mask = set(call.query.strings("update_mask"))
     call.query.check()
@@ -236,5 +241,5 @@ BULK = BulkHandlers(
 
 
 @routes.patch("/connections")
-def bulk_connections(call: Call) -> dict[str, Any]:
+def bulk_connections(call: Call) -> BulkResponse:
     return run_bulk(call, BULK)

@@ -17,19 +17,23 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from updraft.api.body import Field, parse_body
 from updraft.api.changes import NOTE_LENGTH, check_enum, nudge, refuse
 from updraft.api.errors import BadRequest, Conflict, Unprocessable, dag_not_found, issue, run_not_found
 from updraft.api.filters import COMPARISONS, date_bounds, range_checks, range_names
 from updraft.api.formats import iso, pattern_matcher, seconds_between
-from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_or_404
+from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_after, run_or_404
 from updraft.api.pagination import MAXIMUM_PAGE_LIMIT, Page, page_of, paginate
 from updraft.api.routes.task_instances import run_instances, ti_response
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.identifiers import ID_LEN
+from updraft.model.records import DagRun
 from updraft.model.states import FAILED_TI_STATES, MUTABLE_RUN_STATES, DagRunState, DagRunType
+
+if TYPE_CHECKING:
+    from updraft.api.models import ClearTaskInstanceCollectionResponse, DAGRunCollectionResponse, DAGRunResponse
 
 log = logging.getLogger(__name__)
 
@@ -52,13 +56,13 @@ TRIGGER_BODY = {
 }
 
 
-def run_response(run: Any, dag_display_name: str) -> dict[str, Any]:
+def run_response(run: DagRun, dag_display_name: str) -> DAGRunResponse:
     return {
         "dag_run_id": run.run_id, "dag_id": run.dag_id, "logical_date": iso(run.logical_date),
         "queued_at": iso(run.queued_at), "start_date": iso(run.start_date), "end_date": iso(run.end_date),
         "duration": seconds_between(run.start_date, run.end_date),
         "data_interval_start": iso(run.data_interval_start), "data_interval_end": iso(run.data_interval_end),
-        "run_after": iso(run.run_after or run.logical_date or run.queued_at),
+        "run_after": iso(run_after(run)),
         "last_scheduling_decision": None, "run_type": run.run_type, "state": run.state.value,
         "triggered_by": run.triggered_by or TRIGGERED_BY.get(run.run_type),
         "triggering_user_name": run.triggering_user_name,
@@ -85,7 +89,8 @@ def _dag_ids(call: Call, dag_id: str, matches_dag: Callable[[str], bool]) -> lis
     return [dag_id]
 
 
-def _listed(call: Call, dag_ids: list[str], page: Page, keep: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+def _listed(call: Call, dag_ids: list[str], page: Page, keep: Callable[[DAGRunResponse], bool]
+            ) -> DAGRunCollectionResponse:
     """Each DAG's runs (one date-index query per DAG) as responses, filtered by ``keep``, ordered and paged."""
     runs = [run for d in dag_ids for run in call.store.list_runs(d)]
     names = _dag_names(call, {run.dag_id for run in runs})
@@ -95,7 +100,7 @@ def _listed(call: Call, dag_ids: list[str], page: Page, keep: Callable[[dict[str
 
 
 @routes.get("/dags/{dag_id}/dagRuns")
-def get_dag_runs(call: Call) -> dict[str, Any]:
+def get_dag_runs(call: Call) -> DAGRunCollectionResponse:
     """One DAG's runs, or every DAG's with ``~``."""
     q = call.query
     page = page_of(q, ["id"])
@@ -106,7 +111,7 @@ def get_dag_runs(call: Call) -> dict[str, Any]:
     ranges = range_checks(date_bounds(q, DATE_FILTERS))
     q.check()
 
-    def keep(r: dict[str, Any]) -> bool:
+    def keep(r: DAGRunResponse) -> bool:
         return ((not states or r["state"] in states) and (not run_types or r["run_type"] in run_types)
                 and matches_run(r["dag_run_id"]) and all(check(r) for check in ranges))
 
@@ -121,7 +126,7 @@ BATCH_BODY = {"order_by": Field("str"), "page_offset": Field("int", nullable=Fal
 
 
 @routes.post("/dags/{dag_id}/dagRuns/list")
-def get_list_dag_runs_batch(call: Call) -> dict[str, Any]:
+def get_list_dag_runs_batch(call: Call) -> DAGRunCollectionResponse:
     """The list with its filters in a body (``~`` and ``dag_ids`` for several DAGs); a ``null`` state matches
     nothing, as Airflow's runs always have one."""
     body = parse_body(call.request.body, BATCH_BODY)
@@ -137,7 +142,7 @@ def get_list_dag_runs_batch(call: Call) -> dict[str, Any]:
     page = Page(limit=min(body.get("page_limit", MAXIMUM_PAGE_LIMIT), MAXIMUM_PAGE_LIMIT),
                 offset=body.get("page_offset", 0), order_by=(order_by,) if order_by else ("id",))
 
-    def keep(r: dict[str, Any]) -> bool:
+    def keep(r: DAGRunResponse) -> bool:
         return ((not states or r["state"] in states)
                 and (conf_contains is None or conf_contains in json.dumps(r["conf"] or {}))
                 and all(check(r) for check in ranges))
@@ -147,7 +152,7 @@ def get_list_dag_runs_batch(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}")
-def get_dag_run(call: Call) -> dict[str, Any]:
+def get_dag_run(call: Call) -> DAGRunResponse:
     dag_id = call.path("dag_id")
     run = run_or_404(call, dag_id, call.path("dag_run_id"))
     return run_response(run, _dag_names(call, {dag_id})[dag_id])
@@ -212,13 +217,13 @@ UNSUPPORTED_CLEAR = {"only_new": "a run is pinned to the DAG version it started 
                      "run_on_latest_version": "a cleared run reruns on the DAG version it started with"}
 
 
-def _run_reply(call: Call, dag_id: str, run_id: str) -> dict[str, Any]:
+def _run_reply(call: Call, dag_id: str, run_id: str) -> DAGRunResponse:
     run = run_or_404(call, dag_id, run_id)
     return run_response(run, _dag_names(call, {dag_id})[dag_id])
 
 
 @routes.patch("/dags/{dag_id}/dagRuns/{dag_run_id}")
-def patch_dag_run(call: Call) -> dict[str, Any]:
+def patch_dag_run(call: Call) -> DAGRunResponse:
     """Set a run's note and/or state (only the fields sent, or named in ``update_mask``)."""
     from updraft.scheduling.manual_changes import apply_marks, set_run_state
     from updraft.scheduling.marking import run_mark
@@ -267,7 +272,7 @@ def delete_dag_run(call: Call) -> Reply:
 
 
 @routes.post("/dags/{dag_id}/dagRuns/{dag_run_id}/clear")
-def clear_dag_run(call: Call) -> dict[str, Any]:
+def clear_dag_run(call: Call) -> ClearTaskInstanceCollectionResponse | DAGRunResponse:
     """Clear a run's task instances (all, or ``only_failed``): with ``dry_run`` (the default) the instances that
     would be cleared, else the run as it is after the clear."""
     from updraft.scheduling.clearing import Selection, resets, to_clear

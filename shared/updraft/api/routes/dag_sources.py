@@ -11,23 +11,27 @@ never imports); a stack deployed before that grant answers a 403 saying so, neve
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from updraft.api.errors import BadRequest, Forbidden, NotFound
 from updraft.api.formats import TEXT, json_or_text
 from updraft.api.lookups import dag_or_404, display_name
 from updraft.api.routing import Call, Reply, RouteTable
 
+if TYPE_CHECKING:
+    from updraft.api.models import DAGSourceResponse
+    from updraft.store.api import DagMeta
+
 routes = RouteTable()
 
 
-def _version_of(meta: Any) -> dict[str, str]:
+def _version_of(meta: DagMeta) -> dict[str, str]:
     """The S3 version the DAG was parsed from; the parser records an ETag (quoted) when the bucket keeps none."""
     version = meta.file_version
     return {"VersionId": version} if version and not version.startswith('"') and version != "null" else {}
 
 
-def _source(call: Call, meta: Any) -> str | None:
+def _source(call: Call, meta: DagMeta) -> str | None:
     config = call.services.config
     if not config.bucket:
         return None
@@ -51,7 +55,7 @@ def _source(call: Call, meta: Any) -> str | None:
 
 
 @routes.get("/dagSources/{dag_id}")
-def get_dag_source(call: Call) -> Any:
+def get_dag_source(call: Call) -> DAGSourceResponse | Reply:
     dag_id = call.path("dag_id")
     version_number = call.query.integer("version_number")
     call.query.check()

@@ -8,7 +8,7 @@ the page's DAGs are read as serialized versions (cached per process) for the fie
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import Field, parse_body
 from updraft.api.errors import BadRequest, Conflict, NotFound
@@ -18,6 +18,18 @@ from updraft.api.pagination import order, page_of, paginate
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.limits import dag_runs_limit
 from updraft.model.states import DagRunState
+
+if TYPE_CHECKING:
+    from updraft.api.models import (
+        DAGCollectionResponse,
+        DAGDetailsResponse,
+        DAGResponse,
+        DAGTagCollectionResponse,
+        TaskCollectionResponse,
+        TaskResponse,
+    )
+    from updraft.serialization.model import SerializedDAG
+    from updraft.store.api import DagMeta
 
 routes = RouteTable()
 
@@ -33,7 +45,7 @@ def fileloc(call: Call, relative_fileloc: str) -> str:
     return base + relative_fileloc
 
 
-def dag_response(call: Call, meta: Any, sdag: Any, has_import_errors: bool) -> dict[str, Any]:
+def dag_response(call: Call, meta: DagMeta, sdag: SerializedDAG | None, has_import_errors: bool) -> DAGResponse:
     name = display_name(sdag, meta.dag_id)
     tasks = getattr(sdag, "tasks", [])
     timetable = getattr(sdag, "timetable", None)
@@ -69,7 +81,7 @@ def _import_error_files(call: Call) -> set[str]:
     return {err["filename"] for err in call.store.list_import_errors()}
 
 
-def _has_import_errors(call: Call, meta: Any) -> bool:
+def _has_import_errors(call: Call, meta: DagMeta) -> bool:
     """Whether one DAG's file has import errors: its own file's record, one read (not the environment's list)."""
     record = call.store.get_file_record(meta.relative_fileloc)
     return record is not None and any(err["filename"] == meta.relative_fileloc for err in record.import_errors)
@@ -88,7 +100,7 @@ def _params(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _filtered_dags(call: Call) -> list[Any]:
+def _filtered_dags(call: Call) -> list[DagMeta]:
     """The DAG rows the list filters keep (Airflow's names; ``exclude_stale`` defaults to true)."""
     q = call.query
     matches_id = pattern_matcher(q.string("dag_id_pattern"))
@@ -119,20 +131,20 @@ def _last_run_state(call: Call, dag_id: str) -> str | None:
     return runs[0].state.value if runs else None
 
 
-def _dag_page(call: Call) -> tuple[list[Any], int]:
+def _dag_page(call: Call) -> tuple[list[DagMeta], int]:
     page = page_of(call.query, ["dag_id"])
     metas = _filtered_dags(call)
     return paginate(metas, page, DAG_ORDER)
 
 
-def _responses(call: Call, metas: list[Any]) -> list[dict[str, Any]]:
+def _responses(call: Call, metas: list[DagMeta]) -> list[DAGResponse]:
     files = _import_error_files(call)
     return [dag_response(call, m, call.store.get_serialized_dag(m.dag_id, m.dag_hash), m.relative_fileloc in files)
             for m in metas]
 
 
 @routes.get("/dags")
-def get_dags(call: Call) -> dict[str, Any]:
+def get_dags(call: Call) -> DAGCollectionResponse:
     metas, total = _dag_page(call)
     return {"dags": _responses(call, metas), "total_entries": total}
 
@@ -154,7 +166,7 @@ def _set_paused(call: Call, dag_id: str, paused: bool) -> None:
 
 
 @routes.patch("/dags")
-def patch_dags(call: Call) -> dict[str, Any]:
+def patch_dags(call: Call) -> DAGCollectionResponse:
     """Pause or unpause the DAGs the list filters select (this page of them), as Airflow's bulk PATCH."""
     paused = _paused_from(call)
     metas, total = _dag_page(call)
@@ -165,13 +177,13 @@ def patch_dags(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/dags/{dag_id}")
-def get_dag(call: Call) -> dict[str, Any]:
+def get_dag(call: Call) -> DAGResponse:
     meta, sdag = dag_or_404(call, call.path("dag_id"))
     return dag_response(call, meta, sdag, _has_import_errors(call, meta))
 
 
 @routes.patch("/dags/{dag_id}")
-def patch_dag(call: Call) -> dict[str, Any]:
+def patch_dag(call: Call) -> DAGResponse:
     dag_id = call.path("dag_id")
     paused = _paused_from(call)
     dag_or_404(call, dag_id)
@@ -198,11 +210,11 @@ def delete_dag(call: Call) -> Reply:
 
 
 @routes.get("/dags/{dag_id}/details")
-def get_dag_details(call: Call) -> dict[str, Any]:
+def get_dag_details(call: Call) -> DAGDetailsResponse:
     meta, sdag = dag_or_404(call, call.path("dag_id"))
-    out = dag_response(call, meta, sdag, _has_import_errors(call, meta))
     running = call.store.get_limit(dag_runs_limit(meta.dag_id))
-    out.update({
+    return {
+        **dag_response(call, meta, sdag, _has_import_errors(call, meta)),
         "catchup": bool(getattr(sdag, "catchup", False)),
         "dag_run_timeout": iso_duration(getattr(sdag, "dagrun_timeout", None)),
         "asset_expression": None,
@@ -221,11 +233,10 @@ def get_dag_details(call: Call) -> dict[str, Any]:
         "active_runs_count": len(running.holders) if running is not None else 0,
         "concurrency": meta.max_active_tasks,
         "latest_dag_version": None,
-    })
-    return out
+    }
 
 
-def task_response(task: Any) -> dict[str, Any]:
+def task_response(task: Any) -> TaskResponse:
     return {
         "task_id": task.task_id, "task_display_name": task.task_display_name or task.task_id,
         "owner": task.owner, "start_date": iso(task.start_date), "end_date": iso(task.end_date),
@@ -251,7 +262,7 @@ TASK_ORDER = field_keys("task_id", "task_display_name", "owner", "start_date", "
 
 
 @routes.get("/dags/{dag_id}/tasks")
-def get_tasks(call: Call) -> dict[str, Any]:
+def get_tasks(call: Call) -> TaskCollectionResponse:
     order_by = call.query.strings("order_by", ["task_id"])
     _meta, sdag = dag_or_404(call, call.path("dag_id"))
     tasks = order([task_response(t) for t in getattr(sdag, "tasks", [])], order_by, TASK_ORDER)
@@ -259,7 +270,7 @@ def get_tasks(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/dags/{dag_id}/tasks/{task_id}")
-def get_task(call: Call) -> dict[str, Any]:
+def get_task(call: Call) -> TaskResponse:
     dag_id, task_id = call.path("dag_id"), call.path("task_id")
     _meta, sdag = dag_or_404(call, dag_id)
     task = next((t for t in getattr(sdag, "tasks", []) if t.task_id == task_id), None)
@@ -269,7 +280,7 @@ def get_task(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/dagTags")
-def get_dag_tags(call: Call) -> dict[str, Any]:
+def get_dag_tags(call: Call) -> DAGTagCollectionResponse:
     page = page_of(call.query, ["name"])
     matches = pattern_matcher(call.query.string("tag_name_pattern"))
     call.query.check()

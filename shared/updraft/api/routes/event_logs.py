@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.errors import NotFound
 from updraft.api.formats import iso, pattern_matcher
@@ -19,6 +19,10 @@ from updraft.api.pagination import page_of, paginate
 from updraft.api.request import Query
 from updraft.api.routing import Call, RouteTable
 
+if TYPE_CHECKING:
+    from updraft.api.models import EventLogCollectionResponse, EventLogResponse
+    from updraft.store.event_logs import EventLog
+
 routes = RouteTable()
 
 ORDER = field_keys("event_log_id", "when", "dag_id", "task_id", "run_id", "event", "logical_date", "owner", "extra",
@@ -26,7 +30,7 @@ ORDER = field_keys("event_log_id", "when", "dag_id", "task_id", "run_id", "event
 TEXT_FIELDS = ("dag_id", "task_id", "run_id", "owner", "event")
 
 
-def event_log_response(entry: Any) -> dict[str, Any]:
+def event_log_response(entry: EventLog) -> EventLogResponse:
     return {"event_log_id": entry.event_log_id, "when": iso(entry.when), "dag_id": entry.dag_id,
             "task_id": entry.task_id, "run_id": entry.run_id, "map_index": entry.map_index,
             "try_number": entry.try_number, "event": entry.event, "logical_date": iso(entry.logical_date),
@@ -48,7 +52,7 @@ def _utc(value: dt.datetime | None) -> dt.datetime | None:
     return value.replace(tzinfo=dt.UTC) if value is not None and value.tzinfo is None else value
 
 
-Check = Callable[[dict[str, Any]], bool]
+Check = Callable[[Mapping[str, Any]], bool]  # over an EventLogResponse
 
 
 def _field_is(name: str, wanted: Any) -> Check:
@@ -81,7 +85,7 @@ def _checks(query: Query) -> list[Check]:
 
 
 @routes.get("/eventLogs")
-def get_event_logs(call: Call) -> dict[str, Any]:
+def get_event_logs(call: Call) -> EventLogCollectionResponse:
     page = page_of(call.query, ["id"])
     after, before = (_utc(call.query.datetime(name)) for name in ("after", "before"))
     checks = _checks(call.query)
@@ -92,7 +96,7 @@ def get_event_logs(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/eventLogs/{event_log_id}")
-def get_event_log(call: Call) -> dict[str, Any]:
+def get_event_log(call: Call) -> EventLogResponse:
     wanted = call.int_path("event_log_id")
     entry = call.store.get_event_log(wanted)
     if entry is None:

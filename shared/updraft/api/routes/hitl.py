@@ -12,7 +12,7 @@ response from the same user (a client's retry, which answers the recorded respon
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.auth import iam_caller_role
 from updraft.api.auth.identity import identify
@@ -27,9 +27,12 @@ from updraft.api.routes.task_instance_tries import history_response
 from updraft.api.routes.task_instances import TI_STATES, run_dag, ti_id, ti_response
 from updraft.api.routing import Call, RouteTable
 from updraft.model import hitl
-from updraft.model.records import TaskInstance, TIKey
+from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.deferrals import stop_waits
+
+if TYPE_CHECKING:
+    from updraft.api.models import HITLDetailResponse, TaskInstanceHistoryResponse, TaskInstanceResponse
 
 routes = RouteTable()
 
@@ -46,8 +49,10 @@ def _params(params: dict[str, Any]) -> dict[str, Any]:
             else {"value": value, "description": None, "schema": {}} for key, value in params.items()}
 
 
-def detail_response(record: dict[str, Any], task_instance: dict[str, Any]) -> dict[str, Any]:
-    """Airflow's ``HITLDetail`` (``HITLDetailHistory`` with a history ``task_instance``)."""
+def detail_response(record: dict[str, Any], task_instance: TaskInstanceResponse | TaskInstanceHistoryResponse
+                    ) -> dict[str, Any]:
+    """Airflow's ``HITLDetail`` (``HITLDetailHistory`` with a history ``task_instance``). Untyped: the two models
+    differ only in ``task_instance``, and a TypedDict's item types are invariant, so one builder cannot be both."""
     return {"options": record.get("options") or [], "subject": record.get("subject") or "",
             "body": record.get("body"), "defaults": record.get("defaults"), "multiple": bool(record.get("multiple")),
             "params": _params(record.get("params") or {}), "assigned_users": record.get("assigned_users") or [],
@@ -143,11 +148,11 @@ def get_hitl_details(call: Call) -> dict[str, Any]:
             "total_entries": total}
 
 
-def _runs(call: Call, dag_id: str, run_id: str) -> list[Any]:
+def _runs(call: Call, dag_id: str, run_id: str) -> list[DagRun]:
     """The runs a list path names (``~``: all); as Airflow's list, an unknown DAG or run only lists nothing."""
     metas = (call.store.list_dags(include_inactive=True) if dag_id == WILDCARD
              else [meta for meta in (call.store.get_dag_meta(dag_id),) if meta is not None])
-    runs: list[Any] = []
+    runs: list[DagRun] = []
     for meta in metas:
         if run_id == WILDCARD:
             runs += call.store.list_runs(meta.dag_id)
@@ -184,9 +189,9 @@ def _responder(call: Call) -> dict[str, str]:
     return {"id": name, "name": name}
 
 
-def _answer(record: dict[str, Any]) -> dict[str, Any]:
-    """Airflow's ``HITLDetailResponse``."""
-    return {"responded_by": record.get("responded_by") or {}, "responded_at": record.get("responded_at"),
+def _answer(record: dict[str, Any]) -> HITLDetailResponse:
+    """Airflow's ``HITLDetailResponse`` of a request responded to (``hitl.with_response`` sets who and when)."""
+    return {"responded_by": record["responded_by"], "responded_at": record["responded_at"],
             "chosen_options": record.get("chosen_options") or [], "params_input": record.get("params_input") or {}}
 
 
@@ -196,7 +201,7 @@ def _resume_fields(ti: TaskInstance, record: dict[str, Any]) -> dict[str, Any]:
 
 
 @routes.patch(_ONE)
-def update_hitl_detail(call: Call) -> dict[str, Any]:
+def update_hitl_detail(call: Call) -> HITLDetailResponse:
     chosen, params_input = _payload(call)
     ti, _run, _sdag = _instance(call)
     record = hitl.of_try(ti.hitl, ti.try_number)

@@ -10,10 +10,13 @@ warning, ``limit``/``offset`` over the valid ones.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.routing import Call, RouteTable
 from updraft.model.parse_results import PluginsReport
+
+if TYPE_CHECKING:
+    from updraft.api.models import PluginImportErrorCollectionResponse
 
 routes = RouteTable()
 log = logging.getLogger(__name__)
@@ -59,7 +62,7 @@ def get_plugins(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/plugins/importErrors")
-def get_plugin_import_errors(call: Call) -> dict[str, Any]:
+def get_plugin_import_errors(call: Call) -> PluginImportErrorCollectionResponse:
     call.query.check()
     errors = _report(call).import_errors
     return {"import_errors": [{"source": source, "error": error} for source, error in errors.items()],

@@ -5,7 +5,7 @@ The slot counts come from the pool limit's holders (``scheduling.pool_occupancy`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import Field, parse_body
 from updraft.api.errors import BadRequest, Conflict, NotFound
@@ -14,6 +14,9 @@ from updraft.api.pagination import page_of, paginate
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.limits import DEFAULT_POOL
 from updraft.scheduling.pool_occupancy import pool_occupancy
+
+if TYPE_CHECKING:
+    from updraft.api.models import PoolCollectionResponse, PoolResponse
 
 routes = RouteTable()
 
@@ -34,7 +37,7 @@ def _not_found(name: str) -> NotFound:
     return NotFound(f"The Pool with name: `{name}` was not found")
 
 
-def pool_response(call: Call, pool: Any) -> dict[str, Any]:
+def pool_response(call: Call, pool: Any) -> PoolResponse:
     slots = pool_occupancy(call.store, pool)
     return {
         "name": pool.name, "slots": pool.slots, "description": pool.description or None,
@@ -50,7 +53,7 @@ def _unsupported(body: dict[str, Any]) -> None:
 
 
 @routes.get("/pools")
-def get_pools(call: Call) -> dict[str, Any]:
+def get_pools(call: Call) -> PoolCollectionResponse:
     page = page_of(call.query, ["id"])
     matches = pattern_matcher(call.query.string("pool_name_pattern"))
     call.query.check()
@@ -59,7 +62,7 @@ def get_pools(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/pools/{pool_name}")
-def get_pool(call: Call) -> dict[str, Any]:
+def get_pool(call: Call) -> PoolResponse:
     name = call.path("pool_name")
     pool = call.store.get_pool(name)
     if pool is None:
@@ -68,7 +71,7 @@ def get_pool(call: Call) -> dict[str, Any]:
 
 
 @routes.post("/pools", status=201)
-def post_pool(call: Call) -> dict[str, Any]:
+def post_pool(call: Call) -> PoolResponse:
     body = parse_body(call.request.body, POST_BODY)
     _unsupported(body)
     name = body["name"]
@@ -81,7 +84,7 @@ def post_pool(call: Call) -> dict[str, Any]:
 
 
 @routes.patch("/pools/{pool_name}")
-def patch_pool(call: Call) -> dict[str, Any]:
+def patch_pool(call: Call) -> PoolResponse:
     """Only the fields sent (or named in ``update_mask``) change; a pool cannot be renamed (its slots are held
     under its name), and ``default_pool`` keeps its name as in Airflow."""
     name = call.path("pool_name")

@@ -9,11 +9,14 @@ answers them.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from updraft.api.errors import ApiError
 from updraft.api.routing import Call, RouteTable
 from updraft.requirements import provider_info
+
+if TYPE_CHECKING:
+    from updraft.api.models import ProviderCollectionResponse, ProviderResponse
 
 routes = RouteTable()
 
@@ -24,7 +27,7 @@ def _plain(description: str) -> str:
 
 
 @routes.get("/providers")
-def get_providers(call: Call) -> dict[str, Any]:
+def get_providers(call: Call) -> ProviderCollectionResponse:
     limit = call.query.integer("limit", 50, ge=0)
     offset = call.query.integer("offset", 0, ge=0)
     call.query.check()
@@ -32,7 +35,9 @@ def get_providers(call: Call) -> dict[str, Any]:
         installed = provider_info.installed()
     except provider_info.ProviderInfoError as err:
         raise ApiError(f"The environment's installed providers cannot be read: {err}") from None
-    providers = sorted(({"package_name": p["package-name"], "description": _plain(p.get("description", "")),
-                         "version": p.get("version", ""), "documentation_url": p.get("documentation-url")}
-                        for p in provider_info.listed(installed)), key=lambda p: p["package_name"])
+    listed: list[ProviderResponse] = [
+        {"package_name": p["package-name"], "description": _plain(p.get("description", "")),
+         "version": p.get("version", ""), "documentation_url": p.get("documentation-url")}
+        for p in provider_info.listed(installed)]
+    providers = sorted(listed, key=lambda p: p["package_name"])
     return {"providers": providers[offset:offset + limit], "total_entries": len(providers)}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import Field, parse_body
 from updraft.api.errors import BadRequest, NotFound, Unprocessable, issue
@@ -23,6 +23,14 @@ from updraft.api.routes.task_instances import run_instances
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.records import UNMAPPED, TIKey
 from updraft.store.state_stores import default_expiry, max_value_bytes
+
+if TYPE_CHECKING:
+    from updraft.api.models import (
+        AssetStateStoreCollectionResponse,
+        AssetStateStoreResponse,
+        TaskStateStoreCollectionResponse,
+        TaskStateStoreResponse,
+    )
 
 routes = RouteTable()
 
@@ -87,16 +95,17 @@ def _expires_at(call: Call, body: dict[str, Any]) -> dt.datetime | None:
     return parsed
 
 
-def _task_entry(entry: Any) -> dict[str, Any]:
+def _task_entry(entry: Any) -> TaskStateStoreResponse:
     return {"key": entry.key, "value": entry.value, "updated_at": iso(entry.updated_at),
             "expires_at": iso(entry.expires_at)}
 
 
-def _asset_entry(entry: Any) -> dict[str, Any]:
+def _asset_entry(entry: Any) -> AssetStateStoreResponse:
     by = entry.last_updated_by
     return {"key": entry.key, "value": entry.value, "updated_at": iso(entry.updated_at),
-            "last_updated_by": None if by is None else {name: by.get(name) for name in (
-                "kind", "dag_id", "run_id", "task_id", "map_index")}}
+            "last_updated_by": None if by is None else {
+                "kind": by["kind"], "dag_id": by.get("dag_id"), "run_id": by.get("run_id"),
+                "task_id": by.get("task_id"), "map_index": by.get("map_index")}}
 
 
 def _page(call: Call, entries: list[Any]) -> tuple[list[Any], int]:
@@ -108,14 +117,14 @@ def _page(call: Call, entries: list[Any]) -> tuple[list[Any], int]:
 
 # -- task state ---------------------------------------------------------------------------------------------------
 @routes.get(TASK)
-def list_task_state_store(call: Call) -> dict[str, Any]:
+def list_task_state_store(call: Call) -> TaskStateStoreCollectionResponse:
     key = _scope(call)
     entries, total = _page(call, call.store.list_task_state(key, now=call.now()))
     return {"task_state_store": [_task_entry(e) for e in entries], "total_entries": total}
 
 
 @routes.get(TASK + "/{key}")
-def get_task_state_store(call: Call) -> dict[str, Any]:
+def get_task_state_store(call: Call) -> TaskStateStoreResponse:
     scope = _scope(call)
     call.query.check()
     entry = call.store.get_task_state(scope, call.path("key"), now=call.now())
@@ -179,14 +188,14 @@ def _asset_name(call: Call) -> str:
 
 
 @routes.get(ASSET)
-def list_asset_state_store(call: Call) -> dict[str, Any]:
+def list_asset_state_store(call: Call) -> AssetStateStoreCollectionResponse:
     name = _asset_name(call)
     entries, total = _page(call, call.store.list_asset_state(name))
     return {"asset_state_store": [_asset_entry(e) for e in entries], "total_entries": total}
 
 
 @routes.get(ASSET + "/{key}")
-def get_asset_state_store(call: Call) -> dict[str, Any]:
+def get_asset_state_store(call: Call) -> AssetStateStoreResponse:
     entry = call.store.get_asset_state(_asset_name(call), call.path("key"))
     if entry is None:
         raise NotFound(f"Asset state store key {call.path('key')!r} not found")

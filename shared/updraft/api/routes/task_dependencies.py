@@ -8,19 +8,22 @@ blocks it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from updraft.api.errors import NotFound
 from updraft.api.lookups import dag_or_404
 from updraft.api.routing import Call, RouteTable
 from updraft.model.records import UNMAPPED
 
+if TYPE_CHECKING:
+    from updraft.api.models import TaskDependencyCollectionResponse
+
 routes = RouteTable()
 
 INSTANCE = "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}"
 
 
-def _dependencies(call: Call, map_index: int) -> dict[str, Any]:
+def _dependencies(call: Call, map_index: int) -> TaskDependencyCollectionResponse:
     from updraft.scheduling import why
 
     dag_id = call.path("dag_id")
@@ -34,12 +37,12 @@ def _dependencies(call: Call, map_index: int) -> dict[str, Any]:
 
 
 @routes.get(INSTANCE + "/dependencies")
-def get_task_instance_dependencies(call: Call) -> dict[str, Any]:
+def get_task_instance_dependencies(call: Call) -> TaskDependencyCollectionResponse:
     map_index = call.query.integer("map_index", UNMAPPED)
     call.query.check()
     return _dependencies(call, map_index)
 
 
 @routes.get(INSTANCE + "/{map_index}/dependencies")
-def get_mapped_task_instance_dependencies(call: Call) -> dict[str, Any]:
+def get_mapped_task_instance_dependencies(call: Call) -> TaskDependencyCollectionResponse:
     return _dependencies(call, call.int_path("map_index"))

@@ -8,15 +8,18 @@ named tasks (with their relatives) in one run or in the runs of a logical-date r
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import Field, parse_body
 from updraft.api.changes import NOTE_LENGTH, nudge, refuse
-from updraft.api.errors import BadRequest, Conflict, NotFound, Unprocessable, issue
+from updraft.api.errors import BadRequest, Conflict, NotFound, Unprocessable, dag_not_found, issue
 from updraft.api.lookups import dag_or_404
 from updraft.api.routes.task_instances import run_dag, ti_response
 from updraft.api.routing import Call, RouteTable
-from updraft.model.records import TaskInstance
+from updraft.model.records import DagRun, TaskInstance
+
+if TYPE_CHECKING:
+    from updraft.api.models import TaskInstanceCollectionResponse
 
 routes = RouteTable()
 
@@ -61,7 +64,7 @@ def _clear_body(call: Call) -> dict[str, Any]:
 
 
 @routes.post("/dags/{dag_id}/clearTaskInstances")
-def post_clear_task_instances(call: Call) -> dict[str, Any]:
+def post_clear_task_instances(call: Call) -> TaskInstanceCollectionResponse:
     """Clear the named task instances (with their relatives) in one run, or in the runs whose logical date is in
     [start_date, end_date]; ``dry_run`` (the default) lists them without clearing."""
     from updraft.model.states import TaskInstanceState
@@ -91,6 +94,8 @@ def post_clear_task_instances(call: Call) -> dict[str, Any]:
     selection = Selection() if markers is None else Selection(
         frozenset(m for m in markers if isinstance(m, str)), frozenset((m[0], m[1]) for m in markers
                                                                        if isinstance(m, list)))
+    if latest is None:  # the DAG's row names a version the store no longer has: nothing to select tasks from
+        raise dag_not_found(dag_id)
     selection = with_relatives(latest, selection, upstream=bool(body.get("include_upstream")),
                                downstream=bool(body.get("include_downstream")))
     found = []
@@ -138,13 +143,14 @@ def _dependent(call: Call, found: list[tuple[Any, Any, list[TaskInstance]]], *, 
             if set(tis) - own]
 
 
-def _cleared(found: list[tuple[Any, Any, list[TaskInstance]]], current: dict[Any, TaskInstance]) -> dict[str, Any]:
+def _cleared(found: list[tuple[DagRun, Any, list[TaskInstance]]], current: dict[Any, TaskInstance]
+             ) -> TaskInstanceCollectionResponse:
     """The instances a clear took, as they are now (``current``) or, for a dry run, as they were read."""
     responses = [ti_response(current.get(ti.key, ti), run, sdag) for run, sdag, chosen in found for ti in chosen]
     return {"task_instances": responses, "total_entries": len(responses)}
 
 
-def _runs_between(call: Call, dag_id: str, start: Any, end: Any) -> list[Any]:
+def _runs_between(call: Call, dag_id: str, start: Any, end: Any) -> list[DagRun]:
     """The DAG's runs whose logical date is in [start, end] (either open); a run without one only when neither
     bound is given, as Airflow's date filter leaves it out."""
     runs = call.store.list_runs(dag_id)

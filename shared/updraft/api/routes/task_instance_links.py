@@ -15,7 +15,7 @@ serve: no log link there.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from updraft.api.errors import BadRequest, NotFound
@@ -24,6 +24,9 @@ from updraft.api.routes.task_instances import one_instance, run_dag
 from updraft.api.routing import Call, RouteTable
 from updraft.model.records import UNMAPPED, TIKey
 from updraft.store.blobs import Oversized
+
+if TYPE_CHECKING:
+    from updraft.api.models import ExternalLogUrlResponse, ExtraLinkCollectionResponse, TaskInstanceResponse
 
 routes = RouteTable()
 
@@ -41,7 +44,7 @@ def log_stream_url(region: str, log_group: str, stream: str) -> str:
             f"#logsV2:log-groups/log-group/{console(log_group)}/log-events/{console(stream)}")
 
 
-def _stream_url(call: Call, ti: dict[str, Any], try_number: int) -> str:
+def _stream_url(call: Call, ti: TaskInstanceResponse, try_number: int) -> str:
     from updraft.runtime.logs import CloudWatchLogSink
 
     config = call.services.config
@@ -56,7 +59,7 @@ def _url(value: Any) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
-def _operator_links(call: Call, ti: dict[str, Any]) -> dict[str, str | None]:
+def _operator_links(call: Call, ti: TaskInstanceResponse) -> dict[str, str | None]:
     """The task's operator extra links, name -> the URL its try stored (the masked form the API shows)."""
     sdag = run_dag(call, run_or_404(call, ti["dag_id"], ti["dag_run_id"]))
     task = getattr(sdag, "task_dict", {}).get(ti["task_id"])
@@ -70,7 +73,7 @@ def _operator_links(call: Call, ti: dict[str, Any]) -> dict[str, str | None]:
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/links")
-def get_extra_links(call: Call) -> dict[str, Any]:
+def get_extra_links(call: Call) -> ExtraLinkCollectionResponse:
     map_index = call.query.integer("map_index", UNMAPPED)
     asked_try = call.query.integer("try_number", ge=0)
     call.query.check()
@@ -83,7 +86,7 @@ def get_extra_links(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/externalLogUrl/{try_number}")
-def get_external_log_url(call: Call) -> dict[str, Any]:
+def get_external_log_url(call: Call) -> ExternalLogUrlResponse:
     try_number = call.int_path("try_number")
     map_index = call.query.integer("map_index", UNMAPPED)
     call.query.check()

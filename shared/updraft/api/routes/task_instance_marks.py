@@ -8,7 +8,7 @@ the failed and upstream-failed instances downstream of the marked task are clear
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import Field, parse_body
 from updraft.api.changes import NOTE_LENGTH, nudge
@@ -16,8 +16,11 @@ from updraft.api.errors import Conflict, NotFound, Unprocessable, issue
 from updraft.api.lookups import dag_or_404, run_or_404
 from updraft.api.routes.task_instances import run_dag, run_instances, ti_response
 from updraft.api.routing import Call, RouteTable
-from updraft.model.records import TaskInstance
+from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import MARKABLE_TI_STATES
+
+if TYPE_CHECKING:
+    from updraft.api.models import TaskInstanceCollectionResponse
 
 routes = RouteTable()
 
@@ -47,7 +50,7 @@ def _patch_body(call: Call) -> dict[str, Any]:
     return {**applied, **{k: v for k, v in body.items() if k.startswith("include_")}}
 
 
-def _patched(call: Call, map_index: int | None, *, dry_run: bool) -> dict[str, Any]:
+def _patched(call: Call, map_index: int | None, *, dry_run: bool) -> TaskInstanceCollectionResponse:
     """Airflow's ``patch_task_instance`` (and its ``dry_run``): note first, then the state, over the run's
     instances of the task (one map index, or all of them)."""
     from updraft.model.states import TaskInstanceState
@@ -90,7 +93,7 @@ def _patched(call: Call, map_index: int | None, *, dry_run: bool) -> dict[str, A
     return _collection(fresh, run, sdag)
 
 
-def _mark(call: Call, sdag: Any, runs: list[Any], task_id: str, map_index: int | None, state: Any,
+def _mark(call: Call, sdag: Any, runs: list[DagRun], task_id: str, map_index: int | None, state: Any,
           body: dict[str, Any], now: Any) -> None:
     from updraft.scheduling.clearing import Selection, relatives, resets, to_clear
     from updraft.scheduling.manual_changes import apply_marks, apply_resets
@@ -115,26 +118,26 @@ def _mark(call: Call, sdag: Any, runs: list[Any], task_id: str, map_index: int |
     nudge(call, runs[0].dag_id, [r.run_id for r in runs])
 
 
-def _collection(tis: list[TaskInstance], run: Any, sdag: Any) -> dict[str, Any]:
+def _collection(tis: list[TaskInstance], run: DagRun, sdag: Any) -> TaskInstanceCollectionResponse:
     return {"task_instances": [ti_response(ti, run, sdag) for ti in tis], "total_entries": len(tis)}
 
 
 # The dry-run routes first: ``.../{task_id}/dry_run`` would otherwise be taken for a map index.
 @routes.patch("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/dry_run")
-def patch_task_instance_dry_run(call: Call) -> dict[str, Any]:
+def patch_task_instance_dry_run(call: Call) -> TaskInstanceCollectionResponse:
     return _patched(call, None, dry_run=True)
 
 
 @routes.patch("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/{map_index}/dry_run")
-def patch_task_instance_dry_run_by_map_index(call: Call) -> dict[str, Any]:
+def patch_task_instance_dry_run_by_map_index(call: Call) -> TaskInstanceCollectionResponse:
     return _patched(call, call.int_path("map_index"), dry_run=True)
 
 
 @routes.patch("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}")
-def patch_task_instance(call: Call) -> dict[str, Any]:
+def patch_task_instance(call: Call) -> TaskInstanceCollectionResponse:
     return _patched(call, None, dry_run=False)
 
 
 @routes.patch("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/{map_index}")
-def patch_task_instance_by_map_index(call: Call) -> dict[str, Any]:
+def patch_task_instance_by_map_index(call: Call) -> TaskInstanceCollectionResponse:
     return _patched(call, call.int_path("map_index"), dry_run=False)

@@ -9,17 +9,20 @@ Airflow would show: ``map_index`` -1, state null, try 0 (what ``updraft tasks st
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.deferrals import trigger_response
 from updraft.api.errors import NotFound
 from updraft.api.filters import date_bounds, range_checks
 from updraft.api.formats import iso, pattern_matcher, seconds_between
-from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_or_404
+from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_after, run_or_404
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routing import Call, RouteTable
-from updraft.model.records import UNMAPPED, TaskInstance
+from updraft.model.records import UNMAPPED, DagRun, TaskInstance
 from updraft.model.states import API_TI_STATES
+
+if TYPE_CHECKING:
+    from updraft.api.models import TaskInstanceCollectionResponse, TaskInstanceResponse
 
 routes = RouteTable()
 
@@ -37,12 +40,12 @@ def ti_id(ti: TaskInstance) -> str:
     return str(uuid.uuid5(_ID_NAMESPACE, "\x1f".join((ti.dag_id, ti.run_id, ti.task_id, str(ti.map_index)))))
 
 
-def ti_response(ti: TaskInstance, run: Any, sdag: Any) -> dict[str, Any]:
+def ti_response(ti: TaskInstance, run: DagRun, sdag: Any) -> TaskInstanceResponse:
     task = getattr(sdag, "task_dict", {}).get(ti.task_id)
     return {
         "id": ti_id(ti), "task_id": ti.task_id, "dag_id": ti.dag_id, "dag_run_id": ti.run_id,
         "map_index": ti.map_index, "logical_date": iso(run.logical_date),
-        "run_after": iso(run.run_after or run.logical_date or run.queued_at),
+        "run_after": iso(run_after(run)),
         "start_date": iso(ti.start_date), "end_date": iso(ti.end_date),
         "duration": seconds_between(ti.start_date, ti.end_date),
         "state": ti.state.value if ti.state else None, "try_number": ti.try_number,
@@ -60,20 +63,20 @@ def ti_response(ti: TaskInstance, run: Any, sdag: Any) -> dict[str, Any]:
     }
 
 
-def _untouched(run: Any, task: Any) -> TaskInstance:
+def _untouched(run: DagRun, task: Any) -> TaskInstance:
     return TaskInstance(dag_id=run.dag_id, run_id=run.run_id, task_id=task.task_id, pool=task.pool,
                         pool_slots=task.pool_slots, priority_weight=task.effective_priority_weight,
                         executor=task.executor or "lambda")
 
 
-def run_instances(call: Call, run: Any, sdag: Any) -> list[TaskInstance]:
+def run_instances(call: Call, run: DagRun, sdag: Any) -> list[TaskInstance]:
     """The run's stored instances plus one untouched instance per task that has none yet."""
     stored = call.store.get_run_tis(run.dag_id, run.run_id)
     touched = {ti.task_id for ti in stored}
     return stored + [_untouched(run, t) for t in getattr(sdag, "tasks", []) if t.task_id not in touched]
 
 
-def runs_of(call: Call, dag_id: str, run_id: str) -> list[Any]:
+def runs_of(call: Call, dag_id: str, run_id: str) -> list[DagRun]:
     """The runs a path names: one, every run of one DAG (``run_id`` ``~``), or of every DAG (both ``~``)."""
     if dag_id == WILDCARD:
         if run_id != WILDCARD:
@@ -86,12 +89,12 @@ def runs_of(call: Call, dag_id: str, run_id: str) -> list[Any]:
     return [run_or_404(call, dag_id, run_id)]
 
 
-def run_dag(call: Call, run: Any) -> Any:
+def run_dag(call: Call, run: DagRun) -> Any:
     """The DAG version the run is pinned to."""
     return call.store.get_serialized_dag(run.dag_id, run.dag_hash)
 
 
-def _listed(call: Call, task_id: str | None = None) -> dict[str, Any]:
+def _listed(call: Call, task_id: str | None = None) -> TaskInstanceCollectionResponse:
     """The list routes' filters, order and page over the instances of the path's runs (of one task if given)."""
     q = call.query
     page = page_of(q, ["map_index"])
@@ -120,12 +123,12 @@ def _listed(call: Call, task_id: str | None = None) -> dict[str, Any]:
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances")
-def get_task_instances(call: Call) -> dict[str, Any]:
+def get_task_instances(call: Call) -> TaskInstanceCollectionResponse:
     return _listed(call)
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/listMapped")
-def get_mapped_task_instances(call: Call) -> dict[str, Any]:
+def get_mapped_task_instances(call: Call) -> TaskInstanceCollectionResponse:
     """Every map index of a mapped task in one run (paged and filtered as the list)."""
     dag_id, task_id = call.path("dag_id"), call.path("task_id")
     _meta, sdag = dag_or_404(call, dag_id)
@@ -137,7 +140,7 @@ def get_mapped_task_instances(call: Call) -> dict[str, Any]:
     return _listed(call, task_id)
 
 
-def one_instance(call: Call, map_index: int) -> dict[str, Any]:
+def one_instance(call: Call, map_index: int) -> TaskInstanceResponse:
     """The response of one task instance of the path's run, or Airflow's 404."""
     dag_id, run_id, task_id = call.path("dag_id"), call.path("dag_run_id"), call.path("task_id")
     dag_or_404(call, dag_id)
@@ -154,10 +157,10 @@ def one_instance(call: Call, map_index: int) -> dict[str, Any]:
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}")
-def get_task_instance(call: Call) -> dict[str, Any]:
+def get_task_instance(call: Call) -> TaskInstanceResponse:
     return one_instance(call, UNMAPPED)
 
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}/{map_index}")
-def get_mapped_task_instance(call: Call) -> dict[str, Any]:
+def get_mapped_task_instance(call: Call) -> TaskInstanceResponse:
     return one_instance(call, call.int_path("map_index"))

@@ -9,7 +9,7 @@ the value in the table (Airflow's Fernet flag).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import Field, parse_body
 from updraft.api.errors import BadRequest, Conflict, NotFound
@@ -21,6 +21,9 @@ from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.identifiers import ID_LEN
 from updraft.secrets.masker import REPLACEMENT, redact
 from updraft.store.variables import VariableRecord
+
+if TYPE_CHECKING:
+    from updraft.api.models import BulkResponse, VariableCollectionResponse, VariableResponse
 
 routes = RouteTable()
 
@@ -46,7 +49,7 @@ def masked_value(key: str, value: str | None) -> str | None:
     return json.dumps(redact(loaded, key))
 
 
-def variable_response(record: VariableRecord) -> dict[str, Any]:
+def variable_response(record: VariableRecord) -> VariableResponse:
     return {"key": record.key, "value": masked_value(record.key, record.value), "description": record.description,
             "is_encrypted": record.is_encrypted, "team_name": None}
 
@@ -67,7 +70,7 @@ def _body(raw: str | None) -> dict[str, Any]:
 
 
 @routes.get("/variables")
-def get_variables(call: Call) -> dict[str, Any]:
+def get_variables(call: Call) -> VariableCollectionResponse:
     page = page_of(call.query, ["id"])
     matches = pattern_matcher(call.query.string("variable_key_pattern"))
     call.query.check()
@@ -76,7 +79,7 @@ def get_variables(call: Call) -> dict[str, Any]:
 
 
 @routes.get("/variables/{variable_key}")
-def get_variable(call: Call) -> dict[str, Any]:
+def get_variable(call: Call) -> VariableResponse:
     key = call.path("variable_key")
     record = call.store.get_variable(key)
     if record is None:
@@ -85,7 +88,7 @@ def get_variable(call: Call) -> dict[str, Any]:
 
 
 @routes.post("/variables", status=201)
-def post_variable(call: Call) -> dict[str, Any]:
+def post_variable(call: Call) -> VariableResponse:
     body = _body(call.request.body)
     record = call.store.set_variable(body["key"], stored_value(body["value"]), body.get("description"),
                                      only_if_new=True)
@@ -107,7 +110,7 @@ def _update(call: Call, key: str, body: dict[str, Any], mask: set[str]) -> Varia
 
 
 @routes.patch("/variables/{variable_key}")
-def patch_variable(call: Call) -> dict[str, Any]:
+def patch_variable(call: Call) -> VariableResponse:
     """Only the fields named in ``update_mask`` change (all those sent without one); the key cannot."""
     key = call.path("variable_key")
     mask = set(call.query.strings("update_mask"))
@@ -146,5 +149,5 @@ BULK = BulkHandlers(
 
 
 @routes.patch("/variables")
-def bulk_variables(call: Call) -> dict[str, Any]:
+def bulk_variables(call: Call) -> BulkResponse:
     return run_bulk(call, BULK)

@@ -6,10 +6,13 @@ serves (the contract in ``notes/airflow-rest-api-v2.openapi.yaml``), and names i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import updraft
 from updraft.api.routing import Call, RouteTable
+
+if TYPE_CHECKING:
+    from updraft.api.models import VersionInfo
 
 AIRFLOW_API_VERSION = "3.3.2"
 
@@ -17,5 +20,5 @@ routes = RouteTable()
 
 
 @routes.get("/version")
-def get_version(_call: Call) -> dict[str, Any]:
+def get_version(_call: Call) -> VersionInfo:
     return {"version": AIRFLOW_API_VERSION, "git_version": f"updraft-{updraft.__version__}"}

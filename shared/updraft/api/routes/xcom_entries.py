@@ -25,13 +25,13 @@ instead of the value. Only ``max_json_bytes`` of a value is ever decompressed to
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.answer_size import MAX_ANSWER_BYTES, carried_size
 from updraft.api.body import Field, parse_body
 from updraft.api.errors import Conflict, ContentTooLarge, NotFound, Unprocessable, issue
 from updraft.api.formats import iso, pattern_matcher
-from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys
+from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_after
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routes.task_instances import run_instances, runs_of
 from updraft.api.routing import Call, Reply, RouteTable
@@ -40,6 +40,9 @@ from updraft.model.serde_tags import reserved_keys_problem
 from updraft.model.serde_tags import stringify as readable
 from updraft.secrets.masker import redact
 from updraft.store.blobs import Oversized
+
+if TYPE_CHECKING:
+    from updraft.api.models import XComCollectionResponse, XComResponse, XComResponseNative
 
 routes = RouteTable()
 
@@ -52,10 +55,10 @@ ORDER = field_keys("dag_id", "task_id", "run_id", "map_index", "key", "timestamp
 
 
 def _entries(call: Call, task_id: str, map_index: int | None, with_values: bool,
-             max_json_bytes: int | None = None) -> list[dict[str, Any]]:
-    """The entries of the path's runs; with values, each read up to ``max_json_bytes`` of JSON (a longer one is
-    ``Oversized``); without, none is read."""
-    out = []
+             max_json_bytes: int | None = None) -> list[tuple[XComResponse, Any]]:
+    """The entries of the path's runs, each with its shown value: with values, each read up to ``max_json_bytes``
+    of JSON (a longer one is ``Oversized``); without, none is read (the value is None)."""
+    out: list[tuple[XComResponse, Any]] = []
     for run in runs_of(call, call.path("dag_id"), call.path("dag_run_id")):
         sdag = call.store.get_serialized_dag(run.dag_id, run.dag_hash)
         tasks = getattr(sdag, "task_dict", {})
@@ -66,59 +69,58 @@ def _entries(call: Call, task_id: str, map_index: int | None, with_values: bool,
             shown = call.store.shown_xcoms(run.dag_id, run.run_id, tid, map_index,
                                            max_json_bytes=max_json_bytes if with_values else 0)
             for (index, key), value in sorted(shown.items()):
-                entry = {
-                    "key": key, "timestamp": iso(ended.get((tid, index)) or run.run_after or run.queued_at),
+                entry: XComResponse = {
+                    "key": key, "timestamp": iso(ended.get((tid, index)) or run_after(run)),
                     "logical_date": iso(run.logical_date), "map_index": index, "task_id": tid,
                     "dag_id": run.dag_id, "run_id": run.run_id, "dag_display_name": display_name(sdag, run.dag_id),
                     "task_display_name": (task.task_display_name if task is not None else None) or tid,
-                    "run_after": iso(run.run_after or run.logical_date or run.queued_at),
+                    "run_after": iso(run_after(run)),
                 }
-                if with_values:
-                    entry["value"] = value
-                out.append(entry)
+                out.append((entry, value if with_values else None))
     return out
 
 
 @routes.get(ENTRIES)
-def get_xcom_entries(call: Call) -> dict[str, Any]:
+def get_xcom_entries(call: Call) -> XComCollectionResponse:
     q = call.query
     page = page_of(q, ["dag_id", "task_id", "run_id", "map_index", "key"])
     key = q.string("xcom_key")
     map_index = q.integer("map_index")
     matches_key = pattern_matcher(q.string("xcom_key_pattern"))
     q.check()
-    entries = [e for e in _entries(call, call.path("task_id"), map_index, with_values=False)
+    entries = [e for e, _shown in _entries(call, call.path("task_id"), map_index, with_values=False)
                if key in (None, e["key"]) and matches_key(e["key"])]
     found, total = paginate(entries, page, ORDER)
     return {"xcom_entries": found, "total_entries": total}
 
 
 @routes.get(ENTRIES + "/{xcom_key}")
-def get_xcom_entry(call: Call) -> dict[str, Any]:
+def get_xcom_entry(call: Call) -> XComResponseNative:
     q = call.query
     map_index = q.integer("map_index", UNMAPPED)
     deserialize = q.boolean("deserialize", False)
     stringify = q.boolean("stringify", False)
     q.check()
     key = call.path("xcom_key")
-    found = [e for e in _entries(call, call.path("task_id"), map_index, with_values=True,
-                                 max_json_bytes=MAX_ANSWER_BYTES) if e["key"] == key]
+    found = [(e, value) for e, value in _entries(call, call.path("task_id"), map_index, with_values=True,
+                                                 max_json_bytes=MAX_ANSWER_BYTES) if e["key"] == key]
     if not found:
         raise NotFound(f"XCom entry with key: `{key}` not found")
-    entry = found[0]
-    if not isinstance(entry["value"], Oversized):
+    entry, value = found[0]
+    if not isinstance(value, Oversized):
         if deserialize:  # Airflow's readable form: tuples as (a,b), other tagged values as their class's name
-            entry["value"] = readable(entry["value"])
+            value = readable(value)
         if stringify:
-            entry["value"] = str(entry["value"])
-        if carried_size(entry) <= MAX_ANSWER_BYTES:
-            return entry
-    raise _too_large(call, entry)
+            value = str(value)
+        answer: XComResponseNative = {**entry, "value": value}
+        if carried_size(answer) <= MAX_ANSWER_BYTES:
+            return answer
+    raise _too_large(call, entry, value)
 
 
-def _too_large(call: Call, entry: dict[str, Any]) -> ContentTooLarge:
+def _too_large(call: Call, entry: XComResponse, value: Any) -> ContentTooLarge:
     """The 413 for an entry whose value is too large to answer, with a link to the value where it is in S3."""
-    located = entry["value"]
+    located = value
     if not isinstance(located, Oversized):  # read, but too large once answered: where is it stored?
         located = call.store.shown_xcoms(entry["dag_id"], entry["run_id"], entry["task_id"], entry["map_index"],
                                          max_json_bytes=0)[(entry["map_index"], entry["key"])]
@@ -144,13 +146,15 @@ def _value(body: dict[str, Any]) -> Any:
     return value
 
 
-def _written(call: Call, key: TIKey, xcom_key: str) -> dict[str, Any]:
+def _written(call: Call, key: TIKey, xcom_key: str) -> XComResponseNative:
     """The entry just written, as Airflow's ``XComResponseNative``."""
-    return next(e for e in _entries(call, key.task_id, key.map_index, with_values=True) if e["key"] == xcom_key)
+    entry, value = next((e, value) for e, value in _entries(call, key.task_id, key.map_index, with_values=True)
+                        if e["key"] == xcom_key)
+    return {**entry, "value": value}
 
 
 @routes.post(ENTRIES, status=201)
-def create_xcom_entry(call: Call) -> dict[str, Any]:
+def create_xcom_entry(call: Call) -> XComResponseNative:
     body = parse_body(call.request.body, CREATE_BODY)
     value = _value(body)
     dag_id, run_id, task_id = call.path("dag_id"), call.path("dag_run_id"), call.path("task_id")
@@ -191,7 +195,7 @@ def _existing(call: Call, map_index: int) -> TIKey:
 
 
 @routes.patch(ENTRIES + "/{xcom_key}")
-def update_xcom_entry(call: Call) -> dict[str, Any]:
+def update_xcom_entry(call: Call) -> XComResponseNative:
     body = parse_body(call.request.body, UPDATE_BODY)
     value = _value(body)
     key = _existing(call, body.get("map_index", UNMAPPED))
