@@ -58,12 +58,22 @@ class InflightTries:
         self._report(payload, result)
 
     def fargate_done(self, task: Any, result: dict[str, Any] | None) -> None:
-        """A Fargate process exited (``FargateRunner``'s callback)."""
+        """A Fargate process exited (``FargateRunner``'s callback). One that failed is reported to the scheduler
+        as ECS reports a stopped task on AWS (``executors.fargate.lost_try``): its try fails or retries at once,
+        with the exit code in its note. Ended by local mode's stop, its try is an orphan, settled at the next
+        start."""
         self._untrack(task.payload)
-        if result is None or task.process.returncode not in (0, None):
-            self.release(task.payload, reason=f"Fargate process exited with {task.process.returncode}")
+        if task.process.returncode != 0:
+            if self.stopping():
+                self.release(task.payload, reason=f"Fargate process exited with {task.process.returncode}")
+            else:
+                self.say(f"task {task.payload.get('dag_id')}.{task.payload.get('task_id')} try "
+                         f"{task.payload.get('try_number')}: its Fargate process exited with "
+                         f"{task.process.returncode}")
+                self.nudge_run(task.stopped_event())
             return
-        self._report(task.payload, result, where=" on Fargate")
+        if result is not None:
+            self._report(task.payload, result, where=" on Fargate")
 
     def _report(self, payload: dict[str, Any], result: dict[str, Any], where: str = "") -> None:
         self.runs.try_reported(str(payload.get("dag_id")), str(payload.get("run_id")))

@@ -28,6 +28,8 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from updraft.executors.fargate import TASK_STATE_CHANGE
+
 WORKER_MODULE = "functions.worker.handler"
 
 
@@ -346,6 +348,21 @@ class FargateTask:
     payload: dict[str, Any]
     process: subprocess.Popen
     on_exit: Callable[[FargateTask, dict[str, Any] | None], None]
+    container: dict[str, Any]  # RunTask's container override, as ECS echoes it in the task's events
+
+    def stopped_event(self) -> dict[str, Any]:
+        """The EventBridge event ECS sends when this task stops (the stack's rule delivers it to the scheduler):
+        its container's exit code and override, so the scheduler judges a local task's end as a deployed one's."""
+        exit_code = self.process.returncode
+        name = self.container.get("name", "worker")
+        killed = exit_code is not None and exit_code < 0  # a signal: ECS reports 128 + its number
+        return {"version": "0", "source": "aws.ecs", "detail-type": TASK_STATE_CHANGE, "resources": [self.task_arn],
+                "detail": {"taskArn": self.task_arn, "lastStatus": "STOPPED", "desiredStatus": "STOPPED",
+                           "launchType": "FARGATE", "stopCode": "EssentialContainerExited",
+                           "stoppedReason": "Essential container in task exited",
+                           "overrides": {"containerOverrides": [self.container]},
+                           "containers": [{"name": name, "lastStatus": "STOPPED",
+                                           "exitCode": 128 - exit_code if killed else exit_code}]}}
 
     def result(self) -> dict[str, Any] | None:
         out = self.process.stdout.read() if self.process.stdout else ""
@@ -382,7 +399,7 @@ class FargateRunner:
             payload = json.loads(env.get("UPDRAFT_DISPATCH", "{}"))
         except ValueError:
             payload = {}
-        task = FargateTask(arn, payload, process, on_exit)
+        task = FargateTask(arn, payload, process, on_exit, {"name": "worker", **container})
         with self._lock:
             self.running[arn] = task
         threading.Thread(target=self._wait, args=(task,), name=f"fargate-{task_id}", daemon=True).start()

@@ -215,3 +215,44 @@ def test_state_survives_a_stop_and_a_running_try_is_retried_after_restart(tmp_pa
     assert finished.state.value == "success"
     assert _states(system, "slow", run.run_id) == {"slow": ("success", 2)}
     assert os.path.isdir(state_dir / "snapshot")
+
+
+def test_a_fargate_task_killed_mid_try_fails_its_try_at_once_as_ecs_reports_it(tmp_path: Path, start_system) -> None:
+    """Local mode reports a Fargate process that died as ECS reports a stopped task on AWS (the stack's rule sends
+    it to the scheduler): the try fails at once as Airflow fails a task killed externally, its retry runs."""
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    write_dag(dags, "heavy.py", """
+        import time
+        from datetime import datetime, timedelta
+        from airflow.sdk import dag, task
+
+        @task(executor="fargate", retries=1, retry_delay=timedelta(seconds=3))
+        def train(ti=None):
+            if ti.try_number == 1:
+                time.sleep(600)  # its process is killed meanwhile, as ECS stops a task out of memory
+            return "trained"
+
+        @dag(dag_id="heavy", schedule=None, start_date=datetime(2024, 1, 1), catchup=False)
+        def pipeline():
+            train()
+
+        pipeline()
+    """)
+    system = start_system(dags)
+    store = system.services.store
+    eventually(lambda: store.get_dag_meta("heavy"))
+    run = _trigger(system, "heavy")
+    key = TIKey("heavy", run.run_id, "train", -1)
+    eventually(lambda: (ti := store.get_ti(key)) and ti.state.value == "running" and system.fargate.running,
+               timeout=60)
+    (task,) = system.fargate.running.values()
+    task.process.kill()
+    lost = eventually(lambda: (ti := store.get_ti(key)) and ti.try_number == 1 and ti.state.value != "running" and ti,
+                      timeout=30)
+    assert lost.state.value == "up_for_retry", lost
+    assert lost.note == (f"killed externally: Fargate task {task.task_arn} stopped (EssentialContainerExited: "
+                         "Essential container in task exited; exit code 137), while the try was running")
+    finished = eventually(lambda: _finished(system, "heavy", run.run_id), timeout=60)
+    assert finished.state.value == "success" and _states(system, "heavy", run.run_id) == {"train": ("success", 2)}
+    assert system.orphans == {}  # failed by the scheduler, not released as an orphan
