@@ -18,6 +18,8 @@ What the resolver adds to the routes:
 - a value larger than the store keeps (:class:`~updraft.store.errors.ValueTooLarge`: a variable or connection
   over one item, a secret over KMS's limit) is the client's error, 400 with the store's message saying which
   and by how much;
+- a domain error a route lets through (an unknown DAG, a run that already exists, a backfill refused...) is
+  answered as :data:`~updraft.api.domain_errors.DOMAIN_ERRORS` says, Airflow's status and detail;
 - nothing a request sends can crash the function: any other exception is logged and answers 500
   ``{"detail": "Internal Server Error"}`` (a 5xx counts in the ``Api5xx`` alarm metric).
 
@@ -40,6 +42,7 @@ from updraft.api.answer_size import MAX_ANSWER_BYTES, text_carried_size
 from updraft.api.audit import record_change
 from updraft.api.auth import authorize
 from updraft.api.auth.session import SESSION_PREFIX, refuse_cross_site, through_session
+from updraft.api.domain_errors import domain_answer
 from updraft.api.errors import ApiError, ContentTooLarge, MethodNotAllowed
 from updraft.api.headers import security_headers
 from updraft.api.request import Request
@@ -158,6 +161,11 @@ def build_app(services: Callable[[], Any], routes: list[Route] | None = None) ->
 
     @app.exception_handler(Exception)
     def unexpected(exc: Exception) -> Response:
+        """A domain error of :data:`~updraft.api.domain_errors.DOMAIN_ERRORS` answered as the table says (Powertools
+        would need its class imported to register it there); any other exception a 500."""
+        answer = domain_answer(exc)
+        if answer is not None:
+            return _json(*answer)
         log.exception(f"API request failed: {app.current_event.http_method} {app.current_event.path}",
                       exc_info=exc)
         return _json(500, {"detail": "Internal Server Error"})

@@ -17,7 +17,12 @@ from updraft.store.state_stores import clear_task_states
 
 
 class DagStillRunning(Exception):
-    """A task instance of the DAG is running: deleting its items under it would lose its result."""
+    """A task instance of the DAG is running: deleting its items under it would lose its result. The message is
+    Airflow's (its API answers it as the 409's detail); ``dag_id`` names the DAG."""
+
+    def __init__(self, dag_id: str) -> None:
+        super().__init__(f"Task instances of dag with id: '{dag_id}' are still running")
+        self.dag_id = dag_id
 
 
 def delete_dag(store: Store, dag_id: str, *, waits: Waits | None = None) -> bool:

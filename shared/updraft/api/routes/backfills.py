@@ -1,11 +1,11 @@
 """Backfills: create (and dry-run), list by DAG, get, pause, unpause and cancel, as Airflow 3's ``/backfills``
 routes with its ``BackfillResponse`` and ``DryRunBackfillCollectionResponse``.
 
-The rules are :mod:`updraft.scheduling.backfill_commands`; this module maps their errors to Airflow's answers:
-an unknown DAG 404, a second active backfill 409, a schedule, date range, direction, conf or reprocess
-behaviour that does not allow the backfill 422 ``{"detail": "<message>"}`` (Airflow raises a
-``RequestValidationError`` with the message), a completed backfill 409 on pause/unpause/cancel. The scheduler
-creates the runs on its next tick.
+The rules are :mod:`updraft.scheduling.backfill_commands`; their errors pass through to the app, which answers
+them as Airflow does (:mod:`updraft.api.domain_errors`): an unknown DAG 404, a second active backfill 409, a
+schedule, date range, direction, conf or reprocess behaviour that does not allow the backfill 422
+``{"detail": "<message>"}`` (Airflow raises a ``RequestValidationError`` with the message), a completed backfill
+409 on pause/unpause/cancel. The scheduler creates the runs on its next tick.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import Field, parse_body
-from updraft.api.errors import ApiError, BadRequest, Conflict, NotFound, Unprocessable, issue
+from updraft.api.errors import BadRequest, NotFound, Unprocessable, issue
 from updraft.api.formats import iso
 from updraft.api.lookups import display_name
 from updraft.api.pagination import page_of, paginate
@@ -37,12 +37,6 @@ POST_BODY = {
     "run_on_latest_version": Field("bool"),
 }
 BACKFILL_ORDER = {"id": lambda b: b.id}
-
-
-class InvalidBackfillRequest(ApiError):
-    """Airflow's ``RequestValidationError(str(e))``: 422 whose detail is the message itself."""
-
-    status = 422
 
 
 def backfill_response(call: Call, backfill: Backfill) -> BackfillResponse:
@@ -77,32 +71,12 @@ def _request(call: Call) -> Any:
                            max_active_runs=body.get("max_active_runs", DEFAULT_MAX_ACTIVE_RUNS))
 
 
-def _answer_error(err: Exception, dag_id: str | None = None) -> ApiError:
-    from updraft.scheduling import backfill_commands as commands
-    from updraft.sdk.exceptions import DagNotFound
-
-    if isinstance(err, DagNotFound):
-        return NotFound(f"Could not find dag {dag_id}")
-    if isinstance(err, commands.BackfillNotFound):
-        return NotFound(str(err))
-    if isinstance(err, commands.AlreadyRunningBackfill | commands.BackfillCompleted):
-        return Conflict(str(err))
-    if isinstance(err, commands.InvalidBackfill):
-        return InvalidBackfillRequest(str(err))
-    if isinstance(err, commands.RerunKeepsConf):
-        return BadRequest(str(err))
-    raise err
-
-
 @routes.post("/backfills")
 def create_backfill(call: Call) -> BackfillResponse:
     from updraft.scheduling.backfill_commands import create_backfill as create
 
     request = _request(call)
-    try:
-        backfill = create(call.store, request, now=call.now(), triggering_user_name=call.request.caller)
-    except Exception as err:
-        raise _answer_error(err, request.dag_id) from None
+    backfill = create(call.store, request, now=call.now(), triggering_user_name=call.request.caller)
     return backfill_response(call, backfill)
 
 
@@ -111,10 +85,7 @@ def create_backfill_dry_run(call: Call) -> DryRunBackfillCollectionResponse:
     from updraft.scheduling.backfill_commands import dry_run
 
     request = _request(call)
-    try:
-        infos = dry_run(call.store, request, now=call.now())
-    except Exception as err:
-        raise _answer_error(err, request.dag_id) from None
+    infos = dry_run(call.store, request, now=call.now())
     return {"backfills": [{"logical_date": iso(i.logical_date), "partition_key": None, "partition_date": None}
                           for i in infos], "total_entries": len(infos)}
 
@@ -150,13 +121,10 @@ def _change(call: Call, action: str) -> BackfillResponse:
     from updraft.scheduling import backfill_commands as commands
 
     backfill_id = _backfill_id(call)
-    try:
-        if action == "cancel":
-            backfill = commands.cancel(call.store, backfill_id, now=call.now())
-        else:
-            backfill = commands.set_paused(call.store, backfill_id, action == "pause", now=call.now())
-    except Exception as err:
-        raise _answer_error(err) from None
+    if action == "cancel":
+        backfill = commands.cancel(call.store, backfill_id, now=call.now())
+    else:
+        backfill = commands.set_paused(call.store, backfill_id, action == "pause", now=call.now())
     return backfill_response(call, backfill)
 
 

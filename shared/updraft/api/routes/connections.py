@@ -21,7 +21,7 @@ import json
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from updraft.api.body import Field, parse_body
-from updraft.api.errors import ApiError, BadRequest, Conflict, Forbidden, NotFound, Unprocessable, issue
+from updraft.api.errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable, issue
 from updraft.api.formats import pattern_matcher
 from updraft.api.json_text import InvalidJson, loads
 from updraft.api.pagination import page_of, paginate
@@ -154,11 +154,7 @@ def hook_meta_entry(kind: provider_info.ConnectionType) -> dict[str, Any]:
 def hook_meta(call: Call) -> list[dict[str, Any]]:
     """The connection form's types; a broken ``providers.json`` is a broken install, answered 500 naming it."""
     call.query.check()
-    try:
-        kinds = provider_info.connection_types(provider_info.installed())
-    except provider_info.ProviderInfoError as err:
-        raise ApiError(f"The environment's installed providers cannot be read: {err}") from None
-    return [hook_meta_entry(kind) for kind in kinds]
+    return [hook_meta_entry(kind) for kind in provider_info.connection_types(provider_info.installed())]
 
 
 @routes.get("/connections/{connection_id}")

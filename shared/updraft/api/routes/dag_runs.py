@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from updraft.api.body import Field, parse_body
 from updraft.api.changes import NOTE_LENGTH, check_enum, nudge, refuse
-from updraft.api.errors import BadRequest, Conflict, Unprocessable, dag_not_found, issue, run_not_found
+from updraft.api.errors import BadRequest, Conflict, Unprocessable, issue, run_not_found
 from updraft.api.filters import COMPARISONS, date_bounds, range_checks, range_names
 from updraft.api.formats import iso, pattern_matcher, seconds_between
 from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_after, run_or_404
@@ -167,9 +167,7 @@ def trigger_dag_run(call: Call) -> Reply:
     """Airflow's trigger; a DAG whose file has import errors (another DAG of it failed) is refused, as in
     Airflow. A null ``logical_date`` gives the run the trigger time as its logical date (Updraft
     gives every manual run one, so templates such as ``ds`` render, as the CLI's trigger does)."""
-    from updraft.scheduling.triggering import DagRunAlreadyExists, InvalidRunId, trigger_dag
-    from updraft.sdk.exceptions import DagNotFound, ParamValidationError
-    from updraft.timetables.evaluated import ManualIntervalNotEvaluated
+    from updraft.scheduling.triggering import trigger_dag
 
     dag_id = call.path("dag_id")
     body = parse_body(call.request.body, TRIGGER_BODY)
@@ -182,19 +180,12 @@ def trigger_dag_run(call: Call) -> Reply:
     meta = call.store.get_dag_meta(dag_id)
     if meta is not None and meta.relative_fileloc in {e["filename"] for e in call.store.list_import_errors()}:
         raise BadRequest(f"DAG with dag_id: '{dag_id}' has import errors and cannot be triggered")
-    try:
-        run = trigger_dag(call.store, dag_id, now=call.now(), conf=body.get("conf"),
-                          logical_date=body.get("logical_date"), run_id=body.get("dag_run_id"),
-                          partition_key=body.get("partition_key"),
-                          # As Airflow: a browser's request (it sends a Referer) is the UI's, any other the API's.
-                          triggered_by="ui" if call.request.header("referer") else "rest_api",
-                          triggering_user_name=call.request.caller)
-    except DagNotFound:
-        raise dag_not_found(dag_id) from None
-    except (ParamValidationError, InvalidRunId, ManualIntervalNotEvaluated) as err:
-        raise BadRequest(str(err)) from None
-    except DagRunAlreadyExists as err:
-        raise Conflict(str(err)) from None
+    run = trigger_dag(call.store, dag_id, now=call.now(), conf=body.get("conf"),
+                      logical_date=body.get("logical_date"), run_id=body.get("dag_run_id"),
+                      partition_key=body.get("partition_key"),
+                      # As Airflow: a browser's request (it sends a Referer) is the UI's, any other the API's.
+                      triggered_by="ui" if call.request.header("referer") else "rest_api",
+                      triggering_user_name=call.request.caller)
     headers = {}
     try:
         call.services.nudge_scheduler(dag_id, run.run_id)

@@ -11,7 +11,7 @@ import base64
 from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import Field, parse_body
-from updraft.api.errors import BadRequest, Conflict, NotFound
+from updraft.api.errors import BadRequest, NotFound
 from updraft.api.formats import iso, iso_duration, pattern_matcher, time_delta
 from updraft.api.lookups import dag_or_404, display_name, field_keys, jsonable
 from updraft.api.pagination import order, page_of, paginate
@@ -196,15 +196,10 @@ def delete_dag(call: Call) -> Reply:
     """Airflow's ``DELETE /dags/{dag_id}`` (:mod:`updraft.scheduling.dag_deletion`): 204; 404 for an unknown DAG;
     409 while one of its task instances runs. A DAG whose file still defines it comes back, paused, the next time
     the file is parsed (its next upload), as it does on Airflow's next parse."""
-    from updraft.scheduling.dag_deletion import DagStillRunning
     from updraft.scheduling.dag_deletion import delete_dag as delete
 
     dag_id = call.path("dag_id")
-    try:
-        deleted = delete(call.store, dag_id, waits=call.services.waits)
-    except DagStillRunning:
-        raise Conflict(f"Task instances of dag with id: '{dag_id}' are still running") from None
-    if not deleted:
+    if not delete(call.store, dag_id, waits=call.services.waits):
         raise NotFound(f"Dag with id: {dag_id} was not found")
     return Reply(204)
 

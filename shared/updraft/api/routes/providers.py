@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from updraft.api.errors import ApiError
 from updraft.api.routing import Call, RouteTable
 from updraft.requirements import provider_info
 
@@ -31,10 +30,7 @@ def get_providers(call: Call) -> ProviderCollectionResponse:
     limit = call.query.integer("limit", 50, ge=0)
     offset = call.query.integer("offset", 0, ge=0)
     call.query.check()
-    try:
-        installed = provider_info.installed()
-    except provider_info.ProviderInfoError as err:
-        raise ApiError(f"The environment's installed providers cannot be read: {err}") from None
+    installed = provider_info.installed()
     listed: list[ProviderResponse] = [
         {"package_name": p["package-name"], "description": _plain(p.get("description", "")),
          "version": p.get("version", ""), "documentation_url": p.get("documentation-url")}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from updraft.api.errors import NotFound
 from updraft.api.lookups import dag_or_404
 from updraft.api.routing import Call, RouteTable
 from updraft.model.records import UNMAPPED
@@ -28,11 +27,8 @@ def _dependencies(call: Call, map_index: int) -> TaskDependencyCollectionRespons
 
     dag_id = call.path("dag_id")
     dag_or_404(call, dag_id)
-    try:
-        reasons = why.why_not_running(call.store, dag_id, call.path("dag_run_id"), call.path("task_id"), map_index,
-                                      now=call.now())
-    except why.NotFound as err:
-        raise NotFound(str(err)) from None
+    reasons = why.why_not_running(call.store, dag_id, call.path("dag_run_id"), call.path("task_id"), map_index,
+                                  now=call.now())
     return {"dependencies": [{"name": r.dep or r.kind.value, "reason": r.message} for r in reasons]}
 
 

@@ -126,16 +126,12 @@ def _dependent(call: Call, found: list[tuple[Any, Any, list[TaskInstance]]], *, 
                only_running: bool) -> list[tuple[Any, Any, list[TaskInstance]]]:
     """The other DAGs' instances the clear takes through the ExternalTaskMarkers it clears
     (:mod:`updraft.scheduling.marker_clears`); past the markers' recursion depth, a 400 naming the marker."""
-    from updraft.scheduling.marker_clears import MarkerRecursionError, dependent_clears
+    from updraft.scheduling.marker_clears import dependent_clears
 
     taken: dict[tuple[str, str], tuple[Any, Any, dict[Any, TaskInstance]]] = {}
     for run, sdag, chosen in found:
-        try:
-            external = dependent_clears(call.store, sdag, run, chosen, only_failed=only_failed,
-                                        only_running=only_running)
-        except MarkerRecursionError as err:
-            raise BadRequest(str(err)) from None
-        for clear in external:
+        for clear in dependent_clears(call.store, sdag, run, chosen, only_failed=only_failed,
+                                      only_running=only_running):
             entry = taken.setdefault((clear.run.dag_id, clear.run.run_id), (clear.run, clear.dag, {}))
             entry[2].update({ti.key: ti for ti in clear.tis})
     own = {ti.key for _, _, chosen in found for ti in chosen}
