@@ -53,6 +53,8 @@ DOMAIN_ERRORS: dict[str, DomainAnswer] = {
     "updraft.scheduling.backfill_commands.BackfillCompleted": DomainAnswer(409),
     "updraft.scheduling.backfill_commands.InvalidBackfill": DomainAnswer(422),
     "updraft.scheduling.backfill_commands.RerunKeepsConf": DomainAnswer(400),
+    # A task state key written without a retention while [state_store] default_retention_days is negative.
+    "updraft.store.state_stores.NegativeRetention": DomainAnswer(400),
     # A providers.json that does not read is a broken install: the server's error, naming what is wrong.
     "updraft.requirements.provider_info.ProviderInfoError": DomainAnswer(500, _providers_unreadable),
 }

@@ -47,12 +47,17 @@ DEFAULT_RETENTION_DAYS = 30  # Airflow's [state_store] default_retention_days
 DEFAULT_MAX_VALUE_BYTES = 65535  # Airflow's [state_store] max_value_storage_bytes
 
 
+class NegativeRetention(ValueError):
+    """``[state_store] default_retention_days`` is negative: no expiry can be computed from it."""
+
+
 def default_expiry(now: dt.datetime) -> dt.datetime | None:
     """When a task state key written ``now`` without a retention expires: ``[state_store] default_retention_days``
-    (``AIRFLOW__STATE_STORE__DEFAULT_RETENTION_DAYS``) later; never with 0; a negative value is an error."""
+    (``AIRFLOW__STATE_STORE__DEFAULT_RETENTION_DAYS``) later; never with 0; a negative value is an error
+    (:class:`NegativeRetention`)."""
     days = airflow_config.get_int("state_store", "default_retention_days", DEFAULT_RETENTION_DAYS)
     if days < 0:
-        raise ValueError(f"[state_store] default_retention_days must be >= 0, got {days}. "
+        raise NegativeRetention(f"[state_store] default_retention_days must be >= 0, got {days}. "
                          "Set to 0 to disable expiry.")
     return None if days == 0 else now + dt.timedelta(days=days)
 

@@ -44,6 +44,13 @@ def test_task_state_store_routes(api, store, monkeypatch):
     monkeypatch.setenv("AIRFLOW__STATE_STORE__MAX_VALUE_STORAGE_BYTES", "10")
     assert api("PUT", STORE + "/k", body={"value": "x" * 20}).status == 422
     monkeypatch.delenv("AIRFLOW__STATE_STORE__MAX_VALUE_STORAGE_BYTES")
+    monkeypatch.setenv("AIRFLOW__STATE_STORE__DEFAULT_RETENTION_DAYS", "-1")  # only a "default" expiry reads it
+    refused = api("PUT", STORE + "/k", body={"value": 1})
+    assert (refused.status, refused.body) == (400, {"detail": "[state_store] default_retention_days must be >= 0, "
+                                                              "got -1. Set to 0 to disable expiry."})
+    assert api("PUT", STORE + "/k", body={"value": 1, "expires_at": None}).status == 204
+    assert api("DELETE", STORE + "/k").status == 204
+    monkeypatch.delenv("AIRFLOW__STATE_STORE__DEFAULT_RETENTION_DAYS")
     # Writes need the task instance; reads of one that does not exist find nothing.
     other = "/api/v2/dags/etl/dagRuns/r1/taskInstances/nope/state-store"
     assert api("PUT", other + "/k", body={"value": 1}).status == 404

@@ -34,6 +34,7 @@ EXPECTED = {
     "updraft.scheduling.backfill_commands.BackfillCompleted": (409, "boom"),
     "updraft.scheduling.backfill_commands.InvalidBackfill": (422, "boom"),
     "updraft.scheduling.backfill_commands.RerunKeepsConf": (400, "boom"),
+    "updraft.store.state_stores.NegativeRetention": (400, "boom"),
     "updraft.requirements.provider_info.ProviderInfoError": (500, "The environment's installed providers cannot be "
                                                                   "read: boom"),
 }

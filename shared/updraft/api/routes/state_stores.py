@@ -17,7 +17,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import Field, parse_body
-from updraft.api.errors import BadRequest, NotFound, Unprocessable, issue
+from updraft.api.errors import NotFound, Unprocessable, issue
 from updraft.api.formats import iso, parse_datetime
 from updraft.api.routes.task_instances import run_instances
 from updraft.api.routing import Call, Reply, RouteTable
@@ -82,10 +82,7 @@ def _value(body: dict[str, Any]) -> Any:
 def _expires_at(call: Call, body: dict[str, Any]) -> dt.datetime | None:
     raw = body.get("expires_at", "default")
     if raw == "default":
-        try:
-            return default_expiry(call.now())
-        except ValueError as err:
-            raise BadRequest(str(err)) from None
+        return default_expiry(call.now())
     if raw is None:
         return None
     parsed = parse_datetime(raw) if isinstance(raw, str) else None
