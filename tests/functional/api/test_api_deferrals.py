@@ -78,3 +78,17 @@ def test_a_deferred_instance_shows_its_trigger_and_a_mark_a_clear_or_a_deletion_
     other, _ = _deferred(api, store, machine, "r3")
     assert api("DELETE", "/api/v2/dags/etl").status == 204  # a deleted DAG's deferred tries stop waiting
     assert _status(waits, other) == "ABORTED"
+
+
+def test_a_trigger_recorded_without_its_creation_time_answers_the_try_s_start(api, store, machine):
+    """A trigger record without ``created_at`` (an older release's, or written by hand) is no 500: Airflow's
+    required ``created_date`` is the try's start."""
+    assert api("POST", RUNS, body={"logical_date": None, "dag_run_id": "old"}).status == 200
+    key = TIKey("etl", "old", "extract")
+    record = {k: v for k, v in TRIGGER.items() if k != "created_at"}
+    assert store.transition_ti(key, expected=[None], state=TaskInstanceState.DEFERRED, fields={
+        "try_number": 1, "try_id": "tok-old", "start_date": T0, "trigger": record, "next_method": "done"})
+    shown = api.get(f"{RUNS}/old/taskInstances/extract")
+    assert shown.status == 200, shown.body
+    assert shown.body["trigger"]["created_date"] == "2024-03-01T00:00:00Z"
+    assert shown.body["trigger"]["classpath"] == TRIGGER["classpath"]
