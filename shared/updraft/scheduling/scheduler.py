@@ -253,7 +253,7 @@ class Scheduler:
     def create_due_runs(self, report: PassReport, *, dag_ids: list[str] | None = None) -> None:
         """Create the due scheduled runs of every due DAG (of ``dag_ids`` only: a wake-up's) and wake the scheduler
         when each DAG's next one falls due (``wakeups``; the tick's one index read also finds what to arm)."""
-        # lazy: cold start (the worker builds the scheduler but never creates runs)
+        # lazy: cold start (the worker builds the scheduler; run creation only when a run is due)
         from updraft.scheduling.run_creation import (
             horizon_of,
             last_automated_interval,
