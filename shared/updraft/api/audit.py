@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from updraft.api.formats import parse_datetime
 from updraft.api.json_text import InvalidJson, loads
 from updraft.secrets.masker import REPLACEMENT, redact
+from updraft.store.event_logs import EventLog, event_log_id
 
 if TYPE_CHECKING:
     from updraft.api.request import Request
@@ -104,8 +105,6 @@ def _when_and_request_id(request: Request, now: dt.datetime) -> tuple[dt.datetim
 
 def entry_for(request: Request, event: str, now: dt.datetime) -> EventLog | None:
     """The entry recording ``request`` as ``event``; None for a dry-run clear (nothing changed)."""
-    from updraft.store.event_logs import EventLog, event_log_id
-
     body = _json_body(request)
     if body is not None and event in DRY_RUN_EVENTS and body.get("dry_run", True):
         return None

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from updraft.api.formats import iso
 from updraft.model.limits import DEFAULT_POOL, pool_limit
+from updraft.store.heartbeats import DAG_PROCESSOR, SCHEDULER
 
 if TYPE_CHECKING:
     from updraft.api.models import HealthInfoResponse
@@ -47,8 +48,6 @@ def monitor_health(store: Callable[[], Store], *, now: dt.datetime, tick: Callab
     """The health document. ``store`` builds (or returns) the store; a failure to build it (configuration,
     credentials) counts against the metadatabase like a failed read, since the API cannot reach it either way,
     and leaves the components' heartbeats unknown (null). ``tick`` gives the scheduler's tick interval."""
-    from updraft.store.heartbeats import DAG_PROCESSOR, SCHEDULER
-
     try:
         reader = store()
         reader.get_limit(pool_limit(DEFAULT_POOL))

@@ -36,6 +36,7 @@ ChildTarget = Callable[[FileJob, ParseOptions], ParsedFile]
 
 def default_target(job: FileJob, options: ParseOptions) -> ParsedFile:
     """Load the DAG file the way the parser does (the loader is warm in the forking process)."""
+    # lazy: the parse child imports only what it runs (the fork server preloads the loader)
     from updraft.parsing.loader import load_dag_file
 
     return load_dag_file(job, options)

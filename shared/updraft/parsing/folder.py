@@ -174,6 +174,7 @@ def parse_dags_folder(
 
     Without ``parser`` the process-wide warm parser for ``options`` is used.
     """
+    # lazy: cold start (the parser Lambda imports this module for its file filters only)
     from updraft.parsing.isolation import shared_parser
 
     started = time.perf_counter()

@@ -34,6 +34,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO
 
+import updraft
 from updraft.parsing.child import default_target, prepare_forking_process
 from updraft.parsing.forker import KILL_GRACE_S, Forker
 from updraft.parsing.options import FileJob, ParseOptions
@@ -184,8 +185,6 @@ class ForkServerClient:
     def start(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             return
-        import updraft
-
         # The server and so every child start without Updraft's settings and AWS secrets (see ``scrub``), and
         # cannot read them from this process either (the server's children are user code).
         make_undumpable()

@@ -57,6 +57,7 @@ class IsolatedParser:
             raise ValueError("a custom target cannot run in the fork server")
         self._client = None
         if self.fork_server:
+            # lazy: cold start (the fork server only when this parser uses one)
             from updraft.parsing.forkserver import ForkServerClient
 
             self._client = ForkServerClient(self.options)

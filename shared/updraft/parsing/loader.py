@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from updraft.model.parse_results import ImportErrorRecord, ParsedFile, PluginsReport
-from updraft.parsing.errors import format_exception_message, record_from_exception
+from updraft.parsing.errors import ParseTimeout, format_exception_message, record_from_exception
 from updraft.parsing.options import FileJob, ParseOptions
 
 if TYPE_CHECKING:
@@ -72,6 +72,7 @@ def collect_dags(module: ModuleType | None, registered: list[DAG]) -> list[DAG]:
     that was being imported too). Two distinct objects with one dag_id in the
     same file: the one defined last wins, as in Airflow's bag.
     """
+    # lazy: the parse child imports only what it runs (the SDK's DAG comes with the DAG file)
     from updraft.sdk.dag import DAG
 
     found: dict[int, DAG] = {}
@@ -104,8 +105,6 @@ def _guess_dag_line(source: bytes, dag_id: str) -> int | None:
 def _resource_hint(exc: BaseException, options: ParseOptions) -> str | None:
     if isinstance(exc, MemoryError) and options.memory_limit_mb:
         return f"the DAG file used more than the parse memory limit of {options.memory_limit_mb} MiB"
-    from updraft.parsing.errors import ParseTimeout
-
     if isinstance(exc, ParseTimeout):
         return "DAG files must finish their top-level code within the parse timeout, which is configurable"
     return None
@@ -119,6 +118,7 @@ def _load_plugins(folder: str | None) -> PluginsReport:
     Airflow logs plugin errors rather than failing every DAG file, and in the
     report (Airflow's plugin import errors).
     """
+    # lazy: the parse child imports only what it runs (plugins only with a plugins folder)
     from updraft.parsing.plugin_info import plugin_info
     from updraft.plugins import load_plugins_folder
 
@@ -137,6 +137,7 @@ def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
     Meant to run in a throw-away child (see ``child``): it imports user
     code into this interpreter and leaves it there.
     """
+    # lazy: the parse child imports only what it runs (the SDK's registry comes with the DAG file)
     from updraft.sdk._internal import dag_registry
     from updraft.sdk._internal.bundle_root import use_dags_folder
 
@@ -197,6 +198,7 @@ def load_dag_file(job: FileJob, options: ParseOptions) -> ParsedFile:
 def _validate_and_serialize(
     dags: list[DAG], job: FileJob, options: ParseOptions, digest: str, source: bytes, errors: list[ImportErrorRecord]
 ) -> list[dict[str, Any]]:
+    # lazy: the parse child imports only what it runs (horizons and serialization after the file ran)
     from updraft.parsing.timetable_horizons import TimetableContext, add_horizon
     from updraft.serialization import serialize_dag
 
@@ -285,6 +287,7 @@ def warm_up_dry_run() -> None:
     import json
     import tempfile
 
+    # lazy: the parse child imports only what it runs (the SDK's registry only in a dry run)
     from updraft.sdk._internal import dag_registry
 
     with tempfile.TemporaryDirectory(prefix="updraft-warm-") as folder:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from updraft.config import UpdraftConfig
 from updraft.model.parse_results import ParsedFile
 from updraft.parsing.options import FileJob, ParseOptions
 from updraft.resources import DAGS_PREFIX
@@ -41,8 +42,6 @@ PARSER_MIRROR = "updraft-dags"
 def default_workdir() -> str:
     """The parser's mirror in the work folder: ``UPDRAFT_WORK_DIR`` (local mode's private folder), else the
     temporary folder (Lambda's /tmp: the only writable place there, and it survives warm invocations)."""
-    from updraft.config import UpdraftConfig
-
     return UpdraftConfig.from_env().mirror_folder(PARSER_MIRROR)
 
 
@@ -231,6 +230,7 @@ def parse_s3_dag_files(
         else:
             yield key, fetched
     if jobs:
+        # lazy: cold start (the parse processes only when files are parsed)
         from updraft.parsing.isolation import shared_parser
 
         for index, parsed in shared_parser(options).iter_parse(jobs):
@@ -240,6 +240,7 @@ def parse_s3_dag_files(
 def _fetch(s3_client: Any, bucket: str, key: str, rel: str, root: Path, options: ParseOptions,
            ignore_syntax: str) -> FileJob | ParsedFile | DagFileNotFound:
     """The key's latest object written into the mirror: the job to parse it, or why it is not parsed."""
+    # lazy: cold start (the folder filters only when files are fetched)
     from updraft.parsing.folder import is_excluded, might_contain_dag
 
     try:

@@ -160,6 +160,7 @@ def handle_dag_file_events(event: dict[str, Any], *, s3_client: Any, prefix: str
 def _counted(store: Any, s3_client: Any, bucket: str, key: str, prefix: str, versions: dict[str, str | None],
              failed: dict[str, str], attempts: int, now: dt.datetime) -> bool:
     """Count the file's failed handling; whether it has attempts left (or its failure could not even be counted)."""
+    # lazy: cold start (the parser Lambda imports the store models only when it records)
     from updraft.scheduling.dag_registration import record_parse_failure
 
     relative = relative_key(key, prefix)
@@ -190,12 +191,14 @@ def _timetable_contexts(store: Any, keys: list[str], prefix: str) -> dict[str, s
     """Where the files' custom timetables are evaluated from (their DAGs' runs as stored); none without a store."""
     if store is None:
         return {}
+    # lazy: cold start (timetable horizons only when a file is parsed)
     from updraft.parsing.timetable_horizons import contexts_for
 
     return contexts_for(store, [rel for key in keys if (rel := relative_key(key, prefix)) is not None])
 
 
 def _remove(store: Any, key: str, prefix: str) -> list[str]:
+    # lazy: cold start (the parser Lambda imports the store models only when it records)
     from updraft.scheduling.dag_registration import remove_dag_file
 
     relative = relative_key(key, prefix)
@@ -203,6 +206,7 @@ def _remove(store: Any, key: str, prefix: str) -> list[str]:
 
 
 def _entry(result: ParsedFile, store: Any, now: dt.datetime, paused_at_creation: bool) -> dict[str, Any]:
+    # lazy: cold start (the parser Lambda imports the store models only when it records)
     from updraft.scheduling.dag_registration import register_parsed_file
 
     entry: dict[str, Any] = {

@@ -75,6 +75,7 @@ def reparse_event(bucket: str, dags_prefix: str, relative_fileloc: str) -> dict[
 
 
 def is_custom(dag: DAG) -> bool:
+    # lazy: cold start (the timetable registry and croniter only when a DAG is checked)
     from updraft.timetables.registry import is_builtin_timetable
 
     return dag.timetable is not None and not is_builtin_timetable(type(dag.timetable))
@@ -84,6 +85,7 @@ def add_horizon(document: dict[str, Any], dag: DAG, context: TimetableContext) -
     """Evaluate ``dag``'s custom timetable (live, in the child) into ``document``; built-in schedules need none."""
     if not is_custom(dag):
         return
+    # lazy: cold start (run creation and pendulum only for a custom timetable's horizon)
     from updraft.scheduling.run_creation import time_restriction
     from updraft.timetables._time import coerce_datetime
     from updraft.timetables.base import DataInterval

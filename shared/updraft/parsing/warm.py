@@ -68,6 +68,7 @@ def warm_up(modules: Sequence[str] = WARM_MODULES) -> list[str]:
         except Exception:
             missing.append(name)
     try:
+        # lazy: the task child imports only what it runs (the parse loader only for a dry-run warm-up)
         from updraft.parsing.loader import warm_up_dry_run
 
         # Several runs, not one: Python 3.11 specialises bytecode only after a

@@ -16,12 +16,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from updraft.config import UpdraftConfig
 from updraft.model.records import UNMAPPED, DagRun
 from updraft.model.states import DagRunState
 from updraft.runtime.cross_dag import CrossDag
 from updraft.runtime.macros import macros
+from updraft.runtime.templates import render_value
 from updraft.runtime.xcom import XComClient
 from updraft.sdk.context import Context
+from updraft.sdk.exceptions import AirflowNotFoundException
 from updraft.sdk.param import NOTSET, ParamsDict
 from updraft.sdk.xcom_arg import XCOM_RETURN_KEY
 
@@ -61,8 +64,6 @@ class RuntimeTaskInstance:
 
     def render_value(self, task: Any, value: Any, context: Mapping[str, Any]) -> Any:
         """``updraft.sdk.execution.TemplateRendering``: how an operator renders a value at run time."""
-        from updraft.runtime.templates import render_value
-
         return render_value(task, value, context)
 
     def get_template_context(self) -> Context:
@@ -75,8 +76,6 @@ class RuntimeTaskInstance:
     def log_url(self) -> str:
         """The try's page in the UI (Airflow's ``ti.log_url``, used by the alert email)."""
         from urllib.parse import quote
-
-        from updraft.config import UpdraftConfig
 
         base = (UpdraftConfig.from_env().base_url or "http://localhost:8080/").rstrip("/")
         mapped = f"/mapped/{self.map_index}" if self.map_index >= 0 else ""
@@ -103,12 +102,14 @@ class RuntimeTaskInstance:
     # -- skips decided by branching and short-circuit operators (Airflow 3 sends SkipDownstreamTasks) --------
     def skip_all_except(self, followed: str | Sequence[str] | None) -> None:
         """A branch result: every direct downstream task not followed (nor reached from a followed one) skips."""
+        # lazy: cold start (scheduling.skips only when a task branches)
         from updraft.scheduling.skips import branch_skips
 
         self.skip_task_ids |= branch_skips(self.serialized_dag, self.task_id, followed)
 
     def skip_downstream(self, *, ignore_downstream_trigger_rules: bool) -> None:
         """A falsy short-circuit: all downstream tasks skip, or only direct ones (then trigger rules decide)."""
+        # lazy: cold start (scheduling.skips only when a task short-circuits)
         from updraft.scheduling.skips import short_circuit_skips
 
         self.skip_task_ids |= short_circuit_skips(
@@ -128,11 +129,13 @@ class VariableAccessor:
     def __getattr__(self, key: str) -> Any:
         if key.startswith("__"):
             raise AttributeError(key)
+        # lazy: cold start (the SDK's Variable only when a template reads var)
         from updraft.sdk.variable import Variable
 
         return Variable.get(key, deserialize_json=self._json)
 
     def get(self, key: str, default: Any = NOTSET) -> Any:
+        # lazy: cold start (the SDK's Variable only when a template reads var)
         from updraft.sdk.variable import Variable
 
         return Variable.get(key, default, deserialize_json=self._json)
@@ -144,13 +147,14 @@ class ConnectionAccessor:
     def __getattr__(self, conn_id: str) -> Any:
         if conn_id.startswith("__"):
             raise AttributeError(conn_id)
+        # lazy: cold start (the SDK's Connection only when a template reads conn)
         from updraft.sdk.connection import Connection
 
         return Connection.get(conn_id)
 
     def get(self, conn_id: str, default_conn: Any = None) -> Any:
+        # lazy: cold start (the SDK's Connection only when a template reads conn)
         from updraft.sdk.connection import Connection
-        from updraft.sdk.exceptions import AirflowNotFoundException
 
         try:
             return Connection.get(conn_id)

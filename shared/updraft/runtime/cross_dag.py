@@ -18,6 +18,8 @@ from typing import Any
 
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunType
+from updraft.scheduling.clearing import Selection, resets, to_clear
+from updraft.sdk.exceptions import AirflowBadRequest, DagNotFound
 from updraft.store.api import Store
 
 log = logging.getLogger(__name__)
@@ -40,8 +42,6 @@ class CrossDag:
     # -- the DAG ---------------------------------------------------------------------------------------------
     def is_paused(self, dag_id: str) -> bool:
         """Whether ``dag_id`` is paused; ``DagNotFound`` when there is no such (active) DAG."""
-        from updraft.sdk.exceptions import DagNotFound
-
         meta = self.store.get_dag_meta(dag_id)
         if meta is None or not meta.is_active:
             raise DagNotFound(f"Dag with dag_id: '{dag_id}' not found")
@@ -60,6 +60,7 @@ class CrossDag:
         return [t for t in task_ids if dag is None or t not in dag.task_dict]
 
     def has_task_group(self, dag_id: str, group_id: str) -> bool:
+        # lazy: cold start (scheduling.skips only for a task-group lookup)
         from updraft.scheduling.skips import task_groups
 
         dag = self._latest(dag_id)
@@ -78,8 +79,8 @@ class CrossDag:
         TriggerDagRunOperator; when ``run_id`` exists already, clear that run (``reset_dag_run``) or raise
         ``DagRunAlreadyExists``. A DAG whose file has import errors cannot be triggered (``AirflowBadRequest``).
         ``note`` becomes the new run's note."""
+        # lazy: cold start (the trigger path only when a task triggers a DAG)
         from updraft.scheduling.triggering import DagRunAlreadyExists, trigger_dag
-        from updraft.sdk.exceptions import AirflowBadRequest
 
         meta = self.store.get_dag_meta(dag_id)
         if meta is not None and meta.relative_fileloc in {e["filename"] for e in self.store.list_import_errors()}:
@@ -106,7 +107,7 @@ class CrossDag:
     def clear_run(self, run: DagRun) -> None:
         """Clear every task instance of ``run`` and requeue it if it had finished (the REST API's run clear,
         ``only_failed`` false: Airflow's ``dag.clear(run_id=...)``)."""
-        from updraft.scheduling.clearing import Selection, resets, to_clear
+        # lazy: cold start (the task child loads dag_versions and manual_changes only when a task clears a run)
         from updraft.scheduling.dag_versions import pinned_dag
         from updraft.scheduling.manual_changes import apply_resets
 
@@ -154,6 +155,7 @@ class CrossDag:
                           logical_dates: Collection[dt.datetime] | None = None) -> dict[str, dict[str, str | None]]:
         """Run id -> the state of every task instance of the group in that run (Airflow's ``get_task_states``);
         the group's tasks come from the version the run is pinned to."""
+        # lazy: cold start (scheduling.skips only for a task-group lookup)
         from updraft.scheduling.skips import group_task_ids
 
         found: dict[str, dict[str, str | None]] = {}

@@ -41,6 +41,7 @@ from updraft.runtime.secrets import prepare_secrets
 from updraft.runtime.state_stores import install_state_stores
 from updraft.runtime.store_proxy import StoreProxy
 from updraft.runtime.task_email import send_error_email, wants_email
+from updraft.runtime.templates import is_native, render_task, template_env
 from updraft.runtime.xcom import XComClient, XComSerializationError, push_result
 from updraft.scheduling.retries import will_retry
 from updraft.scheduling.try_lifecycle import TryResult
@@ -58,6 +59,7 @@ from updraft.sdk.exceptions import (
 from updraft.sdk.execution import context_env_vars
 from updraft.sdk.timezone import convert_to_utc, try_clock
 from updraft.secrets.masker import redact_text
+from updraft.serialization.encoding import XComRef
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
@@ -115,8 +117,6 @@ class _Timeout(AirflowTaskTimeout):
 
 def _maps_downstream(serialized_dag: SerializedDAG, task_id: str) -> bool:
     """Whether a downstream mapped task expands over this task's return value (then it must be a list/dict)."""
-    from updraft.serialization.encoding import XComRef
-
     for other in serialized_dag.task_dict.values():
         if task_id not in other.upstream_task_ids or not other.expand_input:
             continue
@@ -232,6 +232,7 @@ def _callbacks(state: dict[str, Any], name: str) -> None:
 
 def _policy_outcome(state: dict[str, Any], exc: BaseException, try_number: int) -> tuple[bool, dt.timedelta | None]:
     """(fail without retrying, this retry's delay) as the task's ``retry_policy`` decides; no policy: (False, None)."""
+    # lazy: cold start (retry policies only for a task that has one)
     from updraft.sdk.retry_policy import RetryAction, evaluate_retry_policy
 
     task = state.get("task")
@@ -297,8 +298,8 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
          hostname: str | None, state: dict[str, Any], run: DagRun | None,
          point: tuple[str, dict[str, Any]] | None, nudge: Callable[[str, str], Any] | None = None,
          started: TaskInstance | None = None) -> TryResult:
+    # lazy: cold start (runtime.mapping only for a mapped task)
     from updraft.runtime.mapping import expand_lengths, unmap
-    from updraft.runtime.templates import render_task
 
     key = dispatch.key
     run = run or store.get_run(key.dag_id, key.run_id)
@@ -362,8 +363,6 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
                 task.post_execute(context, result)
         template = context.get("map_index_template")
         if template:
-            from updraft.runtime.templates import is_native, template_env
-
             # Airflow renders the map index name after execute, so values the task added to the context count.
             ti.rendered_map_index = str(template_env(dag, native=is_native(task, dag)).from_string(template)
                                         .render(**context))

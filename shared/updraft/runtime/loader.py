@@ -61,6 +61,7 @@ class LocalDagLoader:
         return dags[dag_id]
 
     def _import(self, path: str, source: bytes) -> dict[str, Any]:
+        # lazy: cold start (the parse loader and the SDK's registry only when a DAG file is imported)
         from updraft.parsing.loader import _exec_module, collect_dags, unique_module_name
         from updraft.sdk._internal import dag_registry
         from updraft.sdk._internal.bundle_root import use_dags_folder
@@ -70,6 +71,7 @@ class LocalDagLoader:
         use_dags_folder(self.dags_folder)
         if self.plugins_folder and not self._plugins_loaded:
             # Plugins (timetables, macros, helper modules) are importable by DAG files, as at parse time.
+            # lazy: cold start (plugins only with a plugins folder)
             from updraft.plugins import load_plugins_folder
 
             load_plugins_folder(self.plugins_folder)
@@ -102,6 +104,7 @@ class S3DagLoader(LocalDagLoader):
         self._synced_at: float | None = None
 
     def prepare(self, relative_fileloc: str, file_hash: str | None = None) -> None:
+        # lazy: cold start (S3 sync only for DAGs kept in S3)
         from updraft.parsing.s3 import sync_prefix
 
         if not self._current(relative_fileloc, file_hash):

@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from updraft.config import UpdraftConfig
 from updraft.sdk.execution import SecretsBackend, use_secrets
 from updraft.secrets.aws_backends import ClientFactory, build_backend
 
@@ -49,8 +50,6 @@ def aws_client(service: str, kwargs: Mapping[str, Any]) -> Any:
     """A boto3 client for a secrets backend: the environment's region and endpoint (local mode's embedded AWS),
     then the backend's own ``region_name``/``endpoint_url``."""
     import boto3
-
-    from updraft.config import UpdraftConfig
 
     return boto3.client(service, **{**UpdraftConfig.from_env().client_kwargs(), **kwargs})  # type: ignore[call-overload]
 

@@ -137,6 +137,7 @@ def _backend_lookup(scope: TryScope, method: str, name: Any) -> str | None:
 def _send_email(store: Store, scope: TryScope, to: Any, subject: Any, html: Any, cc: Any, bcc: Any,
                 charset: Any) -> str:
     """An alert or ``send_email`` from the try, through the environment's sender (SES, the worker's grant)."""
+    # lazy: the task child imports only what its job runs (email only when a task sends one)
     from updraft.notifications.ses import EmailNotConfigured, configured_sender
 
     sender = configured_sender()
@@ -151,6 +152,7 @@ def _send_email(store: Store, scope: TryScope, to: Any, subject: Any, html: Any,
 
 def _previous_successful_run(store: Store, scope: TryScope, dag_id: Any, logical_date: Any) -> Any:
     """The context's ``prev_*_success``: from the worker's cache, so a child does not read 50 runs per try."""
+    # lazy: the task child imports only what its job runs (the context's run lookups on request)
     from updraft.runtime.context import previous_successful_run_before
 
     return previous_successful_run_before(store, _text(dag_id, "dag_id"),
@@ -213,6 +215,7 @@ def _set_task_state(store: Store, scope: TryScope, key: Any, state_key: Any, val
 
 def _granted_asset(store: Store, scope: TryScope, name: Any, *, write: bool) -> str:
     """``name`` when it is an inlet or outlet of the try's task (the assets Airflow gives it accessors for)."""
+    # lazy: the task child imports only what its job runs (state stores pull the store models)
     from updraft.runtime.state_stores import granted_asset_names
 
     asset = _text(name, "an asset name")
@@ -252,6 +255,7 @@ def _date(raw: Any) -> dt.datetime:
 
 
 def _cross_dag(store: Store, scope: TryScope, method: Any, args: Any, kwargs: Any) -> Any:
+    # lazy: the task child imports only what its job runs (cross-DAG calls on request)
     from updraft.runtime.cross_dag import CrossDag
 
     if not isinstance(method, str) or method not in CROSS_DAG_CALLS:

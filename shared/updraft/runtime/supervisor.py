@@ -42,6 +42,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+import updraft
 from updraft.executors.base import Dispatch
 from updraft.executors.callback_requests import CallbackRequest
 from updraft.model.deferrals import Deferral
@@ -125,8 +126,6 @@ class TaskSupervisor:
     def _start(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
             return
-        import updraft
-
         make_undumpable()
         ours, theirs = socket.socketpair()
         env = scrubbed(os.environ)

@@ -127,12 +127,14 @@ class ChildLogSink:
 def run_child(connection: Connection) -> int:
     """Run the one job the worker sends (a try, a callback request's callbacks, a look at a trigger); the exit
     status says only whether a result was sent."""
+    # lazy: the worker imports this module (supervisor's PID); log modules only in the child
     from updraft.runtime import log_limit, logs
 
     job: dict[str, Any] = pickle.loads(connection.recv_bytes())
     os.environ.clear()  # the worker's environment as it is now, scrubbed, with the DAG-code role's credentials
     os.environ.update(job["env"])
     if job["plugins_folder"]:  # before any reply is unpickled: a DAG version may name a plugin's timetable
+        # lazy: the worker imports this module; the child warms these (RUNTIME_MODULES) in main
         from updraft.plugins import load_plugins_folder
 
         load_plugins_folder(job["plugins_folder"])
@@ -145,6 +147,7 @@ def run_child(connection: Connection) -> int:
     logs.follow_writes(pieces.add, pieces.flush)
     store = StoreProxy(channel, has_backend=job["has_backend"], backend_error=job["backend_error"])
     if job["has_sender"]:
+        # lazy: the worker imports this module; the child warms these (RUNTIME_MODULES) in main
         from updraft.notifications.ses import send_through
 
         send_through(ProxyEmailSender(channel))
@@ -156,6 +159,7 @@ def run_child(connection: Connection) -> int:
 
 
 def _try(job: dict[str, Any], store: StoreProxy, channel: Channel, pieces: LogPieces) -> dict[str, Any]:
+    # lazy: the worker imports this module; the child warms these (RUNTIME_MODULES) in main
     from updraft.executors.base import Dispatch
     from updraft.runtime.execute import run_try
     from updraft.runtime.loader import LocalDagLoader
@@ -170,6 +174,7 @@ def _try(job: dict[str, Any], store: StoreProxy, channel: Channel, pieces: LogPi
 
 def _callbacks(job: dict[str, Any], store: StoreProxy, channel: Channel, pieces: LogPieces) -> dict[str, Any]:
     """A callback request's callbacks (the worker claimed the request: this delivery is the one that runs)."""
+    # lazy: the worker imports this module; the child warms these (RUNTIME_MODULES) in main
     from updraft.executors.callback_requests import DagCallbackRequest
     from updraft.runtime.dag_callbacks import call_dag_callbacks
     from updraft.runtime.loader import LocalDagLoader
@@ -186,6 +191,7 @@ def _callbacks(job: dict[str, Any], store: StoreProxy, channel: Channel, pieces:
 
 def _trigger(job: dict[str, Any], store: StoreProxy, channel: Channel, pieces: LogPieces) -> dict[str, Any]:
     """One look at a deferred try's trigger: ``{"fired", "event", "poll_seconds"}``, or the error it raised."""
+    # lazy: the worker imports this module; the child warms these (RUNTIME_MODULES) in main
     from updraft.runtime.trigger_look import look
 
     if job["dags_folder"] and job["dags_folder"] not in sys.path:  # a trigger class defined beside the DAGs
@@ -306,6 +312,7 @@ RUNTIME_MODULES = ("updraft.runtime.execute", "updraft.runtime.dag_callbacks", "
 
 
 def main() -> None:
+    # lazy: the worker imports this module (supervisor's PID); these only in the child
     from updraft.parsing.warm import warm_up
     from updraft.process_guard import make_undumpable
 

@@ -19,7 +19,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from updraft.runtime.xcom import resolve_xcom_arg
+from updraft.sdk.exceptions import AirflowException
 from updraft.sdk.execution import use_field_renderer
+from updraft.sdk.param import NOTSET
+from updraft.sdk.xcom_arg import MappedArgument, XComArg
 
 
 def _ds(value: dt.datetime | None) -> str | None:
@@ -133,9 +137,6 @@ class Renderer:
                 object.__setattr__(obj, name, self.render(value, ext))
 
     def render(self, value: Any, ext: tuple[str, ...] = ()) -> Any:
-        from updraft.runtime.xcom import resolve_xcom_arg
-        from updraft.sdk.xcom_arg import MappedArgument, XComArg
-
         if id(value) in self.skip:
             return value
         if isinstance(value, str):
@@ -147,6 +148,7 @@ class Renderer:
         if isinstance(value, XComArg):
             return resolve_xcom_arg(value, self.context)
         if isinstance(value, MappedArgument):
+            # lazy: cold start (runtime.mapping and pendulum only for a mapped argument)
             from updraft.runtime.mapping import resolve_mapped_argument
 
             return resolve_mapped_argument(value, self.context)
@@ -185,9 +187,6 @@ def render_value(task: Any, value: Any, context: Mapping[str, Any]) -> Any:
 
 def resolve_dag_param(param: Any, context: Mapping[str, Any]) -> Any:
     """A ``@dag`` function argument: the run's value (conf over params, as the context's params hold them)."""
-    from updraft.sdk.exceptions import AirflowException
-    from updraft.sdk.param import NOTSET
-
     conf = getattr(context.get("dag_run"), "conf", None) or {}
     if param.name in conf:
         return conf[param.name]

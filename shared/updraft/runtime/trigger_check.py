@@ -53,6 +53,7 @@ def check(state: dict[str, Any], *, store: Store, now: dt.datetime, step_seconds
     still with only ``credentials`` for AWS: for tests whose trigger reads the test's own memory. A polled asset
     watcher's execution (``kind`` ``watch``) is checked by ``runtime.asset_watch``."""
     if state.get("kind") == WATCH_KIND:
+        # lazy: cold start (asset watchers and the store only for a watch execution)
         from updraft.runtime.asset_watch import check_watch
 
         return check_watch(state, store=store, now=now, step_seconds=step_seconds, credentials=credentials,

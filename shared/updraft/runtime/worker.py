@@ -36,6 +36,7 @@ from updraft.runtime.handoff import HandedOff, KeepEarlierLog, LambdaLimitReache
 from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LogSink
 from updraft.runtime.next_poke import wake_at_next_poke
+from updraft.runtime.secrets import configured_backend
 from updraft.runtime.state_stores import clear_on_success
 from updraft.runtime.stopping import WorkerStopped
 from updraft.runtime.task_callbacks import run_task_callbacks
@@ -245,6 +246,7 @@ def _run_in_child(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, n
                   credentials: DagCodeCredentials | None, lost: threading.Event,
                   nudge: Callable[[str, str], bool] | None, started: TaskInstance) -> TryResult:
     """The try in a child of the process's task server (``supervisor``), with the DAG file current on disk."""
+    # lazy: cold start (the supervisor only when a try runs in a child process)
     from updraft.runtime.supervisor import shared_supervisor
 
     timeout = None
@@ -271,6 +273,7 @@ def run_callback_request(request: DagCallbackRequest | TaskCallbackRequest, *, s
         if isinstance(request, DagCallbackRequest):
             return run_dag_callbacks(request, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
         return run_task_callbacks(request, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)
+    # lazy: cold start (the supervisor only when callbacks run in a child process)
     from updraft.runtime.supervisor import shared_supervisor
 
     if not claim_callback(store, request, now=now_fn()):
@@ -290,8 +293,6 @@ def run_callback_request(request: DagCallbackRequest | TaskCallbackRequest, *, s
 
 def _secrets_backend() -> tuple[object, str | None]:
     """The configured secrets backend the worker reads for its child, or why it could not be built."""
-    from updraft.runtime.secrets import configured_backend
-
     try:
         return configured_backend(), None
     except Exception as exc:  # a misconfigured backend: the child's reads fail naming it, as they did in-process

@@ -93,6 +93,7 @@ def _decode_one(value: dict) -> Any:
     if name == "datetime.timedelta" and isinstance(data, list):
         return dt.timedelta(days=data[0], seconds=data[1], microseconds=data[2])
     if name == _OBJECT_STORAGE_PATH and isinstance(data, dict):
+        # lazy: cold start (ObjectStoragePath and its S3 store only for a path XCom)
         from updraft.sdk.io.path import ObjectStoragePath
 
         return ObjectStoragePath.deserialize(dict(data), value[VERSION])

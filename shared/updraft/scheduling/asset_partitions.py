@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState, DagRunType
 from updraft.scheduling.asset_conditions import evaluate
+from updraft.scheduling.dag_versions import pinned_dag
 from updraft.store.asset_partitions import PartitionLog, PendingPartition
 from updraft.store.assets import AssetEvent, asset_target
 from updraft.store.attributes import ts
@@ -45,8 +46,6 @@ DagFor = Callable[[str, str], "SerializedDAG"]
 
 def partitioned_timetable(store: DynamoStore, meta: DagMeta) -> PartitionedAssetTimetable | None:
     """The DAG's timetable when it is scheduled on partitioned assets, else None."""
-    from updraft.scheduling.dag_versions import pinned_dag
-
     timetable = pinned_dag(store, meta.dag_id, meta.dag_hash).timetable
     return timetable if isinstance(timetable, PartitionedAssetTimetable) else None
 

@@ -57,6 +57,7 @@ def value_length(value: Any, view: RunView) -> int | None:
 
 
 def _is_notset(value: object) -> bool:
+    # lazy: cold start (the scheduler loads the SDK's params only for this check)
     from updraft.sdk.param import NOTSET
 
     return value is NOTSET

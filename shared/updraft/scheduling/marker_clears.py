@@ -59,6 +59,7 @@ def render_marker_field(value: Any, run: DagRun) -> Any:
 
 def _marker_target(task: SerializedTask, ti: TaskInstance, run: DagRun) -> tuple[str, str, dt.datetime]:
     """(external DAG, external task, logical date) of a marker's instance in ``run``."""
+    # lazy: cold start (pendulum only when a marker's date is rendered)
     from updraft.timetables._time import coerce_datetime
 
     fields = dict(task.template_values)

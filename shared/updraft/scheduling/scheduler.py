@@ -147,6 +147,7 @@ class Scheduler:
     def sweep_waits(self, runs: list[DagRun], report: PassReport) -> None:
         """Stop executions whose try is gone and repair deferred tries whose execution is missing, failed or
         ended without resuming them (``wait_sweep``); a failing sweep is reported, never raised."""
+        # lazy: cold start (wait sweeps only on the sweep path)
         from updraft.scheduling.wait_sweep import SweptWaits, sweep_waits
 
         if not isinstance(self.waits, SweptWaits):
@@ -160,6 +161,7 @@ class Scheduler:
     def sweep_watchers(self, report: PassReport) -> None:
         """Start the polled asset watchers that should run and stop the others (``asset_watchers``); a failing
         sweep is reported, never raised."""
+        # lazy: cold start (watcher sweeps and the store models only on the sweep path)
         from updraft.scheduling.asset_watchers import reconcile_watchers
         from updraft.scheduling.wait_sweep import SweptWaits
 
@@ -251,6 +253,7 @@ class Scheduler:
     def create_due_runs(self, report: PassReport, *, dag_ids: list[str] | None = None) -> None:
         """Create the due scheduled runs of every due DAG (of ``dag_ids`` only: a wake-up's) and wake the scheduler
         when each DAG's next one falls due (``wakeups``; the tick's one index read also finds what to arm)."""
+        # lazy: cold start (the worker builds the scheduler; run creation only when a run is due)
         from updraft.scheduling.run_creation import (
             horizon_of,
             last_automated_interval,
@@ -314,6 +317,7 @@ class Scheduler:
 
     def create_asset_triggered_runs(self, report: PassReport) -> None:
         """Runs of DAGs whose asset condition the queued events meet (:mod:`updraft.scheduling.asset_triggers`)."""
+        # lazy: cold start (asset-triggered runs only on this path)
         from updraft.scheduling.asset_triggers import create_asset_triggered_runs
 
         if not hasattr(self.store, "dags_with_queued_events"):

@@ -9,6 +9,7 @@ from updraft.model.identifiers import run_id_problem
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState, DagRunType
 from updraft.scheduling.dag_versions import pinned_dag
+from updraft.scheduling.run_creation import manual_run_info
 from updraft.sdk.exceptions import AirflowBadRequest, DagNotFound, DagRunAlreadyExists, ParamValidationError
 from updraft.sdk.param import NOTSET
 from updraft.serialization.model import SerializedDAG
@@ -37,8 +38,6 @@ def trigger_dag(store: Store, dag_id: str, *, now: dt.datetime, conf: dict[str, 
     run is for (Airflow 3.3's trigger field; a ``PartitionedAtRuntime`` DAG's runs get theirs this way).
     ``triggered_by`` and ``triggering_user_name``: where the trigger came from and who sent it, kept on the run.
     """
-    from updraft.scheduling.run_creation import manual_run_info
-
     if run_id is not None and (problem := run_id_problem(run_id)) is not None:
         raise InvalidRunId(problem)
     meta = store.get_dag_meta(dag_id)

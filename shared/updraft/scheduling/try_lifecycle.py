@@ -18,6 +18,8 @@ from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.model.usage import Usage, accumulated
 from updraft.scheduling.claims import release_try_limits
+from updraft.scheduling.deferrals import defer_try
+from updraft.scheduling.retries import failure_outcome
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
@@ -57,8 +59,6 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     the next task first, so that hop does not wait for the releases (holding a slot a little longer never admits
     too much).
     """
-    from updraft.scheduling.retries import failure_outcome
-
     # ``started`` (what start_try returned) saves a read; whether the try is still running is then decided by
     # the fenced write below, as it is when the read was made.
     ti = started if started is not None and started.try_id == try_id else store.get_ti(key)
@@ -66,8 +66,6 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
         return None
     usage = accumulated(ti.usage, result.usage) if result.usage is not None else None
     if result.state == TaskInstanceState.DEFERRED and result.deferral is not None:
-        from updraft.scheduling.deferrals import defer_try
-
         # releases what it does not keep
         return defer_try(store, key, try_id, result.deferral, ti=ti, now=now, usage=usage)
     task = dag.task_dict[key.task_id]

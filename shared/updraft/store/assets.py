@@ -36,7 +36,7 @@ from pynamodb.expressions.update import Action
 from updraft.model.records import TIKey
 from updraft.store import keys
 from updraft.store.asset_items import AssetItem, AssetModels, AssetQueueItem, asset_models
-from updraft.store.attributes import ts
+from updraft.store.attributes import parse_ts, ts
 from updraft.store.base import StoreBase
 from updraft.store.item_size import check_item_size
 from updraft.store.writes import all_of, conditional, item_absent, item_present, update_quietly
@@ -115,8 +115,6 @@ class AssetEvent:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssetEvent:
-        from updraft.store.attributes import parse_ts
-
         values = dict(data)
         values["timestamp"] = parse_ts(values["timestamp"])
         if values.get("partition_date"):

@@ -16,6 +16,7 @@ from updraft.api.body import Field, parse_body
 from updraft.api.errors import Conflict, NotFound, Unprocessable
 from updraft.api.formats import iso, pattern_matcher
 from updraft.api.pagination import page_of, paginate
+from updraft.api.routes.dag_runs import run_response
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.identifiers import ID_LEN
 from updraft.store.assets import AssetEvent, AssetRecord, QueuedTarget, asset_id_of
@@ -161,6 +162,7 @@ def _within(when: dt.datetime, bounds: dict[str, dt.datetime | None]) -> bool:
 @routes.post("/assets/events")
 def create_asset_event(call: Call) -> AssetEventResponse:
     """Record an event from outside (Airflow's manual asset event); a retried request records it once."""
+    # lazy: cold start (the API's build imports every route module; scheduling only on this route)
     from updraft.scheduling.asset_events import record_asset_event
 
     body = parse_body(call.request.body, EVENT_BODY)
@@ -192,7 +194,7 @@ def get_asset(call: Call) -> AssetResponse:
 @routes.post("/assets/{asset_id}/materialize")
 def materialize_asset(call: Call) -> DAGRunResponse:
     """Run the one DAG that produces the asset (run_type ``asset_materialization``), as Airflow."""
-    from updraft.api.routes.dag_runs import run_response
+    # lazy: cold start (the API's build imports every route module; scheduling only on this route)
     from updraft.scheduling.asset_triggers import materialize
 
     asset = _asset(call, call.int_path("asset_id"))

@@ -54,6 +54,7 @@ def log_in(call: Call) -> str:
     client_id = call.services.config.user_pool_client_id
     if not client_id:
         raise Forbidden("This environment has no user pool: its API authorizes requests with IAM (SigV4)")
+    # lazy: cold start (the API's build imports every route module; Cognito only on log-in)
     from updraft.api.auth.cognito import log_in as cognito_log_in
 
     username, password = _credentials(call)

@@ -52,6 +52,7 @@ def backfill_response(call: Call, backfill: Backfill) -> BackfillResponse:
 
 
 def _request(call: Call) -> Any:
+    # lazy: cold start (the API's build imports every route module; scheduling only on this route)
     from updraft.scheduling.backfill_commands import BackfillRequest
 
     body = parse_body(call.request.body, POST_BODY)
@@ -73,6 +74,7 @@ def _request(call: Call) -> Any:
 
 @routes.post("/backfills")
 def create_backfill(call: Call) -> BackfillResponse:
+    # lazy: cold start (the API's build imports every route module; scheduling only on this route)
     from updraft.scheduling.backfill_commands import create_backfill as create
 
     request = _request(call)
@@ -82,6 +84,7 @@ def create_backfill(call: Call) -> BackfillResponse:
 
 @routes.post("/backfills/dry_run")
 def create_backfill_dry_run(call: Call) -> DryRunBackfillCollectionResponse:
+    # lazy: cold start (the API's build imports every route module; scheduling only on this route)
     from updraft.scheduling.backfill_commands import dry_run
 
     request = _request(call)
@@ -118,6 +121,7 @@ def get_backfill(call: Call) -> BackfillResponse:
 
 
 def _change(call: Call, action: str) -> BackfillResponse:
+    # lazy: cold start (the API's build imports every route module; scheduling only on this route)
     from updraft.scheduling import backfill_commands as commands
 
     backfill_id = _backfill_id(call)

@@ -32,6 +32,7 @@ def _region(call: Call) -> str | None:
 
 @routes.get("/dags/{dag_id}/dagRuns/{dag_run_id}/cost")
 def run_cost(call: Call) -> dict[str, Any]:
+    # lazy: cold start (the API's build imports every route module; cost models only on this route)
     from updraft.cost.runs import run_cost as cost_of
 
     dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
@@ -42,6 +43,7 @@ def run_cost(call: Call) -> dict[str, Any]:
 
 @routes.get("/dags/{dag_id}/runCosts")
 def run_costs(call: Call) -> dict[str, Any]:
+    # lazy: cold start (the API's build imports every route module; cost models only on this route)
     from updraft.cost.runs import run_cost as cost_of
 
     dag_id = call.path("dag_id")
@@ -58,6 +60,7 @@ def run_costs(call: Call) -> dict[str, Any]:
 
 @routes.get("/dags/{dag_id}/cost")
 def dag_cost(call: Call) -> dict[str, Any]:
+    # lazy: cold start (the API's build imports every route module; cost models only on this route)
     from updraft.cost.runs import daily_costs
 
     dag_id = call.path("dag_id")
@@ -72,6 +75,7 @@ def dag_cost(call: Call) -> dict[str, Any]:
 
 @routes.get("/cost/idle")
 def idle(call: Call) -> dict[str, Any]:
+    # lazy: cold start (the API's build imports every route module; cost models only on this route)
     from updraft.cost.idle import IdleInputs, idle_cost
 
     config = call.services.config

@@ -167,6 +167,7 @@ def trigger_dag_run(call: Call) -> Reply:
     """Airflow's trigger; a DAG whose file has import errors (another DAG of it failed) is refused, as in
     Airflow. A null ``logical_date`` gives the run the trigger time as its logical date (Updraft
     gives every manual run one, so templates such as ``ds`` render, as the CLI's trigger does)."""
+    # lazy: cold start (the API's build imports every route module; scheduling only on this route)
     from updraft.scheduling.triggering import trigger_dag
 
     dag_id = call.path("dag_id")
@@ -216,6 +217,7 @@ def _run_reply(call: Call, dag_id: str, run_id: str) -> DAGRunResponse:
 @routes.patch("/dags/{dag_id}/dagRuns/{dag_run_id}")
 def patch_dag_run(call: Call) -> DAGRunResponse:
     """Set a run's note and/or state (only the fields sent, or named in ``update_mask``)."""
+    # lazy: cold start (the API's build imports every route module; scheduling only on this route)
     from updraft.scheduling.manual_changes import apply_marks, set_run_state
     from updraft.scheduling.marking import run_mark
 
@@ -245,6 +247,7 @@ def patch_dag_run(call: Call) -> DAGRunResponse:
 @routes.delete("/dags/{dag_id}/dagRuns/{dag_run_id}")
 def delete_dag_run(call: Call) -> Reply:
     """Delete a queued or finished run with its task instances, recorded tries and XComs (their slots go back)."""
+    # lazy: cold start (the API's build imports every route module; scheduling only on this route)
     from updraft.scheduling.manual_changes import delete_run
 
     dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
@@ -266,6 +269,7 @@ def delete_dag_run(call: Call) -> Reply:
 def clear_dag_run(call: Call) -> ClearTaskInstanceCollectionResponse | DAGRunResponse:
     """Clear a run's task instances (all, or ``only_failed``): with ``dry_run`` (the default) the instances that
     would be cleared, else the run as it is after the clear."""
+    # lazy: cold start (the API's build imports every route module; scheduling only on this route)
     from updraft.scheduling.clearing import Selection, resets, to_clear
     from updraft.scheduling.manual_changes import apply_resets
 

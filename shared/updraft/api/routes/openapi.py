@@ -7,6 +7,7 @@ import functools
 from typing import Any
 
 from updraft.api.openapi import DOCUMENT_PATH, document
+from updraft.api.routes import all_routes
 from updraft.api.routing import Call, RouteTable
 
 routes = RouteTable(prefix="")
@@ -14,8 +15,6 @@ routes = RouteTable(prefix="")
 
 @functools.cache
 def served_document() -> dict[str, Any]:
-    from updraft.api.routes import all_routes
-
     return document(all_routes())
 
 

@@ -23,6 +23,7 @@ INSTANCE = "/dags/{dag_id}/dagRuns/{dag_run_id}/taskInstances/{task_id}"
 
 
 def _dependencies(call: Call, map_index: int) -> TaskDependencyCollectionResponse:
+    # lazy: cold start (the API's build imports every route module; scheduling only here)
     from updraft.scheduling import why
 
     dag_id = call.path("dag_id")

@@ -17,6 +17,7 @@ from updraft.api.lookups import dag_or_404
 from updraft.api.routes.task_instances import run_dag, ti_response
 from updraft.api.routing import Call, RouteTable
 from updraft.model.records import DagRun, TaskInstance
+from updraft.model.states import TaskInstanceState
 
 if TYPE_CHECKING:
     from updraft.api.models import TaskInstanceCollectionResponse
@@ -67,7 +68,7 @@ def _clear_body(call: Call) -> dict[str, Any]:
 def post_clear_task_instances(call: Call) -> TaskInstanceCollectionResponse:
     """Clear the named task instances (with their relatives) in one run, or in the runs whose logical date is in
     [start_date, end_date]; ``dry_run`` (the default) lists them without clearing."""
-    from updraft.model.states import TaskInstanceState
+    # lazy: cold start (the API's build imports every route module; scheduling only here)
     from updraft.scheduling.clearing import Selection, resets, to_clear, with_relatives
     from updraft.scheduling.manual_changes import apply_resets
 
@@ -126,6 +127,7 @@ def _dependent(call: Call, found: list[tuple[Any, Any, list[TaskInstance]]], *, 
                only_running: bool) -> list[tuple[Any, Any, list[TaskInstance]]]:
     """The other DAGs' instances the clear takes through the ExternalTaskMarkers it clears
     (:mod:`updraft.scheduling.marker_clears`); past the markers' recursion depth, a 400 naming the marker."""
+    # lazy: cold start (the API's build imports every route module; scheduling only here)
     from updraft.scheduling.marker_clears import dependent_clears
 
     taken: dict[tuple[str, str], tuple[Any, Any, dict[Any, TaskInstance]]] = {}

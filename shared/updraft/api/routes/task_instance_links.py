@@ -45,6 +45,7 @@ def log_stream_url(region: str, log_group: str, stream: str) -> str:
 
 
 def _stream_url(call: Call, ti: TaskInstanceResponse, try_number: int) -> str:
+    # lazy: cold start (the API's build imports every route module; log sinks only here)
     from updraft.runtime.logs import CloudWatchLogSink
 
     config = call.services.config

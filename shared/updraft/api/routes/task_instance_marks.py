@@ -17,7 +17,7 @@ from updraft.api.lookups import dag_or_404, run_or_404
 from updraft.api.routes.task_instances import run_dag, run_instances, ti_response
 from updraft.api.routing import Call, RouteTable
 from updraft.model.records import DagRun, TaskInstance
-from updraft.model.states import MARKABLE_TI_STATES
+from updraft.model.states import MARKABLE_TI_STATES, TaskInstanceState
 
 if TYPE_CHECKING:
     from updraft.api.models import TaskInstanceCollectionResponse
@@ -53,7 +53,7 @@ def _patch_body(call: Call) -> dict[str, Any]:
 def _patched(call: Call, map_index: int | None, *, dry_run: bool) -> TaskInstanceCollectionResponse:
     """Airflow's ``patch_task_instance`` (and its ``dry_run``): note first, then the state, over the run's
     instances of the task (one map index, or all of them)."""
-    from updraft.model.states import TaskInstanceState
+    # lazy: cold start (the API's build imports every route module; scheduling only here)
     from updraft.scheduling.marking import marked_selection, runs_in_range
 
     dag_id, run_id, task_id = call.path("dag_id"), call.path("dag_run_id"), call.path("task_id")
@@ -95,6 +95,7 @@ def _patched(call: Call, map_index: int | None, *, dry_run: bool) -> TaskInstanc
 
 def _mark(call: Call, sdag: Any, runs: list[DagRun], task_id: str, map_index: int | None, state: Any,
           body: dict[str, Any], now: Any) -> None:
+    # lazy: cold start (the API's build imports every route module; scheduling only here)
     from updraft.scheduling.clearing import Selection, relatives, resets, to_clear
     from updraft.scheduling.manual_changes import apply_marks, apply_resets
     from updraft.scheduling.marking import marked_selection, task_marks
