@@ -24,8 +24,15 @@ from updraft.sdk import timezone
 from updraft.sdk._internal.argument_support import refuse_unsupported
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
 from updraft.sdk.compute import resolve_compute
-from updraft.sdk.exceptions import AirflowException
+from updraft.sdk.exceptions import (
+    AirflowException,
+    TaskDeferralError,
+    TaskDeferralTimeout,
+    TaskDeferred,
+    UnsupportedFeatureError,
+)
 from updraft.sdk.logging_mixin import LoggingMixin
+from updraft.sdk.mixins import DependencyMixin
 from updraft.sdk.node import TaskNode
 from updraft.sdk.param import ParamsDict
 from updraft.sdk.priority_strategy import PriorityWeightStrategy, load_weight_rule
@@ -503,8 +510,6 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
         ``template_ext``, or collections of them) rendered with ``context`` by the DAG's Jinja environment, as this
         task's template fields are. Only where a try runs (the runtime renders; the SDK never imports it)."""
         if jinja_env is not None:
-            from updraft.sdk.exceptions import UnsupportedFeatureError
-
             raise UnsupportedFeatureError("render_template(jinja_env=...)", "templates render with the DAG's own "
                                           "Jinja environment (template_searchpath, user_defined_macros/filters)")
         from updraft.sdk.execution import render_value
@@ -515,8 +520,6 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
         """Render this task's template fields in place with ``context`` (Airflow's method; a provider's decorated
         operator calls it again once its callable set a field). Only where a try runs."""
         if jinja_env is not None:
-            from updraft.sdk.exceptions import UnsupportedFeatureError
-
             raise UnsupportedFeatureError("render_template_fields(jinja_env=...)", "templates render with the DAG's "
                                           "own Jinja environment (template_searchpath, user_defined_macros/filters)")
         from updraft.sdk.execution import render_template_fields
@@ -527,15 +530,12 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
               timeout: timedelta | float | None = None) -> NoReturn:
         """Suspend this try until ``trigger`` fires, then resume it in ``method_name(context, event=...,
         **kwargs)`` (Airflow's ``defer``). The wait holds no worker: it runs on Step Functions."""
-        from updraft.sdk.exceptions import TaskDeferred
-
         raise TaskDeferred(trigger=trigger, method_name=method_name, kwargs=kwargs, timeout=timeout)
 
     def resume_execution(self, next_method: str, next_kwargs: dict[str, Any] | None, context: Any) -> Any:
         """What a resumed try runs instead of ``execute`` (Airflow's entry point, and its ``__fail__`` signal
         for a deferral that timed out or whose trigger failed)."""
         from updraft.model.deferrals import TRIGGER_FAIL_REPR, TRIGGER_TIMEOUT
-        from updraft.sdk.exceptions import TaskDeferralError, TaskDeferralTimeout
 
         next_kwargs = next_kwargs or {}
         if next_method == TRIGGER_FAIL_REPR:
@@ -548,8 +548,6 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
 
 def chain(*tasks: Any) -> None:
     """Airflow's ``chain``: consecutive arguments depend on each other; two lists must have the same length."""
-    from updraft.sdk.mixins import DependencyMixin
-
     for up, down in itertools.pairwise(tasks):
         if isinstance(up, DependencyMixin):
             up.set_downstream(down)
@@ -569,7 +567,6 @@ def chain(*tasks: Any) -> None:
 def chain_linear(*elements: Any) -> None:
     """Every element of each argument depends on every element of the previous argument."""
     from updraft.sdk.edges import EdgeModifier
-    from updraft.sdk.mixins import DependencyMixin
 
     if not elements:
         raise ValueError("No tasks provided; nothing to do.")

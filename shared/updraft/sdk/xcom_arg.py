@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from updraft.sdk.exceptions import AirflowException
 from updraft.sdk.mixins import DependencyMixin
 from updraft.sdk.param import NOTSET
 
@@ -129,7 +130,6 @@ class PlainXComArg(XComArg):
         return self
 
     def __enter__(self) -> Any:
-        from updraft.sdk.exceptions import AirflowException
         from updraft.sdk.setup_teardown import SetupTeardownContext
 
         if not self.operator.is_setup and not self.operator.is_teardown:

@@ -6,6 +6,7 @@ import dataclasses
 import datetime
 from typing import Any, ClassVar, NoReturn
 
+from updraft.sdk import timezone
 from updraft.sensors.base import BaseSensorOperator
 from updraft.triggers.temporal import START_AT_MOMENT, DateTimeTrigger
 
@@ -34,8 +35,6 @@ class DateTimeSensor(BaseSensorOperator):
         self.target_time = _target_time(target_time)
 
     def poke(self, context: Any) -> bool:
-        from updraft.sdk import timezone
-
         target = self.target_time
         target = timezone.parse(target) if isinstance(target, str) else timezone.convert_to_utc(target)
         self.log.info("Checking if the time (%s) has come", target)

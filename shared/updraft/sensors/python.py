@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from updraft.sdk.exceptions import AirflowException
-from updraft.sensors.base import BaseSensorOperator
+from updraft.sensors.base import BaseSensorOperator, PokeReturnValue
 
 
 class PythonSensor(BaseSensorOperator):
@@ -34,7 +34,6 @@ class PythonSensor(BaseSensorOperator):
 
     def poke(self, context: Any) -> Any:
         from updraft.sdk.execution import determine_kwargs
-        from updraft.sensors.base import PokeReturnValue
 
         context.update(self.op_kwargs, templates_dict=self.templates_dict)
         kwargs = determine_kwargs(self.python_callable, self.op_args, context)
