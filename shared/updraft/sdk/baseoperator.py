@@ -38,12 +38,12 @@ from updraft.sdk.param import ParamsDict
 from updraft.sdk.priority_strategy import PriorityWeightStrategy, load_weight_rule
 from updraft.sdk.setup_teardown import SetupTeardownContext
 from updraft.sdk.trigger_rule import TriggerRule, WeightRule
+from updraft.sdk.xcom_arg import PlainXComArg, XComArg
 
 if TYPE_CHECKING:
     from updraft.sdk.dag import DAG
     from updraft.sdk.mappedoperator import OperatorPartial
     from updraft.sdk.taskgroup import TaskGroup
-    from updraft.sdk.xcom_arg import XComArg
 
 
 # Airflow reads these operator defaults from its configuration when the SDK is imported, so the parser's
@@ -465,8 +465,6 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
                 SetupTeardownContext.update_context_map(self)
 
     def _wire_xcom_args(self) -> None:
-        from updraft.sdk.xcom_arg import XComArg
-
         for field in self.template_fields:
             if hasattr(self, field):
                 XComArg.apply_upstream_relationship(self, getattr(self, field))
@@ -475,8 +473,6 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
         # Hot at parse time (every attribute of every task): test the cheap tuple membership first.
         object.__setattr__(self, key, value)
         if key in self.template_fields and self.__dict__.get("_init_done", False):
-            from updraft.sdk.xcom_arg import XComArg
-
             XComArg.apply_upstream_relationship(self, value)
 
     @property
@@ -490,8 +486,6 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
     @property
     def output(self) -> XComArg:
         """The task's ``return_value`` XCom, for wiring classic operators into TaskFlow code."""
-        from updraft.sdk.xcom_arg import PlainXComArg
-
         return PlainXComArg(self)
 
     @property
@@ -566,6 +560,7 @@ def chain(*tasks: Any) -> None:
 
 def chain_linear(*elements: Any) -> None:
     """Every element of each argument depends on every element of the previous argument."""
+    # lazy: parse cost (edges only for chain_linear; a DAG file with neither Label nor chain_linear skips it)
     from updraft.sdk.edges import EdgeModifier
 
     if not elements:

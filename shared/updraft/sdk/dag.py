@@ -30,12 +30,13 @@ from updraft.sdk.exceptions import (
     TaskNotFound,
 )
 from updraft.sdk.param import NOTSET, ParamsDict
+from updraft.sdk.priority_strategy import weights_by_try
 from updraft.sdk.setup_teardown import validate_setup_teardown
+from updraft.sdk.taskgroup import TaskGroup, validate_nested_mapped_groups
 from updraft.sdk.trigger_rule import TriggerRule, WeightRule
 
 if TYPE_CHECKING:
     from updraft.sdk.node import TaskNode
-    from updraft.sdk.taskgroup import TaskGroup
     from updraft.timetables.base import Timetable
 
 DEFAULT_MAX_ACTIVE_TASKS = 16  # [core] max_active_tasks_per_dag
@@ -249,8 +250,6 @@ class DAG:
         if limit is not None and limit < self.max_active_runs:
             raise ValueError(f"Invalid max_active_runs: {type(self.timetable).__name__} requires "
                              f"max_active_runs <= {limit}")
-
-        from updraft.sdk.taskgroup import TaskGroup
 
         self.task_group: TaskGroup = TaskGroup.create_root(self)
 
@@ -490,8 +489,6 @@ class DAG:
             raise AirflowException(f"DAG '{self.dag_id}': end_date ({self.end_date}) is before start_date "
                                    f"({self.start_date})")
         self.validate_schedule_and_params()
-        from updraft.sdk.taskgroup import validate_nested_mapped_groups
-
         validate_setup_teardown(self.tasks)
         validate_nested_mapped_groups(self.tasks)
         for task in self.tasks:
@@ -525,7 +522,6 @@ class DAG:
         ``PriorityWeightStrategy`` gets its strategy's weight for a new task instance (try number 0).
         """
         from updraft.sdk.baseoperator import MAXIMUM_PRIORITY_WEIGHT, MINIMUM_PRIORITY_WEIGHT
-        from updraft.sdk.priority_strategy import weights_by_try
 
         order = [t.task_id for t in self.topological_sort()]
         index = {tid: i for i, tid in enumerate(order)}

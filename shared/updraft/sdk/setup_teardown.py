@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from updraft.sdk.exceptions import AirflowException
+from updraft.sdk.mixins import DependencyMixin
 from updraft.sdk.trigger_rule import TriggerRule
 
 if TYPE_CHECKING:
@@ -90,8 +91,6 @@ class SetupTeardownFlags:
 
 def mark_teardown(task: Any, *, setups: Any, on_failure_fail_dagrun: bool | None) -> None:
     """``as_teardown``: the rule becomes ``all_done_setup_success`` and each setup is marked and wired upstream."""
-    from updraft.sdk.mixins import DependencyMixin
-
     task.is_teardown = True
     task.trigger_rule = TriggerRule.ALL_DONE_SETUP_SUCCESS
     if on_failure_fail_dagrun is not None:

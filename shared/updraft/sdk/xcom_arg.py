@@ -124,12 +124,14 @@ class PlainXComArg(XComArg):
         return self
 
     def as_teardown(self, *, setups: Any = None, on_failure_fail_dagrun: bool | None = None) -> PlainXComArg:
+        # lazy: cold start (the worker resolves XComArgs without the setup/teardown authoring layer)
         from updraft.sdk.setup_teardown import mark_teardown
 
         mark_teardown(self.operator, setups=setups, on_failure_fail_dagrun=on_failure_fail_dagrun)
         return self
 
     def __enter__(self) -> Any:
+        # lazy: cold start (the worker resolves XComArgs without the setup/teardown authoring layer)
         from updraft.sdk.setup_teardown import SetupTeardownContext
 
         if not self.operator.is_setup and not self.operator.is_teardown:
@@ -138,6 +140,7 @@ class PlainXComArg(XComArg):
         return SetupTeardownContext
 
     def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
+        # lazy: cold start (the worker resolves XComArgs without the setup/teardown authoring layer)
         from updraft.sdk.setup_teardown import SetupTeardownContext
 
         SetupTeardownContext.set_work_task_roots_and_leaves()

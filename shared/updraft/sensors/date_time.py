@@ -7,6 +7,7 @@ import datetime
 from typing import Any, ClassVar, NoReturn
 
 from updraft.sdk import timezone
+from updraft.sdk.xcom_arg import XComArg
 from updraft.sensors.base import BaseSensorOperator
 from updraft.triggers.temporal import START_AT_MOMENT, DateTimeTrigger
 
@@ -16,8 +17,6 @@ def _target_time(value: Any) -> Any:
 
     XComArgs are resolved at run time and pass through; any other type is Airflow's TypeError, raised now.
     """
-    from updraft.sdk.xcom_arg import XComArg
-
     if isinstance(value, datetime.datetime):
         return value.isoformat()
     if isinstance(value, (str, XComArg)):
