@@ -69,6 +69,7 @@ class BashOperator(BaseOperator):
 
     def get_env(self, context: Any) -> dict[str, str]:
         """Airflow's: the operator's env (or the worker's), plus AIRFLOW_CTX_* variables naming the try."""
+        # lazy: the task child only (DAG parsing never imports sdk.execution)
         from updraft.sdk.execution import context_env_vars
 
         env = self.env

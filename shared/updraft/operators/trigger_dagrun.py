@@ -164,6 +164,7 @@ class TriggerDagRunOperator(BaseOperator):
                 self.log.info("Ignoring deferrable=True because wait_for_completion=False.")
             return
         if self.deferrable:
+            # lazy: the task child only (the trigger when the task defers)
             from updraft.triggers.external_task import DagStateTrigger
 
             raise TaskDeferred(

@@ -132,6 +132,7 @@ class AssetWatcher:
     """
 
     def __init__(self, name: str, trigger: Any) -> None:
+        # lazy: import cost (the AWS trigger table, 17 modules, only for an AssetWatcher)
         from updraft.triggers.aws_sources import watch_of
 
         self.name = name
@@ -170,6 +171,7 @@ class AssetAccessControl:
 
     def __init__(self, producer_teams: list[str] | None = None, consumer_teams: list[str] | None = None,
                  allow_global: bool = True) -> None:
+        # lazy: import cost (the Airflow config only when an AssetAccessControl is built)
         from updraft import airflow_config
 
         if airflow_config.get_bool("core", "multi_team"):

@@ -229,6 +229,7 @@ def parse_retries(retries: Any, task_id: str) -> int:
 
 
 def _checked_retry_policy(policy: Any, task_id: str) -> Any:
+    # lazy: import cost (only a task given retry_policy= needs it)
     from updraft.sdk.retry_policy import RetryPolicy
 
     if policy is not None and not isinstance(policy, RetryPolicy):
@@ -275,6 +276,7 @@ class _PartialDescriptor:
             return partial
 
         def partial_for_class(**kwargs: Any) -> OperatorPartial:
+            # lazy: circle (sdk.mappedoperator imports this module)
             from updraft.sdk.mappedoperator import OperatorPartial
 
             return OperatorPartial(cls, kwargs)
@@ -506,6 +508,7 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
         if jinja_env is not None:
             raise UnsupportedFeatureError("render_template(jinja_env=...)", "templates render with the DAG's own "
                                           "Jinja environment (template_searchpath, user_defined_macros/filters)")
+        # lazy: the task child only (rendering runs where a try runs; DAG parsing never imports sdk.execution)
         from updraft.sdk.execution import render_value
 
         return render_value(self, content, context)
@@ -516,6 +519,7 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
         if jinja_env is not None:
             raise UnsupportedFeatureError("render_template_fields(jinja_env=...)", "templates render with the DAG's "
                                           "own Jinja environment (template_searchpath, user_defined_macros/filters)")
+        # lazy: the task child only (rendering runs where a try runs; DAG parsing never imports sdk.execution)
         from updraft.sdk.execution import render_template_fields
 
         render_template_fields(self, context)
@@ -529,6 +533,7 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
     def resume_execution(self, next_method: str, next_kwargs: dict[str, Any] | None, context: Any) -> Any:
         """What a resumed try runs instead of ``execute`` (Airflow's entry point, and its ``__fail__`` signal
         for a deferral that timed out or whose trigger failed)."""
+        # lazy: the task child only (a resumed deferral; the model layer stays out of DAG parsing)
         from updraft.model.deferrals import TRIGGER_FAIL_REPR, TRIGGER_TIMEOUT
 
         next_kwargs = next_kwargs or {}

@@ -30,13 +30,12 @@ from updraft.sdk.exceptions import (
     TaskNotFound,
 )
 from updraft.sdk.param import NOTSET, ParamsDict
-from updraft.sdk.priority_strategy import weights_by_try
 from updraft.sdk.setup_teardown import validate_setup_teardown
-from updraft.sdk.taskgroup import TaskGroup, validate_nested_mapped_groups
 from updraft.sdk.trigger_rule import TriggerRule, WeightRule
 
 if TYPE_CHECKING:
     from updraft.sdk.node import TaskNode
+    from updraft.sdk.taskgroup import TaskGroup
     from updraft.timetables.base import Timetable
 
 DEFAULT_MAX_ACTIVE_TASKS = 16  # [core] max_active_tasks_per_dag
@@ -251,6 +250,9 @@ class DAG:
             raise ValueError(f"Invalid max_active_runs: {type(self.timetable).__name__} requires "
                              f"max_active_runs <= {limit}")
 
+        # lazy: import cost (`from airflow.sdk import DAG` loads no task-group module until DAG() builds one)
+        from updraft.sdk.taskgroup import TaskGroup
+
         self.task_group: TaskGroup = TaskGroup.create_root(self)
 
     # -- construction helpers ---------------------------------------------------------------------------------
@@ -260,6 +262,7 @@ class DAG:
         return timezone.TIMEZONE
 
     def _make_timetable(self, schedule: Any) -> Timetable:
+        # lazy: import cost (`from airflow.sdk import DAG` stays without croniter; DAG() builds the timetable)
         from updraft.timetables.schedule import create_timetable
 
         return create_timetable(schedule, self.timezone)
@@ -364,6 +367,7 @@ class DAG:
 
     def param(self, name: str, default: Any = NOTSET) -> Any:
         """A reference to a DAG param for use as an operator argument, resolved when the task runs."""
+        # lazy: circle (sdk.decorators imports this module)
         from updraft.sdk.decorators.dag import DagParam
 
         return DagParam(self, name, default)
@@ -373,6 +377,7 @@ class DAG:
         """``@the_dag.task``: a TaskFlow decorator that puts its tasks in this DAG."""
         import functools
 
+        # lazy: circle (sdk.decorators imports this module)
         from updraft.sdk.decorators import task
 
         return functools.partial(task, dag=self)
@@ -489,6 +494,9 @@ class DAG:
             raise AirflowException(f"DAG '{self.dag_id}': end_date ({self.end_date}) is before start_date "
                                    f"({self.start_date})")
         self.validate_schedule_and_params()
+        # lazy: import cost (`from airflow.sdk import DAG` loads no task-group module until DAG() builds one)
+        from updraft.sdk.taskgroup import validate_nested_mapped_groups
+
         validate_setup_teardown(self.tasks)
         validate_nested_mapped_groups(self.tasks)
         for task in self.tasks:
@@ -521,7 +529,9 @@ class DAG:
         costs big-int ORs instead of the quadratic set unions a naive walk needs. A task with a custom
         ``PriorityWeightStrategy`` gets its strategy's weight for a new task instance (try number 0).
         """
+        # lazy: import cost (`DAG` alone does not load the operator layer)
         from updraft.sdk.baseoperator import MAXIMUM_PRIORITY_WEIGHT, MINIMUM_PRIORITY_WEIGHT
+        from updraft.sdk.priority_strategy import weights_by_try
 
         order = [t.task_id for t in self.topological_sort()]
         index = {tid: i for i, tid in enumerate(order)}

@@ -303,6 +303,7 @@ class SetupTeardownContext(BaseSetupTeardownContext):
 
     @staticmethod
     def add_task(task: Any) -> None:
+        # lazy: import cost (`DAG` alone stays without XComArg)
         from updraft.sdk.xcom_arg import PlainXComArg
 
         if not SetupTeardownContext.active:
@@ -334,6 +335,7 @@ context_wrapper = ContextWrapper
 
 
 def _as_task_decorator(func: Any) -> Any:
+    # lazy: circle (sdk.decorators imports this module)
     from updraft.sdk.decorators import task
     from updraft.sdk.decorators.task_group import _TaskGroupFactory
 

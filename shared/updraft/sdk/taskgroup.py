@@ -283,6 +283,7 @@ class MappedTaskGroup(TaskGroup):
         try:
             if exc_type is None:
                 self._check_children()
+                # lazy: import cost (`DAG` alone stays without XComArg)
                 from updraft.sdk.xcom_arg import XComArg
 
                 for op, _ in XComArg.iter_xcom_references(self.expand_input.value):

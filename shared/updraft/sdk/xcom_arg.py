@@ -231,6 +231,7 @@ class MappedArgument:
     replaces it, and it names its key when shown."""
 
     def __init__(self, expand_input: Any, key: str) -> None:
+        # lazy: circle (sdk.mappedoperator imports this module)
         from updraft.sdk.mappedoperator import DictOfListsExpandInput
 
         # Airflow's own refusal (its MappedArgument validator): a group expanded over an enclosing group's argument

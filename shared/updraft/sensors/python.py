@@ -33,6 +33,7 @@ class PythonSensor(BaseSensorOperator):
         self.templates_dict = templates_dict
 
     def poke(self, context: Any) -> Any:
+        # lazy: the task child only (DAG parsing never imports sdk.execution)
         from updraft.sdk.execution import determine_kwargs
 
         context.update(self.op_kwargs, templates_dict=self.templates_dict)

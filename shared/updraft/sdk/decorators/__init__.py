@@ -97,6 +97,7 @@ class TaskDecoratorCollection:
         if name in _UNSUPPORTED:
             raise UnsupportedFeatureError(f"@task.{name}", _UNSUPPORTED[name])
         if not name.startswith("_"):
+            # lazy: cold start (provider discovery only for a @task.<name> Updraft lacks)
             from updraft.sdk.providers_manager import ProvidersManager
 
             decorators = ProvidersManager().taskflow_decorators
