@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from updraft.sdk.exceptions import AirflowException
-from updraft.sdk.mixins import DependencyMixin
 from updraft.sdk.trigger_rule import TriggerRule
 
 if TYPE_CHECKING:
@@ -91,6 +90,9 @@ class SetupTeardownFlags:
 
 def mark_teardown(task: Any, *, setups: Any, on_failure_fail_dagrun: bool | None) -> None:
     """``as_teardown``: the rule becomes ``all_done_setup_success`` and each setup is marked and wired upstream."""
+    # lazy: import cost (`from airflow.sdk import DAG` loads no dependency-wiring module)
+    from updraft.sdk.mixins import DependencyMixin
+
     task.is_teardown = True
     task.trigger_rule = TriggerRule.ALL_DONE_SETUP_SUCCESS
     if on_failure_fail_dagrun is not None:
