@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from updraft.sdk.baseoperator import BaseOperator
+from updraft.sdk.exceptions import AirflowException, AirflowSkipException
 
 
 class BashOperator(BaseOperator):
@@ -52,8 +53,6 @@ class BashOperator(BaseOperator):
 
     def execute(self, context: Any) -> Any:
         """``bash -c`` the rendered command; its output goes to the task log, its last line is the XCom."""
-        from updraft.sdk.exceptions import AirflowException, AirflowSkipException
-
         if self.cwd is not None:
             if not os.path.exists(self.cwd):
                 raise AirflowException(f"Can not find the cwd: {self.cwd}")
@@ -70,6 +69,7 @@ class BashOperator(BaseOperator):
 
     def get_env(self, context: Any) -> dict[str, str]:
         """Airflow's: the operator's env (or the worker's), plus AIRFLOW_CTX_* variables naming the try."""
+        # lazy: the task child only (DAG parsing never imports sdk.execution)
         from updraft.sdk.execution import context_env_vars
 
         env = self.env

@@ -175,6 +175,7 @@ class HITLOperator(BaseOperator):
                 raise ValueError(f"params {diff} are not valid params")
             query.update(params_input)
         if not base_url:
+            # lazy: import cost (Updraft's config only for the UI link)
             from updraft.config import UpdraftConfig
 
             base_url = UpdraftConfig.from_env().base_url

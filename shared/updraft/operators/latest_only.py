@@ -23,6 +23,7 @@ class LatestOnlyOperator(BaseBranchOperator):
     ui_color: ClassVar[str] = "#e9ffdb"
 
     def choose_branch(self, context: Any) -> str | Iterable[str]:
+        # lazy: the task child only (timetables when the branch is chosen)
         from updraft.timetables.base import DagRunType
 
         dag_run = context["dag_run"]
@@ -46,6 +47,7 @@ class LatestOnlyOperator(BaseBranchOperator):
         return list(self.get_direct_relative_ids(upstream=False))
 
     def _get_compare_dates(self, dag_run: Any) -> tuple[pendulum.DateTime, pendulum.DateTime] | None:
+        # lazy: the task child only (timetables when the branch is chosen)
         from updraft.timetables.base import DataInterval, TimeRestriction
 
         dagrun_date = dag_run.logical_date or dag_run.run_after

@@ -39,6 +39,7 @@ class PythonOperator(BaseOperator):
 
     def execute(self, context: Any) -> Any:
         """Airflow's: op_kwargs and templates_dict join the context, the callable gets what it declares."""
+        # lazy: the task child only (DAG parsing never imports sdk.execution)
         from updraft.sdk.execution import determine_kwargs
 
         context.update(self.op_kwargs, templates_dict=self.templates_dict)
@@ -56,6 +57,7 @@ class PythonOperator(BaseOperator):
         Airflow 3.3's PythonOperator runs one (``aexecute``), not returned as an unawaited coroutine."""
         import inspect
 
+        # lazy: the task child only (assets when the callable runs)
         from updraft.sdk.assets import call_collecting_metadata
 
         result = call_collecting_metadata(self.python_callable, self.op_args, self.op_kwargs,

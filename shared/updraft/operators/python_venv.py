@@ -201,6 +201,7 @@ class _BasePythonVirtualenvOperator(PythonOperator):
         return env
 
     def _execute_python_callable_in_subprocess(self, python_path: Path) -> Any:
+        # lazy: the task child only (the venv is built where the task runs)
         from updraft.operators.python_virtualenv import execute_in_subprocess, write_python_script
 
         with TemporaryDirectory(prefix="venv-call") as tmp:
@@ -317,6 +318,7 @@ class PythonVirtualenvOperator(_BasePythonVirtualenvOperator):
         return sorted(requirements)  # a stable cache hash
 
     def _prepare_venv(self, venv_path: Path) -> None:
+        # lazy: the task child only (the venv is built where the task runs)
         from updraft.operators.python_virtualenv import prepare_virtualenv, python_binary
 
         requirements_file = venv_path / "requirements.txt"
@@ -329,6 +331,7 @@ class PythonVirtualenvOperator(_BasePythonVirtualenvOperator):
     def _calculate_cache_hash(self, exclude_cloudpickle: bool = False) -> tuple[str, str]:
         """Airflow's cache key: requirements, pip options, index URLs, the cache-key Variable, the Python version
         and system_site_packages, hashed to ``venv-<8 hex>``."""
+        # lazy: the task child only (the venv is built where the task runs)
         from updraft.sdk.variable import Variable
 
         hash_dict = {
@@ -372,6 +375,7 @@ class PythonVirtualenvOperator(_BasePythonVirtualenvOperator):
 
     def _retrieve_index_urls_from_connection_ids(self) -> None:
         """Each connection's index URL (credentials embedded) joins ``index_urls``, read when the task runs."""
+        # lazy: the task child only (the venv is built where the task runs)
         from updraft.hooks.package_index import PackageIndexHook
 
         self.index_urls = [*(self.index_urls or []), *(

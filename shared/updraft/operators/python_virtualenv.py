@@ -26,6 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from updraft import airflow_config
+
 log = logging.getLogger(__name__)
 
 SCRIPT_TEMPLATE = "python_virtualenv_script.jinja2"
@@ -33,8 +35,6 @@ SCRIPT_TEMPLATE = "python_virtualenv_script.jinja2"
 
 def use_uv() -> bool:
     """Airflow's ``_use_uv``: ``auto`` (the default) means uv when it is installed."""
-    from updraft import airflow_config
-
     method = airflow_config.get("standard", "venv_install_method", "auto").lower()
     if method == "auto":
         return bool(shutil.which("uv"))

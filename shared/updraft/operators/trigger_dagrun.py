@@ -20,8 +20,10 @@ import time
 from typing import Any, ClassVar
 
 from updraft.model.states import DagRunState
+from updraft.sdk import timezone
 from updraft.sdk.baseoperator import BaseOperator
 from updraft.sdk.exceptions import (
+    AirflowBadRequest,
     AirflowException,
     AirflowFailException,
     AirflowSkipException,
@@ -54,7 +56,6 @@ def _validate_datetime_param(name: str, value: Any) -> Any:
 def _parse_datetime_param(value: str | datetime.datetime | None) -> datetime.datetime | None:
     if value is None or isinstance(value, datetime.datetime):
         return value
-    from updraft.sdk import timezone
 
     return timezone.parse(value)
 
@@ -122,9 +123,6 @@ class TriggerDagRunOperator(BaseOperator):
         self.logical_date = logical_date
 
     def execute(self, context: Any) -> None:
-        from updraft.sdk import timezone
-        from updraft.sdk.exceptions import AirflowBadRequest
-
         _validate_datetime_param("logical_date", self.logical_date)
         parsed_logical_date = (timezone.utcnow() if self.logical_date is NOTSET
                                else _parse_datetime_param(self.logical_date))
@@ -166,6 +164,7 @@ class TriggerDagRunOperator(BaseOperator):
                 self.log.info("Ignoring deferrable=True because wait_for_completion=False.")
             return
         if self.deferrable:
+            # lazy: the task child only (the trigger when the task defers)
             from updraft.triggers.external_task import DagStateTrigger
 
             raise TaskDeferred(

@@ -15,6 +15,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
+from updraft.sdk.exceptions import UnsupportedFeatureError
+
 __all__ = [
     "Asset",
     "AssetAlias",
@@ -130,6 +132,7 @@ class AssetWatcher:
     """
 
     def __init__(self, name: str, trigger: Any) -> None:
+        # lazy: import cost (the AWS trigger table, 17 modules, only for an AssetWatcher)
         from updraft.triggers.aws_sources import watch_of
 
         self.name = name
@@ -168,8 +171,8 @@ class AssetAccessControl:
 
     def __init__(self, producer_teams: list[str] | None = None, consumer_teams: list[str] | None = None,
                  allow_global: bool = True) -> None:
+        # lazy: import cost (the Airflow config only when an AssetAccessControl is built)
         from updraft import airflow_config
-        from updraft.sdk.exceptions import UnsupportedFeatureError
 
         if airflow_config.get_bool("core", "multi_team"):
             raise UnsupportedFeatureError(
@@ -231,8 +234,6 @@ class Asset(os.PathLike, BaseAsset):
             uri = name
         for watcher in watchers or ():
             if not isinstance(watcher, AssetWatcher):
-                from updraft.sdk.exceptions import UnsupportedFeatureError
-
                 raise UnsupportedFeatureError("Asset watchers that are not AssetWatcher(name=..., trigger=...)",
                                               f"got {type(watcher).__name__}")
         owner = type(self).__name__

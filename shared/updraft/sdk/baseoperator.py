@@ -24,19 +24,26 @@ from updraft.sdk import timezone
 from updraft.sdk._internal.argument_support import refuse_unsupported
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
 from updraft.sdk.compute import resolve_compute
-from updraft.sdk.exceptions import AirflowException
+from updraft.sdk.exceptions import (
+    AirflowException,
+    TaskDeferralError,
+    TaskDeferralTimeout,
+    TaskDeferred,
+    UnsupportedFeatureError,
+)
 from updraft.sdk.logging_mixin import LoggingMixin
+from updraft.sdk.mixins import DependencyMixin
 from updraft.sdk.node import TaskNode
 from updraft.sdk.param import ParamsDict
 from updraft.sdk.priority_strategy import PriorityWeightStrategy, load_weight_rule
 from updraft.sdk.setup_teardown import SetupTeardownContext
 from updraft.sdk.trigger_rule import TriggerRule, WeightRule
+from updraft.sdk.xcom_arg import PlainXComArg, XComArg
 
 if TYPE_CHECKING:
     from updraft.sdk.dag import DAG
     from updraft.sdk.mappedoperator import OperatorPartial
     from updraft.sdk.taskgroup import TaskGroup
-    from updraft.sdk.xcom_arg import XComArg
 
 
 # Airflow reads these operator defaults from its configuration when the SDK is imported, so the parser's
@@ -222,6 +229,7 @@ def parse_retries(retries: Any, task_id: str) -> int:
 
 
 def _checked_retry_policy(policy: Any, task_id: str) -> Any:
+    # lazy: import cost (only a task given retry_policy= needs it)
     from updraft.sdk.retry_policy import RetryPolicy
 
     if policy is not None and not isinstance(policy, RetryPolicy):
@@ -268,6 +276,7 @@ class _PartialDescriptor:
             return partial
 
         def partial_for_class(**kwargs: Any) -> OperatorPartial:
+            # lazy: circle (sdk.mappedoperator imports this module)
             from updraft.sdk.mappedoperator import OperatorPartial
 
             return OperatorPartial(cls, kwargs)
@@ -458,8 +467,6 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
                 SetupTeardownContext.update_context_map(self)
 
     def _wire_xcom_args(self) -> None:
-        from updraft.sdk.xcom_arg import XComArg
-
         for field in self.template_fields:
             if hasattr(self, field):
                 XComArg.apply_upstream_relationship(self, getattr(self, field))
@@ -468,8 +475,6 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
         # Hot at parse time (every attribute of every task): test the cheap tuple membership first.
         object.__setattr__(self, key, value)
         if key in self.template_fields and self.__dict__.get("_init_done", False):
-            from updraft.sdk.xcom_arg import XComArg
-
             XComArg.apply_upstream_relationship(self, value)
 
     @property
@@ -483,8 +488,6 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
     @property
     def output(self) -> XComArg:
         """The task's ``return_value`` XCom, for wiring classic operators into TaskFlow code."""
-        from updraft.sdk.xcom_arg import PlainXComArg
-
         return PlainXComArg(self)
 
     @property
@@ -503,10 +506,9 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
         ``template_ext``, or collections of them) rendered with ``context`` by the DAG's Jinja environment, as this
         task's template fields are. Only where a try runs (the runtime renders; the SDK never imports it)."""
         if jinja_env is not None:
-            from updraft.sdk.exceptions import UnsupportedFeatureError
-
             raise UnsupportedFeatureError("render_template(jinja_env=...)", "templates render with the DAG's own "
                                           "Jinja environment (template_searchpath, user_defined_macros/filters)")
+        # lazy: the task child only (rendering runs where a try runs; DAG parsing never imports sdk.execution)
         from updraft.sdk.execution import render_value
 
         return render_value(self, content, context)
@@ -515,10 +517,9 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
         """Render this task's template fields in place with ``context`` (Airflow's method; a provider's decorated
         operator calls it again once its callable set a field). Only where a try runs."""
         if jinja_env is not None:
-            from updraft.sdk.exceptions import UnsupportedFeatureError
-
             raise UnsupportedFeatureError("render_template_fields(jinja_env=...)", "templates render with the DAG's "
                                           "own Jinja environment (template_searchpath, user_defined_macros/filters)")
+        # lazy: the task child only (rendering runs where a try runs; DAG parsing never imports sdk.execution)
         from updraft.sdk.execution import render_template_fields
 
         render_template_fields(self, context)
@@ -527,15 +528,13 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
               timeout: timedelta | float | None = None) -> NoReturn:
         """Suspend this try until ``trigger`` fires, then resume it in ``method_name(context, event=...,
         **kwargs)`` (Airflow's ``defer``). The wait holds no worker: it runs on Step Functions."""
-        from updraft.sdk.exceptions import TaskDeferred
-
         raise TaskDeferred(trigger=trigger, method_name=method_name, kwargs=kwargs, timeout=timeout)
 
     def resume_execution(self, next_method: str, next_kwargs: dict[str, Any] | None, context: Any) -> Any:
         """What a resumed try runs instead of ``execute`` (Airflow's entry point, and its ``__fail__`` signal
         for a deferral that timed out or whose trigger failed)."""
+        # lazy: the task child only (a resumed deferral; the model layer stays out of DAG parsing)
         from updraft.model.deferrals import TRIGGER_FAIL_REPR, TRIGGER_TIMEOUT
-        from updraft.sdk.exceptions import TaskDeferralError, TaskDeferralTimeout
 
         next_kwargs = next_kwargs or {}
         if next_method == TRIGGER_FAIL_REPR:
@@ -548,8 +547,6 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
 
 def chain(*tasks: Any) -> None:
     """Airflow's ``chain``: consecutive arguments depend on each other; two lists must have the same length."""
-    from updraft.sdk.mixins import DependencyMixin
-
     for up, down in itertools.pairwise(tasks):
         if isinstance(up, DependencyMixin):
             up.set_downstream(down)
@@ -568,8 +565,8 @@ def chain(*tasks: Any) -> None:
 
 def chain_linear(*elements: Any) -> None:
     """Every element of each argument depends on every element of the previous argument."""
+    # lazy: parse cost (edges only for chain_linear; a DAG file with neither Label nor chain_linear skips it)
     from updraft.sdk.edges import EdgeModifier
-    from updraft.sdk.mixins import DependencyMixin
 
     if not elements:
         raise ValueError("No tasks provided; nothing to do.")

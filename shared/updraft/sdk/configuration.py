@@ -68,6 +68,7 @@ class AirflowConfigParser:
     @cached_property
     def _provider_descriptions(self) -> dict[str, dict[str, Any]]:
         """Section -> option -> description, from every installed provider's ``config`` (read once)."""
+        # lazy: cold start (provider discovery, 22 modules, only when a provider's option is asked for)
         from updraft.sdk.providers_manager import ProvidersManager
 
         sections: dict[str, dict[str, Any]] = {}
@@ -99,6 +100,7 @@ class AirflowConfigParser:
         return _NOT_FOUND
 
     def _from_secrets_backend(self, config_key: str) -> Any:
+        # lazy: import cost (sdk.execution only when a secrets backend is read)
         from updraft.sdk.execution import secrets_backend
 
         if not os.environ.get(variable("secrets", "backend")):
@@ -175,6 +177,7 @@ class AirflowConfigParser:
 
     def getimport(self, section: str, key: str, **kwargs: Any) -> Any:
         """The object the option names by dotted path (None when the option is empty)."""
+        # lazy: import cost (module loading only for getimport)
         from updraft.sdk.module_loading import import_string
 
         path = self.get(section, key, **kwargs)

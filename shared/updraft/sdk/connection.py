@@ -138,6 +138,7 @@ class Connection:
     def get_hook(self, *, hook_params: dict[str, Any] | None = None) -> Any:
         """The hook an installed provider declares for this connection's type, built for this ``conn_id``
         (Airflow's ``Connection.get_hook``); AirflowException naming the type when no installed provider has one."""
+        # lazy: cold start (hook lookup loads provider metadata; only get_hook needs it)
         from updraft.sdk.module_loading import import_string
         from updraft.sdk.providers_manager import ProvidersManager
 

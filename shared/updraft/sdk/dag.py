@@ -250,6 +250,7 @@ class DAG:
             raise ValueError(f"Invalid max_active_runs: {type(self.timetable).__name__} requires "
                              f"max_active_runs <= {limit}")
 
+        # lazy: import cost (`from airflow.sdk import DAG` loads no task-group module until DAG() builds one)
         from updraft.sdk.taskgroup import TaskGroup
 
         self.task_group: TaskGroup = TaskGroup.create_root(self)
@@ -261,6 +262,7 @@ class DAG:
         return timezone.TIMEZONE
 
     def _make_timetable(self, schedule: Any) -> Timetable:
+        # lazy: import cost (`from airflow.sdk import DAG` stays without croniter; DAG() builds the timetable)
         from updraft.timetables.schedule import create_timetable
 
         return create_timetable(schedule, self.timezone)
@@ -365,6 +367,7 @@ class DAG:
 
     def param(self, name: str, default: Any = NOTSET) -> Any:
         """A reference to a DAG param for use as an operator argument, resolved when the task runs."""
+        # lazy: circle (sdk.decorators imports this module)
         from updraft.sdk.decorators.dag import DagParam
 
         return DagParam(self, name, default)
@@ -374,6 +377,7 @@ class DAG:
         """``@the_dag.task``: a TaskFlow decorator that puts its tasks in this DAG."""
         import functools
 
+        # lazy: circle (sdk.decorators imports this module)
         from updraft.sdk.decorators import task
 
         return functools.partial(task, dag=self)
@@ -490,6 +494,7 @@ class DAG:
             raise AirflowException(f"DAG '{self.dag_id}': end_date ({self.end_date}) is before start_date "
                                    f"({self.start_date})")
         self.validate_schedule_and_params()
+        # lazy: import cost (`from airflow.sdk import DAG` loads no task-group module until DAG() builds one)
         from updraft.sdk.taskgroup import validate_nested_mapped_groups
 
         validate_setup_teardown(self.tasks)
@@ -524,6 +529,7 @@ class DAG:
         costs big-int ORs instead of the quadratic set unions a naive walk needs. A task with a custom
         ``PriorityWeightStrategy`` gets its strategy's weight for a new task instance (try number 0).
         """
+        # lazy: import cost (`DAG` alone does not load the operator layer)
         from updraft.sdk.baseoperator import MAXIMUM_PRIORITY_WEIGHT, MINIMUM_PRIORITY_WEIGHT
         from updraft.sdk.priority_strategy import weights_by_try
 

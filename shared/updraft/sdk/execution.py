@@ -136,6 +136,7 @@ def secrets_backend() -> SecretsBackend | None:
 def use_secrets(metastore: SecretsMetastore | None, backend: SecretsBackend | None) -> None:
     """Variables and connections come from ``backend``, then the environment, then ``metastore`` (Airflow's
     order), replacing what was registered before."""
+    # lazy: import cost (connections and variables, 20 modules, only when secrets backends are used)
     from updraft.sdk import connection, variable
 
     variable.reset_backends()

@@ -54,6 +54,7 @@ class NoOpCollector(HookLineageCollector):
         without a factory."""
         if not (uri or name):
             return None
+        # lazy: import cost (assets only when lineage names one)
         from updraft.sdk.assets import Asset
 
         kwargs: dict[str, Any] = {key: value for key, value in (("uri", uri), ("name", name), ("group", group),

@@ -48,6 +48,7 @@ class BaseOperatorLink(metaclass=ABCMeta):
 
 def _plugin_links() -> tuple[list[Any], list[Any]]:
     """(global links, operator links) of the registered plugins, in registration order."""
+    # lazy: cold start (plugins load only when operator links are asked for)
     from updraft.plugins import registered_plugins
 
     plugins = registered_plugins().values()

@@ -93,6 +93,7 @@ def _qualname(cls: type) -> str:
 
 
 def _registered(path: str) -> type[PriorityWeightStrategy] | None:
+    # lazy: cold start (plugins load only for a strategy not built in)
     from updraft.plugins import registered_priority_weight_strategies
 
     return _BUILTINS.get(path) or registered_priority_weight_strategies().get(path)
@@ -158,6 +159,7 @@ class _ParseTimeTaskInstance:
     """What a custom strategy sees: the attributes known before any run exists (see the module docstring)."""
 
     def __init__(self, task: TaskNode, try_number: int) -> None:
+        # lazy: import cost (the group tree only for a mapped task's weight)
         from updraft.sdk.taskgroup import closest_mapped_group
 
         self.task = task
@@ -184,6 +186,7 @@ def _unevaluable(task: TaskNode, name: str) -> str:
 
 def weights_by_try(task: TaskNode, strategy: PriorityWeightStrategy) -> list[int]:
     """``strategy.get_weight`` for try numbers 0..``MAX_EVALUATED_TRIES - 1``, each clamped as Airflow clamps."""
+    # lazy: circle (sdk.baseoperator imports this module)
     from updraft.sdk.baseoperator import MAXIMUM_PRIORITY_WEIGHT, MINIMUM_PRIORITY_WEIGHT
 
     weights = []

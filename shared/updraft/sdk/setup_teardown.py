@@ -90,6 +90,7 @@ class SetupTeardownFlags:
 
 def mark_teardown(task: Any, *, setups: Any, on_failure_fail_dagrun: bool | None) -> None:
     """``as_teardown``: the rule becomes ``all_done_setup_success`` and each setup is marked and wired upstream."""
+    # lazy: import cost (`from airflow.sdk import DAG` loads no dependency-wiring module)
     from updraft.sdk.mixins import DependencyMixin
 
     task.is_teardown = True
@@ -304,6 +305,7 @@ class SetupTeardownContext(BaseSetupTeardownContext):
 
     @staticmethod
     def add_task(task: Any) -> None:
+        # lazy: import cost (`DAG` alone stays without XComArg)
         from updraft.sdk.xcom_arg import PlainXComArg
 
         if not SetupTeardownContext.active:
@@ -335,6 +337,7 @@ context_wrapper = ContextWrapper
 
 
 def _as_task_decorator(func: Any) -> Any:
+    # lazy: circle (sdk.decorators imports this module)
     from updraft.sdk.decorators import task
     from updraft.sdk.decorators.task_group import _TaskGroupFactory
 

@@ -15,6 +15,7 @@ from updraft.sdk.exceptions import (
     UnsupportedFeatureError,
 )
 from updraft.sdk.mixins import DependencyMixin
+from updraft.sdk.trigger_rule import TriggerRule
 
 if TYPE_CHECKING:
     from updraft.sdk.dag import DAG
@@ -119,6 +120,7 @@ class TaskGroup(DependencyMixin):
         return label
 
     def add(self, node: TaskNode | TaskGroup) -> None:
+        # lazy: cold start (the worker imports taskgroup for mapped groups, not the task-node layer)
         from updraft.sdk.node import TaskNode
 
         key = node.node_id
@@ -281,6 +283,7 @@ class MappedTaskGroup(TaskGroup):
         try:
             if exc_type is None:
                 self._check_children()
+                # lazy: import cost (`DAG` alone stays without XComArg)
                 from updraft.sdk.xcom_arg import XComArg
 
                 for op, _ in XComArg.iter_xcom_references(self.expand_input.value):
@@ -289,8 +292,6 @@ class MappedTaskGroup(TaskGroup):
             super().__exit__(exc_type, exc, tb)
 
     def _check_children(self) -> None:
-        from updraft.sdk.trigger_rule import TriggerRule
-
         for task in self.iter_tasks():  # a mapped task inside was refused when it was made (MappedOperator)
             if task.trigger_rule == TriggerRule.ALWAYS:
                 raise ValueError("Task-generated mapping within a mapped task group is not allowed with trigger "

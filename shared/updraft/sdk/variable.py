@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from updraft.sdk._internal.backends import BackendChain
+from updraft.sdk.exceptions import AirflowException
 from updraft.sdk.param import NOTSET
 from updraft.secrets.masker import mask_secret
 
@@ -59,8 +60,6 @@ def reset_backends() -> None:
 
 
 def _no_store(action: str, key: str) -> Exception:
-    from updraft.sdk.exceptions import AirflowException
-
     return AirflowException(f"Cannot {action} Variable {key}: no variable store is available in this process "
                             f"(environment variables {ENV_PREFIX}* and secrets backends are read-only)")
 

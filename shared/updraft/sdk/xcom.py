@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from updraft.sdk.context import get_current_context
 from updraft.sdk.exceptions import UnsupportedFeatureError
 from updraft.sdk.xcom_arg import XCOM_RETURN_KEY
 
@@ -17,8 +18,6 @@ __all__ = ["XCOM_RETURN_KEY", "XCom"]
 
 
 def _ti() -> Any:
-    from updraft.sdk.context import get_current_context
-
     return get_current_context()["ti"]
 
 

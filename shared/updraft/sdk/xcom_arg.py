@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from updraft.sdk.exceptions import AirflowException
 from updraft.sdk.mixins import DependencyMixin
 from updraft.sdk.param import NOTSET
 
@@ -123,13 +124,14 @@ class PlainXComArg(XComArg):
         return self
 
     def as_teardown(self, *, setups: Any = None, on_failure_fail_dagrun: bool | None = None) -> PlainXComArg:
+        # lazy: cold start (the worker resolves XComArgs without the setup/teardown authoring layer)
         from updraft.sdk.setup_teardown import mark_teardown
 
         mark_teardown(self.operator, setups=setups, on_failure_fail_dagrun=on_failure_fail_dagrun)
         return self
 
     def __enter__(self) -> Any:
-        from updraft.sdk.exceptions import AirflowException
+        # lazy: cold start (the worker resolves XComArgs without the setup/teardown authoring layer)
         from updraft.sdk.setup_teardown import SetupTeardownContext
 
         if not self.operator.is_setup and not self.operator.is_teardown:
@@ -138,6 +140,7 @@ class PlainXComArg(XComArg):
         return SetupTeardownContext
 
     def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
+        # lazy: cold start (the worker resolves XComArgs without the setup/teardown authoring layer)
         from updraft.sdk.setup_teardown import SetupTeardownContext
 
         SetupTeardownContext.set_work_task_roots_and_leaves()
@@ -228,6 +231,7 @@ class MappedArgument:
     replaces it, and it names its key when shown."""
 
     def __init__(self, expand_input: Any, key: str) -> None:
+        # lazy: circle (sdk.mappedoperator imports this module)
         from updraft.sdk.mappedoperator import DictOfListsExpandInput
 
         # Airflow's own refusal (its MappedArgument validator): a group expanded over an enclosing group's argument

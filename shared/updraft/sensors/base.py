@@ -15,9 +15,11 @@ from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any, ClassVar
 
+from updraft.sdk import timezone
 from updraft.sdk.baseoperator import BaseOperator
 from updraft.sdk.exceptions import (
     AirflowFailException,
+    AirflowRescheduleException,
     AirflowSensorTimeout,
     AirflowSkipException,
     AirflowTaskTimeout,
@@ -131,9 +133,6 @@ class BaseSensorOperator(BaseOperator):
         of the poke fails the try, is logged and counts as not done (``silent_fail``) or is a skip
         (``never_fail``), as in Airflow.
         """
-        from updraft.sdk import timezone
-        from updraft.sdk.exceptions import AirflowRescheduleException
-
         started_at: datetime.datetime | float
         run_duration: Callable[[], float]
         if self.reschedule:

@@ -6,6 +6,8 @@ import dataclasses
 import datetime
 from typing import Any, ClassVar, NoReturn
 
+from updraft.sdk import timezone
+from updraft.sdk.xcom_arg import XComArg
 from updraft.sensors.base import BaseSensorOperator
 from updraft.triggers.temporal import START_AT_MOMENT, DateTimeTrigger
 
@@ -15,8 +17,6 @@ def _target_time(value: Any) -> Any:
 
     XComArgs are resolved at run time and pass through; any other type is Airflow's TypeError, raised now.
     """
-    from updraft.sdk.xcom_arg import XComArg
-
     if isinstance(value, datetime.datetime):
         return value.isoformat()
     if isinstance(value, (str, XComArg)):
@@ -34,8 +34,6 @@ class DateTimeSensor(BaseSensorOperator):
         self.target_time = _target_time(target_time)
 
     def poke(self, context: Any) -> bool:
-        from updraft.sdk import timezone
-
         target = self.target_time
         target = timezone.parse(target) if isinstance(target, str) else timezone.convert_to_utc(target)
         self.log.info("Checking if the time (%s) has come", target)

@@ -159,6 +159,7 @@ class ExternalTaskSensor(BaseSensorOperator):
         if self.execution_delta:
             return [logical_date - self.execution_delta]
         if self.execution_date_fn:
+            # lazy: the task child only (DAG parsing never imports sdk.execution)
             from updraft.sdk.execution import determine_kwargs
 
             kwargs = {k: v for k, v in context.items() if k not in {"execution_date", "logical_date"}}
@@ -251,6 +252,7 @@ class ExternalTaskSensor(BaseSensorOperator):
         sensor's, else ``execution_timeout``)."""
         if not self.deferrable:
             return super().execute(context)
+        # lazy: the task child only (the trigger when the task defers)
         from updraft.triggers.external_task import WorkflowTrigger
 
         timeout_value = self.timeout

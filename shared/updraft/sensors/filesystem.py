@@ -53,6 +53,7 @@ class FileSensor(BaseSensorOperator):
     @cached_property
     def path(self) -> str:
         """The connection's base path joined with the rendered ``filepath`` (read on the first poke)."""
+        # lazy: the task child only (the connection when the path is read)
         from updraft.sdk.connection import Connection
 
         basepath = Connection.get(self.fs_conn_id).extra_dejson.get("path", "")

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from updraft.sdk.exceptions import AirflowException
-from updraft.sensors.base import BaseSensorOperator
+from updraft.sensors.base import BaseSensorOperator, PokeReturnValue
 
 
 class PythonSensor(BaseSensorOperator):
@@ -33,8 +33,8 @@ class PythonSensor(BaseSensorOperator):
         self.templates_dict = templates_dict
 
     def poke(self, context: Any) -> Any:
+        # lazy: the task child only (DAG parsing never imports sdk.execution)
         from updraft.sdk.execution import determine_kwargs
-        from updraft.sensors.base import PokeReturnValue
 
         context.update(self.op_kwargs, templates_dict=self.templates_dict)
         kwargs = determine_kwargs(self.python_callable, self.op_args, context)

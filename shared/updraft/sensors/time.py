@@ -13,6 +13,7 @@ import datetime
 import warnings
 from typing import Any, ClassVar, NoReturn
 
+from updraft.sdk import timezone
 from updraft.sensors.base import BaseSensorOperator
 from updraft.triggers.temporal import START_AT_MOMENT, DateTimeTrigger
 
@@ -31,8 +32,6 @@ class TimeSensor(BaseSensorOperator):
     def __init__(self, *, target_time: datetime.time, deferrable: bool = False, start_from_trigger: bool = False,
                  end_from_trigger: bool = False, trigger_kwargs: dict[str, Any] | None = None,
                  **kwargs: Any) -> None:
-        from updraft.sdk import timezone
-
         super().__init__(**kwargs)
         tz = self.dag.timezone if self.dag is not None else datetime.UTC
         aware = timezone.coerce_datetime(datetime.datetime.combine(datetime.datetime.now(tz), target_time, tz))
@@ -61,8 +60,6 @@ class TimeSensor(BaseSensorOperator):
         return None
 
     def poke(self, context: Any) -> bool:
-        from updraft.sdk import timezone
-
         self.log.info("Checking if the time (%s) has come", self.target_datetime)
         return timezone.utcnow() > self.target_datetime
 

@@ -6,6 +6,8 @@ import warnings
 from datetime import timedelta
 from typing import Any, ClassVar
 
+from updraft.sdk import timezone
+from updraft.sdk.exceptions import AirflowSkipException
 from updraft.sensors.base import BaseSensorOperator
 from updraft.triggers.temporal import DateTimeTrigger, TimeDeltaTrigger
 
@@ -44,14 +46,10 @@ class TimeDeltaSensor(BaseSensorOperator):
         self.end_from_trigger = end_from_trigger
 
     def _target(self, context: Any) -> Any:
-        from updraft.sdk import timezone
-
         base = context.get("data_interval_end") or context["dag_run"].run_after
         return timezone.convert_to_utc(base + self.delta)
 
     def poke(self, context: Any) -> bool:
-        from updraft.sdk import timezone
-
         target = self._target(context)
         self.log.info("Checking if the delta has elapsed; target time is %s", target)
         return timezone.utcnow() > target
@@ -59,9 +57,6 @@ class TimeDeltaSensor(BaseSensorOperator):
     def execute(self, context: Any) -> Any:
         """Poke (``deferrable=False``), or, as Airflow's, succeed at once if the target time has passed and
         else defer to a ``DateTimeTrigger`` at it, with the sensor's ``timeout``."""
-        from updraft.sdk import timezone
-        from updraft.sdk.exceptions import AirflowSkipException
-
         if not self.deferrable:
             return super().execute(context)
         target = self._target(context)

@@ -31,6 +31,7 @@ __all__ = [
 
 def serialize_dag(dag: DAG, *, relative_fileloc: str, file_hash: str) -> dict[str, Any]:
     """The JSON-able document for a live DAG (validate the DAG first: this does not)."""
+    # lazy: cold start (the handlers read serialized DAGs; building one loads the SDK)
     from updraft.serialization.from_dag import build_serialized_dag
 
     return build_serialized_dag(dag, relative_fileloc=relative_fileloc, file_hash=file_hash).to_dict()

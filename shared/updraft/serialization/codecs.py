@@ -53,11 +53,13 @@ class _Params(Codec):
 
 class _Timetable(Codec):
     def encode(self, value: Any) -> Any:
+        # lazy: cold start (the registry loads every timetable and croniter; the scheduler imports codecs without it)
         from updraft.timetables.registry import encode_timetable
 
         return encode_timetable(value)
 
     def decode(self, data: Any) -> Any:
+        # lazy: cold start (the registry loads every timetable and croniter; the scheduler imports codecs without it)
         from updraft.timetables.registry import decode_timetable
 
         return decode_timetable(data, unloaded_ok=True)

@@ -97,6 +97,7 @@ def _sort_key(value: Any) -> str:
 
 
 def encode_value(value: Any) -> Any:
+    # lazy: cold start (the scheduler and API decode without the SDK)
     from updraft.sdk.param import NOTSET, Param
 
     if value is None or isinstance(value, (bool, str)):
@@ -146,6 +147,7 @@ def _sdk_object_ref(value: Any) -> Any:
     Encoding goes through the marker so that each tag's JSON shape is written once, in ``_encode_ref``,
     and a live object and its decoded marker cannot encode differently.
     """
+    # lazy: cold start (the scheduler and API decode without the SDK)
     from updraft.sdk.decorators.dag import DagParam
     from updraft.sdk.node import TaskNode
     from updraft.sdk.xcom_arg import ConcatXComArg, MapXComArg, PlainXComArg, ZipXComArg
@@ -170,6 +172,7 @@ def _sdk_object_ref(value: Any) -> Any:
 
 
 def _notset() -> Any:
+    # lazy: cold start (the scheduler and API decode without the SDK)
     from updraft.sdk.param import NOTSET
 
     return NOTSET
@@ -200,6 +203,7 @@ def encode_param(param: Any) -> dict[str, Any]:
 
 
 def decode_param(data: dict[str, Any]) -> Any:
+    # lazy: cold start (the scheduler and API decode without the SDK)
     from updraft.sdk.param import Param
 
     return Param(decode_value(data["default"]), data.get("description"), data.get("source"),

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from updraft.sdk.mappedoperator import MappedOperator
 from updraft.sdk.operator_link import task_links
+from updraft.sdk.param import ParamsDict
+from updraft.sdk.priority_strategy import PriorityWeightStrategy, strategy_path, weights_by_try
+from updraft.sdk.taskgroup import TaskGroup, mapped_groups_of
 from updraft.sdk.timezone import timezone_name
 from updraft.serialization.model import SerializedDAG, SerializedTask
 
 if TYPE_CHECKING:
     from updraft.sdk.dag import DAG
     from updraft.sdk.node import TaskNode
-    from updraft.sdk.taskgroup import TaskGroup
 
 _CALLBACKS = ("on_execute_callback", "on_failure_callback", "on_success_callback", "on_retry_callback",
               "on_skipped_callback")
@@ -34,8 +37,6 @@ def _plain(value: Any) -> Any:
 
 
 def _task_group_tree(group: TaskGroup) -> dict[str, Any]:
-    from updraft.sdk.taskgroup import TaskGroup
-
     children = []
     for key in sorted(group.children, key=str):
         child = group.children[key]
@@ -59,9 +60,6 @@ def _task_group_tree(group: TaskGroup) -> dict[str, Any]:
 
 
 def _mapping_fields(task: TaskNode) -> dict[str, Any]:
-    from updraft.sdk.mappedoperator import MappedOperator
-    from updraft.sdk.taskgroup import mapped_groups_of
-
     if not isinstance(task, MappedOperator):
         fields: dict[str, Any] = {"template_values": {f: getattr(task, f, None) for f in task.template_fields}}
         groups = mapped_groups_of(task)
@@ -83,8 +81,6 @@ def _mapping_fields(task: TaskNode) -> dict[str, Any]:
 
 
 def serialize_task(task: TaskNode, effective_weight: int) -> SerializedTask:
-    from updraft.sdk.mappedoperator import MappedOperator
-
     values: dict[str, Any] = {name: _plain(getattr(task, name, None)) for name in _PLAIN_TASK_FIELDS}
     values.update(
         task_type=task.task_type,
@@ -113,8 +109,6 @@ def serialize_task(task: TaskNode, effective_weight: int) -> SerializedTask:
 
 def _weight_fields(task: TaskNode) -> dict[str, Any]:
     """A custom priority weight strategy: its class path as the rule, and its weights per try number."""
-    from updraft.sdk.priority_strategy import PriorityWeightStrategy, strategy_path, weights_by_try
-
     rule = getattr(task, "weight_rule", None)
     if not isinstance(rule, PriorityWeightStrategy):
         return {}
@@ -122,8 +116,6 @@ def _weight_fields(task: TaskNode) -> dict[str, Any]:
 
 
 def _as_params(params: Any) -> dict[str, Any]:
-    from updraft.sdk.param import ParamsDict
-
     return ParamsDict(params).params() if not isinstance(params, ParamsDict) else params.params()
 
 

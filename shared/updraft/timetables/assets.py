@@ -31,11 +31,13 @@ class AssetOrTimeSchedule(SerializedEquality, Timetable):
 
     @classmethod
     def deserialize(cls, data: dict[str, Any]) -> Timetable:
+        # lazy: circle (timetables.registry imports this module)
         from updraft.timetables.registry import decode_timetable
 
         return cls(timetable=decode_timetable(data["timetable"]), assets=data["asset_condition"])
 
     def serialize(self) -> dict[str, Any]:
+        # lazy: circle (timetables.registry imports this module)
         from updraft.timetables.registry import encode_timetable
 
         return {"asset_condition": self.asset_condition, "timetable": encode_timetable(self.timetable)}

@@ -170,6 +170,7 @@ class Timetable:
     @property
     def type_name(self) -> str:
         """Filterable type label: the bare class name for built-ins, the import path for plugins."""
+        # lazy: circle (timetables.registry imports this module)
         from updraft.timetables.registry import is_builtin_timetable
 
         cls = type(self)

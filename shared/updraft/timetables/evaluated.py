@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from updraft.sdk.exceptions import UnsupportedFeatureError
 from updraft.timetables._time import coerce_datetime, frozen_now
 from updraft.timetables.base import DagRunInfo, DataInterval, Timetable
 
@@ -241,8 +242,6 @@ def _manual_spans(timetable: Timetable, anchor: DataInterval | None,
 
 def _refuse_custom_run_ids(timetable: Timetable) -> None:
     if type(timetable).generate_run_id is not Timetable.generate_run_id:
-        from updraft.sdk.exceptions import UnsupportedFeatureError
-
         raise UnsupportedFeatureError(
             f"{timetable.type_name}.generate_run_id",
             "a custom timetable's own run ids are not supported: Updraft's scheduler names runs without running "

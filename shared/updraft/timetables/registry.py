@@ -106,6 +106,7 @@ def is_builtin_timetable(cls: type) -> bool:
 
 
 def _registered_custom_timetable(path: str) -> type[Timetable]:
+    # lazy: cold start (plugins load only for a timetable not built in)
     from updraft.plugins import registered_timetables
 
     try:

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from updraft.sdk.exceptions import UnsupportedFeatureError
+
 
 @dataclass(frozen=True)
 class Honoured:
@@ -115,8 +117,6 @@ def refuse_unsupported(surface: str, given: Mapping[str, Any]) -> None:
     for name, value in given.items():
         rule = ARGUMENTS[surface].get(name)
         if isinstance(rule, Refused) and value != rule.default:
-            from updraft.sdk.exceptions import UnsupportedFeatureError
-
             raise UnsupportedFeatureError(f"{surface}({name}=...)", rule.reason)
 
 

@@ -167,6 +167,7 @@ def module_hint(fullname: str) -> str:
 def unsupported_module_error(fullname: str) -> ImportError:
     """The error for a missing module: below ``airflow.providers`` also a ModuleNotFoundError (a provider that is not
     installed is a missing module to the code probing for it, as under Airflow)."""
+    # lazy: `import updraft.sdk` loads this module; the error classes wait for the first refusal
     from updraft.sdk.exceptions import UnsupportedFeatureError, UnsupportedModuleError
 
     kind = UnsupportedModuleError if provider_distribution(fullname) else UnsupportedFeatureError
@@ -180,6 +181,7 @@ def unsupported_name_error(module: str, name: str) -> ImportError | None:
     hint = NAME_HINTS.get(module, {}).get(name)
     if hint is None:
         return None
+    # lazy: `import updraft.sdk` loads this module; the error classes wait for the first refusal
     from updraft.sdk.exceptions import UnsupportedFeatureError
 
     err = UnsupportedFeatureError(f"{module}.{name}", hint)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from updraft.sdk.decorators.base import make_task_decorator
 from updraft.sdk.decorators.condition import run_if, skip_if
 from updraft.sdk.decorators.dag import dag
 from updraft.sdk.decorators.task_group import task_group
@@ -43,48 +44,34 @@ class TaskDecoratorCollection:
     @staticmethod
     def python(python_callable: Callable | None = None, multiple_outputs: bool | None = None,
                **kwargs: Any) -> Any:
-        from updraft.sdk.decorators.base import make_task_decorator
-
         return make_task_decorator(PythonDecoratedOperator, python_callable, multiple_outputs, kwargs)
 
     @staticmethod
     def branch(python_callable: Callable | None = None, multiple_outputs: bool | None = None,
                **kwargs: Any) -> Any:
-        from updraft.sdk.decorators.base import make_task_decorator
-
         return make_task_decorator(BranchPythonDecoratedOperator, python_callable, multiple_outputs, kwargs)
 
     @staticmethod
     def short_circuit(python_callable: Callable | None = None, multiple_outputs: bool | None = None,
                       **kwargs: Any) -> Any:
-        from updraft.sdk.decorators.base import make_task_decorator
-
         return make_task_decorator(ShortCircuitDecoratedOperator, python_callable, multiple_outputs, kwargs)
 
     @staticmethod
     def bash(python_callable: Callable | None = None, multiple_outputs: bool | None = None, **kwargs: Any) -> Any:
-        from updraft.sdk.decorators.base import make_task_decorator
-
         return make_task_decorator(BashDecoratedOperator, python_callable, multiple_outputs, kwargs)
 
     @staticmethod
     def sensor(python_callable: Callable | None = None, **kwargs: Any) -> Any:
-        from updraft.sdk.decorators.base import make_task_decorator
-
         return make_task_decorator(SensorDecoratedOperator(), python_callable, False, kwargs)
 
     @staticmethod
     def virtualenv(python_callable: Callable | None = None, multiple_outputs: bool | None = None,
                    **kwargs: Any) -> Any:
-        from updraft.sdk.decorators.base import make_task_decorator
-
         return make_task_decorator(PythonVirtualenvDecoratedOperator, python_callable, multiple_outputs, kwargs)
 
     @staticmethod
     def branch_virtualenv(python_callable: Callable | None = None, multiple_outputs: bool | None = None,
                           **kwargs: Any) -> Any:
-        from updraft.sdk.decorators.base import make_task_decorator
-
         return make_task_decorator(BranchPythonVirtualenvDecoratedOperator, python_callable, multiple_outputs,
                                    kwargs)
 
@@ -92,16 +79,12 @@ class TaskDecoratorCollection:
     def external_python(python: str | None = None, python_callable: Callable | None = None,
                         multiple_outputs: bool | None = None, **kwargs: Any) -> Any:
         """``python`` first, as in Airflow: ``@task.external_python("/venv/bin/python")``."""
-        from updraft.sdk.decorators.base import make_task_decorator
-
         return make_task_decorator(ExternalPythonDecoratedOperator, python_callable, multiple_outputs,
                                    {"python": python, **kwargs})
 
     @staticmethod
     def branch_external_python(python: str | None = None, python_callable: Callable | None = None,
                                multiple_outputs: bool | None = None, **kwargs: Any) -> Any:
-        from updraft.sdk.decorators.base import make_task_decorator
-
         return make_task_decorator(BranchExternalPythonDecoratedOperator, python_callable, multiple_outputs,
                                    {"python": python, **kwargs})
 
@@ -114,6 +97,7 @@ class TaskDecoratorCollection:
         if name in _UNSUPPORTED:
             raise UnsupportedFeatureError(f"@task.{name}", _UNSUPPORTED[name])
         if not name.startswith("_"):
+            # lazy: cold start (provider discovery only for a @task.<name> Updraft lacks)
             from updraft.sdk.providers_manager import ProvidersManager
 
             decorators = ProvidersManager().taskflow_decorators

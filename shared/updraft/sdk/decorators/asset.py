@@ -17,6 +17,7 @@ from typing import Any
 
 from updraft.operators.python import PythonOperator
 from updraft.sdk.assets import Asset, AssetAll, BaseAsset
+from updraft.sdk.dag import DAG
 
 _INVALID_INLET_ASSET_NAMES = ("self", "context", "outlet_events")
 _DEFINED: dict[str, Asset] = {}  # the assets @asset defined in this process, by name: what inlets resolve to
@@ -129,8 +130,6 @@ class _DAGFactory:
         self.dag_display_name = dag_display_name
 
     def create_dag(self, *, default_dag_id: str) -> Any:
-        from updraft.sdk.dag import DAG
-
         dag_id = self.dag_id or default_dag_id
         return DAG(dag_id=dag_id, schedule=self.schedule, catchup=False,
                    dag_display_name=self.dag_display_name or dag_id, auto_register=True, **self.dag_args)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
-from updraft.sdk.baseoperator import BaseOperator
+from updraft.sdk.baseoperator import BaseOperator, merged_default_args
 from updraft.sdk.context import KNOWN_CONTEXT_KEYS
 from updraft.sdk.exceptions import AirflowException
 from updraft.sdk.mappedoperator import (
@@ -294,8 +294,6 @@ def _docstring_as_doc_md(task: Any, function: Callable) -> None:
 
 def _callable_defaults(deco: TaskDecorator) -> dict[str, Any]:
     """The merged ``default_args`` entries named like the function's parameters."""
-    from updraft.sdk.baseoperator import merged_default_args
-
     dag = deco.kwargs.get("dag") or DagContext.current()
     group = deco.kwargs.get("task_group") or TaskGroupContext.current(dag)
     merged = merged_default_args(dag, group, deco.kwargs.get("default_args"))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
 
+from updraft.sdk.decorators.base import TaskDecorator
 from updraft.sdk.exceptions import AirflowSkipException
 
 ConditionFunc = Callable[[Any], "bool | tuple[bool, str | None]"]
@@ -33,8 +34,6 @@ def skip_if(condition: ConditionFunc, skip_message: str | None = None) -> Callab
 
 def _add_hook(name: str, hook: PreExecuteHook) -> Callable[[_T], _T]:
     def decorator(task: _T) -> _T:
-        from updraft.sdk.decorators.base import TaskDecorator
-
         if not isinstance(task, TaskDecorator):
             raise TypeError(f"{name} can only be used with task. decorate with @task before @{name}.")
         task.kwargs["pre_execute"] = _combine_hooks(task.kwargs.get("pre_execute"), hook)

@@ -79,6 +79,7 @@ class BashDecoratedOperator(DecoratedOperator, BashOperator):
 
     def execute(self, context: Any) -> Any:
         """Call the function for the command, render it like a template field, then run it as BashOperator."""
+        # lazy: the task child only (DAG parsing never imports sdk.execution)
         from updraft.sdk.execution import determine_kwargs, render_value
 
         context.update(self.op_kwargs)
@@ -94,6 +95,7 @@ def SensorDecoratedOperator() -> type:
     """``@task.sensor``: the function is the poke; its class is built on first use of the decorator."""
     global _sensor_class
     if _sensor_class is None:
+        # lazy: import cost (the sensor layer only for @task.sensor)
         from updraft.sensors.python import PythonSensor
 
         class _SensorDecoratedOperator(DecoratedOperator, PythonSensor):

@@ -28,6 +28,7 @@ def _file(conn_id: str | None, storage_options: Properties) -> AbstractFileSyste
 
 
 def _s3(conn_id: str | None, storage_options: Properties) -> AbstractFileSystem:
+    # lazy: optional (fsspec's S3 filesystem only for an s3:// path)
     from updraft.sdk.io.s3 import S3FileSystem
 
     if conn_id not in DEFAULT_CONN_IDS:

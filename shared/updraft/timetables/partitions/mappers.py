@@ -156,6 +156,7 @@ class ProductMapper(PartitionMapper):
         return anchors[0] if len(anchors) == 1 else None
 
     def serialize(self) -> dict[str, Any]:
+        # lazy: circle (timetables.partitions.codec imports this module)
         from updraft.timetables.partitions.codec import encode_partition_mapper
 
         return _with_cap(self, {"delimiter": self.delimiter,
@@ -163,6 +164,7 @@ class ProductMapper(PartitionMapper):
 
     @classmethod
     def deserialize(cls, data: dict[str, Any]) -> PartitionMapper:
+        # lazy: circle (timetables.partitions.codec imports this module)
         from updraft.timetables.partitions.codec import decode_partition_mapper
 
         return cls(*[decode_partition_mapper(m) for m in data["mappers"]], delimiter=data.get("delimiter", "|"),
@@ -201,12 +203,14 @@ class ChainMapper(PartitionMapper):
         return self.mappers[-1].to_partition_date(downstream_key)
 
     def serialize(self) -> dict[str, Any]:
+        # lazy: circle (timetables.partitions.codec imports this module)
         from updraft.timetables.partitions.codec import encode_partition_mapper
 
         return _with_cap(self, {"mappers": [encode_partition_mapper(m) for m in self.mappers]})
 
     @classmethod
     def deserialize(cls, data: dict[str, Any]) -> PartitionMapper:
+        # lazy: circle (timetables.partitions.codec imports this module)
         from updraft.timetables.partitions.codec import decode_partition_mapper
 
         return cls(*[decode_partition_mapper(m) for m in data["mappers"]],
@@ -244,6 +248,7 @@ class RollupMapper(PartitionMapper):
         return self.upstream_mapper.to_partition_date(downstream_key)
 
     def serialize(self) -> dict[str, Any]:
+        # lazy: circle (timetables.partitions.codec imports this module)
         from updraft.timetables.partitions.codec import encode_partition_mapper, encode_wait_policy, encode_window
 
         return _with_cap(self, {"upstream_mapper": encode_partition_mapper(self.upstream_mapper),
@@ -252,6 +257,7 @@ class RollupMapper(PartitionMapper):
 
     @classmethod
     def deserialize(cls, data: dict[str, Any]) -> PartitionMapper:
+        # lazy: circle (timetables.partitions.codec imports this module)
         from updraft.timetables.partitions.codec import decode_partition_mapper, decode_wait_policy, decode_window
 
         return cls(upstream_mapper=decode_partition_mapper(data["upstream_mapper"]),

@@ -234,6 +234,7 @@ class FanOutMapper(PartitionMapper):
         return self.downstream_mapper.to_partition_date(downstream_key)
 
     def serialize(self) -> dict[str, Any]:
+        # lazy: circle (timetables.partitions.codec imports this module)
         from updraft.timetables.partitions.codec import encode_partition_mapper, encode_window
 
         data: dict[str, Any] = {"upstream_mapper": encode_partition_mapper(self.upstream_mapper),
@@ -245,6 +246,7 @@ class FanOutMapper(PartitionMapper):
 
     @classmethod
     def deserialize(cls, data: dict[str, Any]) -> PartitionMapper:
+        # lazy: circle (timetables.partitions.codec imports this module)
         from updraft.timetables.partitions.codec import decode_partition_mapper, decode_window
 
         return cls(upstream_mapper=decode_partition_mapper(data["upstream_mapper"]),
