@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from updraft.config import ConfigError, UpdraftConfig
 from updraft.resources import LOGS_PREFIX
+from updraft.store.config import StoreConfig
 
 WORKER_MIRROR = "updraft-worker-dags"  # the workers' DAG-file mirror, in the work folder (``mirror_folder``)
 
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from updraft.runtime.logs import LogSink
     from updraft.scheduling.deferrals import Waits
     from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
-    from updraft.store.config import StoreConfig
     from updraft.store.dynamo import DynamoStore
     from updraft.traces.run_traces import RunTraces
 
@@ -48,8 +48,6 @@ AwsService = Literal["cognito-idp", "dynamodb", "ecs", "kms", "lambda", "logs", 
 def store_settings(config: UpdraftConfig) -> StoreConfig:
     """The store's settings; raises ConfigError naming what is missing (a handler cannot guess a table). Here, not
     in ``updraft.config``: the configuration is read below every layer, the store's settings are the store's."""
-    from updraft.store.config import StoreConfig
-
     missing = [name for name, value in (("UPDRAFT_TABLE", config.table), ("AWS_REGION", config.region)) if not value]
     if missing:
         raise ConfigError(f"the store needs {' and '.join(missing)} in the environment")
@@ -59,6 +57,7 @@ def store_settings(config: UpdraftConfig) -> StoreConfig:
 
 def scheduler_settings(config: UpdraftConfig) -> SchedulerConfig:
     """The scheduler's limits and tick from the environment's configuration."""
+    # lazy: cold start (the scheduler's package only where the scheduler runs)
     from updraft.scheduling.scheduler import SchedulerConfig
 
     return SchedulerConfig(parallelism=config.parallelism,
@@ -94,6 +93,7 @@ class Services:
         code), which answer the calls Updraft makes as boto3's do (so they are typed as boto3's clients)."""
         if service not in self._clients:
             if self.config.local_compute and service in ("lambda", "ecs", "stepfunctions"):
+                # lazy: local mode only (its compute clients)
                 from updraft.executors.local_compute import local_client
 
                 self._clients[service] = local_client(service, self.config.local_compute)
@@ -113,6 +113,7 @@ class Services:
             return False
         import json
 
+        # lazy: cold start (handler_events imports the executors; only the API nudges)
         from updraft.handler_events import run_changed_event
 
         self.client("lambda").invoke(FunctionName=self.config.scheduler_function, InvocationType="Event",
@@ -121,6 +122,7 @@ class Services:
 
     @functools.cached_property
     def store(self) -> DynamoStore:
+        # lazy: cold start (pynamodb and the store only when a handler asks for it)
         from updraft.store.dynamo import DynamoStore
 
         store_config = store_settings(self.config)
@@ -130,6 +132,7 @@ class Services:
     @functools.cached_property
     def executor(self) -> Executor:
         """Lambda for ``executor="lambda"`` tasks, Fargate when a cluster is configured, routed per dispatch."""
+        # lazy: cold start (the executors only in the handlers that dispatch)
         from updraft.executors.lambda_ import LambdaExecutor
         from updraft.executors.routing import RoutingExecutor
 
@@ -137,6 +140,7 @@ class Services:
             raise ConfigError("the scheduler needs UPDRAFT_WORKER_FUNCTION (the worker Lambda) in the environment")
         executors: dict[str, Any] = {"lambda": LambdaExecutor(self.client("lambda"), self.config.worker_function)}
         if self.config.fargate_configured:
+            # lazy: cold start (Fargate only when configured)
             from updraft.executors.fargate import FargateExecutor
 
             executors["fargate"] = FargateExecutor(
@@ -155,6 +159,7 @@ class Services:
         scheduler's backstop resumes deferred tries once their wait is overdue)."""
         if not self.config.deferral_state_machine:
             return None
+        # lazy: cold start (the deferral waits only when a state machine is configured)
         from updraft.executors.step_functions import StepFunctionsWaits
 
         return StepFunctionsWaits(lambda: self.client("stepfunctions"), self.config.deferral_state_machine)
@@ -162,6 +167,7 @@ class Services:
     @functools.cached_property
     def parse_options(self) -> ParseOptions:
         """How the parser runs a DAG file: the defaults (timeout, memory limit) plus the plugins folder."""
+        # lazy: the parser's settings; the other handlers import no parsing package
         from updraft.parsing.options import ParseOptions
 
         return ParseOptions(plugins_folder=self.config.plugins_folder)
@@ -171,6 +177,7 @@ class Services:
         (an asynchronous invoke with the S3 notification a re-upload would send: the parser's one entry point)."""
         import json
 
+        # lazy: cold start (parsing.timetable_horizons only when a timetable is re-evaluated)
         from updraft.parsing.timetable_horizons import reparse_event
 
         if not self.config.parser_function or not self.config.bucket:
@@ -182,6 +189,7 @@ class Services:
     @functools.cached_property
     def scheduler(self) -> Scheduler:
         # No plugins here: the scheduler runs no user code (a custom timetable is the parser's evaluation of it).
+        # lazy: cold start (the scheduler only on its handlers' paths)
         from updraft.scheduling.scheduler import Scheduler
 
         scheduler = Scheduler(self.store, self.executor, scheduler_settings(self.config), metrics=self.metrics,
@@ -195,6 +203,7 @@ class Services:
     def metrics(self) -> AirflowMetrics:
         """Airflow's metrics, as EMF lines: to ``UPDRAFT_METRICS_FILE`` when set (local mode), else to stdout on
         Lambda (its log group makes them CloudWatch metrics), else nowhere (``config``'s table)."""
+        # lazy: cold start (metrics built on first use)
         from updraft.metrics.airflow import AirflowMetrics
         from updraft.metrics.emf import EmfWriter, FileLines, MetricLines, StdoutLines
 
@@ -209,6 +218,7 @@ class Services:
     def traces(self) -> RunTraces:
         """The runs' X-Ray segments: to ``UPDRAFT_TRACES_FILE`` when set (local mode), else to the X-Ray daemon
         when Lambda's active tracing runs one, else nowhere."""
+        # lazy: cold start (traces built on first use)
         from updraft.metrics.emf import FileLines, MetricLines
         from updraft.traces.run_traces import RunTraces
         from updraft.traces.xray import DaemonLines, SegmentWriter
@@ -224,6 +234,7 @@ class Services:
     def loader(self) -> S3DagLoader:
         """DAG files mirrored from the bucket's DAGs prefix into the work folder (``UPDRAFT_WORK_DIR``, else the
         temporary folder: Lambda's /tmp, kept by a warm container)."""
+        # lazy: the scheduler and the API never import the task runtime (test_handler_imports pins it)
         from updraft.runtime.loader import S3DagLoader
 
         if not self.config.bucket:
@@ -235,6 +246,7 @@ class Services:
     @functools.cached_property
     def dag_code_credentials(self) -> DagCodeCredentials | None:
         """The DAG-code role's credentials for user code (None without ``UPDRAFT_DAG_CODE_ROLE``: no credentials)."""
+        # lazy: the scheduler and the API never import the task runtime (test_handler_imports pins it)
         from updraft.runtime.dag_code_credentials import DagCodeCredentials
 
         if not self.config.dag_code_role:
@@ -245,6 +257,7 @@ class Services:
     def log_sink(self) -> LogSink | None:
         """Task logs in CloudWatch Logs when a task log group is configured (on AWS), else in the bucket under
         ``logs/`` (None without either: the try still runs)."""
+        # lazy: the scheduler and the API never import the task runtime (test_handler_imports pins it)
         from updraft.runtime.logs import CloudWatchLogSink, S3LogSink
 
         if self.config.task_log_group:

@@ -8,9 +8,11 @@ def main(argv: list[str] | None = None) -> None:
 
     The process is made non-dumpable first: it holds the user's credentials or local mode's, and `updraft local`
     and `updraft dags test` serve user code from it (``updraft.process_guard``)."""
+    # lazy: this __init__ runs for every updraft.cli module; only main needs it
     from updraft.process_guard import make_undumpable
 
     make_undumpable()
+    # lazy: the process is made undumpable before click and the commands load
     from updraft.cli.app import cli
 
     cli.main(args=argv, prog_name="updraft")

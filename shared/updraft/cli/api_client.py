@@ -17,7 +17,9 @@ from urllib.parse import quote, urlencode
 
 import click
 
+from updraft.cli.environments import Environments, chosen_name
 from updraft.cli.signers import Signer, bearer, signer_for
+from updraft.local.endpoint import LocalEndpoint, NotRunning
 
 PAGE = 100  # Airflow's default maximum page size
 
@@ -146,8 +148,6 @@ def api(ctx: click.Context) -> ApiClient:
     config = ctx.find_root().obj
     client: ApiClient | None = getattr(config, "api", None)
     if client is None:
-        from updraft.cli.environments import Environments, chosen_name
-
         name = chosen_name(ctx)
         if name is not None:
             env = Environments.load().get(name)
@@ -161,9 +161,6 @@ def api(ctx: click.Context) -> ApiClient:
 
 def local_api_url() -> str:
     """The running local system's API; when none runs, one line saying so and what else there is."""
-    from updraft.cli.environments import Environments
-    from updraft.local.endpoint import LocalEndpoint, NotRunning
-
     try:
         endpoint = LocalEndpoint.read()
     except NotRunning as err:

@@ -15,11 +15,24 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from updraft.parsing.options import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT_S
+from updraft.cli.assets import assets
+from updraft.cli.backfill import backfill
+from updraft.cli.connections import connections
+from updraft.cli.dags import dags
+from updraft.cli.env import env
+from updraft.cli.hitl import hitl
+from updraft.cli.local import local
+from updraft.cli.login import login
+from updraft.cli.pools import pools
+from updraft.cli.requirements import requirements
+from updraft.cli.run_changes import register as register_run_changes
+from updraft.cli.runs import runs
+from updraft.cli.tasks import tasks
+from updraft.cli.variables import variables
+from updraft.parsing.options import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT_S, ParseOptions
 
 if TYPE_CHECKING:
     from updraft.cli.api_client import ApiClient
-    from updraft.parsing.options import ParseOptions
     from updraft.services import Services
 
 
@@ -33,8 +46,6 @@ class CliConfig:
     api: ApiClient | None = None  # the environment's REST API client, made on first use (updraft.cli.api_client)
 
     def parse_options(self, plugins_folder: str | None = None) -> ParseOptions:
-        from updraft.parsing.options import ParseOptions
-
         return ParseOptions(
             timeout_s=self.parse_timeout,
             memory_limit_mb=self.parse_memory_limit or None,
@@ -96,21 +107,6 @@ def cli(ctx: click.Context, parse_timeout: float, parse_memory_limit: int, parse
 
 
 def _register_commands() -> None:
-    from updraft.cli.assets import assets
-    from updraft.cli.backfill import backfill
-    from updraft.cli.connections import connections
-    from updraft.cli.dags import dags
-    from updraft.cli.env import env
-    from updraft.cli.hitl import hitl
-    from updraft.cli.local import local
-    from updraft.cli.login import login
-    from updraft.cli.pools import pools
-    from updraft.cli.requirements import requirements
-    from updraft.cli.run_changes import register as register_run_changes
-    from updraft.cli.runs import runs
-    from updraft.cli.tasks import tasks
-    from updraft.cli.variables import variables
-
     for command in (dags, runs, tasks, pools, backfill, local, variables, connections, env, login, assets, hitl,
                     requirements):
         cli.add_command(command)

@@ -93,6 +93,7 @@ def add_connection(ctx: click.Context, conn_id: str, conn_uri: str | None, conn_
         if invalid:
             raise click.ClickException("The following args are not compatible with the "
                                        f"--conn-{'uri' if conn_uri else 'json'} flag: {invalid!r}")
+    # lazy: CLI start (no updraft.sdk for --help; test_cli_dags pins it)
     from updraft.sdk.connection import Connection  # the SDK only for commands that parse one (lean --help)
     from updraft.sdk.exceptions import AirflowException
 
@@ -159,6 +160,7 @@ def import_connections(ctx: click.Context, file: str, overwrite: bool) -> None:
         raise click.ClickException(f"Failed to load connections file: {err}") from None
     if not isinstance(loaded, dict):
         raise click.ClickException("Failed to load connections file: the file must hold a JSON object")
+    # lazy: CLI start (no updraft.sdk for --help; test_cli_dags pins it)
     from updraft.sdk.connection import Connection
     from updraft.sdk.exceptions import AirflowException
 

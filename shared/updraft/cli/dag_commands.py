@@ -13,8 +13,10 @@ from typing import Any
 import click
 
 from updraft.cli.api_client import ApiCallFailed, api, path_of
+from updraft.cli.dag_files import dags_bucket
 from updraft.cli.options import BadValue, check_run_id, conf_option, output_option, parse_conf, parse_date
 from updraft.cli.output import render
+from updraft.cli.progress import ApiRunSource, WaitTimeout, wait_for_run
 from updraft.cli.remote import dag_not_found, get_dag, get_run, run_row
 from updraft.model.states import DagRunState
 
@@ -65,8 +67,6 @@ def _follow(ctx: click.Context, dag_id: str, run_id: str, *, human: bool, output
             timeout: float | None) -> None:
     import sys
     import time
-
-    from updraft.cli.progress import ApiRunSource, WaitTimeout, wait_for_run
 
     started = time.monotonic()
     # JSON keeps stdout for the result; the progress then goes to stderr.
@@ -138,8 +138,6 @@ def _files(paths: tuple[str, ...]) -> list[tuple[Path, str]]:
 def upload(ctx: click.Context, files: tuple[str, ...], dest: str) -> None:
     """Put DAG files (or folders of them) into the environment's DAGs folder; its parser picks them up from
     there. A deployed environment's bucket is written with your own AWS credentials."""
-    from updraft.cli.dag_files import dags_bucket
-
     sub = dest.strip("/")
     if ".." in sub.split("/"):
         raise BadValue("--dest must stay inside the DAGs folder")

@@ -12,6 +12,9 @@ from typing import Any
 
 import click
 
+from updraft.cli.environments import Environments, chosen_name
+from updraft.cli.system import system
+
 
 @dataclass(frozen=True)
 class DagsBucket:
@@ -21,12 +24,8 @@ class DagsBucket:
 
 
 def dags_bucket(ctx: click.Context) -> DagsBucket:
-    from updraft.cli.environments import Environments, chosen_name
-
     name = chosen_name(ctx)
     if name is None:
-        from updraft.cli.system import system
-
         services = system(ctx)
         if not services.config.bucket:
             raise click.ClickException("the system has no bucket configured (UPDRAFT_BUCKET)")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from updraft.model.parse_results import HORIZON_KEY
+
 # Airflow's [core] dags_are_paused_at_creation default: a DAG that does not
 # set is_paused_upon_creation starts paused.
 PAUSED_AT_CREATION_DEFAULT = True
@@ -46,7 +48,7 @@ def next_runs(serialized: dict[str, Any], n: int, *, plugins_folder: str | None 
     from its serialized form; a custom one is its own class when a plugin registers it here, else the parser's
     evaluation of it (the document's horizon).
     """
-    from updraft.model.parse_results import HORIZON_KEY
+    # lazy: CLI start (the serializer and timetables only to preview next runs)
     from updraft.scheduling.run_creation import timetable_of
     from updraft.serialization import deserialize_dag
     from updraft.timetables.planning import next_dagruns
@@ -54,6 +56,7 @@ def next_runs(serialized: dict[str, Any], n: int, *, plugins_folder: str | None 
     if plugins_folder:
         # A preview on the author's machine may run the plugin's own class, which answers beyond the 32 runs
         # the parser evaluated.
+        # lazy: only with a plugins folder (user plugins load here)
         from updraft.plugins import load_plugins_folder
 
         load_plugins_folder(plugins_folder)

@@ -16,9 +16,17 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 import click
 
+from updraft.cli import dags_system
+from updraft.cli.dag_commands import pause, trigger, unpause, upload
+from updraft.cli.dag_info import dag_summary, next_runs
+from updraft.cli.dag_views import details, show
+from updraft.cli.environments import chosen_name
 from updraft.cli.options import Command, conf_option, output_option, parse_conf, parse_date
 from updraft.cli.output import render, stdout_to_stderr
+from updraft.cli.progress import change_line
 from updraft.cli.requirements import requirements_option, use_requirements
+from updraft.cli.runs import list_runs
+from updraft.local.endpoint import LocalEndpoint, NotRunning
 from updraft.model.states import DagRunState
 
 if TYPE_CHECKING:
@@ -85,9 +93,6 @@ def _parse_here(dags_folder: str | None, ctx: click.Context) -> TypeGuard[str]:
 
 
 def _environment_answers(ctx: click.Context) -> bool:
-    from updraft.cli.environments import chosen_name
-    from updraft.local.endpoint import LocalEndpoint, NotRunning
-
     if chosen_name(ctx) is not None:
         return True
     try:
@@ -117,6 +122,7 @@ def resolve_plugins_folder(dags_folder: str, plugins_folder: str | None) -> str 
     if os.path.isfile(found):
         from pathlib import Path
 
+        # lazy: CLI start (requirements' installer only for a zipped plugins folder)
         from updraft.requirements.lines import RequirementsError
         from updraft.requirements.plugins_archive import unpack
 
@@ -128,6 +134,7 @@ def resolve_plugins_folder(dags_folder: str, plugins_folder: str | None) -> str 
 
 
 def _parse(ctx: click.Context, dags_folder: str, plugins_folder: str | None) -> FolderParseResult:
+    # lazy: tests patch parsing.folder.parse_dags_folder; the parser only for folder commands
     from updraft.parsing.folder import parse_dags_folder
 
     config = ctx.find_root().obj
@@ -147,8 +154,6 @@ def _parse(ctx: click.Context, dags_folder: str, plugins_folder: str | None) -> 
 
 
 def _dag_row(serialized: dict[str, Any], dags_folder: str) -> dict[str, Any]:
-    from updraft.cli.dag_info import dag_summary
-
     info = dag_summary(serialized, dags_folder)
     return {
         "dag_id": info["dag_id"],
@@ -171,9 +176,7 @@ def dags() -> None:
 def list_dags(ctx: click.Context, dags_folder: str | None, plugins_folder: str | None, output: str) -> None:
     """List the DAGs (the running system's, or those a local folder defines, as Airflow 3 finds them)."""
     if not _parse_here(dags_folder, ctx):
-        from updraft.cli.dags_system import list_dags as from_system
-
-        return from_system(ctx, output)
+        return dags_system.list_dags(ctx, output)
     result = _parse(ctx, dags_folder, plugins_folder)
     rows = [_dag_row(d, result.dags_folder) for d in result.dags]
     if result.import_errors:
@@ -192,9 +195,7 @@ def list_import_errors(ctx: click.Context, dags_folder: str | None, plugins_fold
                        output: str) -> None:
     """List the DAG files that failed to load, with the error. Exits 1 if there are any."""
     if not _parse_here(dags_folder, ctx):
-        from updraft.cli.dags_system import import_errors
-
-        errors = import_errors(ctx)
+        errors = dags_system.import_errors(ctx)
     else:
         errors = [err.to_dict() for err in _parse(ctx, dags_folder, plugins_folder).import_errors]
     rows = [import_error_row(err, output) for err in errors]
@@ -226,12 +227,8 @@ def import_error_row(err: dict[str, Any], output: str) -> dict[str, Any]:
 def next_execution(ctx: click.Context, dag_id: str, num_executions: int, dags_folder: str | None,
                    plugins_folder: str | None) -> None:
     """Print the logical dates of the DAG's next runs, one a line (Airflow's format)."""
-    from updraft.cli.dag_info import next_runs
-
     if not _parse_here(dags_folder, ctx):
-        from updraft.cli.dags_system import next_execution as from_system
-
-        print_next_runs(from_system(ctx, dag_id, num_executions))
+        print_next_runs(dags_system.next_execution(ctx, dag_id, num_executions))
         return
     result = _parse(ctx, dags_folder, plugins_folder)
     serialized = result.dag(dag_id)
@@ -305,8 +302,10 @@ def _test(ctx: click.Context, dag_id: str, when: Any, conf_dict: dict[str, Any] 
           log_folder: str | None, skip_waits: bool, human: bool, requirements: str | None, dags_folder: str,
           plugins_folder: str | None) -> DagTestResult:
     """``dags test``'s run, its progress said as it goes (exits 2 on a usage or import error)."""
-    from updraft.cli.progress import change_line
+    # lazy: CLI start (dags test's embedded AWS, store and scheduler)
     from updraft.local.dag_test import DagTestError, metrics_file, run_dag_test
+
+    # lazy: CLI start (no updraft.sdk for --help; test_cli_dags pins it)
     from updraft.sdk.exceptions import ParamValidationError
 
     use_requirements(dags_folder, requirements)
@@ -316,6 +315,7 @@ def _test(ctx: click.Context, dag_id: str, when: Any, conf_dict: dict[str, Any] 
     if plugins:
         # This process plays the scheduler (it reads the stored DAG back): a plugin's timetable must be
         # registered here too, as Airflow's `dags test` loads the plugins before it runs anything.
+        # lazy: only with a plugins folder (user plugins load here)
         from updraft.plugins import load_plugins_folder
 
         load_plugins_folder(plugins)
@@ -347,10 +347,6 @@ def _test(ctx: click.Context, dag_id: str, when: Any, conf_dict: dict[str, Any] 
 
 def _add_system_commands() -> None:
     """Commands that act on the running system live in their own modules; they join this group here."""
-    from updraft.cli.dag_commands import pause, trigger, unpause, upload
-    from updraft.cli.dag_views import details, show
-    from updraft.cli.runs import list_runs
-
     for command in (trigger, pause, unpause, upload, show, details):
         dags.add_command(command)
     dags.add_command(list_runs, "list-runs")  # Airflow's spelling of `updraft runs list`

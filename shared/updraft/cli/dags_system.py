@@ -72,6 +72,7 @@ def next_execution(ctx: click.Context, dag_id: str, n: int) -> list[str | None]:
 def _following(dag: dict[str, Any], first: dt.datetime, n: int) -> list[str]:
     """The ``n`` logical dates after ``first``: the API gives the next run only, and a cron schedule's later
     logical dates are its next fire times (for a data-interval and a trigger timetable alike)."""
+    # lazy: CLI start (no updraft.sdk or timetables for --help; test_cli_dags pins it)
     from updraft.sdk.exceptions import AirflowTimetableInvalid
     from updraft.timetables.planning import next_dagruns
     from updraft.timetables.trigger import CronTriggerTimetable

@@ -6,6 +6,7 @@ import signal
 
 import click
 
+from updraft.cli.dags import resolve_plugins_folder
 from updraft.cli.requirements import requirements_option, use_requirements
 
 
@@ -60,7 +61,7 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
     Edits to the DAGs folder are picked up within a second. Stop with Ctrl-C: running tries get
     --grace-period seconds, then are released to be retried (or failed) as Airflow would.
     """
-    from updraft.cli.dags import resolve_plugins_folder
+    # lazy: CLI start (local mode's moto server, scheduler and workers only for `updraft local`)
     from updraft.local.system import LocalOptions, LocalSystem
     from updraft.local.workers import start_resource_tracker
 
@@ -73,6 +74,7 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
                            verbose=ctx.find_root().obj.verbose, unpause_new_dags=unpause, users=users,
                            passwords_file=passwords_file)
     if users:
+        # lazy: CLI start (users import the API's auth roles; only with --users)
         from updraft.local.users import parse_users
 
         try:

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from updraft.cli.output import OUTPUT_FORMATS
+from updraft.model.identifiers import run_id_problem
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
@@ -53,8 +54,6 @@ def parse_conf(conf: str | None) -> dict[str, Any] | None:
 
 def check_run_id(value: str | None, what: str = "--run-id") -> str | None:
     """A run id as Airflow accepts it (``updraft.model.identifiers``), or one line and exit 2 saying why not."""
-    from updraft.model.identifiers import run_id_problem
-
     if value is not None and (problem := run_id_problem(value)) is not None:
         raise BadValue(f"{what}: {problem}")
     return value

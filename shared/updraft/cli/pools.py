@@ -9,6 +9,7 @@ import click
 from updraft.cli.api_client import ApiCallFailed, api, path_of
 from updraft.cli.options import output_option
 from updraft.cli.output import render
+from updraft.model.limits import DEFAULT_POOL
 
 
 def pool_row(pool: dict[str, Any]) -> dict[str, Any]:
@@ -82,8 +83,6 @@ def set_pool(ctx: click.Context, name: str, slots: int, description: str | None,
 @click.pass_context
 def delete_pool(ctx: click.Context, name: str) -> None:
     """Delete pool NAME (not default_pool)."""
-    from updraft.model.limits import DEFAULT_POOL
-
     if name == DEFAULT_POOL:
         raise click.ClickException("default_pool cannot be deleted")
     try:

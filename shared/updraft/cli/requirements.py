@@ -49,6 +49,7 @@ def use_requirements(dags_folder: str, requirements: str | None) -> Installed | 
     if path is None:
         return None
     installed = install_file(path)
+    # lazy: CLI start (requirements' installer only when a requirements file is given)
     from updraft.requirements import provider_info
     from updraft.requirements.dag_packages import VAR, activate
 
@@ -60,6 +61,7 @@ def use_requirements(dags_folder: str, requirements: str | None) -> Installed | 
 
 def install_file(path: Path) -> Installed:
     """Install ``path`` (or find it in the cache), saying on stderr every line not installed and why."""
+    # lazy: CLI start (requirements' installer only when a requirements file is given)
     from updraft.requirements.install import install
     from updraft.requirements.lines import RequirementsError
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from updraft.local.endpoint import NotRunning, connect
+
 if TYPE_CHECKING:
     from updraft.services import Services
 
@@ -19,8 +21,6 @@ def system(ctx: click.Context) -> Services:
     config = ctx.find_root().obj
     services: Services | None = getattr(config, "services", None)
     if services is None:
-        from updraft.local.endpoint import NotRunning, connect
-
         try:
             services = config.services = connect()
         except NotRunning as err:

@@ -35,6 +35,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
+from updraft.api.auth.policy import requirement
+from updraft.api.auth.tokens import TokenVerifier
+
 if TYPE_CHECKING:
     from updraft.local.users import UserPool
 
@@ -53,8 +56,6 @@ class CognitoAuthorizer:
     (bare or after ``Bearer``), checked as API Gateway checks it (:class:`~updraft.api.auth.tokens.TokenVerifier`)."""
 
     def __init__(self, pool: UserPool, keys: dict[str, Any] | None = None) -> None:
-        from updraft.api.auth.tokens import TokenVerifier
-
         self.verifier = TokenVerifier(pool.issuer, pool.client_id, pool.jwks_url, keys)
 
     def claims(self, authorization: str | None) -> dict[str, str] | None:
@@ -191,8 +192,6 @@ class LocalApiGateway:
 
     def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
         """What API Gateway answers one request: the function's response, or its own 401 or 502."""
-        from updraft.api.auth.policy import requirement
-
         claims = None
         if self.authorizer is not None and not requirement(method, urlsplit(target).path).public:
             authorization = next((v for k, v in headers.items() if k.lower() == "authorization"), None)

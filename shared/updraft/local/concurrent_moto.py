@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from updraft.local import moto_speedups
 from updraft.local.item_locks import DynamoItemLocks
 from updraft.local.journal import DYNAMODB_WRITES
 from updraft.local.latency import LatencySource
@@ -47,8 +48,6 @@ def moto_key_schema(table: str) -> tuple[str, str | None] | None:
 class ConcurrentMoto:
     def __init__(self, latency: LatencySource | None = None, *, serialize: bool = False,
                  lock: contextlib.AbstractContextManager[Any] | None = None) -> None:
-        from updraft.local import moto_speedups
-
         # A Query of one partition may run beside writes to others only if moto walks that partition alone.
         moto_speedups.apply()
         self.latency = latency

@@ -24,7 +24,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from updraft.local.dags_sync import object_removed_event
+from updraft.parsing.s3 import relative_key
+from updraft.parsing.timetable_horizons import reparse_event
 from updraft.resources import ASSET_EVENTS_PREFIX, ResourceNames
+from updraft.scheduling.dag_registration import set_paused
 
 PARSER_CONCURRENCY = 4
 RETRY_SECONDS = 1  # a failed message's next delivery, times its deliveries so far
@@ -53,7 +57,6 @@ class DagEventPump:
         """What the bucket would send for a removed object (the folder sync calls this)."""
         if not key.endswith(".py"):  # the bucket's notification filter
             return
-        from updraft.local.dags_sync import object_removed_event
 
         event = object_removed_event(self.names.bucket, key, version_id, self.names.region)
         self.services.client("sqs").send_message(QueueUrl=self.queue_url, MessageBody=json.dumps(event))
@@ -117,9 +120,6 @@ class DagEventPump:
         fork), when its content is not the one its record was parsed from, or when its last handling failed."""
         import hashlib
 
-        from updraft.parsing.s3 import relative_key
-        from updraft.parsing.timetable_horizons import reparse_event
-
         s3, sqs, store = self.services.client("s3"), self.services.client("sqs"), self.services.store
         queued = []
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
@@ -164,8 +164,6 @@ class DagEventPump:
 
     def _unpause_new(self, dag_ids: list[str]) -> None:
         """Unpause a DAG the first time this system sees it; one the user paused since stays paused."""
-        from updraft.scheduling.dag_registration import set_paused
-
         for dag_id in dag_ids:
             with self._seen_lock:
                 new = dag_id not in self._seen_dags

@@ -36,14 +36,35 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from updraft.executors.callback_requests import DagCallbackRequest
+from updraft.executors.step_functions import StepFunctionsWaits
+from updraft.handler_events import worker_dispatch
+from updraft.local.embedded_aws import embedded_aws, served_over_http
+from updraft.local.endpoint import updraft_home
+from updraft.local.provision import dag_code_role
+from updraft.local.step_functions import LocalStepFunctions
+from updraft.metrics.airflow import AirflowMetrics
+from updraft.metrics.emf import EmfWriter, FileLines
 from updraft.model.hitl import is_hitl
 from updraft.model.parse_results import ImportErrorRecord
 from updraft.model.records import TaskInstance, TIKey
-from updraft.model.states import WORKER_BOUND_STATES, TaskInstanceState
-from updraft.resources import METRICS_NAMESPACE
+from updraft.model.states import FINISHED_RUN_STATES, WORKER_BOUND_STATES, TaskInstanceState
+from updraft.parsing import ParseOptions, parse_dags_folder
+from updraft.parsing.timetable_horizons import TimetableContext
+from updraft.resources import METRICS_NAMESPACE, ResourceNames
 from updraft.runtime.dag_code_credentials import DagCodeCredentials
+from updraft.runtime.loader import LocalDagLoader
+from updraft.runtime.logs import LocalLogSink
+from updraft.runtime.trigger_check import check
+from updraft.runtime.worker import handle_dispatch
+from updraft.scheduling.dag_registration import register_parsed_file, set_paused
+from updraft.scheduling.dag_versions import pinned_dag
+from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+from updraft.scheduling.triggering import trigger_dag
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
+from updraft.store.tables import create_table
+from updraft.triggers.state_machine import definition
 
 TICK_S = 1.0
 DAGS_TEST_ENVIRONMENT = "dags-test"  # names the DAG-code role on a test's embedded AWS
@@ -84,10 +105,6 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
     ``on_sensor_skip(message)`` every skip of the clock to a sensor's next poke and ``on_input_wait(task_ids)``
     the Human-in-the-loop tasks waiting for a response. ``metrics_file``: where Airflow's metrics of the run are
     appended as the functions' EMF lines (``updraft.metrics``; the CLI's: ``metrics_file`` below)."""
-    from updraft.local.embedded_aws import embedded_aws, served_over_http
-    from updraft.parsing import ParseOptions, parse_dags_folder
-    from updraft.parsing.timetable_horizons import TimetableContext
-
     parse_options = parse_options or ParseOptions()
     if logical_date is not None:
         # A custom timetable is asked for the run's manual data interval at its date in the parser's child (this
@@ -114,8 +131,6 @@ def run_dag_test(dag_id: str, *, dags_folder: str, parse_options: Any = None, lo
 
 def metrics_file() -> str:
     """Where ``updraft dags test`` appends its metrics: ``$UPDRAFT_HOME/metrics/dags-test.emf``."""
-    from updraft.local.endpoint import updraft_home
-
     return str(updraft_home() / "metrics" / f"{DAGS_TEST_ENVIRONMENT}.emf")
 
 
@@ -125,9 +140,6 @@ def dag_code_credentials(endpoint_url: str) -> DagCodeCredentials:
     task's boto3 calls, a provider's hooks with no connection (boto3's default chain) and a deferrable S3 wait's
     looks reach the test's AWS, never the real one."""
     import boto3
-
-    from updraft.local.provision import dag_code_role
-    from updraft.resources import ResourceNames
 
     names = ResourceNames(DAGS_TEST_ENVIRONMENT)
     role = dag_code_role(boto3.client("iam", region_name=names.region), names)
@@ -142,19 +154,6 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
          on_sensor_skip: Callable[[str], None] | None = None,
          on_input_wait: Callable[[list[str]], None] | None = None,
          credentials: DagCodeCredentials | None = None, metrics_file: str | None = None) -> DagTestResult:
-    from updraft.executors.callback_requests import DagCallbackRequest
-    from updraft.metrics.airflow import AirflowMetrics
-    from updraft.metrics.emf import EmfWriter, FileLines
-    from updraft.model.states import FINISHED_RUN_STATES
-    from updraft.runtime.loader import LocalDagLoader
-    from updraft.runtime.logs import LocalLogSink
-    from updraft.runtime.worker import handle_dispatch
-    from updraft.scheduling.dag_registration import register_parsed_file, set_paused
-    from updraft.scheduling.dag_versions import pinned_dag
-    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
-    from updraft.scheduling.triggering import trigger_dag
-    from updraft.store.tables import create_table
-
     config = StoreConfig(table_name="updraft-dags-test", region="us-east-1")
     create_table(config)
     store = DynamoStore(config) if on_change is None else _ObservedStore(config, on_change)
@@ -251,13 +250,6 @@ def _wait_engine(pool: concurrent.futures.ThreadPoolExecutor, work: Callable[[An
     """The deferral state machine on the local engine, its resumes handed to the worker threads and its polling
     triggers' checks run here, each look in a child (the loader's folders importable there, with the DAG-code
     ``credentials``)."""
-    from updraft.executors.step_functions import StepFunctionsWaits
-    from updraft.handler_events import worker_dispatch
-    from updraft.local.step_functions import LocalStepFunctions
-    from updraft.model.records import TIKey
-    from updraft.runtime.trigger_check import check
-    from updraft.triggers.state_machine import definition
-
     def invoke(function: str, payload: Any) -> None:
         pool.submit(work, worker_dispatch(payload))
 

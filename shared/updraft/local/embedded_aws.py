@@ -13,6 +13,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from updraft.local import moto_speedups
+from updraft.local.moto_server import EmbeddedAwsServer
 from updraft.resources import LOCAL_CREDENTIALS
 
 _lock = threading.RLock()
@@ -53,8 +55,6 @@ def served_over_http() -> Iterator[str]:
     """The in-process moto (inside ``embedded_aws``) served over HTTP too, for other processes (DAG code's
     children): moto keeps its state in module globals, so both see the same AWS; requests over HTTP take the lock
     in-process ones take, so they stay one at a time. Yields the server's URL."""
-    from updraft.local.moto_server import EmbeddedAwsServer
-
     with EmbeddedAwsServer(lock=_lock) as server:
         yield server.url
 
@@ -63,8 +63,6 @@ def served_over_http() -> Iterator[str]:
 def embedded_aws(region: str = "us-east-1") -> Iterator[None]:
     """Fake credentials, moto's in-process AWS and serialized requests, for the duration of the block."""
     from moto import mock_aws
-
-    from updraft.local import moto_speedups
 
     moto_speedups.apply()
 

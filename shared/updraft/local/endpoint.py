@@ -16,6 +16,7 @@ from typing import Any
 
 from updraft.config import UpdraftConfig
 from updraft.resources import LOCAL_CREDENTIALS
+from updraft.services import Services
 
 
 class NotRunning(RuntimeError):
@@ -79,8 +80,6 @@ def process_alive(pid: int) -> bool:
 
 def connect(path: Path | None = None) -> Any:
     """Services (store, clients, log sink) of the running local system."""
-    from updraft.services import Services
-
     endpoint = LocalEndpoint.read(path)
     for name, value in LOCAL_CREDENTIALS.items():
         os.environ.setdefault(name, value)

@@ -19,6 +19,7 @@ from typing import Any
 
 from updraft.local.workers import LocalLambdaContext, flush_handler_metrics
 from updraft.resources import ResourceNames
+from updraft.services import shared_services
 
 
 class LocalHandlers:
@@ -38,7 +39,6 @@ class LocalHandlers:
         self._api_turn = threading.Lock()
         # The parser handler runs in several threads at once (``dag_events``): its clients and store are built
         # here, once, since boto3 does not build clients safely from several threads.
-        from updraft.services import shared_services
 
         services = shared_services()
         for service in ("s3", "sqs", "dynamodb"):

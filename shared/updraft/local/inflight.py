@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from updraft.handler_events import run_changed_event
+from updraft.local.orphans import release_orphan
 from updraft.local.run_watch import RunWatcher
 from updraft.model.states import TaskInstanceState
 
@@ -86,8 +88,6 @@ class InflightTries:
 
     def release(self, payload: dict[str, Any], *, reason: str = "local mode stopped") -> str | None:
         """Release a try that will not report, for the scheduler; the state it was released from, if any."""
-        from updraft.local.orphans import release_orphan
-
         try:
             state = release_orphan(self.store, payload, now=dt.datetime.now(dt.UTC))
         except Exception:
@@ -105,8 +105,6 @@ class InflightTries:
 
     @staticmethod
     def _run_event(payload: dict[str, Any]) -> dict[str, Any]:
-        from updraft.handler_events import run_changed_event
-
         return run_changed_event(payload["dag_id"], payload["run_id"], source="updraft.local")
 
     def running_futures(self) -> list[concurrent.futures.Future]:

@@ -116,6 +116,7 @@ class WriteJournal:
 
     def replay(self, dynamodb: Any, s3: Any, table: str, bucket: str, since: int) -> dict[str, int]:
         """Write every journaled state of ``table`` and ``bucket`` from segment ``since`` on, in order."""
+        # lazy: circle (local.snapshot imports this module)
         from updraft.local.snapshot import decode_item
 
         items = objects = 0
@@ -199,6 +200,7 @@ def _written(operation: str, request: dict[str, Any]) -> Iterator[tuple[str, dic
 def _wire(attributes: dict[str, Any]) -> dict[str, Any]:
     """moto's item as DynamoDB JSON: it keeps a binary as the base64 text it was sent, or (nested, or computed)
     as bytes; every one becomes base64 text, as on the wire."""
+    # lazy: circle (local.snapshot imports this module)
     from updraft.local.snapshot import map_binary
 
     def text(value: Any) -> Any:

@@ -17,6 +17,8 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
+from updraft.local.concurrent_moto import ConcurrentMoto
+
 if TYPE_CHECKING:
     from updraft.local.latency import LatencySource
 
@@ -46,8 +48,6 @@ class EmbeddedAwsServer:
     def start(self) -> EmbeddedAwsServer:
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
         from werkzeug.serving import make_server
-
-        from updraft.local.concurrent_moto import ConcurrentMoto  # applies moto_speedups
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
         self.guard = ConcurrentMoto(self.latency, serialize=not self.concurrent, lock=self.lock)

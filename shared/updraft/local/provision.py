@@ -17,6 +17,8 @@ from typing import Any
 
 from updraft.config import UpdraftConfig
 from updraft.resources import ASSET_EVENTS_PREFIX, DAGS_PREFIX, ResourceNames
+from updraft.store.config import StoreConfig
+from updraft.store.tables import create_table
 
 
 @dataclass(frozen=True)
@@ -43,9 +45,6 @@ def provision(names: ResourceNames, endpoint_url: str, *, session: Any = None, n
     """Create what is missing; with ``notify=False`` the bucket does not notify yet (call
     :func:`notify_dag_events` once restored objects are in, so restoring does not re-parse every file)."""
     import boto3
-
-    from updraft.store.config import StoreConfig
-    from updraft.store.tables import create_table
 
     session = session or boto3.session.Session()
     kwargs = {"region_name": names.region, "endpoint_url": endpoint_url}

@@ -33,12 +33,30 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from updraft.executors.local_compute import ECS_RUN_TASK, LAMBDA_INVOKE, STATES_CALL
+from updraft.handler_events import tick_event
+from updraft.local.api_gateway import CognitoAuthorizer, LocalApiGateway
+from updraft.local.compute_server import ComputeServer
+from updraft.local.dag_events import DagEventPump
+from updraft.local.dags_sync import DagsFolderSync
+from updraft.local.endpoint import LocalEndpoint, updraft_home
+from updraft.local.handlers import LocalHandlers
+from updraft.local.inflight import InflightTries
+from updraft.local.journal import MotoJournalTap
+from updraft.local.moto_server import EmbeddedAwsServer
+from updraft.local.provision import notify_dag_events, provision
+from updraft.local.run_watch import RunWatcher
+from updraft.local.snapshot import StateDir
+from updraft.local.step_functions import LocalStepFunctions
+from updraft.local.users import parse_users, passwords_for, provision_users
+from updraft.local.work_dir import make_work_dir
+from updraft.local.workers import FargateRunner, WorkerPool, handlers_root
 from updraft.resources import DAGS_PREFIX, LOCAL_CREDENTIALS, LOCAL_ENVIRONMENT, ResourceNames
-
-if TYPE_CHECKING:
-    from updraft.local.snapshot import StateDir
+from updraft.runtime.trigger_check import check
+from updraft.services import reset_shared_services, shared_services
+from updraft.triggers.state_machine import definition
 
 log = logging.getLogger(__name__)
 LOCAL_CHECK_FUNCTION = "updraft-local-trigger-check"  # the deferral loop's check, run in-process
@@ -94,20 +112,6 @@ class LocalSystem:
 
     # == start ==================================================================================================
     def start(self) -> LocalSystem:
-        from updraft.executors.local_compute import ECS_RUN_TASK, LAMBDA_INVOKE, STATES_CALL
-        from updraft.local.compute_server import ComputeServer
-        from updraft.local.dag_events import DagEventPump
-        from updraft.local.endpoint import updraft_home
-        from updraft.local.handlers import LocalHandlers
-        from updraft.local.inflight import InflightTries
-        from updraft.local.journal import MotoJournalTap
-        from updraft.local.moto_server import EmbeddedAwsServer
-        from updraft.local.provision import notify_dag_events, provision
-        from updraft.local.run_watch import RunWatcher
-        from updraft.local.snapshot import StateDir
-        from updraft.local.work_dir import make_work_dir
-        from updraft.local.workers import FargateRunner, WorkerPool, handlers_root
-
         opts = self.options
         if not Path(opts.dags_folder).is_dir():
             raise FileNotFoundError(f"DAGs folder {opts.dags_folder} does not exist")
@@ -152,7 +156,6 @@ class LocalSystem:
         root = handlers_root()
         if root not in sys.path:
             sys.path.insert(0, root)
-        from updraft.services import reset_shared_services, shared_services
 
         reset_shared_services()
         self.services = shared_services()
@@ -174,8 +177,6 @@ class LocalSystem:
         self.fargate = FargateRunner(self.env)
         self._scheduler_calls = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="scheduler")
 
-        from updraft.local.dags_sync import DagsFolderSync
-
         self.sync = DagsFolderSync(self._client("s3"), self.names.bucket, DAGS_PREFIX, opts.dags_folder,
                                    on_removed=self.dag_events.notify_removed)
         self._sync_once()
@@ -186,7 +187,6 @@ class LocalSystem:
         self._loop("deferrals", 0.5, self.deferrals.run_due)
         if self.state is not None:
             self._loop("snapshot", opts.snapshot_seconds, self.snapshot)
-        from updraft.local.api_gateway import CognitoAuthorizer, LocalApiGateway
 
         self.api = LocalApiGateway(self.handlers.api, port=opts.api_port,
                                    authorizer=CognitoAuthorizer(self.user_pool) if self.user_pool else None)
@@ -198,8 +198,6 @@ class LocalSystem:
         """The users of ``--users`` with their passwords' file read (or written), before anything starts."""
         if not self.options.users:
             return {}
-        from updraft.local.endpoint import updraft_home
-        from updraft.local.users import parse_users, passwords_for
 
         users = parse_users(self.options.users)
         path = Path(self.options.passwords_file or updraft_home() / "local_passwords.json")
@@ -208,8 +206,6 @@ class LocalSystem:
 
     def _provision_users(self, users: dict[str, Any]) -> Any:
         import boto3
-
-        from updraft.local.users import provision_users
 
         cognito = boto3.client("cognito-idp", region_name=self.names.region, endpoint_url=self.server.url)
         return provision_users(cognito, f"{self.names.prefix}-users", users, self.passwords,
@@ -226,8 +222,6 @@ class LocalSystem:
         return self._clients[service]
 
     def _write_endpoint(self) -> Path:
-        from updraft.local.endpoint import LocalEndpoint
-
         return LocalEndpoint(endpoint_url=self.server.url, env=self.config.to_env(), pid=os.getpid(),
                              dags_folder=str(Path(self.options.dags_folder).resolve()),
                              state_dir=str(self.state.path) if self.state else None, api_url=self.api.url).write()
@@ -278,8 +272,6 @@ class LocalSystem:
             self.say(f"removed {DAGS_PREFIX}{relative}")
 
     def _tick(self) -> None:
-        from updraft.handler_events import tick_event
-
         rule = f"arn:aws:events:{self.names.region}:{self.names.account}:rule/{self.names.tick_rule}"
         self.handlers.schedule(tick_event(rule))
 
@@ -309,10 +301,6 @@ class LocalSystem:
         """Step Functions as local mode plays it: the deferral state machine's own ASL on the local engine, its
         resume invokes (and sensors' next-poke wakes) going to the worker pool like any other invoke, its polling
         triggers' checks here (each look in a child, as the check Lambda takes it)."""
-        from updraft.local.step_functions import LocalStepFunctions
-        from updraft.runtime.trigger_check import check
-        from updraft.triggers.state_machine import definition
-
         def invoke(function: str, payload: Any) -> None:
             reply = self._on_invoke({"function": function, "payload": payload})
             if "error" in reply:
@@ -413,8 +401,6 @@ class LocalSystem:
                 self.endpoint_path.unlink()
 
     def _restore_env(self) -> None:
-        from updraft.services import reset_shared_services
-
         if self._saved_env is not None:
             os.environ.clear()
             os.environ.update(self._saved_env)

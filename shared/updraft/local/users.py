@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from updraft.api.auth.roles import Role, role_named
+from updraft.api.auth.tokens import pool_issuer
 
 # Airflow's generated-password alphabet (no look-alike characters).
 _ALPHABET = "abcdefghkmnpqrstuvwxyzABCDEFGHKMNPQRSTUVWXYZ23456789"
@@ -67,8 +68,6 @@ class UserPool:
     @property
     def issuer(self) -> str:
         """What Cognito (and moto's) writes in a token's ``iss``."""
-        from updraft.api.auth.tokens import pool_issuer
-
         return pool_issuer(self.region, self.pool_id)
 
     @property

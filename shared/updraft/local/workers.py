@@ -28,15 +28,15 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+import updraft
 from updraft.executors.fargate import TASK_STATE_CHANGE
+from updraft.services import shared_services
 
 WORKER_MODULE = "functions.worker.handler"
 
 
 def handlers_root() -> str:
     """The folder holding ``functions/`` (the repository root of an editable install)."""
-    import updraft
-
     root = Path(updraft.__file__).resolve().parents[2]
     if not (root / "functions" / "worker" / "handler.py").is_file():
         raise RuntimeError(f"local mode runs the Lambda handlers from a checkout: functions/ not found in {root} "
@@ -72,6 +72,7 @@ def start_resource_tracker() -> None:
     """
     from multiprocessing import resource_tracker, util
 
+    # lazy: the worker children import this module; they need no parsing package
     from updraft.parsing.scrub import scrub_environment
 
     spawn = util.spawnv_passfds
@@ -96,6 +97,7 @@ def _init_worker(env: dict[str, str], root: str) -> None:
     first invocation would (a warm container has them), so no try pays for them."""
     global _handler
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # lazy: only the worker child's init runs it; the `updraft local` parent needs no task-log code
     from updraft.runtime.logs import write_logs_on_sigterm
 
     write_logs_on_sigterm()  # a try stopped by local mode keeps the log it had written
@@ -105,7 +107,6 @@ def _init_worker(env: dict[str, str], root: str) -> None:
     import importlib
 
     _handler = importlib.import_module(WORKER_MODULE)
-    from updraft.services import shared_services
 
     services = shared_services()
     try:
@@ -123,8 +124,6 @@ def flush_handler_metrics(handler_module: Any) -> None:
     if metrics is None:
         return
     if metrics.metric_set:
-        from updraft.services import shared_services
-
         shared_services().metrics.writer.put_line(json.dumps(metrics.serialize_metric_set(), separators=(",", ":")))
     metrics.clear_metrics()
 
