@@ -37,10 +37,12 @@ logger = Logger(service="updraft-scheduler")
 metrics = Metrics(namespace=UpdraftConfig.from_env().metrics_namespace, service="updraft-scheduler")
 
 
-@functools.cache
-def _tick_metrics() -> PassMetrics:
-    """Airflow's metrics of the ticks (``scheduling.pass_metrics``), kept by the warm container."""
-    from updraft.scheduling.pass_metrics import PassMetrics
+@functools.lru_cache(maxsize=1)
+def _tick_metrics(owner: object) -> PassMetrics:
+    """Airflow's metrics of the ticks (``scheduling.pass_metrics``), kept as long as the environment's services:
+    a warm container keeps both; a process that starts another environment (local mode, its tests) counts that
+    environment's pools afresh instead of waiting out the previous one's period."""
+    from updraft.scheduling.pass_metrics import PassMetrics  # lazy: cold start (only a tick emits them)
 
     return PassMetrics(lambda: dt.datetime.now(dt.UTC))
 
@@ -54,7 +56,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if isinstance(decoded, Tick):
         started = time.perf_counter()
         report = scheduler.run_pass()
-        _tick_metrics().tick_done(scheduler, report, dt.timedelta(seconds=time.perf_counter() - started))
+        _tick_metrics(services()).tick_done(scheduler, report, dt.timedelta(seconds=time.perf_counter() - started))
         kind = "tick"
     elif isinstance(decoded, TaskStopped):
         from updraft.scheduling.pass_report import PassReport

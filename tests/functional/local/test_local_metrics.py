@@ -137,3 +137,18 @@ def test_a_local_run_produces_airflow_s_metric_names_and_one_trace_per_run(tmp_p
     assert answer["UnprocessedTraceSegments"] == []
     [trace] = xray.batch_get_traces(TraceIds=[run_segment["trace_id"]])["Traces"]
     assert len(trace["Segments"]) == len(in_run) == 8
+
+
+def test_an_environment_started_after_another_in_the_process_counts_its_pools_at_once(
+        tmp_path: Path, start_system, updraft_home: Path) -> None:
+    """The pool gauges' period (one count a minute per container) belongs to the environment's services: a local
+    system started in a process where another just ran counts its own pools at its first tick, not a minute on."""
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    first = start_system(dags)
+    path = updraft_home / "metrics" / f"{first.names.environment}.emf"
+    eventually(lambda: "pool.open_slots" in _points(path), timeout=30)
+    first.stop()
+    counted = len(_points(path)["pool.open_slots"])
+    start_system(dags)
+    eventually(lambda: len(_points(path).get("pool.open_slots", [])) > counted, timeout=30)
