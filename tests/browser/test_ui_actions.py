@@ -79,6 +79,10 @@ def test_add_edit_and_delete_a_pool_and_default_pool_stays(signed_in: Page):
     p.once("dialog", lambda dialog: dialog.accept())
     p.get_by_role("button", name="Delete default_pool").click()
     assert "Default Pool can't be deleted" in p.locator("tr[data-id=default_pool] .error").inner_text()
+    # The page's refresh redraws the table; the refusal stays beside its button.
+    p.locator("tr[data-id=default_pool] .error").evaluate("node => { node.dataset.seen = 'yes'; }")
+    p.locator("tr[data-id=default_pool] .error[data-seen]").wait_for(state="detached", timeout=15_000)
+    assert "Default Pool can't be deleted" in p.locator("tr[data-id=default_pool] .error").inner_text()
     assert "reports" not in [pool["name"] for pool in api_call(page.url, "GET", "pools")["pools"]]
 
 

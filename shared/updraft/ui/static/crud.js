@@ -1,7 +1,8 @@
 // An editable list page (Airflow's Variables and Pools pages): the table of a list route, an Add button, and on
 // each row Edit and Delete. The form is the same for add and edit; its fields are declared as data, and the id
 // field is read-only when editing (Airflow's routes change everything but the key). A refusal of the API (a
-// duplicate key, default_pool's deletion) is shown in the form or beside the button that asked.
+// duplicate key, default_pool's deletion) is shown in the form or beside the button that asked, and a row's
+// refusal stays beside its button when the page's refresh redraws the table.
 
 import { all, api, canEdit, path } from "./api.js";
 import { actionButton, dialog, errorBox, h, table } from "./view.js";
@@ -34,6 +35,24 @@ export function editableList({ title, noun, rel, key, id, columns, fields, query
   return async (main) => {
     const formBox = h("div", {});
     const box = h("div", {});
+    const refused = new Map(); // item id -> the API's refusal of its deletion, drawn again with the row
+
+    async function remove(item) {
+      if (!window.confirm(`Delete ${noun} ${item[id]}?`)) return;
+      refused.delete(item[id]);
+      try {
+        await api(path(rel, item[id]), { method: "DELETE" });
+      } catch (error) {
+        refused.set(item[id], error); // drawn beside the row's button, this draw and the refreshes after it
+      }
+      await draw();
+    }
+
+    function deleteButton(item) {
+      const button = actionButton("Delete", () => remove(item), { "aria-label": `Delete ${item[id]}` });
+      if (refused.has(item[id])) button.append(errorBox(refused.get(item[id])));
+      return button;
+    }
 
     function openForm(existing) {
       const editing = Boolean(existing);
@@ -64,11 +83,7 @@ export function editableList({ title, noun, rel, key, id, columns, fields, query
           h("tr", { "data-id": item[id] }, columns.map(([, cell]) => h("td", {}, cell(item))),
             canEdit() ? h("td", {}, h("span", { class: "actions" },
               h("button", { type: "button", "aria-label": `Edit ${item[id]}`, onclick: () => openForm(item) }, "Edit"),
-              actionButton("Delete", async () => {
-                if (!window.confirm(`Delete ${noun} ${item[id]}?`)) return;
-                await api(path(rel, item[id]), { method: "DELETE" });
-                await draw();
-              }, { "aria-label": `Delete ${item[id]}` }))) : null)), { class: "list" }))
+              deleteButton(item))) : null)), { class: "list" }))
           : h("p", { class: "muted" }, `No ${title.toLowerCase()}.`));
       } catch (error) {
         box.replaceChildren(errorBox(error));
