@@ -73,7 +73,8 @@ bench-api: $(STAMP)
 bench-ui: $(STAMP)
 	$(PY) bench/ui_bench.py
 
-# Issue 19's capacity model: every DynamoDB request of five scenarios charged by DynamoDB's rules (bench/README.md).
+# Issue 19's capacity model: every DynamoDB request of seven scenarios (issue 19's five, the fan-out as 4 runs,
+# the mapped run at full parallelism) charged by DynamoDB's rules (bench/README.md).
 bench-capacity: $(STAMP)
 	$(PY) bench/capacity_bench.py
 

@@ -266,9 +266,10 @@ class Sized:
 
 
 def scenarios(scale: float) -> dict[str, Sized]:
-    """The issue's five scenarios, and the 1,000-wide fan-out again as 4 runs (a run's partition against the
-    environment's). moto serves one request at a time (a few ms each, and a run-wide Query grows
-    with the run), so the large ones run at two smaller sizes (``scale`` sets them) and are extrapolated."""
+    """Issue 19's five scenarios, the 1,000-wide fan-out again as 4 runs (a run's partition against the
+    environment's) and the mapped run with parallelism as wide as the run. moto serves one request at a time (a few
+    ms each, and a run-wide Query grows with the run), so the large ones run at two smaller sizes (``scale`` sets
+    them) and are extrapolated."""
 
     def sizes(*ns: int) -> tuple[int, ...]:
         return tuple(max(2, round(n * scale)) for n in ns)
