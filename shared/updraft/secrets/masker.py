@@ -13,11 +13,12 @@ learnt is masked in every log written afterwards, which errs on the side of hidi
 from __future__ import annotations
 
 import collections.abc
-import os
 import re
 import threading
 from typing import Any
 from urllib.parse import quote, quote_plus
+
+from updraft import airflow_config
 
 __all__ = ["DEFAULT_SENSITIVE_FIELDS", "REPLACEMENT", "mask_secret", "merge", "redact", "redact_text", "reset_masker",
            "secret_spans", "should_hide_value_for_key"]
@@ -35,16 +36,12 @@ DEFAULT_MIN_LENGTH = 5
 
 
 def _sensitive_fields() -> frozenset[str]:
-    extra = os.environ.get("AIRFLOW__CORE__SENSITIVE_VAR_CONN_NAMES", "")
+    extra = airflow_config.get("core", "sensitive_var_conn_names", "")
     return DEFAULT_SENSITIVE_FIELDS | {part.strip().lower() for part in extra.split(",") if part.strip()}
 
 
 def _min_length() -> int:
-    raw = os.environ.get("AIRFLOW__LOGGING__MIN_LENGTH_MASKED_SECRET", "")
-    try:
-        return int(raw) if raw.strip() else DEFAULT_MIN_LENGTH
-    except ValueError:
-        raise ValueError(f"AIRFLOW__LOGGING__MIN_LENGTH_MASKED_SECRET must be an integer, got {raw!r}") from None
+    return airflow_config.get_int("logging", "min_length_masked_secret", DEFAULT_MIN_LENGTH)
 
 
 class SecretsMasker:
