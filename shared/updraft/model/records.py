@@ -71,6 +71,9 @@ class TaskInstance:
     # The limits whose slot this try holds under an earlier try's entry (limit id -> that entry's holder id): a
     # slot handed on by the try that ended before it (``scheduling.slot_donor``) keeps its entry, unwritten.
     limit_entries: dict[str, str] = dataclasses.field(default_factory=dict)
+    # The limit slots this try holds, as ``updraft.limits`` encoded them (its ``Ticket``): written only with the
+    # counters it records, in one transaction; opaque to everything else. None: it holds none through a ticket.
+    ticket: str | None = None
     hostname: str | None = None
     # Length of the return_value XCom when the try succeeded: what a downstream mapped task expands over.
     xcom_length: int | None = None

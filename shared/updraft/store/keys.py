@@ -136,6 +136,16 @@ def limit_shard_pk(limit_id: str, shard_index: int) -> str:
     return limit_pk(limit_id) if shard_index == 0 else f"{limit_pk(limit_id)}#{shard_index}"
 
 
+COUNTER_SK = "COUNTER"
+
+
+def counter_key(limit_id: str, shard_index: int) -> dict[str, dict[str, str]]:
+    """The key (low-level attribute values) of shard ``shard_index`` of a limit's counters (``updraft.limits``;
+    shard 0 is the root). Beside the limit's other items (same partition keys, sort key ``COUNTER``), never one
+    of them: counters and today's shard entries are separate items while both exist."""
+    return {"pk": {"S": limit_shard_pk(limit_id, shard_index)}, "sk": {"S": COUNTER_SK}}
+
+
 def holder_name_pk(limit_id: str, holder_key: str) -> str:
     """A holder's own partition under a limit: its full name when too long to sit in its shard entry
     (``HOLDER_NAME_SK``)."""

@@ -202,6 +202,7 @@ class TaskInstanceItem(Item):
     held_limits: ListAttribute[str] = ListAttribute(of=UnicodeAttribute, null=True)  # type: ignore[arg-type]
     limit_shards = JSONAttribute(null=True)  # limit id -> the shard its take placed the try's entry in
     limit_entries = JSONAttribute(null=True)  # limit id -> the earlier try's entry a slot handed on is under
+    ticket = UnicodeAttribute(null=True)  # the slots the try holds (``updraft.limits``' encoded ticket)
     hostname = UnicodeAttribute(null=True)
     xcom_length = NumberAttribute(null=True)
     note = UnicodeAttribute(null=True)

@@ -21,6 +21,7 @@ from updraft.store.api import RunEnds
 from updraft.store.base import StoreBase
 from updraft.store.models import TaskInstanceItem
 from updraft.store.writes import (
+    TransactWrite,
     acknowledged,
     all_of,
     any_of,
@@ -38,7 +39,8 @@ from updraft.store.writes import (
 _TI_FIELDS = {f.name for f in dataclasses.fields(TaskInstance)}
 # A recorded try leaves out the rendered fields: its worker writes them on the item after the try started, so the
 # instance a try ends with holds the previous try's (and Airflow's task instance history has none).
-_TRY_FIELDS = _TI_FIELDS - {"rendered_fields"}
+# Nor the ticket: a recorded try holds nothing.
+_TRY_FIELDS = _TI_FIELDS - {"rendered_fields", "ticket"}
 _TI_IDENTITY = {"dag_id", "run_id", "task_id", "map_index", "state"}
 # A run's ENDS item: counters of ended instances ("ended#<task_id>", "ended#" for leaves), the counted mapped
 # tasks' expansions ("expanded#<task_id>") and the waiting mark.
@@ -90,7 +92,7 @@ def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
         start_date=item.start_date, end_date=item.end_date, next_retry_at=item.next_retry_at,
         lease_expires_at=item.lease_expires_at, held_limits=list(item.held_limits or []),
         limit_shards={str(k): int(v) for k, v in (item.limit_shards or {}).items()},
-        limit_entries={str(k): str(v) for k, v in (item.limit_entries or {}).items()},
+        limit_entries={str(k): str(v) for k, v in (item.limit_entries or {}).items()}, ticket=item.ticket,
         hostname=item.hostname, xcom_length=None if item.xcom_length is None else int(item.xcom_length),
         note=item.note, blocked_reason=item.blocked_reason,
         max_tries=None if item.max_tries is None else int(item.max_tries),
@@ -232,6 +234,44 @@ class TaskInstanceStore(StoreBase):
             condition = all_of(condition, try_matches(T, expected_try_id))
         row = self._ti_row(key)
         return acknowledged(lambda: update_quietly(row, actions, condition), landed)
+
+    def transition_item(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
+                        state: TaskInstanceState, ticket: str | None, held_ticket: str | None,
+                        expected_try_id: str | None = None, fields: Mapping[str, Any] | None = None) -> TransactWrite:
+        """``transition_ti``'s write as one item of a transaction (``updraft.limits`` adds its counters), built
+        and not sent, with the holder's ticket: the write lands only if the instance carries ``held_ticket``
+        (None: no ticket), and leaves it carrying ``ticket`` (None: removed).
+
+        The same conditions as ``transition_ti``: in one of ``expected`` (None: stateless, i.e. absent, so the
+        write creates it with its identity, or cleared), and ``expected_try_id`` when given; the same actions
+        (``state``, ``fields``, a fresh write token, the waiting index left or entered as ``transition_ti``
+        does without ``waiting_index``). A transaction cannot hold a put and its fallback update, so an instance
+        created here is created by an update (identity and ``fields``; unset attributes read as their defaults).
+        ``landed`` reads the item's write token.
+        """
+        T = self.models.task_instance
+        expected = set(expected)
+        fields = dict(fields or {})
+        unknown = set(fields) - (_TI_FIELDS - _TI_IDENTITY - {"ticket"})
+        if unknown:
+            raise ValueError(f"transition_item: {sorted(unknown)} are not settable TaskInstance fields")
+        if not expected:
+            raise ValueError("transition_item: no expected state")
+        token = write_token()
+        actions = self._ti_actions(T, key, state, fields, token, False)
+        actions.append(T.ticket.remove() if ticket is None else T.ticket.set(ticket))
+        states = sorted(str(s) for s in expected if s is not None)
+        alternatives = [ti_in_states(T, states)] if states else []
+        if None in expected:
+            actions += [T.dag_id.set(key.dag_id), T.run_id.set(key.run_id), T.task_id.set(key.task_id),
+                        T.map_index.set(key.map_index)]
+            alternatives.append(ti_stateless(T))
+        condition = any_of(*alternatives)
+        if expected_try_id is not None:
+            condition = all_of(condition, try_matches(T, expected_try_id))
+        condition = all_of(condition, T.ticket.does_not_exist() if held_ticket is None else T.ticket == held_ticket)
+        item = self._ti_row(key).get_update_kwargs_from_instance(actions, condition)
+        return TransactWrite({"Update": item}, functools.partial(self._carries, key, token))
 
     @staticmethod
     def _ti_actions(T: type[TaskInstanceItem], key: TIKey, state: TaskInstanceState, fields: dict[str, Any],

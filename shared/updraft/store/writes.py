@@ -127,6 +127,17 @@ def write_reporting(row: Item, *, actions: Sequence[Action] | None = None, condi
     return Written(True, attributes)
 
 
+@dataclass(frozen=True)
+class TransactWrite:
+    """One conditional write as an element of a ``TransactWriteItems`` (``{"Update": {...}}``, low-level
+    attribute values), built but not sent, and ``landed``: a strong read of whether this very write landed (its
+    write token on the item), asked only when a resent transaction was cancelled by its condition, which may have
+    met the write's own landed effect (``acknowledged``)."""
+
+    item: dict[str, Any]
+    landed: Callable[[], bool]
+
+
 def set_actions(model: type[Item], values: Mapping[str, Any]) -> list[Action]:
     """SET each attribute, REMOVE it for None (absent, so sparse indexes drop the item): pynamodb's ``set(None)``
     writes a NULL, which a ``does_not_exist`` condition then never matches (a removed DAG's file could then never
