@@ -14,14 +14,15 @@ The order, lowest first (every top-level package or module of ``updraft`` is in 
    its siblings are in :data:`ALLOWED`, so the packages inside the layer still form no circle.
 3. serialization: a DAG <-> JSON.
 4. store: the table and the bucket, behind ``store.api``.
-5. orchestration: ``scheduling`` and what it drives or reports through (``executors``, ``handler_events``,
+5. limits: limits and claims (counters, tickets, their transactions), on the store's holder writes.
+6. orchestration: ``scheduling`` and what it drives or reports through (``executors``, ``handler_events``,
    ``metrics``, ``traces``), and ``cost`` (a try's cost, read from the store).
-6. parsing: DAG files -> serialized DAGs, in isolated children.
-7. runtime: a try, a callback or a trigger's look, in the worker and its children.
-8. services: what a Lambda handler needs, built on first use from the environment.
-9. api: Airflow's REST API and the UI's routes.
-10. local: local mode, which runs the handlers, the API and the embedded AWS on one machine.
-11. cli: the ``updraft`` command, which also starts local mode.
+7. parsing: DAG files -> serialized DAGs, in isolated children.
+8. runtime: a try, a callback or a trigger's look, in the worker and its children.
+9. services: what a Lambda handler needs, built on first use from the environment.
+10. api: Airflow's REST API and the UI's routes.
+11. local: local mode, which runs the handlers, the API and the embedded AWS on one machine.
+12. cli: the ``updraft`` command, which also starts local mode.
 
 Every import counts, a function's deferred one too; ``if TYPE_CHECKING:`` ones do not (``test_import_graph``).
 An import the order forbids is either cut or listed in :data:`ALLOWED` with its reason.
@@ -39,6 +40,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(members.
     ("authoring", "sdk operators sensors triggers timetables hooks notifications airflow_providers"),
     ("serialization", "serialization"),
     ("store", "store"),
+    ("limits", "limits"),
     ("orchestration", "scheduling executors handler_events metrics traces cost"),
     ("parsing", "parsing"),
     ("runtime", "runtime"),

@@ -1,0 +1,36 @@
+"""Release: a holder's write that takes it out of holding (an end, a deferral, a clear, a mark, the reaper) and
+its ticket's gives, in one ``TransactWriteItems``.
+
+The holder's write is conditional on it still carrying the ticket as read (the string, whole), so of two
+releases of one ticket one lands, and a repeated or late one changes nothing (PROTOCOL.md, invariant 4). A
+partial release (a deferral keeping an ``include_deferred`` pool's slot) leaves the holder carrying the kept
+part, a different string, so repeating it gives nothing twice either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from updraft.limits import counters
+from updraft.limits.acquire import HolderWrite
+from updraft.limits.table import Table
+from updraft.limits.ticket import Ticket
+
+
+def release(table: Table, holder: HolderWrite, ticket: Ticket, *, keep: Collection[str] = ()) -> bool:
+    """Write ``holder`` (conditional on its carrying ``ticket``) and give back every slot ``ticket`` holds but
+    those of the limits in ``keep``, all or nothing. True if it landed (or landed before a resent copy met it);
+    False if the holder no longer carries ``ticket`` or its write's own condition failed (nothing given).
+
+    A limit whose counters no longer exist takes nothing back: the release lands without that give."""
+    kept = ticket.keeping(keep)
+    gives = [hold for hold in ticket.holds if hold.limit_id not in keep]
+    while True:
+        write = holder(kept.encode() if kept else None, ticket.encode())
+        outcome = table.transact([write.item] + [counters.give(table, hold.limit_id, hold.shard, hold.slots)
+                                                 for hold in gives])
+        if outcome.reasons is None:
+            return True
+        if outcome.reasons[0].failed:
+            return outcome.resent and write.landed()
+        gives = [hold for hold, reason in zip(gives, outcome.reasons[1:], strict=True) if not reason.failed]
