@@ -1,0 +1,93 @@
+"""Holders for the limits tests: task instances of the store, written by its ``transition_item``, and what the
+table holds (counters, tickets) read back whole."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass
+
+from updraft.limits import Claim, HolderWrite, Need, Table, Ticket
+from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
+from updraft.store import keys
+from updraft.store.dynamo import DynamoStore
+
+S = TaskInstanceState
+_tries = itertools.count(1)
+
+
+def scheduled(store: DynamoStore, task_id: str, run_id: str = "r") -> TIKey:
+    key = TIKey("d", run_id, task_id)
+    assert store.create_ti(key, state=S.SCHEDULED)
+    return key
+
+
+def queue(store: DynamoStore, key: TIKey) -> HolderWrite:
+    """The claim's write: scheduled -> queued with a new try."""
+    try_id = f"try-{next(_tries)}"
+    return lambda ticket, held: store.transition_item(
+        key, expected=[S.SCHEDULED], state=S.QUEUED, ticket=ticket, held_ticket=held,
+        fields={"try_id": try_id, "try_number": 1})
+
+
+def end(store: DynamoStore, key: TIKey, state: TaskInstanceState = S.SUCCESS) -> HolderWrite:
+    """An end's write: queued or running -> ``state``."""
+    return lambda ticket, held: store.transition_item(
+        key, expected=[S.QUEUED, S.RUNNING], state=state, ticket=ticket, held_ticket=held)
+
+
+def claim(store: DynamoStore, key: TIKey, *needs: Need, held: Ticket | None = None) -> Claim:
+    return Claim(queue(store, key), tuple(needs), held)
+
+
+@dataclass(frozen=True)
+class Counter:
+    size: int | None
+    share: int
+    free: int
+
+
+def counters(table: Table) -> dict[str, list[Counter]]:
+    """Every limit's counters, by the root's pk (index: shard)."""
+    found: dict[str, dict[int, Counter]] = defaultdict(dict)
+    for item in scan(table):
+        if item["sk"]["S"] != keys.COUNTER_SK:
+            continue
+        pk = item["pk"]["S"]
+        root, _, shard = pk.rpartition("#") if pk.count("#") > 1 else (pk, "", "0")
+        found[root][int(shard)] = Counter(int(item["size"]["N"]) if "size" in item else None,
+                                          int(item["share"]["N"]), int(item["free"]["N"]))
+    return {root: [shards[i] for i in range(len(shards))] for root, shards in found.items()}
+
+
+def tickets(table: Table) -> dict[str, Ticket]:
+    """Every ticket a task instance carries, by its sort key."""
+    return {item["sk"]["S"]: Ticket.decode(item["ticket"]["S"]) for item in scan(table)
+            if item["sk"]["S"].startswith(keys.TI_PREFIX) and "ticket" in item}
+
+
+def scan(table: Table) -> list[dict]:
+    items, start = [], {}
+    while True:
+        page = table.client.scan(TableName=table.name, ConsistentRead=True, **start)
+        items += page["Items"]
+        if "LastEvaluatedKey" not in page:
+            return items
+        start = {"ExclusiveStartKey": page["LastEvaluatedKey"]}
+
+
+def check_accounts(table: Table) -> dict[str, int]:
+    """Invariant 1, per shard: ``free = share - held`` where held is the slots every ticket holds on it, and
+    the shares sum to the root's size. Returns the slots held per limit (by root pk)."""
+    held: dict[tuple[str, int], int] = defaultdict(int)
+    for ticket in tickets(table).values():
+        for hold in ticket.holds:
+            held[keys.limit_pk(hold.limit_id), hold.shard] += hold.slots
+    found = counters(table)
+    for root, shards in found.items():
+        assert sum(c.share for c in shards) == shards[0].size, (root, shards)
+        for index, counter in enumerate(shards):
+            assert counter.free == counter.share - held.get((root, index), 0), (root, index, shards, dict(held))
+    assert {root for root, _ in held} <= set(found)
+    return {root: sum(held.get((root, i), 0) for i in range(len(shards))) for root, shards in found.items()}
