@@ -81,8 +81,9 @@ def resize_plan(shares: Sequence[int], frees: Sequence[int], size: int) -> list[
     """How a limit with ``shares`` and ``frees`` becomes ``size`` slots: a delta of share (and free) per shard,
     for more shards when ``size`` needs more (a limit never loses shards). A growth fills the smallest shares
     toward an even split; a shrink takes free slots first (richest shard first), and only what it cannot take free
-    from shares still held (largest first), so a shard goes over its share only when the limit goes over its
-    size. Every share stays >= 0."""
+    from shares still held (largest first). Then free slots cover the shards over their share, so the limit
+    offers room only when it is under its size, and then exactly ``size - held`` (no shard over its share).
+    Every share stays >= 0."""
     size = counted_size(size)
     count = max(len(shares), shard_count(size))
     old = [*shares, *[0] * (count - len(shares))]
@@ -94,13 +95,19 @@ def resize_plan(shares: Sequence[int], frees: Sequence[int], size: int) -> list[
         for shard in sorted(range(count), key=lambda i: old[i] - target[i]):
             deltas[shard] = min(remaining, max(0, target[shard] - old[shard]))
             remaining -= deltas[shard]
-        return deltas
-    remaining = -remaining
-    for shard in sorted(range(count), key=lambda i: -free[i]):
-        deltas[shard] = -min(remaining, max(0, free[shard]))
-        remaining += deltas[shard]
-    for shard in sorted(range(count), key=lambda i: -(old[i] + deltas[i])):
-        cut = min(remaining, old[shard] + deltas[shard])
-        deltas[shard] -= cut
-        remaining -= cut
+    else:
+        remaining = -remaining
+        for shard in sorted(range(count), key=lambda i: -free[i]):
+            deltas[shard] = -min(remaining, max(0, free[shard]))
+            remaining += deltas[shard]
+        for shard in sorted(range(count), key=lambda i: -(old[i] + deltas[i])):
+            cut = min(remaining, old[shard] + deltas[shard])
+            deltas[shard] -= cut
+            remaining -= cut
+    over = [shard for shard in range(count) if free[shard] + deltas[shard] < 0]
+    for shard in over:
+        for donor in range(count):
+            moved = min(-(free[shard] + deltas[shard]), max(0, free[donor] + deltas[donor]))
+            deltas[donor] -= moved
+            deltas[shard] += moved
     return deltas
