@@ -48,10 +48,10 @@ class Counter:
     free: int
 
 
-def counters(table: Table) -> dict[str, list[Counter]]:
-    """Every limit's counters, by the root's pk (index: shard)."""
+def counters(table: Table, items: list[dict] | None = None) -> dict[str, list[Counter]]:
+    """Every limit's counters (in ``items``, or the table's), by the root's pk (index: shard)."""
     found: dict[str, dict[int, Counter]] = defaultdict(dict)
-    for item in scan(table):
+    for item in scan(table) if items is None else items:
         if item["sk"]["S"] != keys.COUNTER_SK:
             continue
         pk = item["pk"]["S"]
@@ -61,9 +61,9 @@ def counters(table: Table) -> dict[str, list[Counter]]:
     return {root: [shards[i] for i in range(len(shards))] for root, shards in found.items()}
 
 
-def tickets(table: Table) -> dict[str, Ticket]:
-    """Every ticket a task instance carries, by its sort key."""
-    return {item["sk"]["S"]: Ticket.decode(item["ticket"]["S"]) for item in scan(table)
+def tickets(table: Table, items: list[dict] | None = None) -> dict[str, Ticket]:
+    """Every ticket a task instance carries (in ``items``, or the table's), by its sort key."""
+    return {item["sk"]["S"]: Ticket.decode(item["ticket"]["S"]) for item in (scan(table) if items is None else items)
             if item["sk"]["S"].startswith(keys.TI_PREFIX) and "ticket" in item}
 
 
@@ -79,12 +79,14 @@ def scan(table: Table) -> list[dict]:
 
 def check_accounts(table: Table) -> dict[str, int]:
     """Invariant 1, per shard: ``free = share - held`` where held is the slots every ticket holds on it, and
-    the shares sum to the root's size. Returns the slots held per limit (by root pk)."""
+    the shares sum to the root's size, in one scan (one atomic snapshot on serialized moto, a table this small
+    being one page). Returns the slots held per limit (by root pk)."""
+    items = scan(table)
     held: dict[tuple[str, int], int] = defaultdict(int)
-    for ticket in tickets(table).values():
+    for ticket in tickets(table, items).values():
         for hold in ticket.holds:
             held[keys.limit_pk(hold.limit_id), hold.shard] += hold.slots
-    found = counters(table)
+    found = counters(table, items)
     for root, shards in found.items():
         assert sum(c.share for c in shards) == shards[0].size, (root, shards)
         for index, counter in enumerate(shards):
