@@ -85,6 +85,22 @@ def test_a_claimed_instance_is_lost_and_named_and_nothing_is_taken(store, table)
     check_accounts(table)
 
 
+def test_an_instance_created_claimed_is_created_by_its_acquire_once(store, table):
+    """The pass that schedules a new instance may claim it at once: its write creates it queued."""
+    key = TIKey("d", "r", "new")
+
+    def create(ticket, held):
+        return store.transition_item(key, expected=[None], state=S.QUEUED, ticket=ticket, held_ticket=held,
+                                     fields={"try_id": "try-new", "try_number": 1, "pool": "p", "pool_slots": 2})
+
+    (ticket,) = acquire(table, [Claim(create, (pool(2),))]).tickets
+    ti = store.get_ti(key)
+    assert (ti.state, ti.try_id, ti.pool, ti.pool_slots, ti.ticket) == (S.QUEUED, "try-new", "p", 2, ticket.encode())
+    assert ti.priority_weight == 1 and ti.map_index == -1  # what the update did not write reads as its default
+    assert acquire(table, [Claim(create, (pool(2),))]) == Lost((0,))
+    assert check_accounts(table) == {keys.limit_pk(POOL): 2}
+
+
 def test_an_instance_carrying_a_ticket_is_not_claimed_over_it(store, table):
     """The holder's write asks for the ticket it replaces (none for a fresh claim): a ticket is never lost."""
     key = scheduled(store, "t")
