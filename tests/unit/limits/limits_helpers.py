@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from updraft.limits import Claim, HolderWrite, Need, Table, Ticket
@@ -77,10 +78,11 @@ def scan(table: Table) -> list[dict]:
         start = {"ExclusiveStartKey": page["LastEvaluatedKey"]}
 
 
-def check_accounts(table: Table) -> dict[str, int]:
+def check_accounts(table: Table, within: Collection[str] = ()) -> dict[str, int]:
     """Invariant 1, per shard: ``free = share - held`` where held is the slots every ticket holds on it, and
     the shares sum to the root's size, in one scan (one atomic snapshot on serialized moto, a table this small
-    being one page). Returns the slots held per limit (by root pk)."""
+    being one page); and the limits ``within`` hold no more than their size. Returns the slots held per limit
+    (by root pk)."""
     items = scan(table)
     held: dict[tuple[str, int], int] = defaultdict(int)
     for ticket in tickets(table, items).values():
@@ -92,4 +94,8 @@ def check_accounts(table: Table) -> dict[str, int]:
         for index, counter in enumerate(shards):
             assert counter.free == counter.share - held.get((root, index), 0), (root, index, shards, dict(held))
     assert {root for root, _ in held} <= set(found)
-    return {root: sum(held.get((root, i), 0) for i in range(len(shards))) for root, shards in found.items()}
+    totals = {root: sum(held.get((root, i), 0) for i in range(len(shards))) for root, shards in found.items()}
+    for limit_id in within:
+        root = keys.limit_pk(limit_id)
+        assert root not in found or totals[root] <= found[root][0].size, (limit_id, totals[root], found[root])
+    return totals
