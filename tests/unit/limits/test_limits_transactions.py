@@ -324,6 +324,14 @@ def test_a_resize_meeting_a_rebalance_reads_again(store, table):
     check_accounts(table)
 
 
+def test_the_stores_own_client_serves_as_well(store, table):
+    """The package takes any DynamoDB client: the one the store's pynamodb connection holds, too."""
+    own = Table(store.models.task_instance._get_connection().connection.client, table.name)
+    key = scheduled(store, "t")
+    (ticket,) = acquire(own, [claim(store, key, pool())]).tickets
+    assert room(own, POOL) == 9 and release(own, end(store, key), ticket) and room(table, POOL) == 10
+
+
 # ---------------------------------------------------------------------------------------------------- doubles
 class LostAcknowledgement:
     """A client whose first transaction lands but whose answer is lost, so it is sent again, as the SDK does
@@ -363,3 +371,4 @@ class Cancelling:
             raise ClientError({"Error": {"Code": "TransactionCanceledException", "Message": "conflict"},
                                "CancellationReasons": reasons}, "TransactWriteItems")
         return self._client.transact_write_items(**kwargs)
+
