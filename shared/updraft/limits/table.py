@@ -4,9 +4,10 @@
 The client is injected (a boto3 client, or the one the store's pynamodb connection holds), never created here.
 A transaction DynamoDB cancels says why per item (``CancellationReasons``, in the items' order): ``None`` for an
 item that was fine, ``ConditionalCheckFailed`` (with the item as it was, when the write asked for it) for a
-failed condition, ``TransactionConflict`` when another transaction held the item. Conflicts are retried here with
-jittered exponential backoff (a cancelled transaction changed nothing, so retrying it is safe); a failed
-condition is the caller's to read.
+failed condition, ``TransactionConflict`` when another transaction held the item, ``ThrottlingError`` when its
+partition was busy. Conflicts and throttling are retried here with jittered exponential backoff (a cancelled
+transaction changed nothing, so retrying it is safe); a failed condition is the caller's to read, and any other
+reason (a validation error) is raised.
 """
 
 from __future__ import annotations
@@ -24,14 +25,16 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
 CONDITION_FAILED = "ConditionalCheckFailed"
-_CONFLICT = "TransactionConflict"
+# Reasons a transaction is cancelled for that pass: another transaction held an item, or an item's partition was
+# over its throughput (a hot shard). Retried here like a conflict.
+_RETRIED = frozenset({"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"})
 _CANCELLED = "TransactionCanceledException"
 MAX_ITEMS = 100  # DynamoDB's limit on one transaction's items
 
 
 class Contended(RuntimeError):
-    """A transaction met other transactions on its items on every one of its attempts (a hot shard): nothing
-    was written; the caller may try again later."""
+    """A transaction met other transactions (or throttling) on its items on every one of its attempts (a hot
+    shard): nothing was written; the caller may try again later."""
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,8 @@ class Table:
     backoff: Backoff = field(default_factory=Backoff)
 
     def transact(self, items: Sequence[dict[str, Any]]) -> Outcome:
-        """Write ``items`` all or nothing. Conflicts are retried (``Contended`` once the attempts are spent);
-        any other cancellation comes back as its reasons, any other error is raised."""
+        """Write ``items`` all or nothing. Conflicts and throttling are retried (``Contended`` once the attempts
+        are spent); a cancellation by failed conditions comes back as its reasons; anything else is raised."""
         if not 0 < len(items) <= MAX_ITEMS:
             raise ValueError(f"a transaction writes 1 to {MAX_ITEMS} items, not {len(items)}")
         for attempt in range(self.backoff.attempts):
@@ -96,7 +99,7 @@ class Table:
                     raise
                 found = cast("list[dict[str, Any]]", exc.response.get("CancellationReasons") or [])
                 reasons = tuple(Reason(str(r.get("Code")), r.get("Item")) for r in found)
-                if any(reason.code == _CONFLICT for reason in reasons):
+                if any(reason.code in _RETRIED for reason in reasons):
                     self.backoff.pause(attempt)
                     continue
                 if len(reasons) != len(items) or any(r.code not in ("None", CONDITION_FAILED) for r in reasons):

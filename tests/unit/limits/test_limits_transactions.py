@@ -178,9 +178,10 @@ def test_a_resent_acquire_is_recognised_as_its_own(store, table):
     assert acquire(lossy, [claim(store, other, pool())]) == Lost((0,))
 
 
-def test_a_conflict_is_retried_after_a_jittered_pause_and_gives_up_contended(store, table, pauses):
+@pytest.mark.parametrize("code", ["TransactionConflict", "ThrottlingError"])
+def test_a_conflict_is_retried_after_a_jittered_pause_and_gives_up_contended(store, table, pauses, code):
     key = scheduled(store, "t")
-    flaky = Table(Cancelling(table.client, "TransactionConflict", times=2), table.name, table.backoff)
+    flaky = Table(Cancelling(table.client, code, times=2), table.name, table.backoff)
     assert isinstance(acquire(flaky, [claim(store, key, pool())]), Acquired)
     assert len(pauses) == 2 and all(0 <= p <= 0.2 for p in pauses)
     hot = Table(Cancelling(table.client, "TransactionConflict", times=99), table.name, Backoff(attempts=3, sleep=pauses.append))
