@@ -1,0 +1,62 @@
+"""``transition_item``: ``transition_ti``'s write built as a transaction item (for ``updraft.limits``), with the
+holder's ticket condition; nothing is written until the transaction is sent."""
+
+from __future__ import annotations
+
+import pytest
+from botocore.exceptions import ClientError
+
+from updraft.model.records import TIKey
+from updraft.model.states import TaskInstanceState
+
+S = TaskInstanceState
+KEY = TIKey("d", "r", "t")
+
+
+def send(store, *writes) -> bool:
+    client = store.models.task_instance._get_connection().connection.client
+    try:
+        client.transact_write_items(TransactItems=[write.item for write in writes])
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] != "TransactionCanceledException":
+            raise
+        return False
+    return True
+
+
+def test_the_write_waits_for_its_transaction_and_lands_with_its_ticket(store):
+    store.create_ti(KEY, state=S.SCHEDULED)
+    store.set_blocked_reason(KEY, "pool 'p' is full", priority_weight=3)  # (in its run's waiting index)
+    assert store.waiting_tis("d", "r", limit=5) == [KEY]
+    write = store.transition_item(KEY, expected=[S.SCHEDULED], state=S.QUEUED, ticket="T1", held_ticket=None,
+                                  fields={"try_id": "a", "try_number": 1})
+    assert store.get_ti(KEY).state == S.SCHEDULED and not write.landed()
+    assert send(store, write) and write.landed()
+    ti = store.get_ti(KEY)
+    assert (ti.state, ti.try_id, ti.ticket, ti.blocked_reason) == (S.QUEUED, "a", "T1", None)
+    assert store.waiting_tis("d", "r", limit=5) == []  # queued: out of the waiting index, as transition_ti does
+
+
+def test_its_conditions_are_transition_tis_and_the_ticket_it_carries(store):
+    store.create_ti(KEY, state=S.SCHEDULED)
+    assert send(store, store.transition_item(KEY, expected=[S.SCHEDULED], state=S.QUEUED, ticket="T1",
+                                             held_ticket=None, fields={"try_id": "a"}))
+    def end(**kwargs):
+        return store.transition_item(KEY, expected=[S.QUEUED], state=S.SUCCESS, ticket=None, **kwargs)
+
+    assert not send(store, end(held_ticket=None))  # it carries a ticket
+    assert not send(store, end(held_ticket="T2"))  # another one
+    assert not send(store, end(held_ticket="T1", expected_try_id="b"))  # another try's
+    assert not send(store, store.transition_item(KEY, expected=[S.RUNNING], state=S.SUCCESS, ticket=None,
+                                                 held_ticket="T1"))  # another state
+    assert send(store, end(held_ticket="T1", expected_try_id="a"))
+    ti = store.get_ti(KEY)
+    assert (ti.state, ti.ticket) == (S.SUCCESS, None)
+
+
+def test_it_refuses_what_transition_ti_refuses(store):
+    with pytest.raises(ValueError, match="not settable"):
+        store.transition_item(KEY, expected=[S.SCHEDULED], state=S.QUEUED, ticket=None, held_ticket=None,
+                              fields={"ticket": "T"})
+    with pytest.raises(ValueError, match="no expected state"):
+        store.transition_item(KEY, expected=[], state=S.QUEUED, ticket=None, held_ticket=None)
