@@ -1,7 +1,8 @@
 """A hot limit two ways on the latency-true embedded AWS: today's single-item writes against decision 0023's
 transactions, with 1, 2, 4, 8 concurrent claimers; requests, write units, conflicts and tries claimed per second.
 
-Run: ``.venv/bin/python bench/transactions_bench.py [--tries 48] [--claimers 1,2,4,8] [--seed 7]``.
+Run: ``.venv/bin/python bench/transactions_bench.py [--tries 50] [--claimers 1,2,4,8] [--shards 32,1]
+[--designs today,txn1,txn25] [--seed 7]``.
 
 The embedded AWS is the server local mode runs (``updraft/local/moto_server.py``), concurrent (per-item locks,
 transactions holding their items: ``item_locks``), with AWS's latency profile (``updraft/local/latency.py``) and
@@ -18,7 +19,7 @@ release of the hot limit, the worst case for it). Requests are raw boto3 calls s
 - **txn** (decision 0023): a claim is one TransactWriteItems of the instances' ``scheduled -> queued`` and one
   ``free >= k`` take of a shard (``--batch`` instances at once: 1, or 25), a release one TransactWriteItems of the
   instance's end and the give. A cancelled transaction with a ``TransactionConflict`` is sent again after a
-  jittered wait (0-5 ms, doubling); one refused by ``free >= k`` tries the next shard.
+  jittered wait (0-5 ms, doubling, at most 0-20 ms); one refused by ``free >= k`` tries the next shard.
 
 Limits: a pool of 32 shards (today: 4 slots each, 128 slots; txn: 64 each, 2,048 slots, decision 0023's
 ``ceil(size / 64)`` shards) and a run's limit of 1 shard (size 1,000). Write units by DynamoDB's rules for items
@@ -57,6 +58,8 @@ TABLE = "bench"
 SHARD_SLOTS, SHARD_ENTRIES, FAST_PROBES = 4, 4, 3  # store/limit_shards.py, store/limits.py
 POOL_SHARDS, TXN_SHARD_FREE, RUN_LIMIT = 32, 64, 1000
 TRANSACTION_WCU = 2
+MAX_BACKOFF_S = 0.02  # a conflicted transaction waits up to 5, 10, then 20 ms (jittered) before it is sent again
+DESIGNS = {"today": ("today", 1), "txn1": ("txn", 1), "txn25": ("txn", 25)}
 MEAN_WRITE_S, MEAN_TRANSACTION_S = AWS.dynamo_write.mean_s, AWS.dynamo_transaction.mean_s
 INSTANCE_PAD = "x" * 400  # a task instance item's other attributes (~0.5 KB in all, as the store's)
 
@@ -193,7 +196,7 @@ def _transact(client: Any, rng: random.Random, tally: Tally, items: list[dict[st
         pause = rng.uniform(0.0, wait)
         time.sleep(pause)
         tally.add(waited=pause)
-        wait *= 2
+        wait = min(wait * 2, MAX_BACKOFF_S)
 
 
 def _counter(shard: int, sign: str, k: int, condition: bool) -> dict[str, Any]:
@@ -286,15 +289,19 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tries", type=int, default=50, help="tries per claimer")
     parser.add_argument("--claimers", default="1,2,4,8")
+    parser.add_argument("--shards", default=f"{POOL_SHARDS},1", help="the hot limit's shard counts, one table each")
+    parser.add_argument("--designs", default=",".join(DESIGNS))
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     counts = [int(c) for c in args.claimers.split(",")]
-    designs = [("today", 1), ("txn", 1), ("txn", 25)]
+    designs = [DESIGNS[d] for d in args.designs.split(",")]
     with EmbeddedAwsServer(concurrent=True, latency=LatencySource(AWS, seed=args.seed)) as server:
         for design, batch in designs:  # warm up (connections, moto's first requests), not reported
             run(server, design, POOL_SHARDS, 2, 4, batch, args.seed)
-        for label, shards in (("pool of 32 shards", POOL_SHARDS), ("run's limit, 1 shard", 1)):
-            print(f"\n### {label} ({args.tries} tries per claimer)\n")
+        for shards in (int(n) for n in args.shards.split(",")):
+            label = "a run's limit of 1 shard (size 1,000)" if shards == 1 else \
+                f"a limit of {shards} shards (today {shards * SHARD_SLOTS} slots, txn {shards * TXN_SHARD_FREE})"
+            print(f"\n### {label}, {args.tries} tries per claimer\n")
             print("| design | claimers | requests/try | WCU/try | conflicts/transaction | full refusals/try "
                   "| tries/s here | on AWS's latency |")
             print("|---|---|---|---|---|---|---|---|")
