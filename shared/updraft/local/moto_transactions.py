@@ -7,7 +7,8 @@ a write to another item of the table, made meanwhile, would be undone by the res
 table, however few items the transaction names). Here each transaction keeps a journal of the items it names (a
 copy of each as it was, or "absent") and, when moto cancels it, puts those items back; moto's own whole-table copy
 is skipped (the table itself stands in for its copy, so moto's restore assigns the same table back). A
-transaction then needs only its own items held (``item_locks``), and a cancelled one changed nothing.
+transaction then needs only its own items held (``item_locks``), and a cancelled one changed nothing (stream
+records moto made for its writes stay: Updraft's table has no stream).
 
 **Refusals.** DynamoDB does not queue a request behind a transaction: a request that meets an item a transaction
 is writing is refused (``transaction_conflicts`` decides when). ``refusing(error)`` makes the request this thread

@@ -307,6 +307,11 @@ def test_requests_meeting_a_transaction_are_refused_as_dynamodb_refuses_them():
         time.sleep(0.15)
         with pytest.raises(ClientError) as put:
             client.put_item(TableName=TABLE, Item={**_key("X", "x"), "v": {"S": "put"}})
+        with pytest.raises(ClientError) as update:
+            client.update_item(TableName=TABLE, Key=_key("Y", "x"), UpdateExpression="SET v = :v",
+                               ExpressionAttributeValues={":v": {"S": "update"}})
+        with pytest.raises(ClientError) as delete:
+            client.delete_item(TableName=TABLE, Key=_key("X", "x"))
         with pytest.raises(ClientError) as write:
             client.transact_write_items(TransactItems=[_update("Z", "other"), _update("Y", "other")])
         assert _value(client, "X") == "old"
@@ -318,26 +323,32 @@ def test_requests_meeting_a_transaction_are_refused_as_dynamodb_refuses_them():
         assert (_value(client, "X"), _value(client, "Y"), _value(client, "Z")) == ("new", "new", "old")
     finally:
         server.stop()
-    assert put.value.response["Error"] == {"Code": "TransactionConflictException",
-                                           "Message": "Transaction is ongoing for the item"}
+    for refused_write in (put, update, delete):
+        assert refused_write.value.response["Error"] == {"Code": "TransactionConflictException",
+                                                         "Message": "Transaction is ongoing for the item"}
     assert write.value.response["Error"]["Code"] == "TransactionCanceledException"
     assert write.value.response["CancellationReasons"] == [
         {"Code": "None"}, {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}]
     assert get.value.response["CancellationReasons"] == [
         {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}]
-    assert refused == {"PutItem": 1, "TransactWriteItems": 1, "TransactGetItems": 1}
+    assert refused == {"PutItem": 1, "UpdateItem": 1, "DeleteItem": 1, "TransactWriteItems": 1, "TransactGetItems": 1}
 
 
-def test_a_write_during_a_transactional_read_cancels_the_read():
+@pytest.mark.parametrize("write", ["put", "transaction"])
+def test_a_write_during_a_transactional_read_cancels_the_read(write):
+    """The write goes through (a single write at once, a transaction at its commit); the read is cancelled."""
     server, client = _start(latency=LatencySource(_window_profile(600.0)))
     try:
         client.put_item(TableName=TABLE, Item={**_key("X", "x"), "v": {"S": "old"}})
         thread, out = _in_thread(lambda: client.transact_get_items(
             TransactItems=[{"Get": {"TableName": TABLE, "Key": _key("X", "x")}}]))
         time.sleep(0.15)
-        client.put_item(TableName=TABLE, Item={**_key("X", "x"), "v": {"S": "put"}})  # the write goes through
+        if write == "put":
+            client.put_item(TableName=TABLE, Item={**_key("X", "x"), "v": {"S": "new"}})
+        else:
+            client.transact_write_items(TransactItems=[_update("X", "new")])
         thread.join()
-        assert _value(client, "X") == "put"
+        assert _value(client, "X") == "new"
     finally:
         server.stop()
     assert out[0]["Error"]["Code"] == "TransactionCanceledException"
