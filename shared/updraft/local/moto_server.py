@@ -1,13 +1,14 @@
 """The embedded AWS of local mode: moto in server mode, guarded so that each DynamoDB item stays atomic.
 
 Server mode, because the worker processes and Fargate subprocesses of local mode must see the same AWS as the
-scheduler. Guarded, because moto is not atomic under concurrent requests (its transactions snapshot and
-restore whole tables, and even a single-item check-then-write can interleave): without a guard, concurrent
-claims could both win here although they cannot on DynamoDB (``notes/aws-offline.md``, section 2a). The guard
+scheduler. Guarded, because moto is not atomic under concurrent requests (a single-item check-then-write can
+interleave; its transactions restored whole tables, now only their items: ``moto_transactions``): without a
+guard, concurrent claims could both win here although they cannot on DynamoDB (``notes/aws-offline.md``,
+section 2a). The guard
 is ``concurrent_moto.ConcurrentMoto``: by default one request at a time, as local mode has always run (under
 the GIL on two cores, interleaving requests gains no CPU and measured slower under load); with ``concurrent``,
 requests to different DynamoDB items go through at once and each item stays atomic. With a ``LatencySource``
-every DynamoDB request also waits AWS's latency (benchmarks only).
+every DynamoDB request also waits AWS's latency, and transactions meet DynamoDB's conflicts (benchmarks only).
 """
 
 from __future__ import annotations
