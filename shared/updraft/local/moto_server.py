@@ -4,9 +4,9 @@ Server mode, because the worker processes and Fargate subprocesses of local mode
 scheduler. Guarded, because moto is not atomic under concurrent requests (a single-item check-then-write can
 interleave; its transactions restored whole tables, now only their items: ``moto_transactions``): without a
 guard, concurrent claims could both win here although they cannot on DynamoDB (``notes/aws-offline.md``,
-section 2a). The guard
-is ``concurrent_moto.ConcurrentMoto``: by default one request at a time, as local mode has always run (under
-the GIL on two cores, interleaving requests gains no CPU and measured slower under load); with ``concurrent``,
+section 2a). The guard is ``concurrent_moto.ConcurrentMoto``: by default one request at a time, as local mode
+has always run (under the GIL on two cores, interleaving requests gains no CPU and measured slower under load);
+with ``concurrent``,
 requests to different DynamoDB items go through at once and each item stays atomic. With a ``LatencySource``
 every DynamoDB request also waits AWS's latency, and transactions meet DynamoDB's conflicts (benchmarks only).
 """
