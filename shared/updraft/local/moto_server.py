@@ -6,9 +6,9 @@ interleave; its transactions restored whole tables, now only their items: ``moto
 guard, concurrent claims could both win here although they cannot on DynamoDB (``notes/aws-offline.md``,
 section 2a). The guard is ``concurrent_moto.ConcurrentMoto``: by default one request at a time, as local mode
 has always run (under the GIL on two cores, interleaving requests gains no CPU and measured slower under load);
-with ``concurrent``,
-requests to different DynamoDB items go through at once and each item stays atomic. With a ``LatencySource``
-every DynamoDB request also waits AWS's latency, and transactions meet DynamoDB's conflicts (benchmarks only).
+with ``concurrent``, requests to different DynamoDB items go through at once and each item stays atomic. With a
+``LatencySource`` every DynamoDB request also waits AWS's latency, and transactions meet DynamoDB's conflicts
+(benchmarks only).
 """
 
 from __future__ import annotations
