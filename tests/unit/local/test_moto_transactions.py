@@ -354,3 +354,35 @@ def test_a_write_during_a_transactional_read_cancels_the_read(write):
     assert out[0]["Error"]["Code"] == "TransactionCanceledException"
     assert out[0]["CancellationReasons"] == [
         {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}]
+
+
+
+def test_a_transaction_takes_its_locks_in_one_global_order_whatever_its_request_order(monkeypatch):
+    """Table, then each partition in key order with its items after it: the same sequence for both request
+    orders (two transactions naming the same items in opposite orders then wait for each other, never deadlock),
+    and the one a single-item request or a Query follows for its own locks."""
+    from updraft.local import item_locks
+
+    taken: list[str] = []
+    keyed_get = item_locks.KeyedLocks.get
+
+    def recorded(self: Any, key: str) -> Any:
+        taken.append(key)
+        return keyed_get(self, key)
+
+    monkeypatch.setattr(item_locks.KeyedLocks, "get", recorded)
+    locks = item_locks.DynamoItemLocks(lambda table: ("pk", "sk") if table == TABLE else None)
+
+    def body(*pks: str) -> dict[str, Any]:
+        return {"TransactItems": [{"Update": {"TableName": TABLE, "Key": _key(pk, "x")}} for pk in pks]
+                + [{"ConditionCheck": {"TableName": TABLE, "Key": _key("A", "y")}}]}
+
+    sequences = []
+    for pks in (("A", "B"), ("B", "A")):
+        taken.clear()
+        with locks.hold("TransactWriteItems", body(*pks)):
+            sequences.append(list(taken))
+    a, b = '{"S":"A"}', '{"S":"B"}'
+    x, y = '{"S":"x"}', '{"S":"y"}'
+    assert sequences[0] == sequences[1] == [a, f"{a}\x00{x}", f"{a}\x00{y}", b, f"{b}\x00{x}"]
+    assert locks.transaction_items({"TransactItems": [{"Put": {"TableName": "unknown", "Item": {}}}]}) is None
