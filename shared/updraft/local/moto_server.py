@@ -26,11 +26,12 @@ if TYPE_CHECKING:
 
 class EmbeddedAwsServer:
     """A moto server on ``host:port`` (port 0: any free port) in a daemon thread of this process; with ``lock``,
-    every request holds it (serialized with in-process moto requests that hold it too)."""
+    every request holds it (serialized with in-process moto requests that hold it too). ``conflicts``: emulate
+    DynamoDB's transaction conflicts (None: when the latency profile has a transaction window)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, concurrent: bool = False,
                  latency: LatencySource | None = None, lock: contextlib.AbstractContextManager[Any] | None = None,
-                 ) -> None:
+                 conflicts: bool | None = None) -> None:
         self.host = host
         self.port = port
         if concurrent and lock is not None:
@@ -38,6 +39,7 @@ class EmbeddedAwsServer:
         self.concurrent = concurrent
         self.latency = latency
         self.lock = lock
+        self.conflicts = conflicts
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
@@ -51,7 +53,8 @@ class EmbeddedAwsServer:
         from werkzeug.serving import make_server
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
-        self.guard = ConcurrentMoto(self.latency, serialize=not self.concurrent, lock=self.lock)
+        self.guard = ConcurrentMoto(self.latency, serialize=not self.concurrent, lock=self.lock,
+                                    conflicts=self.conflicts)
         app = self.guard.wsgi(DomainDispatcherApplication(create_backend_app))
         self._server = make_server(self.host, self.port, app, threaded=True, request_handler=MotoRequestHandler)
         self.port = self._server.server_address[1]

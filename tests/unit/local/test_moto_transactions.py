@@ -210,6 +210,19 @@ def test_racing_claims_and_releases_keep_every_shard_whole(aws):
     assert server.guard.conflicts is None
 
 
+def test_conflicts_are_emulated_with_a_transaction_window_or_when_asked():
+    profile = _window_profile(1.0)
+    for kwargs, emulated in (({"latency": LatencySource(profile)}, True),
+                             ({"latency": LatencySource(LatencyProfile(transaction_window=None))}, False),
+                             ({"latency": LatencySource(profile), "conflicts": False}, False),
+                             ({"conflicts": True}, True)):
+        server = EmbeddedAwsServer(concurrent=True, **kwargs).start()
+        try:
+            assert (server.guard.conflicts is not None) is emulated, kwargs
+        finally:
+            server.stop()
+
+
 def test_racing_with_conflicts_refuses_transactions_and_keeps_every_shard_whole():
     server, client = _start(latency=LatencySource(_window_profile(20.0)))
     try:
