@@ -6,6 +6,11 @@ whole table), any other service's request one lock shared by them all (S3, SQS a
 as before). With a ``LatencySource``, each DynamoDB request waits a drawn delay, half before moto handles it and
 half after (the way there and back), outside every lock: requests to different items then overlap as they do on
 DynamoDB, which a single global lock would turn into a queue.
+
+With ``conflicts`` (by default when the latency profile has a ``transaction_window``), DynamoDB's refusals are
+emulated (``transaction_conflicts``): a transaction is prepared under its items' locks, stays prepared for its
+window (the middle of its latency, outside every lock), then commits under them again; a request meeting a
+prepared item is refused as DynamoDB refuses it rather than queued behind it. Counted in ``conflicts.refused``.
 """
 
 from __future__ import annotations
@@ -20,10 +25,12 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from updraft.local import moto_speedups
-from updraft.local.item_locks import DynamoItemLocks
+from updraft.local import moto_speedups, moto_transactions
+from updraft.local.item_locks import TRANSACTIONS, DynamoItemLocks
 from updraft.local.journal import DYNAMODB_WRITES
 from updraft.local.latency import LatencySource
+from updraft.local.moto_transactions import refusing
+from updraft.local.transaction_conflicts import WRITES, Transaction, TransactionConflicts
 
 if TYPE_CHECKING:
     from updraft.local.journal import MotoJournalTap
@@ -47,10 +54,16 @@ def moto_key_schema(table: str) -> tuple[str, str | None] | None:
 
 class ConcurrentMoto:
     def __init__(self, latency: LatencySource | None = None, *, serialize: bool = False,
-                 lock: contextlib.AbstractContextManager[Any] | None = None) -> None:
+                 lock: contextlib.AbstractContextManager[Any] | None = None, conflicts: bool | None = None) -> None:
         # A Query of one partition may run beside writes to others only if moto walks that partition alone.
         moto_speedups.apply()
+        # A transaction may run beside writes to other items of its tables only if its rollback is item-local.
+        moto_transactions.apply()
         self.latency = latency
+        window = latency.profile.transaction_window if latency is not None else None
+        self.window = window or 0.0
+        self.conflicts = TransactionConflicts() if (window is not None if conflicts is None else conflicts) \
+            else None
         self.serialize = serialize  # one request at a time, every service (what local mode has always done)
         self.items = DynamoItemLocks(moto_key_schema)
         # Requests other than DynamoDB's (all of them with ``serialize``); ``lock``: one shared with another guard
@@ -77,16 +90,56 @@ class ConcurrentMoto:
             parsed = {}
         if not isinstance(parsed, dict):
             parsed = {}
-        lock = self._others if self.serialize else self.items.hold(operation, parsed)
         delay = self.latency.dynamo(operation) if self.latency else 0.0
+        items = self.items.transaction_items(parsed) if operation in TRANSACTIONS else None
+        if self.conflicts is not None and items is not None:
+            return self._transaction(operation, parsed, items, delay, call)
         if delay:
             time.sleep(delay / 2)
-        with self._waited(lock, operation):
+        with self._waited(self._lock(operation, parsed), operation):
+            refusal = None
+            if self.conflicts is not None and operation in WRITES:
+                item = self.items.item_of(operation, parsed)
+                refusal = self.conflicts.write(operation, item) if item is not None else None
+            result = self._call(operation, parsed, call, refusal)
+        if delay:
+            time.sleep(delay / 2)
+        return result
+
+    def _lock(self, operation: str, parsed: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
+        return self._others if self.serialize else self.items.hold(operation, parsed)
+
+    def _call(self, operation: str, parsed: dict[str, Any], call: Callable[[], Any],
+              refusal: Exception | None) -> Any:
+        """moto handles the request (or answers ``refusal``) and the write is journaled, inside its locks."""
+        with refusing(refusal):
             result = call()
-            if self.tap is not None and operation in DYNAMODB_WRITES:
-                self._journal(self.tap.dynamodb, operation, parsed)
-        if delay:
-            time.sleep(delay / 2)
+        if refusal is None and self.tap is not None and operation in DYNAMODB_WRITES:
+            self._journal(self.tap.dynamodb, operation, parsed)
+        return result
+
+    def _transaction(self, operation: str, parsed: dict[str, Any], items: list[Any], delay: float,
+                     call: Callable[[], Any]) -> Any:
+        """A transaction as DynamoDB runs it: prepared, its window, committed (see the module docstring)."""
+        assert self.conflicts is not None
+        window = delay * self.window
+        edge = (delay - window) / 2
+        time.sleep(edge)
+        transaction: Transaction | Exception | None = None
+        try:
+            with self._waited(self._lock(operation, parsed), operation):
+                transaction = self.conflicts.begin(operation, items)
+                if isinstance(transaction, Exception):
+                    result = self._call(operation, parsed, call, transaction)
+            if not isinstance(transaction, Exception):
+                time.sleep(window)
+                with self._waited(self._lock(operation, parsed), operation):
+                    refusal, transaction = self.conflicts.end(operation, transaction), None
+                    result = self._call(operation, parsed, call, refusal)
+        finally:
+            if isinstance(transaction, Transaction):  # interrupted while prepared: it leaves
+                self.conflicts.end(operation, transaction)
+        time.sleep(edge)
         return result
 
     @contextlib.contextmanager

@@ -11,9 +11,16 @@ as one. Here each request takes only the locks its own atomicity needs, always i
   moto reads and writes the item in place, and inserts into the partition's dict (atomic under the GIL);
 - Query on the table's own key: the table shared, the partition exclusive (no item of it half-written while the
   Query reads them, as DynamoDB returns each item whole);
-- everything else (Query on an index, Scan, batches, transactions, table operations): the table exclusive, as
-  moto walks every item of the table for them (a dict that grows while it is walked would raise) and its
-  transactions copy and restore whole tables.
+- TransactWriteItems, TransactGetItems: every item they name, as a single-item request holds one (each table
+  shared, each partition shared, each item exclusive), all taken in one order: tables by name, within a table
+  its partitions in key order, each partition's items after it in key order. Every request takes its locks
+  along that same order, so two transactions over the same items, or a transaction and a single-item request,
+  wait for each other and never deadlock. A cancelled transaction puts back only its own items
+  (``moto_transactions``), and a Query or Scan, which waits for the partition or the table, never sees a
+  transaction half-written;
+- everything else (Query on an index, Scan, batches, table operations, a transaction naming a table or key not
+  known here): the table exclusive (all tables for those that name none), as moto walks every item of the table
+  for them (a dict that grows while it is walked would raise).
 
 A key's lock exists while a request holds or waits for it (``KeyedLocks``), so memory stays bounded by the
 requests in flight however many items exist, and two different items never wait for each other.
@@ -31,6 +38,10 @@ from typing import Any, Generic, TypeVar
 L = TypeVar("L")
 
 ITEM_OPERATIONS = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem"})
+TRANSACTIONS = frozenset({"TransactWriteItems", "TransactGetItems"})
+
+# One item of a transaction: (table, partition, item), the partition and item as ``_canonical`` strings.
+ItemKey = tuple[str, str, str]
 
 
 class ReadWriteLock:
@@ -125,8 +136,14 @@ class DynamoItemLocks:
 
     @contextlib.contextmanager
     def hold(self, operation: str, body: dict[str, Any]) -> Iterator[None]:
+        if operation in TRANSACTIONS:
+            items = self.transaction_items(body)
+            if items is not None:
+                with self.items_of(items):
+                    yield
+                return
         table = body.get("TableName")
-        if not isinstance(table, str):  # batches, transactions, ListTables: every table they name, or all
+        if not isinstance(table, str):  # batches, ListTables, an unknown transaction: every table
             with self.all_tables():
                 yield
             return
@@ -145,19 +162,66 @@ class DynamoItemLocks:
             with partition_lock.shared(), locks.items.get(item) as item_lock, item_lock:
                 yield
 
+    @contextlib.contextmanager
+    def items_of(self, items: list[ItemKey]) -> Iterator[None]:
+        """Several items held at once, in the global order (see the module docstring)."""
+        with contextlib.ExitStack() as stack:
+            table = partition = None
+            locks: _TableLocks | None = None
+            partition_lock: ReadWriteLock | None = None
+            for key in sorted(set(items)):
+                if key[0] != table:
+                    table, partition = key[0], None
+                    locks = self._locks(table)
+                    stack.enter_context(locks.table.shared())
+                assert locks is not None
+                if key[1] != partition:
+                    partition = key[1]
+                    partition_lock = stack.enter_context(locks.partitions.get(partition))
+                    stack.enter_context(partition_lock.shared())
+                stack.enter_context(stack.enter_context(locks.items.get(key[2])))
+            yield
+
+    def transaction_items(self, body: dict[str, Any]) -> list[ItemKey] | None:
+        """The (table, partition, item) of each action of a transaction, in request order; None when one names a
+        table not known here or carries no key (moto refuses it: the transaction then holds every table)."""
+        found = []
+        for entry in body.get("TransactItems") or []:
+            action = next(iter(entry.values()), None) if isinstance(entry, dict) and len(entry) == 1 else None
+            if not isinstance(action, dict) or not isinstance(action.get("TableName"), str):
+                return None
+            table = action["TableName"]
+            key = self._item_key(table, action.get("Item") if "Put" in entry else action.get("Key"))
+            if key is None:
+                return None
+            found.append((table, *key))
+        return found or None
+
+    def item_of(self, operation: str, body: dict[str, Any]) -> ItemKey | None:
+        """The (table, partition, item) a single-item request names, or None."""
+        table = body.get("TableName")
+        key = self._item_key(table, body.get("Item" if operation == "PutItem" else "Key")) \
+            if operation in ITEM_OPERATIONS and isinstance(table, str) else None
+        return None if key is None else (table, *key)  # type: ignore[return-value]
+
+    def _item_key(self, table: str, key: Any) -> tuple[str, str] | None:
+        """(partition, item) of the item ``key`` (a key or a whole item) names in ``table``, or None."""
+        schema = self._key_schema(table)
+        if schema is None or not isinstance(key, dict) or schema[0] not in key:
+            return None
+        pk, sk = schema
+        partition = _canonical(key[pk])
+        return partition, partition + "\x00" + (_canonical(key.get(sk)) if sk else "")
+
     def _key(self, operation: str, table: str, body: dict[str, Any]) -> tuple[str, str | None] | None:
         """(partition, item) for an item request, (partition, None) for a Query of one partition on the table's
         own key, None for what must hold the whole table."""
+        if operation in ITEM_OPERATIONS:  # None: moto will refuse it; hold the table meanwhile
+            return self._item_key(table, body.get("Item" if operation == "PutItem" else "Key"))
         schema = self._key_schema(table)
         if schema is None:
             return None
-        pk, sk = schema
-        if operation in ITEM_OPERATIONS:
-            key = body.get("Item" if operation == "PutItem" else "Key")
-            if not isinstance(key, dict) or pk not in key:
-                return None  # moto will refuse it; hold the table meanwhile
-            partition = _canonical(key[pk])
-            return partition, partition + "\x00" + (_canonical(key.get(sk)) if sk else "")
+        pk = schema[0]
         if operation == "Query" and "IndexName" not in body:
             value = _queried_partition(body, pk)
             return None if value is None else (_canonical(value), None)

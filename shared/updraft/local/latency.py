@@ -13,7 +13,13 @@ tail a few times longer), fitted to a median and a 99th percentile:
   in a warm execution environment as p50 25 ms / p99 80 ms (the internal queue's poll plus the warm start), the
   order of magnitude commonly measured in-region. They are assumptions, named here so a reader can change them.
 
-Benchmarks only (``bench/latency_bench.py``): local mode runs without any, and no test sleeps on them.
+A transaction's items stay prepared (in the transaction, refusing conflicting requests: ``transaction_conflicts``)
+for ``transaction_window`` of its latency: the time between its first item's prepare and its last item's commit,
+taken as 80 % of what the client waits (the rest is the way there and back, ~1 ms each in-region); also an
+assumption. None: conflicts are not emulated (a request meeting a transaction's items waits for them instead).
+
+Benchmarks only (``bench/latency_bench.py``, ``bench/transactions_bench.py``): local mode runs without any; the
+tests of transaction conflicts use short fixed latencies, to hold a transaction prepared while others meet it.
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ class LatencyProfile:
     dynamo_transaction: Lognormal = Lognormal(10.0, 25.0)
     lambda_invoke_api: Lognormal = Lognormal(15.0, 40.0)
     lambda_event_to_start: Lognormal = Lognormal(25.0, 80.0)
+    transaction_window: float | None = 0.8
 
     def dynamo(self, operation: str) -> Lognormal:
         """The distribution of one DynamoDB operation (table operations count as reads)."""

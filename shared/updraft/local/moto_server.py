@@ -1,13 +1,14 @@
 """The embedded AWS of local mode: moto in server mode, guarded so that each DynamoDB item stays atomic.
 
 Server mode, because the worker processes and Fargate subprocesses of local mode must see the same AWS as the
-scheduler. Guarded, because moto is not atomic under concurrent requests (its transactions snapshot and
-restore whole tables, and even a single-item check-then-write can interleave): without a guard, concurrent
-claims could both win here although they cannot on DynamoDB (``notes/aws-offline.md``, section 2a). The guard
-is ``concurrent_moto.ConcurrentMoto``: by default one request at a time, as local mode has always run (under
-the GIL on two cores, interleaving requests gains no CPU and measured slower under load); with ``concurrent``,
-requests to different DynamoDB items go through at once and each item stays atomic. With a ``LatencySource``
-every DynamoDB request also waits AWS's latency (benchmarks only).
+scheduler. Guarded, because moto is not atomic under concurrent requests (a single-item check-then-write can
+interleave; its transactions restored whole tables, now only their items: ``moto_transactions``): without a
+guard, concurrent claims could both win here although they cannot on DynamoDB (``notes/aws-offline.md``,
+section 2a). The guard is ``concurrent_moto.ConcurrentMoto``: by default one request at a time, as local mode
+has always run (under the GIL on two cores, interleaving requests gains no CPU and measured slower under load);
+with ``concurrent``, requests to different DynamoDB items go through at once and each item stays atomic. With a
+``LatencySource`` every DynamoDB request also waits AWS's latency, and transactions meet DynamoDB's conflicts
+(benchmarks only).
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ if TYPE_CHECKING:
 
 class EmbeddedAwsServer:
     """A moto server on ``host:port`` (port 0: any free port) in a daemon thread of this process; with ``lock``,
-    every request holds it (serialized with in-process moto requests that hold it too)."""
+    every request holds it (serialized with in-process moto requests that hold it too). ``conflicts``: emulate
+    DynamoDB's transaction conflicts (None: when the latency profile has a transaction window)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, concurrent: bool = False,
                  latency: LatencySource | None = None, lock: contextlib.AbstractContextManager[Any] | None = None,
-                 ) -> None:
+                 conflicts: bool | None = None) -> None:
         self.host = host
         self.port = port
         if concurrent and lock is not None:
@@ -37,6 +39,7 @@ class EmbeddedAwsServer:
         self.concurrent = concurrent
         self.latency = latency
         self.lock = lock
+        self.conflicts = conflicts
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
@@ -50,7 +53,8 @@ class EmbeddedAwsServer:
         from werkzeug.serving import make_server
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
-        self.guard = ConcurrentMoto(self.latency, serialize=not self.concurrent, lock=self.lock)
+        self.guard = ConcurrentMoto(self.latency, serialize=not self.concurrent, lock=self.lock,
+                                    conflicts=self.conflicts)
         app = self.guard.wsgi(DomainDispatcherApplication(create_backend_app))
         self._server = make_server(self.host, self.port, app, threaded=True, request_handler=MotoRequestHandler)
         self.port = self._server.server_address[1]
