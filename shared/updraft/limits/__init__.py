@@ -2,16 +2,16 @@
 
 The protocol (invariants, items, which write enforces which) is ``PROTOCOL.md`` beside this file. Callers use
 only this face: ``acquire`` claims holders with their limits, ``release`` gives a holder's slots back with its
-own write, ``resize`` / ``ensure`` / ``rebalance`` change a limit's shape, ``room`` reads it. The storage is a
-``Table`` (an injected DynamoDB client and the table's name); a holder's write is the store's
+own write, ``resize`` / ``ensure`` / ``rebalance`` change a limit's shape, ``room`` and ``size`` read it. The
+storage is a ``Table`` (an injected DynamoDB client and the table's name); a holder's write is the store's
 (``TaskInstanceStore.transition_item``).
 """
 
 from updraft.limits.acquire import Acquired, Claim, Full, HolderWrite, Lost, Need, acquire
 from updraft.limits.release import release
-from updraft.limits.shape import ensure, rebalance, resize, room
+from updraft.limits.shape import ensure, rebalance, resize, room, size
 from updraft.limits.table import Backoff, Contended, Table
 from updraft.limits.ticket import Hold, Ticket
 
 __all__ = ["Acquired", "Backoff", "Claim", "Contended", "Full", "Hold", "HolderWrite", "Lost", "Need", "Table",
-           "Ticket", "acquire", "ensure", "rebalance", "release", "resize", "room"]
+           "Ticket", "acquire", "ensure", "rebalance", "release", "resize", "room", "size"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from updraft.limits import counters
-from updraft.limits.shards import counted_size, resize_plan, shard_count, split
+from updraft.limits.shards import UNLIMITED, counted_size, resize_plan, shard_count, split
 from updraft.limits.shards import room as free_room
 from updraft.limits.table import Contended, Table
 
@@ -65,3 +65,11 @@ def room(table: Table, limit_id: str) -> int | None:
     consistent read of its shards; None when the limit does not exist yet."""
     limit = counters.read(table, limit_id)
     return None if limit is None else free_room(limit.frees)
+
+
+def size(table: Table, limit_id: str) -> int | None:
+    """The limit's size (-1: unlimited), from a strongly consistent read; None when it does not exist yet. A
+    claimer whose limit is full compares it with the size it means (a pool's slots, a DAG's max_active_tasks,
+    parallelism, as configured now) and resizes when they differ."""
+    limit = counters.read(table, limit_id)
+    return None if limit is None else -1 if limit.size == UNLIMITED else limit.size

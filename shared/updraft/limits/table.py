@@ -44,7 +44,7 @@ class Backoff:
 
     attempts: int = 8
     base_s: float = 0.005
-    cap_s: float = 0.2
+    cap_s: float = 0.02  # measured: an uncapped doubling made 8 claimers on one counter slower than 1 (0023)
     sleep: Callable[[float], None] = time.sleep
     random: Callable[[], float] = random.random
 

@@ -64,6 +64,7 @@ from updraft.scheduling.triggering import trigger_dag
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
 from updraft.store.tables import create_table
+from updraft.store.writes import TransactWrite
 from updraft.triggers.state_machine import definition
 
 TICK_S = 1.0
@@ -329,12 +330,37 @@ class _ObservedStore(DynamoStore):
     """The store, telling ``on_change`` of every task state written, as it is written: a line per change,
     however quickly the next one follows (a poll would miss a retry's ``up_for_retry``). Every named transition
     (``create_ti``, ``queue_ti``, ``end_try``, ``apply_ti_change``) writes through ``transition_ti``, so it and
-    ``start_ti`` see them all."""
+    ``start_ti`` see them all; a transition sent in a limits transaction (a claim, an end with its release) is
+    built by ``transition_item`` and told once its transaction lands (``transaction_target``'s client)."""
 
     def __init__(self, config: StoreConfig, on_change: Callable[[str, str, int], None]) -> None:
         super().__init__(config)
         self._on_change = on_change
         self._changes_lock = threading.Lock()
+        # The transitions built, by id of their item (kept, so the id is not reused while it waits here): a
+        # cancelled transaction's stay until its retry lands (or for good, a few, once its claim gave up).
+        self._built: dict[int, tuple[object, TIKey, TaskInstanceState, int | None]] = {}
+
+    def transition_item(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
+                        state: TaskInstanceState, ticket: str | None, held_ticket: str | None,
+                        expected_try_id: str | None = None, fields: Mapping[str, Any] | None = None) -> TransactWrite:
+        write = super().transition_item(key, expected=expected, state=state, ticket=ticket, held_ticket=held_ticket,
+                                        expected_try_id=expected_try_id, fields=fields)
+        with self._changes_lock:
+            self._built[id(write.item)] = (write.item, key, state, (fields or {}).get("try_number"))
+        return write
+
+    def transaction_target(self) -> tuple[Any, str]:
+        client, name = super().transaction_target()
+        return _TellingClient(client, self._landed), name
+
+    def _landed(self, items: Iterable[object]) -> None:
+        with self._changes_lock:
+            told = [self._built.pop(id(item))[1:] for item in items if id(item) in self._built]
+        for key, state, claimed_try in told:
+            written = self.get_ti(key) if claimed_try is None else None  # (only a claim sets the try number)
+            self._tell(key.label, state.value,
+                       claimed_try if claimed_try is not None else written.try_number if written is not None else 0)
 
     def transition_ti(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
                       state: TaskInstanceState, expected_try_id: str | None = None,
@@ -358,6 +384,23 @@ class _ObservedStore(DynamoStore):
     def _tell(self, label: str, state: str, try_number: int) -> None:
         with self._changes_lock:  # whole lines, from the scheduler and every worker thread
             self._on_change(label, state, try_number)
+
+
+class _TellingClient:
+    """A DynamoDB client whose ``transact_write_items`` tells ``landed`` of the items of each transaction that
+    landed; every other call goes to ``client``."""
+
+    def __init__(self, client: Any, landed: Callable[[Iterable[object]], None]) -> None:
+        self._client = client
+        self._landed = landed
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def transact_write_items(self, **kwargs: Any) -> Any:
+        result = self._client.transact_write_items(**kwargs)
+        self._landed(kwargs.get("TransactItems") or [])
+        return result
 
 
 def _task_table(store: Any, dag: Any, run: Any) -> dict[str, dict[str, Any]]:

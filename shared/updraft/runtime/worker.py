@@ -45,6 +45,7 @@ from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.dag_callbacks import claim_callback
 from updraft.scheduling.deferrals import Waits, resume_try, start_wait
 from updraft.scheduling.downstream import schedule_downstream
+from updraft.scheduling.holding import held_limit_ids
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.slot_donor import SlotDonor
 from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
@@ -184,14 +185,15 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
         return result
     # The next task first, its slots (of the default pool and the DAG-wide limits) still held by this try, which
     # the first claim needing them is handed, unwritten (``slot_donor``); then the slots not given, and once more if
-    # a limit this try freed was what kept a task waiting (one given to the next try frees nothing).
+    # a limit this try freed was what kept a task waiting (one given to the next try frees nothing). A try that
+    # held a ticket gave its slots back with its end already (``finish_try``): nothing to hand on or release.
     donor = SlotDonor.of(finished) if finished else None
     given = donor.given if donor is not None else set()
     report = _schedule_after(store, scheduler, dag, finished, result,
                              functools.partial(scheduler.schedule_run, key.dag_id, key.run_id, donor=donor),
                              donor=donor)
     _release(store, finished, given=given)
-    freed = set(finished.held_limits) - given if finished else set()
+    freed = held_limit_ids(finished) - given if finished else set()
     if report is not None and (report.coalesced or report.full_limits & freed):
         scheduler.schedule_run(key.dag_id, key.run_id)
     return result

@@ -18,17 +18,16 @@ import time
 from collections.abc import Callable
 
 from updraft.executors.base import Executor
-from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, run_tasks_limit, task_run_limit
+from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, run_tasks_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.blocked import BlockedReason, BlockKind
 from updraft.scheduling.changes import TIChange
-from updraft.scheduling.claims import LimitNeed, claim, claim_needs, claim_try_number, claimed_meanwhile
+from updraft.scheduling.claims import LimitNeed, claim, claim_needs, claimed_meanwhile
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.ordering import claim_order
 from updraft.scheduling.pass_invokes import InvokePool, PassInvokes
 from updraft.scheduling.pass_report import PassReport
-from updraft.scheduling.slot_reservations import LOOKAHEAD, Reservations
 from updraft.scheduling.waiting_claims import index_pays
 from updraft.serialization.model import SerializedDAG
 from updraft.store import keys
@@ -120,16 +119,14 @@ class ClaimPass:
         if not candidates:
             return
         invokes = PassInvokes(self.executor, self._invokes)
-        reservations = Reservations(self.store, now)
         try:
-            self._claim_each(candidates, now, report, creations, active, reasons, invokes, reservations)
+            self._claim_each(candidates, now, report, creations, active, reasons, invokes)
         finally:
-            reservations.release()  # whatever was taken ahead for tries the pass did not reach
             invokes.wait()  # every claimed try handed over (or its refusal logged) before the pass returns
 
     def _claim_each(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                     creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],
-                    reasons: dict[TIKey, BlockedReason], invokes: PassInvokes, reservations: Reservations) -> None:
+                    reasons: dict[TIKey, BlockedReason], invokes: PassInvokes) -> None:
         runs = {(run.dag_id, run.run_id): run for _, run in candidates}
         ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs,
                               random.randrange(BUCKETS))
@@ -161,34 +158,7 @@ class ClaimPass:
                 blocked = next(n for n in needs if n.limit_id == run_tasks_limit(ti.dag_id, ti.run_id))
             return (blocked.refusal, blocked) if blocked is not None else needs
 
-        def upcoming(position: int) -> list[tuple[str, list[LimitNeed]]]:
-            """The tries from ``position`` on that the pass is set to claim, as far as it can tell now (up to
-            ``LOOKAHEAD``; each run's within what its max_active_tasks leaves): their holders and needs. Not those
-            that go on with a try number (``claims.claim_try_number``: a deferral's second half, a sensor's next
-            poke), which keep their own ways of holding."""
-            found: list[tuple[str, list[LimitNeed]]] = []
-            counted: dict[tuple[str, str], int] = {}
-            for ti in ordered[position:position + 4 * LOOKAHEAD]:
-                run = runs[(ti.dag_id, ti.run_id)]
-                if (ti.dag_id, ti.run_id) in report.stale_runs \
-                        or claim_try_number(ti) != ti.try_number + 1:
-                    continue
-                needs = plan(ti)
-                room = self.dag(run.dag_id, run.dag_hash).max_active_tasks - active.get((ti.dag_id, ti.run_id), 0)
-                if isinstance(needs, tuple) or counted.get((ti.dag_id, ti.run_id), 0) >= room:
-                    continue
-                counted[(ti.dag_id, ti.run_id)] = counted.get((ti.dag_id, ti.run_id), 0) + 1
-                found.append((ti.key.holder(ti.try_number + 1), needs))
-                if len(found) == LOOKAHEAD:
-                    break
-            return found
-
-        passed: str | None = None
-        look_from = 0
-        for position, ti in enumerate(ordered):
-            if passed is not None:
-                reservations.release(passed)  # taken ahead for a try the pass did not claim after all (rare)
-            passed = holder = ti.key.holder(claim_try_number(ti))
+        for ti in ordered:
             if (ti.dag_id, ti.run_id) in report.stale_runs:
                 continue
             group = (tie_of(ti, runs), bucket_of(ti))
@@ -210,15 +180,9 @@ class ClaimPass:
             if isinstance(needs, tuple):
                 refuse(ti, *needs)
                 continue
-            if report.donor is not None and not left and position >= look_from and not reservations.has(holder):
-                reservations.reserve(upcoming(position), report.donor)  # this try and those next in line
-                look_from = position + LOOKAHEAD // 4  # (a pass of limits not taken in batches: a look now and then)
             creation = creations.get(ti.key)
             result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
-                           create_fields=creation.fields if creation is not None else None, donor=report.donor,
-                           run=run, contended=bool(left),
-                           new_limits=run_own_limits(ti) if ti.run_id in report.runs_started else (),
-                           reserved=reservations.take)
+                           create_fields=creation.fields if creation is not None else None, run=run)
             if result.stale:
                 # What this pass read of the run is stale (another scheduler created its instances meanwhile):
                 # more claims and creations from it would be writes lost in advance. The run is read again.
@@ -257,13 +221,6 @@ class ClaimPass:
             return None
         self._pool_sizes[name] = (slots, time.monotonic())
         return slots
-
-
-def run_own_limits(ti: TaskInstance) -> frozenset[str]:
-    """The limits of ``ti``'s own run (its max_active_tasks, its task's max_active_tis_per_dagrun): created by the
-    run's first claims, so new at the claims of the pass that started the run (by run id: a run of another DAG
-    with the same id only costs the guess, one refused write)."""
-    return frozenset({run_tasks_limit(ti.dag_id, ti.run_id), task_run_limit(ti.dag_id, ti.run_id, ti.task_id)})
 
 
 # The buckets a tie group of ready instances is cut into (by a hash of each instance's key) so that concurrent

@@ -1,11 +1,10 @@
 """The claim protocol: how a scheduled task instance becomes a dispatched try without row locks.
 
-Every limit the try counts against (pool slots, its run's max_active_tasks, the task's max_active_tis_per_dag,
-global parallelism) is one store item; taking a slot is a single-item conditional write that names the holder,
-so it is idempotent and never over-admits. Only when every limit is taken does the instance move
-``scheduled -> queued`` (conditional on its state), and only the scheduler that wins that write dispatches. Any
-failure releases what was taken; a crash between the writes leaves a holder whose task instance does not hold it,
-which ``reconcile.reconcile_limits`` returns after a grace period.
+Every limit the try counts against (pool slots, its run's max_active_tasks, the task's max_active_tis_per_dag
+and max_active_tis_per_dagrun, global parallelism) is a ``updraft.limits`` limit. A claim is one transaction:
+the instance's ``scheduled -> queued`` write, conditional on its state and try, carrying its ticket, and a take
+of every limit (``limits.acquire``). It lands whole (the try is dispatched) or changes nothing: refused by a
+full limit, or lost to another scheduler that claimed the try first.
 """
 
 from __future__ import annotations
@@ -13,20 +12,19 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-import time
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from updraft.executors.base import Dispatch
 from updraft.executors.choice import executor_for
+from updraft.limits import Acquired, Claim, Full, Lost, Need, acquire, resize, size
 from updraft.model.limits import (
     DEFAULT_POOL,
     DEFAULT_POOL_SLOTS,
     PARALLELISM_LIMIT,
     pool_limit,
-    pool_of,
     run_tasks_limit,
     task_limit,
     task_run_limit,
@@ -38,16 +36,10 @@ from updraft.scheduling.blocked import BlockedReason
 from updraft.scheduling.clearing import as_recorded
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.deferrals import is_resuming
-from updraft.scheduling.slot_donor import Handed, SlotDonor
+from updraft.scheduling.holding import held_limit_ids, limits_table, release_ticket, ticket_of
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store
-from updraft.store.limit_api import Taken
-
-# How long a claim that finds its own try already holding a limit (``Taken.HELD``: another scheduler is claiming
-# the same try) waits for that claimer's outcome before it reads the instance again: a claim's remaining writes
-# are a round trip or two. Queued by then: a race lost, the pass goes on elsewhere. Still scheduled: the other
-# claimer was refused (or is slower than this), so the try is refused as by a full limit, as without the wait.
-HELD_WAITS_S = (0.01, 0.02, 0.04, 0.08)
+from updraft.store.writes import TransactWrite
 
 
 @dataclass(frozen=True)
@@ -103,102 +95,52 @@ def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, p
         return blocked.pool_too_small(ti.pool, size, ti.pool_slots)
     needs = limits_for(ti, task, dag, parallelism=parallelism, pool_slots_total=size)
     if is_resuming(ti):  # what it kept while deferred (its pool slot, include_deferred) it holds already
-        needs = [need for need in needs if need.limit_id not in ti.held_limits]
+        kept = held_limit_ids(ti)
+        needs = [need for need in needs if need.limit_id not in kept]
     return needs
 
 
 def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
-          create_fields: dict[str, Any] | None = None, donor: SlotDonor | None = None,
-          run: DagRun | None = None, contended: bool = False, new_limits: Collection[str] = (),
-          reserved: Callable[[str, str], tuple[bool, int | None]] | None = None) -> ClaimResult:
-    """Try to turn one scheduled instance into a dispatched try; never over-admits, never dispatches twice.
+          create_fields: dict[str, Any] | None = None, run: DagRun | None = None) -> ClaimResult:
+    """Turn one scheduled instance into a dispatched try, or say why not; never over-admits, never dispatches
+    twice: the instance's ``scheduled -> queued`` write and a take of every limit in ``needs`` are one
+    transaction (``updraft.limits.acquire``), so a claim lands whole or changes nothing.
 
     With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
-    the claim creates it as queued, on the condition that nobody created it meanwhile. With ``donor`` (a worker's
-    mini scheduler) the slots of the try that just ended are handed on to this try where offered, instead of a
-    take (``slot_donor``); a failed claim gives them back to the donor. ``run``: the run as the caller read it,
-    carried by the dispatch (``executors.dispatch_run``). ``contended``: other schedulers are claiming the same
-    instances (the pass lost a race), so the first limit is taken alone: of two claims of one try, the one
-    refused there (``Taken.HELD``) has taken nothing else to give back, and the two can never each hold a limit
-    the other needs and both be refused. ``new_limits``: limits the caller expects not to exist yet (the run's
-    own, in the pass that started it), created by their take in one write (``Store.take_slots``' ``new``).
-    ``reserved``: the slots the pass took ahead for this try (``slot_reservations``), asked by (limit id, holder)
-    before a take: (whether one was taken, its shard).
+    the claim creates it queued, on the condition that nobody created it meanwhile. ``run``: the run as the
+    caller read it, carried by the dispatch (``executors.dispatch_run``).
     """
     # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the slots
-    # it kept while deferred (a pool with include_deferred): only the others are taken again.
-    # (``claim_needs`` left the kept ones out of ``needs``.)
-    # A reschedule-mode sensor's next poke keeps it too (``continues_try``).
+    # it kept while deferred (a pool with include_deferred): only the others are taken (``claim_needs`` left the
+    # kept ones out of ``needs``). A reschedule-mode sensor's next poke keeps its number too (``continues_try``).
     resuming = is_resuming(ti)
     continues = continues_try(ti)
     try_number = claim_try_number(ti)
-    holder = ti.key.holder(try_number)
-    kept = list(ti.held_limits) if resuming else []
-
-    placed: dict[str, int] = {}  # where takes of sharded limits put the holder (its release writes there)
-    handed: dict[str, Handed] = {}  # the slots the donor handed on to this try, by limit
-
-    def take(need: LimitNeed) -> Taken:
-        slot = donor.hand_on(need.limit_id, need.slots) if donor is not None else None
-        if slot is not None:
-            handed[need.limit_id] = slot
-            return Taken.YES
-        if reserved is not None:
-            found, shard = reserved(need.limit_id, holder)
-            if found:
-                if shard is not None:
-                    placed[need.limit_id] = shard
-                return Taken.YES
-        return store.take_slots(need.limit_id, holder, need.slots, limit=need.limit, now=now, placed=placed,
-                                new=need.limit_id in new_limits)
-
-    def give_back(limit_ids: list[str]) -> None:
-        _release(store, [limit_id for limit_id in limit_ids if limit_id not in handed], holder, placed)
-        for limit_id, slot in handed.items():
-            if donor is not None:
-                donor.take_back(limit_id, slot)
-
-    # A named pool (small, the limit most often full) alone first, so a full pool costs one write; the default
-    # pool (128 slots) with the rest, at once: one round trip for the whole claim.
-    first: list[LimitNeed] = []
-    if needs and (contended or named_pool_first(needs)):
-        first = needs[:1]
-        first_taken = take(first[0])
-        if first_taken is not Taken.YES:  # nothing taken before it (nor handed on: a refusal is a take's)
-            return _refused(store, ti, first[0], first_taken, new=create_fields is not None)
-    rest = needs[len(first):]
-    results = concurrently([functools.partial(take, need) for need in rest])
-    landed = [need.limit_id for need, ok in zip(rest, results, strict=True) if ok is Taken.YES]
-    taken = [need.limit_id for need in first] + landed
-    held = kept + taken
-    refused = [(need, ok) for need, ok in zip(rest, results, strict=True) if ok is not Taken.YES]
-    if refused:
-        give_back(taken)
-        full = next((need for need, ok in refused if ok is not Taken.HELD), None)
-        if full is not None:  # a limit with no room refuses whoever else claims the try
-            return ClaimResult(refused=full.refusal, full=full)
-        if not first:
-            # Another scheduler claims this try at this moment, and each of the two may hold a limit the other
-            # needs (both refused): once more with the first limit alone, which one of them wins.
-            return claim(store, ti, task, needs, now=now, create_fields=create_fields, donor=donor, run=run,
-                         contended=True, new_limits=new_limits, reserved=reserved)
-        return _refused(store, ti, refused[0][0], Taken.HELD, new=create_fields is not None)
+    held = ticket_of(ti) if resuming else None
+    if ti.ticket and held is None:
+        release_ticket(store, ti)  # a try taken out of holding without its release (a crash between the two)
     try_id = uuid.uuid4().hex
-    shards = ({limit_id: shard for limit_id, shard in ti.limit_shards.items() if limit_id in kept} | placed
-              | {limit_id: slot.shard for limit_id, slot in handed.items() if slot.shard is not None})
-    entries = ({limit_id: entry for limit_id, entry in ti.limit_entries.items() if limit_id in kept}
-               | {limit_id: slot.entry for limit_id, slot in handed.items()})
-    fields = {"try_number": try_number, "try_id": try_id, "queued_at": now, "held_limits": held,
-              "limit_shards": shards or None, "limit_entries": entries or None,
-              "start_date": None, "end_date": None, "lease_expires_at": None, "note": None, "blocked_reason": None}
+    fields: dict[str, Any] = {"try_number": try_number, "try_id": try_id, "queued_at": now, "start_date": None,
+                              "end_date": None, "lease_expires_at": None, "note": None, "blocked_reason": None}
+    if not resuming:  # a resumed try may still hold its kept slot by an entry of the store's limit items
+        fields.update(held_limits=None, limit_shards=None, limit_entries=None)
     if not continues:  # a new try starts without the previous try's reschedules, as Airflow's new ti.id
         fields.update(reschedule_count=0, first_reschedule_date=None, rescheduled_try_id=None)
     if create_fields is not None:
         fields = {**create_fields, **fields}
     expected = None if create_fields is not None else TaskInstanceState.SCHEDULED
-    won = store.queue_ti(ti.key, expected=expected, fields=fields)
-    if not won:
-        give_back(taken)
+
+    def holder(ticket: str | None, held_ticket: str | None) -> TransactWrite:
+        return store.transition_item(ti.key, expected=[expected], state=TaskInstanceState.QUEUED, ticket=ticket,
+                                     held_ticket=held_ticket, fields=fields)
+
+    outcome = _acquire(store, needs, Claim(holder, tuple(Need(n.limit_id, n.slots, n.limit) for n in needs), held),
+                       queue=lambda: store.queue_ti(ti.key, expected=expected, fields=fields))
+    if isinstance(outcome, Full):
+        full = next(need for need in needs if need.limit_id == outcome.limit_id)
+        return ClaimResult(refused=full.refusal, full=full)
+    if isinstance(outcome, Lost):
+        # Claimed by another meanwhile; or, for a new instance, created by another: the pass's read is old.
         return ClaimResult(lost=True, stale=create_fields is not None)
     if ti.try_number > 0 and not resuming and not continues:
         # A retry supersedes the try that failed: it is kept as the instance's history (the tries routes list
@@ -210,19 +152,23 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
                                 compute=compute, run=dataclasses.replace(run) if run is not None else None))
 
 
-def _refused(store: Store, ti: TaskInstance, need: LimitNeed, taken: Taken, *, new: bool) -> ClaimResult:
-    """A claim a limit refused (what it took given back already). Refused because the same try holds the limit
-    (another scheduler claiming it at this moment): that claimer's outcome decides, so it is waited for (briefly)
-    rather than taken as "limit full", which would make the pass stop asking the limit for every later try."""
-    if taken is Taken.HELD:
-        for pause in HELD_WAITS_S:
-            time.sleep(pause)
-            current = store.get_ti(ti.key)
-            if new and current is not None and current.state == TaskInstanceState.SCHEDULED:
-                return ClaimResult(lost=True, stale=True)  # created unclaimed by another: the pass's read is old
-            if _claimed(ti, current, new=new):
-                return ClaimResult(lost=True)
-    return ClaimResult(refused=need.refusal, full=need)
+def _acquire(store: Store, needs: list[LimitNeed], claim: Claim, *, queue: Callable[[], bool]
+             ) -> Acquired | Full | Lost:
+    """``claim`` through ``limits.acquire``. A limit found full whose size is not the one its need says (a pool
+    resized, a DAG's max_active_tasks or parallelism changed since the limit was created) is resized to it and
+    the claim sent again: a claimer always knows each limit's size as configured now, and a resize is only
+    looked for where it matters, at a refusal. No need (a resumed try holding all it needs): the queue write
+    alone (``queue``), keeping its ticket."""
+    if not claim.needs:
+        return Acquired(()) if queue() else Lost((0,))
+    table = limits_table(store)
+    outcome = acquire(table, [claim])
+    if isinstance(outcome, Full):
+        meant = next(need.limit for need in needs if need.limit_id == outcome.limit_id)
+        stored = size(table, outcome.limit_id)
+        if stored is not None and stored != max(meant, -1) and resize(table, outcome.limit_id, meant):
+            outcome = acquire(table, [claim])
+    return outcome
 
 
 def claimed_meanwhile(store: Store, ti: TaskInstance, *, new: bool) -> bool:
@@ -234,12 +180,6 @@ def _claimed(ti: TaskInstance, current: TaskInstance | None, *, new: bool) -> bo
     if new:
         return current is not None
     return current is None or current.state != TaskInstanceState.SCHEDULED or current.try_number != ti.try_number
-
-
-def named_pool_first(needs: list[LimitNeed]) -> bool:
-    """Whether a claim takes its first limit alone: a named pool, small and the limit most often full, so a full
-    pool costs one write and nothing to give back."""
-    return bool(needs) and needs[0].limit_id != pool_limit(DEFAULT_POOL) and pool_of(needs[0].limit_id) is not None
 
 
 def claim_try_number(ti: TaskInstance) -> int:
@@ -256,20 +196,17 @@ def continues_try(ti: TaskInstance) -> bool:
     return ti.rescheduled_try_id is not None and ti.rescheduled_try_id == ti.try_id
 
 
-def _release(store: Store, limit_ids: list[str], holder: str, shards: dict[str, int] | None = None) -> None:
-    concurrently([functools.partial(store.release_slots, limit_id, holder, shard=(shards or {}).get(limit_id))
-                  for limit_id in limit_ids])
-
-
 def release_try_limits(store: Store, ti: TaskInstance, *, given: set[str] | frozenset[str] = frozenset(),
                        ended: bool = False) -> None:
-    """Give back the slots a try held (after it left queued/running), each under the entry it holds it by
-    (``TaskInstance.entry``), but those ``given`` to another try (``slot_donor``). Safe to repeat.
+    """Give back the slots a try held (after it left queued/running): its ticket's (``holding.release_ticket``),
+    and those it holds by an entry of the store's limit items (``TaskInstance.entry``) but those ``given`` to
+    another try (``slot_donor``). Safe to repeat.
 
     ``ended``: ``ti`` is the try as its worker ended it, and when that state ends the try for good
     (``ends_try_for_good``) its holders take no more, so each release is final (``Store.release_slots``: one
     write, the marker left to expire)."""
     final = ended and ends_try_for_good(ti)
+    release_ticket(store, ti)
     concurrently([functools.partial(store.release_slots, limit_id, ti.entry(limit_id),
                                     shard=ti.limit_shards.get(limit_id), final=final)
                   for limit_id in ti.held_limits if limit_id not in given])

@@ -12,6 +12,7 @@ from __future__ import annotations
 from updraft.model.limits import dag_runs_limit
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.deferrals import Waits, stop_waits
+from updraft.scheduling.holding import release_ticket
 from updraft.store.api import Store
 from updraft.store.state_stores import clear_task_states
 
@@ -37,6 +38,7 @@ def delete_dag(store: Store, dag_id: str, *, waits: Waits | None = None) -> bool
     for run in runs:
         stop_waits(waits, instances[run.run_id])
         for ti in instances[run.run_id]:
+            release_ticket(store, ti)
             for limit_id in ti.held_limits:
                 store.release_slots(limit_id, ti.entry(limit_id), shard=ti.limit_shards.get(limit_id))
         store.release_slots(dag_runs_limit(dag_id), run.run_id)

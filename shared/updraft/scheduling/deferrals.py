@@ -18,6 +18,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from updraft.limits import release
 from updraft.model.deferrals import (
     TRIGGER_FAIL_REPR,
     TRIGGER_FAILURE,
@@ -32,6 +33,7 @@ from updraft.model.limits import pool_limit
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.changes import TIChange
+from updraft.scheduling.holding import limits_table, release_ticket, ticket_of
 from updraft.store.api import Store
 
 log = logging.getLogger(__name__)
@@ -63,7 +65,19 @@ def defer_try(store: Store, key: TIKey, try_id: str, deferral: Deferral, *, ti: 
         fields["hitl"] = request_record(deferral.kwargs, try_number=ti.try_number, now=now)
     if usage is not None:
         fields["usage"] = usage
-    if not store.end_try(key, try_id=try_id, state=TaskInstanceState.DEFERRED, fields=fields):
+    ticket = ticket_of(ti)
+    if ticket is not None:  # the deferral and its release in one transaction, the pool's slot kept if it counts
+        keep = {pool_limit(ti.pool)} if ticket.slots(pool_limit(ti.pool)) and _pool_counts_deferred(store, ti) \
+            else set()
+        kept_ticket = ticket.keeping(keep)
+        if not release(limits_table(store),
+                       lambda left, held: store.transition_item(key, expected=[TaskInstanceState.RUNNING],
+                                                                state=TaskInstanceState.DEFERRED, ticket=left,
+                                                                held_ticket=held, expected_try_id=try_id,
+                                                                fields=fields), ticket, keep=keep):
+            return None
+        fields["ticket"] = kept_ticket.encode() if kept_ticket is not None else None
+    elif not store.end_try(key, try_id=try_id, state=TaskInstanceState.DEFERRED, fields=fields):
         return None
     for limit_id in ti.held_limits:
         if limit_id not in kept:
@@ -154,6 +168,7 @@ def resume_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime) -> Ta
                                  fields=change.fields):
         return None
     if change.state == TaskInstanceState.SUCCESS:
+        release_ticket(store, ti)
         for limit_id in ti.held_limits:
             store.release_slots(limit_id, ti.entry(limit_id), shard=ti.limit_shards.get(limit_id))
     return change.state

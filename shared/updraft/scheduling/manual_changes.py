@@ -82,7 +82,7 @@ def delete_run(store: Store, run: DagRun, tis: Iterable[TaskInstance], *, deleta
     tis = list(tis)
     stop_waits(waits, tis)
     for ti in tis:
-        if ti.held_limits:
+        if ti.held_limits or ti.ticket:
             release_try_limits(store, ti)
     store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
     clear_task_states(store, [ti.key for ti in tis])

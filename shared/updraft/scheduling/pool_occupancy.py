@@ -1,7 +1,8 @@
-"""How a pool's slots are used: Airflow's slot counts by state, from the pool limit's holders.
+"""How a pool's slots are used: Airflow's slot counts by state, from the tries holding the pool.
 
-A pool is a limit item whose holders are the tries holding its slots (from claim to end), so the counts come
-from the holders: ``occupied`` is every held slot; ``running`` and ``queued`` split them by the holding try's
+The holders are the tries whose ticket holds a slot of the pool (``updraft.limits``; the active runs' instances,
+read) and, for tries claimed before tickets, the entries of the pool's limit item. So the counts come from the
+holders: ``occupied`` is every held slot; ``running`` and ``queued`` split them by the holding try's
 state (a read per holding try, at most the pool's size); ``open`` is what is left (-1: unlimited). A deferred
 try gives its slot back unless its pool has ``include_deferred`` (Airflow's: deferred tasks count against the
 pool); then ``deferred`` counts it, and ``scheduled`` while its resumed try waits to be claimed again.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from updraft.limits import Ticket
 from updraft.model.limits import pool_limit
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.slot_holders import EntryHolders
@@ -33,7 +35,23 @@ def pool_occupancy(store: Any, pool: Any) -> dict[str, int]:
             deferred += slots
         elif ti is not None and ti.state == TaskInstanceState.SCHEDULED:  # resumed, its kept slot still held
             scheduled += slots
+    for ti in _ticket_holders(store, pool_limit(pool.name)):
+        slots = Ticket.decode(ti.ticket).slots(pool_limit(pool.name))
+        holders = {**holders, ti.key.label: slots}
+        if ti.state == TaskInstanceState.RUNNING:
+            running += slots
+        elif ti.state == TaskInstanceState.DEFERRED:
+            deferred += slots
+        elif ti.state == TaskInstanceState.SCHEDULED:
+            scheduled += slots
     occupied = sum(holders.values())
     return {"occupied": occupied, "running": running, "deferred": deferred, "scheduled": scheduled,
             "queued": occupied - running - deferred - scheduled,
             "open": -1 if pool.slots < 0 else max(pool.slots - occupied, 0)}
+
+
+def _ticket_holders(store: Any, limit_id: str) -> list[Any]:
+    """The tries whose ticket holds a slot of ``limit_id``: a holder is an instance of an active run (queued,
+    running, deferred, or scheduled to resume with its kept slot), so the active runs' instances are read."""
+    return [ti for run in store.active_runs() for ti in store.get_run_tis(run.dag_id, run.run_id)
+            if ti.ticket and Ticket.decode(ti.ticket).slots(limit_id)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping
 
+from updraft.limits import ensure, resize
 from updraft.model.limits import (
     PARALLELISM_LIMIT,
     dag_runs_limit,
@@ -22,6 +23,7 @@ from updraft.model.limits import (
 )
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import FINISHED_RUN_STATES, DagRunState
+from updraft.scheduling.holding import limits_table
 from updraft.scheduling.slot_holders import EntryHolders
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
@@ -60,13 +62,14 @@ def created_within_grace(store: Store, limit_id: str, now: dt.datetime) -> bool:
 
 
 def follow_parallelism(store: Store, parallelism: int) -> LimitState | None:
-    """Size the parallelism limit to the configured value: a take only sets it when it creates the item, so a
-    redeploy (or a local restart with other --workers) that changes parallelism would otherwise keep the old one.
-    The limit as read (its holders, which a resize keeps: reconciliation goes on from this read)."""
-    state = store.get_limit(PARALLELISM_LIMIT)
-    if state is None or state.limit != parallelism:
-        store.resize_limit(PARALLELISM_LIMIT, parallelism)
-    return state
+    """Size the parallelism limit's counters (``updraft.limits``) to the configured value: a claim only sets it
+    when it creates them, so a redeploy (or a local restart with other --workers) that changes parallelism would
+    otherwise keep the old one. One read when they have that size already; created when absent. Returns the
+    limit item of tries claimed before tickets (its entries, which reconciliation goes on from)."""
+    table = limits_table(store)
+    if not resize(table, PARALLELISM_LIMIT, parallelism):
+        ensure(table, PARALLELISM_LIMIT, parallelism)
+    return store.get_limit(PARALLELISM_LIMIT)
 
 
 def reconcile_run_slots(store: Store, dag_id: str, *, now: dt.datetime) -> None:
@@ -92,7 +95,7 @@ def reconcile_limits(store: Store, limit_ids: list[str], *, now: dt.datetime, gr
     released = 0
     holders = EntryHolders(store)
     for limit_id in limit_ids:
-        state = (read or {}).get(limit_id) or store.get_limit(limit_id)
+        state = (read or {})[limit_id] if limit_id in (read or {}) else store.get_limit(limit_id)
         if state is None:
             continue
         for entry in list(state.holders):

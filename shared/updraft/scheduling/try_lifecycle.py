@@ -12,6 +12,7 @@ import datetime as dt
 import enum
 from dataclasses import dataclass, field
 
+from updraft import limits
 from updraft.model.deferrals import Deferral
 from updraft.model.limits import DEFAULT_POOL, pool_of
 from updraft.model.records import TaskInstance, TIKey
@@ -19,9 +20,11 @@ from updraft.model.states import TaskInstanceState
 from updraft.model.usage import Usage, accumulated
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.deferrals import defer_try
+from updraft.scheduling.holding import held_limit_ids, limits_table, ticket_of
 from updraft.scheduling.retries import failure_outcome
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
+from updraft.store.writes import TransactWrite
 
 DEFAULT_LEASE = dt.timedelta(minutes=5)
 
@@ -54,10 +57,11 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     """Record the try's outcome (retry or fail as the task's retries decide), free its slots, apply skips.
 
     Returns the instance as it was while running, in the state its try ended in (falsy: the try was ended
-    elsewhere); the mini scheduler decides from that state (``scheduling.downstream``). With ``release=False`` the
-    caller frees the slots itself (``release_try_limits`` with that instance) when it suits it: a worker schedules
-    the next task first, so that hop does not wait for the releases (holding a slot a little longer never admits
-    too much).
+    elsewhere); the mini scheduler decides from that state (``scheduling.downstream``). A try holding a ticket
+    ends and gives its slots back in one transaction (``updraft.limits.release``), conditional on its try and its
+    ticket. One holding entries of the store's limit items (claimed before tickets) is released after the end;
+    with ``release=False`` the caller frees those itself (``release_try_limits`` with that instance) when it
+    suits it: a worker schedules the next task first (``slot_donor``).
     """
     # ``started`` (what start_try returned) saves a read; whether the try is still running is then decided by
     # the fenced write below, as it is when the read was made.
@@ -88,7 +92,16 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
         # Skipped before it ever ran; if it already has a state, the branch decision came too late for it.
         store.create_ti(TIKey(key.dag_id, key.run_id, task_id), state=TaskInstanceState.SKIPPED,
                         fields={"start_date": now, "end_date": now, "note": f"skipped by {key.task_id}"})
-    if not store.end_try(key, try_id=try_id, state=state, fields=fields):
+    ticket = ticket_of(ti)
+    if ticket is not None:  # the end and the release of its ticket in one transaction
+        def end(left: str | None, held: str | None) -> TransactWrite:
+            return store.transition_item(key, expected=[TaskInstanceState.RUNNING], state=state, ticket=left,
+                                         held_ticket=held, expected_try_id=try_id, fields=fields)
+
+        if not limits.release(limits_table(store), end, ticket):
+            return None
+        ti = dataclasses.replace(ti, ticket=None)
+    elif not store.end_try(key, try_id=try_id, state=state, fields=fields):
         return None
     if state == TaskInstanceState.UP_FOR_RESCHEDULE:
         # The next poke is claimed under the same try_number, hence the same holder id: its slots go back now,
@@ -151,4 +164,4 @@ def holds_a_named_pool(finished: TaskInstance | None) -> bool:
     """A named pool is small and often full: its slot goes back first, so the claim sees the pool as it is and
     takes the highest-priority task that fits (a 2-slot task must see both slots free)."""
     return bool(finished) and any(pool_of(limit) not in (None, DEFAULT_POOL)
-                                  for limit in (finished.held_limits if finished else ()))
+                                  for limit in (held_limit_ids(finished) if finished else ()))

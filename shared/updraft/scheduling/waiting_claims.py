@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.scheduling.holding import held_limit_ids
 from updraft.scheduling.ordering import claim_order
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.slot_donor import SlotDonor
@@ -70,7 +71,7 @@ def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *,
         return whole_run()  # nothing known to wait, or the mark is stale: that pass clears it
     upstream = [items[key] for key in reads if key in items]
     queue = claim_order(waiting, [run])
-    freed = (set(donor.offered) | donor.given) if donor is not None else set(ended.held_limits)
+    freed = held_limit_ids(ended)
     report: PassReport | None = None
     while queue:
         batch, queue = queue[:wanted], queue[wanted:]

@@ -18,6 +18,7 @@ from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.serialization.model import SerializedDAG
 from updraft.store.limit_api import LimitOps
+from updraft.store.writes import TransactWrite
 from updraft.timetables.base import DagRunInfo, DataInterval
 
 
@@ -191,6 +192,19 @@ class Store(LimitOps, Protocol):
 
     def queue_ti(self, key: TIKey, *, expected: TaskInstanceState | None, fields: Mapping[str, Any]) -> bool:
         """The claim: ``expected`` (scheduled, or None: create it) -> queued, clearing its blocked reason."""
+
+    def transition_item(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
+                        state: TaskInstanceState, ticket: str | None, held_ticket: str | None,
+                        expected_try_id: str | None = None, fields: Mapping[str, Any] | None = None) -> TransactWrite:
+        """A transition's write (built, not sent) for an ``updraft.limits`` transaction, carrying the holder's
+        ``ticket`` and conditional on the one it carries (``held_ticket``) as well as on its state."""
+
+    def ticket_item(self, key: TIKey, *, ticket: str | None, held_ticket: str) -> TransactWrite:
+        """The instance's ticket alone changed (built, not sent), conditional on it carrying ``held_ticket``."""
+
+    def transaction_target(self) -> tuple[Any, str]:
+        """The low-level DynamoDB client the store writes with and its table's name (the limits' transactions
+        go through them)."""
 
     def end_try(self, key: TIKey, *, try_id: str, state: TaskInstanceState, fields: Mapping[str, Any]) -> bool:
         """running -> ``state`` for exactly this try (a stale worker's outcome is refused)."""

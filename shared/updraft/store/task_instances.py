@@ -273,6 +273,23 @@ class TaskInstanceStore(StoreBase):
         item = self._ti_row(key).get_update_kwargs_from_instance(actions, condition)
         return TransactWrite({"Update": item}, functools.partial(self._carries, key, token))
 
+    def ticket_item(self, key: TIKey, *, ticket: str | None, held_ticket: str) -> TransactWrite:
+        """The instance's ticket alone changed, as one item of a transaction (``updraft.limits.release`` adds the
+        gives): lands only while the instance carries ``held_ticket``, and leaves it carrying ``ticket`` (None:
+        removed). For a try whose state write went before its release (a transition that does not carry the
+        release yet); ``landed`` reads the item's write token."""
+        T = self.models.task_instance
+        token = write_token()
+        actions: list[Action] = [T.write_token.set(token),
+                                 T.ticket.remove() if ticket is None else T.ticket.set(ticket)]
+        item = self._ti_row(key).get_update_kwargs_from_instance(actions, T.ticket == held_ticket)
+        return TransactWrite({"Update": item}, functools.partial(self._carries, key, token))
+
+    def transaction_target(self) -> tuple[Any, str]:
+        """The low-level DynamoDB client this store writes with and its table's name (``updraft.limits.Table``'s),
+        so a transaction shares the store's connection, credentials and endpoint."""
+        return self.models.task_instance._get_connection().connection.client, self.config.table_name
+
     @staticmethod
     def _ti_actions(T: type[TaskInstanceItem], key: TIKey, state: TaskInstanceState, fields: dict[str, Any],
                     token: str, waiting_index: bool) -> list[Action]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 
+from updraft.limits import Acquired, Claim, Need, acquire
 from updraft.model.limits import pool_limit
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.scheduling.holding import limits_table
 
 NOW = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
 
@@ -78,3 +80,20 @@ def test_import_errors_list_and_get(api):
     assert api.get("/api/v2/importErrors/1").status == 404
     assert api.get("/api/v2/importErrors/x").status == 422
     assert api.get("/api/v2/importErrors", query={"filename_pattern": "etl"}).body["total_entries"] == 0
+
+
+def test_slot_counts_include_the_tries_holding_the_pool_by_ticket(api, store):
+    store.set_pool("ticket_pool", 4)
+    run_id = api("POST", "/api/v2/dags/etl/dagRuns", body={"logical_date": None}).body["dag_run_id"]
+    table = limits_table(store)
+    for task_id, state, slots in (("extract", TaskInstanceState.RUNNING, 2), ("load", TaskInstanceState.DEFERRED, 1)):
+        key = TIKey("etl", run_id, task_id)
+
+        def holder(ticket, held, key=key, state=state):
+            return store.transition_item(key, expected=[None], state=state, ticket=ticket, held_ticket=held,
+                                         fields={"try_number": 1, "pool": "ticket_pool"})
+
+        assert isinstance(acquire(table, [Claim(holder, (Need(pool_limit("ticket_pool"), slots, 4),))]), Acquired)
+    body = api.get("/api/v2/pools/ticket_pool").body
+    assert (body["occupied_slots"], body["running_slots"], body["deferred_slots"], body["queued_slots"],
+            body["open_slots"]) == (3, 2, 1, 0, 1)

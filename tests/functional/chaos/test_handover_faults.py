@@ -1,11 +1,11 @@
-"""Every DynamoDB write of a chain hop that hands its slots on (issue 19), met by a crash after it and by its
-acknowledgement lost: the run still succeeds, no try runs twice, and every limit ends empty (what a crash leaves
-held, reconciliation returns).
+"""Every DynamoDB write of a chain hop, met by a crash after it and by its acknowledgement lost: the run still
+succeeds, no try runs twice, and every limit ends empty (nothing a crash leaves is held by a try that ended).
 
-The hop is the worker Lambda's (``LambdaWorkers``: ``report_try``) for t0 of t0 >> t1: its fenced start and end,
-then t1's claim, which is handed t0's slot of each of its 3 limits without a write, and t1's queueing, which
-records that. A crash after a write is an invocation that died there: its dispatch is delivered again (at least
-once), and the ticks go on with the clock moving past the claims' grace and the tries' lease.
+The hop is the worker Lambda's (``LambdaWorkers``: ``report_try``) for t0 of t0 >> t1: its fenced start, its end
+with the release of its ticket (one transaction: the instance and a give to each of its 3 limits), then t1's
+claim (one transaction: t1 queued with its ticket and a take of each limit). A crash after a write is an
+invocation that died there: its dispatch is delivered again (at least once), and the ticks go on with the clock
+moving past the tries' lease.
 """
 
 from __future__ import annotations
@@ -18,12 +18,20 @@ from moto import mock_aws
 
 from airflow.sdk import DAG, task
 from tests.functional.chaos.dynamo_faults import DynamoFaults, SimulatedCrash
-from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
+from tests.functional.scheduling.harness import (
+    START,
+    Clock,
+    LambdaWorkers,
+    held_slots,
+    make_store,
+    scheduler_for,
+    store_dags,
+)
 from updraft.model.limits import DEFAULT_POOL, PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.states import DagRunState
 from updraft.scheduling.triggering import trigger_dag
 
-WRITES_IN_A_HOP = 3  # start, end, the next try's queueing (with the slots handed on: no limit write)
+WRITES_IN_A_HOP = 3  # start, end + release (a transaction), the next try's claim (a transaction)
 LIMITS = [pool_limit(DEFAULT_POOL), run_tasks_limit("hop", "r"), PARALLELISM_LIMIT]
 _TABLES = itertools.count()
 
@@ -47,9 +55,9 @@ def _dag() -> DAG:
     return dag
 
 
-def _life(faults: DynamoFaults) -> tuple[DagRunState, int, dict[str, dict], bool]:
+def _life(faults: DynamoFaults) -> tuple[DagRunState, int, dict[str, int], bool]:
     """t0's hop under ``faults``, then ticks to the end: the run's state, the most times a try started, each
-    limit's holders as left, and whether t1 went out from the hop itself (without a tick)."""
+    limit's held slots as left, and whether t1 went out from the hop itself (without a tick)."""
     store = make_store(f"handover-faults-{next(_TABLES)}")
     clock = Clock()
     store_dags(store, _dag(), now=clock())
@@ -68,7 +76,8 @@ def _life(faults: DynamoFaults) -> tuple[DagRunState, int, dict[str, dict], bool
             workers.run_one(first)
     from_the_hop = any(d.key.task_id == "t1" for d in executor.dispatched)
     ended = workers.run_to_end("hop", "r", max_ticks=20, tick=dt.timedelta(minutes=11))
-    holders = {limit_id: store.get_limit(limit_id).holders for limit_id in LIMITS}
+    holders = {limit_id: held_slots(store, limit_id) for limit_id in LIMITS}
+    assert all(ti.ticket is None for ti in store.get_run_tis("hop", "r"))
     return ended.state, max(workers.started.values(), default=0), holders, from_the_hop
 
 
@@ -86,6 +95,6 @@ def test_every_write_of_a_hand_over_hop_survives_every_fault(mode, at):
     state, most_starts, holders, from_the_hop = _life(faults)
     assert state == DagRunState.SUCCESS, faults.fired
     assert most_starts == 1  # no try ran twice
-    assert holders == {limit_id: {} for limit_id in LIMITS}, faults.fired  # every slot back
+    assert holders == {limit_id: 0 for limit_id in LIMITS}, faults.fired  # every slot back
     if mode == "lost_ack":
         assert from_the_hop, f"a lost ack at {faults.fired} left t1 to a tick"

@@ -11,6 +11,8 @@ from moto import mock_aws
 
 from tests.functional.deferrals import poll_triggers
 from tests.functional.deferrals.defer_harness import DeferralEnv
+from tests.functional.scheduling.harness import held_slots
+from updraft.limits import Ticket
 from updraft.model.limits import pool_limit
 from updraft.model.states import TaskInstanceState as TI
 
@@ -77,9 +79,9 @@ def test_every_kind_of_wait_in_one_dag_holds_no_worker_and_no_slot(env):
     states = env.states("all_waits", run.run_id)
     # One worker and one pool slot, yet every wait is waiting and the other tasks ran meanwhile.
     assert states == {**WAITING, "other_0": "success", "other_1": "success"}
-    assert env.store.get_limit(pool_limit("waiters")).holders == {}
+    assert held_slots(env.store, pool_limit("waiters")) == 0
     deferred = [task for task, state in WAITING.items() if state == "deferred"]
-    assert {task: env.ti("all_waits", run.run_id, task).held_limits for task in deferred} == {t: [] for t in deferred}
+    assert {task: env.ti("all_waits", run.run_id, task).ticket for task in deferred} == {t: None for t in deferred}
     child = env.store.get_run("child", run.run_id)  # TriggerDagRunOperator's run (trigger_run_id: the same id)
     assert child is not None and child.logical_date == start
 
@@ -99,7 +101,7 @@ def test_every_kind_of_wait_in_one_dag_holds_no_worker_and_no_slot(env):
     env.drain()
     assert env.states("all_waits", run.run_id)["python_poke"] == "success" and env.wakes == wakes + 1
     assert env.states("all_waits", run.run_id)["an_hour"] == "deferred"
-    assert env.store.get_limit(pool_limit("waiters")).holders == {}
+    assert held_slots(env.store, pool_limit("waiters")) == 0
 
     env.advance(minutes=48)  # an hour after the start
     assert env.store.get_run("all_waits", run.run_id).state.value == "success"
@@ -114,5 +116,5 @@ def test_every_kind_of_wait_in_one_dag_holds_no_worker_and_no_slot(env):
     holding = [task for task in WAITING if env.ti("all_waits", kept.run_id, task).state == TI.DEFERRED]
     assert len(holding) == 1
     holder = env.ti("all_waits", kept.run_id, holding[0])
-    assert holder.held_limits == [pool_limit("waiters")]
-    assert list(env.store.get_limit(pool_limit("waiters")).holders) == [holder.key.holder(1)]
+    assert Ticket.decode(holder.ticket).limit_ids == (pool_limit("waiters"),)  # the pool's slot alone, kept
+    assert held_slots(env.store, pool_limit("waiters")) == 1

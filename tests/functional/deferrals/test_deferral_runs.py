@@ -9,6 +9,8 @@ import pytest
 from moto import mock_aws
 
 from tests.functional.deferrals.defer_harness import DeferralEnv
+from tests.functional.scheduling.harness import held_slots
+from updraft.limits import Ticket
 from updraft.model.deferrals import ResumeRequest
 from updraft.model.limits import pool_limit
 from updraft.model.records import TIKey
@@ -16,7 +18,6 @@ from updraft.model.states import TaskInstanceState as TI
 from updraft.runtime.worker import handle_resume
 from updraft.scheduling.clearing import Selection, resets, to_clear
 from updraft.scheduling.manual_changes import apply_resets
-from updraft.scheduling.reconcile import reconcile_limits
 
 DEFERRING = """
 from airflow.providers.standard.sensors.date_time import DateTimeSensorAsync
@@ -84,7 +85,7 @@ def test_waits_hold_no_worker_and_resume_with_airflow_states(env):
     mine = _ti(env, run.run_id, "mine")
     assert mine.trigger["classpath"] == "defer_dag.HalfHourTrigger" and mine.next_method == "done"
     assert mine.trigger["resume_at"] == (run.logical_date + dt.timedelta(minutes=30)).isoformat()
-    assert mine.held_limits == [] and env.store.get_limit(pool_limit("waiters")).holders == {}
+    assert mine.ticket is None and held_slots(env.store, pool_limit("waiters")) == 0
     deferred = {task: _ti(env, run.run_id, task) for task in ("wait", "mine")}
     assert {env.status_of(ti) for ti in deferred.values()} == {"RUNNING"}
 
@@ -113,14 +114,13 @@ def test_a_pool_with_include_deferred_keeps_the_slot_while_waiting(env):
     assert sorted(states.values()) == ["deferred", "scheduled"]
     deferred = next(t for t in ("wait", "mine") if states[t] == "deferred")
     holder = _ti(env, run.run_id, deferred, "kept_dag")
-    assert holder.held_limits == [pool_limit("kept")]
-    assert list(env.store.get_limit(pool_limit("kept")).holders) == [holder.key.holder(1)]
-    assert reconcile_limits(env.store, [pool_limit("kept")], now=env.clock() + dt.timedelta(hours=1)) == 0
+    assert Ticket.decode(holder.ticket).limit_ids == (pool_limit("kept"),)  # the pool's slot alone, kept
+    assert held_slots(env.store, pool_limit("kept")) == 1
     # The first resumes on the slot it kept; the second then takes it and defers to a moment already past, so
     # its wait ends at once.
     env.advance(hours=1)
     assert env.store.get_run("kept_dag", run.run_id).state.value == "success"
-    assert env.store.get_limit(pool_limit("kept")).holders == {}
+    assert held_slots(env.store, pool_limit("kept")) == 0
 
 
 @pytest.mark.slow

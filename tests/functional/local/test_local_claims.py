@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from local_helpers import eventually, now, write_dag
 
+from updraft.limits import size
 from updraft.model.limits import PARALLELISM_LIMIT
 from updraft.scheduling.dag_registration import set_paused
+from updraft.scheduling.holding import limits_table
 from updraft.scheduling.triggering import trigger_dag
 
 pytestmark = pytest.mark.slow
@@ -72,17 +74,17 @@ def test_a_pool_of_ten_never_has_more_holders_than_the_four_workers(tmp_path: Pa
 
 
 def test_parallelism_follows_the_workers_across_restarts(tmp_path: Path, start_system) -> None:
-    """The limit item outlives a stop with --state-dir; a restart with other workers resizes it."""
+    """The limit's counters outlive a stop with --state-dir; a restart with other workers resizes them."""
     dags, state = tmp_path / "dags", tmp_path / "state"
     dags.mkdir()
     system = start_system(dags, workers=3, state_dir=str(state))
     store = system.services.store
-    eventually(lambda: (limit := store.get_limit(PARALLELISM_LIMIT)) and limit.limit == 3)
+    eventually(lambda: size(limits_table(store), PARALLELISM_LIMIT) == 3)
     system.stop()
     system = start_system(dags, workers=2, state_dir=str(state))
     store = system.services.store
-    eventually(lambda: (limit := store.get_limit(PARALLELISM_LIMIT)) and limit.limit == 2)
+    eventually(lambda: size(limits_table(store), PARALLELISM_LIMIT) == 2)
     system.stop()
     system = start_system(dags, workers=2, parallelism=8, state_dir=str(state))  # capped to the workers
     store = system.services.store
-    eventually(lambda: (limit := store.get_limit(PARALLELISM_LIMIT)) and limit.limit == 2)
+    eventually(lambda: size(limits_table(store), PARALLELISM_LIMIT) == 2)

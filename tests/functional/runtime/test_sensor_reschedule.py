@@ -10,6 +10,7 @@ import pytest
 from moto import mock_aws
 
 from tests.functional.runtime.rt_harness import RuntimeEnv
+from tests.functional.scheduling.harness import held_slots
 from updraft.model.limits import pool_limit
 from updraft.scheduling.why import why_not_running
 
@@ -49,7 +50,7 @@ def test_a_rescheduled_sensor_frees_its_slot_between_pokes_and_keeps_its_try(env
     assert (wait.try_number, wait.reschedule_count) == (1, 1)
     due = wait.next_retry_at  # poke_interval after the poke (the try's clock runs in real time from the fake one)
     assert 60 <= (due - first_poke).total_seconds() < 61
-    assert env.store.get_limit(pool_limit("solo")).holders == {}
+    assert held_slots(env.store, pool_limit("solo")) == 0 and wait.ticket is None
 
     env.clock.advance(seconds=30)
     _pass(env)  # not yet: the reschedule date is a dependency, as Airflow's ReadyToRescheduleDep

@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 
 from updraft.executors.base import Dispatch
 from updraft.executors.recording import RecordingExecutor
+from updraft.limits import counters
 from updraft.model.parse_results import ParsedFile
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import FINISHED_RUN_STATES, TaskInstanceState
 from updraft.scheduling.dag_registration import register_parsed_file, set_paused
+from updraft.scheduling.holding import limits_table
 from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 from updraft.serialization import serialize_dag
@@ -131,6 +133,12 @@ class LambdaWorkers(Workers):
 def scheduler_for(store: DynamoStore, clock: Clock, **config) -> tuple[Scheduler, RecordingExecutor]:
     executor = RecordingExecutor()
     return Scheduler(store, executor, SchedulerConfig(**config), clock=clock), executor
+
+
+def held_slots(store: DynamoStore, limit_id: str) -> int:
+    """The slots of ``limit_id`` its holders' tickets hold now (its size less its free slots; 0: not created)."""
+    limit = counters.read(limits_table(store), limit_id)
+    return 0 if limit is None else limit.size - sum(limit.frees)
 
 
 def key(dag_id: str, run_id: str, task_id: str, map_index: int = -1) -> TIKey:

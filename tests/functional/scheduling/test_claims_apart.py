@@ -1,6 +1,6 @@
 """Concurrent schedulers claim apart: a pass walks the ready instances by bucket from its own starting bucket, and
-a race lost in a bucket leaves the rest of it to the scheduler met there; a try that ends up_for_reschedule
-lists no limits it gave back."""
+a race lost in a bucket leaves the rest of it to the scheduler met there (its claim took nothing); a try that
+ends up_for_reschedule gives its slots back with its ticket."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import pytest
 
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, scheduler_for, store_dags
-from updraft.model.limits import pool_limit
+from updraft.limits import Ticket, room
+from updraft.model.limits import DEFAULT_POOL_SLOTS, PARALLELISM_LIMIT, pool_limit
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.claim_pass import BUCKETS, bucket_of, spread_ties
+from updraft.scheduling.holding import limits_table
 from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 
@@ -52,37 +54,37 @@ def sensor_dag():
     return dag
 
 
-def test_a_try_ended_up_for_reschedule_lists_no_limits(env, sensor_dag):
+def test_a_try_ended_up_for_reschedule_holds_no_ticket_and_its_slots_are_free(env, sensor_dag):
     store, clock, scheduler, executor = env
     store_dags(store, sensor_dag, now=clock())
     run = trigger_dag(store, "poke", now=clock())
     scheduler.run_pass()
     [poke] = executor.take()
-    assert store.get_ti(poke.key).held_limits  # the claim lists what it took
+    table = limits_table(store)
+    held = Ticket.decode(store.get_ti(poke.key).ticket)  # the claim carries what it took
+    assert set(held.limit_ids) >= {PARALLELISM_LIMIT, pool_limit("default_pool")}
+    assert room(table, PARALLELISM_LIMIT) == scheduler.config.parallelism - 1
     assert start_try(store, poke.key, poke.try_id, now=clock())
     result = TryResult(TaskInstanceState.UP_FOR_RESCHEDULE, reschedule_date=clock() + dt.timedelta(minutes=1))
     assert finish_try(store, poke.key, poke.try_id, result, now=clock(), dag=scheduler.dag("poke", run.dag_hash))
     ended = store.get_ti(poke.key)
     assert ended.state == TaskInstanceState.UP_FOR_RESCHEDULE
-    assert ended.held_limits == []
-    assert all(poke.key.holder(1) not in store.get_limit(limit).holders
-               for limit in ("parallelism", pool_limit("default_pool")))
+    assert ended.ticket is None and ended.held_limits == []
+    assert room(table, PARALLELISM_LIMIT) == scheduler.config.parallelism
+    assert room(table, pool_limit("default_pool")) == DEFAULT_POOL_SLOTS
 
 
-def _claimed_by_another_while_waiting(store, first, *, completes: bool):
-    """Another scheduler is claiming ``first``: it holds the pool for the try (taken as its claim does); on the
-    first read of ``first`` while the pass waits, it has queued it (``completes``) or not (it was refused)."""
-    holder = first.key.holder(first.try_number + 1)
-    assert store.take_slots(pool_limit("apart"), holder, 1, limit=WIDTH, now=START)
-    original = store.get_ti
+def _claimed_by_another_at_the_claim(store, first):
+    """Another scheduler queues ``first`` just before this pass's claim of it lands."""
+    original = store.transition_item
 
-    def get_ti(key):
-        if key == first.key and completes and original(key).state == TaskInstanceState.SCHEDULED:
+    def transition_item(key, **kwargs):
+        if key == first.key and original.__self__.get_ti(key).state == TaskInstanceState.SCHEDULED:
             assert store.queue_ti(key, expected=TaskInstanceState.SCHEDULED,
-                                  fields={"try_number": first.try_number + 1, "held_limits": [pool_limit("apart")]})
-        return original(key)
+                                  fields={"try_number": first.try_number + 1, "try_id": "other"})
+        return original(key, **kwargs)
 
-    store.get_ti = get_ti
+    store.transition_item = transition_item
 
 
 @pytest.fixture
@@ -95,28 +97,15 @@ def _first(tis, run):
     return spread_ties(tis, {(run.dag_id, run.run_id): run}, 0)[0]
 
 
-@pytest.mark.slow
-def test_a_try_held_by_a_claimer_that_wins_is_a_race_lost_and_the_pass_goes_on(env, first_bucket):
-    # Before: the same try holding the pool read as "pool full", and the pass stopped asking the pool, so one race
-    # lost to another scheduler left every other ready try unclaimed until a later pass.
+def test_a_try_claimed_by_another_is_a_race_lost_that_takes_nothing_and_the_pass_goes_on(env, first_bucket):
     store, clock, scheduler, _ = env
     run, tis = _wide_run(store, clock, scheduler)
     first = _first(tis, run)
-    _claimed_by_another_while_waiting(store, first, completes=True)
+    _claimed_by_another_at_the_claim(store, first)
     report = scheduler_for(store, clock)[0].run_pass()  # (a new one: the first remembers the pool's 0 slots)
-    assert sorted(d.key.label for d in report.dispatched) == sorted(ti.key.label for ti in tis if ti is not first)
-    assert first.key.label not in report.not_claimed
-    assert store.get_ti(first.key).state == TaskInstanceState.QUEUED  # the other scheduler's claim stands
-
-
-def test_a_try_held_by_a_claimer_that_was_refused_is_refused_as_by_a_full_pool(env, first_bucket):
-    # The other claimer did not queue the try (refused, or slower than the wait): as by a full pool, the pass
-    # stops asking it, so no lighter try takes what the other claimer gives back first.
-    store, clock, scheduler, _ = env
-    run, tis = _wide_run(store, clock, scheduler)
-    first = _first(tis, run)
-    _claimed_by_another_while_waiting(store, first, completes=False)
-    report = scheduler_for(store, clock)[0].run_pass()
-    assert report.dispatched == []
-    assert pool_limit("apart") in report.full_limits
-    assert store.get_ti(first.key).state == TaskInstanceState.SCHEDULED
+    # The lost claim left its bucket to the other scheduler; the other buckets were claimed.
+    claimed = {d.key for d in report.dispatched}
+    assert first.key not in claimed and first.key.label not in report.not_claimed
+    assert claimed and all(bucket_of(ti) != bucket_of(first) for ti in tis if ti.key in claimed)
+    assert store.get_ti(first.key).try_id == "other"  # the other scheduler's claim stands
+    assert room(limits_table(store), pool_limit("apart")) == WIDTH - len(claimed)  # the lost claim took nothing

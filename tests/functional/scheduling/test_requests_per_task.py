@@ -17,36 +17,43 @@ from moto import mock_aws
 
 from airflow.sdk import DAG, task
 from tests.dynamo_requests import dynamo_requests, operations
-from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
+from tests.functional.scheduling.harness import (
+    START,
+    Clock,
+    LambdaWorkers,
+    held_slots,
+    make_store,
+    scheduler_for,
+    store_dags,
+)
 from updraft.model.limits import PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.states import DagRunState
 from updraft.scheduling import claim_pass
 from updraft.scheduling.triggering import trigger_dag
-from updraft.store import keys, limit_reads
 from updraft.store.dynamo import DynamoStore
 
 TASKS = 6
-# The workers' part, per task (the worker Lambda's requests): start, end (the run comes with the dispatch), the
-# mini scheduler's one read (the run with its DAG's row and the run's ENDS item in one batch: the next task's only
-# upstream is the one that ended, so no instance is read; ``scheduling.downstream``), the next task's claim (this
-# try's slot of each of its 3 limits handed on to it without a write, ``slot_donor``; its creation as queued) = 4,
-# no release; the last task ends the run instead of claiming, from one read of the run's instances, and releases
-# the slots the chain handed down (29 for the 6; 44 with a transfer write per limit, 62 with a take and a release).
-WORKER_REQUESTS = 29
+# The workers' part, per task (the worker Lambda's requests): start, end with the release of its ticket (one
+# transaction: the instance and a give to each of its 3 limits; the run comes with the dispatch), the mini
+# scheduler's one read (the run with its DAG's row and the run's ENDS item in one batch: the next task's only
+# upstream is the one that ended, so no instance is read; ``scheduling.downstream``), the next task's claim (one
+# transaction: its creation as queued with its ticket and a take of each limit) = 4; the last task ends the run
+# instead of claiming, from one read of the run's instances (26 for the 6; 29 with the slots handed on from try
+# to try and released by the last, before tickets).
+WORKER_REQUESTS = 26
 # The whole run, the tick's pass included (due DAGs, active runs, reconciliation, the run's start, the first
-# limit items' creation, each limit created by its first take), spread over the chain's 6 tasks: 29 in the workers,
-# 25 in the tick's pass.
-RUN_REQUESTS = 54
+# claim: its transaction refused by its 3 limits not created yet, a read and an ``ensure`` transaction each, the
+# claim again), spread over the chain's 6 tasks: 26 in the workers, 33 in the tick's pass.
+RUN_REQUESTS = 59
 
 
 @pytest.fixture(scope="module")
 def chain_run() -> Iterator[tuple[collections.Counter[str], collections.Counter[str]]]:
     """(requests of the whole run, requests of the workers' part) for one run of a chain of TASKS.
 
-    The pool size and limit shape caches expire by wall-clock time; on a loaded machine the run outlasts them and
-    re-reads them (a few GetItems more): held for the run, so the counts are the protocol's, not the machine's."""
-    with mock_aws(), mock.patch.object(claim_pass, "POOL_SIZE_TTL_S", 3600.0), \
-            mock.patch.object(limit_reads, "SHAPE_TTL_S", 3600.0):
+    The pool size cache expires by wall-clock time; on a loaded machine the run outlasts it and re-reads it (a few
+    GetItems more): held for the run, so the counts are the protocol's, not the machine's."""
+    with mock_aws(), mock.patch.object(claim_pass, "POOL_SIZE_TTL_S", 3600.0):
         store = make_store("requests-per-task")
         clock = Clock()
         dag = DAG("chain", schedule=None, start_date=START)
@@ -112,17 +119,15 @@ def test_a_tick_reads_whether_its_runs_dags_are_paused_in_one_batch():
         assert "BatchGetItem" in operations(requests)
 
 
-# More than a root's 4 slots (parallelism, default_pool and the run's max_active_tasks spread over shards), and
-# more than a look ahead of the claim pass (``slot_reservations.LOOKAHEAD``): most middles are taken in batches.
+# Wider than a batch of claims could be (25), and each limit sized by the fan-out.
 WIDTH = 40
 
 
 @pytest.fixture(scope="module")
 def fan_out_run() -> Iterator[tuple[list, DynamoStore, str]]:
-    """The workers' requests of one run of a fan-out 1 -> WIDTH -> 1 at parallelism WIDTH (each limit sharded),
-    with the store and the run id."""
-    with mock_aws(), mock.patch.object(claim_pass, "POOL_SIZE_TTL_S", 3600.0), \
-            mock.patch.object(limit_reads, "SHAPE_TTL_S", 3600.0):
+    """The workers' requests of one run of a fan-out 1 -> WIDTH -> 1 at parallelism WIDTH, with the store and the
+    run id."""
+    with mock_aws(), mock.patch.object(claim_pass, "POOL_SIZE_TTL_S", 3600.0):
         store = make_store("requests-per-fan-out")
         clock = Clock()
         store.set_pool("default_pool", WIDTH)
@@ -145,40 +150,20 @@ def fan_out_run() -> Iterator[tuple[list, DynamoStore, str]]:
         yield worker_part, store, "r"
 
 
-@pytest.mark.slow
-def test_a_try_that_ended_releases_each_sharded_limit_in_one_write(fan_out_run):
-    """Its holder takes no more (the next try is another holder): the mark is left to expire, not removed."""
-    worker_part, _, _ = fan_out_run
-    unmarks = [r for r in worker_part if r.sk == keys.HOLDER_MARKER_SK
-               and (r.operation == "DeleteItem" or r.update.startswith("REMOVE"))]
-    assert unmarks == [], f"{len(unmarks)} unmarks for {WIDTH + 2} tasks"
-
-
-def test_a_fan_outs_middles_mark_their_three_limits_in_one_write(fan_out_run):
-    """Each middle takes parallelism, default_pool and its run's max_active_tasks, all spread over shards: its
-    marks (``limit_markers``) are one write for the three (``Store.mark_holder``), not one per limit."""
-    worker_part, _, _ = fan_out_run
-    marks = [r for r in worker_part if r.sk == keys.HOLDER_MARKER_SK and r.operation in ("PutItem", "UpdateItem")
-             and not r.update.startswith("REMOVE")]
-    per_task = len(marks) / (WIDTH + 2)
-    assert per_task <= 1.5, f"{per_task:.2f} mark writes per task"
-
-
 def test_a_fan_out_gives_every_slot_back(fan_out_run):
     _, store, run_id = fan_out_run
     assert store.get_run("fan", run_id).state == DagRunState.SUCCESS
     for limit_id in (PARALLELISM_LIMIT, pool_limit("default_pool"), run_tasks_limit("fan", run_id)):
-        state = store.get_limit(limit_id)
-        assert state is not None and state.holders == {}, limit_id
-        assert store._shape(limit_id).extent > 1, f"{limit_id} was not spread over shards"
+        assert held_slots(store, limit_id) == 0, limit_id
+    assert all(ti.ticket is None for ti in store.get_run_tis("fan", run_id))
 
 
-def test_a_fan_outs_middles_take_their_sharded_limits_in_batches(fan_out_run):
-    """Taken one by one, each middle's 3 limits cost a shard write each, its release one more, and the limits'
-    growth from their roots a few: 7.95 writes of limit items per task. Taken ahead in batches
-    (``slot_reservations``), up to 4 holders share a shard write: 5.9."""
+def test_a_fan_outs_tasks_write_their_limits_in_two_transactions_each(fan_out_run):
+    """Each task's claim is one transaction (its instance and a take of each of its 3 limits) and its end with its
+    release another; nothing else writes a task limit's item (no marks, no give-backs, no single-item takes). (The
+    run's own slot of max_active_runs, released as it ends, is not a task's.)"""
     worker_part, _, _ = fan_out_run
-    limit_writes = [r for r in worker_part if r.operation == "UpdateItem" and r.pk.startswith("LIMIT#")
-                    and "#N#" not in r.pk]
-    per_task = len(limit_writes) / (WIDTH + 2)
-    assert per_task <= 6.5, f"{per_task:.2f} limit shard writes per task"
+    assert not [r for r in worker_part if r.pk.startswith("LIMIT#") and not r.pk.startswith("LIMIT#dag_runs:")
+                and r.operation != "TransactWriteItems"]
+    per_task = operations(worker_part).count("TransactWriteItems") / (WIDTH + 2)
+    assert per_task <= 2.1, f"{per_task:.2f} transactions per task"

@@ -15,7 +15,15 @@ from moto import mock_aws
 
 from airflow.sdk import DAG, task
 from tests.dynamo_requests import Request, dynamo_requests
-from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
+from tests.functional.scheduling.harness import (
+    START,
+    Clock,
+    LambdaWorkers,
+    held_slots,
+    make_store,
+    scheduler_for,
+    store_dags,
+)
 from updraft.model.limits import DEFAULT_POOL, PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
@@ -87,6 +95,6 @@ def test_a_run_marked_failed_between_claim_and_start_behaves_as_before(store, ca
     assert store.get_run(dag_id, "r").state == DagRunState.FAILED
     assert store.get_ti(TIKey(dag_id, "r", "t0")).state == TaskInstanceState.SKIPPED
     assert workers.executor.take() == []
-    holder = TIKey(dag_id, "r", "t0").holder(1)
+    assert store.get_ti(TIKey(dag_id, "r", "t0")).ticket is None
     for limit_id in (pool_limit(DEFAULT_POOL), run_tasks_limit(dag_id, "r"), PARALLELISM_LIMIT):
-        assert holder not in store.get_limit(limit_id).holders, limit_id
+        assert held_slots(store, limit_id) == 0, limit_id

@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 
 from airflow.sdk import DAG, task
-from tests.functional.scheduling.harness import START, Workers, scheduler_for, store_dags
+from tests.functional.scheduling.harness import START, Workers, held_slots, scheduler_for, store_dags
 from updraft.model.backfills import ReprocessBehavior
 from updraft.model.limits import backfill_runs_limit, pool_limit
 from updraft.model.records import DagRun
@@ -67,7 +67,7 @@ def test_a_backfill_of_five_dates_runs_with_the_dags_limits(env, monkeypatch):
             assert sorted(running) == ["backfill", "backfill", "scheduled"]
         # the limits' holders are the backfill's queued and running runs, and the tries holding pool slots
         peak_runs = max(peak_runs, len(store.get_limit(backfill_runs_limit("daily")).holders))
-        peak_tasks = max(peak_tasks, sum(store.get_limit(pool_limit("narrow")).holders.values()))
+        peak_tasks = max(peak_tasks, held_slots(store, pool_limit("narrow")))
         workers.drain()
         if (store.get_backfill(backfill.id).completed_at is not None
                 and all(r.state in FINISHED_RUN_STATES for r in store.list_runs("daily"))):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from airflow.sdk import DAG, task
-from tests.functional.scheduling.harness import START, Workers, key, store_dags
+from tests.functional.scheduling.harness import START, Workers, held_slots, key, store_dags
 from updraft.model.limits import PARALLELISM_LIMIT, dag_runs_limit, pool_limit
 from updraft.model.records import TaskInstance
 from updraft.model.states import DagRunState, TaskInstanceState
@@ -69,13 +69,12 @@ def test_clearing_a_running_try_fences_its_worker_and_frees_its_slots_and_the_re
     scheduler.run_pass()
     [first] = executor.take()
     assert start_try(store, first.key, first.try_id, now=clock())
-    holder = first.key.holder(1)
-    assert holder in store.get_limit(pool_limit("default_pool")).holders
+    assert store.get_ti(first.key).ticket and held_slots(store, pool_limit("default_pool")) == 1
 
     [cleared] = _clear(store, run.run_id, "busy", ["first"], now=clock())
     assert cleared.state == S.RUNNING
-    assert holder not in store.get_limit(pool_limit("default_pool")).holders
-    assert holder not in store.get_limit(PARALLELISM_LIMIT).holders
+    assert held_slots(store, pool_limit("default_pool")) == held_slots(store, PARALLELISM_LIMIT) == 0
+    assert store.get_ti(first.key).ticket is None
     # The cleared try's worker reports late: refused, it does not overwrite the reset.
     sdag = store.get_serialized_dag("busy", run.dag_hash)
     assert not finish_try(store, first.key, first.try_id, TryResult(S.SUCCESS), now=clock(), dag=sdag)
@@ -109,8 +108,9 @@ def test_marking_a_run_failed_fails_its_running_try_skips_the_rest_and_frees_eve
     set_run_state(store, run, DagRunState.FAILED, now=clock())
     assert {c.key.task_id: c.state for c in applied} == {"first": S.FAILED, "second": S.SKIPPED}
     assert store.get_run("mark", run.run_id).state == DagRunState.FAILED
-    for limit in (pool_limit("default_pool"), PARALLELISM_LIMIT, dag_runs_limit("mark")):
-        assert not store.get_limit(limit).holders, limit
+    assert not store.get_limit(dag_runs_limit("mark")).holders
+    for limit in (pool_limit("default_pool"), PARALLELISM_LIMIT):
+        assert held_slots(store, limit) == 0, limit
     assert not finish_try(store, first.key, first.try_id, TryResult(S.SUCCESS), now=clock(), dag=sdag)
     assert store.get_ti(first.key).state == S.FAILED
 

@@ -13,10 +13,12 @@ import pytest
 from moto import mock_aws
 
 from airflow.sdk import DAG, task
-from tests.functional.scheduling.harness import START, Clock, make_store, store_dags
+from tests.functional.scheduling.harness import START, Clock, held_slots, make_store, store_dags
 from updraft.executors.base import Dispatch
+from updraft.limits import room
 from updraft.model.limits import PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.holding import limits_table
 from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
 from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
@@ -124,12 +126,10 @@ def test_eight_schedulers_never_double_dispatch_or_exceed_a_limit(serialized_mot
         limit_ids = [pool_limit(p) for p in POOLS] + [run_tasks_limit(r.dag_id, r.run_id) for r in runs] + [PARALLELISM_LIMIT]
 
         def monitor_loop() -> None:
-            """Samples the limit items themselves: slots held by claimed tries, whatever the workers are doing."""
+            """Samples the limits' counters themselves: slots held by claimed tries, whatever the workers do."""
             while not stop.is_set():
                 for limit_id in limit_ids:
-                    state = store.get_limit(limit_id)
-                    if state is not None:
-                        held_peak[limit_id] = max(held_peak[limit_id], sum(state.holders.values()))
+                    held_peak[limit_id] = max(held_peak[limit_id], held_slots(store, limit_id))
 
         threads = [threading.Thread(target=scheduler_loop, args=(s,)) for s in schedulers]
         threads.append(threading.Thread(target=monitor_loop))
@@ -169,8 +169,8 @@ def test_eight_schedulers_never_double_dispatch_or_exceed_a_limit(serialized_mot
         assert occupancy.peak[pool_limit("p3")] >= 2
         # Nothing leaked: every slot is back.
         for name, slots in POOLS.items():
-            pool = store.get_limit(pool_limit(name))
-            assert pool.holders == {} and pool.available == slots
+            assert held_slots(store, pool_limit(name)) == 0
+            assert room(limits_table(store), pool_limit(name)) == slots
         every_ti = [ti for r in runs for ti in store.get_run_tis(r.dag_id, r.run_id)]
         assert {ti.state for ti in every_ti} == {TaskInstanceState.SUCCESS}
         assert {ti.try_number for ti in every_ti} == {1}

@@ -14,10 +14,20 @@ from moto import mock_aws
 
 from airflow.sdk import DAG, task
 from tests.dynamo_requests import dynamo_requests, operations
-from tests.functional.scheduling.harness import START, Clock, LambdaWorkers, make_store, scheduler_for, store_dags
-from updraft.model.limits import pool_limit
+from tests.functional.scheduling.harness import (
+    START,
+    Clock,
+    LambdaWorkers,
+    held_slots,
+    make_store,
+    scheduler_for,
+    store_dags,
+)
+from updraft.limits import counters, ensure
+from updraft.model.limits import pool_limit, run_tasks_limit
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.holding import limits_table
 from updraft.scheduling.triggering import trigger_dag
 from updraft.store import keys
 from updraft.store.dynamo import DynamoStore
@@ -88,14 +98,16 @@ def test_an_end_in_a_waiting_run_reads_a_few_items_whatever_the_runs_size(store)
     assert seen[8] == seen[40]  # the same requests, whatever the run's size
 
 
-def test_a_mapped_leafs_end_hands_its_slots_to_the_next_waiting_instance(store):
+def test_a_mapped_leafs_end_gives_its_slots_to_the_next_waiting_instance(store):
     workers = _started(store, _mapped("leaf", 5, leaf=True))
     item = workers.executor.take()[0]
     with dynamo_requests() as sent:
         assert workers.run_one(item)
-    assert [r.pk for r in sent if r.pk.startswith("LIMIT#")] == []  # no take, no release: handed on
+    # One release transaction (the ticket and its gives), one claim transaction (the next instance and its takes).
+    assert operations(sent).count("TransactWriteItems") == 2
     (claimed,) = workers.executor.take()
-    assert store.get_ti(claimed.key).entry("parallelism") == item.key.holder(1)
+    assert store.get_ti(item.key).ticket is None and store.get_ti(claimed.key).ticket
+    assert held_slots(store, run_tasks_limit("leaf", "r")) == 2  # max_active_tasks: the ended one gave its slot
 
 
 def test_waiting_instances_are_claimed_in_airflows_order(store):
@@ -164,7 +176,9 @@ def test_an_instance_its_full_pool_holds_back_does_not_stop_an_end_claiming_the_
     the slots an end of a default-pool instance frees cannot start it, so the end passes over it to the next
     waiting instance, as Airflow's loop passes over a task its pool holds back."""
     store.set_pool("busy", 1)
-    assert store.take_slots(pool_limit("busy"), "another-dag-holds-it", 1, limit=1, now=START)
+    table = limits_table(store)
+    assert ensure(table, pool_limit("busy"), 1)
+    assert table.transact([counters.take(table, pool_limit("busy"), 0, 1)]).landed  # another DAG's try holds it
     workers, held = _held_back(store, "heldback", "busy")
     assert store.waiting_tis("heldback", "r", limit=1) == [held]  # first in claim order
     _one_end_claims_the_next_mapped_instance(store, workers, held)
