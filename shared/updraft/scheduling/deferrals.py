@@ -33,7 +33,7 @@ from updraft.model.limits import pool_limit
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.changes import TIChange
-from updraft.scheduling.holding import limits_table, release_ticket, ticket_of
+from updraft.scheduling.holding import limits_table, releases, ticket_of, transition_releasing
 from updraft.store.api import Store
 
 log = logging.getLogger(__name__)
@@ -164,11 +164,14 @@ def resume_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime) -> Ta
     if ti is None or ti.state != TaskInstanceState.DEFERRED or ti.try_id != try_id:
         return None
     change = resume_change(ti, now=now)
-    if not store.apply_ti_change(key, expected=change.expected, state=change.state, expected_try_id=try_id,
-                                 fields=change.fields):
+    if releases(ti, change.state):  # ended from its trigger: the end and the release of its ticket, one transaction
+        if not transition_releasing(store, ti, expected=[change.expected], state=change.state,
+                                    expected_try_id=try_id, fields=change.fields):
+            return None
+    elif not store.apply_ti_change(key, expected=change.expected, state=change.state, expected_try_id=try_id,
+                                   fields=change.fields):
         return None
     if change.state == TaskInstanceState.SUCCESS:
-        release_ticket(store, ti)
         for limit_id in ti.held_limits:
             store.release_slots(limit_id, ti.entry(limit_id), shard=ti.limit_shards.get(limit_id))
     return change.state

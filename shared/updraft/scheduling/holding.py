@@ -3,17 +3,23 @@ use for one instance.
 
 A try claimed through ``updraft.limits.acquire`` carries a ticket (``TaskInstance.ticket``); one claimed before
 it lists its limits in ``held_limits`` and is released through the store's limit items (``Store.release_slots``)
-until every such try has ended. ``release_ticket`` gives back a ticket's slots with a write of the ticket alone
-(conditional on the instance still carrying it), for the transitions that do not carry their release yet.
+until every such try has ended. A transition that takes a try out of holding carries its release
+(``transition_releasing``: one transaction); ``release_ticket`` gives back a ticket's slots with a write of the
+ticket alone (conditional on the instance still carrying it), for the writes that cannot carry it (a clear,
+which removes the instance's state; a deletion).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
 
 from updraft.limits import Table, Ticket, release
 from updraft.model.records import TaskInstance
+from updraft.model.states import TaskInstanceState
 from updraft.store.api import Store
+
+_HOLDING = frozenset({TaskInstanceState.QUEUED, TaskInstanceState.RUNNING, TaskInstanceState.DEFERRED})
 
 
 def limits_table(store: Store) -> Table:
@@ -43,3 +49,25 @@ def release_ticket(store: Store, ti: TaskInstance, *, keep: Collection[str] = ()
     return release(limits_table(store),
                    lambda kept, held: store.ticket_item(ti.key, ticket=kept, held_ticket=held or ""),
                    ticket, keep=keep)
+
+
+def releases(before: TaskInstance | None, state: TaskInstanceState) -> bool:
+    """Whether a transition of ``before`` to ``state`` gives its ticket back: it holds one and leaves holding
+    (queued, running, deferred), but for a deferred try resumed (scheduled again), which keeps what it kept."""
+    return (before is not None and before.ticket is not None and state not in _HOLDING
+            and not (before.state == TaskInstanceState.DEFERRED and state == TaskInstanceState.SCHEDULED))
+
+
+def transition_releasing(store: Store, before: TaskInstance, *, expected: Iterable[TaskInstanceState | None],
+                         state: TaskInstanceState, expected_try_id: str | None,
+                         fields: Mapping[str, Any] | None) -> bool:
+    """``before``'s transition to ``state`` (conditional on ``expected`` and ``expected_try_id``, as the store's
+    named transitions are) and the release of its whole ticket, in one transaction, conditional on the instance
+    carrying the ticket as read: True if it landed."""
+    ticket = ticket_of(before)
+    if ticket is None:
+        raise ValueError(f"{before.key.label} holds no ticket to release")
+    return release(limits_table(store),
+                   lambda left, held: store.transition_item(before.key, expected=expected, state=state, ticket=left,
+                                                            held_ticket=held, expected_try_id=expected_try_id,
+                                                            fields=fields), ticket)

@@ -10,6 +10,7 @@ the next tick.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Iterable
 
@@ -20,6 +21,7 @@ from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.clearing import Reset, as_recorded, run_state_after_clear
 from updraft.scheduling.deferrals import Waits, stop_waits
+from updraft.scheduling.holding import releases, transition_releasing
 from updraft.store.api import Store
 from updraft.store.state_stores import clear_task_states
 
@@ -53,10 +55,16 @@ def apply_marks(store: Store, changes: Iterable[TIChange], *, before: dict[objec
     of deferred ones (on ``waits``). ``before`` are the instances as read, by key. Returns the marks applied."""
     applied = []
     for change in changes:
-        if not store.mark_ti(change.key, expected=change.expected, state=change.state,
-                             expected_try_id=change.expected_try_id, fields=change.fields):
-            continue
         ti = before.get(change.key)
+        if releases(ti, change.state):  # the mark and the release of its ticket, one transaction
+            assert ti is not None
+            if not transition_releasing(store, ti, expected=[change.expected], state=change.state,
+                                        expected_try_id=change.expected_try_id, fields=change.fields):
+                continue
+            ti = dataclasses.replace(ti, ticket=None)
+        elif not store.mark_ti(change.key, expected=change.expected, state=change.state,
+                               expected_try_id=change.expected_try_id, fields=change.fields):
+            continue
         if ti is not None and ti.state in LIMIT_LISTING_STATES:
             release_try_limits(store, ti)
         applied.append(change)

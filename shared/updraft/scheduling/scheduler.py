@@ -34,6 +34,7 @@ from updraft.scheduling.dag_callbacks import callback_request, task_callback_req
 from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.scheduling.evaluation import evaluate_run, evaluate_tasks
+from updraft.scheduling.holding import releases, transition_releasing
 from updraft.scheduling.lost_tries import lost_try_change
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.poison import clear_poisoned_note, describe, record_poisoned_run
@@ -456,8 +457,14 @@ class Scheduler:
                 creations[change.key] = change
                 by_key[change.key] = TaskInstance(*change.key, state=change.state, **change.fields)
                 continue
-            applied = self.store.apply_ti_change(change.key, expected=change.expected, state=change.state,
-                                                 expected_try_id=change.expected_try_id, fields=change.fields)
+            if releases(before, change.state):  # the change and the release of its ticket, one transaction
+                assert before is not None
+                applied = transition_releasing(self.store, before, expected=[change.expected], state=change.state,
+                                               expected_try_id=change.expected_try_id, fields=change.fields)
+                before = dataclasses.replace(before, ticket=None) if applied else before
+            else:
+                applied = self.store.apply_ti_change(change.key, expected=change.expected, state=change.state,
+                                                     expected_try_id=change.expected_try_id, fields=change.fields)
             if not applied:
                 all_applied = False
                 continue

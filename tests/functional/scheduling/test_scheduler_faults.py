@@ -10,6 +10,7 @@ import pytest
 from moto import mock_aws
 
 from airflow.sdk import DAG, task
+from tests.dynamo_requests import dynamo_requests
 from tests.functional.scheduling.harness import (
     START,
     Clock,
@@ -25,6 +26,7 @@ from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.holding import limits_table
 from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
+from updraft.store import keys
 
 WRITES = {"create_run", "set_run_state", "transition_ti", "create_ti", "queue_ti", "end_try", "apply_ti_change",
           "start_ti", "take_slots", "release_slots", "advance_next_dagrun", "heartbeat", "resize_limit"}
@@ -159,3 +161,21 @@ def test_a_late_report_from_a_superseded_try_is_fenced_off():
                               dag=dag)
         assert store.get_ti(first.key).state == TaskInstanceState.UP_FOR_RETRY
         assert held_slots(store, pool_limit("p1")) == 0
+
+
+def test_a_zombies_failure_and_the_release_of_its_slots_are_one_transaction():
+    """A crash after the zombie's failure cannot leave its slots held: the failure carries their release."""
+    with _crashy() as (store, clock, _run):
+        scheduler, executor = scheduler_for(store, clock)
+        scheduler.run_pass()
+        [first] = executor.take()
+        assert start_try(store, first.key, first.try_id, now=clock())
+        assert held_slots(store, pool_limit("p1")) == 1
+        clock.advance(minutes=10)  # its lease runs out
+        with dynamo_requests() as sent:
+            scheduler.run_pass()
+        ti = store.get_ti(first.key)
+        assert ti.state == TaskInstanceState.UP_FOR_RETRY and ti.ticket is None
+        assert held_slots(store, pool_limit("p1")) == 0
+        instance = keys.ti_sk(first.key.task_id, first.key.map_index)
+        assert not [r for r in sent if r.sk == instance and r.operation in ("UpdateItem", "PutItem")]
