@@ -15,9 +15,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from updraft.limits import resize
 from updraft.model.limits import dag_runs_limit, run_tasks_limit
 from updraft.model.parse_results import HORIZON_KEY, ImportErrorRecord, ParsedFile, dag_id_of
 from updraft.scheduling.asset_definitions import declare_dag_assets
+from updraft.scheduling.holding import limits_table
 from updraft.scheduling.run_creation import last_automated_interval, next_run_info, time_restriction
 from updraft.serialization import dag_hash, deserialize_dag
 from updraft.serialization.model import SerializedDAG
@@ -266,12 +268,14 @@ def _newer_horizon(meta: DagMeta | None, horizon: dict[str, Any] | None) -> dict
 
 
 def _resize_dag_limits(store: Store, dag_id: str, meta: DagMeta, body: dict[str, Any]) -> None:
-    """The DAG's limit items in use follow a changed max_active_runs, and its active runs' items a changed
-    max_active_tasks: Airflow applies the DAG's current values to runs already going."""
+    """The DAG's limit items in use follow a changed max_active_runs, and its active runs' limits a changed
+    max_active_tasks (their counters, ``updraft.limits.resize``, and the items of tries claimed before tickets):
+    Airflow applies the DAG's current values to runs already going."""
     new_runs, new_tasks = body.get("max_active_runs"), body.get("max_active_tasks")
     if new_runs is not None and int(new_runs) != meta.max_active_runs:
         store.resize_limit(dag_runs_limit(dag_id), int(new_runs), create=False)
     if new_tasks is not None and int(new_tasks) != meta.max_active_tasks:
         for run in store.active_runs():
             if run.dag_id == dag_id:
+                resize(limits_table(store), run_tasks_limit(dag_id, run.run_id), int(new_tasks))
                 store.resize_limit(run_tasks_limit(dag_id, run.run_id), int(new_tasks), create=False)

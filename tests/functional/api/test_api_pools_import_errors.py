@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from updraft.limits import Acquired, Claim, Need, acquire
+from updraft.limits import Acquired, Claim, Need, acquire, ensure, room, size
 from updraft.model.limits import pool_limit
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
@@ -97,3 +97,11 @@ def test_slot_counts_include_the_tries_holding_the_pool_by_ticket(api, store):
     body = api.get("/api/v2/pools/ticket_pool").body
     assert (body["occupied_slots"], body["running_slots"], body["deferred_slots"], body["queued_slots"],
             body["open_slots"]) == (3, 2, 1, 0, 1)
+
+
+def test_resizing_a_pool_resizes_its_counters_at_once(api, store):
+    assert api("POST", "/api/v2/pools", body={"name": "sized", "slots": 4}).status == 201
+    table = limits_table(store)
+    assert ensure(table, pool_limit("sized"), 4)  # as the pool's first claim creates them
+    assert api("PATCH", "/api/v2/pools/sized", body={"slots": 2}).status == 200
+    assert (size(table, pool_limit("sized")), room(table, pool_limit("sized"))) == (2, 2)

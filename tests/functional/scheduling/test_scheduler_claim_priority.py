@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Workers, held_slots, store_dags
-from updraft.limits import room
-from updraft.model.limits import pool_limit
+from updraft.limits import room, size
+from updraft.model.limits import pool_limit, run_tasks_limit
 from updraft.model.states import DagRunState
 from updraft.scheduling.holding import limits_table
 from updraft.scheduling.triggering import trigger_dag
@@ -64,3 +64,22 @@ def test_a_try_needing_more_slots_than_free_waits_and_a_smaller_one_is_not_block
     # big (2 slots) then big2 does not fit in the 1 left, small (1 slot) does: Airflow's pool accounting.
     assert sorted(d.key.task_id for d in report.dispatched) == ["big", "small"]
     assert held_slots(store, pool_limit("three")) == 3 and room(limits_table(store), pool_limit("three")) == 0
+
+
+def test_a_dags_max_active_tasks_changed_resizes_its_running_runs_limit(env):
+    store, clock, scheduler, _ = env
+
+    def wide(max_active_tasks: int) -> DAG:
+        with DAG("resized", schedule=None, start_date=START, max_active_tasks=max_active_tasks) as dag:
+            for i in range(4):
+                task(lambda: None, task_id=f"t{i}")()
+        return dag
+
+    store_dags(store, wide(3), now=clock())
+    run = trigger_dag(store, "resized", now=clock())
+    scheduler.run_pass()  # its claims create the run's limit at 3 (all taken)
+    table = limits_table(store)
+    assert size(table, run_tasks_limit("resized", run.run_id)) == 3
+    store_dags(store, wide(1), now=clock())
+    assert size(table, run_tasks_limit("resized", run.run_id)) == 1
+    assert room(table, run_tasks_limit("resized", run.run_id)) == 0  # over its new size until two end

@@ -12,7 +12,9 @@ from updraft.api.errors import BadRequest, Conflict, NotFound
 from updraft.api.formats import pattern_matcher
 from updraft.api.pagination import page_of, paginate
 from updraft.api.routing import Call, Reply, RouteTable
-from updraft.model.limits import DEFAULT_POOL
+from updraft.limits import resize
+from updraft.model.limits import DEFAULT_POOL, pool_limit
+from updraft.scheduling.holding import limits_table
 from updraft.scheduling.pool_occupancy import pool_occupancy
 
 if TYPE_CHECKING:
@@ -79,8 +81,9 @@ def post_pool(call: Call) -> PoolResponse:
         raise BadRequest("A pool needs a name")
     if call.store.get_pool(name) is not None:
         raise Conflict(f"Pool with name: `{name}` already exists")
-    return pool_response(call, call.store.set_pool(name, body["slots"], body.get("description") or "",
-                                                    bool(body.get("include_deferred"))))
+    pool = call.store.set_pool(name, body["slots"], body.get("description") or "", bool(body.get("include_deferred")))
+    resize(limits_table(call.store), pool_limit(name), pool.slots)  # a pool deleted and created again
+    return pool_response(call, pool)
 
 
 @routes.patch("/pools/{pool_name}")
@@ -104,6 +107,9 @@ def patch_pool(call: Call) -> PoolResponse:
         slots = body["slots"] if body.get("slots") is not None else pool.slots
         description = body["description"] or "" if "description" in body else pool.description
         pool = call.store.set_pool(name, slots, description, body.get("include_deferred"))
+        # Its counters follow at once (a claim finding the pool full would resize them too, but a shrink must
+        # stop admissions before then); not created yet, the first claim creates them at this size.
+        resize(limits_table(call.store), pool_limit(name), pool.slots)
     return pool_response(call, pool)
 
 
