@@ -163,12 +163,6 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                          the home shard, then up to 2 seen with room (else the next 2);           shard, then
                          all refused: Get root
                          + BatchGet shards (room?)                                                 2 + 1 per 100)
-    mark_holder          Update the holder's marks SET m_<limit> for each limit, cond   cond         1
-                         none of them exists (a claim's limits taken in batches)
-    take_slots_many      sharded limit, several holders: mark each (unless marked by              1 per holder
-                         mark_holder), then per shard one Update adding up to 4                   + 1 per 4 (+ a
-                         entries cond available >= their slots AND size(holders) <= 4 - n         refusal per
-                         AND attribute_not_exists(each entry) (limit_batches)                     shard with less)
     release_slots        Update the shard its take named (TaskInstance.limit_shards), else the home
                          shard: SET available = available + holders.#k[0]            cond         1 (sharded: +
                          REMOVE holders.#k cond attribute_exists(holders.#k); then                 + 1 unmark

@@ -5,7 +5,6 @@ marks, and the pools Airflow users see. The implementation is ``store/limits.py`
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
@@ -58,20 +57,6 @@ class LimitOps(Protocol):
         use, holding the take). Idempotent: a holder that holds is refused (``HELD``: in the root, or by its mark).
         ``placed``: limit id -> the shard a sharded take put its entry in (``release_slots``' ``shard``). ``new``:
         the limit is expected not to exist yet, so its creation holding the take is tried first (a hint)."""
-
-    def batchable(self, limit_id: str, slots: int) -> bool:
-        """Whether ``take_slots_many`` takes ``slots`` of the limit in batches here (no request: what it knows)."""
-
-    def mark_holder(self, holder: str, limit_ids: Sequence[str]) -> str | None:
-        """Mark ``holder`` for all the sharded ``limit_ids`` in one write, for ``take_slots_many``' ``marked``: its
-        token (None: one of them was marked already, and none is marked here; ``limit_markers``)."""
-
-    def take_slots_many(self, limit_id: str, holders: Sequence[str], slots: int, *, now: dt.datetime,
-                        marked: Mapping[str, str] | None = None) -> dict[str, int] | None:
-        """``take_slots`` for several holders of a sharded limit, up to one write per shard (``limit_batches``):
-        the holders placed, with their shards. The rest (the limit near full, a holder that holds) are left
-        unmarked, for ``take_slots``. ``marked``: holder -> ``mark_holder``'s token. None: not ``batchable``
-        (nothing sent but the unmarking of ``marked``)."""
 
     def release_slots(self, limit_id: str, holder: str, *, shard: int | None = None, final: bool = False) -> bool:
         """Remove ``holder`` and give its slots back; False if it held none. ``shard``: where its take placed it

@@ -8,11 +8,10 @@ items at N slots) told a retried take from a new one, on every take; that read w
 fails for a holder that holds (``Taken.HELD``, the mark as found coming back with the refusal at no read cost).
 
 Where: one item per holder (``keys.holder_marker_pk``), one attribute per sharded limit it holds
-(``keys.marker_attribute``: ``"<token>:<marked at, epoch ms>"``), so the tries a pass takes ahead in batches
-(``slot_reservations``) are marked for all their sharded limits with one write each (``mark_holder``: a fan-out's
-middle takes parallelism, default_pool and its run's max_active_tasks, 1 write instead of 3), and each limit's
-take, release and crash recovery still marks and unmarks its own attribute alone. The item stays small (a digest
-per limit, a try holds a few) and lives on no limit's partition.
+(``keys.marker_attribute``: ``"<token>:<marked at, epoch ms>"``); each limit's take, release and crash recovery
+marks and unmarks its own attribute. The item stays small (a digest per limit, a try holds a few) and lives on no
+limit's partition. (Tries claimed through ``updraft.limits`` hold tickets, not entries: these marks serve the
+limit items' remaining holders, runs and tries claimed before tickets.)
 
 A limit of one shard (``extent`` 1: its root alone) needs none: its take is conditional on the root being the
 only shard and the holder not in it. A limit grows from its root alone under a rebalance's lease, which then
@@ -45,7 +44,7 @@ from updraft.store import keys
 from updraft.store.limit_reads import LimitReads, raw_holders
 from updraft.store.limit_shards import TOKEN_CHARS, entries
 from updraft.store.models import LimitItem
-from updraft.store.writes import Written, all_of, conditional, write_reporting, write_token
+from updraft.store.writes import Written, all_of, conditional, write_reporting
 
 MARKER_STALE = dt.timedelta(seconds=60)  # a take or release that stopped this long ago has crashed
 MARKER_TTL = dt.timedelta(days=1)
@@ -78,15 +77,6 @@ class LimitMarkers(LimitReads):
             condition = all_of(*(path.does_not_exist() for path in paths))
         return write_reporting(L(keys.holder_marker_pk(key), keys.HOLDER_MARKER_SK), actions=actions,
                                condition=condition)
-
-    def mark_holder(self, holder: str, limit_ids: Sequence[str]) -> str | None:
-        """Mark ``holder`` for every one of ``limit_ids`` in one write; its token, for the takes it marks (None:
-        one of them is marked already, and none was marked here)."""
-        token = write_token()
-        written = self._write_marks(keys.holder_key(holder), limit_ids, token)
-        ours = written.resent and all((_found_mark(written.item, limit_id) or ("",))[0] == token[:TOKEN_CHARS]
-                                      for limit_id in limit_ids)
-        return token if written.landed or ours else None
 
     def _mark(self, limit_id: str, key: str, token: str) -> bool:
         """Mark the holder for the take of ``token``; False: it holds already (or a take of it is under way).

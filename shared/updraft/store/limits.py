@@ -157,8 +157,8 @@ class LimitStore(LimitRebalance):
 
     def _take_entries_at(self, limit_id: str, index: int, taken: dict[str, list[Any]], *,
                          alone: bool = False) -> tuple[bool, LimitItem | None]:
-        """``_take_at`` for several entries in one write (``limit_batches``): room for all their slots and entries,
-        none of their holders in the shard; all land or none."""
+        """``_take_at``'s write for the entries ``taken``: room for all their slots and entries, none of their
+        holders in the shard; all land or none."""
         L = self.models.limit
         slots = sum(int(value[0]) for value in taken.values())
         row = L(keys.limit_shard_pk(limit_id, index), keys.LIMIT_SK)

@@ -11,12 +11,12 @@ from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit
 from updraft.store import keys
 from updraft.store.errors import DefaultPoolCannotBeDeleted, StoreError
 from updraft.store.limit_api import Pool
-from updraft.store.limit_batches import LimitBatches
+from updraft.store.limits import LimitStore
 from updraft.store.models import LimitItem
 from updraft.store.writes import conditional, item_absent, item_present
 
 
-class PoolStore(LimitBatches):
+class PoolStore(LimitStore):
     def _ensure_limit(self, limit_id: str, limit: int, first: tuple[str, list[Any]] | None = None
                       ) -> LimitItem | None:
         """default_pool exists from first use: its limit and its record (each written only when absent)."""

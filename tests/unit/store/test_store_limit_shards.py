@@ -10,7 +10,7 @@ import pytest
 
 from bench.dynamo_units import WRITE_UNIT_BYTES, item_size
 from tests.dynamo_requests import dynamo_requests
-from updraft.model.limits import PARALLELISM_LIMIT, pool_limit, run_tasks_limit, task_limit, task_run_limit
+from updraft.model.limits import pool_limit, task_run_limit
 from updraft.model.records import TIKey
 from updraft.scheduling.reconcile import reconcile_limits
 from updraft.store import keys
@@ -75,21 +75,6 @@ def test_no_limit_item_can_pass_one_kilobyte_whatever_the_ids(store):
     assert store.get_limit(limit_id).holders == {}
     with pytest.raises(KeyError):
         _raw(store, keys.holder_name_pk(limit_id, keys.holder_key(holder)), keys.HOLDER_NAME_SK)
-
-
-def test_a_holders_marks_stay_under_one_kilobyte_whatever_the_ids(store):
-    """A holder's marker item carries a mark per sharded limit its try takes (a pool, its run's
-    max_active_tasks, its task's two per-task limits, parallelism: five at most, and a dead mark stays until TTL),
-    each named by a digest of the limit id: the longest ids Airflow allows change nothing."""
-    dag, run, task = "d" * ID_MAX, "r" * ID_MAX, "t" * ID_MAX
-    holder = TIKey(dag, run, task, 2**31 - 1).holder(99999)
-    limit_ids = [pool_limit("p" * 256), run_tasks_limit(dag, run), task_limit(dag, task),
-                 task_run_limit(dag, run, task), PARALLELISM_LIMIT]
-    assert store.mark_holder(holder, limit_ids) is not None
-    item = _raw(store, keys.holder_marker_pk(keys.holder_key(holder)), keys.HOLDER_MARKER_SK)
-    assert {keys.marker_attribute(limit_id) for limit_id in limit_ids} <= set(item)
-    worst = {name: ({"N": "9" * 13} if "N" in value else value) for name, value in item.items()}
-    assert item_size(worst) <= WRITE_UNIT_BYTES, item_size(worst)
 
 
 def _shard_of(store, limit_id: str, holder: str) -> int:
