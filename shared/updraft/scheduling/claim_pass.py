@@ -1,7 +1,8 @@
 """The claim pass: a pass's scheduled instances, highest priority first, each claimed or told why not.
 
 Built from the store, the executor the claimed tries go to and the DAG lookup; ``claims`` holds the protocol
-for one instance. A pass remembers the limits it found full so it stops asking them, writes every new instance
+(a claim is one transaction; tries of one run next in order with the same limits are claimed together, up to
+``claims.BATCH``). A pass remembers the limits it found full so it stops asking them, writes every new instance
 no claim created as scheduled, and stores on each instance it could not claim why (only when that changed, so
 an instance that stays blocked costs no write per pass; the mini scheduler leaves stored instances to the tick).
 Concurrent schedulers claim apart: equal instances are cut into buckets, each pass starts at a random one, and a
@@ -23,8 +24,17 @@ from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.blocked import BlockedReason, BlockKind
 from updraft.scheduling.changes import TIChange
-from updraft.scheduling.claims import LimitNeed, claim, claim_needs, claimed_meanwhile
+from updraft.scheduling.claims import (
+    BATCH,
+    Candidate,
+    ClaimResult,
+    LimitNeed,
+    claim_batch,
+    claim_needs,
+    claimed_meanwhile,
+)
 from updraft.scheduling.concurrent_writes import concurrently
+from updraft.scheduling.deferrals import is_resuming
 from updraft.scheduling.ordering import claim_order
 from updraft.scheduling.pass_invokes import InvokePool, PassInvokes
 from updraft.scheduling.pass_report import PassReport
@@ -158,8 +168,29 @@ class ClaimPass:
                 blocked = next(n for n in needs if n.limit_id == run_tasks_limit(ti.dag_id, ti.run_id))
             return (blocked.refusal, blocked) if blocked is not None else needs
 
-        for ti in ordered:
-            if (ti.dag_id, ti.run_id) in report.stale_runs:
+        def settle(ti: TaskInstance, group: tuple[Tie, int], result: ClaimResult) -> None:
+            if result.stale:
+                # What this pass read of the run is stale (another scheduler created its instances meanwhile):
+                # more claims and creations from it would be writes lost in advance. The run is read again.
+                report.stale_runs.add((ti.dag_id, ti.run_id))
+                take_creations(creations, (ti.dag_id, ti.run_id))
+            elif result.lost:
+                # Another scheduler is claiming this instance or claimed it meanwhile: it works this bucket, so the
+                # bucket is left to it and the pass goes on in the next one.
+                left.add(group)
+                creations.pop(ti.key, None)
+            elif result.dispatch is not None:
+                creations.pop(ti.key, None)  # created, queued, by this claim (when it was new)
+                active[(ti.dag_id, ti.run_id)] = active.get((ti.dag_id, ti.run_id), 0) + 1
+                report.dispatched.append(result.dispatch)
+                invokes.send(result.dispatch)
+            elif result.refused is not None and result.full is not None:
+                full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots), result.full.slots)
+                refuse(ti, result.refused, result.full)
+
+        batched: set[TIKey] = set()  # claimed with an earlier try of their run
+        for position, ti in enumerate(ordered):
+            if (ti.dag_id, ti.run_id) in report.stale_runs or ti.key in batched:
                 continue
             group = (tie_of(ti, runs), bucket_of(ti))
             if group not in checked and left:
@@ -180,31 +211,32 @@ class ClaimPass:
             if isinstance(needs, tuple):
                 refuse(ti, *needs)
                 continue
-            creation = creations.get(ti.key)
-            result = claim(self.store, ti, dag.task_dict[ti.task_id], needs, now=now,
-                           create_fields=creation.fields if creation is not None else None, run=run)
-            if result.stale:
-                # What this pass read of the run is stale (another scheduler created its instances meanwhile):
-                # more claims and creations from it would be writes lost in advance. The run is read again.
-                report.stale_runs.add((ti.dag_id, ti.run_id))
-                take_creations(creations, (ti.dag_id, ti.run_id))
-                continue
-            if result.lost:
-                # Another scheduler is claiming this instance or claimed it meanwhile: it works this bucket, so the
-                # bucket is left to it and the pass goes on in the next one.
-                left.add(group)
-                creations.pop(ti.key, None)
-                continue
-            if creation is not None and result.dispatch is not None:
-                del creations[ti.key]  # created, queued, by this claim
-            if result.dispatch is not None:
-                active[(ti.dag_id, ti.run_id)] = active.get((ti.dag_id, ti.run_id), 0) + 1
-                report.dispatched.append(result.dispatch)
-                invokes.send(result.dispatch)
-                continue
-            if result.refused is not None and result.full is not None:
-                full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots), result.full.slots)
-                refuse(ti, result.refused, result.full)
+            batch = [self._candidate(ti, dag, needs, creations)]
+            if not left and not is_resuming(ti):
+                # The tries next in order of the same run with the same limits, claimed with it in one
+                # transaction, as many as its max_active_tasks leaves (as evaluated). The first that differs ends
+                # the batch: nothing is claimed ahead of a try before it in Airflow's order.
+                room = min(BATCH, dag.max_active_tasks - active.get((ti.dag_id, ti.run_id), 0))
+                for later in ordered[position + 1:]:
+                    if len(batch) >= room or (later.dag_id, later.run_id) != (ti.dag_id, ti.run_id) \
+                            or is_resuming(later):
+                        break
+                    later_needs = plan(later)
+                    if isinstance(later_needs, tuple) \
+                            or [n.limit_id for n in later_needs] != [n.limit_id for n in needs]:
+                        break
+                    checked.add((tie_of(later, runs), bucket_of(later)))
+                    batch.append(self._candidate(later, dag, later_needs, creations))
+            results = claim_batch(self.store, batch, now=now, run=run)
+            for candidate, result in zip(batch, results, strict=True):
+                batched.add(candidate.ti.key)
+                settle(candidate.ti, (tie_of(candidate.ti, runs), bucket_of(candidate.ti)), result)
+
+    @staticmethod
+    def _candidate(ti: TaskInstance, dag: SerializedDAG, needs: list[LimitNeed],
+                   creations: dict[TIKey, TIChange]) -> Candidate:
+        creation = creations.get(ti.key)
+        return Candidate(ti, dag.task_dict[ti.task_id], needs, creation.fields if creation is not None else None)
 
     def pool_size(self, name: str) -> int | None:
         """A pool's size, remembered for POOL_SIZE_TTL: it only screens out tries that can never fit (the limit

@@ -100,6 +100,22 @@ def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, p
     return needs
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """One try a pass means to claim: the instance as read, its task, its needs, and ``create_fields`` when the
+    instance does not exist yet (the claim creates it queued)."""
+
+    ti: TaskInstance
+    task: SerializedTask
+    needs: list[LimitNeed]
+    create_fields: dict[str, Any] | None = None
+
+
+# Tries of one run claimed in one transaction at most (each limit taken once for all of them: ``free >= k``),
+# so a transaction of 25 instances and a few limits stays well under DynamoDB's 100 items.
+BATCH = 25
+
+
 def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
           create_fields: dict[str, Any] | None = None, run: DagRun | None = None) -> ClaimResult:
     """Turn one scheduled instance into a dispatched try, or say why not; never over-admits, never dispatches
@@ -110,46 +126,109 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     the claim creates it queued, on the condition that nobody created it meanwhile. ``run``: the run as the
     caller read it, carried by the dispatch (``executors.dispatch_run``).
     """
-    # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the slots
-    # it kept while deferred (a pool with include_deferred): only the others are taken (``claim_needs`` left the
-    # kept ones out of ``needs``). A reschedule-mode sensor's next poke keeps its number too (``continues_try``).
-    resuming = is_resuming(ti)
-    continues = continues_try(ti)
-    try_number = claim_try_number(ti)
-    held = ticket_of(ti) if resuming else None
-    if ti.ticket and held is None:
-        release_ticket(store, ti)  # a try taken out of holding without its release (a crash between the two)
-    try_id = uuid.uuid4().hex
-    fields: dict[str, Any] = {"try_number": try_number, "try_id": try_id, "queued_at": now, "start_date": None,
-                              "end_date": None, "lease_expires_at": None, "note": None, "blocked_reason": None}
-    if not resuming:  # a resumed try may still hold its kept slot by an entry of the store's limit items
-        fields.update(held_limits=None, limit_shards=None, limit_entries=None)
-    if not continues:  # a new try starts without the previous try's reschedules, as Airflow's new ti.id
-        fields.update(reschedule_count=0, first_reschedule_date=None, rescheduled_try_id=None)
-    if create_fields is not None:
-        fields = {**create_fields, **fields}
-    expected = None if create_fields is not None else TaskInstanceState.SCHEDULED
+    return claim_batch(store, [Candidate(ti, task, needs, create_fields)], now=now, run=run)[0]
 
-    def holder(ticket: str | None, held_ticket: str | None) -> TransactWrite:
-        return store.transition_item(ti.key, expected=[expected], state=TaskInstanceState.QUEUED, ticket=ticket,
-                                     held_ticket=held_ticket, fields=fields)
 
-    outcome = _acquire(store, needs, Claim(holder, tuple(Need(n.limit_id, n.slots, n.limit) for n in needs), held),
-                       queue=lambda: store.queue_ti(ti.key, expected=expected, fields=fields))
+def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
+                run: DagRun | None = None) -> list[ClaimResult]:
+    """Claim tries of one run together (up to ``BATCH``), in one transaction: all dispatched; or, refused or
+    lost to another scheduler, each claimed on its own (``claim``'s results, in order); or, another scheduler
+    having created some of them, none (those lost and stale, the others untouched). None may be resuming with a
+    kept ticket but a lone one."""
+    if len(candidates) > BATCH or (len(candidates) > 1 and any(is_resuming(c.ti) for c in candidates)):
+        raise ValueError(f"claim_batch: {len(candidates)} candidates, or a resumed try among several")
+    parts = [_ClaimParts.of(store, candidate, now) for candidate in candidates]
+    if len(parts) == 1:
+        outcome = _acquire(store, candidates[0].needs, parts[0].claim,
+                           queue=lambda: store.queue_ti(candidates[0].ti.key, expected=parts[0].expected,
+                                                        fields=parts[0].fields))
+    else:
+        outcome = acquire(limits_table(store), [part.claim for part in parts])
+        if isinstance(outcome, Lost) and any(candidates[i].create_fields is not None for i in outcome.claims):
+            # Another scheduler created some of them: the pass's read is old, and no more is written from it.
+            return [ClaimResult(lost=True, stale=True) if i in outcome.claims else ClaimResult()
+                    for i in range(len(candidates))]
+        if not isinstance(outcome, Acquired):  # a limit short of the batch's slots, or a try claimed by another
+            return _one_by_one(store, candidates, now=now, run=run)
     if isinstance(outcome, Full):
-        full = next(need for need in needs if need.limit_id == outcome.limit_id)
-        return ClaimResult(refused=full.refusal, full=full)
+        full = next(need for need in candidates[0].needs if need.limit_id == outcome.limit_id)
+        return [ClaimResult(refused=full.refusal, full=full)]
     if isinstance(outcome, Lost):
         # Claimed by another meanwhile; or, for a new instance, created by another: the pass's read is old.
-        return ClaimResult(lost=True, stale=create_fields is not None)
-    if ti.try_number > 0 and not resuming and not continues:
-        # A retry supersedes the try that failed: it is kept as the instance's history (the tries routes list
-        # it). Written once per try number, so a clear that recorded it first keeps its record.
-        store.record_try(as_recorded(ti))
-    compute = dict(getattr(task, "compute", None) or {})
-    # The run copied: the caller goes on with its own object, the dispatch may be delivered in this process.
-    return ClaimResult(Dispatch(ti.key, try_number, try_id, executor=executor_for(compute, ti.executor),
-                                compute=compute, run=dataclasses.replace(run) if run is not None else None))
+        return [ClaimResult(lost=True, stale=candidates[0].create_fields is not None)]
+    return [part.dispatched(store, candidate, run) for part, candidate in zip(parts, candidates, strict=True)]
+
+
+def _one_by_one(store: Store, candidates: list[Candidate], *, now: dt.datetime,
+                run: DagRun | None) -> list[ClaimResult]:
+    """Each candidate claimed on its own, in order. Once a limit refuses one, a later one needing as many of its
+    slots or more is refused with it unasked, as the pass would (a slot freed meanwhile goes to the higher
+    priority, at the next pass, not to a lower one now)."""
+    results: list[ClaimResult] = []
+    refused: dict[str, LimitNeed] = {}  # limit id -> the need it refused with the fewest slots
+    for c in candidates:
+        known = next((need for need in c.needs if need.limit_id in refused
+                      and need.slots >= refused[need.limit_id].slots), None)
+        result = (ClaimResult(refused=known.refusal, full=known) if known is not None else
+                  claim(store, c.ti, c.task, c.needs, now=now, create_fields=c.create_fields, run=run))
+        if result.full is not None and (result.full.limit_id not in refused
+                                        or result.full.slots < refused[result.full.limit_id].slots):
+            refused[result.full.limit_id] = result.full
+        results.append(result)
+    return results
+
+
+@dataclass(frozen=True)
+class _ClaimParts:
+    """One candidate's claim as ``acquire`` sends it: its queue write's fields and condition, and the new try."""
+
+    claim: Claim
+    fields: dict[str, Any]
+    expected: TaskInstanceState | None
+    try_number: int
+    try_id: str
+    new_try: bool  # not a deferral's resumed half nor a sensor's next poke
+
+    @classmethod
+    def of(cls, store: Store, candidate: Candidate, now: dt.datetime) -> _ClaimParts:
+        # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the
+        # slots it kept while deferred (a pool with include_deferred): only the others are taken (``claim_needs``
+        # left the kept ones out). A reschedule-mode sensor's next poke keeps its number too (``continues_try``).
+        ti = candidate.ti
+        resuming, continues = is_resuming(ti), continues_try(ti)
+        held = ticket_of(ti) if resuming else None
+        if ti.ticket and held is None:
+            release_ticket(store, ti)  # a try taken out of holding without its release (a crash between the two)
+        try_id = uuid.uuid4().hex
+        fields: dict[str, Any] = {"try_number": claim_try_number(ti), "try_id": try_id, "queued_at": now,
+                                  "start_date": None, "end_date": None, "lease_expires_at": None, "note": None,
+                                  "blocked_reason": None}
+        if not resuming:  # a resumed try may still hold its kept slot by an entry of the store's limit items
+            fields.update(held_limits=None, limit_shards=None, limit_entries=None)
+        if not continues:  # a new try starts without the previous try's reschedules, as Airflow's new ti.id
+            fields.update(reschedule_count=0, first_reschedule_date=None, rescheduled_try_id=None)
+        if candidate.create_fields is not None:
+            fields = {**candidate.create_fields, **fields}
+        expected = None if candidate.create_fields is not None else TaskInstanceState.SCHEDULED
+
+        def holder(ticket: str | None, held_ticket: str | None) -> TransactWrite:
+            return store.transition_item(ti.key, expected=[expected], state=TaskInstanceState.QUEUED, ticket=ticket,
+                                         held_ticket=held_ticket, fields=fields)
+
+        needs = tuple(Need(need.limit_id, need.slots, need.limit) for need in candidate.needs)
+        return cls(Claim(holder, needs, held), fields, expected, fields["try_number"], try_id,
+                   not resuming and not continues)
+
+    def dispatched(self, store: Store, candidate: Candidate, run: DagRun | None) -> ClaimResult:
+        ti = candidate.ti
+        if ti.try_number > 0 and self.new_try:
+            # A retry supersedes the try that failed: it is kept as the instance's history (the tries routes list
+            # it). Written once per try number, so a clear that recorded it first keeps its record.
+            store.record_try(as_recorded(ti))
+        compute = dict(getattr(candidate.task, "compute", None) or {})
+        # The run copied: the caller goes on with its own object, the dispatch may be delivered in this process.
+        return ClaimResult(Dispatch(ti.key, self.try_number, self.try_id, executor=executor_for(compute, ti.executor),
+                                    compute=compute, run=dataclasses.replace(run) if run is not None else None))
 
 
 def _acquire(store: Store, needs: list[LimitNeed], claim: Claim, *, queue: Callable[[], bool]

@@ -8,6 +8,7 @@ from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Workers, held_slots, store_dags
 from updraft.limits import room, size
 from updraft.model.limits import pool_limit, run_tasks_limit
+from updraft.model.records import TIKey
 from updraft.model.states import DagRunState
 from updraft.scheduling.holding import limits_table
 from updraft.scheduling.triggering import trigger_dag
@@ -83,3 +84,19 @@ def test_a_dags_max_active_tasks_changed_resizes_its_running_runs_limit(env):
     store_dags(store, wide(1), now=clock())
     assert size(table, run_tasks_limit("resized", run.run_id)) == 1
     assert room(table, run_tasks_limit("resized", run.run_id)) == 0  # over its new size until two end
+
+
+def test_a_batch_a_pool_cannot_hold_whole_is_claimed_one_by_one_up_to_the_pool(env):
+    # Five tries of one run with the same limits: one transaction would take 5 of the pool's 4 slots. Refused
+    # whole, they are claimed one by one: the 4 highest go, the last is refused by the pool.
+    store, clock, scheduler, executor = env
+    store.set_pool("four", 4)
+    with DAG("batched", schedule=None, start_date=START) as dag:
+        for i in range(5):
+            task(lambda: None, task_id=f"t{i}", pool="four", priority_weight=10 - i, weight_rule="absolute")()
+    store_dags(store, dag, now=clock())
+    run = trigger_dag(store, "batched", now=clock())
+    report = scheduler.run_pass()
+    assert sorted(d.key.task_id for d in executor.take()) == ["t0", "t1", "t2", "t3"]
+    assert "pool" in report.not_claimed[TIKey("batched", run.run_id, "t4").label].stored
+    assert held_slots(store, pool_limit("four")) == 4
