@@ -3,8 +3,10 @@ task instances, XComs, versions and row are deleted (the event log keeps its ent
 
 What Updraft adds: slots. A queued task instance holds pool, parallelism and concurrency slots, and an active
 run holds its DAG's ``max_active_runs`` slot; they are released before the items go, so no limit keeps a holder
-that no longer exists. A DAG whose file still defines it comes back, new and paused at creation, the next time
-the file is parsed (its next upload), as it does in Airflow on the next parse.
+that no longer exists: an instance's ticket goes with its item, in one transaction (``holding.delete_releasing``),
+and the DAG's row goes last, so a crash at any point leaves the DAG found and a retry releases what is left.
+A DAG whose file still defines it comes back, new and paused at creation, the next time the file is parsed (its
+next upload), as it does in Airflow on the next parse.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from updraft.model.limits import dag_runs_limit
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.deferrals import Waits, stop_waits
-from updraft.scheduling.holding import release_ticket
+from updraft.scheduling.holding import delete_releasing
 from updraft.store.api import Store
 from updraft.store.state_stores import clear_task_states
 
@@ -38,7 +40,8 @@ def delete_dag(store: Store, dag_id: str, *, waits: Waits | None = None) -> bool
     for run in runs:
         stop_waits(waits, instances[run.run_id])
         for ti in instances[run.run_id]:
-            release_ticket(store, ti)
+            if ti.ticket:
+                delete_releasing(store, ti)
             for limit_id in ti.held_limits:
                 store.release_slots(limit_id, ti.entry(limit_id), shard=ti.limit_shards.get(limit_id))
         store.release_slots(dag_runs_limit(dag_id), run.run_id)

@@ -3,10 +3,10 @@ use for one instance.
 
 A try claimed through ``updraft.limits.acquire`` carries a ticket (``TaskInstance.ticket``); one claimed before
 it lists its limits in ``held_limits`` and is released through the store's limit items (``Store.release_slots``)
-until every such try has ended. A transition that takes a try out of holding carries its release
-(``transition_releasing``: one transaction); ``release_ticket`` gives back a ticket's slots with a write of the
-ticket alone (conditional on the instance still carrying it), for the writes that cannot carry it (a clear,
-which removes the instance's state; a deletion).
+until every such try has ended. A write that takes a try out of holding carries its release in one transaction,
+conditional on the instance carrying the ticket as read: a transition (``transition_releasing``), a clear's reset
+(``reset_releasing``), a deletion of the instance (``delete_releasing``). ``release_ticket`` gives back a ticket's
+slots with a write of the ticket alone, for a try found out of holding still carrying one.
 """
 
 from __future__ import annotations
@@ -71,3 +71,26 @@ def transition_releasing(store: Store, before: TaskInstance, *, expected: Iterab
                    lambda left, held: store.transition_item(before.key, expected=expected, state=state, ticket=left,
                                                             held_ticket=held, expected_try_id=expected_try_id,
                                                             fields=fields), ticket)
+
+
+def reset_releasing(store: Store, ti: TaskInstance, *, fields: Mapping[str, Any]) -> bool:
+    """A clear of ``ti`` (``Store.reset_ti``'s write, conditional on its state and try as read) and the release
+    of its whole ticket, in one transaction, conditional on the instance carrying the ticket as read: True if it
+    landed. No crash between the reset and the release can leave the slots held by an instance that no longer
+    holds them."""
+    ticket = ticket_of(ti)
+    if ticket is None:
+        raise ValueError(f"{ti.key.label} holds no ticket to release")
+    return release(limits_table(store),
+                   lambda _left, held: store.reset_item(ti.key, expected=ti.state, expected_try_id=ti.try_id,
+                                                        fields=fields, held_ticket=held or ""), ticket)
+
+
+def delete_releasing(store: Store, ti: TaskInstance) -> bool:
+    """Delete ``ti``'s item and release its whole ticket, in one transaction, conditional on the instance carrying
+    the ticket as read (a run's or a DAG's deletion, before the rest of its items go): True if it landed."""
+    ticket = ticket_of(ti)
+    if ticket is None:
+        raise ValueError(f"{ti.key.label} holds no ticket to release")
+    return release(limits_table(store), lambda _left, held: store.delete_ti_item(ti.key, held_ticket=held or ""),
+                   ticket)

@@ -21,7 +21,7 @@ from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.clearing import Reset, as_recorded, run_state_after_clear
 from updraft.scheduling.deferrals import Waits, stop_waits
-from updraft.scheduling.holding import releases, transition_releasing
+from updraft.scheduling.holding import delete_releasing, releases, reset_releasing, transition_releasing
 from updraft.store.api import Store
 from updraft.store.state_stores import clear_task_states
 
@@ -37,10 +37,13 @@ def apply_resets(store: Store, run: DagRun, resets: Iterable[Reset], *, now: dt.
         ti = reset.ti
         if ti.try_number > 0 and ti.state is not None:
             store.record_try(as_recorded(ti))
-        if not store.reset_ti(ti.key, expected=ti.state, expected_try_id=ti.try_id, fields=reset.fields):
+        if ti.ticket:  # the reset and the release of its ticket, one transaction
+            if not reset_releasing(store, ti, fields=reset.fields):
+                continue
+        elif not store.reset_ti(ti.key, expected=ti.state, expected_try_id=ti.try_id, fields=reset.fields):
             continue
-        if ti.state in LIMIT_LISTING_STATES:
-            release_try_limits(store, ti)
+        if ti.held_limits and ti.state in LIMIT_LISTING_STATES:  # a try claimed before tickets
+            release_try_limits(store, dataclasses.replace(ti, ticket=None))
         cleared.append(ti)
     stop_waits(waits, cleared)
     new_state = run_state_after_clear(run.state, reset_dag_runs=reset_dag_runs)
@@ -83,15 +86,23 @@ def set_run_state(store: Store, run: DagRun, state: DagRunState, *, now: dt.date
 
 def delete_run(store: Store, run: DagRun, tis: Iterable[TaskInstance], *, deletable: Iterable[DagRunState],
                waits: Waits | None = None) -> bool:
-    """Delete a run (only while in ``deletable``), then what its tries held and its partition (instances,
-    recorded tries, XComs) and its task instances' task state. False: the run was not (or no longer) deletable."""
+    """Delete a run (only while in ``deletable``), what its tries held and its partition (instances, recorded
+    tries, XComs) and its task instances' task state. False: the run was not (or no longer) deletable.
+
+    An instance holding a ticket is deleted first, with its release in the same transaction; the run's item goes
+    after, so a crash at any point leaves the run found and a retry releases what is still held. The caller has
+    read the run in ``deletable`` (queued or finished, so no scheduler claims in it); should the scheduler start a
+    queued run meanwhile, it runs without the instances deleted, which it schedules afresh."""
+    tis = list(tis)
+    for ti in tis:  # each ticket with its instance's deletion, before the run goes: a retry finds what is left
+        if ti.ticket:
+            delete_releasing(store, ti)
     if not store.delete_run(run.dag_id, run.run_id, expected=deletable):
         return False
-    tis = list(tis)
     stop_waits(waits, tis)
     for ti in tis:
-        if ti.held_limits or ti.ticket:
-            release_try_limits(store, ti)
+        if ti.held_limits:  # a try claimed before tickets
+            release_try_limits(store, dataclasses.replace(ti, ticket=None))
     store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
     clear_task_states(store, [ti.key for ti in tis])
     store.delete_run_partition(run.dag_id, run.run_id)

@@ -228,6 +228,15 @@ class Store(LimitOps, Protocol):
         """A clear: ``expected`` -> no state (and no try id), fenced on ``expected_try_id``; the item keeps its
         try number so the next claim counts on from it."""
 
+    def reset_item(self, key: TIKey, *, expected: TaskInstanceState | None, expected_try_id: str | None,
+                   fields: Mapping[str, Any], held_ticket: str) -> TransactWrite:
+        """``reset_ti``'s write (built, not sent) for an ``updraft.limits`` release: also conditional on the
+        instance carrying ``held_ticket``, and removing it."""
+
+    def delete_ti_item(self, key: TIKey, *, held_ticket: str) -> TransactWrite:
+        """The instance's deletion (built, not sent) for an ``updraft.limits`` release, conditional on it
+        carrying ``held_ticket``."""
+
     def record_try(self, ti: TaskInstance) -> bool:
         """Record a try before a clear or a retry supersedes it; False when that try number is recorded."""
 

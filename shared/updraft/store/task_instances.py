@@ -352,19 +352,53 @@ class TaskInstanceStore(StoreBase):
         """A clear: ``expected`` -> no state, only while the instance is still in ``expected`` and held by
         ``expected_try_id`` (when it had a try). The try id goes with it, so the cleared try's worker loses every
         later write (heartbeat, outcome); the item keeps its try number, so the next claim counts on from it."""
+        token = write_token()
+        actions, condition = self._reset(key, expected=expected, expected_try_id=expected_try_id, fields=fields,
+                                         token=token)
+        return acknowledged(lambda: update_quietly(self._ti_row(key), actions, condition),
+                            functools.partial(self._carries, key, token))
+
+    def reset_item(self, key: TIKey, *, expected: TaskInstanceState | None, expected_try_id: str | None,
+                   fields: Mapping[str, Any], held_ticket: str) -> TransactWrite:
+        """``reset_ti``'s write as one item of a transaction (``updraft.limits.release`` adds the gives), built and
+        not sent: the same conditions plus the instance carrying ``held_ticket``, and its ticket removed, so a
+        clear and the release of what the cleared try held land together. ``landed`` reads the write token."""
         T = self.models.task_instance
-        unknown = set(fields) - (_TI_FIELDS - _TI_IDENTITY)
+        token = write_token()
+        actions, condition = self._reset(key, expected=expected, expected_try_id=expected_try_id, fields=fields,
+                                         token=token)
+        actions.append(T.ticket.remove())
+        item = self._ti_row(key).get_update_kwargs_from_instance(actions, all_of(condition, T.ticket == held_ticket))
+        return TransactWrite({"Update": item}, functools.partial(self._carries, key, token))
+
+    def _reset(self, key: TIKey, *, expected: TaskInstanceState | None, expected_try_id: str | None,
+               fields: Mapping[str, Any], token: str) -> tuple[list[Action], Condition]:
+        T = self.models.task_instance
+        unknown = set(fields) - (_TI_FIELDS - _TI_IDENTITY - {"ticket"})
         if unknown:
             raise ValueError(f"reset_ti: {sorted(unknown)} are not settable TaskInstance fields")
         values = {name: list(v) if name == "held_limits" and v is not None else v for name, v in fields.items()}
-        token = write_token()
         actions = [T.state.remove(), T.try_id.remove(), T.write_token.set(token), *set_actions(T, values),
                    *waiting.leave_actions(T)]
         condition = all_of(item_present(T), ti_in_state_or_none(T, expected))
         if expected_try_id is not None:
             condition = all_of(condition, try_matches(T, expected_try_id))
-        return acknowledged(lambda: update_quietly(self._ti_row(key), actions, condition),
-                            functools.partial(self._carries, key, token))
+        return actions, condition
+
+    def delete_ti_item(self, key: TIKey, *, held_ticket: str) -> TransactWrite:
+        """The instance's deletion as one item of a transaction (``updraft.limits.release`` adds the gives), built
+        and not sent, conditional on it carrying ``held_ticket``: a deleted instance's slots go back with it, and
+        a deletion repeated after either changes nothing. ``landed``: the item is gone."""
+        T = self.models.task_instance
+        item = self._ti_row(key).get_delete_kwargs_from_instance(T.ticket == held_ticket)
+        return TransactWrite({"Delete": item}, functools.partial(self._gone, key))
+
+    def _gone(self, key: TIKey) -> bool:
+        try:
+            self.models.task_instance.get(*_ti_keys(key), consistent_read=True, attributes_to_get=["sk"])
+        except self.models.task_instance.DoesNotExist:
+            return True
+        return False
 
     def record_try(self, ti: TaskInstance) -> bool:
         """Keep a try as it ended before a clear or a retry supersedes it (Airflow's task instance history).

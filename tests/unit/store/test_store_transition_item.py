@@ -60,3 +60,34 @@ def test_it_refuses_what_transition_ti_refuses(store):
                               fields={"ticket": "T"})
     with pytest.raises(ValueError, match="no expected state"):
         store.transition_item(KEY, expected=[], state=S.QUEUED, ticket=None, held_ticket=None)
+
+
+def _queued_with(store, ticket: str) -> None:
+    store.create_ti(KEY, state=S.SCHEDULED)
+    assert send(store, store.transition_item(KEY, expected=[S.SCHEDULED], state=S.QUEUED, ticket=ticket,
+                                             held_ticket=None, fields={"try_id": "a", "try_number": 1}))
+
+
+def test_a_reset_item_is_reset_tis_write_conditional_on_the_ticket_and_removing_it(store):
+    _queued_with(store, "T1")
+
+    def reset(**kwargs):
+        return store.reset_item(KEY, fields={"max_tries": 3}, **kwargs)
+
+    assert not send(store, reset(expected=S.QUEUED, expected_try_id="a", held_ticket="T2"))  # another ticket
+    assert not send(store, reset(expected=S.QUEUED, expected_try_id="b", held_ticket="T1"))  # another try's
+    assert not send(store, reset(expected=S.RUNNING, expected_try_id="a", held_ticket="T1"))  # another state
+    write = reset(expected=S.QUEUED, expected_try_id="a", held_ticket="T1")
+    assert store.get_ti(KEY).state == S.QUEUED and not write.landed()
+    assert send(store, write) and write.landed()
+    ti = store.get_ti(KEY)
+    assert (ti.state, ti.try_id, ti.ticket, ti.try_number, ti.max_tries) == (None, None, None, 1, 3)
+
+
+def test_a_deletion_item_deletes_the_instance_only_while_it_carries_the_ticket(store):
+    _queued_with(store, "T1")
+    assert not send(store, store.delete_ti_item(KEY, held_ticket="T2"))
+    write = store.delete_ti_item(KEY, held_ticket="T1")
+    assert store.get_ti(KEY) is not None and not write.landed()
+    assert send(store, write) and write.landed() and store.get_ti(KEY) is None
+    assert not send(store, store.delete_ti_item(KEY, held_ticket="T1"))  # a repeat: nothing to delete
