@@ -69,7 +69,7 @@ class TaskInstance:
     # Where a take of a sharded limit placed this try's entry (limit id -> shard): its release writes there first.
     limit_shards: dict[str, int] = dataclasses.field(default_factory=dict)
     # The limits whose slot this try holds under an earlier try's entry (limit id -> that entry's holder id): a
-    # slot handed on by the try that ended before it (``scheduling.slot_donor``) keeps its entry, unwritten.
+    # slot handed on by the try that ended before it (before tickets, a worker's donor did) keeps its entry.
     limit_entries: dict[str, str] = dataclasses.field(default_factory=dict)
     # The limit slots this try holds, as ``updraft.limits`` encoded them (its ``Ticket``): written only with the
     # counters it records, in one transaction; opaque to everything else. None: it holds none through a ticket.

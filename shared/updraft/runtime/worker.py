@@ -47,7 +47,6 @@ from updraft.scheduling.deferrals import Waits, resume_try, start_wait
 from updraft.scheduling.downstream import schedule_downstream
 from updraft.scheduling.holding import held_limit_ids
 from updraft.scheduling.pass_report import PassReport
-from updraft.scheduling.slot_donor import SlotDonor
 from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
 from updraft.scheduling.wakeups import run_due_now, wake_for_retry
 from updraft.serialization.model import SerializedDAG
@@ -183,31 +182,26 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
 
         _schedule_after(store, scheduler, dag, finished, result, hand_off_or_here)
         return result
-    # The next task first, its slots (of the default pool and the DAG-wide limits) still held by this try, which
-    # the first claim needing them is handed, unwritten (``slot_donor``); then the slots not given, and once more if
-    # a limit this try freed was what kept a task waiting (one given to the next try frees nothing). A try that
-    # held a ticket gave its slots back with its end already (``finish_try``): nothing to hand on or release.
-    donor = SlotDonor.of(finished) if finished else None
-    given = donor.given if donor is not None else set()
+    # The next task first; then the slots of a try claimed before tickets (entries of the store's limit items),
+    # and once more if a limit this try freed was what kept a task waiting. A try that held a ticket gave its
+    # slots back with its end already (``finish_try``): nothing to release here.
     report = _schedule_after(store, scheduler, dag, finished, result,
-                             functools.partial(scheduler.schedule_run, key.dag_id, key.run_id, donor=donor),
-                             donor=donor)
-    _release(store, finished, given=given)
-    freed = held_limit_ids(finished) - given if finished else set()
+                             functools.partial(scheduler.schedule_run, key.dag_id, key.run_id))
+    _release(store, finished)
+    freed = held_limit_ids(finished) if finished else set()
     if report is not None and (report.coalesced or report.full_limits & freed):
         scheduler.schedule_run(key.dag_id, key.run_id)
     return result
 
 
 def _schedule_after(store: Store, scheduler: Scheduler, dag: SerializedDAG, finished: TaskInstance | None,
-                    result: TryResult, whole_run: Callable[[], PassReport | None],
-                    donor: SlotDonor | None = None) -> PassReport | None:
+                    result: TryResult, whole_run: Callable[[], PassReport | None]) -> PassReport | None:
     """The mini scheduler after the try: only its downstream where it can (``scheduling.downstream``: no read
     of the whole run), else ``whole_run``; a try ended elsewhere leaves its run to ``whole_run``."""
     if not finished:
         return whole_run()
     return schedule_downstream(store, scheduler, dag, finished, branched=bool(result.skip_task_ids),
-                               whole_run=whole_run, donor=donor)
+                               whole_run=whole_run)
 
 
 def _republish_assets(store: Store, scheduler: Scheduler, dispatch: Dispatch,
@@ -301,9 +295,9 @@ def _secrets_backend() -> tuple[object, str | None]:
         return None, f"{type(exc).__name__}: {exc}"
 
 
-def _release(store: Store, finished: TaskInstance | None, *, given: set[str] | frozenset[str] = frozenset()) -> None:
+def _release(store: Store, finished: TaskInstance | None) -> None:
     if finished:  # as its worker ended it: a try ended for good releases in one write per limit
-        release_try_limits(store, finished, given=given, ended=True)
+        release_try_limits(store, finished, ended=True)
 
 
 class _Heartbeat:

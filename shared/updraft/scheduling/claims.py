@@ -275,11 +275,10 @@ def continues_try(ti: TaskInstance) -> bool:
     return ti.rescheduled_try_id is not None and ti.rescheduled_try_id == ti.try_id
 
 
-def release_try_limits(store: Store, ti: TaskInstance, *, given: set[str] | frozenset[str] = frozenset(),
-                       ended: bool = False) -> None:
+def release_try_limits(store: Store, ti: TaskInstance, *, ended: bool = False) -> None:
     """Give back the slots a try held (after it left queued/running): its ticket's (``holding.release_ticket``),
-    and those it holds by an entry of the store's limit items (``TaskInstance.entry``) but those ``given`` to
-    another try (``slot_donor``). Safe to repeat.
+    and those it holds by an entry of the store's limit items (``TaskInstance.entry``: a try claimed before
+    tickets). Safe to repeat.
 
     ``ended``: ``ti`` is the try as its worker ended it, and when that state ends the try for good
     (``ends_try_for_good``) its holders take no more, so each release is final (``Store.release_slots``: one
@@ -288,7 +287,7 @@ def release_try_limits(store: Store, ti: TaskInstance, *, given: set[str] | froz
     release_ticket(store, ti)
     concurrently([functools.partial(store.release_slots, limit_id, ti.entry(limit_id),
                                     shard=ti.limit_shards.get(limit_id), final=final)
-                  for limit_id in ti.held_limits if limit_id not in given])
+                  for limit_id in ti.held_limits])
 
 
 def ends_try_for_good(ti: TaskInstance) -> bool:

@@ -44,7 +44,6 @@ from updraft.model.states import FINISHED_TI_STATES, UNFINISHED_TI_STATES, TaskI
 from updraft.scheduling.counted_ends import DECIDED_EARLY, counts_mapped_ends, ends_countable
 from updraft.scheduling.evaluation import finishes_in_scheduler
 from updraft.scheduling.pass_report import PassReport
-from updraft.scheduling.slot_donor import SlotDonor
 from updraft.scheduling.waiting_claims import index_pays, schedule_waiting
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import RunEnds, Store
@@ -113,13 +112,12 @@ def _needs_whole_run(task: SerializedTask) -> bool:
 
 
 def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, *,
-                        branched: bool = False, whole_run: Callable[[], PassReport | None] | None = None,
-                        donor: SlotDonor | None = None) -> PassReport | None:
+                        branched: bool = False, whole_run: Callable[[], PassReport | None] | None = None
+                        ) -> PassReport | None:
     """Schedule what the end of ``ended`` (the instance in the state its try ended in) lets go, incrementally
     where ``plan`` allows; ``branched``: the try skipped tasks (a branch), which cascades through the run;
     ``whole_run`` schedules the whole run when that is needed (default: ``Scheduler.schedule_run`` here). None:
-    nothing to do yet (only counters moved; a later end, or the tick, decides), or handed to ``whole_run``.
-    ``donor``: the ended try's slots, which the claims decided here may be handed (``slot_donor``)."""
+    nothing to do yet (only counters moved; a later end, or the tick, decides), or handed to ``whole_run``."""
     if whole_run is None:
         whole_run = functools.partial(scheduler.schedule_run, ended.dag_id, ended.run_id)
     found = plan(dag, ended.task_id)
@@ -135,7 +133,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
         # Instances wait for slots: the best of them get what this end frees.
         if not succeeded or found.whole_run:
             return whole_run()
-        return _waiting(store, scheduler, dag, ended, found, whole_run=whole_run, donor=donor)
+        return _waiting(store, scheduler, dag, ended, found, whole_run=whole_run)
     if found.whole_run or not succeeded:
         return whole_run()
     if found.mapped:
@@ -150,19 +148,19 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     if run is None:
         return None
     if ends.waiting is not None:
-        return _waiting(store, scheduler, dag, ended, found, whole_run=whole_run, donor=donor)
+        return _waiting(store, scheduler, dag, ended, found, whole_run=whole_run)
     if is_leaf:
         if all(key in items and items[key].state not in UNFINISHED_TI_STATES for key in read):
             return whole_run()  # every leaf ended: the whole run decides the run's end
         return None
-    report = scheduler.schedule_tasks(run, meta, [ended, *items.values()], found.decide, donor=donor)
+    report = scheduler.schedule_tasks(run, meta, [ended, *items.values()], found.decide)
     if report is None or report.stale_runs:
         return whole_run()
     return report
 
 
 def _waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, found: Plan, *,
-             whole_run: Callable[[], PassReport | None], donor: SlotDonor | None) -> PassReport | None:
+             whole_run: Callable[[], PassReport | None]) -> PassReport | None:
     """The end in a run where instances wait: its downstream decided as planned (nothing for a counted mapped
     instance, whose downstream waits for its task's last instance), with the best waiting instances claimed
     (``waiting_claims``; a small run is read whole); a leaf's end decides nothing else there (the run cannot end
@@ -171,7 +169,7 @@ def _waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: Task
         return whole_run()
     return schedule_waiting(store, scheduler, ended, decide=found.decide,
                             reads=[TIKey(ended.dag_id, ended.run_id, task_id) for task_id in found.reads],
-                            whole_run=whole_run, donor=donor)
+                            whole_run=whole_run)
 
 
 def _complete(found: Plan, ends: RunEnds, task_id: str) -> bool:

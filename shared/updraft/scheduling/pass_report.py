@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 from updraft.executors.base import Dispatch
 from updraft.scheduling.blocked import BlockedReason
-from updraft.scheduling.slot_donor import SlotDonor
 
 
 @dataclass
@@ -22,6 +21,3 @@ class PassReport:
     stale_runs: set[tuple[str, str]] = field(default_factory=set)  # changed by someone else mid-pass
     poisoned: dict[str, str] = field(default_factory=dict)  # "dag_id/run_id" (or dag_id) set aside -> the error
     runs_running: int | None = None  # the tick's: runs running after it (None: not a tick's pass)
-    # A worker's mini scheduler: the slots of the try that just ended, which this pass's claims may be
-    # handed (``slot_donor``; what it gave, the worker does not release)
-    donor: SlotDonor | None = None

@@ -40,7 +40,6 @@ from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.poison import clear_poisoned_note, describe, record_poisoned_run
 from updraft.scheduling.previous_run import previous_run_tis
 from updraft.scheduling.reconcile import reconcile
-from updraft.scheduling.slot_donor import SlotDonor
 from updraft.scheduling.wakeups import arm_wakes, run_ended, wake_for_next_run, wake_for_retry
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import DagMeta, Store
@@ -181,9 +180,8 @@ class Scheduler:
             return False
         return True
 
-    def schedule_run(self, dag_id: str, run_id: str, *, donor: SlotDonor | None = None) -> PassReport:
-        """The mini scheduler: evaluate and claim for one run right after one of its tasks changed state
-        (``donor``: the slots of the try that ended, which its claims may be handed: ``slot_donor``).
+    def schedule_run(self, dag_id: str, run_id: str) -> PassReport:
+        """The mini scheduler: evaluate and claim for one run right after one of its tasks changed state.
 
         Calls for a run already being scheduled in this process (worker threads finishing together) coalesce:
         they mark the run dirty and return, and the call in progress evaluates once more before it returns, so
@@ -195,7 +193,7 @@ class Scheduler:
                 self._dirty.add(key)
                 return PassReport(coalesced=True)
             self._in_progress.add(key)
-        report = PassReport(donor=donor)
+        report = PassReport()
         try:
             while True:
                 # The run, its DAG's row and the run's waiting mark in one batch read, then its instances (one
@@ -235,17 +233,16 @@ class Scheduler:
         return self.schedule_run(key.dag_id, key.run_id)
 
     def schedule_tasks(self, run: DagRun, meta: DagMeta | None, tis: list[TaskInstance],
-                       task_ids: Collection[str], *, waiting: str | None = None,
-                       donor: SlotDonor | None = None) -> PassReport | None:
+                       task_ids: Collection[str], *, waiting: str | None = None) -> PassReport | None:
         """The mini scheduler's incremental step (``scheduling.downstream``): decide and claim only the instances
         of ``task_ids``, from ``tis`` (the items they depend on, read with the run and its DAG's row). None: a
         decision there ends an instance (skipped, upstream_failed, an EmptyOperator's success), which can decide
         more downstream: the caller schedules the whole run instead (nothing was written). ``waiting``: the run's
-        waiting mark as read with ``tis``; ``donor``: as for ``schedule_run``."""
+        waiting mark as read with ``tis``."""
         evaluation = evaluate_tasks(self.dag(run.dag_id, run.dag_hash), run, tis, task_ids, now=self.clock())
         if any(change.state != TaskInstanceState.SCHEDULED for change in evaluation.changes):
             return None
-        report = PassReport(donor=donor)
+        report = PassReport()
         self._schedule_runs([run], report, metas={run.dag_id: meta}, tis={run.run_id: tis},
                             evaluations={run.run_id: evaluation}, marks={run.run_id: (waiting, False)})
         return report

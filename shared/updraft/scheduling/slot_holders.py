@@ -1,5 +1,6 @@
 """Which try holds a limit's entry now: the try the entry names or, when that try handed its slot on
-(``slot_donor``), a later try of the same run that lists the entry in ``TaskInstance.limit_entries``.
+(before tickets, a worker handed the slots of its ended try to the next one), a later try of the same run that
+lists the entry in ``TaskInstance.limit_entries``.
 
 Reconciliation and the pools route ask this of an entry. The try the entry names is read first (one GetItem, and
 what almost every entry needs); only when it does not hold the entry itself are its run's instances read, once per

@@ -61,7 +61,7 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     ends and gives its slots back in one transaction (``updraft.limits.release``), conditional on its try and its
     ticket. One holding entries of the store's limit items (claimed before tickets) is released after the end;
     with ``release=False`` the caller frees those itself (``release_try_limits`` with that instance) when it
-    suits it: a worker schedules the next task first (``slot_donor``).
+    suits it: a worker schedules the next task first.
     """
     # ``started`` (what start_try returned) saves a read; whether the try is still running is then decided by
     # the fenced write below, as it is when the read was made.

@@ -29,7 +29,6 @@ from updraft.model.states import TaskInstanceState
 from updraft.scheduling.holding import held_limit_ids
 from updraft.scheduling.ordering import claim_order
 from updraft.scheduling.pass_report import PassReport
-from updraft.scheduling.slot_donor import SlotDonor
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
@@ -52,8 +51,8 @@ def index_pays(dag: SerializedDAG) -> bool:
 
 
 def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *, decide: Sequence[str] = (),
-                     reads: Sequence[TIKey] = (), whole_run: Callable[[], PassReport | None],
-                     donor: SlotDonor | None = None) -> PassReport | None:
+                     reads: Sequence[TIKey] = (), whole_run: Callable[[], PassReport | None]
+                     ) -> PassReport | None:
     """After ``ended``'s successful try: claim the run's best waiting instances and decide ``decide`` (its
     downstream tasks decided from their upstreams' items, ``reads``) in one pass; ``whole_run`` when the run is
     not marked waiting or nothing waiting is found. The index is read first (keys only, eventually consistent:
@@ -76,8 +75,7 @@ def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *,
     while queue:
         batch, queue = queue[:wanted], queue[wanted:]
         tis = [ended, *upstream, *batch] if report is None else [ended, *batch]
-        step = scheduler.schedule_tasks(run, meta, tis, decide if report is None else (), waiting=ends.waiting,
-                                        donor=donor)
+        step = scheduler.schedule_tasks(run, meta, tis, decide if report is None else (), waiting=ends.waiting)
         if step is None or step.stale_runs:
             return whole_run()
         report = step if report is None else _merged(report, step)
