@@ -9,9 +9,9 @@ storage is a ``Table`` (an injected DynamoDB client and the table's name); a hol
 
 from updraft.limits.acquire import Acquired, Claim, Full, HolderWrite, Lost, Need, acquire
 from updraft.limits.release import release
-from updraft.limits.shape import ensure, rebalance, resize, room, size
+from updraft.limits.shape import ensure, held, rebalance, resize, room, size
 from updraft.limits.table import Backoff, Contended, Table
 from updraft.limits.ticket import Hold, Ticket
 
 __all__ = ["Acquired", "Backoff", "Claim", "Contended", "Full", "Hold", "HolderWrite", "Lost", "Need", "Table",
-           "Ticket", "acquire", "ensure", "rebalance", "release", "resize", "room", "size"]
+           "Ticket", "acquire", "ensure", "held", "rebalance", "release", "resize", "room", "size"]

@@ -67,6 +67,13 @@ def room(table: Table, limit_id: str) -> int | None:
     return None if limit is None else free_room(limit.frees)
 
 
+def held(table: Table, limit_id: str) -> int:
+    """How many slots tickets hold of the limit now (its size less its shards' free slots), from a strongly
+    consistent read; 0 when it does not exist yet. A run limit's holders are counted so (``max_active_runs``)."""
+    limit = counters.read(table, limit_id)
+    return 0 if limit is None else limit.size - sum(limit.frees)
+
+
 def size(table: Table, limit_id: str) -> int | None:
     """The limit's size (-1: unlimited), from a strongly consistent read; None when it does not exist yet. A
     claimer whose limit is full compares it with the size it means (a pool's slots, a DAG's max_active_tasks,

@@ -135,3 +135,6 @@ class DagRun:
     # the run types whose origin is their type (a schedule, an asset, a backfill, an operator).
     triggered_by: str | None = None
     triggering_user_name: str | None = None
+    # The slot of its run limit (max_active_runs, or its backfill's) the run holds, as ``updraft.limits`` encoded
+    # it: taken with its start (a backfill run's: with its creation), given back with its end. None: none held.
+    ticket: str | None = None

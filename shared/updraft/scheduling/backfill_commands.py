@@ -25,6 +25,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from updraft.limits import resize
 from updraft.model.backfills import DEFAULT_MAX_ACTIVE_RUNS, Backfill, ReprocessBehavior
 from updraft.model.limits import backfill_runs_limit
 from updraft.model.records import DagRun
@@ -32,7 +33,9 @@ from updraft.model.states import DagRunState, DagRunType
 from updraft.scheduling.backfills import CLEARED, date_key, infos_between, latest_by_date, skip_reason
 from updraft.scheduling.clearing import Selection, resets, to_clear
 from updraft.scheduling.dag_versions import pinned_dag
+from updraft.scheduling.holding import limits_table
 from updraft.scheduling.manual_changes import apply_resets
+from updraft.scheduling.run_slots import set_state_releasing
 from updraft.scheduling.triggering import _validate_conf
 from updraft.sdk.exceptions import AirflowBadRequest, AirflowException, DagNotFound, ParamValidationError
 from updraft.serialization.model import SerializedDAG
@@ -96,7 +99,8 @@ def create_backfill(store: Store, request: BackfillRequest, *, now: dt.datetime,
                         skipped=skipped)
     if not store.create_backfill(backfill):
         raise _already_running(request.dag_id)
-    store.resize_limit(backfill_runs_limit(request.dag_id), request.max_active_runs)
+    store.resize_limit(backfill_runs_limit(request.dag_id), request.max_active_runs)  # (runs before tickets)
+    resize(limits_table(store), backfill_runs_limit(request.dag_id), request.max_active_runs)
     return backfill
 
 
@@ -118,13 +122,12 @@ def set_paused(store: Store, backfill_id: int, paused: bool, *, now: dt.datetime
 def cancel(store: Store, backfill_id: int, *, now: dt.datetime) -> Backfill:
     backfill = _active_or_raise(store, backfill_id)
     store.set_backfill_paused(backfill_id, True, now=now)  # first, so no scheduler creates another run
-    limit_id = backfill_runs_limit(backfill.dag_id)
-    held = store.get_limit(limit_id)
-    for run_id in held.holders if held else {}:
-        run = store.get_run(backfill.dag_id, run_id)
-        if run is not None and run.run_type == DagRunType.BACKFILL and store.set_run_state(
-                backfill.dag_id, run_id, expected=[DagRunState.QUEUED], state=DagRunState.FAILED, now=now):
-            store.release_slots(limit_id, run_id)
+    # Its queued runs fail, giving back their slots (one backfill of a DAG is active at a time: every queued
+    # backfill run of the DAG is this one's).
+    for run in store.list_runs(backfill.dag_id):
+        if run.run_type == DagRunType.BACKFILL and run.state == DagRunState.QUEUED and set_state_releasing(
+                store, run, expected=[DagRunState.QUEUED], state=DagRunState.FAILED, now=now) and run.ticket is None:
+            store.release_slots(backfill_runs_limit(backfill.dag_id), run.run_id)  # created before tickets
     store.complete_backfill(backfill_id, now=now, pause=True)
     return _active_or_raise(store, backfill_id, allow_completed=True)
 

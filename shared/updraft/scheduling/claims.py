@@ -19,7 +19,7 @@ from typing import Any
 
 from updraft.executors.base import Dispatch
 from updraft.executors.choice import executor_for
-from updraft.limits import Acquired, Claim, Full, Lost, Need, acquire, resize, size
+from updraft.limits import Acquired, Claim, Full, Lost, Need, acquire
 from updraft.model.limits import (
     DEFAULT_POOL,
     DEFAULT_POOL_SLOTS,
@@ -36,7 +36,7 @@ from updraft.scheduling.blocked import BlockedReason
 from updraft.scheduling.clearing import as_recorded
 from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.deferrals import is_resuming
-from updraft.scheduling.holding import held_limit_ids, limits_table, release_ticket, ticket_of
+from updraft.scheduling.holding import acquire_sized, held_limit_ids, limits_table, release_ticket, ticket_of
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store
 from updraft.store.writes import TransactWrite
@@ -139,7 +139,7 @@ def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
         raise ValueError(f"claim_batch: {len(candidates)} candidates, or a resumed try among several")
     parts = [_ClaimParts.of(store, candidate, now) for candidate in candidates]
     if len(parts) == 1:
-        outcome = _acquire(store, candidates[0].needs, parts[0].claim,
+        outcome = _acquire(store, parts[0].claim,
                            queue=lambda: store.queue_ti(candidates[0].ti.key, expected=parts[0].expected,
                                                         fields=parts[0].fields))
     else:
@@ -231,23 +231,12 @@ class _ClaimParts:
                                     compute=compute, run=dataclasses.replace(run) if run is not None else None))
 
 
-def _acquire(store: Store, needs: list[LimitNeed], claim: Claim, *, queue: Callable[[], bool]
-             ) -> Acquired | Full | Lost:
-    """``claim`` through ``limits.acquire``. A limit found full whose size is not the one its need says (a pool
-    resized, a DAG's max_active_tasks or parallelism changed since the limit was created) is resized to it and
-    the claim sent again: a claimer always knows each limit's size as configured now, and a resize is only
-    looked for where it matters, at a refusal. No need (a resumed try holding all it needs): the queue write
-    alone (``queue``), keeping its ticket."""
+def _acquire(store: Store, claim: Claim, *, queue: Callable[[], bool]) -> Acquired | Full | Lost:
+    """``claim`` through ``limits.acquire``, resized where a limit's size changed (``holding.acquire_sized``).
+    No need (a resumed try holding all it needs): the queue write alone (``queue``), keeping its ticket."""
     if not claim.needs:
         return Acquired(()) if queue() else Lost((0,))
-    table = limits_table(store)
-    outcome = acquire(table, [claim])
-    if isinstance(outcome, Full):
-        meant = next(need.limit for need in needs if need.limit_id == outcome.limit_id)
-        stored = size(table, outcome.limit_id)
-        if stored is not None and stored != max(meant, -1) and resize(table, outcome.limit_id, meant):
-            outcome = acquire(table, [claim])
-    return outcome
+    return acquire_sized(store, claim)
 
 
 def claimed_meanwhile(store: Store, ti: TaskInstance, *, new: bool) -> bool:

@@ -268,11 +268,12 @@ def _newer_horizon(meta: DagMeta | None, horizon: dict[str, Any] | None) -> dict
 
 
 def _resize_dag_limits(store: Store, dag_id: str, meta: DagMeta, body: dict[str, Any]) -> None:
-    """The DAG's limit items in use follow a changed max_active_runs, and its active runs' limits a changed
-    max_active_tasks (their counters, ``updraft.limits.resize``, and the items of tries claimed before tickets):
+    """The DAG's run limit follows a changed max_active_runs, and its active runs' limits a changed
+    max_active_tasks (their counters, ``updraft.limits.resize``, and the items of holders from before tickets):
     Airflow applies the DAG's current values to runs already going."""
     new_runs, new_tasks = body.get("max_active_runs"), body.get("max_active_tasks")
     if new_runs is not None and int(new_runs) != meta.max_active_runs:
+        resize(limits_table(store), dag_runs_limit(dag_id), int(new_runs))
         store.resize_limit(dag_runs_limit(dag_id), int(new_runs), create=False)
     if new_tasks is not None and int(new_tasks) != meta.max_active_tasks:
         for run in store.active_runs():

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from updraft.limits import Table, Ticket, release
+from updraft.limits import Acquired, Claim, Full, Lost, Table, Ticket, acquire, release, resize, size
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.store.api import Store
@@ -25,6 +25,21 @@ _HOLDING = frozenset({TaskInstanceState.QUEUED, TaskInstanceState.RUNNING, TaskI
 def limits_table(store: Store) -> Table:
     """The limits' counters: the store's own table, written through the store's client."""
     return Table(*store.transaction_target())
+
+
+def acquire_sized(store: Store, claim: Claim) -> Acquired | Full | Lost:
+    """``claim`` through ``limits.acquire``. A limit found full whose size is not the one its need says (a pool
+    resized, a DAG's max_active_tasks or max_active_runs or parallelism changed since the limit was created) is
+    resized to it and the claim sent again: a claimer always knows each limit's size as configured now, and a
+    resize is only looked for where it matters, at a refusal."""
+    table = limits_table(store)
+    outcome = acquire(table, [claim])
+    if isinstance(outcome, Full):
+        meant = next(need.size for need in claim.needs if need.limit_id == outcome.limit_id)
+        stored = size(table, outcome.limit_id)
+        if stored is not None and stored != max(meant, -1) and resize(table, outcome.limit_id, meant):
+            outcome = acquire(table, [claim])
+    return outcome
 
 
 def ticket_of(ti: TaskInstance) -> Ticket | None:

@@ -14,9 +14,10 @@ import dataclasses
 import datetime as dt
 from collections.abc import Iterable
 
-from updraft.model.limits import dag_runs_limit
 from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import LIMIT_LISTING_STATES, DagRunState
+from updraft.scheduling import run_slots
+from updraft.scheduling.backfills import run_limit
 from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.clearing import Reset, as_recorded, run_state_after_clear
@@ -79,8 +80,9 @@ def set_run_state(store: Store, run: DagRun, state: DagRunState, *, now: dt.date
     """The run's own state as a user set it (success, failed or queued). It gives back its ``max_active_runs``
     slot: a finished run holds none, and a queued one takes it again when the scheduler starts it, as Airflow
     counts only running runs against ``max_active_runs``."""
-    changed = store.set_run_state(run.dag_id, run.run_id, expected=_ALL_RUN_STATES, state=state, now=now)
-    store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
+    changed = run_slots.set_state_releasing(store, run, expected=_ALL_RUN_STATES, state=state, now=now)
+    if run.ticket is None:  # a run started before tickets
+        store.release_slots(run_limit(run), run.run_id)
     return changed
 
 
@@ -97,13 +99,14 @@ def delete_run(store: Store, run: DagRun, tis: Iterable[TaskInstance], *, deleta
     for ti in tis:  # each ticket with its instance's deletion, before the run goes: a retry finds what is left
         if ti.ticket:
             delete_releasing(store, ti)
-    if not store.delete_run(run.dag_id, run.run_id, expected=deletable):
+    if not run_slots.delete_releasing(store, run, expected=deletable):
         return False
     stop_waits(waits, tis)
     for ti in tis:
         if ti.held_limits:  # a try claimed before tickets
             release_try_limits(store, dataclasses.replace(ti, ticket=None))
-    store.release_slots(dag_runs_limit(run.dag_id), run.run_id)
+    if run.ticket is None:  # a run started before tickets
+        store.release_slots(run_limit(run), run.run_id)
     clear_task_states(store, [ti.key for ti in tis])
     store.delete_run_partition(run.dag_id, run.run_id)
     return True

@@ -21,10 +21,12 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from updraft.executors.base import Executor, LostTry
+from updraft.limits import Acquired, Full
 from updraft.metrics.airflow import AirflowMetrics
 from updraft.model.limits import dag_runs_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
-from updraft.model.states import FINISHED_RUN_STATES, SLOT_HOLDING_STATES, DagRunState, DagRunType, TaskInstanceState
+from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, DagRunType, TaskInstanceState
+from updraft.scheduling import run_slots
 from updraft.scheduling.backfill_pass import drive_backfills
 from updraft.scheduling.backfills import run_limit
 from updraft.scheduling.changes import RunEvaluation, TIChange
@@ -333,12 +335,11 @@ class Scheduler:
     def _active_run_count(self, dag_id: str, indexed: set[str]) -> int:
         """Queued and running runs, which Airflow counts against max_active_runs before creating another.
 
-        Running runs come from the run limit's holders (a strong read); queued ones from the active-runs index,
-        which may miss a run another scheduler created within the last moment (the index is eventually
-        consistent): at worst one run too many is created, never one too few.
+        Running runs are counted from the run limit (``run_slots.holding``: a strong read); queued ones from the
+        active-runs index, which may miss a run another scheduler created within the last moment (the index is
+        eventually consistent): at worst one run too many is created, never one too few.
         """
-        state = self.store.get_limit(dag_runs_limit(dag_id))
-        return len(indexed | set(state.holders if state else ()))
+        return max(len(indexed), run_slots.holding(self.store, dag_runs_limit(dag_id)))
 
     # -- evaluation and claims --------------------------------------------------------------------------------
     def _schedule_runs(self, runs: list[DagRun], report: PassReport, *, metas: dict[str, DagMeta | None] | None = None,
@@ -399,17 +400,22 @@ class Scheduler:
                 self.store.clear_waiting(run.dag_id, run.run_id, token)
 
     def _start_run(self, run: DagRun, now: dt.datetime, report: PassReport) -> bool:
-        """queued -> running, within max_active_runs (the run holds a slot of its DAG's run limit, or of its
-        backfill's, which it took when it was created)."""
-        dag = self.dag(run.dag_id, run.dag_hash)
-        limit_id = run_limit(run)
-        if not self.store.take_slots(limit_id, run.run_id, 1, limit=dag.max_active_runs, now=now):
-            held = self.store.get_limit(limit_id)
-            if held is None or run.run_id not in held.holders:
+        """queued -> running, within max_active_runs: the run takes a slot of its DAG's run limit in the same
+        transaction (``run_slots``); a backfill's run holds its backfill's from its creation (by ticket, or by an
+        entry of the store's limit items when created before tickets)."""
+        if run.ticket is None:
+            backfill = run.run_type == DagRunType.BACKFILL
+            outcome = run_slots.start_holding(
+                self.store, run, None if backfill else self.dag(run.dag_id, run.dag_hash).max_active_runs, now=now)
+            if isinstance(outcome, Full):
                 return False  # max_active_runs reached; it starts when a run finishes
-            # Already holding: an earlier invocation took the slot and died before starting the run.
-        if self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.QUEUED],
-                                    state=DagRunState.RUNNING, now=now):
+            started = isinstance(outcome, Acquired)
+            if isinstance(outcome, Acquired):
+                run.ticket = outcome.tickets[0].encode()
+        else:
+            started = self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.QUEUED],
+                                               state=DagRunState.RUNNING, now=now)
+        if started:
             report.runs_started.append(run.run_id)
             self.metrics.run_started(run, now)  # before its start date is set: its first start has none
             self.traces.run_started(run, now)
@@ -418,10 +424,8 @@ class Scheduler:
             return True
         fresh = self.store.get_run(run.dag_id, run.run_id)
         if fresh is None or fresh.state != DagRunState.RUNNING:
-            if fresh is None or fresh.state in FINISHED_RUN_STATES:
-                self.store.release_slots(limit_id, run.run_id)
             return False
-        run.state, run.start_date = fresh.state, fresh.start_date
+        run.state, run.start_date, run.ticket = fresh.state, fresh.start_date, fresh.ticket
         return True
 
     def _evaluate(self, run: DagRun, now: dt.datetime, report: PassReport, tis: list[TaskInstance] | None = None,
@@ -496,8 +500,8 @@ class Scheduler:
 
     def _finish_run(self, run: DagRun, state: DagRunState, note: str | None, now: dt.datetime,
                     report: PassReport, *, tis: Iterable[TaskInstance] = ()) -> None:
-        ended = self.store.set_run_state(run.dag_id, run.run_id, expected=[DagRunState.RUNNING], state=state,
-                                         now=now)
+        started_before_tickets = run.ticket is None
+        ended = run_slots.set_state_releasing(self.store, run, expected=[DagRunState.RUNNING], state=state, now=now)
         if ended:  # the reason goes to the log and the callbacks; the run's note stays the user's, as in Airflow
             logger.info("run %s of %s ended %s%s", run.run_id, run.dag_id, state.value, f" ({note})" if note else "")
             report.runs_finished[run.run_id] = state.value
@@ -507,8 +511,8 @@ class Scheduler:
             request = callback_request(self.dag(run.dag_id, run.dag_hash), run, state, note, tis, end_date=now)
             if request is not None:
                 self.executor.dispatch([request])
-        # Released whether we or a racing scheduler finished it: release is idempotent.
-        self.store.release_slots(run_limit(run), run.run_id)
+        if started_before_tickets:  # its entry released whether we or a racing scheduler finished it
+            self.store.release_slots(run_limit(run), run.run_id)
         if ended:  # what waited for its slot (a backfill's next run, a due run past max_active_runs) goes now
             run_ended(self, run)
 

@@ -150,6 +150,19 @@ class Store(LimitOps, Protocol):
                       now: dt.datetime) -> bool:
         """Conditional run transition; a finished run leaves the active index."""
 
+    def create_run_item(self, run: DagRun, *, ticket: str) -> TransactWrite:
+        """``create_run``'s write (built, not sent) for an ``updraft.limits`` claim, the run carrying ``ticket``."""
+
+    def run_state_item(self, dag_id: str, run_id: str, *, expected: Iterable[DagRunState], state: DagRunState,
+                       now: dt.datetime, ticket: str | None, held_ticket: str | None) -> TransactWrite:
+        """``set_run_state``'s write (built, not sent) for an ``updraft.limits`` transaction, carrying the run's
+        ``ticket`` and conditional on the one it carries (``held_ticket``) as well as on its state."""
+
+    def delete_run_item(self, dag_id: str, run_id: str, *, expected: Iterable[DagRunState],
+                        held_ticket: str) -> TransactWrite:
+        """``delete_run``'s write (built, not sent) for an ``updraft.limits`` release, conditional on the run
+        carrying ``held_ticket``."""
+
     def set_run_note(self, dag_id: str, run_id: str, note: str | None) -> bool:
         """Set (None: remove) a run's note; False if the run does not exist."""
 

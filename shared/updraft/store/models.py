@@ -178,6 +178,7 @@ class RunItem(Item):
     active_pk = UnicodeAttribute(null=True)
     active_sk = UnicodeAttribute(null=True)
     write_token = UnicodeAttribute(null=True)  # the last state write's (store.writes.write_token: lost acks)
+    ticket = UnicodeAttribute(null=True)  # the run limit's slot the run holds (``updraft.limits``' encoded ticket)
     by_date = RunsByDateIndex()
     active_index = ActiveRunsIndex()
 

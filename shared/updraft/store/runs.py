@@ -20,6 +20,7 @@ from updraft.store.dags import _meta_from_item
 from updraft.store.models import RunItem
 from updraft.store.task_instances import _ti_from_item, run_ends
 from updraft.store.writes import (
+    TransactWrite,
     acknowledged,
     all_of,
     conditional,
@@ -50,7 +51,7 @@ def _run_from_item(item: RunItem) -> DagRun:
         run_after=item.run_after, conf=item.conf or {}, queued_at=item.queued_at,
         start_date=item.start_date, end_date=item.end_date, note=item.note,
         partition_key=item.partition_key, partition_date=item.partition_date, triggered_by=item.triggered_by,
-        triggering_user_name=item.triggering_user_name,
+        triggering_user_name=item.triggering_user_name, ticket=item.ticket,
     )
 
 
@@ -67,6 +68,22 @@ class RunStore(StoreBase):
 
     def create_run(self, run: DagRun) -> bool:
         R = self.models.run
+        item = self._new_run(run)
+        return acknowledged(lambda: item.save(condition=run_absent(R)),
+                            lambda: self._run_carries(run.dag_id, run.run_id, item.write_token))
+
+    def create_run_item(self, run: DagRun, *, ticket: str) -> TransactWrite:
+        """``create_run``'s write as one item of a transaction (``updraft.limits.acquire`` adds the take of its
+        run limit), built and not sent, the run created carrying ``ticket``: a backfill's run holds its slot from
+        its creation. ``landed`` reads the run's write token."""
+        R = self.models.run
+        item = self._new_run(run)
+        item.ticket = ticket
+        kwargs = item.get_save_kwargs_from_instance(condition=run_absent(R))
+        return TransactWrite({"Put": kwargs}, lambda: self._run_carries(run.dag_id, run.run_id, item.write_token))
+
+    def _new_run(self, run: DagRun) -> RunItem:
+        R = self.models.run
         sort_date = run.logical_date or run.run_after or run.queued_at or dt.datetime.now(dt.UTC)
         item = R(keys.dag_pk(run.dag_id), keys.run_sk(run.run_id), dag_id=run.dag_id, run_id=run.run_id,
                  run_type=str(run.run_type), dag_hash=run.dag_hash, state=str(run.state),
@@ -79,8 +96,7 @@ class RunStore(StoreBase):
         if run.state in UNFINISHED_RUN_STATES:
             item.active_pk = keys.active_pk(run.dag_id, run.run_id, self.config.index_shards)
             item.active_sk = keys.active_sk(sort_date, run.dag_id, run.run_id)
-        return acknowledged(lambda: item.save(condition=run_absent(R)),
-                            lambda: self._run_carries(run.dag_id, run.run_id, item.write_token))
+        return item
 
     def get_run(self, dag_id: str, run_id: str) -> DagRun | None:
         R = self.models.run
@@ -163,8 +179,40 @@ class RunStore(StoreBase):
         expected_states = [str(s) for s in expected]
         if not expected_states:
             return False
-        state = DagRunState(state)
         token = write_token()
+        actions = self._state_actions(dag_id, run_id, state, now, token)
+        row = R(keys.dag_pk(dag_id), keys.run_sk(run_id))
+        return acknowledged(lambda: update_quietly(row, actions, run_in_states(R, expected_states)),
+                            lambda: self._run_carries(dag_id, run_id, token))
+
+    def run_state_item(self, dag_id: str, run_id: str, *, expected: Iterable[DagRunState], state: DagRunState,
+                       now: dt.datetime, ticket: str | None, held_ticket: str | None) -> TransactWrite:
+        """``set_run_state``'s write as one item of a transaction (``updraft.limits`` adds its counters), built
+        and not sent: the same conditions plus the run carrying ``held_ticket`` (None: none), and leaving it
+        carrying ``ticket`` (None: removed), so a run's start takes, and its end gives back, its run limit's slot
+        in the same transaction. ``landed`` reads the run's write token."""
+        R = self.models.run
+        token = write_token()
+        actions = self._state_actions(dag_id, run_id, state, now, token)
+        actions.append(R.ticket.remove() if ticket is None else R.ticket.set(ticket))
+        condition = all_of(run_in_states(R, [str(s) for s in expected]),
+                           R.ticket.does_not_exist() if held_ticket is None else R.ticket == held_ticket)
+        kwargs = R(keys.dag_pk(dag_id), keys.run_sk(run_id)).get_update_kwargs_from_instance(actions, condition)
+        return TransactWrite({"Update": kwargs}, lambda: self._run_carries(dag_id, run_id, token))
+
+    def delete_run_item(self, dag_id: str, run_id: str, *, expected: Iterable[DagRunState],
+                        held_ticket: str) -> TransactWrite:
+        """``delete_run``'s write as one item of a transaction (``updraft.limits.release`` adds the gives),
+        conditional on the run carrying ``held_ticket`` as well. ``landed``: the run is gone."""
+        R = self.models.run
+        condition = all_of(run_in_states(R, [str(s) for s in expected]), R.ticket == held_ticket)
+        kwargs = R(keys.dag_pk(dag_id), keys.run_sk(run_id)).get_delete_kwargs_from_instance(condition)
+        return TransactWrite({"Delete": kwargs}, lambda: self.get_run(dag_id, run_id) is None)
+
+    def _state_actions(self, dag_id: str, run_id: str, state: DagRunState, now: dt.datetime,
+                       token: str) -> list[Action]:
+        R = self.models.run
+        state = DagRunState(state)
         actions: list[Action] = [R.state.set(str(state)), R.write_token.set(token)]
         if state in FINISHED_RUN_STATES:
             actions += [R.end_date.set(now), R.active_pk.remove(), R.active_sk.remove()]
@@ -177,9 +225,7 @@ class RunStore(StoreBase):
                 actions += [R.queued_at.set(now), R.start_date.remove()]
             else:
                 actions.append(R.start_date.set(R.start_date | now))
-        row = R(keys.dag_pk(dag_id), keys.run_sk(run_id))
-        return acknowledged(lambda: update_quietly(row, actions, run_in_states(R, expected_states)),
-                            lambda: self._run_carries(dag_id, run_id, token))
+        return actions
 
     def delete_run(self, dag_id: str, run_id: str, *, expected: Iterable[DagRunState]) -> bool:
         """Delete the run's item, only while it is in one of ``expected`` (Airflow deletes a queued or finished

@@ -17,6 +17,7 @@ from updraft.model.states import FINISHED_RUN_STATES, DagRunState, TaskInstanceS
 from updraft.scheduling.backfill_commands import BackfillRequest, create_backfill, dry_run
 from updraft.scheduling.backfills import CLEARED, date_key
 from updraft.scheduling.dag_registration import set_paused
+from updraft.scheduling.run_slots import holding, set_state_releasing
 from updraft.scheduling.try_lifecycle import TryResult
 
 DAYS = [START + dt.timedelta(days=d) for d in range(5)]
@@ -51,22 +52,21 @@ def test_a_backfill_of_five_dates_runs_with_the_dags_limits(env, monkeypatch):
     workers = Workers(store, scheduler, executor, clock)
     peak_runs = peak_tasks = 0
     created: list[str] = []
-    create_run = store.create_run
+    create_run_item = store.create_run_item
 
-    def record(run: DagRun) -> bool:  # in order, whoever creates it: a tick, or the end of a run (``wakeups``)
-        made = create_run(run)
-        if made and run.run_type == "backfill":
+    def record(run: DagRun, **kwargs):  # in order, whoever creates it: a tick, or the end of a run (``wakeups``)
+        if run.run_id not in created:  # (built again after a refusal: the next run of the plan, in order)
             created.append(run.run_id)
-        return made
+        return create_run_item(run, **kwargs)
 
-    monkeypatch.setattr(store, "create_run", record)
+    monkeypatch.setattr(store, "create_run_item", record)
     for tick in range(40):
         scheduler.run_pass()
         if tick == 0:  # as Airflow: the backfill's runs do not count against the DAG's max_active_runs=1
             running = [r.run_type for r in store.list_runs("daily") if r.state == DagRunState.RUNNING]
             assert sorted(running) == ["backfill", "backfill", "scheduled"]
         # the limits' holders are the backfill's queued and running runs, and the tries holding pool slots
-        peak_runs = max(peak_runs, len(store.get_limit(backfill_runs_limit("daily")).holders))
+        peak_runs = max(peak_runs, holding(store, backfill_runs_limit("daily")))
         peak_tasks = max(peak_tasks, held_slots(store, pool_limit("narrow")))
         workers.drain()
         if (store.get_backfill(backfill.id).completed_at is not None
@@ -84,7 +84,7 @@ def test_a_backfill_of_five_dates_runs_with_the_dags_limits(env, monkeypatch):
     done = store.get_backfill(backfill.id)
     assert done.completed_at is not None and done.created == 5
     assert store.active_backfill_id("daily") is None
-    assert not store.get_limit(backfill_runs_limit("daily")).holders
+    assert holding(store, backfill_runs_limit("daily")) == 0
 
 
 def test_two_schedulers_create_each_run_once_and_skipped_dates_get_none(env):
@@ -99,9 +99,9 @@ def test_two_schedulers_create_each_run_once_and_skipped_dates_get_none(env):
     assert created == [f"backfill__{d.isoformat()}" for d in DAYS[:2]]
     assert other.run_pass().runs_created == [] and scheduler.run_pass().runs_created == []
     assert store.get_backfill(backfill.id).created == 2
-    for run in _backfill_runs(store):  # finish them, as if they ran
-        store.set_run_state("daily", run.run_id, expected=[DagRunState.QUEUED], state=DagRunState.SUCCESS,
-                            now=clock())
+    for run in _backfill_runs(store):  # finish them, as if they ran (their slots given back with their end)
+        assert run.ticket and set_state_releasing(store, run, expected=[DagRunState.QUEUED],
+                                                  state=DagRunState.SUCCESS, now=clock())
     assert other.run_pass().runs_created == [f"backfill__{d.isoformat()}" for d in (DAYS[3], DAYS[4])]
     assert len(_backfill_runs(store)) == 4  # the day with a run already is skipped
     set_paused(store, "daily", False, now=clock())

@@ -11,6 +11,7 @@ from updraft.scheduling.clearing import Selection, resets, to_clear, with_relati
 from updraft.scheduling.manual_changes import apply_marks, apply_resets, set_run_state
 from updraft.scheduling.marking import run_mark
 from updraft.scheduling.retries import will_retry
+from updraft.scheduling.run_slots import holding
 from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 
@@ -97,7 +98,7 @@ def test_marking_a_run_failed_fails_its_running_try_skips_the_rest_and_frees_eve
     [first] = executor.take()
     assert start_try(store, first.key, first.try_id, now=clock())
     run = store.get_run("mark", run.run_id)
-    assert run.run_id in store.get_limit(dag_runs_limit("mark")).holders
+    assert run.ticket and holding(store, dag_runs_limit("mark")) == 1
 
     sdag = store.get_serialized_dag("mark", run.dag_hash)
     tis = store.get_run_tis("mark", run.run_id)
@@ -108,7 +109,7 @@ def test_marking_a_run_failed_fails_its_running_try_skips_the_rest_and_frees_eve
     set_run_state(store, run, DagRunState.FAILED, now=clock())
     assert {c.key.task_id: c.state for c in applied} == {"first": S.FAILED, "second": S.SKIPPED}
     assert store.get_run("mark", run.run_id).state == DagRunState.FAILED
-    assert not store.get_limit(dag_runs_limit("mark")).holders
+    assert holding(store, dag_runs_limit("mark")) == 0 and store.get_run("mark", run.run_id).ticket is None
     for limit in (pool_limit("default_pool"), PARALLELISM_LIMIT):
         assert held_slots(store, limit) == 0, limit
     assert not finish_try(store, first.key, first.try_id, TryResult(S.SUCCESS), now=clock(), dag=sdag)

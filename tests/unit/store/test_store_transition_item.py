@@ -1,16 +1,20 @@
-"""``transition_item``: ``transition_ti``'s write built as a transaction item (for ``updraft.limits``), with the
-holder's ticket condition; nothing is written until the transaction is sent."""
+"""``transition_item`` and its kin (a reset, an instance's deletion, a run's state, creation and deletion): a write
+built as a transaction item (for ``updraft.limits``), with the holder's ticket condition; nothing is written until
+the transaction is sent."""
 
 from __future__ import annotations
+
+import datetime as dt
 
 import pytest
 from botocore.exceptions import ClientError
 
-from updraft.model.records import TIKey
-from updraft.model.states import TaskInstanceState
+from updraft.model.records import DagRun, TIKey
+from updraft.model.states import DagRunState, TaskInstanceState
 
 S = TaskInstanceState
 KEY = TIKey("d", "r", "t")
+NOW = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 
 
 def send(store, *writes) -> bool:
@@ -91,3 +95,34 @@ def test_a_deletion_item_deletes_the_instance_only_while_it_carries_the_ticket(s
     assert store.get_ti(KEY) is not None and not write.landed()
     assert send(store, write) and write.landed() and store.get_ti(KEY) is None
     assert not send(store, store.delete_ti_item(KEY, held_ticket="T1"))  # a repeat: nothing to delete
+
+
+def test_a_runs_state_item_carries_its_ticket_and_is_conditional_on_the_one_it_holds(store):
+    R = DagRunState
+    store.create_run(DagRun("d", "r", "manual", "h"))
+    start = store.run_state_item("d", "r", expected=[R.QUEUED], state=R.RUNNING, now=NOW, ticket="T1",
+                                 held_ticket=None)
+    assert store.get_run("d", "r").state == R.QUEUED and not start.landed()
+    assert send(store, start) and start.landed()
+    assert (store.get_run("d", "r").state, store.get_run("d", "r").ticket) == (R.RUNNING, "T1")
+
+    def end(**kwargs):
+        return store.run_state_item("d", "r", state=R.SUCCESS, now=NOW, ticket=None, **kwargs)
+
+    assert not send(store, end(expected=[R.RUNNING], held_ticket=None))  # it carries one
+    assert not send(store, end(expected=[R.RUNNING], held_ticket="T2"))  # another
+    assert not send(store, end(expected=[R.QUEUED], held_ticket="T1"))  # another state
+    assert send(store, end(expected=[R.RUNNING], held_ticket="T1"))
+    run = store.get_run("d", "r")
+    assert (run.state, run.ticket) == (R.SUCCESS, None) and run not in store.active_runs()
+
+
+def test_a_run_created_or_deleted_in_a_transaction_with_its_ticket(store):
+    R = DagRunState
+    created = store.create_run_item(DagRun("d", "b", "backfill", "h"), ticket="T1")
+    assert send(store, created) and created.landed() and store.get_run("d", "b").ticket == "T1"
+    assert not send(store, store.create_run_item(DagRun("d", "b", "backfill", "h"), ticket="T2"))  # exists
+    assert not send(store, store.delete_run_item("d", "b", expected=[R.QUEUED], held_ticket="T2"))
+    assert not send(store, store.delete_run_item("d", "b", expected=[R.SUCCESS], held_ticket="T1"))
+    deleted = store.delete_run_item("d", "b", expected=[R.QUEUED], held_ticket="T1")
+    assert send(store, deleted) and deleted.landed() and store.get_run("d", "b") is None

@@ -209,8 +209,10 @@ def delete_dag(call: Call) -> Reply:
 
 @routes.get("/dags/{dag_id}/details")
 def get_dag_details(call: Call) -> DAGDetailsResponse:
+    # lazy: cold start (the API's build imports every route module; scheduling only on this route)
+    from updraft.scheduling import run_slots
+
     meta, sdag = dag_or_404(call, call.path("dag_id"))
-    running = call.store.get_limit(dag_runs_limit(meta.dag_id))
     return {
         **dag_response(call, meta, sdag, _has_import_errors(call, meta)),
         "catchup": bool(getattr(sdag, "catchup", False)),
@@ -228,7 +230,7 @@ def get_dag_details(call: Call) -> DAGDetailsResponse:
         "rerun_with_latest_version": None,
         "owner_links": dict(getattr(sdag, "owner_links", {}) or {}),
         "is_favorite": False,
-        "active_runs_count": len(running.holders) if running is not None else 0,
+        "active_runs_count": run_slots.holding(call.store, dag_runs_limit(meta.dag_id)),
         "concurrency": meta.max_active_tasks,
         "latest_dag_version": None,
     }
