@@ -43,7 +43,7 @@ def run_dag_callbacks(request: DagCallbackRequest, *, store: Store, loader: Loca
     """Run the request's callbacks once, in this process; False when this delivery was a duplicate (nothing ran).
     A worker claims the request itself and runs :func:`call_dag_callbacks` in a credential-less child instead
     (``worker.run_callback_request``)."""
-    if not claim_callback(store, request, now=now_fn()):
+    if not claim_callback(store, request):
         log.info("DAG callback request %s of %s already ran", request.request_id, request.key.run_id)
         return False
     call_dag_callbacks(request, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)

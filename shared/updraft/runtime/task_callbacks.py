@@ -32,7 +32,7 @@ def run_task_callbacks(request: TaskCallbackRequest, *, store: Store, loader: Lo
     """Run the request's callbacks and alert once, in this process; False when this delivery was a duplicate
     (nothing ran). A worker claims the request itself and runs :func:`call_task_callbacks` in a credential-less
     child instead (``worker.run_callback_request``)."""
-    if not claim_callback(store, request, now=now_fn()):
+    if not claim_callback(store, request):
         log.info("task callback request %s of %s already ran", request.request_id, request.ti_key.label)
         return False
     call_task_callbacks(request, store=store, loader=loader, now_fn=now_fn, log_sink=log_sink)

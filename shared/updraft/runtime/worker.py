@@ -272,7 +272,7 @@ def run_callback_request(request: DagCallbackRequest | TaskCallbackRequest, *, s
     # lazy: cold start (the supervisor only when callbacks run in a child process)
     from updraft.runtime.supervisor import shared_supervisor
 
-    if not claim_callback(store, request, now=now_fn()):
+    if not claim_callback(store, request):
         log.info("callback request %s of %s already ran", request.request_id, request.key.label)
         return False
     run = store.get_run(request.key.dag_id, request.key.run_id)

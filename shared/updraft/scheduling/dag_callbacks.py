@@ -100,16 +100,7 @@ def task_callback_request(task: SerializedTask, before: TaskInstance,
                                        retried=retried, message=note)
 
 
-def callback_fence(dag_id: str, run_id: str) -> str:
-    """The run's callback fence: a limit item with no slots whose holders are the requests already run."""
-    return f"dag_callbacks:{dag_id}:{run_id}"
-
-
-def claim_callback(store: Store, request: DagCallbackRequest | TaskCallbackRequest, *, now: dt.datetime) -> bool:
-    """True for the first delivery of ``request``, False for any duplicate.
-
-    Adding a holder to a limit is a single-item conditional write that succeeds once per holder id, which is
-    exactly a run-once fence; the limit is unlimited (-1) and the holder takes no slots, so it limits nothing.
-    """
-    key = request.key
-    return bool(store.take_slots(callback_fence(key.dag_id, key.run_id), request.request_id, 0, limit=-1, now=now))
+def claim_callback(store: Store, request: DagCallbackRequest | TaskCallbackRequest) -> bool:
+    """True for the first delivery of ``request``, False for any duplicate: the run's callback fence, a
+    conditional put of the request's own item (``Store.claim_callback``)."""
+    return store.claim_callback(request.key.dag_id, request.key.run_id, request.request_id)

@@ -169,6 +169,9 @@ class Store(LimitOps, Protocol):
     def delete_run(self, dag_id: str, run_id: str, *, expected: Iterable[DagRunState]) -> bool:
         """Delete the run's item while it is in one of ``expected``; False otherwise (or already gone)."""
 
+    def claim_callback(self, dag_id: str, run_id: str, request_id: str) -> bool:
+        """The run's callback fence: True for the first claim of ``request_id``, False for any later one."""
+
     def delete_run_partition(self, dag_id: str, run_id: str) -> int:
         """Delete the run's task instances, recorded tries and XComs; returns how many items went."""
 

@@ -101,6 +101,13 @@ def try_sk(task_id: str, map_index: int, try_number: int) -> str:
 def try_prefix(task_id: str, map_index: int) -> str:
     return f"TRY#{part(task_id)}#{map_index + 1:07d}#"
 XCOM_PREFIX = "XCOM#"
+# A run's callback fence: one item per callback request run (``RunStore.claim_callback``), deleted with the run.
+CALLBACK_PREFIX = "CALLBACK#"
+
+
+def callback_sk(request_id: str) -> str:
+    return f"{CALLBACK_PREFIX}{part(request_id)}"
+
 
 
 def xcom_sk(task_id: str, map_index: int, key: str) -> str:

@@ -27,6 +27,7 @@ from updraft.store.writes import (
     item_absent,
     item_present,
     update_quietly,
+    write_reporting,
     write_token,
 )
 
@@ -241,7 +242,8 @@ class RunStore(StoreBase):
         T, X = self.models.task_instance, self.models.xcom
         pk = keys.run_pk(dag_id, run_id)
         count = 0
-        for model, prefix in ((T, keys.TI_PREFIX), (T, keys.TRY_PREFIX), (X, keys.XCOM_PREFIX)):
+        for model, prefix in ((T, keys.TI_PREFIX), (T, keys.TRY_PREFIX), (T, keys.CALLBACK_PREFIX),
+                              (X, keys.XCOM_PREFIX)):
             with model.batch_write() as batch:
                 for item in model.query(pk, model.sk.startswith(prefix), consistent_read=True):
                     for s3_key in (getattr(item, "s3_key", None), getattr(item, "shown_s3_key", None)):
@@ -250,6 +252,17 @@ class RunStore(StoreBase):
                     batch.delete(item)
                     count += 1
         return count
+
+    def claim_callback(self, dag_id: str, run_id: str, request_id: str) -> bool:
+        """The run's callback fence: True for the first claim of ``request_id``, False for any later one (an
+        at-least-once delivery runs its callbacks once). A conditional put of the request's own item in the run's
+        partition (deleted with it); a resent put refused by its own landed write (its token) counts as ours."""
+        T = self.models.task_instance
+        token = write_token()
+        item = T(keys.run_pk(dag_id, run_id), keys.callback_sk(request_id), dag_id=dag_id, run_id=run_id,
+                 task_id="", write_token=token)
+        written = write_reporting(item, condition=item_absent(T))
+        return written.landed or (written.resent and (written.item or {}).get("write_token", {}).get("S") == token)
 
     def set_run_note(self, dag_id: str, run_id: str, note: str | None) -> bool:
         """Set (None: remove) a run's note, a user's words on it; False if the run does not exist."""

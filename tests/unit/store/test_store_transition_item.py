@@ -126,3 +126,12 @@ def test_a_run_created_or_deleted_in_a_transaction_with_its_ticket(store):
     assert not send(store, store.delete_run_item("d", "b", expected=[R.SUCCESS], held_ticket="T1"))
     deleted = store.delete_run_item("d", "b", expected=[R.QUEUED], held_ticket="T1")
     assert send(store, deleted) and deleted.landed() and store.get_run("d", "b") is None
+
+
+def test_a_runs_callback_fence_lets_each_request_through_once_and_goes_with_the_run(store):
+    store.create_run(DagRun("d", "r", "manual", "h"))
+    assert store.claim_callback("d", "r", "dcb-1")
+    assert not store.claim_callback("d", "r", "dcb-1")  # a duplicate delivery
+    assert store.claim_callback("d", "r", "tcb-2") and store.get_run_tis("d", "r") == []  # not an instance
+    assert store.delete_run_partition("d", "r") == 2
+    assert store.claim_callback("d", "r", "dcb-1")  # its fence went with the run's partition
