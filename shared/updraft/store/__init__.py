@@ -123,7 +123,12 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
                          finishing, if_not_exists them when re-queued)
     set_run_note         Update SET/REMOVE note cond attribute_exists                 cond         1
     delete_run           Delete RUN cond state IN expected                            cond         1
-    delete_run_partition Query RUN#dag#run (TI#, TRY#, XCOM#), BatchWrite deletes      SC           3 + n/25
+    run_state_item,      set_run_state's / create_run's / delete_run's write built as -            (in a
+      create_run_item,   a transaction item, with the run's ticket (cond ticket =                  limits
+      delete_run_item    :held): updraft.limits sends it with its counters                         transaction)
+    claim_callback       Put CALLBACK#<request> cond attribute_not_exists (the run's  cond         1
+                         callback fence: the first delivery wins)
+    delete_run_partition Query RUN#dag#run (TI#, TRY#, CALLBACK#, XCOM#), BatchWrite  SC           4 + n/25
                          (+ S3 delete per large XCom)
     get_run_tis          Query RUN#dag#run, sk begins_with TI#                        SC           1 per MB
     get_ti               Get                                                          SC           1
@@ -142,6 +147,9 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
       mark_ti            [AND try_id = :t] (one write, transition_ti, behind all five)             race)
     reset_ti (clear)     Update REMOVE state, try_id cond state = :expected [AND      cond         1
                          try_id = :t]
+    transition_item,     a transition / reset / deletion of an instance built as a    -            (in a
+      reset_item,        transaction item, cond ticket = :held (updraft.limits sends               limits
+      delete_ti_item     it with its counters: a claim, a release)                                 transaction)
     set_ti_note          Update SET/REMOVE note (creates a stateless item if absent)  -            1
     record_try           Put TRY# cond attribute_not_exists (first record wins)       cond         1
     get_tries            Query RUN#dag#run, sk begins_with TRY#<task>#<index>#        SC           1
