@@ -305,7 +305,7 @@ from airflow.sdk import dag, task
 @dag(schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False, is_paused_upon_creation=False)
 def waits():
     wait = DateTimeSensorAsync(task_id="wait",
-                               target_time="{{ (dag_run.start_date + macros.timedelta(seconds=10)).isoformat() }}")
+                               target_time="{{ (ti.start_date + macros.timedelta(seconds=10)).isoformat() }}")
 
     @task
     def after() -> None:
