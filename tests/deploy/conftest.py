@@ -1,4 +1,5 @@
-"""The deploy tier: ``cdk deploy -c env=dev`` on the embedded AWS, once per session.
+"""The deploy tier: ``cdk deploy -c env=dev`` on the embedded AWS, once per session (``environment``; the module
+``test_vpc_mode`` deploys the same environment in an existing VPC, made first on that AWS, with ``embedded_aws``).
 
 The dev stack is synthesized as ``cdk synth -c env=dev`` does, with the real bundle (Updraft's lock installed for
 the Lambda platform: from the requirements cache after the first run, else from the package index), then deployed

@@ -430,7 +430,10 @@ class _Deployed:
 
 def _lambdas_own(environment: Environment, function: str) -> Callable[[str, str], bool]:
     """The grants a function's role holds for Lambda itself, which its code never calls: its own log group (the
-    runtime writes the function's output there), X-Ray's uploads (active tracing) and its on-failure queue."""
+    runtime writes the function's output there), X-Ray's uploads (active tracing), its on-failure queue and, in a
+    VPC, the network interfaces Lambda manages in its subnets."""
+    from infra.constructs.access import VPC_INTERFACES  # lazy: imports aws_cdk (conftest skips the tier without it)
+
     resources = environment.assembly.resources
     (config,) = [v["Properties"] for k, v in resources.items() if v["Type"] == "AWS::Lambda::Function"
                  and environment.deployed.physical.get(k) == function] or [{}]
@@ -438,13 +441,18 @@ def _lambdas_own(environment: Environment, function: str) -> Callable[[str, str]
     own_group = environment.deployed.physical.get(group, f"/aws/lambda/{function}") if group else f"/aws/lambda/{function}"
 
     def own(action: str, resource: str) -> bool:
-        return (action.startswith("xray:") or (action.startswith("logs:") and f":log-group:{own_group}:" in resource)
+        return (action.startswith("xray:") or action in VPC_INTERFACES
+                or (action.startswith("logs:") and f":log-group:{own_group}:" in resource)
                 or (action.startswith("sqs:") and resource.endswith("-dlq")))
     return own
 
 
 def test_every_call_the_functions_made_is_one_their_deployed_role_allows(environment: Environment) -> None:
-    """After the module's runs: every AWS call each deployed function made (``lambda_bootstrap`` records them in the
+    check_calls_allowed(environment)
+
+
+def check_calls_allowed(environment: Environment) -> None:
+    """After a module's runs: every AWS call each deployed function made (``lambda_bootstrap`` records them in the
     function's own process) is allowed by its deployed role's policies, resources and conditions evaluated
     (``iam_check``). What a role grants that no call used (beyond what Lambda itself uses) is printed (``-s``),
     to tighten least privilege: a report, not a failure (these runs do not exercise every path)."""

@@ -6,7 +6,8 @@ admits. Their ids go into the dev settings as ``infra/config.py`` takes them, an
 same bundles as the default stack's: built once, kept by content) and deployed. Then: every resource is created
 or stood in for (the same table as the default stack's); the functions that run DAG code, and the Fargate tasks
 the deployed scheduler starts, are in the private subnets with the given group and no public IP; the endpoints
-they reach AWS through exist; a DAG's Lambda try and its Fargate try run through the deployed wiring.
+they reach AWS through exist; a DAG's Lambda try and its Fargate try run through the deployed wiring, every AWS
+call they made allowed by the deployed roles.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 from infra.config import GATEWAY_ENDPOINTS, INTERFACE_ENDPOINTS, ExistingVpc
 from tests.deploy.conftest import REGION, STACK, Environment, embedded_aws, synthesize
 from tests.deploy.stand_ins import check_every_resource
-from tests.deploy.test_deployed_run import EVENTS, _drain, _get, _started_task, _trigger
+from tests.deploy.test_deployed_run import EVENTS, _drain, _get, _started_task, _trigger, check_calls_allowed
 
 HTTPS = 443
 DAG_CODE_FUNCTIONS = ("parser", "worker", "trigger_check")  # in the VPC: they run DAG code
@@ -170,6 +171,12 @@ def test_a_lambda_try_and_a_fargate_try_run_through_the_deployed_wiring_in_the_p
     _drain(environment)
     _, state = _get(environment, "/api/v2/dags/private/dagRuns/manual__private")
     assert state["state"] == "success", state
+
+
+def test_every_call_made_in_the_vpc_is_one_the_deployed_roles_allow(vpc: VpcEnvironment) -> None:
+    """The IAM check of the default stack's runs (``iam_check``) on this stack's roles: RunTask into the private
+    subnets and the DAG-code functions' calls from inside the VPC included."""
+    check_calls_allowed(vpc.environment)
 
 
 # Last in the module: the stand-ins create what moto skipped, the bucket policy among them, which denies requests
