@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # time: when the cache has them already (the same file, the same installer), it answers in a fraction of a second.
 export UPDRAFT_REQUIREMENTS_CACHE := $(abspath $(VENV))/requirements-cache
 
-.PHONY: local test test-fast install bench-parse bench-scheduler bench-e2e bench-api bench-ui bench-capacity bench-latency bench-claims clean
+.PHONY: local test test-fast bytecode install bench-parse bench-scheduler bench-e2e bench-api bench-ui bench-capacity bench-latency bench-claims clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -44,8 +44,15 @@ install: $(STAMP) providers postgresql chromium
 local: $(STAMP)
 	$(VENV)/bin/updraft local --dags-folder examples/dags --unpause --state-dir .updraft/state
 
+# The package's, the handlers' and the tests' helpers' bytecode, written ahead (a second when it is current): each
+# xdist worker and each process a test starts (a local system, a parse child, `dags test`) imports them, and where
+# nothing wrote it (a fresh clone, or PYTHONDONTWRITEBYTECODE set) every one of them compiled them again, about 5
+# CPU-seconds a worker. Test modules themselves are compiled by pytest's assertion rewriting, not here.
+bytecode: $(STAMP)
+	$(PY) -m compileall -q -j 0 shared functions tests
+
 # Lint, then types (mypy reads [tool.mypy] in pyproject.toml: which packages, strict where), then the suite.
-test: $(STAMP) providers postgresql chromium
+test: $(STAMP) providers postgresql chromium bytecode
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest
@@ -53,7 +60,7 @@ test: $(STAMP) providers postgresql chromium
 # The inner loop, ~2 min on 2 cores: lint, then the unit tier and the functional tier without the tests marked
 # `slow` (pyproject's markers: those that start a local system, a process or a `dags test` run, sweeps and
 # benchmarks, and any test over about a second). No mypy, no browser, deploy or infra tier: `make test` runs them all.
-test-fast: $(STAMP) providers
+test-fast: $(STAMP) providers bytecode
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest -m "not slow" tests/unit tests/functional
 

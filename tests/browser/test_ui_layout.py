@@ -140,14 +140,23 @@ def test_the_16_task_graph_lays_out_without_crossing_nodes_cutting_ids_or_sprawl
     p.mouse.wheel(0, -400)
     zoomed = view_after(fitted)
     assert float(zoomed.split()[2]) < float(fitted.split()[2])
-    # A corner: the drawing's background, not a task's box. Hovering waits until the drawing stands still where
-    # the page scrolled it (its box measured while the scroll still moved it missed the drawing under load).
-    p.locator("svg.graph").hover(position={"x": 6, "y": 6})
-    box = p.locator("svg.graph").bounding_box()
-    assert box is not None
-    p.mouse.down()
-    p.mouse.move(box["x"] + 86, box["y"] + 36, steps=4)
-    p.mouse.up()
+    # A drag from a corner (the drawing's background) moves it. Under load the page can still move under the
+    # pointer between Playwright's hover and its press (a panel above the drawing finishing its draw), so the
+    # press's target is recorded: a press that missed the drawing is made again; one that hit it must pan.
+    p.evaluate("() => document.addEventListener('pointerdown', e => { window.pressedOn = e.target.closest"
+               "('svg.graph') ? 'graph' : e.target.tagName; }, true)")
+    for _ in range(5):
+        p.locator("svg.graph").hover(position={"x": 6, "y": 6})
+        box = p.locator("svg.graph").bounding_box()
+        assert box is not None
+        p.evaluate("() => { window.pressedOn = null; }")
+        p.mouse.down()
+        p.mouse.move(box["x"] + 86, box["y"] + 36, steps=4)
+        p.mouse.up()
+        p.wait_for_function("() => window.pressedOn !== null")
+        if p.evaluate("window.pressedOn") == "graph":
+            break
+    assert p.evaluate("window.pressedOn") == "graph", "every press missed the drawing"
     assert view_after(zoomed).split()[:2] != zoomed.split()[:2]
     p.get_by_role("button", name="Fit").click()
     p.wait_for_function("want => document.querySelector('svg.graph').getAttribute('viewBox') === want", arg=fitted)

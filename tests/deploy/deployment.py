@@ -43,13 +43,23 @@ def bootstrap(session: Any, account: str, region: str) -> None:
                                         Value=BOOTSTRAP_VERSION)
 
 
+# A file asset's zip by the asset's id (its content hash, which names its object key): zipped once per process,
+# however many deploys publish it (a bundle is ~70 MB of ~6,000 files).
+_ZIPPED: dict[str, bytes] = {}
+
+
 def publish(session: Any, outdir: Path, manifest: dict[str, Any]) -> dict[str, Path]:
     """cdk-assets: every file asset to its bucket and key; every image asset (stood in for: a manifest naming
     the context's digest) to its repository and tag. Returns the image assets' build contexts by tag."""
     s3, ecr = session.client("s3"), session.client("ecr")
-    for asset in manifest.get("files", {}).values():
+    for asset_id, asset in manifest.get("files", {}).items():
         source = outdir / asset["source"]["path"]
-        body = zip_folder(source) if asset["source"].get("packaging") == "zip" else source.read_bytes()
+        if asset["source"].get("packaging") == "zip":
+            if asset_id not in _ZIPPED:
+                _ZIPPED[asset_id] = zip_folder(source)
+            body = _ZIPPED[asset_id]
+        else:
+            body = source.read_bytes()
         for destination in asset["destinations"].values():
             s3.put_object(Bucket=destination["bucketName"], Key=destination["objectKey"], Body=body)
     contexts = {}

@@ -17,7 +17,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tests.deploy.conftest import Environment
 
 
 @dataclass
@@ -193,3 +196,41 @@ STAND_INS: dict[str, Callable[[StandInContext, str], None]] = {
     "AWS::ApiGateway::Authorizer": authorizer,
     "Custom::S3AutoDeleteObjects": auto_delete_objects,
 }
+
+
+def check_every_resource(environment: Environment) -> str:
+    """``environment``'s stack reached CREATE_COMPLETE and each resource of its template exists: created by
+    CloudFormation (a custom resource answered by its provider), or of a type moto skips (or whose Node.js provider
+    cannot run here) and created by its stand-in, whose checks pass. The types stood in for must be exactly the
+    types of :data:`STAND_INS` the template has: a skipped type without a stand-in fails, and so does a stand-in
+    for a type moto now creates. Returns a summary line."""
+    from moto.cloudformation.custom_model import CustomModel
+    from moto.cloudformation.models import cloudformation_backends
+    from moto.cloudformation.parsing import clean_json
+
+    from tests.deploy.conftest import ACCOUNT, REGION
+
+    resources = environment.assembly.resources
+    stack = cloudformation_backends[ACCOUNT][REGION].get_stack(environment.deployed.stack_id)
+    assert stack.status == "CREATE_COMPLETE"
+    parsed = stack.resource_map._parsed_resources
+    skipped = {logical_id for logical_id in resources if parsed.get(logical_id) is None}
+    node_providers = {entry.split()[1] for entry in environment.runtime.stood_in}
+    for logical_id in resources:
+        model = parsed.get(logical_id)
+        if isinstance(model, CustomModel):
+            assert model.is_created(), f"{logical_id}: its provider never answered"
+    types = {resource["Type"] for resource in resources.values()}
+    assert {resources[i]["Type"] for i in skipped | node_providers} == set(STAND_INS) & types, \
+        "the types moto skips (or whose provider cannot run here) and the stand-ins must match"
+    # moto also lists one resource of its own with no logical id (a model it adds beside the template's).
+    assert set(environment.deployed.physical) - {""} == set(resources) - skipped
+
+    context = StandInContext(environment.session, resources, lambda value: clean_json(value, stack.resource_map),
+                             environment.deployed.physical)
+    for type_, stand_in in STAND_INS.items():
+        for logical_id in sorted(i for i in skipped | node_providers if resources[i]["Type"] == type_):
+            stand_in(context, logical_id)
+    return (f"{len(resources)} resources: {len(resources) - len(skipped)} created by CloudFormation, "
+            f"{len(skipped)} of {len({resources[i]['Type'] for i in skipped})} types it skips created by stand-ins, "
+            f"{len(node_providers)} Node.js custom resources answered and checked")

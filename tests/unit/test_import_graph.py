@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "shared" / "updraft"
+from tests import package_source
+from tests.package_source import PACKAGE
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
     """Each module's dotted name -> (its file, whether it is a package's ``__init__``)."""
     modules = {}
-    for path in PACKAGE.rglob("*.py"):
+    for path in package_source.modules():
         parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
         is_package = parts[-1] == "__init__"
         modules[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
@@ -47,7 +48,7 @@ def import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, (path, is_package) in modules.items():
         targets: set[str] = set()
-        for node in _imports(ast.parse(path.read_text())):
+        for node in _imports(package_source.tree(path)):
             if isinstance(node, ast.Import):
                 targets.update(filter(None, (known(alias.name) for alias in node.names)))
                 continue

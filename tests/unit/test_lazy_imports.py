@@ -8,9 +8,10 @@ module's dependency. Imports of the standard library and third parties inside fu
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "shared" / "updraft"
+from tests import package_source
+from tests.package_source import PACKAGE
+
 TAG = "# lazy:"
 
 
@@ -20,34 +21,44 @@ def _internal(node: ast.Import | ast.ImportFrom) -> bool:
     return any(alias.name.split(".")[0] == "updraft" for alias in node.names)
 
 
+def _inside_functions(tree: ast.AST) -> list[ast.AST]:
+    """Every node of a function's (the function's own included), each once although functions nest."""
+    inside: list[ast.AST] = []
+    outside = [tree]
+    while outside:
+        node = outside.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inside.extend(ast.walk(node))
+        else:
+            outside.extend(ast.iter_child_nodes(node))
+    return inside
+
+
 def unexplained(source: str) -> list[int]:
     """Lines of deferred ``updraft`` imports in ``source`` without their ``# lazy:`` reason."""
     lines = source.splitlines()
     found: set[int] = set()
-    for function in ast.walk(ast.parse(source)):
-        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        for block in ast.walk(function):
-            for body in (getattr(block, name, None) for name in ("body", "orelse", "finalbody")):
-                if not isinstance(body, list):
+    for block in _inside_functions(package_source.parse(source)):
+        for body in (getattr(block, name, None) for name in ("body", "orelse", "finalbody")):
+            if not isinstance(body, list):
+                continue
+            tagged = previous_was_import = False
+            for statement in body:
+                if not isinstance(statement, ast.Import | ast.ImportFrom):
+                    tagged = previous_was_import = False
                     continue
-                tagged = previous_was_import = False
-                for statement in body:
-                    if not isinstance(statement, ast.Import | ast.ImportFrom):
-                        tagged = previous_was_import = False
-                        continue
-                    own = TAG in lines[statement.lineno - 1] or TAG in lines[statement.end_lineno - 1]  # type: ignore[index]
-                    above = statement.lineno >= 2 and lines[statement.lineno - 2].strip().startswith(TAG)
-                    tagged = own or above or (previous_was_import and tagged)
-                    previous_was_import = True
-                    if _internal(statement) and not tagged:
-                        found.add(statement.lineno)
+                own = TAG in lines[statement.lineno - 1] or TAG in lines[statement.end_lineno - 1]  # type: ignore[index]
+                above = statement.lineno >= 2 and lines[statement.lineno - 2].strip().startswith(TAG)
+                tagged = own or above or (previous_was_import and tagged)
+                previous_was_import = True
+                if _internal(statement) and not tagged:
+                    found.add(statement.lineno)
     return sorted(found)
 
 
 def test_every_deferred_updraft_import_says_why() -> None:
-    missing = [f"{path.relative_to(PACKAGE.parent)}:{line}" for path in sorted(PACKAGE.rglob("*.py"))
-               for line in unexplained(path.read_text())]
+    missing = [f"{path.relative_to(PACKAGE.parent)}:{line}" for path in package_source.modules()
+               for line in unexplained(package_source.source(path))]
     assert missing == [], f"deferred imports without a '{TAG} <reason>' comment: {missing}"
 
 

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "shared" / "updraft"
+from tests.package_source import PACKAGE, modules, tree, walk
 
 
 def _trees() -> dict[str, ast.Module]:
     """Each module's path below ``shared/updraft`` -> its syntax tree."""
-    return {path.relative_to(PACKAGE).as_posix(): ast.parse(path.read_text()) for path in PACKAGE.rglob("*.py")}
+    return {path.relative_to(PACKAGE).as_posix(): tree(path) for path in modules()}
 
 
 # Where the literal 250 means something other than Airflow's id length, and why (none today).
@@ -24,7 +23,7 @@ OTHER_250S: dict[str, str] = {}
 
 def test_airflow_s_id_length_is_written_only_in_model_identifiers():
     """Airflow's 250-character id limit is ``model.identifiers.ID_LEN``; every other check imports it."""
-    found = {f"{path}:{node.lineno}" for path, tree in _trees().items() for node in ast.walk(tree)
+    found = {f"{path}:{node.lineno}" for path, tree in _trees().items() for node in walk(tree)
              if isinstance(node, ast.Constant) and type(node.value) is int and node.value == 250}
     assert {where.partition(":")[0] for where in found} - set(OTHER_250S) == {"model/identifiers.py"}, found
 
@@ -39,7 +38,7 @@ def test_dynamodb_key_strings_are_built_only_in_store_keys():
     """Every ``pk``/``sk`` string is spelt in ``store/keys.py`` (a prefix, whole or inside an f-string), and no
     other store module names a key constant of its own: a key format has one place to change."""
     prefixes = {f"{path}:{node.lineno} {node.value!r}" for path, tree in _trees().items()
-                if path != KEYS_HOME and path not in OTHER_KEY_PREFIXES for node in ast.walk(tree)
+                if path != KEYS_HOME and path not in OTHER_KEY_PREFIXES for node in walk(tree)
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and KEY_PREFIX.match(node.value)}
     constants = {f"{path}:{node.lineno} {target.id}" for path, tree in _trees().items()
                  if path.startswith("store/") and path != KEYS_HOME for node in tree.body

@@ -68,6 +68,9 @@ from updraft.store.writes import TransactWrite
 from updraft.triggers.state_machine import definition
 
 TICK_S = 1.0
+# The loop's passes come at most this often: a worker thread ending an item brings the next one forward (to notice
+# the run's end at once), but a run of many short tries must not turn into a pass per try.
+MIN_PASS_GAP_S = 0.2
 DAGS_TEST_ENVIRONMENT = "dags-test"  # names the DAG-code role on a test's embedded AWS
 
 
@@ -174,6 +177,9 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="updraft-worker")
     errors: list[BaseException] = []
     closing = threading.Event()
+    # Set when a worker thread ends an item: the loop's next pass comes then (MIN_PASS_GAP_S apart at the most), not
+    # a whole tick later (a try's end schedules its successors itself, so the pass mostly finds that the run ended).
+    worked = threading.Event()
 
     class ThreadExecutor:
         def dispatch(self, items: list[Any]) -> None:
@@ -205,6 +211,8 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                             waits=waits, credentials=credentials)
         except BaseException as exc:  # surfaced by the main loop: a worker bug must not hang the test
             errors.append(exc)
+        finally:
+            worked.set()
 
     engine, waits = _wait_engine(pool, work, store, clock=utcnow, skip_waits=skip_waits, on_skip=on_skip,
                                  loader=loader, credentials=credentials)
@@ -215,6 +223,7 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
     run = trigger_dag(store, dag_id, now=utcnow(), conf=conf, logical_date=logical_date)
     try:
         while True:
+            pass_started = time.perf_counter()
             engine.run_due()
             scheduler.run_pass()
             current = store.get_run(dag_id, run.run_id)
@@ -234,7 +243,9 @@ def _run(owner: Any, dag_id: str, *, dags_folder: str, logical_date: dt.datetime
                 if on_sensor_skip is not None:
                     on_sensor_skip(skipped)
                 continue  # the sensor is due now: the next pass claims it
-            threading.Event().wait(TICK_S)
+            if worked.wait(TICK_S):
+                worked.clear()
+                time.sleep(max(0.0, MIN_PASS_GAP_S - (time.perf_counter() - pass_started)))
     finally:
         closing.set()
         pool.shutdown(wait=True)

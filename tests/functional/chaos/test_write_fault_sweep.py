@@ -102,7 +102,6 @@ def _life(faults: DynamoFaults):
         return ended, workers.started, store.get_run_tis("faulty", run.run_id), held_slots(store, pool_limit("p1"))
 
 
-@pytest.mark.slow
 def test_the_sweep_covers_every_write_of_a_life():
     faults = DynamoFaults()
     ended, _, _, _ = _life(faults)
@@ -111,6 +110,7 @@ def test_the_sweep_covers_every_write_of_a_life():
     assert faults.writes <= WRITES_IN_A_LIFE
 
 
+@pytest.mark.slow  # a sweep: 58 lives, each in a table of its own
 @pytest.mark.parametrize(("mode", "at"), FAULT_POINTS)
 def test_every_write_survives_every_fault(mode, at):
     faults = DynamoFaults(mode, at)

@@ -79,7 +79,11 @@ def test_a_local_run_produces_airflow_s_metric_names_and_one_trace_per_run(tmp_p
     eventually(lambda: _finished(store, "broken"), timeout=60)
 
     path = updraft_home / "metrics" / f"{system.names.environment}.emf"
-    points = eventually(lambda: (found := _points(path)) and "pool.open_slots" in found and found, timeout=30)
+    # A function writes its metrics when its invocation ends, after the state writes the test waited for.
+    expected = {"pool.open_slots", "dagrun.duration.success", "dagrun.duration.failed", "dagrun.schedule_delay",
+                "dag_processing.last_duration"}
+    points = eventually(lambda: (found := _points(path)) and expected <= found.keys()
+                        and len(found.get("ti.finish", ())) == 3 and found, timeout=30)
     # Runs (the scheduler): Airflow's names, the DAG as the dimension, timers in milliseconds.
     assert {"dag_id": "metered", "_unit": "Milliseconds"}.items() <= points["dagrun.duration.success"][0].items()
     assert [p["dag_id"] for p in points["dagrun.duration.failed"]] == ["broken"]

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import package_source
+from tests.package_source import PACKAGE
 from updraft.model.states import (
     FINISHED_TI_STATES,
     UNFINISHED_TI_STATES,
@@ -22,7 +24,6 @@ from updraft.model.states import (
     TaskInstanceState,
 )
 
-PACKAGE = Path(__file__).resolve().parents[3] / "shared" / "updraft"
 HOME = PACKAGE / "model" / "states.py"
 ENUMS = {"TaskInstanceState", "DagRunState"}
 MEMBERS = {s.name for s in TaskInstanceState} | {s.name for s in DagRunState}
@@ -75,9 +76,9 @@ def violations(source: str, module: str, allowed: set[tuple[str, str]] | None = 
     """Each state copy in ``source`` (the module at ``module``, relative to the package), as ``module:line: what``;
     a string in ``allowed`` (default ``ALLOWED``) is passed over."""
     allowed = ALLOWED if allowed is None else allowed
-    tree = ast.parse(source)
+    tree = package_source.parse(source)
     aliases = _enum_aliases(tree)
-    for node in ast.walk(tree):
+    for node in package_source.walk(tree):
         where = f"{module}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"set", "frozenset"}:
             literal = node.args[0] if node.args and isinstance(node.args[0], ast.List | ast.Tuple) else None
@@ -101,7 +102,7 @@ def violations(source: str, module: str, allowed: set[tuple[str, str]] | None = 
 
 
 def _modules() -> list[Path]:
-    return sorted(path for path in PACKAGE.rglob("*.py") if path != HOME)
+    return [path for path in package_source.modules() if path != HOME]
 
 
 def test_the_scan_reads_the_package() -> None:
@@ -112,7 +113,7 @@ def test_the_scan_reads_the_package() -> None:
 
 def test_no_module_but_states_keeps_its_own_copy_of_a_state_grouping_or_name() -> None:
     found = [v for path in _modules()
-             for v in violations(path.read_text(), path.relative_to(PACKAGE).as_posix())]
+             for v in violations(package_source.source(path), path.relative_to(PACKAGE).as_posix())]
     assert found == [], "state groupings and names belong in updraft/model/states.py:\n" + "\n".join(found)
 
 
@@ -120,7 +121,7 @@ def test_every_allowed_literal_is_still_there() -> None:
     """An allow-list entry whose literal is gone is stale: it would let a real copy in later."""
     for module, text in ALLOWED:
         path = PACKAGE / module
-        found = list(violations(path.read_text(), module, allowed=set()))
+        found = list(violations(package_source.source(path), module, allowed=set()))
         assert any(repr(text) in v for v in found), (module, text)
 
 

@@ -57,8 +57,8 @@ def test_the_guard_interrupts_a_blocked_task_and_is_gone_afterwards():
     limits = LambdaLimits(remaining_ms=lambda: 600_000, memory_mb=100, rss_mb=lambda: 99.0, poll_s=0.01)
     started = time.monotonic()
     with pytest.raises(LambdaLimitReached, match="memory limit"), lambda_limit_guard(limits):
-        time.sleep(10)
-    assert time.monotonic() - started < 5
+        time.sleep(120)
+    assert time.monotonic() - started < 60  # interrupted, not slept through
     with lambda_limit_guard(LambdaLimits(remaining_ms=lambda: 600_000, poll_s=0.01)):
         time.sleep(0.05)  # far from every limit: nothing happens
     with lambda_limit_guard(None):

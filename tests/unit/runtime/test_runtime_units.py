@@ -199,8 +199,8 @@ def test_execution_timeout_in_the_main_thread_and_in_a_worker_thread():
     started = time.monotonic()
     with pytest.raises(AirflowTaskTimeout, match=r"timed out after 0\.2 seconds"), \
             execution_timeout(dt.timedelta(seconds=0.2), "main"):
-        time.sleep(5)
-    assert time.monotonic() - started < 2
+        time.sleep(120)
+    assert time.monotonic() - started < 60  # interrupted at 0.2 s, not slept through
     caught: list[BaseException] = []
 
     def in_thread():
