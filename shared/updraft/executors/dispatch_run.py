@@ -21,7 +21,7 @@ RUN_PAYLOAD_MAX = 4096  # bytes of the encoded run; a Lambda async event may be 
 _DATES = ("logical_date", "data_interval_start", "data_interval_end", "run_after", "queued_at", "start_date",
           "end_date", "partition_date")
 _REQUIRED = ("run_type", "dag_hash", "state")
-_OPTIONAL_TEXT = ("note", "partition_key", "triggered_by", "triggering_user_name")
+_OPTIONAL_TEXT = ("note", "partition_key", "triggered_by", "triggering_user_name", "ticket")
 _FIELDS = frozenset((*_DATES, *_REQUIRED, *_OPTIONAL_TEXT, "conf"))
 
 
@@ -64,7 +64,7 @@ def run_from_payload(dag_id: str, run_id: str, payload: object) -> DagRun:
     run = DagRun(dag_id=dag_id, run_id=run_id, run_type=payload["run_type"], dag_hash=payload["dag_hash"],
                  state=state, conf=dict(payload.get("conf", {})), note=payload.get("note"),
                  partition_key=payload.get("partition_key"), triggered_by=payload.get("triggered_by"),
-                 triggering_user_name=payload.get("triggering_user_name"))
+                 triggering_user_name=payload.get("triggering_user_name"), ticket=payload.get("ticket"))
     for name in _DATES:
         setattr(run, name, _date(payload, name))
     return run

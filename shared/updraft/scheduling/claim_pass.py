@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 
 from updraft.executors.base import Executor
-from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, run_tasks_limit
+from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, PARALLELISM_LIMIT, run_tasks_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.blocked import BlockedReason, BlockKind
@@ -166,6 +166,11 @@ class ClaimPass:
                 # The run holds its max_active_tasks already (as evaluated): the limit is surely full, and asking
                 # it costs writes to take and give back (many, when a fan-out's tasks finish together).
                 blocked = next(n for n in needs if n.limit_id == run_tasks_limit(ti.dag_id, ti.run_id))
+            if blocked is None and 0 < self.parallelism <= sum(active.values()):
+                # The runs this pass evaluated hold the whole parallelism already (as read): surely full. A slot
+                # freed since that read is the ending try's path to fill, from its own read, which sees that
+                # try's successors: a claim from this older read could start a lighter try ahead of them.
+                blocked = next((n for n in needs if n.limit_id == PARALLELISM_LIMIT), None)
             return (blocked.refusal, blocked) if blocked is not None else needs
 
         def settle(ti: TaskInstance, group: tuple[Tie, int], result: ClaimResult) -> None:
@@ -216,7 +221,8 @@ class ClaimPass:
                 # The tries next in order of the same run with the same limits, claimed with it in one
                 # transaction, as many as its max_active_tasks leaves (as evaluated). The first that differs ends
                 # the batch: nothing is claimed ahead of a try before it in Airflow's order.
-                room = min(BATCH, dag.max_active_tasks - active.get((ti.dag_id, ti.run_id), 0))
+                room = min(BATCH, dag.max_active_tasks - active.get((ti.dag_id, ti.run_id), 0),
+                           self.parallelism - sum(active.values()) if self.parallelism > 0 else BATCH)
                 for later in ordered[position + 1:]:
                     if len(batch) >= room or (later.dag_id, later.run_id) != (ti.dag_id, ti.run_id) \
                             or is_resuming(later):

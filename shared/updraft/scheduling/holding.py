@@ -16,10 +16,8 @@ from typing import Any
 
 from updraft.limits import Acquired, Claim, Full, Lost, Table, Ticket, acquire, release, resize, size
 from updraft.model.records import TaskInstance
-from updraft.model.states import TaskInstanceState
+from updraft.model.states import LIMIT_LISTING_STATES, TaskInstanceState
 from updraft.store.api import Store
-
-_HOLDING = frozenset({TaskInstanceState.QUEUED, TaskInstanceState.RUNNING, TaskInstanceState.DEFERRED})
 
 
 def limits_table(store: Store) -> Table:
@@ -69,7 +67,7 @@ def release_ticket(store: Store, ti: TaskInstance, *, keep: Collection[str] = ()
 def releases(before: TaskInstance | None, state: TaskInstanceState) -> bool:
     """Whether a transition of ``before`` to ``state`` gives its ticket back: it holds one and leaves holding
     (queued, running, deferred), but for a deferred try resumed (scheduled again), which keeps what it kept."""
-    return (before is not None and before.ticket is not None and state not in _HOLDING
+    return (before is not None and before.ticket is not None and state not in LIMIT_LISTING_STATES
             and not (before.state == TaskInstanceState.DEFERRED and state == TaskInstanceState.SCHEDULED))
 
 
