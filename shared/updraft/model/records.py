@@ -10,12 +10,9 @@ import dataclasses
 import datetime as dt
 from typing import Any, NamedTuple
 
-from updraft.model.key_parts import escaper, unescape
 from updraft.model.states import DagRunState, TaskInstanceState
 
 UNMAPPED = -1
-_HOLDER_SEP = "|"
-_holder_part = escaper(_HOLDER_SEP)
 
 
 class TIKey(NamedTuple):
@@ -23,22 +20,6 @@ class TIKey(NamedTuple):
     run_id: str
     task_id: str
     map_index: int = UNMAPPED
-
-    def holder(self, try_number: int) -> str:
-        """The id a claimed try holds limit slots under: distinct per try so a retry never reuses a leak. The
-        holder grammar: dag, run, task, map index and try number joined by ``|``, each id escaped (``|`` and ``%``:
-        never in a valid id, so those holders are the plain join), so one holder names one try."""
-        return _HOLDER_SEP.join((_holder_part(self.dag_id), _holder_part(self.run_id), _holder_part(self.task_id),
-                                 str(self.map_index), str(try_number)))
-
-    @staticmethod
-    def parse_holder(holder: str) -> tuple[TIKey, int] | None:
-        """The (key, try_number) a holder id names; None for a holder that is not a try's (written by hand)."""
-        parts = holder.split(_HOLDER_SEP)
-        if len(parts) != 5:
-            return None
-        dag_id, run_id, task_id, map_index, try_number = parts
-        return TIKey(unescape(dag_id), unescape(run_id), unescape(task_id), int(map_index)), int(try_number)
 
     @property
     def label(self) -> str:
@@ -65,12 +46,6 @@ class TaskInstance:
     end_date: dt.datetime | None = None
     next_retry_at: dt.datetime | None = None
     lease_expires_at: dt.datetime | None = None  # a running try's worker must heartbeat before this
-    held_limits: list[str] = dataclasses.field(default_factory=list)  # limit ids whose slots this try holds
-    # Where a take of a sharded limit placed this try's entry (limit id -> shard): its release writes there first.
-    limit_shards: dict[str, int] = dataclasses.field(default_factory=dict)
-    # The limits whose slot this try holds under an earlier try's entry (limit id -> that entry's holder id): a
-    # slot handed on by the try that ended before it (before tickets, a worker's donor did) keeps its entry.
-    limit_entries: dict[str, str] = dataclasses.field(default_factory=dict)
     # The limit slots this try holds, as ``updraft.limits`` encoded them (its ``Ticket``): written only with the
     # counters it records, in one transaction; opaque to everything else. None: it holds none through a ticket.
     ticket: str | None = None
@@ -107,9 +82,6 @@ class TaskInstance:
     def key(self) -> TIKey:
         return TIKey(self.dag_id, self.run_id, self.task_id, self.map_index)
 
-    def entry(self, limit_id: str) -> str:
-        """The holder id this try's slot of ``limit_id`` is entered under: its own, or the one handed on to it."""
-        return self.limit_entries.get(limit_id) or self.key.holder(self.try_number)
 
 
 @dataclasses.dataclass

@@ -62,11 +62,9 @@ FAILED_TRY_STATES = frozenset({TI.FAILED, TI.UP_FOR_RETRY})
 # A try handed to a worker (queued for it, or running): it holds its limit slots (pool, max_active_tasks,
 # parallelism) while in them.
 SLOT_HOLDING_STATES = frozenset({TI.QUEUED, TI.RUNNING})
-# A try that may hold limits (its ticket, or ``held_limits``): the slot-holding states and deferred (a pool with
+# A try that may hold limits (its ticket): the slot-holding states and deferred (a pool with
 # include_deferred keeps its slot). A write taking a try out of these states releases what it holds.
 LIMIT_LISTING_STATES = SLOT_HOLDING_STATES | {TI.DEFERRED}
-# A deferred try, and its resumption until claimed (scheduled), keeps its slot of a pool with include_deferred.
-KEPT_WHILE_DEFERRED = frozenset({TI.DEFERRED, TI.SCHEDULED})
 # Running on a worker or bound for one (scheduled, queued, running): nothing to fast-forward while one is.
 WORKER_BOUND_STATES = SLOT_HOLDING_STATES | {TI.SCHEDULED}
 # What a task's process may report its try ended in (the supervisor rejects any other report).

@@ -1,11 +1,11 @@
 """The metadata store: one DynamoDB table behind the ``Store`` contract (:mod:`updraft.store.api`).
 
-Modules: ``api`` (the contract and its records; ``limit_api``: its limits and pools part), ``errors``, ``config``
+Modules: ``api`` (the contract and its records; ``pool_api``: its pools part), ``errors``, ``config``
 (:class:`StoreConfig`), ``tables`` (the table as plain data, shared with the CDK stack, and ``create_table``),
 ``models`` (pynamodb models built per config), ``keys`` (every key string), ``writes`` (the conditional-write
 helpers), ``blobs`` (values inline or in S3), ``lru`` (the serialized-DAG cache), ``base`` (what the aggregates
 share), one module per aggregate with its named conditions and writes (``dags``, ``files``, ``runs``,
-``task_instances``, ``limits``, ``xcoms``, ``variables``, ``connections``, ``event_logs``, ``heartbeats``,
+``task_instances``, ``pools``, ``xcoms``, ``variables``, ``connections``, ``event_logs``, ``heartbeats``,
 ``dag_deletion``, ``backfills``, ``state_stores``, ``waiting`` and ``waiting_index``: a run's waiting instances;
 ``encryption`` is the KMS cipher of variables and connections) and ``dynamo`` (:class:`DynamoStore`, composed of
 them).
@@ -40,13 +40,10 @@ Items (``pk`` / ``sk``)::
                                                                      ended#: ended leaves; waiting: the token of the
                                                                      last pass that left instances unclaimed (a
                                                                      number per counted task: the item stays small)
-    limit root      LIMIT#<limit_id or ~digest>  LIMIT               limit, active, extent, version; and as shard 0:
-                                                                     cap, available, holders{key: [slots, at, w, name]}
-    limit shard     LIMIT#<id>#<n>          LIMIT                    cap, available, <= 4 holders (items < 1 KB)
-    holder name     LIMIT#<id>#N#<key>      NAME                     a holder name over 160 bytes, while it holds
-    holder marks    HOLD#<holder key>       HOLD                     m_<limit digest>: "<token>:<ms>" per sharded
-                                                                     limit it holds, TTL expires (``limit_markers``)
-    pool record     LIMIT#pool:<name>       POOL                     name, description, include_deferred, list keys
+    limit counter   LIMIT#<limit_id or ~digest>[#<n>]  COUNTER       size, shards (root); share, free (every shard):
+                                                                     ``updraft.limits`` (its PROTOCOL.md)
+    pool record     LIMIT#pool:<name>       POOL                     name, slots, description, include_deferred,
+                                                                     list keys
     file            FILE#<relative_path>    META                     DAGs it owns, hash/version, import errors,
                                                                      failed handlings of failed_version (a count)
     variable        VARIABLE#<key>          META                     value (KMS ciphertext when the environment
@@ -72,7 +69,7 @@ Indexes::
                        CONNECTIONS | BACKFILLS#<dag_id> | ACTIVE_BACKFILLS, list_sk = id
                        every DAG row and pool; files only while they have import errors (sparse); every backfill
                        by DAG, and the active-backfill markers. Keys only,
-                       so next-run advances and slot takes never write to it.
+                       so next-run advances never write to it.
     due_dags      GSI  due_pk = DUE#<crc32(dag_id) % N>, due_sk = next run_after                 ALL
                        sparse: only active, unpaused DAGs with a next run.
     active_runs   GSI  active_pk = ACTIVE#<crc32(dag_id#run_id) % N>, active_sk = date#dag#run  ALL
@@ -159,34 +156,11 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     set_blocked_reason   Update SET/REMOVE blocked_reason cond state = :expected      cond         1
                          (a queue_ti, or any change to queued, REMOVEs it in the same write); with the
                          priority weight, SET the waiting_tis keys too
-    take_slots           one-shard limit: Update root SET available = available - :n, cond         1 (first use:
-                         holders.#k = :v cond (available >= :n OR cap < 0) AND                     + a Put of the
-                         size(holders) < 4 AND attribute_not_exists(holders.#k, .#k+)              root holding
-                         AND extent = 1 (the root alone; refused on a sharded limit, the           the take; the
-                         refusal returning the root: ReturnValuesOnConditionCheckFailure)          Put alone with
-                         new=True (a run's own limits): Put the root holding the take              new=True)
-                         cond attribute_not_exists first
-                         sharded limit: Update the holder's marks SET m_<limit> cond   cond         2 (home full:
-                         attribute_not_exists (refused: it holds), then that Update on             + 1 per next
-                         the home shard, then up to 2 seen with room (else the next 2);           shard, then
-                         all refused: Get root
-                         + BatchGet shards (room?)                                                 2 + 1 per 100)
-    release_slots        Update the shard its take named (TaskInstance.limit_shards), else the home
-                         shard: SET available = available + holders.#k[0]            cond         1 (sharded: +
-                         REMOVE holders.#k cond attribute_exists(holders.#k); then                 + 1 unmark
-                         REMOVE the holder's m_<limit> (sharded limit; not a final release:       unless final;
-                         a try ended for good leaves it to its TTL)                                elsewhere: +
-                                                                                                   Get + BatchGet)
-    get_limit            Get root (+ BatchGet the other shards, names)                SC           1 (+1)
-    get_pool             Get POOL record, then get_limit                              SC           2 (+1)
-    resize_limit,        Get root; Update root (lease) cond version; Update each shard cond         4+
-      set_pool           SET version = lease cond version <= lease; Get + BatchGet; Put new shards,
-                         Update each changed shard cond cap = old AND version = lease,
-                         Update root (size, counts, cap; lease ends) cond version
-    list_pools           Query list_index POOLS, BatchGet POOL records, get_limit     EC find, SC  2 + 1 per pool
-    pool_slots           BatchGet the POOL record and the root (a claim's screen)     SC           1
-    pool_names           Query list_index POOLS (reconciliation)                      EC           1
-    delete_pool          Delete POOL cond attribute_exists, then the shards           cond         2+
+    get_pool,            Get POOL record (default_pool: Put cond attribute_not_exists SC           1 (+2 the
+      pool_slots         first, when absent)                                                       first time)
+    set_pool             Get POOL record (include_deferred kept), Put it              SC           2
+    list_pools           Query list_index POOLS, BatchGet POOL records                EC find, SC  2
+    delete_pool          Delete POOL cond attribute_exists                            cond         1
     put_xcom, get_xcom   Put / Get RUN#dag#run / XCOM#... (+ S3 if large)             SC           1
     list_xcoms           Query sk begins_with XCOM#<task>#                            SC           1
     clear_xcoms          Query + Delete each                                          SC           1 + n
@@ -226,8 +200,7 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     list_/clear_task_    Query TASK_STATE#<ti> / ASSET_STATE#<id> (+ Delete each)      SC           1 (+ n)
       state, ..._asset_state
 
-Limits and capacity: a limit of N slots spreads over shard items of 4 slots and at most 4 holders each
-(``store/limits.py``, ``store/limit_shards.py``), so every item stays under 1 KB (one write unit) and a busy
-pool or parallelism spreads its writes over ~N/4 partition keys. The LSI caps each ``DAG#<dag_id>`` item
-collection at 10 GB: versions above large_item_bytes go to S3, so that is millions of runs per DAG.
+Limits and capacity: a limit's counters (``updraft.limits``) are items of ~100 bytes whatever the holders, one
+per 64 slots up to 32 shards, so a busy pool or parallelism spreads its writes over its shards' partition keys.
+The LSI caps each ``DAG#<dag_id>`` item collection at 10 GB: versions above large_item_bytes go to S3, so that is millions of runs per DAG.
 """

@@ -17,7 +17,7 @@ from updraft.model.parse_results import PluginsReport
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.serialization.model import SerializedDAG
-from updraft.store.limit_api import LimitOps
+from updraft.store.pool_api import PoolOps
 from updraft.store.writes import TransactWrite
 from updraft.timetables.base import DagRunInfo, DataInterval
 
@@ -82,7 +82,7 @@ class FileRecord:
     failed_version: str | None = None
 
 
-class Store(LimitOps, Protocol):
+class Store(PoolOps, Protocol):
     # -- DAGs and versions (registration, scheduler, API) ------------------------------------------------------
     def get_dag_meta(self, dag_id: str) -> DagMeta | None: ...
 

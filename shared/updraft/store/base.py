@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,13 +19,11 @@ _I = TypeVar("_I", bound=Item)
 
 # Serialized DAG versions kept per process (each is the whole DAG; a scheduler touches few at once).
 _DAG_CACHE_SIZE = 64
-# Limits whose creation by a take a process remembers (``LimitStore.created_at``): a run's own limits, mostly.
-_CREATED_LIMITS = 4096
 
 
 class StoreBase:
-    """State of one store instance. Thread-safe: it keeps only caches of immutable facts (versions, limit
-    items known to exist), so one instance serves every thread of a process."""
+    """State of one store instance. Thread-safe: it keeps only caches of immutable facts (DAG versions),
+    so one instance serves every thread of a process."""
 
     def __init__(self, config: StoreConfig, s3_client: S3Client | None = None,
                  kms_client: Callable[[], Any] | None = None) -> None:
@@ -39,12 +36,6 @@ class StoreBase:
                        if config.kms_key_id and kms_client is not None else None)
         self.models = build_models(config)
         self.blobs = Blobs(config, s3_client)
-        self._lock = threading.Lock()
-        self._limits_known: set[str] = set()
-        self._limit_shapes: dict[str, Any] = {}  # limit id -> the shard counts last read (store/limits.py)
-        self._limit_rooms: dict[str, Any] = {}  # limit id -> the shards with room, as last seen (store/limits.py)
-        self._limits_created: LruCache[str, Any] = LruCache(_CREATED_LIMITS)  # -> its creating take's time
-        self._batch_cursors: LruCache[str, int] = LruCache(_CREATED_LIMITS)  # -> where its last batch ended
         self._dag_cache: LruCache[tuple[str, str], SerializedDAG] = LruCache(_DAG_CACHE_SIZE)
 
     def _shards(self) -> range:

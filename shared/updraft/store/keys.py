@@ -131,8 +131,8 @@ def _digest(value: str, size: int) -> str:
 
 
 def limit_pk(limit_id: str) -> str:
-    """The limit's root item (which is also its shard 0). A limit id (``model.limits``) never starts with ``~``,
-    so a name kept whole never equals a digest's."""
+    """The partition of a limit's root counter (its shard 0) and of a pool's record. A limit id
+    (``model.limits``) never starts with ``~``, so a name kept whole never equals a digest's."""
     name = part(limit_id)
     return f"LIMIT#{name if len(name) <= LIMIT_KEY_MAX else '~' + _digest(limit_id, 15)}"
 
@@ -148,43 +148,11 @@ COUNTER_SK = "COUNTER"
 
 def counter_key(limit_id: str, shard_index: int) -> dict[str, dict[str, str]]:
     """The key (low-level attribute values) of shard ``shard_index`` of a limit's counters (``updraft.limits``;
-    shard 0 is the root). Beside the limit's other items (same partition keys, sort key ``COUNTER``), never one
-    of them: counters and today's shard entries are separate items while both exist."""
+    shard 0 is the root). A pool's record shares the root's partition key under another sort key."""
     return {"pk": {"S": limit_shard_pk(limit_id, shard_index)}, "sk": {"S": COUNTER_SK}}
 
 
-def holder_name_pk(limit_id: str, holder_key: str) -> str:
-    """A holder's own partition under a limit: its full name when too long to sit in its shard entry
-    (``HOLDER_NAME_SK``)."""
-    return f"{limit_pk(limit_id)}#N#{part(holder_key)}"
-
-
-def holder_marker_pk(holder_key: str) -> str:
-    """A holder's markers (``limit_markers``): one item per holder, whatever limits it holds, so a claim marks
-    all its sharded limits in one write, on a partition of its own."""
-    return f"HOLD#{part(holder_key)}"
-
-
-def marker_attribute(limit_id: str) -> str:
-    """The attribute of a holder's marker item that marks it for ``limit_id`` (a digest: short and key-safe
-    whatever the limit id's length, so the item stays small)."""
-    return f"m_{_digest(limit_id, 9)}"
-
-
-LIMIT_SK = "LIMIT"
-POOL_SK = "POOL"  # a pool's record (name, description, include_deferred) beside its limit's root item
-HOLDER_NAME_SK = "NAME"
-HOLDER_MARKER_SK = "HOLD"
-
-
-def holder_key(holder: str) -> str:
-    """A holder's key in a limit shard's holders map: 12 characters (72 bits) whatever the holder's length."""
-    return _digest(holder, 9)
-
-
-def holder_shard(holder: str, shards: int) -> int:
-    """The shard a holder tries first: spread by a stable hash, so takes of one busy limit spread evenly."""
-    return shard(holder, shards)
+POOL_SK = "POOL"  # a pool's record (name, slots, description, include_deferred), beside its limit's counters
 
 
 def file_pk(relative_path: str) -> str:

@@ -14,14 +14,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 from pynamodb.attributes import (
     BinaryAttribute,
     BooleanAttribute,
     JSONAttribute,
     ListAttribute,
-    MapAttribute,
     NumberAttribute,
     UnicodeAttribute,
 )
@@ -37,7 +36,6 @@ from updraft.store.tables import (
     LIST_INDEX,
     RUNS_BY_DATE_INDEX,
     TABLE,
-    TTL_ATTRIBUTE,
     IndexSpec,
     TableSpec,
 )
@@ -61,8 +59,8 @@ def _meta(config: StoreConfig) -> MetaProtocol:
     }))
 
 
-# pynamodb's Index.__init_subclass__ and MapAttribute.__init__ carry no annotations, so defining an index or a
-# map attribute is an "untyped call" to strict mypy. And ListAttribute's stub types ``of`` as the element's value
+# pynamodb's Index.__init_subclass__ carries no annotations, so defining an index is an "untyped call" to
+# strict mypy. And ListAttribute's stub types ``of`` as the element's value
 # type (str) while it takes the element's attribute class (UnicodeAttribute): a list of strings is declared
 # ListAttribute[str], so reads are list[str], and the ``of`` argument is ignored for arg-type. The ignores below
 # are those, and only those.
@@ -200,9 +198,6 @@ class TaskInstanceItem(Item):
     end_date = DateTimeAttribute(null=True)
     next_retry_at = DateTimeAttribute(null=True)
     lease_expires_at = DateTimeAttribute(null=True)
-    held_limits: ListAttribute[str] = ListAttribute(of=UnicodeAttribute, null=True)  # type: ignore[arg-type]
-    limit_shards = JSONAttribute(null=True)  # limit id -> the shard its take placed the try's entry in
-    limit_entries = JSONAttribute(null=True)  # limit id -> the earlier try's entry a slot handed on is under
     ticket = UnicodeAttribute(null=True)  # the slots the try holds (``updraft.limits``' encoded ticket)
     hostname = UnicodeAttribute(null=True)
     xcom_length = NumberAttribute(null=True)
@@ -230,26 +225,12 @@ class TaskInstanceItem(Item):
 
 
 class LimitItem(Item):
-    """One item of a limit (``store/limits.py``): its root, which is also its shard 0, another shard, a pool's
-    record beside the root, the name of a holder too long to sit in its entry, or a holder's marks
-    (``limit_markers``). Every one stays under 1 KB."""
+    """A pool's record, in its limit's partition (``store/pools.py``; the limit's counters are
+    ``updraft.limits``' items beside it)."""
 
-    limit = NumberAttribute(null=True)  # root: the size (-1: unlimited)
-    active = NumberAttribute(null=True)  # root: the shards takes are placed on
-    extent = NumberAttribute(null=True)  # root: the shards that exist (a shrunk limit's idle shards still count)
-    # root: bumped by every rebalance of the shards' caps; other shard: the lease version of the last rebalance
-    # that stamped it (a stalled earlier one's writes then fail there)
-    version = NumberAttribute(null=True)
-    lease = NumberAttribute(null=True)  # root: until when (epoch ms) a rebalance holds it
-    cap = NumberAttribute(null=True)  # shard: its share of the size (-1: unlimited)
-    available = NumberAttribute(null=True)  # shard: cap - held slots (an unlimited shard counts from 0)
-    # shard: holder key -> [slots, taken at (epoch ms), write token, name ("" when kept in a name item)]
-    holders: MapAttribute[str, Any] = MapAttribute(null=True)  # type: ignore[no-untyped-call]
-    holder = UnicodeAttribute(null=True)  # a name item: the holder's full name
-    # a holder's marker item: DynamoDB's TTL deletes it (its marks, one attribute per limit: ``limit_markers``)
-    expires = NumberAttribute(null=True, attr_name=TTL_ATTRIBUTE)
-    pool_name = UnicodeAttribute(null=True)  # pool record only
-    include_deferred = BooleanAttribute(null=True)  # pool record: deferred tasks keep their slot (absent: False)
+    limit = NumberAttribute(null=True)  # the pool's slots (-1: unlimited)
+    pool_name = UnicodeAttribute(null=True)
+    include_deferred = BooleanAttribute(null=True)  # deferred tasks keep their slot (absent: False)
     description = UnicodeAttribute(null=True)
     list_pk = UnicodeAttribute(null=True)
     list_sk = UnicodeAttribute(null=True)

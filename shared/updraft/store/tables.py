@@ -60,8 +60,7 @@ ACTIVE_RUNS_INDEX = "active_runs"
 DUE_DAGS_INDEX = "due_dags"
 RUNS_BY_DATE_INDEX = "runs_by_date"
 WAITING_INDEX = "waiting_tis"
-# The TTL attribute: task state keys with a retention (updraft.store.state_stores) and the holder markers of
-# sharded limits (updraft.store.limit_markers) carry it.
+# The TTL attribute: task state keys with a retention (updraft.store.state_stores) carry it.
 TTL_ATTRIBUTE = "expires"
 
 TABLE = TableSpec(
@@ -71,7 +70,7 @@ TABLE = TableSpec(
         IndexSpec(
             LIST_INDEX, KeyAttr("list_pk"), KeyAttr("list_sk"), "KEYS_ONLY",
             "Listings for the API (DAG metas, pools, files with import errors). Keys only, so the frequent "
-            "writes to those items (next-run advances, slot takes) never write to this index.",
+            "writes to those items (next-run advances) never write to this index.",
         ),
         IndexSpec(
             ACTIVE_RUNS_INDEX, KeyAttr("active_pk"), KeyAttr("active_sk"), "ALL",

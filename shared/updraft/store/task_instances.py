@@ -90,9 +90,7 @@ def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
         try_id=item.try_id, pool=item.pool, pool_slots=int(item.pool_slots),
         priority_weight=int(item.priority_weight), executor=item.executor, queued_at=item.queued_at,
         start_date=item.start_date, end_date=item.end_date, next_retry_at=item.next_retry_at,
-        lease_expires_at=item.lease_expires_at, held_limits=list(item.held_limits or []),
-        limit_shards={str(k): int(v) for k, v in (item.limit_shards or {}).items()},
-        limit_entries={str(k): str(v) for k, v in (item.limit_entries or {}).items()}, ticket=item.ticket,
+        lease_expires_at=item.lease_expires_at, ticket=item.ticket,
         hostname=item.hostname, xcom_length=None if item.xcom_length is None else int(item.xcom_length),
         note=item.note, blocked_reason=item.blocked_reason,
         max_tries=None if item.max_tries is None else int(item.max_tries),
@@ -302,7 +300,7 @@ class TaskInstanceStore(StoreBase):
             if value is None:
                 actions.append(attr.remove())
             else:
-                actions.append(attr.set(list(value) if name == "held_limits" else value))
+                actions.append(attr.set(value))
         return actions
 
     # ------------------------------------------------------------------- named transitions over transition_ti
@@ -377,8 +375,7 @@ class TaskInstanceStore(StoreBase):
         unknown = set(fields) - (_TI_FIELDS - _TI_IDENTITY - {"ticket"})
         if unknown:
             raise ValueError(f"reset_ti: {sorted(unknown)} are not settable TaskInstance fields")
-        values = {name: list(v) if name == "held_limits" and v is not None else v for name, v in fields.items()}
-        actions = [T.state.remove(), T.try_id.remove(), T.write_token.set(token), *set_actions(T, values),
+        actions = [T.state.remove(), T.try_id.remove(), T.write_token.set(token), *set_actions(T, fields),
                    *waiting.leave_actions(T)]
         condition = all_of(item_present(T), ti_in_state_or_none(T, expected))
         if expected_try_id is not None:
