@@ -99,7 +99,6 @@ def create_backfill(store: Store, request: BackfillRequest, *, now: dt.datetime,
                         skipped=skipped)
     if not store.create_backfill(backfill):
         raise _already_running(request.dag_id)
-    store.resize_limit(backfill_runs_limit(request.dag_id), request.max_active_runs)  # (runs before tickets)
     resize(limits_table(store), backfill_runs_limit(request.dag_id), request.max_active_runs)
     return backfill
 
@@ -125,9 +124,8 @@ def cancel(store: Store, backfill_id: int, *, now: dt.datetime) -> Backfill:
     # Its queued runs fail, giving back their slots (one backfill of a DAG is active at a time: every queued
     # backfill run of the DAG is this one's).
     for run in store.list_runs(backfill.dag_id):
-        if run.run_type == DagRunType.BACKFILL and run.state == DagRunState.QUEUED and set_state_releasing(
-                store, run, expected=[DagRunState.QUEUED], state=DagRunState.FAILED, now=now) and run.ticket is None:
-            store.release_slots(backfill_runs_limit(backfill.dag_id), run.run_id)  # created before tickets
+        if run.run_type == DagRunType.BACKFILL and run.state == DagRunState.QUEUED:
+            set_state_releasing(store, run, expected=[DagRunState.QUEUED], state=DagRunState.FAILED, now=now)
     store.complete_backfill(backfill_id, now=now, pause=True)
     return _active_or_raise(store, backfill_id, allow_completed=True)
 

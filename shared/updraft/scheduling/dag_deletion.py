@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling import run_slots
-from updraft.scheduling.backfills import run_limit
 from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.scheduling.holding import delete_releasing
 from updraft.store.api import Store
@@ -43,12 +42,8 @@ def delete_dag(store: Store, dag_id: str, *, waits: Waits | None = None) -> bool
         for ti in instances[run.run_id]:
             if ti.ticket:
                 delete_releasing(store, ti)
-            for limit_id in ti.held_limits:
-                store.release_slots(limit_id, ti.entry(limit_id), shard=ti.limit_shards.get(limit_id))
         if run.ticket is not None:  # its run limit's slot, with the run's item (the DAG's partition goes after)
             run_slots.delete_releasing(store, run, expected=tuple(DagRunState))
-        else:  # a run started before tickets
-            store.release_slots(run_limit(run), run.run_id)
         clear_task_states(store, [ti.key for ti in instances[run.run_id]])
         store.delete_run_items(dag_id, run.run_id)
     store.delete_dag_items(dag_id)

@@ -2,9 +2,10 @@
 
 This is the DAG processor's policy, as Airflow's ``DagBag.sync_to_db`` and ``DagModel`` keep it; the store only
 offers the named conditional writes it is made of (``put_new_dag``, ``update_dag_meta(expected=...)``,
-``deactivate_dag(expected_owner=...)``, ``put_version``, ``put_file_record``, ``resize_limit``). Each decision is
-read, decide, write conditionally on what was read, and re-read when another writer got there first, so any
-number of parsers, schedulers and API calls may act on one DAG at once.
+``deactivate_dag(expected_owner=...)``, ``put_version``, ``put_file_record``; a limit's size:
+``updraft.limits.resize``). Each decision is read, decide, write conditionally on what was read, and re-read
+when another writer got there first, so any number of parsers, schedulers and API calls may act on one DAG at
+once.
 """
 
 from __future__ import annotations
@@ -269,14 +270,12 @@ def _newer_horizon(meta: DagMeta | None, horizon: dict[str, Any] | None) -> dict
 
 def _resize_dag_limits(store: Store, dag_id: str, meta: DagMeta, body: dict[str, Any]) -> None:
     """The DAG's run limit follows a changed max_active_runs, and its active runs' limits a changed
-    max_active_tasks (their counters, ``updraft.limits.resize``, and the items of holders from before tickets):
-    Airflow applies the DAG's current values to runs already going."""
+    max_active_tasks (their counters, ``updraft.limits.resize``): Airflow applies the DAG's current values to
+    runs already going."""
     new_runs, new_tasks = body.get("max_active_runs"), body.get("max_active_tasks")
     if new_runs is not None and int(new_runs) != meta.max_active_runs:
         resize(limits_table(store), dag_runs_limit(dag_id), int(new_runs))
-        store.resize_limit(dag_runs_limit(dag_id), int(new_runs), create=False)
     if new_tasks is not None and int(new_tasks) != meta.max_active_tasks:
         for run in store.active_runs():
             if run.dag_id == dag_id:
                 resize(limits_table(store), run_tasks_limit(dag_id, run.run_id), int(new_tasks))
-                store.resize_limit(run_tasks_limit(dag_id, run.run_id), int(new_tasks), create=False)

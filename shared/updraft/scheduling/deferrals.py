@@ -56,11 +56,10 @@ def defer_try(store: Store, key: TIKey, try_id: str, deferral: Deferral, *, ti: 
     """running -> deferred for exactly this try; then its slots go back (its pool's stays if the pool counts
     deferred tasks). Returns the instance as deferred (None: the try was ended elsewhere). ``usage``: what the
     try used so far (``model.usage``), recorded by the same write."""
-    kept = [limit for limit in ti.held_limits if limit == pool_limit(ti.pool) and _pool_counts_deferred(store, ti)]
     record = deferral.to_record()
     fields: dict[str, object] = {"trigger": record, "next_method": deferral.next_method,
                                  "next_kwargs": deferral.next_kwargs, "lease_expires_at": None,
-                                 "held_limits": kept, "note": None}
+                                 "note": None}
     if is_hitl(record):  # a Human-in-the-loop request: kept on the instance, for this try (``model.hitl``)
         fields["hitl"] = request_record(deferral.kwargs, try_number=ti.try_number, now=now)
     if usage is not None:
@@ -79,12 +78,9 @@ def defer_try(store: Store, key: TIKey, try_id: str, deferral: Deferral, *, ti: 
         fields["ticket"] = kept_ticket.encode() if kept_ticket is not None else None
     elif not store.end_try(key, try_id=try_id, state=TaskInstanceState.DEFERRED, fields=fields):
         return None
-    for limit_id in ti.held_limits:
-        if limit_id not in kept:
-            store.release_slots(limit_id, ti.entry(limit_id), shard=ti.limit_shards.get(limit_id))
     return TaskInstance(**{**ti.__dict__, **fields, "state": TaskInstanceState.DEFERRED, "trigger": record,
                            "next_method": deferral.next_method, "next_kwargs": deferral.next_kwargs,
-                           "held_limits": kept, "lease_expires_at": None})
+                           "lease_expires_at": None})
 
 
 def _pool_counts_deferred(store: Store, ti: TaskInstance) -> bool:
@@ -139,7 +135,7 @@ def resume_change(ti: TaskInstance, *, now: dt.datetime) -> TIChange:
             fields["hitl"] = answered
         state = TaskInstanceState.SCHEDULED
     elif record.get("end_from_trigger"):
-        fields = {**_RESUME_CLEARS, "next_method": None, "next_kwargs": None, "end_date": now, "held_limits": []}
+        fields = {**_RESUME_CLEARS, "next_method": None, "next_kwargs": None, "end_date": now}
         state = TaskInstanceState.SUCCESS
     else:
         fields = {**_RESUME_CLEARS, "next_method": ti.next_method,
@@ -171,9 +167,6 @@ def resume_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime) -> Ta
     elif not store.apply_ti_change(key, expected=change.expected, state=change.state, expected_try_id=try_id,
                                    fields=change.fields):
         return None
-    if change.state == TaskInstanceState.SUCCESS:
-        for limit_id in ti.held_limits:
-            store.release_slots(limit_id, ti.entry(limit_id), shard=ti.limit_shards.get(limit_id))
     return change.state
 
 

@@ -10,16 +10,13 @@ the next tick.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Iterable
 
 from updraft.model.records import DagRun, TaskInstance
-from updraft.model.states import LIMIT_LISTING_STATES, DagRunState
+from updraft.model.states import DagRunState
 from updraft.scheduling import run_slots
-from updraft.scheduling.backfills import run_limit
 from updraft.scheduling.changes import TIChange
-from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.clearing import Reset, as_recorded, run_state_after_clear
 from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.scheduling.holding import delete_releasing, releases, reset_releasing, transition_releasing
@@ -43,8 +40,6 @@ def apply_resets(store: Store, run: DagRun, resets: Iterable[Reset], *, now: dt.
                 continue
         elif not store.reset_ti(ti.key, expected=ti.state, expected_try_id=ti.try_id, fields=reset.fields):
             continue
-        if ti.held_limits and ti.state in LIMIT_LISTING_STATES:  # a try claimed before tickets
-            release_try_limits(store, dataclasses.replace(ti, ticket=None))
         cleared.append(ti)
     stop_waits(waits, cleared)
     new_state = run_state_after_clear(run.state, reset_dag_runs=reset_dag_runs)
@@ -65,12 +60,9 @@ def apply_marks(store: Store, changes: Iterable[TIChange], *, before: dict[objec
             if not transition_releasing(store, ti, expected=[change.expected], state=change.state,
                                         expected_try_id=change.expected_try_id, fields=change.fields):
                 continue
-            ti = dataclasses.replace(ti, ticket=None)
         elif not store.mark_ti(change.key, expected=change.expected, state=change.state,
                                expected_try_id=change.expected_try_id, fields=change.fields):
             continue
-        if ti is not None and ti.state in LIMIT_LISTING_STATES:
-            release_try_limits(store, ti)
         applied.append(change)
     stop_waits(waits, [before[change.key] for change in applied if change.key in before])
     return applied
@@ -80,10 +72,7 @@ def set_run_state(store: Store, run: DagRun, state: DagRunState, *, now: dt.date
     """The run's own state as a user set it (success, failed or queued). It gives back its ``max_active_runs``
     slot: a finished run holds none, and a queued one takes it again when the scheduler starts it, as Airflow
     counts only running runs against ``max_active_runs``."""
-    changed = run_slots.set_state_releasing(store, run, expected=_ALL_RUN_STATES, state=state, now=now)
-    if run.ticket is None:  # a run started before tickets
-        store.release_slots(run_limit(run), run.run_id)
-    return changed
+    return run_slots.set_state_releasing(store, run, expected=_ALL_RUN_STATES, state=state, now=now)
 
 
 def delete_run(store: Store, run: DagRun, tis: Iterable[TaskInstance], *, deletable: Iterable[DagRunState],
@@ -102,11 +91,6 @@ def delete_run(store: Store, run: DagRun, tis: Iterable[TaskInstance], *, deleta
     if not run_slots.delete_releasing(store, run, expected=deletable):
         return False
     stop_waits(waits, tis)
-    for ti in tis:
-        if ti.held_limits:  # a try claimed before tickets
-            release_try_limits(store, dataclasses.replace(ti, ticket=None))
-    if run.ticket is None:  # a run started before tickets
-        store.release_slots(run_limit(run), run.run_id)
     clear_task_states(store, [ti.key for ti in tis])
     store.delete_run_partition(run.dag_id, run.run_id)
     return True

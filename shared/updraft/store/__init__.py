@@ -202,5 +202,6 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
 
 Limits and capacity: a limit's counters (``updraft.limits``) are items of ~100 bytes whatever the holders, one
 per 64 slots up to 32 shards, so a busy pool or parallelism spreads its writes over its shards' partition keys.
-The LSI caps each ``DAG#<dag_id>`` item collection at 10 GB: versions above large_item_bytes go to S3, so that is millions of runs per DAG.
+The LSI caps each ``DAG#<dag_id>`` item collection at 10 GB: versions above large_item_bytes go to S3, so that is
+millions of runs per DAG.
 """
