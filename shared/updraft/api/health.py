@@ -1,8 +1,8 @@
 """``GET /api/v2/monitor/health``, shaped as Airflow 3's ``HealthInfoResponse``.
 
-- ``metadatabase``: ``healthy`` when a strongly consistent read of the store succeeds (the ``default_pool``
-  limit item: one ``GetItem``, found or not), else ``unhealthy``; as in Airflow, the route itself still answers
-  200, so a monitor reads the body.
+- ``metadatabase``: ``healthy`` when strongly consistent reads of the store succeed (the scheduler's and the
+  parser's heartbeat items: one ``GetItem`` each, found or not), else ``unhealthy``; as in Airflow, the route
+  itself still answers 200, so a monitor reads the body.
 - ``scheduler``: the latest heartbeat the scheduler Lambda recorded (:mod:`updraft.store.heartbeats`: at most
   every 30 s per container, on every tick and task completion). ``healthy`` while it is more recent than two
   ticks and Airflow's 30 s grace (one missed tick is tolerated), ``unhealthy`` when older, as Airflow reports a
@@ -23,7 +23,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from updraft.api.formats import iso
-from updraft.model.limits import DEFAULT_POOL, pool_limit
 from updraft.store.heartbeats import DAG_PROCESSOR, SCHEDULER
 
 if TYPE_CHECKING:
@@ -50,7 +49,6 @@ def monitor_health(store: Callable[[], Store], *, now: dt.datetime, tick: Callab
     and leaves the components' heartbeats unknown (null). ``tick`` gives the scheduler's tick interval."""
     try:
         reader = store()
-        reader.get_limit(pool_limit(DEFAULT_POOL))
         scheduler, parser = reader.last_heartbeat(SCHEDULER), reader.last_heartbeat(DAG_PROCESSOR)
         tick_interval = tick()
     except Exception:

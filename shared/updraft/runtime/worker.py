@@ -41,7 +41,6 @@ from updraft.runtime.state_stores import clear_on_success
 from updraft.runtime.stopping import WorkerStopped
 from updraft.runtime.task_callbacks import run_task_callbacks
 from updraft.runtime.usage_meter import usage_so_far, with_usage
-from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.dag_callbacks import claim_callback
 from updraft.scheduling.deferrals import Waits, resume_try, start_wait
 from updraft.scheduling.downstream import schedule_downstream
@@ -151,8 +150,7 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
     where ``next_hop`` says. The capacity benchmark plays a worker with this very function, so its request counts
     are the worker Lambda's."""
     key = dispatch.key
-    finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, release=False,
-                          started=started)
+    finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, started=started)
     if not finished:
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
     elif result.state == TaskInstanceState.SUCCESS and emits_assets(dag.task_dict[key.task_id]):
@@ -173,7 +171,6 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
         scheduler.schedule_run(key.dag_id, key.run_id)  # what waited for the freed slots goes now
         return result
     if next_hop(dag, key.task_id, finished) is NextHop.RELEASE_THEN_HAND_OFF:
-        _release(store, finished)
 
         def hand_off_or_here() -> PassReport | None:
             if hand_off is not None and hand_off(key.dag_id, key.run_id):
@@ -182,12 +179,10 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
 
         _schedule_after(store, scheduler, dag, finished, result, hand_off_or_here)
         return result
-    # The next task first; then the slots of a try claimed before tickets (entries of the store's limit items),
-    # and once more if a limit this try freed was what kept a task waiting. A try that held a ticket gave its
-    # slots back with its end already (``finish_try``): nothing to release here.
+    # The next task first (the try gave its slots back with its end: ``finish_try``), and once more if a limit
+    # this try freed was what kept a task waiting.
     report = _schedule_after(store, scheduler, dag, finished, result,
                              functools.partial(scheduler.schedule_run, key.dag_id, key.run_id))
-    _release(store, finished)
     freed = held_limit_ids(finished) if finished else set()
     if report is not None and (report.coalesced or report.full_limits & freed):
         scheduler.schedule_run(key.dag_id, key.run_id)
@@ -293,11 +288,6 @@ def _secrets_backend() -> tuple[object, str | None]:
         return configured_backend(), None
     except Exception as exc:  # a misconfigured backend: the child's reads fail naming it, as they did in-process
         return None, f"{type(exc).__name__}: {exc}"
-
-
-def _release(store: Store, finished: TaskInstance | None) -> None:
-    if finished:  # as its worker ended it: a try ended for good releases in one write per limit
-        release_try_limits(store, finished, ended=True)
 
 
 class _Heartbeat:

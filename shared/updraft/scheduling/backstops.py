@@ -62,7 +62,7 @@ def _requeue(ti: TaskInstance, note: str) -> TIChange:
     the same try (``claims.continues_try``); the stuck worker is fenced all the same."""
     fields: dict[str, object] = {
         "try_number": ti.try_number if ti.next_method is not None else max(ti.try_number - 1, 0), "try_id": None,
-        "queued_at": None, "held_limits": [], "hostname": None, "lease_expires_at": None, "note": note}
+        "queued_at": None, "hostname": None, "lease_expires_at": None, "note": note}
     if ti.reschedule_count:
         fields.update(try_number=ti.try_number, try_id=ti.rescheduled_try_id)
     return TIChange(ti.key, ti.state, TaskInstanceState.SCHEDULED, fields, expected_try_id=ti.try_id)
@@ -71,7 +71,7 @@ def _requeue(ti: TaskInstance, note: str) -> TIChange:
 def failed_change(task: SerializedTask, ti: TaskInstance, now: dt.datetime, logical_date: dt.datetime | None,
                   note: str) -> TIChange:
     """The try fails as a failed try does (Airflow's ``handle_failure``: up_for_retry while retries are left),
-    fenced by its ``try_id``, its lease, held limits and wait cleared, ``note`` saying why."""
+    fenced by its ``try_id``, its lease and wait cleared, ``note`` saying why."""
     state, fields = failure_outcome(task, ti, now, logical_date=logical_date)
-    fields.update(note=note, lease_expires_at=None, held_limits=[], trigger=None, next_method=None, next_kwargs=None)
+    fields.update(note=note, lease_expires_at=None, trigger=None, next_method=None, next_kwargs=None)
     return TIChange(ti.key, ti.state, state, fields, expected_try_id=ti.try_id)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,11 +29,10 @@ from updraft.model.limits import (
     task_run_limit,
 )
 from updraft.model.records import DagRun, TaskInstance
-from updraft.model.states import FINISHED_TI_STATES, TaskInstanceState
+from updraft.model.states import TaskInstanceState
 from updraft.scheduling import blocked
 from updraft.scheduling.blocked import BlockedReason
 from updraft.scheduling.clearing import as_recorded
-from updraft.scheduling.concurrent_writes import concurrently
 from updraft.scheduling.deferrals import is_resuming
 from updraft.scheduling.holding import acquire_sized, held_limit_ids, limits_table, release_ticket, ticket_of
 from updraft.serialization.model import SerializedDAG, SerializedTask
@@ -203,8 +201,6 @@ class _ClaimParts:
         fields: dict[str, Any] = {"try_number": claim_try_number(ti), "try_id": try_id, "queued_at": now,
                                   "start_date": None, "end_date": None, "lease_expires_at": None, "note": None,
                                   "blocked_reason": None}
-        if not resuming:  # a resumed try may still hold its kept slot by an entry of the store's limit items
-            fields.update(held_limits=None, limit_shards=None, limit_entries=None)
         if not continues:  # a new try starts without the previous try's reschedules, as Airflow's new ti.id
             fields.update(reschedule_count=0, first_reschedule_date=None, rescheduled_try_id=None)
         if candidate.create_fields is not None:
@@ -263,24 +259,3 @@ def continues_try(ti: TaskInstance) -> bool:
     back with that poke's id, ``backstops``)."""
     return ti.rescheduled_try_id is not None and ti.rescheduled_try_id == ti.try_id
 
-
-def release_try_limits(store: Store, ti: TaskInstance, *, ended: bool = False) -> None:
-    """Give back the slots a try held (after it left queued/running): its ticket's (``holding.release_ticket``),
-    and those it holds by an entry of the store's limit items (``TaskInstance.entry``: a try claimed before
-    tickets). Safe to repeat.
-
-    ``ended``: ``ti`` is the try as its worker ended it, and when that state ends the try for good
-    (``ends_try_for_good``) its holders take no more, so each release is final (``Store.release_slots``: one
-    write, the marker left to expire)."""
-    final = ended and ends_try_for_good(ti)
-    release_ticket(store, ti)
-    concurrently([functools.partial(store.release_slots, limit_id, ti.entry(limit_id),
-                                    shard=ti.limit_shards.get(limit_id), final=final)
-                  for limit_id in ti.held_limits])
-
-
-def ends_try_for_good(ti: TaskInstance) -> bool:
-    """Whether ``ti``'s state ends its try so that no take under its holder ids can follow: finished, or up for
-    retry (the retry is the next try number). Not deferred nor up for reschedule: the resumed half and the next
-    poke keep the try number, so they take under the same holder."""
-    return ti.state in FINISHED_TI_STATES or ti.state == TaskInstanceState.UP_FOR_RETRY

@@ -89,7 +89,7 @@ def reset_of(ti: TaskInstance, task: SerializedTask | None, *, note: str | None 
     retries = task.retries or 0 if task is not None else None
     max_tries = ti.try_number + retries if retries is not None else max(ti.max_tries or 0, ti.try_number)
     fields: dict[str, Any] = {"max_tries": max_tries, "queued_at": None, "next_retry_at": None,
-                              "lease_expires_at": None, "held_limits": None, "xcom_length": None,
+                              "lease_expires_at": None, "xcom_length": None,
                               "blocked_reason": None, "trigger": None, "next_method": None, "next_kwargs": None}
     if task is not None and task.weights_by_try:
         # Airflow re-evaluates the priority weight strategy on clear, at the instance's current try number.

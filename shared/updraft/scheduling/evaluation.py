@@ -287,7 +287,7 @@ class _Evaluation:
         fields.update(start_date=(ti.start_date if ti and ti.start_date else self.now), end_date=self.now,
                       note=note)
         if self.view.state(key) in LIMIT_LISTING_STATES:
-            fields.update(lease_expires_at=None, held_limits=[])
+            fields.update(lease_expires_at=None)
         # Fenced on the current try: a worker (or a racing decision) that ended the try first wins.
         self._change(key, state, fields, expected_try_id=ti.try_id if ti is not None else None)
 

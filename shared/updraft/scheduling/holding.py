@@ -1,12 +1,12 @@
 """What a try holds of its limits, and its release: the face of ``updraft.limits`` the scheduler and the worker
 use for one instance.
 
-A try claimed through ``updraft.limits.acquire`` carries a ticket (``TaskInstance.ticket``); one claimed before
-it lists its limits in ``held_limits`` and is released through the store's limit items (``Store.release_slots``)
-until every such try has ended. A write that takes a try out of holding carries its release in one transaction,
-conditional on the instance carrying the ticket as read: a transition (``transition_releasing``), a clear's reset
-(``reset_releasing``), a deletion of the instance (``delete_releasing``). ``release_ticket`` gives back a ticket's
-slots with a write of the ticket alone, for a try found out of holding still carrying one.
+A claimed try carries a ticket (``TaskInstance.ticket``, from ``updraft.limits.acquire``). A write that takes a
+try out of holding carries its release in one transaction, conditional on the instance carrying the ticket as
+read: a transition (``transition_releasing``), a clear's reset (``reset_releasing``), a deletion of the instance
+(``delete_releasing``). ``release_ticket`` gives back a ticket's slots with a write of the ticket alone, for a try
+found out of holding still carrying one. ``follow_parallelism`` keeps the parallelism limit at the size
+configured.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from updraft.limits import Acquired, Claim, Full, Lost, Table, Ticket, acquire, release, resize, size
+from updraft.limits import Acquired, Claim, Full, Lost, Table, Ticket, acquire, ensure, release, resize, size
+from updraft.model.limits import PARALLELISM_LIMIT
 from updraft.model.records import TaskInstance
 from updraft.model.states import LIMIT_LISTING_STATES, TaskInstanceState
 from updraft.store.api import Store
@@ -46,9 +47,18 @@ def ticket_of(ti: TaskInstance) -> Ticket | None:
 
 
 def held_limit_ids(ti: TaskInstance) -> set[str]:
-    """Every limit ``ti`` holds a slot of, by ticket or by an entry of the store's limit items."""
+    """Every limit ``ti`` holds a slot of (its ticket's)."""
     ticket = ticket_of(ti)
-    return set(ti.held_limits) | (set(ticket.limit_ids) if ticket is not None else set())
+    return set(ticket.limit_ids) if ticket is not None else set()
+
+
+def follow_parallelism(store: Store, parallelism: int) -> None:
+    """Size the parallelism limit's counters to ``parallelism`` as configured now, created when absent: a
+    redeploy (or a local restart with other --workers) that changes it then holds from this call on, not only
+    from the first claim the old size refuses (``acquire_sized``). One read when they have that size already."""
+    table = limits_table(store)
+    if not resize(table, PARALLELISM_LIMIT, parallelism):
+        ensure(table, PARALLELISM_LIMIT, parallelism)
 
 
 def release_ticket(store: Store, ti: TaskInstance, *, keep: Collection[str] = ()) -> bool:

@@ -33,7 +33,7 @@ def _change(ti: TaskInstance, state: TaskInstanceState, now: dt.datetime, note: 
     if ti.next_method is not None or ti.trigger is not None:  # a mark ends a deferral (or its resumption)
         fields.update(trigger=None, next_method=None, next_kwargs=None)
     if ti.state in LIMIT_LISTING_STATES:
-        fields.update(lease_expires_at=None, held_limits=[])
+        fields.update(lease_expires_at=None)
     if note is not None:
         fields["note"] = note
     return TIChange(ti.key, ti.state, state, fields, expected_try_id=ti.try_id)

@@ -1,11 +1,10 @@
 """How a pool's slots are used: Airflow's slot counts by state, from the tries holding the pool.
 
-The holders are the tries whose ticket holds a slot of the pool (``updraft.limits``; the active runs' instances,
-read) and, for tries claimed before tickets, the entries of the pool's limit item. So the counts come from the
-holders: ``occupied`` is every held slot; ``running`` and ``queued`` split them by the holding try's
-state (a read per holding try, at most the pool's size); ``open`` is what is left (-1: unlimited). A deferred
-try gives its slot back unless its pool has ``include_deferred`` (Airflow's: deferred tasks count against the
-pool); then ``deferred`` counts it, and ``scheduled`` while its resumed try waits to be claimed again.
+The holders are the tries whose ticket holds a slot of the pool (``updraft.limits``): instances of the active
+runs, read. ``occupied`` is every held slot; ``running`` and ``queued`` split them by the holding try's state;
+``open`` is what is left (-1: unlimited). A deferred try gives its slot back unless its pool has
+``include_deferred`` (Airflow's: deferred tasks count against the pool); then ``deferred`` counts it, and
+``scheduled`` while its resumed try waits to be claimed again.
 
 The pools API answers these counts and the scheduler function emits them as Airflow's ``pool.*_slots`` gauges.
 """
@@ -17,34 +16,22 @@ from typing import Any
 from updraft.limits import Ticket
 from updraft.model.limits import pool_limit
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.slot_holders import EntryHolders
 
 
 def pool_occupancy(store: Any, pool: Any) -> dict[str, int]:
-    """``pool``'s (a ``store.limit_api.Pool``) slots: ``occupied``, ``running``, ``queued``, ``deferred``,
+    """``pool``'s (a ``store.pool_api.Pool``) slots: ``occupied``, ``running``, ``queued``, ``deferred``,
     ``scheduled`` and ``open``."""
-    limit = store.get_limit(pool_limit(pool.name))
-    holders = limit.holders if limit is not None else {}
-    running = deferred = scheduled = 0
-    tries = EntryHolders(store)
-    for entry, slots in holders.items():
-        ti = tries.holder(pool_limit(pool.name), entry)  # the try it names, or the one it was handed on to
-        if ti is not None and ti.state == TaskInstanceState.RUNNING:
-            running += slots
-        elif ti is not None and ti.state == TaskInstanceState.DEFERRED:
-            deferred += slots
-        elif ti is not None and ti.state == TaskInstanceState.SCHEDULED:  # resumed, its kept slot still held
-            scheduled += slots
-    for ti in _ticket_holders(store, pool_limit(pool.name)):
-        slots = Ticket.decode(ti.ticket).slots(pool_limit(pool.name))
-        holders = {**holders, ti.key.label: slots}
+    limit_id = pool_limit(pool.name)
+    occupied = running = deferred = scheduled = 0
+    for ti in _ticket_holders(store, limit_id):
+        slots = Ticket.decode(ti.ticket).slots(limit_id)
+        occupied += slots
         if ti.state == TaskInstanceState.RUNNING:
             running += slots
         elif ti.state == TaskInstanceState.DEFERRED:
             deferred += slots
         elif ti.state == TaskInstanceState.SCHEDULED:
             scheduled += slots
-    occupied = sum(holders.values())
     return {"occupied": occupied, "running": running, "deferred": deferred, "scheduled": scheduled,
             "queued": occupied - running - deferred - scheduled,
             "open": -1 if pool.slots < 0 else max(pool.slots - occupied, 0)}

@@ -3,9 +3,7 @@
 A run takes its slot in the transaction of its ``queued -> running`` write (a backfill's run: of its creation,
 so its backfill counts its queued runs too) and gives it back in the transaction of the write that ends its
 holding (its end, a user's state, a cancel, its deletion), each conditional on the ticket it read: of two
-schedulers starting one run one takes the slot, and no crash leaves a slot held by a run that holds none. A run
-that took its slot before tickets holds an entry of the store's limit items instead; the callers release that
-through the store (``Store.release_slots``) until every such run has ended.
+schedulers starting one run one takes the slot, and no crash leaves a slot held by a run that holds none.
 """
 
 from __future__ import annotations
@@ -31,18 +29,11 @@ def start_holding(store: Store, run: DagRun, size: int | None, *, now: dt.dateti
     """``run`` queued -> running with a slot of its run limit, in one transaction; ``Lost``: the run was not
     queued without a ticket as read (another scheduler started it). ``size``: the limit's as configured now (a
     DAG's max_active_runs); None: as stored (a backfill's, sized by its backfill: a backfill's run cleared or
-    set queued after it gave its slot back takes one again), a backfill's default when not created yet.
-
-    Runs started before tickets hold entries the counters do not see: while any does, the run starts only if
-    they and the tickets leave a slot (a read of the old item; racing starters may pass the size by as many as
-    race, until those runs end)."""
+    set queued after it gave its slot back takes one again), a backfill's default when not created yet."""
     limit_id = run_limit(run)
     if size is None:
         stored = limit_size(limits_table(store), limit_id)
         size = DEFAULT_MAX_ACTIVE_RUNS if stored is None else stored
-    old = store.get_limit(limit_id)
-    if old is not None and old.holders and 0 <= size <= held(limits_table(store), limit_id) + len(old.holders):
-        return Full(limit_id, 0)
     claim = Claim(lambda ticket, held_ticket: store.run_state_item(
         run.dag_id, run.run_id, expected=[DagRunState.QUEUED], state=DagRunState.RUNNING, now=now, ticket=ticket,
         held_ticket=held_ticket), _need(run, size))
@@ -92,7 +83,5 @@ def delete_releasing(store: Store, run: DagRun, *, expected: Iterable[DagRunStat
 
 
 def holding(store: Store, limit_id: str) -> int:
-    """How many runs hold a slot of the run limit ``limit_id`` now: by ticket (its counters), and by an entry of
-    the store's limit items (runs started before tickets)."""
-    old = store.get_limit(limit_id)
-    return held(limits_table(store), limit_id) + (len(old.holders) if old is not None else 0)
+    """How many runs hold a slot of the run limit ``limit_id`` now (its counters, strongly read)."""
+    return held(limits_table(store), limit_id)

@@ -7,8 +7,8 @@ what falls due at a known moment (a scheduled run, a retry) wakes a scheduler at
 The decisions come from the pure functions in this package; every write is a conditional write in the store, so a
 pass that loses a race, crashes halfway, or sees an event twice leaves nothing inconsistent for the next one.
 
-This module holds the entry points and applies evaluations; the claim pass (``claim_pass``), reconciliation
-(``reconcile``) and a try's life after dispatch (``try_lifecycle``) are their own modules.
+This module holds the entry points and applies evaluations; the claim pass (``claim_pass``), what a try holds
+(``holding``) and a try's life after dispatch (``try_lifecycle``) are their own modules.
 """
 
 from __future__ import annotations
@@ -28,20 +28,17 @@ from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, DagRunType, TaskInstanceState
 from updraft.scheduling import run_slots
 from updraft.scheduling.backfill_pass import drive_backfills
-from updraft.scheduling.backfills import run_limit
 from updraft.scheduling.changes import RunEvaluation, TIChange
 from updraft.scheduling.claim_pass import ClaimPass, take_creations
-from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.dag_callbacks import callback_request, task_callback_request
 from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.scheduling.evaluation import evaluate_run, evaluate_tasks
-from updraft.scheduling.holding import releases, transition_releasing
+from updraft.scheduling.holding import follow_parallelism, release_ticket, releases, transition_releasing
 from updraft.scheduling.lost_tries import lost_try_change
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.poison import clear_poisoned_note, describe, record_poisoned_run
 from updraft.scheduling.previous_run import previous_run_tis
-from updraft.scheduling.reconcile import reconcile
 from updraft.scheduling.wakeups import arm_wakes, run_ended, wake_for_next_run, wake_for_retry
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import DagMeta, Store
@@ -61,8 +58,8 @@ class SchedulerConfig:
     parallelism: int = 32
     max_dagruns_to_create_per_loop: int = 10
     max_dagruns_per_loop_to_schedule: int = 20
-    # Leaked slots are rare (a crash mid-claim); looking for them on every tick would cost more than they do.
-    reconcile_interval: dt.timedelta = dt.timedelta(seconds=30)
+    # How often a tick sizes the parallelism limit to ``parallelism`` (``holding.follow_parallelism``: one read).
+    parallelism_check_interval: dt.timedelta = dt.timedelta(seconds=30)
     # The deferral sweep (``wait_sweep``) lists the wait engine's executions: rarer still, as lost waits are.
     wait_sweep_interval: dt.timedelta = dt.timedelta(minutes=5)
     # Polled asset watchers are started and stopped (``asset_watchers``) this often: an unpause starts its watchers
@@ -89,7 +86,7 @@ class Scheduler:
         # ``updraft.timetables.evaluated``): called with the file's relative path, at least once per tick that needs it.
         self.evaluate_timetables: Callable[[str], None] | None = None
         self.claims = ClaimPass(store, executor, self.dag, parallelism=self.config.parallelism)
-        self._last_reconcile: dt.datetime | None = None
+        self._last_parallelism_check: dt.datetime | None = None
         self._last_wait_sweep: dt.datetime | None = None
         self._last_watcher_sweep: dt.datetime | None = None
         self._lock = threading.Lock()
@@ -113,9 +110,10 @@ class Scheduler:
                                                                r.logical_date or r.queued_at or _EPOCH))
         self._schedule_runs(self._runs_to_examine(runs), report, keep_reasons=True)
         report.runs_running = sum(r.state == DagRunState.RUNNING for r in runs) - len(report.runs_finished)
-        if self._last_reconcile is None or self.clock() - self._last_reconcile >= self.config.reconcile_interval:
-            self.reconcile(runs)
-            self._last_reconcile = self.clock()
+        last_check, check_every = self._last_parallelism_check, self.config.parallelism_check_interval
+        if last_check is None or self.clock() - last_check >= check_every:
+            follow_parallelism(self.store, self.config.parallelism)
+            self._last_parallelism_check = self.clock()
         if self._last_wait_sweep is None or self.clock() - self._last_wait_sweep >= self.config.wait_sweep_interval:
             self.sweep_waits(runs, report)
             self._last_wait_sweep = self.clock()
@@ -139,12 +137,6 @@ class Scheduler:
         start = self._rotation % len(runs)
         self._rotation = start + cap
         return (runs[start:] + runs[:start])[:cap]
-
-    def reconcile(self, runs: list[DagRun]) -> None:
-        """Return slots a crashed invocation left taken: the safety net the tick provides, not a hot path.
-        A run whose DAG version cannot be loaded is left out (the pass reports it as poisoned)."""
-        reconcile(self.store, [r for r in runs if self._loads(r)], self.dag, now=self.clock(),
-                  parallelism=self.config.parallelism)
 
     def sweep_waits(self, runs: list[DagRun], report: PassReport) -> None:
         """Stop executions whose try is gone and repair deferred tries whose execution is missing, failed or
@@ -174,13 +166,6 @@ class Scheduler:
         except Exception as exc:
             logger.exception("asset watcher sweep skipped this pass")
             report.poisoned["asset watcher sweep"] = describe(exc)
-
-    def _loads(self, run: DagRun) -> bool:
-        try:
-            self.dag(run.dag_id, run.dag_hash)
-        except Exception:
-            return False
-        return True
 
     def schedule_run(self, dag_id: str, run_id: str) -> PassReport:
         """The mini scheduler: evaluate and claim for one run right after one of its tasks changed state.
@@ -473,9 +458,9 @@ class Scheduler:
                 # A dagrun timeout, fail_fast or the overdue-resume backstop ended its wait here.
                 stop_waits(self.waits, [before])
                 if change.state != TaskInstanceState.SCHEDULED:  # resumed: it keeps what it kept
-                    release_try_limits(self.store, before)
+                    release_ticket(self.store, before)
             if before is not None and before.state in SLOT_HOLDING_STATES:
-                release_try_limits(self.store, before)
+                release_ticket(self.store, before)
                 # A try failed here, not by its worker: its callbacks and email alert run on a worker instead.
                 request = task_callback_request(dag.task_dict[change.key.task_id], before, change)
                 if request is not None:
@@ -500,7 +485,6 @@ class Scheduler:
 
     def _finish_run(self, run: DagRun, state: DagRunState, note: str | None, now: dt.datetime,
                     report: PassReport, *, tis: Iterable[TaskInstance] = ()) -> None:
-        started_before_tickets = run.ticket is None
         ended = run_slots.set_state_releasing(self.store, run, expected=[DagRunState.RUNNING], state=state, now=now)
         if ended:  # the reason goes to the log and the callbacks; the run's note stays the user's, as in Airflow
             logger.info("run %s of %s ended %s%s", run.run_id, run.dag_id, state.value, f" ({note})" if note else "")
@@ -511,8 +495,6 @@ class Scheduler:
             request = callback_request(self.dag(run.dag_id, run.dag_hash), run, state, note, tis, end_date=now)
             if request is not None:
                 self.executor.dispatch([request])
-        if started_before_tickets:  # its entry released whether we or a racing scheduler finished it
-            self.store.release_slots(run_limit(run), run.run_id)
         if ended:  # what waited for its slot (a backfill's next run, a due run past max_active_runs) goes now
             run_ended(self, run)
 

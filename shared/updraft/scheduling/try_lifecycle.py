@@ -18,7 +18,6 @@ from updraft.model.limits import DEFAULT_POOL, pool_of
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.model.usage import Usage, accumulated
-from updraft.scheduling.claims import release_try_limits
 from updraft.scheduling.deferrals import defer_try
 from updraft.scheduling.holding import held_limit_ids, limits_table, ticket_of
 from updraft.scheduling.retries import failure_outcome
@@ -53,15 +52,13 @@ def start_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime, hostna
 
 
 def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now: dt.datetime,
-               dag: SerializedDAG, release: bool = True, started: TaskInstance | None = None) -> TaskInstance | None:
+               dag: SerializedDAG, started: TaskInstance | None = None) -> TaskInstance | None:
     """Record the try's outcome (retry or fail as the task's retries decide), free its slots, apply skips.
 
     Returns the instance as it was while running, in the state its try ended in (falsy: the try was ended
     elsewhere); the mini scheduler decides from that state (``scheduling.downstream``). A try holding a ticket
     ends and gives its slots back in one transaction (``updraft.limits.release``), conditional on its try and its
-    ticket. One holding entries of the store's limit items (claimed before tickets) is released after the end;
-    with ``release=False`` the caller frees those itself (``release_try_limits`` with that instance) when it
-    suits it: a worker schedules the next task first.
+    ticket.
     """
     # ``started`` (what start_try returned) saves a read; whether the try is still running is then decided by
     # the fenced write below, as it is when the read was made.
@@ -104,12 +101,7 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     elif not store.end_try(key, try_id=try_id, state=state, fields=fields):
         return None
     if state == TaskInstanceState.UP_FOR_RESCHEDULE:
-        # The next poke is claimed under the same try_number, hence the same holder id: its slots go back now,
-        # once, and the caller is told it holds none (a later release could take the next poke's slots).
-        release_try_limits(store, ti)
-        return dataclasses.replace(ti, state=state, held_limits=[])
-    if release:
-        release_try_limits(store, ti)
+        return dataclasses.replace(ti, state=state)
     # With the retry's moment, so whoever reported it can wake the scheduler then (``wakeups.wake_for_retry``).
     retry_at = fields.get("next_retry_at", ti.next_retry_at)
     return dataclasses.replace(ti, state=state, next_retry_at=retry_at if isinstance(retry_at, dt.datetime) else None)
@@ -124,18 +116,17 @@ def reschedule_fields(ti: TaskInstance, try_id: str, result: TryResult) -> dict[
     if result.reschedule_date is None:
         raise ValueError("an up_for_reschedule result needs its reschedule_date")
     first = first or ti.start_date
-    # Its slots go back as it ends (``finish_try``): its record lists none, as the instance it returns.
     return {"next_retry_at": result.reschedule_date, "reschedule_count": ti.reschedule_count + 1,
-            "first_reschedule_date": first, "rescheduled_try_id": try_id, "start_date": first, "held_limits": []}
+            "first_reschedule_date": first, "rescheduled_try_id": try_id, "start_date": first}
 
 
 class NextHop(enum.Enum):
-    """Who schedules the run after a try finished, and whether its slots go back first."""
+    """Who schedules the run after a try finished (its slots went back with its end: ``finish_try``)."""
 
-    # A downstream task waits on this one alone: schedule it here at once, this try's slots still held (a chain,
-    # a fan-out and a mapped task start without another hop); release afterwards.
+    # A downstream task waits on this one alone: schedule it here at once (a chain, a fan-out and a mapped task
+    # start without another hop).
     HERE_THEN_RELEASE = "here_then_release"
-    # Release first, then hand the run to the scheduler function (or, without one, schedule it here).
+    # Hand the run to the scheduler function (or, without one, schedule it here).
     RELEASE_THEN_HAND_OFF = "release_then_hand_off"
 
 
