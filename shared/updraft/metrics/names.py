@@ -64,7 +64,7 @@ AIRFLOW_METRICS: tuple[AirflowMetric, ...] = (
     AirflowMetric("previously_succeeded", "counter",
                   why_not="a dispatch of a try that already ran loses its fence (the worker's TriesNotRunnable)"),
     AirflowMetric("task_instances_without_heartbeats_killed", "counter",
-                  why_not="not yet: expired leases are found by the reconcile sweep, which counts none yet"),
+                  why_not="not yet: expired leases are found by the zombie check (backstops), which counts none yet"),
     AirflowMetric("scheduler_heartbeat", "counter", emitted_by="scheduler function: every tick's pass"),
     AirflowMetric("dag_processor_heartbeat", "counter", emitted_by="parser function: every invocation"),
     AirflowMetric("dag_processing.processes", "counter", emitted_by="parser function: a child per file parsed"),

@@ -2,7 +2,7 @@
 
 Ending a deferred try stops its execution (``deferrals.stop_waits``), and a try that defers starts one; either
 call can be lost (an invocation that died between its write and its call, a throttled API). The scheduler's
-reconcile pass runs this sweep, throttled (``SchedulerConfig.wait_sweep_interval``), and repairs both sides:
+tick runs this sweep, throttled (``SchedulerConfig.wait_sweep_interval``), and repairs both sides:
 
 - an execution running for a try that is not deferred any more (cleared, marked, failed by a timeout, its run or
   DAG deleted) is stopped;

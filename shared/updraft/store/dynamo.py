@@ -2,7 +2,7 @@
 
 It is the one object callers get, composed of one class per aggregate (:mod:`~updraft.store.dags`,
 :mod:`~updraft.store.files`, :mod:`~updraft.store.runs`, :mod:`~updraft.store.task_instances`,
-:mod:`~updraft.store.limits`, :mod:`~updraft.store.xcoms`, :mod:`~updraft.store.event_logs`,
+:mod:`~updraft.store.pools`, :mod:`~updraft.store.xcoms`, :mod:`~updraft.store.event_logs`,
 :mod:`~updraft.store.heartbeats`, :mod:`~updraft.store.dag_deletion`, :mod:`~updraft.store.backfills`,
 :mod:`~updraft.store.long_tasks`, :mod:`~updraft.store.state_stores`, :mod:`~updraft.store.waiting`), each with its
 named conditional writes.

@@ -8,6 +8,8 @@ import datetime as dt
 
 import pendulum
 
+from updraft.limits import Table, ensure
+from updraft.limits.counters import read
 from updraft.model.limits import pool_limit
 from updraft.model.records import TIKey
 from updraft.store.dynamo import DynamoStore
@@ -15,33 +17,26 @@ from updraft.store.dynamo import DynamoStore
 NOW = pendulum.datetime(2024, 1, 1, tz="UTC")
 
 
-def _holders(store: DynamoStore, pool: str) -> list[dict]:
-    return [shard.holders.as_dict() if shard.holders else {} for shard in store._read(pool_limit(pool))]
-
-
 def test_a_pool_named_after_another_pools_shard_is_a_pool_of_its_own(store: DynamoStore) -> None:
-    """Pool ``victim#<i>`` was pool ``victim``'s shard ``i``: it showed slots 0 and victim's holders as its
-    occupancy, and deleting it erased them (victim's tries' slots)."""
-    store.set_pool("victim", 20)
-    for n in range(8):  # more holders than a root takes: victim spreads over shards
-        assert store.take_slots(pool_limit("victim"), f"h{n}", 1, limit=20, now=NOW)
-    before = _holders(store, "victim")
-    held = [i for i, holders in enumerate(before) if i > 0 and holders]
-    assert held, "victim should hold in a shard beyond its root"
+    """Pool ``victim#<i>`` would share its partition with pool ``victim``'s counter shard ``i`` if the name were
+    joined plainly: setting and deleting it must leave victim's counters (its holders' slots) as they were."""
+    table = Table(*store.transaction_target())
+    store.set_pool("victim", 200)
+    assert ensure(table, pool_limit("victim"), 200)
+    before = read(table, pool_limit("victim"))
+    assert before is not None and len(before.shares) > 1, "victim should have shards beyond its root"
 
-    for i in held:
+    for i in range(1, len(before.shares)):
         assert store.get_pool(f"victim#{i}") is None
-        attacker = store.set_pool(f"victim#{i}", 0)
-        assert (attacker.slots, attacker.occupied) == (0, 0)
-    shown = {p.name: (p.slots, p.occupied) for p in store.list_pools()}
-    assert shown["victim"] == (20, 8)
-    assert all(shown[f"victim#{i}"] == (0, 0) for i in held)
+        assert store.set_pool(f"victim#{i}", 0).slots == 0
+    shown = {p.name: p.slots for p in store.list_pools()}
+    assert shown["victim"] == 200
+    assert all(shown[f"victim#{i}"] == 0 for i in range(1, len(before.shares)))
 
-    for i in held:
+    for i in range(1, len(before.shares)):
         assert store.delete_pool(f"victim#{i}")
-    assert _holders(store, "victim") == before
-    victim = store.get_pool("victim")
-    assert victim is not None and (victim.slots, victim.occupied) == (20, 8)
+    assert read(table, pool_limit("victim")) == before
+    assert store.pool_slots("victim") == 200
 
 
 def test_an_xcom_key_never_reaches_another_xcoms_value_in_s3(store: DynamoStore, config, s3) -> None:

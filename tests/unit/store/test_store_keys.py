@@ -1,5 +1,5 @@
 """Every key built from user-chosen names is injective (issue 34): names holding every separator a layout uses
-(``#`` in item and index keys, ``:`` in limit ids, ``|`` in holder ids, ``/`` and ``.`` in S3 keys) and the escape
+(``#`` in item and index keys, ``:`` in limit ids, ``/`` and ``.`` in S3 keys) and the escape
 character ``%`` never make two inputs one key, and splitting a key gives its names back. Keys of names holding none
 of those characters are the plain join, as before escaping existed (local mode's saved state still reads)."""
 
@@ -53,8 +53,6 @@ ITEM_KEYS: list[tuple[Callable[..., str], tuple[st.SearchStrategy, ...], str]] =
     (keys.connection_pk, (names,), "CONNECTION#"),
     (keys.backfill_list_pk, (names,), "BACKFILLS#"),
     (keys.active_backfill_pk, (names,), "ACTIVE_BACKFILL#"),
-    (keys.holder_marker_pk, (names,), "HOLD#"),
-    (keys.holder_name_pk, (pool_limits, names), "LIMIT#"),
     (keys.limit_shard_pk, (pool_limits, st.integers(0, 999)), "LIMIT#"),
     (keys.asset_alias_pk, (names,), "ASSET_ALIAS#"),
     (keys.asset_queue_pk, (names,), "ASSET_QUEUE#"),
@@ -89,7 +87,6 @@ def test_keys_split_back_exactly(dag_id, run_id, task_id, key, map_index, a, b) 
     assert _split(keys.run_pk(dag_id, run_id), "RUN#") == [dag_id, run_id]
     assert _split(keys.xcom_sk(task_id, map_index, key), "XCOM#") == [task_id, f"{map_index + 1:07d}", key]
     assert _split(keys.active_sk(WHEN, dag_id, run_id), "")[1:] == [dag_id, run_id]
-    assert _split(keys.holder_name_pk(limits.pool_limit(a), b), "LIMIT#") == [limits.pool_limit(a), "N", b]
     assert _split(keys.limit_shard_pk(limits.pool_limit(a), 4), "LIMIT#") == [limits.pool_limit(a), "4"]
     assert keys.ti_key_parts(keys.ti_sk(task_id, map_index)) == (task_id, map_index)
     assert keys.xcom_sk(task_id, map_index, key).startswith(keys.xcom_task_prefix(task_id, map_index))
@@ -100,12 +97,12 @@ def test_keys_split_back_exactly(dag_id, run_id, task_id, key, map_index, a, b) 
 
 
 @settings(max_examples=150, deadline=None)
-@given(pools=st.lists(names, min_size=2, max_size=4, unique=True), holder=names, index=st.integers(1, 999))
-def test_a_pools_items_are_never_another_pools(pools, holder, index) -> None:
-    """The issue's attack and its kin: a pool's root, shards and holder-name items never share a key with any
-    item of another pool (``victim#1`` was ``victim``'s shard 1)."""
-    by_pool = {p: {keys.limit_pk(limits.pool_limit(p)), keys.limit_shard_pk(limits.pool_limit(p), index),
-                   keys.holder_name_pk(limits.pool_limit(p), keys.holder_key(holder))} for p in pools}
+@given(pools=st.lists(names, min_size=2, max_size=4, unique=True), index=st.integers(1, 999))
+def test_a_pools_items_are_never_another_pools(pools, index) -> None:
+    """The issue's attack and its kin: a pool's root and shard partitions never share a key with any item of
+    another pool (``victim#1`` was ``victim``'s shard 1)."""
+    by_pool = {p: {keys.limit_pk(limits.pool_limit(p)), keys.limit_shard_pk(limits.pool_limit(p), index)}
+               for p in pools}
     for p in pools:
         for q in pools:
             if p != q:
@@ -141,18 +138,6 @@ def test_limit_ids_and_their_keys_are_injective(data) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(first=st.tuples(names, names, names, map_indexes, st.integers(0, 99)),
-       second=st.tuples(names, names, names, map_indexes, st.integers(0, 99)))
-def test_a_holder_names_one_try_and_is_read_back(first, second) -> None:
-    """The holder grammar (``TIKey.holder``): ``|`` in a dag, run or task id never makes two tries one holder."""
-    holder_a = TIKey(*first[:4]).holder(first[4])
-    holder_b = TIKey(*second[:4]).holder(second[4])
-    assert TIKey.parse_holder(holder_a) == (TIKey(*first[:4]), first[4])
-    assert (holder_a == holder_b) == (first == second)
-    assert TIKey("a|b", "r", "t").holder(1) != TIKey("a", "b|r", "t").holder(1)
-
-
-@settings(max_examples=150, deadline=None)
 @given(first=st.lists(names, min_size=1, max_size=5), second=st.lists(names, min_size=1, max_size=5))
 def test_s3_blob_keys_are_injective_and_never_climb_or_reach_the_suffix(first, second) -> None:
     """``keys.blob_path``: ``/`` never crosses a level, no level is ``.`` or ``..``, and a name's ``.`` never
@@ -176,8 +161,8 @@ def test_escape_is_reversible_leaves_no_separator_and_changes_nothing_else(name,
 
 
 @settings(max_examples=200, deadline=None)
-@given(dag_id=VALID_ID, run_id=VALID_RUN_ID, task_id=VALID_ID, map_index=map_indexes, try_number=st.integers(0, 99))
-def test_keys_of_valid_ids_are_the_plain_joins_they_always_were(dag_id, run_id, task_id, map_index, try_number):
+@given(dag_id=VALID_ID, run_id=VALID_RUN_ID, task_id=VALID_ID, map_index=map_indexes)
+def test_keys_of_valid_ids_are_the_plain_joins_they_always_were(dag_id, run_id, task_id, map_index):
     """Byte for byte what the keys were before escaping: saved local state and existing tables still read."""
     assert keys.run_pk(dag_id, run_id) == f"RUN#{dag_id}#{run_id}"
     assert keys.ti_sk(task_id, map_index) == f"TI#{task_id}#{map_index + 1:07d}"
@@ -185,8 +170,6 @@ def test_keys_of_valid_ids_are_the_plain_joins_they_always_were(dag_id, run_id, 
     assert keys.active_sk(WHEN, dag_id, run_id).endswith(f"#{dag_id}#{run_id}")
     assert limits.task_run_limit(dag_id, run_id, task_id) == f"task_run:{dag_id}:{run_id}:{task_id}"
     assert limits.run_tasks_limit(dag_id, run_id) == f"run_tasks:{dag_id}:{run_id}"
-    assert TIKey(dag_id, run_id, task_id, map_index).holder(try_number) == "|".join(
-        (dag_id, run_id, task_id, str(map_index), str(try_number)))
     assert keys.limit_pk(limits.pool_limit("default_pool")) == "LIMIT#pool:default_pool"
     # A long limit id is still named by the digest of the id itself.
     long_id = limits.run_tasks_limit("etl_" * 10, "scheduled__2024-01-01T00:00:00+00:00")

@@ -62,19 +62,8 @@ def test_hot_paths_cost_what_the_access_pattern_table_says(store, calls):
     assert count(calls, lambda: store.get_run_tis("d", "r1")) == ["Query"]
     assert count(calls, lambda: store.get_ti(key)) == ["GetItem"]
     assert count(calls, lambda: store.previous_run("d", NOW)) == ["Query"]
-    # A limit nobody used yet: the refused take creates it holding the holder (a conditional put); then one write.
-    assert count(calls, lambda: store.take_slots("x", "h1", 1, limit=2, now=NOW)) == ["UpdateItem", "PutItem"]
-    assert count(calls, lambda: store.take_slots("x", "h2", 1, limit=2, now=NOW)) == ["UpdateItem"]
-    assert count(calls, lambda: store.take_slots("x", "h3", 1, limit=2, now=NOW)) == ["UpdateItem"]  # full
-    # Another process's first take of a limit that exists: one write, nothing checked first.
-    from updraft.store.dynamo import DynamoStore
-
-    other = DynamoStore(store.config)
-    assert count(calls, lambda: other.release_slots("x", "h2")) == ["UpdateItem"]
-    assert count(calls, lambda: other.take_slots("x", "h4", 1, limit=2, now=NOW)) == ["UpdateItem"]
-    assert count(calls, lambda: store.release_slots("x", "h1")) == ["UpdateItem"]
-    assert count(calls, lambda: store.get_limit("x")) == ["GetItem"]
-
+    assert count(calls, lambda: store.set_pool("p", 2)) == ["GetItem", "PutItem"]
+    assert count(calls, lambda: store.pool_slots("p")) == ["GetItem"]
 
 def test_parse_costs(store, calls):
     doc = dag_doc("d", schedule="@daily", is_paused_upon_creation=False)
@@ -119,9 +108,7 @@ def test_every_attribute_name_in_every_expression_is_a_placeholder(store, calls)
     store.heartbeat(key, try_id="t", lease_expires_at=NOW)
     store.get_run_tis("d", "r")
     store.set_pool("name", 2, "size")
-    store.take_slots("pool:name", "key.data[0]", 1, limit=2, now=NOW)
-    store.release_slots("pool:name", "key.data[0]")
-    store.resize_limit("pool:name", 3)
+    store.set_pool("name", 3)
     store.list_pools()
     store.put_xcom(key, "key", 1, now=NOW)
     store.list_xcoms("d", "r", "state")
@@ -176,7 +163,7 @@ def test_models_use_the_specs_index_names_and_keys():
 
 def test_access_patterns_are_written_down():
     doc = updraft.store.__doc__
-    for operation in ("register_parsed_file", "due_dags", "active_runs", "take_slots", "release_slots", "transition_ti",
+    for operation in ("register_parsed_file", "due_dags", "active_runs", "pool_slots", "transition_ti",
                       "previous_run", "list_import_errors", "get_serialized_dag"):
         assert operation in doc
 

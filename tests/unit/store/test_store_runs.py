@@ -116,11 +116,11 @@ def test_ti_transition_on_expected_state_with_fields_set_and_removed(store):
     store.transition_ti(KEY, expected=[None], state=S.SCHEDULED)
     assert store.transition_ti(KEY, expected=[S.SCHEDULED], state=S.QUEUED,
                                fields={"try_number": 1, "try_id": "try-1", "queued_at": now,
-                                       "held_limits": ["pool:default_pool", "parallelism"], "note": "n"})
+                                       "hostname": "worker-0", "note": "n"})
     assert not store.transition_ti(KEY, expected=[S.SCHEDULED], state=S.QUEUED, fields={"try_id": "try-2"})
     ti = store.get_ti(KEY)
     assert (ti.state, ti.try_number, ti.try_id, ti.queued_at) == (S.QUEUED, 1, "try-1", now)
-    assert ti.held_limits == ["pool:default_pool", "parallelism"]
+    assert ti.hostname == "worker-0"
     assert store.transition_ti(KEY, expected=[S.QUEUED, S.SCHEDULED], state=S.RUNNING,
                                fields={"note": None, "start_date": now, "hostname": "worker-1"})
     ti = store.get_ti(KEY)
@@ -168,7 +168,7 @@ def test_ti_round_trips_every_field(store):
     ti = TaskInstance("d", "r", "t", 4, state=S.RUNNING, try_number=3, try_id="abc", pool="p", pool_slots=2,
                       priority_weight=9, executor="fargate", queued_at=now, start_date=now, end_date=None,
                       next_retry_at=now.add(minutes=5), lease_expires_at=now.add(minutes=1),
-                      held_limits=["a", "b"], hostname="h", xcom_length=12, note="why")
+                      hostname="h", xcom_length=12, note="why")
     fields = {k: v for k, v in ti.__dict__.items() if k not in {"dag_id", "run_id", "task_id", "map_index",
                                                                 "state"}}
     assert store.transition_ti(ti.key, expected=[None], state=S.RUNNING, fields=fields)
@@ -199,10 +199,10 @@ def test_xcoms_inline_and_in_s3(store, s3, config):
 
 def test_start_ti_starts_exactly_the_queued_try_and_returns_it_as_written(store):
     store.transition_ti(KEY, expected=[None], state=S.QUEUED,
-                        fields={"try_number": 1, "try_id": "t1", "held_limits": ["pool:default_pool"]})
+                        fields={"try_number": 1, "try_id": "t1", "priority_weight": 5})
     started = store.start_ti(KEY, try_id="t1", fields={"start_date": T0, "lease_expires_at": T0, "hostname": None})
     assert started is not None and started.state == S.RUNNING and started.try_id == "t1"
-    assert started.start_date == T0 and started.held_limits == ["pool:default_pool"] and started.try_number == 1
+    assert started.start_date == T0 and started.priority_weight == 5 and started.try_number == 1
     assert store.get_ti(KEY) == started
     assert store.start_ti(KEY, try_id="t1", fields={"start_date": T0}) is None  # already running: a duplicate
     store.transition_ti(KEY, expected=[S.RUNNING], state=S.QUEUED, fields={"try_id": "t2"})
