@@ -55,9 +55,9 @@ def test_to_clear_filters_as_airflows_dag_clear():
 
 def test_a_reset_extends_max_tries_removes_what_the_try_held_and_skips_untouched_instances():
     dag, run = _diamond(), make_run()
-    failed = make_ti(run, "c", S.FAILED, try_number=4, try_id="t4", held_limits=["pool:default_pool"])
+    failed = make_ti(run, "c", S.FAILED, try_number=4, try_id="t4")
     reset = reset_of(failed, dag.task_dict["c"], note="again")
-    assert reset.fields["max_tries"] == 4 + 3 and reset.fields["held_limits"] is None
+    assert reset.fields["max_tries"] == 4 + 3 and reset.fields["lease_expires_at"] is None
     assert reset.fields["note"] == "again" and reset.ti is failed
     gone = reset_of(dataclasses.replace(failed, max_tries=9), None)
     assert gone.fields["max_tries"] == 9  # a task no longer in the DAG: max(max_tries, try_number)
@@ -80,13 +80,13 @@ def test_only_a_finished_run_is_requeued_by_a_clear():
 
 def test_a_run_mark_gives_running_tries_its_state_and_skips_the_unfinished_rest():
     dag, run = _diamond(), make_run()
-    tis = [make_ti(run, "a", S.SUCCESS), make_ti(run, "b", S.RUNNING, try_id="tb", held_limits=["x"]),
+    tis = [make_ti(run, "a", S.SUCCESS), make_ti(run, "b", S.RUNNING, try_id="tb"),
            make_ti(run, "c", S.UP_FOR_RETRY), make_ti(run, "d", None), make_ti(run, "e", S.QUEUED, try_id="te")]
     changes = {c.key.task_id: c for c in run_mark(dag, tis, DagRunState.SUCCESS, now=NOW)}
     assert {t: c.state for t, c in changes.items()} == {"b": S.SUCCESS, "c": S.SKIPPED, "d": S.SKIPPED,
                                                         "e": S.SKIPPED}
-    assert changes["b"].expected_try_id == "tb" and changes["b"].fields["held_limits"] == []
-    assert changes["e"].fields["held_limits"] == [] and changes["d"].expected is None
+    assert changes["b"].expected_try_id == "tb" and changes["b"].fields["lease_expires_at"] is None
+    assert changes["e"].fields["lease_expires_at"] is None and changes["d"].expected is None
 
 
 def test_a_task_mark_names_the_task_its_relatives_and_leaves_instances_already_in_the_state():

@@ -36,12 +36,12 @@ def _dag(retries=0, **dag_kwargs):
 def test_dagrun_timeout_fails_the_run_and_skips_every_unfinished_instance():
     dag = _dag(dagrun_timeout=dt.timedelta(hours=1))
     store = FakeRunStore(make_run(start_date=NOW - dt.timedelta(hours=2)))
-    store.add("a", S.RUNNING, try_number=1, try_id="t1", start_date=NOW - MIN, held_limits=["pool:default_pool"])
+    store.add("a", S.RUNNING, try_number=1, try_id="t1", start_date=NOW - MIN)
     store.add("c", S.SUCCESS)
     evaluation = store.evaluate(dag)
     assert store.states() == {"a": "skipped", "b": "skipped", "c": "success"}
     running = next(ch for ch in evaluation.changes if ch.key.task_id == "a")
-    assert running.expected_try_id == "t1" and running.fields["held_limits"] == []
+    assert running.expected_try_id == "t1" and running.fields["lease_expires_at"] is None
     assert evaluation.run_state == DagRunState.FAILED and evaluation.run_note.startswith("timed_out")
 
 
@@ -91,21 +91,19 @@ def test_a_live_lease_is_not_a_zombie():
 
 def test_a_try_stuck_in_queued_goes_back_to_scheduled_and_gives_its_try_number_back():
     store = FakeRunStore(make_run())
-    store.add("a", S.QUEUED, try_number=1, try_id="t1", queued_at=NOW - QUEUED_TIMEOUT,
-              held_limits=["pool:default_pool"])
+    store.add("a", S.QUEUED, try_number=1, try_id="t1", queued_at=NOW - QUEUED_TIMEOUT)
     assert all(c.key.task_id != "a" for c in store.evaluate(_dag()).changes)
     evaluation = store.evaluate(_dag(), now=NOW + dt.timedelta(seconds=1))
     change = evaluation.changes[0]
     assert (change.expected, change.state, change.expected_try_id) == (S.QUEUED, S.SCHEDULED, "t1")
     assert change.fields["try_number"] == 0 and change.fields["try_id"] is None
-    assert change.fields["held_limits"] == [] and "queued for more than 600 s" in change.fields["note"]
+    assert change.fields["lease_expires_at"] is None and "queued for more than 600 s" in change.fields["note"]
     assert change.key in evaluation.scheduled
 
 
 def test_a_queued_try_orphaned_by_its_executor_goes_back_to_scheduled_at_once():
     store = FakeRunStore(make_run())
-    store.add("a", S.QUEUED, try_number=2, try_id="t2", queued_at=NOW - MIN, lease_expires_at=NOW - MIN,
-              held_limits=["pool:default_pool"])
+    store.add("a", S.QUEUED, try_number=2, try_id="t2", queued_at=NOW - MIN, lease_expires_at=NOW - MIN)
     [change] = [c for c in store.evaluate(_dag()).changes if c.key.task_id == "a"]
     assert (change.expected, change.state, change.expected_try_id) == (S.QUEUED, S.SCHEDULED, "t2")
     assert change.fields["try_number"] == 1 and change.fields["lease_expires_at"] is None
