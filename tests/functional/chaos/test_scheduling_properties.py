@@ -8,18 +8,13 @@ whose upstreams are all finished is never left waiting (the scheduler would stal
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 from collections import Counter
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
-from moto import mock_aws
 
-from tests.functional.chaos.dynamo_faults import DynamoFaults
-from tests.functional.scheduling.harness import make_store
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.deps.trigger_rule import UpstreamCounts, evaluate_trigger_rule
 from updraft.sdk.trigger_rule import TriggerRule
@@ -102,59 +97,3 @@ def test_trigger_rules_agree_with_the_reference(rule, states):
         assert not any(reference_met(rule, c) for c in possible), (rule, states)
         assert result.new_state in {reference_end_state(rule, c) for c in possible}, (rule, states, result)
 
-
-# ------------------------------------------------------------------------------------------------------- limits
-class LimitModel(RuleBasedStateMachine):
-    """Takes, releases and resizes of one limit, some with their acknowledgement lost, against a counter: the
-    store never admits more than the limit, never counts a holder twice, and a lost ack changes no answer."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.limit_id = f"prop-{next(_LIMIT_IDS)}"
-        self.size = 3
-        self.holders: dict[str, int] = {}
-        assert _STORE.resize_limit(self.limit_id, self.size)
-
-    def _call(self, lost_ack: bool, write):
-        with DynamoFaults("lost_ack" if lost_ack else None, at=1).installed():
-            return write()
-
-    @rule(holder=st.sampled_from("abcde"), slots=st.integers(1, 3), lost_ack=st.booleans())
-    def take(self, holder, slots, lost_ack):
-        room = self.size < 0 or self.size - sum(self.holders.values()) >= slots
-        expected = room and holder not in self.holders
-        took = self._call(lost_ack, lambda: _STORE.take_slots(self.limit_id, holder, slots, limit=self.size,
-                                                              now=_NOW))
-        assert took == expected, (holder, slots, self.holders, self.size)
-        if took:
-            self.holders[holder] = slots
-
-    @rule(holder=st.sampled_from("abcde"))
-    def release(self, holder):
-        assert _STORE.release_slots(self.limit_id, holder) == (holder in self.holders)
-        self.holders.pop(holder, None)
-
-    @rule(size=st.integers(-1, 5))
-    def resize(self, size):
-        assert _STORE.resize_limit(self.limit_id, size)
-        self.size = size
-
-    @invariant()
-    def store_agrees(self):
-        state = _STORE.get_limit(self.limit_id)
-        assert state.holders == self.holders
-        assert state.available == self.size - sum(self.holders.values())
-
-
-_LIMIT_IDS = itertools.count()
-_NOW = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
-_STORE = None
-
-
-@pytest.mark.slow
-def test_limits_agree_with_a_counter_under_lost_acks():
-    global _STORE
-    with mock_aws():
-        _STORE = make_store("updraft-limits")
-        run_state_machine_as_test(LimitModel, settings=settings(max_examples=8, stateful_step_count=10,
-                                                                deadline=None))

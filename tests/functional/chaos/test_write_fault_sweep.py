@@ -83,7 +83,7 @@ def _life(faults: DynamoFaults):
         _redelivered(functools.partial(store_dags, store, _dag(), now=clock()))
         run = _trigger(store, clock)
         doomed, doomed_executor = scheduler_for(store, clock)
-        doomed._last_reconcile = clock()  # a warm container that reconciled a moment ago: the sweep's cost
+        doomed._last_parallelism_check = clock()  # a warm container that sized parallelism a moment ago
         workers = Workers(store, doomed, doomed_executor, clock)
         try:
             doomed.run_pass()

@@ -69,7 +69,7 @@ def test_a_try_ended_up_for_reschedule_holds_no_ticket_and_its_slots_are_free(en
     assert finish_try(store, poke.key, poke.try_id, result, now=clock(), dag=scheduler.dag("poke", run.dag_hash))
     ended = store.get_ti(poke.key)
     assert ended.state == TaskInstanceState.UP_FOR_RESCHEDULE
-    assert ended.ticket is None and ended.held_limits == []
+    assert ended.ticket is None
     assert room(table, PARALLELISM_LIMIT) == scheduler.config.parallelism
     assert room(table, pool_limit("default_pool")) == DEFAULT_POOL_SLOTS
 

@@ -1,6 +1,6 @@
 """The scheduler pass's own DynamoDB requests (issues 19, 33): the first pass of a fresh environment, counted at
 the client by item. A run's own limit is written only in transactions (its creation, the claims' takes), a
-pool's size is one read, and reconciliation reads no limit item the pass read already nor any pool record."""
+pool's size is one read of its record, and the tick sizes parallelism to the configuration."""
 
 from __future__ import annotations
 
@@ -14,32 +14,30 @@ from moto import mock_aws
 from airflow.sdk import DAG, task
 from tests.dynamo_requests import Request, dynamo_requests
 from tests.functional.scheduling.harness import START, Clock, make_store, scheduler_for, store_dags
-from updraft.model.limits import pool_limit
-from updraft.scheduling.reconcile import CLAIM_GRACE
+from updraft.limits import Table, ensure, size
+from updraft.model.limits import PARALLELISM_LIMIT, pool_limit
 from updraft.scheduling.scheduler import Scheduler
 from updraft.scheduling.triggering import trigger_dag
 
-# The whole first pass (49 before issue 19's cuts to the pass, 33 before tickets, 37 before the run limits'):
-# due DAGs and active runs (4 index shards each), queued assets and backfills, the DAG rows, the run's start (the
-# limit item of runs started before tickets read; max_active_runs's counters created as a claim's are: the
-# start's transaction refused, a read, an ``ensure``, the transaction again), the run's instances, each pool's
-# size (one batch read), 2 claims (the first refused by its limits not created yet: a read and an ``ensure`` transaction each, then sent
-# again; the second one transaction), the instances' creation as queued, and reconciliation (parallelism's
-# counters sized to the configuration, the limit items of tries claimed before tickets: parallelism, the pools
-# list, the pools', the run's).
+# The whole first pass (49 before issue 19's cuts to the pass, 33 before tickets, 37 before the run limits', 40
+# before the old limit items went): due DAGs and active runs (4 index shards each), queued assets and backfills,
+# the DAG rows, the run's start (max_active_runs's counters created as a claim's are: the start's transaction
+# refused, a read, an ``ensure``, the transaction again), the run's instances, each pool's size (its record), 2
+# claims (the first refused by its limits not created yet: a read and an ``ensure`` transaction each, then sent
+# again; the second one transaction), the instances' creation as queued, and parallelism's counters sized to the
+# configuration (a read).
 PASS_REQUESTS = 40
 
 
 @pytest.fixture(scope="module")
 def first_pass() -> Iterator[Pass]:
     """Every request of the first pass of an environment with one run of two tasks: one in default_pool, one in
-    a named pool of 32 slots (spread over shards)."""
+    a named pool of 200 slots (its counters spread over shards, created by earlier claims)."""
     with mock_aws():
         store = make_store("pass-requests")
         clock = Clock()
-        store.set_pool("wide", 32)
-        for n in range(6):  # more holders than a root takes: the pool spreads over shards
-            assert store.take_slots(pool_limit("wide"), f"other-{n}", 1, limit=32, now=clock())
+        store.set_pool("wide", 200)
+        assert ensure(Table(*store.transaction_target()), pool_limit("wide"), 200)
         dag = DAG("d", schedule=None, start_date=START)
 
         @task(dag=dag)
@@ -56,8 +54,6 @@ def first_pass() -> Iterator[Pass]:
         store_dags(store, dag, now=clock())
         trigger_dag(store, "d", now=clock(), run_id="r")
         scheduler, executor = scheduler_for(store, clock, parallelism=128)
-        store._limit_shapes.clear()  # a scheduler process of its own: it knows no limit yet
-        store._limits_known.clear()
         with dynamo_requests() as requests:
             scheduler.run_pass()
         assert len(executor.take()) == 2
@@ -83,46 +79,33 @@ def test_a_run_started_by_the_pass_writes_its_own_limit_only_in_transactions(fir
 def test_a_pass_reads_each_limit_and_pool_record_at_most_once(first_pass):
     reads = collections.Counter((pk, sk) for op, pk, sk, _ in first_pass.requests
                                 if op == "GetItem" and pk.startswith("LIMIT#"))
-    # (parallelism's counters twice: read by the claim that created them, and by reconciliation sizing them; the
-    # run limit's item of runs started before tickets twice: by the run's start and by reconciliation)
-    twice = {("LIMIT#parallelism", "COUNTER"), ("LIMIT#dag_runs:d", "LIMIT")}
+    # (parallelism's counters twice: read by the claim that created them, and by the tick sizing them)
+    twice = {("LIMIT#parallelism", "COUNTER")}
     assert all(n == 1 for key, n in reads.items() if key not in twice), reads
     assert all(reads[key] <= 2 for key in twice), reads
-    assert not [r for r in first_pass.requests if r[2] == "POOL" and r[0] == "GetItem"]  # sizes from the roots
+    assert {("LIMIT#pool:default_pool", "POOL"), ("LIMIT#pool:wide", "POOL")} <= set(reads)  # sizes from records
 
 
 def test_the_first_pass_costs_no_more_requests_than_reached(first_pass):
     assert len(first_pass.requests) <= PASS_REQUESTS, collections.Counter(op for op, _, _, _ in first_pass.requests)
 
 
-def test_limits_created_by_the_pass_are_reconciled_once_the_grace_is_over(first_pass):
-    first_pass.clock.advance(seconds=CLAIM_GRACE.total_seconds())
-    runs = first_pass.scheduler.store.active_runs()
-    with dynamo_requests() as requests:
-        first_pass.scheduler.reconcile(runs)
-    read = {pk for op, pk, _, _ in requests if op == "GetItem"}
-    assert {"LIMIT#run_tasks:d:r", "LIMIT#dag_runs:d", "LIMIT#pool:default_pool"} <= read
-
-
-def test_reconciliation_reads_no_limit_of_a_run_still_queued():
+def test_the_tick_sizes_parallelism_to_the_configuration():
+    """Parallelism's counters follow the configured value on the tick, claims or not: a redeploy with another
+    parallelism holds from its first tick (every ``parallelism_check_interval``)."""
     with mock_aws():
-        store = make_store("queued-runs")
+        store = make_store("parallelism-sizing")
         clock = Clock()
-        dag = DAG("one_at_a_time", schedule=None, start_date=START, max_active_runs=1)
-
-        @task(dag=dag)
-        def work():
-            return None
-
-        work()
-        store_dags(store, dag, now=clock())
-        for n in range(3):
-            trigger_dag(store, dag.dag_id, now=clock(), run_id=f"r{n}")
+        table = Table(*store.transaction_target())
         scheduler, _ = scheduler_for(store, clock, parallelism=128)
-        scheduler.run_pass()  # r0 starts; r1 and r2 wait for max_active_runs
-        clock.advance(seconds=CLAIM_GRACE.total_seconds())
-        with dynamo_requests() as requests:
-            scheduler.reconcile(store.active_runs())
-    read = {pk for op, pk, _, _ in requests if op == "GetItem"}
-    assert "LIMIT#run_tasks:one_at_a_time:r0" in read
-    assert not {"LIMIT#run_tasks:one_at_a_time:r1", "LIMIT#run_tasks:one_at_a_time:r2"} & read
+        scheduler.run_pass()
+        assert size(table, PARALLELISM_LIMIT) == 128  # created by the tick, nothing claimed
+        redeployed, _ = scheduler_for(store, clock, parallelism=4)
+        redeployed.run_pass()
+        assert size(table, PARALLELISM_LIMIT) == 4
+        redeployed.config.parallelism = 8
+        redeployed.run_pass()  # within the interval: left as it is
+        assert size(table, PARALLELISM_LIMIT) == 4
+        clock.advance(seconds=redeployed.config.parallelism_check_interval.total_seconds())
+        redeployed.run_pass()
+        assert size(table, PARALLELISM_LIMIT) == 8

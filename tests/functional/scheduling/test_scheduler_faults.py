@@ -29,7 +29,7 @@ from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 from updraft.store import keys
 
 WRITES = {"create_run", "set_run_state", "transition_ti", "create_ti", "queue_ti", "end_try", "apply_ti_change",
-          "start_ti", "take_slots", "release_slots", "advance_next_dagrun", "heartbeat", "resize_limit"}
+          "start_ti", "advance_next_dagrun", "heartbeat"}
 
 
 class SimulatedCrash(BaseException):

@@ -9,6 +9,7 @@ from moto import mock_aws
 
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, task
+from tests.dynamo_requests import dynamo_requests
 from tests.functional.scheduling.harness import START, Clock, Workers, key, make_store, scheduler_for, store_dags
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.dag_registration import set_paused
@@ -267,11 +268,9 @@ def test_a_run_holding_its_dags_max_active_tasks_asks_no_limit_again(env):
     run = trigger_dag(store, "wide", now=clock())
     scheduler.run_pass()
     assert len(executor.take()) == 2
-    takes = []
-    original = store.take_slots
-    store.take_slots = lambda *a, **kw: takes.append(a[0]) or original(*a, **kw)
-    report = scheduler.schedule_run("wide", run.run_id)
-    assert takes == [] and report.dispatched == []
+    with dynamo_requests() as requests:
+        report = scheduler.schedule_run("wide", run.run_id)
+    assert [r for r in requests if r.operation == "TransactWriteItems"] == [] and report.dispatched == []
     assert f"run_tasks:wide:{run.run_id}" in report.full_limits
 
 
