@@ -25,19 +25,15 @@ class PoolStore(StoreBase):
         except L.DoesNotExist:
             if name != DEFAULT_POOL:
                 return None
-        self._put_record(DEFAULT_POOL, DEFAULT_POOL_SLOTS, "Default pool", False, only_if_absent=True)
-        return L.get(keys.limit_pk(pool_limit(name)), keys.POOL_SK, consistent_read=True)
+        record = self._new_record(DEFAULT_POOL, DEFAULT_POOL_SLOTS, "Default pool", False)
+        if conditional(functools.partial(record.save, condition=item_absent(L))):
+            return record
+        return L.get(keys.limit_pk(pool_limit(name)), keys.POOL_SK, consistent_read=True)  # created meanwhile
 
-    def _put_record(self, name: str, slots: int, description: str, include_deferred: bool, *,
-                    only_if_absent: bool = False) -> None:
-        L = self.models.limit
-        record = L(keys.limit_pk(pool_limit(name)), keys.POOL_SK, pool_name=name, limit=slots,
-                   list_pk=keys.POOLS_LIST_PK, list_sk=name, description=description,
-                   include_deferred=include_deferred)
-        if only_if_absent:
-            conditional(functools.partial(record.save, condition=item_absent(L)))
-        else:
-            record.save()
+    def _new_record(self, name: str, slots: int, description: str, include_deferred: bool) -> LimitItem:
+        return self.models.limit(keys.limit_pk(pool_limit(name)), keys.POOL_SK, pool_name=name, limit=slots,
+                                 list_pk=keys.POOLS_LIST_PK, list_sk=name, description=description,
+                                 include_deferred=include_deferred)
 
     @staticmethod
     def _pool(record: LimitItem) -> Pool:
@@ -69,7 +65,7 @@ class PoolStore(StoreBase):
             raise ValueError("pool slots must be >= 0, or -1 for unlimited")
         current = self._record(name)
         kept = bool(current.include_deferred) if current is not None else False
-        self._put_record(name, slots, description, kept if include_deferred is None else include_deferred)
+        self._new_record(name, slots, description, kept if include_deferred is None else include_deferred).save()
         return Pool(name, slots, description, kept if include_deferred is None else include_deferred)
 
     def delete_pool(self, name: str) -> bool:

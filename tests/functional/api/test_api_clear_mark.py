@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+from tests.functional.scheduling.harness import held_slots
+from updraft.limits import Acquired, Claim, Need, acquire
 from updraft.model.limits import PARALLELISM_LIMIT, dag_runs_limit, pool_limit
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.holding import limits_table
+from updraft.scheduling.run_slots import start_holding
 
 S = TaskInstanceState
 T0 = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
@@ -15,32 +19,34 @@ RUNS = "/api/v2/dags/etl/dagRuns"
 
 
 def _run(api, store, run_id="r1", *, extract=None, load=None, logical_date=None, running=True):
-    """An etl run with ``extract`` and ``load`` in the states given (None: untouched); a running extract holds
-    its slots as a claim leaves them."""
+    """An etl run with ``extract`` and ``load`` in the states given (None: untouched); a running run holds its
+    max_active_runs slot and a queued or running try its slots, as a start and a claim leave them."""
     answer = api("POST", RUNS, body={"logical_date": logical_date, "dag_run_id": run_id})
     assert answer.status == 200, answer.body
     if running:
-        store.set_run_state("etl", run_id, expected=[DagRunState.QUEUED], state=DagRunState.RUNNING, now=T0)
+        assert isinstance(start_holding(store, store.get_run("etl", run_id), 16, now=T0), Acquired)
     for task_id, state in (("extract", extract), ("load", load)):
         if state is None:
             continue
         key = TIKey("etl", run_id, task_id)
-        held = []
+        fields = {"try_number": 1, "try_id": f"try-{task_id}", "pool": "etl_pool" if task_id == "extract" else
+                  "default_pool", "start_date": T0, "end_date": None if state == S.RUNNING else T0}
         if state in (S.QUEUED, S.RUNNING):
-            for limit in (pool_limit("etl_pool"), PARALLELISM_LIMIT):
-                if limit == pool_limit("etl_pool"):
-                    store.set_pool("etl_pool", 4)
-                assert store.take_slots(limit, key.holder(1), 1, limit=32, now=T0)
-                held.append(limit)
-        store.transition_ti(key, expected=[None], state=state, fields={
-            "try_number": 1, "try_id": f"try-{task_id}", "pool": "etl_pool" if task_id == "extract" else
-            "default_pool", "start_date": T0, "end_date": None if state == S.RUNNING else T0,
-            "held_limits": held})
+            store.set_pool("etl_pool", 4)
+
+            def holder(ticket, held, key=key, state=state, fields=fields):
+                return store.transition_item(key, expected=[None], state=state, ticket=ticket, held_ticket=held,
+                                             fields=fields)
+
+            needs = (Need(pool_limit("etl_pool"), 1, 4), Need(PARALLELISM_LIMIT, 1, 32))
+            assert isinstance(acquire(limits_table(store), [Claim(holder, needs)]), Acquired)
+        else:
+            store.transition_ti(key, expected=[None], state=state, fields=fields)
 
 
 def test_patch_a_run_sets_its_note_then_marks_it_failed_freeing_its_tries_slots(api, store):
     _run(api, store, extract=S.RUNNING)
-    assert store.take_slots(dag_runs_limit("etl"), "r1", 1, limit=16, now=T0)
+    assert held_slots(store, dag_runs_limit("etl")) == 1
     noted = api("PATCH", f"{RUNS}/r1", body={"note": "looked at it"})
     assert noted.status == 200 and (noted.body["note"], noted.body["state"]) == ("looked at it", "running")
 
@@ -49,7 +55,7 @@ def test_patch_a_run_sets_its_note_then_marks_it_failed_freeing_its_tries_slots(
     states = {ti.task_id: ti.state for ti in store.get_run_tis("etl", "r1")}
     assert states == {"extract": S.FAILED, "load": S.SKIPPED}  # running: the run's state; the rest: skipped
     for limit in (pool_limit("etl_pool"), PARALLELISM_LIMIT, dag_runs_limit("etl")):
-        assert not store.get_limit(limit).holders, limit
+        assert held_slots(store, limit) == 0, limit
     # The worker of the try the mark ended reports late: refused by the try-id fence.
     assert not store.end_try(TIKey("etl", "r1", "extract"), try_id="try-extract", state=S.SUCCESS, fields={})
 
@@ -75,7 +81,7 @@ def test_delete_a_run_takes_its_instances_tries_and_xcoms_and_refuses_a_running_
     assert store.get_xcom(TIKey("etl", "r1", "extract"), "return_value") is None
     assert store.get_tries(TIKey("etl", "r1", "extract")) == []
     # The running try (a run set back to queued keeps it) gave its slots back with the run.
-    assert not store.get_limit(pool_limit("etl_pool")).holders
+    assert held_slots(store, pool_limit("etl_pool")) == 0
     assert api("DELETE", f"{RUNS}/r1").status == 404
 
 
@@ -145,7 +151,7 @@ def test_clear_task_instances_by_task_with_downstream_in_one_run_or_a_date_range
                                      "start_date": "2024-02-02T00:00:00Z"})
     assert [(t["dag_run_id"], t["task_id"], t["state"]) for t in running.body["task_instances"]] == [
         ("r2", "extract", None)]
-    assert not store.get_limit(pool_limit("etl_pool")).holders  # the cleared running try's slots went back
+    assert held_slots(store, pool_limit("etl_pool")) == 0  # the cleared running try's slots went back
 
     failed = api("POST", url, body={"dry_run": False, "task_ids": [["extract", -1]], "include_downstream": True})
     assert sorted((t["dag_run_id"], t["task_id"]) for t in failed.body["task_instances"]) == [

@@ -9,12 +9,14 @@ import boto3
 
 from tests.functional.api.conftest import BUCKET, NOW, REGION, example_dags
 from tests.functional.lambda_helpers import lambda_context
+from updraft.limits import Acquired, Claim, Need, acquire, room
 from updraft.local.api_gateway import proxy_event
 from updraft.model.limits import pool_limit
 from updraft.model.parse_results import ParsedFile
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.dag_registration import register_parsed_file
+from updraft.scheduling.holding import limits_table
 from updraft.serialization import serialize_dag
 from updraft.store.heartbeats import DAG_PROCESSOR, HEARTBEAT_EVERY, SCHEDULER
 
@@ -56,11 +58,15 @@ def test_an_api_that_may_not_read_dag_files_says_so(api, monkeypatch):
 def test_deleting_a_dag_deletes_its_runs_task_instances_and_xcoms_and_frees_their_slots(api, store):
     run_id = api("POST", "/api/v2/dags/etl/dagRuns", body={"logical_date": None}).body["dag_run_id"]
     key = TIKey("etl", run_id, "extract")
-    holder = key.holder(1)
     store.set_pool("etl_pool", 4)
-    assert store.take_slots(pool_limit("etl_pool"), holder, 1, limit=4, now=NOW)
-    store.create_ti(key, state=TaskInstanceState.QUEUED, fields={"try_number": 1,
-                                                                  "held_limits": [pool_limit("etl_pool")]})
+    table = limits_table(store)
+
+    def holder(ticket, held):
+        return store.transition_item(key, expected=[None], state=TaskInstanceState.QUEUED, ticket=ticket,
+                                     held_ticket=held, fields={"try_number": 1, "pool": "etl_pool"})
+
+    assert isinstance(acquire(table, [Claim(holder, (Need(pool_limit("etl_pool"), 1, 4),))]), Acquired)
+    assert room(table, pool_limit("etl_pool")) == 3
     store.put_xcom(key, "return_value", 42, now=NOW)
 
     answer = api("DELETE", "/api/v2/dags/etl")
@@ -68,7 +74,7 @@ def test_deleting_a_dag_deletes_its_runs_task_instances_and_xcoms_and_frees_thei
     assert api.get("/api/v2/dags/etl").status == 404
     assert store.get_run("etl", run_id) is None and store.get_run_tis("etl", run_id) == []
     assert store.list_xcoms("etl", run_id, "extract") == {}
-    assert store.get_limit(pool_limit("etl_pool")).holders == {}
+    assert room(table, pool_limit("etl_pool")) == 4
     assert api("DELETE", "/api/v2/dags/etl").status == 404
     assert [e["event"] for e in api.get("/api/v2/eventLogs", query={"dag_id": "etl"}).body["event_logs"]] == [
         "trigger_dag_run", "delete_dag"]
