@@ -10,7 +10,8 @@ DynamoDB's transaction conflicts emulated (``transaction_conflicts``). Claimers 
 each claims ``--tries`` tries of its own and releases each one at once (no run time: every try is a take and a
 release of the hot limit, the worst case for it). Requests are raw boto3 calls shaped as the store's:
 
-- **today** (``store/limits.py``, ``limit_markers.py``, ``scheduling/claims.py``): a sharded limit's take is the
+- **today** (the single-write design before tickets, decision 0024, kept here as the baseline 0023 was measured
+  against): a sharded limit's take is the
   holder's mark (UpdateItem, conditional on not marked), its home shard's conditional UpdateItem (room, entry
   room, not holding; the next shards on refusal, as ``FAST_PROBES``), then the instance's ``scheduled -> queued``
   UpdateItem; the try's end is an UpdateItem of the instance and a shard UpdateItem giving the entry back (a final
@@ -55,7 +56,7 @@ from updraft.local.latency import AWS, LatencySource  # noqa: E402
 from updraft.local.moto_server import EmbeddedAwsServer  # noqa: E402
 
 TABLE = "bench"
-SHARD_SLOTS, SHARD_ENTRIES, FAST_PROBES = 4, 4, 3  # store/limit_shards.py, store/limits.py
+SHARD_SLOTS, SHARD_ENTRIES, FAST_PROBES = 4, 4, 3  # the single-write design's shard shape (decision 0024)
 POOL_SHARDS, TXN_SHARD_FREE, RUN_LIMIT = 32, 64, 1000
 TRANSACTION_WCU = 2
 MAX_BACKOFF_S = 0.02  # a conflicted transaction waits up to 5, 10, then 20 ms (jittered) before it is sent again
