@@ -53,9 +53,9 @@ class Waits(Protocol):
 
 def defer_try(store: Store, key: TIKey, try_id: str, deferral: Deferral, *, ti: TaskInstance,
               now: dt.datetime, usage: dict[str, Any] | None = None) -> TaskInstance | None:
-    """running -> deferred for exactly this try; then its slots go back (its pool's stays if the pool counts
-    deferred tasks). Returns the instance as deferred (None: the try was ended elsewhere). ``usage``: what the
-    try used so far (``model.usage``), recorded by the same write."""
+    """running -> deferred for exactly this try, giving its ticket's slots back in the same transaction (its
+    pool's stays if the pool counts deferred tasks). Returns the instance as deferred (None: the try was ended
+    elsewhere). ``usage``: what the try used so far (``model.usage``), recorded by the same write."""
     record = deferral.to_record()
     fields: dict[str, object] = {"trigger": record, "next_method": deferral.next_method,
                                  "next_kwargs": deferral.next_kwargs, "lease_expires_at": None,
