@@ -195,10 +195,10 @@ class Runs(Protocol):
     def delete_run_partition(self, dag_id: str, run_id: str) -> int:
         """Delete the run's task instances, recorded tries and XComs; returns how many items went."""
 
-    def get_run_meta_and_tis(self, dag_id: str, run_id: str, ti_keys: Iterable[TIKey]
+    def get_run_meta_and_tis(self, dag_id: str, run_id: str, ti_keys: Iterable[TIKey], *, ends: bool = True
                              ) -> tuple[DagRun | None, DagMeta | None, dict[TIKey, TaskInstance], RunEnds]:
-        """The run, its DAG's row, those of ``ti_keys`` that have an item and the run's ``RunEnds``, strongly
-        read, in one request."""
+        """The run, its DAG's row, those of ``ti_keys`` that have an item and (``ends``) the run's ``RunEnds``,
+        strongly read, in one request."""
 
 
 class TaskInstances(Protocol):
