@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from updraft.runtime.logs import LogSink
     from updraft.scheduling.deferrals import Waits
     from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
-    from updraft.store.dynamo import DynamoStore
+    from updraft.store.api import Store
     from updraft.traces.run_traces import RunTraces
 
 # The AWS services Updraft calls (the dev extra installs boto3's types for exactly these).
@@ -121,13 +121,13 @@ class Services:
         return True
 
     @functools.cached_property
-    def store(self) -> DynamoStore:
+    def store(self) -> Store:
         # lazy: cold start (pynamodb and the store only when a handler asks for it)
-        from updraft.store.dynamo import DynamoStore
+        from updraft.store.dynamo import make_store
 
         store_config = store_settings(self.config)
-        return DynamoStore(store_config, s3_client=self.client("s3") if store_config.s3_bucket else None,
-                           kms_client=lambda: self.client("kms"))
+        return make_store(store_config, s3_client=self.client("s3") if store_config.s3_bucket else None,
+                          kms_client=lambda: self.client("kms"))
 
     @functools.cached_property
     def executor(self) -> Executor:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from aws_lambda_powertools import Logger
@@ -50,6 +50,9 @@ from updraft.api.routes import all_routes
 from updraft.api.routes.ui import missing_page, wants_page
 from updraft.api.routing import Call, Reply, Route, is_api_path
 from updraft.store.errors import ValueTooLarge
+
+if TYPE_CHECKING:
+    from updraft.services import Services
 
 # The API Lambda's logger (its JSON lines carry the request's correlation id).
 log = Logger(service="updraft-api", child=True)
@@ -92,7 +95,7 @@ def _request(event: Any, path_params: dict[str, str]) -> Request:
                    context=dict(event.raw_event.get("requestContext") or {}))
 
 
-def build_app(services: Callable[[], Any], routes: list[Route] | None = None) -> APIGatewayRestResolver:
+def build_app(services: Callable[[], Services], routes: list[Route] | None = None) -> APIGatewayRestResolver:
     """A resolver serving ``routes`` (default: all of them); ``services`` gives the process's Services."""
     routes = all_routes() if routes is None else routes
     app = APIGatewayRestResolver()

@@ -27,6 +27,14 @@ def dag_or_404(call: Call, dag_id: str) -> tuple[DagMeta, SerializedDAG | None]:
     return meta, call.store.get_serialized_dag(dag_id, meta.dag_hash)
 
 
+def run_version_or_404(call: Call, run: DagRun) -> SerializedDAG:
+    """The DAG version ``run`` is pinned to; one the store no longer has is the DAG's 404 (no tasks to act on)."""
+    sdag = call.store.get_serialized_dag(run.dag_id, run.dag_hash)
+    if sdag is None:
+        raise dag_not_found(run.dag_id)
+    return sdag
+
+
 def run_or_404(call: Call, dag_id: str, run_id: str) -> DagRun:
     run = call.store.get_run(dag_id, run_id)
     if run is None:

@@ -12,12 +12,16 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.api.body import size_issue
 from updraft.api.errors import Unprocessable, issue
 from updraft.api.request import Query, Request
 from updraft.model.identifiers import ID_LEN
+
+if TYPE_CHECKING:
+    from updraft.services import Services
+    from updraft.store.api import Store
 
 API_PREFIX = "/api/v2"
 # Updraft's own routes (costs), apart from Airflow's: a client generated from Airflow's document never meets them,
@@ -48,19 +52,19 @@ class Call:
     """What a route function gets: the request, its query reader, and the process's services (built lazily:
     a route that never touches the store never builds it)."""
 
-    def __init__(self, request: Request, services: Callable[[], Any], *, now: Callable[[], dt.datetime] | None = None
-                 ) -> None:
+    def __init__(self, request: Request, services: Callable[[], Services], *,
+                 now: Callable[[], dt.datetime] | None = None) -> None:
         self.request = request
         self.query = Query(request)
         self._services = services
         self._now = now or (lambda: dt.datetime.now(dt.UTC))
 
     @functools.cached_property
-    def services(self) -> Any:
+    def services(self) -> Services:
         return self._services()
 
     @property
-    def store(self) -> Any:
+    def store(self) -> Store:
         return self.services.store
 
     def path(self, name: str) -> str:

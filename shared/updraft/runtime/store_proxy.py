@@ -166,12 +166,11 @@ def _asset_id(raw: Any) -> int:
 
 
 def _put_outlet_events(store: Store, scope: TryScope, key: Any, try_number: Any, events: Any) -> None:
-    if try_number != scope.try_number:
+    if scope.try_number is None or try_number != scope.try_number:
         raise ScopeError(f"this try (number {scope.try_number}) may only keep its own outlet events")
     if not (isinstance(events, list) and all(isinstance(event, dict) for event in events)):
         raise ScopeError("outlet events must be a list of objects")
-    assets: Any = store  # the asset methods are AssetStore's (DynamoStore, MemoryStore), not the Store protocol's
-    assets.put_outlet_events(_own(scope, key), scope.try_number, events, scope.now_fn())
+    store.put_outlet_events(_own(scope, key), scope.try_number, events, scope.now_fn())
 
 
 STATE_KEY_MAX = 512
@@ -194,12 +193,8 @@ def _own_state(scope: TryScope, raw: Any, *, write: bool) -> TIKey:
     return key
 
 
-def _states(store: Store) -> Any:
-    return store  # the state methods are StateStore's (DynamoStore), not the Store protocol's
-
-
 def _get_task_state(store: Store, scope: TryScope, key: Any, state_key: Any) -> Any:
-    return _states(store).get_task_state(_own_state(scope, key, write=False), _state_key(state_key),
+    return store.get_task_state(_own_state(scope, key, write=False), _state_key(state_key),
                                          now=scope.now_fn())
 
 
@@ -210,7 +205,7 @@ def _set_task_state(store: Store, scope: TryScope, key: Any, state_key: Any, val
     expiry = None if expires_at is None else _date(expires_at)
     if expiry is not None and expiry.tzinfo is None:
         raise ScopeError(f"a state store expiry must carry its time zone, got {expires_at!r}")
-    _states(store).set_task_state(own, _state_key(state_key), value, expires_at=expiry, now=scope.now_fn())
+    store.set_task_state(own, _state_key(state_key), value, expires_at=expiry, now=scope.now_fn())
 
 
 def _granted_asset(store: Store, scope: TryScope, name: Any, *, write: bool) -> str:
@@ -236,7 +231,7 @@ def _set_asset_state(store: Store, scope: TryScope, name: Any, state_key: Any, v
     asset = _granted_asset(store, scope, name, write=True)
     if value is None:
         raise ScopeError("Cannot set value as None")
-    _states(store).set_asset_state(asset, _state_key(state_key), value, now=scope.now_fn(), writer=scope.key)
+    store.set_asset_state(asset, _state_key(state_key), value, now=scope.now_fn(), writer=scope.key)
 
 
 # What a try may ask of ``CrossDag`` (the public methods operators and sensors call), and which of their keyword
@@ -309,15 +304,15 @@ ALLOWED: Mapping[str, Callable[..., Any]] = {
     "cross_dag": _cross_dag,
     "get_task_state": _get_task_state,
     "set_task_state": _set_task_state,
-    "delete_task_state": lambda store, scope, key, state_key: _states(store).delete_task_state(
+    "delete_task_state": lambda store, scope, key, state_key: store.delete_task_state(
         _own_state(scope, key, write=True), _state_key(state_key)),
-    "clear_task_state": lambda store, scope, key: _states(store).clear_task_state(_own_state(scope, key, write=True)),
-    "get_asset_state": lambda store, scope, name, state_key: _states(store).get_asset_state(
+    "clear_task_state": lambda store, scope, key: store.clear_task_state(_own_state(scope, key, write=True)),
+    "get_asset_state": lambda store, scope, name, state_key: store.get_asset_state(
         _granted_asset(store, scope, name, write=False), _state_key(state_key)),
     "set_asset_state": _set_asset_state,
-    "delete_asset_state": lambda store, scope, name, state_key: _states(store).delete_asset_state(
+    "delete_asset_state": lambda store, scope, name, state_key: store.delete_asset_state(
         _granted_asset(store, scope, name, write=True), _state_key(state_key)),
-    "clear_asset_state": lambda store, scope, name: _states(store).clear_asset_state(
+    "clear_asset_state": lambda store, scope, name: store.clear_asset_state(
         _granted_asset(store, scope, name, write=True)),
 }
 

@@ -19,11 +19,11 @@ from updraft.store.assets import AssetEvent, alias_target, asset_target, event_i
 from updraft.store.attributes import parse_ts
 
 if TYPE_CHECKING:
-    from updraft.store.dynamo import DynamoStore
+    from updraft.store.api import Store
     from updraft.timetables.partitioned import PartitionedAssetTimetable
 
 
-def record_asset_event(store: DynamoStore, *, name: str, uri: str, group: str = "asset", source: str,
+def record_asset_event(store: Store, *, name: str, uri: str, group: str = "asset", source: str,
                        timestamp: dt.datetime, extra: Mapping[str, Any] | None = None,
                        source_key: TIKey | None = None, aliases: Iterable[str] = (), partition_key: str | None = None,
                        partition_date: dt.datetime | None = None) -> tuple[AssetEvent, set[str]]:
@@ -42,7 +42,7 @@ def record_asset_event(store: DynamoStore, *, name: str, uri: str, group: str = 
     return event, queue_for_consumers(store, event, now=timestamp)
 
 
-def queue_for_consumers(store: DynamoStore, event: AssetEvent, *, now: dt.datetime) -> set[str]:
+def queue_for_consumers(store: Store, event: AssetEvent, *, now: dt.datetime) -> set[str]:
     """Queue the event for every unpaused, active DAG scheduled on its asset or on an alias it came through: a
     DAG on partitioned assets gets it under the partition key its mapper names (:mod:`.asset_partitions`), any
     other DAG only an event with no partition key, as Airflow's ``AssetManager._queue_dagruns``."""
@@ -72,7 +72,7 @@ def queue_for_consumers(store: DynamoStore, event: AssetEvent, *, now: dt.dateti
     return queued
 
 
-def publish_outlet_events(store: DynamoStore, key: TIKey, try_number: int) -> set[str]:
+def publish_outlet_events(store: Store, key: TIKey, try_number: int) -> set[str]:
     """Emit what the try kept with ``put_outlet_events`` (call once its success is recorded); idempotent.
 
     Returns the DAG ids events were queued for (the caller may nudge them into runs at once).

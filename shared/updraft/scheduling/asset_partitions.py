@@ -32,8 +32,7 @@ from updraft.timetables.partitions.mappers import PartitionMapper, is_rollup
 
 if TYPE_CHECKING:
     from updraft.serialization.model import SerializedDAG
-    from updraft.store.api import DagMeta
-    from updraft.store.dynamo import DynamoStore
+    from updraft.store.api import DagMeta, Store
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +43,7 @@ MAX_DOWNSTREAM_KEYS = 1000
 DagFor = Callable[[str, str], "SerializedDAG"]
 
 
-def partitioned_timetable(store: DynamoStore, meta: DagMeta) -> PartitionedAssetTimetable | None:
+def partitioned_timetable(store: Store, meta: DagMeta) -> PartitionedAssetTimetable | None:
     """The DAG's timetable when it is scheduled on partitioned assets, else None."""
     timetable = pinned_dag(store, meta.dag_id, meta.dag_hash).timetable
     return timetable if isinstance(timetable, PartitionedAssetTimetable) else None
@@ -61,7 +60,7 @@ def downstream_keys(mapper: PartitionMapper, partition_key: str) -> list[str]:
     return keys
 
 
-def queue_partitions(store: DynamoStore, dag_id: str, timetable: PartitionedAssetTimetable, event: AssetEvent, *,
+def queue_partitions(store: Store, dag_id: str, timetable: PartitionedAssetTimetable, event: AssetEvent, *,
                      now: dt.datetime) -> bool:
     """Log the event against ``dag_id``'s pending run of each key its partition maps to; False when none (or
     when runs were already made of it: a redelivered event).
@@ -84,7 +83,7 @@ def queue_partitions(store: DynamoStore, dag_id: str, timetable: PartitionedAsse
     return any([store.queue_partition(dag_id, key, entry, now=now) for key in keys])
 
 
-def create_partitioned_runs(store: DynamoStore, dag_for: DagFor, *, now: dt.datetime,
+def create_partitioned_runs(store: Store, dag_for: DagFor, *, now: dt.datetime,
                             dag_ids: Iterable[str] | None = None,
                             listed: list[tuple[str, str]] | None = None) -> list[DagRun]:
     """Create the runs of every pending partition (of ``dag_ids``, else of every DAG: those among ``listed``, the
@@ -105,7 +104,7 @@ def create_partitioned_runs(store: DynamoStore, dag_for: DagFor, *, now: dt.date
     return created
 
 
-def _trigger_partition(store: DynamoStore, dag_for: DagFor, partition: PendingPartition, *,
+def _trigger_partition(store: Store, dag_for: DagFor, partition: PendingPartition, *,
                        now: dt.datetime) -> DagRun | None:
     meta = store.get_dag_meta(partition.dag_id)
     if meta is None or not meta.is_active or meta.is_paused:
@@ -132,7 +131,7 @@ def partition_run_id(run_after: dt.datetime, partition: PendingPartition) -> str
     return f"{DagRunType.ASSET_TRIGGERED.value}__{ts(run_after)}_{digest}"
 
 
-def _asset_names(store: DynamoStore, logs: list[PartitionLog]) -> dict[int, tuple[str, str]]:
+def _asset_names(store: Store, logs: list[PartitionLog]) -> dict[int, tuple[str, str]]:
     names: dict[int, tuple[str, str]] = {}
     for entry in logs:
         if entry.asset_id not in names and (asset := store.get_asset(entry.asset_id)) is not None:
@@ -140,7 +139,7 @@ def _asset_names(store: DynamoStore, logs: list[PartitionLog]) -> dict[int, tupl
     return names
 
 
-def _condition_holds(store: DynamoStore, timetable: PartitionedAssetTimetable, partition: PendingPartition) -> bool:
+def _condition_holds(store: Store, timetable: PartitionedAssetTimetable, partition: PendingPartition) -> bool:
     """Airflow's status per asset with logged events (a rollup's only once its wait policy is met), then the
     DAG's asset condition over those statuses."""
     logs = partition.decoded()
@@ -172,7 +171,7 @@ def _asset_satisfied(mapper: PartitionMapper, partition: PendingPartition, sourc
     return result.satisfied
 
 
-def _uri_resolver(store: DynamoStore) -> Callable[[str], str | None]:
+def _uri_resolver(store: Store) -> Callable[[str], str | None]:
     def resolve(uri: str) -> str | None:
         return next((a.name for a in store.list_assets() if a.uri == uri), None)
 
@@ -196,7 +195,7 @@ def partition_date_of(timetable: PartitionedAssetTimetable, names: Iterable[tupl
     return anchors.pop() if len(anchors) == 1 else None
 
 
-def _finish(store: DynamoStore, dag_hash: str, claim: PendingPartition, dag_for: DagFor, *,
+def _finish(store: Store, dag_hash: str, claim: PendingPartition, dag_for: DagFor, *,
             now: dt.datetime) -> DagRun | None:
     """Create the claimed run with its triggering events, then take its logs off the item; idempotent."""
     assert claim.run_id is not None and claim.run_after is not None

@@ -30,7 +30,7 @@ from updraft.store.assets import AssetRecord
 from updraft.triggers.aws_sources import queue_name
 
 if TYPE_CHECKING:
-    from updraft.store.dynamo import DynamoStore
+    from updraft.store.api import Store
 
 __all__ = ["ASSET_EVENTS_PREFIX", "SourceOutcome", "covers", "handle_source_event"]
 
@@ -47,7 +47,7 @@ def covers(asset_uri: str, object_uri: str) -> bool:
     return object_uri == asset_uri or object_uri.startswith(asset_uri.rstrip("/") + "/")
 
 
-def handle_source_event(store: DynamoStore, event: Mapping[str, Any], *, bucket: str,
+def handle_source_event(store: Store, event: Mapping[str, Any], *, bucket: str,
                         prefix: str = ASSET_EVENTS_PREFIX, now: dt.datetime) -> SourceOutcome:
     """Record the asset events an S3 notification or an SQS batch carries."""
     outcome = SourceOutcome()
@@ -65,7 +65,7 @@ def handle_source_event(store: DynamoStore, event: Mapping[str, Any], *, bucket:
     return outcome
 
 
-def _s3_record(store: DynamoStore, record: Mapping[str, Any], assets: Iterable[AssetRecord], outcome: SourceOutcome,
+def _s3_record(store: Store, record: Mapping[str, Any], assets: Iterable[AssetRecord], outcome: SourceOutcome,
                *, bucket: str, prefix: str, now: dt.datetime) -> None:
     if not str(record.get("eventName", "")).startswith("ObjectCreated"):
         return
@@ -92,7 +92,7 @@ def watcher_extra(payload: Any) -> dict[str, Any]:
     return {"from_trigger": True, "payload": payload}
 
 
-def _sqs_record(store: DynamoStore, record: Mapping[str, Any], assets: list[AssetRecord], outcome: SourceOutcome,
+def _sqs_record(store: Store, record: Mapping[str, Any], assets: list[AssetRecord], outcome: SourceOutcome,
                 *, bucket: str, prefix: str, now: dt.datetime) -> None:
     queue = queue_name(str(record.get("eventSourceARN") or ""))
     watching = [a for a in assets if any(w.get("source") == "sqs" and w.get("queue") == queue for w in a.watchers)]
@@ -138,7 +138,7 @@ def _parse_time(text: str | None) -> dt.datetime | None:
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def _record(store: DynamoStore, asset: AssetRecord, source: str, extra: dict[str, Any], outcome: SourceOutcome, *,
+def _record(store: Store, asset: AssetRecord, source: str, extra: dict[str, Any], outcome: SourceOutcome, *,
             now: dt.datetime) -> None:
     _, consumers = record_asset_event(store, name=asset.name, uri=asset.uri, group=asset.group, source=source,
                                       timestamp=now, extra=extra)

@@ -25,7 +25,7 @@ from updraft.store.assets import AssetEvent, TriggerCursor
 from updraft.store.attributes import ts
 
 if TYPE_CHECKING:
-    from updraft.store.dynamo import DynamoStore as AssetStore
+    from updraft.store.api import Store as AssetStore
 
 log = logging.getLogger(__name__)
 

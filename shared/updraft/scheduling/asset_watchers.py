@@ -24,7 +24,7 @@ from updraft.scheduling.wait_sweep import SweptWaits
 from updraft.store.assets import AssetRecord
 
 if TYPE_CHECKING:
-    from updraft.store.dynamo import DynamoStore as Store
+    from updraft.store.api import Store
 
 log = logging.getLogger(__name__)
 

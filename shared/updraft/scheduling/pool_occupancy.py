@@ -19,7 +19,7 @@ from updraft.model.states import TaskInstanceState
 
 
 def pool_occupancy(store: Any, pool: Any) -> dict[str, int]:
-    """``pool``'s (a ``store.pool_api.Pool``) slots: ``occupied``, ``running``, ``queued``, ``deferred``,
+    """``pool``'s (a ``store.api.Pool``) slots: ``occupied``, ``running``, ``queued``, ``deferred``,
     ``scheduled`` and ``open``."""
     limit_id = pool_limit(pool.name)
     occupied = running = deferred = scheduled = 0

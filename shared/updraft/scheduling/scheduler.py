@@ -159,10 +159,10 @@ class Scheduler:
         from updraft.scheduling.asset_watchers import reconcile_watchers
         from updraft.scheduling.wait_sweep import SweptWaits
 
-        if not isinstance(self.waits, SweptWaits) or not hasattr(self.store, "list_assets"):
+        if not isinstance(self.waits, SweptWaits):
             return
         try:
-            reconcile_watchers(self.store, self.waits, now=self.clock())  # type: ignore[arg-type]
+            reconcile_watchers(self.store, self.waits, now=self.clock())
         except Exception as exc:
             logger.exception("asset watcher sweep skipped this pass")
             report.poisoned["asset watcher sweep"] = describe(exc)
@@ -305,9 +305,7 @@ class Scheduler:
         # lazy: cold start (asset-triggered runs only on this path)
         from updraft.scheduling.asset_triggers import create_asset_triggered_runs
 
-        if not hasattr(self.store, "dags_with_queued_events"):
-            return  # a store without assets (a test double)
-        for run in create_asset_triggered_runs(self.store, self.dag, now=self.clock()):  # type: ignore[arg-type]
+        for run in create_asset_triggered_runs(self.store, self.dag, now=self.clock()):
             report.runs_created.append(run.run_id)
 
     def _active_runs_by_dag(self) -> dict[str, set[str]]:

@@ -1,6 +1,6 @@
 """The metadata store: one DynamoDB table behind the ``Store`` contract (:mod:`updraft.store.api`).
 
-Modules: ``api`` (the contract and its records; ``pool_api``: its pools part), ``errors``, ``config``
+Modules: ``api`` (the contract, one protocol per aggregate, and its records), ``errors``, ``config``
 (:class:`StoreConfig`), ``tables`` (the table as plain data, shared with the CDK stack, and ``create_table``),
 ``models`` (pynamodb models built per config), ``keys`` (every key string), ``writes`` (the conditional-write
 helpers), ``blobs`` (values inline or in S3), ``lru`` (the serialized-DAG cache), ``base`` (what the aggregates

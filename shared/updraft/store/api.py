@@ -3,6 +3,10 @@
 Each method is one named rule enforced by a conditional write (or a strongly consistent read), so its name says
 what can and cannot happen. Methods that may lose a race return ``False`` instead of raising: losing is normal
 when several schedulers run at once. ``updraft.store.dynamo.DynamoStore`` implements it on DynamoDB.
+
+The contract is one protocol per aggregate (``Dags``, ``Runs``, ``TaskInstances``, ``Assets``, ``Pools``, ...),
+each implemented by the store module of the same aggregate; ``Store`` is their composition. A function that needs
+one aggregate takes its protocol, so a test double implements only that one.
 """
 
 from __future__ import annotations
@@ -10,16 +14,23 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from updraft.model.backfills import Backfill
 from updraft.model.parse_results import PluginsReport
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.serialization.model import SerializedDAG
-from updraft.store.pool_api import PoolOps
 from updraft.store.writes import TransactWrite
 from updraft.timetables.base import DagRunInfo, DataInterval
+
+if TYPE_CHECKING:  # the aggregates' records, defined beside their storage (pynamodb); annotations only here
+    from updraft.store.asset_partitions import PartitionLog, PendingPartition
+    from updraft.store.assets import AliasRecord, AssetEvent, AssetRecord, QueuedTarget, TriggerCursor
+    from updraft.store.connections import ConnectionRecord
+    from updraft.store.event_logs import EventLog
+    from updraft.store.state_stores import StateEntry
+    from updraft.store.variables import VariableRecord
 
 
 @dataclass(frozen=True)
@@ -82,8 +93,22 @@ class FileRecord:
     failed_version: str | None = None
 
 
-class Store(PoolOps, Protocol):
-    # -- DAGs and versions (registration, scheduler, API) ------------------------------------------------------
+@dataclass
+class Pool:
+    """A pool Airflow users see: its size and settings. What holds its slots is its limit's counters and the
+    holders' tickets (``updraft.limits``)."""
+
+    name: str
+    slots: int  # -1: unlimited
+    description: str = ""
+    # Airflow's include_deferred: a deferred task keeps its slot of this pool while it waits.
+    include_deferred: bool = False
+
+
+class Dags(Protocol):
+    """The DAGs' rows and their immutable serialized versions (``store.dags``): registration, the scheduler, the
+    API."""
+
     def get_dag_meta(self, dag_id: str) -> DagMeta | None: ...
 
     def get_dag_metas(self, dag_ids: Iterable[str]) -> dict[str, DagMeta]:
@@ -116,7 +141,10 @@ class Store(PoolOps, Protocol):
                             next_info: DagRunInfo | None, last_automated: DataInterval | None) -> bool:
         """Move the DAG's next-run fields forward, only if no other scheduler already did."""
 
-    # -- DAG files (registration, API) -------------------------------------------------------------------------
+
+class Files(Protocol):
+    """What the store remembers of each DAG file (``store.files``): registration, the API's import errors."""
+
     def get_file_record(self, relative_path: str) -> FileRecord | None: ...
 
     def put_file_record(self, record: FileRecord, *, previous: FileRecord | None) -> bool:
@@ -127,7 +155,10 @@ class Store(PoolOps, Protocol):
 
     def list_import_errors(self) -> list[dict[str, Any]]: ...
 
-    # -- runs ------------------------------------------------------------------------------------------------
+
+class Runs(Protocol):
+    """DAG runs (``store.runs``): creation, named transitions, the active-run index, the callback fence."""
+
     def create_run(self, run: DagRun) -> bool:
         """Insert a run; False if (dag_id, run_id) exists (a scheduled run_id derives from its logical date)."""
 
@@ -175,16 +206,20 @@ class Store(PoolOps, Protocol):
     def delete_run_partition(self, dag_id: str, run_id: str) -> int:
         """Delete the run's task instances, recorded tries and XComs; returns how many items went."""
 
-    # -- task instances --------------------------------------------------------------------------------------
+    def get_run_meta_and_tis(self, dag_id: str, run_id: str, ti_keys: Iterable[TIKey], *, ends: bool = True
+                             ) -> tuple[DagRun | None, DagMeta | None, dict[TIKey, TaskInstance], RunEnds]:
+        """The run, its DAG's row, those of ``ti_keys`` that have an item and (``ends``) the run's ``RunEnds``,
+        strongly read, in one request."""
+
+
+class TaskInstances(Protocol):
+    """Task instances and their recorded tries (``store.task_instances``; the waiting index: ``store.waiting``):
+    claims, a worker's try, users' marks and clears."""
+
     def get_run_tis(self, dag_id: str, run_id: str) -> list[TaskInstance]:
         """Every task instance item of the run, strongly consistent (absent = never touched)."""
 
     def get_ti(self, key: TIKey) -> TaskInstance | None: ...
-
-    def get_run_meta_and_tis(self, dag_id: str, run_id: str, ti_keys: Iterable[TIKey]
-                             ) -> tuple[DagRun | None, DagMeta | None, dict[TIKey, TaskInstance], RunEnds]:
-        """The run, its DAG's row, those of ``ti_keys`` that have an item and the run's ``RunEnds``, strongly
-        read, in one request."""
 
     def count_ends(self, dag_id: str, run_id: str, task_ids: Iterable[str | None]) -> RunEnds:
         """One more ended upstream instance of each fan-in of ``task_ids`` (None: one more ended leaf; a counted
@@ -281,7 +316,10 @@ class Store(PoolOps, Protocol):
         """The first ``limit`` scheduled instances of the run a claim refused, in claim order (priority weight
         descending, then map index), from an eventually consistent index: candidates to read strongly."""
 
-    # -- XComs -----------------------------------------------------------------------------------------------
+
+class XComs(Protocol):
+    """Task instances' XComs (``store.xcoms``), large values in S3."""
+
     def put_xcom(self, key: TIKey, xcom_key: str, value: Any, *, now: dt.datetime, shown: Any = None) -> None:
         """Set (overwrite) one XCom of a task instance; ``value`` must be JSON-able (large ones go to S3).
         ``shown``: the value with secrets masked, which the API shows instead (None: the value itself)."""
@@ -303,26 +341,39 @@ class Store(PoolOps, Protocol):
     def clear_xcoms(self, key: TIKey) -> int:
         """Delete a task instance's XComs before a new try runs, as Airflow does; returns how many."""
 
-    # -- deleting a DAG (policy: updraft.scheduling.dag_deletion) -------------------------------------------
+
+class DagDeletion(Protocol):
+    """Deleting a DAG's and a run's partitions (``store.dag_deletion``; the policy is
+    ``scheduling.dag_deletion``)."""
+
     def delete_run_items(self, dag_id: str, run_id: str) -> int:
         """Delete every item of a run's partition (task instances, XComs); returns how many."""
 
     def delete_dag_items(self, dag_id: str) -> int:
         """Delete every item of a DAG's partition (runs, versions), its row last; returns how many."""
 
-    # -- component heartbeats --------------------------------------------------------------------------------
+
+class Heartbeats(Protocol):
+    """Components' heartbeats (``store.heartbeats``), for the API's health."""
+
     def heartbeat_component(self, component: str, now: dt.datetime, *, every: dt.timedelta) -> bool:
         """Record that ``component`` ran at ``now``, at most once per ``every`` per process."""
 
     def last_heartbeat(self, component: str) -> dt.datetime | None: ...
 
-    # -- the plugins folder as parsed (updraft.store.plugins) --------------------------------------------------
+
+class Plugins(Protocol):
+    """The plugins folder as the parser last loaded it (``store.plugins``)."""
+
     def record_plugins(self, report: PluginsReport, now: dt.datetime) -> bool:
         """Keep the latest parse's plugins report unless it is the stored one; True when written."""
 
     def get_plugins(self) -> PluginsReport | None: ...
 
-    # -- tasks that outgrew Lambda ---------------------------------------------------------------------------
+
+class LongTasks(Protocol):
+    """Tasks that outgrew Lambda (``store.long_tasks``): their later tries go to Fargate."""
+
     def remember_long_task(self, dag_id: str, task_id: str, *, executor: str, reason: str, now: dt.datetime,
                            compute: Mapping[str, int] | None = None) -> None:
         """Send the task's later tries to ``executor`` (Fargate, sized by ``compute``), because of ``reason``."""
@@ -333,7 +384,10 @@ class Store(PoolOps, Protocol):
     def forget_long_task(self, dag_id: str, task_id: str) -> None:
         """Drop the record (the task goes back to the executor it chose)."""
 
-    # -- backfills (API, scheduler) ----------------------------------------------------------------------------
+
+class Backfills(Protocol):
+    """Backfills (``store.backfills``): one active per DAG, advanced by the scheduler."""
+
     def next_backfill_id(self) -> int: ...
 
     def create_backfill(self, backfill: Backfill) -> bool:
@@ -359,3 +413,200 @@ class Store(PoolOps, Protocol):
 
     def runs_dated_between(self, dag_id: str, start: dt.datetime, end: dt.datetime) -> list[DagRun]:
         """The DAG's runs with a logical date in [start, end]."""
+
+
+class Assets(Protocol):
+    """Assets, aliases, their events and what each consuming DAG has queued (``store.assets``): the API, the
+    scheduler's asset-triggered runs, a try's outlet events."""
+
+    def declare_asset(self, *, name: str, uri: str | None, group: str | None, extra: Mapping[str, Any] | None,
+                      now: dt.datetime, consumer: str | None = None, producer: str | None = None,
+                      watchers: list[dict[str, Any]] | None = None) -> int:
+        """Create or update the asset's definition (one idempotent update); returns its id. ``uri``, ``group``,
+        ``extra`` and ``watchers`` left None keep what is stored (a reference by name knows only the name)."""
+
+    def declare_alias(self, *, name: str, group: str, now: dt.datetime, consumer: str | None = None) -> None: ...
+
+    def get_asset(self, asset_id: int) -> AssetRecord | None: ...
+
+    def get_alias(self, name: str) -> AliasRecord | None: ...
+
+    def list_assets(self) -> list[AssetRecord]: ...
+
+    def list_aliases(self) -> list[AliasRecord]: ...
+
+    def put_outlet_events(self, key: TIKey, try_number: int, events: list[dict[str, Any]],
+                          now: dt.datetime) -> None:
+        """Keep what a try will emit, before its success is recorded (the first write for the try wins)."""
+
+    def get_outlet_events(self, key: TIKey, try_number: int) -> tuple[dt.datetime, list[dict[str, Any]]] | None: ...
+
+    def put_asset_event(self, event: AssetEvent) -> bool:
+        """Record the event; False when it was recorded before (a retried emission). ``ValueTooLarge`` when its
+        extra does not fit one item."""
+
+    def get_asset_event(self, asset_id: int, event_id: int) -> AssetEvent | None: ...
+
+    def list_asset_events(self, asset_id: int, *, limit: int | None = None) -> list[AssetEvent]:
+        """The asset's events, oldest first (the newest ``limit`` of them when given)."""
+
+    def queue_event(self, dag_id: str, target: str, ref: str, *, asset_id: int | None, now: dt.datetime) -> None:
+        """Add one event to what ``dag_id`` has queued for ``target`` (idempotent: the refs are a set)."""
+
+    def list_queued_keys(self) -> list[tuple[str, str]]:
+        """The keys of every queued (dag, target) and pending partition (:mod:`updraft.store.asset_partitions`
+        lists its items here too): the scheduler's one query per tick for all asset-triggered work."""
+
+    def dags_with_queued_events(self, listed: list[tuple[str, str]] | None = None) -> list[str]:
+        """The DAGs with queued events, from ``listed`` (:meth:`list_queued_keys`) when the caller has it."""
+
+    def read_queue(self, dag_id: str) -> tuple[TriggerCursor, list[QueuedTarget]]:
+        """The DAG's cursor and queued targets in one strongly consistent query (the cursor is read first)."""
+
+    def claim_batch(self, dag_id: str, *, expected: TriggerCursor, run_id: str, run_after: dt.datetime,
+                    refs: Iterable[str]) -> TriggerCursor | None:
+        """Claim the next batch (one conditional write on the cursor); None when another claim won."""
+
+    def finish_batch(self, dag_id: str, cursor: TriggerCursor, targets: Iterable[QueuedTarget]) -> None:
+        """Remove the batch's refs from the queue (idempotent), then mark the cursor done."""
+
+    def delete_queued(self, dag_id: str, target: str | None = None) -> int:
+        """Drop what the DAG has queued (for one target, or all): the API's DELETE of queued events."""
+
+    def queued_targets(self, dag_id: str) -> list[QueuedTarget]: ...
+
+    def put_triggering_events(self, dag_id: str, run_id: str, events: list[AssetEvent]) -> None: ...
+
+    def get_triggering_events(self, dag_id: str, run_id: str) -> list[AssetEvent]: ...
+
+
+class AssetPartitions(Protocol):
+    """Partitioned assets' pending runs (``store.asset_partitions``): events mapped to a partition key, claimed
+    into one run each."""
+
+    def queue_partition(self, dag_id: str, partition_key: str, log: PartitionLog, *, now: dt.datetime) -> bool:
+        """Map one event to the DAG's pending run for ``partition_key``; False when a run was already made of it.
+        Idempotent: the logs are a set."""
+
+    def pending_partitions(self, dag_id: str | None = None, *,
+                           listed: list[tuple[str, str]] | None = None) -> list[PendingPartition]:
+        """The pending (dag, key) items (of ``dag_id``, else of every DAG: from ``listed``, the asset queue's list
+        of keys, when the caller has it), oldest first: Airflow fires the oldest pending partition first."""
+
+    def claim_partition(self, pending: PendingPartition, *, run_id: str, run_after: dt.datetime,
+                        logs: Iterable[str]) -> PendingPartition | None:
+        """Claim the key's run made of ``logs`` (one conditional write); None when another claim won."""
+
+    def finish_partition(self, claim: PendingPartition) -> None:
+        """Move the claimed logs to ``done`` and end the claim (idempotent); an item with nothing left pending
+        leaves the scheduler's list."""
+
+
+class StateStores(Protocol):
+    """Task instances' and assets' state stores (``store.state_stores``): keys a task keeps between tries, and
+    an asset's keys."""
+
+    def get_task_state(self, key: TIKey, state_key: str, *, now: dt.datetime) -> StateEntry | None:
+        """The key's entry, or None when it is absent or expired (TTL deletion lags; expiry is exact here)."""
+
+    def list_task_state(self, key: TIKey, *, now: dt.datetime) -> list[StateEntry]:
+        """Every unexpired key of the task instance, by key."""
+
+    def set_task_state(self, key: TIKey, state_key: str, value: Any, *, expires_at: dt.datetime | None,
+                       now: dt.datetime) -> None:
+        """Create or overwrite the key (one put: idempotent, the last write wins as in Airflow)."""
+
+    def delete_task_state(self, key: TIKey, state_key: str) -> None:
+        """Remove the key; a key that is not there is not an error."""
+
+    def clear_task_state(self, key: TIKey) -> int:
+        """Remove every key of the task instance; how many there were."""
+
+    def get_asset_state(self, asset_name: str, state_key: str) -> StateEntry | None: ...
+
+    def list_asset_state(self, asset_name: str) -> list[StateEntry]: ...
+
+    def set_asset_state(self, asset_name: str, state_key: str, value: Any, *, now: dt.datetime,
+                        writer: TIKey | None = None) -> None:
+        """Create or overwrite the key; ``writer`` is the task instance that wrote it (None: the REST API, Airflow's
+        writer kind ``api``)."""
+
+    def delete_asset_state(self, asset_name: str, state_key: str) -> None: ...
+
+    def clear_asset_state(self, asset_name: str) -> int: ...
+
+
+class Variables(Protocol):
+    """Airflow variables (``store.variables``), encrypted with the store's KMS key when it has one."""
+
+    def get_variable(self, key: str) -> VariableRecord | None: ...
+
+    def set_variable(self, key: str, value: str, description: str | None = None, *,
+                     only_if_new: bool = False) -> VariableRecord | None:
+        """Create or replace the variable; with ``only_if_new``, None (nothing written) when it exists.
+        :class:`~updraft.store.errors.ValueTooLarge` when its value and description do not fit one item (or, with
+        a KMS key, the value is over KMS's 4 KB)."""
+
+    def delete_variable(self, key: str) -> bool:
+        """False when there was no such variable."""
+
+    def list_variables(self) -> list[VariableRecord]:
+        """Every variable, by key (strongly consistent reads of what the index found)."""
+
+
+class Connections(Protocol):
+    """Airflow connections (``store.connections``), their secrets encrypted with the store's KMS key when it has
+    one."""
+
+    def get_connection(self, conn_id: str) -> ConnectionRecord | None: ...
+
+    def put_connection(self, record: ConnectionRecord, *, only_if_new: bool = False) -> ConnectionRecord | None:
+        """Create or replace the connection (every field as given); with ``only_if_new``, None (nothing
+        written) when it exists. :class:`~updraft.store.errors.ValueTooLarge` when its fields do not fit one item
+        (or, with a KMS key, its password and extra are over KMS's 4 KB)."""
+
+    def delete_connection(self, conn_id: str) -> bool:
+        """False when there was no such connection."""
+
+    def list_connections(self) -> list[ConnectionRecord]: ...
+
+
+class EventLogs(Protocol):
+    """The audit log (``store.event_logs``): what users and components did, recorded once each."""
+
+    def put_event_log(self, entry: EventLog) -> bool:
+        """Record ``entry`` once: False when its id is already recorded (the same request delivered again)."""
+
+    def get_event_log(self, event_log_id: int) -> EventLog | None: ...
+
+    def list_event_logs(self, *, after: dt.datetime | None = None, before: dt.datetime | None = None
+                        ) -> list[EventLog]:
+        """Every entry with ``after < when < before`` (either bound optional), in id order: a key-range query
+        per shard (the bounds' milliseconds), strongly consistent, then the exact bounds."""
+
+
+class Pools(Protocol):
+    """The pools Airflow users see (``store.pools``): their definitions and occupancy."""
+
+    def get_pool(self, name: str) -> Pool | None:
+        """The pool (default_pool always: created at its default size on first read)."""
+
+    def list_pools(self) -> list[Pool]:
+        """Every pool, by name (default_pool always)."""
+
+    def pool_slots(self, name: str) -> int | None:
+        """A pool's size (None: no such pool) in one read, for screening claims: no holders read."""
+
+    def set_pool(self, name: str, slots: int, description: str = "", include_deferred: bool | None = None
+                 ) -> Pool:
+        """Create or resize a pool (``include_deferred`` None: unchanged, False for a new pool)."""
+
+    def delete_pool(self, name: str) -> bool:
+        """Delete a pool; default_pool cannot be deleted (raises)."""
+
+
+class Store(Dags, Files, Runs, TaskInstances, XComs, DagDeletion, Heartbeats, Plugins, LongTasks, Backfills,
+            Assets, AssetPartitions, StateStores, Variables, Connections, EventLogs, Pools, Protocol):
+    """Every operation of the store, one protocol per aggregate: a function that needs one aggregate takes its
+    protocol, one that needs several takes ``Store``. ``DynamoStore`` satisfies it (mypy checks
+    ``store.dynamo.make_store``), so no caller tests what a store can do."""

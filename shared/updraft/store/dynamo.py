@@ -15,9 +15,14 @@ The access patterns and their costs are listed in :mod:`updraft.store`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from updraft.store.api import Store
 from updraft.store.asset_partitions import AssetPartitionStore
 from updraft.store.assets import AssetStore
 from updraft.store.backfills import BackfillStore
+from updraft.store.config import StoreConfig
 from updraft.store.connections import ConnectionStore
 from updraft.store.dag_deletion import DagDeletionStore
 from updraft.store.dags import DagStore
@@ -34,9 +39,20 @@ from updraft.store.variables import VariableStore
 from updraft.store.waiting import WaitingStore
 from updraft.store.xcoms import XComStore
 
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
 
 class DynamoStore(AssetStore, AssetPartitionStore, DagStore, FileStore, RunStore, TaskInstanceStore, PoolStore,
                   XComStore, VariableStore, ConnectionStore, EventLogStore, HeartbeatStore,
                   DagDeletionStore, BackfillStore, LongTaskStore, StateStore, WaitingStore, PluginStore):
     """The store on DynamoDB. Thread-safe: it keeps only caches of immutable facts (versions, limit items
     known to exist), so one instance serves every thread of a process."""
+
+
+def make_store(config: StoreConfig, s3_client: S3Client | None = None,
+               kms_client: Callable[[], Any] | None = None) -> Store:
+    """The store on DynamoDB as callers see it, the ``Store`` contract (``StoreBase`` says what the clients are
+    for). Typed so that mypy fails here when ``DynamoStore`` stops satisfying ``Store`` or any of its
+    aggregates' protocols."""
+    return DynamoStore(config, s3_client=s3_client, kms_client=kms_client)

@@ -9,10 +9,10 @@ import functools
 
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, pool_limit
 from updraft.store import keys
+from updraft.store.api import Pool
 from updraft.store.base import StoreBase
 from updraft.store.errors import DefaultPoolCannotBeDeleted
 from updraft.store.models import LimitItem
-from updraft.store.pool_api import Pool
 from updraft.store.writes import conditional, item_absent, item_present
 
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from updraft.scheduling import pass_metrics
 from updraft.scheduling.pass_metrics import POOL_EVERY, PassMetrics
 from updraft.scheduling.pass_report import PassReport
-from updraft.store.pool_api import Pool
+from updraft.store.api import Pool
 
 T0 = dt.datetime(2026, 12, 2, tzinfo=dt.UTC)
 

@@ -7,19 +7,17 @@ and with which role. The answers are Airflow's: 401 ``{"detail": "Not authentica
 
 from __future__ import annotations
 
-from typing import Any
-
 from updraft.api.auth.identity import Identity, identify
 from updraft.api.auth.policy import requirement
 from updraft.api.auth.roles import Role, role_named
 from updraft.api.errors import Forbidden, Unauthorized
 from updraft.api.routing import Call, Route
-from updraft.config import ConfigError
+from updraft.config import ConfigError, UpdraftConfig
 
 __all__ = ["Identity", "Role", "authorize", "iam_caller_role"]
 
 
-def iam_caller_role(config: Any) -> Role:
+def iam_caller_role(config: UpdraftConfig) -> Role:
     """The role of every IAM (SigV4) caller, from ``UPDRAFT_IAM_CALLER_ROLE``."""
     role = role_named(config.iam_caller_role)
     if role is None:

@@ -39,6 +39,7 @@ from updraft.api.auth.tokens import LOCAL_USER, all_admins, local_token, pool_ve
 from updraft.api.errors import Forbidden, Unauthorized
 from updraft.api.request import Request
 from updraft.api.routing import API_PREFIX
+from updraft.config import UpdraftConfig
 
 SESSION_COOKIE = "_token"  # Airflow's name for the UI's token cookie
 CSRF_HEADER = "X-CSRF-Token"
@@ -95,7 +96,7 @@ def who(claims: dict[str, str]) -> tuple[str, str | None]:
     return name, role.name if role is not None else None
 
 
-def through_session(request: Request, config: Any) -> Request:
+def through_session(request: Request, config: UpdraftConfig) -> Request:
     """A request to ``/ui/api/v2/...`` as the ``/api/v2/...`` request of the session's user: 401 without a
     valid session cookie, 403 for a change without the session's CSRF token. The claims go where API Gateway's
     authorizer puts them; without a pool (all-admins), the all-admins user's name and role, so the audit log

@@ -23,6 +23,8 @@ import threading
 import urllib.request
 from typing import Any
 
+from updraft.config import UpdraftConfig
+
 # The claims of local mode's all-admins token (Airflow's simple auth manager's, for clients that decode it).
 LOCAL_USER = {"sub": "admin", "role": "ADMIN", "aud": "apache-airflow"}
 
@@ -35,7 +37,7 @@ def local_token() -> str:
     return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(LOCAL_USER)}."
 
 
-def all_admins(config: Any) -> bool:
+def all_admins(config: UpdraftConfig) -> bool:
     """Local mode without users: every caller is admin, as with Airflow's ``simple_auth_manager_all_admins``."""
     return bool(config.local_compute) and not config.user_pool_client_id
 
@@ -88,7 +90,7 @@ def _verifier(issuer: str, client_id: str, jwks_url: str) -> TokenVerifier:
     return TokenVerifier(issuer, client_id, jwks_url)
 
 
-def pool_verifier(config: Any) -> TokenVerifier | None:
+def pool_verifier(config: UpdraftConfig) -> TokenVerifier | None:
     """The process's verifier of the environment's pool (its keys fetched once), or None without a pool."""
     if not (config.user_pool_id and config.user_pool_client_id and config.region):
         return None

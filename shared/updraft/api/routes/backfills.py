@@ -100,6 +100,7 @@ def list_backfills(call: Call) -> BackfillCollectionResponse:
         call.query.issues.append(issue("missing", ("query", "dag_id"), "Field required", None))
     page = page_of(call.query, ["id"])
     call.query.check()
+    assert dag_id is not None  # check() answered 422 without it
     backfills, total = paginate(call.store.list_backfills(dag_id), page, BACKFILL_ORDER)
     return {"backfills": [backfill_response(call, b) for b in backfills], "total_entries": total}
 

@@ -24,7 +24,15 @@ from updraft.api.changes import NOTE_LENGTH, check_enum, nudge, refuse
 from updraft.api.errors import BadRequest, Conflict, Unprocessable, issue, run_not_found
 from updraft.api.filters import COMPARISONS, date_bounds, range_checks, range_names
 from updraft.api.formats import iso, pattern_matcher, seconds_between
-from updraft.api.lookups import WILDCARD, dag_or_404, display_name, field_keys, run_after, run_or_404
+from updraft.api.lookups import (
+    WILDCARD,
+    dag_or_404,
+    display_name,
+    field_keys,
+    run_after,
+    run_or_404,
+    run_version_or_404,
+)
 from updraft.api.pagination import MAXIMUM_PAGE_LIMIT, Page, page_of, paginate
 from updraft.api.routes.task_instances import run_instances, ti_response
 from updraft.api.routing import Call, Reply, RouteTable
@@ -235,7 +243,7 @@ def patch_dag_run(call: Call) -> DAGRunResponse:
     if body.get("state") is not None:
         state = DagRunState(body["state"])
         if state != DagRunState.QUEUED:
-            sdag = call.store.get_serialized_dag(dag_id, run.dag_hash)
+            sdag = run_version_or_404(call, run)
             tis = run_instances(call, run, sdag)
             apply_marks(call.store, run_mark(sdag, tis, state, now=call.now()), before={ti.key: ti for ti in tis},
                         waits=call.services.waits)
@@ -281,7 +289,7 @@ def clear_dag_run(call: Call) -> ClearTaskInstanceCollectionResponse | DAGRunRes
     refuse(body, UNSUPPORTED_CLEAR)
     dag_or_404(call, dag_id)
     run = run_or_404(call, dag_id, run_id)
-    sdag = call.store.get_serialized_dag(dag_id, run.dag_hash)
+    sdag = run_version_or_404(call, run)
     only_failed = bool(body.get("only_failed"))
     if body.get("dry_run", True):
         tis = [ti for ti in run_instances(call, run, sdag) if not only_failed or ti.state in FAILED_TI_STATES]

@@ -25,10 +25,10 @@ if TYPE_CHECKING:
 routes = RouteTable()
 
 
-def _version_of(meta: DagMeta) -> dict[str, str]:
+def _version_of(meta: DagMeta) -> str | None:
     """The S3 version the DAG was parsed from; the parser records an ETag (quoted) when the bucket keeps none."""
     version = meta.file_version
-    return {"VersionId": version} if version and not version.startswith('"') and version != "null" else {}
+    return version if version and not version.startswith('"') and version != "null" else None
 
 
 def _source(call: Call, meta: DagMeta) -> str | None:
@@ -39,7 +39,9 @@ def _source(call: Call, meta: DagMeta) -> str | None:
     key = config.dags_prefix + meta.relative_fileloc
     try:
         try:
-            body = s3.get_object(Bucket=config.bucket, Key=key, **_version_of(meta))["Body"]
+            version = _version_of(meta)
+            body = (s3.get_object(Bucket=config.bucket, Key=key, VersionId=version) if version
+                    else s3.get_object(Bucket=config.bucket, Key=key))["Body"]
         except s3.exceptions.ClientError as err:  # that version is gone: the file as it is now
             if err.response.get("Error", {}).get("Code") not in ("InvalidArgument", "NoSuchVersion"):
                 raise

@@ -28,13 +28,14 @@ from updraft.api.auth.session import (
 from updraft.api.auth.tokens import all_admins, local_token
 from updraft.api.routes.auth import UnsupportedMediaType, log_in
 from updraft.api.routing import Call, Reply, RouteTable
+from updraft.config import UpdraftConfig
 
 routes = RouteTable(prefix="")
 
 PATH = "/ui/session"
 
 
-def _answer(token: str | None, claims: dict[str, str] | None, config: Any) -> dict[str, Any]:
+def _answer(token: str | None, claims: dict[str, str] | None, config: UpdraftConfig) -> dict[str, Any]:
     everyone = all_admins(config)
     if token is None or claims is None:
         return {"username": None, "role": None, "csrf_token": None, "all_admins": everyone}

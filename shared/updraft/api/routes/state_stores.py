@@ -22,7 +22,7 @@ from updraft.api.formats import iso, parse_datetime
 from updraft.api.routes.task_instances import run_instances
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.model.records import UNMAPPED, TIKey
-from updraft.store.state_stores import default_expiry, max_value_bytes
+from updraft.store.state_stores import StateEntry, default_expiry, max_value_bytes
 
 if TYPE_CHECKING:
     from updraft.api.models import (
@@ -92,12 +92,12 @@ def _expires_at(call: Call, body: dict[str, Any]) -> dt.datetime | None:
     return parsed
 
 
-def _task_entry(entry: Any) -> TaskStateStoreResponse:
+def _task_entry(entry: StateEntry) -> TaskStateStoreResponse:
     return {"key": entry.key, "value": entry.value, "updated_at": iso(entry.updated_at),
             "expires_at": iso(entry.expires_at)}
 
 
-def _asset_entry(entry: Any) -> AssetStateStoreResponse:
+def _asset_entry(entry: StateEntry) -> AssetStateStoreResponse:
     by = entry.last_updated_by
     return {"key": entry.key, "value": entry.value, "updated_at": iso(entry.updated_at),
             "last_updated_by": None if by is None else {
@@ -105,7 +105,7 @@ def _asset_entry(entry: Any) -> AssetStateStoreResponse:
                 "task_id": by.get("task_id"), "map_index": by.get("map_index")}}
 
 
-def _page(call: Call, entries: list[Any]) -> tuple[list[Any], int]:
+def _page(call: Call, entries: list[StateEntry]) -> tuple[list[StateEntry], int]:
     limit = min(call.query.integer("limit", 50, ge=0), 100)
     offset = call.query.integer("offset", 0, ge=0)
     call.query.check()

@@ -78,6 +78,7 @@ def post_clear_task_instances(call: Call) -> TaskInstanceCollectionResponse:
     past, future = bool(body.get("include_past")), bool(body.get("include_future"))
     start, end = body.get("start_date"), body.get("end_date")
     run_id = body.get("dag_run_id")
+    named: list[DagRun] = []  # the run the body names
     if run_id is not None:
         run = call.store.get_run(dag_id, run_id)
         if run is None:
@@ -86,11 +87,12 @@ def post_clear_task_instances(call: Call) -> TaskInstanceCollectionResponse:
             raise BadRequest("Cannot use include_past or include_future with no logical_date(e.g. manually or "
                              "asset-triggered).")
         start = end = run.logical_date
+        named = [run]
     if past:
         start = None
     if future:
         end = None
-    runs = _runs_between(call, dag_id, start, end) if run_id is None or past or future else [run]
+    runs = _runs_between(call, dag_id, start, end) if run_id is None or past or future else named
     markers = body.get("task_ids")
     selection = Selection() if markers is None else Selection(
         frozenset(m for m in markers if isinstance(m, str)), frozenset((m[0], m[1]) for m in markers

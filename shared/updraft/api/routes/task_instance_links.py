@@ -22,6 +22,7 @@ from updraft.api.errors import BadRequest, NotFound
 from updraft.api.lookups import run_or_404
 from updraft.api.routes.task_instances import one_instance, run_dag
 from updraft.api.routing import Call, RouteTable
+from updraft.config import ConfigError
 from updraft.model.records import UNMAPPED, TIKey
 from updraft.store.blobs import Oversized
 
@@ -44,13 +45,15 @@ def log_stream_url(region: str, log_group: str, stream: str) -> str:
             f"#logsV2:log-groups/log-group/{console(log_group)}/log-events/{console(stream)}")
 
 
-def _stream_url(call: Call, ti: TaskInstanceResponse, try_number: int) -> str:
+def _stream_url(call: Call, ti: TaskInstanceResponse, try_number: int, log_group: str) -> str:
     # lazy: cold start (the API's build imports every route module; log sinks only here)
     from updraft.runtime.logs import CloudWatchLogSink
 
-    config = call.services.config
+    region = call.services.config.region
+    if not region:
+        raise ConfigError("CloudWatch log links need AWS_REGION in the environment")
     key = TIKey(ti["dag_id"], ti["dag_run_id"], ti["task_id"], ti["map_index"])
-    return log_stream_url(config.region, config.task_log_group, CloudWatchLogSink.stream_name(key, try_number))
+    return log_stream_url(region, log_group, CloudWatchLogSink.stream_name(key, try_number))
 
 
 def _url(value: Any) -> str | None:
@@ -81,8 +84,9 @@ def get_extra_links(call: Call) -> ExtraLinkCollectionResponse:
     ti = one_instance(call, map_index)
     try_number = asked_try if asked_try is not None else ti["try_number"]
     links = _operator_links(call, ti)
-    if call.services.config.task_log_group and CLOUDWATCH not in links:
-        links[CLOUDWATCH] = _stream_url(call, ti, try_number) if try_number else None  # no try yet: no stream
+    log_group = call.services.config.task_log_group
+    if log_group and CLOUDWATCH not in links:
+        links[CLOUDWATCH] = _stream_url(call, ti, try_number, log_group) if try_number else None  # no try: no stream
     return {"extra_links": dict(sorted(links.items())), "total_entries": len(links)}
 
 
@@ -91,6 +95,7 @@ def get_external_log_url(call: Call) -> ExternalLogUrlResponse:
     try_number = call.int_path("try_number")
     map_index = call.query.integer("map_index", UNMAPPED)
     call.query.check()
-    if not call.services.config.task_log_group:
+    log_group = call.services.config.task_log_group
+    if not log_group:
         raise BadRequest("Task log handler does not support external logs.")  # local mode: the bucket's logs
-    return {"url": _stream_url(call, one_instance(call, map_index), try_number)}
+    return {"url": _stream_url(call, one_instance(call, map_index), try_number, log_group)}

@@ -106,7 +106,9 @@ def _update(call: Call, key: str, body: dict[str, Any], mask: set[str]) -> Varia
         fields &= mask
     value = stored_value(body["value"]) if "value" in fields else old.value
     description = body.get("description") if "description" in fields else old.description
-    return call.store.set_variable(key, value, description)  # type: ignore[no-any-return]
+    updated = call.store.set_variable(key, value, description)
+    assert updated is not None  # None only for only_if_new
+    return updated
 
 
 @routes.patch("/variables/{variable_key}")
