@@ -49,7 +49,7 @@ class Setup:
 
 def _setup(name: str, dags: list, *, parallelism: int, pools: dict[str, int], runs_per_dag: int = 1) -> Setup:
     from tests.functional.scheduling.harness import Clock, make_store, scheduler_for, store_dags
-    from updraft.scheduling.triggering import trigger_dag
+    from updraft.scheduling.commands.triggering import trigger_dag
 
     store = make_store(f"capacity-{name}-{time.monotonic_ns()}")
     clock = Clock()

@@ -137,7 +137,7 @@ class LambdaWorld:
 
 def run_dag(dag: Any, latency: Any, guard: Any, parallelism: int) -> dict[str, Any]:
     from tests.functional.scheduling.harness import make_store, store_dags
-    from updraft.scheduling.triggering import trigger_dag
+    from updraft.scheduling.commands.triggering import trigger_dag
 
     store = make_store(f"bench-lat-{time.monotonic_ns()}")
     store.set_pool("default_pool", parallelism)

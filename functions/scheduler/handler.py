@@ -1,5 +1,5 @@
 """Scheduler Lambda: an EventBridge tick runs a full scheduling pass; a task-finished event schedules one run; ECS's
-event of a stopped Fargate worker task fails the try it lost at once (``updraft.scheduling.lost_tries``).
+event of a stopped Fargate worker task fails the try it lost at once (``updraft.scheduling.decisions.lost_tries``).
 
 The accepted event shapes are documented in ``updraft.handler_events``. Both are idempotent: every decision is a
 conditional write in the store, so a redelivered tick or a duplicate task-finished event finds the runs already

@@ -303,7 +303,7 @@ class Store(LimitOps, Protocol):
     def clear_xcoms(self, key: TIKey) -> int:
         """Delete a task instance's XComs before a new try runs, as Airflow does; returns how many."""
 
-    # -- deleting a DAG (policy: updraft.scheduling.dag_deletion) -------------------------------------------
+    # -- deleting a DAG (policy: updraft.scheduling.commands.dag_deletion) -------------------------------------------
     def delete_run_items(self, dag_id: str, run_id: str) -> int:
         """Delete every item of a run's partition (task instances, XComs); returns how many."""
 

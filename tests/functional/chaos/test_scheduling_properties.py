@@ -21,7 +21,7 @@ from moto import mock_aws
 from tests.functional.chaos.dynamo_faults import DynamoFaults
 from tests.functional.scheduling.harness import make_store
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.deps.trigger_rule import UpstreamCounts, evaluate_trigger_rule
+from updraft.scheduling.decisions.deps.trigger_rule import UpstreamCounts, evaluate_trigger_rule
 from updraft.sdk.trigger_rule import TriggerRule
 
 TI = TaskInstanceState

@@ -15,9 +15,9 @@ from airflow.sdk import DAG, task
 from tests.dynamo_requests import Request, dynamo_requests
 from tests.functional.scheduling.harness import START, Clock, make_store, scheduler_for, store_dags
 from updraft.model.limits import pool_limit
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.reconcile import CLAIM_GRACE
 from updraft.scheduling.scheduler import Scheduler
-from updraft.scheduling.triggering import trigger_dag
 
 # The whole first pass (49 before issue 19's cuts to the pass, 33 before tickets, 37 before the run limits'):
 # due DAGs and active runs (4 index shards each), queued assets and backfills, the DAG rows, the run's start (the

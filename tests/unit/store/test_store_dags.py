@@ -11,7 +11,7 @@ from store_helpers import T0, dag_doc, parsed_file
 from updraft.model.limits import run_tasks_limit
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState
-from updraft.scheduling.dag_registration import register_parsed_file, remove_dag_file, set_paused
+from updraft.scheduling.commands.dag_registration import register_parsed_file, remove_dag_file, set_paused
 from updraft.serialization import dag_hash
 from updraft.store.dynamo import DynamoStore
 from updraft.store.errors import ValueTooLarge

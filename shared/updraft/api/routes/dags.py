@@ -162,7 +162,7 @@ def _paused_from(call: Call) -> bool:
 def _set_paused(call: Call, dag_id: str, paused: bool) -> None:
     # Unpausing recomputes a catchup=False DAG's next run from now, as the CLI's unpause does.
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.dag_registration import set_paused
+    from updraft.scheduling.commands.dag_registration import set_paused
 
     set_paused(call.store, dag_id, paused, now=None if paused else call.now())
 
@@ -195,11 +195,11 @@ def patch_dag(call: Call) -> DAGResponse:
 
 @routes.delete("/dags/{dag_id}")
 def delete_dag(call: Call) -> Reply:
-    """Airflow's ``DELETE /dags/{dag_id}`` (:mod:`updraft.scheduling.dag_deletion`): 204; 404 for an unknown DAG;
+    """Airflow's ``DELETE /dags/{dag_id}`` (:mod:`updraft.scheduling.commands`): 204; 404 for an unknown DAG;
     409 while one of its task instances runs. A DAG whose file still defines it comes back, paused, the next time
     the file is parsed (its next upload), as it does on Airflow's next parse."""
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.dag_deletion import delete_dag as delete
+    from updraft.scheduling.commands.dag_deletion import delete_dag as delete
 
     dag_id = call.path("dag_id")
     if not delete(call.store, dag_id, waits=call.services.waits):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling import run_slots
-from updraft.scheduling.backfills import run_limit
+from updraft.scheduling.decisions.backfills import run_limit
 from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.scheduling.holding import delete_releasing
 from updraft.store.api import Store

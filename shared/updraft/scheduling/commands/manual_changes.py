@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import LIMIT_LISTING_STATES, DagRunState
 from updraft.scheduling import run_slots
-from updraft.scheduling.backfills import run_limit
-from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claims import release_try_limits
-from updraft.scheduling.clearing import Reset, as_recorded, run_state_after_clear
+from updraft.scheduling.decisions.backfills import run_limit
+from updraft.scheduling.decisions.changes import TIChange
+from updraft.scheduling.decisions.clearing import Reset, as_recorded, run_state_after_clear
 from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.scheduling.holding import delete_releasing, releases, reset_releasing, transition_releasing
 from updraft.store.api import Store
