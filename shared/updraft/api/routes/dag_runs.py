@@ -168,7 +168,7 @@ def trigger_dag_run(call: Call) -> Reply:
     Airflow. A null ``logical_date`` gives the run the trigger time as its logical date (Updraft
     gives every manual run one, so templates such as ``ds`` render, as the CLI's trigger does)."""
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.commands.triggering import trigger_dag
+    from updraft.scheduling.commands import trigger_dag
 
     dag_id = call.path("dag_id")
     body = parse_body(call.request.body, TRIGGER_BODY)
@@ -218,8 +218,8 @@ def _run_reply(call: Call, dag_id: str, run_id: str) -> DAGRunResponse:
 def patch_dag_run(call: Call) -> DAGRunResponse:
     """Set a run's note and/or state (only the fields sent, or named in ``update_mask``)."""
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.commands.manual_changes import apply_marks, set_run_state
-    from updraft.scheduling.decisions.marking import run_mark
+    from updraft.scheduling.commands import apply_marks, set_run_state
+    from updraft.scheduling.decisions import run_mark
 
     dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
     mask = set(call.query.strings("update_mask"))
@@ -248,7 +248,7 @@ def patch_dag_run(call: Call) -> DAGRunResponse:
 def delete_dag_run(call: Call) -> Reply:
     """Delete a queued or finished run with its task instances, recorded tries and XComs (their slots go back)."""
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.commands.manual_changes import delete_run
+    from updraft.scheduling.commands import delete_run
 
     dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
     run = call.store.get_run(dag_id, run_id)
@@ -270,8 +270,8 @@ def clear_dag_run(call: Call) -> ClearTaskInstanceCollectionResponse | DAGRunRes
     """Clear a run's task instances (all, or ``only_failed``): with ``dry_run`` (the default) the instances that
     would be cleared, else the run as it is after the clear."""
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.commands.manual_changes import apply_resets
-    from updraft.scheduling.decisions.clearing import Selection, resets, to_clear
+    from updraft.scheduling.commands import apply_resets
+    from updraft.scheduling.decisions import Selection, resets, to_clear
 
     dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
     body = parse_body(call.request.body, CLEAR_BODY)

@@ -69,8 +69,8 @@ def post_clear_task_instances(call: Call) -> TaskInstanceCollectionResponse:
     """Clear the named task instances (with their relatives) in one run, or in the runs whose logical date is in
     [start_date, end_date]; ``dry_run`` (the default) lists them without clearing."""
     # lazy: cold start (the API's build imports every route module; scheduling only here)
-    from updraft.scheduling.commands.manual_changes import apply_resets
-    from updraft.scheduling.decisions.clearing import Selection, resets, to_clear, with_relatives
+    from updraft.scheduling.commands import apply_resets
+    from updraft.scheduling.decisions import Selection, resets, to_clear, with_relatives
 
     dag_id = call.path("dag_id")
     body = _clear_body(call)
@@ -128,7 +128,7 @@ def _dependent(call: Call, found: list[tuple[Any, Any, list[TaskInstance]]], *, 
     """The other DAGs' instances the clear takes through the ExternalTaskMarkers it clears
     (:mod:`updraft.scheduling.commands.marker_clears`); past the markers' recursion depth, a 400 naming the marker."""
     # lazy: cold start (the API's build imports every route module; scheduling only here)
-    from updraft.scheduling.commands.marker_clears import dependent_clears
+    from updraft.scheduling.commands import dependent_clears
 
     taken: dict[tuple[str, str], tuple[Any, Any, dict[Any, TaskInstance]]] = {}
     for run, sdag, chosen in found:

@@ -54,7 +54,7 @@ def _patched(call: Call, map_index: int | None, *, dry_run: bool) -> TaskInstanc
     """Airflow's ``patch_task_instance`` (and its ``dry_run``): note first, then the state, over the run's
     instances of the task (one map index, or all of them)."""
     # lazy: cold start (the API's build imports every route module; scheduling only here)
-    from updraft.scheduling.decisions.marking import marked_selection, runs_in_range
+    from updraft.scheduling.decisions import marked_selection, runs_in_range
 
     dag_id, run_id, task_id = call.path("dag_id"), call.path("dag_run_id"), call.path("task_id")
     body = _patch_body(call)
@@ -96,9 +96,8 @@ def _patched(call: Call, map_index: int | None, *, dry_run: bool) -> TaskInstanc
 def _mark(call: Call, sdag: Any, runs: list[DagRun], task_id: str, map_index: int | None, state: Any,
           body: dict[str, Any], now: Any) -> None:
     # lazy: cold start (the API's build imports every route module; scheduling only here)
-    from updraft.scheduling.commands.manual_changes import apply_marks, apply_resets
-    from updraft.scheduling.decisions.clearing import Selection, relatives, resets, to_clear
-    from updraft.scheduling.decisions.marking import marked_selection, task_marks
+    from updraft.scheduling.commands import apply_marks, apply_resets
+    from updraft.scheduling.decisions import Selection, marked_selection, relatives, resets, task_marks, to_clear
 
     selection = marked_selection(sdag, task_id, map_index, upstream=bool(body.get("include_upstream")),
                                  downstream=bool(body.get("include_downstream")))
