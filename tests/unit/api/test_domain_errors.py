@@ -158,7 +158,7 @@ def retranslations(source: str) -> list[str]:
 
 
 def test_the_scan_finds_a_mapped_error_caught_however_it_is_imported():
-    source = ("from updraft.scheduling import why\n"
+    source = ("from updraft.scheduling.commands import why\n"
               "from updraft.scheduling.commands.triggering import DagRunAlreadyExists as Exists\n"
               "def route():\n"
               "    from updraft.sdk.exceptions import DagNotFound, AirflowException\n"
