@@ -60,7 +60,7 @@ class CrossDag:
         return [t for t in task_ids if dag is None or t not in dag.task_dict]
 
     def has_task_group(self, dag_id: str, group_id: str) -> bool:
-        # lazy: cold start (scheduling.skips only for a task-group lookup)
+        # lazy: cold start (scheduling.decisions.skips only for a task-group lookup)
         from updraft.scheduling.decisions import task_groups
 
         dag = self._latest(dag_id)
@@ -155,7 +155,7 @@ class CrossDag:
                           logical_dates: Collection[dt.datetime] | None = None) -> dict[str, dict[str, str | None]]:
         """Run id -> the state of every task instance of the group in that run (Airflow's ``get_task_states``);
         the group's tasks come from the version the run is pinned to."""
-        # lazy: cold start (scheduling.skips only for a task-group lookup)
+        # lazy: cold start (scheduling.decisions.skips only for a task-group lookup)
         from updraft.scheduling.decisions import group_task_ids
 
         found: dict[str, dict[str, str | None]] = {}
