@@ -49,7 +49,7 @@ class Setup:
 
 def _setup(name: str, dags: list, *, parallelism: int, pools: dict[str, int], runs_per_dag: int = 1) -> Setup:
     from tests.functional.scheduling.harness import Clock, make_store, scheduler_for, store_dags
-    from updraft.scheduling.triggering import trigger_dag
+    from updraft.scheduling.commands import trigger_dag
 
     store = make_store(f"capacity-{name}-{time.monotonic_ns()}")
     clock = Clock()
@@ -176,7 +176,7 @@ def racing(schedulers: int, width: int) -> Scenario:
         return _setup("racing", [dag], parallelism=64, pools={})
 
     def drive(setup: Setup) -> tuple[int, int]:
-        from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+        from updraft.scheduling import Scheduler, SchedulerConfig
 
         stop = threading.Event()
         passes = [0]

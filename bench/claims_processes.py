@@ -65,7 +65,7 @@ def _scheduler_process(url: str, table: str, width: int, invokes: Any, ready: An
                        out: Any, run: tuple[str, str] | None) -> None:
     from updraft.executors.lambda_ import LambdaExecutor
     from updraft.local.latency import AWS, LatencySource
-    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+    from updraft.scheduling import Scheduler, SchedulerConfig
     from updraft.store.config import StoreConfig
     from updraft.store.dynamo import DynamoStore
 
@@ -94,7 +94,7 @@ def one_level(width: int, schedulers: int, latency_on: bool, events: bool = Fals
     from tests.functional.scheduling.harness import store_dags
     from updraft.local.latency import AWS, LatencySource
     from updraft.local.moto_server import EmbeddedAwsServer
-    from updraft.scheduling.triggering import trigger_dag
+    from updraft.scheduling.commands import trigger_dag
     from updraft.store.config import StoreConfig
     from updraft.store.dynamo import DynamoStore
     from updraft.store.tables import create_table

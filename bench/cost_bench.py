@@ -64,7 +64,7 @@ class MeteredWorkers:
     def outcome(self, item: Any) -> Any:
         from updraft.model.deferrals import Deferral
         from updraft.model.states import TaskInstanceState
-        from updraft.scheduling.try_lifecycle import TryResult
+        from updraft.scheduling import TryResult
 
         ti = self.setup.store.get_ti(item.key) if item.key.dag_id == "deferral" else None
         if ti is not None and ti.next_method is None:  # the first run of the try: defer
@@ -78,7 +78,7 @@ class MeteredWorkers:
     def run_one(self, item: Any) -> bool:
         from updraft.runtime import usage_meter
         from updraft.runtime.worker import report_try, run_for
-        from updraft.scheduling.try_lifecycle import start_try
+        from updraft.scheduling import start_try
 
         meter = usage_meter.UsageMeter(item.try_number, executor="lambda", memory_mb=self.worker_mb)
         with usage_meter.metering(meter):
@@ -103,7 +103,7 @@ def drive(setup: Setup, workers: MeteredWorkers) -> int:
     """Scheduler passes and workers until every run ends (a deferred try's wait ended by moving the clock an hour
     and resuming it, as the state machine's invoke does); the scheduler passes made."""
     from updraft.model.states import FINISHED_RUN_STATES, TaskInstanceState
-    from updraft.scheduling.deferrals import resume_try
+    from updraft.scheduling import resume_try
 
     passes = 0
     for _ in range(10_000):

@@ -122,8 +122,7 @@ def _one_slot(ti: Any) -> Any:
 def one_repetition(workers: int, dags: list[str], tick: float, concurrent_aws: bool = False,
                    run_timeout: float = 300) -> dict[str, Any]:
     from updraft.local.system import LocalOptions, LocalSystem
-    from updraft.scheduling.dag_registration import set_paused
-    from updraft.scheduling.triggering import trigger_dag
+    from updraft.scheduling.commands import set_paused, trigger_dag
 
     # Airflow's baseline ran fan-out with max_active_tasks_per_dag=32; the same configuration variable here.
     os.environ["AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG"] = str(max(workers, 16))

@@ -42,8 +42,8 @@ ENV = {"AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS
 READY = {
     "parser": "s = h.services(); s.client(\"s3\"); s.store; s.parse_options",
     "scheduler": ("s = h.services(); s.scheduler\n"
-                  "import updraft.scheduling.run_creation, updraft.scheduling.evaluation, "
-                  "updraft.scheduling.ordering"),
+                  "import updraft.scheduling.run_creation, updraft.scheduling.decisions.evaluation, "
+                  "updraft.scheduling.decisions.ordering"),
     "worker": "s = h.services(); s.scheduler; s.loader; s.log_sink\nimport updraft.runtime.worker",
     "api": "h.services().store",
 }

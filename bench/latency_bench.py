@@ -78,7 +78,7 @@ def claims(width: int, schedulers: int, latency: Any, guard: Any, *, event_drive
     from scheduler_bench import _setup, race_schedulers
 
     from updraft.executors.lambda_ import LambdaExecutor
-    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+    from updraft.scheduling import Scheduler, SchedulerConfig
 
     store, clock, _run = _setup(width)
     client = LatencyLambda(latency)
@@ -105,7 +105,7 @@ class LambdaWorld:
         from tests.functional.scheduling.harness import Workers
         from updraft.executors.base import Dispatch
         from updraft.executors.lambda_ import LambdaExecutor
-        from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+        from updraft.scheduling import Scheduler, SchedulerConfig
 
         self._dispatch = Dispatch
         self.client = LatencyLambda(latency, self._on_event)
@@ -137,7 +137,7 @@ class LambdaWorld:
 
 def run_dag(dag: Any, latency: Any, guard: Any, parallelism: int) -> dict[str, Any]:
     from tests.functional.scheduling.harness import make_store, store_dags
-    from updraft.scheduling.triggering import trigger_dag
+    from updraft.scheduling.commands import trigger_dag
 
     store = make_store(f"bench-lat-{time.monotonic_ns()}")
     store.set_pool("default_pool", parallelism)

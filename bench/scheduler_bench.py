@@ -82,7 +82,7 @@ def _dag(width: int):
 
 def _setup(width: int):
     from tests.functional.scheduling.harness import Clock, make_store, store_dags
-    from updraft.scheduling.triggering import trigger_dag
+    from updraft.scheduling.commands import trigger_dag
 
     store = make_store(f"bench-{time.monotonic_ns()}")
     clock = Clock()
@@ -140,7 +140,7 @@ def race_schedulers(schedulers: int, make_scheduler: Any, finished: Any, *, even
 
 def claim_phase(width: int, schedulers: int, counter: RequestCounter) -> dict:
     from updraft.executors.recording import RecordingExecutor
-    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+    from updraft.scheduling import Scheduler, SchedulerConfig
 
     store, clock, _ = _setup(width)
     executor = RecordingExecutor()
@@ -166,8 +166,8 @@ def overclaim_phase(schedulers: int) -> dict:
     from airflow.sdk import DAG, task
     from tests.functional.scheduling.harness import Clock, make_store, store_dags
     from updraft.executors.recording import RecordingExecutor
-    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
-    from updraft.scheduling.triggering import trigger_dag
+    from updraft.scheduling import Scheduler, SchedulerConfig
+    from updraft.scheduling.commands import trigger_dag
 
     store, clock = make_store(f"bench-bind-{time.monotonic_ns()}"), Clock()
     store.set_pool(BIND_POOL, BIND_SLOTS)

@@ -138,8 +138,8 @@ def embedded(runs: int, seed: int) -> list[dict[str, float]]:
     from updraft.model.parse_results import ParsedFile
     from updraft.runtime.loader import LocalDagLoader
     from updraft.runtime.worker import handle_dispatch
-    from updraft.scheduling.dag_registration import register_parsed_file, set_paused
-    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+    from updraft.scheduling import Scheduler, SchedulerConfig
+    from updraft.scheduling.commands import register_parsed_file, set_paused
     from updraft.serialization import serialize_dag
     from updraft.triggers.state_machine import definition
 
@@ -202,7 +202,7 @@ def embedded(runs: int, seed: int) -> list[dict[str, float]]:
 
 def local(minutes: float) -> list[dict[str, float]]:
     from updraft.local.system import LocalOptions, LocalSystem
-    from updraft.scheduling.dag_registration import set_paused
+    from updraft.scheduling.commands import set_paused
 
     folder = Path(tempfile.mkdtemp(prefix="updraft-wakeups-local-"))
     (folder / f"{DAG_ID}.py").write_text(DAG_FILE)

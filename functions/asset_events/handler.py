@@ -25,8 +25,8 @@ logger = Logger(service="updraft-asset-events")
 
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    from updraft.scheduling.asset_sources import ASSET_EVENTS_PREFIX, handle_source_event
-    from updraft.scheduling.asset_triggers import create_asset_triggered_runs
+    from updraft.resources import ASSET_EVENTS_PREFIX
+    from updraft.scheduling import create_asset_triggered_runs, handle_source_event
 
     svc = services()
     now = dt.datetime.now(dt.UTC)

@@ -1,5 +1,5 @@
 """Scheduler Lambda: an EventBridge tick runs a full scheduling pass; a task-finished event schedules one run; ECS's
-event of a stopped Fargate worker task fails the try it lost at once (``updraft.scheduling.lost_tries``).
+event of a stopped Fargate worker task fails the try it lost at once (``updraft.scheduling.decisions.lost_tries``).
 
 The accepted event shapes are documented in ``updraft.handler_events``. Both are idempotent: every decision is a
 conditional write in the store, so a redelivered tick or a duplicate task-finished event finds the runs already
@@ -29,7 +29,7 @@ from updraft.process_guard import make_undumpable
 from updraft.services import shared_services as services
 
 if TYPE_CHECKING:
-    from updraft.scheduling.pass_metrics import PassMetrics
+    from updraft.scheduling import PassMetrics
 
 make_undumpable()  # before this process holds a client or runs user code: see updraft.process_guard
 
@@ -42,7 +42,7 @@ def _tick_metrics(owner: object) -> PassMetrics:
     """Airflow's metrics of the ticks (``scheduling.pass_metrics``), kept as long as the environment's services:
     a warm container keeps both; a process that starts another environment (local mode, its tests) counts that
     environment's pools afresh instead of waiting out the previous one's period."""
-    from updraft.scheduling.pass_metrics import PassMetrics  # lazy: cold start (only a tick emits them)
+    from updraft.scheduling import PassMetrics  # lazy: cold start (only a tick emits them)
 
     return PassMetrics(lambda: dt.datetime.now(dt.UTC))
 
@@ -59,7 +59,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         _tick_metrics(services()).tick_done(scheduler, report, dt.timedelta(seconds=time.perf_counter() - started))
         kind = "tick"
     elif isinstance(decoded, TaskStopped):
-        from updraft.scheduling.pass_report import PassReport
+        from updraft.scheduling import PassReport
 
         lost = decoded.lost
         failed = scheduler.fail_lost_try(lost) if lost is not None else None

@@ -82,7 +82,7 @@ def run(event: Any, limits: LambdaLimits | None = None) -> dict[str, Any]:
         metrics.add_metric(name="NextPokeWakes", unit=MetricUnit.Count, value=1)
         return {"status": "scheduled", "dag_id": dispatch.dag_id, "run_id": dispatch.run_id}
     if isinstance(dispatch, RunDueRequest):  # a scheduled run is due (``scheduling.wakeups``)
-        from updraft.scheduling.wakeups import run_due_now
+        from updraft.scheduling import run_due_now
 
         report = run_due_now(svc.scheduler, dispatch.dag_id)
         metrics.add_metric(name="RunDueWakes", unit=MetricUnit.Count, value=1)

@@ -170,7 +170,7 @@ class UpdraftFunctions(Construct):
                                 targets=[targets.LambdaFunction(self.scheduler, retry_attempts=0)])
         # A Fargate worker task that stops without ending its try (out of memory, killed, crashed, never started):
         # ECS's state change reaches the scheduler, which fails the try at once as Airflow fails a task killed
-        # externally, instead of after its lease (updraft.scheduling.lost_tries). Free: no event, no cost, at idle.
+        # externally, instead of after its lease (updraft.scheduling.decisions). Free: no event, no cost, at idle.
         self.task_stopped = events.Rule(self, "FargateTaskStopped", event_pattern=events.EventPattern(
             source=["aws.ecs"], detail_type=[TASK_STATE_CHANGE],
             detail={"clusterArn": [fargate.cluster.cluster_arn], "lastStatus": ["STOPPED"],

@@ -35,8 +35,7 @@ if TYPE_CHECKING:
     from updraft.runtime.dag_code_credentials import DagCodeCredentials
     from updraft.runtime.loader import S3DagLoader
     from updraft.runtime.logs import LogSink
-    from updraft.scheduling.deferrals import Waits
-    from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+    from updraft.scheduling import Scheduler, SchedulerConfig, Waits
     from updraft.store.api import Store
     from updraft.traces.run_traces import RunTraces
 
@@ -58,7 +57,7 @@ def store_settings(config: UpdraftConfig) -> StoreConfig:
 def scheduler_settings(config: UpdraftConfig) -> SchedulerConfig:
     """The scheduler's limits and tick from the environment's configuration."""
     # lazy: cold start (the scheduler's package only where the scheduler runs)
-    from updraft.scheduling.scheduler import SchedulerConfig
+    from updraft.scheduling import SchedulerConfig
 
     return SchedulerConfig(parallelism=config.parallelism,
                            max_dagruns_to_create_per_loop=config.max_dagruns_to_create_per_loop,
@@ -190,7 +189,7 @@ class Services:
     def scheduler(self) -> Scheduler:
         # No plugins here: the scheduler runs no user code (a custom timetable is the parser's evaluation of it).
         # lazy: cold start (the scheduler only on its handlers' paths)
-        from updraft.scheduling.scheduler import Scheduler
+        from updraft.scheduling import Scheduler
 
         scheduler = Scheduler(self.store, self.executor, scheduler_settings(self.config), metrics=self.metrics,
                               traces=self.traces)

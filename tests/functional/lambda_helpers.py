@@ -104,8 +104,8 @@ def claimed_dispatch(store: Any, dag_id: str, task_id: str | None = None, *, run
     """A new run of ``dag_id`` with its first tasks claimed, as the scheduler would send them: the dispatch of
     ``task_id`` (or the only one)."""
     from updraft.executors.recording import RecordingExecutor
+    from updraft.scheduling.commands.triggering import trigger_dag
     from updraft.scheduling.scheduler import Scheduler
-    from updraft.scheduling.triggering import trigger_dag
 
     run = trigger_dag(store, dag_id, now=dt.datetime.now(dt.UTC), run_id=run_id)
     recording = RecordingExecutor()

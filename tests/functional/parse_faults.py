@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from updraft.scheduling import dag_registration
+from updraft.scheduling.commands import dag_registration
 
 
 def failing_registration(monkeypatch: pytest.MonkeyPatch, times: int | None) -> list[str]:

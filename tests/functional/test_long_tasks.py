@@ -23,7 +23,7 @@ from updraft.executors.routing import RoutingExecutor
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.model.usage import Usage
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 
 TABLE = "updraft-long-test"
 BUCKET = "updraft-long-data"

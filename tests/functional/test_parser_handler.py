@@ -210,7 +210,7 @@ def test_one_files_failure_is_reported_and_the_other_files_are_stored(handler_mo
     handler, s3 = handler_module
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=DAG_FILE)
     s3.put_object(Bucket=BUCKET, Key="dags/second.py", Body=DAG_FILE.replace(b'"from_s3"', b'"second"'))
-    from updraft.scheduling import dag_registration
+    from updraft.scheduling.commands import dag_registration
 
     register = dag_registration.register_parsed_file
 

@@ -19,7 +19,7 @@ from updraft.executors.base import Dispatch
 from updraft.handler_events import MalformedEvent
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore

@@ -38,21 +38,21 @@ DOMAIN_ERRORS: dict[str, DomainAnswer] = {
     "updraft.sdk.exceptions.DagNotFound": DomainAnswer(404),
     "updraft.sdk.exceptions.ParamValidationError": DomainAnswer(400),
     "updraft.sdk.exceptions.DagRunAlreadyExists": DomainAnswer(409),
-    "updraft.scheduling.triggering.InvalidRunId": DomainAnswer(400),
+    "updraft.scheduling.commands.triggering.InvalidRunId": DomainAnswer(400),
     "updraft.timetables.evaluated.ManualIntervalNotEvaluated": DomainAnswer(400),
     # DELETE /dags/{dag_id} while one of its task instances runs.
-    "updraft.scheduling.dag_deletion.DagStillRunning": DomainAnswer(409),
+    "updraft.scheduling.commands.dag_deletion.DagStillRunning": DomainAnswer(409),
     # A task instance's dependencies: no such run, task or map index.
-    "updraft.scheduling.why.NotFound": DomainAnswer(404),
+    "updraft.scheduling.commands.why.NotFound": DomainAnswer(404),
     # Clearing through ExternalTaskMarkers past their recursion depth.
-    "updraft.scheduling.marker_clears.MarkerRecursionError": DomainAnswer(400),
+    "updraft.scheduling.commands.marker_clears.MarkerRecursionError": DomainAnswer(400),
     # Backfills: Airflow answers a request its rules refuse with its validation error, 422 whose detail is the
     # message itself.
-    "updraft.scheduling.backfill_commands.BackfillNotFound": DomainAnswer(404),
-    "updraft.scheduling.backfill_commands.AlreadyRunningBackfill": DomainAnswer(409),
-    "updraft.scheduling.backfill_commands.BackfillCompleted": DomainAnswer(409),
-    "updraft.scheduling.backfill_commands.InvalidBackfill": DomainAnswer(422),
-    "updraft.scheduling.backfill_commands.RerunKeepsConf": DomainAnswer(400),
+    "updraft.scheduling.commands.backfill_commands.BackfillNotFound": DomainAnswer(404),
+    "updraft.scheduling.commands.backfill_commands.AlreadyRunningBackfill": DomainAnswer(409),
+    "updraft.scheduling.commands.backfill_commands.BackfillCompleted": DomainAnswer(409),
+    "updraft.scheduling.commands.backfill_commands.InvalidBackfill": DomainAnswer(422),
+    "updraft.scheduling.commands.backfill_commands.RerunKeepsConf": DomainAnswer(400),
     # A task state key written without a retention while [state_store] default_retention_days is negative.
     "updraft.store.state_stores.NegativeRetention": DomainAnswer(400),
     # A providers.json that does not read is a broken install: the server's error, naming what is wrong.

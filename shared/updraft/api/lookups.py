@@ -20,7 +20,7 @@ WILDCARD = "~"  # Airflow's "all" in a path segment
 
 def dag_or_404(call: Call, dag_id: str) -> tuple[DagMeta, SerializedDAG | None]:
     """(meta, serialized DAG) of an active DAG; a DAG whose file no longer defines it is not found, as the
-    trigger route has it (``updraft.scheduling.triggering``)."""
+    trigger route has it (``updraft.scheduling.commands.triggering``)."""
     meta = call.store.get_dag_meta(dag_id)
     if meta is None:
         raise dag_not_found(dag_id)

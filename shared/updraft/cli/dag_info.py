@@ -49,7 +49,7 @@ def next_runs(serialized: dict[str, Any], n: int, *, plugins_folder: str | None 
     evaluation of it (the document's horizon).
     """
     # lazy: CLI start (the serializer and timetables only to preview next runs)
-    from updraft.scheduling.run_creation import timetable_of
+    from updraft.scheduling import timetable_of
     from updraft.serialization import deserialize_dag
     from updraft.timetables.planning import next_dagruns
 

@@ -149,7 +149,7 @@ def _instance(client: ApiClient, key: TIKey) -> dict[str, Any]:
 def why(ctx: click.Context, dag_id: str, run_id: str, task_id: str, map_index: int, output: str) -> None:
     """Why a task instance is not running: its unmet dependencies (Airflow's `tasks failed-deps`)."""
     # lazy: CLI start (the scheduler's deps only for `tasks why`)
-    from updraft.scheduling.blocked import BlockedReason
+    from updraft.scheduling.decisions import BlockedReason
 
     client = api(ctx)
     get_run(client, dag_id, run_id)

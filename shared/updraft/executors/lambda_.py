@@ -6,7 +6,7 @@ run as the claimer read it when small (``dispatch_run``): the worker reads every
 duplicate delivery loses the ``try_id`` fence and runs nothing.
 
 A failed invoke (throttled, function missing) is logged and the try stays queued: the scheduler's queued timeout
-(``scheduling.backstops``) puts it back to scheduled, so raising here would only abort the rest of the pass.
+(``scheduling.decisions.backstops``) puts it back to scheduled, so raising here would only abort the rest of the pass.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from updraft.local.dags_sync import object_removed_event
 from updraft.parsing.s3 import relative_key
 from updraft.parsing.timetable_horizons import reparse_event
 from updraft.resources import ASSET_EVENTS_PREFIX, ResourceNames
-from updraft.scheduling.dag_registration import set_paused
+from updraft.scheduling.commands import set_paused
 
 PARSER_CONCURRENCY = 4
 RETRY_SECONDS = 1  # a failed message's next delivery, times its deliveries so far

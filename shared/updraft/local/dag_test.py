@@ -57,10 +57,8 @@ from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LocalLogSink
 from updraft.runtime.trigger_check import check
 from updraft.runtime.worker import handle_dispatch
-from updraft.scheduling.dag_registration import register_parsed_file, set_paused
-from updraft.scheduling.dag_versions import pinned_dag
-from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling import Scheduler, SchedulerConfig, pinned_dag
+from updraft.scheduling.commands import register_parsed_file, set_paused, trigger_dag
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
 from updraft.store.tables import create_table

@@ -1,7 +1,7 @@
 """Tries local mode lost: their process was stopped (Ctrl-C) or died (a task killed its worker process).
 
 Local mode does not decide their outcome itself; it expires the try's lease, fenced by its ``try_id``, and the
-scheduler's backstops do what Airflow does with such tries (``scheduling.backstops``): a try that was running
+scheduler's backstops do what Airflow does with such tries (``scheduling.decisions.backstops``): a try that was running
 is a zombie (up_for_retry if it has retries left, else failed), a try still waiting for a worker goes back to
 scheduled without spending a retry. So the next scheduler pass, in this start or the next one, settles them.
 """

@@ -161,7 +161,7 @@ def _counted(store: Any, s3_client: Any, bucket: str, key: str, prefix: str, ver
              failed: dict[str, str], attempts: int, now: dt.datetime) -> bool:
     """Count the file's failed handling; whether it has attempts left (or its failure could not even be counted)."""
     # lazy: cold start (the parser Lambda imports the store models only when it records)
-    from updraft.scheduling.dag_registration import record_parse_failure
+    from updraft.scheduling.commands import record_parse_failure
 
     relative = relative_key(key, prefix)
     if relative is None:
@@ -199,7 +199,7 @@ def _timetable_contexts(store: Any, keys: list[str], prefix: str) -> dict[str, s
 
 def _remove(store: Any, key: str, prefix: str) -> list[str]:
     # lazy: cold start (the parser Lambda imports the store models only when it records)
-    from updraft.scheduling.dag_registration import remove_dag_file
+    from updraft.scheduling.commands import remove_dag_file
 
     relative = relative_key(key, prefix)
     return remove_dag_file(store, relative) if relative is not None else []
@@ -207,7 +207,7 @@ def _remove(store: Any, key: str, prefix: str) -> list[str]:
 
 def _entry(result: ParsedFile, store: Any, now: dt.datetime, paused_at_creation: bool) -> dict[str, Any]:
     # lazy: cold start (the parser Lambda imports the store models only when it records)
-    from updraft.scheduling.dag_registration import register_parsed_file
+    from updraft.scheduling.commands import register_parsed_file
 
     entry: dict[str, Any] = {
         "relative_path": result.relative_path,

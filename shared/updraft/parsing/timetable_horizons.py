@@ -86,7 +86,7 @@ def add_horizon(document: dict[str, Any], dag: DAG, context: TimetableContext) -
     if not is_custom(dag):
         return
     # lazy: cold start (run creation and pendulum only for a custom timetable's horizon)
-    from updraft.scheduling.run_creation import time_restriction
+    from updraft.scheduling import time_restriction
     from updraft.timetables._time import coerce_datetime
     from updraft.timetables.base import DataInterval
     from updraft.timetables.evaluated import evaluate_horizon

@@ -27,9 +27,7 @@ from updraft.model.asset_watches import PolledWatch
 from updraft.model.records import TIKey
 from updraft.runtime.supervisor import TriggerLook, shared_supervisor
 from updraft.runtime.trigger_look import DEFAULT_POLL_SECONDS, MIN_POLL_SECONDS, STEP_SECONDS, look
-from updraft.scheduling.asset_events import record_asset_event
-from updraft.scheduling.asset_sources import watcher_extra
-from updraft.scheduling.asset_watchers import still_wanted
+from updraft.scheduling import record_asset_event, still_wanted, watcher_extra
 from updraft.store.api import Store
 
 log = logging.getLogger(__name__)

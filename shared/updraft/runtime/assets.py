@@ -283,8 +283,7 @@ def publish_and_nudge(store: Any, scheduler: Any, key: TIKey, try_number: int, n
     """Emit a succeeded try's outlet events, then create (and start) the runs they complete at once, so a
     consumer does not wait for the next scheduler tick. Idempotent: a redelivered dispatch may call it again."""
     # lazy: cold start (the worker's scheduling of asset events only when a task has outlets)
-    from updraft.scheduling.asset_events import publish_outlet_events
-    from updraft.scheduling.asset_triggers import create_asset_triggered_runs
+    from updraft.scheduling import create_asset_triggered_runs, publish_outlet_events
 
     consumers = publish_outlet_events(store, key, try_number)
     if not consumers:

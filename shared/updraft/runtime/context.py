@@ -102,15 +102,15 @@ class RuntimeTaskInstance:
     # -- skips decided by branching and short-circuit operators (Airflow 3 sends SkipDownstreamTasks) --------
     def skip_all_except(self, followed: str | Sequence[str] | None) -> None:
         """A branch result: every direct downstream task not followed (nor reached from a followed one) skips."""
-        # lazy: cold start (scheduling.skips only when a task branches)
-        from updraft.scheduling.skips import branch_skips
+        # lazy: cold start (scheduling.decisions.skips only when a task branches)
+        from updraft.scheduling.decisions import branch_skips
 
         self.skip_task_ids |= branch_skips(self.serialized_dag, self.task_id, followed)
 
     def skip_downstream(self, *, ignore_downstream_trigger_rules: bool) -> None:
         """A falsy short-circuit: all downstream tasks skip, or only direct ones (then trigger rules decide)."""
-        # lazy: cold start (scheduling.skips only when a task short-circuits)
-        from updraft.scheduling.skips import short_circuit_skips
+        # lazy: cold start (scheduling.decisions.skips only when a task short-circuits)
+        from updraft.scheduling.decisions import short_circuit_skips
 
         self.skip_task_ids |= short_circuit_skips(
             self.serialized_dag, self.task_id, ignore_downstream_trigger_rules=ignore_downstream_trigger_rules)

@@ -18,7 +18,7 @@ from typing import Any
 
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunType
-from updraft.scheduling.clearing import Selection, resets, to_clear
+from updraft.scheduling.decisions import Selection, resets, to_clear
 from updraft.sdk.exceptions import AirflowBadRequest, DagNotFound
 from updraft.store.api import Store
 
@@ -60,8 +60,8 @@ class CrossDag:
         return [t for t in task_ids if dag is None or t not in dag.task_dict]
 
     def has_task_group(self, dag_id: str, group_id: str) -> bool:
-        # lazy: cold start (scheduling.skips only for a task-group lookup)
-        from updraft.scheduling.skips import task_groups
+        # lazy: cold start (scheduling.decisions.skips only for a task-group lookup)
+        from updraft.scheduling.decisions import task_groups
 
         dag = self._latest(dag_id)
         return dag is not None and group_id in task_groups(dag)
@@ -80,7 +80,7 @@ class CrossDag:
         ``DagRunAlreadyExists``. A DAG whose file has import errors cannot be triggered (``AirflowBadRequest``).
         ``note`` becomes the new run's note."""
         # lazy: cold start (the trigger path only when a task triggers a DAG)
-        from updraft.scheduling.triggering import DagRunAlreadyExists, trigger_dag
+        from updraft.scheduling.commands import DagRunAlreadyExists, trigger_dag
 
         meta = self.store.get_dag_meta(dag_id)
         if meta is not None and meta.relative_fileloc in {e["filename"] for e in self.store.list_import_errors()}:
@@ -108,8 +108,8 @@ class CrossDag:
         """Clear every task instance of ``run`` and requeue it if it had finished (the REST API's run clear,
         ``only_failed`` false: Airflow's ``dag.clear(run_id=...)``)."""
         # lazy: cold start (the task child loads dag_versions and manual_changes only when a task clears a run)
-        from updraft.scheduling.dag_versions import pinned_dag
-        from updraft.scheduling.manual_changes import apply_resets
+        from updraft.scheduling import pinned_dag
+        from updraft.scheduling.commands import apply_resets
 
         dag = pinned_dag(self.store, run.dag_id, run.dag_hash)
         chosen = to_clear(self.store.get_run_tis(run.dag_id, run.run_id), Selection())
@@ -155,8 +155,8 @@ class CrossDag:
                           logical_dates: Collection[dt.datetime] | None = None) -> dict[str, dict[str, str | None]]:
         """Run id -> the state of every task instance of the group in that run (Airflow's ``get_task_states``);
         the group's tasks come from the version the run is pinned to."""
-        # lazy: cold start (scheduling.skips only for a task-group lookup)
-        from updraft.scheduling.skips import group_task_ids
+        # lazy: cold start (scheduling.decisions.skips only for a task-group lookup)
+        from updraft.scheduling.decisions import group_task_ids
 
         found: dict[str, dict[str, str | None]] = {}
         for run in self.runs(dag_id, run_ids=run_ids, logical_dates=logical_dates):

@@ -30,7 +30,7 @@ from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.templates import render_object  # noqa: F401 (registers how notifiers render their fields)
 from updraft.runtime.xcom import XComClient
-from updraft.scheduling.dag_callbacks import claim_callback
+from updraft.scheduling import claim_callback
 from updraft.sdk.context import Context
 from updraft.sdk.exceptions import TaskNotFound
 from updraft.store.api import Store

@@ -43,8 +43,8 @@ from updraft.runtime.store_proxy import StoreProxy
 from updraft.runtime.task_email import send_error_email, wants_email
 from updraft.runtime.templates import is_native, render_task, template_env
 from updraft.runtime.xcom import XComClient, XComSerializationError, push_result
-from updraft.scheduling.retries import will_retry
-from updraft.scheduling.try_lifecycle import TryResult
+from updraft.scheduling import TryResult
+from updraft.scheduling.decisions import will_retry
 from updraft.sdk._internal.backends import try_cache
 from updraft.sdk.context import set_current_context
 from updraft.sdk.exceptions import (

@@ -15,7 +15,7 @@ import logging
 
 from updraft.model.deferrals import reschedule_execution_name, reschedule_input
 from updraft.model.records import TIKey
-from updraft.scheduling.deferrals import Waits
+from updraft.scheduling import Waits
 
 log = logging.getLogger(__name__)
 

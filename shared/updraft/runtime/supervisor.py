@@ -57,7 +57,7 @@ from updraft.runtime.logs import LogSink, RelayedLog, relay
 from updraft.runtime.secrets import BACKEND_KWARGS_VAR, BACKEND_VAR
 from updraft.runtime.store_proxy import TryScope, serve_call
 from updraft.runtime.task_process import PID
-from updraft.scheduling.try_lifecycle import TryResult
+from updraft.scheduling import TryResult
 from updraft.secrets.masker import redact_text
 from updraft.store.api import Store
 

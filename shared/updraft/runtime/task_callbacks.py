@@ -20,7 +20,7 @@ from updraft.runtime.dag_callbacks import load_run_dag, task_instance_context
 from updraft.runtime.loader import LocalDagLoader, find_task
 from updraft.runtime.logs import LogSink, capture
 from updraft.runtime.task_email import send_error_email, wants_email
-from updraft.scheduling.dag_callbacks import claim_callback
+from updraft.scheduling import claim_callback
 from updraft.sdk.exceptions import AirflowException
 from updraft.store.api import Store
 

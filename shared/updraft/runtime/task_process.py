@@ -43,7 +43,7 @@ from updraft.runtime.store_proxy import Channel, ProxyEmailSender, StoreProxy
 from updraft.secrets.masker import redact_text
 
 if TYPE_CHECKING:
-    from updraft.scheduling.try_lifecycle import TryResult
+    from updraft.scheduling import TryResult
 
 PID = struct.Struct("!i")
 _PR_SET_PDEATHSIG = 1

@@ -40,7 +40,7 @@ from updraft.model.hitl import is_hitl
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
 from updraft.model.usage import Usage, accumulated, architecture
-from updraft.scheduling.try_lifecycle import TryResult
+from updraft.scheduling import TryResult
 from updraft.sdk.compute import DEFAULT_FARGATE_CPU, DEFAULT_FARGATE_MEMORY, FARGATE, LAMBDA
 from updraft.triggers.state_machine import transitions
 

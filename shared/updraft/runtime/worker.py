@@ -41,18 +41,28 @@ from updraft.runtime.state_stores import clear_on_success
 from updraft.runtime.stopping import WorkerStopped
 from updraft.runtime.task_callbacks import run_task_callbacks
 from updraft.runtime.usage_meter import usage_so_far, with_usage
-from updraft.scheduling.dag_callbacks import claim_callback
-from updraft.scheduling.deferrals import Waits, resume_try, start_wait
-from updraft.scheduling.downstream import schedule_downstream
-from updraft.scheduling.holding import held_limit_ids
-from updraft.scheduling.pass_report import PassReport
-from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
-from updraft.scheduling.wakeups import run_due_now, wake_for_retry
+from updraft.scheduling import (
+    DEFAULT_LEASE,
+    NextHop,
+    PassReport,
+    TryResult,
+    Waits,
+    claim_callback,
+    finish_try,
+    held_limit_ids,
+    next_hop,
+    resume_try,
+    run_due_now,
+    schedule_downstream,
+    start_try,
+    start_wait,
+    wake_for_retry,
+)
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
 if TYPE_CHECKING:
-    from updraft.scheduling.scheduler import Scheduler
+    from updraft.scheduling import Scheduler
 
 log = logging.getLogger(__name__)
 

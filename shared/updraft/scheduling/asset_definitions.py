@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from updraft.scheduling.asset_conditions import leaves
+from updraft.scheduling.decisions.asset_conditions import leaves
 from updraft.serialization.encoding import TaggedValue
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Assets

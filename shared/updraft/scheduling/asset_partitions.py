@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState, DagRunType
-from updraft.scheduling.asset_conditions import evaluate
 from updraft.scheduling.dag_versions import pinned_dag
+from updraft.scheduling.decisions.asset_conditions import evaluate
 from updraft.store.asset_partitions import PartitionLog, PendingPartition
 from updraft.store.assets import AssetEvent, asset_target
 from updraft.store.attributes import ts

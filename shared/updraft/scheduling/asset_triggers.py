@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState, DagRunType
-from updraft.scheduling.asset_conditions import evaluate
 from updraft.scheduling.asset_partitions import create_partitioned_runs
+from updraft.scheduling.decisions.asset_conditions import evaluate
 from updraft.serialization.model import SerializedDAG
 from updraft.store.assets import AssetEvent, TriggerCursor
 from updraft.store.attributes import ts

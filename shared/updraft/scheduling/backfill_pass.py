@@ -18,7 +18,7 @@ from collections.abc import Callable
 from updraft.limits import Acquired, Full, held
 from updraft.model.backfills import Backfill
 from updraft.model.limits import backfill_runs_limit
-from updraft.scheduling.backfills import backfill_run, next_step, plan
+from updraft.scheduling.decisions.backfills import backfill_run, next_step, plan
 from updraft.scheduling.holding import limits_table
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.run_slots import create_holding

@@ -22,8 +22,6 @@ from updraft.executors.base import Executor
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, PARALLELISM_LIMIT, run_tasks_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.blocked import BlockedReason, BlockKind
-from updraft.scheduling.changes import TIChange
 from updraft.scheduling.claims import (
     BATCH,
     Candidate,
@@ -34,8 +32,10 @@ from updraft.scheduling.claims import (
     claimed_meanwhile,
 )
 from updraft.scheduling.concurrent_writes import concurrently
+from updraft.scheduling.decisions.blocked import BlockedReason, BlockKind
+from updraft.scheduling.decisions.changes import TIChange
+from updraft.scheduling.decisions.ordering import claim_order
 from updraft.scheduling.deferrals import is_resuming
-from updraft.scheduling.ordering import claim_order
 from updraft.scheduling.pass_invokes import InvokePool, PassInvokes
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.waiting_claims import index_pays

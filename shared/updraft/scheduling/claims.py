@@ -30,9 +30,9 @@ from updraft.model.limits import (
 )
 from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling import blocked
-from updraft.scheduling.blocked import BlockedReason
-from updraft.scheduling.clearing import as_recorded
+from updraft.scheduling.decisions import blocked
+from updraft.scheduling.decisions.blocked import BlockedReason
+from updraft.scheduling.decisions.clearing import as_recorded
 from updraft.scheduling.deferrals import is_resuming
 from updraft.scheduling.holding import acquire_sized, held_limit_ids, limits_table, release_ticket, ticket_of
 from updraft.serialization.model import SerializedDAG, SerializedTask

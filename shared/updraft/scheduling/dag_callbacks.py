@@ -27,8 +27,8 @@ from collections.abc import Iterable
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import FAILED_TRY_STATES, UNFINISHED_TI_STATES, DagRunState, TaskInstanceState
-from updraft.scheduling.backstops import EXECUTION_TIMEOUT_NOTE, ZOMBIE_NOTE
-from updraft.scheduling.changes import TIChange
+from updraft.scheduling.decisions.backstops import EXECUTION_TIMEOUT_NOTE, ZOMBIE_NOTE
+from updraft.scheduling.decisions.changes import TIChange
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store
 

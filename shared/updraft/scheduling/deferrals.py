@@ -32,7 +32,7 @@ from updraft.model.hitl import is_hitl, request_record, timeout_resume
 from updraft.model.limits import pool_limit
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.changes import TIChange
+from updraft.scheduling.decisions.changes import TIChange
 from updraft.scheduling.holding import limits_table, releases, ticket_of, transition_releasing
 from updraft.store.api import Store
 

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import FINISHED_TI_STATES, UNFINISHED_TI_STATES, TaskInstanceState
 from updraft.scheduling.counted_ends import DECIDED_EARLY, counts_mapped_ends, ends_countable
-from updraft.scheduling.evaluation import finishes_in_scheduler
+from updraft.scheduling.decisions.evaluation import finishes_in_scheduler
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.waiting_claims import index_pays, schedule_waiting
 from updraft.serialization.model import SerializedDAG, SerializedTask

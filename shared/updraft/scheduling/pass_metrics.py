@@ -11,7 +11,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 
-from updraft.scheduling.blocked import BlockKind
+from updraft.scheduling.decisions.blocked import BlockKind
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.pool_occupancy import pool_occupancy
 from updraft.scheduling.scheduler import Scheduler

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from updraft.executors.base import Dispatch
-from updraft.scheduling.blocked import BlockedReason
+from updraft.scheduling.decisions.blocked import BlockedReason
 
 
 @dataclass

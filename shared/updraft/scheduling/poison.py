@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from updraft.model.records import DagRun
-from updraft.scheduling.blocked import BlockedReason, BlockKind
+from updraft.scheduling.decisions.blocked import BlockedReason, BlockKind
 from updraft.store.api import Store
 
 logger = logging.getLogger(__name__)

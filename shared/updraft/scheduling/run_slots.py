@@ -16,7 +16,7 @@ from updraft.limits import size as limit_size
 from updraft.model.backfills import DEFAULT_MAX_ACTIVE_RUNS
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState
-from updraft.scheduling.backfills import run_limit
+from updraft.scheduling.decisions.backfills import run_limit
 from updraft.scheduling.holding import acquire_sized, limits_table
 from updraft.store.api import Store
 

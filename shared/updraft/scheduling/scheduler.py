@@ -28,14 +28,14 @@ from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, DagRunType, TaskInstanceState
 from updraft.scheduling import run_slots
 from updraft.scheduling.backfill_pass import drive_backfills
-from updraft.scheduling.changes import RunEvaluation, TIChange
 from updraft.scheduling.claim_pass import ClaimPass, take_creations
 from updraft.scheduling.dag_callbacks import callback_request, task_callback_request
 from updraft.scheduling.dag_versions import pinned_dag
+from updraft.scheduling.decisions.changes import RunEvaluation, TIChange
+from updraft.scheduling.decisions.evaluation import evaluate_run, evaluate_tasks
+from updraft.scheduling.decisions.lost_tries import lost_try_change
 from updraft.scheduling.deferrals import Waits, stop_waits
-from updraft.scheduling.evaluation import evaluate_run, evaluate_tasks
 from updraft.scheduling.holding import follow_parallelism, release_ticket, releases, transition_releasing
-from updraft.scheduling.lost_tries import lost_try_change
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.poison import clear_poisoned_note, describe, record_poisoned_run
 from updraft.scheduling.previous_run import previous_run_tis

@@ -18,9 +18,9 @@ from updraft.model.limits import DEFAULT_POOL, pool_of
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.model.usage import Usage, accumulated
+from updraft.scheduling.decisions.retries import failure_outcome
 from updraft.scheduling.deferrals import defer_try
 from updraft.scheduling.holding import held_limit_ids, limits_table, ticket_of
-from updraft.scheduling.retries import failure_outcome
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 from updraft.store.writes import TransactWrite

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.scheduling.decisions.ordering import claim_order
 from updraft.scheduling.holding import held_limit_ids
-from updraft.scheduling.ordering import claim_order
 from updraft.scheduling.pass_report import PassReport
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store

@@ -10,7 +10,7 @@ waits until the timeout).
 
 The marker does nothing when it runs (an ``EmptyOperator``); a clear that takes it also clears
 ``external_task_id`` and its downstream tasks in ``external_dag_id``'s run at the marker's ``logical_date``,
-following further markers up to ``recursion_depth`` (:mod:`updraft.scheduling.marker_clears`).
+following further markers up to ``recursion_depth`` (:mod:`updraft.scheduling.commands.marker_clears`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ share), one module per aggregate with its named conditions and writes (``dags``,
 them).
 Importing this package imports none of them: handlers load
 only what they use. The store decides nothing about scheduling: it imports nothing from ``updraft.scheduling`` or
-``updraft.parsing`` (DAG registration policy is :mod:`updraft.scheduling.dag_registration`).
+``updraft.parsing`` (DAG registration policy is :mod:`updraft.scheduling.commands.dag_registration`).
 
 Rules the design keeps, because they are what makes it correct on real DynamoDB:
 
@@ -81,7 +81,7 @@ Indexes::
     runs_by_date  LSI  pk, run_date_sk = logical_date (else run_after)#run_id                   ALL
                        strongly consistent date order of one DAG's runs.
 
-DAG registration (:mod:`updraft.scheduling.dag_registration`) is made of the named writes below:
+DAG registration (:mod:`updraft.scheduling.commands.dag_registration`) is made of the named writes below:
 ``register_parsed_file`` of a new DAG costs Get FILE, Get META, Put VERSION, Put META, Put FILE (5); the same
 event again 1 + n reads and no writes; a duplicate + Get of the owner's FILE when its row is stale;
 ``remove_dag_file`` Get FILE, Update META per DAG, Delete FILE (2 + n); ``record_parse_failure`` (a failed

@@ -344,7 +344,7 @@ class XComs(Protocol):
 
 class DagDeletion(Protocol):
     """Deleting a DAG's and a run's partitions (``store.dag_deletion``; the policy is
-    ``scheduling.dag_deletion``)."""
+    ``scheduling.commands.dag_deletion``)."""
 
     def delete_run_items(self, dag_id: str, run_id: str) -> int:
         """Delete every item of a run's partition (task instances, XComs); returns how many."""

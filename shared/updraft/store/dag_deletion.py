@@ -3,7 +3,7 @@
 Deletes are unconditional and idempotent (deleting an absent item succeeds), so a retried deletion finishes
 what a crashed one started. The DAG row (``META``) goes last: while any of the DAG's items remain, the DAG is
 still found, and a retry reaches them. What may be deleted is decided by the caller
-(:mod:`updraft.scheduling.dag_deletion`).
+(:mod:`updraft.scheduling.commands.dag_deletion`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The DAG aggregate: each DAG's row (owner file, pause, next run, the due index) and its immutable versions.
 
 Which file owns a dag_id, when a DAG starts paused and what its next run is are decided in
-:mod:`updraft.scheduling.dag_registration`; here are only the writes it needs, each with a named condition.
+:mod:`updraft.scheduling.commands.dag_registration`; here are only the writes it needs, each with a named condition.
 """
 
 from __future__ import annotations

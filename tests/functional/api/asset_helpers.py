@@ -8,7 +8,7 @@ from airflow.providers.common.messaging.triggers.msg_queue import MessageQueueTr
 from airflow.sdk import DAG, Asset, AssetAlias, AssetWatcher, task
 from tests.functional.api.conftest import NOW, START
 from updraft.model.parse_results import ParsedFile
-from updraft.scheduling.dag_registration import register_parsed_file, set_paused
+from updraft.scheduling.commands.dag_registration import register_parsed_file, set_paused
 from updraft.serialization import serialize_dag
 
 RAW = Asset(uri="s3://bucket/raw", name="raw", extra={"owner": "data"})

@@ -17,7 +17,7 @@ from airflow.sdk import DAG, Param, task
 from tests.functional.lambda_helpers import lambda_context
 from updraft.local.api_gateway import proxy_event
 from updraft.model.parse_results import ImportErrorRecord, ParsedFile
-from updraft.scheduling.dag_registration import register_parsed_file, set_paused
+from updraft.scheduling.commands.dag_registration import register_parsed_file, set_paused
 from updraft.serialization import serialize_dag
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore

@@ -12,7 +12,7 @@ from tests.mapped_group_dags import one_task_group
 from updraft.model.parse_results import ParsedFile
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.dag_registration import register_parsed_file
+from updraft.scheduling.commands.dag_registration import register_parsed_file
 from updraft.serialization import serialize_dag
 
 S = TaskInstanceState

@@ -14,7 +14,7 @@ from updraft.cost.runs import daily_costs, scheduling_overhead
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.model.usage import Usage
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 
 NOW = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
 PRICES = price_table("us-east-1")

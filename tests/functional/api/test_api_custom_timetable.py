@@ -14,7 +14,7 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
 from tests.functional.api.conftest import NOW
 from updraft.model.parse_results import HORIZON_KEY, ParsedFile
-from updraft.scheduling.dag_registration import register_parsed_file
+from updraft.scheduling.commands.dag_registration import register_parsed_file
 from updraft.serialization import serialize_dag
 from updraft.timetables import TimeRestriction
 from updraft.timetables.evaluated import evaluate_horizon

@@ -15,7 +15,7 @@ from updraft.model.limits import pool_limit
 from updraft.model.parse_results import ParsedFile
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.dag_registration import register_parsed_file
+from updraft.scheduling.commands.dag_registration import register_parsed_file
 from updraft.scheduling.holding import limits_table
 from updraft.serialization import serialize_dag
 from updraft.store.heartbeats import DAG_PROCESSOR, HEARTBEAT_EVERY, SCHEDULER

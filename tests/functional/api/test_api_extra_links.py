@@ -25,9 +25,9 @@ from updraft.executors.recording import RecordingExecutor
 from updraft.model.records import TIKey
 from updraft.model.states import FINISHED_RUN_STATES
 from updraft.parsing import ParseOptions, parse_dags_folder
-from updraft.scheduling.dag_registration import register_parsed_file, set_paused
+from updraft.scheduling.commands.dag_registration import register_parsed_file, set_paused
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.scheduler import Scheduler
-from updraft.scheduling.triggering import trigger_dag
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
 from updraft.store.tables import create_table

@@ -16,7 +16,7 @@ from tests.functional.api.conftest import NOW, START
 from updraft.model.parse_results import ParsedFile
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.dag_registration import register_parsed_file
+from updraft.scheduling.commands.dag_registration import register_parsed_file
 from updraft.serialization import serialize_dag
 
 DAY = dt.datetime(2024, 2, 10, tzinfo=dt.UTC)

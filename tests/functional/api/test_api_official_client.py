@@ -172,7 +172,7 @@ def test_config_hidden_then_exposed_with_sensitive_values_masked(client, monkeyp
 
 def test_plugins_and_their_import_errors(client, store):
     from updraft.model.parse_results import ParsedFile, PluginsReport
-    from updraft.scheduling.dag_registration import register_parsed_file
+    from updraft.scheduling.commands.dag_registration import register_parsed_file
 
     info = {key: [] for key in ("macros", "flask_blueprints", "fastapi_apps", "fastapi_root_middlewares",
                                 "react_apps", "appbuilder_views", "appbuilder_menu_items", "operator_extra_links",

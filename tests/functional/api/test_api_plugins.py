@@ -7,7 +7,7 @@ import datetime as dt
 
 from tests.functional.api.conftest import NOW
 from updraft.model.parse_results import ParsedFile, PluginsReport
-from updraft.scheduling.dag_registration import register_parsed_file
+from updraft.scheduling.commands.dag_registration import register_parsed_file
 
 EMPTY = {key: [] for key in ("macros", "flask_blueprints", "fastapi_apps", "fastapi_root_middlewares",
                              "external_views", "react_apps", "appbuilder_views", "appbuilder_menu_items",

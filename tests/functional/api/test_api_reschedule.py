@@ -9,7 +9,7 @@ from airflow.providers.standard.sensors.python import PythonSensor
 from airflow.sdk import DAG
 from tests.functional.scheduling.harness import Clock, Workers, scheduler_for, store_dags
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult
 
 START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)

@@ -20,7 +20,7 @@ from tests.functional.api.conftest import NOW, START
 from updraft.api.openapi import NOT_IN_AIRFLOW
 from updraft.api.routes import all_routes
 from updraft.model.parse_results import ParsedFile
-from updraft.scheduling.dag_registration import register_parsed_file
+from updraft.scheduling.commands.dag_registration import register_parsed_file
 from updraft.serialization import serialize_dag
 
 ROUTES_TO_FUZZ = ["/api/v2/dags", "/api/v2/dags/~/dagRuns", "/api/v2/dags/etl/dagRuns",

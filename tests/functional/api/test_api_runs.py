@@ -13,7 +13,7 @@ from tests.functional.lambda_helpers import lambda_context
 from updraft.model.parse_results import ImportErrorRecord, ParsedFile
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.dag_registration import register_parsed_file
+from updraft.scheduling.commands.dag_registration import register_parsed_file
 from updraft.serialization import serialize_dag
 
 

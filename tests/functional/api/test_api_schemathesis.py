@@ -101,7 +101,7 @@ def base_url():
 def _add_a_run(store) -> None:
     from updraft.model.records import TIKey
     from updraft.model.states import TaskInstanceState
-    from updraft.scheduling.triggering import trigger_dag
+    from updraft.scheduling.commands.triggering import trigger_dag
 
     now = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
     trigger_dag(store, "etl", now=now, run_id=RUN_ID)

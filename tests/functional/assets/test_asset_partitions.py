@@ -33,7 +33,7 @@ from updraft.model.records import TIKey
 from updraft.runtime.assets import OutletEventAccessors, outlet_event_specs
 from updraft.scheduling.asset_events import publish_outlet_events, record_asset_event
 from updraft.scheduling.asset_triggers import create_asset_triggered_runs
-from updraft.scheduling.backfill_commands import BackfillRequest, InvalidBackfill, dry_run
+from updraft.scheduling.commands.backfill_commands import BackfillRequest, InvalidBackfill, dry_run
 from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.run_creation import next_runs, scheduled_run

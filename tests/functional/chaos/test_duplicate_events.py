@@ -14,7 +14,7 @@ from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Clock, held_slots, make_store, scheduler_for, store_dags
 from updraft.model.limits import pool_limit
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.triggering import DagRunAlreadyExists, trigger_dag
+from updraft.scheduling.commands.triggering import DagRunAlreadyExists, trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 
 SCHEDULERS = 8

@@ -29,7 +29,7 @@ from tests.functional.scheduling.harness import (
 )
 from updraft.model.limits import DEFAULT_POOL, PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.states import DagRunState
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 
 WRITES_IN_A_HOP = 3  # start, end + release (a transaction), the next try's claim (a transaction)
 LIMITS = [pool_limit(DEFAULT_POOL), run_tasks_limit("hop", "r"), PARALLELISM_LIMIT]

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.deps.trigger_rule import UpstreamCounts, evaluate_trigger_rule
+from updraft.scheduling.decisions.deps.trigger_rule import UpstreamCounts, evaluate_trigger_rule
 from updraft.sdk.trigger_rule import TriggerRule
 
 TI = TaskInstanceState

@@ -20,7 +20,7 @@ from tests.functional.chaos.dynamo_faults import DynamoFaults, SimulatedCrash
 from tests.functional.scheduling.harness import START, Clock, Workers, held_slots, make_store, scheduler_for, store_dags
 from updraft.model.limits import pool_limit
 from updraft.model.states import DagRunState
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 
 RUN_ID = "manual__faults"
 # A clean life's writes (parse, trigger, scheduling, tries); the sweep checks the figure still covers them all.

@@ -9,7 +9,7 @@ import pytest
 
 from tests.functional.cli_system.cli_helpers import chain_dag, invoke, params_dag
 from updraft.model.parse_results import ImportErrorRecord, ParsedFile
-from updraft.scheduling.dag_registration import register_parsed_file, set_paused
+from updraft.scheduling.commands.dag_registration import register_parsed_file, set_paused
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from tests.functional.cli_system.cli_helpers import invoke, utcnow
 from updraft.model import hitl
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from tests.functional.cli_system.cli_helpers import chain_dag, invoke, outcome_f
 from updraft.cli.app import cli
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 
 pytestmark = pytest.mark.slow
 

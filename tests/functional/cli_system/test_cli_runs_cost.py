@@ -12,7 +12,7 @@ from tests.functional.cli_system.cli_helpers import chain_dag, invoke, run_to_en
 from updraft.cost.prices import price_table
 from updraft.model.states import TaskInstanceState
 from updraft.model.usage import Usage
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult
 
 pytestmark = pytest.mark.slow

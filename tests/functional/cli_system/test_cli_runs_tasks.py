@@ -10,7 +10,7 @@ import pytest
 from tests.functional.cli_system.cli_helpers import chain_dag, invoke, mapped_dag, run_to_end, utcnow
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult
 
 pytestmark = pytest.mark.slow

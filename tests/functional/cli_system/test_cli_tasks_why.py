@@ -9,8 +9,8 @@ import pytest
 
 from tests.functional.cli_system.cli_helpers import START, chain_dag, invoke, utcnow
 from updraft.executors.recording import RecordingExecutor
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.scheduler import Scheduler
-from updraft.scheduling.triggering import trigger_dag
 
 pytestmark = pytest.mark.slow
 

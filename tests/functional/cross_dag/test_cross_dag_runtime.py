@@ -28,7 +28,7 @@ from updraft.model.records import TIKey
 from updraft.model.states import FINISHED_RUN_STATES
 from updraft.runtime.cross_dag import CrossDag, poll_trigger
 from updraft.runtime.worker import handle_dispatch
-from updraft.scheduling.dag_registration import set_paused
+from updraft.scheduling.commands.dag_registration import set_paused
 
 DAGS = Path(__file__).parent / "dags"
 DAY = dt.datetime(2024, 3, 5, tzinfo=dt.UTC)

@@ -16,8 +16,8 @@ from updraft.model.limits import pool_limit
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState as TI
 from updraft.runtime.worker import handle_resume
-from updraft.scheduling.clearing import Selection, resets, to_clear
-from updraft.scheduling.manual_changes import apply_resets
+from updraft.scheduling.commands.manual_changes import apply_resets
+from updraft.scheduling.decisions.clearing import Selection, resets, to_clear
 
 DEFERRING = """
 from airflow.providers.standard.sensors.date_time import DateTimeSensorAsync

@@ -18,7 +18,7 @@ from updraft.model.asset_watches import PolledWatch, is_watch_execution
 from updraft.runtime.asset_watch import RENEW_AFTER
 from updraft.runtime.trigger_check import check
 from updraft.scheduling.asset_watchers import polled_watches
-from updraft.scheduling.dag_registration import set_paused
+from updraft.scheduling.commands.dag_registration import set_paused
 from updraft.triggers.base import BaseEventTrigger, TriggerEvent
 
 WATCHED = """

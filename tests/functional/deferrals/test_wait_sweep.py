@@ -12,8 +12,8 @@ from tests.functional.deferrals import poll_triggers
 from tests.functional.deferrals.defer_harness import DeferralEnv
 from updraft.model.deferrals import execution_name
 from updraft.model.states import TaskInstanceState as TI
-from updraft.scheduling.clearing import Selection, resets, to_clear
-from updraft.scheduling.manual_changes import apply_resets
+from updraft.scheduling.commands.manual_changes import apply_resets
+from updraft.scheduling.decisions.clearing import Selection, resets, to_clear
 
 SWEPT = """
 from airflow.providers.standard.sensors.date_time import DateTimeSensorAsync

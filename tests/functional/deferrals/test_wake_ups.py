@@ -12,7 +12,7 @@ from moto import mock_aws
 
 from tests.functional.deferrals.defer_harness import DeferralEnv
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.backfill_commands import BackfillRequest, create_backfill
+from updraft.scheduling.commands.backfill_commands import BackfillRequest, create_backfill
 
 TICK_PHASE = 59  # the tick's second within each minute
 

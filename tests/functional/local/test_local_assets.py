@@ -12,7 +12,7 @@ import pytest
 from local_helpers import eventually, now, quick_system
 
 from updraft.local.system import LocalSystem
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 
 pytestmark = pytest.mark.slow
 

@@ -11,9 +11,9 @@ from local_helpers import eventually, now, write_dag
 
 from updraft.limits import size
 from updraft.model.limits import PARALLELISM_LIMIT
-from updraft.scheduling.dag_registration import set_paused
+from updraft.scheduling.commands.dag_registration import set_paused
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.holding import limits_table
-from updraft.scheduling.triggering import trigger_dag
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,8 @@ import boto3
 import pytest
 from local_helpers import eventually, now, write_dag
 
-from updraft.scheduling.dag_registration import set_paused
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.dag_registration import set_paused
+from updraft.scheduling.commands.triggering import trigger_dag
 
 pytestmark = pytest.mark.slow
 

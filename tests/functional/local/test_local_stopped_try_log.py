@@ -13,8 +13,8 @@ import pytest
 from local_helpers import eventually, write_dag
 
 from updraft.resources import LOGS_PREFIX
-from updraft.scheduling.dag_registration import set_paused
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.dag_registration import set_paused
+from updraft.scheduling.commands.triggering import trigger_dag
 
 pytestmark = pytest.mark.slow
 

@@ -15,8 +15,8 @@ from local_helpers import eventually, now, write_dag
 
 from updraft.local.endpoint import LocalEndpoint, NotRunning
 from updraft.model.records import TIKey
-from updraft.scheduling.dag_registration import set_paused
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.dag_registration import set_paused
+from updraft.scheduling.commands.triggering import trigger_dag
 
 pytestmark = pytest.mark.slow
 

@@ -15,8 +15,8 @@ import pytest
 from local_helpers import eventually, now, write_dag
 
 from updraft.local.work_dir import make_work_dir
-from updraft.scheduling.dag_registration import set_paused
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.dag_registration import set_paused
+from updraft.scheduling.commands.triggering import trigger_dag
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,8 @@ from updraft.model.states import FINISHED_RUN_STATES
 from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.logs import LocalLogSink
 from updraft.runtime.worker import handle_dispatch
-from updraft.scheduling.dag_registration import register_parsed_file, set_paused
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.dag_registration import register_parsed_file, set_paused
+from updraft.scheduling.commands.triggering import trigger_dag
 
 HEADER = """\
 import datetime

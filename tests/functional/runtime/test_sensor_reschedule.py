@@ -12,7 +12,7 @@ from moto import mock_aws
 from tests.functional.runtime.rt_harness import RuntimeEnv
 from tests.functional.scheduling.harness import held_slots
 from updraft.model.limits import pool_limit
-from updraft.scheduling.why import why_not_running
+from updraft.scheduling.commands.why import why_not_running
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from updraft.limits import counters
 from updraft.model.parse_results import ParsedFile
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import FINISHED_RUN_STATES, TaskInstanceState
-from updraft.scheduling.dag_registration import register_parsed_file, set_paused
+from updraft.scheduling.commands.dag_registration import register_parsed_file, set_paused
 from updraft.scheduling.holding import limits_table
 from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try

@@ -29,7 +29,7 @@ from updraft.api.routes.pools import pool_response
 from updraft.limits import Ticket
 from updraft.model.limits import DEFAULT_POOL, PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.states import DagRunState
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import start_try
 from updraft.store.dynamo import DynamoStore
 

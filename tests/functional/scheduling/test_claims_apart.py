@@ -14,8 +14,8 @@ from updraft.limits import Ticket, room
 from updraft.model.limits import DEFAULT_POOL_SLOTS, PARALLELISM_LIMIT, pool_limit
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.claim_pass import BUCKETS, bucket_of, spread_ties
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.holding import limits_table
-from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 
 WIDTH = 12

@@ -11,10 +11,10 @@ from tests.dynamo_requests import dynamo_requests
 from tests.functional.scheduling.harness import START, held_slots, store_dags
 from updraft.model.limits import PARALLELISM_LIMIT, pool_limit
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.clearing import reset_of
-from updraft.scheduling.dag_deletion import delete_dag
-from updraft.scheduling.manual_changes import apply_resets, delete_run, set_run_state
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.dag_deletion import delete_dag
+from updraft.scheduling.commands.manual_changes import apply_resets, delete_run, set_run_state
+from updraft.scheduling.commands.triggering import trigger_dag
+from updraft.scheduling.decisions.clearing import reset_of
 from updraft.scheduling.try_lifecycle import start_try
 from updraft.store import keys
 

@@ -12,8 +12,8 @@ from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Clock, make_store, store_dags
 from updraft.executors.lambda_ import LambdaExecutor
 from updraft.model.states import TaskInstanceState
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
-from updraft.scheduling.triggering import trigger_dag
 
 WIDTH = 6
 

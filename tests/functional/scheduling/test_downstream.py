@@ -29,10 +29,10 @@ from tests.unit.scheduling.helpers import serialized
 from updraft.executors.base import Dispatch
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.clearing import Selection, resets, to_clear
+from updraft.scheduling.commands.manual_changes import apply_resets
+from updraft.scheduling.commands.triggering import trigger_dag
+from updraft.scheduling.decisions.clearing import Selection, resets, to_clear
 from updraft.scheduling.downstream import DIRECT_UPSTREAMS, Plan, plan
-from updraft.scheduling.manual_changes import apply_resets
-from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult
 from updraft.store.dynamo import DynamoStore
 

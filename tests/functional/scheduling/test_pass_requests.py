@@ -16,8 +16,8 @@ from tests.dynamo_requests import Request, dynamo_requests
 from tests.functional.scheduling.harness import START, Clock, make_store, scheduler_for, store_dags
 from updraft.limits import Table, ensure, size
 from updraft.model.limits import PARALLELISM_LIMIT, pool_limit
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.scheduler import Scheduler
-from updraft.scheduling.triggering import trigger_dag
 
 # The whole first pass (49 before issue 19's cuts to the pass, 33 before tickets, 37 before the run limits', 40
 # before the old limit items went): due DAGs and active runs (4 index shards each), queued assets and backfills,

@@ -6,7 +6,7 @@ import datetime as dt
 
 from updraft.config import UpdraftConfig
 from updraft.model.parse_results import ParsedFile
-from updraft.scheduling.dag_registration import register_parsed_file, set_paused
+from updraft.scheduling.commands.dag_registration import register_parsed_file, set_paused
 from updraft.serialization import serialize_dag
 
 NOW = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)

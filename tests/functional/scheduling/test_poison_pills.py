@@ -7,9 +7,9 @@ import dataclasses
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Workers, store_dags
 from updraft.model.states import DagRunState
+from updraft.scheduling.commands.triggering import trigger_dag
+from updraft.scheduling.commands.why import why_not_running
 from updraft.scheduling.poison import NOTE_PREFIX
-from updraft.scheduling.triggering import trigger_dag
-from updraft.scheduling.why import why_not_running
 
 
 def _dag(dag_id):

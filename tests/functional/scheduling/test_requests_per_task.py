@@ -29,7 +29,7 @@ from tests.functional.scheduling.harness import (
 from updraft.model.limits import PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.states import DagRunState
 from updraft.scheduling import claim_pass
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.store.dynamo import DynamoStore
 
 TASKS = 6

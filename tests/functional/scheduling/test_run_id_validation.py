@@ -14,7 +14,7 @@ from tests.functional.scheduling.harness import store_dags
 from updraft.model.identifiers import run_id_problem
 from updraft.model.records import TIKey
 from updraft.runtime.logs import LocalLogSink
-from updraft.scheduling.triggering import InvalidRunId, trigger_dag
+from updraft.scheduling.commands.triggering import InvalidRunId, trigger_dag
 
 BAD = ["../../etc/passwd", "a/b", "two\nlines", "x" * 3000, "..", "sp ace", ""]
 GOOD = ["manual__2024-01-01T00:00:00+00:00", "scheduled__2024-01-01T00:00:00.123456+00:00", "my_run", "a.b~c:d+e-f",

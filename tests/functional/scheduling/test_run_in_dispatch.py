@@ -27,9 +27,9 @@ from tests.functional.scheduling.harness import (
 from updraft.model.limits import DEFAULT_POOL, PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.manual_changes import apply_marks, set_run_state
-from updraft.scheduling.marking import run_mark
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.manual_changes import apply_marks, set_run_state
+from updraft.scheduling.commands.triggering import trigger_dag
+from updraft.scheduling.decisions.marking import run_mark
 from updraft.store import keys
 from updraft.store.dynamo import DynamoStore
 

@@ -10,9 +10,9 @@ from updraft.limits import Acquired, Lost
 from updraft.model.limits import dag_runs_limit
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState
-from updraft.scheduling.manual_changes import delete_run, set_run_state
+from updraft.scheduling.commands.manual_changes import delete_run, set_run_state
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.run_slots import holding, start_holding
-from updraft.scheduling.triggering import trigger_dag
 from updraft.store import keys
 
 RUN = DagRunState

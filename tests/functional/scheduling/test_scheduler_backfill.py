@@ -14,9 +14,9 @@ from updraft.model.backfills import ReprocessBehavior
 from updraft.model.limits import backfill_runs_limit, pool_limit
 from updraft.model.records import DagRun
 from updraft.model.states import FINISHED_RUN_STATES, DagRunState, TaskInstanceState
-from updraft.scheduling.backfill_commands import BackfillRequest, create_backfill, dry_run
-from updraft.scheduling.backfills import CLEARED, date_key
-from updraft.scheduling.dag_registration import set_paused
+from updraft.scheduling.commands.backfill_commands import BackfillRequest, create_backfill, dry_run
+from updraft.scheduling.commands.dag_registration import set_paused
+from updraft.scheduling.decisions.backfills import CLEARED, date_key
 from updraft.scheduling.run_slots import holding, set_state_releasing
 from updraft.scheduling.try_lifecycle import TryResult
 

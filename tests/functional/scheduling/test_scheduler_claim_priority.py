@@ -10,8 +10,8 @@ from updraft.limits import room, size
 from updraft.model.limits import pool_limit, run_tasks_limit
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.holding import limits_table
-from updraft.scheduling.triggering import trigger_dag
 
 
 def test_a_one_slot_pool_goes_to_the_highest_effective_priority_first(env):

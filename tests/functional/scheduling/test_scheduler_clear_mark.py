@@ -7,12 +7,12 @@ from tests.functional.scheduling.harness import START, Workers, held_slots, key,
 from updraft.model.limits import PARALLELISM_LIMIT, dag_runs_limit, pool_limit
 from updraft.model.records import TaskInstance
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.clearing import Selection, resets, to_clear, with_relatives
-from updraft.scheduling.manual_changes import apply_marks, apply_resets, set_run_state
-from updraft.scheduling.marking import run_mark
-from updraft.scheduling.retries import will_retry
+from updraft.scheduling.commands.manual_changes import apply_marks, apply_resets, set_run_state
+from updraft.scheduling.commands.triggering import trigger_dag
+from updraft.scheduling.decisions.clearing import Selection, resets, to_clear, with_relatives
+from updraft.scheduling.decisions.marking import run_mark
+from updraft.scheduling.decisions.retries import will_retry
 from updraft.scheduling.run_slots import holding
-from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 
 S = TaskInstanceState

@@ -18,9 +18,9 @@ from updraft.executors.base import Dispatch
 from updraft.limits import room
 from updraft.model.limits import PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.holding import limits_table
 from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
-from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 
 SCHEDULERS = 8

@@ -11,7 +11,7 @@ from __future__ import annotations
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, Workers, store_dags
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 
 S = TaskInstanceState

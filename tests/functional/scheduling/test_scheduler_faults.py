@@ -23,8 +23,8 @@ from tests.functional.scheduling.harness import (
 from updraft.limits import room
 from updraft.model.limits import pool_limit
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.holding import limits_table
-from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
 from updraft.store import keys
 

@@ -12,8 +12,8 @@ from airflow.sdk import DAG, task
 from tests.dynamo_requests import dynamo_requests
 from tests.functional.scheduling.harness import START, Clock, Workers, key, make_store, scheduler_for, store_dags
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.dag_registration import set_paused
-from updraft.scheduling.triggering import trigger_dag
+from updraft.scheduling.commands.dag_registration import set_paused
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult
 
 S = TaskInstanceState

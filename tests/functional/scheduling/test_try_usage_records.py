@@ -13,8 +13,8 @@ from updraft.cost.runs import run_cost
 from updraft.model.deferrals import Deferral
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.model.usage import Usage
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.deferrals import resume_try
-from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult
 
 S = TaskInstanceState

@@ -27,8 +27,8 @@ from updraft.limits import counters, ensure
 from updraft.model.limits import pool_limit, run_tasks_limit
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.holding import limits_table
-from updraft.scheduling.triggering import trigger_dag
 from updraft.store import keys
 from updraft.store.dynamo import DynamoStore
 

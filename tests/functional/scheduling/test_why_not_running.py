@@ -8,9 +8,9 @@ import pytest
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, key, store_dags
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.blocked import BlockKind
-from updraft.scheduling.triggering import trigger_dag
-from updraft.scheduling.why import NotFound, why_not_running
+from updraft.scheduling.commands.triggering import trigger_dag
+from updraft.scheduling.commands.why import NotFound, why_not_running
+from updraft.scheduling.decisions.blocked import BlockKind
 
 S = TaskInstanceState
 

@@ -23,8 +23,8 @@ from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.loader import LocalDagLoader
 from updraft.runtime.secrets import forget_secrets_setup
+from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.scheduler import Scheduler
-from updraft.scheduling.triggering import trigger_dag
 from updraft.sdk import connection, variable
 from updraft.secrets.masker import reset_masker
 from updraft.store.config import StoreConfig

@@ -24,16 +24,16 @@ EXPECTED = {
     "updraft.sdk.exceptions.DagNotFound": (404, "boom"),
     "updraft.sdk.exceptions.ParamValidationError": (400, "boom"),
     "updraft.sdk.exceptions.DagRunAlreadyExists": (409, "boom"),
-    "updraft.scheduling.triggering.InvalidRunId": (400, "boom"),
+    "updraft.scheduling.commands.triggering.InvalidRunId": (400, "boom"),
     "updraft.timetables.evaluated.ManualIntervalNotEvaluated": (400, "boom"),
-    "updraft.scheduling.dag_deletion.DagStillRunning": (409, "Task instances of dag with id: 'boom' are still running"),
-    "updraft.scheduling.why.NotFound": (404, "boom"),
-    "updraft.scheduling.marker_clears.MarkerRecursionError": (400, "boom"),
-    "updraft.scheduling.backfill_commands.BackfillNotFound": (404, "boom"),
-    "updraft.scheduling.backfill_commands.AlreadyRunningBackfill": (409, "boom"),
-    "updraft.scheduling.backfill_commands.BackfillCompleted": (409, "boom"),
-    "updraft.scheduling.backfill_commands.InvalidBackfill": (422, "boom"),
-    "updraft.scheduling.backfill_commands.RerunKeepsConf": (400, "boom"),
+    "updraft.scheduling.commands.dag_deletion.DagStillRunning": (409, "Task instances of dag with id: 'boom' are still running"),
+    "updraft.scheduling.commands.why.NotFound": (404, "boom"),
+    "updraft.scheduling.commands.marker_clears.MarkerRecursionError": (400, "boom"),
+    "updraft.scheduling.commands.backfill_commands.BackfillNotFound": (404, "boom"),
+    "updraft.scheduling.commands.backfill_commands.AlreadyRunningBackfill": (409, "boom"),
+    "updraft.scheduling.commands.backfill_commands.BackfillCompleted": (409, "boom"),
+    "updraft.scheduling.commands.backfill_commands.InvalidBackfill": (422, "boom"),
+    "updraft.scheduling.commands.backfill_commands.RerunKeepsConf": (400, "boom"),
     "updraft.store.state_stores.NegativeRetention": (400, "boom"),
     "updraft.requirements.provider_info.ProviderInfoError": (500, "The environment's installed providers cannot be "
                                                                   "read: boom"),
@@ -76,7 +76,7 @@ def test_each_mapped_error_reaches_its_status_and_body_through_the_app(name):
 
 
 def test_a_subclass_takes_its_nearest_mapped_class_and_other_errors_stay_500():
-    why_not_found = _class("updraft.scheduling.why.NotFound")
+    why_not_found = _class("updraft.scheduling.commands.why.NotFound")
 
     class Narrower(why_not_found):  # type: ignore[misc, valid-type]
         pass
@@ -158,8 +158,8 @@ def retranslations(source: str) -> list[str]:
 
 
 def test_the_scan_finds_a_mapped_error_caught_however_it_is_imported():
-    source = ("from updraft.scheduling import why\n"
-              "from updraft.scheduling.triggering import DagRunAlreadyExists as Exists\n"
+    source = ("from updraft.scheduling.commands import why\n"
+              "from updraft.scheduling.commands.triggering import DagRunAlreadyExists as Exists\n"
               "def route():\n"
               "    from updraft.sdk.exceptions import DagNotFound, AirflowException\n"
               "    try:\n"

@@ -15,8 +15,8 @@ from updraft.executors.fargate import FargateExecutor
 from updraft.handler_events import MalformedEvent, worker_dispatch
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.changes import TIChange
 from updraft.scheduling.dag_callbacks import callback_request, task_callback_request
+from updraft.scheduling.decisions.changes import TIChange
 
 SAMPLE = json.loads((Path(__file__).resolve().parents[3] / "events" / "worker" / "dag_callback.json").read_text())
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

@@ -108,7 +108,7 @@ def _modules() -> list[Path]:
 def test_the_scan_reads_the_package() -> None:
     modules = _modules()
     assert len(modules) > 300
-    assert PACKAGE / "scheduling" / "marking.py" in modules
+    assert PACKAGE / "scheduling" / "decisions" / "marking.py" in modules
 
 
 def test_no_module_but_states_keeps_its_own_copy_of_a_state_grouping_or_name() -> None:
@@ -155,7 +155,7 @@ def test_what_is_not_a_copy_passes(fine: str) -> None:
 def test_an_allowed_literal_is_allowed_only_in_its_module() -> None:
     source = "if reason == 'success':\n    pass"
     assert list(violations(source, "scheduling/dag_callbacks.py")) == []
-    assert list(violations(source, "scheduling/run_state.py"))
+    assert list(violations(source, "scheduling/decisions/run_state.py"))
 
 
 def test_every_task_state_is_finished_or_unfinished_never_both() -> None:

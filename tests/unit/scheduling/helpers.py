@@ -8,7 +8,7 @@ from typing import Any
 
 from updraft.model.records import UNMAPPED, DagRun, TaskInstance, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.evaluation import RunEvaluation, evaluate_run
+from updraft.scheduling.decisions.evaluation import RunEvaluation, evaluate_run
 from updraft.serialization import deserialize_dag, serialize_dag
 from updraft.serialization.model import SerializedDAG
 

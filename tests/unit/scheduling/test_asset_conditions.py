@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from airflow.sdk import Asset, AssetAlias
-from updraft.scheduling.asset_conditions import evaluate, leaf_target, leaves
+from updraft.scheduling.decisions.asset_conditions import evaluate, leaf_target, leaves
 from updraft.timetables.simple import AssetTriggeredTimetable
 
 A, B, C, D = (Asset(n) for n in "abcd")

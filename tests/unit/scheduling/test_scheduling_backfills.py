@@ -10,7 +10,7 @@ from helpers import START, make_run, serialized
 from airflow.sdk import DAG, task
 from updraft.model.backfills import Backfill, ReprocessBehavior, SkipReason
 from updraft.model.states import DagRunState
-from updraft.scheduling.backfills import (
+from updraft.scheduling.decisions.backfills import (
     backfill_run,
     infos_between,
     latest_by_date,

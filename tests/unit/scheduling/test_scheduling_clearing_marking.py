@@ -9,7 +9,7 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
 from tests.unit.scheduling.helpers import NOW, START, make_run, make_ti, serialized
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.clearing import (
+from updraft.scheduling.decisions.clearing import (
     Selection,
     as_recorded,
     relatives,
@@ -19,7 +19,7 @@ from updraft.scheduling.clearing import (
     to_clear,
     with_relatives,
 )
-from updraft.scheduling.marking import marked_selection, run_mark, runs_in_range, task_marks
+from updraft.scheduling.decisions.marking import marked_selection, run_mark, runs_in_range, task_marks
 
 S = TaskInstanceState
 

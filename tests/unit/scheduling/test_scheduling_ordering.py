@@ -7,7 +7,7 @@ import datetime as dt
 from helpers import START, make_run, make_ti
 
 from updraft.model.states import TaskInstanceState as S
-from updraft.scheduling.ordering import claim_order
+from updraft.scheduling.decisions.ordering import claim_order
 
 
 def test_priority_then_logical_date_then_map_index():

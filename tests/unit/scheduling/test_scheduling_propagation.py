@@ -10,7 +10,7 @@ from airflow.providers.standard.operators.python import BranchPythonOperator, Sh
 from airflow.sdk import DAG, TaskGroup, task
 from updraft.model.states import DagRunState
 from updraft.model.states import TaskInstanceState as S
-from updraft.scheduling.skips import branch_skips, short_circuit_skips
+from updraft.scheduling.decisions.skips import branch_skips, short_circuit_skips
 
 
 @task

@@ -7,8 +7,8 @@ import datetime as dt
 
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.backstops import QUEUED_TIMEOUT, backstop_change
 from updraft.scheduling.claims import continues_try
+from updraft.scheduling.decisions.backstops import QUEUED_TIMEOUT, backstop_change
 
 NOW = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 TI = TaskInstanceState

@@ -13,7 +13,7 @@ from helpers import NOW, START, FakeRunStore, make_run, serialized
 from airflow.sdk import DAG, task
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState as S
-from updraft.scheduling.retries import (
+from updraft.scheduling.decisions.retries import (
     MAX_RETRY_DELAY,
     failure_outcome,
     logical_date_from_run_id,
@@ -157,7 +157,7 @@ def test_the_global_cap_is_airflows_max_task_retry_delay_from_the_environment():
     code = ("import datetime as dt\n"
             "from types import SimpleNamespace\n"
             "from updraft.model.records import TaskInstance\n"
-            "from updraft.scheduling.retries import next_retry_datetime\n"
+            "from updraft.scheduling.decisions.retries import next_retry_datetime\n"
             "task = SimpleNamespace(task_id='t', retries=99, retry_delay=dt.timedelta(hours=1),\n"
             "                       retry_exponential_backoff=True, max_retry_delay=None)\n"
             "ti = TaskInstance(dag_id='d', run_id='r', task_id='t', try_number=9)\n"

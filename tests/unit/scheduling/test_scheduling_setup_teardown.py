@@ -16,15 +16,15 @@ from airflow.providers.standard.operators.bash import BashOperator
 from airflow.sdk import DAG, setup, task, teardown
 from updraft.model.states import DagRunState
 from updraft.model.states import TaskInstanceState as S
-from updraft.scheduling.clearing import Selection, with_relatives
-from updraft.scheduling.deps.setup_teardown import (
+from updraft.scheduling.decisions.clearing import Selection, with_relatives
+from updraft.scheduling.decisions.deps.setup_teardown import (
     ScopeCounts,
     combine,
     evaluate_setup_constraint,
     evaluate_teardown_scope,
 )
-from updraft.scheduling.deps.trigger_rule import UpstreamCounts, evaluate_trigger_rule
-from updraft.scheduling.run_state import leaf_task_ids
+from updraft.scheduling.decisions.deps.trigger_rule import UpstreamCounts, evaluate_trigger_rule
+from updraft.scheduling.decisions.run_state import leaf_task_ids
 
 UF, SK, RM = S.UPSTREAM_FAILED, S.SKIPPED, S.REMOVED
 

@@ -9,7 +9,7 @@ from helpers import NOW, START, FakeRunStore, make_run, serialized
 from airflow.sdk import DAG, task
 from updraft.model.states import DagRunState
 from updraft.model.states import TaskInstanceState as S
-from updraft.scheduling.backstops import EXECUTION_TIMEOUT_GRACE, QUEUED_TIMEOUT
+from updraft.scheduling.decisions.backstops import EXECUTION_TIMEOUT_GRACE, QUEUED_TIMEOUT
 
 MIN = dt.timedelta(minutes=1)
 

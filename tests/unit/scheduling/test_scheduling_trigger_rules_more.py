@@ -11,7 +11,7 @@ from helpers import START, FakeRunStore, make_run, serialized
 from airflow.sdk import DAG, task
 from updraft.model.states import DagRunState
 from updraft.model.states import TaskInstanceState as S
-from updraft.scheduling.deps.trigger_rule import UpstreamCounts, evaluate_trigger_rule
+from updraft.scheduling.decisions.deps.trigger_rule import UpstreamCounts, evaluate_trigger_rule
 
 UF, SK = S.UPSTREAM_FAILED, S.SKIPPED
 

@@ -12,7 +12,7 @@ from airflow.sdk import DAG
 from airflow.task.priority_strategy import PriorityWeightStrategy
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.clearing import reset_of
+from updraft.scheduling.decisions.clearing import reset_of
 from updraft.serialization import deserialize_dag, serialize_dag
 
 

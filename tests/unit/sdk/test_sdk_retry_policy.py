@@ -12,7 +12,7 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, ExceptionRetryPolicy, RetryAction, RetryDecision, RetryPolicy, RetryRule
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.retries import failure_outcome
+from updraft.scheduling.decisions.retries import failure_outcome
 from updraft.sdk.retry_policy import evaluate_retry_policy
 from updraft.serialization.model import SerializedTask
 

@@ -7,7 +7,7 @@ from store_helpers import dag_doc, parsed_file, race
 
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.dag_registration import register_parsed_file, set_paused
+from updraft.scheduling.commands.dag_registration import register_parsed_file, set_paused
 from updraft.timetables.base import DagRunInfo, DataInterval
 
 T0 = pendulum.datetime(2024, 1, 1, tz="UTC")

@@ -10,7 +10,7 @@ import pendulum
 import pytest
 from store_helpers import dag_doc, parsed_file
 
-from updraft.scheduling.dag_registration import register_parsed_file, remove_dag_file, set_paused
+from updraft.scheduling.commands.dag_registration import register_parsed_file, remove_dag_file, set_paused
 
 NOW = pendulum.datetime(2024, 1, 3, 12, tz="UTC")
 

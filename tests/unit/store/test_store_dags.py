@@ -12,7 +12,7 @@ from updraft.limits import Table, ensure, size
 from updraft.model.limits import run_tasks_limit
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState
-from updraft.scheduling.dag_registration import register_parsed_file, remove_dag_file, set_paused
+from updraft.scheduling.commands.dag_registration import register_parsed_file, remove_dag_file, set_paused
 from updraft.serialization import dag_hash
 from updraft.store.dynamo import DynamoStore
 from updraft.store.errors import ValueTooLarge

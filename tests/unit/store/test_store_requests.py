@@ -14,7 +14,7 @@ from store_helpers import dag_doc, parsed_file
 import updraft.store
 from updraft.model.records import DagRun, TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.dag_registration import register_parsed_file, remove_dag_file, set_paused
+from updraft.scheduling.commands.dag_registration import register_parsed_file, remove_dag_file, set_paused
 from updraft.store.config import StoreConfig
 from updraft.store.models import build_models
 from updraft.store.tables import TABLE, WAITING_INDEX, add_missing_indexes, create_table, create_table_kwargs

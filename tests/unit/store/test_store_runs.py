@@ -211,7 +211,7 @@ def test_start_ti_starts_exactly_the_queued_try_and_returns_it_as_written(store)
 
 def test_a_run_and_its_dags_row_come_in_one_request_and_unprocessed_keys_are_asked_again(store, monkeypatch):
     from tests.unit.store.store_helpers import dag_doc, parsed_file
-    from updraft.scheduling.dag_registration import register_parsed_file
+    from updraft.scheduling.commands.dag_registration import register_parsed_file
 
     register_parsed_file(store, parsed_file("a.py", dag_doc("d")), now=T0)
     r = run()
@@ -270,7 +270,7 @@ def test_a_read_of_several_batches_waits_only_after_dynamodb_left_keys(store, mo
 
 def test_dag_rows_are_read_in_one_batch_and_missing_ones_left_out(store):
     from tests.unit.store.store_helpers import dag_doc, parsed_file
-    from updraft.scheduling.dag_registration import register_parsed_file
+    from updraft.scheduling.commands.dag_registration import register_parsed_file
 
     register_parsed_file(store, parsed_file("a.py", dag_doc("a"), dag_doc("b")), now=T0)
     metas = store.get_dag_metas(["a", "b", "nope", "a"])

@@ -12,7 +12,7 @@ from store_helpers import T0, dag_doc, parsed_file
 
 from updraft.model.parse_results import HORIZON_KEY
 from updraft.parsing.timetable_horizons import contexts_for
-from updraft.scheduling.dag_registration import register_parsed_file, set_paused
+from updraft.scheduling.commands.dag_registration import register_parsed_file, set_paused
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.run_creation import last_automated_interval
 from updraft.scheduling.scheduler import Scheduler

@@ -163,7 +163,7 @@ def _within(when: dt.datetime, bounds: dict[str, dt.datetime | None]) -> bool:
 def create_asset_event(call: Call) -> AssetEventResponse:
     """Record an event from outside (Airflow's manual asset event); a retried request records it once."""
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.asset_events import record_asset_event
+    from updraft.scheduling import record_asset_event
 
     body = parse_body(call.request.body, EVENT_BODY)
     if body.get("access_control") is not None:
@@ -195,7 +195,7 @@ def get_asset(call: Call) -> AssetResponse:
 def materialize_asset(call: Call) -> DAGRunResponse:
     """Run the one DAG that produces the asset (run_type ``asset_materialization``), as Airflow."""
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.asset_triggers import materialize
+    from updraft.scheduling import materialize
 
     asset = _asset(call, call.int_path("asset_id"))
     dag_ids = sorted({p.split(".", 1)[0] for p in asset.producers})

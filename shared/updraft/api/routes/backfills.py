@@ -1,7 +1,7 @@
 """Backfills: create (and dry-run), list by DAG, get, pause, unpause and cancel, as Airflow 3's ``/backfills``
 routes with its ``BackfillResponse`` and ``DryRunBackfillCollectionResponse``.
 
-The rules are :mod:`updraft.scheduling.backfill_commands`; their errors pass through to the app, which answers
+The rules are :mod:`updraft.scheduling.commands`; their errors pass through to the app, which answers
 them as Airflow does (:mod:`updraft.api.domain_errors`): an unknown DAG 404, a second active backfill 409, a
 schedule, date range, direction, conf or reprocess behaviour that does not allow the backfill 422
 ``{"detail": "<message>"}`` (Airflow raises a ``RequestValidationError`` with the message), a completed backfill
@@ -53,7 +53,7 @@ def backfill_response(call: Call, backfill: Backfill) -> BackfillResponse:
 
 def _request(call: Call) -> Any:
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.backfill_commands import BackfillRequest
+    from updraft.scheduling.commands import BackfillRequest
 
     body = parse_body(call.request.body, POST_BODY)
     reprocess = body.get("reprocess_behavior", ReprocessBehavior.NONE.value)
@@ -75,7 +75,7 @@ def _request(call: Call) -> Any:
 @routes.post("/backfills")
 def create_backfill(call: Call) -> BackfillResponse:
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.backfill_commands import create_backfill as create
+    from updraft.scheduling.commands import create_backfill as create
 
     request = _request(call)
     backfill = create(call.store, request, now=call.now(), triggering_user_name=call.request.caller)
@@ -85,7 +85,7 @@ def create_backfill(call: Call) -> BackfillResponse:
 @routes.post("/backfills/dry_run")
 def create_backfill_dry_run(call: Call) -> DryRunBackfillCollectionResponse:
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.backfill_commands import dry_run
+    from updraft.scheduling.commands import backfill_dry_run as dry_run
 
     request = _request(call)
     infos = dry_run(call.store, request, now=call.now())
@@ -123,13 +123,13 @@ def get_backfill(call: Call) -> BackfillResponse:
 
 def _change(call: Call, action: str) -> BackfillResponse:
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling import backfill_commands as commands
+    from updraft.scheduling.commands import cancel_backfill, set_backfill_paused
 
     backfill_id = _backfill_id(call)
     if action == "cancel":
-        backfill = commands.cancel(call.store, backfill_id, now=call.now())
+        backfill = cancel_backfill(call.store, backfill_id, now=call.now())
     else:
-        backfill = commands.set_paused(call.store, backfill_id, action == "pause", now=call.now())
+        backfill = set_backfill_paused(call.store, backfill_id, action == "pause", now=call.now())
     return backfill_response(call, backfill)
 
 

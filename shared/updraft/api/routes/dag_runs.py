@@ -1,14 +1,14 @@
 """DAG runs: list (``~`` for every DAG), get, trigger (``POST /dags/{dag_id}/dagRuns``), patch (state, note),
 delete and clear, as Airflow's ``DAGRunResponse``.
 
-Triggering goes through :func:`updraft.scheduling.triggering.trigger_dag`, the CLI's ``dags trigger``: conf is
+Triggering goes through :func:`updraft.scheduling.commands.triggering.trigger_dag`, the CLI's ``dags trigger``: conf is
 validated against the DAG's params (400), an unknown DAG is 404 and a ``dag_run_id`` already used is 409. Then
 the scheduler is nudged so the run starts now rather than at the next tick.
 
-Patching a run's state to success or failed is Airflow's mark (:mod:`updraft.scheduling.marking`): running tries
+Patching a run's state to success or failed is Airflow's mark (:mod:`updraft.scheduling.decisions`): running tries
 take that state, every other unfinished instance is skipped, and the slots they held go back; queued hands the
 run back to the scheduler. Clearing (``dry_run`` true by default, as in Airflow, lists what would be cleared)
-resets every instance, or only the failed ones, and requeues a finished run (:mod:`updraft.scheduling.clearing`).
+resets every instance, or only the failed ones, and requeues a finished run (:mod:`updraft.scheduling.decisions`).
 Deleting removes the run with its task instances, recorded tries and XComs; a running run is a 409, as in Airflow.
 """
 
@@ -176,7 +176,7 @@ def trigger_dag_run(call: Call) -> Reply:
     Airflow. A null ``logical_date`` gives the run the trigger time as its logical date (Updraft
     gives every manual run one, so templates such as ``ds`` render, as the CLI's trigger does)."""
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.triggering import trigger_dag
+    from updraft.scheduling.commands import trigger_dag
 
     dag_id = call.path("dag_id")
     body = parse_body(call.request.body, TRIGGER_BODY)
@@ -226,8 +226,8 @@ def _run_reply(call: Call, dag_id: str, run_id: str) -> DAGRunResponse:
 def patch_dag_run(call: Call) -> DAGRunResponse:
     """Set a run's note and/or state (only the fields sent, or named in ``update_mask``)."""
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.manual_changes import apply_marks, set_run_state
-    from updraft.scheduling.marking import run_mark
+    from updraft.scheduling.commands import apply_marks, set_run_state
+    from updraft.scheduling.decisions import run_mark
 
     dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
     mask = set(call.query.strings("update_mask"))
@@ -256,7 +256,7 @@ def patch_dag_run(call: Call) -> DAGRunResponse:
 def delete_dag_run(call: Call) -> Reply:
     """Delete a queued or finished run with its task instances, recorded tries and XComs (their slots go back)."""
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.manual_changes import delete_run
+    from updraft.scheduling.commands import delete_run
 
     dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
     run = call.store.get_run(dag_id, run_id)
@@ -278,8 +278,8 @@ def clear_dag_run(call: Call) -> ClearTaskInstanceCollectionResponse | DAGRunRes
     """Clear a run's task instances (all, or ``only_failed``): with ``dry_run`` (the default) the instances that
     would be cleared, else the run as it is after the clear."""
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.clearing import Selection, resets, to_clear
-    from updraft.scheduling.manual_changes import apply_resets
+    from updraft.scheduling.commands import apply_resets
+    from updraft.scheduling.decisions import Selection, resets, to_clear
 
     dag_id, run_id = call.path("dag_id"), call.path("dag_run_id")
     body = parse_body(call.request.body, CLEAR_BODY)

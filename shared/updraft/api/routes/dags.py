@@ -162,7 +162,7 @@ def _paused_from(call: Call) -> bool:
 def _set_paused(call: Call, dag_id: str, paused: bool) -> None:
     # Unpausing recomputes a catchup=False DAG's next run from now, as the CLI's unpause does.
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.dag_registration import set_paused
+    from updraft.scheduling.commands import set_paused
 
     set_paused(call.store, dag_id, paused, now=None if paused else call.now())
 
@@ -195,11 +195,11 @@ def patch_dag(call: Call) -> DAGResponse:
 
 @routes.delete("/dags/{dag_id}")
 def delete_dag(call: Call) -> Reply:
-    """Airflow's ``DELETE /dags/{dag_id}`` (:mod:`updraft.scheduling.dag_deletion`): 204; 404 for an unknown DAG;
+    """Airflow's ``DELETE /dags/{dag_id}`` (:mod:`updraft.scheduling.commands`): 204; 404 for an unknown DAG;
     409 while one of its task instances runs. A DAG whose file still defines it comes back, paused, the next time
     the file is parsed (its next upload), as it does on Airflow's next parse."""
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling.dag_deletion import delete_dag as delete
+    from updraft.scheduling.commands import delete_dag as delete
 
     dag_id = call.path("dag_id")
     if not delete(call.store, dag_id, waits=call.services.waits):
@@ -210,7 +210,7 @@ def delete_dag(call: Call) -> Reply:
 @routes.get("/dags/{dag_id}/details")
 def get_dag_details(call: Call) -> DAGDetailsResponse:
     # lazy: cold start (the API's build imports every route module; scheduling only on this route)
-    from updraft.scheduling import run_slots
+    from updraft.scheduling import runs_holding
 
     meta, sdag = dag_or_404(call, call.path("dag_id"))
     return {
@@ -230,7 +230,7 @@ def get_dag_details(call: Call) -> DAGDetailsResponse:
         "rerun_with_latest_version": None,
         "owner_links": dict(getattr(sdag, "owner_links", {}) or {}),
         "is_favorite": False,
-        "active_runs_count": run_slots.holding(call.store, dag_runs_limit(meta.dag_id)),
+        "active_runs_count": runs_holding(call.store, dag_runs_limit(meta.dag_id)),
         "concurrency": meta.max_active_tasks,
         "latest_dag_version": None,
     }

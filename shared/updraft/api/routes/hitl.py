@@ -29,7 +29,7 @@ from updraft.api.routing import Call, RouteTable
 from updraft.model import hitl
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.deferrals import stop_waits
+from updraft.scheduling import stop_waits
 
 if TYPE_CHECKING:
     from updraft.api.models import HITLDetailResponse, TaskInstanceHistoryResponse, TaskInstanceResponse

@@ -14,8 +14,7 @@ from updraft.api.pagination import page_of, paginate
 from updraft.api.routing import Call, Reply, RouteTable
 from updraft.limits import resize
 from updraft.model.limits import DEFAULT_POOL, pool_limit
-from updraft.scheduling.holding import limits_table
-from updraft.scheduling.pool_occupancy import pool_occupancy
+from updraft.scheduling import limits_table, pools_occupancy
 
 if TYPE_CHECKING:
     from updraft.api.models import PoolCollectionResponse, PoolResponse
@@ -40,7 +39,7 @@ def _not_found(name: str) -> NotFound:
 
 
 def pool_response(call: Call, pool: Any) -> PoolResponse:
-    slots = pool_occupancy(call.store, pool)
+    slots = pools_occupancy(call.store, pool)
     return {
         "name": pool.name, "slots": pool.slots, "description": pool.description or None,
         "include_deferred": pool.include_deferred, "occupied_slots": slots["occupied"],

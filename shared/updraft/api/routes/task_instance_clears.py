@@ -1,8 +1,8 @@
 """Clearing task instances: ``POST /dags/{dag_id}/clearTaskInstances`` (Airflow's ``ClearTaskInstancesBody``): the
 named tasks (with their relatives) in one run or in the runs of a logical-date range are reset so they run again
-(:mod:`updraft.scheduling.clearing`); ``dry_run``, the default, lists them without clearing. An
+(:mod:`updraft.scheduling.decisions.clearing`); ``dry_run``, the default, lists them without clearing. An
 ``ExternalTaskMarker`` cleared brings its external task and that task's downstream tasks into the clear
-(:mod:`updraft.scheduling.marker_clears`).
+(:mod:`updraft.scheduling.commands.marker_clears`).
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ def post_clear_task_instances(call: Call) -> TaskInstanceCollectionResponse:
     """Clear the named task instances (with their relatives) in one run, or in the runs whose logical date is in
     [start_date, end_date]; ``dry_run`` (the default) lists them without clearing."""
     # lazy: cold start (the API's build imports every route module; scheduling only here)
-    from updraft.scheduling.clearing import Selection, resets, to_clear, with_relatives
-    from updraft.scheduling.manual_changes import apply_resets
+    from updraft.scheduling.commands import apply_resets
+    from updraft.scheduling.decisions import Selection, resets, to_clear, with_relatives
 
     dag_id = call.path("dag_id")
     body = _clear_body(call)
@@ -128,9 +128,9 @@ def post_clear_task_instances(call: Call) -> TaskInstanceCollectionResponse:
 def _dependent(call: Call, found: list[tuple[Any, Any, list[TaskInstance]]], *, only_failed: bool,
                only_running: bool) -> list[tuple[Any, Any, list[TaskInstance]]]:
     """The other DAGs' instances the clear takes through the ExternalTaskMarkers it clears
-    (:mod:`updraft.scheduling.marker_clears`); past the markers' recursion depth, a 400 naming the marker."""
+    (:mod:`updraft.scheduling.commands.marker_clears`); past the markers' recursion depth, a 400 naming the marker."""
     # lazy: cold start (the API's build imports every route module; scheduling only here)
-    from updraft.scheduling.marker_clears import dependent_clears
+    from updraft.scheduling.commands import dependent_clears
 
     taken: dict[tuple[str, str], tuple[Any, Any, dict[Any, TaskInstance]]] = {}
     for run, sdag, chosen in found:

@@ -1,7 +1,7 @@
 """Marking task instances: ``PATCH .../taskInstances/{task_id}[/{map_index}]`` and its ``dry_run``, as Airflow's
 ``patch_task_instance``, answering ``TaskInstanceCollectionResponse``.
 
-A mark (:mod:`updraft.scheduling.marking`) sets the instance (and its relatives, runs before/after when asked) to
+A mark (:mod:`updraft.scheduling.decisions`) sets the instance (and its relatives, runs before/after when asked) to
 success, failed or skipped, fenced on the try it read, releasing what a running try held; then, as Airflow does,
 the failed and upstream-failed instances downstream of the marked task are cleared so the run can go on.
 """
@@ -54,7 +54,7 @@ def _patched(call: Call, map_index: int | None, *, dry_run: bool) -> TaskInstanc
     """Airflow's ``patch_task_instance`` (and its ``dry_run``): note first, then the state, over the run's
     instances of the task (one map index, or all of them)."""
     # lazy: cold start (the API's build imports every route module; scheduling only here)
-    from updraft.scheduling.marking import marked_selection, runs_in_range
+    from updraft.scheduling.decisions import marked_selection, runs_in_range
 
     dag_id, run_id, task_id = call.path("dag_id"), call.path("dag_run_id"), call.path("task_id")
     body = _patch_body(call)
@@ -96,9 +96,8 @@ def _patched(call: Call, map_index: int | None, *, dry_run: bool) -> TaskInstanc
 def _mark(call: Call, sdag: Any, runs: list[DagRun], task_id: str, map_index: int | None, state: Any,
           body: dict[str, Any], now: Any) -> None:
     # lazy: cold start (the API's build imports every route module; scheduling only here)
-    from updraft.scheduling.clearing import Selection, relatives, resets, to_clear
-    from updraft.scheduling.manual_changes import apply_marks, apply_resets
-    from updraft.scheduling.marking import marked_selection, task_marks
+    from updraft.scheduling.commands import apply_marks, apply_resets
+    from updraft.scheduling.decisions import Selection, marked_selection, relatives, resets, task_marks, to_clear
 
     selection = marked_selection(sdag, task_id, map_index, upstream=bool(body.get("include_upstream")),
                                  downstream=bool(body.get("include_downstream")))

@@ -30,13 +30,13 @@ from updraft.model.backfills import DEFAULT_MAX_ACTIVE_RUNS, Backfill, Reprocess
 from updraft.model.limits import backfill_runs_limit
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState, DagRunType
-from updraft.scheduling.backfills import CLEARED, date_key, infos_between, latest_by_date, skip_reason
-from updraft.scheduling.clearing import Selection, resets, to_clear
+from updraft.scheduling.commands.manual_changes import apply_resets
+from updraft.scheduling.commands.triggering import _validate_conf
 from updraft.scheduling.dag_versions import pinned_dag
+from updraft.scheduling.decisions.backfills import CLEARED, date_key, infos_between, latest_by_date, skip_reason
+from updraft.scheduling.decisions.clearing import Selection, resets, to_clear
 from updraft.scheduling.holding import limits_table
-from updraft.scheduling.manual_changes import apply_resets
 from updraft.scheduling.run_slots import set_state_releasing
-from updraft.scheduling.triggering import _validate_conf
 from updraft.sdk.exceptions import AirflowBadRequest, AirflowException, DagNotFound, ParamValidationError
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store

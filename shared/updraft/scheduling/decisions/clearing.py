@@ -27,7 +27,7 @@ from updraft.model.states import (
     DagRunState,
     TaskInstanceState,
 )
-from updraft.scheduling.task_graph import clear_subset, relatives
+from updraft.scheduling.decisions.task_graph import clear_subset, relatives
 from updraft.serialization.model import SerializedDAG, SerializedTask
 
 # ``relatives`` lives with the other graph walks; marking and the API read it from here.

@@ -23,9 +23,9 @@ import datetime as dt
 
 from updraft.model.records import TaskInstance
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.changes import TIChange
+from updraft.scheduling.decisions.changes import TIChange
+from updraft.scheduling.decisions.retries import failure_outcome
 from updraft.scheduling.deferrals import overdue_resume
-from updraft.scheduling.retries import failure_outcome
 from updraft.serialization.model import SerializedTask
 
 EXECUTION_TIMEOUT_GRACE = dt.timedelta(seconds=60)

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import DagRunState
 from updraft.scheduling import run_slots
-from updraft.scheduling.changes import TIChange
-from updraft.scheduling.clearing import Reset, as_recorded, run_state_after_clear
+from updraft.scheduling.decisions.changes import TIChange
+from updraft.scheduling.decisions.clearing import Reset, as_recorded, run_state_after_clear
 from updraft.scheduling.deferrals import Waits, stop_waits
 from updraft.scheduling.holding import delete_releasing, releases, reset_releasing, transition_releasing
 from updraft.store.api import Store

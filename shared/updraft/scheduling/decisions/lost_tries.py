@@ -18,8 +18,8 @@ import datetime as dt
 from updraft.executors.base import LostTry
 from updraft.model.records import TaskInstance
 from updraft.model.states import SLOT_HOLDING_STATES
-from updraft.scheduling.backstops import failed_change
-from updraft.scheduling.changes import TIChange
+from updraft.scheduling.decisions.backstops import failed_change
+from updraft.scheduling.decisions.changes import TIChange
 from updraft.serialization.model import SerializedTask
 
 KILLED_EXTERNALLY_NOTE = "killed externally"

@@ -21,8 +21,8 @@ from updraft.model.states import (
     DagRunState,
     TaskInstanceState,
 )
-from updraft.scheduling.changes import TIChange
-from updraft.scheduling.clearing import Selection, relatives
+from updraft.scheduling.decisions.changes import TIChange
+from updraft.scheduling.decisions.clearing import Selection, relatives
 from updraft.serialization.model import SerializedDAG
 
 TI = TaskInstanceState

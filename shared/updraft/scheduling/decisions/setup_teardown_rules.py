@@ -7,15 +7,15 @@ decisions made earlier in the same pass change them. Only built for a DAG that h
 
 from __future__ import annotations
 
-from updraft.scheduling.deps.setup_teardown import (
+from updraft.scheduling.decisions.deps.setup_teardown import (
     ScopeCounts,
     combine,
     evaluate_setup_constraint,
     evaluate_teardown_scope,
 )
-from updraft.scheduling.deps.trigger_rule import TriggerRuleResult
-from updraft.scheduling.run_view import RunView
-from updraft.scheduling.task_graph import relevant_setups, teardown_scope
+from updraft.scheduling.decisions.deps.trigger_rule import TriggerRuleResult
+from updraft.scheduling.decisions.run_view import RunView
+from updraft.scheduling.decisions.task_graph import relevant_setups, teardown_scope
 from updraft.serialization.model import SerializedDAG, SerializedTask
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.deps.base import DepStatus, failing
-from updraft.scheduling.deps.trigger_rule import NAME, TriggerRuleResult, UpstreamCounts
+from updraft.scheduling.decisions.deps.base import DepStatus, failing
+from updraft.scheduling.decisions.deps.trigger_rule import NAME, TriggerRuleResult, UpstreamCounts
 
 TI = TaskInstanceState
 

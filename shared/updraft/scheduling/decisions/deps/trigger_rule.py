@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.deps.base import DepStatus, failing, passing
+from updraft.scheduling.decisions.deps.base import DepStatus, failing, passing
 from updraft.sdk.trigger_rule import TriggerRule
 
 NAME = "Trigger Rule"

@@ -33,10 +33,10 @@ from updraft.model.states import (
     DagRunState,
     TaskInstanceState,
 )
-from updraft.scheduling.backstops import backstop_change
-from updraft.scheduling.changes import RunEvaluation, TIChange
 from updraft.scheduling.counted_ends import counts_mapped_ends
-from updraft.scheduling.deps import (
+from updraft.scheduling.decisions.backstops import backstop_change
+from updraft.scheduling.decisions.changes import RunEvaluation, TIChange
+from updraft.scheduling.decisions.deps import (
     DepStatus,
     PreviousRun,
     TriggerRule,
@@ -47,13 +47,13 @@ from updraft.scheduling.deps import (
     prev_dagrun_status,
     ready_to_reschedule_status,
 )
-from updraft.scheduling.deps.trigger_rule import NAME as TRIGGER_RULE
-from updraft.scheduling.deps.trigger_rule import UpstreamCounts
-from updraft.scheduling.mapping import complete_partial_expansions, map_length
-from updraft.scheduling.run_state import run_outcome
-from updraft.scheduling.run_view import RunView
-from updraft.scheduling.setup_teardown_rules import SetupTeardownRules
-from updraft.scheduling.task_graph import has_setups
+from updraft.scheduling.decisions.deps.trigger_rule import NAME as TRIGGER_RULE
+from updraft.scheduling.decisions.deps.trigger_rule import UpstreamCounts
+from updraft.scheduling.decisions.mapping import complete_partial_expansions, map_length
+from updraft.scheduling.decisions.run_state import run_outcome
+from updraft.scheduling.decisions.run_view import RunView
+from updraft.scheduling.decisions.setup_teardown_rules import SetupTeardownRules
+from updraft.scheduling.decisions.task_graph import has_setups
 from updraft.serialization.model import SerializedDAG, SerializedTask
 
 __all__ = ["RunEvaluation", "TIChange", "evaluate_run", "evaluate_tasks"]

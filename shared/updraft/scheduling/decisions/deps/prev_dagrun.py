@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from updraft.model.records import TaskInstance
 from updraft.model.states import SUCCESS_TI_STATES
-from updraft.scheduling.deps.base import DepStatus, failing, passing
+from updraft.scheduling.decisions.deps.base import DepStatus, failing, passing
 from updraft.serialization.model import SerializedTask
 
 NAME = "Previous Dagrun State"

@@ -13,8 +13,8 @@ import datetime as dt
 
 from updraft.model.records import UNMAPPED, TIKey
 from updraft.model.states import SCHEDULABLE_TI_STATES, TaskInstanceState
-from updraft.scheduling.blocked import BlockedReason, BlockKind
-from updraft.scheduling.evaluation import evaluate_run
+from updraft.scheduling.decisions.blocked import BlockedReason, BlockKind
+from updraft.scheduling.decisions.evaluation import evaluate_run
 from updraft.scheduling.poison import poisoned_reason
 from updraft.scheduling.previous_run import previous_run_tis
 from updraft.store.api import Store

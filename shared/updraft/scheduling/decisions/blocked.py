@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from updraft.scheduling.deps.base import DepStatus
+from updraft.scheduling.decisions.deps.base import DepStatus
 
 
 class BlockKind(enum.StrEnum):

@@ -25,8 +25,8 @@ from updraft.model.states import (
     DagRunState,
     TaskInstanceState,
 )
-from updraft.scheduling.deps.prev_dagrun import depends_on_past
-from updraft.scheduling.run_view import RunView
+from updraft.scheduling.decisions.deps.prev_dagrun import depends_on_past
+from updraft.scheduling.decisions.run_view import RunView
 from updraft.serialization.model import SerializedTask
 
 

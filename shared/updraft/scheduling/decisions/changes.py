@@ -13,7 +13,7 @@ from typing import Any
 
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
-from updraft.scheduling.deps.base import DepStatus
+from updraft.scheduling.decisions.deps.base import DepStatus
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from updraft.model.states import UNFINISHED_TI_STATES, TaskInstanceState
-from updraft.scheduling.run_view import RunView
+from updraft.scheduling.decisions.run_view import RunView
 from updraft.serialization.encoding import XComConcatRef, XComMapRef, XComRef, XComZipRef
 from updraft.serialization.model import SerializedTask
 

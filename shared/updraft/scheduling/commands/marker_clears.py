@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from updraft.model.records import DagRun, TaskInstance
-from updraft.scheduling.clearing import Selection, relatives, to_clear
+from updraft.scheduling.decisions.clearing import Selection, relatives, to_clear
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import Store
 

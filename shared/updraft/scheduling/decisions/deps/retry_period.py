@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.deps.base import DepStatus, failing, passing
+from updraft.scheduling.decisions.deps.base import DepStatus, failing, passing
 
 RETRY_NAME = "Not In Retry Period"
 RESCHEDULE_NAME = "Ready To Reschedule"

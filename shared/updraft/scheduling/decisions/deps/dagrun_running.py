@@ -10,7 +10,7 @@ import datetime as dt
 
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState
-from updraft.scheduling.deps.base import DepStatus, failing, passing
+from updraft.scheduling.decisions.deps.base import DepStatus, failing, passing
 
 NAME = "Dagrun Running"
 

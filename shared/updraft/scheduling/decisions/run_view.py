@@ -18,7 +18,7 @@ from typing import Any
 
 from updraft.model.records import UNMAPPED, DagRun, TaskInstance, TIKey
 from updraft.model.states import UNFINISHED_TI_STATES, DagRunType, TaskInstanceState
-from updraft.scheduling.deps.trigger_rule import UpstreamCounts
+from updraft.scheduling.decisions.deps.trigger_rule import UpstreamCounts
 from updraft.serialization.model import SerializedDAG, SerializedTask
 
 TI = TaskInstanceState
