@@ -258,8 +258,10 @@ class Sized:
     linear: bool = True  # False: no item grows with the size (the largest size measured is the estimate)
 
     def figures(self, recorder: CapacityRecorder) -> list[Figures]:
+        """The rows measured, plus the full size extrapolated when the last size is below it and there are two
+        (one size below full, as ``--scale`` below 1 leaves a one-size scenario, is given as measured)."""
         measured = [run(self.make(n), recorder) for n in self.sizes]
-        if self.sizes[-1] >= self.full or not self.linear:
+        if self.sizes[-1] >= self.full or not self.linear or len(self.sizes) < 2:
             return measured
         (n_small, small), (n_large, large) = list(zip(self.sizes, measured, strict=True))[-2:]
         return [*measured, extrapolate(small, large, n_small, n_large, self.full, f"{self.label} (extrapolated)")]

@@ -20,10 +20,15 @@ The embedded AWS is still one interpreter serving every request, so on this 2-co
 measured claims/s from about two schedulers on (the table gives the load average beside the figures). So the
 table also *projects* each level onto AWS, where each scheduler is a Lambda with its own CPU and DynamoDB's
 partitions do not queue these rates: the schedulers' work is the mean AWS latency of the requests they made (by
-operation, from the latency profile) and of their invokes, plus their own CPU time (measured in their
+operation, from the latency profile), plus their invokes' (a pass sends them from ``INVOKE_CONCURRENCY`` threads
+while it goes on claiming, so they are charged that many at once), plus their own CPU time (measured in their
 processes), split over N schedulers working at once: claims/s = tasks x N / that. It counts every request one
-after another, as if no claim overlapped its writes, so it is a lower bound for a given request count; what more
-schedulers cost shows in it as the requests and CPU per claim they add (lost races, re-reads).
+after another, as if no claim overlapped its writes or its invokes, so it is a lower bound for a given request
+count; what more schedulers cost shows in it as the requests and CPU per claim they add (lost races, re-reads).
+The work's three parts are reported per claim (``work_ms_per_claim``) to say which one bounds the projection.
+Beside it, *overlapped*: the invokes' threads run beside the pass's own requests and CPU, so the work is the
+larger of the two (an upper bound for the same counts).
+A scheduler process that fails reports its error, which the level raises.
 Prints a markdown table and writes bench/results/claims_processes.json.
 """
 
@@ -40,6 +45,8 @@ import time
 from typing import Any
 
 from latency_bench import ROOT  # puts the repository on sys.path and sets the benchmarks' AWS defaults
+
+from updraft.scheduling.pass_invokes import INVOKE_CONCURRENCY
 
 TABLE = "claims-processes"  # one table per level: moto's state outlives a server in this process
 IDLE_WAIT_S = 0.05
@@ -76,16 +83,34 @@ def _scheduler_process(url: str, table: str, width: int, invokes: Any, ready: An
                           clock=lambda: dt.datetime.now(dt.UTC))
     ready.wait()
     cpu, passes = time.process_time(), 0
-    while invokes.value < width and passes < 2000:
-        before = invokes.value
-        if run is None:
-            scheduler.run_pass()
-        else:
-            scheduler.schedule_run(*run)
-        passes += 1
-        if invokes.value == before:
-            time.sleep(IDLE_WAIT_S)
+    try:
+        while invokes.value < width and passes < 2000:
+            before = invokes.value
+            if run is None:
+                scheduler.run_pass()
+            else:
+                scheduler.schedule_run(*run)
+            passes += 1
+            if invokes.value == before:
+                time.sleep(IDLE_WAIT_S)
+    except Exception as exc:  # reported to the level, which raises it: a bench waiting on a dead process hangs
+        out.put({"error": f"{type(exc).__name__}: {exc}"})
+        raise
     out.put({"passes": passes, "cpu_s": time.process_time() - cpu})
+
+
+def projection(requests: dict[str, int], invokes: int, cpu_s: float, width: int, schedulers: int) -> dict[str, Any]:
+    """Claims/s on AWS for ``width`` claims that took ``requests`` (by operation), ``invokes`` and ``cpu_s`` of the
+    schedulers' CPU, shared by ``schedulers`` working at once: serially (every request, then the invokes at
+    ``INVOKE_CONCURRENCY`` at once, then the CPU) and overlapped (the invokes beside the requests and CPU)."""
+    from updraft.local.latency import AWS
+
+    work = {"requests": sum(n * AWS.dynamo(op).mean_s for op, n in requests.items() if op != "other"),
+            "invokes": invokes * AWS.lambda_invoke_api.mean_s / INVOKE_CONCURRENCY, "cpu": cpu_s}
+    return {"projected_claims_per_s": width * schedulers / sum(work.values()),
+            "projected_overlapped_claims_per_s": width * schedulers / max(work["requests"] + work["cpu"],
+                                                                          work["invokes"]),
+            "work_ms_per_claim": {part: round(1000 * seconds / width, 2) for part, seconds in work.items()}}
 
 
 def one_level(width: int, schedulers: int, latency_on: bool, events: bool = False) -> dict[str, Any]:
@@ -125,15 +150,22 @@ def one_level(width: int, schedulers: int, latency_on: bool, events: bool = Fals
         for process in processes:
             process.join(timeout=60)
         requests = server.guard.take_counts()
-    work_s = (sum(n * AWS.dynamo(op).mean_s for op, n in requests.items() if op != "other")
-              + invokes.value * AWS.lambda_invoke_api.mean_s + sum(r["cpu_s"] for r in reports))
+    errors = [r["error"] for r in reports if "error" in r]
+    if errors:
+        raise RuntimeError(f"{len(errors)} of {schedulers} scheduler processes failed: {errors[0]}")
     return {"wall_s": wall, "claims_per_s": width / wall, "invokes": invokes.value,
-            "projected_claims_per_s": width * schedulers / work_s,
+            **projection(requests, invokes.value, sum(r["cpu_s"] for r in reports), width, schedulers),
             "double_dispatches": invokes.value - width, "requests": sum(requests.values()),
             "requests_per_claim": sum(requests.values()) / width, "by_operation": dict(requests),
             "passes": sum(r["passes"] for r in reports),
             "scheduler_cpu_per_claim_ms": 1000 * sum(r["cpu_s"] for r in reports) / width,
             "load": os.getloadavg()[0]}
+
+
+def _work(runs: list[dict[str, Any]]) -> str:
+    """The projection's work per claim, each part's median over ``runs``: requests / invokes / CPU."""
+    parts = [statistics.median(r["work_ms_per_claim"][part] for r in runs) for part in ("requests", "invokes", "cpu")]
+    return " / ".join(f"{part:.1f}" for part in parts) + " ms"
 
 
 def render(results: dict[int, list[dict[str, Any]]], width: int, latency_on: bool, events: bool = False) -> str:
@@ -142,16 +174,19 @@ def render(results: dict[int, list[dict[str, Any]]], width: int, latency_on: boo
     lines = [f"Claims over one run of {width} tasks, each scheduler its own process, its passes {passes} "
              f"({'AWS latency profile' if latency_on else 'no latency'}; medians of {repeats}):",
              "",
-             "| schedulers | claims/s measured | projected on AWS | wall to claim all | double dispatches "
-             "| DynamoDB requests per claim | scheduler passes | schedulers' CPU per claim | load average |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| schedulers | claims/s measured | projected on AWS (overlapped) | wall to claim all | double dispatches "
+             "| DynamoDB requests per claim | scheduler passes | schedulers' CPU per claim "
+             "| projected work per claim: requests / invokes / CPU | load average |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for level, runs in results.items():
         def median(field: str, runs: list[dict[str, Any]] = runs) -> float:
             return float(statistics.median(r[field] for r in runs))
-        lines.append(f"| {level} | {median('claims_per_s'):.1f} | {median('projected_claims_per_s'):.1f} | "
+        lines.append(f"| {level} | {median('claims_per_s'):.1f} | {median('projected_claims_per_s'):.1f} "
+                     f"({median('projected_overlapped_claims_per_s'):.1f}) | "
                      f"{median('wall_s'):.2f} s | "
                      f"{max(r['double_dispatches'] for r in runs)} | {median('requests_per_claim'):.2f} | "
                      f"{median('passes'):.0f} | {median('scheduler_cpu_per_claim_ms'):.0f} ms | "
+                     f"{_work(runs)} | "
                      f"{median('load'):.1f} |")
     return "\n".join(lines)
 

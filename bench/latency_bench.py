@@ -1,7 +1,7 @@
 """Latency-true benchmark: claims/s for 1, 2, 4, 8 schedulers, hop latency and fan-out wall time, as on AWS.
 
 usage: python bench/latency_bench.py [--tasks 200] [--repeat 3] [--only claims,chain,fanout] [--no-latency]
-       [--loop back-to-back|event]
+       [--loop back-to-back|event] [--caps 32,200] [--no-conflicts]
 
 Runs in one process on moto guarded by ``updraft.local.concurrent_moto``: DynamoDB requests to different items
 run at the same time, each item stays atomic, and every request waits a delay drawn from
@@ -19,8 +19,13 @@ CPU time on this machine (reported beside them as the load average: on a busy 2-
   scheduler, as the worker Lambda does), started ``event -> handler`` after each invoke; hop = task N's end ->
   task N+1's start, from the store's timestamps.
 - fanout: 1 -> ``--tasks`` -> 1 at max_active_tasks 32 (Airflow's baseline: 28.6 s) and at ``--tasks`` (Lambda
-  scaling out): trigger -> run finished, and the most worker invocations in flight at once (a try gives its
-  slot back at its finish, before its mini scheduler ends, so this may exceed max_active_tasks).
+  scaling out): trigger -> run finished, the most worker invocations in flight at once (a try gives its
+  slot back at its finish, before its mini scheduler ends, so this may exceed max_active_tasks), and from the
+  root's end (the store's timestamps) to the last middle started, to the last middle ended and to the run's end.
+  Lambda's own scale-out (1,000 new execution environments per 10 s) is not modelled: every invoke runs at once.
+``--no-conflicts``: a transaction meeting another's items waits for them (as one item's writes do) instead of
+being refused as DynamoDB refuses it (``TransactionConflict``): what the protocol would do if every conflict were
+retried until it landed.
 Prints a markdown table and writes bench/results/latency.json.
 """
 
@@ -74,6 +79,12 @@ class LatencyLambda:
         return {"StatusCode": 202}
 
 
+def _refused(guard: Any) -> int:
+    """Transactions and writes the embedded AWS refused so far for meeting a transaction's items (0 when its
+    conflicts are not emulated)."""
+    return sum(guard.conflicts.refused.values()) if guard.conflicts is not None else 0
+
+
 def claims(width: int, schedulers: int, latency: Any, guard: Any, *, event_driven: bool = False) -> dict[str, Any]:
     from scheduler_bench import _setup, race_schedulers
 
@@ -86,6 +97,7 @@ def claims(width: int, schedulers: int, latency: Any, guard: Any, *, event_drive
     config = SchedulerConfig(parallelism=width * 2)
     guard.take_counts()
     guard.lock_waits.clear()
+    refused = _refused(guard)
     cpu = time.process_time()
     wall = race_schedulers(schedulers, lambda: Scheduler(store, executor, config, clock=clock),
                            lambda: client.invokes >= width, event_driven=event_driven)
@@ -93,6 +105,7 @@ def claims(width: int, schedulers: int, latency: Any, guard: Any, *, event_drive
     requests = guard.take_counts()
     return {"wall_s": wall, "claims_per_s": width / wall, "invokes": client.invokes, "cpu_s": cpu,
             "double_dispatches": client.invokes - width, "requests": sum(requests.values()),
+            "conflicts_refused": _refused(guard) - refused,
             "lock_wait_s": sum(guard.lock_waits.values()), "by_operation": dict(requests),
             "lock_wait_by_operation": {op: round(s, 2) for op, s in guard.lock_waits.items()}}
 
@@ -144,6 +157,7 @@ def run_dag(dag: Any, latency: Any, guard: Any, parallelism: int) -> dict[str, A
     store_dags(store, dag, now=_now())
     world = LambdaWorld(store, latency, parallelism)
     guard.take_counts()
+    refused = _refused(guard)
     started = time.perf_counter()
     run = trigger_dag(store, dag.dag_id, now=_now())
     world.scheduler().schedule_run(dag.dag_id, run.run_id)  # the trigger's nudge: one scheduler invoke
@@ -159,7 +173,28 @@ def run_dag(dag: Any, latency: Any, guard: Any, parallelism: int) -> dict[str, A
     tis = store.get_run_tis(dag.dag_id, run.run_id)
     requests = guard.take_counts()
     return {"state": finished.state.value, "wall_s": wall, "tasks": len(tis), "peak_running": world.peak,
-            "requests_per_task": sum(requests.values()) / len(tis), "tis": tis}
+            "requests_per_task": sum(requests.values()) / len(tis), "tis": tis, "run_end": finished.end_date,
+            "conflicts_refused": _refused(guard) - refused}
+
+
+def fanout_timeline(result: dict[str, Any]) -> dict[str, Any]:
+    """A fan-out run's result with its times from the root's end (task ``first``): to the last middle started,
+    to the last middle ended and to the run's end, in seconds, from the store's timestamps (None where a middle
+    never started or the run has no end)."""
+    tis = result.pop("tis")
+    run_end = result.pop("run_end")
+    root = next(ti for ti in tis if ti.key.task_id == "first")
+    middles = [ti for ti in tis if ti.key.task_id not in ("first", "last")]
+
+    def since_root(moment: dt.datetime | None) -> float | None:
+        return None if moment is None or root.end_date is None else (moment - root.end_date).total_seconds()
+
+    starts = [ti.start_date for ti in middles]
+    ends = [ti.end_date for ti in middles]
+    return {**result,
+            "root_end_to_last_middle_started_s": since_root(max(starts) if None not in starts else None),
+            "root_end_to_last_middle_ended_s": since_root(max(ends) if None not in ends else None),
+            "root_end_to_run_end_s": since_root(run_end)}
 
 
 def _chain_dag() -> Any:
@@ -183,6 +218,7 @@ def _fanout_dag(width: int, max_active_tasks: int) -> Any:
 
 
 def chain_hops(result: dict[str, Any]) -> dict[str, Any]:
+    result.pop("run_end")
     ordered = sorted(result.pop("tis"), key=lambda ti: ti.key.task_id)
     hops = [(b.start_date - a.end_date).total_seconds() * 1000 for a, b in itertools.pairwise(ordered)]
     return {**result, "median_hop_ms": statistics.median(hops), "max_hop_ms": max(hops)}
@@ -197,8 +233,12 @@ def main() -> int:
     parser.add_argument("--loop", choices=("back-to-back", "event"), default="back-to-back",
                         help="claims: a scheduler whose pass found nothing runs the next at once, or waits for the "
                              "tick (as deployed: every scheduler waiting)")
+    parser.add_argument("--caps", default=None, help="fanout: the max_active_tasks to run at (default 32,TASKS)")
+    parser.add_argument("--no-conflicts", action="store_true",
+                        help="transactions wait for each other's items instead of being refused")
     args = parser.parse_args()
     only = set(args.only.split(","))
+    caps = [int(cap) for cap in args.caps.split(",")] if args.caps else [32, args.tasks]
 
     from moto import mock_aws
 
@@ -210,8 +250,9 @@ def main() -> int:
     latency = None if args.no_latency else LatencySource(AWS)
     load_before = round(os.getloadavg()[0], 2)
     results: dict[str, Any] = {"tasks": args.tasks, "repeat": args.repeat, "latency": not args.no_latency,
-                               "loop": args.loop}
-    with mock_aws(), ConcurrentMoto(latency).in_process() as guard:
+                               "loop": args.loop, "conflicts": not args.no_conflicts}
+    conflicts = False if args.no_conflicts else None
+    with mock_aws(), ConcurrentMoto(latency, conflicts=conflicts).in_process() as guard:
         if "claims" in only:
             results["claims"] = {}
             for level in LEVELS:
@@ -223,6 +264,7 @@ def main() -> int:
                     "double_dispatches": max(s["double_dispatches"] for s in samples),
                     "requests_per_claim": statistics.median(s["requests"] / args.tasks for s in samples),
                     "lock_wait_s": statistics.median(s["lock_wait_s"] for s in samples),
+                    "conflicts_refused": statistics.median(s["conflicts_refused"] for s in samples),
                     "cpu_per_claim_ms": statistics.median(s["cpu_s"] * 1000 / args.tasks for s in samples),
                     "cpu_busy": statistics.median(s["cpu_s"] / s["wall_s"] for s in samples),
                     "by_operation": samples[0]["by_operation"],
@@ -230,17 +272,18 @@ def main() -> int:
                 print(f"{level} schedulers: {results['claims'][level]}", file=sys.stderr, flush=True)
         if "chain" in only:
             runs = [chain_hops(run_dag(_chain_dag(), latency, guard, 32)) for _ in range(args.repeat)]
-            results["chain"] = _median_of(runs, ("wall_s", "median_hop_ms", "max_hop_ms", "requests_per_task"))
+            results["chain"] = _median_of(runs, ("wall_s", "median_hop_ms", "max_hop_ms", "requests_per_task",
+                                                 "conflicts_refused"))
             print(f"chain: {results['chain']}", file=sys.stderr, flush=True)
         if "fanout" in only:
-            for cap in (32, args.tasks):
-                runs = [run_dag(_fanout_dag(args.tasks, cap), latency, guard, cap) for _ in range(args.repeat)]
-                for r in runs:
-                    r.pop("tis")
-                results[f"fanout_{cap}"] = _median_of(runs, ("wall_s", "peak_running", "requests_per_task"))
+            for cap in caps:
+                runs = [fanout_timeline(run_dag(_fanout_dag(args.tasks, cap), latency, guard, cap))
+                        for _ in range(args.repeat)]
+                results[f"fanout_{cap}"] = _median_of(runs, ("wall_s", "peak_running", "requests_per_task",
+                                                             "conflicts_refused", *TIMELINE))
                 print(f"fan-out at {cap}: {results[f'fanout_{cap}']}", file=sys.stderr, flush=True)
     results["load"] = [load_before, round(os.getloadavg()[0], 2)]
-    print(render(results, args.tasks))
+    print(render(results, args.tasks, caps))
     out = ROOT / "bench" / "results" / "latency.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, default=str))
@@ -248,12 +291,25 @@ def main() -> int:
     return 0
 
 
+TIMELINE = ("root_end_to_last_middle_started_s", "root_end_to_last_middle_ended_s", "root_end_to_run_end_s")
+
+
 def _median_of(runs: list[dict[str, Any]], fields: tuple[str, ...]) -> dict[str, Any]:
-    return {**{f: statistics.median(r[f] for r in runs) for f in fields}, "states": [r["state"] for r in runs]}
+    """Each field's median over ``runs`` (None if a run has none), and the runs' states."""
+    def median(field: str) -> Any:
+        values = [r[field] for r in runs]
+        return None if None in values else statistics.median(values)
+    return {**{f: median(f) for f in fields}, "states": [r["state"] for r in runs]}
 
 
-def render(results: dict[str, Any], tasks: int) -> str:
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} s"
+
+
+def render(results: dict[str, Any], tasks: int, caps: list[int]) -> str:
     mode = "AWS latency profile" if results["latency"] else "no added latency"
+    if not results["conflicts"]:
+        mode += "; conflicting transactions wait, not refused"
     lines = [f"Latency-true embedded AWS ({mode}; concurrent moto, per-item atomic), median of {results['repeat']}; "
              f"load average {results['load'][0]} before, {results['load'][1]} after; {os.cpu_count()} CPUs", ""]
     if "claims" in results:
@@ -272,12 +328,16 @@ def render(results: dict[str, Any], tasks: int) -> str:
         c = results["chain"]
         rows.append(f"| chain of 20 | {c['wall_s']:.2f} s | median hop {c['median_hop_ms']:.0f} ms (max "
                     f"{c['max_hop_ms']:.0f}) | {c['requests_per_task']:.1f} | {', '.join(c['states'])} |")
-    for key, label in ((f"fanout_{32}", f"fan-out 1 -> {tasks} -> 1, max_active_tasks 32 (Airflow: 28.6 s)"),
-                       (f"fanout_{tasks}", f"fan-out 1 -> {tasks} -> 1, max_active_tasks {tasks}")):
+    for cap in caps:
+        key, label = f"fanout_{cap}", f"fan-out 1 -> {tasks} -> 1, max_active_tasks {cap}"
+        if cap == 32 and tasks == 200:
+            label += " (Airflow: 28.6 s)"
         if key in results:
             f = results[key]
             rows.append(f"| {label} | {f['wall_s']:.2f} s | {f['peak_running']:.0f} worker invocations in flight "
-                        f"at peak | {f['requests_per_task']:.1f} | {', '.join(f['states'])} |")
+                        f"at peak; root's end -> last middle started {_seconds(f.get(TIMELINE[0]))}, -> last "
+                        f"middle ended {_seconds(f.get(TIMELINE[1]))}, -> run's end {_seconds(f.get(TIMELINE[2]))} "
+                        f"| {f['requests_per_task']:.1f} | {', '.join(f['states'])} |")
     if rows:
         lines += ["| run | trigger -> done | shape | DynamoDB requests per task | states |", "|---|---|---|---|---|",
                   *rows]
