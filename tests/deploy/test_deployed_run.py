@@ -296,6 +296,8 @@ def test_a_fargate_try_whose_task_is_killed_fails_at_once_and_its_retry_runs_on_
     assert "trained on fargate" in text
 
 
+# The target is 30 s after the try's start: the sensor must still find it ahead when it runs, and on a loaded
+# machine the try's start and the sensor's execute are seconds apart (10 s was too little at a load of 20).
 DEFERRING_DAG = """
 import pendulum
 
@@ -306,7 +308,7 @@ from airflow.sdk import dag, task
 @dag(schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False, is_paused_upon_creation=False)
 def waits():
     wait = DateTimeSensorAsync(task_id="wait",
-                               target_time="{{ (ti.start_date + macros.timedelta(seconds=10)).isoformat() }}")
+                               target_time="{{ (ti.start_date + macros.timedelta(seconds=30)).isoformat() }}")
 
     @task
     def after() -> None:
@@ -345,7 +347,7 @@ def test_a_deferred_try_waits_in_the_deployed_state_machine_and_resumes_in_the_w
         tis, [(r.function, r.result) for r in runtime.invocations[-4:]])
     (execution,) = [e for e in sfn.list_executions(stateMachineArn=machine)["executions"]
                     if e["executionArn"] not in before]
-    deadline = time.monotonic() + 40
+    deadline = time.monotonic() + 60
 
     def resumes() -> list[Any]:  # the state machine's invoke runs in the runtime as it is made (RequestResponse)
         return [r for r in runtime.invocations if isinstance(r.event, dict) and r.event.get("kind") == "resume_deferred"]
