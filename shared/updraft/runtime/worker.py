@@ -49,7 +49,6 @@ from updraft.scheduling import (
     Waits,
     claim_callback,
     finish_try,
-    held_limit_ids,
     next_hop,
     resume_try,
     run_due_now,
@@ -189,12 +188,11 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
 
         _schedule_after(store, scheduler, dag, finished, result, hand_off_or_here)
         return result
-    # The next task first (the try gave its slots back with its end: ``finish_try``), and once more if a limit
-    # this try freed was what kept a task waiting.
+    # The next task (the try gave its slots back with its end, before this look: ``finish_try``), and the whole
+    # run once more when the look was coalesced with another.
     report = _schedule_after(store, scheduler, dag, finished, result,
                              functools.partial(scheduler.schedule_run, key.dag_id, key.run_id))
-    freed = held_limit_ids(finished) if finished else set()
-    if report is not None and (report.coalesced or report.full_limits & freed):
+    if report is not None and report.coalesced:
         scheduler.schedule_run(key.dag_id, key.run_id)
     return result
 

@@ -58,7 +58,8 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
     Returns the instance as it was while running, in the state its try ended in (falsy: the try was ended
     elsewhere); the mini scheduler decides from that state (``scheduling.downstream``). A try holding a ticket
     ends and gives its slots back in one transaction (``updraft.limits.release``), conditional on its try and its
-    ticket.
+    ticket. The answer keeps the ticket as held while running (the stored instance has none): it names the limits
+    the end gave back, which the worker's next hop and ``waiting_claims`` decide from.
     """
     # ``started`` (what start_try returned) saves a read; whether the try is still running is then decided by
     # the fenced write below, as it is when the read was made.
@@ -97,7 +98,6 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
 
         if not limits.release(limits_table(store), end, ticket):
             return None
-        ti = dataclasses.replace(ti, ticket=None)
     elif not store.end_try(key, try_id=try_id, state=state, fields=fields):
         return None
     if state == TaskInstanceState.UP_FOR_RESCHEDULE:

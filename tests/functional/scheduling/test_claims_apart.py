@@ -15,8 +15,8 @@ from updraft.model.limits import DEFAULT_POOL_SLOTS, PARALLELISM_LIMIT, pool_lim
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.claim_pass import BUCKETS, bucket_of, spread_ties
 from updraft.scheduling.commands.triggering import trigger_dag
-from updraft.scheduling.holding import limits_table
-from updraft.scheduling.try_lifecycle import TryResult, finish_try, start_try
+from updraft.scheduling.holding import held_limit_ids, limits_table
+from updraft.scheduling.try_lifecycle import NextHop, TryResult, finish_try, next_hop, start_try
 
 WIDTH = 12
 
@@ -109,3 +109,26 @@ def test_a_try_claimed_by_another_is_a_race_lost_that_takes_nothing_and_the_pass
     assert claimed and all(bucket_of(ti) != bucket_of(first) for ti in tis if ti.key in claimed)
     assert store.get_ti(first.key).try_id == "other"  # the other scheduler's claim stands
     assert room(limits_table(store), pool_limit("apart")) == WIDTH - len(claimed)  # the lost claim took nothing
+
+
+def test_an_ended_try_tells_the_worker_what_it_gave_back_so_a_named_pool_goes_first(env):
+    """finish_try's answer names the limits the end gave back (the ticket as held while running), which the worker
+    needs: a try that held a named pool hands its run on after its release (``next_hop``), and an end whose limit
+    kept a task waiting schedules the run again (``waiting_claims``)."""
+    store, clock, scheduler, executor = env
+    with DAG("named", schedule=None, start_date=START) as dag:
+        task(lambda: None, task_id="solo", pool="named")() >> task(lambda: None, task_id="next")()
+    store.set_pool("named", 1)
+    store_dags(store, dag, now=clock())
+    run = trigger_dag(store, "named", now=clock())
+    scheduler.run_pass()
+    [solo] = executor.take()
+    serialized = scheduler.dag("named", run.dag_hash)
+    assert start_try(store, solo.key, solo.try_id, now=clock())
+    finished = finish_try(store, solo.key, solo.try_id, TryResult(TaskInstanceState.SUCCESS), now=clock(),
+                          dag=serialized)
+    assert finished and finished.state == TaskInstanceState.SUCCESS
+    assert pool_limit("named") in held_limit_ids(finished)
+    assert next_hop(serialized, "solo", finished) is NextHop.RELEASE_THEN_HAND_OFF
+    assert store.get_ti(solo.key).ticket is None  # stored: released with the end
+    assert room(limits_table(store), pool_limit("named")) == 1
