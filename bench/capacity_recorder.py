@@ -5,6 +5,9 @@ moto offers no hook around a request, so (like ``updraft.local.embedded_aws.seri
 backend before and after it, so a write is charged for the larger of the two (a failed condition included), and
 each secondary index for what the write changed in it. Reads are charged for what they touched: GetItem for the
 whole item (a projection does not reduce it), a Query for the sum of the items (or index entries) it returned.
+A ``TransactWriteItems`` is charged item by item at twice a write's units (DynamoDB prepares and commits each
+item), a ``ConditionCheck`` item too; a cancelled transaction is charged as if it landed (an assumption, as a
+failed condition is charged), and its index writes at a plain write's units.
 Each request is tagged with the role the scenario says is running (``scheduler`` or ``worker``), for the Lambda
 model, and with its call site (the store method and the scheduling or runtime function that called it; requests
 that Updraft sends at once from its thread pool keep the role and caller of the thread that sent them).
@@ -54,6 +57,10 @@ class Charge:
     index_units: list[tuple[str, str, int]] = field(default_factory=list)  # (index, index partition, units)
     site: str = ""  # "store_module.method < caller_module.function"
     request: bool = True  # False for a batch's second and later items: one request, charged item by item
+
+
+# A transaction's items cost twice a single write's units (DynamoDB's pricing: prepare and commit).
+TRANSACTION_FACTOR = 2
 
 
 def _frames() -> list[tuple[str, str]]:
@@ -197,6 +204,16 @@ class CapacityRecorder:
             for (table, key), before in zip(keyed, before_items, strict=True):
                 self._charge_write(operation, who, before, self._item(backend, table, key))
             return response
+        if operation == "TransactWriteItems":
+            keyed = [(spec["TableName"], spec["Item"] if kind == "Put" else spec["Key"])
+                     for entry in body["TransactItems"] for kind, spec in entry.items()]
+            before_items = [self._item(backend, table, key) for table, key in keyed]
+            try:
+                return send()
+            finally:  # landed or cancelled (moto may answer a cancellation by raising): each item charged
+                for (table, key), before in zip(keyed, before_items, strict=True):
+                    self._charge_write(operation, who, before, self._item(backend, table, key),
+                                       factor=TRANSACTION_FACTOR, key=key)
         if operation == "GetItem":
             size = item_size(self._item(backend, body["TableName"], body["Key"]))
             self.charges.append(Charge(operation, self._partition(body["Key"]), who, item_bytes=size,
@@ -220,13 +237,15 @@ class CapacityRecorder:
     def _partition(self, item: dict[str, Any]) -> str:
         return str(next(iter(item[self.table_keys[0]].values())))
 
-    def _charge_write(self, operation: str, who: str, before: dict | None, after: dict | None) -> None:
+    def _charge_write(self, operation: str, who: str, before: dict | None, after: dict | None,
+                      factor: int = 1, key: dict[str, Any] | None = None) -> None:
         present = after if after is not None else before
-        if present is None:  # a delete of nothing: still one unit, on the key it named
-            self.charges.append(Charge(operation, "?", who, write_units=1))
+        if present is None:  # a write of nothing (a delete, a refused transaction): one unit, on the key it named
+            self.charges.append(Charge(operation, self._partition(key) if key else "?", who, write_units=factor))
             return
         partition = self._partition(present)
-        charge = Charge(operation, partition, who, write_units=write_units(item_size(before), item_size(after)),
+        charge = Charge(operation, partition, who,
+                        write_units=factor * write_units(item_size(before), item_size(after)),
                         item_bytes=max(item_size(before), item_size(after)))
         for index in self.indexes:
             for write in index_writes(before, after, index, self.table_keys):
