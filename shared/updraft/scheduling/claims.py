@@ -18,7 +18,7 @@ from typing import Any
 
 from updraft.executors.base import Dispatch
 from updraft.executors.choice import executor_for
-from updraft.limits import Acquired, Claim, Full, Lost, Need, acquire
+from updraft.limits import Acquired, Claim, Contended, Full, Lost, Need, acquire
 from updraft.model.limits import (
     DEFAULT_POOL,
     DEFAULT_POOL_SLOTS,
@@ -136,12 +136,18 @@ def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
     if len(candidates) > BATCH or (len(candidates) > 1 and any(is_resuming(c.ti) for c in candidates)):
         raise ValueError(f"claim_batch: {len(candidates)} candidates, or a resumed try among several")
     parts = [_ClaimParts.of(store, candidate, now) for candidate in candidates]
-    if len(parts) == 1:
-        outcome = _acquire(store, parts[0].claim,
-                           queue=lambda: store.queue_ti(candidates[0].ti.key, expected=parts[0].expected,
-                                                        fields=parts[0].fields))
-    else:
-        outcome = acquire(limits_table(store), [part.claim for part in parts])
+    try:
+        if len(parts) == 1:
+            outcome = _acquire(store, parts[0].claim,
+                               queue=lambda: store.queue_ti(candidates[0].ti.key, expected=parts[0].expected,
+                                                            fields=parts[0].fields))
+        else:
+            outcome = acquire(limits_table(store), [part.claim for part in parts])
+    except Contended:
+        # Other claims and releases held these limits' counters on every attempt: nothing was written. Left as
+        # a race lost, to the schedulers working those limits now (an end's release looks again) or the tick.
+        return [ClaimResult(lost=True) for _ in candidates]
+    if len(parts) > 1:
         if isinstance(outcome, Lost) and any(candidates[i].create_fields is not None for i in outcome.claims):
             # Another scheduler created some of them: the pass's read is old, and no more is written from it.
             return [ClaimResult(lost=True, stale=True) if i in outcome.claims else ClaimResult()

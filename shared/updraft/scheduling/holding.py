@@ -11,14 +11,17 @@ configured.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from updraft.limits import Acquired, Claim, Full, Lost, Table, Ticket, acquire, ensure, release, resize, size
+from updraft.limits import Acquired, Claim, Contended, Full, Lost, Table, Ticket, acquire, ensure, release, resize, size
 from updraft.model.limits import PARALLELISM_LIMIT
 from updraft.model.records import TaskInstance
 from updraft.model.states import LIMIT_LISTING_STATES, TaskInstanceState
 from updraft.store.api import Store
+
+logger = logging.getLogger(__name__)
 
 
 def limits_table(store: Store) -> Table:
@@ -57,8 +60,13 @@ def follow_parallelism(store: Store, parallelism: int) -> None:
     redeploy (or a local restart with other --workers) that changes it then holds from this call on, not only
     from the first claim the old size refuses (``acquire_sized``). One read when they have that size already."""
     table = limits_table(store)
-    if not resize(table, PARALLELISM_LIMIT, parallelism):
-        ensure(table, PARALLELISM_LIMIT, parallelism)
+    try:
+        if not resize(table, PARALLELISM_LIMIT, parallelism):
+            ensure(table, PARALLELISM_LIMIT, parallelism)
+    except Contended:
+        # Claims held the counters on every attempt: the next check sizes them (a claim refused at the old size
+        # resizes them meanwhile: ``acquire_sized``).
+        logger.warning("parallelism's counters were contended; sized at the next check")
 
 
 def release_ticket(store: Store, ti: TaskInstance, *, keep: Collection[str] = ()) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from updraft.executors.base import Executor, LostTry
-from updraft.limits import Acquired, Full
+from updraft.limits import Acquired, Contended, Full
 from updraft.metrics.airflow import AirflowMetrics
 from updraft.model.limits import dag_runs_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
@@ -388,8 +388,12 @@ class Scheduler:
         entry of the store's limit items when created before tickets)."""
         if run.ticket is None:
             backfill = run.run_type == DagRunType.BACKFILL
-            outcome = run_slots.start_holding(
-                self.store, run, None if backfill else self.dag(run.dag_id, run.dag_hash).max_active_runs, now=now)
+            try:
+                outcome = run_slots.start_holding(
+                    self.store, run, None if backfill else self.dag(run.dag_id, run.dag_hash).max_active_runs,
+                    now=now)
+            except Contended:
+                return False  # the run limit's counters were held by others on every attempt: a later pass starts it
             if isinstance(outcome, Full):
                 return False  # max_active_runs reached; it starts when a run finishes
             started = isinstance(outcome, Acquired)

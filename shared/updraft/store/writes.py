@@ -3,15 +3,22 @@
 A failed condition is an expected outcome (someone else got there first) and comes back as ``False``, never as
 pynamodb's ``PutError``/``UpdateError``/``DeleteError``; only real failures (throttling past the retries, a
 missing table) still raise.
+
+A single write on an item a transaction holds at that moment (a claim's or a release's, ``updraft.limits``) is
+rejected by DynamoDB with ``TransactionConflictException``, which botocore does not retry. The rejected write
+changed nothing, so it is sent again after a short jittered pause (``CONFLICT_RETRIES`` times at most): to its
+caller it is the write it would have been a moment later.
 """
 
 from __future__ import annotations
 
 import functools
+import random
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from botocore.exceptions import ClientError
 from pynamodb.constants import ALL_NEW, ALL_OLD, ITEM, NONE, PUT_ITEM, UPDATE_ITEM
@@ -21,7 +28,11 @@ from pynamodb.expressions.update import Action
 
 from updraft.store.models import Item
 
+_T = TypeVar("_T")
+
 _CONDITION_FAILED = "ConditionalCheckFailedException"
+_TRANSACTION_CONFLICT = "TransactionConflictException"
+CONFLICT_RETRIES = 8  # a transaction holds its items for milliseconds: eight pauses of up to 5-20 ms outlast one
 # Optimistic loops re-read and retry when a concurrent writer changed the item; a handful is plenty because
 # each retry means someone else made progress.
 RETRIES = 8
@@ -31,10 +42,30 @@ def condition_failed(exc: Exception) -> bool:
     return getattr(exc, "cause_response_code", None) == _CONDITION_FAILED
 
 
+def _conflicted(exc: Exception) -> bool:
+    """A write rejected because a transaction held its item (nothing written)."""
+    if isinstance(exc, ClientError):
+        return exc.response.get("Error", {}).get("Code") == _TRANSACTION_CONFLICT
+    return getattr(exc, "cause_response_code", None) == _TRANSACTION_CONFLICT
+
+
+def past_conflicts(write: Callable[[], _T]) -> _T:
+    """``write()``, sent again while a transaction holding its item rejects it (``TransactionConflictException``),
+    after a jittered pause that doubles from 5 ms up to 20 ms; the last rejection is raised."""
+    for attempt in range(CONFLICT_RETRIES):
+        try:
+            return write()
+        except (PutError, UpdateError, DeleteError, ClientError) as exc:
+            if not _conflicted(exc):
+                raise
+            time.sleep(random.random() * min(0.02, 0.005 * 2**attempt))
+    return write()
+
+
 def conditional(write: Callable[[], object]) -> bool:
     """Run one conditional write; a failed condition is a lost race, reported as False."""
     try:
-        write()
+        past_conflicts(write)
     except (PutError, UpdateError, DeleteError) as exc:
         if condition_failed(exc):
             return False
@@ -66,7 +97,7 @@ def acknowledged(write: Callable[[], object], landed: Callable[[], bool]) -> boo
     write's token) whether the write was ours all along. A request sent once costs what it did: a lost race is
     told apart without a read."""
     try:
-        write()
+        past_conflicts(write)
     except (PutError, UpdateError, DeleteError) as exc:
         if not condition_failed(exc):
             raise
@@ -115,7 +146,7 @@ def write_reporting(row: Item, *, actions: Sequence[Action] | None = None, condi
             return_values=ALL_NEW, return_values_on_condition_failure=ALL_OLD)
         operation = UPDATE_ITEM
     try:
-        data = connection.dispatch(operation, kwargs)
+        data = past_conflicts(lambda: connection.dispatch(operation, kwargs))
     except ClientError as exc:
         original = exc.__cause__ if isinstance(exc.__cause__, ClientError) else exc
         response = original.response

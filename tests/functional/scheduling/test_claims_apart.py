@@ -10,7 +10,7 @@ import pytest
 
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, scheduler_for, store_dags
-from updraft.limits import Ticket, room
+from updraft.limits import Contended, Table, Ticket, room
 from updraft.model.limits import DEFAULT_POOL_SLOTS, PARALLELISM_LIMIT, pool_limit
 from updraft.model.states import TaskInstanceState
 from updraft.scheduling.claim_pass import BUCKETS, bucket_of, spread_ties
@@ -132,3 +132,40 @@ def test_an_ended_try_tells_the_worker_what_it_gave_back_so_a_named_pool_goes_fi
     assert next_hop(serialized, "solo", finished) is NextHop.RELEASE_THEN_HAND_OFF
     assert store.get_ti(solo.key).ticket is None  # stored: released with the end
     assert room(limits_table(store), pool_limit("named")) == 1
+
+
+def test_a_claim_contended_on_every_attempt_is_left_to_a_later_pass(env, monkeypatch, sensor_dag):
+    """Counters held by other transactions on every attempt (``Contended``) fail no pass and poison no run: the
+    run's start, its claims and the parallelism's sizing are left to a later pass, which starts and claims it."""
+    store, clock, scheduler, executor = env
+    store_dags(store, sensor_dag, now=clock())
+    run = trigger_dag(store, "poke", now=clock())
+    real = Table.transact
+
+    def contended(self, items):
+        raise Contended("held on every attempt")
+
+    monkeypatch.setattr(Table, "transact", contended)
+    report = scheduler.run_pass()
+    assert not report.dispatched and executor.take() == [] and report.poisoned == {}
+    assert store.get_run("poke", run.run_id).note is None
+    assert all(ti.state == TaskInstanceState.SCHEDULED for ti in store.get_run_tis("poke", run.run_id))
+    monkeypatch.setattr(Table, "transact", real)
+    scheduler.run_pass()
+    assert [d.key.task_id for d in executor.take()] == ["wait"]
+
+    # The run starts, its claim alone is contended.
+    run = trigger_dag(store, "poke", now=clock(), run_id="second")
+
+    def claim_contended(self, items):
+        if any('"TI#' in str(item) or "'TI#" in str(item) for item in items):
+            raise Contended("held on every attempt")
+        return real(self, items)
+
+    monkeypatch.setattr(Table, "transact", claim_contended)
+    report = scheduler.run_pass()
+    assert report.runs_started == ["second"]
+    assert not report.dispatched and report.poisoned == {}
+    monkeypatch.setattr(Table, "transact", real)
+    scheduler.run_pass()
+    assert [d.key.run_id for d in executor.take()] == [run.run_id]

@@ -27,6 +27,7 @@ from updraft.limits import (
     resize,
     room,
 )
+from updraft.limits.release import RELEASE_ATTEMPTS, RELEASE_CAP_S
 from updraft.limits.shards import UNLIMITED
 from updraft.model.records import TIKey
 from updraft.store import keys
@@ -218,6 +219,29 @@ def test_a_release_ends_the_instance_and_gives_back_in_one_transaction_once(stor
     assert shards_of(table) == [(10, 10)] and shards_of(table, "parallelism") == [(32, 32)]
     assert not release(table, end(store, key), ticket)  # a repeat: nothing held, nothing given
     assert shards_of(table) == [(10, 10)]
+    check_accounts(table)
+
+
+def test_a_release_outlasts_conflicts_a_claim_gives_up_on(store, table, pauses):
+    """An end must land: conflicts that make a claim give up (``Contended``, a later pass tries again) are
+    waited out by a release, with longer pauses; only a shard conflicting past its attempts raises."""
+    key = scheduled(store, "t")
+    (ticket,) = acquire(table, [claim(store, key, pool(3))]).tickets
+    backoff = Backoff(attempts=3, sleep=pauses.append)
+    hot = Table(Cancelling(table.client, "TransactionConflict", times=10), table.name, backoff)
+    with pytest.raises(Contended):
+        acquire(hot, [claim(store, scheduled(store, "u"), pool())])
+    pauses.clear()
+    hot = Table(Cancelling(table.client, "TransactionConflict", times=10), table.name, backoff)
+    assert release(hot, end(store, key), ticket)
+    assert store.get_ti(key).state == S.SUCCESS and shards_of(table) == [(10, 10)]
+    assert len(pauses) == 10 and max(pauses) <= RELEASE_CAP_S
+    endless = Table(Cancelling(table.client, "TransactionConflict", times=RELEASE_ATTEMPTS), table.name, backoff)
+    other = scheduled(store, "v")
+    (held,) = acquire(table, [claim(store, other, pool(2))]).tickets
+    with pytest.raises(Contended):
+        release(endless, end(store, other), held)
+    assert store.get_ti(other).ticket == held.encode()  # nothing written: its next delivery releases it
     check_accounts(table)
 
 
