@@ -59,4 +59,6 @@ def test_a_file_whose_handling_failed_is_parsed_again_at_the_next_start(tmp_path
     system = start_system(dags, state_dir=str(state))  # the cause is gone (a fixed table, a restarted parser)
     store = system.services.store
     eventually(lambda: store.get_dag_meta("retried"), timeout=30)
-    assert store.get_file_record("retried.py").parse_failures == 0 and store.list_import_errors() == []
+    # The file's record is written after its DAGs: waited for, as above.
+    eventually(lambda: (r := store.get_file_record("retried.py")) and r.parse_failures == 0 and r, timeout=30)
+    assert store.list_import_errors() == []

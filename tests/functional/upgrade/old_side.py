@@ -20,9 +20,9 @@ from updraft.executors.recording import RecordingExecutor
 from updraft.model.parse_results import ParsedFile
 from updraft.model.states import TaskInstanceState
 from updraft.runtime.worker import report_try, run_for
-from updraft.scheduling.commands.dag_registration import register_parsed_file, set_paused
-from updraft.scheduling.commands.triggering import trigger_dag
+from updraft.scheduling.dag_registration import register_parsed_file, set_paused
 from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
+from updraft.scheduling.triggering import trigger_dag
 from updraft.scheduling.try_lifecycle import TryResult, start_try
 from updraft.serialization import serialize_dag
 from updraft.store.config import StoreConfig
