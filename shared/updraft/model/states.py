@@ -64,7 +64,7 @@ FAILED_TRY_STATES = frozenset({TI.FAILED, TI.UP_FOR_RETRY})
 SLOT_HOLDING_STATES = frozenset({TI.QUEUED, TI.RUNNING})
 # A try that may hold limits (its ticket): the slot-holding states and deferred (a pool with
 # include_deferred keeps its slot). A write taking a try out of these states releases what it holds.
-LIMIT_LISTING_STATES = SLOT_HOLDING_STATES | {TI.DEFERRED}
+TICKET_HOLDING_STATES = SLOT_HOLDING_STATES | {TI.DEFERRED}
 # Running on a worker or bound for one (scheduled, queued, running): nothing to fast-forward while one is.
 WORKER_BOUND_STATES = SLOT_HOLDING_STATES | {TI.SCHEDULED}
 # What a task's process may report its try ended in (the supervisor rejects any other report).

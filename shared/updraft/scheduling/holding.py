@@ -18,7 +18,7 @@ from typing import Any
 from updraft.limits import Acquired, Claim, Contended, Full, Lost, Table, Ticket, acquire, ensure, release, resize, size
 from updraft.model.limits import PARALLELISM_LIMIT
 from updraft.model.records import TaskInstance
-from updraft.model.states import LIMIT_LISTING_STATES, TaskInstanceState
+from updraft.model.states import TICKET_HOLDING_STATES, TaskInstanceState
 from updraft.store.api import Store
 
 logger = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ def release_ticket(store: Store, ti: TaskInstance, *, keep: Collection[str] = ()
 def releases(before: TaskInstance | None, state: TaskInstanceState) -> bool:
     """Whether a transition of ``before`` to ``state`` gives its ticket back: it holds one and leaves holding
     (queued, running, deferred), but for a deferred try resumed (scheduled again), which keeps what it kept."""
-    return (before is not None and before.ticket is not None and state not in LIMIT_LISTING_STATES
+    return (before is not None and before.ticket is not None and state not in TICKET_HOLDING_STATES
             and not (before.state == TaskInstanceState.DEFERRED and state == TaskInstanceState.SCHEDULED))
 
 

@@ -27,8 +27,8 @@ from updraft.executors.choice import executor_for
 from updraft.model.records import UNMAPPED, DagRun, TaskInstance, TIKey
 from updraft.model.states import (
     KEPT_BY_FAIL_FAST,
-    LIMIT_LISTING_STATES,
     SCHEDULABLE_TI_STATES,
+    TICKET_HOLDING_STATES,
     UNFINISHED_TI_STATES,
     DagRunState,
     TaskInstanceState,
@@ -286,7 +286,7 @@ class _Evaluation:
         fields: dict[str, Any] = {} if ti is not None else self._task_fields(self.view.tasks[key.task_id])
         fields.update(start_date=(ti.start_date if ti and ti.start_date else self.now), end_date=self.now,
                       note=note)
-        if self.view.state(key) in LIMIT_LISTING_STATES:
+        if self.view.state(key) in TICKET_HOLDING_STATES:
             fields.update(lease_expires_at=None)
         # Fenced on the current try: a worker (or a racing decision) that ended the try first wins.
         self._change(key, state, fields, expected_try_id=ti.try_id if ti is not None else None)

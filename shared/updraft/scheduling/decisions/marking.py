@@ -16,8 +16,8 @@ from typing import Any
 from updraft.model.records import DagRun, TaskInstance
 from updraft.model.states import (
     FINISHED_TI_STATES,
-    LIMIT_LISTING_STATES,
     RUNNING_FOR_MARK,
+    TICKET_HOLDING_STATES,
     DagRunState,
     TaskInstanceState,
 )
@@ -32,7 +32,7 @@ def _change(ti: TaskInstance, state: TaskInstanceState, now: dt.datetime, note: 
     fields: dict[str, Any] = {"end_date": now, "start_date": ti.start_date or now, "next_retry_at": None}
     if ti.next_method is not None or ti.trigger is not None:  # a mark ends a deferral (or its resumption)
         fields.update(trigger=None, next_method=None, next_kwargs=None)
-    if ti.state in LIMIT_LISTING_STATES:
+    if ti.state in TICKET_HOLDING_STATES:
         fields.update(lease_expires_at=None)
     if note is not None:
         fields["note"] = note
