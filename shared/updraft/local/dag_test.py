@@ -340,12 +340,16 @@ class _ObservedStore(DynamoStore):
     however quickly the next one follows (a poll would miss a retry's ``up_for_retry``). Every named transition
     (``create_ti``, ``queue_ti``, ``end_try``, ``apply_ti_change``) writes through ``transition_ti``, so it and
     ``start_ti`` see them all; a transition sent in a limits transaction (a claim, an end with its release) is
-    built by ``transition_item`` and told once its transaction lands (``transaction_target``'s client)."""
+    built by ``transition_item`` and told once its transaction lands (``transaction_target``'s client).
+
+    Changes are told in the order they were written: each write and its telling hold one lock, so a claim a
+    scheduler makes in the slot an end just freed is never told before that end."""
 
     def __init__(self, config: StoreConfig, on_change: Callable[[str, str, int], None]) -> None:
         super().__init__(config)
         self._on_change = on_change
         self._changes_lock = threading.Lock()
+        self._write_order = threading.RLock()  # held from a write's send until it is told (a write may nest another)
         # The transitions built, by id of their item (kept, so the id is not reused while it waits here): a
         # cancelled transaction's stay until its retry lands (or for good, a few, once its claim gave up).
         self._built: dict[int, tuple[object, TIKey, TaskInstanceState, int | None]] = {}
@@ -361,7 +365,7 @@ class _ObservedStore(DynamoStore):
 
     def transaction_target(self) -> tuple[Any, str]:
         client, name = super().transaction_target()
-        return _TellingClient(client, self._landed), name
+        return _TellingClient(client, self._landed, self._write_order), name
 
     def _landed(self, items: Iterable[object]) -> None:
         with self._changes_lock:
@@ -374,20 +378,22 @@ class _ObservedStore(DynamoStore):
     def transition_ti(self, key: TIKey, *, expected: Iterable[TaskInstanceState | None],
                       state: TaskInstanceState, expected_try_id: str | None = None,
                       fields: Mapping[str, Any] | None = None, waiting_index: bool = False) -> bool:
-        applied = super().transition_ti(key, expected=expected, state=state, expected_try_id=expected_try_id,
-                                        fields=fields, waiting_index=waiting_index)
-        if applied:
-            try_number = (fields or {}).get("try_number")
-            if try_number is None:  # unchanged by this write (only a claim sets it)
-                written = self.get_ti(key)
-                try_number = written.try_number if written is not None else 0
-            self._tell(key.label, state.value, try_number)
+        with self._write_order:
+            applied = super().transition_ti(key, expected=expected, state=state, expected_try_id=expected_try_id,
+                                            fields=fields, waiting_index=waiting_index)
+            if applied:
+                try_number = (fields or {}).get("try_number")
+                if try_number is None:  # unchanged by this write (only a claim sets it)
+                    written = self.get_ti(key)
+                    try_number = written.try_number if written is not None else 0
+                self._tell(key.label, state.value, try_number)
         return applied
 
     def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
-        started = super().start_ti(key, try_id=try_id, fields=fields)
-        if started is not None and started.state is not None:
-            self._tell(key.label, started.state.value, started.try_number)
+        with self._write_order:
+            started = super().start_ti(key, try_id=try_id, fields=fields)
+            if started is not None and started.state is not None:
+                self._tell(key.label, started.state.value, started.try_number)
         return started
 
     def _tell(self, label: str, state: str, try_number: int) -> None:
@@ -397,18 +403,20 @@ class _ObservedStore(DynamoStore):
 
 class _TellingClient:
     """A DynamoDB client whose ``transact_write_items`` tells ``landed`` of the items of each transaction that
-    landed; every other call goes to ``client``."""
+    landed, holding ``order`` from the send until told; every other call goes to ``client``."""
 
-    def __init__(self, client: Any, landed: Callable[[Iterable[object]], None]) -> None:
+    def __init__(self, client: Any, landed: Callable[[Iterable[object]], None], order: threading.RLock) -> None:
         self._client = client
         self._landed = landed
+        self._order = order
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
 
     def transact_write_items(self, **kwargs: Any) -> Any:
-        result = self._client.transact_write_items(**kwargs)
-        self._landed(kwargs.get("TransactItems") or [])
+        with self._order:
+            result = self._client.transact_write_items(**kwargs)
+            self._landed(kwargs.get("TransactItems") or [])
         return result
 
 
