@@ -3,7 +3,7 @@ of one of its runs drives its backfill at once (``wakeups.run_ended``), so its n
 
 For one backfill: a run's slot of its backfill's limit is taken in the transaction that creates the run
 (``run_slots.create_holding``), so the limit counts queued and running runs alike, and given back in the one that
-ends it; :func:`~updraft.scheduling.backfills.next_step` decides from the slots held. Each new run is: created
+ends it; :func:`~updraft.scheduling.decisions.backfills.next_step` decides from the slots held. Each new run is: created
 holding its slot (a conditional put on its deterministic id, with the take), then the backfill's progress moved
 on from the value read (a conditional update). Two schedulers doing this at once create each run once; a crash
 anywhere leaves a state the next tick finishes. Costs per active backfill and tick: the limit's read, and two

@@ -1,4 +1,4 @@
-"""Which ends the mini scheduler may count instead of reading the run (issue 19), decided from the DAG alone.
+"""Which ends the mini scheduler may count instead of reading the run, decided from the DAG alone.
 
 A count on the run's ENDS item (``store.count_ends``) stands in for reading instances only where it is exact:
 no setup or teardown in the DAG (their rules look beyond the direct upstream), and, for a mapped task, a plain

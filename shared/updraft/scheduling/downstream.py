@@ -1,5 +1,5 @@
 """The mini scheduler's incremental step: after a try ends, decide its downstream tasks from the few items they
-depend on instead of reading and evaluating the whole run (issue 19).
+depend on instead of reading and evaluating the whole run.
 
 Airflow 2's mini scheduler did the same (``TaskInstance._schedule_downstream_tasks``: a partial DAG of the
 finished task's direct downstream, its upstream rows counted by SQL; Airflow 3 leaves it to its scheduler loop,

@@ -1,5 +1,5 @@
-"""A try's end in a run where instances wait for slots: claim the best waiting ones without reading the run
-(issue 19).
+"""A try's end in a run where instances wait for slots: claim the best waiting ones without reading the
+run.
 
 A run is marked waiting (``Scheduler._mark_waiting``) when a pass refused one of its scheduled instances for a
 full limit. The slot a try's end frees may be what such an instance needs; reading the whole run to find it made

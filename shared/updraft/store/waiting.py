@@ -1,4 +1,4 @@
-"""A run's waiting instances, found without reading the run (issue 19): the sparse ``waiting_tis`` index.
+"""A run's waiting instances, found without reading the run: the sparse ``waiting_tis`` index.
 
 A scheduled instance that a claim refused carries its run (``waiting_pk``) and its place in Airflow's claim
 order (``waiting_sk``: ``keys.waiting_sk``) as long as it waits. The keys ride in the writes that already say why

@@ -1,8 +1,8 @@
 """``airflow.triggers.base``: BaseTrigger, TriggerEvent and the task-ending events, with Airflow's shapes.
 
 A trigger is what a task hands its wait to (``self.defer(trigger=...)``). Airflow runs ``run()`` in an always-on
-triggerer; Updraft never runs it for the pure waits (``updraft.triggers.plan``): what it keeps is ``serialize()``,
-Airflow's contract that a trigger is rebuilt from its classpath and keyword arguments.
+triggerer; Updraft never runs it for the pure waits (``updraft.triggers.state_machine``): what it keeps is
+``serialize()``, Airflow's contract that a trigger is rebuilt from its classpath and keyword arguments.
 """
 
 from __future__ import annotations

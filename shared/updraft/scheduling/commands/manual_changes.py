@@ -1,6 +1,6 @@
-"""A user's clear, mark or delete applied to the store: the decisions of :mod:`~updraft.scheduling.clearing`
-and :mod:`~updraft.scheduling.marking` written as the store's named transitions, with the limit slots the changed
-tries held given back.
+"""A user's clear, mark or delete applied to the store: the decisions of
+:mod:`~updraft.scheduling.decisions.clearing` and :mod:`~updraft.scheduling.decisions.marking` written as the
+store's named transitions, with the limit slots the changed tries held given back.
 
 Every write is conditional on the state (and try) that was read, so a request repeated after a timeout changes
 nothing twice, and a worker or scheduler that changed an instance meanwhile keeps its change (that instance is

@@ -47,7 +47,7 @@ class BlockedReason:
         return self.message
 
     def __contains__(self, text: str) -> bool:
-        """``"does not exist" in reason``: reads like the free-text reasons a pass report used to carry."""
+        """``"does not exist" in reason``: a reason tests as free text does."""
         return text in self.message
 
     @property
