@@ -179,7 +179,7 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
             _start_wait(waits, finished)
         scheduler.schedule_run(key.dag_id, key.run_id)  # what waited for the freed slots goes now
         return result
-    if next_hop(dag, key.task_id, finished) is NextHop.RELEASE_THEN_HAND_OFF:
+    if next_hop(dag, key.task_id, finished) is NextHop.HAND_OFF:
 
         def hand_off_or_here() -> PassReport | None:
             if hand_off is not None and hand_off(key.dag_id, key.run_id):

@@ -125,9 +125,9 @@ class NextHop(enum.Enum):
 
     # A downstream task waits on this one alone: schedule it here at once (a chain, a fan-out and a mapped task
     # start without another hop).
-    HERE_THEN_RELEASE = "here_then_release"
+    SCHEDULE_HERE = "schedule_here"
     # Hand the run to the scheduler function (or, without one, schedule it here).
-    RELEASE_THEN_HAND_OFF = "release_then_hand_off"
+    HAND_OFF = "hand_off"
 
 
 def next_hop(dag: SerializedDAG, task_id: str, finished: TaskInstance | None) -> NextHop:
@@ -141,8 +141,8 @@ def next_hop(dag: SerializedDAG, task_id: str, finished: TaskInstance | None) ->
     """
     if ((has_sole_successor(dag, task_id) or dag.task_dict[task_id].is_mapped)
             and not holds_a_named_pool(finished)):
-        return NextHop.HERE_THEN_RELEASE
-    return NextHop.RELEASE_THEN_HAND_OFF
+        return NextHop.SCHEDULE_HERE
+    return NextHop.HAND_OFF
 
 
 def has_sole_successor(dag: SerializedDAG, task_id: str) -> bool:

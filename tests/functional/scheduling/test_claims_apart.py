@@ -129,7 +129,7 @@ def test_an_ended_try_tells_the_worker_what_it_gave_back_so_a_named_pool_goes_fi
                           dag=serialized)
     assert finished and finished.state == TaskInstanceState.SUCCESS
     assert pool_limit("named") in held_limit_ids(finished)
-    assert next_hop(serialized, "solo", finished) is NextHop.RELEASE_THEN_HAND_OFF
+    assert next_hop(serialized, "solo", finished) is NextHop.HAND_OFF
     assert store.get_ti(solo.key).ticket is None  # stored: released with the end
     assert room(limits_table(store), pool_limit("named")) == 1
 
