@@ -91,6 +91,11 @@ class TransactionConflicts:
             self._spoil(item)
             return None
 
+    def in_progress(self) -> int:
+        """How many transactions are prepared and not yet ended (what a racing request would meet now)."""
+        with self._guard:
+            return len({id(transaction) for open_ in self._open.values() for transaction in open_})
+
     def _written(self, item: ItemKey) -> bool:
         return any(other.writes for other in self._open.get(item, ()))
 

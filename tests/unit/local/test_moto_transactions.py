@@ -56,11 +56,23 @@ def _constant(ms: float) -> Lognormal:
     return Lognormal(ms, ms)
 
 
+# Long enough for the racing requests to land inside the window on a loaded machine.
+WINDOW_MS = 3000.0
+
+
 def _window_profile(transaction_ms: float) -> LatencyProfile:
     """Fixed latencies: every transaction stays prepared 80 % of ``transaction_ms``; other requests take 1 ms."""
     one = _constant(1.0)
     return LatencyProfile(dynamo_read=one, dynamo_write=one, dynamo_many=one,
                           dynamo_transaction=_constant(transaction_ms), transaction_window=0.8)
+
+
+def _until_prepared(server: EmbeddedAwsServer) -> None:
+    """Wait until the transaction sent from another thread is prepared (the racing requests must meet it)."""
+    deadline = time.monotonic() + 30
+    while server.guard.conflicts.in_progress() == 0:  # type: ignore[union-attr]
+        assert time.monotonic() < deadline, "the transaction was never prepared"
+        time.sleep(0.005)
 
 
 def _key(pk: str, sk: str) -> dict[str, Any]:
@@ -308,16 +320,16 @@ def _value(client: Any, pk: str) -> str:
 
 
 def test_requests_meeting_a_transaction_are_refused_as_dynamodb_refuses_them():
-    """A transaction prepared 60-540 ms after it is sent (fixed latencies): meanwhile a PutItem of one of its
+    """A transaction prepared 0.3-2.7 s after it is sent (fixed latencies): meanwhile a PutItem of one of its
     items is refused with TransactionConflictException, a TransactWriteItems and a TransactGetItems naming one are
     cancelled with that item's reason TransactionConflict, and a GetItem reads the item as last committed."""
-    server, client = _start(latency=LatencySource(_window_profile(600.0)))
+    server, client = _start(latency=LatencySource(_window_profile(WINDOW_MS)))
     try:
         for pk in ("X", "Y", "Z"):
             client.put_item(TableName=TABLE, Item={**_key(pk, "x"), "v": {"S": "old"}})
         thread, out = _in_thread(lambda: client.transact_write_items(
             TransactItems=[_update("X", "new"), _update("Y", "new")]))
-        time.sleep(0.15)
+        _until_prepared(server)
         with pytest.raises(ClientError) as put:
             client.put_item(TableName=TABLE, Item={**_key("X", "x"), "v": {"S": "put"}})
         with pytest.raises(ClientError) as update:
@@ -350,12 +362,12 @@ def test_requests_meeting_a_transaction_are_refused_as_dynamodb_refuses_them():
 @pytest.mark.parametrize("write", ["put", "transaction"])
 def test_a_write_during_a_transactional_read_cancels_the_read(write):
     """The write goes through (a single write at once, a transaction at its commit); the read is cancelled."""
-    server, client = _start(latency=LatencySource(_window_profile(600.0)))
+    server, client = _start(latency=LatencySource(_window_profile(WINDOW_MS)))
     try:
         client.put_item(TableName=TABLE, Item={**_key("X", "x"), "v": {"S": "old"}})
         thread, out = _in_thread(lambda: client.transact_get_items(
             TransactItems=[{"Get": {"TableName": TABLE, "Key": _key("X", "x")}}]))
-        time.sleep(0.15)
+        _until_prepared(server)
         if write == "put":
             client.put_item(TableName=TABLE, Item={**_key("X", "x"), "v": {"S": "new"}})
         else:
