@@ -81,6 +81,7 @@ def env(monkeypatch):
         yield SimpleNamespace(handler=handler, store=store, invokes=spy.payloads)
 
 
+@pytest.mark.slow
 def test_tick_creates_due_runs_and_dispatches_their_first_tasks(env, capsys):
     result = env.handler.handler(_event("eventbridge_tick.json"), lambda_context("scheduler"))
 
@@ -249,6 +250,7 @@ def test_a_fargate_task_that_dies_fails_its_try_at_once_as_airflow_fails_a_task_
     (0, TaskInstanceState.RUNNING, TaskInstanceState.RUNNING),  # it exited 0: its worker ended or handed it on
     (1, TaskInstanceState.SUCCESS, TaskInstanceState.SUCCESS),  # it crashed after its try ended: nothing lost
 ])
+@pytest.mark.slow
 def test_what_a_stopped_task_changes_depends_on_its_exit_and_its_try(env, monkeypatch, exit_code, state, expected):
     ecs = _on_the_cluster(monkeypatch)
     run = trigger_dag(env.store, "handler_heavy", now=dt.datetime.now(dt.UTC))

@@ -57,6 +57,7 @@ def env(tmp_path, monkeypatch):
                               ses=ses_backends[DEFAULT_ACCOUNT_ID][REGION])
 
 
+@pytest.mark.slow
 def test_failure_callback_and_failure_email_reach_ses_through_the_worker(env):
     result = env.handler.handler(env.dispatch.to_payload(), lambda_context(WORKER))
     assert result["state"] == "failed"

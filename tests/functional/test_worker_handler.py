@@ -95,6 +95,7 @@ def test_a_superseded_try_is_not_run(env):
     assert env.store.get_ti(TIKey("handler_chain", SAMPLE["run_id"], "first")).state == TaskInstanceState.QUEUED
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("event", [{}, {"Records": []}, {**SAMPLE, "try_number": "one"}, "first", None])
 def test_malformed_payload_is_rejected_without_raising(env, event, caplog):
     result = env.handler.handler(event, lambda_context(WORKER))

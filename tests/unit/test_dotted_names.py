@@ -45,6 +45,7 @@ def _named() -> dict[str, set[str]]:
     return where
 
 
+@pytest.mark.slow  # imports every module a name points at
 def test_every_dotted_name_in_prose_resolves() -> None:
     unresolved = {name: sorted(files) for name, files in _named().items()
                   if name not in NOT_PYTHON and not _resolves(name)}

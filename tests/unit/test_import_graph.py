@@ -127,6 +127,7 @@ def graph() -> dict[str, set[str]]:
     return import_graph()
 
 
+@pytest.mark.slow
 def test_the_graph_sees_deferred_imports(graph):
     assert "updraft.parsing.isolation" in graph["updraft.parsing.s3"]  # imported inside parse_s3_dag_file
 

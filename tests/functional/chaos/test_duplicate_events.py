@@ -35,6 +35,7 @@ def _dag():
     return dag
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1])
 def test_duplicated_and_reordered_events_to_eight_schedulers(seed):
     rng = random.Random(seed)

@@ -44,6 +44,7 @@ def env(tmp_path_factory):
         yield env
 
 
+@pytest.mark.slow
 def test_the_sweep_stops_orphans_and_leaves_no_deferred_try_without_its_wait(env):
     run = env.trigger("swept", logical_date=env.clock())
     env.step()

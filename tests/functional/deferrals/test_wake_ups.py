@@ -54,6 +54,7 @@ def _seconds(env: DeferralEnv, count: int) -> None:
             env.step()
 
 
+@pytest.mark.slow
 def test_a_minutely_dags_runs_start_within_3_s_of_their_due_time_with_a_one_minute_tick(env):
     env.add("minutely", MINUTELY)
     env.clock.advance(seconds=TICK_PHASE)  # the first tick creates the run due at the minute, late
@@ -95,6 +96,7 @@ def test_a_retry_starts_at_its_retry_delay_not_at_the_next_tick(env):
     assert dt.timedelta(0) <= flaky.start_date - due <= dt.timedelta(seconds=1)
 
 
+@pytest.mark.slow
 def test_a_backfills_next_run_starts_when_the_previous_one_ends(env):
     env.add("daily", DAILY)
     start = env.clock() - dt.timedelta(days=10)

@@ -65,6 +65,7 @@ def test_cross_product_varies_the_last_argument_fastest(env):
     assert "Map index rendered as 2b" in env.log("cross", run.run_id, "pair", map_index=4)
 
 
+@pytest.mark.slow
 def test_classic_operator_partial_expand_and_expand_kwargs(env):
     env.add("classic_map", """
     with DAG("classic_map", schedule=None, start_date=START):

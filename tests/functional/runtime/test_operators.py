@@ -14,6 +14,7 @@ def env(tmp_path):
         yield RuntimeEnv(tmp_path)
 
 
+@pytest.mark.slow
 def test_bash_last_line_is_the_xcom_99_skips_other_codes_fail(env):
     env.add("bash", """
     with DAG("bash", schedule=None, start_date=START, params={"who": "you"}):

@@ -208,6 +208,7 @@ def test_a_mapped_instances_end_reads_no_run_until_the_last_one_which_schedules_
     assert (ends.counts, ends.expanded) == ({"mapped": WIDTH}, {"mapped": WIDTH})
 
 
+@pytest.mark.slow
 def test_a_mapped_leaf_ends_the_run_at_its_last_instance_and_a_retry_counts_once(store):
     # Instance 1 fails its first try (up_for_retry: not counted, it reads the run, which claims the retry at once).
     workers, queries = _queries_per_end(store, _mapped("mapleaf", WIDTH, leaf=True, retries=1), outcome=lambda d: (

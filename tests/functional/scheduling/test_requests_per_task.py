@@ -150,6 +150,7 @@ def fan_out_run() -> Iterator[tuple[list, DynamoStore, str]]:
         yield worker_part, store, "r"
 
 
+@pytest.mark.slow
 def test_a_fan_out_gives_every_slot_back(fan_out_run):
     _, store, run_id = fan_out_run
     assert store.get_run("fan", run_id).state == DagRunState.SUCCESS

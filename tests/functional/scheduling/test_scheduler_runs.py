@@ -223,6 +223,7 @@ def test_racing_schedulers_create_every_scheduled_run_exactly_once(serialized_mo
         assert len(runs) == 6 and sorted(created) == sorted(r.run_id for r in runs)
 
 
+@pytest.mark.slow
 def test_max_active_tis_per_dagrun_caps_a_mapped_task_within_one_run(env):
     store, clock, scheduler, executor = env
     with DAG("mapped", schedule=None, start_date=START) as dag:

@@ -110,6 +110,7 @@ def test_a_mapped_leafs_end_gives_its_slots_to_the_next_waiting_instance(store):
     assert held_slots(store, run_tasks_limit("leaf", "r")) == 2  # max_active_tasks: the ended one gave its slot
 
 
+@pytest.mark.slow
 def test_waiting_instances_are_claimed_in_airflows_order(store):
     # One task at a time: the tick claims the highest priority; each end then claims the best waiting one:
     # priority weight first, then map index.

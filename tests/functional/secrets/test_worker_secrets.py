@@ -205,6 +205,7 @@ def test_each_source_serves_the_dag_and_every_secret_is_masked(world, source):
             assert secret not in text
 
 
+@pytest.mark.slow
 def test_precedence_is_backend_then_environment_then_metastore(world):
     _clear(world)
     _provide(world, "metastore", host="metastore.example.com")

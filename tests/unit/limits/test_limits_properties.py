@@ -9,6 +9,7 @@ import itertools
 import uuid
 
 import boto3
+import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
@@ -110,6 +111,7 @@ class Limits(RuleBasedStateMachine):
         check_accounts(self.table, within=set(LIMITS) - self.over)
 
 
+@pytest.mark.slow
 def test_random_sequences_keep_every_limit_accounted():
     with mock_aws():
         run_state_machine_as_test(Limits, settings=settings(

@@ -8,6 +8,7 @@ import random
 import threading
 import time
 
+import pytest
 from limits_helpers import S, check_accounts, claim, end, scheduled
 
 from updraft.limits import Acquired, Full, Lost, Need, acquire, release
@@ -19,6 +20,7 @@ SCHEDULERS = 8
 ROUNDS = 12
 
 
+@pytest.mark.slow
 def test_eight_schedulers_never_hold_more_than_the_pool(store, table):
     needs = (Need(POOL, 1, 10), Need("parallelism", 1, 130))  # (parallelism: three shards, never the binding one)
     instances = [scheduled(store, f"t{i}") for i in range(SCHEDULERS * ROUNDS)]

@@ -99,6 +99,7 @@ def test_a_body_that_is_not_utf_8_is_400_naming_the_byte(gateway):
     assert status == 400 and "UTF-8 (byte 1)" in body["detail"]
 
 
+@pytest.mark.slow
 def test_a_body_shorter_than_its_length_frees_the_thread_after_the_read_timeout(gateway):
     status, body, took = _send(gateway, _post("Content-Length: 100\r\n", b'{"name"'))
     assert status == 408 and "Request Timeout" in body["detail"]

@@ -209,6 +209,7 @@ def _final(client: Any) -> list[dict[str, Any]]:
     return items
 
 
+@pytest.mark.slow
 def test_racing_claims_and_releases_keep_every_shard_whole(aws):
     server, client = aws
     _seed(client)
@@ -222,6 +223,7 @@ def test_racing_claims_and_releases_keep_every_shard_whole(aws):
     assert server.guard.conflicts is None
 
 
+@pytest.mark.slow
 def test_conflicts_are_emulated_with_a_transaction_window_or_when_asked():
     profile = _window_profile(1.0)
     for kwargs, emulated in (({"latency": LatencySource(profile)}, True),
@@ -235,6 +237,7 @@ def test_conflicts_are_emulated_with_a_transaction_window_or_when_asked():
             server.stop()
 
 
+@pytest.mark.slow
 def test_racing_with_conflicts_refuses_transactions_and_keeps_every_shard_whole():
     server, client = _start(latency=LatencySource(_window_profile(20.0)))
     try:
@@ -251,6 +254,7 @@ def test_racing_with_conflicts_refuses_transactions_and_keeps_every_shard_whole(
     assert refused == {"TransactWriteItems": conflicts}  # every refusal the server counted reached its client
 
 
+@pytest.mark.slow
 def test_a_cancelled_transaction_puts_back_only_its_own_items(aws, monkeypatch):
     """While a transaction is inside moto (it has applied its first update), another client writes a third item
     of the same partition; the transaction is then cancelled by its second item's condition. Its first item is
@@ -319,6 +323,7 @@ def _value(client: Any, pk: str) -> str:
     return client.get_item(TableName=TABLE, Key=_key(pk, "x"))["Item"]["v"]["S"]
 
 
+@pytest.mark.slow
 def test_requests_meeting_a_transaction_are_refused_as_dynamodb_refuses_them():
     """A transaction prepared 0.3-2.7 s after it is sent (fixed latencies): meanwhile a PutItem of one of its
     items is refused with TransactionConflictException, a TransactWriteItems and a TransactGetItems naming one are
@@ -359,6 +364,7 @@ def test_requests_meeting_a_transaction_are_refused_as_dynamodb_refuses_them():
     assert refused == {"PutItem": 1, "UpdateItem": 1, "DeleteItem": 1, "TransactWriteItems": 1, "TransactGetItems": 1}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("write", ["put", "transaction"])
 def test_a_write_during_a_transactional_read_cancels_the_read(write):
     """The write goes through (a single write at once, a transaction at its commit); the read is cancelled."""
@@ -382,6 +388,7 @@ def test_a_write_during_a_transactional_read_cancels_the_read(write):
 
 
 
+@pytest.mark.slow
 def test_a_transaction_takes_its_locks_in_one_global_order_whatever_its_request_order(monkeypatch):
     """Table, then each partition in key order with its items after it: the same sequence for both request
     orders (two transactions naming the same items in opposite orders then wait for each other, never deadlock),

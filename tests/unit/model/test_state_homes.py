@@ -111,6 +111,7 @@ def test_the_scan_reads_the_package() -> None:
     assert PACKAGE / "scheduling" / "decisions" / "marking.py" in modules
 
 
+@pytest.mark.slow
 def test_no_module_but_states_keeps_its_own_copy_of_a_state_grouping_or_name() -> None:
     found = [v for path in _modules()
              for v in violations(package_source.source(path), path.relative_to(PACKAGE).as_posix())]

@@ -207,6 +207,7 @@ ENDINGS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fork_server", [True, False], ids=["fork server", "forked from the caller"])
 @pytest.mark.parametrize("ending", list(ENDINGS))
 def test_nothing_a_dag_file_starts_outlives_its_parse_setsid_and_double_forks_included(tmp_path, ending,

@@ -265,6 +265,7 @@ def test_a_running_try_s_log_is_written_as_it_grows_and_whole_at_its_end(tmp_pat
         reset_masker()
 
 
+@pytest.mark.slow
 def test_the_heartbeat_extends_the_lease_while_the_try_runs_and_stops_after():
     from updraft.executors.base import Dispatch
     from updraft.runtime.worker import _Heartbeat
