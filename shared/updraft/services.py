@@ -99,7 +99,14 @@ class Services:
             else:
                 import boto3
 
-                self._clients[service] = boto3.client(service, **self.config.client_kwargs())
+                kwargs = self.config.client_kwargs()
+                if service in ("lambda", "ecs"):  # each of a claim pass's invoke threads holds a connection
+                    from botocore.config import Config
+
+                    from updraft.scheduling import INVOKE_CONCURRENCY
+
+                    kwargs["config"] = kwargs["config"].merge(Config(max_pool_connections=INVOKE_CONCURRENCY))
+                self._clients[service] = boto3.client(service, **kwargs)
         return self._clients[service]
 
     def nudge_scheduler(self, dag_id: str, run_id: str) -> bool:

@@ -10,6 +10,7 @@ from updraft.executors.fargate import FargateExecutor
 from updraft.executors.lambda_ import LambdaExecutor
 from updraft.model.records import TIKey
 from updraft.runtime.logs import CloudWatchLogSink, S3LogSink
+from updraft.scheduling import INVOKE_CONCURRENCY
 from updraft.services import Services
 
 BASE = {"UPDRAFT_TABLE": "t", "AWS_REGION": "us-east-1", "UPDRAFT_WORKER_FUNCTION": "worker"}
@@ -32,6 +33,14 @@ def test_lambda_only_without_a_cluster():
     assert services.scheduler.executor is services.executor
     assert services.scheduler.store is services.store
     assert services.client("lambda") is services.client("lambda")  # one client per service, reused
+
+
+@mock_aws
+def test_the_invoke_clients_hold_a_connection_per_invoke_a_pass_sends_at_once():
+    services = _services(UPDRAFT_ECS_CLUSTER="c", UPDRAFT_ECS_TASK_DEFINITION="td", UPDRAFT_ECS_SUBNETS="s-1")
+    for service in ("lambda", "ecs"):
+        assert services.client(service).meta.config.max_pool_connections == INVOKE_CONCURRENCY == 32
+    assert services.client("s3").meta.config.max_pool_connections == 10  # botocore's default elsewhere
 
 
 @mock_aws

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from updraft.scheduling.deferrals import Waits, resume_try, start_wait, stop_waits
     from updraft.scheduling.downstream import schedule_downstream
     from updraft.scheduling.holding import held_limit_ids, limits_table
+    from updraft.scheduling.pass_invokes import INVOKE_CONCURRENCY
     from updraft.scheduling.pass_metrics import PassMetrics
     from updraft.scheduling.pass_report import PassReport
     from updraft.scheduling.pool_occupancy import pool_occupancy as pools_occupancy
@@ -55,6 +56,7 @@ _HOMES = {
     "schedule_downstream": "updraft.scheduling.downstream",
     "held_limit_ids": "updraft.scheduling.holding",
     "limits_table": "updraft.scheduling.holding",
+    "INVOKE_CONCURRENCY": "updraft.scheduling.pass_invokes",
     "PassMetrics": "updraft.scheduling.pass_metrics",
     "PassReport": "updraft.scheduling.pass_report",
     "pools_occupancy": "updraft.scheduling.pool_occupancy:pool_occupancy",
@@ -74,7 +76,8 @@ _HOMES = {
 }
 
 __all__ = [
-    "DEFAULT_LEASE", "NextHop", "PassMetrics", "PassReport", "Scheduler", "SchedulerConfig", "TryResult", "Waits",
+    "DEFAULT_LEASE", "INVOKE_CONCURRENCY", "NextHop", "PassMetrics", "PassReport", "Scheduler", "SchedulerConfig",
+    "TryResult", "Waits",
     "claim_callback", "create_asset_triggered_runs", "finish_try", "handle_source_event", "held_limit_ids",
     "limits_table", "materialize", "next_hop", "pinned_dag", "pools_occupancy", "publish_outlet_events",
     "record_asset_event", "resume_try", "run_due_now", "runs_holding", "schedule_downstream",

@@ -16,9 +16,11 @@ import threading
 
 from updraft.executors.base import Dispatch, Executor
 
-# Invokes of one pass in flight at once: enough to hide Invoke's latency behind a claim's (~5 writes), few
-# enough not to trip Lambda's per-function Invoke rate on a burst.
-INVOKE_CONCURRENCY = 8
+# Invokes of one pass in flight at once. A claim transaction starts up to 25 tries, so its invokes (~15 ms each)
+# are the pass's largest part unless many are in flight: 32 at ~15 ms is ~2,000 invokes/s per scheduler, within
+# Lambda's Invoke request rate (10x the account's concurrency, 10,000/s by default). The executors' clients hold
+# as many connections (``services``).
+INVOKE_CONCURRENCY = 32
 
 
 def dispatches_over_network(executor: Executor) -> bool:
