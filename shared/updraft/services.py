@@ -103,6 +103,7 @@ class Services:
                 if service in ("lambda", "ecs"):  # each of a claim pass's invoke threads holds a connection
                     from botocore.config import Config
 
+                    # lazy: only the functions that dispatch tries build these clients
                     from updraft.scheduling import INVOKE_CONCURRENCY
 
                     kwargs["config"] = kwargs["config"].merge(Config(max_pool_connections=INVOKE_CONCURRENCY))
