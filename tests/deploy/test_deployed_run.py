@@ -296,8 +296,9 @@ def test_a_fargate_try_whose_task_is_killed_fails_at_once_and_its_retry_runs_on_
     assert "trained on fargate" in text
 
 
-# The target is 30 s after the try's start: the sensor must still find it ahead when it runs, and on a loaded
-# machine the try's start and the sensor's execute are seconds apart (10 s was too little at a load of 20).
+# The target is 10 s after the template is rendered, just before the sensor's execute, so the sensor always finds
+# it ahead (a target 10 s after the try's start was already past at a load of 20); 10 s also outlasts the test's
+# look at the deferred state after the defer, so the resume never comes before it.
 DEFERRING_DAG = """
 import pendulum
 
@@ -308,7 +309,8 @@ from airflow.sdk import dag, task
 @dag(schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False, is_paused_upon_creation=False)
 def waits():
     wait = DateTimeSensorAsync(task_id="wait",
-                               target_time="{{ (ti.start_date + macros.timedelta(seconds=30)).isoformat() }}")
+                               target_time="{{ (macros.datetime.now(ti.start_date.tzinfo)"
+                                           " + macros.timedelta(seconds=10)).isoformat() }}")
 
     @task
     def after() -> None:
