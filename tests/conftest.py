@@ -48,13 +48,17 @@ _share_botocore_models()
 
 
 def _speed_up_moto() -> None:
-    """moto as local mode runs it (``updraft.local.moto_speedups``), for every test, not only those that go
-    through ``embedded_aws``: the tests that ``mock_aws()`` themselves spent half their time in moto's
-    member-by-member response serializer. The speed-ups answer byte for byte as moto does
-    (tests/unit/local/test_moto_speedups.py compares the two in fresh processes, untouched by this)."""
-    from updraft.local import moto_speedups
+    """moto as local mode runs it, for every test, not only those that go through ``embedded_aws``:
+    ``updraft.local.moto_speedups`` (the tests that ``mock_aws()`` themselves spent half their time in moto's
+    member-by-member response serializer; the speed-ups answer byte for byte as moto does,
+    tests/unit/local/test_moto_speedups.py compares the two in fresh processes, untouched by this) and
+    ``moto_transactions``' item-local rollback (moto's own deep-copies every table a transaction names, once per
+    item: a quarter of the time in moto of the scheduling and API tests). Before, a test process had the second
+    only once some test had started an embedded AWS server in it, so a test's moto depended on the order."""
+    from updraft.local import moto_speedups, moto_transactions
 
     moto_speedups.apply()
+    moto_transactions.apply()
 
 
 _speed_up_moto()
