@@ -81,12 +81,32 @@ def _states(system, dag_id: str, run_id: str) -> dict[str, tuple[str | None, int
             for ti in system.services.store.get_run_tis(dag_id, run_id)}
 
 
+def _task_server_of(parent: int) -> bool:
+    """Whether ``parent`` has a child running ``python -m updraft.runtime.task_process``."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # ended meanwhile
+            continue
+        if int(stat.rpartition(")")[2].split()[1]) == parent and b"updraft.runtime.task_process" in command:
+            return True
+    return False
+
+
 def test_dag_files_are_synced_parsed_changed_and_removed(tmp_path: Path, start_system) -> None:
     dags = tmp_path / "dags"
     dags.mkdir()
     write_dag(dags, "first.py", CHAIN.format(dag_id="first"))
     shutil.copy(EXAMPLES / "dags" / "example_workday_timetable.py", dags)  # a timetable from a plugin
     system = start_system(dags, plugins_folder=str(EXAMPLES / "plugins"))
+    # No try has run, and each worker process already runs the task server its tries fork from, as a warm
+    # Lambda container would: a worker's first try does not pay its start (~0.6 s).
+    workers = [worker.process.pid for worker in system.pool._idle]
+    assert len(workers) == system.pool.size
+    eventually(lambda: all(_task_server_of(pid) for pid in workers), timeout=60)
     store = system.services.store
     eventually(lambda: store.get_dag_meta("first"))
     workday = eventually(lambda: store.get_dag_meta("example_workday_timetable"))
