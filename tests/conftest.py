@@ -28,6 +28,11 @@ os.environ.setdefault("UPDRAFT_REQUIREMENTS_CACHE", os.path.join(sys.prefix, "re
 # Local mode's home (its endpoint file, `dags test`'s metrics): never the real ~/.updraft; a test that starts local
 # mode sets its own.
 os.environ.setdefault("UPDRAFT_HOME", tempfile.mkdtemp(prefix="updraft-home-"))
+# pytest keeps the test modules it rewrites (their asserts) as bytecode beside them, unless bytecode is not to be
+# written (PYTHONDONTWRITEBYTECODE, set on some machines and CI runners). Then every xdist worker rewrote all ~700
+# test modules again on every run, ~15 CPU-seconds each before the first test. Written as `make bytecode` writes
+# the package's; the processes tests start still inherit the variable.
+sys.dont_write_bytecode = False
 
 
 def _share_botocore_models() -> None:
