@@ -145,3 +145,104 @@ def test_a_response_class_is_listed_once(monkeypatch):
     for _ in range(3):
         assert "some_action" in responses.method_names_from_class(Fresh)
     assert listed == [Fresh]
+
+
+UPDATES = textwrap.dedent("""
+    import json, os, sys
+    os.environ.update(AWS_ACCESS_KEY_ID="x", AWS_SECRET_ACCESS_KEY="x", AWS_DEFAULT_REGION="us-east-1")
+    if sys.argv[1] == "fast":
+        from updraft.local import moto_speedups
+        moto_speedups.apply()
+    import boto3
+    from moto import mock_aws
+
+    WIDE = ("SET " + ", ".join(f"#a{i} = :v{i}" for i in range(15)) + " REMOVE " + ", ".join(f"#r{i}" for i in range(9)))
+    WIDE_NAMES = {**{f"#a{i}": f"a{i}" for i in range(15)}, **{f"#r{i}": f"r{i}" for i in range(9)}}
+    WIDE_VALUES = {f":v{i}": {"S": str(i)} for i in range(15)}
+    CASES = [  # (update expression, names, values): valid ones first, then each of moto's validation errors
+        (WIDE, WIDE_NAMES, WIDE_VALUES),
+        ("SET a = if_not_exists(a, :v), l = list_append(l, :l), n = n + :one", None,
+         {":v": {"S": "x"}, ":l": {"L": [{"N": "3"}]}, ":one": {"N": "1"}}),
+        ("SET m.deep.x = :v, m.k2 = :v ADD ns :ns DELETE ss :ss REMOVE l[0]", None,
+         {":v": {"S": "y"}, ":ns": {"NS": ["7"]}, ":ss": {"SS": ["p"]}}),
+        ("SET #x = :v REMOVE #y", {"#x": "x", "#y": "y"}, {":v": {"BOOL": True}}),
+        ("SET a = :v SET b = :v", None, {":v": {"S": "x"}}),
+        ("REMOVE a REMOVE b", None, None),
+        ("ADD ns :ns ADD n :one", None, {":ns": {"NS": ["1"]}, ":one": {"N": "1"}}),
+        ("SET a = :v, a = :w", None, {":v": {"S": "x"}, ":w": {"S": "y"}}),
+        ("SET m.deep = :v, m.deep.x = :v", None, {":v": {"S": "x"}}),
+        ("SET #a = :v, #b = :v", {"#a": "same", "#b": "same"}, {":v": {"S": "x"}}),
+        ("SET pk = :v", None, {":v": {"S": "x"}}),
+        ("SET a = :missing", None, {":v": {"S": "x"}}),
+        ("SET a = nothing_here", None, None),
+        ("ADD ss :one", None, {":one": {"N": "1"}}),
+    ]
+    out = []
+    with mock_aws():
+        c = boto3.client("dynamodb")
+        c.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
+                       KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                       AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
+        item = {"pk": {"S": "old"}, "n": {"N": "1"}, "l": {"L": [{"N": "1"}, {"N": "2"}]}, "ss": {"SS": ["p", "q"]},
+                "ns": {"NS": ["1"]}, "m": {"M": {"deep": {"M": {"x": {"S": "w"}}}}}, "y": {"S": "gone"}}
+        for expression, names, values in CASES:
+            for key in ("new", "old"):  # an item the update creates, and one it changes
+                c.put_item(TableName="t", Item=item)
+                call = {"TableName": "t", "Key": {"pk": {"S": key}}, "UpdateExpression": expression,
+                        "ReturnValues": "ALL_NEW"}
+                if names:
+                    call["ExpressionAttributeNames"] = names
+                if values:
+                    call["ExpressionAttributeValues"] = values
+                try:
+                    out.append(c.update_item(**call)["Attributes"])
+                except c.exceptions.ClientError as exc:
+                    out.append(exc.response["Error"])
+                c.delete_item(TableName="t", Key={"pk": {"S": key}})
+    print(json.dumps(out, sort_keys=True))
+""")
+
+
+@pytest.mark.slow
+def test_update_expressions_update_and_fail_as_in_moto_s_own_validation():
+    """Valid updates (of a new and an existing item) give the same item, invalid ones the same error and message,
+    whether moto checks every node of the expression or the root once."""
+    slow, fast = (json.loads(subprocess.run([sys.executable, "-c", UPDATES, mode], capture_output=True, text=True,
+                                            check=True).stdout) for mode in ("slow", "fast"))
+    assert fast == slow
+    on_the_existing_item = fast[1::2]  # the answers for the new item (fast[0::2]) are compared above
+    assert all("Code" not in answer for answer in on_the_existing_item[:4]), on_the_existing_item[:4]
+    assert on_the_existing_item[0]["a14"] == {"S": "14"} and on_the_existing_item[2]["m"]["M"]["k2"] == {"S": "y"}
+    errors = [answer.get("Message", "") for answer in on_the_existing_item[4:]]
+    assert all(errors), errors  # every invalid expression failed
+    assert any("Two document paths overlap" in message for message in errors)
+    assert any('The "SET" section can only be used once' in message for message in errors)
+
+
+def test_a_wide_update_expression_is_checked_at_its_root_only(monkeypatch):
+    """The clause count and overlapping paths checks run once per validation, not once per node."""
+    import boto3
+    from moto import mock_aws
+    from moto.dynamodb.parsing import validators
+
+    from updraft.local import moto_speedups
+
+    moto_speedups.apply()
+    for name, value in {"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(name, value)
+    checked = []
+    for check, method in ((validators.ActionCountValidator, "verify_action_counts"),
+                          (validators.OverlappingPathsValidator, "check_for_overlapping_paths")):
+        original = getattr(check, method)
+        monkeypatch.setattr(check, method, lambda self, node, original=original, method=method:
+                            checked.append(method) or original(self, node))
+    with mock_aws():
+        c = boto3.client("dynamodb")
+        c.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
+                       KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                       AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
+        c.put_item(TableName="t", Item={"pk": {"S": "k"}})
+        c.update_item(TableName="t", Key={"pk": {"S": "k"}},
+                      UpdateExpression="SET " + ", ".join(f"a{i} = :v" for i in range(20)),
+                      ExpressionAttributeValues={":v": {"S": "x"}})
+    assert sorted(checked) == ["check_for_overlapping_paths", "verify_action_counts"]
