@@ -27,7 +27,8 @@ an update of a task instance's 24 attributes cost ~13 ms, a third of the schedul
 and actions never nest, so a subtree holds a subset of the root's clauses and paths: when the root passes both
 checks every node does, and only an expression that fails is walked node by node, for moto's own error. The
 walks also build each check's table of node types once, not once per node, and the tree is copied for each
-validation by pickling (what ``deepcopy`` does for such objects, several times faster).
+validation by pickling (what ``deepcopy`` does for such objects, several times faster). An expression's text is
+parsed once (moto parsed each update twice, and the parsed tree is only read: each validation works on its copy).
 
 ``tests/unit/local/test_moto_speedups.py`` checks the responses are identical.
 """
@@ -92,6 +93,7 @@ def _list_methods_once() -> None:
 def _validate_update_expressions_once() -> None:
     from moto.dynamodb.parsing import validators
     from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
+    from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
 
     def processing_map(traverser: Any) -> dict[type, Any]:
         cached = traverser.__dict__.get("_updraft_processing_map")
@@ -125,6 +127,11 @@ def _validate_update_expressions_once() -> None:
             return every_node(self, node)
 
         check.traverse = at_the_root  # type: ignore[method-assign]
+
+    parse = UpdateExpressionParser.make.__func__
+    parsed = functools.lru_cache(maxsize=4096)(functools.partial(parse, UpdateExpressionParser))
+    UpdateExpressionParser.make = classmethod(  # type: ignore[method-assign, assignment]
+        lambda cls, text: parsed(text) if cls is UpdateExpressionParser else parse(cls, text))
 
     deepcopy = validators.deepcopy
 
