@@ -154,12 +154,12 @@ def test_log_level_and_text_filters_and_download(signed_in: Page, tmp_path: Path
     _failed_run(page, "for_the_log")
     page.goto("/dags/ui_fails/runs/for_the_log/tasks/boom")
     log = p.get_by_label("Log", exact=True)
-    p.wait_for_function("() => document.querySelector('pre.log').textContent.includes('boom from the browser test')")
+    p.wait_for_function("() => document.querySelector('pre.log')?.textContent.includes('boom from the browser test')")
     everything = log.inner_text()
     assert "about to fail on purpose" in everything
 
     p.get_by_label("Log level").select_option(label="error and above")
-    p.wait_for_function("() => !document.querySelector('pre.log').textContent.includes('about to fail on purpose')")
+    p.wait_for_function("() => document.querySelector('pre.log')?.textContent.includes('about to fail on purpose') === false")
     errors = log.inner_text()
     assert "ValueError: boom from the browser test" in errors  # the traceback stays with its ERROR line
     assert all(" INFO - " not in line for line in errors.splitlines())
@@ -167,7 +167,7 @@ def test_log_level_and_text_filters_and_download(signed_in: Page, tmp_path: Path
 
     p.get_by_label("Log level").select_option(label="All levels")
     p.get_by_label("Filter log lines").fill("about to fail")
-    p.wait_for_function("() => document.querySelector('pre.log').textContent.trim().split('\\n').length === 1")
+    p.wait_for_function("() => document.querySelector('pre.log')?.textContent.trim().split('\\n').length === 1")
     assert "about to fail on purpose" in log.inner_text()
     shots(page, "log-01-filtered")
 
@@ -241,7 +241,7 @@ def test_keyboard_shortcuts_of_a_run_its_grid_a_task_and_its_log_as_airflow_has_
     until(lambda: api_call(page.url, "GET", "dags/ui_fails/dagRuns/for_keys")["state"] == "success", timeout=20)
     p.keyboard.press("Enter")  # the focused cell's task instance
     p.wait_for_url(re.compile(r"/dags/ui_fails/runs/for_keys/tasks/boom$"))
-    p.wait_for_function("() => document.querySelector('pre.log').textContent.includes('boom from the browser test')")
+    p.wait_for_function("() => document.querySelector('pre.log')?.textContent.includes('boom from the browser test')")
 
     rows = _shortcut_rows(page)
     assert list(rows) == ["Global", "Search", "Logs", "Run & Task Actions"]

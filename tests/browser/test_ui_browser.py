@@ -138,7 +138,7 @@ def test_a_failed_try_shows_its_log(signed_in: Page):
     cell.click()
     p.wait_for_url(re.compile(r"/tasks/boom$"))
     log = p.get_by_label("Log", exact=True)
-    p.wait_for_function("() => document.querySelector('pre.log').textContent.includes('boom from the browser test')")
+    p.wait_for_function("() => document.querySelector('pre.log')?.textContent.includes('boom from the browser test')")
     assert "about to fail on purpose" in log.inner_text()
     assert p.get_by_role("tab", name="Try 1").get_attribute("aria-selected") == "true"
     assert "failed" in p.locator(".title .badge").inner_text()

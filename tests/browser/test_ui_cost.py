@@ -24,5 +24,5 @@ def test_a_finished_run_shows_its_cost_in_dollars(signed_in: Page):
     assert total.inner_text() == (f"${cost['usd']:.2f}" if cost["usd"] >= 0.01 else f"${cost['usd']:.6f}")
     box.get_by_text("By service").click()
     assert "Lambda compute" in box.locator("table.cost-lines").inner_text()
-    p.wait_for_function("() => document.querySelector('section.cost').textContent.includes('last 7 days')")
+    p.wait_for_function("() => document.querySelector('section.cost')?.textContent.includes('last 7 days')")
     page.shot("cost-run-page")

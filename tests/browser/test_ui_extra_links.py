@@ -195,6 +195,6 @@ def test_a_task_without_links_shows_no_extra_links(signed_in: Page):
     api_call(page.url, "POST", "dags/links_ui/dagRuns", {"dag_run_id": "r2", "logical_date": None})
     page.goto("/dags/links_ui/runs/r2/tasks/publish")
     p.get_by_label("Log", exact=True).wait_for()
-    p.wait_for_function("() => document.querySelector('pre.log').textContent.includes('No try has started yet')")
+    p.wait_for_function("() => document.querySelector('pre.log')?.textContent.includes('No try has started yet')")
     assert p.get_by_role("region", name="Extra links").count() == 0
     assert Path(page.shot("links-03-no-try-yet")).is_file()
