@@ -102,10 +102,7 @@ def _validate_update_expressions_once() -> None:
         return cached  # type: ignore[no-any-return]
 
     def nodes_to_be_processed(self: Any) -> tuple[type, ...]:
-        types = self.__dict__.get("_updraft_node_types")
-        if types is None:
-            types = self.__dict__["_updraft_node_types"] = tuple(processing_map(self))
-        return types  # type: ignore[no-any-return]
+        return tuple(processing_map(self))
 
     def process(self: Any, node: Any) -> Any:
         for node_type, processor in processing_map(self).items():
