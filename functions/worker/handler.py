@@ -137,6 +137,33 @@ def _run_callbacks(request: DagCallbackRequest | TaskCallbackRequest, svc: Any) 
     return result
 
 
+def warm_up() -> None:
+    """What a warm container already has when a try arrives: the try path's imports (timetables included, which
+    a DAG's first deserialization loads), the clients and the store a first try builds, the DAG-code role's
+    credentials, and the task server tries fork from (started, not waited for). Each took a first try ~0.1-0.6 s.
+
+    Local mode's worker processes, which stand for warm containers, call it when they start
+    (``updraft.local.workers``). The Lambda handler does not call it at init: a cold try does the same work
+    either way, and measured so it took longer (decision 0029). Never raises: a first try builds whatever is
+    missing, and says why if it cannot.
+    """
+    try:
+        from updraft.runtime import usage_meter
+        from updraft.runtime import worker as _try_path  # noqa: F401 (imported for its cost, not its names)
+        from updraft.runtime.supervisor import shared_supervisor
+        from updraft.timetables import registry as _timetables  # noqa: F401 (the same)
+
+        usage_meter.install()  # before the first client exists, as ``run`` does
+        svc = services()
+        svc.scheduler, svc.loader, svc.log_sink  # noqa: B018 (built for their side effects)
+        svc.store.get_dag_meta("__warm_up__")  # opens the store's connection
+        if svc.dag_code_credentials is not None:
+            svc.dag_code_credentials.environment()  # one AssumeRole an hour, kept by the process
+        shared_supervisor().start()
+    except Exception:
+        logger.warning("worker warm-up failed", exc_info=True)
+
+
 @metrics.log_metrics
 @logger.inject_lambda_context
 def handler(event: Any, context: Any) -> dict[str, Any]:

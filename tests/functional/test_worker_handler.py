@@ -112,6 +112,31 @@ def test_fargate_entrypoint_reads_the_dispatch_from_the_environment(env, monkeyp
     assert env.handler.main() == 2
 
 
+def test_warm_up_takes_the_credentials_and_starts_the_task_server_a_first_try_would(tmp_path, monkeypatch):
+    """``handler.warm_up`` (what local mode's worker processes run when they start) assumes the DAG-code role
+    and starts the task server; the first try then uses both: no AssumeRole of its own, the same task server."""
+    from updraft.runtime.supervisor import shared_supervisor
+
+    role = {"UPDRAFT_DAG_CODE_ROLE": "arn:aws:iam::123456789012:role/updraft-dag-code"}
+    with worker_account(tmp_path, monkeypatch, table=TABLE, bucket=BUCKET, dag_id="handler_chain",
+                        dag_file=DAG_FILE, env=role) as account:
+        dispatch = claimed_dispatch(account.store, "handler_chain", run_id=SAMPLE["run_id"])
+        from functions.worker import handler
+
+        spied_services(handler, monkeypatch, account.lam)
+        supervisor = shared_supervisor()
+        supervisor.close()  # as in a new container: no task server yet
+        handler.warm_up()
+        credentials = handler.services().dag_code_credentials
+        assert credentials is not None and credentials.assumed == 1
+        server = supervisor._proc
+        assert server is not None and server.poll() is None
+
+        result = handler.handler(dispatch.to_payload(), lambda_context(WORKER))
+        assert result["state"] == "success"
+        assert credentials.assumed == 1 and supervisor._proc is server
+
+
 MINUTELY_FILE = '''
 import datetime
 from airflow.sdk import DAG

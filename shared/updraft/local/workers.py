@@ -93,15 +93,12 @@ def start_resource_tracker() -> None:
 
 
 def _init_worker(env: dict[str, str], root: str) -> None:
-    """What a Lambda container's init phase does: import the handler, then build the clients and the store a
-    first invocation would, and start the task server its tries fork from (a warm container has them all), so
-    no try pays for them: the task server's interpreter, imports and warm-up took ~0.6 s of a worker's first
-    try."""
+    """What a Lambda container's init phase does: import the handler, then its ``warm_up`` (the try path's
+    imports, clients, credentials and task server), so that no try pays for them."""
     global _handler
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # lazy: only the worker child's init runs them; the `updraft local` parent needs no task-log or try code
+    # lazy: only the worker child's init runs it; the `updraft local` parent needs no task-log code
     from updraft.runtime.logs import write_logs_on_sigterm
-    from updraft.runtime.supervisor import shared_supervisor
 
     write_logs_on_sigterm()  # a try stopped by local mode keeps the log it had written
     os.environ.update(env)
@@ -110,14 +107,7 @@ def _init_worker(env: dict[str, str], root: str) -> None:
     import importlib
 
     _handler = importlib.import_module(WORKER_MODULE)
-
-    services = shared_services()
-    try:
-        services.scheduler, services.loader, services.log_sink  # noqa: B018 (built for their side effects)
-        services.store.get_dag_meta("__warm_up__")  # opens the store's connection
-        shared_supervisor().start()  # not waited for: it warms up while the worker waits for its first invoke
-    except Exception:  # the first try will build what is missing, and say why if it cannot
-        logging.getLogger(__name__).warning("worker warm-up failed", exc_info=True)
+    _handler.warm_up()
 
 
 def flush_handler_metrics(handler_module: Any) -> None:
