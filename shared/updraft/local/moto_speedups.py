@@ -15,7 +15,9 @@ by listing and sorting every item of the table, then keeping the queried partiti
 walked the whole table, so a Query's cost grew with everything ever stored (a grid page's query of a DAG's
 newest runs took 1.3 s beside 10,000 runs). While such a Query runs, the table's item list is that partition's
 alone (its items, in the same order), so the Query does the same work on what it keeps. A global index spans
-partitions: its Queries still walk the table.
+partitions: its Queries still walk the table, but unsorted, since moto sorts what such a Query keeps by the
+index's keys and then the table's, a total order that makes the walk's order invisible (sorting the whole table
+was most of local mode's index Queries: the scheduler's waiting and active-run reads, a few a try).
 
 moto 5.2 finds whether a request's action is a method of its service's response class by listing the class's
 members (``inspect.getmembers``) on every request (~6% of a request's time); a class's methods never change in a
@@ -46,7 +48,8 @@ from updraft.local.snapshot import map_binary
 
 _lock = threading.Lock()
 _applied = False
-_queried = threading.local()  # .partition: the hash key of the base-table Query this thread is answering
+_queried = threading.local()  # .partition: (table, hash key) of the base-table Query this thread is answering
+_ANY_ORDER = object()  # in place of the hash key: a global index's Query, which sorts what it keeps itself
 
 
 def wire_value(value: dict[str, Any]) -> dict[str, Any]:
@@ -150,9 +153,13 @@ def _query_one_partition() -> None:
     def partition_query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
         index_name = args[index_position - 1] if len(args) >= index_position else kwargs.get("index_name")
         local = not index_name or any(index.name == index_name for index in self.indexes or ())
-        if not local or hash_key is None or not self.range_key_attr:
+        if not local:
+            scope = _ANY_ORDER
+        elif hash_key is None or not self.range_key_attr:
             return query(self, hash_key, *args, **kwargs)
-        _queried.partition = (self, hash_key)
+        else:
+            scope = hash_key
+        _queried.partition = (self, scope)
         try:
             return query(self, hash_key, *args, **kwargs)
         finally:
@@ -162,6 +169,10 @@ def _query_one_partition() -> None:
         queried = getattr(_queried, "partition", None)
         if queried is None or queried[0] is not self:
             return all_items(self)
+        if queried[1] is _ANY_ORDER:
+            if not self.range_key_attr:
+                return list(self.items.values())
+            return [item for partition in self.items.values() for item in partition.values()]
         partition = dict.get(self.items, queried[1]) or {}
         return sorted(partition.values(), key=lambda item: item.range_key)
 

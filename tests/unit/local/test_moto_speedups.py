@@ -30,14 +30,26 @@ SCRIPT = textwrap.dedent("""
                                   {"AttributeName": "sk", "KeyType": "RANGE"}],
                        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
                                              {"AttributeName": "sk", "AttributeType": "S"},
-                                             {"AttributeName": "n", "AttributeType": "N"}],
+                                             {"AttributeName": "n", "AttributeType": "N"},
+                                             {"AttributeName": "g", "AttributeType": "S"}],
                        LocalSecondaryIndexes=[{"IndexName": "by_n", "Projection": {"ProjectionType": "ALL"},
                                                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                                                             {"AttributeName": "n", "KeyType": "RANGE"}]}])
+                                                             {"AttributeName": "n", "KeyType": "RANGE"}]}],
+                       GlobalSecondaryIndexes=[{"IndexName": "by_g", "Projection": {"ProjectionType": "ALL"},
+                                                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"},
+                                                              {"AttributeName": "n", "KeyType": "RANGE"}]},
+                                               {"IndexName": "by_g_only", "Projection": {"ProjectionType": "ALL"},
+                                                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}])
         c.put_item(TableName="t", Item=ITEM)
         c.put_item(TableName="t", Item={**ITEM, "sk": {"S": "2"}})
         for pk, sk in (("b", "3"), ("b", "1"), ("b", "2"), ("0", "9"), ("c", "0")):
             c.put_item(TableName="t", Item={"pk": {"S": pk}, "sk": {"S": sk}, "n": {"N": sk}})
+        for pk, sk, n in (("d", "2", "1"), ("a", "7", "1"), ("e", "1", "5"), ("d", "1", "1"), ("h", "5", "3")):
+            c.put_item(TableName="t", Item={"pk": {"S": pk}, "sk": {"S": sk}, "n": {"N": n}, "g": {"S": "x"}})
+        c.put_item(TableName="t", Item={"pk": {"S": "f"}, "sk": {"S": "0"}, "n": {"N": "0"}, "g": {"S": "y"}})
+        g_values = {":g": {"S": "x"}, ":n": {"N": "1"}}
+        g_page = c.query(TableName="t", IndexName="by_g", KeyConditionExpression="g = :g AND n >= :n",
+                         ExpressionAttributeValues=g_values, Limit=2)
         values = {":p": {"S": "b"}, ":s": {"S": "1"}}
         page = c.query(TableName="t", KeyConditionExpression="pk = :p AND sk > :s", ScanIndexForward=False,
                        ExpressionAttributeValues=values, Limit=1)
@@ -65,6 +77,13 @@ SCRIPT = textwrap.dedent("""
                 if k != "ResponseMetadata"},
             "local_index_other": c.query(TableName="t", IndexName="by_n", KeyConditionExpression="pk = :p",
                                          ExpressionAttributeValues={":p": {"S": "c"}})["Items"],
+            "global_index": [g_page["Items"], g_page.get("LastEvaluatedKey"),
+                             c.query(TableName="t", IndexName="by_g", KeyConditionExpression="g = :g AND n >= :n",
+                                     ExpressionAttributeValues=g_values, ExclusiveStartKey=g_page["LastEvaluatedKey"])["Items"]],
+            "global_index_backwards": c.query(TableName="t", IndexName="by_g", KeyConditionExpression="g = :g",
+                                              ScanIndexForward=False, ExpressionAttributeValues={":g": {"S": "x"}})["Items"],
+            "global_index_hash_only": c.query(TableName="t", IndexName="by_g_only", KeyConditionExpression="g = :g",
+                                              ExpressionAttributeValues={":g": {"S": "x"}})["Items"],
         }
         try:
             c.put_item(TableName="t", Item=ITEM, ConditionExpression="attribute_not_exists(pk)",
@@ -91,6 +110,13 @@ def test_fast_path_responses_equal_motos_own():
     assert [i["n"]["N"] for i in fast["local_index"]["Items"]] == ["3", "2"]  # a local index: its partition only
     assert fast["local_index"]["LastEvaluatedKey"] == {"pk": {"S": "b"}, "sk": {"S": "2"}, "n": {"N": "2"}}
     assert [i["pk"]["S"] for i in fast["local_index_other"]] == ["c"]
+    # A global index: ordered by its keys, ties by the table's, whatever the order the table was walked in.
+    first, start, rest = fast["global_index"]
+    assert [(i["pk"]["S"], i["sk"]["S"]) for i in first + rest] == [("a", "7"), ("d", "1"), ("d", "2"), ("h", "5"),
+                                                                      ("e", "1")]
+    assert start == {"g": {"S": "x"}, "n": {"N": "1"}, "pk": {"S": "d"}, "sk": {"S": "1"}}
+    assert [i["pk"]["S"] for i in fast["global_index_backwards"]] == ["e", "h", "d", "d", "a"]
+    assert len(fast["global_index_hash_only"]) == 5
 
 
 def test_a_query_of_a_local_index_reads_its_partition_only(monkeypatch):
@@ -123,6 +149,36 @@ def test_a_query_of_a_local_index_reads_its_partition_only(monkeypatch):
                        Limit=3, ExpressionAttributeValues={":p": {"S": "b"}})
     assert [i["n"]["N"] for i in page["Items"]] == ["49", "48", "47"]
     assert [len(items) for items in seen] == [50]
+
+
+def test_a_query_of_a_global_index_does_not_sort_the_table(monkeypatch):
+    """A global index's Query walks the table (its items span partitions) but sorts only what it keeps."""
+    import boto3
+    from moto import mock_aws
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    from updraft.local import moto_speedups
+
+    moto_speedups.apply()
+    for name, value in {"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(name, value)
+    with mock_aws():
+        c = boto3.client("dynamodb")
+        c.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
+                       KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+                       AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "g")],
+                       GlobalSecondaryIndexes=[{"IndexName": "by_g", "Projection": {"ProjectionType": "ALL"},
+                                                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}])
+        for i in range(200):
+            item = {"pk": {"S": f"p{i % 37:02d}"}, "sk": {"S": f"{i:03d}"}}
+            c.put_item(TableName="t", Item={**item, "g": {"S": "x"}} if i % 50 == 0 else item)
+        compared = []
+        less = DynamoType.__lt__
+        monkeypatch.setattr(DynamoType, "__lt__", lambda self, other: compared.append(1) or less(self, other))
+        items = c.query(TableName="t", IndexName="by_g", KeyConditionExpression="g = :g",
+                        ExpressionAttributeValues={":g": {"S": "x"}})["Items"]
+    assert [i["sk"]["S"] for i in items] == ["000", "050", "100", "150"]  # by the table's sort key: an index without one sorts by it
+    assert len(compared) < 20  # sorting the table's 200 items would take over a thousand
 
 
 def test_a_response_class_is_listed_once(monkeypatch):
