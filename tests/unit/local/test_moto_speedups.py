@@ -119,11 +119,11 @@ def test_fast_path_responses_equal_motos_own():
     assert len(fast["global_index_hash_only"]) == 5
 
 
-def test_a_query_of_a_local_index_reads_its_partition_only(monkeypatch):
-    """A local index's partition is the table's: its Query lists that partition, never the table's items."""
+@pytest.fixture
+def dynamodb(monkeypatch):
+    """A DynamoDB client of in-process moto with the speed-ups applied, and a table ``t`` keyed ``pk``, ``sk``."""
     import boto3
     from moto import mock_aws
-    from moto.dynamodb.models.table import Table
 
     from updraft.local import moto_speedups
 
@@ -131,53 +131,50 @@ def test_a_query_of_a_local_index_reads_its_partition_only(monkeypatch):
     for name, value in {"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x", "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(name, value)
     with mock_aws():
-        c = boto3.client("dynamodb")
-        c.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
-                       KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-                       AttributeDefinitions=[{"AttributeName": a, "AttributeType": t}
-                                             for a, t in (("pk", "S"), ("sk", "S"), ("n", "N"))],
-                       LocalSecondaryIndexes=[{"IndexName": "by_n", "Projection": {"ProjectionType": "ALL"},
-                                               "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
-                                                             {"AttributeName": "n", "KeyType": "RANGE"}]}])
-        for pk in ("a", "b"):
-            for i in range(50):
-                c.put_item(TableName="t", Item={"pk": {"S": pk}, "sk": {"S": f"{i:02d}"}, "n": {"N": str(i)}})
-        seen = []
-        listed = Table.all_items
-        monkeypatch.setattr(Table, "all_items", lambda self: seen.append(n := list(listed(self))) or iter(n))
-        page = c.query(TableName="t", IndexName="by_n", KeyConditionExpression="pk = :p", ScanIndexForward=False,
-                       Limit=3, ExpressionAttributeValues={":p": {"S": "b"}})
+        client = boto3.client("dynamodb")
+        keys = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
+        yield lambda **indexes: client.create_table(TableName="t", BillingMode="PAY_PER_REQUEST", KeySchema=keys,
+                                                    **indexes) and client
+
+
+def test_a_query_of_a_local_index_reads_its_partition_only(dynamodb, monkeypatch):
+    """A local index's partition is the table's: its Query lists that partition, never the table's items."""
+    from moto.dynamodb.models.table import Table
+
+    c = dynamodb(AttributeDefinitions=[{"AttributeName": a, "AttributeType": t}
+                                       for a, t in (("pk", "S"), ("sk", "S"), ("n", "N"))],
+                 LocalSecondaryIndexes=[{"IndexName": "by_n", "Projection": {"ProjectionType": "ALL"},
+                                         "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                                       {"AttributeName": "n", "KeyType": "RANGE"}]}])
+    for pk in ("a", "b"):
+        for i in range(50):
+            c.put_item(TableName="t", Item={"pk": {"S": pk}, "sk": {"S": f"{i:02d}"}, "n": {"N": str(i)}})
+    seen = []
+    listed = Table.all_items
+    monkeypatch.setattr(Table, "all_items", lambda self: seen.append(n := list(listed(self))) or iter(n))
+    page = c.query(TableName="t", IndexName="by_n", KeyConditionExpression="pk = :p", ScanIndexForward=False,
+                   Limit=3, ExpressionAttributeValues={":p": {"S": "b"}})
     assert [i["n"]["N"] for i in page["Items"]] == ["49", "48", "47"]
     assert [len(items) for items in seen] == [50]
 
 
-def test_a_query_of_a_global_index_does_not_sort_the_table(monkeypatch):
+def test_a_query_of_a_global_index_does_not_sort_the_table(dynamodb, monkeypatch):
     """A global index's Query walks the table (its items span partitions) but sorts only what it keeps."""
-    import boto3
-    from moto import mock_aws
     from moto.dynamodb.models.dynamo_type import DynamoType
 
-    from updraft.local import moto_speedups
-
-    moto_speedups.apply()
-    for name, value in {"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x", "AWS_DEFAULT_REGION": "us-east-1"}.items():
-        monkeypatch.setenv(name, value)
-    with mock_aws():
-        c = boto3.client("dynamodb")
-        c.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
-                       KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-                       AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "g")],
-                       GlobalSecondaryIndexes=[{"IndexName": "by_g", "Projection": {"ProjectionType": "ALL"},
-                                                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}])
-        for i in range(200):
-            item = {"pk": {"S": f"p{i % 37:02d}"}, "sk": {"S": f"{i:03d}"}}
-            c.put_item(TableName="t", Item={**item, "g": {"S": "x"}} if i % 50 == 0 else item)
-        compared = []
-        less = DynamoType.__lt__
-        monkeypatch.setattr(DynamoType, "__lt__", lambda self, other: compared.append(1) or less(self, other))
-        items = c.query(TableName="t", IndexName="by_g", KeyConditionExpression="g = :g",
-                        ExpressionAttributeValues={":g": {"S": "x"}})["Items"]
-    assert [i["sk"]["S"] for i in items] == ["000", "050", "100", "150"]  # by the table's sort key: an index without one sorts by it
+    c = dynamodb(AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "g")],
+                 GlobalSecondaryIndexes=[{"IndexName": "by_g", "Projection": {"ProjectionType": "ALL"},
+                                          "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}])
+    for i in range(200):
+        item = {"pk": {"S": f"p{i % 37:02d}"}, "sk": {"S": f"{i:03d}"}}
+        c.put_item(TableName="t", Item={**item, "g": {"S": "x"}} if i % 50 == 0 else item)
+    compared = []
+    less = DynamoType.__lt__
+    monkeypatch.setattr(DynamoType, "__lt__", lambda self, other: compared.append(1) or less(self, other))
+    items = c.query(TableName="t", IndexName="by_g", KeyConditionExpression="g = :g",
+                    ExpressionAttributeValues={":g": {"S": "x"}})["Items"]
+    # moto's order, as without the speed-up: the table's sort key stands in for the index's missing one.
+    assert [i["sk"]["S"] for i in items] == ["000", "050", "100", "150"]
     assert len(compared) < 20  # sorting the table's 200 items would take over a thousand
 
 
