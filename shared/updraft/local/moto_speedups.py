@@ -48,7 +48,7 @@ from updraft.local.snapshot import map_binary
 
 _lock = threading.Lock()
 _applied = False
-_queried = threading.local()  # .partition: (table, hash key) of the base-table Query this thread is answering
+_queried = threading.local()  # .partition: (table, hash key) of the Query this thread is answering
 _ANY_ORDER = object()  # in place of the hash key: a global index's Query, which sorts what it keeps itself
 
 

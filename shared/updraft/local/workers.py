@@ -93,7 +93,7 @@ def start_resource_tracker() -> None:
 
 
 def _init_worker(env: dict[str, str], root: str) -> None:
-    """What a Lambda container's init phase does: import the handler, then its ``warm_up`` (the try path's
+    """What makes this process a warm container: import the handler, then run its ``warm_up`` (the try path's
     imports, clients, credentials and task server), so that no try pays for them."""
     global _handler
     signal.signal(signal.SIGINT, signal.SIG_IGN)
