@@ -79,11 +79,20 @@ def test_a_local_run_produces_airflow_s_metric_names_and_one_trace_per_run(tmp_p
     eventually(lambda: _finished(store, "broken"), timeout=60)
 
     path = updraft_home / "metrics" / f"{system.names.environment}.emf"
-    # A function writes its metrics when its invocation ends, after the state writes the test waited for.
+    # A function writes its metrics when its invocation ends, after the state writes the test waited for, and
+    # each data point is a line of its own: wait for the last line of every call the asserts below read (a run's
+    # end writes its duration, then its first task's delays; a try's end its finish, duration, then outcomes).
     expected = {"pool.open_slots", "dagrun.duration.success", "dagrun.duration.failed", "dagrun.schedule_delay",
                 "dag_processing.last_duration"}
-    points = eventually(lambda: (found := _points(path)) and expected <= found.keys()
-                        and len(found.get("ti.finish", ())) == 3 and found, timeout=30)
+
+    def written(found: dict[str, list[dict]]) -> bool:
+        counts = {name: len(found.get(name, ())) for name in ("ti.finish", "task.duration", "task.queued_duration",
+                                                               "ti_successes", "ti_failures", "operator_successes")}
+        return (expected <= found.keys() and counts == {"ti.finish": 3, "task.duration": 3, "task.queued_duration": 3,
+                                                         "ti_successes": 2, "ti_failures": 1, "operator_successes": 2}
+                and {p["dag_id"] for p in found.get("dagrun.first_task_start_delay", ())} == {"metered", "broken"})
+
+    points = eventually(lambda: (found := _points(path)) and written(found) and found, timeout=30)
     # Runs (the scheduler): Airflow's names, the DAG as the dimension, timers in milliseconds.
     assert {"dag_id": "metered", "_unit": "Milliseconds"}.items() <= points["dagrun.duration.success"][0].items()
     assert [p["dag_id"] for p in points["dagrun.duration.failed"]] == ["broken"]
