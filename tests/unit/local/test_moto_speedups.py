@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -132,9 +133,14 @@ def dynamodb(monkeypatch):
         monkeypatch.setenv(name, value)
     with mock_aws():
         client = boto3.client("dynamodb")
-        keys = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
-        yield lambda **indexes: client.create_table(TableName="t", BillingMode="PAY_PER_REQUEST", KeySchema=keys,
-                                                    **indexes) and client
+
+        def table(**definitions: Any) -> Any:
+            client.create_table(TableName="t", BillingMode="PAY_PER_REQUEST", **definitions,
+                                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                                           {"AttributeName": "sk", "KeyType": "RANGE"}])
+            return client
+
+        yield table
 
 
 def test_a_query_of_a_local_index_reads_its_partition_only(dynamodb, monkeypatch):
