@@ -131,12 +131,13 @@ def create_table(config: StoreConfig, *, client: DynamoDBClient | None = None, w
         import boto3
 
         client = boto3.client("dynamodb", region_name=config.region, endpoint_url=config.host)
+    status = None
     try:
-        client.create_table(**create_table_kwargs(config.table_name))
+        status = client.create_table(**create_table_kwargs(config.table_name))["TableDescription"]["TableStatus"]
         created = True
     except client.exceptions.ResourceInUseException:
         created = False
-    if wait or created:
+    if (wait or created) and status != "ACTIVE":  # DynamoDB answers CREATING; moto makes it ACTIVE at once
         for _ in range(600):
             status = client.describe_table(TableName=config.table_name)["Table"]["TableStatus"]
             if status == "ACTIVE":

@@ -15,6 +15,7 @@ from moto import mock_aws
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, Param, task
 from tests.functional.lambda_helpers import lambda_context
+from tests.mocked_clients import mocked_client
 from updraft.local.api_gateway import proxy_event
 from updraft.model.parse_results import ImportErrorRecord, ParsedFile
 from updraft.scheduling.commands.dag_registration import register_parsed_file, set_paused
@@ -97,9 +98,7 @@ def aws_env(monkeypatch):
     for name in ("UPDRAFT_LOCAL_COMPUTE", "UPDRAFT_SCHEDULER_FUNCTION", "AWS_ENDPOINT_URL"):
         monkeypatch.delenv(name, raising=False)
     with mock_aws():
-        import boto3
-
-        boto3.client("s3", region_name=REGION).create_bucket(Bucket=BUCKET)
+        mocked_client("s3").create_bucket(Bucket=BUCKET)
         monkeypatch.setattr("updraft.services._shared", None)  # built from the environment above on first use
         yield
 
@@ -112,9 +111,7 @@ def _seed_from_copy(store: DynamoStore) -> None:
     """The table as seed() leaves it: seeded by seed() in the first test of the process, then a copy of the same
     items written into each later test's new table (seed's items are the same every time: its DAGs, a fixed
     ``NOW``; one batch write instead of its 21 conditional writes and reads)."""
-    import boto3
-
-    dynamodb = boto3.client("dynamodb", region_name=REGION)
+    dynamodb = mocked_client("dynamodb")
     if _SEEDED_ITEMS:
         for start in range(0, len(_SEEDED_ITEMS), 25):
             requests = [{"PutRequest": {"Item": item}} for item in _SEEDED_ITEMS[start:start + 25]]
@@ -124,14 +121,14 @@ def _seed_from_copy(store: DynamoStore) -> None:
     answer = dynamodb.scan(TableName=TABLE, ConsistentRead=True)
     assert "LastEvaluatedKey" not in answer
     # The copy holds the table only: a seed that also wrote to the bucket would need that copied too.
-    assert boto3.client("s3", region_name=REGION).list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
+    assert mocked_client("s3").list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
     _SEEDED_ITEMS.extend(answer["Items"])
 
 
 @pytest.fixture
 def store(aws_env) -> DynamoStore:
     config = StoreConfig(table_name=TABLE, region=REGION, s3_bucket=BUCKET)
-    create_table(config)
+    create_table(config, client=mocked_client("dynamodb"))
     store = DynamoStore(config)
     _seed_from_copy(store)
     return store

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tests.mocked_clients import mocked_client
 from updraft.executors.base import Dispatch
 from updraft.executors.recording import RecordingExecutor
 from updraft.limits import counters
@@ -45,7 +46,7 @@ class Clock:
 
 def make_store(table: str = "updraft-test") -> DynamoStore:
     config = StoreConfig(table_name=table, region="us-east-1")
-    create_table(config)
+    create_table(config, client=mocked_client("dynamodb"))
     return DynamoStore(config)
 
 

@@ -1,18 +1,13 @@
 from __future__ import annotations
 
-import boto3
 import pytest
 from moto import mock_aws
 
+from tests.mocked_clients import mocked_client
 from updraft.limits import Backoff, Table
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
 from updraft.store.tables import create_table
-
-
-@pytest.fixture(scope="session")
-def boto_session() -> boto3.session.Session:
-    return boto3.session.Session(region_name="us-east-1")
 
 
 @pytest.fixture
@@ -21,10 +16,10 @@ def config() -> StoreConfig:
 
 
 @pytest.fixture
-def store(config: StoreConfig, boto_session) -> DynamoStore:
+def store(config: StoreConfig) -> DynamoStore:
     with mock_aws():
-        create_table(config, client=boto_session.client("dynamodb"))
-        yield DynamoStore(config, s3_client=boto_session.client("s3"))
+        create_table(config, client=mocked_client("dynamodb"))
+        yield DynamoStore(config, s3_client=mocked_client("s3"))
 
 
 @pytest.fixture
@@ -34,5 +29,5 @@ def pauses() -> list[float]:
 
 
 @pytest.fixture
-def table(store: DynamoStore, config: StoreConfig, boto_session, pauses) -> Table:
-    return Table(boto_session.client("dynamodb"), config.table_name, Backoff(sleep=pauses.append))
+def table(store: DynamoStore, config: StoreConfig, pauses) -> Table:
+    return Table(mocked_client("dynamodb"), config.table_name, Backoff(sleep=pauses.append))

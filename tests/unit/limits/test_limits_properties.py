@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import uuid
 
-import boto3
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -16,6 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from limits_helpers import S, check_accounts, claim, end, scheduled
 from moto import mock_aws
 
+from tests.mocked_clients import mocked_client
 from updraft.limits import Acquired, Backoff, Full, Lost, Need, Table, Ticket, acquire, rebalance, release, resize
 from updraft.limits import room as limit_room
 from updraft.limits.counters import read
@@ -26,16 +26,15 @@ from updraft.store.tables import create_table
 
 LIMITS = {"pool:small": 5, "pool:wide": 150, "parallelism": 200}
 SIZES = [0, 2, 5, 10, 70, 130, 260]
-_session = boto3.session.Session(region_name="us-east-1")
 
 
 class Limits(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         config = StoreConfig(table_name=f"limits-{uuid.uuid4().hex[:8]}", region="us-east-1", s3_bucket="b")
-        create_table(config, client=_session.client("dynamodb"))
-        self.store = DynamoStore(config, s3_client=_session.client("s3"))
-        self.table = Table(_session.client("dynamodb"), config.table_name, Backoff(sleep=lambda _: None))
+        create_table(config, client=mocked_client("dynamodb"))
+        self.store = DynamoStore(config, s3_client=mocked_client("s3"))
+        self.table = Table(mocked_client("dynamodb"), config.table_name, Backoff(sleep=lambda _: None))
         self.sizes = dict(LIMITS)  # what each acquire says a limit's size is (creation only)
         self.holding: dict[TIKey, Ticket] = {}
         self.over: set[str] = set()  # limits a shrink left below their held slots

@@ -7,6 +7,7 @@ import pytest
 from moto import mock_aws
 from moto.core import botocore_stubber
 
+from tests.mocked_clients import mocked_client
 from updraft.store.config import StoreConfig
 from updraft.store.dynamo import DynamoStore
 from updraft.store.tables import create_table
@@ -33,15 +34,15 @@ def aws(monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture
-def s3(aws, boto_session):
-    client = boto_session.client("s3")
+def s3(aws):
+    client = mocked_client("s3")
     client.create_bucket(Bucket=BUCKET)
     return client
 
 
 @pytest.fixture
-def store(aws, s3, config: StoreConfig, boto_session) -> DynamoStore:
-    create_table(config, client=boto_session.client("dynamodb"))
+def store(aws, s3, config: StoreConfig) -> DynamoStore:
+    create_table(config, client=mocked_client("dynamodb"))
     return DynamoStore(config, s3_client=s3)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from unittest import mock
 
 import pendulum
 import pytest
@@ -132,6 +133,33 @@ def test_create_table_is_idempotent_and_matches_the_spec(aws, boto_session):
     assert {g["IndexName"]: (g["KeySchema"], g["Projection"]) for g in table["GlobalSecondaryIndexes"]} == {
         g["IndexName"]: (g["KeySchema"], g["Projection"]) for g in expected["GlobalSecondaryIndexes"]}
     assert [i["IndexName"] for i in table["LocalSecondaryIndexes"]] == ["runs_by_date"]
+
+
+@pytest.mark.parametrize(("answered", "statuses", "described"), [
+    ("CREATING", ["CREATING", "CREATING", "ACTIVE"], 3),  # DynamoDB: usable only once ACTIVE
+    ("ACTIVE", [], 0),  # moto makes a table ACTIVE at once: nothing to wait for
+])
+def test_create_table_waits_until_the_table_is_active(aws, boto_session, answered, statuses, described):
+    client = boto_session.client("dynamodb")
+    asked: list[str] = []
+    answers = iter(statuses)
+
+    class Answering:
+        exceptions = client.exceptions
+
+        def create_table(self, **kwargs):
+            return {"TableDescription": {**client.create_table(**kwargs)["TableDescription"], "TableStatus": answered}}
+
+        def describe_table(self, TableName):
+            asked.append(TableName)
+            return {"Table": {"TableStatus": next(answers)}}
+
+        def __getattr__(self, name):
+            return getattr(client, name)
+
+    with mock.patch("updraft.store.tables.time.sleep") as slept:
+        assert create_table(StoreConfig(table_name="new", region="us-east-1"), client=Answering()) is True
+    assert asked == ["new"] * described and slept.call_count == max(described - 1, 0)
 
 
 def test_a_table_kept_from_an_older_version_gains_the_indexes_added_since(aws, boto_session):
