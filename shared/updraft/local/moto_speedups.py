@@ -120,22 +120,23 @@ def _validate_update_expressions_once() -> None:
         return None
 
     is_node: dict[type, bool] = {}  # a value's type -> whether it is a Node (an ABC, so isinstance is slow)
+    processes: dict[tuple[type, ...], dict[type, bool]] = {}  # a traverser's kinds -> a node type -> is it one
     plain_pre = DepthFirstTraverser.pre_processing_of_child
 
+    def is_a(known: dict[type, bool], kind: type, classes: type | tuple[type, ...]) -> bool:
+        answer = known.get(kind)
+        if answer is None:
+            answer = known[kind] = issubclass(kind, classes)
+        return answer
+
     def traverse_node_recursively(self: Any, node: Any, child_id: int = -1) -> Any:
-        kind = type(node)
-        if not is_node.setdefault(kind, issubclass(kind, Node)):
+        if not is_a(is_node, type(node), Node):
             return node
         pre = None if type(self).pre_processing_of_child is plain_pre else self.pre_processing_of_child
         kinds = nodes_to_be_processed(self)
-        processed = processes.get(kinds)
-        if processed is None:
-            processed = processes[kinds] = {}
-        return walk(self, node, child_id, kinds, processed, pre)
+        return walk(self, node, child_id, processes.setdefault(kinds, {}), kinds, pre)
 
-    processes: dict[tuple[type, ...], dict[type, bool]] = {}  # a traverser's kinds -> a node type -> is it one
-
-    def walk(self: Any, node: Any, child_id: int, kinds: tuple[type, ...], processed: dict[type, bool],
+    def walk(self: Any, node: Any, child_id: int, processed: dict[type, bool], kinds: tuple[type, ...],
              pre: Any) -> Any:
         """moto's ``traverse_node_recursively`` for a Node, in the same order with the same hooks: children
         first, then the node if the traverser processes its kind, the result taking the node's place."""
@@ -145,14 +146,9 @@ def _validate_update_expressions_once() -> None:
             for i, child in enumerate(children):
                 if pre is not None:
                     pre(node, i)
-                kind = type(child)
-                if is_node.get(kind) or is_node.setdefault(kind, issubclass(kind, Node)):
-                    walk(self, child, i, kinds, processed, pre)
-        kind = type(node)
-        wanted = processed.get(kind)
-        if wanted is None:
-            wanted = processed[kind] = issubclass(kind, kinds)
-        if wanted:
+                if is_a(is_node, type(child), Node):
+                    walk(self, child, i, processed, kinds, pre)
+        if is_a(processed, type(node), kinds):
             node = self.process(node)
             node.parent = parent
             if parent:
