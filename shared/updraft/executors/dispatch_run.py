@@ -22,7 +22,7 @@ _DATES = ("logical_date", "data_interval_start", "data_interval_end", "run_after
           "end_date", "partition_date")
 _REQUIRED = ("run_type", "dag_hash", "state")
 _OPTIONAL_TEXT = ("note", "partition_key", "triggered_by", "triggering_user_name", "ticket")
-_FIELDS = frozenset((*_DATES, *_REQUIRED, *_OPTIONAL_TEXT, "conf"))
+_FIELDS = frozenset((*_DATES, *_REQUIRED, *_OPTIONAL_TEXT, "conf", "ti_shards"))
 
 
 def run_payload(run: DagRun) -> dict[str, Any] | None:
@@ -36,6 +36,8 @@ def run_payload(run: DagRun) -> dict[str, Any] | None:
     encoded.update({name: value for name in _OPTIONAL_TEXT if (value := getattr(run, name)) is not None})
     if run.conf:
         encoded["conf"] = run.conf
+    if run.ti_shards != 1:
+        encoded["ti_shards"] = run.ti_shards
     try:
         size = len(json.dumps(encoded, separators=(",", ":")).encode())
     except (TypeError, ValueError):
@@ -57,6 +59,9 @@ def run_from_payload(dag_id: str, run_id: str, payload: object) -> DagRun:
             raise ValueError(f"dispatch payload field 'run.{name}' must be a string")
     if not isinstance(payload.get("conf", {}), dict):
         raise ValueError("dispatch payload field 'run.conf' must be an object")
+    shards = payload.get("ti_shards", 1)
+    if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
+        raise ValueError("dispatch payload field 'run.ti_shards' must be a positive integer")
     try:
         state = DagRunState(payload["state"])
     except ValueError:
@@ -64,7 +69,8 @@ def run_from_payload(dag_id: str, run_id: str, payload: object) -> DagRun:
     run = DagRun(dag_id=dag_id, run_id=run_id, run_type=payload["run_type"], dag_hash=payload["dag_hash"],
                  state=state, conf=dict(payload.get("conf", {})), note=payload.get("note"),
                  partition_key=payload.get("partition_key"), triggered_by=payload.get("triggered_by"),
-                 triggering_user_name=payload.get("triggering_user_name"), ticket=payload.get("ticket"))
+                 triggering_user_name=payload.get("triggering_user_name"), ticket=payload.get("ticket"),
+                 ti_shards=shards)
     for name in _DATES:
         setattr(run, name, _date(payload, name))
     return run

@@ -110,3 +110,6 @@ class DagRun:
     # The slot of its run limit (max_active_runs, or its backfill's) the run holds, as ``updraft.limits`` encoded
     # it: taken with its start (a backfill run's: with its creation), given back with its end. None: none held.
     ticket: str | None = None
+    # How many partition keys its task instances spread over: the store chooses it when it creates the run
+    # (``store.run_shards``), and it never changes.
+    ti_shards: int = 1

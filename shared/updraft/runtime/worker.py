@@ -99,6 +99,7 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest | Ru
         return None
     hostname = hostname or socket.gethostname()
     key = dispatch.key
+    learn_run(dispatch, store)
     started = start_try(store, key, dispatch.try_id, now=now_fn(), hostname=hostname, lease=lease)
     if not started:
         log.info("dispatch %s try %s is not runnable (duplicate or superseded)", key.label, dispatch.try_number)
@@ -138,6 +139,14 @@ def handle_dispatch(dispatch: Dispatch | ResumeRequest | ScheduleRunRequest | Ru
                           now_fn=now_fn, hand_off=hand_off, waits=waits)
     scheduler.traces.try_reported(dispatch.try_id, now_fn())  # its mini scheduler is done
     return reported
+
+
+def learn_run(dispatch: Dispatch, store: Store) -> None:
+    """Keep what a carried run says of where its instances are (``ti_shards``), before the fenced start, so the
+    worker's store finds the instance without reading the run (``run_for`` says why the claimer's copy is as
+    good as a read: a run's shard count never changes)."""
+    if dispatch.run is not None:
+        store.remember_run_shards(dispatch.key.dag_id, dispatch.key.run_id, dispatch.run.ti_shards)
 
 
 def run_for(dispatch: Dispatch, store: Store) -> DagRun | None:

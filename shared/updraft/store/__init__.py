@@ -7,8 +7,8 @@ helpers), ``blobs`` (values inline or in S3), ``lru`` (the serialized-DAG cache)
 share), one module per aggregate with its named conditions and writes (``dags``, ``files``, ``runs``,
 ``task_instances``, ``pools``, ``xcoms``, ``variables``, ``connections``, ``event_logs``, ``heartbeats``,
 ``dag_deletion``, ``backfills``, ``state_stores``, ``waiting`` and ``waiting_index``: a run's waiting instances;
-``encryption`` is the KMS cipher of variables and connections) and ``dynamo`` (:class:`DynamoStore`, composed of
-them).
+``encryption`` is the KMS cipher of variables and connections; ``run_shards``: how many partition keys a run's
+instances spread over) and ``dynamo`` (:class:`DynamoStore`, composed of them).
 Importing this package imports none of them: handlers load
 only what they use. The store decides nothing about scheduling: it imports nothing from ``updraft.scheduling`` or
 ``updraft.parsing`` (DAG registration policy is :mod:`updraft.scheduling.commands.dag_registration`).
@@ -18,7 +18,8 @@ Rules the design keeps, because they are what makes it correct on real DynamoDB:
 - Every decision is a strongly consistent read or a single-item conditional write. Indexes (eventually
   consistent) only *find* candidates; callers re-read or write conditionally before acting on one.
 - No scans. Listings go through a keys-only index; work is found through sparse, sharded indexes.
-- No hot partition per DAG: task instances partition by run, the work indexes shard by CRC-32 over
+- No hot partition per DAG: task instances partition by run, and a wide run's over up to 16 shards chosen at its
+  creation (``run_shards``: whole-run reads query each, concurrently); the work indexes shard by CRC-32 over
   ``index_shards`` (every reader queries every shard).
 - Every attribute name in an expression is a ``#placeholder`` (pynamodb writes them; ``test_store_requests``
   checks every expression the store sends), so reserved words (state, limit, name, key, data...) are safe.
@@ -29,11 +30,13 @@ Items (``pk`` / ``sk``)::
     DAG row         DAG#<dag_id>            META                     owner file, dag_hash, paused/active, next run
     DAG version     DAG#<dag_id>            VERSION#<dag_hash>       gzip canonical JSON, or an S3 key above
                                                                      large_item_bytes; immutable (runs pin it)
-    run             DAG#<dag_id>            RUN#<run_id>             state, dates, conf, pinned dag_hash
-    task instance   RUN#<dag_id>#<run_id>   TI#<task_id>#<map_index+1, 7 digits>   waiting_pk/sk while it waits
-    recorded try    RUN#<dag_id>#<run_id>   TRY#<task_id>#<map_index+1>#<try, 5 digits>   a try a retry or a
-                                                                     clear superseded (task-instance attributes)
-    XCom            RUN#<dag_id>#<run_id>   XCOM#<task_id>#<map_index+1>#<key>   gzip JSON inline, or S3
+    run             DAG#<dag_id>            RUN#<run_id>             state, dates, conf, pinned dag_hash, ti_shards
+    task instance   RUN#<dag_id>#<run_id>[#<shard>]   TI#<task_id>#<map_index+1, 7 digits>   waiting_pk/sk while
+                                                                     it waits; shard: keys.ti_shard (none: shard 0)
+    recorded try    RUN#<dag_id>#<run_id>[#<shard>]   TRY#<task_id>#<map_index+1>#<try, 5 digits>   a try a retry
+                                                                     or a clear superseded (its instance's shard)
+    XCom            RUN#<dag_id>#<run_id>[#<shard>]   XCOM#<task_id>#<map_index+1>#<key>   gzip JSON inline, or
+                                                                     S3 (its instance's shard)
     run's ends      ENDS#<dag_id>#<run_id>  ENDS                     ended#<task>: ended upstreams of a wide fan-in,
                                                                      or a counted mapped task's ended instances;
                                                                      expanded#<task>: that mapped task's instances;
@@ -88,7 +91,9 @@ event again 1 + n reads and no writes; a duplicate + Get of the owner's FILE whe
 handling, counted on the file's record) Get FILE, Put FILE (2); ``set_paused`` Get META, Update META
 (+ Get VERSION when unpausing a catchup=False DAG recomputes its next run).
 
-Access patterns (N = index_shards, n = items involved; SC = strongly consistent, EC = eventually consistent;
+Access patterns (N = index_shards, S = the run's shards, n = items involved; SC = strongly consistent, EC =
+eventually consistent; a process that has not read a run yet reads its ``ti_shards`` once before the first
+instance it touches;
 "cond" = a conditional write whose failure is returned as False)::
 
     operation            key / index used                                            consistency  requests
@@ -109,7 +114,8 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     due_dags             Query due_dags DUE#i, due_sk <= now, each shard              EC find      N
     advance_next_dagrun  Update META cond next_dagrun_logical_date = expected          cond         1 (2-3 if the
                          AND active AND unpaused (re-read only when that fails)                    DAG is paused)
-    create_run           Put RUN cond attribute_not_exists(pk)                        cond         1
+    create_run           Put RUN cond attribute_not_exists(pk) (+ Get VERSION when    cond         1
+                         the pinned version is not kept: it sizes the run's shards)
     get_run              Get DAG#/RUN#                                                SC           1
     list_runs            Query runs_by_date, descending, Limit                        SC           1 per page
     previous_run         Query runs_by_date run_date_sk < date, descending, filter    SC           1
@@ -125,9 +131,10 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
       delete_run_item    :held): updraft.limits sends it with its counters                         transaction)
     claim_callback       Put CALLBACK#<request> cond attribute_not_exists (the run's  cond         1
                          callback fence: the first delivery wins)
-    delete_run_partition Query RUN#dag#run (TI#, TRY#, CALLBACK#, XCOM#), BatchWrite  SC           4 + n/25
+    delete_run_partition Query each shard of RUN#dag#run (TI#, TRY#, CALLBACK#, XCOM#; SC           4 S + n/25
+                         every possible shard once the run's item is gone), BatchWrite
                          (+ S3 delete per large XCom)
-    get_run_tis          Query RUN#dag#run, sk begins_with TI#                        SC           1 per MB
+    get_run_tis          Query each shard of RUN#dag#run, sk begins_with TI#          SC           S (1 per MB)
     get_ti               Get                                                          SC           1
     get_run_meta_and_tis BatchGet RUN, META, the named TI# items and ENDS (any        SC           1 per 100
                          partitions: the mini scheduler's one read, scheduling.downstream)
@@ -162,7 +169,8 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     list_pools           Query list_index POOLS, BatchGet POOL records                EC find, SC  2
     delete_pool          Delete POOL cond attribute_exists                            cond         1
     put_xcom, get_xcom   Put / Get RUN#dag#run / XCOM#... (+ S3 if large)             SC           1
-    list_xcoms           Query sk begins_with XCOM#<task>#                            SC           1
+    list_xcoms           Query sk begins_with XCOM#<task>#[<map_index+1>#] (every     SC           1 (S for every
+                         shard for every map index)                                                map index)
     clear_xcoms          Query + Delete each                                          SC           1 + n
     get_variable,        Get VARIABLE#/META (+ KMS Decrypt when encrypted)             SC           1 (+1 KMS)
       get_connection     Get CONNECTION#/META (+ KMS Decrypt)
@@ -179,7 +187,8 @@ Access patterns (N = index_shards, n = items involved; SC = strongly consistent,
     heartbeat_component  Put HEARTBEAT cond at absent or older, at most once per      cond         0-1
                          ``every`` per process
     last_heartbeat       Get HEARTBEAT#<component>                                    SC           1
-    delete_run_items     Query RUN#dag#run, Delete each                               SC           1 + n
+    delete_run_items     Query each shard of RUN#dag#run (every possible one once     SC           S + n
+                         the run's item is gone), Delete each
     delete_dag_items     Query DAG#<dag_id>, Delete each (META last)                  SC           1 + n
     next_backfill_id     Update BACKFILL_SEQUENCE ADD value 1 (returns the new value)  -            1
     create_backfill      Put ACTIVE_BACKFILL cond attribute_not_exists (False: 409),  cond         2

@@ -159,8 +159,13 @@ class Files(Protocol):
 class Runs(Protocol):
     """DAG runs (``store.runs``): creation, named transitions, the active-run index, the callback fence."""
 
+    def remember_run_shards(self, dag_id: str, run_id: str, shards: int) -> None:
+        """Keep a run's shard count (``store.run_shards``) as a read of the run said, so its instances are found
+        without reading the run again (every read of a run keeps it too)."""
+
     def create_run(self, run: DagRun) -> bool:
-        """Insert a run; False if (dag_id, run_id) exists (a scheduled run_id derives from its logical date)."""
+        """Insert a run; False if (dag_id, run_id) exists (a scheduled run_id derives from its logical date). The
+        store chooses the run's shard count (``store.run_shards``) and sets ``run.ti_shards``."""
 
     def get_run(self, dag_id: str, run_id: str) -> DagRun | None: ...
 

@@ -198,4 +198,4 @@ class BackfillStore(StoreBase):
         R = self.models.run
         items = R.by_date.query(keys.dag_pk(dag_id), R.run_date_sk.between(ts(start), ts(end) + "~"),
                                 consistent_read=True, filter_condition=R.logical_date.exists())
-        return [_run_from_item(i) for i in items]
+        return [_run_from_item(self, i) for i in items]

@@ -23,11 +23,11 @@ class DagDeletionStore(StoreBase):
         return len(items)
 
     def delete_run_items(self, dag_id: str, run_id: str) -> int:
-        """Every item in the run's partition (task instances, XComs) and its ENDS counters: a query per MB, a
-        delete per item."""
+        """Every item in the run's partition, every shard (task instances, XComs), and its ENDS counters: a query
+        per shard and MB, a delete per item."""
         T = self.models.task_instance
         return sum(self._delete_all(list(T.query(pk, consistent_read=True)))
-                   for pk in (keys.run_pk(dag_id, run_id), keys.run_ends_pk(dag_id, run_id)))
+                   for pk in (*self.run_pks(dag_id, run_id, deleted=True), keys.run_ends_pk(dag_id, run_id)))
 
     def delete_dag_items(self, dag_id: str) -> int:
         """Every item in the DAG's partition (runs, versions), the row (``META``) last."""

@@ -14,8 +14,7 @@ from typing import Any
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.operand import Path
 
-from updraft.serialization import canonical_json, deserialize_dag
-from updraft.serialization.model import SerializedDAG
+from updraft.serialization import canonical_json
 from updraft.store import keys
 from updraft.store.api import DagMeta
 from updraft.store.attributes import ts
@@ -192,18 +191,4 @@ class DagStore(StoreBase):
         # Versions are immutable and keyed by content: an existing one is already right.
         conditional(lambda: item.save(condition=item_absent(V)))
 
-    def get_serialized_dag(self, dag_id: str, dag_hash: str) -> SerializedDAG | None:
-        """The SerializedDAG of that version, or None. Cached (the process's only cache of them): versions
-        never change. Treat it as read-only, it is shared by every caller in the process."""
-        cached = self._dag_cache.get((dag_id, dag_hash))
-        if cached is not None:
-            return cached
-        V = self.models.dag_version
-        try:
-            item = V.get(keys.dag_pk(dag_id), keys.version_sk(dag_hash), consistent_read=True)
-        except V.DoesNotExist:
-            return None
-        sdag = deserialize_dag(self.blobs.unpack(item.data, item.s3_key))
-        self._dag_cache.put((dag_id, dag_hash), sdag)
-        return sdag
 

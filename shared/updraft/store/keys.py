@@ -54,6 +54,20 @@ def run_pk(dag_id: str, run_id: str) -> str:
     return f"RUN#{part(dag_id)}#{part(run_id)}"
 
 
+def run_shard_pk(dag_id: str, run_id: str, shard_index: int) -> str:
+    """Shard ``shard_index`` of a run's partition (``store.run_shards``): shard 0 is ``run_pk`` itself, the
+    others add ``#<index>`` (the run's own parts never hold a bare ``#``, so no run's shard is another run's)."""
+    pk = run_pk(dag_id, run_id)
+    return pk if shard_index == 0 else f"{pk}#{shard_index}"
+
+
+def ti_shard(task_id: str, map_index: int, shards: int) -> int:
+    """The shard of a run's partition that holds a task instance and its tries and XComs: a task's id picks its
+    start (CRC-32), and a mapped task's instances follow it round the shards by map index, so one expansion
+    spreads evenly."""
+    return (zlib.crc32(task_id.encode()) + max(map_index, 0)) % shards
+
+
 def run_ends_pk(dag_id: str, run_id: str) -> str:
     """A run's ENDS counters (``count_ends``): a partition of their own, so a wide fan-in's one write per ended
     upstream does not add to the run's partition, whose instances' three writes a task already cap one run's

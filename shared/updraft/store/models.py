@@ -177,6 +177,7 @@ class RunItem(Item):
     active_sk = UnicodeAttribute(null=True)
     write_token = UnicodeAttribute(null=True)  # the last state write's (store.writes.write_token: lost acks)
     ticket = UnicodeAttribute(null=True)  # the run limit's slot the run holds (``updraft.limits``' encoded ticket)
+    ti_shards = NumberAttribute(null=True)  # its partition's shards (``store.run_shards``); absent: one
     by_date = RunsByDateIndex()
     active_index = ActiveRunsIndex()
 

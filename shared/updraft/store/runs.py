@@ -12,7 +12,7 @@ from pynamodb.expressions.update import Action
 
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import FINISHED_RUN_STATES, UNFINISHED_RUN_STATES, DagRunState
-from updraft.store import keys
+from updraft.store import keys, run_shards
 from updraft.store.api import DagMeta, RunEnds
 from updraft.store.attributes import ts
 from updraft.store.base import StoreBase
@@ -44,7 +44,10 @@ def run_in_states(R: type[RunItem], states: Iterable[str]) -> Condition:
     return all_of(item_present(R), R.state.is_in(*states))
 
 
-def _run_from_item(item: RunItem) -> DagRun:
+def _run_from_item(store: StoreBase, item: RunItem) -> DagRun:
+    """The run an item holds; ``store`` keeps its shard count (every run read is one way a process learns it)."""
+    shards = int(item.ti_shards or 1)
+    store.remember_run_shards(item.dag_id, item.run_id, shards)
     return DagRun(
         dag_id=item.dag_id, run_id=item.run_id, run_type=item.run_type, dag_hash=item.dag_hash,
         state=DagRunState(item.state), logical_date=item.logical_date,
@@ -52,7 +55,7 @@ def _run_from_item(item: RunItem) -> DagRun:
         run_after=item.run_after, conf=item.conf or {}, queued_at=item.queued_at,
         start_date=item.start_date, end_date=item.end_date, note=item.note,
         partition_key=item.partition_key, partition_date=item.partition_date, triggered_by=item.triggered_by,
-        triggering_user_name=item.triggering_user_name, ticket=item.ticket,
+        triggering_user_name=item.triggering_user_name, ticket=item.ticket, ti_shards=shards,
     )
 
 
@@ -68,15 +71,19 @@ class RunStore(StoreBase):
         return item.write_token == token
 
     def create_run(self, run: DagRun) -> bool:
+        """Create the run unless it exists. The store chooses its shard count and sets ``run.ti_shards``."""
         R = self.models.run
         item = self._new_run(run)
-        return acknowledged(lambda: item.save(condition=run_absent(R)),
-                            lambda: self._run_carries(run.dag_id, run.run_id, item.write_token))
+        created = acknowledged(lambda: item.save(condition=run_absent(R)),
+                               lambda: self._run_carries(run.dag_id, run.run_id, item.write_token))
+        if created:
+            self.remember_run_shards(run.dag_id, run.run_id, run.ti_shards)
+        return created
 
     def create_run_item(self, run: DagRun, *, ticket: str) -> TransactWrite:
         """``create_run``'s write as one item of a transaction (``updraft.limits.acquire`` adds the take of its
         run limit), built and not sent, the run created carrying ``ticket``: a backfill's run holds its slot from
-        its creation. ``landed`` reads the run's write token."""
+        its creation. ``landed`` reads the run's write token. Sets ``run.ti_shards`` as ``create_run`` does."""
         R = self.models.run
         item = self._new_run(run)
         item.ticket = ticket
@@ -85,6 +92,8 @@ class RunStore(StoreBase):
 
     def _new_run(self, run: DagRun) -> RunItem:
         R = self.models.run
+        dag = self.get_serialized_dag(run.dag_id, run.dag_hash)
+        run.ti_shards = 1 if dag is None else run_shards.shards_for(dag)
         sort_date = run.logical_date or run.run_after or run.queued_at or dt.datetime.now(dt.UTC)
         item = R(keys.dag_pk(run.dag_id), keys.run_sk(run.run_id), dag_id=run.dag_id, run_id=run.run_id,
                  run_type=str(run.run_type), dag_hash=run.dag_hash, state=str(run.state),
@@ -93,7 +102,8 @@ class RunStore(StoreBase):
                  queued_at=run.queued_at, start_date=run.start_date, end_date=run.end_date, note=run.note,
                  partition_key=run.partition_key, partition_date=run.partition_date,
                  triggered_by=run.triggered_by, triggering_user_name=run.triggering_user_name,
-                 run_date_sk=keys.run_date_sk(sort_date, run.run_id), write_token=write_token())
+                 run_date_sk=keys.run_date_sk(sort_date, run.run_id), write_token=write_token(),
+                 ti_shards=run.ti_shards)
         if run.state in UNFINISHED_RUN_STATES:
             item.active_pk = keys.active_pk(run.dag_id, run.run_id, self.config.index_shards)
             item.active_sk = keys.active_sk(sort_date, run.dag_id, run.run_id)
@@ -102,7 +112,7 @@ class RunStore(StoreBase):
     def get_run(self, dag_id: str, run_id: str) -> DagRun | None:
         R = self.models.run
         try:
-            return _run_from_item(R.get(keys.dag_pk(dag_id), keys.run_sk(run_id), consistent_read=True))
+            return _run_from_item(self, R.get(keys.dag_pk(dag_id), keys.run_sk(run_id), consistent_read=True))
         except R.DoesNotExist:
             return None
 
@@ -120,7 +130,7 @@ class RunStore(StoreBase):
         wanted: list[dict[str, dict[str, str]]] = [
             {R.pk.attr_name: {"S": keys.dag_pk(dag_id)}, R.sk.attr_name: {"S": sk}}
             for sk in (keys.run_sk(run_id), keys.META)]
-        wanted += [{T.pk.attr_name: {"S": keys.run_pk(k.dag_id, k.run_id)},
+        wanted += [{T.pk.attr_name: {"S": self.ti_pk(*k)},
                     T.sk.attr_name: {"S": keys.ti_sk(k.task_id, k.map_index)}} for k in dict.fromkeys(ti_keys)]
         if ends:
             wanted.append({T.pk.attr_name: {"S": keys.run_ends_pk(dag_id, run_id)},
@@ -145,7 +155,7 @@ class RunStore(StoreBase):
                 elif raw[R.sk.attr_name]["S"] == keys.META:
                     meta = _meta_from_item(M.from_raw_data(raw))
                 else:
-                    run = _run_from_item(R.from_raw_data(raw))
+                    run = _run_from_item(self, R.from_raw_data(raw))
             unprocessed = data.get("UnprocessedKeys", {}).get(R.Meta.table_name, {}).get("Keys", [])
             retries = retries + 1 if unprocessed else 0
             wanted = unprocessed + wanted
@@ -154,7 +164,7 @@ class RunStore(StoreBase):
     def list_runs(self, dag_id: str, *, limit: int | None = None) -> list[DagRun]:
         R = self.models.run
         items = R.by_date.query(keys.dag_pk(dag_id), scan_index_forward=False, consistent_read=True, limit=limit)
-        return [_run_from_item(i) for i in items]
+        return [_run_from_item(self, i) for i in items]
 
     def previous_run(self, dag_id: str, logical_date: dt.datetime, *, scheduled_only: bool = False) -> DagRun | None:
         R = self.models.run
@@ -163,13 +173,13 @@ class RunStore(StoreBase):
             condition &= R.run_type != "manual"
         items = R.by_date.query(keys.dag_pk(dag_id), R.run_date_sk < ts(logical_date), scan_index_forward=False,
                                 consistent_read=True, filter_condition=condition, limit=1)
-        return next((_run_from_item(i) for i in items), None)
+        return next((_run_from_item(self, i) for i in items), None)
 
     def active_runs(self) -> list[DagRun]:
         R = self.models.run
         runs = []
         for i in self._shards():
-            runs += [_run_from_item(item) for item in R.active_index.query(keys.active_shard_pk(i))]
+            runs += [_run_from_item(self, item) for item in R.active_index.query(keys.active_shard_pk(i))]
         return sorted((r for r in runs if r.state in UNFINISHED_RUN_STATES),
                       key=lambda r: (r.logical_date or r.run_after or r.queued_at or dt.datetime.min.replace(
                           tzinfo=dt.UTC), r.dag_id, r.run_id))
@@ -237,15 +247,14 @@ class RunStore(StoreBase):
         return conditional(lambda: row.delete(run_in_states(R, expected_states)))
 
     def delete_run_partition(self, dag_id: str, run_id: str) -> int:
-        """Delete every item of a run's partition (task instances, recorded tries, XComs and the S3 values of
-        large XComs); returns how many items went. Safe to repeat."""
+        """Delete every item of a run's partition, every shard (task instances, recorded tries, XComs and the S3
+        values of large XComs); returns how many items went. Safe to repeat."""
         T, X = self.models.task_instance, self.models.xcom
-        pk = keys.run_pk(dag_id, run_id)
         count = 0
         for model, prefix in ((T, keys.TI_PREFIX), (T, keys.TRY_PREFIX), (T, keys.CALLBACK_PREFIX),
                               (X, keys.XCOM_PREFIX)):
             with model.batch_write() as batch:
-                for item in model.query(pk, model.sk.startswith(prefix), consistent_read=True):
+                for item in self.query_run(model, dag_id, run_id, prefix, deleted=True):
                     for s3_key in (getattr(item, "s3_key", None), getattr(item, "shown_s3_key", None)):
                         if s3_key:
                             self.blobs.delete(s3_key)

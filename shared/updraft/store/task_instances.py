@@ -79,10 +79,6 @@ def ti_in_state_or_none(T: type[TaskInstanceItem], state: TaskInstanceState | No
     return ti_stateless(T) if state is None else T.state == str(state)
 
 
-def _ti_keys(key: TIKey) -> tuple[str, str]:
-    return keys.run_pk(key.dag_id, key.run_id), keys.ti_sk(key.task_id, key.map_index)
-
-
 def _ti_from_item(item: TaskInstanceItem) -> TaskInstance:
     return TaskInstance(
         dag_id=item.dag_id, run_id=item.run_id, task_id=item.task_id, map_index=int(item.map_index),
@@ -118,22 +114,24 @@ def run_ends(raw: Mapping[str, Any]) -> RunEnds:
 
 
 class TaskInstanceStore(StoreBase):
+    def _ti_keys(self, key: TIKey) -> tuple[str, str]:
+        return self.ti_pk(*key), keys.ti_sk(key.task_id, key.map_index)
+
     def _ti_row(self, key: TIKey) -> TaskInstanceItem:
-        return self.models.task_instance(*_ti_keys(key))
+        return self.models.task_instance(*self._ti_keys(key))
 
     def _carries(self, key: TIKey, token: str) -> bool:
         """The instance's last state write is the one with ``token``: ours landed, its acknowledgement was lost."""
         T = self.models.task_instance
         try:
-            item = T.get(*_ti_keys(key), consistent_read=True, attributes_to_get=["write_token"])
+            item = T.get(*self._ti_keys(key), consistent_read=True, attributes_to_get=["write_token"])
         except T.DoesNotExist:
             return False
         return item.write_token == token
 
     def get_run_tis(self, dag_id: str, run_id: str) -> list[TaskInstance]:
         T = self.models.task_instance
-        items = T.query(keys.run_pk(dag_id, run_id), T.sk.startswith(keys.TI_PREFIX), consistent_read=True)
-        return [_ti_from_item(i) for i in items]
+        return [_ti_from_item(i) for i in self.query_run(T, dag_id, run_id, keys.TI_PREFIX)]
 
     def count_ends(self, dag_id: str, run_id: str, task_ids: Iterable[str | None]) -> RunEnds:
         """Count one more ended upstream instance of each fan-in of ``task_ids`` (None: one more ended leaf; a
@@ -172,7 +170,7 @@ class TaskInstanceStore(StoreBase):
     def get_ti(self, key: TIKey) -> TaskInstance | None:
         T = self.models.task_instance
         try:
-            item = T.get(*_ti_keys(key), consistent_read=True)
+            item = T.get(*self._ti_keys(key), consistent_read=True)
         except T.DoesNotExist:
             return None
         return _ti_from_item(item)
@@ -201,7 +199,7 @@ class TaskInstanceStore(StoreBase):
         landed = functools.partial(self._carries, key, token)
         if expected == {None}:
             ti = TaskInstance(key.dag_id, key.run_id, key.task_id, key.map_index, state=state, **fields)
-            item = T(*_ti_keys(key), **{f: getattr(ti, f) for f in _TI_FIELDS})
+            item = T(*self._ti_keys(key), **{f: getattr(ti, f) for f in _TI_FIELDS})
             item.state = str(state)
             item.write_token = token
             if waiting_index:
@@ -392,7 +390,7 @@ class TaskInstanceStore(StoreBase):
 
     def _gone(self, key: TIKey) -> bool:
         try:
-            self.models.task_instance.get(*_ti_keys(key), consistent_read=True, attributes_to_get=["sk"])
+            self.models.task_instance.get(*self._ti_keys(key), consistent_read=True, attributes_to_get=["sk"])
         except self.models.task_instance.DoesNotExist:
             return True
         return False
@@ -401,7 +399,7 @@ class TaskInstanceStore(StoreBase):
         """Keep a try as it ended before a clear or a retry supersedes it (Airflow's task instance history).
         Written once per try number: a repeated request does not overwrite the first record."""
         T = self.models.task_instance
-        item = T(keys.run_pk(ti.dag_id, ti.run_id), keys.try_sk(ti.task_id, ti.map_index, ti.try_number),
+        item = T(self.ti_pk(*ti.key), keys.try_sk(ti.task_id, ti.map_index, ti.try_number),
                  **{f: getattr(ti, f) for f in _TRY_FIELDS})
         item.state = str(ti.state) if ti.state else None
         return conditional(lambda: item.save(condition=item_absent(T)))
@@ -409,8 +407,8 @@ class TaskInstanceStore(StoreBase):
     def get_tries(self, key: TIKey) -> list[TaskInstance]:
         """The recorded tries of one instance, oldest first."""
         T = self.models.task_instance
-        items = T.query(keys.run_pk(key.dag_id, key.run_id),
-                        T.sk.startswith(keys.try_prefix(key.task_id, key.map_index)), consistent_read=True)
+        items = self.query_run(T, key.dag_id, key.run_id, keys.try_prefix(key.task_id, key.map_index),
+                               shard_of=(key.task_id, key.map_index))
         return [_ti_from_item(i) for i in items]
 
     def start_ti(self, key: TIKey, *, try_id: str, fields: Mapping[str, Any]) -> TaskInstance | None:
@@ -432,7 +430,7 @@ class TaskInstanceStore(StoreBase):
             if not resent(exc):
                 return None
             try:
-                mine = T.get(*_ti_keys(key), consistent_read=True)
+                mine = T.get(*self._ti_keys(key), consistent_read=True)
             except T.DoesNotExist:
                 return None
             return _ti_from_item(mine) if mine.write_token == token else None

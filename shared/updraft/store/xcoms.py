@@ -1,9 +1,9 @@
-"""The XCom aggregate: one item per (task instance, key) in its run's partition, the value inline or in S3."""
+"""The XCom aggregate: one item per (task instance, key) in its instance's shard of its run's partition, the value
+inline or in S3."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from typing import Any
 
 from updraft.model.records import TIKey
@@ -26,23 +26,23 @@ class XComStore(StoreBase):
         shown_raw = raw if shown is None else canonical_json({"v": shown})
         shown_data, shown_s3_key = (None, None) if shown_raw == raw else self.blobs.pack(shown_raw,
                                                                                         f"{path}.shown.json.gz")
-        X(keys.run_pk(key.dag_id, key.run_id), keys.xcom_sk(key.task_id, key.map_index, xcom_key),
+        X(self.ti_pk(*key), keys.xcom_sk(key.task_id, key.map_index, xcom_key),
           dag_id=key.dag_id, run_id=key.run_id, task_id=key.task_id, map_index=key.map_index, key=xcom_key,
           data=data, s3_key=s3_key, shown_data=shown_data, shown_s3_key=shown_s3_key, created_at=now).save()
 
     def get_xcom(self, key: TIKey, xcom_key: str, default: Any = None) -> Any:
         X = self.models.xcom
         try:
-            item = X.get(keys.run_pk(key.dag_id, key.run_id), keys.xcom_sk(key.task_id, key.map_index, xcom_key),
-                         consistent_read=True)
+            item = X.get(self.ti_pk(*key), keys.xcom_sk(key.task_id, key.map_index, xcom_key), consistent_read=True)
         except X.DoesNotExist:
             return default
         return self.blobs.unpack(item.data, item.s3_key)["v"]
 
-    def _xcom_items(self, dag_id: str, run_id: str, task_id: str, map_index: int | None) -> Iterator[XComItem]:
-        X = self.models.xcom
-        prefix = keys.xcom_task_prefix(task_id, map_index)
-        return X.query(keys.run_pk(dag_id, run_id), X.sk.startswith(prefix), consistent_read=True)
+    def _xcom_items(self, dag_id: str, run_id: str, task_id: str, map_index: int | None) -> list[XComItem]:
+        """One instance's XComs (in its shard), or every map index's of the task (``map_index`` None: in every
+        shard, as a mapped task's instances spread)."""
+        return self.query_run(self.models.xcom, dag_id, run_id, keys.xcom_task_prefix(task_id, map_index),
+                              shard_of=None if map_index is None else (task_id, map_index))
 
     def list_xcoms(self, dag_id: str, run_id: str, task_id: str,
                    map_index: int | None = None) -> dict[tuple[int, str], Any]:
@@ -63,7 +63,7 @@ class XComStore(StoreBase):
 
     def delete_xcom(self, key: TIKey, xcom_key: str) -> bool:
         X = self.models.xcom
-        item = X(keys.run_pk(key.dag_id, key.run_id), keys.xcom_sk(key.task_id, key.map_index, xcom_key))
+        item = X(self.ti_pk(*key), keys.xcom_sk(key.task_id, key.map_index, xcom_key))
         return conditional(lambda: item.delete(condition=item_present(X)))
 
     def clear_xcoms(self, key: TIKey) -> int:

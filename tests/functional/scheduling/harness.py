@@ -117,9 +117,10 @@ class LambdaWorkers(Workers):
     counts are the Lambda's."""
 
     def run_one(self, item: Dispatch) -> bool:
-        from updraft.runtime.worker import report_try, run_for
+        from updraft.runtime.worker import learn_run, report_try, run_for
 
         item = Dispatch.from_payload(json.loads(json.dumps(item.lambda_payload())))
+        learn_run(item, self.store)
         started = start_try(self.store, item.key, item.try_id, now=self.clock())
         if not started:
             return False

@@ -201,8 +201,11 @@ def test_a_mapped_instances_end_reads_no_run_until_the_last_one_which_schedules_
     workers, queries = _queries_per_end(store, _mapped("mapcount", WIDTH))
     assert store.get_run("mapcount", "r").state == DagRunState.SUCCESS  # no tick after the first
     assert [ti.task_id for ti in store.get_run_tis("mapcount", "r")].count("mapped") == WIDTH
-    # Each mapped end counts on the run's ENDS item; only the last one's reads the run, and schedules the reduce.
-    assert [n for task_id, n in queries if task_id == "mapped"] == [0] * (WIDTH - 1) + [1]
+    # Each mapped end counts on the run's ENDS item; only the last one's reads the run (a Query of each of its
+    # partition's shards: a mapped task's run has several), and schedules the reduce.
+    shards = store.run_shard_count("mapcount", "r")
+    assert shards > 1
+    assert [n for task_id, n in queries if task_id == "mapped"] == [0] * (WIDTH - 1) + [shards]
     assert sum(workers.started.values()) == WIDTH + 2
     _, _, _, ends = store.get_run_meta_and_tis("mapcount", "r", ())
     assert (ends.counts, ends.expanded) == ({"mapped": WIDTH}, {"mapped": WIDTH})
@@ -216,7 +219,8 @@ def test_a_mapped_leaf_ends_the_run_at_its_last_instance_and_a_retry_counts_once
     assert store.get_run("mapleaf", "r").state == DagRunState.SUCCESS
     assert workers.started[(TIKey("mapleaf", "r", "mapped", 1), 2)] == 1
     mapped = [n for task_id, n in queries if task_id == "mapped"]
-    assert len(mapped) == WIDTH + 1 and sum(mapped) == 2  # the retried try's end, and the last end (the run's)
+    # Two reads of the run, a Query per shard each: the retried try's end, and the last end (the run's).
+    assert len(mapped) == WIDTH + 1 and sum(mapped) == 2 * store.run_shard_count("mapleaf", "r")
     _, _, _, ends = store.get_run_meta_and_tis("mapleaf", "r", ())
     assert (ends.counts, ends.expanded) == ({"mapped": WIDTH}, {"mapped": WIDTH})
 
@@ -245,7 +249,8 @@ def test_a_mapped_task_without_its_expansion_recorded_reads_the_run_at_every_end
     monkeypatch.setattr(DynamoStore, "record_expansions", lambda *args: None)
     _, queries = _queries_per_end(store, _mapped("mapnone", 3))
     assert store.get_run("mapnone", "r").state == DagRunState.SUCCESS
-    assert [n for task_id, n in queries if task_id == "mapped"] == [1, 1, 1]
+    # Every end reads the run: a Query of each shard of its partition.
+    assert [n for task_id, n in queries if task_id == "mapped"] == [store.run_shard_count("mapnone", "r")] * 3
 
 
 def test_the_plan_counts_plain_mapped_tasks_only():

@@ -24,12 +24,14 @@ from tests.functional.scheduling.harness import (
     scheduler_for,
     store_dags,
 )
+from tests.mocked_clients import mocked_client
 from updraft.model.limits import DEFAULT_POOL, PARALLELISM_LIMIT, pool_limit, run_tasks_limit
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.commands.manual_changes import apply_marks, set_run_state
 from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.decisions.marking import run_mark
+from updraft.scheduling.scheduler import Scheduler
 from updraft.store import keys
 from updraft.store.dynamo import DynamoStore
 
@@ -98,3 +100,30 @@ def test_a_run_marked_failed_between_claim_and_start_behaves_as_before(store, ca
     assert store.get_ti(TIKey(dag_id, "r", "t0")).ticket is None
     for limit_id in (pool_limit(DEFAULT_POOL), run_tasks_limit(dag_id, "r"), PARALLELISM_LIMIT):
         assert held_slots(store, limit_id) == 0, limit_id
+
+
+def test_workers_of_a_wide_run_find_its_instances_from_the_carried_run(store):
+    # A fan-out wider than one shard of its run's partition, and workers with a store of their own (another
+    # process): the carried run says where the instances are, so no worker reads the run to find them.
+    dag = DAG("wide_carried", schedule=None, start_date=START)
+
+    @task(dag=dag)
+    def work():
+        return None
+
+    with dag:
+        work.override(task_id="first")() >> [work.override(task_id=f"m{i:03d}")() for i in range(100)]
+    clock = Clock()
+    store_dags(store, dag, now=clock())
+    trigger_dag(store, "wide_carried", now=clock(), run_id="r")
+    scheduler, executor = scheduler_for(store, clock, parallelism=128)
+    scheduler.run_pass()
+    own = DynamoStore(store.config, s3_client=mocked_client("s3"))
+    workers = LambdaWorkers(own, Scheduler(own, executor, scheduler.config, clock=clock), executor, clock)
+    with dynamo_requests() as sent:
+        assert workers.drain() == 101
+    assert store.get_run("wide_carried", "r").state == DagRunState.SUCCESS
+    assert store.run_shard_count("wide_carried", "r") == 2
+    assert run_reads(sent) == [], "a worker read the run its dispatch carried"
+    assert {r.pk for r in sent if r.operation == "UpdateItem" and r.pk.startswith(keys.run_pk("wide_carried", "r"))
+            } == {keys.run_shard_pk("wide_carried", "r", i) for i in range(2)}

@@ -20,7 +20,8 @@ AT = dt.datetime(2026, 11, 22, 18, tzinfo=dt.UTC)
 RUN = DagRun("etl", "manual__x", "manual", "h" * 32, state=DagRunState.RUNNING, logical_date=AT,
              data_interval_start=AT, data_interval_end=AT + dt.timedelta(hours=1), run_after=AT, queued_at=AT,
              start_date=AT + dt.timedelta(seconds=1), conf={"n": 1, "nested": {"list": [1, "a", None]}}, note="hi",
-             partition_key="2026-11-22", partition_date=AT, triggered_by="ui", triggering_user_name="ada")
+             partition_key="2026-11-22", partition_date=AT, triggered_by="ui", triggering_user_name="ada",
+             ti_shards=16)
 KEY = TIKey("etl", "manual__x", "extract")
 
 
@@ -63,6 +64,8 @@ def test_a_large_or_unencodable_run_is_left_for_the_worker_to_read():
      "'run.start_date'"),
     ({"run_type": "manual", "dag_hash": "h", "state": "running", "conf": []}, "'run.conf'"),
     ({"run_type": "manual", "dag_hash": "h", "state": "running", "note": 3}, "'run.note'"),
+    ({"run_type": "manual", "dag_hash": "h", "state": "running", "ti_shards": 0}, "'run.ti_shards'"),
+    ({"run_type": "manual", "dag_hash": "h", "state": "running", "ti_shards": "4"}, "'run.ti_shards'"),
     ({"run_type": "manual", "dag_hash": "h", "state": "running", "version": 3}, "unknown fields \\['version'\\]"),
 ])
 def test_a_malformed_run_is_refused_naming_the_field(run, named):
