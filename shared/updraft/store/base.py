@@ -44,8 +44,6 @@ class StoreBase:
         self.blobs = Blobs(config, s3_client)
         self._dag_cache: LruCache[tuple[str, str], SerializedDAG] = LruCache(_DAG_CACHE_SIZE)
         self._run_shards: LruCache[tuple[str, str], int] = LruCache(_RUN_SHARDS_CACHE_SIZE)
-        # Reads a wide run's shards at once (threads start on first use; botocore clients are thread-safe).
-        self._shard_readers = ThreadPoolExecutor(max_workers=16, thread_name_prefix="run-shards")
 
     def get_serialized_dag(self, dag_id: str, dag_hash: str) -> SerializedDAG | None:
         """The SerializedDAG of that version, or None. Cached (the process's only cache of them): versions
@@ -90,7 +88,7 @@ class StoreBase:
     def ti_pk(self, dag_id: str, run_id: str, task_id: str, map_index: int) -> str:
         """The partition key of a task instance's items (itself, its recorded tries, its XComs)."""
         shards = self.run_shard_count(dag_id, run_id)
-        return keys.run_shard_pk(dag_id, run_id, keys.ti_shard(task_id, map_index, shards) if shards > 1 else 0)
+        return keys.run_shard_pk(dag_id, run_id, keys.ti_shard(task_id, map_index, shards))
 
     def run_pks(self, dag_id: str, run_id: str, *, deleted: bool = False) -> list[str]:
         """Every shard's partition key of a run's partition, shard 0 first. ``deleted``: the run's item may be gone
@@ -113,7 +111,10 @@ class StoreBase:
 
         if len(pks) == 1:
             return read(pks[0])
-        found = [item for items in self._shard_readers.map(read, pks) for item in items]
+        # Threads of this call only (botocore clients are thread-safe): a pool kept on the store would hang in a
+        # process forked after it had run, whose pool counts threads that are not there.
+        with ThreadPoolExecutor(max_workers=len(pks), thread_name_prefix="run-shards") as readers:
+            found = [item for items in readers.map(read, pks) for item in items]
         return sorted(found, key=lambda item: str(item.sk))
 
     def _shards(self) -> range:

@@ -50,7 +50,7 @@ def run_sk(run_id: str) -> str:
 
 
 def run_pk(dag_id: str, run_id: str) -> str:
-    """A run's own partition: its task instances and XComs, one strongly consistent query away."""
+    """A run's own partition, its shard 0 (``run_shard_pk``): its task instances, their tries and XComs."""
     return f"RUN#{part(dag_id)}#{part(run_id)}"
 
 
@@ -70,8 +70,8 @@ def ti_shard(task_id: str, map_index: int, shards: int) -> int:
 
 def run_ends_pk(dag_id: str, run_id: str) -> str:
     """A run's ENDS counters (``count_ends``): a partition of their own, so a wide fan-in's one write per ended
-    upstream does not add to the run's partition, whose instances' three writes a task already cap one run's
-    starts per second (~1,000 WCU/s per partition)."""
+    upstream adds nothing to the shards of the run's partition. It takes one write unit per ended instance, so it
+    caps one run's ends at ~1,000 a second (a partition's write units)."""
     return f"ENDS#{part(dag_id)}#{part(run_id)}"
 
 
