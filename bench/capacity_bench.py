@@ -281,7 +281,7 @@ def scenarios(scale: float) -> dict[str, Sized]:
         # Measured at the full size: with sharded limits and the incremental mini scheduler a 1,000-wide run takes
         # ~6 minutes on moto, and one limit shard's load does not extrapolate from a run with fewer shards.
         "fanout": Sized("fan-out 1 -> 1000 -> 1, parallelism 1000", fan_out, 1000, sizes(100, 1000)),
-        # The same 1,000 tasks as 4 runs: one run's instances share its partition key, the environment's do not.
+        # The same 1,000 tasks as 4 runs: one run's instances share its partition's shards, the environment's do not.
         "fanout4": Sized("4 runs of fan-out 1 -> 250 -> 1 at once, parallelism 1000",
                          lambda n: fan_out(n, runs=4), 250, sizes(250)),
         # The pool item holds at most 32 holders whatever the size: not extrapolated (the rows show the trend).
