@@ -34,7 +34,7 @@ def _wide_run(store: DynamoStore, run_id: str = "r") -> DagRun:
     return run
 
 
-def test_the_shard_count_follows_the_dag_s_width_and_a_mapped_task_takes_the_most():
+def test_the_shard_count_follows_the_dag_s_width_and_a_mapped_task_counts_as_a_wide_one():
     def shards(tasks: tuple[str, ...]) -> int:
         return run_shards.shards_for(deserialize_dag(dag_doc("d", tasks=tasks)))
 
@@ -42,8 +42,11 @@ def test_the_shard_count_follows_the_dag_s_width_and_a_mapped_task_takes_the_mos
     assert shards(tuple(f"t{i}" for i in range(65))) == 2
     assert shards(WIDE) == 5
     assert shards(tuple(f"t{i}" for i in range(5000))) == run_shards.MAX_SHARDS
-    mapped = deserialize_dag(dag_doc("d"))
+    mapped = deserialize_dag(dag_doc("d", tasks=("a", "b", "c", "d", "e")))
     mapped.tasks[0] = dataclasses.replace(mapped.tasks[0], is_mapped=True)
+    assert run_shards.shards_for(mapped) == 5  # 256 + 4 instances
+    for i in range(1, 5):
+        mapped.tasks[i] = dataclasses.replace(mapped.tasks[i], is_mapped=True)
     assert run_shards.shards_for(mapped) == run_shards.MAX_SHARDS
 
 
