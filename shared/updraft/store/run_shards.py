@@ -24,7 +24,7 @@ INSTANCES_PER_SHARD = 64
 MAX_SHARDS = 16
 # A mapped task's width is known only when it expands (Airflow caps an expansion at max_map_length, 1,024). It
 # counts as a quarter of that cap: a run expanding one task to 1,024 then starts 700-900 tries a second, and a small
-# expansion's whole-run reads are 4 Queries, not 16.
+# expansion's whole-run reads are 4-5 Queries, not 16.
 MAPPED_WIDTH = 256
 
 
