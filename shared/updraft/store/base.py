@@ -14,7 +14,7 @@ from updraft.store.blobs import Blobs
 from updraft.store.config import StoreConfig
 from updraft.store.encryption import KmsCipher
 from updraft.store.lru import LruCache
-from updraft.store.models import Item, ListIndex, build_models
+from updraft.store.models import Item, ListIndex, RunItem, build_models
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -60,6 +60,14 @@ class StoreBase:
         self._dag_cache.put((dag_id, dag_hash), sdag)
         return sdag
 
+    def _run_attribute(self, dag_id: str, run_id: str, name: str) -> RunItem | None:
+        """The run's item with only attribute ``name`` read (strongly), or None when the run does not exist."""
+        R = self.models.run
+        try:
+            return R.get(keys.dag_pk(dag_id), keys.run_sk(run_id), consistent_read=True, attributes_to_get=[name])
+        except R.DoesNotExist:
+            return None
+
     def remember_run_shards(self, dag_id: str, run_id: str, shards: int) -> None:
         """Keep a run's shard count as its item says (every read of a run calls this, and so does its creator)."""
         self._run_shards.put((dag_id, run_id), shards)
@@ -75,11 +83,8 @@ class StoreBase:
         known = self._run_shards.get((dag_id, run_id))
         if known is not None:
             return known
-        R = self.models.run
-        try:
-            item = R.get(keys.dag_pk(dag_id), keys.run_sk(run_id), consistent_read=True,
-                         attributes_to_get=["ti_shards"])
-        except R.DoesNotExist:
+        item = self._run_attribute(dag_id, run_id, "ti_shards")
+        if item is None:
             return None
         shards = int(item.ti_shards or 1)
         self.remember_run_shards(dag_id, run_id, shards)

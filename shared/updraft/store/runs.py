@@ -62,13 +62,8 @@ def _run_from_item(store: StoreBase, item: RunItem) -> DagRun:
 class RunStore(StoreBase):
     def _run_carries(self, dag_id: str, run_id: str, token: str) -> bool:
         """The run's last state write is the one with ``token``: ours landed, its acknowledgement was lost."""
-        R = self.models.run
-        try:
-            item = R.get(keys.dag_pk(dag_id), keys.run_sk(run_id), consistent_read=True,
-                         attributes_to_get=["write_token"])
-        except R.DoesNotExist:
-            return False
-        return item.write_token == token
+        item = self._run_attribute(dag_id, run_id, "write_token")
+        return item is not None and item.write_token == token
 
     def create_run(self, run: DagRun) -> bool:
         """Create the run unless it exists. The store chooses its shard count and sets ``run.ti_shards``."""
