@@ -8,8 +8,9 @@ store them, creates the pool ``bench_p2`` (2 slots), then for each DAG: unpause,
 scheduler nudge, as ``updraft dags trigger`` does), and wait for the run to finish. Figures come from the
 store, as Airflow's came from its metadata DB: queued_at -> the run's end, hops (end of task N -> start of
 task N+1), the pool's peak slots in use from the task intervals, and the start order against priority.
-Prints a markdown table with the medians of the repetitions and the machine's load, and writes
-bench/results/e2e.json.
+Prints a markdown table with the medians of the repetitions and the machine's load, then each DAG's requests
+to the embedded AWS per task and the CPU its server spent on them (``request_census``, the last repetition),
+and writes bench/results/e2e.json.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT)]
+
+from bench.request_census import RequestCensus, Tally  # noqa: E402
+from bench.request_census import render as render_census  # noqa: E402
+
 # The notes sit beside the checkout (``../shared``); a worktree is one level deeper, so the nearest ancestor wins.
 _NOTES = Path("shared") / "notes" / "airflow-bench"
 BENCH_DAGS = next((p / _NOTES for p in ROOT.parents if (p / _NOTES).is_dir()), ROOT.parent / _NOTES)
@@ -133,6 +139,8 @@ def one_repetition(workers: int, dags: list[str], tick: float, concurrent_aws: b
                                       write_endpoint=False, concurrent_aws=concurrent_aws), say=lambda line: None)
     started = time.monotonic()
     system.start()
+    census = RequestCensus()
+    system.server.wrap(census.wrap)
     results: dict[str, Any] = {"startup_s": round(time.monotonic() - started, 2)}
     try:
         store = system.services.store
@@ -142,12 +150,15 @@ def one_repetition(workers: int, dags: list[str], tick: float, concurrent_aws: b
             set_paused(store, dag_id, False)
             time.sleep(0.2)  # let the unpause settle so no tick races the trigger
             system.pool.take_peak_busy()
+            census.take()
             run = trigger_dag(store, dag_id, now=_now())
             system.services.nudge_scheduler(dag_id, run.run_id)
             finished = _wait(lambda r=run, d=dag_id: _finished(store, d, r.run_id), run_timeout,
                              f"{dag_id} finishing")
             results[dag_id] = measure(store, dag_id, finished)
             results[dag_id]["peak_busy_workers"] = system.pool.take_peak_busy()
+            results[dag_id]["requests"] = {name: {"count": t.count, "cpu_s": round(t.cpu_s, 4)}
+                                           for name, t in census.take().items()}
     finally:
         system.stop()
         shutil.rmtree(folder, ignore_errors=True)
@@ -228,6 +239,11 @@ def main() -> int:
             "load_after": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(), "tick_s": args.tick}
     summary = summarize(reps, dags)
     print(render(summary, meta))
+    for dag_id in dags:
+        last = reps[-1][dag_id]
+        tallies = {name: Tally(t["count"], t["cpu_s"]) for name, t in last["requests"].items()}
+        print(f"\n{dag_id}: requests to the embedded AWS ({last['tasks']} tasks, the last repetition)\n")
+        print(render_census(tallies, last["tasks"]))
     out = ROOT / "bench" / "results" / "e2e.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "summary": summary, "runs": reps}, indent=2, default=str))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from updraft.local.concurrent_moto import ConcurrentMoto
@@ -61,6 +62,12 @@ class EmbeddedAwsServer:
         self._thread = threading.Thread(target=self._server.serve_forever, name="embedded-aws", daemon=True)
         self._thread.start()
         return self
+
+    def wrap(self, middleware: Callable[[Any], Any]) -> None:
+        """Serve ``middleware(app)`` in place of the app served now (a benchmark's request census); started only."""
+        if self._server is None:
+            raise RuntimeError("the embedded AWS is not started")
+        self._server.app = middleware(self._server.app)
 
     def reset(self) -> None:
         """Empty every service: moto keeps its state in module globals, shared by every server in a process."""
