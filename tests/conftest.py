@@ -78,6 +78,16 @@ def serialized_moto():
         yield
 
 
+@pytest.fixture
+def isolated_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let a test register or break plugins without leaking into the process-wide registry: a plugin a test
+    registers under its name from another module would make a later test's plugin of that name be skipped."""
+    import updraft.plugins
+
+    monkeypatch.setattr(updraft.plugins, "_plugins", dict(updraft.plugins._plugins))
+    monkeypatch.setattr(updraft.plugins, "_import_errors", dict(updraft.plugins._import_errors))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_tmpdir_per_xdist_worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """An xdist worker's own temporary directory, for it and every process it starts (TMPDIR is inherited); under

@@ -33,8 +33,9 @@ def _workday_timetable():
 
 
 @pytest.fixture
-def workdays(store):
-    """What the parser stores for a file whose DAG runs on the workday timetable (evaluated in its child)."""
+def workdays(store, isolated_plugins):
+    """What the parser stores for a file whose DAG runs on the workday timetable (evaluated in its child). Its
+    plugin, registered while the file loads, leaves the registry with the test."""
     live = _workday_timetable()
     with DAG("workdays", schedule="@daily", start_date=START, catchup=True) as dag:
         EmptyOperator(task_id="t")

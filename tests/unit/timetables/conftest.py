@@ -6,7 +6,6 @@ from typing import Any
 import pytest
 from timetables_helpers import BENCH_COPY, PLUGINS_FOLDER
 
-import updraft.plugins
 from updraft.plugins import load_plugins_folder
 
 
@@ -25,9 +24,3 @@ def workday_module():
 
     return workday
 
-
-@pytest.fixture
-def isolated_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Let a test register or break plugins without leaking into the process-wide registry."""
-    monkeypatch.setattr(updraft.plugins, "_plugins", dict(updraft.plugins._plugins))
-    monkeypatch.setattr(updraft.plugins, "_import_errors", dict(updraft.plugins._import_errors))
