@@ -7,11 +7,9 @@ import boto3
 
 from bench.request_census import RequestCensus, Tally, render, request_name
 from updraft.local.moto_server import EmbeddedAwsServer
-from updraft.local.moto_speedups import apply
 
 
 def test_requests_through_a_wrapped_embedded_aws_are_named_and_counted_until_taken() -> None:
-    apply()
     census = RequestCensus()
     with EmbeddedAwsServer() as server:
         server.wrap(census.wrap)
