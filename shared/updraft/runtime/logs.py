@@ -304,6 +304,8 @@ class RelayedLog(_Buffer):
             self.capped.clear()
             self.capped.add(text)
 
+    catch_up: Callable[[], None] | None = None  # reads the pieces already sent and not yet taken (a stop's)
+
     def extend(self, piece: str) -> None:
         """One more piece of the log, as it was printed."""
         self.keep(piece)
@@ -342,6 +344,9 @@ def write_open_logs(reason: str) -> None:
             continue
         sink, key, try_number, buffer = entry
         with contextlib.suppress(Exception):
+            catch_up = getattr(buffer, "catch_up", None)
+            if catch_up is not None:  # what the try printed just before the stop is still on its way here
+                catch_up()
             sink.write(key, try_number, redact_text(buffer.text_so_far()) + f"[{stamp}] {reason}\n")
 
 

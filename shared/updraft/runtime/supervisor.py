@@ -245,9 +245,18 @@ class TaskSupervisor:
 
     def _serve(self, connection: Connection, pid: int, store: Store, scope: TryScope, relayed: RelayedLog,
                deadline: float | None, lost: threading.Event | None) -> Any:
-        """Answer the child until it sends its result (or must be ended: then the log says why, ``ChildEnded``)."""
+        """Answer the child until it sends its result (or must be ended: then the log says why, ``ChildEnded``).
+
+        While this waits for the child, a stop of the worker (``logs.write_open_logs``, in a signal handler that
+        interrupted the wait) first takes the log pieces already on the socket (``_catch_up``)."""
+        waiting = threading.Event()
+        relayed.catch_up = lambda: _catch_up(connection, relayed) if waiting.is_set() else None
         while True:
-            reason = self._wait(connection, deadline, lost)
+            waiting.set()
+            try:
+                reason = self._wait(connection, deadline, lost)
+            finally:
+                waiting.clear()
             if reason is None:
                 try:
                     message = connection.recv_bytes()
@@ -263,11 +272,7 @@ class TaskSupervisor:
                 raise ChildFailed(f"not a message: {message[:200]!r}")
             if "call" in decoded:
                 connection.send_bytes(serve_call(store, scope, decoded))
-            elif "piece" in decoded:
-                relayed.extend(str(decoded["piece"]))
-            elif "log" in decoded:
-                relayed.update(str(decoded["log"]))
-            else:
+            elif not _take_log(decoded, relayed):
                 return decoded.get("result")
 
     @staticmethod
@@ -281,6 +286,26 @@ class TaskSupervisor:
             ready, _, _ = select.select([connection.fileno()], [], [], 0.5)
             if ready:
                 return None
+
+
+def _take_log(message: dict[str, Any], relayed: RelayedLog) -> bool:
+    """Add ``message`` to the log when it is a piece of it or the whole of it; False for any other message."""
+    if "piece" in message:
+        relayed.extend(str(message["piece"]))
+    elif "log" in message:
+        relayed.update(str(message["log"]))
+    else:
+        return False
+    return True
+
+
+def _catch_up(connection: Connection, relayed: RelayedLog) -> None:
+    """Take the log messages the child had sent before the wait was interrupted, up to its first other message (a
+    call or a result: nothing it prints after that one is sent before it is answered). Never blocks."""
+    while connection.poll(0):
+        message = json.loads(connection.recv_bytes())
+        if not isinstance(message, dict) or not _take_log(message, relayed):
+            return
 
 
 def _kill(pid: int) -> None:
