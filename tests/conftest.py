@@ -5,7 +5,9 @@ Under xdist each worker is its own process, so environment variables and ports (
 private to it already, and ``loadfile`` runs each test file whole on one worker, so a module-scoped fixture (a
 local system, a browser) is still built once. What is left shared is the temporary directory: the parser's and
 the worker's DAG mirrors live at fixed names under it (``updraft-dags``, ``updraft-worker-dags``), in this
-process and in the local-mode processes it starts, so each worker gets its own.
+process and in the local-mode processes it starts, so each worker gets its own. A tier whose session fixtures
+are dear (``SHARED_TIERS``: a CDK synth and the jsii node process behind it) runs whole on one worker, so they are
+built once, not on every worker its files land on.
 """
 
 from __future__ import annotations
@@ -67,6 +69,25 @@ def _speed_up_moto() -> None:
 
 
 _speed_up_moto()
+
+
+# Tiers whose files share session fixtures that cost seconds of CPU each: ``aws_cdk``'s node process (~4.5 CPU-s to
+# start) and the stacks synthesized once per session (~6 CPU-s each). Spread file by file over 4 workers, the infra
+# tier started four node processes and synthesized the dev stack four times.
+SHARED_TIERS = ("tests/infra/", "tests/deploy/")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``--dist loadfile`` with each of :data:`SHARED_TIERS` as one unit of work; any other distribution as asked."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class TierScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return next((tier for tier in SHARED_TIERS if nodeid.startswith(tier)), super()._split_scope(nodeid))
+
+    return TierScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
