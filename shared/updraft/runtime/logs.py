@@ -210,6 +210,9 @@ class _Buffer:
         self.capped = CappedLog(limit_in_force())
         self.lock = threading.Lock()
         self.written = 0  # how many writes the last live write held
+        # Takes what was written elsewhere and not received here yet (a relayed log's pieces still on their way):
+        # called before a stop writes the log.
+        self.catch_up: Callable[[], None] | None = None
 
     def write(self, text: str) -> None:
         with self.lock:
@@ -304,8 +307,6 @@ class RelayedLog(_Buffer):
             self.capped.clear()
             self.capped.add(text)
 
-    catch_up: Callable[[], None] | None = None  # reads the pieces already sent and not yet taken (a stop's)
-
     def extend(self, piece: str) -> None:
         """One more piece of the log, as it was printed."""
         self.keep(piece)
@@ -344,9 +345,8 @@ def write_open_logs(reason: str) -> None:
             continue
         sink, key, try_number, buffer = entry
         with contextlib.suppress(Exception):
-            catch_up = getattr(buffer, "catch_up", None)
-            if catch_up is not None:  # what the try printed just before the stop is still on its way here
-                catch_up()
+            if buffer.catch_up is not None:  # what the try printed just before the stop is still on its way here
+                buffer.catch_up()
             sink.write(key, try_number, redact_text(buffer.text_so_far()) + f"[{stamp}] {reason}\n")
 
 
