@@ -217,15 +217,16 @@ class ClaimPass:
                 refuse(ti, *needs)
                 continue
             batch = [self._candidate(ti, dag, needs, creations)]
-            if not left and not is_resuming(ti):
+            if not is_resuming(ti):
                 # The tries next in order of the same run with the same limits, claimed with it in one
                 # transaction, as many as its max_active_tasks leaves (as evaluated). The first that differs ends
-                # the batch: nothing is claimed ahead of a try before it in Airflow's order.
+                # the batch: nothing is claimed ahead of a try before it in Airflow's order. Once a race was
+                # lost, a batch stays in its bucket: the next may be another scheduler's.
                 room = min(BATCH, dag.max_active_tasks - active.get((ti.dag_id, ti.run_id), 0),
                            self.parallelism - sum(active.values()) if self.parallelism > 0 else BATCH)
                 for later in ordered[position + 1:]:
                     if len(batch) >= room or (later.dag_id, later.run_id) != (ti.dag_id, ti.run_id) \
-                            or is_resuming(later):
+                            or is_resuming(later) or (left and (tie_of(later, runs), bucket_of(later)) != group):
                         break
                     later_needs = plan(later)
                     if isinstance(later_needs, tuple) \

@@ -129,10 +129,11 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
 
 def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
                 run: DagRun | None = None) -> list[ClaimResult]:
-    """Claim tries of one run together (up to ``BATCH``), in one transaction: all dispatched; or, refused or
-    lost to another scheduler, each claimed on its own (``claim``'s results, in order); or, another scheduler
-    having created some of them, none (those lost and stale, the others untouched). None may be resuming with a
-    kept ticket but a lone one."""
+    """Claim tries of one run together (up to ``BATCH``), in one transaction: all dispatched; or, a limit short
+    of their slots, each claimed on its own (``claim``'s results, in order); or, some claimed by another
+    scheduler meanwhile, those lost and the rest claimed together again; or, another scheduler having created
+    some of them, none (those lost and stale, the others untouched). None may be resuming with a kept ticket but
+    a lone one."""
     if len(candidates) > BATCH or (len(candidates) > 1 and any(is_resuming(c.ti) for c in candidates)):
         raise ValueError(f"claim_batch: {len(candidates)} candidates, or a resumed try among several")
     parts = [_ClaimParts.of(store, candidate, now) for candidate in candidates]
@@ -152,7 +153,9 @@ def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
             # Another scheduler created some of them: the pass's read is old, and no more is written from it.
             return [ClaimResult(lost=True, stale=True) if i in outcome.claims else ClaimResult()
                     for i in range(len(candidates))]
-        if not isinstance(outcome, Acquired):  # a limit short of the batch's slots, or a try claimed by another
+        if isinstance(outcome, Lost):
+            return _without_lost(store, candidates, outcome.claims, now=now, run=run)
+        if isinstance(outcome, Full):  # a limit short of the batch's slots: each as far as it goes
             return _one_by_one(store, candidates, now=now, run=run)
     if isinstance(outcome, Full):
         full = next(need for need in candidates[0].needs if need.limit_id == outcome.limit_id)
@@ -161,6 +164,16 @@ def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
         # Claimed by another meanwhile; or, for a new instance, created by another: the pass's read is old.
         return [ClaimResult(lost=True, stale=candidates[0].create_fields is not None)]
     return [part.dispatched(store, candidate, run) for part, candidate in zip(parts, candidates, strict=True)]
+
+
+def _without_lost(store: Store, candidates: list[Candidate], lost: tuple[int, ...], *, now: dt.datetime,
+                  run: DagRun | None) -> list[ClaimResult]:
+    """A batch whose transaction named tries another scheduler claimed meanwhile (``lost``, nothing written): the
+    others claimed again together, in one transaction (``Lost``: they may be), rather than one by one, which cost
+    a transaction per try where schedulers meet. Each round drops at least one try, so it ends."""
+    rest = [c for i, c in enumerate(candidates) if i not in lost]
+    results = iter(claim_batch(store, rest, now=now, run=run) if rest else [])
+    return [ClaimResult(lost=True) if i in lost else next(results) for i in range(len(candidates))]
 
 
 def _one_by_one(store: Store, candidates: list[Candidate], *, now: dt.datetime,

@@ -5,8 +5,11 @@ ends up_for_reschedule gives its slots back with its ticket."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+from unittest import mock
 
 import pytest
+from botocore.client import BaseClient
 
 from airflow.sdk import DAG, task
 from tests.functional.scheduling.harness import START, scheduler_for, store_dags
@@ -169,3 +172,29 @@ def test_a_claim_contended_on_every_attempt_is_left_to_a_later_pass(env, monkeyp
     monkeypatch.setattr(Table, "transact", real)
     scheduler.run_pass()
     assert [d.key.run_id for d in executor.take()] == [run.run_id]
+
+
+def test_a_batch_that_meets_a_try_claimed_by_another_claims_the_rest_together(env, first_bucket):
+    """One transaction claims the run's tries; another scheduler queued one of them just before it landed: the
+    transaction changes nothing, and the rest go together in one more, not one transaction each."""
+    store, clock, scheduler, _ = env
+    run, tis = _wide_run(store, clock, scheduler)
+    taken = spread_ties(tis, {(run.dag_id, run.run_id): run}, 0)[1]  # inside the pass's first batch
+    _claimed_by_another_at_the_claim(store, taken)
+    fresh = scheduler_for(store, clock)[0]  # (the first remembers the pool's 0 slots)
+    sent: list[int] = []  # each claim transaction's number of task instances
+    real = BaseClient._make_api_call
+
+    def call(client, operation, params):
+        if operation == "TransactWriteItems":
+            sent.append(sum('"TI#' in json.dumps(item) for item in params["TransactItems"]))
+        return real(client, operation, params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", call):
+        report = fresh.run_pass()
+    assert {d.key for d in report.dispatched} == {ti.key for ti in tis} - {taken.key}
+    assert store.get_ti(taken.key).try_id == "other"
+    assert taken.key.label not in report.not_claimed
+    # The batch of 12 met the other's claim; the 11 others went together (again once the limits were created).
+    assert [n for n in sent if n] == [WIDTH, WIDTH - 1, WIDTH - 1]
+    assert room(limits_table(store), pool_limit("apart")) == 1  # the lost claim took nothing
