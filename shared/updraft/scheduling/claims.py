@@ -168,9 +168,9 @@ def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
 
 def _without_lost(store: Store, candidates: list[Candidate], lost: tuple[int, ...], *, now: dt.datetime,
                   run: DagRun | None) -> list[ClaimResult]:
-    """A batch whose transaction named tries another scheduler claimed meanwhile (``lost``, nothing written): the
-    others claimed again together, in one transaction (``Lost``: they may be), rather than one by one, which cost
-    a transaction per try where schedulers meet. Each round drops at least one try, so it ends."""
+    """A batch whose transaction named tries another scheduler claimed meanwhile (``lost``, nothing written): those
+    are lost, the others claimed again together (``Lost`` says they may be), so schedulers that meet spend a
+    transaction per round, not one per try. Each round drops at least one try, so it ends."""
     rest = [c for i, c in enumerate(candidates) if i not in lost]
     results = iter(claim_batch(store, rest, now=now, run=run) if rest else [])
     return [ClaimResult(lost=True) if i in lost else next(results) for i in range(len(candidates))]
