@@ -1,6 +1,7 @@
 """Claims per second against schedulers, each scheduler in a process of its own, as deployed schedulers are.
 
 usage: python bench/claims_processes.py [--tasks 100] [--levels 1,2,4,8] [--repeat 1] [--no-latency] [--events]
+       [--apart]
 
 ``latency_bench.py --only claims`` runs every scheduler as a thread of one interpreter beside moto, so one
 interpreter's CPU bounds it from the first scheduler on (its ``CPU busy`` column): it cannot show what a second
@@ -14,7 +15,9 @@ end and the next event start one) instead of reading the run again at once. clai
 Double dispatches are counted (must be 0). ``--events``: each scheduler's passes are the scheduler Lambda's
 answer to a task-finished event (``schedule_run`` of the one run: no due DAGs, active runs, reconciliation),
 as concurrent schedulers meet in a deployment (ticks come once a minute; ends of tries come together); without
-it, every pass is a tick's full ``run_pass``.
+it, every pass is a tick's full ``run_pass``. ``--apart`` (with ``--events``): an environment's claims rather than
+one run's: each scheduler answers the events of a run of its own (``--tasks`` each, one run per scheduler), as
+schedulers answering different runs' ends do, and claims/s counts every run's tries.
 
 The embedded AWS is still one interpreter serving every request, so on this 2-core machine it bounds the
 measured claims/s from about two schedulers on (the table gives the load average beside the figures). So the
@@ -59,17 +62,20 @@ class _CountingLambda:
     def __init__(self, latency: Any, invokes: Any) -> None:
         self.latency = latency
         self.invokes = invokes
+        self.mine = 0  # this process's invokes
 
     def invoke(self, *, FunctionName: str, InvocationType: str, Payload: bytes, **_: Any) -> dict[str, Any]:
         if self.latency is not None:
             time.sleep(self.latency.invoke_api())
         with self.invokes.get_lock():
             self.invokes.value += 1
+        self.mine += 1
         return {"StatusCode": 202}
 
 
 def _scheduler_process(url: str, table: str, width: int, invokes: Any, ready: Any, latency_on: bool, seed: int,
-                       out: Any, run: tuple[str, str] | None) -> None:
+                       out: Any, run: tuple[str, str] | None, apart: bool, parallelism: int) -> None:
+    """Passes until ``width`` tries are dispatched: by every scheduler, or (``apart``) by this one."""
     from updraft.executors.lambda_ import LambdaExecutor
     from updraft.local.latency import AWS, LatencySource
     from updraft.scheduling import Scheduler, SchedulerConfig
@@ -78,13 +84,14 @@ def _scheduler_process(url: str, table: str, width: int, invokes: Any, ready: An
 
     store = DynamoStore(StoreConfig(table_name=table, region="us-east-1", host=url))
     latency = LatencySource(AWS, seed=seed) if latency_on else None
-    executor = LambdaExecutor(_CountingLambda(latency, invokes), "updraft-bench-worker")  # type: ignore[arg-type]
-    scheduler = Scheduler(store, executor, SchedulerConfig(parallelism=width * 2),
+    counting = _CountingLambda(latency, invokes)
+    executor = LambdaExecutor(counting, "updraft-bench-worker")  # type: ignore[arg-type]
+    scheduler = Scheduler(store, executor, SchedulerConfig(parallelism=parallelism),
                           clock=lambda: dt.datetime.now(dt.UTC))
     ready.wait()
     cpu, passes = time.process_time(), 0
     try:
-        while invokes.value < width and passes < 2000:
+        while (counting.mine if apart else invokes.value) < width and passes < 2000:
             before = invokes.value
             if run is None:
                 scheduler.run_pass()
@@ -113,7 +120,8 @@ def projection(requests: dict[str, int], invokes: int, cpu_s: float, width: int,
             "work_ms_per_claim": {part: round(1000 * seconds / width, 2) for part, seconds in work.items()}}
 
 
-def one_level(width: int, schedulers: int, latency_on: bool, events: bool = False) -> dict[str, Any]:
+def one_level(width: int, schedulers: int, latency_on: bool, events: bool = False,
+              apart: bool = False) -> dict[str, Any]:
     from scheduler_bench import _dag
 
     from tests.functional.scheduling.harness import store_dags
@@ -131,14 +139,17 @@ def one_level(width: int, schedulers: int, latency_on: bool, events: bool = Fals
         create_table(config)
         store = DynamoStore(config)
         now = dt.datetime.now(dt.UTC)
-        store.set_pool("default_pool", width * 2)  # limits must not bind: this measures the claim path itself
+        total = width * (schedulers if apart else 1)
+        store.set_pool("default_pool", total * 2)  # limits must not bind: this measures the claim path itself
         store_dags(store, _dag(width), now=now)
-        triggered = trigger_dag(store, "bench_fanout", now=now)
-        run = (triggered.dag_id, triggered.run_id) if events else None
+        runs = [trigger_dag(store, "bench_fanout", now=now, run_id=f"bench_{n}")
+                for n in range(schedulers if apart else 1)]
         ctx = multiprocessing.get_context("spawn")
         invokes, ready, out = ctx.Value("i", 0), ctx.Barrier(schedulers + 1), ctx.Queue()
         processes = [ctx.Process(target=_scheduler_process,
-                                 args=(server.url, table, width, invokes, ready, latency_on, 19 + n, out, run))
+                                 args=(server.url, table, width, invokes, ready, latency_on, 19 + n, out,
+                                       (runs[n % len(runs)].dag_id, runs[n % len(runs)].run_id) if events else None,
+                                       apart, total * 2))
                      for n in range(schedulers)]
         for process in processes:
             process.start()
@@ -153,12 +164,12 @@ def one_level(width: int, schedulers: int, latency_on: bool, events: bool = Fals
     errors = [r["error"] for r in reports if "error" in r]
     if errors:
         raise RuntimeError(f"{len(errors)} of {schedulers} scheduler processes failed: {errors[0]}")
-    return {"wall_s": wall, "claims_per_s": width / wall, "invokes": invokes.value,
-            **projection(requests, invokes.value, sum(r["cpu_s"] for r in reports), width, schedulers),
-            "double_dispatches": invokes.value - width, "requests": sum(requests.values()),
-            "requests_per_claim": sum(requests.values()) / width, "by_operation": dict(requests),
+    return {"wall_s": wall, "claims_per_s": total / wall, "invokes": invokes.value,
+            **projection(requests, invokes.value, sum(r["cpu_s"] for r in reports), total, schedulers),
+            "double_dispatches": invokes.value - total, "requests": sum(requests.values()),
+            "requests_per_claim": sum(requests.values()) / total, "by_operation": dict(requests),
             "passes": sum(r["passes"] for r in reports),
-            "scheduler_cpu_per_claim_ms": 1000 * sum(r["cpu_s"] for r in reports) / width,
+            "scheduler_cpu_per_claim_ms": 1000 * sum(r["cpu_s"] for r in reports) / total,
             "load": os.getloadavg()[0]}
 
 
@@ -168,10 +179,12 @@ def _work(runs: list[dict[str, Any]]) -> str:
     return " / ".join(f"{part:.1f}" for part in parts) + " ms"
 
 
-def render(results: dict[int, list[dict[str, Any]]], width: int, latency_on: bool, events: bool = False) -> str:
+def render(results: dict[int, list[dict[str, Any]]], width: int, latency_on: bool, events: bool = False,
+           apart: bool = False) -> str:
     repeats = len(next(iter(results.values())))
     passes = "task-finished events (schedule_run)" if events else "ticks (run_pass)"
-    lines = [f"Claims over one run of {width} tasks, each scheduler its own process, its passes {passes} "
+    over = f"a run of {width} tasks per scheduler" if apart else f"one run of {width} tasks"
+    lines = [f"Claims over {over}, each scheduler its own process, its passes {passes} "
              f"({'AWS latency profile' if latency_on else 'no latency'}; medians of {repeats}):",
              "",
              "| schedulers | claims/s measured | projected on AWS (overlapped) | wall to claim all | double dispatches "
@@ -198,16 +211,19 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--no-latency", action="store_true")
     parser.add_argument("--events", action="store_true", help="passes answer task-finished events, not ticks")
+    parser.add_argument("--apart", action="store_true", help="with --events: a run of --tasks per scheduler")
     args = parser.parse_args()
+    if args.apart and not args.events:
+        parser.error("--apart needs --events: a tick's pass reads every run")
     latency_on = not args.no_latency
     results: dict[int, list[dict[str, Any]]] = {}
     for _ in range(args.repeat):
         for level in (int(n) for n in args.levels.split(",")):
-            result = one_level(args.tasks, level, latency_on, args.events)
+            result = one_level(args.tasks, level, latency_on, args.events, args.apart)
             print(f"{level} schedulers: {result['claims_per_s']:.1f} claims/s, "
                   f"{result['requests_per_claim']:.2f} requests per claim", file=sys.stderr, flush=True)
             results.setdefault(level, []).append(result)
-    print(render(results, args.tasks, latency_on, args.events))
+    print(render(results, args.tasks, latency_on, args.events, args.apart))
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     (out / "claims_processes.json").write_text(json.dumps({str(k): v for k, v in results.items()}, indent=1))
