@@ -1,17 +1,18 @@
 """Limits and claims: counters per limit, a ticket per holder, one transaction per claim and per release.
 
 The protocol (invariants, items, which write enforces which) is ``PROTOCOL.md`` beside this file. Callers use
-only this face: ``acquire`` claims holders with their limits, ``release`` gives a holder's slots back with its
-own write, ``resize`` / ``ensure`` / ``rebalance`` change a limit's shape, ``room`` and ``size`` read it. The
+only this face: ``acquire`` claims holders with their limits (``Frees``: where a claimer saw room in their
+shards), ``release`` gives a holder's slots back with its own write, ``resize`` / ``ensure`` / ``rebalance``
+change a limit's shape, ``room`` and ``size`` read it. The
 storage is a ``Table`` (an injected DynamoDB client and the table's name); a holder's write is the store's
 (``TaskInstanceStore.transition_item``).
 """
 
-from updraft.limits.acquire import Acquired, Claim, Full, HolderWrite, Lost, Need, acquire
+from updraft.limits.acquire import Acquired, Claim, Frees, Full, HolderWrite, Lost, Need, acquire
 from updraft.limits.release import release
 from updraft.limits.shape import ensure, held, rebalance, resize, room, size
 from updraft.limits.table import Backoff, Contended, Table
 from updraft.limits.ticket import Hold, Ticket
 
-__all__ = ["Acquired", "Backoff", "Claim", "Contended", "Full", "Hold", "HolderWrite", "Lost", "Need", "Table",
-           "Ticket", "acquire", "ensure", "held", "rebalance", "release", "resize", "room", "size"]
+__all__ = ["Acquired", "Backoff", "Claim", "Contended", "Frees", "Full", "Hold", "HolderWrite", "Lost", "Need",
+           "Table", "Ticket", "acquire", "ensure", "held", "rebalance", "release", "resize", "room", "size"]

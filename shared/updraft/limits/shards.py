@@ -44,7 +44,12 @@ def split(size: int, shards: int) -> list[int]:
 def first_shard(shards: int, token: str) -> int:
     """The shard a take tries first: spread by a stable hash of ``token`` (a ticket id and the limit's), so
     concurrent takes of one busy limit spread over its shards."""
-    return zlib.crc32(token.encode()) % shards
+    return spread(shards, token)
+
+
+def spread(choices: int, token: str) -> int:
+    """One of ``choices`` (0 to choices - 1), by a stable hash of ``token``."""
+    return zlib.crc32(token.encode()) % choices
 
 
 def room(frees: Sequence[int]) -> int:

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 
 from updraft.executors.base import Executor
+from updraft.limits import Frees
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, PARALLELISM_LIMIT, run_tasks_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
@@ -145,6 +146,7 @@ class ClaimPass:
         pool_sizes: dict[str, int | None] = {}
         # Limits found full in this pass, with the fewest slots that did not fit: asking again is a wasted write.
         full: dict[str, int] = {}
+        known = Frees()  # where this pass saw room in the limits' shards: its next takes go there first
 
         def refuse(ti: TaskInstance, reason: BlockedReason, limit: LimitNeed | None = None) -> None:
             report.not_claimed[ti.key.label] = reasons[ti.key] = reason
@@ -234,7 +236,7 @@ class ClaimPass:
                         break
                     checked.add((tie_of(later, runs), bucket_of(later)))
                     batch.append(self._candidate(later, dag, later_needs, creations))
-            results = claim_batch(self.store, batch, now=now, run=run)
+            results = claim_batch(self.store, batch, now=now, run=run, known=known)
             for candidate, result in zip(batch, results, strict=True):
                 batched.add(candidate.ti.key)
                 settle(candidate.ti, (tie_of(candidate.ti, runs), bucket_of(candidate.ti)), result)

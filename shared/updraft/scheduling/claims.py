@@ -18,7 +18,7 @@ from typing import Any
 
 from updraft.executors.base import Dispatch
 from updraft.executors.choice import executor_for
-from updraft.limits import Acquired, Claim, Contended, Full, Lost, Need, acquire
+from updraft.limits import Acquired, Claim, Contended, Frees, Full, Lost, Need, acquire
 from updraft.model.limits import (
     DEFAULT_POOL,
     DEFAULT_POOL_SLOTS,
@@ -115,20 +115,22 @@ BATCH = 25
 
 
 def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
-          create_fields: dict[str, Any] | None = None, run: DagRun | None = None) -> ClaimResult:
+          create_fields: dict[str, Any] | None = None, run: DagRun | None = None,
+          known: Frees | None = None) -> ClaimResult:
     """Turn one scheduled instance into a dispatched try, or say why not; never over-admits, never dispatches
     twice: the instance's ``scheduled -> queued`` write and a take of every limit in ``needs`` are one
     transaction (``updraft.limits.acquire``), so a claim lands whole or changes nothing.
 
     With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
     the claim creates it queued, on the condition that nobody created it meanwhile. ``run``: the run as the
-    caller read it, carried by the dispatch (``executors.dispatch_run``).
+    caller read it, carried by the dispatch (``executors.dispatch_run``). ``known``: where the caller saw room
+    in the limits' shards (``limits.Frees``), kept up to date.
     """
-    return claim_batch(store, [Candidate(ti, task, needs, create_fields)], now=now, run=run)[0]
+    return claim_batch(store, [Candidate(ti, task, needs, create_fields)], now=now, run=run, known=known)[0]
 
 
 def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
-                run: DagRun | None = None) -> list[ClaimResult]:
+                run: DagRun | None = None, known: Frees | None = None) -> list[ClaimResult]:
     """Claim tries of one run together (up to ``BATCH``), in one transaction: all dispatched; or, a limit short
     of their slots, each claimed on its own (``claim``'s results, in order); or, some claimed by another
     scheduler meanwhile, those lost and the rest claimed together again; or, another scheduler having created
@@ -141,9 +143,9 @@ def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
         if len(parts) == 1:
             outcome = _acquire(store, parts[0].claim,
                                queue=lambda: store.queue_ti(candidates[0].ti.key, expected=parts[0].expected,
-                                                            fields=parts[0].fields))
+                                                            fields=parts[0].fields), known=known)
         else:
-            outcome = acquire(limits_table(store), [part.claim for part in parts])
+            outcome = acquire(limits_table(store), [part.claim for part in parts], known)
     except Contended:
         # Other claims and releases held these limits' counters on every attempt: nothing was written. Left as
         # a race lost, to the schedulers working those limits now (an end's release looks again) or the tick.
@@ -154,9 +156,9 @@ def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
             return [ClaimResult(lost=True, stale=True) if i in outcome.claims else ClaimResult()
                     for i in range(len(candidates))]
         if isinstance(outcome, Lost):
-            return _without_lost(store, candidates, outcome.claims, now=now, run=run)
+            return _without_lost(store, candidates, outcome.claims, now=now, run=run, known=known)
         if isinstance(outcome, Full):  # a limit short of the batch's slots: each as far as it goes
-            return _one_by_one(store, candidates, now=now, run=run)
+            return _one_by_one(store, candidates, now=now, run=run, known=known)
     if isinstance(outcome, Full):
         full = next(need for need in candidates[0].needs if need.limit_id == outcome.limit_id)
         return [ClaimResult(refused=full.refusal, full=full)]
@@ -167,27 +169,28 @@ def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
 
 
 def _without_lost(store: Store, candidates: list[Candidate], lost: tuple[int, ...], *, now: dt.datetime,
-                  run: DagRun | None) -> list[ClaimResult]:
+                  run: DagRun | None, known: Frees | None) -> list[ClaimResult]:
     """A batch whose transaction named tries another scheduler claimed meanwhile (``lost``, nothing written): those
     are lost, the others claimed again together (``Lost`` says they may be), so schedulers that meet spend a
     transaction per round, not one per try. Each round drops at least one try, so it ends."""
     rest = [c for i, c in enumerate(candidates) if i not in lost]
-    results = iter(claim_batch(store, rest, now=now, run=run) if rest else [])
+    results = iter(claim_batch(store, rest, now=now, run=run, known=known) if rest else [])
     return [ClaimResult(lost=True) if i in lost else next(results) for i in range(len(candidates))]
 
 
 def _one_by_one(store: Store, candidates: list[Candidate], *, now: dt.datetime,
-                run: DagRun | None) -> list[ClaimResult]:
+                run: DagRun | None, known: Frees | None) -> list[ClaimResult]:
     """Each candidate claimed on its own, in order. Once a limit refuses one, a later one needing as many of its
     slots or more is refused with it unasked, as the pass would (a slot freed meanwhile goes to the higher
     priority, at the next pass, not to a lower one now)."""
     results: list[ClaimResult] = []
     refused: dict[str, LimitNeed] = {}  # limit id -> the need it refused with the fewest slots
     for c in candidates:
-        known = next((need for need in c.needs if need.limit_id in refused
-                      and need.slots >= refused[need.limit_id].slots), None)
-        result = (ClaimResult(refused=known.refusal, full=known) if known is not None else
-                  claim(store, c.ti, c.task, c.needs, now=now, create_fields=c.create_fields, run=run))
+        refusing = next((need for need in c.needs if need.limit_id in refused
+                         and need.slots >= refused[need.limit_id].slots), None)
+        result = (ClaimResult(refused=refusing.refusal, full=refusing) if refusing is not None else
+                  claim(store, c.ti, c.task, c.needs, now=now, create_fields=c.create_fields, run=run,
+                        known=known))
         if result.full is not None and (result.full.limit_id not in refused
                                         or result.full.slots < refused[result.full.limit_id].slots):
             refused[result.full.limit_id] = result.full
@@ -246,12 +249,13 @@ class _ClaimParts:
                                     compute=compute, run=dataclasses.replace(run) if run is not None else None))
 
 
-def _acquire(store: Store, claim: Claim, *, queue: Callable[[], bool]) -> Acquired | Full | Lost:
+def _acquire(store: Store, claim: Claim, *, queue: Callable[[], bool],
+             known: Frees | None) -> Acquired | Full | Lost:
     """``claim`` through ``limits.acquire``, resized where a limit's size changed (``holding.acquire_sized``).
     No need (a resumed try holding all it needs): the queue write alone (``queue``), keeping its ticket."""
     if not claim.needs:
         return Acquired(()) if queue() else Lost((0,))
-    return acquire_sized(store, claim)
+    return acquire_sized(store, claim, known)
 
 
 def claimed_meanwhile(store: Store, ti: TaskInstance, *, new: bool) -> bool:

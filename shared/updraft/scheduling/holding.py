@@ -15,7 +15,21 @@ import logging
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from updraft.limits import Acquired, Claim, Contended, Full, Lost, Table, Ticket, acquire, ensure, release, resize, size
+from updraft.limits import (
+    Acquired,
+    Claim,
+    Contended,
+    Frees,
+    Full,
+    Lost,
+    Table,
+    Ticket,
+    acquire,
+    ensure,
+    release,
+    resize,
+    size,
+)
 from updraft.model.limits import PARALLELISM_LIMIT
 from updraft.model.records import TaskInstance
 from updraft.model.states import TICKET_HOLDING_STATES, TaskInstanceState
@@ -29,18 +43,18 @@ def limits_table(store: Store) -> Table:
     return Table(*store.transaction_target())
 
 
-def acquire_sized(store: Store, claim: Claim) -> Acquired | Full | Lost:
+def acquire_sized(store: Store, claim: Claim, known: Frees | None = None) -> Acquired | Full | Lost:
     """``claim`` through ``limits.acquire``. A limit found full whose size is not the one its need says (a pool
     resized, a DAG's max_active_tasks or max_active_runs or parallelism changed since the limit was created) is
     resized to it and the claim sent again: a claimer always knows each limit's size as configured now, and a
-    resize is only looked for where it matters, at a refusal."""
+    resize is only looked for where it matters, at a refusal. ``known``: the claimer's ``Frees``."""
     table = limits_table(store)
-    outcome = acquire(table, [claim])
+    outcome = acquire(table, [claim], known)
     if isinstance(outcome, Full):
         meant = next(need.size for need in claim.needs if need.limit_id == outcome.limit_id)
         stored = size(table, outcome.limit_id)
         if stored is not None and stored != max(meant, -1) and resize(table, outcome.limit_id, meant):
-            outcome = acquire(table, [claim])
+            outcome = acquire(table, [claim], known)
     return outcome
 
 

@@ -15,6 +15,7 @@ from updraft.limits import (
     Backoff,
     Claim,
     Contended,
+    Frees,
     Full,
     Lost,
     Need,
@@ -136,6 +137,49 @@ def test_a_short_shard_sends_the_take_to_the_shard_with_room(store, table):
     result = acquire(table, [claim(store, holders[1], pool(10, 128))])
     assert isinstance(result, Acquired) and result.tickets[0].holds[0].shard == 1 - taken_from
     check_accounts(table)
+
+
+def _counting_transactions(monkeypatch) -> list[int]:
+    """The number of items of every transaction the limits' table sends from now on."""
+    sent: list[int] = []
+    real = Table.transact
+
+    def transact(self, items):
+        sent.append(len(items))
+        return real(self, items)
+
+    monkeypatch.setattr(Table, "transact", transact)
+    return sent
+
+
+def test_a_claimer_s_frees_send_each_take_to_a_shard_that_had_room_in_one_transaction(store, table, monkeypatch):
+    ensure(table, POOL, 256)  # four shards of 64
+    known = Frees()
+    known.saw(POOL, [64, 64, 64, 64])  # as a read found them
+    sent = _counting_transactions(monkeypatch)
+    shards = []
+    for i in range(4):  # 40 each: a shard holds one such take, so each must go to another shard
+        result = acquire(table, [claim(store, scheduled(store, f"t{i}"), pool(40, 256))], known)
+        assert isinstance(result, Acquired)
+        shards.append(result.tickets[0].holds[0].shard)
+    assert sorted(shards) == [0, 1, 2, 3] and sent == [2, 2, 2, 2]  # no take met a short shard
+    assert known.first(POOL, 40, "any") is None and known.first(POOL, 24, "any") is not None  # its own takes
+    check_accounts(table)
+
+
+def test_frees_gone_stale_cost_a_read_never_a_slot_over_the_limit(store, table, monkeypatch):
+    ensure(table, POOL, 128)  # two shards of 64
+    assert isinstance(acquire(table, [claim(store, scheduled(store, "other"), pool(64, 128))]), Acquired)
+    taken = 0 if shards_of(table)[0][1] == 0 else 1  # by another claimer: this one's memory does not know
+    known = Frees()
+    known.saw(POOL, [64, 64])
+    sent = _counting_transactions(monkeypatch)
+    for i in range(2):
+        result = acquire(table, [claim(store, scheduled(store, f"t{i}"), pool(32, 128))], known)
+        assert isinstance(result, Acquired) and result.tickets[0].holds[0].shard == 1 - taken
+    assert len(sent) <= 3  # at most one take met the full shard, and the read it made corrected the memory
+    assert acquire(table, [claim(store, scheduled(store, "more"), pool(1, 128))], known) == Full(POOL, 0)
+    assert check_accounts(table) == {keys.limit_pk(POOL): 128}
 
 
 def test_room_spread_over_shards_is_rebalanced_into_one(store, table):
