@@ -178,11 +178,10 @@ def _short(table: Table, limit_id: str, slots: int, size: int, shard: int, reaso
     if reason.item is not None and counters.number(reason.item, counters.SHARDS) == 1:
         return Full(limit_id, max(0, counters.number(reason.item, counters.FREE) or 0))  # the whole limit, as it was
     limit = counters.read(table, limit_id)
-    if limit is not None:
-        known.saw(limit_id, limit.frees)
     if limit is None:
         ensure(table, limit_id, size)  # (or another acquire did meanwhile: either way it exists now)
         return shard if shard < shard_count(size) else 0
+    known.saw(limit_id, limit.frees)
     found = pick_shard(limit.frees, slots)
     if found is not None:
         return found
