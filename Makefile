@@ -60,7 +60,7 @@ test: $(STAMP) providers postgresql chromium bytecode
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest -n $$(( 2 * $$(nproc) ))
 
-# The inner loop, 75-90 s on 2 cores: lint, then the unit tier and the functional tier without the tests marked
+# The inner loop, 75-100 s on 2 cores: lint, then the unit tier and the functional tier without the tests marked
 # `slow` (pyproject's markers: those that start a local system, a process or a `dags test` run, sweeps and
 # benchmarks, and any test over about a second). No mypy, no browser, deploy or infra tier: `make test` runs them all.
 test-fast: $(STAMP) providers bytecode
