@@ -112,10 +112,11 @@ def claims(width: int, schedulers: int, latency: Any, guard: Any, *, event_drive
 
 class LambdaWorld:
     """Schedulers and worker Lambdas as threads over the guarded moto: every invoke becomes a thread that runs the
-    try as the worker handler does (start, no-op, finish, mini scheduler dispatching the next tries)."""
+    try as the worker handler does (``LambdaWorkers``: start, no-op, ``report_try`` with its mini scheduler
+    dispatching the next tries), in a warm environment when one is idle."""
 
     def __init__(self, store: Any, latency: Any, parallelism: int) -> None:
-        from tests.functional.scheduling.harness import Workers
+        from tests.functional.scheduling.harness import LambdaWorkers
         from updraft.executors.base import Dispatch
         from updraft.executors.lambda_ import LambdaExecutor
         from updraft.scheduling import Scheduler, SchedulerConfig
@@ -126,26 +127,36 @@ class LambdaWorld:
         self.config = SchedulerConfig(parallelism=parallelism)
         self.store = store
         self._scheduler = Scheduler
-        self._workers = Workers
+        self._workers = LambdaWorkers
         self._lock = threading.Lock()
         self.running = self.peak = 0
+        self._idle: list[Any] = []  # warm environments between invocations
+        self.environments = 0  # started
         self.errors: list[BaseException] = []
 
     def scheduler(self) -> Any:
         return self._scheduler(self.store, self.executor, self.config, clock=_now)
 
     def _on_event(self, payload: dict[str, Any]) -> None:
+        # An idle warm environment takes the event, as Lambda reuses one, else a new one starts: each keeps its
+        # Scheduler (the worker's ``Services.scheduler``) and what it remembers across invocations.
         with self._lock:
             self.running += 1
             self.peak = max(self.peak, self.running)
+            environment = self._idle.pop() if self._idle else None
         try:
-            workers = self._workers(self.store, self.scheduler(), self.executor, _now)  # type: ignore[arg-type]
-            workers.run_one(self._dispatch.from_payload(payload))
+            if environment is None:
+                environment = self._workers(self.store, self.scheduler(), self.executor, _now)
+                with self._lock:
+                    self.environments += 1
+            environment.run_one(self._dispatch.from_payload(payload))
         except BaseException as exc:
             self.errors.append(exc)
         finally:
             with self._lock:
                 self.running -= 1
+                if environment is not None:
+                    self._idle.append(environment)
 
 
 def run_dag(dag: Any, latency: Any, guard: Any, parallelism: int) -> dict[str, Any]:
@@ -173,7 +184,8 @@ def run_dag(dag: Any, latency: Any, guard: Any, parallelism: int) -> dict[str, A
     tis = store.get_run_tis(dag.dag_id, run.run_id)
     requests = guard.take_counts()
     return {"state": finished.state.value, "wall_s": wall, "tasks": len(tis), "peak_running": world.peak,
-            "requests_per_task": sum(requests.values()) / len(tis), "tis": tis, "run_end": finished.end_date,
+            "environments": world.environments, "requests_per_task": sum(requests.values()) / len(tis),
+            "by_operation": dict(requests), "tis": tis, "run_end": finished.end_date,
             "conflicts_refused": _refused(guard) - refused}
 
 

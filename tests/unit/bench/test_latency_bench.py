@@ -44,3 +44,18 @@ def test_a_middle_that_never_ran_leaves_its_times_unknown_and_the_median_says_so
     done = {**timeline, "root_end_to_run_end_s": 2.0}
     medians = bench._median_of([timeline, done, done], ("wall_s", "root_end_to_run_end_s"))
     assert medians == {"wall_s": 9.0, "root_end_to_run_end_s": None, "states": ["success"] * 3}
+
+
+def test_the_chain_plays_the_worker_lambda_in_warm_environments():
+    """Each invoke runs as the worker Lambda does (its mini scheduler decides the next task from its upstream's
+    item, no Query of the whole run per try), in an idle warm environment when there is one (its Scheduler and
+    what it remembers kept), as Lambda reuses them: a chain needs two, the one ending and the one starting."""
+    from moto import mock_aws
+
+    from updraft.local.concurrent_moto import ConcurrentMoto
+
+    with mock_aws(), ConcurrentMoto(None).in_process() as guard:
+        result = bench.run_dag(bench._chain_dag(), None, guard, 32)
+    assert result["state"] == "success" and result["tasks"] == 20
+    assert result["environments"] <= 2
+    assert result["by_operation"].get("Query", 0) <= 3  # the run's start and end, not one per hop
