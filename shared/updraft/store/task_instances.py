@@ -29,6 +29,7 @@ from updraft.store.writes import (
     conditional,
     item_absent,
     item_present,
+    past_conflicts,
     resent,
     set_actions,
     update_quietly,
@@ -421,7 +422,8 @@ class TaskInstanceStore(StoreBase):
             actions.append(attr.remove() if value is None else attr.set(value))
         condition = all_of(ti_in_states(T, [str(TaskInstanceState.QUEUED)]), try_matches(T, try_id))
         try:
-            row.update(actions=actions, condition=condition)  # ALL_NEW: the row is the item as written
+            # ALL_NEW: the row is the item as written. Sent again while a claim's transaction holds the item.
+            past_conflicts(lambda: row.update(actions=actions, condition=condition))
         except UpdateError as exc:
             if not condition_failed(exc):
                 raise

@@ -209,6 +209,32 @@ def test_start_ti_starts_exactly_the_queued_try_and_returns_it_as_written(store)
     assert store.start_ti(KEY, try_id="t1", fields={"start_date": T0}) is None  # superseded by another try
 
 
+def test_a_start_that_meets_a_claims_transaction_on_its_item_is_sent_again(store, monkeypatch):
+    """DynamoDB rejects a single write on an item a transaction holds (``TransactionConflictException``, which
+    botocore does not retry): a start meeting another scheduler's claim batch is the same start a moment later."""
+    from botocore.exceptions import ClientError
+    from pynamodb.exceptions import UpdateError
+    from pynamodb.models import Model
+
+    from updraft.store import writes
+
+    store.transition_ti(KEY, expected=[None], state=S.QUEUED, fields={"try_number": 1, "try_id": "t1"})
+    update, rejected = Model.update, []
+
+    def held_once(row, *args, **kwargs):
+        if not rejected:
+            rejected.append(row)
+            raise UpdateError("Failed to update item", ClientError(
+                {"Error": {"Code": "TransactionConflictException", "Message": "Transaction is ongoing"}}, "UpdateItem"))
+        return update(row, *args, **kwargs)
+
+    monkeypatch.setattr(Model, "update", held_once)
+    monkeypatch.setattr(writes.time, "sleep", lambda _: None)
+    started = store.start_ti(KEY, try_id="t1", fields={"start_date": T0})
+    assert rejected and started is not None and started.state == S.RUNNING
+    assert store.get_ti(KEY).state == S.RUNNING
+
+
 def test_a_run_and_its_dags_row_come_in_one_request_and_unprocessed_keys_are_asked_again(store, monkeypatch):
     from tests.unit.store.store_helpers import dag_doc, parsed_file
     from updraft.scheduling.commands.dag_registration import register_parsed_file
