@@ -372,13 +372,21 @@ class Scheduler:
         limit; not one another scheduler claimed first), so a worker ending a try there schedules the whole run
         (``scheduling.downstream``) and claims it; removed when a pass that read the whole run after the mark
         found none waiting (the mark's token is the condition: a pass that left one waiting since then set
-        another). Unread (the tick): only set."""
+        another). Unread (the tick): only set.
+
+        A mark this pass sets where it read none makes the run stale (``report.stale_runs``: its caller reads it
+        again). A try of the run that ended meanwhile gave its slots back before it read the mark, found none and
+        claimed nothing (``scheduling.downstream``), so without that second look the instances this pass left
+        waiting would wait for the tick although slots are free: the pass marks, then looks; an end releases,
+        then reads the mark; so one of the two sees the other."""
         waiting = {(ti.dag_id, ti.run_id) for ti, _ in candidates if ti.key.label in report.not_claimed}
         for run in runs:
             token, whole = marks.get(run.run_id, (None, False))
             if (run.dag_id, run.run_id) in waiting:
                 if token is None:
                     self.store.mark_waiting(run.dag_id, run.run_id)
+                    if run.run_id in marks:
+                        report.stale_runs.add((run.dag_id, run.run_id))
             elif token is not None and whole:
                 self.store.clear_waiting(run.dag_id, run.run_id, token)
 

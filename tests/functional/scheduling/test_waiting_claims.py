@@ -238,3 +238,33 @@ def test_an_instance_leaves_the_index_when_it_is_queued_or_cleared(store):
     workers.drain()
     assert store.get_run("leaves", "r").state == DagRunState.SUCCESS
     assert store.waiting_tis("leaves", "r", limit=10) == []
+
+
+def test_a_try_that_ends_before_its_runs_waiting_mark_is_written_does_not_strand_what_waits(store):
+    """The root's end claims the fan-out's first two middles and leaves the rest waiting, then marks the run. A
+    middle that ends in between (another worker) gives its slot back, reads no mark and claims nothing: the pass
+    that set the mark reads the run again and claims into that slot, so the middles go on without a tick."""
+    dag = DAG("markrace", schedule=None, start_date=START, max_active_tasks=2)
+    with dag:
+        root, last = task(lambda: None, task_id="root")(), task(lambda: None, task_id="last")()
+        for i in range(10):
+            root >> task(lambda: None, task_id=f"m{i}")() >> last
+    workers = _started(store, dag)
+    other, _ = scheduler_for(store, workers.clock, parallelism=128)
+    elsewhere = LambdaWorkers(store, other, workers.executor, workers.clock)  # another worker Lambda
+    mark, ended = store.mark_waiting, []
+
+    def a_middle_ends_first(dag_id, run_id):
+        middle = next(item for item in workers.executor.take() if item.key.task_id.startswith("m"))
+        assert elsewhere.run_one(middle)
+        ended.append(middle.key.task_id)
+        return mark(dag_id, run_id)
+
+    (root_item,) = workers.executor.take()
+    with mock.patch.object(store, "mark_waiting", side_effect=a_middle_ends_first):
+        assert workers.run_one(root_item)
+    states = collections.Counter(ti.state for ti in store.get_run_tis("markrace", "r"))
+    assert len(ended) == 1
+    assert states[TaskInstanceState.SUCCESS] == 2  # the root and the middle that ended before the mark
+    assert states[TaskInstanceState.QUEUED] == 2  # its slot was claimed again: max_active_tasks' two in flight
+    assert states[TaskInstanceState.SCHEDULED] == 7
