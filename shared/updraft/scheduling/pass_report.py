@@ -21,3 +21,12 @@ class PassReport:
     stale_runs: set[tuple[str, str]] = field(default_factory=set)  # changed by someone else mid-pass
     poisoned: dict[str, str] = field(default_factory=dict)  # "dag_id/run_id" (or dag_id) set aside -> the error
     runs_running: int | None = None  # the tick's: runs running after it (None: not a tick's pass)
+
+    def merge(self, then: PassReport) -> None:
+        """Add what a later pass over some of the same runs did (``then``): its runs, tries and refusals."""
+        self.runs_started.extend(then.runs_started)
+        self.runs_finished.update(then.runs_finished)
+        self.dispatched.extend(then.dispatched)
+        self.not_claimed.update(then.not_claimed)
+        self.full_limits |= then.full_limits
+        self.poisoned.update(then.poisoned)

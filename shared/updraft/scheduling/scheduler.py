@@ -374,21 +374,27 @@ class Scheduler:
         found none waiting (the mark's token is the condition: a pass that left one waiting since then set
         another). Unread (the tick): only set.
 
-        A mark this pass sets where it read none makes the run stale (``report.stale_runs``: its caller reads it
-        again). A try of the run that ended meanwhile gave its slots back before it read the mark, found none and
-        claimed nothing (``scheduling.downstream``), so without that second look the instances this pass left
-        waiting would wait for the tick although slots are free: the pass marks, then looks; an end releases,
-        then reads the mark; so one of the two sees the other."""
+        The pass whose write set the mark where there was none looks at the run again: the mini scheduler's
+        caller reads it again (``report.stale_runs``), the tick schedules it at once. A try of the run that ended
+        meanwhile gave its slots back before it read the mark, found none and claimed nothing
+        (``scheduling.downstream``), so without that second look the instances this pass left waiting would wait
+        for the next tick although slots are free: the pass marks, then looks; an end releases, then reads the
+        mark; so one of the two sees the other."""
         waiting = {(ti.dag_id, ti.run_id) for ti, _ in candidates if ti.key.label in report.not_claimed}
+        looks: list[tuple[str, str]] = []
         for run in runs:
             token, whole = marks.get(run.run_id, (None, False))
-            if (run.dag_id, run.run_id) in waiting:
-                if token is None:
-                    self.store.mark_waiting(run.dag_id, run.run_id)
+            key = (run.dag_id, run.run_id)
+            if key in waiting:
+                if token is None and self.store.mark_waiting(run.dag_id, run.run_id):
                     if run.run_id in marks:
-                        report.stale_runs.add((run.dag_id, run.run_id))
+                        report.stale_runs.add(key)
+                    else:
+                        looks.append(key)
             elif token is not None and whole:
                 self.store.clear_waiting(run.dag_id, run.run_id, token)
+        for dag_id, run_id in looks:
+            report.merge(self.schedule_run(dag_id, run_id))
 
     def _start_run(self, run: DagRun, now: dt.datetime, report: PassReport) -> bool:
         """queued -> running, within max_active_runs: the run takes a slot of its DAG's run limit in the same

@@ -20,7 +20,6 @@ waits on the same pool) are the tick's business, as they are for the whole-run p
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -78,7 +77,10 @@ def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *,
         step = scheduler.schedule_tasks(run, meta, tis, decide if report is None else (), waiting=ends.waiting)
         if step is None or step.stale_runs:
             return whole_run()
-        report = step if report is None else _merged(report, step)
+        if report is None:
+            report = step
+        else:
+            report.merge(step)
         # A claim lost to a concurrent end (neither dispatched nor refused), or refused by no limit this end freed
         # (a full named pool it did not hold, a pool that does not exist): the next hit takes its place, as
         # Airflow's loop passes over a task its pool holds back. Refused by a limit it freed: that is full again.
@@ -90,9 +92,3 @@ def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *,
             break
     return report
 
-
-def _merged(first: PassReport, then: PassReport) -> PassReport:
-    """One report of two passes over the same run (what the worker looks at after: tries, refusals)."""
-    return dataclasses.replace(first, dispatched=[*first.dispatched, *then.dispatched],
-                               not_claimed={**first.not_claimed, **then.not_claimed},
-                               full_limits=first.full_limits | then.full_limits)

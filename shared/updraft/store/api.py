@@ -235,8 +235,9 @@ class TaskInstances(Protocol):
         """Record how many instances each counted mapped task of ``expanded`` expanded into (a SET of the same
         number again is harmless; a re-expansion writes its own), before those instances are created."""
 
-    def mark_waiting(self, dag_id: str, run_id: str) -> str:
-        """Note that scheduled instances of the run were left unclaimed; returns the mark's token."""
+    def mark_waiting(self, dag_id: str, run_id: str) -> bool:
+        """Note that scheduled instances of the run were left unclaimed: True when this call set the mark where
+        there was none (so it is the one to look at the run again: ``Scheduler._mark_waiting``)."""
 
     def clear_waiting(self, dag_id: str, run_id: str, token: str) -> bool:
         """Remove the waiting mark if it is still ``token`` (no pass left instances waiting since it was read)."""

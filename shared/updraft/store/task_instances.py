@@ -9,6 +9,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pynamodb.constants import UPDATED_OLD
 from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.operand import Path
@@ -156,11 +157,13 @@ class TaskInstanceStore(StoreBase):
                 keys.run_ends_pk(dag_id, run_id), keys.RUN_ENDS_SK,
                 actions=[_attribute(_EXPANDED + task_id).set(n) for task_id, n in sorted(expanded.items())])
 
-    def mark_waiting(self, dag_id: str, run_id: str) -> str:
+    def mark_waiting(self, dag_id: str, run_id: str) -> bool:
         token = write_token()
-        self.models.task_instance._get_connection().update_item(
-            keys.run_ends_pk(dag_id, run_id), keys.RUN_ENDS_SK, actions=[Path(_WAITING).set(token)])
-        return token
+        answer = self.models.task_instance._get_connection().update_item(
+            keys.run_ends_pk(dag_id, run_id), keys.RUN_ENDS_SK, actions=[Path(_WAITING).set(token)],
+            return_values=UPDATED_OLD)
+        before = answer.get("Attributes", {}).get(_WAITING, {}).get("S")
+        return before is None or before == token  # none before, or our own write met by its resent copy
 
     def clear_waiting(self, dag_id: str, run_id: str, token: str) -> bool:
         connection = self.models.task_instance._get_connection()

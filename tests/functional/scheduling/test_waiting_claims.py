@@ -268,3 +268,42 @@ def test_a_try_that_ends_before_its_runs_waiting_mark_is_written_does_not_strand
     assert states[TaskInstanceState.SUCCESS] == 2  # the root and the middle that ended before the mark
     assert states[TaskInstanceState.QUEUED] == 2  # its slot was claimed again: max_active_tasks' two in flight
     assert states[TaskInstanceState.SCHEDULED] == 7
+
+
+def test_the_tick_that_sets_a_runs_waiting_mark_looks_at_the_run_again(store):
+    """The same race on the tick: it claims two of ten tasks and leaves eight waiting; one of the two ends before
+    the mark is written and claims nothing. The tick, whose write set the mark, schedules the run once more and
+    claims into the freed slot instead of leaving it to the next tick."""
+    dag = DAG("tickrace", schedule=None, start_date=START, max_active_tasks=2)
+    with dag:
+        for i in range(10):
+            task(lambda: None, task_id=f"t{i}")()
+    clock = Clock()
+    store_dags(store, dag, now=clock())
+    trigger_dag(store, dag.dag_id, now=clock(), run_id="r")
+    scheduler, executor = scheduler_for(store, clock, parallelism=128)
+    other, _ = scheduler_for(store, clock, parallelism=128)
+    elsewhere = LambdaWorkers(store, other, executor, clock)
+    mark, ended = store.mark_waiting, []
+
+    def a_try_ends_first(dag_id, run_id):
+        if not ended:
+            ended.append(elsewhere.run_one(executor.take()[0]))
+        return mark(dag_id, run_id)
+
+    with mock.patch.object(store, "mark_waiting", side_effect=a_try_ends_first):
+        report = scheduler.run_pass()
+    states = collections.Counter(ti.state for ti in store.get_run_tis("tickrace", "r"))
+    assert ended == [True]
+    assert states[TaskInstanceState.SUCCESS] == 1 and states[TaskInstanceState.QUEUED] == 2
+    assert len(report.dispatched) == 3  # the two claimed first, and the one claimed into the freed slot
+
+
+def test_only_the_write_that_sets_a_mark_where_there_was_none_is_told_so(store):
+    workers = _started(store, _mapped("marks", 1, leaf=True))
+    assert workers is not None
+    assert store.mark_waiting("marks", "r") is True
+    assert store.mark_waiting("marks", "r") is False  # marked already: whoever set it looks again
+    token = store.get_run_meta_and_tis("marks", "r", ())[3].waiting
+    assert token is not None and store.clear_waiting("marks", "r", token)
+    assert store.mark_waiting("marks", "r") is True
