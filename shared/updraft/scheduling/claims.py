@@ -53,7 +53,7 @@ class ClaimResult:
     dispatch: Dispatch | None = None
     refused: BlockedReason | None = None  # a limit had no room
     lost: bool = False  # claimed (or created) by another scheduler meanwhile
-    stale: bool = False  # lost a new instance another created meanwhile, claimed or not: the pass's read is old
+    stale: bool = False  # the run is to be read again: another created a new instance meanwhile, or contended
     full: LimitNeed | None = None  # the limit that had no room, so a pass can stop asking it
 
     @property
@@ -147,9 +147,11 @@ def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
         else:
             outcome = acquire(limits_table(store), [part.claim for part in parts], known)
     except Contended:
-        # Other claims and releases held these limits' counters on every attempt: nothing was written. Left as
-        # a race lost, to the schedulers working those limits now (an end's release looks again) or the tick.
-        return [ClaimResult(lost=True) for _ in candidates]
+        # Other claims and releases held these limits' counters on every attempt: nothing was written. The run
+        # is read again (stale): the mini scheduler's caller claims them from that read, the tick's next pass
+        # does. Left as a race lost, nobody would: they may not even exist yet (a claim creates its instance),
+        # and no waiting mark sends an end to them.
+        return [ClaimResult(lost=True, stale=True) for _ in candidates]
     if len(parts) > 1:
         if isinstance(outcome, Lost) and any(candidates[i].create_fields is not None for i in outcome.claims):
             # Another scheduler created some of them: the pass's read is old, and no more is written from it.

@@ -198,3 +198,33 @@ def test_a_batch_that_meets_a_try_claimed_by_another_claims_the_rest_together(en
     # The batch of 12 met the other's claim; the 11 others went together (again once the limits were created).
     assert [n for n in sent if n] == [WIDTH, WIDTH - 1, WIDTH - 1]
     assert room(limits_table(store), pool_limit("apart")) == 1  # the lost claim took nothing
+
+
+def test_a_claim_contended_in_the_mini_scheduler_is_claimed_from_a_second_read(env, monkeypatch):
+    """An end's mini scheduler whose claim met other transactions on every attempt reads the run again and claims
+    from that read: the instances it meant to create and claim are not left to the tick (no waiting mark would
+    send an end to them; they may not even exist)."""
+    store, clock, scheduler, executor = env
+    with DAG("contended", schedule=None, start_date=START) as dag:
+        first = task(lambda: None, task_id="first")()
+        for i in range(3):
+            first >> task(lambda: None, task_id=f"m{i}")()
+    store_dags(store, dag, now=clock())
+    run = trigger_dag(store, "contended", now=clock())
+    scheduler.run_pass()
+    (root,) = executor.take()
+    started = start_try(store, root.key, root.try_id, now=clock())
+    assert finish_try(store, root.key, root.try_id, TryResult(TaskInstanceState.SUCCESS), now=clock(),
+                      dag=scheduler.dag("contended", run.dag_hash), started=started)
+    real, refused = Table.transact, []
+
+    def once_contended(self, items):
+        if not refused and any("TI#" in str(item) for item in items):
+            refused.append(len(items))
+            raise Contended("held on every attempt")
+        return real(self, items)
+
+    monkeypatch.setattr(Table, "transact", once_contended)
+    scheduler.schedule_run("contended", run.run_id)
+    assert refused
+    assert sorted(d.key.task_id for d in executor.take()) == ["m0", "m1", "m2"]
