@@ -191,8 +191,10 @@ class ClaimPass:
                 active[(ti.dag_id, ti.run_id)] = active.get((ti.dag_id, ti.run_id), 0) + 1
                 report.dispatched.append(result.dispatch)
                 invokes.send(result.dispatch)
-            elif result.refused is not None and result.full is not None:
-                full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots), result.full.slots)
+            elif result.refused is not None:
+                if result.full is not None:
+                    full[result.full.limit_id] = min(full.get(result.full.limit_id, result.full.slots),
+                                                     result.full.slots)
                 refuse(ti, result.refused, result.full)
 
         batched: set[TIKey] = set()  # claimed with an earlier try of their run

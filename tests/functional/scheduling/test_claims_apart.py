@@ -201,9 +201,9 @@ def test_a_batch_that_meets_a_try_claimed_by_another_claims_the_rest_together(en
 
 
 def test_a_claim_contended_in_the_mini_scheduler_is_claimed_from_a_second_read(env, monkeypatch):
-    """An end's mini scheduler whose claim met other transactions on every attempt reads the run again and claims
-    from that read: the instances it meant to create and claim are not left to the tick (no waiting mark would
-    send an end to them; they may not even exist)."""
+    """An end's mini scheduler whose claim met other transactions on every attempt refuses them as waiting: they
+    are created scheduled, the run is marked, and the pass whose write set the mark reads the run again and claims
+    them. Left as a lost race they were left to the tick (not even created, and no mark to send an end to them)."""
     store, clock, scheduler, executor = env
     with DAG("contended", schedule=None, start_date=START) as dag:
         first = task(lambda: None, task_id="first")()

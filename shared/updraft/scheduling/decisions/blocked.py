@@ -23,6 +23,7 @@ class BlockKind(enum.StrEnum):
     MAX_ACTIVE_TIS_PER_DAG = "max_active_tis_per_dag"
     MAX_ACTIVE_TIS_PER_DAGRUN = "max_active_tis_per_dagrun"
     PARALLELISM = "parallelism"
+    CONTENDED = "contended"  # Updraft's: the limits' counters were held by other transactions on every attempt
 
 
 # The dependency name Airflow shows beside each kind of limit refusal.
@@ -33,6 +34,7 @@ _DEP_NAMES = {
     BlockKind.MAX_ACTIVE_TIS_PER_DAG: "Task Concurrency",
     BlockKind.MAX_ACTIVE_TIS_PER_DAGRUN: "Task Concurrency",
     BlockKind.PARALLELISM: "Parallelism",
+    BlockKind.CONTENDED: "Pool Slots Available",
 }
 _SEPARATOR = ": "
 
@@ -121,3 +123,8 @@ def max_active_tis_per_dagrun(limit: int) -> BlockedReason:
 
 def parallelism(limit: int) -> BlockedReason:
     return _limit(BlockKind.PARALLELISM, f"Not scheduling since there are no open slots of parallelism ({limit})")
+
+
+def contended() -> BlockedReason:
+    return _limit(BlockKind.CONTENDED, "Not scheduling yet: other claims and ends held this task's limits on every "
+                                       "attempt; it is claimed when one of its run's tries ends, or at the next tick")
