@@ -19,9 +19,8 @@ from updraft.limits.ticket import Ticket
 
 # A release's attempts before ``Contended`` (then its caller's invocation fails and is delivered again, when the
 # lease check may already have failed the try as a zombie): about 10 s of jittered pauses on a shard that conflicts
-# on every attempt, against a claim's ~50 ms. Measured on the latency-true embedded AWS with DynamoDB's conflicts
-# emulated: a no-op 1 -> 200 -> 1 at max_active_tasks 32 (three one-shard counters in every claim and release)
-# had releases meet others 40 times in a row, and finished with 200.
+# on every attempt, against a claim's ~50 ms. 40 (~2 s) was outlasted by 32 no-op tries at once on one-shard
+# counters (bench/latency_bench.py, conflicts emulated).
 RELEASE_ATTEMPTS = 200
 RELEASE_CAP_S = 0.1
 

@@ -372,7 +372,7 @@ class Scheduler:
         limit; not one another scheduler claimed first), so a worker ending a try there schedules the whole run
         (``scheduling.downstream``) and claims it; removed when a pass that read the whole run after the mark
         found none waiting (the mark's token is the condition: a pass that left one waiting since then set
-        another). Unread (the tick): only set.
+        another). Unread (the tick): set, never cleared.
 
         The pass whose write set the mark where there was none looks at the run again: the mini scheduler's
         caller reads it again (``report.stale_runs``), the tick schedules it at once. A try of the run that ended
