@@ -40,7 +40,7 @@ class WeightRule(StrEnum):
 
     @classmethod
     def is_valid(cls, weight_rule: str) -> bool:
-        return weight_rule in cls.all_weight_rules()
+        return weight_rule in cls._value2member_map_
 
     @classmethod
     def all_weight_rules(cls) -> set[str]:

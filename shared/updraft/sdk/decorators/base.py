@@ -10,6 +10,7 @@ import functools
 import inspect
 import re
 import typing
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -134,10 +135,17 @@ class DecoratedOperator(BaseOperator):
 
 
 def _decorates_a_python_operator(cls: type) -> bool:
-    """Whether an operator class after ``DecoratedOperator`` in ``cls``'s MRO takes ``python_callable``."""
-    after = cls.__mro__[cls.__mro__.index(DecoratedOperator) + 1:]
-    return any("python_callable" in inspect.signature(c.__dict__["__init__"]).parameters
-               for c in after if "__init__" in c.__dict__)
+    """Whether an operator class after ``DecoratedOperator`` in ``cls``'s MRO takes ``python_callable``; known
+    per class once (every task a DAG file makes asks), weakly, as DAG files define classes of their own."""
+    known = _FORWARDS.get(cls)
+    if known is None:
+        after = cls.__mro__[cls.__mro__.index(DecoratedOperator) + 1:]
+        known = _FORWARDS[cls] = any("python_callable" in inspect.signature(c.__dict__["__init__"]).parameters
+                                     for c in after if "__init__" in c.__dict__)
+    return known
+
+
+_FORWARDS: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 
 
 class TaskDecorator:
