@@ -399,8 +399,8 @@ class FargateRunner:
         return {"tasks": [{"taskArn": arn, "lastStatus": "RUNNING", "launchType": "FARGATE"}], "failures": []}
 
     def _wait(self, task: FargateTask) -> None:
-        result = task.result()
-        task.process.wait()
+        with task.process:  # on leaving: its stdout closed and the process reaped
+            result = task.result()
         with self._lock:
             self.running.pop(task.task_arn, None)
         task.on_exit(task, result)
@@ -412,4 +412,7 @@ class FargateRunner:
             tasks = list(self.running.values())
         for task in tasks:
             task.process.kill()
+        for task in tasks:  # reaped before local mode's process can end with them unwaited for
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                task.process.wait(timeout=5)
         return tasks
