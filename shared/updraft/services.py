@@ -155,10 +155,10 @@ class Services:
                 self.config.ecs_subnets, self.config.ecs_security_groups, self.config.ecs_container,
                 assign_public_ip=self.config.ecs_public_ip, environment=self.config.to_env())
         # The store only when a Lambda dispatch is routed (tasks that outgrew Lambda go to Fargate).
-        return RoutingExecutor(executors, long_tasks=self._long_task_executors)
+        return RoutingExecutor(executors, long_tasks=self._dags_long_tasks)
 
-    def _long_task_executors(self, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
-        return self.store.long_task_executors(tasks)
+    def _dags_long_tasks(self, dag_ids: Iterable[str]) -> dict[tuple[str, str], dict[str, Any]]:
+        return self.store.dags_long_tasks(dag_ids)
 
     @functools.cached_property
     def waits(self) -> Waits | None:

@@ -148,7 +148,7 @@ def test_a_try_past_the_lambda_limit_finishes_on_fargate_without_a_retry(env, mo
     assert used.fargate_vcpu_s >= 0.5 * 60 and used.seconds > lambda_used.seconds
     whole = _log(env, key, 1)
     assert whole.startswith(lambda_part) and whole.rstrip().count("the long part ends") == 1
-    assert env.store.long_task_executors([("long_dag", "long")]) == {("long_dag", "long"): {"executor": "fargate"}}
+    assert env.store.dags_long_tasks(["long_dag"]) == {("long_dag", "long"): {"executor": "fargate"}}
 
     # The task's next run goes to Fargate directly, never to the worker Lambda.
     run = trigger_dag(env.store, "long_dag", now=dt.datetime.now(dt.UTC))
@@ -158,7 +158,7 @@ def test_a_try_past_the_lambda_limit_finishes_on_fargate_without_a_retry(env, mo
     assert [p["task_id"] for p in env.invokes if p["run_id"] == run.run_id] == ["stopped"]
 
     env.store.forget_long_task("long_dag", "long")
-    assert env.store.long_task_executors([("long_dag", "long")]) == {}
+    assert env.store.dags_long_tasks(["long_dag"]) == {}
 
 
 def test_a_try_near_the_memory_limit_is_handed_off_too(env):
@@ -169,7 +169,7 @@ def test_a_try_near_the_memory_limit_is_handed_off_too(env):
     # Fargate gets at least twice the function's memory (1 MB here: the smallest Fargate size), now and later.
     (sent,) = [d for d in _fargate_dispatches(env) if d["run_id"] == dispatch.key.run_id]
     assert (sent["compute"]["cpu"], sent["compute"]["memory"]) == (256, 512)
-    assert env.store.long_task_executors([("long_dag", "long")]) == {
+    assert env.store.dags_long_tasks(["long_dag"]) == {
         ("long_dag", "long"): {"executor": "fargate", "cpu": 256, "memory": 512}}
 
 
@@ -204,4 +204,4 @@ def test_without_fargate_the_try_fails_saying_which_limit_it_reached(env, monkey
 def test_deleting_the_dag_forgets_its_long_tasks(env):  # last: it deletes the module's DAG
     env.store.remember_long_task("long_dag", "long", executor="fargate", reason="r", now=dt.datetime.now(dt.UTC))
     env.store.delete_dag_items("long_dag")
-    assert env.store.long_task_executors([("long_dag", "long")]) == {}
+    assert env.store.dags_long_tasks(["long_dag"]) == {}

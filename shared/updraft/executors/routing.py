@@ -5,10 +5,13 @@ have (no Fargate cluster configured) is logged and left queued rather than raise
 for every other DAG, and the queued timeout gives the try back once the environment is fixed.
 
 A task that outgrew Lambda (a try handed off to Fargate at Lambda's time or memory limit, ``runtime.handoff``)
-is remembered in the store; with ``long_tasks`` (the store's ``long_task_executors``) its later Lambda
-dispatches go to the executor recorded for it (with the Fargate size a memory hand-off chose), one batched read
-per dispatch batch. Callback requests stay on
-Lambda (they are short).
+is remembered in the store; with ``long_tasks`` (the store's ``dags_long_tasks``) its later Lambda dispatches go
+to the executor recorded for it (with the Fargate size a memory hand-off chose). A DAG's records are read in one
+request and remembered for ``REMEMBERED_S``: a pass sends its claims one dispatch at a time, and a read per
+dispatch was a request per try on the way to its Invoke. A record written meanwhile (a hand-off in another
+environment) is seen here within that time; a try sent before is one more Lambda try that may be handed off
+again, as a try sent before the record existed is (hand-offs happen minutes into a try). Callback requests stay
+on Lambda (they are short).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import collections
 import dataclasses
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -24,17 +28,23 @@ from updraft.executors.base import Dispatch, Executor
 from updraft.executors.callback_requests import DagCallbackRequest, TaskCallbackRequest
 from updraft.executors.choice import DEFAULT_EXECUTOR
 
-# (dag_id, task_id) pairs -> the recorded {"executor": ..., "cpu": ..., "memory": ...} of those with a record.
-LongTasks = Callable[[Iterable[tuple[str, str]]], dict[tuple[str, str], dict[str, Any]]]
+# DAG ids -> the recorded {"executor": ..., "cpu": ..., "memory": ...} of their tasks with a record, by
+# (dag_id, task_id).
+LongTasks = Callable[[Iterable[str]], dict[tuple[str, str], dict[str, Any]]]
+# How long a DAG's records, as read, route its dispatches before they are read again.
+REMEMBERED_S = 10.0
 
 log = logging.getLogger(__name__)
 
 
 class RoutingExecutor:
-    def __init__(self, executors: Mapping[str, Executor], *, long_tasks: LongTasks | None = None) -> None:
+    def __init__(self, executors: Mapping[str, Executor], *, long_tasks: LongTasks | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.executors = dict(executors)
         self.long_tasks = long_tasks
+        self._clock = clock
         self._lock = threading.Lock()  # a claim pass dispatches from several threads
+        self._read: dict[str, tuple[float, dict[str, dict[str, Any]]]] = {}  # dag_id -> (when, task_id -> record)
         self.undeliverable_count = 0
         self.undeliverable: collections.deque[Dispatch] = collections.deque(maxlen=100)
 
@@ -46,17 +56,33 @@ class RoutingExecutor:
         if self.long_tasks is None or not candidates or not set(self.executors) - {DEFAULT_EXECUTOR}:
             return items
         try:
-            recorded = self.long_tasks({(i.key.dag_id, i.key.task_id) for i in candidates.values()})
+            recorded = self._recorded({i.key.dag_id for i in candidates.values()}, self.long_tasks)
         except Exception:
             log.exception("could not read which tasks outgrew Lambda; dispatching as chosen")
             return items
         routed = []
         for item in items:
-            record = recorded.get((item.key.dag_id, item.key.task_id), {}) if id(item) in candidates else {}
+            record = recorded[item.key.dag_id].get(item.key.task_id, {}) if id(item) in candidates else {}
             moved = record.get("executor") in self.executors
             routed.append(dataclasses.replace(item, executor=record["executor"], compute={**item.compute, **record})
                           if moved else item)
         return routed
+
+    def _recorded(self, dag_ids: set[str], read: LongTasks) -> dict[str, dict[str, dict[str, Any]]]:
+        """Each DAG's records by task id: as remembered when read less than ``REMEMBERED_S`` ago, else read now
+        (the DAGs not remembered in one call; a failed read is not remembered)."""
+        now = self._clock()
+        with self._lock:
+            known = {d: self._read[d][1] for d in dag_ids if d in self._read and now - self._read[d][0] < REMEMBERED_S}
+        missing = dag_ids - set(known)
+        if missing:
+            fresh: dict[str, dict[str, dict[str, Any]]] = {dag_id: {} for dag_id in missing}
+            for (dag_id, task_id), record in read(missing).items():
+                fresh.setdefault(dag_id, {})[task_id] = record
+            with self._lock:
+                self._read.update({dag_id: (now, records) for dag_id, records in fresh.items()})
+            known.update(fresh)
+        return known
 
     @property
     def dispatches_over_network(self) -> bool:

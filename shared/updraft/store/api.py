@@ -384,8 +384,8 @@ class LongTasks(Protocol):
                            compute: Mapping[str, int] | None = None) -> None:
         """Send the task's later tries to ``executor`` (Fargate, sized by ``compute``), because of ``reason``."""
 
-    def long_task_executors(self, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
-        """(dag_id, task_id) -> recorded executor and sizes, for those of ``tasks`` with a record."""
+    def dags_long_tasks(self, dag_ids: Iterable[str]) -> dict[tuple[str, str], dict[str, Any]]:
+        """(dag_id, task_id) -> recorded executor and sizes, for every task of ``dag_ids`` with a record."""
 
     def forget_long_task(self, dag_id: str, task_id: str) -> None:
         """Drop the record (the task goes back to the executor it chose)."""

@@ -2,9 +2,10 @@
 its tries go to from now on (``fargate``) and why (the Lambda time limit, or its memory).
 
 Written by the worker that handed a try off (:mod:`updraft.runtime.handoff`), read by the routing executor when
-it sends a Lambda dispatch (one BatchGetItem per dispatch batch). A plain put: writing it twice (a redelivered
-hand-off) stores the same fact. It lives in the DAG's partition, so deleting the DAG deletes it. Its model is
-defined and bound here, beside its only user, on the table connection the other models share.
+it sends a Lambda dispatch (a Query of the DAG's records, which it remembers for a few seconds). A plain put:
+writing it twice (a redelivered hand-off) stores the same fact. It lives in the DAG's partition, so deleting the
+DAG deletes it. Its model is defined and bound here, beside its only user, on the table connection the other
+models share.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from updraft.store.attributes import DateTimeAttribute
 from updraft.store.base import StoreBase
 from updraft.store.config import StoreConfig
 from updraft.store.models import Item, bind
-
-_BATCH = 100  # BatchGetItem's limit
 
 
 class LongTaskItem(Item):
@@ -50,13 +49,14 @@ class LongTaskStore(StoreBase):
                             executor=executor, reason=reason, at=now, cpu=sizes.get("cpu"),
                             memory=sizes.get("memory")).save()
 
-    def long_task_executors(self, tasks: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+    def dags_long_tasks(self, dag_ids: Iterable[str]) -> dict[tuple[str, str], dict[str, Any]]:
         """(dag_id, task_id) -> ``{"executor": ..., "cpu": ..., "memory": ...}`` (sizes only where recorded), for
-        those of ``tasks`` that have a record."""
-        wanted = sorted({(keys.dag_pk(dag_id), keys.long_task_sk(task_id)) for dag_id, task_id in tasks})
+        every task of ``dag_ids`` with a record: one Query of each DAG's partition (its ``LONG_TASK#`` items, read
+        eventually consistent: routing is a hint, and a record seconds old reaches it soon enough)."""
+        M = _model(self.config)
         found: dict[tuple[str, str], dict[str, Any]] = {}
-        for start in range(0, len(wanted), _BATCH):
-            for item in self._batch_get(_model(self.config), wanted[start:start + _BATCH]):
+        for dag_id in sorted(set(dag_ids)):
+            for item in M.query(keys.dag_pk(dag_id), M.sk.startswith(keys.LONG_TASK_PREFIX)):
                 sizes = {"cpu": item.cpu, "memory": item.memory}
                 found[(item.dag_id, item.task_id)] = {"executor": item.executor,
                                                       **{k: int(v) for k, v in sizes.items() if v is not None}}

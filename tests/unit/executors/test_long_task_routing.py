@@ -7,7 +7,7 @@ import pytest
 from updraft.executors.base import Dispatch
 from updraft.executors.callback_requests import TaskCallbackRequest
 from updraft.executors.recording import RecordingExecutor
-from updraft.executors.routing import RoutingExecutor
+from updraft.executors.routing import REMEMBERED_S, RoutingExecutor
 from updraft.model.records import TIKey
 
 RUN = "manual__2024-01-01T00:00:00+00:00"
@@ -18,14 +18,14 @@ CALLBACK = TaskCallbackRequest.for_try(TIKey("etl", RUN, "train"), 1, request_id
 
 
 class Recorded:
-    """The store's ``long_task_executors``: what it was asked, and ``train`` recorded as Fargate."""
+    """The store's ``dags_long_tasks``: which DAGs it was asked for, and ``etl.train`` recorded as Fargate."""
 
     def __init__(self) -> None:
         self.asked: list[set] = []
 
-    def __call__(self, tasks):
-        self.asked.append(set(tasks))
-        return {("etl", "train"): {"executor": "fargate", "cpu": 1024, "memory": 6144}}
+    def __call__(self, dag_ids):
+        self.asked.append(set(dag_ids))
+        return {("etl", "train"): {"executor": "fargate", "cpu": 1024, "memory": 6144}} if "etl" in dag_ids else {}
 
 
 def test_a_long_task_s_lambda_try_goes_to_fargate_and_others_stay():
@@ -35,7 +35,7 @@ def test_a_long_task_s_lambda_try_goes_to_fargate_and_others_stay():
     assert (moved.key, moved.executor, moved.try_id) == (LONG.key, "fargate", "a" * 32)
     assert moved.compute == {"executor": "fargate", "cpu": 1024, "memory": 6144}
     assert lam.take() == [SHORT, CALLBACK]  # callbacks are short: they stay on Lambda
-    assert recorded.asked == [{("etl", "train"), ("etl", "extract")}]  # one read for the batch
+    assert recorded.asked == [{"etl"}]  # one read for the batch: the DAG's records
 
 
 def test_no_read_without_a_fargate_executor_or_a_lambda_dispatch():
@@ -55,6 +55,40 @@ def test_a_failed_read_dispatches_as_chosen(caplog):
     lam, far = RecordingExecutor(), RecordingExecutor()
     RoutingExecutor({"lambda": lam, "fargate": far}, long_tasks=failing).dispatch([LONG])
     assert lam.take() == [LONG] and "could not read which tasks outgrew Lambda" in caplog.text
+
+
+def test_a_dags_records_are_read_once_and_remembered_for_a_while_then_read_again():
+    lam, far, recorded, now = RecordingExecutor(), RecordingExecutor(), Recorded(), [100.0]
+    router = RoutingExecutor({"lambda": lam, "fargate": far}, long_tasks=recorded, clock=lambda: now[0])
+    other = Dispatch(TIKey("other", RUN, "load"), 1, "e" * 32)
+    for item in (SHORT, LONG, other):  # a pass sends its claims one dispatch at a time
+        router.dispatch([item])
+    assert recorded.asked == [{"etl"}, {"other"}]  # each DAG read once, not each dispatch
+    assert [d.key for d in far.take()] == [LONG.key] and lam.take() == [SHORT, other]
+
+    now[0] += REMEMBERED_S - 0.1
+    router.dispatch([LONG, other])
+    assert len(recorded.asked) == 2 and [d.key for d in far.take()] == [LONG.key]
+    now[0] += 0.1  # a record written meanwhile reaches the dispatches from here on
+    router.dispatch([LONG, other])
+    assert recorded.asked[2:] == [{"etl", "other"}] and [d.key for d in far.take()] == [LONG.key]
+
+
+def test_a_failed_read_is_not_remembered():
+    calls = []
+
+    def flaky(dag_ids):
+        calls.append(set(dag_ids))
+        if len(calls) == 1:
+            raise RuntimeError("throttled")
+        return Recorded()(dag_ids)
+
+    lam, far = RecordingExecutor(), RecordingExecutor()
+    router = RoutingExecutor({"lambda": lam, "fargate": far}, long_tasks=flaky, clock=lambda: 0.0)
+    router.dispatch([LONG])
+    router.dispatch([LONG])
+    assert calls == [{"etl"}, {"etl"}]
+    assert lam.take() == [LONG] and [d.key for d in far.take()] == [LONG.key]
 
 
 def test_a_handed_off_dispatch_round_trips_and_a_bad_flag_is_refused():
