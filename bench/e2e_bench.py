@@ -8,9 +8,10 @@ store them, creates the pool ``bench_p2`` (2 slots), then for each DAG: unpause,
 scheduler nudge, as ``updraft dags trigger`` does), and wait for the run to finish. Figures come from the
 store, as Airflow's came from its metadata DB: queued_at -> the run's end, hops (end of task N -> start of
 task N+1), the pool's peak slots in use from the task intervals, and the start order against priority.
-Prints a markdown table with the medians of the repetitions and the machine's load, then each DAG's requests
-to the embedded AWS per task and the CPU its server spent on them (``request_census``, the last repetition),
-and writes bench/results/e2e.json.
+Prints a markdown table with the medians of the repetitions and the machine's load, and the CPU every process of
+the system spent per task while the DAG ran (``tree_cpu_s``: steadier than the time on a shared machine, and what
+local mode's speed comes down to on 2 cores), then each DAG's requests to the embedded AWS per task and the CPU
+its server spent on them (``request_census``, the last repetition), and writes bench/results/e2e.json.
 """
 
 from __future__ import annotations
@@ -54,6 +55,30 @@ TARGET = {
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+def tree_cpu_s(root: int | None = None) -> float:
+    """CPU seconds (user and system) of process ``root`` (this one) and of every process below it, living or
+    already waited for (a waited-for child's CPU is in its parent's ``cutime``/``cstime``), from ``/proc``."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    spent: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:  # it ended meanwhile
+            continue
+        parents[int(entry)] = int(fields[1])
+        spent[int(entry)] = sum(int(value) for value in fields[11:15]) / tick
+    below = {os.getpid() if root is None else root}
+    grew = True
+    while grew:
+        grown = below | {pid for pid, parent in parents.items() if parent in below}
+        grew, below = len(grown) > len(below), grown
+    return sum(spent.get(pid, 0.0) for pid in below)
 
 
 def _wait(predicate: Any, timeout: float, what: str) -> Any:
@@ -151,11 +176,14 @@ def one_repetition(workers: int, dags: list[str], tick: float, concurrent_aws: b
             time.sleep(0.2)  # let the unpause settle so no tick races the trigger
             system.pool.take_peak_busy()
             census.take()
+            cpu = tree_cpu_s()
             run = trigger_dag(store, dag_id, now=_now())
             system.services.nudge_scheduler(dag_id, run.run_id)
             finished = _wait(lambda r=run, d=dag_id: _finished(store, d, r.run_id), run_timeout,
                              f"{dag_id} finishing")
+            cpu = tree_cpu_s() - cpu
             results[dag_id] = measure(store, dag_id, finished)
+            results[dag_id]["cpu_ms_per_task"] = round(cpu * 1000 / results[dag_id]["tasks"], 1)
             results[dag_id]["peak_busy_workers"] = system.pool.take_peak_busy()
             results[dag_id]["requests"] = {name: {"count": t.count, "cpu_s": round(t.cpu_s, 4)}
                                            for name, t in census.take().items()}
@@ -179,6 +207,7 @@ def summarize(reps: list[dict[str, Any]], dags: list[str]) -> dict[str, dict[str
     for dag_id in dags:
         runs = [rep[dag_id] for rep in reps]
         row: dict[str, Any] = {"total_s": _median([r["total_s"] for r in runs]),
+                               "cpu_ms_per_task": _median([r["cpu_ms_per_task"] for r in runs]),
                                "states": [r["state"] for r in runs]}
         if dag_id == "bench_chain20":
             row["median_hop_ms"] = _median([r["median_hop_ms"] for r in runs])
@@ -199,7 +228,7 @@ def render(summary: dict[str, dict[str, Any]], meta: dict[str, Any]) -> str:
              "| DAG | Airflow 3.3.2 (LocalExecutor) | Updraft target | Updraft local (median) |",
              "|---|---|---|---|"]
     for dag_id, row in summary.items():
-        figure = f"{row['total_s']:.2f} s"
+        figure = f"{row['total_s']:.2f} s ({row['cpu_ms_per_task']:.0f} CPU-ms a task)"
         if "median_hop_ms" in row:
             figure += f", median hop {row['median_hop_ms']:.0f} ms"
         if "peak_concurrency" in row:
