@@ -60,25 +60,19 @@ def _now() -> dt.datetime:
 def tree_cpu_s(root: int | None = None) -> float:
     """CPU seconds (user and system) of process ``root`` (this one) and of every process below it, living or
     already waited for (a waited-for child's CPU is in its parent's ``cutime``/``cstime``), from ``/proc``."""
+    from updraft import reaper
+
+    root = os.getpid() if root is None else root
     tick = os.sysconf("SC_CLK_TCK")
-    parents: dict[int, int] = {}
-    spent: dict[int, float] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    spent = 0.0
+    for pid in (root, *reaper.descendants(root)):
         try:
-            with open(f"/proc/{entry}/stat") as stat:
+            with open(f"/proc/{pid}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
         except OSError:  # it ended meanwhile
             continue
-        parents[int(entry)] = int(fields[1])
-        spent[int(entry)] = sum(int(value) for value in fields[11:15]) / tick
-    below = {os.getpid() if root is None else root}
-    grew = True
-    while grew:
-        grown = below | {pid for pid, parent in parents.items() if parent in below}
-        grew, below = len(grown) > len(below), grown
-    return sum(spent.get(pid, 0.0) for pid in below)
+        spent += sum(int(value) for value in fields[11:15]) / tick
+    return spent
 
 
 def _wait(predicate: Any, timeout: float, what: str) -> Any:

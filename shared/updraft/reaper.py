@@ -127,6 +127,12 @@ def _has_children() -> bool:
             return True
 
 
+def descendants(root: int) -> list[int]:
+    """The processes below ``root`` now (a zombie not yet waited for included), parents before their children,
+    from ``/proc`` (none where there is none)."""
+    return _below(_processes(), [root])
+
+
 def end_descendants(within: float = KILL_WITHIN_S) -> list[int]:
     """Kill every process below this one and reap the ones that come back to it: called by a job's child (a
     subreaper) as it ends. Reaps any child of this process, so only for a process that is about to leave.

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from updraft import reaper
 from updraft.executors.base import Dispatch, Executor
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
@@ -80,20 +81,7 @@ def process_tree_rss_mb(root: int | None = None) -> float:
     their ``smaps_rollup`` to a process of the same user. The pages a try shares with the task server (its warm
     imports, ~50 MB) then count twice, and a try is handed to Fargate that much before its real use would be."""
     root = root or os.getpid()
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                stat = (entry / "stat").read_text()
-                parents[int(entry.name)] = int(stat[stat.rindex(")") + 2:].split()[1])
-    tree, frontier = {root}, [root]
-    while frontier:
-        parent = frontier.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent and pid not in tree:
-                tree.add(pid)
-                frontier.append(pid)
-    return sum(_process_mb(pid) for pid in tree)
+    return sum(_process_mb(pid) for pid in (root, *reaper.descendants(root)))
 
 
 def _process_mb(pid: int) -> float:
