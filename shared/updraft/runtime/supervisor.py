@@ -54,6 +54,7 @@ from updraft.process_guard import make_undumpable
 from updraft.requirements.dag_packages import pythonpath as dag_code_pythonpath
 from updraft.runtime.log_limit import limit_in_force
 from updraft.runtime.logs import LogSink, RelayedLog, relay
+from updraft.runtime.rendered_fields import HeldFields
 from updraft.runtime.secrets import BACKEND_KWARGS_VAR, BACKEND_VAR
 from updraft.runtime.store_proxy import TryScope, serve_call
 from updraft.runtime.task_process import PID
@@ -178,8 +179,9 @@ class TaskSupervisor:
 
         ``started`` is the try as it started (a resumed try runs its ``next_method``, a sensor's next poke sees
         its reschedules); ``nudge`` is the worker's hand-off, called for a run the try triggered."""
+        rendered = HeldFields(store, dispatch.key, dispatch.try_id)
         scope = TryScope(dispatch.key, dispatch.try_id, now_fn, backend, try_number=dispatch.try_number,
-                         nudge=nudge)
+                         nudge=nudge, rendered=rendered)
         goes_on = started is not None and (started.next_method is not None or bool(started.reschedule_count))
         earlier_log = log_sink.read(dispatch.key, dispatch.try_number) if log_sink and goes_on else None
         job = _job("try", dags_folder=dags_folder, plugins_folder=plugins_folder, credentials=credentials,
@@ -187,11 +189,18 @@ class TaskSupervisor:
                    started=started, earlier_log=earlier_log, hostname=hostname)
         limit = execution_timeout + self.timeout_grace if execution_timeout else None
         try:
-            return _result(self._exchange(job, store, scope, log_sink, limit, lost))
-        except ChildEnded as ended:
-            return TryResult(TaskInstanceState.FAILED, note=str(ended))
-        except (ChildFailed, ValueError) as exc:
-            return TryResult(TaskInstanceState.FAILED, note=redact_text(f"the task's process misbehaved: {exc}"))
+            try:
+                result = _result(self._exchange(job, store, scope, log_sink, limit, lost))
+            except ChildEnded as ended:
+                result = TryResult(TaskInstanceState.FAILED, note=str(ended))
+            except (ChildFailed, ValueError) as exc:
+                result = TryResult(TaskInstanceState.FAILED,
+                                   note=redact_text(f"the task's process misbehaved: {exc}"))
+        except BaseException:  # the try ends another way (a stopped worker, a hand-off): its fields go now
+            rendered.write()
+            raise
+        held = rendered.take()  # the end's write carries what was not written yet
+        return dataclasses.replace(result, rendered_fields=held) if held is not None else result
 
     def run_callbacks(self, request: CallbackRequest, *, store: Store, dags_folder: str, plugins_folder: str | None,
                       now_fn: Callable[[], dt.datetime], log_sink: LogSink | None,

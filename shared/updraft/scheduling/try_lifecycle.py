@@ -10,7 +10,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from updraft import limits
 from updraft.model.deferrals import Deferral
@@ -41,6 +43,9 @@ class TryResult:
     deferral: Deferral | None = None  # state deferred: what the try waits for (``model.deferrals``)
     reschedule_date: dt.datetime | None = None  # state up_for_reschedule: when the sensor wants its next poke
     usage: Usage | None = None  # what the try used (``runtime.usage_meter``), recorded by its end write
+    # The try's rendered template fields its worker still held (``runtime.rendered_fields.HeldFields``): its end
+    # write carries them.
+    rendered_fields: Mapping[str, Any] | None = None
 
 
 def start_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime, hostname: str | None = None,
@@ -68,6 +73,8 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
         return None
     usage = accumulated(ti.usage, result.usage) if result.usage is not None else None
     if result.state == TaskInstanceState.DEFERRED and result.deferral is not None:
+        if result.rendered_fields is not None:  # a deferral's write takes no fields: theirs goes first
+            store.set_rendered_fields(key, try_id=try_id, rendered_fields=result.rendered_fields)
         # releases what it does not keep
         return defer_try(store, key, try_id, result.deferral, ti=ti, now=now, usage=usage)
     task = dag.task_dict[key.task_id]
@@ -83,6 +90,8 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
         fields["xcom_length"] = result.xcom_length
     if usage is not None:
         fields["usage"] = usage
+    if result.rendered_fields is not None:
+        fields["rendered_fields"] = dict(result.rendered_fields)
     # Skips first, while the branching task is still running, as Airflow 3's SkipDownstreamTasks is sent before
     # SucceedTask: once the branch is success a concurrent scheduler pass may already have scheduled the tasks it
     # meant to skip, and a skip then comes too late for them.
