@@ -59,7 +59,8 @@ class TaskInstance:
     # Airflow's max_tries once a clear extended it (try_number + retries at the clear); None: the task's retries.
     max_tries: int | None = None
     # The current try's rendered template fields, serialized and redacted by its worker (Airflow's
-    # RenderedTaskInstanceFields); None: no try rendered any yet. The worker writes them with set_rendered_fields.
+    # RenderedTaskInstanceFields); None: no try rendered any yet. The try's end writes them, or set_rendered_fields
+    # while it still runs (``runtime.rendered_fields.HeldFields``).
     rendered_fields: dict[str, Any] | None = None
     # A deferred try's wait (``model.deferrals.Deferral.to_record``: Airflow's trigger and trigger_timeout) and
     # where it resumes (Airflow's next_method / next_kwargs, JSON); kept while it is resumed, removed when it ends.

@@ -185,8 +185,11 @@ class HeldFields:
                 self._timer.start()
 
     def write(self) -> None:
-        """Write what is held now, in its own write (refused when the try is no longer the live one: logged)."""
+        """Write what is held now, in its own write (refused when the try is no longer the live one: logged); the
+        timer, if it has not fired, no longer will."""
         with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
             fields, self._fields = self._fields, None
             if fields is None:
                 return

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 from typing import Any
 
+import pytest
+
+from updraft.executors.base import Dispatch
 from updraft.model.records import TIKey
 from updraft.runtime.rendered_fields import HeldFields
+from updraft.runtime.stopping import WorkerStopped
+from updraft.runtime.supervisor import TaskSupervisor
 
 KEY = TIKey("d", "r", "t")
 
@@ -82,3 +88,29 @@ def test_a_failed_write_leaves_the_fields_for_the_end_to_carry() -> None:
     assert store.entered.wait(5)
     _until(lambda: held._timer is not None and not held._timer.is_alive())
     assert held.take() == {"f": "v"}
+
+
+def _dispatch(try_number: int) -> Dispatch:
+    return Dispatch(key=KEY, try_number=try_number, try_id="try-1")
+
+
+def test_the_supervisor_hands_the_fields_to_the_end_and_writes_them_when_the_try_ends_another_way(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def ran(self: Any, job: Any, store: Any, scope: Any, *rest: Any) -> Any:
+        assert scope.rendered is not None
+        scope.rendered.hold({"f": "v"})  # what the child's set_rendered_fields call does through the proxy
+        if job["dispatch"]["try_number"] == 2:
+            raise WorkerStopped("ECS stopped the worker")
+        return {"state": "success"}
+
+    monkeypatch.setattr(TaskSupervisor, "_exchange", ran)
+    store = Store()
+    supervisor = TaskSupervisor()
+    common: dict[str, Any] = dict(store=store, dags_folder="/dags", plugins_folder=None,
+                                  now_fn=lambda: dt.datetime.now(dt.UTC), log_sink=None, hostname=None, run=None,
+                                  credentials=None)
+    result = supervisor.run(_dispatch(1), **common)
+    assert result.rendered_fields == {"f": "v"} and store.writes == []  # the end's write carries them
+    with pytest.raises(WorkerStopped):
+        supervisor.run(_dispatch(2), **common)
+    assert store.writes == [{"f": "v"}]  # written before the stop went on
