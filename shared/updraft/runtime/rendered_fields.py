@@ -13,8 +13,9 @@ bytes (items are limited to 400 KB): when the fields together exceed it, the lar
 
 The child hands the fields to its worker (``store_proxy``), which holds them (:class:`HeldFields`): the try's end
 write carries them when the try ends within ``HOLD_S``, else their own write lands at ``HOLD_S``. So the child
-does not wait for a write before ``execute`` (a hop's path), a short try costs one write fewer, and a running
-try's fields show in the API and UI at most ``HOLD_S`` after it rendered them (Airflow's show at once).
+does not wait for a write before ``execute`` (a round trip off every try's time), a short try costs one write
+fewer, and a running try's fields show in the API and UI at most ``HOLD_S`` after it rendered them (Airflow's
+show at once).
 """
 
 from __future__ import annotations
