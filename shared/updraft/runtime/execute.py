@@ -216,6 +216,15 @@ def _rescheduled(buffer: Any, when: Any) -> TryResult:
     return TryResult(TaskInstanceState.UP_FOR_RESCHEDULE, reschedule_date=when)
 
 
+def _record_after_execution(store: Store, dispatch: Dispatch, task: Any) -> None:
+    """Airflow's finalize for a task with ``overwrite_rtif_after_execution``: its fields recorded again as the try
+    ends, whatever its outcome; a failure to is logged, never the try's (as Airflow logs it)."""
+    try:
+        record_rendered_fields(store, dispatch, task)
+    except Exception:
+        logging.getLogger("airflow.task").exception("Failed to set rendered fields during finalization")
+
+
 def _callbacks(state: dict[str, Any], name: str) -> None:
     task, context = state.get("task"), state.get("context")
     if task is None or context is None:
@@ -373,3 +382,5 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
         return TryResult(TaskInstanceState.SUCCESS, xcom_length=xcom_length, skip_task_ids=sorted(ti.skip_task_ids))
     finally:
         persist_links(task, ti, context)
+        if getattr(task, "overwrite_rtif_after_execution", False):
+            _record_after_execution(store, dispatch, task)

@@ -293,6 +293,9 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
     template_fields: ClassVar[tuple[str, ...]] = ()
     template_ext: tuple[str, ...] = ()
     template_fields_renderers: ClassVar[dict[str, str]] = {}
+    # Airflow's: the try's rendered fields are recorded again as it ends (what ``execute`` set: ``@task.bash``'s
+    # command, ``@task.sql``'s query), as its task runner's finalize overwrites them.
+    overwrite_rtif_after_execution: ClassVar[bool] = False
     ui_color: ClassVar[str] = "#fff"
     ui_fgcolor: ClassVar[str] = "#000"
     # Instance attributes, beyond the common ones, that the scheduler or API must see in the serialized DAG.

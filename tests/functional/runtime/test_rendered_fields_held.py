@@ -1,6 +1,8 @@
 """A try's rendered fields on the store: a short try's ride its end write (no write of their own, and the child
 does not wait for one before ``execute``); a try running past ``HOLD_S`` shows them while it runs; a deferral
-writes them before it waits. Tries run in their child process as the worker Lambda runs them."""
+writes them before it waits; a task with ``overwrite_rtif_after_execution`` (``@task.bash``) ends with the fields
+its ``execute`` set, as Airflow's finalize records them. Tries run in their child process as the worker Lambda
+runs them."""
 
 from __future__ import annotations
 
@@ -39,6 +41,12 @@ with DAG("held", schedule=None, start_date=START):
     BashOperator(task_id="short", bash_command="echo {{ ds }}")
     PythonOperator(task_id="long", python_callable=lambda n: time.sleep(1.5), op_kwargs={"n": "{{ ds }}"})
     Waits(task_id="waits", message="waits for {{ ds }}")
+
+    @task.bash
+    def command(n):
+        return "echo " + n + " {{ ds }}"
+
+    command("at")
 """
 
 
@@ -66,11 +74,14 @@ def test_each_try_ends_with_its_fields_written_by_the_end_or_once_while_it_ran(e
     env.scheduler.run_pass()
     env.drain()
     ds = run.logical_date.strftime("%Y-%m-%d")
-    assert env.states("held", run.run_id) == {"short": "success", "long": "success", "waits": "deferred"}
+    assert env.states("held", run.run_id) == {"short": "success", "long": "success", "waits": "deferred",
+                                              "command": "success"}
     short, long, waits = (env.ti("held", run.run_id, task) for task in ("short", "long", "waits"))
     assert short.rendered_fields["bash_command"] == f"echo {ds}"
     assert long.rendered_fields["op_kwargs"] == {"n": ds}
     assert waits.rendered_fields == {"message": f"waits for {ds}"}
+    # Rendered again as it ended (Airflow's overwrite_rtif_after_execution): the command execute built.
+    assert env.ti("held", run.run_id, "command").rendered_fields["bash_command"] == f"echo at {ds}"
     # The short try's fields came with its end; the long one's were written once, while it ran; the deferred
     # one's before its deferral (whose write carries no fields).
     assert sorted(env.writes) == [("long", "running"), ("waits", "running")]

@@ -65,6 +65,7 @@ class BashDecoratedOperator(DecoratedOperator, BashOperator):
     """The function returns the command to run; it is called at run time, so the command is unknown here."""
 
     custom_operator_name: ClassVar[str] = "@task.bash"
+    overwrite_rtif_after_execution: ClassVar[bool] = True  # the command is known once execute rendered it
     template_fields: ClassVar[tuple[str, ...]] = (*DecoratedOperator.template_fields,
                                                   *BashOperator.template_fields)
     forwards_callable: ClassVar[bool] = False
