@@ -39,7 +39,7 @@ class Waits(BaseOperator):
 
 with DAG("held", schedule=None, start_date=START):
     BashOperator(task_id="short", bash_command="echo {{ ds }}")
-    PythonOperator(task_id="long", python_callable=lambda n: time.sleep(1.5), op_kwargs={"n": "{{ ds }}"})
+    PythonOperator(task_id="long", python_callable=lambda n: time.sleep(3.5), op_kwargs={"n": "{{ ds }}"})
     Waits(task_id="waits", message="waits for {{ ds }}")
 
     @task.bash
@@ -52,7 +52,9 @@ with DAG("held", schedule=None, start_date=START):
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    monkeypatch.setattr(rendered_fields, "HOLD_S", 0.3)
+    # A short try (a bash process) must end within the hold even on a loaded machine, and the long one run well
+    # past it: 2 s and 3.5 s.
+    monkeypatch.setattr(rendered_fields, "HOLD_S", 2.0)
     with mock_aws():
         runtime = RuntimeEnv(tmp_path)
         runtime.add("held", DAG)
