@@ -12,6 +12,15 @@ costs a refused conditional write). The best of them go through the scheduler's 
 (``Scheduler.schedule_tasks`` with the ended try's ``donor``), as many as the slots the end frees can take, so
 every limit and the claim protocol's invariants hold as in any pass.
 
+Ends that look at once (a wide run's tries, claimed together, end together) would all try the same best hit: one
+wins, the others lose a transaction each and try the next, which the others try too. So an end tries the best
+priority's hits rotated by its own place in claim order (``pick_order``): tries claimed together have consecutive
+places, so their ends pick different instances. The rotation spans at most as many hits as tries of the run may
+run at once (the DAG's ``max_active_tasks``): at 1 an end takes the best hit, as Airflow's loop would; wider,
+instances of one priority start in near, not exact, map-index order (Airflow's order between equal priorities
+is its query's tie-break, which its own schedulers' ``SKIP LOCKED`` bends the same way); a higher priority
+always goes first.
+
 The whole run is evaluated instead when nothing waiting is found (the mark is stale, or the index has not caught
 up: that pass claims what waits and clears a stale mark, as before), and in a small run (``index_pays``), where
 reading the run whole costs no more than the index and the hits. Limits other than the ended try's (another DAG
@@ -20,16 +29,16 @@ waits on the same pool) are the tick's business, as they are for the whole-run p
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
-from updraft.scheduling.decisions.ordering import claim_order
 from updraft.scheduling.holding import held_limit_ids
 from updraft.scheduling.pass_report import PassReport
 from updraft.serialization.model import SerializedDAG
-from updraft.store.api import Store
+from updraft.store.api import Store, WaitingHit
 
 if TYPE_CHECKING:
     from updraft.scheduling.scheduler import Scheduler
@@ -37,6 +46,10 @@ if TYPE_CHECKING:
 # Index entries read beyond the instances an end can start: hits claimed meanwhile (the index lags the claims)
 # and claims lost to a concurrent end are made up from these, not from a read of the run.
 SPARE_HITS = 3
+
+# The widest rotation of the best priority's hits (``pick_order``): index keys are ~100 bytes, so a Query of this
+# many reads one 4 KB unit or two; a run that may run more tries at once spreads its ends over this many.
+SPREAD_MAX = 64
 
 # Up to this many instances (a DAG of no more tasks, none mapped) the run's strongly consistent Query costs no more
 # than the index's Query and the hits' batch read: ~550-byte instances, 8 to a 4 KB read unit (measured: the
@@ -49,18 +62,39 @@ def index_pays(dag: SerializedDAG) -> bool:
     return len(dag.tasks) > SMALL_RUN or any(t.is_mapped or t.map_group_id for t in dag.tasks)
 
 
-def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *, decide: Sequence[str] = (),
-                     reads: Sequence[TIKey] = (), whole_run: Callable[[], PassReport | None]
-                     ) -> PassReport | None:
+def pick_order(hits: Sequence[WaitingHit], place: int, spread: int) -> list[TIKey]:
+    """The order an end tries ``hits`` (the index's, in claim order) in: the first ``spread`` of the best priority
+    rotated by ``place`` (the ended try's place in claim order), then the others in claim order. Ends at
+    consecutive places start at different hits; with ``spread`` 1, or one such hit, claim order itself."""
+    if not hits:
+        return []
+    best = hits[0].priority_weight
+    tier = [hit.key for hit in itertools.takewhile(lambda hit: hit.priority_weight == best, hits[:spread])]
+    at = place % len(tier)
+    return [*tier[at:], *tier[:at], *(hit.key for hit in hits[len(tier):])]
+
+
+def claim_place(dag: SerializedDAG, ti: TaskInstance) -> int:
+    """``ti``'s place among its run's instances of its priority in claim order, near enough to tell apart tries
+    claimed together: its map index, or its task's place among the DAG's task ids (the tie-break of unmapped
+    tasks' claim order)."""
+    return ti.map_index if ti.map_index >= 0 else sorted(dag.task_dict).index(ti.task_id)
+
+
+def schedule_waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, *,
+                     decide: Sequence[str] = (), reads: Sequence[TIKey] = (),
+                     whole_run: Callable[[], PassReport | None]) -> PassReport | None:
     """After ``ended``'s successful try: claim the run's best waiting instances and decide ``decide`` (its
     downstream tasks decided from their upstreams' items, ``reads``) in one pass; ``whole_run`` when the run is
     not marked waiting or nothing waiting is found. The index is read first (keys only, eventually consistent:
     cheaper than the mark), so an end where it finds nothing goes to the whole run at once; else one batch reads
     the hits with the run, its DAG's row, the mark and ``reads``."""
     wanted = max(1, ended.pool_slots)  # one try's end frees one slot of each limit, its pool's pool_slots
-    hits = store.waiting_tis(ended.dag_id, ended.run_id, limit=wanted + SPARE_HITS)
-    if not hits:
+    spread = max(1, min(dag.max_active_tasks, SPREAD_MAX))
+    found = store.waiting_tis(ended.dag_id, ended.run_id, limit=max(spread, wanted + SPARE_HITS))
+    if not found:
         return whole_run()  # nothing waits, or the index has not caught up: the whole run finds it
+    hits = pick_order(found, claim_place(dag, ended), spread)[:wanted + SPARE_HITS]
     run, meta, items, ends = store.get_run_meta_and_tis(ended.dag_id, ended.run_id, [*reads, *hits])
     if run is None:
         return None
@@ -68,7 +102,9 @@ def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, *,
     if ends.waiting is None or not waiting:
         return whole_run()  # nothing known to wait, or the mark is stale: that pass clears it
     upstream = [items[key] for key in reads if key in items]
-    queue = claim_order(waiting, [run])
+    # The items' own weights over the index's (which may lag): never a lower priority first; stable, so the pick
+    # order holds within one.
+    queue = sorted(waiting, key=lambda ti: -ti.priority_weight)
     freed = held_limit_ids(ended)
     report: PassReport | None = None
     while queue:
