@@ -321,6 +321,10 @@ def main() -> None:
 
     warm_up(RUNTIME_MODULES)
     warm_up()
+    # Collected and frozen before the first request, as before each fork: otherwise the first try of every server
+    # waits for a full collection of what warm-up built (~60,000 objects, ~35 ms of CPU).
+    gc.collect()
+    gc.freeze()
     serve(control)
 
 
