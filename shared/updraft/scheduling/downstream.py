@@ -133,7 +133,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
         # Instances wait for slots: the best of them get what this end frees.
         if not succeeded or found.whole_run:
             return whole_run()
-        return _waiting(store, scheduler, dag, ended, found, whole_run=whole_run)
+        return _waiting(store, scheduler, dag, ended, found, ends.waiting, whole_run=whole_run)
     if found.whole_run or not succeeded:
         return whole_run()
     if found.mapped:
@@ -148,7 +148,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     if run is None:
         return None
     if ends.waiting is not None:
-        return _waiting(store, scheduler, dag, ended, found, whole_run=whole_run)
+        return _waiting(store, scheduler, dag, ended, found, ends.waiting, whole_run=whole_run)
     if is_leaf:
         if all(key in items and items[key].state not in UNFINISHED_TI_STATES for key in read):
             return whole_run()  # every leaf ended: the whole run decides the run's end
@@ -159,15 +159,15 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     return report
 
 
-def _waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, found: Plan, *,
-             whole_run: Callable[[], PassReport | None]) -> PassReport | None:
-    """The end in a run where instances wait: its downstream decided as planned (nothing for a counted mapped
-    instance, whose downstream waits for its task's last instance), with the best waiting instances claimed
-    (``waiting_claims``; a small run is read whole); a leaf's end decides nothing else there (the run cannot end
-    while an instance waits)."""
+def _waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, found: Plan, mark: str,
+             *, whole_run: Callable[[], PassReport | None]) -> PassReport | None:
+    """The end in a run where instances wait (``mark``: the waiting mark's token it read): its downstream decided
+    as planned (nothing for a counted mapped instance, whose downstream waits for its task's last instance), with
+    the best waiting instances claimed (``waiting_claims``; a small run is read whole); a leaf's end decides
+    nothing else there (the run cannot end while an instance waits)."""
     if not index_pays(dag):
         return whole_run()
-    return schedule_waiting(store, scheduler, dag, ended, decide=found.decide,
+    return schedule_waiting(store, scheduler, dag, ended, mark, decide=found.decide,
                             reads=[TIKey(ended.dag_id, ended.run_id, task_id) for task_id in found.reads],
                             whole_run=whole_run)
 

@@ -22,9 +22,14 @@ is its query's tie-break, which its own schedulers' ``SKIP LOCKED`` bends the sa
 always goes first.
 
 The whole run is evaluated instead when nothing waiting is found (the mark is stale, or the index has not caught
-up: that pass claims what waits and clears a stale mark, as before), and in a small run (``index_pays``), where
-reading the run whole costs no more than the index and the hits. Limits other than the ended try's (another DAG
-waits on the same pool) are the tick's business, as they are for the whole-run pass of one run.
+up: that pass claims what waits), and in a small run (``index_pays``), where reading the run whole costs no more
+than the index and the hits. Ends that free slots together find nothing together (a wide run's last waiting
+instance claimed), and each read the run whole; only one does (``_look_once``): the end whose conditional clear
+of the mark lands. The others freed their slots before that clear (each freed its slots, then read the mark it
+tried to clear), so that end's read, which follows its clear, sees them; if its pass still leaves instances
+waiting, the pass marks the run again and looks again (``Scheduler._mark_waiting``). Limits other than the
+ended try's (another DAG waits on the same pool) are the tick's business, as they are for the whole-run pass of
+one run.
 """
 
 from __future__ import annotations
@@ -81,26 +86,27 @@ def claim_place(dag: SerializedDAG, ti: TaskInstance) -> int:
     return ti.map_index if ti.map_index >= 0 else sorted(dag.task_dict).index(ti.task_id)
 
 
-def schedule_waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, *,
+def schedule_waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, mark: str, *,
                      decide: Sequence[str] = (), reads: Sequence[TIKey] = (),
                      whole_run: Callable[[], PassReport | None]) -> PassReport | None:
-    """After ``ended``'s successful try: claim the run's best waiting instances and decide ``decide`` (its
-    downstream tasks decided from their upstreams' items, ``reads``) in one pass; ``whole_run`` when the run is
-    not marked waiting or nothing waiting is found. The index is read first (keys only, eventually consistent:
-    cheaper than the mark), so an end where it finds nothing goes to the whole run at once; else one batch reads
-    the hits with the run, its DAG's row, the mark and ``reads``."""
+    """After ``ended``'s successful try in a run it read marked waiting (``mark``, the mark's token): claim the
+    run's best waiting instances and decide ``decide`` (its downstream tasks decided from their upstreams' items,
+    ``reads``) in one pass; ``whole_run`` when the run is no longer marked or nothing waiting is found (once for
+    the ends that find nothing under one mark). The index is read first (keys only, eventually consistent:
+    cheaper than the mark), so an end where it finds nothing reads no more; else one batch reads the hits with
+    the run, its DAG's row, the mark and ``reads``."""
     wanted = max(1, ended.pool_slots)  # one try's end frees one slot of each limit, its pool's pool_slots
     spread = max(1, min(dag.max_active_tasks, SPREAD_MAX))
     found = store.waiting_tis(ended.dag_id, ended.run_id, limit=max(spread, wanted + SPARE_HITS))
     if not found:
-        return whole_run()  # nothing waits, or the index has not caught up: the whole run finds it
+        return _look_once(store, ended, mark, whole_run)  # nothing waits, or the index has not caught up
     hits = pick_order(found, claim_place(dag, ended), spread)[:wanted + SPARE_HITS]
     run, meta, items, ends = store.get_run_meta_and_tis(ended.dag_id, ended.run_id, [*reads, *hits])
     if run is None:
         return None
     waiting = [items[key] for key in hits if key in items and items[key].state == TaskInstanceState.SCHEDULED]
     if ends.waiting is None or not waiting:
-        return whole_run()  # nothing known to wait, or the mark is stale: that pass clears it
+        return _look_once(store, ended, ends.waiting, whole_run)  # nothing known to wait, or the mark is stale
     upstream = [items[key] for key in reads if key in items]
     # The items' own weights over the index's (which may lag): never a lower priority first; stable, so the pick
     # order holds within one.
@@ -128,3 +134,11 @@ def schedule_waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, end
             break
     return report
 
+
+def _look_once(store: Store, ended: TaskInstance, mark: str | None,
+               whole_run: Callable[[], PassReport | None]) -> PassReport | None:
+    """The whole run, read by one of the ends that found nothing waiting under the mark ``mark``: the one whose
+    clear of it lands (None: no mark known, read it)."""
+    if mark is not None and not store.clear_waiting(ended.dag_id, ended.run_id, mark):
+        return None  # another end cleared it, or a pass marked again: either reads the run after this end's release
+    return whole_run()

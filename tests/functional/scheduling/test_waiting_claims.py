@@ -6,6 +6,7 @@ stale mark. Workers are played as the worker Lambda plays them (``LambdaWorkers`
 from __future__ import annotations
 
 import collections
+import dataclasses
 from collections.abc import Iterator
 from unittest import mock
 
@@ -333,3 +334,46 @@ def test_ends_that_look_at_once_claim_the_next_instances_without_losing_a_claim(
     assert sorted(item.key.map_index for item in claimed) == list(range(8, 16))
     assert operations(sent).count("TransactWriteItems") == 2 * len(items)  # a release and one claim each
     assert held_slots(store, run_tasks_limit("together", "r")) == 8
+
+
+def test_of_the_ends_that_find_nothing_waiting_under_one_mark_one_reads_the_run(store):
+    """Eight tries end together after the run's last waiting instance was claimed: each read the run's mark (played
+    here by counts that return the mark as it was before the first end), and each finds the index empty. One of
+    them, the one whose conditional clear of the mark lands, reads the run whole; the others leave it to that one,
+    whose read follows their releases. Only the last instance's end reads the run again: its task's count is
+    complete. Before, each of the eight read the run whole."""
+    workers = _started(store, _mapped("emptied", 8, leaf=True, max_active_tasks=8))
+    assert store.mark_waiting("emptied", "r")  # left by a pass: nothing waits now
+    mark = store.get_run_meta_and_tis("emptied", "r", ())[3].waiting
+    count = store.count_ends
+
+    def as_before(dag_id, run_id, counted, **kwargs):
+        return dataclasses.replace(count(dag_id, run_id, counted, **kwargs), waiting=mark)
+
+    with mock.patch.object(store, "count_ends", as_before), \
+            mock.patch.object(workers.scheduler, "schedule_run", wraps=workers.scheduler.schedule_run) as looks:
+        for item in workers.executor.take():
+            assert workers.run_one(item)
+    assert looks.call_count == 2  # the end whose clear landed, and the last instance's (its count complete)
+    assert store.get_run("emptied", "r").state == DagRunState.SUCCESS
+    assert store.get_run_meta_and_tis("emptied", "r", ())[3].waiting is None
+
+
+def test_an_end_that_finds_nothing_under_a_mark_set_again_leaves_the_run_to_the_pass_that_set_it(store):
+    """A pass left an instance waiting and marked the run again after the end read the mark: the end's clear of
+    the mark it read does not land, and the pass that set the new mark looks at the run again itself."""
+    workers = _started(store, _mapped("remarked", 4, leaf=True, max_active_tasks=4))
+    assert store.mark_waiting("remarked", "r")
+    old = store.get_run_meta_and_tis("remarked", "r", ())[3].waiting
+    assert store.clear_waiting("remarked", "r", old) and store.mark_waiting("remarked", "r")  # cleared, set again
+    count = store.count_ends
+
+    def as_before(dag_id, run_id, counted, **kwargs):
+        return dataclasses.replace(count(dag_id, run_id, counted, **kwargs), waiting=old)
+
+    first = workers.executor.take()[0]
+    with mock.patch.object(store, "count_ends", as_before), \
+            mock.patch.object(workers.scheduler, "schedule_run", wraps=workers.scheduler.schedule_run) as looks:
+        assert workers.run_one(first)
+    assert looks.call_count == 0
+    assert store.get_run_meta_and_tis("remarked", "r", ())[3].waiting not in (None, old)  # the new mark stands
