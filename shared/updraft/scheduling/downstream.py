@@ -167,7 +167,7 @@ def _waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: Task
     nothing else there (the run cannot end while an instance waits)."""
     if not index_pays(dag):
         return whole_run()
-    return schedule_waiting(store, scheduler, dag, ended, mark, decide=found.decide,
+    return schedule_waiting(store, scheduler, ended, mark, decide=found.decide,
                             reads=[TIKey(ended.dag_id, ended.run_id, task_id) for task_id in found.reads],
                             whole_run=whole_run)
 

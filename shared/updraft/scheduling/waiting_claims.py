@@ -12,15 +12,6 @@ costs a refused conditional write). The best of them go through the scheduler's 
 (``Scheduler.schedule_tasks`` with the ended try's ``donor``), as many as the slots the end frees can take, so
 every limit and the claim protocol's invariants hold as in any pass.
 
-Ends that look at once (a wide run's tries, claimed together, end together) would all try the same best hit: one
-wins, the others lose a transaction each and try the next, which the others try too. So an end tries the best
-priority's hits rotated by its own place in claim order (``pick_order``): tries claimed together have consecutive
-places, so their ends pick different instances. The rotation spans at most as many hits as tries of the run may
-run at once (the DAG's ``max_active_tasks``): at 1 an end takes the best hit, as Airflow's loop would; wider,
-instances of one priority start in near, not exact, map-index order (Airflow's order between equal priorities
-is its query's tie-break, which its own schedulers' ``SKIP LOCKED`` bends the same way); a higher priority
-always goes first.
-
 The whole run is evaluated instead when nothing waiting is found (the mark is stale, or the index has not caught
 up: that pass claims what waits), and in a small run (``index_pays``), where reading the run whole costs no more
 than the index and the hits. Ends that free slots together find nothing together (a wide run's last waiting
@@ -34,16 +25,16 @@ one run.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.scheduling.decisions.ordering import claim_order
 from updraft.scheduling.holding import held_limit_ids
 from updraft.scheduling.pass_report import PassReport
 from updraft.serialization.model import SerializedDAG
-from updraft.store.api import Store, WaitingHit
+from updraft.store.api import Store
 
 if TYPE_CHECKING:
     from updraft.scheduling.scheduler import Scheduler
@@ -51,10 +42,6 @@ if TYPE_CHECKING:
 # Index entries read beyond the instances an end can start: hits claimed meanwhile (the index lags the claims)
 # and claims lost to a concurrent end are made up from these, not from a read of the run.
 SPARE_HITS = 3
-
-# The widest rotation of the best priority's hits (``pick_order``): index keys are ~100 bytes, so a Query of this
-# many reads one 4 KB unit or two; a run that may run more tries at once spreads its ends over this many.
-SPREAD_MAX = 64
 
 # Up to this many instances (a DAG of no more tasks, none mapped) the run's strongly consistent Query costs no more
 # than the index's Query and the hits' batch read: ~550-byte instances, 8 to a 4 KB read unit (measured: the
@@ -67,26 +54,7 @@ def index_pays(dag: SerializedDAG) -> bool:
     return len(dag.tasks) > SMALL_RUN or any(t.is_mapped or t.map_group_id for t in dag.tasks)
 
 
-def pick_order(hits: Sequence[WaitingHit], place: int, spread: int) -> list[TIKey]:
-    """The order an end tries ``hits`` (the index's, in claim order) in: the first ``spread`` of the best priority
-    rotated by ``place`` (the ended try's place in claim order), then the others in claim order. Ends at
-    consecutive places start at different hits; with ``spread`` 1, or one such hit, claim order itself."""
-    if not hits:
-        return []
-    best = hits[0].priority_weight
-    tier = [hit.key for hit in itertools.takewhile(lambda hit: hit.priority_weight == best, hits[:spread])]
-    at = place % len(tier)
-    return [*tier[at:], *tier[:at], *(hit.key for hit in hits[len(tier):])]
-
-
-def claim_place(dag: SerializedDAG, ti: TaskInstance) -> int:
-    """``ti``'s place among its run's instances of its priority in claim order, near enough to tell apart tries
-    claimed together: its map index, or its task's place among the DAG's task ids (the tie-break of unmapped
-    tasks' claim order)."""
-    return ti.map_index if ti.map_index >= 0 else sorted(dag.task_dict).index(ti.task_id)
-
-
-def schedule_waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, mark: str, *,
+def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, mark: str, *,
                      decide: Sequence[str] = (), reads: Sequence[TIKey] = (),
                      whole_run: Callable[[], PassReport | None]) -> PassReport | None:
     """After ``ended``'s successful try in a run it read marked waiting (``mark``, the mark's token): claim the
@@ -96,11 +64,9 @@ def schedule_waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, end
     cheaper than the mark), so an end where it finds nothing reads no more; else one batch reads the hits with
     the run, its DAG's row, the mark and ``reads``."""
     wanted = max(1, ended.pool_slots)  # one try's end frees one slot of each limit, its pool's pool_slots
-    spread = max(1, min(dag.max_active_tasks, SPREAD_MAX))
-    found = store.waiting_tis(ended.dag_id, ended.run_id, limit=max(spread, wanted + SPARE_HITS))
-    if not found:
+    hits = store.waiting_tis(ended.dag_id, ended.run_id, limit=wanted + SPARE_HITS)
+    if not hits:
         return _look_once(store, ended, mark, whole_run)  # nothing waits, or the index has not caught up
-    hits = pick_order(found, claim_place(dag, ended), spread)[:wanted + SPARE_HITS]
     run, meta, items, ends = store.get_run_meta_and_tis(ended.dag_id, ended.run_id, [*reads, *hits])
     if run is None:
         return None
@@ -108,9 +74,7 @@ def schedule_waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, end
     if ends.waiting is None or not waiting:
         return _look_once(store, ended, ends.waiting, whole_run)  # nothing known to wait, or the mark is stale
     upstream = [items[key] for key in reads if key in items]
-    # The items' own weights over the index's (which may lag): never a lower priority first; stable, so the pick
-    # order holds within one.
-    queue = sorted(waiting, key=lambda ti: -ti.priority_weight)
+    queue = claim_order(waiting, [run])
     freed = held_limit_ids(ended)
     report: PassReport | None = None
     while queue:

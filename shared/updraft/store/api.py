@@ -45,14 +45,6 @@ class RunEnds:
     expanded: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class WaitingHit:
-    """An instance found in its run's waiting index, with the priority weight its index key sorts by."""
-
-    key: TIKey
-    priority_weight: int
-
-
 @dataclass
 class DagMeta:
     """The per-DAG row: which file and version define it, pause state, and when its next run is due."""
@@ -326,7 +318,7 @@ class TaskInstances(Protocol):
         ``expected_state``; a claim to queued removes it. With ``priority_weight``, a scheduled instance given a
         reason enters its run's waiting index (``waiting_tis``) in the same write."""
 
-    def waiting_tis(self, dag_id: str, run_id: str, *, limit: int) -> list[WaitingHit]:
+    def waiting_tis(self, dag_id: str, run_id: str, *, limit: int) -> list[TIKey]:
         """The first ``limit`` scheduled instances of the run a claim refused, in claim order (priority weight
         descending, then map index), from an eventually consistent index: candidates to read strongly."""
 

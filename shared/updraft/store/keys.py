@@ -100,11 +100,6 @@ def waiting_sk(priority_weight: int, map_index: int, task_id: str) -> str:
     return f"{inverted:010d}#{map_index + 1:07d}#{part(task_id)}"
 
 
-def waiting_priority(sk: str) -> int:
-    """The priority weight a waiting index key sorts by (``waiting_sk``'s inverse, for its first part)."""
-    return _PRIORITY_MAX - int(sk.split("#", 1)[0])
-
-
 # A run's bookkeeping for its mini scheduler (``scheduling.downstream``), next to its instances (deleted with the
 # run's partition): counters of ended instances of its wide fan-ins, leaves and mapped tasks, the mapped tasks'
 # expansions, and whether instances wait.

@@ -27,7 +27,6 @@ from pynamodb.expressions.update import Action
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.store import keys
-from updraft.store.api import WaitingHit
 from updraft.store.base import StoreBase
 from updraft.store.models import TaskInstanceItem
 
@@ -64,10 +63,9 @@ def leave_actions(T: type[TaskInstanceItem]) -> list[Action]:
 
 
 class WaitingStore(StoreBase):
-    def waiting_tis(self, dag_id: str, run_id: str, *, limit: int) -> list[WaitingHit]:
+    def waiting_tis(self, dag_id: str, run_id: str, *, limit: int) -> list[TIKey]:
         """The first ``limit`` instances of the run's waiting index, in claim order: one Query of index keys,
         eventually consistent (a hit may have been claimed meanwhile; one just refused may be missing)."""
         T = self.models.task_instance
         found = T.waiting_index.query(keys.run_pk(dag_id, run_id), limit=limit)
-        return [WaitingHit(TIKey(dag_id, run_id, *keys.ti_key_parts(item.sk)), keys.waiting_priority(item.waiting_sk))
-                for item in found]
+        return [TIKey(dag_id, run_id, *keys.ti_key_parts(item.sk)) for item in found]

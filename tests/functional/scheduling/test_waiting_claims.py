@@ -31,7 +31,6 @@ from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.commands.triggering import trigger_dag
 from updraft.scheduling.holding import limits_table
 from updraft.store import keys
-from updraft.store.api import WaitingHit
 from updraft.store.dynamo import DynamoStore
 
 
@@ -170,7 +169,7 @@ def test_an_instance_in_a_missing_pool_does_not_stop_an_end_claiming_the_next(st
     """A higher-priority instance whose pool does not exist waits for the pool, not for a slot: it stays out of
     the index, where as the first hit it was the one every end tried (refused) and the only one."""
     workers, held = _held_back(store, "nopool", "nowhere")
-    assert held not in [hit.key for hit in store.waiting_tis("nopool", "r", limit=10)]
+    assert held not in store.waiting_tis("nopool", "r", limit=10)
     _one_end_claims_the_next_mapped_instance(store, workers, held)
 
 
@@ -183,7 +182,7 @@ def test_an_instance_its_full_pool_holds_back_does_not_stop_an_end_claiming_the_
     assert ensure(table, pool_limit("busy"), 1)
     assert table.transact([counters.take(table, pool_limit("busy"), 0, 1)]).landed  # another DAG's try holds it
     workers, held = _held_back(store, "heldback", "busy")
-    assert [hit.key for hit in store.waiting_tis("heldback", "r", limit=1)] == [held]  # first in claim order
+    assert store.waiting_tis("heldback", "r", limit=1) == [held]  # first in claim order
     _one_end_claims_the_next_mapped_instance(store, workers, held)
 
 
@@ -195,7 +194,7 @@ def test_a_stale_index_hit_is_dropped_and_the_next_waiting_instance_claimed(stor
     T(keys.run_pk("stale", "r"), keys.ti_sk("work", second.key.map_index)).update(actions=[
         T.waiting_pk.set(keys.run_pk("stale", "r")),
         T.waiting_sk.set(keys.waiting_sk(100, second.key.map_index, "work"))])
-    assert store.waiting_tis("stale", "r", limit=1) == [WaitingHit(second.key, 100)]
+    assert store.waiting_tis("stale", "r", limit=1) == [second.key]
     assert workers.run_one(first)
     (claimed,) = workers.executor.take()
     assert claimed.key.map_index == 2
@@ -233,10 +232,10 @@ def test_a_small_run_is_read_whole_and_kept_out_of_the_index(store):
 
 def test_an_instance_leaves_the_index_when_it_is_queued_or_cleared(store):
     workers = _started(store, _mapped("leaves", 5))
-    assert [hit.key.map_index for hit in store.waiting_tis("leaves", "r", limit=10)] == [2, 3, 4]
+    assert [k.map_index for k in store.waiting_tis("leaves", "r", limit=10)] == [2, 3, 4]
     assert store.reset_ti(TIKey("leaves", "r", "work", 4), expected=TaskInstanceState.SCHEDULED,
                           expected_try_id=None, fields={})
-    assert [hit.key.map_index for hit in store.waiting_tis("leaves", "r", limit=10)] == [2, 3]
+    assert [k.map_index for k in store.waiting_tis("leaves", "r", limit=10)] == [2, 3]
     workers.drain()
     assert store.get_run("leaves", "r").state == DagRunState.SUCCESS
     assert store.waiting_tis("leaves", "r", limit=10) == []
@@ -309,31 +308,6 @@ def test_only_the_write_that_sets_a_mark_where_there_was_none_is_told_so(store):
     token = store.get_run_meta_and_tis("marks", "r", ())[3].waiting
     assert token is not None and store.clear_waiting("marks", "r", token)
     assert store.mark_waiting("marks", "r") is True
-
-
-def test_ends_that_look_at_once_claim_the_next_instances_without_losing_a_claim(store):
-    """Eight tries of a wide mapped task end together: each end reads the index and its hits before any of them
-    claims (played here by reads that return the run as it was before the first end). They start at different
-    hits, so each claims at its first attempt, and together they claim the next eight in claim order, as one pass
-    of Airflow's loop would; had they all tried the best hit first, each would have lost to the ones before it."""
-    workers = _started(store, _mapped("together", 40, leaf=True, max_active_tasks=8))
-    items = sorted(workers.executor.take(), key=lambda item: item.key.map_index)
-    assert [item.key.map_index for item in items] == list(range(8))
-    before = {ti.key: ti for ti in store.get_run_tis("together", "r")}
-    index, batch_read = store.waiting_tis("together", "r", limit=64), store.get_run_meta_and_tis
-
-    def as_before(dag_id, run_id, ti_keys, **kwargs):
-        run, meta, items, ends = batch_read(dag_id, run_id, ti_keys, **kwargs)
-        return run, meta, {key: before.get(key, ti) for key, ti in items.items()}, ends
-
-    with mock.patch.object(store, "waiting_tis", return_value=index), \
-            mock.patch.object(store, "get_run_meta_and_tis", as_before), dynamo_requests() as sent:
-        for item in items:
-            assert workers.run_one(item)
-    claimed = workers.executor.take()
-    assert sorted(item.key.map_index for item in claimed) == list(range(8, 16))
-    assert operations(sent).count("TransactWriteItems") == 2 * len(items)  # a release and one claim each
-    assert held_slots(store, run_tasks_limit("together", "r")) == 8
 
 
 def test_of_the_ends_that_find_nothing_waiting_under_one_mark_one_reads_the_run(store):
