@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from updraft.limits import release
@@ -52,10 +52,12 @@ class Waits(Protocol):
 
 
 def defer_try(store: Store, key: TIKey, try_id: str, deferral: Deferral, *, ti: TaskInstance,
-              now: dt.datetime, usage: dict[str, Any] | None = None) -> TaskInstance | None:
+              now: dt.datetime, usage: dict[str, Any] | None = None,
+              rendered_fields: Mapping[str, Any] | None = None) -> TaskInstance | None:
     """running -> deferred for exactly this try, giving its ticket's slots back in the same transaction (its
     pool's stays if the pool counts deferred tasks). Returns the instance as deferred (None: the try was ended
-    elsewhere). ``usage``: what the try used so far (``model.usage``), recorded by the same write."""
+    elsewhere). ``usage``: what the try used so far (``model.usage``), and ``rendered_fields``: its rendered
+    template fields its worker still held, both recorded by the same write."""
     record = deferral.to_record()
     fields: dict[str, object] = {"trigger": record, "next_method": deferral.next_method,
                                  "next_kwargs": deferral.next_kwargs, "lease_expires_at": None,
@@ -64,6 +66,8 @@ def defer_try(store: Store, key: TIKey, try_id: str, deferral: Deferral, *, ti: 
         fields["hitl"] = request_record(deferral.kwargs, try_number=ti.try_number, now=now)
     if usage is not None:
         fields["usage"] = usage
+    if rendered_fields is not None:
+        fields["rendered_fields"] = dict(rendered_fields)
     ticket = ticket_of(ti)
     if ticket is not None:  # the deferral and its release in one transaction, the pool's slot kept if it counts
         keep = {pool_limit(ti.pool)} if ticket.slots(pool_limit(ti.pool)) and _pool_counts_deferred(store, ti) \

@@ -73,10 +73,9 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
         return None
     usage = accumulated(ti.usage, result.usage) if result.usage is not None else None
     if result.state == TaskInstanceState.DEFERRED and result.deferral is not None:
-        if result.rendered_fields is not None:  # a deferral's write takes no fields: theirs goes first
-            store.set_rendered_fields(key, try_id=try_id, rendered_fields=result.rendered_fields)
         # releases what it does not keep
-        return defer_try(store, key, try_id, result.deferral, ti=ti, now=now, usage=usage)
+        return defer_try(store, key, try_id, result.deferral, ti=ti, now=now, usage=usage,
+                         rendered_fields=result.rendered_fields)
     task = dag.task_dict[key.task_id]
     # A try that ends ends its deferral too (Airflow clears next_method/next_kwargs when the task finishes).
     fields: dict[str, object] = {"end_date": now, "lease_expires_at": None, "note": result.note,

@@ -1,7 +1,7 @@
 """A try's rendered fields on the store: a short try's ride its end write (no write of their own, and the child
-does not wait for one before ``execute``); a try running past ``HOLD_S`` shows them while it runs; a deferral
-writes them before it waits; a task with ``overwrite_rtif_after_execution`` (``@task.bash``) ends with the fields
-its ``execute`` set, as Airflow's finalize records them. Tries run in their child process as the worker Lambda
+does not wait for one before ``execute``); a try running past ``HOLD_S`` shows them while it runs; a deferral's
+write carries them as an end's does; a task with ``overwrite_rtif_after_execution`` (``@task.bash``) ends with
+the fields its ``execute`` set, as Airflow's finalize records them. Tries run in their child process as the worker Lambda
 runs them."""
 
 from __future__ import annotations
@@ -84,6 +84,6 @@ def test_each_try_ends_with_its_fields_written_by_the_end_or_once_while_it_ran(e
     assert waits.rendered_fields == {"message": f"waits for {ds}"}
     # Rendered again as it ended (Airflow's overwrite_rtif_after_execution): the command execute built.
     assert env.ti("held", run.run_id, "command").rendered_fields["bash_command"] == f"echo at {ds}"
-    # The short try's fields came with its end; the long one's were written once, while it ran; the deferred
-    # one's before its deferral (whose write carries no fields).
-    assert sorted(env.writes) == [("long", "running"), ("waits", "running")]
+    # The short try's fields came with its end, the deferred one's with its deferral; the long one's were written
+    # once, while it ran.
+    assert sorted(env.writes) == [("long", "running")]
