@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 
-from bench.e2e_bench import tree_cpu_s
+from bench.e2e_bench import settle, tree_cpu_s
 
 BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\nprint('burnt', flush=True)\n"
 STAY = BURN + "time.sleep(30)\n"
@@ -34,3 +34,27 @@ def test_a_living_grandchild_counts_under_its_branch_and_a_sibling_branch_does_n
         sibling.kill()
         for process in (sibling, branch):
             process.wait()
+
+
+class _Machine:
+    """A clock that advances with ``sleep`` and a CPU count that grows by the given rate each second."""
+
+    def __init__(self, rates: list[float]) -> None:
+        self.rates, self.spent, self.slept = rates, 0.0, 0.0
+
+    def sleep(self, seconds: float) -> None:
+        self.spent += self.rates[min(int(self.slept), len(self.rates) - 1)] * seconds
+        self.slept += seconds
+
+    def cpu(self) -> float:
+        return self.spent
+
+
+def test_settle_waits_for_two_quiet_seconds_in_a_row() -> None:
+    machine = _Machine([1.5, 0.1, 0.9, 0.1, 0.1, 0.1])  # warming up, a lull, busy again, then quiet
+    assert settle(cpu=machine.cpu, sleep=machine.sleep) == 5.0
+
+
+def test_settle_gives_up_at_its_limit() -> None:
+    machine = _Machine([1.0])
+    assert settle(limit_s=4, cpu=machine.cpu, sleep=machine.sleep) == 4.0
