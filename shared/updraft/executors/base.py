@@ -22,6 +22,10 @@ class Dispatch:
     # The try was started on Lambda, stopped before Lambda's limit and handed to this executor (same try number):
     # its log so far is kept ahead of this part (``updraft.runtime.handoff``).
     handed_off: bool = False
+    # The instance waited for slots before this claim (it carried a blocked reason): its run is likely to have
+    # others waiting when the try ends, so the worker looks for one to hand its slots to with its end
+    # (``waiting_claims.HandOver``). A hint, not a fact: the look finds whether any waits.
+    waited: bool = field(default=False, compare=False)
     # The run as the claimer read it, which a Lambda worker uses instead of reading it again (``dispatch_run``);
     # None: the worker reads it. Not part of the dispatch's identity.
     run: DagRun | None = field(default=None, compare=False, repr=False)
@@ -33,6 +37,8 @@ class Dispatch:
                    "executor": self.executor, "compute": dict(self.compute)}
         if self.handed_off:
             payload["handed_off"] = True
+        if self.waited:
+            payload["waited"] = True
         return payload
 
     def lambda_payload(self) -> dict[str, Any]:
@@ -61,13 +67,13 @@ class Dispatch:
         executor = executor_for(None, payload.get("executor"))
         if not isinstance(executor, str):
             raise ValueError("dispatch payload field 'executor' must be a string")
-        handed_off = payload.get("handed_off", False)
-        if not isinstance(handed_off, bool):
-            raise ValueError("dispatch payload field 'handed_off' must be a boolean")
+        handed_off, waited = payload.get("handed_off", False), payload.get("waited", False)
+        if not isinstance(handed_off, bool) or not isinstance(waited, bool):
+            raise ValueError("dispatch payload fields 'handed_off' and 'waited' must be booleans")
         key = TIKey(payload["dag_id"], payload["run_id"], payload["task_id"], payload.get("map_index", -1))
         run = run_from_payload(key.dag_id, key.run_id, payload["run"]) if "run" in payload else None
         return cls(key, payload["try_number"], payload["try_id"], executor=executor, compute=dict(compute),
-                   handed_off=handed_off, run=run)
+                   handed_off=handed_off, waited=waited, run=run)
 
 
 @dataclass(frozen=True)

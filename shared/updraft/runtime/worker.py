@@ -49,6 +49,7 @@ from updraft.scheduling import (
     Waits,
     claim_callback,
     finish_try,
+    hand_over_for,
     next_hop,
     resume_try,
     run_due_now,
@@ -168,7 +169,12 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
     where ``next_hop`` says. The capacity benchmark plays a worker with this very function, so its request counts
     are the worker Lambda's."""
     key = dispatch.key
-    finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, started=started)
+    # A try claimed from waiting instances hands its slots to the next one with its end where that is the only
+    # claim its end makes (``waiting_claims.HandOver``).
+    hand_over = (hand_over_for(store, scheduler, dag, key.task_id) if dispatch.waited
+                 and next_hop(dag, key.task_id, started) is NextHop.SCHEDULE_HERE else None)
+    finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, started=started,
+                          hand_over=hand_over)
     if not finished:
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
     elif result.state == TaskInstanceState.SUCCESS and emits_assets(dag.task_dict[key.task_id]):
@@ -200,20 +206,23 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
     # The next task (the try gave its slots back with its end, before this look: ``finish_try``), and the whole
     # run once more when the look was coalesced with another.
     report = _schedule_after(store, scheduler, dag, finished, result,
-                             functools.partial(scheduler.schedule_run, key.dag_id, key.run_id))
+                             functools.partial(scheduler.schedule_run, key.dag_id, key.run_id),
+                             handed=hand_over.report if hand_over is not None else None)
     if report is not None and report.coalesced:
         scheduler.schedule_run(key.dag_id, key.run_id)
     return result
 
 
 def _schedule_after(store: Store, scheduler: Scheduler, dag: SerializedDAG, finished: TaskInstance | None,
-                    result: TryResult, whole_run: Callable[[], PassReport | None]) -> PassReport | None:
+                    result: TryResult, whole_run: Callable[[], PassReport | None], *,
+                    handed: PassReport | None = None) -> PassReport | None:
     """The mini scheduler after the try: only its downstream where it can (``scheduling.downstream``: no read
-    of the whole run), else ``whole_run``; a try ended elsewhere leaves its run to ``whole_run``."""
+    of the whole run), else ``whole_run``; a try ended elsewhere leaves its run to ``whole_run``. ``handed``: the
+    pass that claimed with the try's end (``schedule_downstream``'s)."""
     if not finished:
         return whole_run()
     return schedule_downstream(store, scheduler, dag, finished, branched=bool(result.skip_task_ids),
-                               whole_run=whole_run)
+                               whole_run=whole_run, handed=handed)
 
 
 def _republish_assets(store: Store, scheduler: Scheduler, dispatch: Dispatch,

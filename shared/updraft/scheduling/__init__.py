@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from updraft.scheduling.dag_callbacks import claim_callback
     from updraft.scheduling.dag_versions import pinned_dag
     from updraft.scheduling.deferrals import Waits, resume_try, start_wait, stop_waits
-    from updraft.scheduling.downstream import schedule_downstream
+    from updraft.scheduling.downstream import hand_over_for, schedule_downstream
     from updraft.scheduling.holding import held_limit_ids, limits_table
     from updraft.scheduling.pass_invokes import INVOKE_CONCURRENCY
     from updraft.scheduling.pass_metrics import PassMetrics
@@ -53,6 +53,7 @@ _HOMES = {
     "resume_try": "updraft.scheduling.deferrals",
     "start_wait": "updraft.scheduling.deferrals",
     "stop_waits": "updraft.scheduling.deferrals",
+    "hand_over_for": "updraft.scheduling.downstream",
     "schedule_downstream": "updraft.scheduling.downstream",
     "held_limit_ids": "updraft.scheduling.holding",
     "limits_table": "updraft.scheduling.holding",
@@ -78,7 +79,8 @@ _HOMES = {
 __all__ = [
     "DEFAULT_LEASE", "INVOKE_CONCURRENCY", "NextHop", "PassMetrics", "PassReport", "Scheduler", "SchedulerConfig",
     "TryResult", "Waits",
-    "claim_callback", "create_asset_triggered_runs", "finish_try", "handle_source_event", "held_limit_ids",
+    "claim_callback", "create_asset_triggered_runs", "finish_try", "hand_over_for", "handle_source_event",
+    "held_limit_ids",
     "limits_table", "materialize", "next_hop", "pinned_dag", "pools_occupancy", "publish_outlet_events",
     "record_asset_event", "resume_try", "run_due_now", "runs_holding", "schedule_downstream",
     "start_try", "start_wait", "still_wanted", "stop_waits", "time_restriction", "timetable_of", "wake_for_retry",

@@ -27,6 +27,7 @@ from updraft.scheduling.claims import (
     BATCH,
     Candidate,
     ClaimResult,
+    Handing,
     LimitNeed,
     claim_batch,
     claim_needs,
@@ -65,7 +66,8 @@ class ClaimPass:
 
     def claim(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
               creations: dict[TIKey, TIChange] | None = None,
-              active: dict[tuple[str, str], int] | None = None, *, keep_reasons: bool = True) -> None:
+              active: dict[tuple[str, str], int] | None = None, *, keep_reasons: bool = True,
+              handing: Handing | None = None) -> None:
         """Claim ``candidates`` in Airflow's order; ``creations`` are instances not written yet, ``active`` the
         queued and running instances per run as evaluated.
 
@@ -74,12 +76,14 @@ class ClaimPass:
         (parallelism, max_active_tasks, the pool) from one completion to the next: ``keep_reasons=False`` (the mini
         scheduler) leaves those writes to the tick, so "why" is at most a tick old and the hot path writes nothing
         for the instances it does not claim, but for an instance's first reason: that write puts it in its run's
-        waiting index (``store.waiting``), where a later end in the run finds it without reading the run."""
+        waiting index (``store.waiting``), where a later end in the run finds it without reading the run.
+        ``handing``: a try's end whose slots a claim that needs exactly them takes (``claims.claim_batch``)."""
         creations = creations if creations is not None else {}
         new = set(creations)  # their reason goes into the write that creates them
         reasons: dict[TIKey, BlockedReason] = {}
         try:
-            self._claim_ordered(candidates, now, report, creations, active if active is not None else {}, reasons)
+            self._claim_ordered(candidates, now, report, creations, active if active is not None else {}, reasons,
+                                handing)
         finally:
             indexed = self._indexed(candidates, reasons)
             # Whatever was not claimed (a full limit, no such pool, an error midway) is still scheduled.
@@ -126,18 +130,18 @@ class ClaimPass:
 
     def _claim_ordered(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                        creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],
-                       reasons: dict[TIKey, BlockedReason]) -> None:
+                       reasons: dict[TIKey, BlockedReason], handing: Handing | None) -> None:
         if not candidates:
             return
         invokes = PassInvokes(self.executor, self._invokes)
         try:
-            self._claim_each(candidates, now, report, creations, active, reasons, invokes)
+            self._claim_each(candidates, now, report, creations, active, reasons, invokes, handing)
         finally:
             invokes.wait()  # every claimed try handed over (or its refusal logged) before the pass returns
 
     def _claim_each(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                     creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],
-                    reasons: dict[TIKey, BlockedReason], invokes: PassInvokes) -> None:
+                    reasons: dict[TIKey, BlockedReason], invokes: PassInvokes, handing: Handing | None) -> None:
         runs = {(run.dag_id, run.run_id): run for _, run in candidates}
         ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs,
                               random.randrange(BUCKETS))
@@ -238,7 +242,7 @@ class ClaimPass:
                         break
                     checked.add((tie_of(later, runs), bucket_of(later)))
                     batch.append(self._candidate(later, dag, later_needs, creations))
-            results = claim_batch(self.store, batch, now=now, run=run, known=known)
+            results = claim_batch(self.store, batch, now=now, run=run, known=known, handing=handing)
             for candidate, result in zip(batch, results, strict=True):
                 batched.add(candidate.ti.key)
                 settle(candidate.ti, (tie_of(candidate.ti, runs), bucket_of(candidate.ti)), result)

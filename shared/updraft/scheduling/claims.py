@@ -18,7 +18,22 @@ from typing import Any
 
 from updraft.executors.base import Dispatch
 from updraft.executors.choice import executor_for
-from updraft.limits import Acquired, Claim, Contended, Frees, Full, Lost, Need, acquire
+from updraft.limits import (
+    Acquired,
+    Claim,
+    Contended,
+    Frees,
+    Full,
+    Handed,
+    HolderWrite,
+    Lost,
+    Need,
+    NotHeld,
+    Ticket,
+    acquire,
+    fits,
+    hand_over,
+)
 from updraft.model.limits import (
     DEFAULT_POOL,
     DEFAULT_POOL_SLOTS,
@@ -81,6 +96,14 @@ def limits_for(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, pa
     return needs
 
 
+def needs_as_held(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, ticket: Ticket) -> bool:
+    """Whether a claim of ``ti`` would need exactly what ``ticket`` holds (the limits and their slots, whatever
+    their sizes: ``limits.fits``), so a try's end holding it can hand its slots over (``Handing``)."""
+    needs = limits_for(ti, task, dag, parallelism=0, pool_slots_total=0)
+    return not is_resuming(ti) and sorted((need.limit_id, need.slots) for need in needs) == sorted(
+        (hold.limit_id, hold.slots) for hold in ticket.holds)
+
+
 def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, parallelism: int,
                 pool_sizes: dict[str, int | None]) -> list[LimitNeed] | BlockedReason:
     """The limits a claim must take, or why it cannot be claimed at all (no such pool, pool too small)."""
@@ -129,16 +152,34 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
     return claim_batch(store, [Candidate(ti, task, needs, create_fields)], now=now, run=run, known=known)[0]
 
 
+@dataclass
+class Handing:
+    """A try's end not sent yet, whose slots go to the next claim that needs exactly what it holds
+    (``waiting_claims.HandOver``): the end's write (``holder``) and the ticket it gives. ``landed``: None until
+    the end is sent with a claim; then whether it landed (False: the try was ended elsewhere)."""
+
+    holder: HolderWrite
+    ticket: Ticket
+    landed: bool | None = None
+
+
 def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
-                run: DagRun | None = None, known: Frees | None = None) -> list[ClaimResult]:
+                run: DagRun | None = None, known: Frees | None = None,
+                handing: Handing | None = None) -> list[ClaimResult]:
     """Claim tries of one run together (up to ``BATCH``), in one transaction: all dispatched; or, a limit short
     of their slots, each claimed on its own (``claim``'s results, in order); or, some claimed by another
     scheduler meanwhile, those lost and the rest claimed together again; or, another scheduler having created
     some of them, none (those lost and stale, the others untouched). None may be resuming with a kept ticket but
-    a lone one."""
+    a lone one. ``handing``: a lone stored candidate that needs what it holds is claimed with that end instead,
+    taking its slots (``limits.hand_over``)."""
     if len(candidates) > BATCH or (len(candidates) > 1 and any(is_resuming(c.ti) for c in candidates)):
         raise ValueError(f"claim_batch: {len(candidates)} candidates, or a resumed try among several")
     parts = [_ClaimParts.of(store, candidate, now) for candidate in candidates]
+    if (handing is not None and handing.landed is None and len(parts) == 1
+            and candidates[0].create_fields is None and fits(parts[0].claim, handing.ticket)):
+        handed = _handed(store, handing, candidates[0], parts[0], run)
+        if handed is not None:
+            return [handed]
     try:
         if len(parts) == 1:
             outcome = _acquire(store, parts[0].claim,
@@ -168,6 +209,23 @@ def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
         # Claimed by another meanwhile; or, for a new instance, created by another: the pass's read is old.
         return [ClaimResult(lost=True, stale=candidates[0].create_fields is not None)]
     return [part.dispatched(store, candidate, run) for part, candidate in zip(parts, candidates, strict=True)]
+
+
+def _handed(store: Store, handing: Handing, candidate: Candidate, part: _ClaimParts,
+            run: DagRun | None) -> ClaimResult | None:
+    """``candidate`` claimed with ``handing``'s end, taking its slots; None: that end was refused (its try was
+    ended elsewhere, its slots given back), so the candidate is claimed as any other."""
+    try:
+        outcome = hand_over(limits_table(store), handing.holder, handing.ticket, part.claim)
+    except Contended:
+        return ClaimResult(refused=blocked.contended())  # nothing written: the end goes with its release
+    if isinstance(outcome, Handed):
+        handing.landed = True
+        return part.dispatched(store, candidate, run)
+    if isinstance(outcome, NotHeld):
+        handing.landed = False
+        return None
+    return ClaimResult(lost=True)  # claimed by another meanwhile: the end goes with its release
 
 
 def _without_lost(store: Store, candidates: list[Candidate], lost: tuple[int, ...], *, now: dt.datetime,
@@ -248,7 +306,8 @@ class _ClaimParts:
         compute = dict(getattr(candidate.task, "compute", None) or {})
         # The run copied: the caller goes on with its own object, the dispatch may be delivered in this process.
         return ClaimResult(Dispatch(ti.key, self.try_number, self.try_id, executor=executor_for(compute, ti.executor),
-                                    compute=compute, run=dataclasses.replace(run) if run is not None else None))
+                                    compute=compute, waited=ti.blocked_reason is not None,
+                                    run=dataclasses.replace(run) if run is not None else None))
 
 
 def _acquire(store: Store, claim: Claim, *, queue: Callable[[], bool],

@@ -44,7 +44,7 @@ from updraft.model.states import FINISHED_TI_STATES, UNFINISHED_TI_STATES, TaskI
 from updraft.scheduling.counted_ends import DECIDED_EARLY, counts_mapped_ends, ends_countable
 from updraft.scheduling.decisions.evaluation import finishes_in_scheduler
 from updraft.scheduling.pass_report import PassReport
-from updraft.scheduling.waiting_claims import index_pays, schedule_waiting
+from updraft.scheduling.waiting_claims import HandOver, index_pays, schedule_waiting
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import RunEnds, Store
 
@@ -111,13 +111,26 @@ def _needs_whole_run(task: SerializedTask) -> bool:
     return bool(task.is_mapped or task.map_group_id or task.depends_on_past or task.wait_for_downstream)
 
 
+def hand_over_for(store: Store, scheduler: Scheduler, dag: SerializedDAG, task_id: str) -> HandOver | None:
+    """What a successful end of ``task_id``'s try may send its slots to a waiting instance with
+    (``waiting_claims.HandOver``), where its end would claim waiting instances and decide nothing else: its
+    downstream counted or waiting for its mapped task's last instance, or a leaf (none where the run is read
+    whole, or small: ``index_pays``)."""
+    found = plan(dag, task_id)
+    if found.whole_run or found.decide or not index_pays(dag):
+        return None
+    return HandOver(store, scheduler)
+
+
 def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, *,
-                        branched: bool = False, whole_run: Callable[[], PassReport | None] | None = None
-                        ) -> PassReport | None:
+                        branched: bool = False, whole_run: Callable[[], PassReport | None] | None = None,
+                        handed: PassReport | None = None) -> PassReport | None:
     """Schedule what the end of ``ended`` (the instance in the state its try ended in) lets go, incrementally
     where ``plan`` allows; ``branched``: the try skipped tasks (a branch), which cascades through the run;
-    ``whole_run`` schedules the whole run when that is needed (default: ``Scheduler.schedule_run`` here). None:
-    nothing to do yet (only counters moved; a later end, or the tick, decides), or handed to ``whole_run``."""
+    ``whole_run`` schedules the whole run when that is needed (default: ``Scheduler.schedule_run`` here);
+    ``handed``: the pass that claimed a waiting instance with the end (``hand_over_for``), which left nothing else to
+    claim for it. None: nothing to do yet (only counters moved; a later end, or the tick, decides), or handed to
+    ``whole_run``."""
     if whole_run is None:
         whole_run = functools.partial(scheduler.schedule_run, ended.dag_id, ended.run_id)
     found = plan(dag, ended.task_id)
@@ -128,6 +141,8 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     ends = store.count_ends(ended.dag_id, ended.run_id, counted) if counted else None
     if ends is not None and _complete(found, ends, ended.task_id):
         return whole_run()  # the last upstream, leaf or mapped instance to end
+    if handed is not None:
+        return handed  # its slots went to a waiting instance: the run cannot end, nothing else is decided here
     succeeded = not branched and ended.state == TaskInstanceState.SUCCESS
     if ends is not None and ends.waiting is not None:
         # Instances wait for slots: the best of them get what this end frees.

@@ -29,6 +29,7 @@ from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, DagRunType, T
 from updraft.scheduling import run_slots
 from updraft.scheduling.backfill_pass import drive_backfills
 from updraft.scheduling.claim_pass import ClaimPass, take_creations
+from updraft.scheduling.claims import Handing
 from updraft.scheduling.dag_callbacks import callback_request, task_callback_request
 from updraft.scheduling.dag_versions import pinned_dag
 from updraft.scheduling.decisions.changes import RunEvaluation, TIChange
@@ -220,18 +221,21 @@ class Scheduler:
         return self.schedule_run(key.dag_id, key.run_id)
 
     def schedule_tasks(self, run: DagRun, meta: DagMeta | None, tis: list[TaskInstance],
-                       task_ids: Collection[str], *, waiting: str | None = None) -> PassReport | None:
+                       task_ids: Collection[str], *, waiting: str | None = None,
+                       handing: Handing | None = None) -> PassReport | None:
         """The mini scheduler's incremental step (``scheduling.downstream``): decide and claim only the instances
         of ``task_ids``, from ``tis`` (the items they depend on, read with the run and its DAG's row). None: a
         decision there ends an instance (skipped, upstream_failed, an EmptyOperator's success), which can decide
         more downstream: the caller schedules the whole run instead (nothing was written). ``waiting``: the run's
-        waiting mark as read with ``tis``."""
+        waiting mark as read with ``tis``; ``handing``: an ended try's end not sent yet, sent with the claim that
+        takes its slots (``claims.Handing``)."""
         evaluation = evaluate_tasks(self.dag(run.dag_id, run.dag_hash), run, tis, task_ids, now=self.clock())
         if any(change.state != TaskInstanceState.SCHEDULED for change in evaluation.changes):
             return None
         report = PassReport()
         self._schedule_runs([run], report, metas={run.dag_id: meta}, tis={run.run_id: tis},
-                            evaluations={run.run_id: evaluation}, marks={run.run_id: (waiting, False)})
+                            evaluations={run.run_id: evaluation}, marks={run.run_id: (waiting, False)},
+                            handing=handing)
         return report
 
     # -- run creation -----------------------------------------------------------------------------------------
@@ -328,12 +332,14 @@ class Scheduler:
     def _schedule_runs(self, runs: list[DagRun], report: PassReport, *, metas: dict[str, DagMeta | None] | None = None,
                        tis: dict[str, list[TaskInstance]] | None = None, keep_reasons: bool = False,
                        evaluations: dict[str, RunEvaluation] | None = None,
-                       marks: dict[str, tuple[str | None, bool]] | None = None) -> None:
+                       marks: dict[str, tuple[str | None, bool]] | None = None,
+                       handing: Handing | None = None) -> None:
         """``metas`` and ``tis`` are reads the caller already made (by dag_id and run_id), read no earlier;
         ``evaluations`` (by run_id) what was decided from them, when not the whole run (``schedule_tasks``);
         ``marks`` (by run_id) the run's waiting mark as read before ``tis`` and whether ``tis`` is the whole run.
         ``keep_reasons``: the tick's pass stores why each stored instance was not claimed; the mini scheduler, on
-        the path from one task's end to the next one's start, leaves that to the tick (see ``ClaimPass.claim``)."""
+        the path from one task's end to the next one's start, leaves that to the tick (see ``ClaimPass.claim``).
+        ``handing``: as ``schedule_tasks``'s."""
         now = self.clock()
         candidates: list[tuple[TaskInstance, DagRun]] = []
         creations: dict[TIKey, TIChange] = {}  # new instances to create by their claim (or as scheduled)
@@ -363,7 +369,7 @@ class Scheduler:
                 continue
             clear_poisoned_note(self.store, run)
             candidates.extend((ti, run) for ti in found)
-        self.claims.claim(candidates, now, report, creations, active, keep_reasons=keep_reasons)
+        self.claims.claim(candidates, now, report, creations, active, keep_reasons=keep_reasons, handing=handing)
         self._mark_waiting(runs, candidates, report, marks or {})
 
     def _mark_waiting(self, runs: list[DagRun], candidates: list[tuple[TaskInstance, DagRun]], report: PassReport,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,15 +56,54 @@ def start_try(store: Store, key: TIKey, try_id: str, *, now: dt.datetime, hostna
                           fields={"start_date": now, "lease_expires_at": now + lease, "hostname": hostname})
 
 
+@dataclass(frozen=True)
+class TryEnd:
+    """A try's end as decided and not written yet: the instance as it ran (``ti``), the state and fields its end
+    writes, the ticket it gives back (None: it holds none). ``holder`` builds that write for ``updraft.limits``
+    (conditional on the instance running this try and carrying the ticket as read)."""
+
+    ti: TaskInstance
+    try_id: str
+    state: TaskInstanceState
+    fields: Mapping[str, object]
+    ticket: limits.Ticket | None
+
+    def holder(self, store: Store) -> limits.HolderWrite:
+        def end(left: str | None, held: str | None) -> TransactWrite:
+            return store.transition_item(self.ti.key, expected=[TaskInstanceState.RUNNING], state=self.state,
+                                         ticket=left, held_ticket=held, expected_try_id=self.try_id,
+                                         fields=self.fields)
+
+        return end
+
+    @property
+    def ended(self) -> TaskInstance:
+        """The instance in the state its try ended in (its ticket as held while running: see ``finish_try``),
+        with the retry's moment, so whoever reported it can wake the scheduler then (``wakeups.wake_for_retry``)."""
+        if self.state == TaskInstanceState.UP_FOR_RESCHEDULE:
+            return dataclasses.replace(self.ti, state=self.state)
+        retry_at = self.fields.get("next_retry_at", self.ti.next_retry_at)
+        return dataclasses.replace(self.ti, state=self.state,
+                                   next_retry_at=retry_at if isinstance(retry_at, dt.datetime) else None)
+
+
+# Sends a successful try's end with the claim of the next instance waiting for its slots (``waiting_claims``):
+# True, the end landed; False, its write was refused (the try was ended elsewhere); None, it was not sent.
+HandOver = Callable[[TryEnd], "bool | None"]
+
+
 def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now: dt.datetime,
-               dag: SerializedDAG, started: TaskInstance | None = None) -> TaskInstance | None:
+               dag: SerializedDAG, started: TaskInstance | None = None,
+               hand_over: HandOver | None = None) -> TaskInstance | None:
     """Record the try's outcome (retry or fail as the task's retries decide), free its slots, apply skips.
 
     Returns the instance as it was while running, in the state its try ended in (falsy: the try was ended
     elsewhere); the mini scheduler decides from that state (``scheduling.downstream``). A try holding a ticket
     ends and gives its slots back in one transaction (``updraft.limits.release``), conditional on its try and its
-    ticket. The answer keeps the ticket as held while running (the stored instance has none): it names the limits
-    the end gave back, which the worker's next hop and ``waiting_claims`` decide from.
+    ticket; a successful one that skipped nothing is offered to ``hand_over`` first, which may send its end with
+    the claim of an instance waiting for its slots instead. The answer keeps the ticket as held while running (the
+    stored instance has none): it names the limits the end gave back, which the worker's next hop and
+    ``waiting_claims`` decide from.
     """
     # ``started`` (what start_try returned) saves a read; whether the try is still running is then decided by
     # the fenced write below, as it is when the read was made.
@@ -98,21 +137,14 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
         # Skipped before it ever ran; if it already has a state, the branch decision came too late for it.
         store.create_ti(TIKey(key.dag_id, key.run_id, task_id), state=TaskInstanceState.SKIPPED,
                         fields={"start_date": now, "end_date": now, "note": f"skipped by {key.task_id}"})
-    ticket = ticket_of(ti)
-    if ticket is not None:  # the end and the release of its ticket in one transaction
-        def end(left: str | None, held: str | None) -> TransactWrite:
-            return store.transition_item(key, expected=[TaskInstanceState.RUNNING], state=state, ticket=left,
-                                         held_ticket=held, expected_try_id=try_id, fields=fields)
-
-        if not limits.release(limits_table(store), end, ticket):
-            return None
-    elif not store.end_try(key, try_id=try_id, state=state, fields=fields):
-        return None
-    if state == TaskInstanceState.UP_FOR_RESCHEDULE:
-        return dataclasses.replace(ti, state=state)
-    # With the retry's moment, so whoever reported it can wake the scheduler then (``wakeups.wake_for_retry``).
-    retry_at = fields.get("next_retry_at", ti.next_retry_at)
-    return dataclasses.replace(ti, state=state, next_retry_at=retry_at if isinstance(retry_at, dt.datetime) else None)
+    end = TryEnd(ti, try_id, state, fields, ticket_of(ti))
+    if end.ticket is None:
+        return end.ended if store.end_try(key, try_id=try_id, state=state, fields=fields) else None
+    landed = (hand_over(end) if hand_over is not None and state == TaskInstanceState.SUCCESS
+              and not result.skip_task_ids else None)
+    if landed is None:  # the end and the release of its ticket in one transaction
+        landed = limits.release(limits_table(store), end.holder(store), end.ticket)
+    return end.ended if landed else None
 
 
 def reschedule_fields(ti: TaskInstance, try_id: str, result: TryResult) -> dict[str, object]:

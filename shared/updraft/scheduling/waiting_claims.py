@@ -25,19 +25,25 @@ one run.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from updraft import limits
 from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.scheduling.claims import Handing, needs_as_held
 from updraft.scheduling.decisions.ordering import claim_order
 from updraft.scheduling.holding import held_limit_ids
 from updraft.scheduling.pass_report import PassReport
+from updraft.scheduling.try_lifecycle import TryEnd
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
 if TYPE_CHECKING:
     from updraft.scheduling.scheduler import Scheduler
+
+logger = logging.getLogger(__name__)
 
 # Index entries read beyond the instances an end can start: hits claimed meanwhile (the index lags the claims)
 # and claims lost to a concurrent end are made up from these, not from a read of the run.
@@ -97,6 +103,62 @@ def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, ma
         if not wanted:
             break
     return report
+
+
+class HandOver:
+    """A successful try's end in a run where instances wait (``try_lifecycle.finish_try``'s ``hand_over``):
+    sent with the claim of the best waiting instance, which takes the slots the try held, in one transaction that
+    writes no limit counter (``limits.hand_over``), instead of a release and a claim that each write every counter
+    the try held: those are the counters every claim and release of the busy limits writes.
+
+    Before the end is written it finds that instance as an end does after (``schedule_waiting``): the waiting
+    index's best hits, then one strongly consistent batch of them with the run, its DAG's row, the mark and the
+    counters the try's ticket holds slots on. It hands over only when the run is marked waiting, the best waiting
+    instance needs exactly what the try held (``limits.fits``: a mapped task's next instance, a fan-out's next
+    task) and no shard of the ticket is over its share (``limits.over_share``: a shrunk limit's excess is given
+    back, not passed on). The claim goes through the scheduler's claim path (``Scheduler.schedule_tasks``), so
+    every check of a claim holds as in any pass. Otherwise the end is not sent here (``None``: ``finish_try``
+    releases, and the mini scheduler claims after it as it did). ``report``: the pass that claimed with the end,
+    when it did (the mini scheduler then has nothing left to claim for this end)."""
+
+    def __init__(self, store: Store, scheduler: Scheduler) -> None:
+        self.store = store
+        self.scheduler = scheduler
+        self.report: PassReport | None = None
+
+    def __call__(self, end: TryEnd) -> bool | None:
+        handing = None if end.ticket is None else Handing(end.holder(self.store), end.ticket)
+        if handing is None:
+            return None
+        try:
+            self.report = self._claim_with(end.ended, handing)
+        except Exception:
+            if handing.landed is not None:
+                raise  # the end was sent: its caller fails, as after any end (its dispatch is delivered again)
+            logger.exception("%s: the claim to hand its slots to failed; the end goes with its release",
+                             end.ti.key.label)
+            return None
+        return handing.landed
+
+    def _claim_with(self, ended: TaskInstance, handing: Handing) -> PassReport | None:
+        """The pass claiming the run's best waiting instance with ``handing`` (None: nothing to hand to)."""
+        hits = self.store.waiting_tis(ended.dag_id, ended.run_id, limit=1 + SPARE_HITS)
+        if not hits:
+            return None
+        read = self.store.read_run(ended.dag_id, ended.run_id, hits, counters=limits.shard_ids(handing.ticket))
+        waiting = [read.tis[key] for key in hits
+                   if key in read.tis and read.tis[key].state == TaskInstanceState.SCHEDULED]
+        if read.run is None or read.ends.waiting is None or not waiting \
+                or limits.over_share(handing.ticket, read.counters):
+            return None
+        best = claim_order(waiting, [read.run])[0]
+        dag = self.scheduler.dag(read.run.dag_id, read.run.dag_hash)
+        task = dag.task_dict.get(best.task_id)
+        if task is None or not needs_as_held(best, task, dag, handing.ticket):
+            return None  # claimed after the release, as any other end's
+        step = self.scheduler.schedule_tasks(read.run, read.meta, [ended, best], (), waiting=read.ends.waiting,
+                                             handing=handing)
+        return step if handing.landed else None
 
 
 def _look_once(store: Store, ended: TaskInstance, mark: str | None,

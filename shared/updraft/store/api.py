@@ -46,6 +46,19 @@ class RunEnds:
 
 
 @dataclass
+class RunRead:
+    """What the mini scheduler reads of a run in one request (``Runs.read_run``): the run (None: no such run), its
+    DAG's row, the task instances named that have an item, the run's ``RunEnds`` and the limits' counter items
+    named (by limit id and shard, as stored: ``updraft.limits`` reads them)."""
+
+    run: DagRun | None = None
+    meta: DagMeta | None = None
+    tis: dict[TIKey, TaskInstance] = field(default_factory=dict)
+    ends: RunEnds = field(default_factory=RunEnds)
+    counters: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
 class DagMeta:
     """The per-DAG row: which file and version define it, pause state, and when its next run is due."""
 
@@ -215,6 +228,10 @@ class Runs(Protocol):
                              ) -> tuple[DagRun | None, DagMeta | None, dict[TIKey, TaskInstance], RunEnds]:
         """The run, its DAG's row, those of ``ti_keys`` that have an item and (``ends``) the run's ``RunEnds``,
         strongly read, in one request."""
+
+    def read_run(self, dag_id: str, run_id: str, ti_keys: Iterable[TIKey], *, ends: bool = True,
+                 counters: Iterable[tuple[str, int]] = ()) -> RunRead:
+        """``get_run_meta_and_tis``'s read, with the counter items of ``counters`` (limit id, shard) that exist."""
 
 
 class TaskInstances(Protocol):

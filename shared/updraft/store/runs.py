@@ -13,7 +13,7 @@ from pynamodb.expressions.update import Action
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import FINISHED_RUN_STATES, UNFINISHED_RUN_STATES, DagRunState
 from updraft.store import keys, run_shards
-from updraft.store.api import DagMeta, RunEnds
+from updraft.store.api import DagMeta, RunEnds, RunRead
 from updraft.store.attributes import ts
 from updraft.store.base import StoreBase
 from updraft.store.dags import _meta_from_item
@@ -119,8 +119,16 @@ class RunStore(StoreBase):
     def get_run_meta_and_tis(self, dag_id: str, run_id: str, ti_keys: Iterable[TIKey], *, ends: bool = True
                              ) -> tuple[DagRun | None, DagMeta | None, dict[TIKey, TaskInstance], RunEnds]:
         """The run, its DAG's row, the named task instances (those that have an item) and the run's ENDS item
-        (``ends``), strongly read, in one BatchGetItem (up to 97 instances; more take one more per 100): a batch
-        may name items of any partition, so the mini scheduler reads what it decides from in one round trip."""
+        (``ends``), strongly read, in one BatchGetItem (``read_run``)."""
+        read = self.read_run(dag_id, run_id, ti_keys, ends=ends)
+        return read.run, read.meta, read.tis, read.ends
+
+    def read_run(self, dag_id: str, run_id: str, ti_keys: Iterable[TIKey], *, ends: bool = True,
+                 counters: Iterable[tuple[str, int]] = ()) -> RunRead:
+        """The run, its DAG's row, the named task instances (those that have an item), the run's ENDS item
+        (``ends``) and the named limits' counter items (``counters``: limit id, shard; those that exist), strongly
+        read, in one BatchGetItem (up to ~95 instances; more take one more per 100): a batch may name items of any
+        partition, so the mini scheduler reads what it decides from in one round trip."""
         R, M, T = self.models.run, self.models.dag_meta, self.models.task_instance
         wanted: list[dict[str, dict[str, str]]] = [
             {R.pk.attr_name: {"S": keys.dag_pk(dag_id)}, R.sk.attr_name: {"S": sk}}
@@ -130,10 +138,9 @@ class RunStore(StoreBase):
         if ends:
             wanted.append({T.pk.attr_name: {"S": keys.run_ends_pk(dag_id, run_id)},
                            T.sk.attr_name: {"S": keys.RUN_ENDS_SK}})
-        run_ends_read = RunEnds()
-        run: DagRun | None = None
-        meta: DagMeta | None = None
-        tis: dict[TIKey, TaskInstance] = {}
+        counter_of = {keys.limit_shard_pk(*shard): shard for shard in dict.fromkeys(counters)}
+        wanted += [keys.counter_key(*shard) for shard in counter_of.values()]
+        read = RunRead()
         dag_pk = keys.dag_pk(dag_id)
         retries = 0  # batches in a row that DynamoDB left keys of (throttling)
         while wanted:
@@ -142,19 +149,22 @@ class RunStore(StoreBase):
             batch, wanted = wanted[:_BATCH_KEYS], wanted[_BATCH_KEYS:]
             data = R._get_connection().batch_get_item(cast(Any, batch), consistent_read=True)
             for raw in data.get("Responses", {}).get(R.Meta.table_name, []):
-                if raw[R.sk.attr_name]["S"] == keys.RUN_ENDS_SK:
-                    run_ends_read = run_ends(raw)
+                sk = raw[R.sk.attr_name]["S"]
+                if sk == keys.RUN_ENDS_SK:
+                    read.ends = run_ends(raw)
+                elif sk == keys.COUNTER_SK:
+                    read.counters[counter_of[raw[R.pk.attr_name]["S"]]] = raw
                 elif raw[R.pk.attr_name]["S"] != dag_pk:
                     ti = _ti_from_item(T.from_raw_data(raw))
-                    tis[ti.key] = ti
-                elif raw[R.sk.attr_name]["S"] == keys.META:
-                    meta = _meta_from_item(M.from_raw_data(raw))
+                    read.tis[ti.key] = ti
+                elif sk == keys.META:
+                    read.meta = _meta_from_item(M.from_raw_data(raw))
                 else:
-                    run = _run_from_item(self, R.from_raw_data(raw))
+                    read.run = _run_from_item(self, R.from_raw_data(raw))
             unprocessed = data.get("UnprocessedKeys", {}).get(R.Meta.table_name, {}).get("Keys", [])
             retries = retries + 1 if unprocessed else 0
             wanted = unprocessed + wanted
-        return run, meta, tis, run_ends_read
+        return read
 
     def list_runs(self, dag_id: str, *, limit: int | None = None) -> list[DagRun]:
         R = self.models.run

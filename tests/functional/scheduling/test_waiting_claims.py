@@ -24,12 +24,14 @@ from tests.functional.scheduling.harness import (
     scheduler_for,
     store_dags,
 )
+from updraft import limits
 from updraft.limits import counters, ensure
 from updraft.model.limits import pool_limit, run_tasks_limit
 from updraft.model.records import TIKey
 from updraft.model.states import DagRunState, TaskInstanceState
 from updraft.scheduling.commands.triggering import trigger_dag
-from updraft.scheduling.holding import limits_table
+from updraft.scheduling.holding import limits_table, transition_releasing
+from updraft.scheduling.try_lifecycle import TryResult
 from updraft.store import keys
 from updraft.store.dynamo import DynamoStore
 
@@ -351,3 +353,81 @@ def test_an_end_that_finds_nothing_under_a_mark_set_again_leaves_the_run_to_the_
         assert workers.run_one(first)
     assert looks.call_count == 0
     assert store.get_run_meta_and_tis("remarked", "r", ())[3].waiting not in (None, old)  # the new mark stands
+
+
+# --------------------------------------------------------------------------------------------------- hand-over
+def _counter_frees(store: DynamoStore, *limit_ids: str) -> dict[str, tuple[int, ...]]:
+    return {limit_id: counters.read(limits_table(store), limit_id).frees for limit_id in limit_ids}
+
+
+def test_a_try_claimed_from_waiting_hands_its_slots_to_the_next_with_its_end(store):
+    """A try claimed from the waiting instances ends in one transaction with the next one's claim, which takes
+    its ticket's holds: no counter is written, and the end sends one transaction instead of two."""
+    workers = _started(store, _mapped("handed", 6, leaf=True))
+    first, second = workers.executor.take()
+    assert not first.waited  # claimed by the tick before anything waited
+    assert workers.run_one(first)
+    (third,) = workers.executor.take()
+    assert third.waited and third.key.map_index == 2  # claimed from the waiting ones
+    ticket = limits.Ticket.decode(store.get_ti(third.key).ticket)
+    limit_ids = (run_tasks_limit("handed", "r"), pool_limit("default_pool"), "parallelism")
+    before = _counter_frees(store, *limit_ids)
+    with dynamo_requests() as sent:
+        assert workers.run_one(third)
+    assert operations(sent).count("TransactWriteItems") == 1  # the end and the next claim together
+    assert _counter_frees(store, *limit_ids) == before  # not one counter written
+    (fourth,) = workers.executor.take()
+    assert fourth.key.map_index == 3 and fourth.waited
+    assert store.get_ti(third.key).state == TaskInstanceState.SUCCESS and store.get_ti(third.key).ticket is None
+    assert limits.Ticket.decode(store.get_ti(fourth.key).ticket).holds == ticket.holds
+    assert workers.run_one(second) and workers.run_one(fourth)
+    while items := workers.executor.take():
+        for item in items:
+            assert workers.run_one(item)
+    assert store.get_run("handed", "r").state == DagRunState.SUCCESS
+    assert held_slots(store, run_tasks_limit("handed", "r")) == 0
+    assert not [ti.key for ti in store.get_run_tis("handed", "r") if ti.ticket]  # every slot back
+
+
+def test_a_shrunk_limits_excess_is_given_back_not_handed_over(store):
+    """A limit shrunk below what its holders hold admits nothing until they are under it (PROTOCOL.md, invariant
+    1): a try ending on a shard over its share releases its slots instead of handing them over."""
+    shrunk = make_store("hand-over-shrunk")
+    shrunk.set_pool("default_pool", 2)
+    workers = _started(shrunk, _mapped("shrunk", 6, leaf=True, max_active_tasks=8))
+    first, second = workers.executor.take()
+    assert workers.run_one(first)
+    (third,) = workers.executor.take()
+    assert third.waited and held_slots(shrunk, pool_limit("default_pool")) == 2
+    shrunk.set_pool("default_pool", 1)
+    assert limits.resize(limits_table(shrunk), pool_limit("default_pool"), 1)
+    workers.scheduler.claims._pool_sizes.clear()  # (the pass's 10 s memory of the old size)
+    with mock.patch.object(limits, "hand_over", wraps=limits.hand_over) as handed:
+        assert workers.run_one(third)
+    assert not handed.called and workers.executor.take() == []  # released, and nothing fits under the new size
+    assert held_slots(shrunk, pool_limit("default_pool")) == 1
+    assert workers.run_one(second)
+    (fourth,) = workers.executor.take()  # back under the size: one slot, one try
+    assert fourth.key.map_index == 3 and held_slots(shrunk, pool_limit("default_pool")) == 1
+
+
+def test_a_try_ended_elsewhere_meanwhile_hands_nothing_over(store):
+    """The end's write is refused (the reaper failed the try meanwhile, giving its slots back): the hand-over
+    changes nothing, the waiting instance is claimed as any other, once, and the try stays as the reaper left it."""
+    workers = _started(store, _mapped("reaped", 6, leaf=True))
+    first, _ = workers.executor.take()
+    assert workers.run_one(first)
+    (third,) = workers.executor.take()
+
+    def reaped_meanwhile(item):
+        ti = store.get_ti(item.key)
+        assert transition_releasing(store, ti, expected=[TaskInstanceState.RUNNING], state=TaskInstanceState.FAILED,
+                                    expected_try_id=item.try_id, fields={})
+        return TryResult(TaskInstanceState.SUCCESS)
+
+    workers.outcome = reaped_meanwhile
+    assert workers.run_one(third)
+    assert store.get_ti(third.key).state == TaskInstanceState.FAILED
+    claimed = workers.executor.take()
+    assert [item.key.map_index for item in claimed] == [3]
+    assert held_slots(store, run_tasks_limit("reaped", "r")) == 2

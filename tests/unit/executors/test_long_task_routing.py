@@ -95,5 +95,5 @@ def test_a_handed_off_dispatch_round_trips_and_a_bad_flag_is_refused():
     moved = Dispatch(LONG.key, 1, "e" * 32, executor="fargate", handed_off=True)
     assert Dispatch.from_payload(moved.to_payload()) == moved
     assert "handed_off" not in LONG.to_payload()  # unchanged for every other dispatch
-    with pytest.raises(ValueError, match="'handed_off' must be a boolean"):
+    with pytest.raises(ValueError, match="'handed_off' and 'waited' must be booleans"):
         Dispatch.from_payload({**moved.to_payload(), "handed_off": "yes"})

@@ -3,12 +3,11 @@ writes, and how each cancellation is read."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
-from limits_helpers import S, check_accounts, claim, counters, end, queue, scheduled
+from limits_helpers import LostAcknowledgement, S, check_accounts, claim, counters, end, queue, scheduled
 
 from updraft.limits import (
     Acquired,
@@ -402,26 +401,6 @@ def test_the_stores_own_client_serves_as_well(store, table):
 
 
 # ---------------------------------------------------------------------------------------------------- doubles
-class LostAcknowledgement:
-    """A client whose first transaction lands but whose answer is lost, so it is sent again, as the SDK does
-    after a timeout: the resent copy's answer (with ``RetryAttempts`` 1) is the one returned."""
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
-
-    def transact_write_items(self, **kwargs: Any) -> Any:
-        with contextlib.suppress(ClientError):  # (its answer lost too)
-            self._client.transact_write_items(**kwargs)
-        try:
-            return self._client.transact_write_items(**kwargs)
-        except ClientError as exc:
-            exc.response["ResponseMetadata"]["RetryAttempts"] = 1
-            raise
-
-
 class Cancelling:
     """A client whose first ``times`` transactions DynamoDB cancels for ``code`` on their first item."""
 
