@@ -50,6 +50,7 @@ from updraft.scheduling import (
     claim_callback,
     finish_try,
     hand_over_for,
+    holds_a_named_pool,
     next_hop,
     resume_try,
     run_due_now,
@@ -170,11 +171,13 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
     are the worker Lambda's."""
     key = dispatch.key
     # A try claimed from waiting instances hands its slots to the next one with its end where that is the only
-    # claim its end makes (``waiting_claims.HandOver``).
-    hand_over = (hand_over_for(store, scheduler, dag, key.task_id) if dispatch.waited
-                 and next_hop(dag, key.task_id, started) is NextHop.SCHEDULE_HERE else None)
+    # claim its end makes (``waiting_claims.HandOver``); not a named pool's, which goes back first
+    # (``holds_a_named_pool``).
+    hand_over = (hand_over_for(store, scheduler, dag, key.task_id)
+                 if dispatch.waited and not holds_a_named_pool(started) else None)
     finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, started=started,
                           hand_over=hand_over)
+    handed = hand_over.report if hand_over is not None else None
     if not finished:
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
     elif result.state == TaskInstanceState.SUCCESS and emits_assets(dag.task_dict[key.task_id]):
@@ -201,13 +204,12 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
                 return None
             return scheduler.schedule_run(key.dag_id, key.run_id)
 
-        _schedule_after(store, scheduler, dag, finished, result, hand_off_or_here)
+        _schedule_after(store, scheduler, dag, finished, result, hand_off_or_here, handed=handed)
         return result
     # The next task (the try gave its slots back with its end, before this look: ``finish_try``), and the whole
     # run once more when the look was coalesced with another.
     report = _schedule_after(store, scheduler, dag, finished, result,
-                             functools.partial(scheduler.schedule_run, key.dag_id, key.run_id),
-                             handed=hand_over.report if hand_over is not None else None)
+                             functools.partial(scheduler.schedule_run, key.dag_id, key.run_id), handed=handed)
     if report is not None and report.coalesced:
         scheduler.schedule_run(key.dag_id, key.run_id)
     return result

@@ -36,7 +36,15 @@ if TYPE_CHECKING:
     from updraft.scheduling.run_creation import time_restriction, timetable_of
     from updraft.scheduling.run_slots import holding as runs_holding
     from updraft.scheduling.scheduler import Scheduler, SchedulerConfig
-    from updraft.scheduling.try_lifecycle import DEFAULT_LEASE, NextHop, TryResult, finish_try, next_hop, start_try
+    from updraft.scheduling.try_lifecycle import (
+        DEFAULT_LEASE,
+        NextHop,
+        TryResult,
+        finish_try,
+        holds_a_named_pool,
+        next_hop,
+        start_try,
+    )
     from updraft.scheduling.wakeups import run_due_now, wake_for_retry
 
 _HOMES = {
@@ -70,6 +78,7 @@ _HOMES = {
     "NextHop": "updraft.scheduling.try_lifecycle",
     "TryResult": "updraft.scheduling.try_lifecycle",
     "finish_try": "updraft.scheduling.try_lifecycle",
+    "holds_a_named_pool": "updraft.scheduling.try_lifecycle",
     "next_hop": "updraft.scheduling.try_lifecycle",
     "start_try": "updraft.scheduling.try_lifecycle",
     "run_due_now": "updraft.scheduling.wakeups",
@@ -80,7 +89,7 @@ __all__ = [
     "DEFAULT_LEASE", "INVOKE_CONCURRENCY", "NextHop", "PassMetrics", "PassReport", "Scheduler", "SchedulerConfig",
     "TryResult", "Waits",
     "claim_callback", "create_asset_triggered_runs", "finish_try", "hand_over_for", "handle_source_event",
-    "held_limit_ids",
+    "held_limit_ids", "holds_a_named_pool",
     "limits_table", "materialize", "next_hop", "pinned_dag", "pools_occupancy", "publish_outlet_events",
     "record_asset_event", "resume_try", "run_due_now", "runs_holding", "schedule_downstream",
     "start_try", "start_wait", "still_wanted", "stop_waits", "time_restriction", "timetable_of", "wake_for_retry",

@@ -156,11 +156,13 @@ def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[Limi
 class Handing:
     """A try's end not sent yet, whose slots go to the next claim that needs exactly what it holds
     (``waiting_claims.HandOver``): the end's write (``holder``) and the ticket it gives. ``landed``: None until
-    the end is sent with a claim; then whether it landed (False: the try was ended elsewhere)."""
+    the end is sent with a claim; then whether it landed (False: the try was ended elsewhere). ``lost``: the
+    last claim it was sent with had been claimed by another meanwhile (nothing landed)."""
 
     holder: HolderWrite
     ticket: Ticket
     landed: bool | None = None
+    lost: bool = False
 
 
 def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
@@ -225,7 +227,8 @@ def _handed(store: Store, handing: Handing, candidate: Candidate, part: _ClaimPa
     if isinstance(outcome, NotHeld):
         handing.landed = False
         return None
-    return ClaimResult(lost=True)  # claimed by another meanwhile: the end goes with its release
+    handing.lost = True  # claimed by another meanwhile: nothing landed
+    return ClaimResult(lost=True)
 
 
 def _without_lost(store: Store, candidates: list[Candidate], lost: tuple[int, ...], *, now: dt.datetime,

@@ -38,6 +38,7 @@ from updraft.scheduling.holding import held_limit_ids
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.try_lifecycle import TryEnd
 from updraft.serialization.model import SerializedDAG
+from updraft.store import keys
 from updraft.store.api import Store
 
 if TYPE_CHECKING:
@@ -151,14 +152,31 @@ class HandOver:
         if read.run is None or read.ends.waiting is None or not waiting \
                 or limits.over_share(handing.ticket, read.counters):
             return None
-        best = claim_order(waiting, [read.run])[0]
         dag = self.scheduler.dag(read.run.dag_id, read.run.dag_hash)
-        task = dag.task_dict.get(best.task_id)
-        if task is None or not needs_as_held(best, task, dag, handing.ticket):
-            return None  # claimed after the release, as any other end's
-        step = self.scheduler.schedule_tasks(read.run, read.meta, [ended, best], (), waiting=read.ends.waiting,
-                                             handing=handing)
+        step: PassReport | None = None
+        for best in hand_over_order(ended, claim_order(waiting, [read.run])):
+            task = dag.task_dict.get(best.task_id)
+            if task is None or not needs_as_held(best, task, dag, handing.ticket):
+                break  # claimed after the release, as any other end's
+            handing.lost = False
+            step = self.scheduler.schedule_tasks(read.run, read.meta, [ended, best], (),
+                                                 waiting=read.ends.waiting, handing=handing)
+            if not handing.lost:
+                break  # sent (landed, or the end refused), or not claimed for a reason the next would share
+            # Claimed by an end that ended with this one (they read the same hits): the next hit.
         return step if handing.landed else None
+
+
+def hand_over_order(ended: TaskInstance, ordered: list[TaskInstance]) -> list[TaskInstance]:
+    """``ordered`` (claim order) with its first instances that Airflow's order cannot tell apart (priority
+    weight and map index; one run, one date) rotated to start at one drawn by ``ended``'s key: tries that end
+    together (a fan-out's tasks) hand over to different instances instead of all but one meeting on the same
+    one, each meeting a conflict and a cancelled transaction. Updraft's last key, the task id, is no order of
+    Airflow's; a mapped task's instances, which differ in map index, stay in order."""
+    first = ordered[0]
+    ties = [ti for ti in ordered if (ti.priority_weight, ti.map_index) == (first.priority_weight, first.map_index)]
+    start = keys.shard(ended.key.label, len(ties))
+    return ties[start:] + ties[:start] + ordered[len(ties):]
 
 
 def _look_once(store: Store, ended: TaskInstance, mark: str | None,

@@ -431,3 +431,28 @@ def test_a_try_ended_elsewhere_meanwhile_hands_nothing_over(store):
     claimed = workers.executor.take()
     assert [item.key.map_index for item in claimed] == [3]
     assert held_slots(store, run_tasks_limit("reaped", "r")) == 2
+
+
+def test_a_hand_over_lost_to_another_end_goes_to_the_next_waiting_instance(store):
+    """Ends that end together read the same hits: one whose first hand-over meets an instance another end took
+    meanwhile (nothing lands) hands over to the next hit, not falling back to a release and a claim."""
+    workers = _started(store, _mapped("raced", 6, leaf=True))
+    _, second = workers.executor.take()
+    assert workers.run_one(second)
+    (third,) = workers.executor.take()
+    read_run = store.read_run
+
+    def raced(dag_id, run_id, ti_keys, **kwargs):
+        read = read_run(dag_id, run_id, ti_keys, **kwargs)
+        # another end takes the best waiting instance between this read and the hand-over
+        assert store.queue_ti(TIKey("raced", "r", "work", 3), expected=TaskInstanceState.SCHEDULED,
+                              fields={"try_id": "another", "try_number": 1})
+        return read
+
+    with mock.patch.object(store, "read_run", raced), dynamo_requests() as sent:
+        assert workers.run_one(third)
+    assert operations(sent).count("TransactWriteItems") == 2  # the hand-over lost, then the one that landed
+    (fourth,) = workers.executor.take()
+    assert fourth.key.map_index == 4 and store.get_ti(fourth.key).ticket
+    assert store.get_ti(third.key).state == TaskInstanceState.SUCCESS and store.get_ti(third.key).ticket is None
+    assert held_slots(store, run_tasks_limit("raced", "r")) == 2

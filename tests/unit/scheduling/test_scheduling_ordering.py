@@ -8,6 +8,7 @@ from helpers import START, make_run, make_ti
 
 from updraft.model.states import TaskInstanceState as S
 from updraft.scheduling.decisions.ordering import claim_order
+from updraft.scheduling.waiting_claims import hand_over_order
 
 
 def test_priority_then_logical_date_then_map_index():
@@ -35,3 +36,21 @@ def test_order_is_deterministic_for_equal_keys():
     run = make_run()
     tis = [make_ti(run, t, S.SCHEDULED) for t in "cab"]
     assert [t.task_id for t in claim_order(tis, [run])] == ["a", "b", "c"]
+
+
+def test_ends_hand_over_to_different_ties_and_keep_airflows_order_otherwise():
+    """Tries ending together start their hand-overs at different instances among those Airflow's order cannot
+    tell apart (a fan-out's tasks), so they do not all meet on the first; a mapped task's instances and a higher
+    priority keep their place."""
+    run = make_run()
+    fan = claim_order([make_ti(run, f"t{i}", S.SCHEDULED) for i in range(4)], [run])
+    starts = {hand_over_order(make_ti(run, f"done{i}", S.RUNNING), fan)[0].task_id for i in range(12)}
+    assert len(starts) > 1
+    for i in range(12):  # every instance still tried once, the rotation a rotation of the ties
+        order = [t.task_id for t in hand_over_order(make_ti(run, f"done{i}", S.RUNNING), fan)]
+        assert sorted(order) == ["t0", "t1", "t2", "t3"] and "".join(order) in "t0t1t2t3t0t1t2t3"
+    mapped = claim_order([make_ti(run, "m", S.SCHEDULED, i) for i in range(3)]
+                         + [make_ti(run, "high", S.SCHEDULED, priority_weight=9)], [run])
+    for i in range(12):
+        assert [(t.task_id, t.map_index) for t in hand_over_order(make_ti(run, f"done{i}", S.RUNNING), mapped)] \
+            == [("high", -1), ("m", 0), ("m", 1), ("m", 2)]
