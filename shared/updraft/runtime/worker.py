@@ -173,7 +173,7 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
     # A try claimed from waiting instances hands its slots to the next one with its end where that is the only
     # claim its end makes (``waiting_claims.HandOver``); not a named pool's, which goes back first
     # (``holds_a_named_pool``).
-    hand_over = (hand_over_for(store, scheduler, dag, key.task_id)
+    hand_over = (hand_over_for(store, scheduler, dag, started)
                  if dispatch.waited and not holds_a_named_pool(started) else None)
     finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, started=started,
                           hand_over=hand_over)

@@ -44,7 +44,7 @@ from updraft.model.states import FINISHED_TI_STATES, UNFINISHED_TI_STATES, TaskI
 from updraft.scheduling.counted_ends import DECIDED_EARLY, counts_mapped_ends, ends_countable
 from updraft.scheduling.decisions.evaluation import finishes_in_scheduler
 from updraft.scheduling.pass_report import PassReport
-from updraft.scheduling.waiting_claims import HandOver, index_pays, schedule_waiting
+from updraft.scheduling.waiting_claims import HandOver, index_pays, place_of, schedule_waiting
 from updraft.serialization.model import SerializedDAG, SerializedTask
 from updraft.store.api import RunEnds, Store
 
@@ -111,15 +111,15 @@ def _needs_whole_run(task: SerializedTask) -> bool:
     return bool(task.is_mapped or task.map_group_id or task.depends_on_past or task.wait_for_downstream)
 
 
-def hand_over_for(store: Store, scheduler: Scheduler, dag: SerializedDAG, task_id: str) -> HandOver | None:
-    """What a successful end of ``task_id``'s try may send its slots to a waiting instance with
+def hand_over_for(store: Store, scheduler: Scheduler, dag: SerializedDAG, ti: TaskInstance) -> HandOver | None:
+    """What a successful end of ``ti``'s try may send its slots to a waiting instance with
     (``waiting_claims.HandOver``), where its end would claim waiting instances and decide nothing else: its
     downstream counted or waiting for its mapped task's last instance, or a leaf (none where the run is read
     whole, or small: ``index_pays``)."""
-    found = plan(dag, task_id)
+    found = plan(dag, ti.task_id)
     if found.whole_run or found.decide or not index_pays(dag):
         return None
-    return HandOver(store, scheduler)
+    return HandOver(store, scheduler, place_of(dag, ti), dag.max_active_tasks)
 
 
 def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, *,

@@ -38,7 +38,6 @@ from updraft.scheduling.holding import held_limit_ids
 from updraft.scheduling.pass_report import PassReport
 from updraft.scheduling.try_lifecycle import TryEnd
 from updraft.serialization.model import SerializedDAG
-from updraft.store import keys
 from updraft.store.api import Store
 
 if TYPE_CHECKING:
@@ -49,6 +48,13 @@ logger = logging.getLogger(__name__)
 # Index entries read beyond the instances an end can start: hits claimed meanwhile (the index lags the claims)
 # and claims lost to a concurrent end are made up from these, not from a read of the run.
 SPARE_HITS = 3
+
+# Of the index entries a hand-over lists (keys only, one Query: as many as the run may run at once, a wave of
+# tries that end together, up to ``HAND_OVER_HITS``), the hits it reads and tries beside the first, from its own
+# place on (``hand_over_window``). Measured, local fan-out 1 -> 200 -> 1 at 32: listing the first 4 or 8 and
+# trying them all, each hand-over lost 2-4 claims to the others of its wave; listing 32, 0.5.
+HAND_OVER_PICKS = 3
+HAND_OVER_HITS = 100
 
 # Up to this many instances (a DAG of no more tasks, none mapped) the run's strongly consistent Query costs no more
 # than the index's Query and the hits' batch read: ~550-byte instances, 8 to a 4 KB read unit (measured: the
@@ -108,23 +114,29 @@ def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, ma
 
 class HandOver:
     """A successful try's end in a run where instances wait (``try_lifecycle.finish_try``'s ``hand_over``):
-    sent with the claim of the best waiting instance, which takes the slots the try held, in one transaction that
-    writes no limit counter (``limits.hand_over``), instead of a release and a claim that each write every counter
-    the try held: those are the counters every claim and release of the busy limits writes.
+    sent with the claim of a waiting instance, which takes the slots the try held, in one transaction that writes
+    no limit counter (``limits.hand_over``), instead of a release and a claim that each write every counter the
+    try held: those are the counters every claim and release of the busy limits writes.
 
-    Before the end is written it finds that instance as an end does after (``schedule_waiting``): the waiting
-    index's best hits, then one strongly consistent batch of them with the run, its DAG's row, the mark and the
-    counters the try's ticket holds slots on. It hands over only when the run is marked waiting, the best waiting
-    instance needs exactly what the try held (``limits.fits``: a mapped task's next instance, a fan-out's next
-    task) and no shard of the ticket is over its share (``limits.over_share``: a shrunk limit's excess is given
-    back, not passed on). The claim goes through the scheduler's claim path (``Scheduler.schedule_tasks``), so
-    every check of a claim holds as in any pass. Otherwise the end is not sent here (``None``: ``finish_try``
-    releases, and the mini scheduler claims after it as it did). ``report``: the pass that claimed with the end,
-    when it did (the mini scheduler then has nothing left to claim for this end)."""
+    Before the end is written it finds that instance as an end does after (``schedule_waiting``), through the
+    waiting index: it lists as many hits as the run may run at once (``wave``: tries that end together), reads
+    the first and a few from its own ``place`` on (``hand_over_window``) in one strongly consistent batch with the
+    run, its DAG's row, the mark and the counters the try's ticket holds slots on, and tries them in claim order,
+    its own picks first among those Airflow's order cannot tell apart (``hand_over_order``); one another end took
+    meanwhile (nothing lands) sends it to the next. It hands over only when the run is marked waiting, the
+    instance needs exactly what the try held (``claims.needs_as_held``: a mapped task's next instance, a
+    fan-out's next task) and no shard of the ticket is over its share (``limits.over_share``: a shrunk limit's
+    excess is given back, not passed on). The claim goes through the scheduler's claim path
+    (``Scheduler.schedule_tasks``), so every check of a claim holds as in any pass. Otherwise the end is not sent
+    here (``None``: ``finish_try`` releases, and the mini scheduler claims after it as it did). ``report``: the
+    pass that claimed with the end, when it did (the mini scheduler then has nothing left to claim for this
+    end)."""
 
-    def __init__(self, store: Store, scheduler: Scheduler) -> None:
+    def __init__(self, store: Store, scheduler: Scheduler, place: int, wave: int) -> None:
         self.store = store
         self.scheduler = scheduler
+        self.place = place
+        self.hits = max(HAND_OVER_PICKS + 1, min(wave, HAND_OVER_HITS))
         self.report: PassReport | None = None
 
     def __call__(self, end: TryEnd) -> bool | None:
@@ -142,19 +154,20 @@ class HandOver:
         return handing.landed
 
     def _claim_with(self, ended: TaskInstance, handing: Handing) -> PassReport | None:
-        """The pass claiming the run's best waiting instance with ``handing`` (None: nothing to hand to)."""
-        hits = self.store.waiting_tis(ended.dag_id, ended.run_id, limit=1 + SPARE_HITS)
+        """The pass claiming a waiting instance with ``handing`` (None: nothing handed)."""
+        hits = self.store.waiting_tis(ended.dag_id, ended.run_id, limit=self.hits)
         if not hits:
             return None
-        read = self.store.read_run(ended.dag_id, ended.run_id, hits, counters=limits.shard_ids(handing.ticket))
-        waiting = [read.tis[key] for key in hits
+        window = hand_over_window(hits, self.place)
+        read = self.store.read_run(ended.dag_id, ended.run_id, window, counters=limits.shard_ids(handing.ticket))
+        waiting = [read.tis[key] for key in window
                    if key in read.tis and read.tis[key].state == TaskInstanceState.SCHEDULED]
         if read.run is None or read.ends.waiting is None or not waiting \
                 or limits.over_share(handing.ticket, read.counters):
             return None
         dag = self.scheduler.dag(read.run.dag_id, read.run.dag_hash)
         step: PassReport | None = None
-        for best in hand_over_order(ended, claim_order(waiting, [read.run])):
+        for best in hand_over_order(claim_order(waiting, [read.run]), window):
             task = dag.task_dict.get(best.task_id)
             if task is None or not needs_as_held(best, task, dag, handing.ticket):
                 break  # claimed after the release, as any other end's
@@ -163,20 +176,34 @@ class HandOver:
                                                  waiting=read.ends.waiting, handing=handing)
             if not handing.lost:
                 break  # sent (landed, or the end refused), or not claimed for a reason the next would share
-            # Claimed by an end that ended with this one (they read the same hits): the next hit.
+            # Claimed meanwhile by an end that read the same hits: the next one.
         return step if handing.landed else None
 
 
-def hand_over_order(ended: TaskInstance, ordered: list[TaskInstance]) -> list[TaskInstance]:
-    """``ordered`` (claim order) with its first instances that Airflow's order cannot tell apart (priority
-    weight and map index; one run, one date) rotated to start at one drawn by ``ended``'s key: tries that end
-    together (a fan-out's tasks) hand over to different instances instead of all but one meeting on the same
-    one, each meeting a conflict and a cancelled transaction. Updraft's last key, the task id, is no order of
-    Airflow's; a mapped task's instances, which differ in map index, stay in order."""
+def hand_over_window(hits: list[TIKey], place: int) -> list[TIKey]:
+    """The hits (listed in the index's claim order) a hand-over reads, in the order it tries them among ties:
+    ``HAND_OVER_PICKS`` from the ended try's ``place`` on (round the list), then the first. Tries that end
+    together were mostly claimed together, in claim order: their places are neighbours, so they read and try
+    first different hits."""
+    start = place % len(hits)
+    return list(dict.fromkeys([*(hits[(start + i) % len(hits)] for i in range(HAND_OVER_PICKS)), hits[0]]))
+
+
+def hand_over_order(ordered: list[TaskInstance], window: list[TIKey]) -> list[TaskInstance]:
+    """The instances read (``ordered``: claim order) in the order a hand-over tries them: those Airflow's order
+    cannot tell from the first (priority weight and map index; one run, one date) in the order of ``window``,
+    then the rest in claim order. Updraft's last key, the task id, is no order of Airflow's; a mapped task's
+    instances, which differ in map index, stay in order."""
     first = ordered[0]
     ties = [ti for ti in ordered if (ti.priority_weight, ti.map_index) == (first.priority_weight, first.map_index)]
-    start = keys.shard(ended.key.label, len(ties))
-    return ties[start:] + ties[:start] + ordered[len(ties):]
+    position = {key: index for index, key in enumerate(window)}
+    return sorted(ties, key=lambda ti: position.get(ti.key, len(position))) + ordered[len(ties):]
+
+
+def place_of(dag: SerializedDAG, ti: TaskInstance) -> int:
+    """A try's place among its run's instances in claim order, as far as the DAG says: its map index, or its
+    task's among the DAG's task ids (``hand_over_window``)."""
+    return ti.map_index if ti.map_index >= 0 else sorted(dag.task_dict).index(ti.task_id)
 
 
 def _look_once(store: Store, ended: TaskInstance, mark: str | None,
