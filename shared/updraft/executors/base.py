@@ -22,9 +22,9 @@ class Dispatch:
     # The try was started on Lambda, stopped before Lambda's limit and handed to this executor (same try number):
     # its log so far is kept ahead of this part (``updraft.runtime.handoff``).
     handed_off: bool = False
-    # The instance waited for slots before this claim (it carried a blocked reason): its run is likely to have
-    # others waiting when the try ends, so the worker looks for one to hand its slots to with its end
-    # (``waiting_claims.HandOver``). A hint, not a fact: the look finds whether any waits.
+    # The instance waited for slots before this claim (it carried a blocked reason), or its claim left others of
+    # its run waiting: its run is likely to have instances waiting when the try ends, so the worker looks for one
+    # to hand its slots to with its end (``waiting_claims.HandOver``). A hint: the look finds whether any waits.
     waited: bool = field(default=False, compare=False)
     # The run as the claimer read it, which a Lambda worker uses instead of reading it again (``dispatch_run``);
     # None: the worker reads it. Not part of the dispatch's identity.

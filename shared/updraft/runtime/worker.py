@@ -64,6 +64,7 @@ from updraft.store.api import Store
 
 if TYPE_CHECKING:
     from updraft.scheduling import Scheduler
+    from updraft.scheduling.waiting_claims import HandOver
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +178,6 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
                  if dispatch.waited and not holds_a_named_pool(started) else None)
     finished = finish_try(store, key, dispatch.try_id, result, now=now_fn(), dag=dag, started=started,
                           hand_over=hand_over)
-    handed = hand_over.report if hand_over is not None else None
     if not finished:
         log.warning("result of %s try %s was refused: the try was ended elsewhere", key.label, dispatch.try_number)
     elif result.state == TaskInstanceState.SUCCESS and emits_assets(dag.task_dict[key.task_id]):
@@ -204,12 +204,13 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
                 return None
             return scheduler.schedule_run(key.dag_id, key.run_id)
 
-        _schedule_after(store, scheduler, dag, finished, result, hand_off_or_here, handed=handed)
+        _schedule_after(store, scheduler, dag, finished, result, hand_off_or_here, hand_over=hand_over)
         return result
     # The next task (the try gave its slots back with its end, before this look: ``finish_try``), and the whole
     # run once more when the look was coalesced with another.
     report = _schedule_after(store, scheduler, dag, finished, result,
-                             functools.partial(scheduler.schedule_run, key.dag_id, key.run_id), handed=handed)
+                             functools.partial(scheduler.schedule_run, key.dag_id, key.run_id),
+                             hand_over=hand_over)
     if report is not None and report.coalesced:
         scheduler.schedule_run(key.dag_id, key.run_id)
     return result
@@ -217,14 +218,14 @@ def report_try(dispatch: Dispatch, result: TryResult, *, store: Store, scheduler
 
 def _schedule_after(store: Store, scheduler: Scheduler, dag: SerializedDAG, finished: TaskInstance | None,
                     result: TryResult, whole_run: Callable[[], PassReport | None], *,
-                    handed: PassReport | None = None) -> PassReport | None:
+                    hand_over: HandOver | None = None) -> PassReport | None:
     """The mini scheduler after the try: only its downstream where it can (``scheduling.downstream``: no read
-    of the whole run), else ``whole_run``; a try ended elsewhere leaves its run to ``whole_run``. ``handed``: the
-    pass that claimed with the try's end (``schedule_downstream``'s)."""
+    of the whole run), else ``whole_run``; a try ended elsewhere leaves its run to ``whole_run``. ``hand_over``:
+    what the try's end found handing over (``schedule_downstream``'s)."""
     if not finished:
         return whole_run()
     return schedule_downstream(store, scheduler, dag, finished, branched=bool(result.skip_task_ids),
-                               whole_run=whole_run, handed=handed)
+                               whole_run=whole_run, hand_over=hand_over)
 
 
 def _republish_assets(store: Store, scheduler: Scheduler, dispatch: Dispatch,

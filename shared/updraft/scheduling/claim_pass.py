@@ -11,6 +11,7 @@ race lost in a bucket leaves it to the scheduler met there (``spread_ties``).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime as dt
 import functools
@@ -145,6 +146,11 @@ class ClaimPass:
         runs = {(run.dag_id, run.run_id): run for _, run in candidates}
         ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs,
                               random.randrange(BUCKETS))
+        # Runs with more ready instances than their max_active_tasks leaves (as evaluated): some will wait, so
+        # the tries claimed now are dispatched as if claimed from waiting ones (``Dispatch.waited``).
+        ready = collections.Counter((ti.dag_id, ti.run_id) for ti in ordered)
+        crowded = {key for key, count in ready.items()
+                   if count > self.dag(key[0], runs[key].dag_hash).max_active_tasks - active.get(key, 0)}
         left: set[tuple[Tie, int]] = set()  # buckets where a race was lost: another scheduler claims them
         checked: set[tuple[Tie, int]] = set()  # buckets this pass has entered
         pool_sizes: dict[str, int | None] = {}
@@ -242,7 +248,8 @@ class ClaimPass:
                         break
                     checked.add((tie_of(later, runs), bucket_of(later)))
                     batch.append(self._candidate(later, dag, later_needs, creations))
-            results = claim_batch(self.store, batch, now=now, run=run, known=known, handing=handing)
+            results = claim_batch(self.store, batch, now=now, run=run, known=known, handing=handing,
+                                  crowded=(ti.dag_id, ti.run_id) in crowded)
             for candidate, result in zip(batch, results, strict=True):
                 batched.add(candidate.ti.key)
                 settle(candidate.ti, (tie_of(candidate.ti, runs), bucket_of(candidate.ti)), result)

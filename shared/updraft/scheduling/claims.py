@@ -167,16 +167,17 @@ class Handing:
 
 def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
                 run: DagRun | None = None, known: Frees | None = None,
-                handing: Handing | None = None) -> list[ClaimResult]:
+                handing: Handing | None = None, crowded: bool = False) -> list[ClaimResult]:
     """Claim tries of one run together (up to ``BATCH``), in one transaction: all dispatched; or, a limit short
     of their slots, each claimed on its own (``claim``'s results, in order); or, some claimed by another
     scheduler meanwhile, those lost and the rest claimed together again; or, another scheduler having created
     some of them, none (those lost and stale, the others untouched). None may be resuming with a kept ticket but
     a lone one. ``handing``: a lone stored candidate that needs what it holds is claimed with that end instead,
-    taking its slots (``limits.hand_over``)."""
+    taking its slots (``limits.hand_over``). ``crowded``: other instances of the run will wait for these tries'
+    slots (``Dispatch.waited``)."""
     if len(candidates) > BATCH or (len(candidates) > 1 and any(is_resuming(c.ti) for c in candidates)):
         raise ValueError(f"claim_batch: {len(candidates)} candidates, or a resumed try among several")
-    parts = [_ClaimParts.of(store, candidate, now) for candidate in candidates]
+    parts = [_ClaimParts.of(store, candidate, now, crowded) for candidate in candidates]
     if (handing is not None and handing.landed is None and len(parts) == 1
             and candidates[0].create_fields is None and fits(parts[0].claim, handing.ticket)):
         handed = _handed(store, handing, candidates[0], parts[0], run)
@@ -201,7 +202,7 @@ def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
             return [ClaimResult(lost=True, stale=True) if i in outcome.claims else ClaimResult()
                     for i in range(len(candidates))]
         if isinstance(outcome, Lost):
-            return _without_lost(store, candidates, outcome.claims, now=now, run=run, known=known)
+            return _without_lost(store, candidates, outcome.claims, now=now, run=run, known=known, crowded=crowded)
         if isinstance(outcome, Full):  # a limit short of the batch's slots: each as far as it goes
             return _one_by_one(store, candidates, now=now, run=run, known=known)
     if isinstance(outcome, Full):
@@ -232,28 +233,28 @@ def _handed(store: Store, handing: Handing, candidate: Candidate, part: _ClaimPa
 
 
 def _without_lost(store: Store, candidates: list[Candidate], lost: tuple[int, ...], *, now: dt.datetime,
-                  run: DagRun | None, known: Frees | None) -> list[ClaimResult]:
+                  run: DagRun | None, known: Frees | None, crowded: bool) -> list[ClaimResult]:
     """A batch whose transaction named tries another scheduler claimed meanwhile (``lost``, nothing written): those
     are lost, the others claimed again together (``Lost`` says they may be), so schedulers that meet spend a
     transaction per round, not one per try. Each round drops at least one try, so it ends."""
     rest = [c for i, c in enumerate(candidates) if i not in lost]
-    results = iter(claim_batch(store, rest, now=now, run=run, known=known) if rest else [])
+    results = iter(claim_batch(store, rest, now=now, run=run, known=known, crowded=crowded) if rest else [])
     return [ClaimResult(lost=True) if i in lost else next(results) for i in range(len(candidates))]
 
 
 def _one_by_one(store: Store, candidates: list[Candidate], *, now: dt.datetime,
                 run: DagRun | None, known: Frees | None) -> list[ClaimResult]:
-    """Each candidate claimed on its own, in order. Once a limit refuses one, a later one needing as many of its
-    slots or more is refused with it unasked, as the pass would (a slot freed meanwhile goes to the higher
-    priority, at the next pass, not to a lower one now)."""
+    """Each candidate claimed on its own, in order (a limit was short of their slots together: some will wait,
+    ``crowded``). Once a limit refuses one, a later one needing as many of its slots or more is refused with it
+    unasked, as the pass would (a slot freed meanwhile goes to the higher priority, at the next pass, not to a
+    lower one now)."""
     results: list[ClaimResult] = []
     refused: dict[str, LimitNeed] = {}  # limit id -> the need it refused with the fewest slots
     for c in candidates:
         refusing = next((need for need in c.needs if need.limit_id in refused
                          and need.slots >= refused[need.limit_id].slots), None)
         result = (ClaimResult(refused=refusing.refusal, full=refusing) if refusing is not None else
-                  claim(store, c.ti, c.task, c.needs, now=now, create_fields=c.create_fields, run=run,
-                        known=known))
+                  claim_batch(store, [c], now=now, run=run, known=known, crowded=True)[0])
         if result.full is not None and (result.full.limit_id not in refused
                                         or result.full.slots < refused[result.full.limit_id].slots):
             refused[result.full.limit_id] = result.full
@@ -271,9 +272,10 @@ class _ClaimParts:
     try_number: int
     try_id: str
     new_try: bool  # not a deferral's resumed half nor a sensor's next poke
+    waited: bool  # it waited for slots, or others of its run will wait for its slots (``Dispatch.waited``)
 
     @classmethod
-    def of(cls, store: Store, candidate: Candidate, now: dt.datetime) -> _ClaimParts:
+    def of(cls, store: Store, candidate: Candidate, now: dt.datetime, crowded: bool = False) -> _ClaimParts:
         # A try resuming after a deferral keeps its number (Airflow counts the two halves as one try) and the
         # slots it kept while deferred (a pool with include_deferred): only the others are taken (``claim_needs``
         # left the kept ones out). A reschedule-mode sensor's next poke keeps its number too (``continues_try``).
@@ -298,7 +300,7 @@ class _ClaimParts:
 
         needs = tuple(Need(need.limit_id, need.slots, need.limit) for need in candidate.needs)
         return cls(Claim(holder, needs, held), fields, expected, fields["try_number"], try_id,
-                   not resuming and not continues)
+                   not resuming and not continues, crowded or ti.blocked_reason is not None)
 
     def dispatched(self, store: Store, candidate: Candidate, run: DagRun | None) -> ClaimResult:
         ti = candidate.ti
@@ -309,7 +311,7 @@ class _ClaimParts:
         compute = dict(getattr(candidate.task, "compute", None) or {})
         # The run copied: the caller goes on with its own object, the dispatch may be delivered in this process.
         return ClaimResult(Dispatch(ti.key, self.try_number, self.try_id, executor=executor_for(compute, ti.executor),
-                                    compute=compute, waited=ti.blocked_reason is not None,
+                                    compute=compute, waited=self.waited,
                                     run=dataclasses.replace(run) if run is not None else None))
 
 

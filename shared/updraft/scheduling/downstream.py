@@ -124,13 +124,13 @@ def hand_over_for(store: Store, scheduler: Scheduler, dag: SerializedDAG, ti: Ta
 
 def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, *,
                         branched: bool = False, whole_run: Callable[[], PassReport | None] | None = None,
-                        handed: PassReport | None = None) -> PassReport | None:
+                        hand_over: HandOver | None = None) -> PassReport | None:
     """Schedule what the end of ``ended`` (the instance in the state its try ended in) lets go, incrementally
     where ``plan`` allows; ``branched``: the try skipped tasks (a branch), which cascades through the run;
     ``whole_run`` schedules the whole run when that is needed (default: ``Scheduler.schedule_run`` here);
-    ``handed``: the pass that claimed a waiting instance with the end (``hand_over_for``), which left nothing else to
-    claim for it. None: nothing to do yet (only counters moved; a later end, or the tick, decides), or handed to
-    ``whole_run``."""
+    ``hand_over``: what the end's hand-over found (``hand_over_for``): the pass that claimed a waiting instance
+    with the end, which left nothing else to claim for it, or no waiting hit. None: nothing to do yet (only
+    counters moved; a later end, or the tick, decides), or handed to ``whole_run``."""
     if whole_run is None:
         whole_run = functools.partial(scheduler.schedule_run, ended.dag_id, ended.run_id)
     found = plan(dag, ended.task_id)
@@ -141,14 +141,15 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     ends = store.count_ends(ended.dag_id, ended.run_id, counted) if counted else None
     if ends is not None and _complete(found, ends, ended.task_id):
         return whole_run()  # the last upstream, leaf or mapped instance to end
-    if handed is not None:
-        return handed  # its slots went to a waiting instance: the run cannot end, nothing else is decided here
+    if hand_over is not None and hand_over.report is not None:
+        return hand_over.report  # its slots went to a waiting instance: the run cannot end, nothing else is decided
     succeeded = not branched and ended.state == TaskInstanceState.SUCCESS
     if ends is not None and ends.waiting is not None:
         # Instances wait for slots: the best of them get what this end frees.
         if not succeeded or found.whole_run:
             return whole_run()
-        return _waiting(store, scheduler, dag, ended, found, ends.waiting, whole_run=whole_run)
+        return _waiting(store, scheduler, dag, ended, found, ends.waiting, whole_run=whole_run,
+                        listed=hand_over is None or hand_over.listed)
     if found.whole_run or not succeeded:
         return whole_run()
     if found.mapped:
@@ -163,7 +164,8 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
     if run is None:
         return None
     if ends.waiting is not None:
-        return _waiting(store, scheduler, dag, ended, found, ends.waiting, whole_run=whole_run)
+        return _waiting(store, scheduler, dag, ended, found, ends.waiting, whole_run=whole_run,
+                        listed=hand_over is None or hand_over.listed)
     if is_leaf:
         if all(key in items and items[key].state not in UNFINISHED_TI_STATES for key in read):
             return whole_run()  # every leaf ended: the whole run decides the run's end
@@ -175,7 +177,7 @@ def schedule_downstream(store: Store, scheduler: Scheduler, dag: SerializedDAG, 
 
 
 def _waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: TaskInstance, found: Plan, mark: str,
-             *, whole_run: Callable[[], PassReport | None]) -> PassReport | None:
+             *, whole_run: Callable[[], PassReport | None], listed: bool) -> PassReport | None:
     """The end in a run where instances wait (``mark``: the waiting mark's token it read): its downstream decided
     as planned (nothing for a counted mapped instance, whose downstream waits for its task's last instance), with
     the best waiting instances claimed (``waiting_claims``; a small run is read whole); a leaf's end decides
@@ -184,7 +186,7 @@ def _waiting(store: Store, scheduler: Scheduler, dag: SerializedDAG, ended: Task
         return whole_run()
     return schedule_waiting(store, scheduler, ended, mark, decide=found.decide,
                             reads=[TIKey(ended.dag_id, ended.run_id, task_id) for task_id in found.reads],
-                            whole_run=whole_run)
+                            whole_run=whole_run, listed=listed)
 
 
 def _complete(found: Plan, ends: RunEnds, task_id: str) -> bool:

@@ -9,8 +9,10 @@ n``); here the run's sparse waiting index (``store.waiting``) does: one Query of
 then one strongly consistent BatchGetItem of those instances with the run, its DAG's row and the ENDS item (the
 index is eventually consistent: a hit claimed meanwhile is dropped, and a stale hit that slips through only
 costs a refused conditional write). The best of them go through the scheduler's normal claim path
-(``Scheduler.schedule_tasks`` with the ended try's ``donor``), as many as the slots the end frees can take, so
-every limit and the claim protocol's invariants hold as in any pass.
+(``Scheduler.schedule_tasks``), as many as the slots the end frees can take, so every limit and the claim
+protocol's invariants hold as in any pass. A try that was itself claimed from the waiting instances does this
+before its end is written, and sends its end with the claim (``HandOver``: the slots move to the next instance
+with no counter written, decision 0033); ``schedule_waiting`` is the path of every other end.
 
 The whole run is evaluated instead when nothing waiting is found (the mark is stale, or the index has not caught
 up: that pass claims what waits), and in a small run (``index_pays``), where reading the run whole costs no more
@@ -69,15 +71,16 @@ def index_pays(dag: SerializedDAG) -> bool:
 
 def schedule_waiting(store: Store, scheduler: Scheduler, ended: TaskInstance, mark: str, *,
                      decide: Sequence[str] = (), reads: Sequence[TIKey] = (),
-                     whole_run: Callable[[], PassReport | None]) -> PassReport | None:
+                     whole_run: Callable[[], PassReport | None], listed: bool = True) -> PassReport | None:
     """After ``ended``'s successful try in a run it read marked waiting (``mark``, the mark's token): claim the
     run's best waiting instances and decide ``decide`` (its downstream tasks decided from their upstreams' items,
     ``reads``) in one pass; ``whole_run`` when the run is no longer marked or nothing waiting is found (once for
     the ends that find nothing under one mark). The index is read first (keys only, eventually consistent:
     cheaper than the mark), so an end where it finds nothing reads no more; else one batch reads the hits with
-    the run, its DAG's row, the mark and ``reads``."""
+    the run, its DAG's row, the mark and ``reads``. ``listed`` False: the end's hand-over listed the index just
+    before the end and found it empty (``HandOver.listed``), so it is not listed again."""
     wanted = max(1, ended.pool_slots)  # one try's end frees one slot of each limit, its pool's pool_slots
-    hits = store.waiting_tis(ended.dag_id, ended.run_id, limit=wanted + SPARE_HITS)
+    hits = store.waiting_tis(ended.dag_id, ended.run_id, limit=wanted + SPARE_HITS) if listed else []
     if not hits:
         return _look_once(store, ended, mark, whole_run)  # nothing waits, or the index has not caught up
     run, meta, items, ends = store.get_run_meta_and_tis(ended.dag_id, ended.run_id, [*reads, *hits])
@@ -130,7 +133,8 @@ class HandOver:
     (``Scheduler.schedule_tasks``), so every check of a claim holds as in any pass. Otherwise the end is not sent
     here (``None``: ``finish_try`` releases, and the mini scheduler claims after it as it did). ``report``: the
     pass that claimed with the end, when it did (the mini scheduler then has nothing left to claim for this
-    end)."""
+    end); ``listed`` False, its listing of the waiting index came back empty (the mini scheduler does not list
+    it again)."""
 
     def __init__(self, store: Store, scheduler: Scheduler, place: int, wave: int) -> None:
         self.store = store
@@ -138,6 +142,7 @@ class HandOver:
         self.place = place
         self.hits = max(HAND_OVER_PICKS + 1, min(wave, HAND_OVER_HITS))
         self.report: PassReport | None = None
+        self.listed = True  # False: its listing of the waiting index came back empty
 
     def __call__(self, end: TryEnd) -> bool | None:
         handing = None if end.ticket is None else Handing(end.holder(self.store), end.ticket)
@@ -157,6 +162,7 @@ class HandOver:
         """The pass claiming a waiting instance with ``handing`` (None: nothing handed)."""
         hits = self.store.waiting_tis(ended.dag_id, ended.run_id, limit=self.hits)
         if not hits:
+            self.listed = False
             return None
         window = hand_over_window(hits, self.place)
         read = self.store.read_run(ended.dag_id, ended.run_id, window, counters=limits.shard_ids(handing.ticket))

@@ -106,8 +106,8 @@ def test_a_mapped_leafs_end_gives_its_slots_to_the_next_waiting_instance(store):
     item = workers.executor.take()[0]
     with dynamo_requests() as sent:
         assert workers.run_one(item)
-    # One release transaction (the ticket and its gives), one claim transaction (the next instance and its takes).
-    assert operations(sent).count("TransactWriteItems") == 2
+    # One transaction: the end, and the next instance's claim taking its slots (``HandOver``).
+    assert operations(sent).count("TransactWriteItems") == 1
     (claimed,) = workers.executor.take()
     assert store.get_ti(item.key).ticket is None and store.get_ti(claimed.key).ticket
     assert held_slots(store, run_tasks_limit("leaf", "r")) == 2  # max_active_tasks: the ended one gave its slot
@@ -361,11 +361,14 @@ def _counter_frees(store: DynamoStore, *limit_ids: str) -> dict[str, tuple[int, 
 
 
 def test_a_try_claimed_from_waiting_hands_its_slots_to_the_next_with_its_end(store):
-    """A try claimed from the waiting instances ends in one transaction with the next one's claim, which takes
-    its ticket's holds: no counter is written, and the end sends one transaction instead of two."""
+    """A try claimed from the waiting instances, or claimed while others of its run were left waiting, ends in one
+    transaction with the next one's claim, which takes its ticket's holds: no counter is written, and the end
+    sends one transaction instead of two."""
+    roomy = _started(store, _mapped("roomy", 2))
+    assert not any(item.waited for item in roomy.executor.take())  # nothing of that run waits
     workers = _started(store, _mapped("handed", 6, leaf=True))
     first, second = workers.executor.take()
-    assert not first.waited  # claimed by the tick before anything waited
+    assert first.waited and second.waited  # the tick left four waiting
     assert workers.run_one(first)
     (third,) = workers.executor.take()
     assert third.waited and third.key.map_index == 2  # claimed from the waiting ones
