@@ -459,3 +459,19 @@ def test_a_hand_over_lost_to_another_end_goes_to_the_next_waiting_instance(store
     assert fourth.key.map_index == 4 and store.get_ti(fourth.key).ticket
     assert store.get_ti(third.key).state == TaskInstanceState.SUCCESS and store.get_ti(third.key).ticket is None
     assert held_slots(store, run_tasks_limit("raced", "r")) == 2
+
+
+def test_an_end_whose_hand_over_found_nothing_waiting_does_not_list_the_index_again(store):
+    workers = _started(store, _mapped("tail", 3, leaf=True))
+    first, second = workers.executor.take()
+    assert workers.run_one(first)  # handed to the last waiting instance
+    (last,) = workers.executor.take()
+    workers.executor.dispatch([second])
+    sent, _, whole = _one_end(store, workers)
+    # its hand-over listed the index (empty), then it released, counted, cleared the mark it read and read the run
+    # whole (``_look_once``): the index listed once, before the release, not again after it
+    release = sent.index("TransactWriteItems")
+    assert sent[:release].count("Query") == 1 and "Query" not in sent[release:sent.index("BatchGetItem")]
+    assert whole == 1
+    assert store.get_ti(second.key).state == TaskInstanceState.SUCCESS
+    assert workers.run_one(last) and store.get_run("tail", "r").state == DagRunState.SUCCESS
