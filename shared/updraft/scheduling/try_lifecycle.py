@@ -89,12 +89,12 @@ class TryEnd:
 
 # Sends a successful try's end with the claim of the next instance waiting for its slots (``waiting_claims``):
 # True, the end landed; False, its write was refused (the try was ended elsewhere); None, it was not sent.
-HandOver = Callable[[TryEnd], "bool | None"]
+EndWithClaim = Callable[[TryEnd], "bool | None"]
 
 
 def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now: dt.datetime,
                dag: SerializedDAG, started: TaskInstance | None = None,
-               hand_over: HandOver | None = None) -> TaskInstance | None:
+               hand_over: EndWithClaim | None = None) -> TaskInstance | None:
     """Record the try's outcome (retry or fail as the task's retries decide), free its slots, apply skips.
 
     Returns the instance as it was while running, in the state its try ended in (falsy: the try was ended

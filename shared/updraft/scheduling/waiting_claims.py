@@ -145,9 +145,9 @@ class HandOver:
         self.listed = True  # False: its listing of the waiting index came back empty
 
     def __call__(self, end: TryEnd) -> bool | None:
-        handing = None if end.ticket is None else Handing(end.holder(self.store), end.ticket)
-        if handing is None:
+        if end.ticket is None:
             return None
+        handing = Handing(end.holder(self.store), end.ticket)
         try:
             self.report = self._claim_with(end.ended, handing)
         except Exception:
