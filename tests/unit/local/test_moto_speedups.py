@@ -40,7 +40,10 @@ SCRIPT = textwrap.dedent("""
                                                 "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"},
                                                               {"AttributeName": "n", "KeyType": "RANGE"}]},
                                                {"IndexName": "by_g_only", "Projection": {"ProjectionType": "ALL"},
-                                                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}])
+                                                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]},
+                                               {"IndexName": "by_g_keys", "Projection": {"ProjectionType": "KEYS_ONLY"},
+                                                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"},
+                                                              {"AttributeName": "n", "KeyType": "RANGE"}]}])
         c.put_item(TableName="t", Item=ITEM)
         c.put_item(TableName="t", Item={**ITEM, "sk": {"S": "2"}})
         for pk, sk in (("b", "3"), ("b", "1"), ("b", "2"), ("0", "9"), ("c", "0")):
@@ -85,6 +88,9 @@ SCRIPT = textwrap.dedent("""
                                               ScanIndexForward=False, ExpressionAttributeValues={":g": {"S": "x"}})["Items"],
             "global_index_hash_only": c.query(TableName="t", IndexName="by_g_only", KeyConditionExpression="g = :g",
                                               ExpressionAttributeValues={":g": {"S": "x"}})["Items"],
+            "global_index_keys_only": {k: v for k, v in c.query(
+                TableName="t", IndexName="by_g_keys", KeyConditionExpression="g = :g", Limit=3,
+                ExpressionAttributeValues={":g": {"S": "x"}}).items() if k != "ResponseMetadata"},
         }
         try:
             c.put_item(TableName="t", Item=ITEM, ConditionExpression="attribute_not_exists(pk)",
@@ -118,6 +124,8 @@ def test_fast_path_responses_equal_motos_own():
     assert start == {"g": {"S": "x"}, "n": {"N": "1"}, "pk": {"S": "d"}, "sk": {"S": "1"}}
     assert [i["pk"]["S"] for i in fast["global_index_backwards"]] == ["e", "h", "d", "d", "a"]
     assert len(fast["global_index_hash_only"]) == 5
+    keys_only = fast["global_index_keys_only"]  # the table's and the index's keys, nothing else
+    assert [sorted(i) for i in keys_only["Items"]] == [["g", "n", "pk", "sk"]] * 3 and keys_only["LastEvaluatedKey"]
 
 
 @pytest.fixture
