@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
+import time
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from updraft.limits import Claim, HolderWrite, Need, Table, Ticket
+from updraft.local.embedded_aws import serialized_moto
 from updraft.model.records import TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.store import keys
@@ -123,3 +126,39 @@ class LostAcknowledgement:
         except ClientError as exc:
             exc.response["ResponseMetadata"]["RetryAttempts"] = 1
             raise
+
+
+def race(table: Table, schedulers: int, scheduler: Callable[[int], None], pool: str) -> list[int]:
+    """``scheduler(seed)`` on ``schedulers`` threads at once through serialized moto (one request at a time, a
+    transaction atomic), while a monitor checks the accounts (``check_accounts``, one atomic snapshot a scan)
+    every 10 ms. Returns the slots of ``pool`` held at each scan; raises the first error of any thread."""
+    errors: list[BaseException] = []
+    done = threading.Event()
+    peaks: list[int] = []
+
+    def guarded(seed: int) -> None:
+        try:
+            scheduler(seed)
+        except BaseException as exc:  # (reported by the test's thread)
+            errors.append(exc)
+
+    def monitor() -> None:
+        try:
+            while not done.is_set():
+                peaks.append(check_accounts(table).get(keys.limit_pk(pool), 0))
+                time.sleep(0.01)
+        except BaseException as exc:
+            errors.append(exc)
+
+    with serialized_moto():
+        threads = [threading.Thread(target=guarded, args=(seed,)) for seed in range(schedulers)]
+        watcher = threading.Thread(target=monitor)
+        watcher.start()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        done.set()
+        watcher.join()
+    assert not errors, errors
+    return peaks

@@ -5,11 +5,9 @@ claiming, releasing and handing over at once never hold more than the pool."""
 from __future__ import annotations
 
 import random
-import threading
-import time
 
 import pytest
-from limits_helpers import LostAcknowledgement, S, check_accounts, claim, end, scan, scheduled
+from limits_helpers import LostAcknowledgement, S, check_accounts, claim, end, race, scan, scheduled
 
 from updraft.limits import (
     Acquired,
@@ -27,7 +25,6 @@ from updraft.limits import (
     resize,
     shard_ids,
 )
-from updraft.local.embedded_aws import serialized_moto
 from updraft.store import keys
 
 POOL = "pool:p"
@@ -108,54 +105,30 @@ def test_eight_schedulers_handing_over_never_hold_more_than_the_pool(store, tabl
     every ticket's slots are in the counters and never more than 10 are held, at every scan."""
     instances = [scheduled(store, f"t{i}") for i in range(96)]
     outcomes: list[object] = []
-    errors: list[BaseException] = []
-    done = threading.Event()
-    peaks: list[int] = []
 
     def scheduler(seed: int) -> None:
         rng = random.Random(seed)
         mine: list[tuple[object, Ticket]] = []
-        try:
-            for _ in range(12):
-                if mine and rng.random() < 0.5:  # hand one over to an instance another scheduler may want too
-                    key, ticket = mine.pop(rng.randrange(len(mine)))
-                    following = rng.choice(instances)
-                    result = hand_over(table, end(store, key), ticket, claim(store, following, *NEEDS))
-                    outcomes.append(result)
-                    if isinstance(result, Handed):
-                        mine.append((following, result.ticket))
-                    else:
-                        assert isinstance(result, Lost) and release(table, end(store, key), ticket)
-                    continue
-                batch = rng.sample(instances, rng.randint(1, 2))
-                result = acquire(table, [claim(store, key, *NEEDS) for key in batch])
-                if isinstance(result, Acquired):
-                    mine.extend(zip(batch, result.tickets, strict=True))
-                if mine and rng.random() < 0.3:
-                    key, ticket = mine.pop(rng.randrange(len(mine)))
-                    assert release(table, end(store, key), ticket)
-        except BaseException as exc:  # (reported by the test's thread)
-            errors.append(exc)
+        for _ in range(12):
+            if mine and rng.random() < 0.5:  # hand one over to an instance another scheduler may want too
+                key, ticket = mine.pop(rng.randrange(len(mine)))
+                following = rng.choice(instances)
+                result = hand_over(table, end(store, key), ticket, claim(store, following, *NEEDS))
+                outcomes.append(result)
+                if isinstance(result, Handed):
+                    mine.append((following, result.ticket))
+                else:
+                    assert isinstance(result, Lost) and release(table, end(store, key), ticket)
+                continue
+            batch = rng.sample(instances, rng.randint(1, 2))
+            result = acquire(table, [claim(store, key, *NEEDS) for key in batch])
+            if isinstance(result, Acquired):
+                mine.extend(zip(batch, result.tickets, strict=True))
+            if mine and rng.random() < 0.3:
+                key, ticket = mine.pop(rng.randrange(len(mine)))
+                assert release(table, end(store, key), ticket)
 
-    def monitor() -> None:
-        try:
-            while not done.is_set():
-                peaks.append(check_accounts(table).get(keys.limit_pk(POOL), 0))
-                time.sleep(0.01)
-        except BaseException as exc:
-            errors.append(exc)
-
-    with serialized_moto():
-        threads = [threading.Thread(target=scheduler, args=(seed,)) for seed in range(8)]
-        watcher = threading.Thread(target=monitor)
-        watcher.start()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        done.set()
-        watcher.join()
-    assert not errors, errors
+    peaks = race(table, 8, scheduler, POOL)
     assert len(peaks) > 5 and max(peaks) <= 10
     held = check_accounts(table)[keys.limit_pk(POOL)]
     assert held == sum(store.get_ti(key).state == S.QUEUED for key in instances) <= 10

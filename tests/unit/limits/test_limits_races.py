@@ -5,14 +5,11 @@ the counters, seen by a monitor whose every scan is one atomic snapshot."""
 from __future__ import annotations
 
 import random
-import threading
-import time
 
 import pytest
-from limits_helpers import S, check_accounts, claim, end, scheduled
+from limits_helpers import S, check_accounts, claim, end, race, scheduled
 
 from updraft.limits import Acquired, Full, Lost, Need, acquire, release
-from updraft.local.embedded_aws import serialized_moto
 from updraft.store import keys
 
 POOL = "pool:ten"
@@ -25,48 +22,23 @@ def test_eight_schedulers_never_hold_more_than_the_pool(store, table):
     needs = (Need(POOL, 1, 10), Need("parallelism", 1, 130))  # (parallelism: three shards, never the binding one)
     instances = [scheduled(store, f"t{i}") for i in range(SCHEDULERS * ROUNDS)]
     outcomes: list[object] = []
-    errors: list[BaseException] = []
-    done = threading.Event()
-    peaks: list[int] = []
 
     def scheduler(seed: int) -> None:
         rng = random.Random(seed)
         mine = []
-        try:
-            for _ in range(ROUNDS):
-                # claims overlap: two schedulers often want the same instance
-                batch = rng.sample(instances, rng.randint(1, 3))
-                result = acquire(table, [claim(store, key, *needs) for key in batch])
-                outcomes.append(result)
-                if isinstance(result, Acquired):
-                    mine.extend(zip(batch, result.tickets, strict=True))
-                if mine and rng.random() < 0.6:
-                    key, ticket = mine.pop(rng.randrange(len(mine)))
-                    assert release(table, end(store, key), ticket)
-                    assert not release(table, end(store, key), ticket)
-        except BaseException as exc:  # (reported by the test's thread)
-            errors.append(exc)
+        for _ in range(ROUNDS):
+            # claims overlap: two schedulers often want the same instance
+            batch = rng.sample(instances, rng.randint(1, 3))
+            result = acquire(table, [claim(store, key, *needs) for key in batch])
+            outcomes.append(result)
+            if isinstance(result, Acquired):
+                mine.extend(zip(batch, result.tickets, strict=True))
+            if mine and rng.random() < 0.6:
+                key, ticket = mine.pop(rng.randrange(len(mine)))
+                assert release(table, end(store, key), ticket)
+                assert not release(table, end(store, key), ticket)
 
-    def monitor() -> None:
-        try:
-            while not done.is_set():
-                held = check_accounts(table)
-                peaks.append(held.get(keys.limit_pk(POOL), 0))
-                time.sleep(0.01)
-        except BaseException as exc:
-            errors.append(exc)
-
-    with serialized_moto():
-        threads = [threading.Thread(target=scheduler, args=(seed,)) for seed in range(SCHEDULERS)]
-        watcher = threading.Thread(target=monitor)
-        watcher.start()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        done.set()
-        watcher.join()
-    assert not errors, errors
+    peaks = race(table, SCHEDULERS, scheduler, POOL)
     assert len(peaks) > 10 and max(peaks) <= 10
     held = check_accounts(table)[keys.limit_pk(POOL)]
     assert held == sum(store.get_ti(key).state == S.QUEUED for key in instances) <= 10
