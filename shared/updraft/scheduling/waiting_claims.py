@@ -126,7 +126,7 @@ class HandOver:
     the first and a few from its own ``place`` on (``hand_over_window``) in one strongly consistent batch with the
     run, its DAG's row, the mark and the counters the try's ticket holds slots on, and tries them in claim order,
     its own picks first among those Airflow's order cannot tell apart (``hand_over_order``); one another end took
-    meanwhile (nothing lands) sends it to the next. It hands over only when the run is marked waiting, the
+    meanwhile (nothing lands) sends it to the next. It hands over only to an instance read scheduled, the
     instance needs exactly what the try held (``claims.needs_as_held``: a mapped task's next instance, a
     fan-out's next task) and no shard of the ticket is over its share (``limits.over_share``: a shrunk limit's
     excess is given back, not passed on). The claim goes through the scheduler's claim path
@@ -168,8 +168,10 @@ class HandOver:
         read = self.store.read_run(ended.dag_id, ended.run_id, window, counters=limits.shard_ids(handing.ticket))
         waiting = [read.tis[key] for key in window
                    if key in read.tis and read.tis[key].state == TaskInstanceState.SCHEDULED]
-        if read.run is None or read.ends.waiting is None or not waiting \
-                or limits.over_share(handing.ticket, read.counters):
+        # The run's waiting mark is not asked for: it tells an end that frees slots to look (a pass that leaves
+        # instances waiting and an end that frees slots must see each other); a hand-over frees none, and an
+        # instance in the index read scheduled waits, whether the pass that refused it has marked the run yet.
+        if read.run is None or not waiting or limits.over_share(handing.ticket, read.counters):
             return None
         dag = self.scheduler.dag(read.run.dag_id, read.run.dag_hash)
         step: PassReport | None = None

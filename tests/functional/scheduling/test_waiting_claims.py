@@ -475,3 +475,18 @@ def test_an_end_whose_hand_over_found_nothing_waiting_does_not_list_the_index_ag
     assert whole == 1
     assert store.get_ti(second.key).state == TaskInstanceState.SUCCESS
     assert workers.run_one(last) and store.get_run("tail", "r").state == DagRunState.SUCCESS
+
+
+def test_a_hand_over_needs_no_waiting_mark(store):
+    """A wave's tries can end before the pass that left the others waiting has marked the run (a fan-out's no-op
+    first wave): the mark tells an end that frees slots to look; a hand-over frees none, and an instance the index
+    lists and the strong read finds scheduled waits."""
+    workers = _started(store, _mapped("unmarked", 5, leaf=True))
+    first, _ = workers.executor.take()
+    mark = store.get_run_meta_and_tis("unmarked", "r", ())[3].waiting
+    assert mark and store.clear_waiting("unmarked", "r", mark)
+    with dynamo_requests() as sent:
+        assert workers.run_one(first)
+    assert operations(sent).count("TransactWriteItems") == 1
+    (claimed,) = workers.executor.take()
+    assert claimed.key.map_index == 2 and store.get_ti(claimed.key).ticket
