@@ -43,8 +43,7 @@ class NotHeld:
 def fits(claim: Claim, ticket: Ticket) -> bool:
     """Whether ``claim`` needs exactly what ``ticket`` holds (each limit once, as many slots), and holds nothing
     yet: the only claims a hand-over serves."""
-    return claim.held is None and sorted((need.limit_id, need.slots) for need in claim.needs) == sorted(
-        (hold.limit_id, hold.slots) for hold in ticket.holds)
+    return claim.held is None and ticket.holds_exactly((need.limit_id, need.slots) for need in claim.needs)
 
 
 def shard_ids(ticket: Ticket) -> list[tuple[str, int]]:

@@ -53,6 +53,10 @@ class Ticket:
         """The slots held of ``limit_id`` (0: none)."""
         return next((hold.slots for hold in self.holds if hold.limit_id == limit_id), 0)
 
+    def holds_exactly(self, needs: Iterable[tuple[str, int]]) -> bool:
+        """Whether ``needs`` (limit id, slots; any order) are exactly what this ticket holds."""
+        return sorted(needs) == [(hold.limit_id, hold.slots) for hold in self.holds]
+
     def adding(self, holds: Iterable[Hold]) -> Ticket:
         """This ticket with more holds, under the same id (a resumed try keeps what it kept while deferred)."""
         return Ticket(self.ticket_id, tuple(sorted((*self.holds, *holds), key=lambda hold: hold.limit_id)))

@@ -100,8 +100,7 @@ def needs_as_held(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, ti
     """Whether a claim of ``ti`` would need exactly what ``ticket`` holds (the limits and their slots, whatever
     their sizes: ``limits.fits``), so a try's end holding it can hand its slots over (``Handing``)."""
     needs = limits_for(ti, task, dag, parallelism=0, pool_slots_total=0)
-    return not is_resuming(ti) and sorted((need.limit_id, need.slots) for need in needs) == sorted(
-        (hold.limit_id, hold.slots) for hold in ticket.holds)
+    return not is_resuming(ti) and ticket.holds_exactly((need.limit_id, need.slots) for need in needs)
 
 
 def claim_needs(ti: TaskInstance, task: SerializedTask, dag: SerializedDAG, *, parallelism: int,
@@ -137,21 +136,6 @@ class Candidate:
 BATCH = 25
 
 
-def claim(store: Store, ti: TaskInstance, task: SerializedTask, needs: list[LimitNeed], *, now: dt.datetime,
-          create_fields: dict[str, Any] | None = None, run: DagRun | None = None,
-          known: Frees | None = None) -> ClaimResult:
-    """Turn one scheduled instance into a dispatched try, or say why not; never over-admits, never dispatches
-    twice: the instance's ``scheduled -> queued`` write and a take of every limit in ``needs`` are one
-    transaction (``updraft.limits.acquire``), so a claim lands whole or changes nothing.
-
-    With ``create_fields`` the instance does not exist yet (the evaluation that scheduled it did not write it):
-    the claim creates it queued, on the condition that nobody created it meanwhile. ``run``: the run as the
-    caller read it, carried by the dispatch (``executors.dispatch_run``). ``known``: where the caller saw room
-    in the limits' shards (``limits.Frees``), kept up to date.
-    """
-    return claim_batch(store, [Candidate(ti, task, needs, create_fields)], now=now, run=run, known=known)[0]
-
-
 @dataclass
 class Handing:
     """A try's end not sent yet, whose slots go to the next claim that needs exactly what it holds
@@ -169,12 +153,18 @@ def claim_batch(store: Store, candidates: list[Candidate], *, now: dt.datetime,
                 run: DagRun | None = None, known: Frees | None = None,
                 handing: Handing | None = None, crowded: bool = False) -> list[ClaimResult]:
     """Claim tries of one run together (up to ``BATCH``), in one transaction: all dispatched; or, a limit short
-    of their slots, each claimed on its own (``claim``'s results, in order); or, some claimed by another
-    scheduler meanwhile, those lost and the rest claimed together again; or, another scheduler having created
-    some of them, none (those lost and stale, the others untouched). None may be resuming with a kept ticket but
-    a lone one. ``handing``: a lone stored candidate that needs what it holds is claimed with that end instead,
-    taking its slots (``limits.hand_over``). ``crowded``: other instances of the run will wait for these tries'
-    slots (``Dispatch.waited``)."""
+    of their slots, each claimed on its own (in order); or, some claimed by another scheduler meanwhile, those
+    lost and the rest claimed together again; or, another scheduler having created some of them, none (those
+    lost and stale, the others untouched). None may be resuming with a kept ticket but a lone one.
+
+    Never over-admits, never dispatches twice: each instance's ``scheduled -> queued`` write and a take of every
+    limit its needs name are one transaction (``updraft.limits.acquire``). A candidate with ``create_fields``
+    does not exist yet (the evaluation that scheduled it did not write it): its claim creates it queued, on the
+    condition that nobody created it meanwhile. ``run``: the run as the caller read it, carried by the dispatch
+    (``executors.dispatch_run``). ``known``: where the caller saw room in the limits' shards (``limits.Frees``),
+    kept up to date. ``handing``: a lone stored candidate that needs what it holds is claimed with that end
+    instead, taking its slots (``limits.hand_over``). ``crowded``: other instances of the run will wait for these
+    tries' slots (``Dispatch.waited``)."""
     if len(candidates) > BATCH or (len(candidates) > 1 and any(is_resuming(c.ti) for c in candidates)):
         raise ValueError(f"claim_batch: {len(candidates)} candidates, or a resumed try among several")
     parts = [_ClaimParts.of(store, candidate, now, crowded) for candidate in candidates]

@@ -211,7 +211,7 @@ def hand_over_order(ordered: list[TaskInstance], window: list[TIKey]) -> list[Ta
 def place_of(dag: SerializedDAG, ti: TaskInstance) -> int:
     """A try's place among its run's instances in claim order, as far as the DAG says: its map index, or its
     task's among the DAG's task ids (``hand_over_window``)."""
-    return ti.map_index if ti.map_index >= 0 else sorted(dag.task_dict).index(ti.task_id)
+    return ti.map_index if ti.map_index >= 0 else sum(task_id < ti.task_id for task_id in dag.task_dict)
 
 
 def _look_once(store: Store, ended: TaskInstance, mark: str | None,
