@@ -149,9 +149,9 @@ def _defaults_applied(func):
             hook = getattr(self, "_hook_apply_defaults", None)
             if hook is not None:
                 kwargs = hook(kwargs, merged)
-        for name in params:
-            if name not in kwargs and name in merged and name != "params":
-                kwargs[name] = merged[name]
+        for name, value in merged.items():
+            if name in params and name not in kwargs and name != "params":
+                kwargs[name] = value
         missing = sorted(required - set(kwargs))
         if missing:
             task_id = kwargs.get("task_id", "?")
@@ -265,6 +265,32 @@ def validate_priority_weight(weight: Any, task_id: str) -> int:
     return max(MINIMUM_PRIORITY_WEIGHT, min(MAXIMUM_PRIORITY_WEIGHT, int(weight)))
 
 
+def _assign(node: Any, fields: dict[str, Any]) -> None:
+    """Set ``fields`` on a new operator as ``setattr`` one by one would, in one update of its ``__dict__`` where
+    that is the same thing: construction is hot at parse time (every try's child imports its DAG file again), and
+    ``BaseOperator.__setattr__`` is Python. A class that intercepts assignment (its own ``__setattr__``, or a data
+    descriptor such as a property for one of the names) gets each name through ``setattr``."""
+    cls = type(node)
+    if cls.__setattr__ is BaseOperator.__setattr__ and _data_descriptors(cls).isdisjoint(fields):
+        node.__dict__.update(fields)
+    else:
+        for name, value in fields.items():
+            setattr(node, name, value)
+
+
+_DESCRIPTORS: dict[type, frozenset[str]] = {}
+
+
+def _data_descriptors(cls: type) -> frozenset[str]:
+    """The names ``cls`` and its bases bind to data descriptors (what ``setattr`` calls instead of storing)."""
+    found = _DESCRIPTORS.get(cls)
+    if found is None:
+        found = _DESCRIPTORS[cls] = frozenset(
+            name for klass in cls.__mro__ for name, value in vars(klass).items()
+            if hasattr(type(value), "__set__") or hasattr(type(value), "__delete__"))
+    return found
+
+
 class _PartialDescriptor:
     """``Operator.partial(...)`` starts a mapped task; ``task.partial(...)`` on an instance is a mistake (Airflow)."""
 
@@ -310,6 +336,52 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
     _is_sensor: ClassVar[bool] = False
     is_mapped: ClassVar[bool] = False
     _detached: bool = False
+
+    # What ``__init__`` sets on every instance (declared only: ``_assign`` stores them).
+    owner: str
+    email: str | Iterable[str] | None
+    email_on_retry: bool
+    email_on_failure: bool
+    retries: int
+    retry_delay: timedelta | None
+    retry_exponential_backoff: bool | float
+    max_retry_delay: timedelta | None
+    depends_on_past: bool
+    ignore_first_depends_on_past: bool
+    wait_for_past_depends_before_skipping: bool
+    wait_for_downstream: bool
+    default_args: dict[str, Any]
+    queue: str
+    pool: str
+    pool_slots: int
+    execution_timeout: timedelta | None
+    on_execute_callback: Any
+    on_failure_callback: Any
+    on_success_callback: Any
+    on_retry_callback: Any
+    on_skipped_callback: Any
+    _pre_execute_hook: Any
+    _post_execute_hook: Any
+    resources: dict | None
+    run_as_user: str | None
+    map_index_template: str | None
+    max_active_tis_per_dag: int | None
+    max_active_tis_per_dagrun: int | None
+    executor: str | None
+    executor_config: dict[str, Any]
+    do_xcom_push: bool
+    multiple_outputs: bool
+    inlets: list[Any]
+    outlets: list[Any]
+    doc: str | None
+    doc_md: str | None
+    doc_json: str | None
+    doc_yaml: str | None
+    doc_rst: str | None
+    logger_name: str | None
+    allow_nested_operators: bool
+    render_template_as_native_obj: bool | None
+    retry_policy: Any
 
     def __init__(
         self,
@@ -393,68 +465,79 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
         validate_key(self.task_id, kind="task_id")
         dag_id = dag.dag_id if dag is not None else None
 
-        self.owner = owner
-        self.email = email
-        self.email_on_retry = email_on_retry
-        self.email_on_failure = email_on_failure
-        self.retries = parse_retries(retries, task_id)
-        self.retry_delay = _as_timedelta(retry_delay, "retry_delay", task_id)
-        self.retry_exponential_backoff = retry_exponential_backoff
-        self.max_retry_delay = _as_timedelta(max_retry_delay, "max_retry_delay", task_id)
-        self.start_date = timezone.convert_to_utc(start_date)
-        self.end_date = timezone.convert_to_utc(end_date)
-        self.depends_on_past = True if wait_for_downstream else depends_on_past
-        self.ignore_first_depends_on_past = ignore_first_depends_on_past
-        self.wait_for_past_depends_before_skipping = wait_for_past_depends_before_skipping
-        self.wait_for_downstream = wait_for_downstream
-        self.params = params if isinstance(params, ParamsDict) else ParamsDict(params)
-        self.default_args = dict(default_args or {})
-        self.priority_weight = validate_priority_weight(priority_weight, task_id)
-        self.weight_rule = validate_weight_rule(weight_rule, task_id)
-        self.queue = queue
-        self.pool = DEFAULT_POOL_NAME if pool is None else pool
+        # Validated in Airflow's order (the first bad argument is the one named), then set at once (``_assign``).
+        retries = parse_retries(retries, task_id)
+        delay = _as_timedelta(retry_delay, "retry_delay", task_id)
+        max_retry_delay = _as_timedelta(max_retry_delay, "max_retry_delay", task_id)
+        priority_weight = validate_priority_weight(priority_weight, task_id)
+        weight_rule = validate_weight_rule(weight_rule, task_id)
         if not isinstance(pool_slots, int):
             raise TypeError(f"'pool_slots' for task {task_id!r} expects {int}, got {type(pool_slots)} with value "
                             f"{pool_slots!r}")
         if pool_slots < 1:
             raise ValueError(f"pool slots for {task_id}{f' in dag {dag_id}' if dag_id else ''} "
                              f"cannot be less than 1")
-        self.pool_slots = pool_slots
         if execution_timeout is not None and not isinstance(execution_timeout, timedelta):
             raise ValueError(f"execution_timeout must be timedelta object but passed as type: "
                              f"{type(execution_timeout)}")
-        self.execution_timeout = execution_timeout
-        self.on_execute_callback = on_execute_callback
-        self.on_failure_callback = on_failure_callback
-        self.on_success_callback = on_success_callback
-        self.on_retry_callback = on_retry_callback
-        self.on_skipped_callback = on_skipped_callback
-        self._pre_execute_hook = pre_execute
-        self._post_execute_hook = post_execute
-        self.trigger_rule = validate_trigger_rule(trigger_rule, task_id, dag_id)
-        self.resources = resources
-        self.run_as_user = run_as_user
-        self.map_index_template = map_index_template
-        self.max_active_tis_per_dag = max_active_tis_per_dag
-        self.max_active_tis_per_dagrun = max_active_tis_per_dagrun
-        self.executor = executor
-        self.executor_config = dict(executor_config or {})
-        self.compute = resolve_compute(executor, self.executor_config, execution_timeout, task_id=self.task_id)
-        self.do_xcom_push = do_xcom_push
-        self.multiple_outputs = multiple_outputs
-        self.inlets = list(inlets) if isinstance(inlets, (list, tuple)) else ([inlets] if inlets else [])
-        self.outlets = list(outlets) if isinstance(outlets, (list, tuple)) else ([outlets] if outlets else [])
-        self.doc = doc
-        self.doc_md = doc_md
-        self.doc_json = doc_json
-        self.doc_yaml = doc_yaml
-        self.doc_rst = doc_rst
-        self._task_display_name = task_display_name
-        self.logger_name = logger_name
-        self.allow_nested_operators = allow_nested_operators
-        self.render_template_as_native_obj = render_template_as_native_obj
-        self.retry_policy = _checked_retry_policy(retry_policy, task_id)
-
+        trigger_rule = validate_trigger_rule(trigger_rule, task_id, dag_id)
+        executor_config = dict(executor_config or {})
+        compute = resolve_compute(executor, executor_config, execution_timeout, task_id=self.task_id)
+        retry_policy = _checked_retry_policy(retry_policy, task_id)
+        _assign(self, {
+            "owner": owner,
+            "email": email,
+            "email_on_retry": email_on_retry,
+            "email_on_failure": email_on_failure,
+            "retries": retries,
+            "retry_delay": delay,
+            "retry_exponential_backoff": retry_exponential_backoff,
+            "max_retry_delay": max_retry_delay,
+            "start_date": timezone.convert_to_utc(start_date),
+            "end_date": timezone.convert_to_utc(end_date),
+            "depends_on_past": True if wait_for_downstream else depends_on_past,
+            "ignore_first_depends_on_past": ignore_first_depends_on_past,
+            "wait_for_past_depends_before_skipping": wait_for_past_depends_before_skipping,
+            "wait_for_downstream": wait_for_downstream,
+            "params": params if isinstance(params, ParamsDict) else ParamsDict(params),
+            "default_args": dict(default_args or {}),
+            "priority_weight": priority_weight,
+            "weight_rule": weight_rule,
+            "queue": queue,
+            "pool": DEFAULT_POOL_NAME if pool is None else pool,
+            "pool_slots": pool_slots,
+            "execution_timeout": execution_timeout,
+            "on_execute_callback": on_execute_callback,
+            "on_failure_callback": on_failure_callback,
+            "on_success_callback": on_success_callback,
+            "on_retry_callback": on_retry_callback,
+            "on_skipped_callback": on_skipped_callback,
+            "_pre_execute_hook": pre_execute,
+            "_post_execute_hook": post_execute,
+            "trigger_rule": trigger_rule,
+            "resources": resources,
+            "run_as_user": run_as_user,
+            "map_index_template": map_index_template,
+            "max_active_tis_per_dag": max_active_tis_per_dag,
+            "max_active_tis_per_dagrun": max_active_tis_per_dagrun,
+            "executor": executor,
+            "executor_config": executor_config,
+            "compute": compute,
+            "do_xcom_push": do_xcom_push,
+            "multiple_outputs": multiple_outputs,
+            "inlets": list(inlets) if isinstance(inlets, (list, tuple)) else ([inlets] if inlets else []),
+            "outlets": list(outlets) if isinstance(outlets, (list, tuple)) else ([outlets] if outlets else []),
+            "doc": doc,
+            "doc_md": doc_md,
+            "doc_json": doc_json,
+            "doc_yaml": doc_yaml,
+            "doc_rst": doc_rst,
+            "_task_display_name": task_display_name,
+            "logger_name": logger_name,
+            "allow_nested_operators": allow_nested_operators,
+            "render_template_as_native_obj": render_template_as_native_obj,
+            "retry_policy": retry_policy,
+        })
         _check_instance_types(self, _EXPECTED_TYPES)
         if task_group is not None:
             task_group.add(self)

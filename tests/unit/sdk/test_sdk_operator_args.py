@@ -281,3 +281,42 @@ def test_operator_defaults_come_from_airflows_configuration_variables():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
                             check=False)
     assert "AIRFLOW__CORE__DEFAULT_TASK_RETRIES must be an integer, got 'many'" in result.stderr
+
+
+class TestAssignmentOfArguments:
+    """The constructor sets its arguments as ``setattr`` would, though it stores most of them in one update: a
+    subclass that intercepts assignment sees each one."""
+
+    def test_a_property_of_a_subclass_receives_its_argument(self):
+        class Pooled(BaseOperator):
+            seen: ClassVar[list[str]] = []
+
+            @property
+            def pool(self) -> str:
+                return self._pool
+
+            @pool.setter
+            def pool(self, value: str) -> None:
+                type(self).seen.append(value)
+                self._pool = value.upper()
+
+        with DAG("d"):
+            task = Pooled(task_id="t", pool="small", retries=2)
+        assert (Pooled.seen, task.pool, task.retries) == (["small"], "SMALL", 2)
+
+    def test_a_subclass_setattr_sees_every_argument(self):
+        class Watched(BaseOperator):
+            def __setattr__(self, key: str, value: Any) -> None:
+                self.__dict__.setdefault("_set", []).append(key)
+                super().__setattr__(key, value)
+
+        with DAG("d"):
+            task = Watched(task_id="t", owner="me")
+        assert {"owner", "retries", "pool", "trigger_rule", "outlets", "retry_policy"} <= set(task._set)
+        assert (task.owner, task.pool) == ("me", "default_pool")
+
+    def test_the_fields_are_stored_on_the_instance(self):
+        with DAG("d"):
+            task = EmptyOperator(task_id="t", owner="me", pool_slots=2, inlets="a")
+        assert {"owner": "me", "pool_slots": 2, "inlets": ["a"], "trigger_rule": TriggerRule.ALL_SUCCESS}.items() \
+            <= vars(task).items()
