@@ -43,7 +43,7 @@ class RuntimeTaskInstance:
         self.try_number = try_number
         self.max_tries = max_tries
         self.xcom_client = xcom_client
-        self.serialized_dag = serialized_dag
+        self._serialized_dag = serialized_dag
         self.hostname = hostname
         self.start_date = start_date
         self.state = "running"
@@ -54,6 +54,14 @@ class RuntimeTaskInstance:
         self.cross_dag: CrossDag | None = None
         self.task_reschedule_count = reschedule_count
         self._first_reschedule_date = first_reschedule_date
+
+    @property
+    def serialized_dag(self) -> Any:
+        """The run's DAG version; given as a function, it is read when first asked for (a branch deciding its skips):
+        a try's child gets it from the worker only then (``runtime.try_dag``)."""
+        if callable(self._serialized_dag):
+            self._serialized_dag = self._serialized_dag()
+        return self._serialized_dag
 
     def get_first_reschedule_date(self, context: Mapping[str, Any]) -> datetime | None:
         """When this try's first reschedule-mode poke started (Airflow's first TaskReschedule start_date); None

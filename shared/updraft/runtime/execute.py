@@ -42,6 +42,7 @@ from updraft.runtime.state_stores import install_state_stores
 from updraft.runtime.store_proxy import StoreProxy
 from updraft.runtime.task_email import send_error_email, wants_email
 from updraft.runtime.templates import is_native, render_task, template_env
+from updraft.runtime.try_dag import TryDag, try_dag
 from updraft.runtime.xcom import XComClient, XComSerializationError, push_result
 from updraft.scheduling import TryResult
 from updraft.scheduling.decisions import will_retry
@@ -59,7 +60,6 @@ from updraft.sdk.exceptions import (
 from updraft.sdk.execution import context_env_vars
 from updraft.sdk.timezone import convert_to_utc, try_clock
 from updraft.secrets.masker import redact_text
-from updraft.serialization.encoding import XComRef
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
 
@@ -113,27 +113,6 @@ def execution_timeout(timeout: dt.timedelta | None, task_id: str) -> Iterator[No
 
 class _Timeout(AirflowTaskTimeout):
     """Raised asynchronously by the watchdog (must be constructible without arguments)."""
-
-
-def _maps_downstream(serialized_dag: SerializedDAG, task_id: str) -> bool:
-    """Whether a downstream mapped task expands over this task's return value (then it must be a list/dict)."""
-    for other in serialized_dag.task_dict.values():
-        if task_id not in other.upstream_task_ids or not other.expand_input:
-            continue
-        stack: list[Any] = [other.expand_input.get("value")]  # the DAG author's expand arguments
-        while stack:
-            value = stack.pop()
-            if isinstance(value, XComRef) and value.task_id == task_id:
-                return True
-            if isinstance(value, dict):
-                stack.extend(value.values())
-            elif isinstance(value, (list, tuple)):
-                stack.extend(value)
-            elif hasattr(value, "args"):
-                stack.extend(value.args)
-            elif hasattr(value, "arg"):
-                stack.append(value.arg)
-    return False
 
 
 def run_try(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
@@ -303,6 +282,25 @@ def fresh_task(task: Any, dag: Any) -> Any:
     return copied
 
 
+def _try_dag(store: Store, run: DagRun, task_id: str) -> TryDag:
+    """The facts of the run's DAG version for this task: in a try's child, from the worker (which holds the
+    version in its cache); in process, from the store's cache of versions."""
+    if isinstance(store, StoreProxy):
+        found = store.try_dag(run.dag_id, run.dag_hash, task_id)
+        if found is None:
+            raise RuntimeError(f"version {run.dag_hash!r} of DAG {run.dag_id!r} not found")
+        return found
+    return try_dag(_version(store, run), task_id)
+
+
+def _version(store: Store, run: DagRun) -> SerializedDAG:
+    # The store's LRU is the process's one cache of versions: a warm worker reads each one once.
+    serialized = store.get_serialized_dag(run.dag_id, run.dag_hash)
+    if serialized is None:
+        raise RuntimeError(f"version {run.dag_hash!r} of DAG {run.dag_id!r} not found")
+    return serialized
+
+
 def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],
          hostname: str | None, state: dict[str, Any], run: DagRun | None,
          point: tuple[str, dict[str, Any]] | None, nudge: Callable[[str, str], Any] | None = None,
@@ -314,11 +312,8 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
     run = run or store.get_run(key.dag_id, key.run_id)
     if run is None:
         raise RuntimeError(f"run {key.run_id!r} of DAG {key.dag_id!r} not found")
-    # The store's LRU is the process's one cache of versions: a warm worker reads each one once.
-    serialized = store.get_serialized_dag(run.dag_id, run.dag_hash)
-    if serialized is None:
-        raise RuntimeError(f"version {run.dag_hash!r} of DAG {key.dag_id!r} not found")
-    dag = loader.load_dag(key.dag_id, serialized.relative_fileloc, serialized.file_hash)
+    facts = _try_dag(store, run, key.task_id)
+    dag = loader.load_dag(key.dag_id, facts.relative_fileloc, facts.file_hash)
     task = find_task(dag, key.task_id)
     client = XComClient(store, key, now_fn)
     if (dispatch.try_number > 1 or (started and started.reschedule_count)) and point is None:
@@ -327,7 +322,7 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
         store.clear_xcoms(key)
     ti = RuntimeTaskInstance(task=task, dag_id=key.dag_id, run_id=key.run_id, map_index=key.map_index,
                              try_number=dispatch.try_number, max_tries=task.retries,
-                             xcom_client=client, serialized_dag=serialized, hostname=hostname,
+                             xcom_client=client, serialized_dag=lambda: _version(store, run), hostname=hostname,
                              start_date=started.start_date if started and started.start_date else now_fn(),
                              reschedule_count=started.reschedule_count if started else 0,
                              first_reschedule_date=started.first_reschedule_date if started else None)
@@ -376,7 +371,7 @@ def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Ca
             ti.rendered_map_index = str(template_env(dag, native=is_native(task, dag)).from_string(template)
                                         .render(**context))
             logging.getLogger("airflow.task").info("Map index rendered as %s", ti.rendered_map_index)
-        xcom_length = push_result(task, result, client, maps_downstream=_maps_downstream(serialized, key.task_id),
+        xcom_length = push_result(task, result, client, maps_downstream=facts.maps_downstream,
                                   is_mapped=key.map_index >= 0)
         keep_outlet_events(store, key, dispatch.try_number, task, context, now_fn())
         return TryResult(TaskInstanceState.SUCCESS, xcom_length=xcom_length, skip_task_ids=sorted(ti.skip_task_ids))

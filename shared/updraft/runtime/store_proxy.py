@@ -51,6 +51,7 @@ from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from updraft.model.records import TIKey
+from updraft.runtime.try_dag import TryDag, try_dag
 from updraft.store.api import Store
 
 if TYPE_CHECKING:
@@ -236,6 +237,11 @@ def _granted_asset(store: Store, scope: TryScope, name: Any, *, write: bool) -> 
     return asset
 
 
+def _try_dag(store: Store, scope: TryScope, dag_id: Any, dag_hash: Any, task_id: Any) -> TryDag | None:
+    serialized = store.get_serialized_dag(_text(dag_id, "dag_id"), _text(dag_hash, "dag_hash"))
+    return try_dag(serialized, _text(task_id, "task_id")) if serialized is not None else None
+
+
 def _set_asset_state(store: Store, scope: TryScope, name: Any, state_key: Any, value: Any) -> None:
     asset = _granted_asset(store, scope, name, write=True)
     if value is None:
@@ -286,6 +292,7 @@ ALLOWED: Mapping[str, Callable[..., Any]] = {
                                                                    limit=_optional_int(limit)),
     "get_serialized_dag": lambda store, scope, dag_id, dag_hash: store.get_serialized_dag(
         _text(dag_id, "dag_id"), _text(dag_hash, "dag_hash")),
+    "try_dag": _try_dag,
     "get_ti": lambda store, scope, key: store.get_ti(_ti_key(key)),
     "previous_successful_run": _previous_successful_run,
     "get_xcom": _get_xcom,
@@ -418,6 +425,10 @@ class StoreProxy:
 
     def get_serialized_dag(self, dag_id: str, dag_hash: str) -> Any:
         return self.channel.call("get_serialized_dag", dag_id, dag_hash)
+
+    def try_dag(self, dag_id: str, dag_hash: str, task_id: str) -> TryDag | None:
+        found: TryDag | None = self.channel.call("try_dag", dag_id, dag_hash, task_id)
+        return found
 
     def previous_successful_run(self, dag_id: str, logical_date: dt.datetime) -> Any:
         return self.channel.call("previous_successful_run", dag_id, logical_date)
