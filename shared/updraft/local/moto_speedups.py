@@ -37,7 +37,8 @@ third of a 24-attribute update's time went to the walks themselves).
 
 moto 5.2 projects each item a Query of a keys-only index returns by rendering the whole item as plain JSON,
 picking the keys and serializing them back (~0.4 ms an item of a task instance's ~20 attributes: a hand-over
-lists up to a run's width of the waiting index); the keys' values are taken as they are instead.
+lists up to a run's width of the waiting index), after a deep copy of every whole item the Query matched; the keys'
+values are copied alone instead.
 
 ``tests/unit/local/test_moto_speedups.py`` checks the responses are identical.
 """
@@ -55,7 +56,8 @@ from updraft.local.snapshot import map_binary
 
 _lock = threading.Lock()
 _applied = False
-_queried = threading.local()  # .partition: (table, hash key) of the Query this thread is answering
+# .partition: (table, hash key) of the Query this thread is answering; .keys_only: it reads a keys-only index
+_queried = threading.local()
 _ANY_ORDER = object()  # in place of the hash key: a global index's Query, which sorts what it keeps itself
 
 
@@ -95,19 +97,40 @@ def apply() -> None:
 
 
 def _project_keys_only() -> None:
+    import copy
+
+    from moto.dynamodb.models import table as table_module
     from moto.dynamodb.models.dynamo_type import Item
     from moto.dynamodb.models.table import SecondaryIndex
 
     project = SecondaryIndex.project
 
     def keys_only(self: Any, item: Any) -> Any:
-        if (self.projection or {}).get("ProjectionType") != "KEYS_ONLY":
+        if not _keys_only(self):
             return project(self, item)
         names = dict.fromkeys([*self.table_key_attrs, *self.schema_key_attrs])
         return Item(hash_key=item.hash_key, range_key=item.range_key,
-                    attrs={name: item.attrs[name] for name in names if name in item.attrs})
+                    attrs={name: copy.deepcopy(item.attrs[name]) for name in names if name in item.attrs})
+
+    class KeysOnlyCopy:
+        """``copy`` as moto's table module sees it: the deep copy of a keys-only Query's matches is skipped (the
+        projection above copies the few values it keeps); any other is moto's."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(copy, name)
+
+        @staticmethod
+        def deepcopy(value: Any, memo: Any = None) -> Any:
+            if getattr(_queried, "keys_only", False) and isinstance(value, list):
+                return list(value)
+            return copy.deepcopy(value, memo)
 
     SecondaryIndex.project = keys_only  # type: ignore[method-assign]
+    table_module.copy = KeysOnlyCopy()  # type: ignore[assignment]
+
+
+def _keys_only(index: Any) -> bool:
+    return bool((index.projection or {}).get("ProjectionType") == "KEYS_ONLY")
 
 
 def _list_methods_once() -> None:
@@ -224,10 +247,15 @@ def _query_one_partition() -> None:
         else:
             scope = hash_key
         _queried.partition = (self, scope)
+        # A keys-only index's matches are not copied whole before the projection copies their keys (moto's Query
+        # copies every match: a task instance's ~20 attributes, for the 2-4 a keys-only index returns).
+        _queried.keys_only = not local and any(index.name == index_name and _keys_only(index)
+                                               for index in self.global_indexes or ())
         try:
             return query(self, hash_key, *args, **kwargs)
         finally:
             _queried.partition = None
+            _queried.keys_only = False
 
     def partition_items(self: Any) -> Any:
         queried = getattr(_queried, "partition", None)

@@ -192,6 +192,34 @@ def test_a_query_of_a_global_index_does_not_sort_the_table(dynamodb, monkeypatch
     assert len(compared) < 20  # sorting the table's 200 items would take over a thousand
 
 
+def test_a_query_of_a_keys_only_index_copies_keys_not_items(dynamodb, monkeypatch):
+    """moto's Query deep-copies each whole match before projecting it; a keys-only index's copies only its keys."""
+    from moto.dynamodb.models.dynamo_type import Item
+
+    c = dynamodb(AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "g")],
+                 GlobalSecondaryIndexes=[{"IndexName": index, "Projection": {"ProjectionType": projection},
+                                          "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}
+                                         for index, projection in (("keys", "KEYS_ONLY"), ("all", "ALL"))])
+    for i in range(6):
+        c.put_item(TableName="t", Item={"pk": {"S": f"p{i}"}, "sk": {"S": "s"}, "g": {"S": "x"},
+                                        "wide": {"M": {f"k{j}": {"S": "v"} for j in range(20)}}})
+    copied = []
+    whole = Item.__deepcopy__
+    monkeypatch.setattr(Item, "__deepcopy__", lambda self, memo: copied.append(1) or whole(self, memo))
+
+    def query(index: str) -> list[dict]:
+        return c.query(TableName="t", IndexName=index, KeyConditionExpression="g = :g",
+                       ExpressionAttributeValues={":g": {"S": "x"}})["Items"]
+
+    keys = query("keys")
+    assert [sorted(i) for i in keys] == [["g", "pk", "sk"]] * 6 and copied == []
+    assert len(query("all")) == 6 and len(copied) == 6  # another projection: moto's copies, as before
+    c.update_item(TableName="t", Key={"pk": {"S": "p0"}, "sk": {"S": "s"}}, UpdateExpression="SET g = :y",
+                  ExpressionAttributeValues={":y": {"S": "y"}})
+    assert {i["pk"]["S"] for i in query("keys")} == {f"p{i}" for i in range(1, 6)}
+    assert keys[0]["g"] == {"S": "x"}  # an answer is its own, not the stored item's
+
+
 def test_a_response_class_is_listed_once(monkeypatch):
     """moto looks up each request's action among its response class's methods: listed once per class."""
     import inspect
