@@ -139,8 +139,9 @@ def _run_callbacks(request: DagCallbackRequest | TaskCallbackRequest, svc: Any) 
 
 def warm_up() -> None:
     """What a warm container already has when a try arrives: the try path's imports (timetables included, which
-    a DAG's first deserialization loads), the clients and the store a first try builds, the DAG-code role's
-    credentials, and the task server tries fork from (started, not waited for). Each took a first try ~0.1-0.6 s.
+    a DAG's first deserialization loads), the clients and the store a first try builds, the DAG files mirrored,
+    the DAG-code role's credentials, and the task server tries fork from (started, not waited for). Each took a
+    first try ~0.1-0.6 s.
 
     Local mode's worker processes, which stand for warm containers, call it when they start
     (``updraft.local.workers``). The Lambda handler does not call it at init: a cold try does the same work
@@ -157,6 +158,7 @@ def warm_up() -> None:
         svc = services()
         svc.scheduler, svc.loader, svc.log_sink  # noqa: B018 (built for their side effects)
         svc.store.get_dag_meta("__warm_up__")  # opens the store's connection
+        svc.loader.mirror()
         if svc.dag_code_credentials is not None:
             svc.dag_code_credentials.environment()  # one AssumeRole an hour, kept by the process
         shared_supervisor().start()

@@ -113,8 +113,9 @@ def test_fargate_entrypoint_reads_the_dispatch_from_the_environment(env, monkeyp
 
 
 def test_warm_up_takes_the_credentials_and_starts_the_task_server_a_first_try_would(tmp_path, monkeypatch):
-    """``handler.warm_up`` (what local mode's worker processes run when they start) assumes the DAG-code role
-    and starts the task server; the first try then uses both: no AssumeRole of its own, the same task server."""
+    """``handler.warm_up`` (what local mode's worker processes run when they start) assumes the DAG-code role,
+    mirrors the DAG files and starts the task server; the first try then uses them: no AssumeRole of its own, the
+    same task server."""
     from updraft.runtime.supervisor import shared_supervisor
 
     role = {"UPDRAFT_DAG_CODE_ROLE": "arn:aws:iam::123456789012:role/updraft-dag-code"}
@@ -131,6 +132,8 @@ def test_warm_up_takes_the_credentials_and_starts_the_task_server_a_first_try_wo
         assert credentials is not None and credentials.assumed == 1
         server = supervisor._proc
         assert server is not None and server.poll() is None
+        mirrored = sorted(p.name for p in Path(handler.services().loader.dags_folder).glob("*.py"))
+        assert mirrored and all(name.endswith(".py") for name in mirrored)  # the bucket's DAG files, already here
 
         result = handler.handler(dispatch.to_payload(), lambda_context(WORKER))
         assert result["state"] == "success"
