@@ -45,7 +45,7 @@ def _decode_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(data) - set(known))
     if unknown:
         raise SchemaVersionError(f"{cls.__name__}: unknown fields {unknown} for schema version {SCHEMA_VERSION}")
-    return {name: known[name].decode(value) for name, value in data.items()}
+    return {name: value if (codec := known[name]) is RAW else codec.decode(value) for name, value in data.items()}
 
 
 @dataclasses.dataclass
