@@ -59,6 +59,8 @@ SCRIPT = textwrap.dedent("""
                        ExpressionAttributeValues=values, Limit=1)
         out = {
             "get": c.get_item(TableName="t", Key={"pk": {"S": "a"}, "sk": {"S": "1"}})["Item"],
+            "batch": c.batch_get_item(RequestItems={"t": {"Keys": [{"pk": {"S": "a"}, "sk": {"S": "1"}},
+                                                                   {"pk": {"S": "b"}, "sk": {"S": "3"}}]}})["Responses"],
             "query": c.query(TableName="t", KeyConditionExpression="pk = :p",
                              ExpressionAttributeValues={":p": {"S": "a"}})["Items"],
             "update": c.update_item(TableName="t", Key={"pk": {"S": "a"}, "sk": {"S": "1"}},
@@ -111,6 +113,8 @@ def test_fast_path_responses_equal_motos_own():
     slow, fast = _run("slow"), _run("fast")
     assert fast == slow
     assert fast["get"]["b"]["B"] == repr(bytes(range(40)))  # binary came back as bytes, not as base64 text
+    batch = {i["sk"]["S"]: i for i in fast["batch"]["t"]}
+    assert sorted(batch) == ["1", "3"] and batch["1"]["m"] == {"M": {"deep": {"M": {"deeper": {"SS": ["s"]}}}}}
     assert fast["failed"] is not None and fast["update"]["n"] == {"N": "2.5"}
     assert [i["sk"]["S"] for i in fast["other_partition"]] == ["1", "2", "3"] and fast["missing_partition"] == []
     assert [i["sk"]["S"] for i in fast["pages"][0] + fast["pages"][2]] == ["3", "2"]
