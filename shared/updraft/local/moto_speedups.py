@@ -1,4 +1,4 @@
-"""Seven speed-ups for moto, applied wherever Updraft embeds moto (local mode, ``dags test``).
+"""Eight speed-ups for moto, applied wherever Updraft embeds moto (local mode, ``dags test``).
 
 Its server lists moto's package directory (a ``listdir`` and ~60 ``stat`` calls) on every request to find the
 backend for the host; the list never changes in a process, so it is computed once (~12% of a request's time).
@@ -44,6 +44,12 @@ moto 5.2 turns each DynamoDB result into plain data before serializing it (``dyn
 each attribute's text included, whether it is a date, a ``DynamoType`` or has ``to_json`` (a failed attribute
 lookup per leaf: ~6% of local mode's embedded AWS in a fan-out, most of it for BatchGetItem's items); a text, a
 number, a boolean or None is returned as it is first.
+
+moto 5.2 checks DynamoDB's 400 KB item limit at every attribute it stores, by measuring the whole item again: an
+item built with n attributes is measured n times (a task instance's ~25: ~300 sizes per item built, copied or
+projected), and each of an update's SETs measures it once more, each value through four type tests. An item built
+is measured once, after its last attribute (its attributes are all new, so that is the one of moto's tests that
+could fail), and a text's size is taken without the type tests; an update's SET still measures the whole item.
 
 ``tests/unit/local/test_moto_speedups.py`` checks the responses are identical.
 """
@@ -92,6 +98,7 @@ def apply() -> None:
         _query_one_partition()
         _project_keys_only()
         _leaves_as_they_are()
+        _item_sizes_once()
         _list_methods_once()
         _validate_update_expressions_once()
 
@@ -147,6 +154,41 @@ def _leaves_as_they_are() -> None:
 
     utilities.dynamo_to_dict = dynamo_to_dict  # its own recursion calls the module's name: leaves return at once
     responses.dynamo_to_dict = dynamo_to_dict  # type: ignore[attr-defined]
+
+
+def _item_sizes_once() -> None:
+    from moto.dynamodb.exceptions import ItemSizeTooLarge
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
+    from moto.dynamodb.models.utilities import bytesize
+
+    limit = 405000  # moto's: DynamoDB's 400 KB, as it measured where the real refusal starts
+
+    def size(value: Any) -> int:
+        """moto's size of one key or value (``DynamoType.size``), a text's without its four type tests."""
+        if type(value) is DynamoType:
+            if value.type == "S":
+                return bytesize(value.value)
+            return value.size()  # type: ignore[no-any-return]
+        return bytesize(str(value))
+
+    def measured(attrs: dict[str, Any]) -> int:
+        return sum(size(key) + size(value) for key, value in attrs.items())
+
+    def setitem(self: Any, key: str, value: Any) -> None:
+        if measured(self) + size(key) + size(value) > limit:  # moto's test: the old value of ``key`` counts too
+            raise ItemSizeTooLarge
+        dict.__setitem__(self, key, value)
+
+    def init(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
+        self.hash_key, self.range_key = hash_key, range_key
+        self.attrs = LimitedSizeDict()
+        for key, value in attrs.items():
+            dict.__setitem__(self.attrs, key, DynamoType(value))
+        if measured(self.attrs) > limit:  # keys all new: the last of moto's per-key tests is this one
+            raise ItemSizeTooLarge
+
+    LimitedSizeDict.__setitem__ = setitem  # type: ignore[method-assign,assignment]
+    Item.__init__ = init  # type: ignore[method-assign]
 
 
 def _keys_only(index: Any) -> bool:

@@ -94,6 +94,20 @@ SCRIPT = textwrap.dedent("""
                 TableName="t", IndexName="by_g_keys", KeyConditionExpression="g = :g", Limit=3,
                 ExpressionAttributeValues={":g": {"S": "x"}}).items() if k != "ResponseMetadata"},
         }
+        out["sizes"] = []  # DynamoDB's item size limit, as moto draws it: a put, a SET, a SET that replaces
+        for n in (404_986, 404_987):  # 14 bytes of names and keys besides the text: 405,000 at most
+            try:
+                c.put_item(TableName="t", Item={"pk": {"S": "z"}, "sk": {"S": str(n)}, "big": {"S": "x" * n}})
+                out["sizes"].append("stored")
+            except c.exceptions.ClientError as exc:
+                out["sizes"].append(exc.response["Error"]["Message"])
+        for expression, value in (("SET more = :v", {"N": "1"}), ("SET big = :v", {"S": "small"})):
+            try:
+                c.update_item(TableName="t", Key={"pk": {"S": "z"}, "sk": {"S": "404986"}},
+                              UpdateExpression=expression, ExpressionAttributeValues={":v": value})
+                out["sizes"].append("updated")
+            except c.exceptions.ClientError as exc:
+                out["sizes"].append(exc.response["Error"]["Message"])
         try:
             c.put_item(TableName="t", Item=ITEM, ConditionExpression="attribute_not_exists(pk)",
                        ReturnValuesOnConditionCheckFailure="ALL_OLD")
@@ -113,6 +127,7 @@ def test_fast_path_responses_equal_motos_own():
     slow, fast = _run("slow"), _run("fast")
     assert fast == slow
     assert fast["get"]["b"]["B"] == repr(bytes(range(40)))  # binary came back as bytes, not as base64 text
+    assert fast["sizes"][0] == "stored" and "exceeded" in fast["sizes"][1]  # at the boundary, as moto
     batch = {i["sk"]["S"]: i for i in fast["batch"]["t"]}
     assert sorted(batch) == ["1", "3"] and batch["1"]["m"] == {"M": {"deep": {"M": {"deeper": {"SS": ["s"]}}}}}
     assert fast["failed"] is not None and fast["update"]["n"] == {"N": "2.5"}
@@ -222,6 +237,20 @@ def test_a_query_of_a_keys_only_index_copies_keys_not_items(dynamodb, monkeypatc
                   ExpressionAttributeValues={":y": {"S": "y"}})
     assert {i["pk"]["S"] for i in query("keys")} == {f"p{i}" for i in range(1, 6)}
     assert keys[0]["g"] == {"S": "x"}  # an answer is its own, not the stored item's
+
+
+def test_a_new_item_is_measured_once_not_once_per_attribute(dynamodb, monkeypatch):
+    """moto measures an item against DynamoDB's size limit at each attribute it stores; a new item is measured once
+    (the limit itself: ``test_fast_path_responses_equal_motos_own``'s ``sizes``)."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    c = dynamodb(AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk")])
+    measured = []
+    size = DynamoType.size
+    monkeypatch.setattr(DynamoType, "size", lambda self: measured.append(1) or size(self))
+    c.put_item(TableName="t", Item={"pk": {"S": "a"}, "sk": {"S": "3"}, **{f"n{i}": {"N": str(i)} for i in range(60)}})
+    assert len(measured) < 200  # moto measured the item again at each of its 62 attributes: ~1,900
+    assert c.get_item(TableName="t", Key={"pk": {"S": "a"}, "sk": {"S": "3"}})["Item"]["n59"] == {"N": "59"}
 
 
 def test_a_response_class_is_listed_once(monkeypatch):
