@@ -116,13 +116,13 @@ class S3DagLoader(LocalDagLoader):
         return super().load_dag(dag_id, relative_fileloc, file_hash)
 
     def mirror(self) -> None:
-        """Mirror the bucket now, whatever a try asks for (a warm container's first try finds the files, and the
-        S3 client's listing model, ~8 ms of CPU a process, is loaded already)."""
+        """Mirror the bucket now, whatever a try asks for: a warm container's first try finds the files (it
+        downloads only what changed since) and the S3 client's listing model loaded (~8 ms of CPU a process). That
+        try still lists the bucket: a file uploaded after this mirror may be the one it runs."""
         # lazy: cold start (S3 sync only for DAGs kept in S3)
         from updraft.parsing.s3 import sync_prefix
 
         sync_prefix(self.s3_client, self.bucket, self.prefix, self.dags_folder)
-        self._synced_at = time.monotonic()
 
     def _current(self, relative_fileloc: str, file_hash: str | None) -> bool:
         """The copy here is the version the run is pinned to, mirrored moments ago: a warm worker running task
