@@ -19,10 +19,37 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from updraft.local.concurrent_moto import ConcurrentMoto
+from updraft.local.concurrent_moto import DYNAMODB_TARGET, ConcurrentMoto
 
 if TYPE_CHECKING:
     from updraft.local.latency import LatencySource
+
+
+def dynamodb_direct(app: Callable[[dict[str, Any], Any], Any]) -> Callable[[dict[str, Any], Any], Any]:
+    """moto's server ``app``, with DynamoDB's requests handed to moto's DynamoDB handler at once, as the view its
+    Flask app routes them to calls it (``moto.core.utils.convert_to_flask_response``), without finding the service
+    from the request's signature and routing it through a Flask app (~0.3 ms of a request's ~1.6 ms of CPU: local
+    mode's embedded AWS is one interpreter, which its workers wait on). Every other request goes to ``app``."""
+    from botocore.exceptions import ClientError
+    from moto.dynamodb.responses import DynamoHandler
+    from moto.moto_api import recorder
+    from moto.moto_server.werkzeug_app import BackendRequest
+    from werkzeug.wrappers import Response
+
+    def direct(environ: dict[str, Any], start_response: Any) -> Any:
+        if not environ.get("HTTP_X_AMZ_TARGET", "").startswith(DYNAMODB_TARGET):
+            return app(environ, start_response)
+        environ.setdefault("CONTENT_LENGTH", "0")
+        request = BackendRequest(environ)
+        recorder._record_request(request)
+        try:
+            result = DynamoHandler.dispatch(request, request.raw_url, dict(request.headers))
+        except ClientError as exc:
+            result = 400, {}, exc.response["Error"]["Message"]
+        status, headers, content = result if len(result) == 3 else (200, {}, result)
+        return Response(response=content, status=status, headers=headers)(environ, start_response)
+
+    return direct
 
 
 class EmbeddedAwsServer:
@@ -56,7 +83,7 @@ class EmbeddedAwsServer:
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
         self.guard = ConcurrentMoto(self.latency, serialize=not self.concurrent, lock=self.lock,
                                     conflicts=self.conflicts)
-        app = self.guard.wsgi(DomainDispatcherApplication(create_backend_app))
+        app = self.guard.wsgi(dynamodb_direct(DomainDispatcherApplication(create_backend_app)))
         self._server = make_server(self.host, self.port, app, threaded=True, request_handler=MotoRequestHandler)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, name="embedded-aws", daemon=True)

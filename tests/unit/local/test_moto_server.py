@@ -1,0 +1,97 @@
+"""The embedded AWS hands DynamoDB's requests straight to moto's DynamoDB handler (``moto_server.dynamodb_direct``):
+the answers are byte for byte those moto's own server gives through its Flask app, errors included."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.awsrequest import AWSResponse
+from werkzeug.test import Client
+
+from updraft.local.moto_server import EmbeddedAwsServer, dynamodb_direct
+
+TABLE = "direct-table"
+
+
+class _Headers(dict):
+    def get_all(self, name: str, default: Any = None) -> Any:  # what urllib3's response headers offer
+        return [self[name]] if name in self else default
+
+
+def _prepared(call: str, **params: Any) -> tuple[str, dict[str, str], bytes]:
+    """A DynamoDB request as botocore signs and sends it (path, headers, body), captured before it is sent."""
+    client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url="http://127.0.0.1:9",
+                          aws_access_key_id="AKIDIRECT", aws_secret_access_key="secret")
+    captured: dict[str, Any] = {}
+
+    def capture(request: Any, **_: Any) -> AWSResponse:
+        captured.update(headers={k: v.decode() if isinstance(v, bytes) else v for k, v in request.headers.items()},
+                        body=request.body if isinstance(request.body, bytes) else request.body.encode())
+        raw = type("Raw", (), {"stream": lambda self, *a, **k: iter([b"{}"])})()
+        return AWSResponse(request.url, 200, _Headers(), raw)
+
+    client.meta.events.register("before-send", capture)
+    getattr(client, call)(**params)
+    return "/", captured["headers"], captured["body"]
+
+
+@pytest.fixture
+def apps() -> Iterator[tuple[Client, Client]]:
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+    with EmbeddedAwsServer() as server:  # moto's state is the process's: both apps see the same tables
+        server.reset()
+        moto_own = DomainDispatcherApplication(create_backend_app)
+        yield Client(dynamodb_direct(moto_own)), Client(moto_own)
+
+
+def _send(client: Client, call: str, **params: Any) -> tuple[int, dict[str, Any], str | None]:
+    path, headers, body = _prepared(call, **params)
+    response = client.post(path, headers=headers, data=body)
+    return response.status_code, json.loads(response.get_data() or b"{}"), response.headers.get("Content-Type")
+
+
+def test_answers_equal_moto_s_own_server(apps) -> None:
+    direct, moto_own = apps
+    key = {"pk": {"S": "a"}, "sk": {"S": "1"}}
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("create_table", {"TableName": TABLE, "BillingMode": "PAY_PER_REQUEST",
+                          "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                        {"AttributeName": "sk", "KeyType": "RANGE"}],
+                          "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                                   {"AttributeName": "sk", "AttributeType": "S"}]}),
+        ("put_item", {"TableName": TABLE, "Item": {**key, "n": {"N": "1"}, "b": {"B": b"\x00\x01"}}}),
+        ("get_item", {"TableName": TABLE, "Key": key}),
+        ("put_item", {"TableName": TABLE, "Item": key, "ConditionExpression": "attribute_not_exists(pk)",
+                      "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}),
+        ("transact_write_items", {"TransactItems": [{"ConditionCheck": {
+            "TableName": TABLE, "Key": key, "ConditionExpression": "n = :two",
+            "ExpressionAttributeValues": {":two": {"N": "2"}}}}]}),
+        ("update_item", {"TableName": TABLE, "Key": key, "UpdateExpression": "SET pk = :x",
+                         "ExpressionAttributeValues": {":x": {"S": "b"}}}),
+        ("get_item", {"TableName": "no-such-table", "Key": key}),
+        ("delete_table", {"TableName": TABLE}),
+    ]
+    for client in (direct, moto_own):  # the same steps, the table made and removed by each
+        answers = [_send(client, call, **params) for call, params in steps]
+        if client is direct:
+            first = answers
+    for (call, _), mine, theirs in zip(steps, first, answers, strict=True):
+        if call not in ("create_table", "delete_table"):  # they carry the table's creation time
+            assert mine == theirs, call
+    statuses = [status for status, _, _ in first]
+    assert statuses == [200, 200, 200, 400, 400, 400, 400, 200]
+    assert first[2][1]["Item"]["b"] == {"B": "AAE="}
+    assert first[3][1]["__type"].endswith("ConditionalCheckFailedException") and first[3][1]["Item"]["n"] == {"N": "1"}
+    assert first[4][1]["CancellationReasons"][0]["Code"] == "ConditionalCheckFailed"
+    assert first[6][1]["__type"].endswith("ResourceNotFoundException")
+
+
+def test_other_services_go_to_moto_s_own_app(apps) -> None:
+    direct, _ = apps
+    response = direct.get("/moto-api/data.json")
+    assert response.status_code == 200 and "dynamodb" in json.loads(response.get_data())
