@@ -260,9 +260,22 @@ def test_a_run_and_its_dags_row_come_in_one_request_and_unprocessed_keys_are_ask
         return data
 
     monkeypatch.setattr(connection, "batch_get_item", throttled_once)
-    monkeypatch.setattr("updraft.store.runs.time.sleep", lambda _: None)
+    _this_thread_s_sleeps(monkeypatch)
     assert store.get_run_and_dag_meta("d", r.run_id) == (store.get_run("d", r.run_id), store.get_dag_meta("d"))
     assert calls == [2, 1]
+
+
+def _this_thread_s_sleeps(monkeypatch) -> list[float]:
+    """The backoffs this test's thread asks for, recorded and not slept. ``time.sleep`` is the process's: another
+    thread (a try's live log writer, started by an earlier test in this process) still sleeps for real."""
+    import threading
+    import time
+
+    sleeps: list[float] = []
+    mine, sleep = threading.get_ident(), time.sleep
+    monkeypatch.setattr("updraft.store.runs.time.sleep",
+                        lambda seconds: sleeps.append(seconds) if threading.get_ident() == mine else sleep(seconds))
+    return sleeps
 
 
 def test_a_read_of_several_batches_waits_only_after_dynamodb_left_keys(store, monkeypatch):
@@ -273,8 +286,7 @@ def test_a_read_of_several_batches_waits_only_after_dynamodb_left_keys(store, mo
     keys = [TIKey("d", r.run_id, f"t{i}") for i in range(250)]
     for key in keys[:5]:
         store.transition_ti(key, expected=[None], state=S.SCHEDULED)
-    sleeps: list[float] = []
-    monkeypatch.setattr("updraft.store.runs.time.sleep", sleeps.append)
+    sleeps = _this_thread_s_sleeps(monkeypatch)
     assert set(store.get_run_meta_and_tis("d", r.run_id, keys)[2]) == set(keys[:5])
     assert sleeps == []
 
