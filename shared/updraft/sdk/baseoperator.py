@@ -13,6 +13,7 @@ import inspect
 import itertools
 import math
 import warnings
+import weakref
 from abc import ABCMeta
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -278,11 +279,12 @@ def _assign(node: Any, fields: dict[str, Any]) -> None:
             setattr(node, name, value)
 
 
-_DESCRIPTORS: dict[type, frozenset[str]] = {}
+_DESCRIPTORS: weakref.WeakKeyDictionary[type, frozenset[str]] = weakref.WeakKeyDictionary()
 
 
 def _data_descriptors(cls: type) -> frozenset[str]:
-    """The names ``cls`` and its bases bind to data descriptors (what ``setattr`` calls instead of storing)."""
+    """The names ``cls`` and its bases bind to data descriptors (what ``setattr`` calls instead of storing); known
+    per class once, weakly, as DAG files define classes of their own."""
     found = _DESCRIPTORS.get(cls)
     if found is None:
         found = _DESCRIPTORS[cls] = frozenset(
