@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import queue
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,47 @@ from updraft.local.concurrent_moto import DYNAMODB_TARGET, ConcurrentMoto
 
 if TYPE_CHECKING:
     from updraft.local.latency import LatencySource
+
+
+def _pooled_server(host: str, port: int, app: Any, handler: Any) -> Any:
+    """werkzeug's threaded server, its requests served by threads that stay for the next one instead of a new
+    thread each: werkzeug closes every connection after its answer, so each request was a thread started (~7% of a
+    DynamoDB request's CPU in this one interpreter, which local mode's workers wait on). A thread is started only
+    when none is idle, so there are as many as requests were served at once; ``stop`` ends them."""
+    from werkzeug.serving import ThreadedWSGIServer
+
+    class Pooled(ThreadedWSGIServer):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            self.requests: queue.SimpleQueue[tuple[Any, Any] | None] = queue.SimpleQueue()
+            self.counts = threading.Lock()
+            self.idle = 0
+            self.started = 0
+
+        def process_request(self, request: Any, client_address: Any) -> None:
+            with self.counts:
+                start = self.idle == 0
+                if start:
+                    self.started += 1
+                else:
+                    self.idle -= 1
+            self.requests.put((request, client_address))
+            if start:
+                threading.Thread(target=self.serve_requests, name="embedded-aws-request", daemon=True).start()
+
+        def serve_requests(self) -> None:
+            while (taken := self.requests.get()) is not None:
+                self.process_request_thread(*taken)
+                with self.counts:
+                    self.idle += 1
+
+        def server_close(self) -> None:
+            super().server_close()
+            with self.counts:
+                for _ in range(self.started):
+                    self.requests.put(None)  # each thread ends after the requests already queued
+
+    return Pooled(host, port, app, handler)
 
 
 def dynamodb_direct(app: Callable[[dict[str, Any], Any], Any]) -> Callable[[dict[str, Any], Any], Any]:
@@ -78,13 +120,12 @@ class EmbeddedAwsServer:
 
     def start(self) -> EmbeddedAwsServer:
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
-        from werkzeug.serving import make_server
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
         self.guard = ConcurrentMoto(self.latency, serialize=not self.concurrent, lock=self.lock,
                                     conflicts=self.conflicts)
         app = self.guard.wsgi(dynamodb_direct(DomainDispatcherApplication(create_backend_app)))
-        self._server = make_server(self.host, self.port, app, threaded=True, request_handler=MotoRequestHandler)
+        self._server = _pooled_server(self.host, self.port, app, MotoRequestHandler)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, name="embedded-aws", daemon=True)
         self._thread.start()

@@ -95,3 +95,24 @@ def test_other_services_go_to_moto_s_own_app(apps) -> None:
     direct, _ = apps
     response = direct.get("/moto-api/data.json")
     assert response.status_code == 200 and "dynamodb" in json.loads(response.get_data())
+
+
+def test_requests_reuse_the_serving_threads_and_a_stop_ends_them() -> None:
+    import threading
+    import time
+
+    def serving() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "embedded-aws-request"]
+
+    before = set(serving())
+    with EmbeddedAwsServer() as server:
+        client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=server.url,
+                              aws_access_key_id="AKIDIRECT", aws_secret_access_key="secret")
+        for _ in range(20):  # one after another: each is a connection of its own, the thread stays for the next
+            client.list_tables()
+        mine = [t for t in serving() if t not in before]
+        assert 1 <= len(mine) <= 2
+    deadline = time.monotonic() + 5
+    while any(t.is_alive() for t in mine) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not any(t.is_alive() for t in mine)
