@@ -108,10 +108,12 @@ def test_requests_reuse_the_serving_threads_and_a_stop_ends_them() -> None:
     with EmbeddedAwsServer() as server:
         client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=server.url,
                               aws_access_key_id="AKIDIRECT", aws_secret_access_key="secret")
-        for _ in range(20):  # one after another: each is a connection of its own, the thread stays for the next
+        for _ in range(100):  # one after another: each is a connection of its own, the threads stay for the next
             client.list_tables()
         mine = [t for t in serving() if t not in before]
-        assert 1 <= len(mine) <= 2
+        # A thread is started only when none is idle: one that answered and is still closing its connection is
+        # not yet idle when the next request comes, so a loaded machine starts a few.
+        assert 1 <= len(mine) <= 10
     deadline = time.monotonic() + 5
     while any(t.is_alive() for t in mine) and time.monotonic() < deadline:
         time.sleep(0.01)
