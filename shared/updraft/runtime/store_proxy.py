@@ -46,7 +46,7 @@ import json
 import pickle
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
@@ -84,7 +84,6 @@ class TryScope:
     # False for callbacks and triggers, which read as a try does but write no task instance's data and trigger
     # no run (Airflow's DAG processor and triggerer offer them reads and Variables only).
     writes: bool = True
-    served: dict[str, int] = field(default_factory=dict)  # calls served, by method (the bench reads it)
     # The assets whose state the try may reach (its task's inlets and outlets, by name): read from the run's DAG
     # version on the first asset state call.
     state_assets: frozenset[str] | None = None
@@ -341,7 +340,6 @@ def serve_call(store: Store, scope: TryScope, message: Mapping[str, Any]) -> byt
         handler = ALLOWED.get(method) if isinstance(method, str) else None
         if handler is None or not isinstance(method, str) or not isinstance(args, list):
             raise ScopeError(f"the store call {method!r} is not allowed from task code")
-        scope.served[method] = scope.served.get(method, 0) + 1
         reply: dict[str, Any] = {"ok": handler(store, scope, *args)}
     except Relayed as relayed:
         reply = {"error": [type(relayed.exc).__name__, str(relayed.exc)], "raise": relayed.exc}
