@@ -158,10 +158,10 @@ def warm_up() -> None:
         svc = services()
         svc.scheduler, svc.loader, svc.log_sink  # noqa: B018 (built for their side effects)
         svc.store.get_dag_meta("__warm_up__")  # opens the store's connection
-        svc.loader.mirror()
         if svc.dag_code_credentials is not None:
             svc.dag_code_credentials.environment()  # one AssumeRole an hour, kept by the process
         shared_supervisor().start()
+        svc.loader.mirror()  # last: a bucket that cannot be listed yet leaves the rest warm
     except Exception:
         logger.warning("worker warm-up failed", exc_info=True)
 
