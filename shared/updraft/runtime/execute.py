@@ -24,7 +24,7 @@ import signal
 import threading
 import traceback
 from collections.abc import Callable, Iterator
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from updraft.executors.base import Dispatch
 from updraft.model.records import DagRun, TaskInstance
@@ -62,6 +62,8 @@ from updraft.sdk.timezone import convert_to_utc, try_clock
 from updraft.secrets.masker import redact_text
 from updraft.serialization.model import SerializedDAG
 from updraft.store.api import Store
+
+_T = TypeVar("_T")
 
 
 @contextlib.contextmanager
@@ -285,20 +287,20 @@ def fresh_task(task: Any, dag: Any) -> Any:
 def _try_dag(store: Store, run: DagRun, task_id: str) -> TryDag:
     """The facts of the run's DAG version for this task: in a try's child, from the worker (which holds the
     version in its cache); in process, from the store's cache of versions."""
-    if isinstance(store, StoreProxy):
-        found = store.try_dag(run.dag_id, run.dag_hash, task_id)
-        if found is None:
-            raise RuntimeError(f"version {run.dag_hash!r} of DAG {run.dag_id!r} not found")
-        return found
-    return try_dag(_version(store, run), task_id)
+    found = (store.try_dag(run.dag_id, run.dag_hash, task_id) if isinstance(store, StoreProxy)
+             else try_dag(store, run.dag_id, run.dag_hash, task_id))
+    return _found(found, run)
 
 
 def _version(store: Store, run: DagRun) -> SerializedDAG:
     # The store's LRU is the process's one cache of versions: a warm worker reads each one once.
-    serialized = store.get_serialized_dag(run.dag_id, run.dag_hash)
-    if serialized is None:
+    return _found(store.get_serialized_dag(run.dag_id, run.dag_hash), run)
+
+
+def _found(found: _T | None, run: DagRun) -> _T:
+    if found is None:
         raise RuntimeError(f"version {run.dag_hash!r} of DAG {run.dag_id!r} not found")
-    return serialized
+    return found
 
 
 def _run(dispatch: Dispatch, *, store: Store, loader: LocalDagLoader, now_fn: Callable[[], dt.datetime],

@@ -236,11 +236,6 @@ def _granted_asset(store: Store, scope: TryScope, name: Any, *, write: bool) -> 
     return asset
 
 
-def _try_dag(store: Store, scope: TryScope, dag_id: Any, dag_hash: Any, task_id: Any) -> TryDag | None:
-    serialized = store.get_serialized_dag(_text(dag_id, "dag_id"), _text(dag_hash, "dag_hash"))
-    return try_dag(serialized, _text(task_id, "task_id")) if serialized is not None else None
-
-
 def _set_asset_state(store: Store, scope: TryScope, name: Any, state_key: Any, value: Any) -> None:
     asset = _granted_asset(store, scope, name, write=True)
     if value is None:
@@ -291,7 +286,8 @@ ALLOWED: Mapping[str, Callable[..., Any]] = {
                                                                    limit=_optional_int(limit)),
     "get_serialized_dag": lambda store, scope, dag_id, dag_hash: store.get_serialized_dag(
         _text(dag_id, "dag_id"), _text(dag_hash, "dag_hash")),
-    "try_dag": _try_dag,
+    "try_dag": lambda store, scope, dag_id, dag_hash, task_id: try_dag(
+        store, _text(dag_id, "dag_id"), _text(dag_hash, "dag_hash"), _text(task_id, "task_id")),
     "get_ti": lambda store, scope, key: store.get_ti(_ti_key(key)),
     "previous_successful_run": _previous_successful_run,
     "get_xcom": _get_xcom,

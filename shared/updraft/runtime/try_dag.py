@@ -15,6 +15,7 @@ from typing import Any
 
 from updraft.serialization.encoding import XComRef
 from updraft.serialization.model import SerializedDAG
+from updraft.store.api import Store
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,12 @@ class TryDag:
     maps_downstream: bool
 
 
-def try_dag(serialized: SerializedDAG, task_id: str) -> TryDag:
+def try_dag(store: Store, dag_id: str, dag_hash: str, task_id: str) -> TryDag | None:
+    """The facts of version ``dag_hash`` of ``dag_id`` for ``task_id`` (None: no such version), from the store's
+    cache of versions."""
+    serialized = store.get_serialized_dag(dag_id, dag_hash)
+    if serialized is None:
+        return None
     return TryDag(serialized.relative_fileloc, serialized.file_hash, _maps_downstream(serialized, task_id))
 
 
