@@ -467,7 +467,7 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
         validate_key(self.task_id, kind="task_id")
         dag_id = dag.dag_id if dag is not None else None
 
-        # Validated in Airflow's order (the first bad argument is the one named), then set at once (``_assign``).
+        # The arguments that can be refused are checked first, then all are set at once (``_assign``).
         retries = parse_retries(retries, task_id)
         delay = _as_timedelta(retry_delay, "retry_delay", task_id)
         max_retry_delay = _as_timedelta(max_retry_delay, "max_retry_delay", task_id)
