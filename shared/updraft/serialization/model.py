@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import heapq
 from typing import TYPE_CHECKING, Any
 
 from updraft.serialization.codecs import DATETIME, DURATION, PARAMS, RAW, SORTED, TIMETABLE, VALUE, Codec, spec
@@ -179,6 +180,27 @@ class SerializedDAG:
     def task_dict(self) -> dict[str, SerializedTask]:
         """Built once: the scheduler looks tasks up by id for every instance it evaluates or claims."""
         return {t.task_id: t for t in self.tasks}
+
+    @functools.cached_property
+    def topological_order(self) -> tuple[str, ...]:
+        """Task ids, upstream before downstream, ties broken by task id (so every scheduler decides in one
+        order). Built once: every evaluation of a run walks its tasks in this order."""
+        pending = {tid: sum(1 for u in t.upstream_task_ids if u in self.task_dict)
+                   for tid, t in self.task_dict.items()}
+        ready = [tid for tid, n in pending.items() if n == 0]
+        heapq.heapify(ready)
+        order: list[str] = []
+        while ready:
+            tid = heapq.heappop(ready)
+            order.append(tid)
+            for down in self.task_dict[tid].downstream_task_ids:
+                if down in pending:
+                    pending[down] -= 1
+                    if pending[down] == 0:
+                        heapq.heappush(ready, down)
+        if len(order) != len(pending):  # a cycle cannot come out of the parser; never loop on bad input
+            order += sorted(set(pending) - set(order))
+        return tuple(order)
 
     def to_dict(self) -> dict[str, Any]:
         """The versioned document: ``{"__version": N, "dag": {...}}`` with tasks sorted by task_id."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import datetime as dt
-import heapq
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -25,26 +24,6 @@ TI = TaskInstanceState
 
 
 _TI_FIELDS = frozenset(f.name for f in dataclasses.fields(TaskInstance)) - {"dag_id", "run_id", "task_id", "map_index"}
-
-
-def topological_order(tasks: Iterable[SerializedTask]) -> list[str]:
-    """Task ids, upstream before downstream; ties broken by task id so every scheduler decides in one order."""
-    by_id = {t.task_id: t for t in tasks}
-    pending = {tid: sum(1 for u in t.upstream_task_ids if u in by_id) for tid, t in by_id.items()}
-    ready = [tid for tid, n in pending.items() if n == 0]
-    heapq.heapify(ready)
-    order: list[str] = []
-    while ready:
-        tid = heapq.heappop(ready)
-        order.append(tid)
-        for down in by_id[tid].downstream_task_ids:
-            if down in pending:
-                pending[down] -= 1
-                if pending[down] == 0:
-                    heapq.heappush(ready, down)
-    if len(order) != len(by_id):  # a cycle cannot come out of the parser; never loop on bad input
-        order += sorted(set(by_id) - set(order))
-    return order
 
 
 def _aware(value: dt.datetime) -> dt.datetime:
@@ -66,11 +45,17 @@ class RunView:
         self.dag = dag
         self.run = run
         self.tasks: dict[str, Any] = dag.task_dict
-        self.order = topological_order(self.tasks.values())
+        self.order = dag.topological_order
         # Items for tasks this DAG version does not have are not ours to decide (runs are pinned to a version).
         self._tis = {ti.key: ti for ti in tis if ti.task_id in self.tasks}
         self._states: dict[TIKey, TaskInstanceState | None] = {k: ti.state for k, ti in self._tis.items()}
-        self.in_run = {tid for tid, task in self.tasks.items() if task_in_run(task, run)}
+        # Tasks share their date bounds (the DAG's, mostly): each pair of bounds is compared once.
+        bounds: dict[tuple[dt.datetime | None, dt.datetime | None], bool] = {}
+        for task in self.tasks.values():
+            key = (task.start_date, task.end_date)
+            if key not in bounds:
+                bounds[key] = task_in_run(task, run)
+        self.in_run = {tid for tid, task in self.tasks.items() if bounds[(task.start_date, task.end_date)]}
         self._indexes: dict[str, list[int]] = {tid: self._initial_indexes(tid) for tid in self.in_run}
 
     def _initial_indexes(self, task_id: str) -> list[int]:
