@@ -6,7 +6,7 @@ Modules: ``api`` (the contract, one protocol per aggregate, and its records), ``
 helpers), ``blobs`` (values inline or in S3), ``lru`` (the serialized-DAG cache), ``base`` (what the aggregates
 share), one module per aggregate with its named conditions and writes (``dags``, ``files``, ``runs``,
 ``task_instances``, ``pools``, ``xcoms``, ``variables``, ``connections``, ``event_logs``, ``heartbeats``,
-``dag_deletion``, ``backfills``, ``state_stores``, ``waiting`` and ``waiting_index``: a run's waiting instances;
+``dag_deletion``, ``backfills``, ``state_stores``, ``waiting``: a run's waiting instances;
 ``encryption`` is the KMS cipher of variables and connections; ``run_shards``: how many partition keys a run's
 instances spread over) and ``dynamo`` (:class:`DynamoStore`, composed of them).
 Importing this package imports none of them: handlers load

@@ -39,7 +39,6 @@ from updraft.store.tables import (
     IndexSpec,
     TableSpec,
 )
-from updraft.store.waiting_index import WaitingIndex
 
 _M = TypeVar("_M", bound="Item")
 
@@ -219,10 +218,10 @@ class TaskInstanceItem(Item):
     hitl = JSONAttribute(null=True)  # a Human-in-the-loop request and response (``TaskInstance.hitl``)
     usage = JSONAttribute(null=True)  # what the try used (``TaskInstance.usage``: ``model.usage``)
     write_token = UnicodeAttribute(null=True)  # the last state write's (store.writes.write_token: lost acks)
-    # Set while the instance is scheduled and a claim refused it (``store.waiting``): its run's waiting index.
+    # Set while the instance is scheduled and a claim refused it (``store.waiting``): the keys of its run's
+    # waiting index (``tables.WAITING_INDEX``, keys only).
     waiting_pk = UnicodeAttribute(null=True)
     waiting_sk = UnicodeAttribute(null=True)
-    waiting_index = WaitingIndex()
 
 
 class LimitItem(Item):

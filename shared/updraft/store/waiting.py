@@ -29,6 +29,7 @@ from updraft.model.states import TaskInstanceState
 from updraft.store import keys
 from updraft.store.base import StoreBase
 from updraft.store.models import TaskInstanceItem
+from updraft.store.tables import WAITING_INDEX
 
 
 def waiting_keys(key: TIKey, priority_weight: int) -> tuple[str, str]:
@@ -65,7 +66,9 @@ def leave_actions(T: type[TaskInstanceItem]) -> list[Action]:
 class WaitingStore(StoreBase):
     def waiting_tis(self, dag_id: str, run_id: str, *, limit: int) -> list[TIKey]:
         """The first ``limit`` instances of the run's waiting index, in claim order: one Query of index keys,
-        eventually consistent (a hit may have been claimed meanwhile; one just refused may be missing)."""
-        T = self.models.task_instance
-        found = T.waiting_index.query(keys.run_pk(dag_id, run_id), limit=limit)
-        return [TIKey(dag_id, run_id, *keys.ti_key_parts(item.sk)) for item in found]
+        eventually consistent (a hit may have been claimed meanwhile; one just refused may be missing). Read raw:
+        only each entry's sort key is used, and a model built per entry cost more than the request (~50 us each,
+        a hand-over lists up to a run's width)."""
+        answer = self.models.task_instance._get_connection().query(
+            keys.run_pk(dag_id, run_id), index_name=WAITING_INDEX, limit=limit)
+        return [TIKey(dag_id, run_id, *keys.ti_key_parts(entry["sk"]["S"])) for entry in answer.get("Items", ())]

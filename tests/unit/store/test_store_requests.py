@@ -189,6 +189,9 @@ def test_models_use_the_specs_index_names_and_keys():
             declared[name] = sorted(a.attr_name for a in index.Meta.attributes.values())
     spec = {ix.name: sorted([ix.partition_key.name, ix.sort_key.name])
             for ix in (*TABLE.global_indexes, *TABLE.local_indexes)}
+    # The waiting index is queried raw (store.waiting): its keys are attributes of the task instance's item.
+    assert spec.pop(WAITING_INDEX) == sorted(a.attr_name for a in (models.task_instance.waiting_pk,
+                                                                    models.task_instance.waiting_sk))
     assert declared == spec
 
 
