@@ -211,6 +211,30 @@ def test_a_query_of_a_global_index_does_not_sort_the_table(dynamodb, monkeypatch
     assert len(compared) < 20  # sorting the table's 200 items would take over a thousand
 
 
+def test_an_index_query_sorts_by_plain_values_in_moto_s_order(dynamodb, monkeypatch):
+    """The matches of an index's Query are sorted by their keys' plain values (a number's Decimal, a text as it
+    is), which order them as moto's comparisons of its attribute objects do, without those comparisons."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    c = dynamodb(AttributeDefinitions=[{"AttributeName": a, "AttributeType": t}
+                                       for a, t in (("pk", "S"), ("sk", "S"), ("g", "S"), ("n", "N"))],
+                 GlobalSecondaryIndexes=[{"IndexName": "by_n", "Projection": {"ProjectionType": "KEYS_ONLY"},
+                                          "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"},
+                                                        {"AttributeName": "n", "KeyType": "RANGE"}]}])
+    for pk, sk, n in (("a", "1", "10"), ("b", "1", "9"), ("a", "2", "-1"), ("c", "0", "2.5"), ("b", "0", "9"),
+                      ("a", "0", "100")):
+        c.put_item(TableName="t", Item={"pk": {"S": pk}, "sk": {"S": sk}, "g": {"S": "x"}, "n": {"N": n}})
+    compared = []
+    less = DynamoType.__lt__
+    monkeypatch.setattr(DynamoType, "__lt__", lambda self, other: compared.append(1) or less(self, other))
+    items = c.query(TableName="t", IndexName="by_n", KeyConditionExpression="g = :g",
+                    ExpressionAttributeValues={":g": {"S": "x"}})["Items"]
+    # By number (not as texts: "10" < "9"), ties by the table's keys in text order.
+    assert [(i["n"]["N"], i["pk"]["S"], i["sk"]["S"]) for i in items] == [
+        ("-1", "a", "2"), ("2.5", "c", "0"), ("9", "b", "0"), ("9", "b", "1"), ("10", "a", "1"), ("100", "a", "0")]
+    assert compared == []
+
+
 def test_a_query_of_a_keys_only_index_copies_keys_not_items(dynamodb, monkeypatch):
     """moto's Query deep-copies each whole match before projecting it; a keys-only index's copies only its keys."""
     from moto.dynamodb.models.dynamo_type import Item
