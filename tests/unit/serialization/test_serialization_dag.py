@@ -375,3 +375,14 @@ class TestNoPickles:
         assert restored.task_dict["f"].template_values["op_args"] == [{"__type": "datetime",
                                                                         "__var": "not a date"}]
         assert restored.to_dict() == doc
+
+
+def test_the_topological_order_puts_upstream_first_and_breaks_ties_by_task_id():
+    """Every scheduler walks a run's tasks in this one order; a version is deserialized once and walked at every
+    evaluation, so the order is built once per version."""
+    with DAG("order", schedule=None, start_date=dt.datetime(2024, 1, 1)) as dag:
+        root, mid_b, mid_a, leaf, _lone = (EmptyOperator(task_id=t) for t in ("z_root", "b", "a", "c_leaf", "y"))
+        root >> [mid_b, mid_a] >> leaf
+    version = deserialize_dag(serialize(dag))
+    assert version.topological_order == ("y", "z_root", "a", "b", "c_leaf")
+    assert version.topological_order is version.topological_order
