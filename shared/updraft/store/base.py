@@ -3,6 +3,8 @@ versions and the shards of a run's partition (``run_shards``)."""
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,6 +22,28 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 _I = TypeVar("_I", bound=Item)
+
+# The threads that read a run's shards at once (botocore clients are thread-safe), kept for the process's life:
+# starting a thread per shard for each whole-run read cost more than its Query in a busy worker. A process forked
+# after they ran has none of them, so the child starts its own (``_forget_shard_readers``).
+_readers: ThreadPoolExecutor | None = None
+_readers_lock = threading.Lock()
+
+
+def _shard_readers() -> ThreadPoolExecutor:
+    global _readers
+    with _readers_lock:
+        if _readers is None:
+            _readers = ThreadPoolExecutor(run_shards.MAX_SHARDS, thread_name_prefix="run-shards")
+        return _readers
+
+
+def _forget_shard_readers() -> None:
+    global _readers, _readers_lock
+    _readers, _readers_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_shard_readers)
 
 # Serialized DAG versions kept per process (each is the whole DAG; a scheduler touches few at once).
 _DAG_CACHE_SIZE = 64
@@ -116,10 +140,7 @@ class StoreBase:
 
         if len(pks) == 1:
             return read(pks[0])
-        # Threads of this call only (botocore clients are thread-safe): a pool kept on the store would hang in a
-        # process forked after it had run, whose pool counts threads that are not there.
-        with ThreadPoolExecutor(max_workers=len(pks), thread_name_prefix="run-shards") as readers:
-            found = [item for items in readers.map(read, pks) for item in items]
+        found = [item for items in _shard_readers().map(read, pks) for item in items]
         return sorted(found, key=lambda item: str(item.sk))
 
     def _shards(self) -> range:

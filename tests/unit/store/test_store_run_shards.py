@@ -85,6 +85,25 @@ def test_a_wide_run_s_instances_tries_and_xcoms_spread_and_read_back_whole(store
         keys.ti_sk("m123", -1), keys.try_sk("m123", -1, 1), keys.xcom_sk("m123", -1, "return_value")}
 
 
+def test_whole_run_reads_share_the_process_s_shard_readers(store: DynamoStore):
+    """A wide run's shards are read at once by threads kept for the process, not started per read."""
+    import threading
+
+    _wide_run(store)
+    for task_id in WIDE[:20]:
+        assert store.create_ti(TIKey("wide", "r", task_id), state=TaskInstanceState.SCHEDULED)
+
+    def readers() -> set[int]:
+        return {t.ident for t in threading.enumerate() if t.name.startswith("run-shards") and t.ident}
+
+    assert [ti.task_id for ti in store.get_run_tis("wide", "r")] == list(WIDE[:20])
+    first = readers()
+    assert 0 < len(first) <= run_shards.MAX_SHARDS
+    for _ in range(3):
+        assert len(store.get_run_tis("wide", "r")) == 20
+    assert first <= readers() and len(readers()) <= run_shards.MAX_SHARDS  # the first read's threads stayed
+
+
 def test_another_process_finds_the_run_s_instances_from_the_run_s_item(store: DynamoStore, s3):
     _wide_run(store)
     key = TIKey("wide", "r", "m007")
