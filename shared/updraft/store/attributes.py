@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pendulum
 from pynamodb.attributes import Attribute
 from pynamodb.constants import STRING
 
 _FORMAT = "%Y-%m-%dT%H:%M:%S.%f+0000"
+_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}\+0000")  # what ts() writes (a four-digit year)
 
 
 def ts(value: dt.datetime) -> str:
@@ -22,8 +24,14 @@ def ts(value: dt.datetime) -> str:
 
 
 def parse_ts(text: str) -> pendulum.DateTime:
-    parsed = dt.datetime.strptime(text, _FORMAT).replace(tzinfo=dt.UTC)
-    return pendulum.instance(parsed, tz=pendulum.UTC)
+    """The instant :func:`ts` wrote, as a pendulum UTC DateTime; text of any other shape raises ValueError.
+
+    Every item read parses a few (a task instance up to six): text of :func:`ts`'s fixed shape goes through
+    ``fromisoformat`` and pendulum's constructor (~0.7 us), not ``strptime`` and ``pendulum.instance`` (~10 us);
+    anything else through ``strptime``, whose format refuses it."""
+    parsed = dt.datetime.fromisoformat(text) if _SHAPE.fullmatch(text) else dt.datetime.strptime(text, _FORMAT)
+    return pendulum.DateTime(parsed.year, parsed.month, parsed.day, parsed.hour, parsed.minute, parsed.second,
+                             parsed.microsecond, tzinfo=pendulum.UTC)
 
 
 class DateTimeAttribute(Attribute[dt.datetime]):
