@@ -70,7 +70,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         report = failed or PassReport()
         kind = "task_stopped"
     else:
-        report = scheduler.schedule_run(decoded.dag_id, decoded.run_id)
+        report = scheduler.schedule_run(decoded.dag_id, decoded.run_id, share=decoded.share)
         kind = "task_finished"
     from updraft.store.heartbeats import HEARTBEAT_EVERY, SCHEDULER  # the store's modules: not at cold import
 

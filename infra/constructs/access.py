@@ -94,7 +94,8 @@ def invoke_worker(scope: Construct, worker_function: str) -> iam.PolicyStatement
 
 
 def invoke_scheduler(scope: Construct, scheduler_function: str) -> iam.PolicyStatement:
-    """A worker hands a run with a fan-in to the scheduler (an async invoke) instead of reading it itself."""
+    """A worker hands a run with a fan-in to the scheduler (an async invoke) instead of reading it itself; a
+    scheduler (or a worker's mini scheduler) asks scheduler invocations to claim shares of a wide run's tries."""
     return iam.PolicyStatement(sid="InvokeScheduler", actions=["lambda:InvokeFunction"],
                                resources=[function_arn(scope, scheduler_function)])
 

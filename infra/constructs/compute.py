@@ -127,7 +127,8 @@ class UpdraftFunctions(Construct):
         # Every async-invoked function keeps what it failed on: the scheduler's ticks and nudges, the parser's S3
         # notifications (after Lambda's own retries) go to the same dead-letter queue as the worker's; each
         # message names the function it failed in (requestContext.functionArn).
-        # The scheduler also asks the parser to evaluate a DAG file's custom timetables again (an async invoke).
+        # The scheduler also asks the parser to evaluate a DAG file's custom timetables again, and other scheduler
+        # invocations to claim shares of a wide run's ready tries (async invokes).
         self.scheduler = self._function("scheduler", names.scheduler_function, settings.scheduler,
                                         replace(dispatching, parser_function=names.parser_function).to_env(),
                                         retry_attempts=0,
@@ -202,9 +203,11 @@ class UpdraftFunctions(Construct):
                           *access.read_dag_files(bucket)],
             self.scheduler: [access.table_read_write(table), access.store_objects(bucket), *dispatch(),
                              access.invoke_parser(self, names.parser_function),
+                             access.invoke_scheduler(self, names.scheduler_function),
                              access.stop_deferrals(self, names.deferral_state_machine),
                              *access.sweep_deferrals(self, names.deferral_state_machine)],
-            self.asset_events: [access.table_read_write(table), access.store_objects(bucket), *dispatch()],
+            self.asset_events: [access.table_read_write(table), access.store_objects(bucket), *dispatch(),
+                                access.invoke_scheduler(self, names.scheduler_function)],
             self.trigger_check: [access.table_read_write(table)],
             self.worker: [*access.worker_data_access(table, bucket, self.task_logs), *dispatch(), *email(),
                           access.invoke_scheduler(self, names.scheduler_function), *run_tasks(), *defer()],

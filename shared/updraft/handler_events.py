@@ -12,7 +12,9 @@ Scheduler (``functions/scheduler``), three shapes:
                   "try_number": 1, "state": "success"}}
 
   Only ``dag_id`` and ``run_id`` are required: the event only says *which run* to look at again (Airflow's mini
-  scheduler); the store holds the truth, so a duplicate or late event changes nothing.
+  scheduler); the store holds the truth, so a duplicate or late event changes nothing. ``"share": [index, count]``
+  (sent by a scheduler that cut a wide claim into shares, ``updraft.scheduling.claim_shares``): claim only that
+  share of the run's ready tries.
 - **task stopped**: ECS's ``ECS Task State Change`` event (``"source": "aws.ecs"``) for a stopped Fargate worker
   task, which the stack's rule sends -> the try it lost, if any, fails at once (``executors.fargate.lost_try``).
 
@@ -24,13 +26,16 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from updraft.executors.base import Dispatch, LostTry
 from updraft.executors.callback_requests import callback_request_from_payload
 from updraft.executors.fargate import TASK_STATE_CHANGE, lost_try
 from updraft.model.deferrals import ResumeRequest, ScheduleRunRequest
 from updraft.model.wakeups import RunDueRequest
+
+if TYPE_CHECKING:
+    from updraft.scheduling import Share
 
 TICK_DETAIL_TYPE = "Scheduled Event"
 TICK_SOURCES = ("aws.events", "aws.scheduler")
@@ -56,6 +61,7 @@ class TaskFinished:
     map_index: int = -1
     try_number: int | None = None
     state: str | None = None
+    share: Share | None = None  # claim only this share of the run's ready tries
 
 
 @dataclass(frozen=True)
@@ -89,10 +95,21 @@ def scheduler_event(event: object) -> Tick | TaskFinished | TaskStopped:
         if not isinstance(map_index, int) or isinstance(map_index, bool):
             raise MalformedEvent(f"detail.map_index of a {TASK_FINISHED} event must be an integer")
         return TaskFinished(dag_id=detail["dag_id"], run_id=detail["run_id"], task_id=detail.get("task_id"),
-                            map_index=map_index, try_number=detail.get("try_number"), state=detail.get("state"))
+                            map_index=map_index, try_number=detail.get("try_number"), state=detail.get("state"),
+                            share=_share(detail["share"]) if "share" in detail else None)
     raise MalformedEvent(f"the scheduler accepts an EventBridge 'Scheduled Event' (tick), a {TASK_FINISHED!r} "
                          f"event or ECS's {TASK_STATE_CHANGE!r}; got detail-type {kind!r} from source "
                          f"{event.get('source')!r}")
+
+
+def _share(value: object) -> Share:
+    # lazy: cold start (only a share's event needs it; the scheduler that claims it loads it anyway)
+    from updraft.scheduling import Share
+
+    try:
+        return Share.from_detail(value)
+    except ValueError as exc:
+        raise MalformedEvent(f"detail.share of a {TASK_FINISHED} event: {exc}") from None
 
 
 def tick_event(rule_arn: str, *, now: dt.datetime | None = None) -> dict[str, Any]:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from updraft.runtime.dag_code_credentials import DagCodeCredentials
     from updraft.runtime.loader import S3DagLoader
     from updraft.runtime.logs import LogSink
-    from updraft.scheduling import Scheduler, SchedulerConfig, Waits
+    from updraft.scheduling import Scheduler, SchedulerConfig, Share, Waits
     from updraft.store.api import Store
     from updraft.traces.run_traces import RunTraces
 
@@ -118,14 +118,23 @@ class Services:
         """
         if not self.config.scheduler_function:
             return False
+        self._invoke_scheduler(dag_id, run_id)
+        return True
+
+    def ask_claim_share(self, dag_id: str, run_id: str, share: Share) -> None:
+        """Ask a scheduler invocation to claim ``share`` of a run's ready tries (``scheduling.claim_shares``): an
+        asynchronous invoke of the scheduler function with the run's event naming the share."""
+        self._invoke_scheduler(dag_id, run_id, share=share.to_detail())
+
+    def _invoke_scheduler(self, dag_id: str, run_id: str, **detail: Any) -> None:
         import json
 
-        # lazy: cold start (handler_events imports the executors; only the API nudges)
+        # lazy: cold start (handler_events imports the executors; only the functions that invoke it need it)
         from updraft.handler_events import run_changed_event
 
+        assert self.config.scheduler_function is not None
         self.client("lambda").invoke(FunctionName=self.config.scheduler_function, InvocationType="Event",
-                                     Payload=json.dumps(run_changed_event(dag_id, run_id)).encode())
-        return True
+                                     Payload=json.dumps(run_changed_event(dag_id, run_id, **detail)).encode())
 
     @functools.cached_property
     def store(self) -> Store:
@@ -202,6 +211,8 @@ class Services:
         scheduler = Scheduler(self.store, self.executor, scheduler_settings(self.config), metrics=self.metrics,
                               traces=self.traces)
         scheduler.waits = self.waits
+        if self.config.scheduler_function:
+            scheduler.claims.ask_share = self.ask_claim_share
         if self.config.parser_function and self.config.bucket:
             scheduler.evaluate_timetables = self.evaluate_timetables
         return scheduler

@@ -30,6 +30,8 @@ EVENTS = ROOT / "events" / "scheduler"
 TABLE = "updraft-scheduler-test"
 WORKER = "updraft-worker"
 REGION = "us-east-1"
+SCHEDULER = "updraft-scheduler"
+WIDE = 30  # three shares of 10 tries (SHARE_MIN made 10 where a test shares a claim)
 
 
 
@@ -55,7 +57,10 @@ def _dags():
     with DAG("handler_oom", schedule=None, start_date=start,
              default_args={"retries": 1, "retry_delay": dt.timedelta(minutes=5)}) as oom:
         BashOperator(task_id="train", bash_command="echo train", executor="fargate")
-    return daily, chain, heavy, oom
+    with DAG("handler_wide", schedule=None, start_date=start, max_active_tasks=WIDE) as wide:
+        for i in range(WIDE):
+            BashOperator(task_id=f"t{i:02d}", bash_command="echo wide")
+    return daily, chain, heavy, oom, wide
 
 
 @pytest.fixture
@@ -283,3 +288,43 @@ def test_a_stop_reported_for_an_older_try_changes_nothing(env, monkeypatch):
     dispatch["value"] = json.dumps({**json.loads(dispatch["value"]), "try_id": "an-earlier-try"})
     env.handler.handler(event, lambda_context("scheduler"))
     assert env.store.get_ti(key).state == TaskInstanceState.RUNNING
+
+
+class _SchedulerInvokes:
+    """The handler's Lambda client: a scheduler invoke is kept (its payload), a worker invoke goes to moto."""
+
+    def __init__(self, client) -> None:
+        self.client, self.scheduler, self.worker = client, [], []
+
+    def invoke(self, **kwargs):
+        assert kwargs["InvocationType"] == "Event"
+        if kwargs["FunctionName"] == SCHEDULER:
+            self.scheduler.append(json.loads(kwargs["Payload"]))
+            return {"StatusCode": 202}
+        self.worker.append(json.loads(kwargs["Payload"]))
+        return self.client.invoke(**kwargs)
+
+
+def test_a_wide_claim_is_shared_with_scheduler_invocations_each_claiming_its_own(env, monkeypatch):
+    monkeypatch.setattr("updraft.scheduling.claim_shares.SHARE_MIN", 10)
+    monkeypatch.setenv("UPDRAFT_SCHEDULER_FUNCTION", SCHEDULER)
+    monkeypatch.setattr("updraft.services._shared", None)
+    invokes = _SchedulerInvokes(boto3.client("lambda", region_name=REGION))
+    env.handler.services()._clients["lambda"] = invokes
+    env.store.set_pool("default_pool", 2 * WIDE)
+    run = trigger_dag(env.store, "handler_wide", now=dt.datetime.now(dt.UTC))
+
+    first = env.handler.handler(_finished("handler_wide", run.run_id), lambda_context("scheduler"))
+    asks = invokes.scheduler
+    assert [ask["detail"] for ask in asks] == [{"dag_id": "handler_wide", "run_id": run.run_id, "share": [n, 3]}
+                                               for n in (1, 2)]
+    claimed = [d["task_id"] for d in first["dispatched"]]
+    for ask in asks:  # each share's invocation, as Lambda would run it
+        claimed += [d["task_id"] for d in env.handler.handler(ask, lambda_context("scheduler"))["dispatched"]]
+    assert sorted(claimed) == [f"t{i:02d}" for i in range(WIDE)]
+    assert sorted(p["task_id"] for p in invokes.worker) == sorted(claimed)
+    assert len(invokes.scheduler) == 2  # a share's invocation asks for no more shares
+
+    sample = _event("claim_share.json")  # redelivered: nothing more
+    sample["detail"]["run_id"] = run.run_id
+    assert env.handler.handler(sample, lambda_context("scheduler"))["dispatched"] == []

@@ -212,13 +212,14 @@ def test_dispatching_is_scoped_to_the_worker_and_its_task(synth) -> None:
         assert sorted(json.dumps(r) for r in passed["Resource"]) == sorted(
             json.dumps(task[k]) for k in ("TaskRoleArn", "ExecutionRoleArn"))
         assert passed["Condition"] == {"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}}
-    # Every dispatcher invokes the worker; the workers (Lambda and Fargate) also hand fan-ins to the scheduler, and
-    # the scheduler asks the parser to evaluate a custom timetable's next runs (it never imports user code itself).
+    # Every dispatcher invokes the worker and the scheduler: the workers (Lambda and Fargate) hand fan-ins to it,
+    # and every dispatcher asks scheduler invocations for shares of a wide claim (scheduling.claim_shares); the
+    # scheduler asks the parser to evaluate a custom timetable's next runs (it never imports user code itself).
     worker_arn = "arn:aws:lambda:us-east-1:123456789012:function:updraft-dev-worker"
     scheduler_arn = "arn:aws:lambda:us-east-1:123456789012:function:updraft-dev-scheduler"
     parser_arn = "arn:aws:lambda:us-east-1:123456789012:function:updraft-dev-parser"
     scheduler_role, *worker_roles = dispatchers
-    assert invokes[scheduler_role] == [parser_arn, worker_arn]
+    assert invokes[scheduler_role] == [parser_arn, scheduler_arn, worker_arn]
     assert all(invokes[role] == [scheduler_arn, worker_arn] for role in worker_roles)
 
 

@@ -13,6 +13,7 @@ from updraft.handler_events import (
     TaskFinished,
     TaskStopped,
     Tick,
+    run_changed_event,
     scheduler_event,
     task_finished_event,
     worker_dispatch,
@@ -31,6 +32,30 @@ def test_samples_decode():
     assert finished == TaskFinished("handler_chain", "manual__2026-11-22T18:00:00+00:00", "first", -1, 1, "success")
     dispatch = worker_dispatch(_sample("worker/dispatch.json"))
     assert dispatch.key.task_id == "first" and dispatch.try_number == 1 and dispatch.executor == "lambda"
+
+
+def test_a_claim_share_s_event_names_its_share():
+    from updraft.scheduling.claim_shares import Share
+
+    decoded = scheduler_event(_sample("scheduler/claim_share.json"))
+    assert decoded == TaskFinished("handler_wide", "manual__2026-11-22T18:00:00+00:00", share=Share(1, 3))
+    event = run_changed_event("d", "r", share=Share(2, 4).to_detail())
+    assert scheduler_event(json.loads(json.dumps(event))) == TaskFinished("d", "r", share=Share(2, 4))
+
+
+@pytest.mark.parametrize(("share", "message"), [
+    ([1], "list \\[index, count\\] of two integers"),
+    ("1/3", "of two integers"),
+    ([True, 3], "of two integers"),
+    ([3, 3], "0 <= index < count"),
+    ([0, 1], "2 <= count"),
+    ([0, 99], "count <= 8"),
+])
+def test_a_malformed_claim_share_is_refused(share, message):
+    event = _sample("scheduler/claim_share.json")
+    event["detail"]["share"] = share
+    with pytest.raises(MalformedEvent, match=f"detail.share of a updraft.task_finished event: .*{message}"):
+        scheduler_event(event)
 
 
 def test_eventbridge_scheduler_ticks_too():

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from updraft.scheduling.asset_sources import handle_source_event, watcher_extra
     from updraft.scheduling.asset_triggers import create_asset_triggered_runs, materialize
     from updraft.scheduling.asset_watchers import still_wanted
+    from updraft.scheduling.claim_shares import Share
     from updraft.scheduling.dag_callbacks import claim_callback
     from updraft.scheduling.dag_versions import pinned_dag
     from updraft.scheduling.deferrals import Waits, resume_try, start_wait, stop_waits
@@ -55,6 +56,7 @@ _HOMES = {
     "create_asset_triggered_runs": "updraft.scheduling.asset_triggers",
     "materialize": "updraft.scheduling.asset_triggers",
     "still_wanted": "updraft.scheduling.asset_watchers",
+    "Share": "updraft.scheduling.claim_shares",
     "claim_callback": "updraft.scheduling.dag_callbacks",
     "pinned_dag": "updraft.scheduling.dag_versions",
     "Waits": "updraft.scheduling.deferrals",
@@ -87,7 +89,7 @@ _HOMES = {
 
 __all__ = [
     "DEFAULT_LEASE", "INVOKE_CONCURRENCY", "NextHop", "PassMetrics", "PassReport", "Scheduler", "SchedulerConfig",
-    "TryResult", "Waits",
+    "Share", "TryResult", "Waits",
     "claim_callback", "create_asset_triggered_runs", "finish_try", "hand_over_for", "handle_source_event",
     "held_limit_ids", "holds_a_named_pool",
     "limits_table", "materialize", "next_hop", "pinned_dag", "pools_occupancy", "publish_outlet_events",

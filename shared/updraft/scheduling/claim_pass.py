@@ -24,6 +24,7 @@ from updraft.limits import Frees
 from updraft.model.limits import DEFAULT_POOL, DEFAULT_POOL_SLOTS, PARALLELISM_LIMIT, run_tasks_limit
 from updraft.model.records import DagRun, TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
+from updraft.scheduling.claim_shares import AskShare, Share, ask_shares, share_count
 from updraft.scheduling.claims import (
     BATCH,
     Candidate,
@@ -64,11 +65,14 @@ class ClaimPass:
         self.parallelism = parallelism
         self._pool_sizes: dict[str, tuple[int, float]] = {}
         self._invokes = InvokePool()
+        # Asks a scheduler invocation to claim a share of a wide run's ready tries (``claim_shares``; Services
+        # sets it where a scheduler function exists). None: a pass claims every try it finds itself.
+        self.ask_share: AskShare | None = None
 
     def claim(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
               creations: dict[TIKey, TIChange] | None = None,
               active: dict[tuple[str, str], int] | None = None, *, keep_reasons: bool = True,
-              handing: Handing | None = None) -> None:
+              handing: Handing | None = None, shares: dict[tuple[str, str], list[Share]] | None = None) -> None:
         """Claim ``candidates`` in Airflow's order; ``creations`` are instances not written yet, ``active`` the
         queued and running instances per run as evaluated.
 
@@ -78,13 +82,16 @@ class ClaimPass:
         scheduler) leaves those writes to the tick, so "why" is at most a tick old and the hot path writes nothing
         for the instances it does not claim, but for an instance's first reason: that write puts it in its run's
         waiting index (``store.waiting``), where a later end in the run finds it without reading the run.
-        ``handing``: a try's end whose slots a claim that needs exactly them takes (``claims.claim_batch``)."""
+        ``handing``: a try's end whose slots a claim that needs exactly them takes (``claims.claim_batch``).
+        ``shares``: the runs whose ready tries were cut into shares (``claim_shares``), with the shares this pass
+        claims of each; the other runs' wide claims are shared out here when ``ask_share`` is set (the shares this
+        pass keeps go into ``report.shared_out``)."""
         creations = creations if creations is not None else {}
         new = set(creations)  # their reason goes into the write that creates them
         reasons: dict[TIKey, BlockedReason] = {}
         try:
             self._claim_ordered(candidates, now, report, creations, active if active is not None else {}, reasons,
-                                handing)
+                                handing, shares or {})
         finally:
             indexed = self._indexed(candidates, reasons)
             # Whatever was not claimed (a full limit, no such pool, an error midway) is still scheduled.
@@ -131,21 +138,30 @@ class ClaimPass:
 
     def _claim_ordered(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                        creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],
-                       reasons: dict[TIKey, BlockedReason], handing: Handing | None) -> None:
+                       reasons: dict[TIKey, BlockedReason], handing: Handing | None,
+                       shares: dict[tuple[str, str], list[Share]]) -> None:
         if not candidates:
             return
         invokes = PassInvokes(self.executor, self._invokes)
         try:
-            self._claim_each(candidates, now, report, creations, active, reasons, invokes, handing)
+            self._claim_each(candidates, now, report, creations, active, reasons, invokes, handing, shares)
         finally:
             invokes.wait()  # every claimed try handed over (or its refusal logged) before the pass returns
 
     def _claim_each(self, candidates: list[tuple[TaskInstance, DagRun]], now: dt.datetime, report: PassReport,
                     creations: dict[TIKey, TIChange], active: dict[tuple[str, str], int],
-                    reasons: dict[TIKey, BlockedReason], invokes: PassInvokes, handing: Handing | None) -> None:
+                    reasons: dict[TIKey, BlockedReason], invokes: PassInvokes, handing: Handing | None,
+                    shares: dict[tuple[str, str], list[Share]]) -> None:
         runs = {(run.dag_id, run.run_id): run for _, run in candidates}
         ordered = spread_ties(claim_order([ti for ti, _ in candidates], list(runs.values())), runs,
                               random.randrange(BUCKETS))
+        if self.ask_share is not None:
+            shares = {**self._share_out(self.ask_share, ordered, runs, active, shares, report), **shares}
+        if shares:
+            others = {ti.key for ti in ordered if not _in_shares(ti, shares)}
+            for key in others:
+                creations.pop(key, None)  # another invocation claims its share: its new instances are its to create
+            ordered = [ti for ti in ordered if ti.key not in others]
         # Runs with more ready instances than their max_active_tasks leaves (as evaluated): some will wait, so
         # the tries claimed now are dispatched as if claimed from waiting ones (``Dispatch.waited``).
         ready = collections.Counter((ti.dag_id, ti.run_id) for ti in ordered)
@@ -254,6 +270,42 @@ class ClaimPass:
                 batched.add(candidate.ti.key)
                 settle(candidate.ti, (tie_of(candidate.ti, runs), bucket_of(candidate.ti)), result)
 
+    def _share_out(self, ask: AskShare, ordered: list[TaskInstance], runs: dict[tuple[str, str], DagRun],
+                   active: dict[tuple[str, str], int], shared: dict[tuple[str, str], list[Share]],
+                   report: PassReport) -> dict[tuple[str, str], list[Share]]:
+        """The runs (not ``shared`` already) whose ready tries this pass cuts into shares, other invocations asked
+        for all shares but those it claims itself, returned (and kept in ``report.shared_out``)."""
+        ready: dict[tuple[str, str], list[TaskInstance]] = {}
+        for ti in ordered:
+            ready.setdefault((ti.dag_id, ti.run_id), []).append(ti)
+        kept: dict[tuple[str, str], list[Share]] = {}
+        for key, tis in ready.items():
+            count = share_count(len(tis))
+            if key not in shared and count > 1 and self._all_fit(tis, runs[key], active):
+                kept[key] = report.shared_out[key] = ask_shares(ask, *key, count)
+        return kept
+
+    def _all_fit(self, tis: list[TaskInstance], run: DagRun, active: dict[tuple[str, str], int]) -> bool:
+        """Whether every one of a run's ready tries ``tis`` fits the room its limits leave, as this pass read them:
+        then the order they are claimed in cannot matter (``claim_shares``)."""
+        dag = self.dag(run.dag_id, run.dag_hash)
+        pool_sizes = {pool: self.pool_size(pool) for pool in {ti.pool for ti in tis}}
+        taken: collections.Counter[str] = collections.Counter()
+        sizes: dict[str, int] = {}
+        for ti in tis:
+            needs = claim_needs(ti, dag.task_dict[ti.task_id], dag, parallelism=self.parallelism,
+                                pool_sizes=pool_sizes)
+            if isinstance(needs, BlockedReason):
+                return False
+            for need in needs:
+                taken[need.limit_id] += need.slots
+                sizes[need.limit_id] = need.limit
+        held = {run_tasks_limit(run.dag_id, run.run_id): active.get((run.dag_id, run.run_id), 0),
+                PARALLELISM_LIMIT: sum(active.values())}
+        unlimited = {PARALLELISM_LIMIT} if self.parallelism <= 0 else set()
+        return all(limit in unlimited or sizes[limit] < 0 or slots + held.get(limit, 0) <= sizes[limit]
+                   for limit, slots in taken.items())
+
     @staticmethod
     def _candidate(ti: TaskInstance, dag: SerializedDAG, needs: list[LimitNeed],
                    creations: dict[TIKey, TIChange]) -> Candidate:
@@ -282,6 +334,12 @@ class ClaimPass:
 BUCKETS = 16
 
 Tie = tuple[int, object, int]
+
+
+def _in_shares(ti: TaskInstance, shares: dict[tuple[str, str], list[Share]]) -> bool:
+    """Whether this pass claims ``ti``: its run was not cut into shares, or ``ti`` is in one of this pass's."""
+    mine = shares.get((ti.dag_id, ti.run_id))
+    return mine is None or any(share.holds(ti.key) for share in mine)
 
 
 def tie_of(ti: TaskInstance, runs: dict[tuple[str, str], DagRun]) -> Tie:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from updraft.executors.base import Dispatch
+from updraft.scheduling.claim_shares import Share
 from updraft.scheduling.decisions.blocked import BlockedReason
 
 
@@ -21,6 +22,8 @@ class PassReport:
     stale_runs: set[tuple[str, str]] = field(default_factory=set)  # changed by someone else mid-pass
     poisoned: dict[str, str] = field(default_factory=dict)  # "dag_id/run_id" (or dag_id) set aside -> the error
     runs_running: int | None = None  # the tick's: runs running after it (None: not a tick's pass)
+    # Runs whose ready tries this pass cut into shares (``claim_shares``): the shares it claims itself.
+    shared_out: dict[tuple[str, str], list[Share]] = field(default_factory=dict)
 
     def merge(self, then: PassReport) -> None:
         """Add what a later pass over some of the same runs did (``then``): its runs, tries and refusals."""
@@ -30,3 +33,4 @@ class PassReport:
         self.not_claimed.update(then.not_claimed)
         self.full_limits |= then.full_limits
         self.poisoned.update(then.poisoned)
+        self.shared_out.update(then.shared_out)

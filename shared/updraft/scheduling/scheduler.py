@@ -29,6 +29,7 @@ from updraft.model.states import SLOT_HOLDING_STATES, DagRunState, DagRunType, T
 from updraft.scheduling import run_slots
 from updraft.scheduling.backfill_pass import drive_backfills
 from updraft.scheduling.claim_pass import ClaimPass, take_creations
+from updraft.scheduling.claim_shares import Share
 from updraft.scheduling.claims import Handing
 from updraft.scheduling.dag_callbacks import callback_request, task_callback_request
 from updraft.scheduling.dag_versions import pinned_dag
@@ -91,8 +92,8 @@ class Scheduler:
         self._last_wait_sweep: dt.datetime | None = None
         self._last_watcher_sweep: dt.datetime | None = None
         self._lock = threading.Lock()
-        self._in_progress: set[tuple[str, str]] = set()
-        self._dirty: set[tuple[str, str]] = set()
+        self._in_progress: set[tuple[str, str, Share | None]] = set()
+        self._dirty: set[tuple[str, str, Share | None]] = set()
         self._rotation = 0  # where the next tick's share of the active runs starts
 
     # -- entry points -----------------------------------------------------------------------------------------
@@ -168,14 +169,17 @@ class Scheduler:
             logger.exception("asset watcher sweep skipped this pass")
             report.poisoned["asset watcher sweep"] = describe(exc)
 
-    def schedule_run(self, dag_id: str, run_id: str) -> PassReport:
+    def schedule_run(self, dag_id: str, run_id: str, share: Share | None = None) -> PassReport:
         """The mini scheduler: evaluate and claim for one run right after one of its tasks changed state.
 
         Calls for a run already being scheduled in this process (worker threads finishing together) coalesce:
         they mark the run dirty and return, and the call in progress evaluates once more before it returns, so
         no state change goes unseen and a burst of completions costs a few evaluations, not one each.
+        ``share``: claim only that share of the run's ready tries, applying only its instances' changes (asked by
+        a pass that cut a wide claim into shares, ``claim_shares``). A call that cut the run into shares claims
+        only its own in the evaluations it makes again.
         """
-        key = (dag_id, run_id)
+        key = (dag_id, run_id, share)
         with self._lock:
             if key in self._in_progress:
                 self._dirty.add(key)
@@ -189,11 +193,13 @@ class Scheduler:
                 run, meta, _, ends = self.store.get_run_meta_and_tis(dag_id, run_id, ())
                 if run is not None:
                     tis = self.store.get_run_tis(dag_id, run_id)
+                    mine = [share] if share is not None else report.shared_out.get((dag_id, run_id))
                     self._schedule_runs([run], report, metas={dag_id: meta}, tis={run_id: tis},
-                                        marks={run_id: (ends.waiting, True)})
+                                        marks={run_id: (ends.waiting, share is None)},
+                                        shares={(dag_id, run_id): mine} if mine is not None else None)
                 with self._lock:
-                    if key in report.stale_runs:
-                        report.stale_runs.discard(key)
+                    if (dag_id, run_id) in report.stale_runs:
+                        report.stale_runs.discard((dag_id, run_id))
                         continue  # read it again: someone else changed it while this pass worked from a read
                     if key not in self._dirty:
                         self._in_progress.discard(key)  # under the lock: no dirty mark can slip in between
@@ -333,13 +339,15 @@ class Scheduler:
                        tis: dict[str, list[TaskInstance]] | None = None, keep_reasons: bool = False,
                        evaluations: dict[str, RunEvaluation] | None = None,
                        marks: dict[str, tuple[str | None, bool]] | None = None,
-                       handing: Handing | None = None) -> None:
+                       handing: Handing | None = None,
+                       shares: dict[tuple[str, str], list[Share]] | None = None) -> None:
         """``metas`` and ``tis`` are reads the caller already made (by dag_id and run_id), read no earlier;
         ``evaluations`` (by run_id) what was decided from them, when not the whole run (``schedule_tasks``);
         ``marks`` (by run_id) the run's waiting mark as read before ``tis`` and whether ``tis`` is the whole run.
         ``keep_reasons``: the tick's pass stores why each stored instance was not claimed; the mini scheduler, on
         the path from one task's end to the next one's start, leaves that to the tick (see ``ClaimPass.claim``).
-        ``handing``: as ``schedule_tasks``'s."""
+        ``handing``: as ``schedule_tasks``'s. ``shares``: the shares of a run's ready tries this pass claims
+        (``ClaimPass.claim``); a run where they are not the asker's has only its shares' changes applied."""
         now = self.clock()
         candidates: list[tuple[TaskInstance, DagRun]] = []
         creations: dict[TIKey, TIChange] = {}  # new instances to create by their claim (or as scheduled)
@@ -359,8 +367,10 @@ class Scheduler:
                     continue
                 if run.state != DagRunState.RUNNING:
                     continue
+                mine = (shares or {}).get((run.dag_id, run.run_id))
                 found = self._evaluate(run, now, report, tis.get(run.run_id), creations, active,
-                                       evaluation=(evaluations or {}).get(run.run_id))
+                                       evaluation=(evaluations or {}).get(run.run_id),
+                                       share=mine[0] if mine and not mine[0].asker else None)
             except Exception as exc:
                 # A poison pill (its DAG version cannot be loaded, its items cannot be decided): set aside with
                 # a record, so one bad run never stops the pass for the others.
@@ -369,7 +379,8 @@ class Scheduler:
                 continue
             clear_poisoned_note(self.store, run)
             candidates.extend((ti, run) for ti in found)
-        self.claims.claim(candidates, now, report, creations, active, keep_reasons=keep_reasons, handing=handing)
+        self.claims.claim(candidates, now, report, creations, active, keep_reasons=keep_reasons, handing=handing,
+                          shares=shares)
         self._mark_waiting(runs, candidates, report, marks or {})
 
     def _mark_waiting(self, runs: list[DagRun], candidates: list[tuple[TaskInstance, DagRun]], report: PassReport,
@@ -438,13 +449,14 @@ class Scheduler:
     def _evaluate(self, run: DagRun, now: dt.datetime, report: PassReport, tis: list[TaskInstance] | None = None,
                   creations: dict[TIKey, TIChange] | None = None,
                   active: dict[tuple[str, str], int] | None = None, *,
-                  evaluation: RunEvaluation | None = None) -> list[TaskInstance]:
+                  evaluation: RunEvaluation | None = None, share: Share | None = None) -> list[TaskInstance]:
         """Apply what the run's state implies (or ``evaluation``, made from ``tis``); return its scheduled
         instances (the claim candidates).
 
         An instance that does not exist yet and is now scheduled is not written here when ``creations`` is
         given: its claim creates it as queued in one conditional write (or, unclaimed, it is created scheduled),
-        which saves a write per task on the path from one task's end to the next one's start.
+        which saves a write per task on the path from one task's end to the next one's start. ``share``: only
+        that share's changes are applied (``claim_shares.Share.evaluation``).
         """
         dag = self.dag(run.dag_id, run.dag_hash)
         if tis is None:
@@ -453,6 +465,8 @@ class Scheduler:
             previous_tis, has_previous = previous_run_tis(self.store, dag, run)
             evaluation = evaluate_run(dag, run, tis, now=now, previous_tis=previous_tis,
                                       has_previous_run=has_previous)
+        if share is not None:
+            evaluation = share.evaluation(evaluation)
         by_key = {ti.key: ti for ti in tis}
         if evaluation.expanded:  # before the instances exist: an end of one finds how many there are
             self.store.record_expansions(run.dag_id, run.run_id, evaluation.expanded)
