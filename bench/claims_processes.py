@@ -1,7 +1,7 @@
 """Claims per second against schedulers, each scheduler in a process of its own, as deployed schedulers are.
 
 usage: python bench/claims_processes.py [--tasks 100] [--levels 1,2,4,8] [--repeat 1] [--no-latency] [--events]
-       [--apart]
+       [--apart] [--shares]
 
 ``latency_bench.py --only claims`` runs every scheduler as a thread of one interpreter beside moto, so one
 interpreter's CPU bounds it from the first scheduler on (its ``CPU busy`` column): it cannot show what a second
@@ -17,7 +17,12 @@ answer to a task-finished event (``schedule_run`` of the one run: no due DAGs, a
 as concurrent schedulers meet in a deployment (ticks come once a minute; ends of tries come together); without
 it, every pass is a tick's full ``run_pass``. ``--apart`` (with ``--events``): an environment's claims rather than
 one run's: each scheduler answers the events of a run of its own (``--tasks`` each, one run per scheduler), as
-schedulers answering different runs' ends do, and claims/s counts every run's tries.
+schedulers answering different runs' ends do, and claims/s counts every run's tries. ``--shares``: one run's
+claim shared (``scheduling.claim_shares``): the first scheduler answers the run's event once, cutting its claim
+into as many shares as there are schedulers and asking each other scheduler for one (the ask waits the Invoke
+call's latency, as the async invoke that starts a scheduler invocation does); each other scheduler answers one
+ask, as that invocation would, and every scheduler makes exactly one pass. Each has the run's DAG version loaded
+before the clock starts, as a warm scheduler container has (a cold one adds ~0.2 s of CPU at 1,000 tasks).
 
 The embedded AWS is still one interpreter serving every request, so on this 2-core machine it bounds the
 measured claims/s from about two schedulers on (the table gives the load average beside the figures). So the
@@ -49,6 +54,7 @@ from typing import Any
 
 from latency_bench import ROOT  # puts the repository on sys.path and sets the benchmarks' AWS defaults
 
+from updraft.scheduling.claim_shares import SHARE_MIN
 from updraft.scheduling.pass_invokes import INVOKE_CONCURRENCY
 
 TABLE = "claims-processes"  # one table per level: moto's state outlives a server in this process
@@ -74,8 +80,12 @@ class _CountingLambda:
 
 
 def _scheduler_process(url: str, table: str, width: int, invokes: Any, ready: Any, latency_on: bool, seed: int,
-                       out: Any, run: tuple[str, str] | None, apart: bool, parallelism: int) -> None:
-    """Passes until ``width`` tries are dispatched: by every scheduler, or (``apart``) by this one."""
+                       out: Any, run: tuple[str, str] | None, apart: bool, parallelism: int,
+                       shares: tuple[int, int, Any] | None = None) -> None:
+    """Passes until ``width`` tries are dispatched: by every scheduler, or (``apart``) by this one. ``shares``
+    (this scheduler's number, the queue of asks): number 0 answers the run's event once, sharing its claim
+    among the schedulers (``claim_shares``, at most as many shares as schedulers); each other one answers one
+    ask, as the scheduler invocation an async invoke starts would."""
     from updraft.executors.lambda_ import LambdaExecutor
     from updraft.local.latency import AWS, LatencySource
     from updraft.scheduling import Scheduler, SchedulerConfig
@@ -88,10 +98,33 @@ def _scheduler_process(url: str, table: str, width: int, invokes: Any, ready: An
     executor = LambdaExecutor(counting, "updraft-bench-worker")  # type: ignore[arg-type]
     scheduler = Scheduler(store, executor, SchedulerConfig(parallelism=parallelism),
                           clock=lambda: dt.datetime.now(dt.UTC))
+    if shares is not None:
+        from updraft.scheduling import claim_shares
+
+        number, schedulers, asks = shares
+        claim_shares.MAX_SHARES = schedulers  # this level's shares, all of the same size (width // SHARE_MIN >= 8)
+
+        def ask(dag_id: str, run_id: str, share: Any) -> None:
+            if latency is not None:
+                time.sleep(latency.invoke_api())  # the async invoke that starts the share's invocation
+            asks.put((dag_id, run_id, share.to_detail()))
+
+        scheduler.claims.ask_share = ask
+        assert run is not None
+        # A warm container's cache of the DAG version (a cold one reads and builds it: ~0.2 s of CPU at 1,000 tasks).
+        scheduler.dag(run[0], store.get_run(*run).dag_hash)  # type: ignore[union-attr]
     ready.wait()
     cpu, passes = time.process_time(), 0
     try:
-        while (counting.mine if apart else invokes.value) < width and passes < 2000:
+        if shares is not None:
+            if number == 0:
+                assert run is not None
+                scheduler.schedule_run(*run)
+            else:
+                dag_id, run_id, detail = asks.get(timeout=600)
+                scheduler.schedule_run(dag_id, run_id, share=claim_shares.Share.from_detail(detail))
+            passes = 1
+        while shares is None and (counting.mine if apart else invokes.value) < width and passes < 2000:
             before = invokes.value
             if run is None:
                 scheduler.run_pass()
@@ -121,7 +154,7 @@ def projection(requests: dict[str, int], invokes: int, cpu_s: float, width: int,
 
 
 def one_level(width: int, schedulers: int, latency_on: bool, events: bool = False,
-              apart: bool = False) -> dict[str, Any]:
+              apart: bool = False, shared: bool = False) -> dict[str, Any]:
     from scheduler_bench import _dag
 
     from tests.functional.scheduling.harness import store_dags
@@ -145,11 +178,12 @@ def one_level(width: int, schedulers: int, latency_on: bool, events: bool = Fals
         runs = [trigger_dag(store, "bench_fanout", now=now, run_id=f"bench_{n}")
                 for n in range(schedulers if apart else 1)]
         ctx = multiprocessing.get_context("spawn")
-        invokes, ready, out = ctx.Value("i", 0), ctx.Barrier(schedulers + 1), ctx.Queue()
+        invokes, ready, out, asks = ctx.Value("i", 0), ctx.Barrier(schedulers + 1), ctx.Queue(), ctx.Queue()
         processes = [ctx.Process(target=_scheduler_process,
                                  args=(server.url, table, width, invokes, ready, latency_on, 19 + n, out,
                                        (runs[n % len(runs)].dag_id, runs[n % len(runs)].run_id) if events else None,
-                                       apart, total * 2))
+                                       apart, total * 2,
+                                       (n, schedulers, asks) if shared and schedulers > 1 else None))
                      for n in range(schedulers)]
         for process in processes:
             process.start()
@@ -180,9 +214,11 @@ def _work(runs: list[dict[str, Any]]) -> str:
 
 
 def render(results: dict[int, list[dict[str, Any]]], width: int, latency_on: bool, events: bool = False,
-           apart: bool = False) -> str:
+           apart: bool = False, shared: bool = False) -> str:
     repeats = len(next(iter(results.values())))
     passes = "task-finished events (schedule_run)" if events else "ticks (run_pass)"
+    if shared:
+        passes = "one task-finished event whose claim is shared among them (claim_shares)"
     over = f"a run of {width} tasks per scheduler" if apart else f"one run of {width} tasks"
     lines = [f"Claims over {over}, each scheduler its own process, its passes {passes} "
              f"({'AWS latency profile' if latency_on else 'no latency'}; medians of {repeats}):",
@@ -212,18 +248,22 @@ def main() -> int:
     parser.add_argument("--no-latency", action="store_true")
     parser.add_argument("--events", action="store_true", help="passes answer task-finished events, not ticks")
     parser.add_argument("--apart", action="store_true", help="with --events: a run of --tasks per scheduler")
+    parser.add_argument("--shares", action="store_true",
+                        help="one event, its claim shared among the schedulers (--tasks >= 800)")
     args = parser.parse_args()
     if args.apart and not args.events:
         parser.error("--apart needs --events: a tick's pass reads every run")
+    if args.shares and (args.apart or args.tasks < 8 * SHARE_MIN):
+        parser.error(f"--shares shares one run's claim: not with --apart, and --tasks >= {8 * SHARE_MIN}")
     latency_on = not args.no_latency
     results: dict[int, list[dict[str, Any]]] = {}
     for _ in range(args.repeat):
         for level in (int(n) for n in args.levels.split(",")):
-            result = one_level(args.tasks, level, latency_on, args.events, args.apart)
+            result = one_level(args.tasks, level, latency_on, args.events or args.shares, args.apart, args.shares)
             print(f"{level} schedulers: {result['claims_per_s']:.1f} claims/s, "
                   f"{result['requests_per_claim']:.2f} requests per claim", file=sys.stderr, flush=True)
             results.setdefault(level, []).append(result)
-    print(render(results, args.tasks, latency_on, args.events, args.apart))
+    print(render(results, args.tasks, latency_on, args.events, args.apart, args.shares))
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     (out / "claims_processes.json").write_text(json.dumps({str(k): v for k, v in results.items()}, indent=1))

@@ -211,7 +211,9 @@ class Services:
         scheduler = Scheduler(self.store, self.executor, scheduler_settings(self.config), metrics=self.metrics,
                               traces=self.traces)
         scheduler.waits = self.waits
-        if self.config.scheduler_function:
+        if self.config.scheduler_function and not self.config.local_compute:
+            # Not in local mode: its embedded AWS is one interpreter serving every request, where a share's
+            # invocation only adds requests (measured: 1,000 claims in 10.8 s alone, 17.7 s in 8 shares).
             scheduler.claims.ask_share = self.ask_claim_share
         if self.config.parser_function and self.config.bucket:
             scheduler.evaluate_timetables = self.evaluate_timetables

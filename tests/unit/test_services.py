@@ -36,6 +36,28 @@ def test_lambda_only_without_a_cluster():
 
 
 @mock_aws
+def test_a_scheduler_shares_wide_claims_through_the_scheduler_function_but_in_local_mode():
+    """Deployed, a pass asks scheduler invocations for shares of a wide claim (an async invoke naming the share);
+    without a scheduler function, or in local mode (one embedded AWS interpreter), it claims alone."""
+    import json
+
+    from updraft.scheduling import Share
+
+    assert _services().scheduler.claims.ask_share is None
+    assert _services(UPDRAFT_SCHEDULER_FUNCTION="sched", UPDRAFT_LOCAL_COMPUTE="127.0.0.1:1").scheduler.claims \
+        .ask_share is None
+    services = _services(UPDRAFT_SCHEDULER_FUNCTION="sched")
+    sent: list[dict] = []
+    services._clients["lambda"] = type("Spy", (), {"invoke": lambda self, **kw: sent.append(kw)})()
+    ask = services.scheduler.claims.ask_share
+    assert ask is not None
+    ask("d", "r", Share(2, 4))
+    (call,) = sent
+    assert (call["FunctionName"], call["InvocationType"]) == ("sched", "Event")
+    assert json.loads(call["Payload"])["detail"] == {"dag_id": "d", "run_id": "r", "share": [2, 4]}
+
+
+@mock_aws
 def test_the_invoke_clients_hold_a_connection_per_invoke_a_pass_sends_at_once():
     services = _services(UPDRAFT_ECS_CLUSTER="c", UPDRAFT_ECS_TASK_DEFINITION="td", UPDRAFT_ECS_SUBNETS="s-1")
     for service in ("lambda", "ecs"):
