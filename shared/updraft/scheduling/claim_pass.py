@@ -6,7 +6,8 @@ Built from the store, the executor the claimed tries go to and the DAG lookup; `
 no claim created as scheduled, and stores on each instance it could not claim why (only when that changed, so
 an instance that stays blocked costs no write per pass; the mini scheduler leaves stored instances to the tick).
 Concurrent schedulers claim apart: equal instances are cut into buckets, each pass starts at a random one, and a
-race lost in a bucket leaves it to the scheduler met there (``spread_ties``).
+race lost in a bucket leaves it to the scheduler met there (``spread_ties``). A run whose ready tries are many
+and all fit is claimed in shares by scheduler invocations the pass asks (``claim_shares``).
 """
 
 from __future__ import annotations
