@@ -276,6 +276,8 @@ class ClaimPass:
                    report: PassReport) -> dict[tuple[str, str], list[Share]]:
         """The runs (not ``shared`` already) whose ready tries this pass cuts into shares, other invocations asked
         for all shares but those it claims itself, returned (and kept in ``report.shared_out``)."""
+        if share_count(len(ordered)) == 1:
+            return {}  # no run of this pass is wide enough (most passes): nothing grouped
         ready: dict[tuple[str, str], list[TaskInstance]] = {}
         for ti in ordered:
             ready.setdefault((ti.dag_id, ti.run_id), []).append(ti)
