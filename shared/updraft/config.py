@@ -304,9 +304,9 @@ class UpdraftConfig:
 
     def client_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for boto3 clients: the region, the embedded AWS's endpoint in local mode, and the
-        retries every call gets (``updraft.aws_retries``)."""
+        retries every call gets (``updraft.aws_clients``)."""
         # lazy: cold start (botocore only when a client is made; the configuration is read below every layer)
-        from updraft.aws_retries import client_config
+        from updraft.aws_clients import client_config
 
         kwargs: dict[str, Any] = {"config": client_config()}
         if self.region:

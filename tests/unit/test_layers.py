@@ -4,7 +4,7 @@ below it, and no two top-level packages import each other, even through others.
 The order, lowest first (every top-level package or module of ``updraft`` is in exactly one layer):
 
 1. foundation: ``model`` (records and states), ``config`` (the environment's settings), ``resources``,
-   ``aws_retries``, ``airflow_config``, ``secrets``, ``process_guard``, ``reaper``, ``requirements``, ``ui`` (the
+   ``aws_clients``, ``airflow_config``, ``secrets``, ``process_guard``, ``reaper``, ``requirements``, ``ui`` (the
    built UI's assets), ``plugins`` (the process's plugin registry, which the authoring layer asks) and the package
    root ``updraft`` (its version). Nothing here knows a DAG, a store or a handler.
 2. authoring: what DAG files import, Airflow's public surface: ``sdk``, ``operators``, ``sensors``, ``triggers``,
@@ -35,7 +35,7 @@ import pytest
 from tests.unit.test_import_graph import by_package, cycles, import_graph
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(members.split())) for name, members in (
-    ("foundation", "updraft model config resources aws_retries airflow_config secrets process_guard reaper "
+    ("foundation", "updraft model config resources aws_clients airflow_config secrets process_guard reaper "
                    "requirements ui plugins"),
     ("authoring", "sdk operators sensors triggers timetables hooks notifications airflow_providers"),
     ("serialization", "serialization"),

@@ -15,7 +15,7 @@ kills the orphans of a child that was killed or left without doing so (``updraft
 
 Why a fork server and not ``fork()`` of the worker: a forked worker's memory holds the worker's boto3 clients
 and credentials (gc-reachable). Why not a fresh interpreter per try: it costs ~0.2 s of imports per try; a fork
-of the warm server costs a few milliseconds (``bench/bench_task_isolation.py``).
+of the warm server costs a few milliseconds (``bench/task_isolation_bench.py``).
 """
 
 from __future__ import annotations

@@ -187,7 +187,12 @@ def merged_default_args(dag: DAG | None, group: TaskGroup | None, own: dict | No
 
 def merged_params(dag: DAG | None, task_params: Any, own_default_args: Any) -> ParamsDict:
     """A task's params as Airflow builds them: the DAG's, then the task's own, then its ``default_args["params"]``."""
-    params = copy.deepcopy(dag.params) if dag is not None else ParamsDict()
+    if dag is None:
+        params = ParamsDict()
+    elif dag.params:
+        params = copy.deepcopy(dag.params)
+    else:  # the copy of an empty one, without deepcopy's machinery (every task of most DAGs, at every parse)
+        params = ParamsDict(suppress_exception=dag.params.suppress_exception)
     if task_params:
         if not isinstance(task_params, Mapping):
             raise TypeError(f"params must be a mapping, got {type(task_params)}")

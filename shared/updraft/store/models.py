@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pynamodb.attributes import (
     BinaryAttribute,
@@ -24,10 +24,11 @@ from pynamodb.attributes import (
     NumberAttribute,
     UnicodeAttribute,
 )
+from pynamodb.connection.base import Connection
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection, LocalSecondaryIndex
 from pynamodb.models import MetaProtocol, Model
 
-from updraft.aws_retries import MAX_ATTEMPTS
+from updraft.aws_clients import MAX_ATTEMPTS, user_agent_config
 from updraft.store.attributes import DateTimeAttribute
 from updraft.store.config import StoreConfig
 from updraft.store.tables import (
@@ -39,6 +40,9 @@ from updraft.store.tables import (
     IndexSpec,
     TableSpec,
 )
+
+if TYPE_CHECKING:
+    from botocore.session import Session
 
 _M = TypeVar("_M", bound="Item")
 
@@ -53,7 +57,7 @@ def _meta(config: StoreConfig) -> MetaProtocol:
         "host": config.host,
         "billing_mode": "PAY_PER_REQUEST",
         # pynamodb's client retries in botocore's standard mode with 1 + this many attempts: as many as every
-        # other client of Updraft (updraft.aws_retries), throttling included.
+        # other client of Updraft (updraft.aws_clients), throttling included.
         "max_retry_attempts": MAX_ATTEMPTS - 1,
     }))
 
@@ -358,6 +362,21 @@ def build_models(config: StoreConfig) -> Models:
     return models
 
 
+class _Connection(Connection):
+    """pynamodb's connection, its botocore client built with Updraft's fixed user agent (``aws_clients``).
+
+    pynamodb builds the client lazily, from the session of the thread that sends the first request and with a
+    ``Config`` of its own, which botocore merges over that session's default client config: each session this
+    connection hands out gets the user agent as its default."""
+
+    @property
+    def session(self) -> Session:
+        session = super().session
+        if session.get_default_client_config() is None:
+            session.set_default_client_config(user_agent_config())
+        return session
+
+
 def _share_connection(config: StoreConfig, models: Models) -> None:
     """Give every model one pynamodb connection, so a process creates one botocore client per table.
 
@@ -381,11 +400,12 @@ def _share_connection(config: StoreConfig, models: Models) -> None:
         "LocalSecondaryIndexes": [{"IndexName": ix.name, "KeySchema": key_schema(ix)} for ix in TABLE.local_indexes],
     })
     meta = models.dag_meta.Meta
-    connection = TableConnection(config.table_name, region=config.region, host=config.host,
-                                 connect_timeout_seconds=meta.connect_timeout_seconds,
-                                 read_timeout_seconds=meta.read_timeout_seconds,
-                                 max_retry_attempts=meta.max_retry_attempts,
-                                 max_pool_connections=meta.max_pool_connections,
-                                 extra_headers=meta.extra_headers, meta_table=meta_table)
+    settings: dict[str, Any] = {
+        "region": config.region, "host": config.host, "connect_timeout_seconds": meta.connect_timeout_seconds,
+        "read_timeout_seconds": meta.read_timeout_seconds, "max_retry_attempts": meta.max_retry_attempts,
+        "max_pool_connections": meta.max_pool_connections, "extra_headers": meta.extra_headers}
+    connection = TableConnection(config.table_name, **settings)
+    connection.connection = _Connection(**settings)  # the same connection, with Updraft's user agent
+    connection.connection.add_meta_table(meta_table)
     for model in dataclasses.astuple(models):
         model._connection = connection

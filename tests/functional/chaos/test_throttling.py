@@ -22,7 +22,7 @@ from moto import mock_aws
 from moto.core.botocore_stubber import BotocoreStubber, MockRawResponse
 
 from tests.functional.scheduling.harness import make_store
-from updraft.aws_retries import MAX_ATTEMPTS
+from updraft.aws_clients import MAX_ATTEMPTS
 from updraft.config import UpdraftConfig
 from updraft.model.records import DagRun
 from updraft.model.states import DagRunState

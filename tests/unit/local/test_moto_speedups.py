@@ -398,3 +398,45 @@ def test_a_wide_update_expression_is_checked_at_its_root_only(monkeypatch):
                       UpdateExpression="SET " + ", ".join(f"a{i} = :v" for i in range(20)),
                       ExpressionAttributeValues={":v": {"S": "x"}})
     assert sorted(checked) == ["check_for_overlapping_paths", "verify_action_counts"]
+
+
+def test_a_condition_text_is_lexed_once_and_each_request_meets_its_own_values(monkeypatch):
+    """Two conditional writes with one condition text and different values: each is decided on its own values
+    (one lands, one fails), and the text was lexed once."""
+    import boto3
+    from moto import mock_aws
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    from updraft.local import moto_speedups
+
+    moto_speedups.apply()
+    for name, value in {"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(name, value)
+    lexed = []
+    lex_one = ConditionExpressionParser._lex_one_node
+    monkeypatch.setattr(ConditionExpressionParser, "_lex_one_node",
+                        lambda self, rest: lexed.append(rest) or lex_one(self, rest))
+    condition = "attribute_not_exists(pk) OR (#s = :expected AND size(#n) < :n)"
+    with mock_aws():
+        c = boto3.client("dynamodb")
+        c.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
+                       KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                       AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
+        c.put_item(TableName="t", Item={"pk": {"S": "k"}, "state": {"S": "queued"}, "note": {"S": "abc"}})
+
+        def write(expected: str) -> str:
+            try:
+                c.update_item(TableName="t", Key={"pk": {"S": "k"}}, UpdateExpression="SET #s = :next",
+                              ConditionExpression=condition, ExpressionAttributeNames={"#s": "state", "#n": "note"},
+                              ExpressionAttributeValues={":expected": {"S": expected}, ":next": {"S": "running"},
+                                                         ":n": {"N": "5"}})
+            except c.exceptions.ConditionalCheckFailedException:
+                return "refused"
+            return "written"
+
+        assert write("scheduled") == "refused"
+        tokens = len(lexed)
+        assert write("queued") == "written"
+        assert write("queued") == "refused"  # now running
+        assert c.get_item(TableName="t", Key={"pk": {"S": "k"}})["Item"]["state"] == {"S": "running"}
+    assert tokens > 10 and len(lexed) == tokens  # lexed for the first write alone
