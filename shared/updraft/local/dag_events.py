@@ -61,25 +61,30 @@ class DagEventPump:
         event = object_removed_event(self.names.bucket, key, version_id, self.names.region)
         self.services.client("sqs").send_message(QueueUrl=self.queue_url, MessageBody=json.dumps(event))
 
-    def pump(self) -> None:
-        """Hand every queued S3 event to the parser handler, up to ``PARSER_CONCURRENCY`` at once."""
+    def pump(self) -> bool:
+        """Hand every queued S3 event to the parser handler, up to ``PARSER_CONCURRENCY`` at once; whether there
+        was anything to do (a message received, or parses still under way)."""
         sqs = self.services.client("sqs")
+        received = False
         while not self.stop.is_set():
             with self._in_flight_lock:
                 room = PARSER_CONCURRENCY - len(self._in_flight)
             if room <= 0:
-                return
+                return True
             messages = sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=min(10, room),
                                            WaitTimeSeconds=0,
                                            MessageSystemAttributeNames=["ApproximateReceiveCount"]).get("Messages")
             if not messages:
-                return
+                with self._in_flight_lock:
+                    return received or bool(self._in_flight)
+            received = True
             for message in messages:
                 with self._in_flight_lock:
                     if message["MessageId"] in self._in_flight:
                         continue  # redelivered while its parse is still going
                     self._in_flight.add(message["MessageId"])
                 self._pool.submit(self._handle, message)
+        return received
 
     def close(self) -> None:
         """Wait for the parses under way; queued ones stay in the queue (local mode's stop)."""

@@ -26,7 +26,8 @@ class RunWatcher:
                 self._states[key] = "running"
                 self.say(f"run {dag_id} {run_id} running")
 
-    def poll(self) -> None:
+    def poll(self) -> bool:
+        """Say what changed since the last poll; whether any run is active (or was, until its end is said)."""
         store = self.store
         active = {(run.dag_id, run.run_id): run for run in store.active_runs()}
         with self._lock:
@@ -47,3 +48,5 @@ class RunWatcher:
                 if run.end_date and run.start_date:
                     took = f" in {(run.end_date - run.start_date).total_seconds():.1f} s"
                 self.say(f"run {run.dag_id} {run.run_id} {run.state.value}{took}")
+        with self._lock:
+            return bool(active or self._states)

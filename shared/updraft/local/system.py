@@ -97,6 +97,14 @@ class StopReport:
     snapshot: dict[str, int] | None = None
 
 
+def next_pause(pause: float, every: float, idle_every: float | None, *, found: object, woken: bool) -> float:
+    """A loop's next pause (``LocalSystem._loop``): doubled up to ``idle_every`` after a step that found nothing
+    (returned False) and was not woken; ``every`` otherwise."""
+    if idle_every is None or found is not False or woken:
+        return every
+    return min(idle_every, pause * 2)
+
+
 class LocalSystem:
     def __init__(self, options: LocalOptions, say: Callable[[str], None] | None = None) -> None:
         self.options = options
@@ -104,6 +112,8 @@ class LocalSystem:
         self._stop = threading.Event()
         self._stopping = False
         self._threads: list[threading.Thread] = []
+        self._wakes: list[threading.Event] = []
+        self._pump_wake: threading.Event | None = None  # set when the folder sync sent the queue something
         self._snapshot_lock = threading.Lock()
         self._clients: dict[str, Any] = {}
         self._saved_env: dict[str, str] | None = None
@@ -179,11 +189,11 @@ class LocalSystem:
 
         self.sync = DagsFolderSync(self._client("s3"), self.names.bucket, DAGS_PREFIX, opts.dags_folder,
                                    on_removed=self.dag_events.notify_removed)
+        self._pump_wake = self._loop("dag-events", 0.2, self.dag_events.pump, idle_every=1.0)
         self._sync_once()
         self._loop("dags-sync", opts.sync_seconds, self._sync_once)
-        self._loop("dag-events", 0.2, self.dag_events.pump)
         self._loop("tick", opts.tick_seconds, self._tick)
-        self._loop("runs", 0.5, self.runs.poll)
+        self._loop("runs", 0.5, self.runs.poll, idle_every=2.0)
         self._loop("deferrals", 0.5, self.deferrals.run_due)
         if self.state is not None:
             self._loop("snapshot", opts.snapshot_seconds, self.snapshot)
@@ -251,21 +261,40 @@ class LocalSystem:
     def say(self, line: str) -> None:
         self._say(f"{dt.datetime.now().strftime('%H:%M:%S')} {line}")
 
-    def _loop(self, name: str, every: float, step: Callable[[], Any]) -> None:
+    def _loop(self, name: str, every: float, step: Callable[[], Any], *,
+              idle_every: float | None = None) -> threading.Event:
+        """Run ``step`` every ``every`` seconds until the system stops. With ``idle_every``, a step that returns
+        False (it found nothing to do) doubles the pause, up to ``idle_every``: an idle local system polls its queue
+        and its runs a few times a second less (each poll is a request to the embedded AWS, which a busy system's
+        tries wait on). A step that found work, a failed one, or a set of the returned event (a caller that knows
+        there is work) brings the pause back to ``every``."""
+        wake = threading.Event()
+        self._wakes.append(wake)
+
         def run() -> None:
-            while not self._stop.wait(every):
+            pause = every
+            while True:
+                woken = wake.wait(pause)
+                if self._stop.is_set():
+                    return
+                wake.clear()
                 try:
-                    step()
+                    found = step()
                 except Exception:
                     log.exception("local mode: %s failed; trying again in %g s", name, every)
+                    found = None
+                pause = next_pause(pause, every, idle_every, found=found, woken=woken)
 
         thread = threading.Thread(target=run, name=name, daemon=True)
         thread.start()
         self._threads.append(thread)
+        return wake
 
     # == the pieces AWS would run ================================================================================
     def _sync_once(self) -> None:
         report = self.sync.sync_once()
+        if (report.uploaded or report.removed) and self._pump_wake is not None:
+            self._pump_wake.set()  # their notifications are queued: the pump looks now, however idle it was
         for relative in report.uploaded:
             self.say(f"uploaded {DAGS_PREFIX}{relative}")
         for relative in report.removed:
@@ -365,6 +394,8 @@ class LocalSystem:
         """Stop without losing anything: wait a little for running tries, release the rest, save the state."""
         self._stopping = True
         self._stop.set()
+        for wake in self._wakes:
+            wake.set()
         for thread in self._threads:
             thread.join(timeout=30)
         self.dag_events.close()
