@@ -112,7 +112,7 @@ class ConcurrentMoto:
     def _call(self, operation: str, parsed: dict[str, Any], call: Callable[[], Any],
               refusal: Exception | None) -> Any:
         """moto handles the request (or answers ``refusal``) and the write is journaled, inside its locks."""
-        with refusing(refusal):
+        with refusing(refusal), moto_speedups.serving_alone() if self.serialize else contextlib.nullcontext():
             result = call()
         if refusal is None and self.tap is not None and operation in DYNAMODB_WRITES:
             self._journal(self.tap.dynamodb, operation, parsed)

@@ -211,6 +211,28 @@ def test_a_query_of_a_global_index_does_not_sort_the_table(dynamodb, monkeypatch
     assert len(compared) < 20  # sorting the table's 200 items would take over a thousand
 
 
+def test_a_global_index_query_walks_only_the_items_of_its_partition(dynamodb, monkeypatch):
+    """moto's walk of a global index's Query (a ``DynamoType`` comparison per key condition and item) meets only
+    the items whose index partition key is the queried one; the answer is moto's."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    c = dynamodb(AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "g")],
+                 GlobalSecondaryIndexes=[{"IndexName": "by_g", "Projection": {"ProjectionType": "KEYS_ONLY"},
+                                          "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"},
+                                                        {"AttributeName": "sk", "KeyType": "RANGE"}]}])
+    for i in range(300):
+        g = {"S": "x"} if i % 60 == 0 else {"S": f"y{i % 7}"}
+        c.put_item(TableName="t", Item={"pk": {"S": f"p{i % 11}"}, "sk": {"S": f"{i:03d}"}, "g": g})
+    c.put_item(TableName="t", Item={"pk": {"S": "n"}, "sk": {"S": "999"}, "g": {"N": "1"}})  # another type
+    compared = []
+    unequal = DynamoType.__ne__
+    monkeypatch.setattr(DynamoType, "__ne__", lambda self, other: compared.append(1) or unequal(self, other))
+    items = c.query(TableName="t", IndexName="by_g", KeyConditionExpression="g = :g AND sk > :s",
+                    ExpressionAttributeValues={":g": {"S": "x"}, ":s": {"S": "000"}})["Items"]
+    assert [i["sk"]["S"] for i in items] == ["060", "120", "180", "240"]
+    assert len(compared) <= 5  # moto's walk compared each of the table's 301 items
+
+
 def test_an_index_query_sorts_by_plain_values_in_moto_s_order(dynamodb, monkeypatch):
     """The matches of an index's Query are sorted by their keys' plain values (a number's Decimal, a text as it
     is), which order them as moto's comparisons of its attribute objects do, without those comparisons."""
@@ -440,3 +462,71 @@ def test_a_condition_text_is_lexed_once_and_each_request_meets_its_own_values(mo
         assert write("queued") == "refused"  # now running
         assert c.get_item(TableName="t", Key={"pk": {"S": "k"}})["Item"]["state"] == {"S": "running"}
     assert tokens > 10 and len(lexed) == tokens  # lexed for the first write alone
+
+
+def test_a_query_served_alone_answers_the_same_without_copying_its_matches(monkeypatch):
+    """Under a guard that serializes every request (``serving_alone``), a Query's matches are not deep-copied
+    before they are serialized; its answer is the same, and the stored items stay as they were."""
+    import boto3
+    from moto import mock_aws
+    from moto.dynamodb.models.dynamo_type import Item
+
+    from updraft.local import moto_speedups
+
+    moto_speedups.apply()
+    for name, value in {"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(name, value)
+    copied = []
+    deepcopy = Item.__deepcopy__
+    monkeypatch.setattr(Item, "__deepcopy__", lambda self, memo: copied.append(1) or deepcopy(self, memo))
+    with mock_aws():
+        c = boto3.client("dynamodb")
+        c.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
+                       KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                                  {"AttributeName": "sk", "KeyType": "RANGE"}],
+                       AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "g")],
+                       GlobalSecondaryIndexes=[{"IndexName": "by_g", "Projection": {"ProjectionType": "ALL"},
+                                                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"},
+                                                              {"AttributeName": "sk", "KeyType": "RANGE"}]}])
+        for i in range(5):
+            c.put_item(TableName="t", Item={"pk": {"S": "p"}, "sk": {"S": f"{i}"}, "g": {"S": "x"},
+                                            "m": {"M": {"l": {"L": [{"N": str(i)}, {"S": "v"}]}}}})
+
+        def queries() -> list[Any]:
+            return [c.query(TableName="t", KeyConditionExpression="pk = :p",
+                            ExpressionAttributeValues={":p": {"S": "p"}})["Items"],
+                    c.query(TableName="t", IndexName="by_g", KeyConditionExpression="g = :g",
+                            ExpressionAttributeValues={":g": {"S": "x"}}, ProjectionExpression="sk, m.l")["Items"]]
+
+        copied.clear()
+        before = queries()
+        copies = len(copied)
+        copied.clear()
+        with moto_speedups.serving_alone():
+            alone = queries()
+        assert copies >= 5 and copied == []
+        assert alone == before and len(before[0]) == 5
+        assert before[1][0] == {"sk": {"S": "0"}, "m": {"M": {"l": {"L": [{"N": "0"}, {"S": "v"}]}}}}
+        assert queries() == before  # the stored items were not changed by the uncopied answers
+
+
+def test_an_items_size_is_motos_for_every_type_and_a_query_measures_each_item_once(dynamodb, monkeypatch):
+    """The faster measure gives moto's size (ASCII and other texts, keys, numbers, sets, binaries, nested values);
+    a Query asks it once per item it returns (moto asked twice)."""
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item
+    from moto.dynamodb.models.utilities import bytesize
+
+    attrs = {"pk": {"S": "a"}, "café": {"S": "naïve ☃"}, "n": {"N": "-12.500"}, "ss": {"SS": ["x", "é"]},
+             "ns": {"NS": ["1", "22"]}, "b": {"B": b"\x00\x01"}, "bs": {"BS": [b"x"]}, "t": {"BOOL": True},
+             "z": {"NULL": True}, "l": {"L": [{"S": "ü"}, {"N": "3"}]}, "m": {"M": {"ключ": {"S": "v"}}}}
+    item = Item(hash_key=DynamoType({"S": "a"}), range_key=None, attrs=attrs)
+    assert item.size() == sum(bytesize(key) + DynamoType.size(value) for key, value in item.attrs.items())
+
+    c = dynamodb(AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk")])
+    for i in range(6):
+        c.put_item(TableName="t", Item={"pk": {"S": "p"}, "sk": {"S": f"{i}"}, "v": {"N": str(i)}})
+    measured = []
+    monkeypatch.setattr(DynamoType, "size", lambda self: measured.append(1) or 1)  # one call per attribute measure
+    items = c.query(TableName="t", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "p"}})
+    assert len(items["Items"]) == 6
+    assert len(measured) == 6  # each item's number, once (texts and keys are measured without a call)
