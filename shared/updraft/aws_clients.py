@@ -31,7 +31,7 @@ USER_AGENT = f"updraft/{__version__} botocore/{botocore_version} python/{platfor
 def client_config() -> Config:
     """The botocore ``Config`` every boto3 client of Updraft is built with (the store's DynamoDB client gets the
     same user agent: ``store.models``)."""
-    return Config(retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS}, user_agent=USER_AGENT)
+    return user_agent_config().merge(Config(retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS}))
 
 
 def user_agent_config() -> Config:

@@ -87,7 +87,7 @@ from updraft.local.snapshot import map_binary
 _lock = threading.Lock()
 _applied = False
 # .partition: (table, hash key) of the Query this thread is answering; .keys_only: it reads a keys-only index;
-# .hash_conditions: a global index's partition key conditions (name, type, value), which its matches all meet;
+# .hash_conditions: a global index's partition key conditions (name, DynamoType), which its matches all meet;
 # .sizes: the sizes of the items it measured, by id
 _queried = threading.local()
 _ANY_ORDER = object()  # in place of the hash key: a global index's Query, which sorts what it keeps itself
@@ -273,6 +273,16 @@ def _item_sizes_once() -> None:
     Item.size = item_size  # type: ignore[method-assign]
 
 
+def _same_key(value: Any, wanted: Any) -> bool:
+    """moto's equality of two key values (``DynamoType.__eq__``), a text's or a binary's without converting them
+    (a number's value is compared as a number: "1.0" is 1)."""
+    if value is None:
+        return False
+    if wanted.type in ("S", "B"):
+        return value.type == wanted.type and value.value == wanted.value  # type: ignore[no-any-return]
+    return value == wanted  # type: ignore[no-any-return]
+
+
 def _keys_only(index: Any) -> bool:
     return bool((index.projection or {}).get("ProjectionType") == "KEYS_ONLY")
 
@@ -392,8 +402,7 @@ def _query_one_partition() -> None:
             scope = hash_key
         _queried.partition = (self, scope)
         _queried.sizes = {}  # by item id: the items outlive the Query, which writes none of them
-        _queried.hash_conditions = [(name, value.type, value.value) for name, value in
-                                    kwargs.get("hash_key_conditions") or ()] if scope is _ANY_ORDER else None
+        _queried.hash_conditions = list(kwargs.get("hash_key_conditions") or ()) if scope is _ANY_ORDER else None
         # A keys-only index's matches are not copied whole before the projection copies their keys (moto's Query
         # copies every match: a task instance's ~20 attributes, for the 2-4 a keys-only index returns).
         _queried.keys_only = not local and any(index.name == index_name and _keys_only(index)
@@ -416,9 +425,8 @@ def _query_one_partition() -> None:
             conditions = getattr(_queried, "hash_conditions", None)
             if not conditions:
                 return list(every)
-            return [item for item in every if all(
-                (value := item.attrs.get(name)) is not None and value.type == kind and value.value == wanted
-                for name, kind, wanted in conditions)]
+            return [item for item in every
+                    if all(_same_key(item.attrs.get(name), wanted) for name, wanted in conditions)]
         partition = dict.get(self.items, queried[1]) or {}
         return sorted(partition.values(), key=lambda item: item.range_key)
 

@@ -233,6 +233,20 @@ def test_a_global_index_query_walks_only_the_items_of_its_partition(dynamodb, mo
     assert len(compared) <= 5  # moto's walk compared each of the table's 301 items
 
 
+def test_a_global_index_partition_of_numbers_matches_as_moto_compares_numbers(dynamodb):
+    """A number key is matched by its value, as moto compares it ("1.0" is 1), not by its text."""
+    c = dynamodb(AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                       {"AttributeName": "sk", "AttributeType": "S"},
+                                       {"AttributeName": "g", "AttributeType": "N"}],
+                 GlobalSecondaryIndexes=[{"IndexName": "by_g", "Projection": {"ProjectionType": "ALL"},
+                                          "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}])
+    for sk, g in (("a", "1"), ("b", "1.0"), ("c", "2"), ("d", "10")):
+        c.put_item(TableName="t", Item={"pk": {"S": "p"}, "sk": {"S": sk}, "g": {"N": g}})
+    items = c.query(TableName="t", IndexName="by_g", KeyConditionExpression="g = :g",
+                    ExpressionAttributeValues={":g": {"N": "1"}})["Items"]
+    assert sorted(i["sk"]["S"] for i in items) == ["a", "b"]
+
+
 def test_an_index_query_sorts_by_plain_values_in_moto_s_order(dynamodb, monkeypatch):
     """The matches of an index's Query are sorted by their keys' plain values (a number's Decimal, a text as it
     is), which order them as moto's comparisons of its attribute objects do, without those comparisons."""
