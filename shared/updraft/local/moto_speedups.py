@@ -58,10 +58,13 @@ moto 5.2 checks DynamoDB's 400 KB item limit at every attribute it stores, by me
 item built with n attributes is measured n times (a task instance's ~25: ~300 sizes per item built, copied or
 projected), and each of an update's SETs measures it once more, each value through four type tests. An item built
 is measured once, after its last attribute (its attributes are all new, so that is the one of moto's tests that
-could fail), and a text's size is taken without the type tests; an update's SET still measures the whole item.
-Every other measure of an item takes the same way, and a Query, which measured each item it returns twice against
-its 1 MB page, measures it once (~60% of a Query of the waiting index with 150 instances waiting, ~20 attributes
-each, most of them texts).
+could fail), and a text's size is taken without the type tests. An item's size is then kept on its attributes: a
+write of one attribute adds its size less the old value's, and a removal or an update's change of a nested value
+in place forgets it. So an update measures the item once, not at each SET, and an unchanged item is measured once
+however often it is read: moto's Query
+measured each item it returns twice against its 1 MB page, at every Query (~60% of a Query of the waiting index
+with 150 instances waiting, ~20 attributes each, most of them texts; the fan-out's waiting index and runs are
+read far more often than written).
 
 moto 5.2 lexes every request's condition and key condition expression again, matching a dozen regular
 expressions per token (~5% of the embedded AWS's DynamoDB CPU in a fan-out); the tokens depend on the text alone,
@@ -78,7 +81,7 @@ import contextlib
 import functools
 import pickle
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -228,6 +231,7 @@ def _item_sizes_once() -> None:
     from moto.dynamodb.exceptions import ItemSizeTooLarge
     from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
     from moto.dynamodb.models.utilities import bytesize
+    from moto.dynamodb.parsing.executors import AddExecutor, DeleteExecutor, RemoveExecutor, SetExecutor
 
     limit = 405000  # moto's: DynamoDB's 400 KB, as it measured where the real refusal starts
 
@@ -244,12 +248,19 @@ def _item_sizes_once() -> None:
         return bytesize(str(value))
 
     def measured(attrs: dict[str, Any]) -> int:
-        return sum(size(key) + size(value) for key, value in attrs.items())
+        """The item's size, kept on its attributes until they change (``_forgetting``)."""
+        known: int | None = attrs.__dict__.get(_SIZE)
+        if known is None:
+            known = attrs.__dict__[_SIZE] = sum(size(key) + size(value) for key, value in attrs.items())
+        return known
 
     def setitem(self: Any, key: str, value: Any) -> None:
-        if measured(self) + size(key) + size(value) > limit:  # moto's test: the old value of ``key`` counts too
+        before, added = measured(self), size(key) + size(value)
+        if before + added > limit:  # moto's test: the old value of ``key`` counts too
             raise ItemSizeTooLarge
+        old = dict.get(self, key)
         dict.__setitem__(self, key, value)
+        self.__dict__[_SIZE] = before + added - (0 if old is None else size(key) + size(old))
 
     def init(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
         self.hash_key, self.range_key = hash_key, range_key
@@ -260,17 +271,52 @@ def _item_sizes_once() -> None:
             raise ItemSizeTooLarge
 
     def item_size(self: Any) -> int:
-        sizes = getattr(_queried, "sizes", None)  # a Query's: it asks twice for each item it returns
-        if sizes is None:
-            return measured(self.attrs)
-        known = sizes.get(id(self))
-        if known is None:
-            known = sizes[id(self)] = measured(self.attrs)
-        return known
+        return measured(self.attrs)
 
+    for name in ("__delitem__", "pop", "popitem", "clear", "update", "setdefault"):
+        setattr(LimitedSizeDict, name, _forgetting(getattr(dict, name)))
     LimitedSizeDict.__setitem__ = setitem  # type: ignore[method-assign,assignment]
     Item.__init__ = init  # type: ignore[method-assign]
     Item.size = item_size  # type: ignore[method-assign]
+    # An update's action writes the item's attributes (a SET of a top-level path: ``setitem``) or changes a value in
+    # place (a nested path, a set's ADD or DELETE, a REMOVE through ``pop``), which no method of the attributes sees.
+    for executor in (AddExecutor, DeleteExecutor, RemoveExecutor, SetExecutor):
+        executor.execute = _forgetting_in_place(  # type: ignore[method-assign, assignment]
+            executor.execute, top_level_kept=executor is SetExecutor)
+    Item.update_with_attribute_updates = _forgetting(  # type: ignore[method-assign]
+        Item.update_with_attribute_updates, attrs=True)
+
+
+def _forgetting_in_place(execute: Callable[[Any, Any], None], *, top_level_kept: bool) -> Callable[[Any, Any], None]:
+    """An update action's ``execute``, after which the item's measured size is forgotten, unless
+    ``top_level_kept`` and the action's path is a top-level attribute (its write through ``setitem`` kept it)."""
+
+    @functools.wraps(execute)
+    def executed(self: Any, item: Any) -> None:
+        try:
+            execute(self, item)
+        finally:
+            if not top_level_kept or len(self.get_path_expression_nodes()) > 1:
+                item.attrs.__dict__.pop(_SIZE, None)
+
+    return executed
+
+
+_SIZE = "_updraft_size"  # an item's measured size, on its attributes' dict while they are unchanged
+
+
+def _forgetting(method: Callable[..., Any], *, attrs: bool = False) -> Callable[..., Any]:
+    """``method``, after which the measured size of the attributes it changed (its owner's ``attrs`` if
+    ``attrs``) is forgotten."""
+
+    @functools.wraps(method)
+    def forgetting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            (self.attrs if attrs else self).__dict__.pop(_SIZE, None)
+
+    return forgetting
 
 
 def _same_key(value: Any, wanted: Any) -> bool:
@@ -401,7 +447,6 @@ def _query_one_partition() -> None:
         else:
             scope = hash_key
         _queried.partition = (self, scope)
-        _queried.sizes = {}  # by item id: the items outlive the Query, which writes none of them
         _queried.hash_conditions = list(kwargs.get("hash_key_conditions") or ()) if scope is _ANY_ORDER else None
         # A keys-only index's matches are not copied whole before the projection copies their keys (moto's Query
         # copies every match: a task instance's ~20 attributes, for the 2-4 a keys-only index returns).
@@ -413,7 +458,6 @@ def _query_one_partition() -> None:
             _queried.partition = None
             _queried.keys_only = False
             _queried.hash_conditions = None
-            _queried.sizes = None
 
     def partition_items(self: Any) -> Any:
         queried = getattr(_queried, "partition", None)

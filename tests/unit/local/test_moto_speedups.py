@@ -108,6 +108,16 @@ SCRIPT = textwrap.dedent("""
                 out["sizes"].append("updated")
             except c.exceptions.ClientError as exc:
                 out["sizes"].append(exc.response["Error"]["Message"])
+        # An item's size after an update that grew a nested value in place: a Query's 1 MB page sees it.
+        grow = {"TableName": "t", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "g"}}}
+        for sk in ("1", "2", "3"):
+            c.put_item(TableName="t", Item={"pk": {"S": "g"}, "sk": {"S": sk}, "m": {"M": {}}})
+        out["grown"] = [len(c.query(**grow)["Items"])]
+        for sk in ("1", "2", "3"):
+            c.update_item(TableName="t", Key={"pk": {"S": "g"}, "sk": {"S": sk}}, UpdateExpression="SET m.big = :v",
+                          ExpressionAttributeValues={":v": {"S": "x" * 390_000}})
+        grown = c.query(**grow)
+        out["grown"] += [len(grown["Items"]), grown.get("LastEvaluatedKey")]
         try:
             c.put_item(TableName="t", Item=ITEM, ConditionExpression="attribute_not_exists(pk)",
                        ReturnValuesOnConditionCheckFailure="ALL_OLD")
@@ -128,6 +138,7 @@ def test_fast_path_responses_equal_motos_own():
     assert fast == slow
     assert fast["get"]["b"]["B"] == repr(bytes(range(40)))  # binary came back as bytes, not as base64 text
     assert fast["sizes"][0] == "stored" and "exceeded" in fast["sizes"][1]  # at the boundary, as moto
+    assert fast["grown"][:2] == [3, 2] and fast["grown"][2]  # items grown in place fill a page: their sizes are new
     batch = {i["sk"]["S"]: i for i in fast["batch"]["t"]}
     assert sorted(batch) == ["1", "3"] and batch["1"]["m"] == {"M": {"deep": {"M": {"deeper": {"SS": ["s"]}}}}}
     assert fast["failed"] is not None and fast["update"]["n"] == {"N": "2.5"}
@@ -524,9 +535,10 @@ def test_a_query_served_alone_answers_the_same_without_copying_its_matches(monke
         assert queries() == before  # the stored items were not changed by the uncopied answers
 
 
-def test_an_items_size_is_motos_for_every_type_and_a_query_measures_each_item_once(dynamodb, monkeypatch):
+def test_an_items_size_is_motos_for_every_type_and_an_unchanged_item_is_measured_once(dynamodb, monkeypatch):
     """The faster measure gives moto's size (ASCII and other texts, keys, numbers, sets, binaries, nested values);
-    a Query asks it once per item it returns (moto asked twice)."""
+    an item is measured when stored, and again only once changed in place (moto measured each item a Query
+    returns twice, at every Query). That the sizes stay moto's: ``test_fast_path_responses_equal_motos_own``."""
     from moto.dynamodb.models.dynamo_type import DynamoType, Item
     from moto.dynamodb.models.utilities import bytesize
 
@@ -541,6 +553,13 @@ def test_an_items_size_is_motos_for_every_type_and_a_query_measures_each_item_on
         c.put_item(TableName="t", Item={"pk": {"S": "p"}, "sk": {"S": f"{i}"}, "v": {"N": str(i)}})
     measured = []
     monkeypatch.setattr(DynamoType, "size", lambda self: measured.append(1) or 1)  # one call per attribute measure
-    items = c.query(TableName="t", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "p"}})
-    assert len(items["Items"]) == 6
-    assert len(measured) == 6  # each item's number, once (texts and keys are measured without a call)
+    query = {"TableName": "t", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "p"}}}
+    assert len(c.query(**query)["Items"]) == 6
+    assert measured == []  # each was measured when stored
+    key = {"pk": {"S": "p"}, "sk": {"S": "1"}}
+    c.update_item(TableName="t", Key=key, UpdateExpression="SET w = :one", ExpressionAttributeValues={":one": {"N": "1"}})
+    assert len(measured) == 1  # a SET of an attribute measures its value, not the item
+    c.update_item(TableName="t", Key=key, UpdateExpression="ADD v :one", ExpressionAttributeValues={":one": {"N": "1"}})
+    measured.clear()
+    assert len(c.query(**query)["Items"]) == 6
+    assert len(measured) == 2  # the item the ADD changed in place, measured again: its two numbers, once each
