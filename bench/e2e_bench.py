@@ -12,7 +12,8 @@ task N+1), the pool's peak slots in use from the task intervals, and the start o
 Prints a markdown table with the medians of the repetitions and the machine's load, and the CPU every process of
 the system spent per task while the DAG ran (``tree_cpu_s``: steadier than the time on a shared machine, and what
 local mode's speed comes down to on 2 cores), then each DAG's requests to the embedded AWS per task and the CPU
-its server spent on them (``request_census``, the last repetition), and writes bench/results/e2e.json.
+its server spent on them (``request_census``, the last repetition), and writes bench/results/e2e.json; with
+``--record PATH``, also the last repetition's DynamoDB requests, for ``request_replay``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ sys.path[:0] = [str(ROOT)]
 
 from bench.request_census import RequestCensus, Tally  # noqa: E402
 from bench.request_census import render as render_census  # noqa: E402
+from bench.request_replay import Recorder  # noqa: E402
 
 # The notes sit beside the checkout (``../shared``); a worktree is one level deeper, so the nearest ancestor wins.
 _NOTES = Path("shared") / "notes" / "airflow-bench"
@@ -170,7 +172,7 @@ def _one_slot(ti: Any) -> Any:
 
 
 def one_repetition(workers: int, dags: list[str], tick: float, concurrent_aws: bool = False,
-                   run_timeout: float = 300) -> dict[str, Any]:
+                   run_timeout: float = 300, recorder: Recorder | None = None) -> dict[str, Any]:
     from updraft.local.system import LocalOptions, LocalSystem
     from updraft.scheduling.commands import set_paused, trigger_dag
 
@@ -185,6 +187,8 @@ def one_repetition(workers: int, dags: list[str], tick: float, concurrent_aws: b
     system.start()
     census = RequestCensus()
     system.server.wrap(census.wrap)
+    if recorder is not None:
+        system.server.wrap(recorder.wrap)
     results: dict[str, Any] = {"startup_s": round(time.monotonic() - started, 2)}
     try:
         store = system.services.store
@@ -276,12 +280,17 @@ def main() -> int:
     parser.add_argument("--dags", default=",".join(DAGS))
     parser.add_argument("--concurrent-aws", action="store_true",
                         help="the embedded DynamoDB serves different items at once (per-item atomic)")
+    parser.add_argument("--record", type=Path, metavar="PATH",
+                        help="write the last repetition's DynamoDB requests to PATH (bench/request_replay.py)")
     args = parser.parse_args()
     dags = [d for d in args.dags.split(",") if d]
     load_before = round(os.getloadavg()[0], 2)
     reps = []
+    recorder = Recorder() if args.record else None
     for index in range(args.repeat):
-        reps.append(one_repetition(args.workers, dags, args.tick, args.concurrent_aws, args.run_timeout))
+        last = index == args.repeat - 1
+        reps.append(one_repetition(args.workers, dags, args.tick, args.concurrent_aws, args.run_timeout,
+                                   recorder if last else None))
         print(f"run {index + 1}/{args.repeat}: " + json.dumps({d: reps[-1][d]["total_s"] for d in dags}), flush=True)
     meta = {"workers": args.workers, "repeat": args.repeat, "concurrent_aws": args.concurrent_aws,
             "load_before": load_before,
@@ -297,6 +306,9 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "summary": summary, "runs": reps}, indent=2, default=str))
     print(f"\nraw results: {out.relative_to(ROOT)}")
+    if recorder is not None:
+        recorder.write(args.record)
+        print(f"requests of the last repetition: {args.record} (python bench/request_replay.py {args.record})")
     return 0
 
 
