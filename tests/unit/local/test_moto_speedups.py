@@ -108,6 +108,22 @@ SCRIPT = textwrap.dedent("""
                 out["sizes"].append("updated")
             except c.exceptions.ClientError as exc:
                 out["sizes"].append(exc.response["Error"]["Message"])
+        # A transaction's conditions: one that lands, one cancelled (its reasons, and nothing written).
+        c.put_item(TableName="t", Item={"pk": {"S": "tx"}, "sk": {"S": "1"}, "n": {"N": "1"}})
+        out["transactions"] = []
+        for _ in range(2):
+            try:
+                c.transact_write_items(TransactItems=[
+                    {"Update": {"TableName": "t", "Key": {"pk": {"S": "tx"}, "sk": {"S": "1"}},
+                                "UpdateExpression": "SET n = :two", "ConditionExpression": "n = :one",
+                                "ExpressionAttributeValues": {":one": {"N": "1"}, ":two": {"N": "2"}}}},
+                    {"Put": {"TableName": "t", "Item": {"pk": {"S": "tx"}, "sk": {"S": "2"}},
+                             "ConditionExpression": "attribute_not_exists(pk)"}}])
+                out["transactions"].append("landed")
+            except c.exceptions.TransactionCanceledException as exc:
+                out["transactions"].append([r.get("Code") for r in exc.response["CancellationReasons"]])
+        out["transactions"].append(c.query(TableName="t", KeyConditionExpression="pk = :p",
+                                           ExpressionAttributeValues={":p": {"S": "tx"}})["Items"])
         # An item's size after an update that grew a nested value in place: a Query's 1 MB page sees it.
         grow = {"TableName": "t", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "g"}}}
         for sk in ("1", "2", "3"):
@@ -139,6 +155,9 @@ def test_fast_path_responses_equal_motos_own():
     assert fast["get"]["b"]["B"] == repr(bytes(range(40)))  # binary came back as bytes, not as base64 text
     assert fast["sizes"][0] == "stored" and "exceeded" in fast["sizes"][1]  # at the boundary, as moto
     assert fast["grown"][:2] == [3, 2] and fast["grown"][2]  # items grown in place fill a page: their sizes are new
+    landed, cancelled, stored = fast["transactions"]
+    assert landed == "landed" and cancelled == ["ConditionalCheckFailed"] * 2
+    assert [(i["sk"]["S"], i.get("n")) for i in stored] == [("1", {"N": "2"}), ("2", None)]
     batch = {i["sk"]["S"]: i for i in fast["batch"]["t"]}
     assert sorted(batch) == ["1", "3"] and batch["1"]["m"] == {"M": {"deep": {"M": {"deeper": {"SS": ["s"]}}}}}
     assert fast["failed"] is not None and fast["update"]["n"] == {"N": "2.5"}
@@ -322,6 +341,29 @@ def test_a_new_item_is_measured_once_not_once_per_attribute(dynamodb, monkeypatc
     c.put_item(TableName="t", Item={"pk": {"S": "a"}, "sk": {"S": "3"}, **{f"n{i}": {"N": str(i)} for i in range(60)}})
     assert len(measured) < 200  # moto measured the item again at each of its 62 attributes: ~1,900
     assert c.get_item(TableName="t", Key={"pk": {"S": "a"}, "sk": {"S": "3"}})["Item"]["n59"] == {"N": "59"}
+
+
+def test_a_transactions_condition_is_tested_once_not_again_by_its_write(dynamodb, monkeypatch):
+    """moto tests a transaction's condition of each item, then writes the item through its single-item write, which
+    parses and tests the same condition again on the same item; the write is sent without it (the answers are
+    moto's own: ``test_fast_path_responses_equal_motos_own``'s ``transactions``)."""
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    c = dynamodb(AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk")])
+    key = {"pk": {"S": "a"}, "sk": {"S": "1"}}
+    c.put_item(TableName="t", Item={**key, "n": {"N": "1"}})
+    parsed = []
+    parse = ConditionExpressionParser.parse
+    monkeypatch.setattr(ConditionExpressionParser, "parse",
+                        lambda self: parsed.append(self.condition_expression) or parse(self))
+    update = {"TableName": "t", "Key": key, "UpdateExpression": "SET n = :two", "ConditionExpression": "n = :one",
+              "ExpressionAttributeValues": {":one": {"N": "1"}, ":two": {"N": "2"}}}
+    c.transact_write_items(TransactItems=[{"Update": update}])
+    assert parsed.count("n = :one") == 2  # the request's validation and the transaction's test; moto's write: 3
+    assert c.get_item(TableName="t", Key=key)["Item"]["n"] == {"N": "2"}
+    parsed.clear()
+    c.update_item(**{**update, "ExpressionAttributeValues": {":one": {"N": "2"}, ":two": {"N": "3"}}})
+    assert parsed.count("n = :one") == 2  # a single-item write still tests its own condition
 
 
 def test_a_response_class_is_listed_once(monkeypatch):
