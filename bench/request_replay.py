@@ -34,8 +34,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "shared")]
 
+from updraft.local.concurrent_moto import DYNAMODB_TARGET  # noqa: E402
+
 WsgiApp = Callable[[dict[str, Any], Any], Iterable[bytes]]
-TARGET_PREFIX = "DynamoDB_20120810."
 # Any SigV4 scope in the region: moto reads the region from it and checks no signature.
 AUTHORIZATION = ("AWS4-HMAC-SHA256 Credential=replay/20260101/{region}/dynamodb/aws4_request, "
                  "SignedHeaders=host, Signature=0")
@@ -52,11 +53,11 @@ class Recorder:
     def wrap(self, app: WsgiApp) -> WsgiApp:
         def recorded(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
             target = environ.get("HTTP_X_AMZ_TARGET", "")
-            if target.startswith(TARGET_PREFIX):
+            if target.startswith(DYNAMODB_TARGET):
                 body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
                 environ["wsgi.input"] = io.BytesIO(body)
                 with self._lock:
-                    self.requests.append({"operation": target[len(TARGET_PREFIX):], "body": body.decode()})
+                    self.requests.append({"operation": target[len(DYNAMODB_TARGET):], "body": body.decode()})
             return app(environ, start_response)
 
         return recorded
@@ -98,7 +99,7 @@ def replay(requests: list[dict[str, str]], *, region: str = "us-east-1",
                               aws_secret_access_key="replay")
         for table in tables_of(requests):
             create_table(StoreConfig(table_name=table, region=region, host=server.url), client=client)
-        app = Client(server._server.app)
+        app = Client(server.app)
         headers = {"Authorization": AUTHORIZATION.format(region=region),
                    "Content-Type": "application/x-amz-json-1.0"}
         count: collections.Counter[str] = collections.Counter()
@@ -110,7 +111,7 @@ def replay(requests: list[dict[str, str]], *, region: str = "us-east-1",
             operation = request["operation"]
             began = time.thread_time()
             answer = app.post("/", data=request["body"].encode(),
-                              headers={**headers, "X-Amz-Target": TARGET_PREFIX + operation})
+                              headers={**headers, "X-Amz-Target": DYNAMODB_TARGET + operation})
             cpu[operation] += time.thread_time() - began
             count[operation] += 1
             status[f"{operation} {answer.status_code}"] += 1

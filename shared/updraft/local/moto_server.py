@@ -131,6 +131,13 @@ class EmbeddedAwsServer:
         self._thread.start()
         return self
 
+    @property
+    def app(self) -> Callable[[dict[str, Any], Any], Any]:
+        """The WSGI app served now (wrapped by ``wrap``), to call without HTTP (a benchmark's replay)."""
+        if self._server is None:
+            raise RuntimeError("the embedded AWS is not started")
+        return self._server.app  # type: ignore[no-any-return]
+
     def wrap(self, middleware: Callable[[Any], Any]) -> None:
         """Serve ``middleware(app)`` in place of the app served now (a benchmark's request census); started only."""
         if self._server is None:
