@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, ClassVar
 
-from updraft.sdk.baseoperator import BaseOperator
+from updraft.sdk.baseoperator import BaseOperator, _assign
 from updraft.sdk.exceptions import AirflowException
 
 
@@ -14,6 +14,11 @@ class PythonOperator(BaseOperator):
     template_fields_renderers: ClassVar[dict[str, str]] = {"templates_dict": "json", "op_args": "py",
                                                            "op_kwargs": "py"}
     ui_color: ClassVar[str] = "#ffefeb"
+    python_callable: Callable[..., Any]
+    op_args: list[Any]
+    op_kwargs: dict[str, Any]
+    templates_dict: dict[str, Any] | None
+    show_return_value_in_logs: bool
 
     def __init__(
         self,
@@ -29,13 +34,11 @@ class PythonOperator(BaseOperator):
         super().__init__(**kwargs)
         if not callable(python_callable):
             raise AirflowException("`python_callable` param must be callable")
-        self.python_callable = python_callable
-        self.op_args = list(op_args or [])
-        self.op_kwargs = dict(op_kwargs or {})
-        self.templates_dict = templates_dict
+        _assign(self, {"python_callable": python_callable, "op_args": list(op_args or []),
+                       "op_kwargs": dict(op_kwargs or {}), "templates_dict": templates_dict,
+                       "show_return_value_in_logs": show_return_value_in_logs})
         if templates_exts:
             self.template_ext = tuple(templates_exts)
-        self.show_return_value_in_logs = show_return_value_in_logs
 
     def execute(self, context: Any) -> Any:
         """Airflow's: op_kwargs and templates_dict join the context, the callable gets what it declares."""

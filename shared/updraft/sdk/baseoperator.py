@@ -12,8 +12,8 @@ import functools
 import inspect
 import itertools
 import math
+import operator
 import warnings
-import weakref
 from abc import ABCMeta
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -112,12 +112,34 @@ class InvalidOperatorArguments(AirflowException, TypeError):
     """
 
 
-def _check_instance_types(node: Any, expected: dict[str, Any]) -> None:
-    for name, types in expected.items():
-        value = getattr(node, name, None)
+_CHECKED_NAMES = tuple(_EXPECTED_TYPES)
+_checked_values = operator.attrgetter(*_CHECKED_NAMES)
+# Types whose instances are what they say (``isinstance`` answers by the type alone: no ``__class__`` of their
+# own, as a proxy has) and the tuples of them, in ``_CHECKED_NAMES``'s order, that a task's values passed with.
+_PLAIN_TYPES = frozenset({type(None), str, bool, int, float, list, tuple, datetime, TriggerRule})
+_PASSED_SHAPES: set[tuple[type, ...]] = set()
+
+
+def _check_instance_types(node: Any) -> None:
+    """Airflow's check of ``_EXPECTED_TYPES`` after construction; None is always allowed.
+
+    Construction is hot at parse time (every try's child imports its DAG file again) and a DAG's tasks mostly
+    pass values of the same types: values whose types (all plain) passed before pass again without the checks,
+    as ``isinstance`` of a plain type's instance depends on the type alone (an ABC's registrations only add)."""
+    try:
+        values = _checked_values(node)
+    except AttributeError:  # a class without one of the attributes: checked as absent, not remembered
+        values = tuple(getattr(node, name, None) for name in _CHECKED_NAMES)
+    shape = tuple(map(type, values))
+    if shape in _PASSED_SHAPES:
+        return
+    for name, value in zip(_CHECKED_NAMES, values, strict=True):
+        types = _EXPECTED_TYPES[name]
         if value is not None and not isinstance(value, types):
             raise TypeError(f"{name!r} for task {node.task_id!r} expects {types}, got {type(value)} with value "
                             f"{value!r}")
+    if _PLAIN_TYPES.issuperset(shape) and len(_PASSED_SHAPES) < 1024:
+        _PASSED_SHAPES.add(shape)
 
 
 def _defaults_applied(func):
@@ -136,8 +158,7 @@ def _defaults_applied(func):
         outermost = not hasattr(self, "_init_kwargs")
         if outermost:
             # A detached instance is a mapped task's prototype: validated, never placed in a DAG.
-            self._detached = kwargs.pop("_updraft_detached", False)
-            self._init_kwargs = dict(kwargs)
+            _assign(self, {"_detached": kwargs.pop("_updraft_detached", False), "_init_kwargs": dict(kwargs)})
         if self._detached:
             dag, group = None, None
         else:
@@ -153,8 +174,8 @@ def _defaults_applied(func):
         for name, value in merged.items():
             if name in params and name not in kwargs and name != "params":
                 kwargs[name] = value
-        missing = sorted(required - set(kwargs))
-        if missing:
+        if not required.issubset(kwargs):
+            missing = sorted(required - set(kwargs))
             task_id = kwargs.get("task_id", "?")
             raise TypeError(f"missing keyword argument{'s' if len(missing) > 1 else ''} "
                             f"{', '.join(repr(m) for m in missing)} for {type(self).__name__} "
@@ -244,6 +265,8 @@ def _checked_retry_policy(policy: Any, task_id: str) -> Any:
 
 
 def validate_trigger_rule(rule: Any, task_id: str, dag_id: str | None) -> TriggerRule:
+    if type(rule) is TriggerRule:  # a member is one (the default, every task without a rule of its own)
+        return rule
     value = rule.value if isinstance(rule, TriggerRule) else rule
     if not isinstance(value, str) or not TriggerRule.is_valid(value):
         hint = _REMOVED_TRIGGER_RULES.get(value) if isinstance(value, str) else None
@@ -284,17 +307,15 @@ def _assign(node: Any, fields: dict[str, Any]) -> None:
             setattr(node, name, value)
 
 
-_DESCRIPTORS: weakref.WeakKeyDictionary[type, frozenset[str]] = weakref.WeakKeyDictionary()
-
-
 def _data_descriptors(cls: type) -> frozenset[str]:
     """The names ``cls`` and its bases bind to data descriptors (what ``setattr`` calls instead of storing); known
-    per class once, weakly, as DAG files define classes of their own."""
-    found = _DESCRIPTORS.get(cls)
+    per class once, kept on the class itself (in its own ``__dict__``, not inherited): DAG files define classes of
+    their own, which go when they do, and the lookup is a plain one (every task asks, several times)."""
+    found: frozenset[str] | None = cls.__dict__.get("_updraft_data_descriptors")
     if found is None:
-        found = _DESCRIPTORS[cls] = frozenset(
-            name for klass in cls.__mro__ for name, value in vars(klass).items()
-            if hasattr(type(value), "__set__") or hasattr(type(value), "__delete__"))
+        found = frozenset(name for klass in cls.__mro__ for name, value in vars(klass).items()
+                          if hasattr(type(value), "__set__") or hasattr(type(value), "__delete__"))
+        cls._updraft_data_descriptors = found  # type: ignore[attr-defined]
     return found
 
 
@@ -463,13 +484,9 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
             # Airflow 3 still accepts the argument and ignores it with this warning; so do we.
             warnings.warn("The SLA feature is removed in Airflow 3.0, replaced with Deadline Alerts in >=3.1",
                           stacklevel=3)
-        self._init_node()
-        self._dag = None
-        self.task_group = None
         validate_key(task_id, kind="task_id")
-        self._raw_task_id = task_id
-        self.task_id = task_group.child_id(task_id) if task_group is not None else task_id
-        validate_key(self.task_id, kind="task_id")
+        full_id = task_group.child_id(task_id) if task_group is not None else task_id
+        validate_key(full_id, kind="task_id")
         dag_id = dag.dag_id if dag is not None else None
 
         # The arguments that can be refused are checked first, then all are set at once (``_assign``).
@@ -489,9 +506,14 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
                              f"{type(execution_timeout)}")
         trigger_rule = validate_trigger_rule(trigger_rule, task_id, dag_id)
         executor_config = dict(executor_config or {})
-        compute = resolve_compute(executor, executor_config, execution_timeout, task_id=self.task_id)
+        compute = resolve_compute(executor, executor_config, execution_timeout, task_id=full_id)
         retry_policy = _checked_retry_policy(retry_policy, task_id)
         _assign(self, {
+            **self._new_relatives(),
+            "_dag": None,
+            "task_group": None,  # ``task_group.add`` below places it
+            "_raw_task_id": task_id,
+            "task_id": full_id,
             "owner": owner,
             "email": email,
             "email_on_retry": email_on_retry,
@@ -545,7 +567,7 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
             "render_template_as_native_obj": render_template_as_native_obj,
             "retry_policy": retry_policy,
         })
-        _check_instance_types(self, _EXPECTED_TYPES)
+        _check_instance_types(self)
         if task_group is not None:
             task_group.add(self)
         if dag is not None:
@@ -561,8 +583,10 @@ class BaseOperator(TaskNode, LoggingMixin, metaclass=BaseOperatorMeta):
 
     def _wire_xcom_args(self) -> None:
         for field in self.template_fields:
-            if hasattr(self, field):
-                XComArg.apply_upstream_relationship(self, getattr(self, field))
+            value = getattr(self, field, None)
+            if value is None or (type(value) in (list, dict, tuple, str) and not value):
+                continue  # nothing to wire (the usual PythonOperator's empty arguments): no walk
+            XComArg.apply_upstream_relationship(self, value)
 
     def __setattr__(self, key: str, value: Any) -> None:
         # Hot at parse time (every attribute of every task): test the cheap tuple membership first.

@@ -26,6 +26,8 @@ class TaskNode(SetupTeardownFlags, DependencyMixin):
     task_id: str
     _dag: DAG | None
     task_group: TaskGroup | None
+    upstream_task_ids: set[str]
+    downstream_task_ids: set[str]
 
     # The operator surface every task has, so the DAG and the serializer can read any task: BaseOperator sets
     # these per class or per instance; MappedOperator copies its prototype's instance attributes and answers
@@ -49,9 +51,14 @@ class TaskNode(SetupTeardownFlags, DependencyMixin):
     compute: Compute
     _task_display_name: str | None
 
+    @staticmethod
+    def _new_relatives() -> dict[str, set[str]]:
+        """A new node's relatives, none yet, by attribute (its constructor sets them)."""
+        return {"upstream_task_ids": set(), "downstream_task_ids": set()}
+
     def _init_node(self) -> None:
-        self.upstream_task_ids: set[str] = set()
-        self.downstream_task_ids: set[str] = set()
+        for name, relatives in self._new_relatives().items():
+            setattr(self, name, relatives)
 
     @property
     def node_id(self) -> str:

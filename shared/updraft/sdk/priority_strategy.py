@@ -126,6 +126,8 @@ def get_weight_rule_from_priority_weight_strategy(strategy: type[PriorityWeightS
 
 def load_weight_rule(rule: Any, task_id: str) -> WeightRule | PriorityWeightStrategy:
     """A task's ``weight_rule``: a built-in rule as its ``WeightRule``, a custom strategy as a registered instance."""
+    if type(rule) is WeightRule:  # a member is one (the default, every task without a rule of its own)
+        return rule
     value = rule.value if isinstance(rule, WeightRule) else rule
     if isinstance(value, str) and WeightRule.is_valid(value):
         return WeightRule(value)

@@ -154,6 +154,28 @@ class TestPoolsAndPriority:
         with DAG("pd"), pytest.raises(TypeError, match="'pool' for task 't' expects"):
             EmptyOperator(task_id="t", pool=5)
 
+    def test_types_are_checked_after_tasks_of_the_same_shape_passed(self):
+        """The checks skip only what passed before with values of the same plain types: a wrong value after
+        many right ones is still refused, and a value whose ``__class__`` is its own (a proxy) is checked each
+        time, as ``isinstance`` of it does not follow its type."""
+
+        class Proxy:
+            def __init__(self, wrapped: Any) -> None:
+                self.wrapped = wrapped
+
+            @property  # type: ignore[misc]
+            def __class__(self) -> type:
+                return type(self.wrapped)
+
+        with DAG("d"):
+            for index in range(3):
+                EmptyOperator(task_id=f"fine{index}", queue="q", doc="d")
+            with pytest.raises(TypeError, match="'queue' for task 'wrong' expects"):
+                EmptyOperator(task_id="wrong", queue=5, doc="d")
+            assert EmptyOperator(task_id="proxied", queue=Proxy("q")).queue.wrapped == "q"
+            with pytest.raises(TypeError, match="'queue' for task 'proxied_int' expects"):
+                EmptyOperator(task_id="proxied_int", queue=Proxy(5))
+
     @pytest.mark.parametrize("weight", [1.5, "3", None])
     def test_priority_weight_type(self, weight):
         with DAG("d"), pytest.raises(TypeError, match="'priority_weight' for task 't' expects"):

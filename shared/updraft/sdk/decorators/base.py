@@ -10,7 +10,6 @@ import functools
 import inspect
 import re
 import typing
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -86,6 +85,13 @@ def bindable_signature(function: Callable) -> inspect.Signature:
         ) from None
 
 
+@functools.lru_cache(maxsize=1024)
+def _binds_without_arguments(function: Callable) -> None:
+    """``bindable_signature(function).bind()``, remembered once it passed (a fan-out calls one function, without
+    arguments, for each of its tasks); a refusal raises each time, as it is not remembered."""
+    bindable_signature(function).bind()
+
+
 class DecoratedOperator(BaseOperator):
     """Mixin-style base: stores the callable and its call arguments, validated against its signature."""
 
@@ -107,7 +113,10 @@ class DecoratedOperator(BaseOperator):
     ) -> None:
         if not kwargs.pop("_updraft_mapped_prototype", False):
             task_id = get_unique_task_id(task_id, kwargs.get("dag"), kwargs.get("task_group"))
-            bindable_signature(python_callable).bind(*(op_args or ()), **(op_kwargs or {}))
+            if op_args or op_kwargs:
+                bindable_signature(python_callable).bind(*(op_args or ()), **(op_kwargs or {}))
+            else:
+                _binds_without_arguments(python_callable)
         call: dict[str, Any] = {"python_callable": python_callable, "op_args": list(op_args or ()),
                                 "op_kwargs": dict(op_kwargs or {})}
         forwards = self.forwards_callable
@@ -136,16 +145,15 @@ class DecoratedOperator(BaseOperator):
 
 def _decorates_a_python_operator(cls: type) -> bool:
     """Whether an operator class after ``DecoratedOperator`` in ``cls``'s MRO takes ``python_callable``; known
-    per class once (every task a DAG file makes asks), weakly, as DAG files define classes of their own."""
-    known = _FORWARDS.get(cls)
+    per class once (every task a DAG file makes asks), kept on the class itself (in its own ``__dict__``), as DAG
+    files define classes of their own."""
+    known: bool | None = cls.__dict__.get("_updraft_forwards_callable")
     if known is None:
         after = cls.__mro__[cls.__mro__.index(DecoratedOperator) + 1:]
-        known = _FORWARDS[cls] = any("python_callable" in inspect.signature(c.__dict__["__init__"]).parameters
-                                     for c in after if "__init__" in c.__dict__)
+        known = any("python_callable" in inspect.signature(c.__dict__["__init__"]).parameters
+                    for c in after if "__init__" in c.__dict__)
+        cls._updraft_forwards_callable = known  # type: ignore[attr-defined]
     return known
-
-
-_FORWARDS: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 
 
 class TaskDecorator:
@@ -196,9 +204,14 @@ class TaskDecorator:
         return kwargs
 
     def _mark(self, op: Any, on_failure_fail_dagrun: bool) -> None:
-        op.is_setup = self.is_setup
-        op.is_teardown = self.is_teardown
-        op.on_failure_fail_dagrun = on_failure_fail_dagrun
+        # Each through its setter (they refuse a setup that is a teardown), when it changes: most tasks are
+        # neither, and every task of a DAG file is marked at every import.
+        if op.is_setup != self.is_setup:
+            op.is_setup = self.is_setup
+        if op.is_teardown != self.is_teardown:
+            op.is_teardown = self.is_teardown
+        if op.on_failure_fail_dagrun != on_failure_fail_dagrun:
+            op.on_failure_fail_dagrun = on_failure_fail_dagrun
 
     def override(self, **kwargs: Any) -> TaskDecorator:
         multiple_outputs = kwargs.pop("multiple_outputs", self.multiple_outputs)
