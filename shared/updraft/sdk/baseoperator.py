@@ -256,10 +256,12 @@ def parse_retries(retries: Any, task_id: str) -> int:
 
 
 def _checked_retry_policy(policy: Any, task_id: str) -> Any:
+    if policy is None:  # most tasks: no import statement run (each costs a lookup, at every task's construction)
+        return None
     # lazy: import cost (only a task given retry_policy= needs it)
     from updraft.sdk.retry_policy import RetryPolicy
 
-    if policy is not None and not isinstance(policy, RetryPolicy):
+    if not isinstance(policy, RetryPolicy):
         raise TypeError(f"'retry_policy' for task {task_id!r} expects a RetryPolicy, got {type(policy).__name__}")
     return policy
 
