@@ -21,6 +21,7 @@ from updraft.model.records import TaskInstance, TIKey
 from updraft.model.states import TaskInstanceState
 from updraft.model.usage import Usage, accumulated
 from updraft.scheduling.decisions.retries import failure_outcome
+from updraft.scheduling.decisions.skips import deepest_first
 from updraft.scheduling.deferrals import defer_try
 from updraft.scheduling.holding import held_limit_ids, limits_table, ticket_of
 from updraft.serialization.model import SerializedDAG
@@ -132,8 +133,9 @@ def finish_try(store: Store, key: TIKey, try_id: str, result: TryResult, *, now:
         fields["rendered_fields"] = dict(result.rendered_fields)
     # Skips first, while the branching task is still running, as Airflow 3's SkipDownstreamTasks is sent before
     # SucceedTask: once the branch is success a concurrent scheduler pass may already have scheduled the tasks it
-    # meant to skip, and a skip then comes too late for them.
-    for task_id in result.skip_task_ids:
+    # meant to skip, and a skip then comes too late for them. Deepest first, so a pass between two of these writes
+    # never sees a skipped task whose skipped downstream is not written yet (``decisions.skips.deepest_first``).
+    for task_id in deepest_first(dag, result.skip_task_ids):
         # Skipped before it ever ran; if it already has a state, the branch decision came too late for it.
         store.create_ti(TIKey(key.dag_id, key.run_id, task_id), state=TaskInstanceState.SKIPPED,
                         fields={"start_date": now, "end_date": now, "note": f"skipped by {key.task_id}"})

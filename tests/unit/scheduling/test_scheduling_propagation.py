@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from helpers import NOW, START, FakeRunStore, make_run, serialized
+from helpers import NOW, START, FakeRunStore, make_run, make_ti, serialized
 
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.providers.standard.operators.python import BranchPythonOperator, ShortCircuitOperator
 from airflow.sdk import DAG, TaskGroup, task
 from updraft.model.states import DagRunState
 from updraft.model.states import TaskInstanceState as S
-from updraft.scheduling.decisions.skips import branch_skips, short_circuit_skips
+from updraft.scheduling.decisions.skips import branch_skips, deepest_first, short_circuit_skips
+from updraft.scheduling.try_lifecycle import TryResult, finish_try
 
 
 @task
@@ -173,6 +174,32 @@ def _short_circuit_dag(ignore):
 def test_short_circuit_ignoring_trigger_rules_skips_everything_downstream():
     dag = _short_circuit_dag(True)
     assert short_circuit_skips(dag, "sc") == {"a", "b", "done"}
+
+
+def test_a_decisions_skips_are_written_deepest_first():
+    """Each skip is its own write: a pass between two of them that read ``b`` skipped but ``done`` not yet would
+    run ``done`` (all_done), which the short-circuit skips. Written deepest first, it never can."""
+    dag = _short_circuit_dag(True)
+    assert deepest_first(dag, {"a", "b", "done"}) == ["done", "b", "a"]
+    assert deepest_first(dag, ["a", "gone", "done"]) == ["done", "a", "gone"]
+
+    class Store:
+        def __init__(self):
+            self.writes = []
+
+        def create_ti(self, key, *, state, fields=None, waiting_index=False):
+            self.writes.append(key.task_id)
+            return True
+
+        def end_try(self, key, *, try_id, state, fields):
+            self.writes.append(f"end {key.task_id}")
+            return True
+
+    store = Store()
+    running = make_ti(make_run(), "sc", S.RUNNING, try_id="t1")
+    finish_try(store, running.key, "t1", TryResult(S.SUCCESS, skip_task_ids=["a", "b", "done"]), now=NOW, dag=dag,
+               started=running)
+    assert store.writes == ["done", "b", "a", "end sc"]
 
 
 def test_short_circuit_respecting_trigger_rules_skips_the_direct_downstream_and_lets_rules_decide():

@@ -46,6 +46,17 @@ def short_circuit_skips(dag: SerializedDAG, task_id: str, *,
     return set(task.downstream_task_ids)
 
 
+def deepest_first(dag: SerializedDAG, task_ids: Iterable[str]) -> list[str]:
+    """``task_ids`` in the order their skips are written: each after every one of them downstream of it.
+
+    Airflow skips a decision's tasks in one database transaction; here each is its own conditional write. Written
+    deepest first, an evaluation that reads one of them skipped reads every one of them below it skipped too, so
+    it never runs a task the decision skips because its upstream already shows skipped (an ``all_done`` task after
+    a short-circuit's chain). Ids the DAG does not have come last."""
+    position = {task_id: index for index, task_id in enumerate(dag.topological_order)}
+    return sorted(task_ids, key=lambda task_id: (-position.get(task_id, -1), task_id))
+
+
 def flat_downstream(dag: SerializedDAG, task_id: str) -> set[str]:
     """Every task downstream of ``task_id``, transitively (Airflow's ``get_flat_relative_ids(upstream=False)``)."""
     seen: set[str] = set()
