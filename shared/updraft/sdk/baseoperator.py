@@ -23,6 +23,7 @@ from updraft import airflow_config
 from updraft.model.identifiers import validate_key
 from updraft.sdk import timezone
 from updraft.sdk._internal.argument_support import refuse_unsupported
+from updraft.sdk._internal.class_facts import known_per_class
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
 from updraft.sdk.compute import resolve_compute
 from updraft.sdk.exceptions import (
@@ -311,14 +312,13 @@ def _assign(node: Any, fields: dict[str, Any]) -> None:
 
 def _data_descriptors(cls: type) -> frozenset[str]:
     """The names ``cls`` and its bases bind to data descriptors (what ``setattr`` calls instead of storing); known
-    per class once, kept on the class itself (in its own ``__dict__``, not inherited): DAG files define classes of
-    their own, which go when they do, and the lookup is a plain one (every task asks, several times)."""
-    found: frozenset[str] | None = cls.__dict__.get("_updraft_data_descriptors")
-    if found is None:
-        found = frozenset(name for klass in cls.__mro__ for name, value in vars(klass).items()
-                          if hasattr(type(value), "__set__") or hasattr(type(value), "__delete__"))
-        cls._updraft_data_descriptors = found  # type: ignore[attr-defined]
-    return found
+    per class once (``class_facts``)."""
+    return known_per_class(cls, "_updraft_data_descriptors", _find_data_descriptors)
+
+
+def _find_data_descriptors(cls: type) -> frozenset[str]:
+    return frozenset(name for klass in cls.__mro__ for name, value in vars(klass).items()
+                     if hasattr(type(value), "__set__") or hasattr(type(value), "__delete__"))
 
 
 class _PartialDescriptor:

@@ -13,6 +13,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from updraft.sdk._internal.class_facts import known_per_class
 from updraft.sdk._internal.contexts import DagContext, TaskGroupContext
 from updraft.sdk.baseoperator import BaseOperator, merged_default_args
 from updraft.sdk.context import KNOWN_CONTEXT_KEYS
@@ -145,15 +146,14 @@ class DecoratedOperator(BaseOperator):
 
 def _decorates_a_python_operator(cls: type) -> bool:
     """Whether an operator class after ``DecoratedOperator`` in ``cls``'s MRO takes ``python_callable``; known
-    per class once (every task a DAG file makes asks), kept on the class itself (in its own ``__dict__``), as DAG
-    files define classes of their own."""
-    known: bool | None = cls.__dict__.get("_updraft_forwards_callable")
-    if known is None:
-        after = cls.__mro__[cls.__mro__.index(DecoratedOperator) + 1:]
-        known = any("python_callable" in inspect.signature(c.__dict__["__init__"]).parameters
-                    for c in after if "__init__" in c.__dict__)
-        cls._updraft_forwards_callable = known  # type: ignore[attr-defined]
-    return known
+    per class once (``class_facts``)."""
+    return known_per_class(cls, "_updraft_forwards_callable", _find_python_callable_after_decorated)
+
+
+def _find_python_callable_after_decorated(cls: type) -> bool:
+    after = cls.__mro__[cls.__mro__.index(DecoratedOperator) + 1:]
+    return any("python_callable" in inspect.signature(c.__dict__["__init__"]).parameters
+               for c in after if "__init__" in c.__dict__)
 
 
 class TaskDecorator:
