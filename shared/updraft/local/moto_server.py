@@ -8,15 +8,18 @@ section 2a). The guard is ``concurrent_moto.ConcurrentMoto``: by default one req
 has always run (under the GIL on two cores, interleaving requests gains no CPU and measured slower under load);
 with ``concurrent``, requests to different DynamoDB items go through at once and each item stays atomic. With a
 ``LatencySource`` every DynamoDB request also waits AWS's latency, and transactions meet DynamoDB's conflicts
-(benchmarks only).
+(benchmarks only). Its connections stay open from one request to the next (``keep_alive_handler``), as AWS's do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import queue
+import socket
 import threading
+import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -27,10 +30,10 @@ if TYPE_CHECKING:
 
 
 def _pooled_server(host: str, port: int, app: Any, handler: Any) -> Any:
-    """werkzeug's threaded server, its requests served by threads that stay for the next one instead of a new
-    thread each: werkzeug closes every connection after its answer, so each request was a thread started (~7% of a
-    DynamoDB request's CPU in this one interpreter, which local mode's workers wait on). A thread is started only
-    when none is idle, so there are as many as requests were served at once; ``stop`` ends them."""
+    """werkzeug's threaded server, its connections served by threads that stay for the next one instead of a new
+    thread each (a thread is started only when none is idle, so there are as many as connections were open at
+    once). With ``keep_alive_handler``'s handler a thread serves its connection's requests until the client closes
+    it; ``server_close`` shuts the open connections down, so their threads end with the server."""
     from werkzeug.serving import ThreadedWSGIServer
 
     class Pooled(ThreadedWSGIServer):
@@ -40,9 +43,11 @@ def _pooled_server(host: str, port: int, app: Any, handler: Any) -> Any:
             self.counts = threading.Lock()
             self.idle = 0
             self.started = 0
+            self.open: set[socket.socket] = set()
 
         def process_request(self, request: Any, client_address: Any) -> None:
             with self.counts:
+                self.open.add(request)
                 start = self.idle == 0
                 if start:
                     self.started += 1
@@ -56,15 +61,98 @@ def _pooled_server(host: str, port: int, app: Any, handler: Any) -> Any:
             while (taken := self.requests.get()) is not None:
                 self.process_request_thread(*taken)
                 with self.counts:
+                    self.open.discard(taken[0])
                     self.idle += 1
 
         def server_close(self) -> None:
             super().server_close()
             with self.counts:
+                for connection in self.open:
+                    with contextlib.suppress(OSError):  # closed by its client meanwhile
+                        connection.shutdown(socket.SHUT_RDWR)
                 for _ in range(self.started):
                     self.requests.put(None)  # each thread ends after the requests already queued
 
     return Pooled(host, port, app, handler)
+
+
+def keep_alive_handler(handler: type[Any]) -> type[Any]:
+    """``handler`` (werkzeug's request handler, as moto's server subclasses it) answering request after request on
+    one connection (HTTP/1.1's keep-alive), as AWS's endpoints do.
+
+    werkzeug's development server closes every connection after its answer (Python's ``http.server`` cannot tell
+    where an unread body ends), so each of a worker's requests to the embedded AWS opened a TCP connection, and the
+    server drained each closing connection through a selector of its own: ~10% of a DynamoDB request's CPU on
+    both sides, measured with botocore's client (local mode's two cores run the workers' and the embedded AWS's
+    requests). Here a request's body is read whole by its ``Content-Length`` before the app runs, so the next
+    request starts right after it, and the answer is sent in one write with the length of what the app returned
+    (a HEAD's, 204's or 304's has no body and keeps the length the app gave). A request the handler cannot
+    delimit that way (a chunked body, a malformed length, HTTP/1.0) is answered by werkzeug's own code, which
+    closes its connection; so does one whose app raised (answered 500, logged as werkzeug logs it) and one whose
+    client asked to close."""
+    from werkzeug.exceptions import InternalServerError
+
+    class KeepAlive(handler):  # type: ignore[misc,valid-type]
+        def run_wsgi(self) -> None:
+            length = self.headers.get("Content-Length") or "0"
+            if (self.request_version != "HTTP/1.1" or not length.isdigit()
+                    or "chunked" in self.headers.get("Transfer-Encoding", "").lower()):
+                super().run_wsgi()  # werkzeug's answer, then the connection closes
+                return
+            if self.headers.get("Expect", "").lower().strip(" \t") == "100-continue":
+                self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            body = self.rfile.read(int(length))
+            environ = self.environ = self.make_environ()
+            environ["wsgi.input"] = io.BytesIO(body)
+            try:
+                status, headers, content = _answer(self.server.app, environ)
+            except Exception:
+                self.server.log("error", f"Error on request:\n{traceback.format_exc()}")
+                self.close_connection = True
+                status, headers, content = _answer(InternalServerError(), environ)
+            self.wfile.write(_response(status, headers, content, method=environ["REQUEST_METHOD"],
+                                       close=self.close_connection))
+
+    return KeepAlive
+
+
+def _answer(app: Callable[[dict[str, Any], Any], Any], environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]],
+                                                                                        bytes]:
+    """What the WSGI ``app`` answers ``environ``: its status line, its headers and its whole body."""
+    answered: list[Any] = []
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
+        answered[:] = [status, headers]
+        return lambda data: None  # nothing of Updraft's embedded AWS writes outside its returned iterable
+
+    body = app(environ, start_response)
+    try:
+        content = b"".join(body)
+    finally:
+        if hasattr(body, "close"):
+            body.close()
+    return answered[0], answered[1], content
+
+
+# Headers the keep-alive handler writes itself: a connection's framing is the server's, not the app's.
+_FRAMING = frozenset({"connection", "content-length", "transfer-encoding", "keep-alive"})
+
+
+def _response(status: str, headers: list[tuple[str, str]], content: bytes, *, method: str, close: bool) -> bytes:
+    """An HTTP/1.1 answer in bytes, framed by ``Content-Length``: the body's, or for an answer without a body (a
+    HEAD, 1xx, 204, 304) the length the app gave (a HEAD's is the length its GET would have)."""
+    code = int(status.split(" ", 1)[0])
+    bodiless = method == "HEAD" or code < 200 or code in (204, 304)
+    lines = [f"HTTP/1.1 {status}\r\n"]
+    lines.extend(f"{name}: {value}\r\n" for name, value in headers
+                 if name.lower() not in _FRAMING or (bodiless and name.lower() == "content-length"))
+    if not bodiless:
+        lines.append(f"Content-Length: {len(content)}\r\n")
+    if close:
+        lines.append("Connection: close\r\n")
+    lines.append("\r\n")
+    head = "".join(lines).encode("latin-1")
+    return head if bodiless else head + content
 
 
 def dynamodb_direct(app: Callable[[dict[str, Any], Any], Any]) -> Callable[[dict[str, Any], Any], Any]:
@@ -125,7 +213,7 @@ class EmbeddedAwsServer:
         self.guard = ConcurrentMoto(self.latency, serialize=not self.concurrent, lock=self.lock,
                                     conflicts=self.conflicts)
         app = self.guard.wsgi(dynamodb_direct(DomainDispatcherApplication(create_backend_app)))
-        self._server = _pooled_server(self.host, self.port, app, MotoRequestHandler)
+        self._server = _pooled_server(self.host, self.port, app, keep_alive_handler(MotoRequestHandler))
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, name="embedded-aws", daemon=True)
         self._thread.start()

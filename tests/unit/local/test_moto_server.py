@@ -3,7 +3,10 @@ the answers are byte for byte those moto's own server gives through its Flask ap
 
 from __future__ import annotations
 
+import http.client
+import io
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -118,3 +121,82 @@ def test_requests_reuse_the_serving_threads_and_a_stop_ends_them() -> None:
     while any(t.is_alive() for t in mine) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not any(t.is_alive() for t in mine)
+
+
+def _raw(server: EmbeddedAwsServer) -> http.client.HTTPConnection:
+    return http.client.HTTPConnection(server.host, server.port, timeout=10)
+
+
+def _list_tables(connection: http.client.HTTPConnection, headers: dict[str, str] | None = None) -> Any:
+    connection.request("POST", "/", body=b"{}", headers={
+        "X-Amz-Target": "DynamoDB_20120810.ListTables", "Content-Type": "application/x-amz-json-1.0",
+        "Authorization": "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, "
+                         "SignedHeaders=host, Signature=0", **(headers or {})})
+    response = connection.getresponse()
+    response.read()
+    return response
+
+
+def test_one_connection_serves_request_after_request() -> None:
+    with EmbeddedAwsServer() as server:
+        connection = _raw(server)
+        first = _list_tables(connection)
+        sock = connection.sock
+        answers = [_list_tables(connection) for _ in range(5)]
+        assert sock is not None and connection.sock is sock  # not closed by the server, not reopened
+        assert [first.status, *(a.status for a in answers)] == [200] * 6
+        assert first.getheader("Connection") is None and first.getheader("Content-Length") == str(len(b'{"TableNames": []}'))
+        closing = _list_tables(connection, {"Connection": "close"})  # the client asks to close: the server does
+        assert closing.status == 200 and closing.getheader("Connection") == "close" and connection.sock is None
+
+
+def test_requests_it_cannot_delimit_get_werkzeug_s_answer_and_a_closed_connection() -> None:
+    with EmbeddedAwsServer() as server:
+        with socket.create_connection((server.host, server.port), timeout=10) as raw:
+            raw.sendall(b"GET /moto-api/data.json HTTP/1.0\r\nHost: x\r\n\r\n")
+            answer = b"".join(iter(lambda: raw.recv(65536), b""))  # until the server closes
+        assert answer.startswith(b"HTTP/1.1 200") and b'"dynamodb"' in answer
+        connection = _raw(server)
+        connection.putrequest("POST", "/")
+        for name, value in (("X-Amz-Target", "DynamoDB_20120810.ListTables"), ("Transfer-Encoding", "chunked"),
+                            ("Content-Type", "application/x-amz-json-1.0"),
+                            ("Authorization", "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/"
+                                              "aws4_request, SignedHeaders=host, Signature=0")):
+            connection.putheader(name, value)
+        connection.endheaders(b"2\r\n{}\r\n0\r\n\r\n")
+        response = connection.getresponse()
+        assert response.status == 200 and json.loads(response.read()) == {"TableNames": []}
+        assert response.getheader("Connection") == "close"
+
+
+def test_s3_bodies_heads_and_100_continue_over_kept_connections() -> None:
+    with EmbeddedAwsServer() as server:
+        server.reset()
+        s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=server.url, aws_access_key_id="AKIDIRECT",
+                          aws_secret_access_key="secret")
+        s3.create_bucket(Bucket="kept")
+        big = bytes(range(256)) * 8192  # 2 MiB from a file object: botocore sends Expect: 100-continue
+        s3.put_object(Bucket="kept", Key="big", Body=io.BytesIO(big))
+        s3.put_object(Bucket="kept", Key="empty", Body=b"")
+        assert s3.head_object(Bucket="kept", Key="big")["ContentLength"] == len(big)  # a HEAD keeps its length
+        assert s3.get_object(Bucket="kept", Key="big")["Body"].read() == big
+        assert s3.get_object(Bucket="kept", Key="empty")["Body"].read() == b""
+        assert [o["Key"] for o in s3.list_objects_v2(Bucket="kept")["Contents"]] == ["big", "empty"]
+        s3.delete_object(Bucket="kept", Key="big")  # 204: no body
+        assert [o["Key"] for o in s3.list_objects_v2(Bucket="kept")["Contents"]] == ["empty"]
+
+
+def test_an_app_that_raises_answers_500_and_closes_and_the_server_serves_on() -> None:
+    with EmbeddedAwsServer() as server:
+        served = server.app
+
+        def failing(environ: dict[str, Any], start_response: Any) -> Any:
+            if environ.get("HTTP_X_FAIL"):
+                raise RuntimeError("boom")
+            return served(environ, start_response)
+
+        server.wrap(lambda app: failing)
+        connection = _raw(server)
+        failed = _list_tables(connection, {"X-Fail": "1"})
+        assert failed.status == 500 and failed.getheader("Connection") == "close"
+        assert _list_tables(connection).status == 200  # a new connection, as the client reopens it
