@@ -82,14 +82,13 @@ def keep_alive_handler(handler: type[Any]) -> type[Any]:
 
     werkzeug's development server closes every connection after its answer (Python's ``http.server`` cannot tell
     where an unread body ends), so each of a worker's requests to the embedded AWS opened a TCP connection, and the
-    server drained each closing connection through a selector of its own: ~10% of a DynamoDB request's CPU on
-    both sides, measured with botocore's client (local mode's two cores run the workers' and the embedded AWS's
-    requests). Here a request's body is read whole by its ``Content-Length`` before the app runs, so the next
-    request starts right after it, and the answer is sent in one write with the length of what the app returned
-    (a HEAD's, 204's or 304's has no body and keeps the length the app gave). A request the handler cannot
-    delimit that way (a chunked body, a malformed length, HTTP/1.0) is answered by werkzeug's own code, which
-    closes its connection; so does one whose app raised (answered 500, logged as werkzeug logs it) and one whose
-    client asked to close."""
+    server drained each closing connection through a selector of its own: ~7% of a DynamoDB request's CPU on each
+    side (botocore's client, the embedded AWS), which local mode's two cores run both of. Here a request's body
+    is read whole by its ``Content-Length`` before the app runs, so the next request starts right after it, and
+    the answer is sent in one write with the length of what the app returned (a HEAD's, 204's or 304's has no
+    body and keeps the length the app gave). A request the handler cannot delimit that way (a chunked body, a
+    malformed length, HTTP/1.0) is answered by werkzeug's own code, which closes its connection; so does one whose
+    app raised (answered 500, logged as werkzeug logs it) and one whose client asked to close."""
     from werkzeug.exceptions import InternalServerError
 
     class KeepAlive(handler):  # type: ignore[misc,valid-type]
