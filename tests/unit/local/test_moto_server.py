@@ -200,3 +200,35 @@ def test_an_app_that_raises_answers_500_and_closes_and_the_server_serves_on() ->
         failed = _list_tables(connection, {"X-Fail": "1"})
         assert failed.status == 500 and failed.getheader("Connection") == "close"
         assert _list_tables(connection).status == 200  # a new connection, as the client reopens it
+
+
+def _exchange(server: EmbeddedAwsServer, request: bytes) -> bytes:
+    with socket.create_connection((server.host, server.port), timeout=10) as raw:
+        raw.sendall(request)
+        raw.shutdown(socket.SHUT_WR)
+        return b"".join(iter(lambda: raw.recv(65536), b""))
+
+
+def test_headers_are_read_as_http_server_reads_them() -> None:
+    auth = (b"Authorization: AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request,\r\n"
+            b"  SignedHeaders=host, Signature=0\r\n")  # folded onto a second line: one header
+    head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1:1\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\n" + auth
+    with EmbeddedAwsServer() as server:
+        answer = _exchange(server, head + b"Content-Length: 2\r\nConnection: close\r\n\r\n{}")
+        assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b'{"TableNames": []}')
+        bad = _exchange(server, head + b"no colon here\r\nContent-Length: 2\r\n\r\n{}")
+        assert bad.startswith(b"HTTP/1.1 400") and b"Bad header line" in bad
+        many = b"".join(b"X-H%d: v\r\n" % i for i in range(101))
+        assert _exchange(server, head + many + b"Content-Length: 2\r\n\r\n{}").startswith(b"HTTP/1.1 431")
+        long = b"X-Long: " + b"v" * 70000 + b"\r\n"
+        assert _exchange(server, head + long + b"Content-Length: 2\r\n\r\n{}").startswith(b"HTTP/1.1 431")
+
+
+def test_s3_metadata_keeps_its_underscores_through_the_headers_read() -> None:
+    with EmbeddedAwsServer() as server:
+        server.reset()
+        s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=server.url, aws_access_key_id="AKIDIRECT",
+                          aws_secret_access_key="secret")
+        s3.create_bucket(Bucket="meta")
+        s3.put_object(Bucket="meta", Key="k", Body=b"x", Metadata={"my_key": "a: b", "other-key": "c"})
+        assert s3.head_object(Bucket="meta", Key="k")["Metadata"] == {"my_key": "a: b", "other-key": "c"}
