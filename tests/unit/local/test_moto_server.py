@@ -169,21 +169,26 @@ def test_requests_it_cannot_delimit_get_werkzeug_s_answer_and_a_closed_connectio
         assert response.getheader("Connection") == "close"
 
 
-def test_s3_bodies_heads_and_100_continue_over_kept_connections() -> None:
+@pytest.fixture
+def s3() -> Iterator[Any]:
+    """An S3 client of a fresh embedded AWS."""
     with EmbeddedAwsServer() as server:
         server.reset()
-        s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=server.url, aws_access_key_id="AKIDIRECT",
-                          aws_secret_access_key="secret")
-        s3.create_bucket(Bucket="kept")
-        big = bytes(range(256)) * 8192  # 2 MiB from a file object: botocore sends Expect: 100-continue
-        s3.put_object(Bucket="kept", Key="big", Body=io.BytesIO(big))
-        s3.put_object(Bucket="kept", Key="empty", Body=b"")
-        assert s3.head_object(Bucket="kept", Key="big")["ContentLength"] == len(big)  # a HEAD keeps its length
-        assert s3.get_object(Bucket="kept", Key="big")["Body"].read() == big
-        assert s3.get_object(Bucket="kept", Key="empty")["Body"].read() == b""
-        assert [o["Key"] for o in s3.list_objects_v2(Bucket="kept")["Contents"]] == ["big", "empty"]
-        s3.delete_object(Bucket="kept", Key="big")  # 204: no body
-        assert [o["Key"] for o in s3.list_objects_v2(Bucket="kept")["Contents"]] == ["empty"]
+        yield boto3.client("s3", region_name="us-east-1", endpoint_url=server.url, aws_access_key_id="AKIDIRECT",
+                           aws_secret_access_key="secret")
+
+
+def test_s3_bodies_heads_and_100_continue_over_kept_connections(s3) -> None:
+    s3.create_bucket(Bucket="kept")
+    big = bytes(range(256)) * 8192  # 2 MiB from a file object: botocore sends Expect: 100-continue
+    s3.put_object(Bucket="kept", Key="big", Body=io.BytesIO(big))
+    s3.put_object(Bucket="kept", Key="empty", Body=b"")
+    assert s3.head_object(Bucket="kept", Key="big")["ContentLength"] == len(big)  # a HEAD keeps its length
+    assert s3.get_object(Bucket="kept", Key="big")["Body"].read() == big
+    assert s3.get_object(Bucket="kept", Key="empty")["Body"].read() == b""
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket="kept")["Contents"]] == ["big", "empty"]
+    s3.delete_object(Bucket="kept", Key="big")  # 204: no body
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket="kept")["Contents"]] == ["empty"]
 
 
 def test_an_app_that_raises_answers_500_and_closes_and_the_server_serves_on() -> None:
@@ -224,11 +229,7 @@ def test_headers_are_read_as_http_server_reads_them() -> None:
         assert _exchange(server, head + long + b"Content-Length: 2\r\n\r\n{}").startswith(b"HTTP/1.1 431")
 
 
-def test_s3_metadata_keeps_its_underscores_through_the_headers_read() -> None:
-    with EmbeddedAwsServer() as server:
-        server.reset()
-        s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=server.url, aws_access_key_id="AKIDIRECT",
-                          aws_secret_access_key="secret")
-        s3.create_bucket(Bucket="meta")
-        s3.put_object(Bucket="meta", Key="k", Body=b"x", Metadata={"my_key": "a: b", "other-key": "c"})
-        assert s3.head_object(Bucket="meta", Key="k")["Metadata"] == {"my_key": "a: b", "other-key": "c"}
+def test_s3_metadata_keeps_its_underscores_through_the_headers_read(s3) -> None:
+    s3.create_bucket(Bucket="meta")
+    s3.put_object(Bucket="meta", Key="k", Body=b"x", Metadata={"my_key": "a: b", "other-key": "c"})
+    assert s3.head_object(Bucket="meta", Key="k")["Metadata"] == {"my_key": "a: b", "other-key": "c"}
