@@ -160,7 +160,10 @@ def test_create_table_waits_until_the_table_is_active(aws, boto_session, answere
         def __getattr__(self, name):
             return getattr(client, name)
 
-    with mock.patch("updraft.store.tables.time.sleep") as slept:
+    # The module's ``time`` is replaced, not ``time.sleep`` itself: that is every thread's, and a thread another
+    # test left in this worker (a loop that sleeps) would spin on the mock and count too.
+    slept = mock.Mock()
+    with mock.patch("updraft.store.tables.time", mock.Mock(sleep=slept)):
         assert create_table(StoreConfig(table_name="new", region="us-east-1"), client=Answering()) is True
     assert asked == ["new"] * described and slept.call_count == max(described - 1, 0)
 
