@@ -152,20 +152,22 @@ def keep_alive_handler(handler: type[Any]) -> type[Any]:
 
 def _answer(app: Callable[[dict[str, Any], Any], Any], environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]],
                                                                                         bytes]:
-    """What the WSGI ``app`` answers ``environ``: its status line, its headers and its whole body."""
+    """What the WSGI ``app`` answers ``environ``: its status line, its headers and its whole body (what it wrote
+    through ``start_response``'s ``write``, then what it returned)."""
     answered: list[Any] = []
+    written: list[bytes] = []
 
     def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
         answered[:] = [status, headers]
-        return lambda data: None  # nothing of Updraft's embedded AWS writes outside its returned iterable
+        return written.append
 
     body = app(environ, start_response)
     try:
-        content = b"".join(body)
+        written.extend(body)
     finally:
         if hasattr(body, "close"):
             body.close()
-    return answered[0], answered[1], content
+    return answered[0], answered[1], b"".join(written)
 
 
 _MAX_LINE = 65536  # http.server's limits: a header line's length, and how many there may be
