@@ -112,7 +112,7 @@ def test_eight_schedulers_handing_over_never_hold_more_than_the_pool(store, tabl
         for _ in range(12):
             if mine and rng.random() < 0.5:  # hand one over to an instance another scheduler may want too
                 key, ticket = mine.pop(rng.randrange(len(mine)))
-                following = rng.choice(instances)
+                following = rng.choice([i for i in instances if i != key])  # one transaction names an item once
                 result = hand_over(table, end(store, key), ticket, claim(store, following, *NEEDS))
                 outcomes.append(result)
                 if isinstance(result, Handed):
