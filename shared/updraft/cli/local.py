@@ -36,6 +36,11 @@ def _interrupt(signum: int, frame: object) -> None:
 @click.option("--parallelism", envvar="UPDRAFT_PARALLELISM", default=None, type=click.IntRange(min=1),
               help="Airflow's [core] parallelism: tries claimed at once in total, at most --workers (as Airflow's "
                    "LocalExecutor runs exactly parallelism processes) [default: --workers].")
+@click.option("--compute-niceness", envvar="UPDRAFT_LOCAL_COMPUTE_NICENESS", default=10, show_default=True,
+              type=click.IntRange(min=0, max=19),
+              help="How much lower than local mode's own process (the embedded AWS, the scheduler, the API) the "
+                   "workers, Fargate tasks and their tries run (Unix niceness): the embedded AWS answers first, as "
+                   "AWS's services never share a worker's CPU. 0: at the same priority.")
 @click.option("--port", envvar="UPDRAFT_LOCAL_PORT", default=0, type=click.IntRange(min=0, max=65535),
               help="Port of the embedded AWS [default: any free port; printed at start].")
 @click.option("--api-port", envvar="UPDRAFT_LOCAL_API_PORT", default=0, type=click.IntRange(min=0, max=65535),
@@ -54,7 +59,8 @@ def _interrupt(signum: int, frame: object) -> None:
 @requirements_option
 @click.pass_context
 def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, state_dir: str | None,
-          tick_seconds: float, workers: int, parallelism: int | None, port: int, api_port: int, grace_period: float,
+          tick_seconds: float, workers: int, parallelism: int | None, compute_niceness: int, port: int, api_port: int,
+          grace_period: float,
           unpause: bool, users: str | None, passwords_file: str | None, requirements: str | None) -> None:
     """Run Updraft on this machine: embedded AWS, parser, scheduler and workers, as deployed.
 
@@ -70,7 +76,7 @@ def local(ctx: click.Context, dags_folder: str, plugins_folder: str | None, stat
                    f"{workers} tries at once, one per worker, so that tries start in priority order.", err=True)
     options = LocalOptions(dags_folder=dags_folder, plugins_folder=resolve_plugins_folder(dags_folder, plugins_folder),
                            state_dir=state_dir, tick_seconds=tick_seconds, workers=workers, parallelism=parallelism,
-                           port=port, api_port=api_port, grace_seconds=grace_period,
+                           compute_niceness=compute_niceness, port=port, api_port=api_port, grace_seconds=grace_period,
                            verbose=ctx.find_root().obj.verbose, unpause_new_dags=unpause, users=users,
                            passwords_file=passwords_file)
     if users:

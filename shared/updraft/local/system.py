@@ -52,7 +52,7 @@ from updraft.local.snapshot import StateDir
 from updraft.local.step_functions import LocalStepFunctions
 from updraft.local.users import parse_users, passwords_for, provision_users
 from updraft.local.work_dir import make_work_dir
-from updraft.local.workers import FargateRunner, WorkerPool, handlers_root
+from updraft.local.workers import COMPUTE_NICENESS, FargateRunner, WorkerPool, handlers_root
 from updraft.resources import DAGS_PREFIX, LOCAL_CREDENTIALS, LOCAL_ENVIRONMENT, ResourceNames
 from updraft.runtime.trigger_check import check
 from updraft.services import reset_shared_services, shared_services
@@ -82,6 +82,7 @@ class LocalOptions:
     users: str | None = None  # Airflow's simple_auth_manager_users ("name:role,..."); None: every caller admin
     passwords_file: str | None = None  # their passwords (JSON); default $UPDRAFT_HOME/local_passwords.json
     concurrent_aws: bool = False  # the embedded DynamoDB serves different items at once (``moto_server``)
+    compute_niceness: int = COMPUTE_NICENESS  # workers and Fargate tasks run this much below local mode's process
 
     @property
     def claim_parallelism(self) -> int:
@@ -182,9 +183,9 @@ class LocalSystem:
         self.tries = InflightTries(store=self.services.store, say=self.say, runs=self.runs,
                                    stopping=lambda: self._stopping, nudge_run=self._call_scheduler_later)
 
-        self.pool = WorkerPool(opts.workers, self.env, self.names.worker_function)
+        self.pool = WorkerPool(opts.workers, self.env, self.names.worker_function, niceness=opts.compute_niceness)
         self.pool.warm()
-        self.fargate = FargateRunner(self.env)
+        self.fargate = FargateRunner(self.env, niceness=opts.compute_niceness)
         self._scheduler_calls = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="scheduler")
 
         self.sync = DagsFolderSync(self._client("s3"), self.names.bucket, DAGS_PREFIX, opts.dags_folder,

@@ -161,6 +161,43 @@ def test_a_triggered_run_runs_lambda_and_fargate_tasks_to_success(tmp_path: Path
         raise AssertionError("the endpoint file outlived the system")
 
 
+NICENESS = """
+    import os
+    from datetime import datetime
+    from airflow.sdk import dag, task
+
+    @task
+    def on_lambda():
+        return os.nice(0)
+
+    @task(executor="fargate")
+    def on_fargate():
+        return os.nice(0)
+
+    @dag(dag_id="niceness", schedule=None, start_date=datetime(2024, 1, 1), catchup=False)
+    def pipeline():
+        on_lambda() >> on_fargate()
+
+    pipeline()
+"""
+
+
+def test_tries_on_lambda_and_fargate_run_the_configured_niceness_below_local_mode(tmp_path: Path,
+                                                                                  start_system) -> None:
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    write_dag(dags, "niceness.py", NICENESS)
+    system = start_system(dags, compute_niceness=3)
+    eventually(lambda: system.services.store.get_dag_meta("niceness"))
+    run = _trigger(system, "niceness")
+    assert eventually(lambda: _finished(system, "niceness", run.run_id), timeout=60).state.value == "success"
+    expected = min(19, os.nice(0) + 3)
+    store = system.services.store
+    assert {task: store.get_xcom(TIKey("niceness", run.run_id, task, -1), "return_value")
+            for task in ("on_lambda", "on_fargate")} == {"on_lambda": expected, "on_fargate": expected}
+    assert {os.getpriority(os.PRIO_PROCESS, worker.process.pid) for worker in system.pool._idle} == {expected}
+
+
 def test_a_new_dag_unpaused_at_first_sight_gets_its_runs_from_the_tick(tmp_path: Path, start_system) -> None:
     dags = tmp_path / "dags"
     dags.mkdir()
