@@ -57,7 +57,7 @@ from updraft.runtime.logs import LogSink, RelayedLog, relay
 from updraft.runtime.rendered_fields import HeldFields
 from updraft.runtime.secrets import BACKEND_KWARGS_VAR, BACKEND_VAR
 from updraft.runtime.store_proxy import TryScope, serve_call
-from updraft.runtime.task_process import PID
+from updraft.runtime.task_process import GUARDED, PID
 from updraft.scheduling import TryResult
 from updraft.secrets.masker import redact_text
 from updraft.store.api import Store
@@ -68,6 +68,8 @@ log = logging.getLogger(__name__)
 TIMEOUT_GRACE = dt.timedelta(seconds=60)
 # Past a trigger's step, how long its child gets to answer (a trigger blocking its event loop is killed then).
 STEP_GRACE = dt.timedelta(seconds=5)
+# How long a new task server has to become non-dumpable (an interpreter's start and its module's imports).
+GUARD_TIMEOUT_S = 60.0
 
 
 class ChildFailed(RuntimeError):
@@ -132,10 +134,24 @@ class TaskSupervisor:
         env = scrubbed(os.environ)
         root = str(Path(updraft.__file__).resolve().parents[1])
         env["PYTHONPATH"] = dag_code_pythonpath(root, os.environ)  # Updraft first, the DAG packages last
-        self._proc = subprocess.Popen([sys.executable, "-m", "updraft.runtime.task_process", str(theirs.fileno())],
-                                      pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen([sys.executable, "-m", "updraft.runtime.task_process", str(theirs.fileno())],
+                                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
         theirs.close()
-        self._control = ours
+        # Started, not yet safe: an exec leaves a process dumpable until it says otherwise. Waiting for its word
+        # keeps that window out of reach of user code that runs after this returns (a worker's warm-up starts
+        # the server before any try, and local mode parses nothing before its workers are warm).
+        ours.settimeout(GUARD_TIMEOUT_S)
+        try:
+            guarded = ours.recv(len(GUARDED), socket.MSG_WAITALL)
+        except OSError:
+            guarded = b""
+        if guarded != GUARDED:
+            ours.close()
+            proc.kill()
+            proc.wait()
+            raise OSError(f"the task server did not start (no word from it within {GUARD_TIMEOUT_S:.0f} s)")
+        ours.settimeout(None)
+        self._proc, self._control = proc, ours
 
     def close(self) -> None:
         with self._lock:
@@ -154,9 +170,9 @@ class TaskSupervisor:
         ours, theirs = socket.socketpair()
         with self._lock:
             for attempt in (1, 2):  # a server that died (killed by a task) is started again once
-                self._start()
-                assert self._control is not None
                 try:
+                    self._start()
+                    assert self._control is not None
                     socket.send_fds(self._control, [b"f"], [theirs.fileno()])
                     raw = self._control.recv(PID.size, socket.MSG_WAITALL)
                     if len(raw) == PID.size:

@@ -2,10 +2,11 @@
 
 The task server is a fresh interpreter (``python -m updraft.runtime.task_process``) started by the worker's
 ``supervisor`` with a scrubbed environment (``parsing.scrub``: no ``AWS_*`` secrets, no ``UPDRAFT_*`` settings),
-before and apart from any boto3 client of the worker. It imports the runtime and what DAG files commonly need
-once, then waits on its control socket. For each try the worker sends one byte and the child's end of a fresh
-socket pair (SCM_RIGHTS); the server forks, answers with the child's pid, and reaps it when it ends. The child
-starts its own session (the worker kills its process group on a timeout or a lost heartbeat), becomes a
+before and apart from any boto3 client of the worker. It makes itself non-dumpable and says so on its control
+socket (``GUARDED``: the worker waits for that word before going on), imports the runtime and what DAG files
+commonly need once, then waits on its control socket. For each try the worker sends one byte and the child's end
+of a fresh socket pair (SCM_RIGHTS); the server forks, answers with the child's pid, and reaps it when it ends.
+The child starts its own session (the worker kills its process group on a timeout or a lost heartbeat), becomes a
 subreaper, closes the control socket, and runs the try with :func:`run_child`: the job (the dispatch, the run,
 the DAGs folder, the DAG-code role's credentials) comes over its socket, the store is a ``store_proxy.StoreProxy``
 over the same socket, the log goes back as it grows, and the ``TryResult`` last, as JSON. A child runs a callback
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from updraft.scheduling import TryResult
 
 PID = struct.Struct("!i")
+# The server's first byte on its control socket: it is non-dumpable from now on (``supervisor`` waits for it).
+GUARDED = b"g"
 _PR_SET_PDEATHSIG = 1
 
 
@@ -318,6 +321,7 @@ def main() -> None:
 
     make_undumpable()  # first: the exec made this process dumpable again, and its children inherit the flag
     control = socket.socket(fileno=int(sys.argv[1]))
+    control.sendall(GUARDED)
 
     warm_up(RUNTIME_MODULES)
     warm_up()
