@@ -140,8 +140,8 @@ def _run_callbacks(request: DagCallbackRequest | TaskCallbackRequest, svc: Any) 
 def warm_up() -> None:
     """What a warm container already has when a try arrives: the try path's imports (timetables included, which
     a DAG's first deserialization loads), the clients and the store a first try builds, the DAG files mirrored,
-    the DAG-code role's credentials, and the task server tries fork from (started, not waited for). Each took a
-    first try ~0.1-0.6 s.
+    the DAG-code role's credentials, and the task server tries fork from (waited for until it is non-dumpable, not
+    through its imports). Each took a first try ~0.1-0.6 s.
 
     Local mode's worker processes, which stand for warm containers, call it when they start
     (``updraft.local.workers``). The Lambda handler does not call it at init: a cold try does the same work
