@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -366,6 +367,35 @@ def test_a_transactions_condition_is_tested_once_not_again_by_its_write(dynamodb
     assert parsed.count("n = :one") == 2  # a single-item write still tests its own condition
 
 
+def test_a_plain_update_is_applied_without_motos_validation_and_any_other_by_moto(dynamodb, monkeypatch):
+    """A plain update (placeholders, SET of a value or of a number plus or minus one, REMOVE, ADD of a number) is
+    applied without moto's validation passes, alone or in a transaction; an update that is not plain, or whose
+    checks could fail, is moto's (what each answers: ``test_update_expressions_update_and_fail_as_in_moto_s_own_
+    validation``)."""
+    from moto.dynamodb.parsing.validators import UpdateExpressionValidator
+
+    c = dynamodb(AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk")])
+    key = {"pk": {"S": "a"}, "sk": {"S": "1"}}
+    validated = []
+    validate = UpdateExpressionValidator.validate
+    monkeypatch.setattr(UpdateExpressionValidator, "validate", lambda self: validated.append(1) or validate(self))
+    plain = {"TableName": "t", "Key": key, "UpdateExpression": "SET #s = :s, #f = #f - :one REMOVE #r ADD #n :one",
+             "ExpressionAttributeNames": {"#s": "state", "#f": "free", "#r": "gone", "#n": "ends"},
+             "ExpressionAttributeValues": {":s": {"S": "queued"}, ":one": {"N": "1"}}}
+    c.put_item(TableName="t", Item={**key, "free": {"N": "4"}, "gone": {"S": "x"}})
+    c.update_item(**plain, ConditionExpression="attribute_exists(#f)")
+    c.transact_write_items(TransactItems=[{"Update": plain}])
+    assert validated == []
+    item = c.get_item(TableName="t", Key=key)["Item"]
+    assert (item["state"], item["free"], item["ends"], "gone" in item) == ({"S": "queued"}, {"N": "2"}, {"N": "2"},
+                                                                          False)
+    for update in ({"UpdateExpression": "SET #f = if_not_exists(#f, :one)", "ExpressionAttributeNames": {"#f": "free"}},
+                   {"UpdateExpression": "SET #f = #s + :one", "ExpressionAttributeNames": {"#f": "free", "#s": "state"}}):
+        with contextlib.suppress(c.exceptions.ClientError):  # the second is refused: "state" is a text
+            c.update_item(TableName="t", Key=key, ExpressionAttributeValues={":one": {"N": "1"}}, **update)
+    assert len(validated) == 2
+
+
 def test_a_response_class_is_listed_once(monkeypatch):
     """moto looks up each request's action among its response class's methods: listed once per class."""
     import inspect
@@ -400,7 +430,7 @@ UPDATES = textwrap.dedent("""
     WIDE = ("SET " + ", ".join(f"#a{i} = :v{i}" for i in range(15)) + " REMOVE " + ", ".join(f"#r{i}" for i in range(9)))
     WIDE_NAMES = {**{f"#a{i}": f"a{i}" for i in range(15)}, **{f"#r{i}": f"r{i}" for i in range(9)}}
     WIDE_VALUES = {f":v{i}": {"S": str(i)} for i in range(15)}
-    CASES = [  # (update expression, names, values): valid ones first, then each of moto's validation errors
+    CASES = [  # (update expression, names, values[, condition]): valid ones first, then each of moto's errors
         (WIDE, WIDE_NAMES, WIDE_VALUES),
         ("SET a = if_not_exists(a, :v), l = list_append(l, :l), n = n + :one", None,
          {":v": {"S": "x"}, ":l": {"L": [{"N": "3"}]}, ":one": {"N": "1"}}),
@@ -417,6 +447,23 @@ UPDATES = textwrap.dedent("""
         ("SET a = :missing", None, {":v": {"S": "x"}}),
         ("SET a = nothing_here", None, None),
         ("ADD ss :one", None, {":one": {"N": "1"}}),
+        # plain updates (moto_plain_updates): applied directly where moto's checks pass, by moto otherwise
+        ("SET #a = :v, #m2 = #n - :half, #c = :l REMOVE #y ADD #k :one",
+         {"#a": "a", "#m2": "m2", "#n": "n", "#c": "c", "#y": "y", "#k": "k"},
+         {":v": {"S": "x"}, ":half": {"N": "0.5"}, ":l": {"L": [{"S": "x"}, {"M": {"q": {"SS": ["a"]}}}]},
+          ":one": {"N": "1"}}),
+        ("ADD #n :half SET #a = :v", {"#a": "a", "#n": "n"}, {":half": {"N": "1.25"}, ":v": {"NULL": True}}),
+        ("SET #a = :v", {"#a": "a", "#n": "n"}, {":v": {"S": "x"}}, "attribute_exists(#n)"),
+        ("SET #a = :v", {"#a": "a", "#n": "n"}, {":v": {"S": "x"}, ":two": {"N": "2"}}, "#n = :two"),
+        ("SET #a = :v", {"#a": "pk"}, {":v": {"S": "x"}}),
+        ("SET #a = :v REMOVE #c", {"#a": "x", "#c": "x"}, {":v": {"S": "x"}}),
+        ("SET #a = #zz + :one", {"#a": "a", "#zz": "zz"}, {":one": {"N": "1"}}),
+        ("SET #a = #y + :one", {"#a": "a", "#y": "y"}, {":one": {"N": "1"}}),
+        ("SET #a = #n - :s", {"#a": "a", "#n": "n"}, {":s": {"S": "x"}}),
+        ("ADD #y :one", {"#y": "y"}, {":one": {"N": "1"}}),
+        ("ADD #a :s", {"#a": "a"}, {":s": {"S": "x"}}),
+        ("ADD #ss :ss", {"#ss": "ss"}, {":ss": {"SS": ["z"]}}),
+        ("SET #a = :v, #a = :v", {"#a": "a"}, {":v": {"S": "x"}}),
     ]
     out = []
     with mock_aws():
@@ -426,7 +473,7 @@ UPDATES = textwrap.dedent("""
                        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
         item = {"pk": {"S": "old"}, "n": {"N": "1"}, "l": {"L": [{"N": "1"}, {"N": "2"}]}, "ss": {"SS": ["p", "q"]},
                 "ns": {"NS": ["1"]}, "m": {"M": {"deep": {"M": {"x": {"S": "w"}}}}}, "y": {"S": "gone"}}
-        for expression, names, values in CASES:
+        for expression, names, values, *condition in CASES:
             for key in ("new", "old"):  # an item the update creates, and one it changes
                 c.put_item(TableName="t", Item=item)
                 call = {"TableName": "t", "Key": {"pk": {"S": key}}, "UpdateExpression": expression,
@@ -435,10 +482,12 @@ UPDATES = textwrap.dedent("""
                     call["ExpressionAttributeNames"] = names
                 if values:
                     call["ExpressionAttributeValues"] = values
+                if condition:
+                    call.update(ConditionExpression=condition[0], ReturnValuesOnConditionCheckFailure="ALL_OLD")
                 try:
                     out.append(c.update_item(**call)["Attributes"])
                 except c.exceptions.ClientError as exc:
-                    out.append(exc.response["Error"])
+                    out.append({**exc.response["Error"], "Item": exc.response.get("Item")})
                 c.delete_item(TableName="t", Key={"pk": {"S": key}})
     print(json.dumps(out, sort_keys=True))
 """)
@@ -451,13 +500,23 @@ def test_update_expressions_update_and_fail_as_in_moto_s_own_validation():
     slow, fast = (json.loads(subprocess.run([sys.executable, "-c", UPDATES, mode], capture_output=True, text=True,
                                             check=True).stdout) for mode in ("slow", "fast"))
     assert fast == slow
-    on_the_existing_item = fast[1::2]  # the answers for the new item (fast[0::2]) are compared above
+    on_the_new_item, on_the_existing_item = fast[0::2], fast[1::2]
     assert all("Code" not in answer for answer in on_the_existing_item[:4]), on_the_existing_item[:4]
     assert on_the_existing_item[0]["a14"] == {"S": "14"} and on_the_existing_item[2]["m"]["M"]["k2"] == {"S": "y"}
-    errors = [answer.get("Message", "") for answer in on_the_existing_item[4:]]
+    errors = [answer.get("Message", "") for answer in on_the_existing_item[4:14]]
     assert all(errors), errors  # every invalid expression failed
     assert any("Two document paths overlap" in message for message in errors)
     assert any('The "SET" section can only be used once' in message for message in errors)
+    # plain updates: applied as moto applies them, a failed condition answered with the item as it was
+    plain, added, exists, unequal = on_the_existing_item[14:18]
+    assert (plain["a"], plain["m2"], plain["k"], "y" in plain) == ({"S": "x"}, {"N": "0.5"}, {"N": "1"}, False)
+    assert plain["c"] == {"L": [{"S": "x"}, {"M": {"q": {"SS": ["a"]}}}]}
+    assert added["n"] == {"N": "2.25"} and added["a"] == {"NULL": True}
+    assert exists["a"] == {"S": "x"} and on_the_new_item[16]["Code"] == "ConditionalCheckFailedException"
+    assert unequal["Code"] == "ConditionalCheckFailedException" and unequal["Item"]["n"] == {"N": "1"}
+    refused = on_the_existing_item[18:25] + on_the_existing_item[26:]
+    assert all("Code" in answer for answer in refused), refused  # each of moto's refusals, by moto
+    assert on_the_existing_item[25]["ss"] == {"SS": ["p", "q", "z"]}  # a set's ADD: moto's own path
 
 
 def test_a_wide_update_expression_is_checked_at_its_root_only(monkeypatch):
