@@ -3,12 +3,8 @@
 Its server lists moto's package directory (a ``listdir`` and ~60 ``stat`` calls) on every request to find the
 backend for the host; the list never changes in a process, so it is computed once (~12% of a request's time).
 
-moto 5.2 serializes every response by walking botocore's output shapes, member by member, and DynamoDB's
-``AttributeValue`` is the worst case: each attribute of each item is a structure of ten members, so a Query
-returning a run's 200 task instances costs ~100 ms of moto's time (measured), and moto serves one request at a
-time. The items moto holds are already in DynamoDB's wire format (``{"S": ...}``, ``{"L": [...]}``), so they
-are written as they are, with binary values base64-encoded as the JSON protocol requires; everything else still
-goes through moto's serializer.
+moto 5.2 parses every request and serializes every response member by member of botocore's shapes, ten members
+an attribute value: DynamoDB's attribute values pass as they are (``moto_wire``).
 
 moto 5.2 answers a Query on a table's own key, or on a local secondary index (whose partition is the table's),
 by listing and sorting every item of the table, then keeping the queried partition's: each of a run's Queries
@@ -45,14 +41,16 @@ third of a 24-attribute update's time went to the walks themselves).
 moto 5.2 projects each item a Query of a keys-only index returns by rendering the whole item as plain JSON,
 picking the keys and serializing them back (~0.4 ms an item of a task instance's ~20 attributes: a hand-over
 lists up to a run's width of the waiting index), after a deep copy of every whole item the Query matched; the keys'
-values are copied alone instead. A Query served while no other request can be (``serving_alone``: the embedded
+values alone make the projected item instead (a key is a text, a number or a binary, which the new item's
+attributes copy). A Query served while no other request can be (``serving_alone``: the embedded
 AWS of local mode serves one request at a time) skips that deep copy of its matches too, which it only reads
 (~9% of local mode's DynamoDB CPU in a fan-out: the runs' and the active runs' Queries).
 
 moto 5.2 turns each DynamoDB result into plain data before serializing it (``dynamo_to_dict``), asking every value,
 each attribute's text included, whether it is a date, a ``DynamoType`` or has ``to_json`` (a failed attribute
 lookup per leaf: ~6% of local mode's embedded AWS in a fan-out, most of it for BatchGetItem's items); a text, a
-number, a boolean or None is returned as it is first.
+number, a boolean or None is returned as it is first, and an attribute of a scalar type other than a binary (``S``,
+``N``, ``BOOL``, ``NULL``: what moto's walk returns for it) is turned into its ``{type: value}`` at once.
 
 moto 5.2 checks DynamoDB's 400 KB item limit at every attribute it stores, by measuring the whole item again: an
 item built with n attributes is measured n times (a task instance's ~25: ~300 sizes per item built, copied or
@@ -68,7 +66,10 @@ read far more often than written).
 
 moto 5.2 lexes every request's condition and key condition expression again, matching a dozen regular
 expressions per token (~5% of the embedded AWS's DynamoDB CPU in a fan-out); the tokens depend on the text alone,
-so each text is lexed once, and each request gets fresh copies of its tokens for moto's later passes.
+so each text is lexed once, and each request gets fresh copies of its tokens for moto's later passes. A request
+then parses its condition twice with the same names and values (its handler, to check every name and value is
+used, then its write: ~11% of the embedded AWS's time in a fan-out's requests replayed): the second takes the
+first's result (``_conditions_parsed_once_a_request``).
 
 moto 5.2 tests a transaction's condition on each item, then writes the item through its single-item write, which
 parses and tests the same condition on the same item again (nothing can change the item in between); inside a
@@ -80,7 +81,6 @@ transaction the write is sent without it (~3% of the Python calls of a fan-out's
 
 from __future__ import annotations
 
-import base64
 import collections
 import contextlib
 import functools
@@ -90,8 +90,7 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
-from updraft.local import moto_plain_updates
-from updraft.local.snapshot import map_binary
+from updraft.local import moto_plain_updates, moto_wire
 
 _lock = threading.Lock()
 _applied = False
@@ -104,29 +103,13 @@ _alone = threading.local()  # .active: this thread serves the one request moto s
 _transacting = threading.local()  # .active: this thread runs moto's transact_write_items
 
 
-def wire_value(value: dict[str, Any]) -> dict[str, Any]:
-    """A DynamoDB attribute value as the JSON protocol writes it (binaries base64-encoded)."""
-    return map_binary(value, lambda b: base64.b64encode(b).decode() if isinstance(b, bytes | bytearray) else b)
-
-
 def apply() -> None:
-    """Patch moto's JSON serializer once per process (idempotent)."""
+    """Patch moto once per process (idempotent)."""
     global _applied
     with _lock:
         if _applied:
             return
-        from moto.core.serialize import BaseJSONSerializer
-
-        original = BaseJSONSerializer._serialize_type_structure
-
-        def serialize_structure(self: Any, serialized: Any, value: Any, shape: Any, key: str) -> None:
-            if key and shape.name == "AttributeValue" and isinstance(value, dict):
-                serialized[key] = wire_value(value)
-                return
-            original(self, serialized, value, shape, key)
-
-        BaseJSONSerializer._serialize_type_structure = serialize_structure  # type: ignore[method-assign]
-
+        moto_wire.apply()
         _query_one_partition()
         _sort_by_plain_keys()
         _project_keys_only()
@@ -135,6 +118,7 @@ def apply() -> None:
         _list_methods_once()
         _validate_update_expressions_once()
         _lex_conditions_once()
+        _conditions_parsed_once_a_request()
         moto_plain_updates.apply()  # before the transaction's wrapper, which then wraps it
         _transaction_conditions_once()
 
@@ -200,7 +184,7 @@ def _project_keys_only() -> None:
             return project(self, item)
         names = dict.fromkeys([*self.table_key_attrs, *self.schema_key_attrs])
         return Item(hash_key=item.hash_key, range_key=item.range_key,
-                    attrs={name: copy.deepcopy(item.attrs[name]) for name in names if name in item.attrs})
+                    attrs={name: item.attrs[name] for name in names if name in item.attrs})
 
     class KeysOnlyCopy:
         """``copy`` as moto's table module sees it: the deep copy of a Query's matches is skipped for a keys-only
@@ -225,12 +209,19 @@ def _project_keys_only() -> None:
 def _leaves_as_they_are() -> None:
     from moto.dynamodb import responses
     from moto.dynamodb.models import utilities
+    from moto.dynamodb.models.dynamo_type import DynamoType
 
     walk = utilities.dynamo_to_dict
     leaves = (str, int, float, bool, type(None))
+    scalars = frozenset({"S", "N", "BOOL", "NULL"})
 
     def dynamo_to_dict(obj: Any) -> Any:
-        return obj if type(obj) in leaves else walk(obj)
+        kind = type(obj)
+        if kind in leaves:
+            return obj
+        if kind is DynamoType and obj.type in scalars and type(obj.value) in leaves:
+            return {obj.type: obj.value}
+        return walk(obj)
 
     utilities.dynamo_to_dict = dynamo_to_dict  # its own recursion calls the module's name: leaves return at once
     responses.dynamo_to_dict = dynamo_to_dict  # type: ignore[attr-defined]
@@ -508,6 +499,39 @@ def _lex_conditions_once() -> None:
         return collections.deque(node._replace(children=list(node.children)) for node in nodes)
 
     ConditionExpressionParser._lex_condition_expression = lex_once  # type: ignore[method-assign]
+
+
+PARSED_KEPT = 128  # conditions parsed kept per thread: more than one request's (a transaction has at most 100)
+
+
+def _conditions_parsed_once_a_request() -> None:
+    """A condition parsed again with the very same names and values objects (one request's handler, then its write)
+    gives the first parse's result: the same tree and the same names and values found. The objects are kept with
+    the result, so no later request's can take their identity, and moto reads them without changing them."""
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    parse = ConditionExpressionParser.parse
+    kept = threading.local()  # .parsed: {(text, id(names), id(values)): (names, values, tree, found names, values)}
+
+    def parse_once(self: Any) -> Any:
+        text, names, values = self.condition_expression, self.expression_attribute_names, \
+            self.expression_attribute_values
+        if not text:
+            return parse(self)
+        parsed: dict[tuple[str, int, int], tuple[Any, ...]] = kept.__dict__.setdefault("parsed", {})
+        known = parsed.get((text, id(names), id(values)))
+        if known is not None and known[0] is names and known[1] is values:
+            self.expr_attr_names_found.extend(known[3])
+            self.expr_attr_values_found.extend(known[4])
+            return known[2]
+        tree = parse(self)
+        if len(parsed) >= PARSED_KEPT:
+            del parsed[next(iter(parsed))]
+        parsed[(text, id(names), id(values))] = (names, values, tree, list(self.expr_attr_names_found),
+                                                 list(self.expr_attr_values_found))
+        return tree
+
+    ConditionExpressionParser.parse = parse_once  # type: ignore[method-assign]
 
 
 def _transaction_conditions_once() -> None:

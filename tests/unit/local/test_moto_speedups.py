@@ -590,6 +590,38 @@ def test_a_condition_text_is_lexed_once_and_each_request_meets_its_own_values(mo
     assert tokens > 10 and len(lexed) == tokens  # lexed for the first write alone
 
 
+def test_a_requests_condition_is_parsed_once_and_never_with_another_requests_values(dynamodb, monkeypatch):
+    """A conditional write's handler and its write parse one condition with the same names and values: the second
+    takes the first's tree. The next request, with the same text and other values, is parsed for itself."""
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    c = dynamodb(AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk")])
+    key = {"pk": {"S": "a"}, "sk": {"S": "1"}}
+    c.put_item(TableName="t", Item={**key, "state": {"S": "queued"}})
+    built = []
+    make = ConditionExpressionParser._make_op_condition
+    monkeypatch.setattr(ConditionExpressionParser, "_make_op_condition",
+                        lambda self, node: built.append(self.expression_attribute_values) or make(self, node))
+
+    def write(expected: str, *, transaction: bool = False) -> str:
+        update = {"TableName": "t", "Key": key, "UpdateExpression": "SET #s = :next", "ConditionExpression": "#s = :e",
+                  "ExpressionAttributeNames": {"#s": "state"},
+                  "ExpressionAttributeValues": {":e": {"S": expected}, ":next": {"S": expected + "+"}}}
+        try:
+            if transaction:
+                c.transact_write_items(TransactItems=[{"Update": update}])
+            else:
+                c.update_item(**update)
+        except (c.exceptions.ConditionalCheckFailedException, c.exceptions.TransactionCanceledException):
+            return "refused"
+        return "written"
+
+    assert [write("running"), write("queued"), write("queued+", transaction=True), write("queued")] == [
+        "refused", "written", "written", "refused"]
+    assert [values[":e"]["S"] for values in built] == ["running", "queued", "queued+", "queued"]  # one a request
+    assert c.get_item(TableName="t", Key=key)["Item"]["state"] == {"S": "queued++"}
+
+
 def test_a_query_served_alone_answers_the_same_without_copying_its_matches(monkeypatch):
     """Under a guard that serializes every request (``serving_alone``), a Query's matches are not deep-copied
     before they are serialized; its answer is the same, and the stored items stay as they were."""
