@@ -11,12 +11,12 @@ Almost every update Updraft sends is *plain*: ``SET #n = :v``, ``SET #n = #m + :
 ``ADD #n :v`` of a number, every path one placeholder for a top-level attribute, each clause at most once. For
 those, what moto's passes decide can be read off the parsed tree once per expression text (``plan``) and the
 request's names, values and item: an update whose every check passes is applied directly, with the same values
-moto would store (built by the same ``DynamoType`` constructor and operators), in moto's order. Whenever any of
-moto's checks could fail or any part is not plain (a missing name or value, a key attribute, two actions on one
-attribute, arithmetic on a missing or non-number attribute, an ADD of a set, an item near DynamoDB's size limit,
-a table with a stream, ``Expected`` or ``AttributeUpdates``), the request goes to moto's own ``update_item``
-untouched, which refuses it (or applies it) as before: nothing is written before that choice, so moto's errors and
-messages are its own. ``tests/unit/local/test_moto_speedups.py`` compares both on every such case.
+moto would store (built by the same ``DynamoType`` constructor and operators), new attributes in moto's order.
+Whenever any of moto's checks could fail or any part is not plain (a missing name or value, a key attribute, two
+actions on one attribute, arithmetic on a missing or non-number attribute, an ADD of a set, an item near DynamoDB's
+size limit, a table with a stream, ``Expected`` or ``AttributeUpdates``), the request goes to moto's own
+``update_item`` untouched, which refuses it (or applies it) as before: nothing is written before that choice, so
+moto's errors and messages are its own. ``tests/unit/local/test_moto_speedups.py`` compares both on every such case.
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ class NotPlain(Exception):
 
 @functools.lru_cache(maxsize=4096)
 def plan(expression: str) -> tuple[Action, ...] | None:
-    """The actions of a plain update expression, in the order moto executes them; None if it is not plain."""
+    """The actions of a plain update expression in its own order, None if it is not plain. moto executes them in
+    that order but for its REMOVEs, which it sorts; a plain update's actions name distinct attributes, so either order
+    leaves the same item, its attributes in the same order (a REMOVE adds none)."""
     from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
 
     try:
