@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import subprocess
@@ -394,6 +395,30 @@ def test_a_plain_update_is_applied_without_motos_validation_and_any_other_by_mot
         with contextlib.suppress(c.exceptions.ClientError):  # the second is refused: "state" is a text
             c.update_item(TableName="t", Key=key, ExpressionAttributeValues={":one": {"N": "1"}}, **update)
     assert len(validated) == 2
+
+
+def test_attribute_values_cross_moto_s_json_protocol_as_they_are(dynamodb, monkeypatch):
+    """A scalar attribute value is parsed as it came, not member by member of its ten; an item's attributes are
+    written as one map, not value by value (what both give: ``test_fast_path_responses_equal_motos_own``)."""
+    from moto.core.parse import BaseJSONParser
+    from moto.core.serialize import BaseJSONSerializer
+
+    c = dynamodb(AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk")])
+    key = {"pk": {"S": "a"}, "sk": {"S": "1"}}
+    item = {**key, **{f"a{i}": {"S": str(i)} for i in range(30)}, "n": {"N": "1.5"}, "b": {"B": b"\x00"},
+            "l": {"L": [{"S": "x"}, {"BOOL": True}]}}
+    parsed: collections.Counter[str] = collections.Counter()
+    written: collections.Counter[str] = collections.Counter()
+    parse, serialize = BaseJSONParser._parse_shape, BaseJSONSerializer._serialize
+    monkeypatch.setattr(BaseJSONParser, "_parse_shape",
+                        lambda self, shape, node: parsed.update([shape.name]) or parse(self, shape, node))
+    monkeypatch.setattr(BaseJSONSerializer, "_serialize", lambda self, out, value, shape, key: written.update(
+        [shape.name]) or serialize(self, out, value, shape, key))
+    c.put_item(TableName="t", Item=item)
+    assert c.get_item(TableName="t", Key=key)["Item"] == item
+    assert parsed["StringAttributeValue"] == 0 and parsed["NumberAttributeValue"] == 0  # scalars as they came
+    assert parsed["BinaryAttributeValue"] == 1 and parsed["ListAttributeValue"] == 1  # moto's walk, for these
+    assert written["AttributeValue"] == 0 and written["AttributeMap"] == 1  # the item's map whole
 
 
 def test_a_response_class_is_listed_once(monkeypatch):
