@@ -213,13 +213,12 @@ def _leaves_as_they_are() -> None:
 
     walk = utilities.dynamo_to_dict
     leaves = (str, int, float, bool, type(None))
-    scalars = frozenset({"S", "N", "BOOL", "NULL"})
 
     def dynamo_to_dict(obj: Any) -> Any:
         kind = type(obj)
         if kind in leaves:
             return obj
-        if kind is DynamoType and obj.type in scalars and type(obj.value) in leaves:
+        if kind is DynamoType and obj.type in moto_wire.SCALARS and type(obj.value) in leaves:
             return {obj.type: obj.value}
         return walk(obj)
 

@@ -21,13 +21,15 @@ from typing import Any
 
 from updraft.local.snapshot import map_binary
 
-_SCALARS = frozenset({"S", "N", "BOOL", "NULL"})  # the members moto's JSON parser returns as they came
+# The attribute types whose value is a JSON scalar as it is (a binary is base64 on the wire): moto's JSON parser
+# returns them as they came, and its result walk as they are stored.
+SCALARS = frozenset({"S", "N", "BOOL", "NULL"})
 
 
 def wire_value(value: dict[str, Any]) -> dict[str, Any]:
     """A DynamoDB attribute value as the JSON protocol writes it (binaries base64-encoded); a scalar that is not a
     binary is its own."""
-    if len(value) == 1 and next(iter(value)) in _SCALARS:
+    if len(value) == 1 and next(iter(value)) in SCALARS:
         return value
     return map_binary(value, lambda b: base64.b64encode(b).decode() if isinstance(b, bytes | bytearray) else b)
 
@@ -56,7 +58,7 @@ def apply() -> None:
     def parse_attribute_value(self: Any, shape: Any, value: Any) -> Any:
         if shape.name == "AttributeValue" and type(value) is dict and len(value) == 1:
             ((kind, given),) = value.items()
-            if kind in _SCALARS and given is not None:
+            if kind in SCALARS and given is not None:
                 parsed = self.MAP_TYPE()
                 parsed[kind] = given
                 return parsed
